@@ -1,0 +1,104 @@
+//! Turning OpenAPI names into Rust identifiers and module paths.
+
+use heck::ToSnakeCase;
+
+/// Words that cannot be plain identifiers, with `r#` not allowed for `self`, `Self`, `super`,
+/// `crate` and `_`, so every keyword is escaped with a trailing underscore instead.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "type",
+    "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "union",
+];
+
+/// Makes `raw` a valid Rust identifier: other characters become `_`, a leading digit gets a
+/// `_` prefix, keywords get a `_` suffix, an empty result becomes `_empty`.
+pub fn sanitize_ident(raw: &str) -> String {
+    let mut out: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.chars().all(|c| c == '_') {
+        out = format!("_empty{out}");
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    if KEYWORDS.contains(&out.as_str()) {
+        out.push('_');
+    }
+    out
+}
+
+/// The Rust field name for a JSON property name: snake case, sanitized.
+pub fn field_ident(wire: &str) -> String {
+    let snake = wire.trim_start_matches(['$', '-']).to_snake_case();
+    sanitize_ident(&snake)
+}
+
+/// The Rust module name for one dotted segment of a definition name.
+pub fn module_ident(segment: &str) -> String {
+    sanitize_ident(&segment.replace('-', "_").to_snake_case())
+}
+
+/// The Rust type name for the last segment of a definition name. Kubernetes names are already
+/// upper camel case (`APIService`), and are kept as written so they match the Go names.
+pub fn type_ident(segment: &str) -> String {
+    let ident = sanitize_ident(segment);
+    match ident.chars().next() {
+        Some(first) if first.is_ascii_lowercase() => {
+            let mut upper = first.to_ascii_uppercase().to_string();
+            upper.push_str(&ident[1..]);
+            upper
+        }
+        _ => ident,
+    }
+}
+
+/// Splits a definition name at its last dot: (`io.k8s.api.core.v1`, `Pod`).
+pub fn split_definition(definition: &str) -> (&str, &str) {
+    match definition.rsplit_once('.') {
+        Some((namespace, name)) => (namespace, name),
+        None => ("", definition),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_snake_case_and_escaped() {
+        assert_eq!(field_ident("matchingPrecedence"), "matching_precedence");
+        assert_eq!(field_ident("type"), "type_");
+        assert_eq!(field_ident("$ref"), "ref_");
+        assert_eq!(
+            field_ident("x-kubernetes-int-or-string"),
+            "x_kubernetes_int_or_string"
+        );
+        assert_eq!(field_ident("nonResourceURLs"), "non_resource_urls");
+        assert_eq!(field_ident("caBundle"), "ca_bundle");
+        assert_eq!(field_ident("3d"), "_3d");
+        assert_eq!(field_ident(""), "_empty");
+    }
+
+    #[test]
+    fn modules_and_types() {
+        assert_eq!(module_ident("kube-aggregator"), "kube_aggregator");
+        assert_eq!(module_ident("v1beta3"), "v1beta3");
+        assert_eq!(type_ident("APIService"), "APIService");
+        assert_eq!(type_ident("fooBar"), "FooBar");
+        assert_eq!(
+            split_definition("io.k8s.api.flowcontrol.v1.FlowSchema"),
+            ("io.k8s.api.flowcontrol.v1", "FlowSchema")
+        );
+        assert_eq!(split_definition("Plain"), ("", "Plain"));
+    }
+}

@@ -1,0 +1,130 @@
+//! The subset of the OpenAPI v3 document model that Kubernetes serves.
+//!
+//! Kubernetes publishes one document per group-version at `/openapi/v3/apis/<group>/<version>`.
+//! Only the parts the generator reads are modelled; every other key is accepted and ignored, so
+//! documents from newer releases still load.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A whole OpenAPI v3 document.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Document {
+    /// The OpenAPI version, `3.0.0` for every Kubernetes release.
+    pub openapi: String,
+    /// Reusable definitions; Kubernetes puts every type under `schemas`.
+    #[serde(default)]
+    pub components: Components,
+    /// The REST paths; used to find the plural name and scope of each kind.
+    #[serde(default)]
+    pub paths: BTreeMap<String, PathItem>,
+}
+
+/// The `components` object of a document.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Components {
+    /// Named schemas, keyed by their definition name (`io.k8s.api.flowcontrol.v1.FlowSchema`).
+    #[serde(default)]
+    pub schemas: BTreeMap<String, Schema>,
+}
+
+/// The operations on one path. Only the fields needed for resource identity are read.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PathItem {
+    /// The GET operation, which Kubernetes marks with `x-kubernetes-action: get` for reads.
+    pub get: Option<Operation>,
+}
+
+/// One HTTP operation.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Operation {
+    /// What the operation does to the resource: `get`, `list`, `watch`, ….
+    #[serde(rename = "x-kubernetes-action")]
+    pub action: Option<String>,
+    /// The kind the operation serves.
+    #[serde(rename = "x-kubernetes-group-version-kind")]
+    pub group_version_kind: Option<GroupVersionKind>,
+}
+
+/// A group, version and kind, as in `x-kubernetes-group-version-kind`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub struct GroupVersionKind {
+    /// The API group; empty for the legacy core group.
+    #[serde(default)]
+    pub group: String,
+    /// The API version inside the group.
+    pub version: String,
+    /// The kind.
+    pub kind: String,
+}
+
+/// `additionalProperties`: either a boolean or a schema for the values.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum AdditionalProperties {
+    /// `true` allows any value, `false` none.
+    Allowed(bool),
+    /// Every value follows this schema.
+    Schema(Box<Schema>),
+}
+
+/// One schema object, with the Kubernetes vendor extensions.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Schema {
+    /// `$ref` to another schema of the same document.
+    #[serde(rename = "$ref")]
+    pub reference: Option<String>,
+    /// Kubernetes wraps references as `allOf: [{$ref}]` so they can carry a description.
+    #[serde(default)]
+    pub all_of: Vec<Schema>,
+    /// Alternatives; generated as untyped JSON.
+    #[serde(default)]
+    pub one_of: Vec<Schema>,
+    /// Alternatives; generated as untyped JSON.
+    #[serde(default)]
+    pub any_of: Vec<Schema>,
+    /// Human description, turned into doc comments.
+    pub description: Option<String>,
+    /// `string`, `integer`, `number`, `boolean`, `array` or `object`.
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    /// `int32`, `int64`, `date-time`, `byte`, `int-or-string`, ….
+    pub format: Option<String>,
+    /// Object properties.
+    #[serde(default)]
+    pub properties: BTreeMap<String, Schema>,
+    /// Names of required properties.
+    #[serde(default)]
+    pub required: Vec<String>,
+    /// Schema of array items.
+    pub items: Option<Box<Schema>>,
+    /// Schema of map values.
+    pub additional_properties: Option<AdditionalProperties>,
+    /// Default value.
+    pub default: Option<Value>,
+    /// Allowed values.
+    #[serde(rename = "enum")]
+    pub enum_values: Option<Vec<Value>>,
+    /// Whether `null` is an allowed value.
+    #[serde(default)]
+    pub nullable: bool,
+    /// Kinds this schema serves.
+    #[serde(rename = "x-kubernetes-group-version-kind", default)]
+    pub group_version_kinds: Vec<GroupVersionKind>,
+    /// `atomic`, `set` or `map`.
+    #[serde(rename = "x-kubernetes-list-type")]
+    pub list_type: Option<String>,
+    /// Keys of a `map` list.
+    #[serde(rename = "x-kubernetes-list-map-keys")]
+    pub list_map_keys: Option<Vec<String>>,
+    /// Accepts an integer or a string.
+    #[serde(rename = "x-kubernetes-int-or-string", default)]
+    pub int_or_string: bool,
+    /// apfkit extension: the server also replaces the zero value (0, "", false) by `default`,
+    /// as kube-apiserver's hand-written defaulters do for non-pointer Go fields.
+    #[serde(rename = "x-apfkit-default-on-zero", default)]
+    pub default_on_zero: bool,
+}

@@ -1,0 +1,1 @@
+//! Conversions between our flowcontrol v1 kinds and k8s-openapi's.
