@@ -1,0 +1,66 @@
+//! Helpers shared by the cross-crate tests: where the repository, its fixtures and the shared
+//! reference data are, and how to read multi-document YAML fixtures.
+
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// `tests/fixtures` of the repository.
+pub fn fixtures() -> PathBuf {
+    repo_root().join("tests").join("fixtures")
+}
+
+/// The shared reference data (`../shared` beside the repository, or `$APFKIT_SHARED`), if present.
+/// When it is absent, says so on stderr, naming `what` will not be checked.
+pub fn shared_dir(what: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("APFKIT_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("..").join("shared"));
+    if dir.join("upstream-openapi").is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "NOTE: {} is absent, so {what} is not checked by this run. \
+             Place the shared reference data beside the repository (or set APFKIT_SHARED) to run it.",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The flowcontrol versions, oldest first.
+pub const FLOWCONTROL_VERSIONS: &[&str] = &["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"];
+
+/// Reads every document of a multi-document YAML file as JSON values.
+pub fn yaml_documents(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The bootstrap fixture objects of one flowcontrol version: (priority levels, flow schemas).
+pub fn bootstrap(version: &str) -> (Vec<Value>, Vec<Value>) {
+    let dir = fixtures().join("bootstrap").join(version);
+    (
+        yaml_documents(&dir.join("prioritylevelconfigurations.yaml")),
+        yaml_documents(&dir.join("flowschemas.yaml")),
+    )
+}
+
+/// The APIService fixture objects of one apiregistration version.
+pub fn apiservices(version: &str) -> Vec<Value> {
+    yaml_documents(
+        &fixtures()
+            .join("apiservices")
+            .join(format!("{version}.yaml")),
+    )
+}
