@@ -323,12 +323,11 @@ impl ModuleEmitter<'_> {
         if !self.settings.schemars {
             return quote! {};
         }
-        let required = field.required.then(|| quote! { #[schemars(required)] });
         let enum_values = (!field.enum_values.is_empty()).then(|| {
             let values = &field.enum_values;
             quote! { #[schemars(extend("enum" = [#(#values),*]))] }
         });
-        quote! { #required #enum_values }
+        quote! { #enum_values }
     }
 
     fn struct_tokens(&self, entry: &TypeEntry, def: &StructDef) -> Result<TokenStream> {
@@ -366,6 +365,14 @@ impl ModuleEmitter<'_> {
         }
         let mut extra = Vec::new();
         let mut schema_attrs = TokenStream::new();
+        let required: Vec<&str> = def
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.wire.as_str())
+            .collect();
+        let required_attr = (schemars && !required.is_empty())
+            .then(|| quote! { #[schemars(extend("required" = [#(#required),*]))] });
         if schemars {
             derives.push(quote! { ::schemars::JsonSchema });
             if let Some(gvk) = &def.kind {
@@ -400,6 +407,7 @@ impl ModuleEmitter<'_> {
             #(#docs)*
             #[derive(#(#derives),*)]
             #schema_attrs
+            #required_attr
             pub struct #name {
                 #(#fields)*
             }

@@ -9,10 +9,43 @@ fn add<T: JsonSchema + Kind>(out: &mut Map<String, Value>) {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    without_null(&mut value);
     out.insert(
         format!("{}/{}/{}.json", T::GROUP, T::VERSION, T::KIND),
-        schema.to_value(),
+        value,
     );
+}
+
+/// Like Kubernetes' own schemas, optional fields are left out rather than set to `null`: schemars
+/// allows `null` for every `Option`, which is removed here (`anyOf: [X, null]` becomes `X`, and
+/// `type: [T, "null"]` becomes `T`).
+fn without_null(value: &mut Value) {
+    let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t.as_str() != Some("null"));
+                if let [single] = types.as_slice() {
+                    let single = single.clone();
+                    map.insert("type".to_owned(), single);
+                }
+            }
+            if let Some(Value::Array(any_of)) = map.get("anyOf")
+                && any_of.len() == 2
+                && any_of.iter().any(is_null)
+            {
+                let kept = any_of.iter().find(|v| !is_null(v)).cloned();
+                map.remove("anyOf");
+                if let Some(Value::Object(kept)) = kept {
+                    map.extend(kept);
+                }
+            }
+            map.values_mut().for_each(without_null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_null),
+        _ => {}
+    }
 }
 
 macro_rules! kinds {

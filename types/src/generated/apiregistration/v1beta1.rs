@@ -182,6 +182,7 @@ impl ::k8s_openapi::Metadata for APIService {
 #[schemars(
     rename = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition"
 )]
+#[schemars(extend("required" = ["status", "type"]))]
 pub struct APIServiceCondition {
     /// When the condition last changed status.
     #[serde(
@@ -212,7 +213,6 @@ pub struct APIServiceCondition {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["True", "False", "Unknown"]))]
     pub status: ::std::string::String,
     /// Type of the condition; `Available` is the only one defined.
@@ -221,7 +221,6 @@ pub struct APIServiceCondition {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub type_: ::std::string::String,
 }
 impl super::super::ApplyDefaults for APIServiceCondition {
@@ -233,6 +232,7 @@ impl super::super::ApplyDefaults for APIServiceCondition {
     rename = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList",
     transform = __api_service_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct APIServiceList {
     /// The objects.
     #[serde(
@@ -240,7 +240,6 @@ pub struct APIServiceList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<APIService>,
     /// Standard list metadata.
     #[serde(
@@ -368,6 +367,7 @@ impl super::super::ListKind for APIServiceList {
 #[schemars(
     rename = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIServiceSpec"
 )]
+#[schemars(extend("required" = ["groupPriorityMinimum", "versionPriority"]))]
 pub struct APIServiceSpec {
     /// PEM bundle (base64 on the wire) of the CAs that sign the backend's serving certificate; unset uses the system roots.
     #[serde(
@@ -389,7 +389,6 @@ pub struct APIServiceSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub group_priority_minimum: i32,
     /// Skip verifying the backend's certificate. Strongly discouraged; not allowed with caBundle.
     #[serde(
@@ -418,7 +417,6 @@ pub struct APIServiceSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub version_priority: i32,
 }
 impl super::super::ApplyDefaults for APIServiceSpec {

@@ -49,6 +49,7 @@ impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod")]
+#[schemars(extend("required" = ["type"]))]
 pub struct FlowDistinguisherMethod {
     /// `ByUser` (one flow per user name) or `ByNamespace` (one flow per namespace).
     #[serde(
@@ -56,7 +57,6 @@ pub struct FlowDistinguisherMethod {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["ByUser", "ByNamespace"]))]
     pub type_: ::std::string::String,
 }
@@ -291,6 +291,7 @@ impl super::super::ApplyDefaults for FlowSchemaCondition {
     rename = "io.k8s.api.flowcontrol.v1.FlowSchemaList",
     transform = __flow_schema_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct FlowSchemaList {
     /// The objects.
     #[serde(
@@ -298,7 +299,6 @@ pub struct FlowSchemaList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<FlowSchema>,
     /// Standard list metadata.
     #[serde(
@@ -424,6 +424,7 @@ impl super::super::ListKind for FlowSchemaList {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.FlowSchemaSpec")]
+#[schemars(extend("required" = ["priorityLevelConfiguration"]))]
 pub struct FlowSchemaSpec {
     /// How matching requests are split into flows; unset puts them all in one flow.
     #[serde(
@@ -445,7 +446,6 @@ pub struct FlowSchemaSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
     #[serde(
@@ -496,6 +496,7 @@ impl super::super::ApplyDefaults for FlowSchemaStatus {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.GroupSubject")]
+#[schemars(extend("required" = ["name"]))]
 pub struct GroupSubject {
     /// Group name, such as `system:authenticated`; `*` matches every group.
     #[serde(
@@ -503,7 +504,6 @@ pub struct GroupSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for GroupSubject {
@@ -520,6 +520,7 @@ impl super::super::ApplyDefaults for GroupSubject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.LimitResponse")]
+#[schemars(extend("required" = ["type"]))]
 pub struct LimitResponse {
     /// Queue parameters; allowed only when `type` is `Queue`.
     #[serde(
@@ -534,7 +535,6 @@ pub struct LimitResponse {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["Queue", "Reject"]))]
     pub type_: ::std::string::String,
 }
@@ -606,6 +606,7 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule")]
+#[schemars(extend("required" = ["nonResourceURLs", "verbs"]))]
 pub struct NonResourcePolicyRule {
     /// Paths to match. An entry may end in `/*` to match a prefix; `*` alone matches every path and must be the only entry.
     #[serde(
@@ -613,7 +614,6 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub non_resource_ur_ls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     #[serde(
@@ -621,7 +621,6 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl super::super::ApplyDefaults for NonResourcePolicyRule {
@@ -638,6 +637,7 @@ impl super::super::ApplyDefaults for NonResourcePolicyRule {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects")]
+#[schemars(extend("required" = ["subjects"]))]
 pub struct PolicyRulesWithSubjects {
     /// Rules for non-resource paths.
     #[serde(
@@ -661,7 +661,6 @@ pub struct PolicyRulesWithSubjects {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub subjects: ::std::vec::Vec<Subject>,
 }
 impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
@@ -897,6 +896,7 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
     rename = "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList",
     transform = __priority_level_configuration_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct PriorityLevelConfigurationList {
     /// The objects.
     #[serde(
@@ -904,7 +904,6 @@ pub struct PriorityLevelConfigurationList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<PriorityLevelConfiguration>,
     /// Standard list metadata.
     #[serde(
@@ -1032,6 +1031,7 @@ impl super::super::ListKind for PriorityLevelConfigurationList {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference")]
+#[schemars(extend("required" = ["name"]))]
 pub struct PriorityLevelConfigurationReference {
     /// Name of the PriorityLevelConfiguration.
     #[serde(
@@ -1039,7 +1039,6 @@ pub struct PriorityLevelConfigurationReference {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
@@ -1056,6 +1055,7 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec")]
+#[schemars(extend("required" = ["type"]))]
 pub struct PriorityLevelConfigurationSpec {
     /// Settings of an Exempt level; allowed only when `type` is `Exempt`, and may be left out then.
     #[serde(
@@ -1077,7 +1077,6 @@ pub struct PriorityLevelConfigurationSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["Exempt", "Limited"]))]
     pub type_: ::std::string::String,
 }
@@ -1170,6 +1169,7 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.ResourcePolicyRule")]
+#[schemars(extend("required" = ["apiGroups", "resources", "verbs"]))]
 pub struct ResourcePolicyRule {
     /// API groups to match, `""` for the core group; `*` matches all and must be the only entry.
     #[serde(
@@ -1177,7 +1177,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
     #[serde(
@@ -1199,7 +1198,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
     #[serde(
@@ -1207,7 +1205,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl super::super::ApplyDefaults for ResourcePolicyRule {
@@ -1224,6 +1221,7 @@ impl super::super::ApplyDefaults for ResourcePolicyRule {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.ServiceAccountSubject")]
+#[schemars(extend("required" = ["name", "namespace"]))]
 pub struct ServiceAccountSubject {
     /// Service account name; `*` matches every account of the namespace.
     #[serde(
@@ -1231,7 +1229,6 @@ pub struct ServiceAccountSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
     /// Namespace of the service account.
     #[serde(
@@ -1239,7 +1236,6 @@ pub struct ServiceAccountSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub namespace: ::std::string::String,
 }
 impl super::super::ApplyDefaults for ServiceAccountSubject {
@@ -1256,6 +1252,7 @@ impl super::super::ApplyDefaults for ServiceAccountSubject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.Subject")]
+#[schemars(extend("required" = ["kind"]))]
 pub struct Subject {
     /// The group; required when `kind` is `Group`.
     #[serde(
@@ -1270,7 +1267,6 @@ pub struct Subject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["User", "Group", "ServiceAccount"]))]
     pub kind: ::std::string::String,
     /// The service account; required when `kind` is `ServiceAccount`.
@@ -1302,6 +1298,7 @@ impl super::super::ApplyDefaults for Subject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.UserSubject")]
+#[schemars(extend("required" = ["name"]))]
 pub struct UserSubject {
     /// User name; `*` matches every user.
     #[serde(
@@ -1309,7 +1306,6 @@ pub struct UserSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for UserSubject {

@@ -49,6 +49,7 @@ impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.FlowDistinguisherMethod")]
+#[schemars(extend("required" = ["type"]))]
 pub struct FlowDistinguisherMethod {
     /// `ByUser` (one flow per user name) or `ByNamespace` (one flow per namespace).
     #[serde(
@@ -56,7 +57,6 @@ pub struct FlowDistinguisherMethod {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["ByUser", "ByNamespace"]))]
     pub type_: ::std::string::String,
 }
@@ -292,6 +292,7 @@ impl super::super::ApplyDefaults for FlowSchemaCondition {
     rename = "io.k8s.api.flowcontrol.v1beta1.FlowSchemaList",
     transform = __flow_schema_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct FlowSchemaList {
     /// The objects.
     #[serde(
@@ -299,7 +300,6 @@ pub struct FlowSchemaList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<FlowSchema>,
     /// Standard list metadata.
     #[serde(
@@ -426,6 +426,7 @@ impl super::super::ListKind for FlowSchemaList {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.FlowSchemaSpec")]
+#[schemars(extend("required" = ["priorityLevelConfiguration"]))]
 pub struct FlowSchemaSpec {
     /// How matching requests are split into flows; unset puts them all in one flow.
     #[serde(
@@ -447,7 +448,6 @@ pub struct FlowSchemaSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
     #[serde(
@@ -498,6 +498,7 @@ impl super::super::ApplyDefaults for FlowSchemaStatus {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.GroupSubject")]
+#[schemars(extend("required" = ["name"]))]
 pub struct GroupSubject {
     /// Group name, such as `system:authenticated`; `*` matches every group.
     #[serde(
@@ -505,7 +506,6 @@ pub struct GroupSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for GroupSubject {
@@ -522,6 +522,7 @@ impl super::super::ApplyDefaults for GroupSubject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.LimitResponse")]
+#[schemars(extend("required" = ["type"]))]
 pub struct LimitResponse {
     /// Queue parameters; allowed only when `type` is `Queue`.
     #[serde(
@@ -536,7 +537,6 @@ pub struct LimitResponse {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["Queue", "Reject"]))]
     pub type_: ::std::string::String,
 }
@@ -608,6 +608,7 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.NonResourcePolicyRule")]
+#[schemars(extend("required" = ["nonResourceURLs", "verbs"]))]
 pub struct NonResourcePolicyRule {
     /// Paths to match. An entry may end in `/*` to match a prefix; `*` alone matches every path and must be the only entry.
     #[serde(
@@ -615,7 +616,6 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub non_resource_ur_ls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     #[serde(
@@ -623,7 +623,6 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl super::super::ApplyDefaults for NonResourcePolicyRule {
@@ -640,6 +639,7 @@ impl super::super::ApplyDefaults for NonResourcePolicyRule {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.PolicyRulesWithSubjects")]
+#[schemars(extend("required" = ["subjects"]))]
 pub struct PolicyRulesWithSubjects {
     /// Rules for non-resource paths.
     #[serde(
@@ -663,7 +663,6 @@ pub struct PolicyRulesWithSubjects {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub subjects: ::std::vec::Vec<Subject>,
 }
 impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
@@ -902,6 +901,7 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
     rename = "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList",
     transform = __priority_level_configuration_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct PriorityLevelConfigurationList {
     /// The objects.
     #[serde(
@@ -909,7 +909,6 @@ pub struct PriorityLevelConfigurationList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<PriorityLevelConfiguration>,
     /// Standard list metadata.
     #[serde(
@@ -1040,6 +1039,7 @@ impl super::super::ListKind for PriorityLevelConfigurationList {
 #[schemars(
     rename = "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference"
 )]
+#[schemars(extend("required" = ["name"]))]
 pub struct PriorityLevelConfigurationReference {
     /// Name of the PriorityLevelConfiguration.
     #[serde(
@@ -1047,7 +1047,6 @@ pub struct PriorityLevelConfigurationReference {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
@@ -1064,6 +1063,7 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec")]
+#[schemars(extend("required" = ["type"]))]
 pub struct PriorityLevelConfigurationSpec {
     /// Settings of an Exempt level; allowed only when `type` is `Exempt`, and may be left out then.
     #[serde(
@@ -1085,7 +1085,6 @@ pub struct PriorityLevelConfigurationSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["Exempt", "Limited"]))]
     pub type_: ::std::string::String,
 }
@@ -1178,6 +1177,7 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.ResourcePolicyRule")]
+#[schemars(extend("required" = ["apiGroups", "resources", "verbs"]))]
 pub struct ResourcePolicyRule {
     /// API groups to match, `""` for the core group; `*` matches all and must be the only entry.
     #[serde(
@@ -1185,7 +1185,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
     #[serde(
@@ -1207,7 +1206,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
     #[serde(
@@ -1215,7 +1213,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl super::super::ApplyDefaults for ResourcePolicyRule {
@@ -1232,6 +1229,7 @@ impl super::super::ApplyDefaults for ResourcePolicyRule {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.ServiceAccountSubject")]
+#[schemars(extend("required" = ["name", "namespace"]))]
 pub struct ServiceAccountSubject {
     /// Service account name; `*` matches every account of the namespace.
     #[serde(
@@ -1239,7 +1237,6 @@ pub struct ServiceAccountSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
     /// Namespace of the service account.
     #[serde(
@@ -1247,7 +1244,6 @@ pub struct ServiceAccountSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub namespace: ::std::string::String,
 }
 impl super::super::ApplyDefaults for ServiceAccountSubject {
@@ -1264,6 +1260,7 @@ impl super::super::ApplyDefaults for ServiceAccountSubject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.Subject")]
+#[schemars(extend("required" = ["kind"]))]
 pub struct Subject {
     /// The group; required when `kind` is `Group`.
     #[serde(
@@ -1278,7 +1275,6 @@ pub struct Subject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["User", "Group", "ServiceAccount"]))]
     pub kind: ::std::string::String,
     /// The service account; required when `kind` is `ServiceAccount`.
@@ -1310,6 +1306,7 @@ impl super::super::ApplyDefaults for Subject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta1.UserSubject")]
+#[schemars(extend("required" = ["name"]))]
 pub struct UserSubject {
     /// User name; `*` matches every user.
     #[serde(
@@ -1317,7 +1314,6 @@ pub struct UserSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for UserSubject {

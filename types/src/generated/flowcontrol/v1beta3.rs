@@ -49,6 +49,7 @@ impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.FlowDistinguisherMethod")]
+#[schemars(extend("required" = ["type"]))]
 pub struct FlowDistinguisherMethod {
     /// `ByUser` (one flow per user name) or `ByNamespace` (one flow per namespace).
     #[serde(
@@ -56,7 +57,6 @@ pub struct FlowDistinguisherMethod {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["ByUser", "ByNamespace"]))]
     pub type_: ::std::string::String,
 }
@@ -292,6 +292,7 @@ impl super::super::ApplyDefaults for FlowSchemaCondition {
     rename = "io.k8s.api.flowcontrol.v1beta3.FlowSchemaList",
     transform = __flow_schema_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct FlowSchemaList {
     /// The objects.
     #[serde(
@@ -299,7 +300,6 @@ pub struct FlowSchemaList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<FlowSchema>,
     /// Standard list metadata.
     #[serde(
@@ -426,6 +426,7 @@ impl super::super::ListKind for FlowSchemaList {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.FlowSchemaSpec")]
+#[schemars(extend("required" = ["priorityLevelConfiguration"]))]
 pub struct FlowSchemaSpec {
     /// How matching requests are split into flows; unset puts them all in one flow.
     #[serde(
@@ -447,7 +448,6 @@ pub struct FlowSchemaSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
     #[serde(
@@ -498,6 +498,7 @@ impl super::super::ApplyDefaults for FlowSchemaStatus {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.GroupSubject")]
+#[schemars(extend("required" = ["name"]))]
 pub struct GroupSubject {
     /// Group name, such as `system:authenticated`; `*` matches every group.
     #[serde(
@@ -505,7 +506,6 @@ pub struct GroupSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for GroupSubject {
@@ -522,6 +522,7 @@ impl super::super::ApplyDefaults for GroupSubject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.LimitResponse")]
+#[schemars(extend("required" = ["type"]))]
 pub struct LimitResponse {
     /// Queue parameters; allowed only when `type` is `Queue`.
     #[serde(
@@ -536,7 +537,6 @@ pub struct LimitResponse {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["Queue", "Reject"]))]
     pub type_: ::std::string::String,
 }
@@ -608,6 +608,7 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.NonResourcePolicyRule")]
+#[schemars(extend("required" = ["nonResourceURLs", "verbs"]))]
 pub struct NonResourcePolicyRule {
     /// Paths to match. An entry may end in `/*` to match a prefix; `*` alone matches every path and must be the only entry.
     #[serde(
@@ -615,7 +616,6 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub non_resource_ur_ls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     #[serde(
@@ -623,7 +623,6 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl super::super::ApplyDefaults for NonResourcePolicyRule {
@@ -640,6 +639,7 @@ impl super::super::ApplyDefaults for NonResourcePolicyRule {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.PolicyRulesWithSubjects")]
+#[schemars(extend("required" = ["subjects"]))]
 pub struct PolicyRulesWithSubjects {
     /// Rules for non-resource paths.
     #[serde(
@@ -663,7 +663,6 @@ pub struct PolicyRulesWithSubjects {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub subjects: ::std::vec::Vec<Subject>,
 }
 impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
@@ -903,6 +902,7 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
     rename = "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationList",
     transform = __priority_level_configuration_list_identity_schema
 )]
+#[schemars(extend("required" = ["items"]))]
 pub struct PriorityLevelConfigurationList {
     /// The objects.
     #[serde(
@@ -910,7 +910,6 @@ pub struct PriorityLevelConfigurationList {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub items: ::std::vec::Vec<PriorityLevelConfiguration>,
     /// Standard list metadata.
     #[serde(
@@ -1041,6 +1040,7 @@ impl super::super::ListKind for PriorityLevelConfigurationList {
 #[schemars(
     rename = "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference"
 )]
+#[schemars(extend("required" = ["name"]))]
 pub struct PriorityLevelConfigurationReference {
     /// Name of the PriorityLevelConfiguration.
     #[serde(
@@ -1048,7 +1048,6 @@ pub struct PriorityLevelConfigurationReference {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
@@ -1065,6 +1064,7 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec")]
+#[schemars(extend("required" = ["type"]))]
 pub struct PriorityLevelConfigurationSpec {
     /// Settings of an Exempt level; allowed only when `type` is `Exempt`, and may be left out then.
     #[serde(
@@ -1086,7 +1086,6 @@ pub struct PriorityLevelConfigurationSpec {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["Exempt", "Limited"]))]
     pub type_: ::std::string::String,
 }
@@ -1179,6 +1178,7 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.ResourcePolicyRule")]
+#[schemars(extend("required" = ["apiGroups", "resources", "verbs"]))]
 pub struct ResourcePolicyRule {
     /// API groups to match, `""` for the core group; `*` matches all and must be the only entry.
     #[serde(
@@ -1186,7 +1186,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
     #[serde(
@@ -1208,7 +1207,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
     #[serde(
@@ -1216,7 +1214,6 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl super::super::ApplyDefaults for ResourcePolicyRule {
@@ -1233,6 +1230,7 @@ impl super::super::ApplyDefaults for ResourcePolicyRule {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.ServiceAccountSubject")]
+#[schemars(extend("required" = ["name", "namespace"]))]
 pub struct ServiceAccountSubject {
     /// Service account name; `*` matches every account of the namespace.
     #[serde(
@@ -1240,7 +1238,6 @@ pub struct ServiceAccountSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
     /// Namespace of the service account.
     #[serde(
@@ -1248,7 +1245,6 @@ pub struct ServiceAccountSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub namespace: ::std::string::String,
 }
 impl super::super::ApplyDefaults for ServiceAccountSubject {
@@ -1265,6 +1261,7 @@ impl super::super::ApplyDefaults for ServiceAccountSubject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.Subject")]
+#[schemars(extend("required" = ["kind"]))]
 pub struct Subject {
     /// The group; required when `kind` is `Group`.
     #[serde(
@@ -1279,7 +1276,6 @@ pub struct Subject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     #[schemars(extend("enum" = ["User", "Group", "ServiceAccount"]))]
     pub kind: ::std::string::String,
     /// The service account; required when `kind` is `ServiceAccount`.
@@ -1311,6 +1307,7 @@ impl super::super::ApplyDefaults for Subject {
     ::schemars::JsonSchema
 )]
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.UserSubject")]
+#[schemars(extend("required" = ["name"]))]
 pub struct UserSubject {
     /// User name; `*` matches every user.
     #[serde(
@@ -1318,7 +1315,6 @@ pub struct UserSubject {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    #[schemars(required)]
     pub name: ::std::string::String,
 }
 impl super::super::ApplyDefaults for UserSubject {
