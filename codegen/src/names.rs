@@ -39,8 +39,28 @@ pub fn sanitize_ident(raw: &str) -> String {
 
 /// The Rust field name for a JSON property name: snake case, sanitized.
 pub fn field_ident(wire: &str) -> String {
-    let snake = wire.trim_start_matches(['$', '-']).to_snake_case();
+    let snake = plural_acronyms(wire.trim_start_matches(['$', '-'])).to_snake_case();
     sanitize_ident(&snake)
+}
+
+/// Upper-cases the `s` of a plural acronym (`URLs`, `IPs`) so that it stays with the acronym:
+/// `nonResourceURLs` becomes `non_resource_urls`, as in k8s-openapi, not `non_resource_ur_ls`.
+fn plural_acronyms(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let acronym_before =
+            i >= 2 && chars[i - 1].is_ascii_uppercase() && chars[i - 2].is_ascii_uppercase();
+        let word_ends = chars
+            .get(i + 1)
+            .is_none_or(|next| !next.is_ascii_lowercase());
+        out.push(if c == 's' && acronym_before && word_ends {
+            'S'
+        } else {
+            c
+        });
+    }
+    out
 }
 
 /// The Rust module name for one dotted segment of a definition name.
@@ -84,6 +104,16 @@ mod tests {
             "x_kubernetes_int_or_string"
         );
         assert_eq!(field_ident("nonResourceURLs"), "non_resource_urls");
+        assert_eq!(field_ident("podIPs"), "pod_ips");
+        assert_eq!(
+            field_ident("serverAddressByClientCIDRs"),
+            "server_address_by_client_cidrs"
+        );
+        assert_eq!(
+            field_ident("insecureSkipTLSVerify"),
+            "insecure_skip_tls_verify"
+        );
+        assert_eq!(field_ident("caBundle"), "ca_bundle");
         assert_eq!(field_ident("caBundle"), "ca_bundle");
         assert_eq!(field_ident("3d"), "_3d");
         assert_eq!(field_ident(""), "_empty");

@@ -616,7 +616,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "super::super::__private::null_as_default"
     )]
-    pub non_resource_ur_ls: ::std::vec::Vec<::std::string::String>,
+    pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     #[serde(
         rename = "verbs",
