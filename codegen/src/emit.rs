@@ -630,13 +630,76 @@ fn api_version(group: &str, version: &str) -> String {
 }
 
 fn doc_attrs(doc: Option<&str>) -> Vec<TokenStream> {
-    doc.into_iter()
-        .flat_map(str::lines)
+    doc_lines(doc.unwrap_or_default())
+        .into_iter()
         .map(|line| {
-            let line = format!(" {}", line.trim_end());
+            let line = format!(" {line}");
             quote! { #[doc = #line] }
         })
         .collect()
+}
+
+/// Description text as doc-comment lines. Indented blocks (often Go or YAML examples) are fenced
+/// as `text`, and bare fences get the `text` language, so rustdoc never compiles them as Rust.
+pub(crate) fn doc_lines(description: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut fenced = false;
+    let mut in_markdown_fence = false;
+    for raw in description.lines() {
+        let line = raw.trim_end().replace('\t', "    ");
+        if line.trim_start().starts_with("```") {
+            let bare = line.trim() == "```";
+            lines.push(if bare && !in_markdown_fence {
+                "```text".to_owned()
+            } else {
+                line.clone()
+            });
+            in_markdown_fence = !in_markdown_fence;
+            continue;
+        }
+        let indented = !in_markdown_fence && line.starts_with("    ");
+        if indented && !fenced {
+            lines.push("```text".to_owned());
+            fenced = true;
+        } else if fenced && !indented && !line.is_empty() {
+            lines.push("```".to_owned());
+            fenced = false;
+        }
+        lines.push(line);
+    }
+    if fenced || in_markdown_fence {
+        lines.push("```".to_owned());
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_lines;
+
+    #[test]
+    fn indented_blocks_and_bare_fences_become_text() {
+        let lines =
+            doc_lines("Example:\n\n\ttype A struct {}\n\nAfter.\n```\nx\n```\n```yaml\na: b\n```");
+        assert_eq!(
+            lines,
+            [
+                "Example:",
+                "",
+                "```text",
+                "    type A struct {}",
+                "",
+                "```",
+                "After.",
+                "```text",
+                "x",
+                "```",
+                "```yaml",
+                "a: b",
+                "```"
+            ]
+        );
+    }
 }
 
 fn zero_literal(ty: &FieldType) -> Option<TokenStream> {
