@@ -57,7 +57,7 @@ fn kinds_are_cluster_scoped_and_listable() {
         <flowcontrol::v1::FlowSchema as apfkit_types::Resource>::PLURAL,
         "flowschemas"
     );
-    assert!(!<apiregistration::v1::APIService as apfkit_types::Resource>::NAMESPACED);
+    const { assert!(!<apiregistration::v1::APIService as apfkit_types::Resource>::NAMESPACED) };
 }
 
 #[test]

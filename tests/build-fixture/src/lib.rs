@@ -15,7 +15,7 @@ mod tests {
     fn identity_comes_from_the_document() {
         assert_eq!(Widget::API_VERSION, "example.com/v1");
         assert_eq!(Widget::PLURAL, "widgets");
-        assert!(Widget::NAMESPACED);
+        const { assert!(Widget::NAMESPACED) };
         assert_eq!(<WidgetList as ListKind>::Item::KIND, "Widget");
     }
 
