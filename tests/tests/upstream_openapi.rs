@@ -47,10 +47,10 @@ fn shape(schema: &Value) -> Value {
     let Value::Object(map) = schema else {
         return schema.clone();
     };
-    if let Some(Value::Array(all_of)) = map.get("allOf") {
-        if let [single] = all_of.as_slice() {
-            return shape(single);
-        }
+    if let Some(Value::Array(all_of)) = map.get("allOf")
+        && let [single] = all_of.as_slice()
+    {
+        return shape(single);
     }
     let mut out = Map::new();
     for (key, value) in map {
