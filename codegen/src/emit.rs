@@ -673,35 +673,6 @@ pub(crate) fn doc_lines(description: &str) -> Vec<String> {
     lines
 }
 
-#[cfg(test)]
-mod tests {
-    use super::doc_lines;
-
-    #[test]
-    fn indented_blocks_and_bare_fences_become_text() {
-        let lines =
-            doc_lines("Example:\n\n\ttype A struct {}\n\nAfter.\n```\nx\n```\n```yaml\na: b\n```");
-        assert_eq!(
-            lines,
-            [
-                "Example:",
-                "",
-                "```text",
-                "    type A struct {}",
-                "",
-                "```",
-                "After.",
-                "```text",
-                "x",
-                "```",
-                "```yaml",
-                "a: b",
-                "```"
-            ]
-        );
-    }
-}
-
 fn zero_literal(ty: &FieldType) -> Option<TokenStream> {
     match ty {
         FieldType::I32 | FieldType::I64 => Some(quote! { 0 }),
@@ -738,5 +709,34 @@ fn default_tokens(ty: &FieldType, value: &Value) -> TokenStream {
             quote! { ::serde_json::from_str(#text).unwrap_or_default() }
         }
         _ => quote! { ::std::default::Default::default() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_lines;
+
+    #[test]
+    fn indented_blocks_and_bare_fences_become_text() {
+        let lines =
+            doc_lines("Example:\n\n\ttype A struct {}\n\nAfter.\n```\nx\n```\n```yaml\na: b\n```");
+        assert_eq!(
+            lines,
+            [
+                "Example:",
+                "",
+                "```text",
+                "    type A struct {}",
+                "",
+                "```",
+                "After.",
+                "```text",
+                "x",
+                "```",
+                "```yaml",
+                "a: b",
+                "```"
+            ]
+        );
     }
 }
