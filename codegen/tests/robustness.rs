@@ -1,0 +1,56 @@
+//! No input makes the generator panic: truncated and corrupted documents give errors.
+
+use apfkit_codegen::{Generator, Settings};
+
+fn generate(bytes: &[u8]) -> Result<(), apfkit_codegen::Error> {
+    let mut generator = Generator::new(Settings::default());
+    generator.add_bytes("input.json", bytes)?;
+    generator.generate().map(|_| ())
+}
+
+fn fixture() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/openapi/widgets.json"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn the_fixture_generates() {
+    generate(&fixture()).unwrap();
+}
+
+#[test]
+fn every_truncation_is_an_error_not_a_panic() {
+    let bytes = fixture();
+    for end in 0..bytes.len() - 1 {
+        assert!(generate(&bytes[..end]).is_err(), "truncated at {end}");
+    }
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let bytes = fixture();
+    // A deterministic walk over positions and replacement bytes (no randomness in tests).
+    let replacements = [
+        b'"', b'{', b'}', b'[', b']', b':', b',', b'0', b'x', b' ', 0xff,
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..1000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut corrupted = bytes.clone();
+        let position = (seed % corrupted.len() as u64) as usize;
+        corrupted[position] = replacements[(seed >> 32) as usize % replacements.len()];
+        let _ = generate(&corrupted);
+    }
+}
+
+#[test]
+fn deep_nesting_is_an_error() {
+    let depth = 100_000;
+    let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    assert!(generate(text.as_bytes()).is_err());
+}
