@@ -206,3 +206,66 @@ fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     out.sort();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_reports_changed_missing_and_extra_files_and_write_fixes_them() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = Path::new("gen");
+        let expected: BTreeMap<PathBuf, String> = [
+            (PathBuf::from("gen/a.rs"), "fresh\n".to_owned()),
+            (PathBuf::from("gen/sub/b.rs"), "missing\n".to_owned()),
+        ]
+        .into();
+        std::fs::create_dir_all(root.path().join("gen/sub")).unwrap();
+        std::fs::write(root.path().join("gen/a.rs"), "edited by hand\n").unwrap();
+        std::fs::write(root.path().join("gen/sub/old.rs"), "left over\n").unwrap();
+
+        let mut stale = Vec::new();
+        sync_tree(root.path(), dir, &expected, Mode::Check, &mut stale).unwrap();
+        stale.sort();
+        assert_eq!(
+            stale,
+            [
+                PathBuf::from("gen/a.rs"),
+                PathBuf::from("gen/sub/b.rs"),
+                PathBuf::from("gen/sub/old.rs")
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("gen/a.rs")).unwrap(),
+            "edited by hand\n",
+            "check writes nothing"
+        );
+
+        let mut stale = Vec::new();
+        sync_tree(root.path(), dir, &expected, Mode::Write, &mut stale).unwrap();
+        assert_eq!(stale.len(), 3);
+        let mut again = Vec::new();
+        sync_tree(root.path(), dir, &expected, Mode::Check, &mut again).unwrap();
+        assert!(again.is_empty(), "{again:?}");
+        assert!(!root.path().join("gen/sub/old.rs").exists());
+    }
+
+    #[test]
+    fn crlf_checkouts_are_not_stale() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("gen")).unwrap();
+        std::fs::write(root.path().join("gen/a.rs"), "x\r\ny\r\n").unwrap();
+        let expected: BTreeMap<PathBuf, String> =
+            [(PathBuf::from("gen/a.rs"), "x\ny\n".to_owned())].into();
+        let mut stale = Vec::new();
+        sync_tree(
+            root.path(),
+            Path::new("gen"),
+            &expected,
+            Mode::Check,
+            &mut stale,
+        )
+        .unwrap();
+        assert!(stale.is_empty());
+    }
+}
