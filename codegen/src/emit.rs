@@ -47,7 +47,7 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
             items.push(emitter.entry(entry)?);
         }
         let tokens = quote! {
-            #![allow(missing_docs, clippy::all, rustdoc::all)]
+            #![allow(missing_docs, dead_code, clippy::all, rustdoc::all)]
             #(#items)*
         };
         let name = if module.is_empty() {

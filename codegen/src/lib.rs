@@ -30,6 +30,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod conversion;
 pub mod emit;
 pub mod error;
 pub mod load;

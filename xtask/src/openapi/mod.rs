@@ -6,6 +6,7 @@
 mod apiregistration;
 mod build;
 mod flowcontrol;
+pub mod hub;
 mod meta;
 mod paths;
 

@@ -1,0 +1,322 @@
+//! Conversion code between two type spaces: the Rust counterpart of Kubernetes' conversion-gen.
+//!
+//! For each pair of structs (an external version's type and the hub type of the same name),
+//! fields whose wire names and types correspond are copied by generated code through the
+//! `ToHub`/`FromHub` traits of the target crate. Fields that do not correspond must be handled
+//! by a registered hand-written hook, which runs after the generated copy; a pair with such
+//! fields and no hook is an error, so nothing is dropped silently.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::error::{Error, Result};
+use crate::typespace::{FieldDef, FieldType, TypeBody, TypeEntry, TypeSpace};
+
+/// Which way a conversion goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Direction {
+    /// External version → hub.
+    ToHub,
+    /// Hub → external version.
+    FromHub,
+}
+
+/// One side of the conversion: a type space and the Rust path of its generated root.
+#[derive(Debug)]
+pub struct Side<'a> {
+    /// The types.
+    pub space: &'a TypeSpace,
+    /// Rust path of the module holding the generated root (`::apfkit_types`, `crate::hub`).
+    pub root: &'a str,
+}
+
+/// What to pair and which hooks exist.
+#[derive(Debug, Default)]
+pub struct ConversionSettings {
+    /// (external definition prefix, hub definition prefix, output module path).
+    pub pairs: Vec<(String, String, Vec<String>)>,
+    /// (external definition, direction) → path of `fn(&Source, &mut Target)`.
+    pub hooks: BTreeMap<(String, Direction), String>,
+    /// Path of the `ToHub` trait.
+    pub to_hub_trait: String,
+    /// Path of the `FromHub` trait.
+    pub from_hub_trait: String,
+    /// First line of every generated file.
+    pub header: String,
+}
+
+/// Generates one file per pair (plus `mod.rs` files), by path relative to the output root.
+pub fn emit_conversions(
+    external: &Side<'_>,
+    hub: &Side<'_>,
+    settings: &ConversionSettings,
+) -> Result<BTreeMap<PathBuf, String>> {
+    let mut modules: BTreeMap<Vec<String>, Vec<TokenStream>> = BTreeMap::new();
+    for (external_prefix, hub_prefix, module) in &settings.pairs {
+        let items = modules.entry(module.clone()).or_default();
+        for (definition, entry) in external.space.entries.range(external_prefix.clone()..) {
+            let Some(rest) = definition.strip_prefix(external_prefix.as_str()) else {
+                break;
+            };
+            let hub_definition = format!("{hub_prefix}{rest}");
+            let Some(hub_entry) = hub.space.entries.get(&hub_definition) else {
+                return Err(Error::Internal {
+                    module: module.join("::"),
+                    message: format!("{definition} has no hub type {hub_definition}"),
+                });
+            };
+            let pair = Pair {
+                external,
+                hub,
+                settings,
+                external_prefix,
+                hub_prefix,
+            };
+            items.push(pair.impls(entry, hub_entry)?);
+        }
+    }
+    let mut tree: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    tree.entry(Vec::new()).or_default();
+    for module in modules.keys() {
+        for depth in 0..module.len() {
+            tree.entry(module[..depth].to_vec())
+                .or_default()
+                .insert(module[depth].clone());
+        }
+        tree.entry(module.clone()).or_default();
+    }
+    let mut files = BTreeMap::new();
+    for (module, children) in &tree {
+        let leaf = children.is_empty();
+        let children = children.iter().map(|c| format_ident!("{}", c));
+        let items = modules.get(module).cloned().unwrap_or_default();
+        let tokens = quote! {
+            #![allow(clippy::all)]
+            #(pub mod #children;)*
+            #(#items)*
+        };
+        let file: syn::File = syn::parse2(tokens).map_err(|err| Error::Internal {
+            module: module.join("::"),
+            message: err.to_string(),
+        })?;
+        let mut path: PathBuf = module.iter().collect();
+        if leaf && !module.is_empty() {
+            path.set_extension("rs");
+        } else {
+            path.push("mod.rs");
+        }
+        files.insert(
+            path,
+            format!(
+                "//! {}\n\n{}",
+                settings.header,
+                prettyplease::unparse(&file)
+            ),
+        );
+    }
+    Ok(files)
+}
+
+struct Pair<'a> {
+    external: &'a Side<'a>,
+    hub: &'a Side<'a>,
+    settings: &'a ConversionSettings,
+    external_prefix: &'a str,
+    hub_prefix: &'a str,
+}
+
+impl Pair<'_> {
+    fn path(side: &Side<'_>, entry: &TypeEntry) -> Result<syn::Path> {
+        let text = format!("{}::{}::{}", side.root, entry.module.join("::"), entry.name)
+            .replace(":::::", "::");
+        syn::parse_str(&text).map_err(|err| Error::Internal {
+            module: text.clone(),
+            message: err.to_string(),
+        })
+    }
+
+    /// Whether an external type and a hub type correspond (so a trait call converts one to the other).
+    fn corresponds(&self, external: &FieldType, hub: &FieldType) -> bool {
+        match (external, hub) {
+            (FieldType::Named(e), FieldType::Named(h)) => {
+                let replaced = |space: &TypeSpace, d: &str| space.replaced.get(d).cloned();
+                match (
+                    replaced(self.external.space, e),
+                    replaced(self.hub.space, h),
+                ) {
+                    (Some(a), Some(b)) => a == b,
+                    (None, None) => e
+                        .strip_prefix(self.external_prefix)
+                        .is_some_and(|rest| h.strip_prefix(self.hub_prefix) == Some(rest)),
+                    _ => false,
+                }
+            }
+            (FieldType::Vec(e), FieldType::Vec(h)) | (FieldType::Map(e), FieldType::Map(h)) => {
+                self.corresponds(e, h)
+            }
+            (e, h) => {
+                e == h
+                    && !matches!(
+                        e,
+                        FieldType::Named(_) | FieldType::Vec(_) | FieldType::Map(_)
+                    )
+            }
+        }
+    }
+
+    fn field_corresponds(
+        &self,
+        source: &FieldDef,
+        target: &FieldDef,
+        direction: Direction,
+    ) -> bool {
+        let (e, h) = match direction {
+            Direction::ToHub => (source, target),
+            Direction::FromHub => (target, source),
+        };
+        e.presence == h.presence && e.boxed == h.boxed && self.corresponds(&e.ty, &h.ty)
+    }
+
+    fn impls(&self, external: &TypeEntry, hub: &TypeEntry) -> Result<TokenStream> {
+        let external_path = Self::path(self.external, external)?;
+        let hub_path = Self::path(self.hub, hub)?;
+        let to_hub = self.function(external, hub, Direction::ToHub)?;
+        let from_hub = self.function(hub, external, Direction::FromHub)?;
+        let to_trait: syn::Path =
+            syn::parse_str(&self.settings.to_hub_trait).map_err(|e| self.internal(e))?;
+        let from_trait: syn::Path =
+            syn::parse_str(&self.settings.from_hub_trait).map_err(|e| self.internal(e))?;
+        Ok(quote! {
+            impl #to_trait for #external_path {
+                type Hub = #hub_path;
+                fn to_hub(&self) -> #hub_path { #to_hub }
+            }
+            impl #from_trait for #external_path {
+                type Hub = #hub_path;
+                fn from_hub(hub: &#hub_path) -> Self { #from_hub }
+            }
+        })
+    }
+
+    fn internal(&self, err: syn::Error) -> Error {
+        Error::Internal {
+            module: "conversion".to_owned(),
+            message: err.to_string(),
+        }
+    }
+
+    /// The body converting `source` (`self` or `hub`) into `target`.
+    fn function(
+        &self,
+        source: &TypeEntry,
+        target: &TypeEntry,
+        direction: Direction,
+    ) -> Result<TokenStream> {
+        let (input, method, trait_path) = match direction {
+            Direction::ToHub => (
+                quote! { self },
+                quote! { to_hub },
+                &self.settings.to_hub_trait,
+            ),
+            Direction::FromHub => (
+                quote! { hub },
+                quote! { from_hub },
+                &self.settings.from_hub_trait,
+            ),
+        };
+        let trait_path: syn::Path = syn::parse_str(trait_path).map_err(|e| self.internal(e))?;
+        let external_definition = match direction {
+            Direction::ToHub => &source.definition,
+            Direction::FromHub => &target.definition,
+        };
+        let hook = self
+            .settings
+            .hooks
+            .get(&(external_definition.clone(), direction));
+        let call = |value: TokenStream| quote! { #trait_path::#method(#value) };
+        match (&source.body, &target.body) {
+            (TypeBody::Newtype(s), TypeBody::Newtype(t))
+                if self.corresponds_directed(s, t, direction) =>
+            {
+                let target_path = self.target_path(target, direction)?;
+                let value = call(quote! { &#input.0 });
+                Ok(quote! { #target_path(#value) })
+            }
+            (TypeBody::Struct(s), TypeBody::Struct(t)) => {
+                let target_path = self.target_path(target, direction)?;
+                let mut fields = Vec::new();
+                let mut manual = Vec::new();
+                for target_field in &t.fields {
+                    let ident = format_ident!("{}", target_field.rust);
+                    let source_field = s.fields.iter().find(|f| f.wire == target_field.wire);
+                    match source_field {
+                        Some(sf) if self.field_corresponds(sf, target_field, direction) => {
+                            let source_ident = format_ident!("{}", sf.rust);
+                            let value = call(quote! { &#input.#source_ident });
+                            fields.push(quote! { #ident: #value, });
+                        }
+                        _ => {
+                            manual.push(target_field.wire.clone());
+                            fields.push(quote! { #ident: ::std::default::Default::default(), });
+                        }
+                    }
+                }
+                let unread: Vec<&str> = s
+                    .fields
+                    .iter()
+                    .filter(|sf| {
+                        !t.fields.iter().any(|tf| {
+                            tf.wire == sf.wire && self.field_corresponds(sf, tf, direction)
+                        })
+                    })
+                    .map(|sf| sf.wire.as_str())
+                    .collect();
+                match hook {
+                    Some(hook) => {
+                        let hook: syn::Path = syn::parse_str(hook).map_err(|e| self.internal(e))?;
+                        Ok(quote! {
+                            let mut out = #target_path { #(#fields)* };
+                            #hook(#input, &mut out);
+                            out
+                        })
+                    }
+                    None if manual.is_empty() && unread.is_empty() => {
+                        Ok(quote! { #target_path { #(#fields)* } })
+                    }
+                    None => Err(Error::Internal {
+                        module: format!("{} → {}", source.definition, target.definition),
+                        message: format!(
+                            "fields without counterpart need a conversion hook ({direction:?}): target {manual:?}, source {unread:?}"
+                        ),
+                    }),
+                }
+            }
+            _ => Err(Error::Internal {
+                module: format!("{} → {}", source.definition, target.definition),
+                message: "the two types have different shapes".to_owned(),
+            }),
+        }
+    }
+
+    fn target_path(&self, target: &TypeEntry, direction: Direction) -> Result<syn::Path> {
+        match direction {
+            Direction::ToHub => Self::path(self.hub, target),
+            Direction::FromHub => Self::path(self.external, target),
+        }
+    }
+
+    fn corresponds_directed(
+        &self,
+        source: &FieldType,
+        target: &FieldType,
+        direction: Direction,
+    ) -> bool {
+        match direction {
+            Direction::ToHub => self.corresponds(source, target),
+            Direction::FromHub => self.corresponds(target, source),
+        }
+    }
+}
