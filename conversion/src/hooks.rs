@@ -35,13 +35,17 @@ pub mod v1beta3 {
     use crate::hub::flowcontrol as hub;
 
     /// The annotation only tells v1beta3 defaulting that 0 is meant; it is removed on the way
-    /// to the hub, whatever its value and whatever the shares.
+    /// to the hub, whatever its value and whatever the shares. Annotations left empty become
+    /// unset: Go omits an empty map, so the two are the same object on the wire.
     pub fn priority_level_configuration_to_hub(
         _from: &external::PriorityLevelConfiguration,
         to: &mut hub::PriorityLevelConfiguration,
     ) {
-        if let Some(annotations) = to.metadata.annotations.as_mut() {
-            annotations.remove(PRESERVE);
+        if let Some(annotations) = to.metadata.annotations.as_mut()
+            && annotations.remove(PRESERVE).is_some()
+            && annotations.is_empty()
+        {
+            to.metadata.annotations = None;
         }
     }
 

@@ -24,6 +24,7 @@
 mod generated;
 pub mod hooks;
 pub mod hub;
+pub mod scheme;
 
 /// Conversion of an external (versioned) object to its hub type.
 pub trait ToHub {

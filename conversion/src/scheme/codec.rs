@@ -1,0 +1,348 @@
+//! The served kinds, each with typed decode, default and encode functions.
+
+use apfkit_types::{ApplyDefaults, Kind, apiregistration, flowcontrol};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{SchemeError, Target, UnknownFields, Warning, diff};
+use crate::hub;
+use crate::{FromHub, ToHub};
+
+/// A hub object of any kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HubObject {
+    /// A FlowSchema.
+    FlowSchema(hub::flowcontrol::FlowSchema),
+    /// A PriorityLevelConfiguration.
+    PriorityLevelConfiguration(hub::flowcontrol::PriorityLevelConfiguration),
+    /// An APIService.
+    APIService(hub::apiregistration::APIService),
+}
+
+/// Hub types that a [`HubObject`] can hold.
+pub trait HubKind: Sized + Serialize + PartialEq {
+    /// Wraps the object.
+    fn wrap(self) -> HubObject;
+    /// The object, if `object` holds this kind.
+    fn unwrap(object: &HubObject) -> Option<&Self>;
+}
+
+macro_rules! hub_kind {
+    ($($variant:ident => $ty:ty),*) => {$(
+        impl HubKind for $ty {
+            fn wrap(self) -> HubObject {
+                HubObject::$variant(self)
+            }
+            fn unwrap(object: &HubObject) -> Option<&Self> {
+                match object {
+                    HubObject::$variant(inner) => Some(inner),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+hub_kind!(
+    FlowSchema => hub::flowcontrol::FlowSchema,
+    PriorityLevelConfiguration => hub::flowcontrol::PriorityLevelConfiguration,
+    APIService => hub::apiregistration::APIService
+);
+
+type DecodeFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<HubObject, SchemeError>;
+type DefaultFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
+type EncodeFn = fn(&HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
+
+/// One kind of one group-version.
+pub struct Codec {
+    /// API group.
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    decode: DecodeFn,
+    default: DefaultFn,
+    encode: EncodeFn,
+}
+
+impl Codec {
+    /// `group/version`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+
+    /// Decodes, defaults and converts to the hub.
+    pub fn decode(
+        &self,
+        object: &Value,
+        unknown: UnknownFields,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<HubObject, SchemeError> {
+        (self.decode)(object, unknown, warnings)
+    }
+
+    /// Decodes, defaults and encodes in this version.
+    pub fn default(
+        &self,
+        object: &Value,
+        unknown: UnknownFields,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Value, SchemeError> {
+        (self.default)(object, unknown, warnings)
+    }
+
+    /// Converts a hub object to this version and encodes it, reporting what it cannot keep.
+    pub fn encode(
+        &self,
+        hub: &HubObject,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Value, SchemeError> {
+        (self.encode)(hub, warnings)
+    }
+}
+
+macro_rules! codecs {
+    ($($module:ident :: $version:ident :: $kind:ident),* $(,)?) => {
+        /// Every served kind of every group-version.
+        pub static CODECS: &[Codec] = &[$(
+            Codec {
+                group: <$module::$version::$kind as Kind>::GROUP,
+                version: <$module::$version::$kind as Kind>::VERSION,
+                kind: <$module::$version::$kind as Kind>::KIND,
+                decode: decode_to_hub_as::<$module::$version::$kind>,
+                default: default_as::<$module::$version::$kind>,
+                encode: encode_as::<$module::$version::$kind>,
+            },
+        )*];
+    };
+}
+
+codecs!(
+    flowcontrol::v1alpha1::FlowSchema,
+    flowcontrol::v1alpha1::PriorityLevelConfiguration,
+    flowcontrol::v1beta1::FlowSchema,
+    flowcontrol::v1beta1::PriorityLevelConfiguration,
+    flowcontrol::v1beta2::FlowSchema,
+    flowcontrol::v1beta2::PriorityLevelConfiguration,
+    flowcontrol::v1beta3::FlowSchema,
+    flowcontrol::v1beta3::PriorityLevelConfiguration,
+    flowcontrol::v1::FlowSchema,
+    flowcontrol::v1::PriorityLevelConfiguration,
+    apiregistration::v1beta1::APIService,
+    apiregistration::v1::APIService,
+);
+
+/// What is supported, for error messages.
+pub const SUPPORTED: &str = "flowcontrol.apiserver.k8s.io/{v1alpha1,v1beta1,v1beta2,v1beta3,v1} \
+     FlowSchema, PriorityLevelConfiguration and their lists; apiregistration.k8s.io/{v1beta1,v1} \
+     APIService and APIServiceList; v1 List of any of these";
+
+fn lookup(api_version: &str, kind: &str) -> Option<&'static Codec> {
+    let (group, version) = api_version.split_once('/')?;
+    CODECS
+        .iter()
+        .find(|c| c.group == group && c.version == version && c.kind == kind)
+}
+
+/// Whether `api_version` serves `kind`.
+pub fn serves(api_version: &str, kind: &str) -> bool {
+    lookup(api_version, kind).is_some()
+}
+
+/// The codec of an object, by its `apiVersion` and `kind`.
+pub fn find(api_version: &str, object: &Value) -> Result<&'static Codec, SchemeError> {
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    lookup(api_version, kind).ok_or_else(|| {
+        SchemeError::new(
+            "",
+            format!(
+                "unsupported apiVersion {api_version:?} and kind {kind:?}; supported: {SUPPORTED}"
+            ),
+        )
+    })
+}
+
+/// The codec of the same kind in the target version.
+pub fn resolve_target(source: &Codec, target: &Target) -> Result<&'static Codec, SchemeError> {
+    if let Some(group) = &target.group
+        && group != source.group
+    {
+        return Err(SchemeError::new(
+            "apiVersion",
+            format!(
+                "cannot convert a {} of group {} to group {group}",
+                source.kind, source.group
+            ),
+        ));
+    }
+    CODECS
+        .iter()
+        .find(|c| c.group == source.group && c.version == target.version && c.kind == source.kind)
+        .ok_or_else(|| {
+            let served: Vec<&str> = CODECS
+                .iter()
+                .filter(|c| c.group == source.group && c.kind == source.kind)
+                .map(|c| c.version)
+                .collect();
+            SchemeError::new(
+                "",
+                format!(
+                    "{} has no version {:?}; it serves {}",
+                    source.group,
+                    target.version,
+                    served.join(", ")
+                ),
+            )
+        })
+}
+
+/// Decodes `object` (known to be of this codec's kind) and converts it to the hub.
+pub fn decode_to_hub(
+    object: &Value,
+    api_version: &str,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<(&'static Codec, HubObject), SchemeError> {
+    let codec = find(api_version, object)?;
+    Ok((codec, codec.decode(object, unknown, warnings)?))
+}
+
+/// Decodes a typed value, with unknown fields handled as `unknown` says and errors at their path.
+fn decode<T: DeserializeOwned>(
+    object: &Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<T, SchemeError> {
+    let mut unknown_paths = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| unknown_paths.push(ignored_path(&path));
+    let result: Result<T, _> =
+        serde_path_to_error::deserialize(serde_ignored::Deserializer::new(object, &mut record));
+    let typed = result
+        .map_err(|err| SchemeError::new(kube_path(err.path()), err.into_inner().to_string()))?;
+    match unknown {
+        UnknownFields::Ignore => {}
+        UnknownFields::Warn => warnings.extend(
+            unknown_paths
+                .into_iter()
+                .map(|path| Warning::UnknownField { path }),
+        ),
+        UnknownFields::Strict if unknown_paths.is_empty() => {}
+        UnknownFields::Strict => {
+            let fields: Vec<String> = unknown_paths
+                .iter()
+                .map(|p| format!("unknown field \"{p}\""))
+                .collect();
+            return Err(SchemeError::new(
+                "",
+                format!("strict decoding error: {}", fields.join(", ")),
+            ));
+        }
+    }
+    Ok(typed)
+}
+
+fn decode_to_hub_as<T>(
+    object: &Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<HubObject, SchemeError>
+where
+    T: DeserializeOwned + ApplyDefaults + ToHub,
+    T::Hub: HubKind,
+{
+    let mut typed: T = decode(object, unknown, warnings)?;
+    typed.apply_defaults();
+    Ok(typed.to_hub().wrap())
+}
+
+fn default_as<T>(
+    object: &Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<Value, SchemeError>
+where
+    T: DeserializeOwned + Serialize + ApplyDefaults,
+{
+    let mut typed: T = decode(object, unknown, warnings)?;
+    typed.apply_defaults();
+    serde_json::to_value(&typed).map_err(|e| SchemeError::new("", e.to_string()))
+}
+
+fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + Clone + ApplyDefaults + Kind,
+    <T as FromHub>::Hub: HubKind,
+{
+    let hub = <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
+        SchemeError::new(
+            "kind",
+            format!("cannot convert this object to a {}", T::KIND),
+        )
+    })?;
+    let external = T::from_hub(hub);
+    // What would a reader of the output get? Decode-side defaulting, then back to the hub.
+    let mut read_back = external.clone();
+    read_back.apply_defaults();
+    let again = read_back.to_hub();
+    if again != *hub {
+        let before = serde_json::to_value(hub).map_err(|e| SchemeError::new("", e.to_string()))?;
+        let after =
+            serde_json::to_value(&again).map_err(|e| SchemeError::new("", e.to_string()))?;
+        for change in diff::changes(&before, &after) {
+            warnings.push(Warning::Lossy {
+                path: change.path,
+                message: format!(
+                    "{} cannot be kept in {}: it reads back as {}",
+                    change.before,
+                    T::API_VERSION,
+                    change.after
+                ),
+            });
+        }
+    }
+    serde_json::to_value(&external).map_err(|e| SchemeError::new("", e.to_string()))
+}
+
+/// `spec.rules[0].subjects` from serde_path_to_error's path.
+fn kube_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// `spec.rules[0].foo` from serde_ignored's path.
+fn ignored_path(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", ignored_path(parent)),
+        Path::Map { parent, key } => {
+            let parent = ignored_path(parent);
+            if parent.is_empty() {
+                key.clone()
+            } else {
+                format!("{parent}.{key}")
+            }
+        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => ignored_path(parent),
+    }
+}

@@ -1,0 +1,332 @@
+//! The dynamic scheme: from a document (JSON value) to typed objects and back, by `apiVersion`
+//! and `kind`, as kube-apiserver's codec does: decode in the document's version, report unknown
+//! fields, default in that version, convert to the hub, convert to the requested version, and
+//! report what the target version cannot keep.
+//!
+//! ```
+//! use apfkit_conversion::scheme::{self, Target, UnknownFields};
+//!
+//! let document = serde_json::json!({
+//!     "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta2",
+//!     "kind": "PriorityLevelConfiguration",
+//!     "metadata": {"name": "p"},
+//!     "spec": {"type": "Limited", "limited": {"assuredConcurrencyShares": 0, "limitResponse": {"type": "Reject"}}}
+//! });
+//! let target: Target = "v1".parse().unwrap();
+//! let converted = scheme::convert(&document, &target, UnknownFields::Strict).unwrap();
+//! assert_eq!(converted.object["apiVersion"], "flowcontrol.apiserver.k8s.io/v1");
+//! assert_eq!(converted.object["spec"]["limited"]["nominalConcurrencyShares"], 30);
+//! ```
+
+mod codec;
+mod diff;
+mod input;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+pub use codec::{HubObject, SUPPORTED};
+pub use input::{Document, InputError, read_documents};
+
+/// What to do with fields that the version's schema does not have, like kube-apiserver's
+/// `fieldValidation` parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnknownFields {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and report each field path as a warning.
+    #[default]
+    Warn,
+    /// Fail, naming every unknown field.
+    Strict,
+}
+
+/// Something the caller should know about a conversion that succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// A field the schema of the document's version does not have; it was dropped.
+    UnknownField {
+        /// Field path, such as `spec.limited.foo`.
+        path: String,
+    },
+    /// A value the target version cannot keep: reading the output back gives something else.
+    Lossy {
+        /// Field path.
+        path: String,
+        /// What happens to the value.
+        message: String,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::UnknownField { path } => write!(f, "unknown field \"{path}\""),
+            Warning::Lossy { path, message } => write!(f, "{path}: {message}"),
+        }
+    }
+}
+
+impl Warning {
+    fn prefixed(self, prefix: &str) -> Warning {
+        match self {
+            Warning::UnknownField { path } => Warning::UnknownField {
+                path: join(prefix, &path),
+            },
+            Warning::Lossy { path, message } => Warning::Lossy {
+                path: join(prefix, &path),
+                message,
+            },
+        }
+    }
+}
+
+/// Why a document could not be handled; `path` is the field path inside the document, empty
+/// for the document as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+pub struct SchemeError {
+    /// Field path, such as `spec.limited.nominalConcurrencyShares` or `items[2].kind`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl SchemeError {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        SchemeError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    fn prefixed(self, prefix: &str) -> Self {
+        SchemeError {
+            path: join(prefix, &self.path),
+            message: self.message,
+        }
+    }
+}
+
+fn join(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.is_empty()) {
+        (true, _) => path.to_owned(),
+        (false, true) => prefix.to_owned(),
+        (false, false) => format!("{prefix}.{path}"),
+    }
+}
+
+/// The version to convert to: `group/version`, or a bare version applied to each object's own group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The group, when given.
+    pub group: Option<String>,
+    /// The version.
+    pub version: String,
+}
+
+impl FromStr for Target {
+    type Err = SchemeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let invalid = || {
+            SchemeError::new(
+                "",
+                format!("invalid target version {s:?}: expected VERSION or GROUP/VERSION"),
+            )
+        };
+        let (group, version) = match s.split_once('/') {
+            Some((group, version)) if !group.is_empty() => (Some(group.to_owned()), version),
+            Some(_) => return Err(invalid()),
+            None => (None, s),
+        };
+        if version.is_empty() || version.contains('/') {
+            return Err(invalid());
+        }
+        Ok(Target {
+            group,
+            version: version.to_owned(),
+        })
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.group {
+            Some(group) => write!(f, "{group}/{}", self.version),
+            None => f.write_str(&self.version),
+        }
+    }
+}
+
+/// A converted or defaulted document with what the caller should be told about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    /// The resulting document.
+    pub object: Value,
+    /// Unknown fields and lossy values, with field paths.
+    pub warnings: Vec<Warning>,
+}
+
+/// Converts a document (an object, a typed list such as `FlowSchemaList`, or a `v1` `List`)
+/// to `target`, defaulting it in its own version first.
+pub fn convert(
+    document: &Value,
+    target: &Target,
+    unknown: UnknownFields,
+) -> Result<Converted, SchemeError> {
+    let mut warnings = Vec::new();
+    let relabel = |api_version: &str, item_kind: &str| -> Result<String, SchemeError> {
+        let codec = codec::find(api_version, &serde_json::json!({ "kind": item_kind }))?;
+        Ok(codec::resolve_target(codec, target)?.api_version())
+    };
+    let object = each_object(
+        document,
+        Some(&relabel),
+        &mut warnings,
+        &mut |object, gv, warnings| {
+            let (codec, hub) = codec::decode_to_hub(object, gv, unknown, warnings)?;
+            let target_codec = codec::resolve_target(codec, target)?;
+            target_codec.encode(&hub, warnings)
+        },
+    )?;
+    Ok(Converted { object, warnings })
+}
+
+/// Applies kube-apiserver's defaults to a document in its own version.
+pub fn default(document: &Value, unknown: UnknownFields) -> Result<Converted, SchemeError> {
+    let mut warnings = Vec::new();
+    let object = each_object(
+        document,
+        None,
+        &mut warnings,
+        &mut |object, gv, warnings| {
+            let codec = codec::find(gv, object)?;
+            codec.default(object, unknown, warnings)
+        },
+    )?;
+    Ok(Converted { object, warnings })
+}
+
+/// Decodes and defaults every object of a document and returns their hub forms, in order.
+pub fn to_hub(
+    document: &Value,
+    unknown: UnknownFields,
+) -> Result<(Vec<HubObject>, Vec<Warning>), SchemeError> {
+    let mut warnings = Vec::new();
+    let mut objects = Vec::new();
+    each_object(
+        document,
+        None,
+        &mut warnings,
+        &mut |object, gv, warnings| {
+            let (_, hub) = codec::decode_to_hub(object, gv, unknown, warnings)?;
+            objects.push(hub);
+            Ok(Value::Null)
+        },
+    )?;
+    Ok((objects, warnings))
+}
+
+/// The `apiVersion` and `kind` of an object.
+fn identity(object: &Value) -> Result<(&str, &str), SchemeError> {
+    let Value::Object(map) = object else {
+        return Err(SchemeError::new(
+            "",
+            format!("expected an object, found {}", json_type(object)),
+        ));
+    };
+    let field = |name: &str| match map.get(name) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.as_str()),
+        Some(Value::String(_)) | None => Err(SchemeError::new(name, "Required value: must be set")),
+        Some(other) => Err(SchemeError::new(
+            name,
+            format!("expected a string, found {}", json_type(other)),
+        )),
+    };
+    Ok((field("apiVersion")?, field("kind")?))
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+type Handler<'a> = dyn FnMut(&Value, &str, &mut Vec<Warning>) -> Result<Value, SchemeError> + 'a;
+type Relabel<'a> = dyn Fn(&str, &str) -> Result<String, SchemeError> + 'a;
+
+/// Applies `handle` to the object, or to each item of a list, and rebuilds the list around the
+/// results. The items of a typed list take the list's group-version and item kind when they
+/// carry none; a `v1` `List` may mix kinds and versions. `relabel` gives a typed list its new
+/// `apiVersion` from its old one and its item kind.
+fn each_object(
+    document: &Value,
+    relabel: Option<&Relabel<'_>>,
+    warnings: &mut Vec<Warning>,
+    handle: &mut Handler<'_>,
+) -> Result<Value, SchemeError> {
+    let (api_version, kind) = identity(document)?;
+    let typed_list_item = kind
+        .strip_suffix("List")
+        .filter(|item| codec::serves(api_version, item));
+    if !(api_version == "v1" && kind == "List") && typed_list_item.is_none() {
+        return handle(document, api_version, warnings);
+    }
+    let items = match document.get("items") {
+        Some(Value::Array(items)) => items.as_slice(),
+        None | Some(Value::Null) => &[],
+        Some(other) => {
+            return Err(SchemeError::new(
+                "items",
+                format!("expected an array, found {}", json_type(other)),
+            ));
+        }
+    };
+    let mut converted = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let prefix = format!("items[{index}]");
+        let mut item = item.clone();
+        if let (Some(item_kind), Value::Object(map)) = (typed_list_item, &mut item) {
+            for (field, expected) in [("apiVersion", api_version), ("kind", item_kind)] {
+                match map.get(field) {
+                    None | Some(Value::Null) => {
+                        map.insert(field.to_owned(), Value::from(expected));
+                    }
+                    Some(Value::String(found)) if found == expected => {}
+                    Some(found) => {
+                        return Err(SchemeError::new(
+                            format!("{prefix}.{field}"),
+                            format!("expected {expected:?} in a {kind}, found {found}"),
+                        ));
+                    }
+                }
+            }
+        }
+        let (item_api_version, _) = identity(&item).map_err(|e| e.prefixed(&prefix))?;
+        let mut item_warnings = Vec::new();
+        let result =
+            handle(&item, item_api_version, &mut item_warnings).map_err(|e| e.prefixed(&prefix))?;
+        warnings.extend(item_warnings.into_iter().map(|w| w.prefixed(&prefix)));
+        converted.push(result);
+    }
+    let mut list = match document {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    list.insert("items".to_owned(), Value::Array(converted));
+    if let (Some(item_kind), Some(relabel)) = (typed_list_item, relabel) {
+        list.insert(
+            "apiVersion".to_owned(),
+            Value::from(relabel(api_version, item_kind)?),
+        );
+    }
+    Ok(Value::Object(list))
+}
