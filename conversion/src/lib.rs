@@ -25,6 +25,7 @@ mod generated;
 pub mod hooks;
 pub mod hub;
 pub mod scheme;
+pub mod validation;
 
 /// Conversion of an external (versioned) object to its hub type.
 pub trait ToHub {

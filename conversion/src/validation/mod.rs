@@ -1,0 +1,74 @@
+//! Validation of hub objects with kube-apiserver's rules, field paths and messages.
+//!
+//! ```
+//! use apfkit_conversion::scheme::{self, UnknownFields};
+//! use apfkit_conversion::validation::{self, Options};
+//!
+//! let document = serde_json::json!({
+//!     "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+//!     "kind": "FlowSchema",
+//!     "metadata": {"name": "system-foo"},
+//!     "spec": {"matchingPrecedence": 10001, "priorityLevelConfiguration": {"name": "system-bar"}}
+//! });
+//! let (objects, _) = scheme::to_hub(&document, UnknownFields::Strict).unwrap();
+//! let errors = validation::validate(&objects[0], &Options::default());
+//! assert_eq!(errors[0].to_string(), "spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000");
+//! ```
+
+mod apiregistration;
+mod field;
+mod flowcontrol;
+mod mandatory;
+mod names;
+
+pub use field::{BadValue, ErrorType, FieldError, Path};
+
+use crate::hub::flowcontrol::PriorityLevelConfiguration;
+use crate::scheme::HubObject;
+
+/// How to validate, where kube-apiserver's behaviour depends on the request or the release.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// The request's version (`v1beta2` or `flowcontrol.apiserver.k8s.io/v1beta2`), which names
+    /// the shares field in error paths: `assuredConcurrencyShares` for v1alpha1, v1beta1 and
+    /// v1beta2, `nominalConcurrencyShares` otherwise.
+    pub request_version: Option<&'a str>,
+    /// Whether a Limited level may have 0 shares (Kubernetes 1.30+: yes; 1.29 by default: no).
+    pub allow_zero_shares: bool,
+    /// For an update: the stored level. A level that already has 0 shares may keep them
+    /// even when zero is otherwise not allowed (the 1.29 rule).
+    pub old_priority_level: Option<&'a PriorityLevelConfiguration>,
+}
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options {
+            request_version: None,
+            allow_zero_shares: true,
+            old_priority_level: None,
+        }
+    }
+}
+
+impl Options<'_> {
+    fn shares_field(&self) -> &'static str {
+        let version = self
+            .request_version
+            .map(|v| v.strip_prefix("flowcontrol.apiserver.k8s.io/").unwrap_or(v));
+        match version {
+            Some("v1alpha1" | "v1beta1" | "v1beta2") => "assuredConcurrencyShares",
+            _ => "nominalConcurrencyShares",
+        }
+    }
+}
+
+/// Every error of a hub object, in kube-apiserver's order.
+pub fn validate(object: &HubObject, options: &Options<'_>) -> Vec<FieldError> {
+    match object {
+        HubObject::FlowSchema(schema) => flowcontrol::flow_schema(schema),
+        HubObject::PriorityLevelConfiguration(level) => {
+            flowcontrol::priority_level_configuration(level, options)
+        }
+        HubObject::APIService(service) => apiregistration::api_service(service),
+    }
+}
