@@ -22,6 +22,7 @@
 
 #[rustfmt::skip]
 mod generated;
+pub mod discovery;
 pub mod hooks;
 pub mod hub;
 pub mod scheme;

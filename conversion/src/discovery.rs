@@ -1,0 +1,171 @@
+//! Discovery order of API groups and versions from APIServices, as kube-aggregator computes it
+//! (spec §5.5 and §5.6): Kubernetes-aware version comparison, the sort by group and version
+//! priority, the preferred version of each group, and the built-in priority table.
+//!
+//! ```
+//! use apfkit_conversion::discovery::{builtin_apiservices, sorted_by_group_and_version};
+//!
+//! let services = builtin_apiservices();
+//! let groups = sorted_by_group_and_version(&services);
+//! let flowcontrol = groups.iter().find(|g| g.group == "flowcontrol.apiserver.k8s.io").unwrap();
+//! assert_eq!(flowcontrol.versions, ["v1", "v1beta3", "v1beta2", "v1beta1", "v1alpha1"]);
+//! assert_eq!(flowcontrol.preferred(), Some("v1"));
+//! ```
+
+use std::cmp::Ordering;
+
+use crate::hub::apiregistration::{APIService, APIServiceSpec};
+
+/// Maturity of a Kubernetes-like version, in rank order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Maturity {
+    Alpha,
+    Beta,
+    GenerallyAvailable,
+}
+
+/// `v<major>[(alpha|beta)<minor>]`, as (major, maturity, minor); `None` for other strings.
+fn parse_kube_version(version: &str) -> Option<(u64, Maturity, u64)> {
+    let rest = version.strip_prefix('v')?;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let major = rest[..digits].parse().ok()?;
+    let rest = &rest[digits..];
+    if rest.is_empty() {
+        return Some((major, Maturity::GenerallyAvailable, 0));
+    }
+    let (maturity, minor) = if let Some(minor) = rest.strip_prefix("alpha") {
+        (Maturity::Alpha, minor)
+    } else if let Some(minor) = rest.strip_prefix("beta") {
+        (Maturity::Beta, minor)
+    } else {
+        return None;
+    };
+    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((major, maturity, minor.parse().ok()?))
+}
+
+/// apimachinery's `CompareKubeAwareVersionStrings`: `Greater` when `a` ranks before `b`.
+/// Kubernetes-like versions rank before others, GA before beta before alpha, then higher major,
+/// then higher minor. Other strings rank in ascending lexical order. Different strings that
+/// parse the same (`v01`, `v1`) are `Equal`.
+pub fn compare_kube_aware_version_strings(a: &str, b: &str) -> Ordering {
+    if a == b {
+        return Ordering::Equal;
+    }
+    match (parse_kube_version(a), parse_kube_version(b)) {
+        (None, None) => b.cmp(a),
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some((a_major, a_maturity, a_minor)), Some((b_major, b_maturity, b_minor))) => a_maturity
+            .cmp(&b_maturity)
+            .then(a_major.cmp(&b_major))
+            .then(a_minor.cmp(&b_minor)),
+    }
+}
+
+/// One API group in discovery order, with its versions, preferred first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupVersions {
+    /// The group; empty for the legacy core group.
+    pub group: String,
+    /// Versions in order, the preferred one first.
+    pub versions: Vec<String>,
+}
+
+impl GroupVersions {
+    /// The version clients should use.
+    pub fn preferred(&self) -> Option<&str> {
+        self.versions.first().map(String::as_str)
+    }
+}
+
+/// kube-aggregator's `SortedByGroupAndVersion`: APIServices by group priority (highest first,
+/// ties by object name), bucketed by group in order of first appearance, each bucket by version
+/// priority (highest first, ties by Kubernetes version order).
+pub fn sorted_by_group_and_version(services: &[APIService]) -> Vec<GroupVersions> {
+    let mut by_group_priority: Vec<&APIService> = services.iter().collect();
+    by_group_priority.sort_by(|a, b| {
+        b.spec
+            .group_priority_minimum
+            .cmp(&a.spec.group_priority_minimum)
+            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+    });
+    let mut buckets: Vec<(String, Vec<&APIServiceSpec>)> = Vec::new();
+    for service in by_group_priority {
+        let group = service.spec.group.clone().unwrap_or_default();
+        match buckets.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, specs)) => specs.push(&service.spec),
+            None => buckets.push((group, vec![&service.spec])),
+        }
+    }
+    buckets
+        .into_iter()
+        .map(|(group, mut specs)| {
+            specs.sort_by(|a, b| {
+                b.version_priority.cmp(&a.version_priority).then_with(|| {
+                    compare_kube_aware_version_strings(
+                        b.version.as_deref().unwrap_or_default(),
+                        a.version.as_deref().unwrap_or_default(),
+                    )
+                })
+            });
+            let versions = specs
+                .iter()
+                .map(|s| s.version.clone().unwrap_or_default())
+                .collect();
+            GroupVersions { group, versions }
+        })
+        .collect()
+}
+
+/// kube-apiserver's built-in priorities for the group-versions it serves itself, as
+/// (group, version, groupPriorityMinimum, versionPriority). A served group-version that is not
+/// listed gets no APIService.
+pub const BUILTIN_PRIORITIES: &[(&str, &str, i32, i32)] = &[
+    ("", "v1", 18000, 1),
+    ("events.k8s.io", "v1", 17750, 15),
+    ("events.k8s.io", "v1beta1", 17750, 5),
+    ("authentication.k8s.io", "v1", 17700, 15),
+    ("authentication.k8s.io", "v1beta1", 17700, 9),
+    ("authentication.k8s.io", "v1alpha1", 17700, 1),
+    ("authorization.k8s.io", "v1", 17600, 15),
+    ("certificates.k8s.io", "v1", 17300, 15),
+    ("certificates.k8s.io", "v1alpha1", 17300, 1),
+    ("rbac.authorization.k8s.io", "v1", 17000, 15),
+    ("apiextensions.k8s.io", "v1", 16700, 15),
+    ("admissionregistration.k8s.io", "v1", 16700, 15),
+    ("admissionregistration.k8s.io", "v1beta1", 16700, 12),
+    ("admissionregistration.k8s.io", "v1alpha1", 16700, 9),
+    ("coordination.k8s.io", "v1", 16500, 15),
+    ("discovery.k8s.io", "v1", 16200, 15),
+    ("discovery.k8s.io", "v1beta1", 16200, 12),
+    ("flowcontrol.apiserver.k8s.io", "v1", 16100, 21),
+    ("flowcontrol.apiserver.k8s.io", "v1beta3", 16100, 18),
+    ("flowcontrol.apiserver.k8s.io", "v1beta2", 16100, 15),
+    ("flowcontrol.apiserver.k8s.io", "v1beta1", 16100, 12),
+    ("flowcontrol.apiserver.k8s.io", "v1alpha1", 16100, 9),
+    ("internal.apiserver.k8s.io", "v1alpha1", 16000, 9),
+    ("resource.k8s.io", "v1alpha2", 15900, 9),
+    ("storagemigration.k8s.io", "v1alpha1", 15800, 9),
+];
+
+/// The local APIServices kube-apiserver registers from [`BUILTIN_PRIORITIES`], named
+/// `<version>.<group>` (`v1.` for the core group).
+pub fn builtin_apiservices() -> Vec<APIService> {
+    BUILTIN_PRIORITIES
+        .iter()
+        .map(|(group, version, group_priority, version_priority)| {
+            let mut service = APIService::default();
+            service.metadata.name = Some(format!("{version}.{group}"));
+            service.spec.group = Some((*group).to_owned());
+            service.spec.version = Some((*version).to_owned());
+            service.spec.group_priority_minimum = *group_priority;
+            service.spec.version_priority = *version_priority;
+            service
+        })
+        .collect()
+}
