@@ -17,7 +17,8 @@ fn show(value: Option<&Value>) -> String {
     value.map_or_else(|| "absent".to_owned(), Value::to_string)
 }
 
-/// Every leaf where `before` and `after` differ, in field order.
+/// Every leaf where `before` and `after` differ, in field order. An empty object and an absent
+/// value are the same.
 pub fn changes(before: &Value, after: &Value) -> Vec<Change> {
     let mut out = Vec::new();
     walk("", Some(before), Some(after), &mut out);
@@ -28,8 +29,9 @@ fn walk(path: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec
     match (before, after) {
         (Some(Value::Object(a)), Some(Value::Object(b))) => objects(path, Some(a), Some(b), out),
         // An object present on one side only: report each of its leaves, not the whole object.
-        (Some(Value::Object(a)), None) if !a.is_empty() => objects(path, Some(a), None, out),
-        (None, Some(Value::Object(b))) if !b.is_empty() => objects(path, None, Some(b), out),
+        // An empty one is no difference: Go omits empty maps, so `{}` and absent read the same.
+        (Some(Value::Object(a)), None) => objects(path, Some(a), None, out),
+        (None, Some(Value::Object(b))) => objects(path, None, Some(b), out),
         (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
             for (index, (x, y)) in a.iter().zip(b).enumerate() {
                 walk(&format!("{path}[{index}]"), Some(x), Some(y), out);
@@ -87,6 +89,7 @@ mod tests {
         let after = json!({
             "spec": {"limited": {"shares": 30, "x": [1, 3]}},
             "metadata": {"annotations": {}},
+            "empty": {},
         });
         let lines: Vec<String> = changes(&before, &after)
             .iter()
