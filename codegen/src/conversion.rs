@@ -183,8 +183,18 @@ impl Pair<'_> {
     fn impls(&self, external: &TypeEntry, hub: &TypeEntry) -> Result<TokenStream> {
         let external_path = Self::path(self.external, external)?;
         let hub_path = Self::path(self.hub, hub)?;
-        let to_hub = self.function(external, hub, Direction::ToHub)?;
-        let from_hub = self.function(hub, external, Direction::FromHub)?;
+        let (to_hub, to_mut) = self.function(external, hub, Direction::ToHub)?;
+        let (from_hub, from_mut) = self.function(hub, external, Direction::FromHub)?;
+        let to_self = if to_mut {
+            quote! { mut self }
+        } else {
+            quote! { self }
+        };
+        let from_param = if from_mut {
+            quote! { mut hub }
+        } else {
+            quote! { hub }
+        };
         let to_trait: syn::Path =
             syn::parse_str(&self.settings.to_hub_trait).map_err(|e| self.internal(e))?;
         let from_trait: syn::Path =
@@ -192,11 +202,11 @@ impl Pair<'_> {
         Ok(quote! {
             impl #to_trait for #external_path {
                 type Hub = #hub_path;
-                fn to_hub(&self) -> #hub_path { #to_hub }
+                fn into_hub(#to_self) -> #hub_path { #to_hub }
             }
             impl #from_trait for #external_path {
                 type Hub = #hub_path;
-                fn from_hub(hub: &#hub_path) -> Self { #from_hub }
+                fn from_owned_hub(#from_param: #hub_path) -> Self { #from_hub }
             }
         })
     }
@@ -208,22 +218,25 @@ impl Pair<'_> {
         }
     }
 
-    /// The body converting `source` (`self` or `hub`) into `target`.
+    /// The body converting `source` (`self` or `hub`, owned) into `target`, and whether the
+    /// input must be `mut`. Corresponding fields are moved. With a hook, they are moved out with
+    /// `mem::take`, so the hook still gets the whole source: it reads only the fields that
+    /// have no counterpart, and finds the others in the target.
     fn function(
         &self,
         source: &TypeEntry,
         target: &TypeEntry,
         direction: Direction,
-    ) -> Result<TokenStream> {
+    ) -> Result<(TokenStream, bool)> {
         let (input, method, trait_path) = match direction {
             Direction::ToHub => (
                 quote! { self },
-                quote! { to_hub },
+                quote! { into_hub },
                 &self.settings.to_hub_trait,
             ),
             Direction::FromHub => (
                 quote! { hub },
-                quote! { from_hub },
+                quote! { from_owned_hub },
                 &self.settings.from_hub_trait,
             ),
         };
@@ -242,8 +255,8 @@ impl Pair<'_> {
                 if self.corresponds_directed(s, t, direction) =>
             {
                 let target_path = self.target_path(target, direction)?;
-                let value = call(quote! { &#input.0 });
-                Ok(quote! { #target_path(#value) })
+                let value = call(quote! { #input.0 });
+                Ok((quote! { #target_path(#value) }, false))
             }
             (TypeBody::Struct(s), TypeBody::Struct(t)) => {
                 let target_path = self.target_path(target, direction)?;
@@ -255,7 +268,11 @@ impl Pair<'_> {
                     match source_field {
                         Some(sf) if self.field_corresponds(sf, target_field, direction) => {
                             let source_ident = format_ident!("{}", sf.rust);
-                            let value = call(quote! { &#input.#source_ident });
+                            let value = if hook.is_some() {
+                                call(quote! { ::std::mem::take(&mut #input.#source_ident) })
+                            } else {
+                                call(quote! { #input.#source_ident })
+                            };
                             fields.push(quote! { #ident: #value, });
                         }
                         _ => {
@@ -277,14 +294,17 @@ impl Pair<'_> {
                 match hook {
                     Some(hook) => {
                         let hook: syn::Path = syn::parse_str(hook).map_err(|e| self.internal(e))?;
-                        Ok(quote! {
-                            let mut out = #target_path { #(#fields)* };
-                            #hook(#input, &mut out);
-                            out
-                        })
+                        Ok((
+                            quote! {
+                                let mut out = #target_path { #(#fields)* };
+                                #hook(&#input, &mut out);
+                                out
+                            },
+                            true,
+                        ))
                     }
                     None if manual.is_empty() && unread.is_empty() => {
-                        Ok(quote! { #target_path { #(#fields)* } })
+                        Ok((quote! { #target_path { #(#fields)* } }, false))
                     }
                     None => Err(Error::Internal {
                         module: format!("{} → {}", source.definition, target.definition),

@@ -1,6 +1,7 @@
 //! Hand-written conversion hooks: the semantic differences between versions. The generated
-//! conversion copies every field that corresponds, then calls the hook of the type, which fills
-//! in the rest.
+//! conversion moves every field that corresponds, then calls the hook of the type with the
+//! source and the target. A hook reads from the source only the fields that have no
+//! counterpart (the others have been moved out of it), and finds the rest in the target.
 
 /// v1alpha1, v1beta1 and v1beta2 call the limited shares `assuredConcurrencyShares`; the hub
 /// calls them `nominalConcurrencyShares`.
@@ -52,10 +53,11 @@ pub mod v1beta3 {
     /// A Limited level whose hub shares are 0 gets the annotation (value `""`) unless it is
     /// already there, so that the object written back through v1beta3 keeps its 0.
     pub fn priority_level_configuration_from_hub(
-        from: &hub::PriorityLevelConfiguration,
+        _from: &hub::PriorityLevelConfiguration,
         to: &mut external::PriorityLevelConfiguration,
     ) {
-        let zero = from
+        // The shares have a counterpart, so they are read from the converted object.
+        let zero = to
             .spec
             .limited
             .as_ref()

@@ -2,9 +2,11 @@
 //! conversion between every served version and the hub, as kube-apiserver converts.
 //!
 //! Every version converts to the hub with [`ToHub`] and back with [`FromHub`]; converting from
-//! version A to version B is `B::from_hub(&a.to_hub())`. The field-for-field parts are generated
+//! version A to version B is `B::from_owned_hub(a.into_hub())`, which moves every shared field,
+//! or `B::from_hub(&a.to_hub())` to keep the originals. The field-for-field parts are generated
 //! by `cargo xtask codegen` (the counterpart of Kubernetes' conversion-gen); the semantic
-//! differences are hand-written hooks in [`hooks`]. A source object is never mutated.
+//! differences are hand-written hooks in [`hooks`]. The borrowing forms never mutate their
+//! source.
 //!
 //! ```
 //! use apfkit_conversion::{FromHub, ToHub};
@@ -29,34 +31,48 @@ pub mod scheme;
 pub mod validation;
 
 /// Conversion of an external (versioned) object to its hub type.
-pub trait ToHub {
+pub trait ToHub: Sized {
     /// The hub type.
     type Hub;
-    /// The hub object; `self` is left as it is.
-    fn to_hub(&self) -> Self::Hub;
+    /// The hub object, moving every field that both sides share.
+    fn into_hub(self) -> Self::Hub;
+    /// The hub object; `self` is left as it is (one clone, then [`ToHub::into_hub`]).
+    fn to_hub(&self) -> Self::Hub
+    where
+        Self: Clone,
+    {
+        self.clone().into_hub()
+    }
 }
 
 /// Conversion of a hub object to an external (versioned) type.
 pub trait FromHub: Sized {
     /// The hub type.
     type Hub;
-    /// The external object; `hub` is left as it is.
-    fn from_hub(hub: &Self::Hub) -> Self;
+    /// The external object, moving every field that both sides share.
+    fn from_owned_hub(hub: Self::Hub) -> Self;
+    /// The external object; `hub` is left as it is (one clone, then [`FromHub::from_owned_hub`]).
+    fn from_hub(hub: &Self::Hub) -> Self
+    where
+        Self::Hub: Clone,
+    {
+        Self::from_owned_hub(hub.clone())
+    }
 }
 
-/// Types that are the same on both sides convert by cloning.
+/// Types that are the same on both sides.
 macro_rules! identity {
     ($($ty:ty),*) => {$(
         impl ToHub for $ty {
             type Hub = $ty;
-            fn to_hub(&self) -> $ty {
-                self.clone()
+            fn into_hub(self) -> $ty {
+                self
             }
         }
         impl FromHub for $ty {
             type Hub = $ty;
-            fn from_hub(hub: &$ty) -> $ty {
-                hub.clone()
+            fn from_owned_hub(hub: $ty) -> $ty {
+                hub
             }
         }
     )*};
@@ -76,44 +92,44 @@ identity!(
 
 impl<T: ToHub> ToHub for Option<T> {
     type Hub = Option<T::Hub>;
-    fn to_hub(&self) -> Self::Hub {
-        self.as_ref().map(ToHub::to_hub)
+    fn into_hub(self) -> Self::Hub {
+        self.map(ToHub::into_hub)
     }
 }
 
 impl<T: FromHub> FromHub for Option<T> {
     type Hub = Option<T::Hub>;
-    fn from_hub(hub: &Self::Hub) -> Self {
-        hub.as_ref().map(T::from_hub)
+    fn from_owned_hub(hub: Self::Hub) -> Self {
+        hub.map(T::from_owned_hub)
     }
 }
 
 impl<T: ToHub> ToHub for Vec<T> {
     type Hub = Vec<T::Hub>;
-    fn to_hub(&self) -> Self::Hub {
-        self.iter().map(ToHub::to_hub).collect()
+    fn into_hub(self) -> Self::Hub {
+        self.into_iter().map(ToHub::into_hub).collect()
     }
 }
 
 impl<T: FromHub> FromHub for Vec<T> {
     type Hub = Vec<T::Hub>;
-    fn from_hub(hub: &Self::Hub) -> Self {
-        hub.iter().map(T::from_hub).collect()
+    fn from_owned_hub(hub: Self::Hub) -> Self {
+        hub.into_iter().map(T::from_owned_hub).collect()
     }
 }
 
 impl<T: ToHub> ToHub for std::collections::BTreeMap<String, T> {
     type Hub = std::collections::BTreeMap<String, T::Hub>;
-    fn to_hub(&self) -> Self::Hub {
-        self.iter().map(|(k, v)| (k.clone(), v.to_hub())).collect()
+    fn into_hub(self) -> Self::Hub {
+        self.into_iter().map(|(k, v)| (k, v.into_hub())).collect()
     }
 }
 
 impl<T: FromHub> FromHub for std::collections::BTreeMap<String, T> {
     type Hub = std::collections::BTreeMap<String, T::Hub>;
-    fn from_hub(hub: &Self::Hub) -> Self {
-        hub.iter()
-            .map(|(k, v)| (k.clone(), T::from_hub(v)))
+    fn from_owned_hub(hub: Self::Hub) -> Self {
+        hub.into_iter()
+            .map(|(k, v)| (k, T::from_owned_hub(v)))
             .collect()
     }
 }

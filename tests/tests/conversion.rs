@@ -20,7 +20,7 @@ where
 {
     let mut source: S = serde_json::from_value(input).expect("decodes");
     source.apply_defaults();
-    serde_json::to_value(T::from_hub(&source.to_hub())).expect("encodes")
+    serde_json::to_value(T::from_owned_hub(source.into_hub())).expect("encodes")
 }
 
 fn plc(version: &str, metadata: Value, spec: Value) -> Value {

@@ -257,7 +257,7 @@ where
 {
     let mut typed: T = decode(object, unknown, warnings)?;
     typed.apply_defaults();
-    Ok(typed.to_hub().wrap())
+    Ok(typed.into_hub().wrap())
 }
 
 fn default_as<T>(
@@ -276,7 +276,7 @@ where
 fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
 where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + Clone + ApplyDefaults + Kind,
-    <T as FromHub>::Hub: HubKind,
+    <T as FromHub>::Hub: HubKind + Clone,
 {
     let hub = <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
         SchemeError::new(
@@ -288,7 +288,7 @@ where
     // What would a reader of the output get? Decode-side defaulting, then back to the hub.
     let mut read_back = external.clone();
     read_back.apply_defaults();
-    let again = read_back.to_hub();
+    let again = read_back.into_hub();
     if again != *hub {
         let before = serde_json::to_value(hub).map_err(|e| SchemeError::new("", e.to_string()))?;
         let after =

@@ -3,138 +3,145 @@
 #![allow(clippy::all)]
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIService {
     type Hub = crate::hub::apiregistration::APIService;
-    fn to_hub(&self) -> crate::hub::apiregistration::APIService {
+    fn into_hub(self) -> crate::hub::apiregistration::APIService {
         crate::hub::apiregistration::APIService {
-            metadata: crate::ToHub::to_hub(&self.metadata),
-            spec: crate::ToHub::to_hub(&self.spec),
-            status: crate::ToHub::to_hub(&self.status),
+            metadata: crate::ToHub::into_hub(self.metadata),
+            spec: crate::ToHub::into_hub(self.spec),
+            status: crate::ToHub::into_hub(self.status),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIService {
     type Hub = crate::hub::apiregistration::APIService;
-    fn from_hub(hub: &crate::hub::apiregistration::APIService) -> Self {
+    fn from_owned_hub(hub: crate::hub::apiregistration::APIService) -> Self {
         ::apfkit_types::apiregistration::v1beta1::APIService {
-            metadata: crate::FromHub::from_hub(&hub.metadata),
-            spec: crate::FromHub::from_hub(&hub.spec),
-            status: crate::FromHub::from_hub(&hub.status),
+            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            spec: crate::FromHub::from_owned_hub(hub.spec),
+            status: crate::FromHub::from_owned_hub(hub.status),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceCondition {
     type Hub = crate::hub::apiregistration::APIServiceCondition;
-    fn to_hub(&self) -> crate::hub::apiregistration::APIServiceCondition {
+    fn into_hub(self) -> crate::hub::apiregistration::APIServiceCondition {
         crate::hub::apiregistration::APIServiceCondition {
-            last_transition_time: crate::ToHub::to_hub(&self.last_transition_time),
-            message: crate::ToHub::to_hub(&self.message),
-            reason: crate::ToHub::to_hub(&self.reason),
-            status: crate::ToHub::to_hub(&self.status),
-            type_: crate::ToHub::to_hub(&self.type_),
+            last_transition_time: crate::ToHub::into_hub(self.last_transition_time),
+            message: crate::ToHub::into_hub(self.message),
+            reason: crate::ToHub::into_hub(self.reason),
+            status: crate::ToHub::into_hub(self.status),
+            type_: crate::ToHub::into_hub(self.type_),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceCondition {
     type Hub = crate::hub::apiregistration::APIServiceCondition;
-    fn from_hub(hub: &crate::hub::apiregistration::APIServiceCondition) -> Self {
+    fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceCondition) -> Self {
         ::apfkit_types::apiregistration::v1beta1::APIServiceCondition {
-            last_transition_time: crate::FromHub::from_hub(&hub.last_transition_time),
-            message: crate::FromHub::from_hub(&hub.message),
-            reason: crate::FromHub::from_hub(&hub.reason),
-            status: crate::FromHub::from_hub(&hub.status),
-            type_: crate::FromHub::from_hub(&hub.type_),
+            last_transition_time: crate::FromHub::from_owned_hub(
+                hub.last_transition_time,
+            ),
+            message: crate::FromHub::from_owned_hub(hub.message),
+            reason: crate::FromHub::from_owned_hub(hub.reason),
+            status: crate::FromHub::from_owned_hub(hub.status),
+            type_: crate::FromHub::from_owned_hub(hub.type_),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceList {
     type Hub = crate::hub::apiregistration::APIServiceList;
-    fn to_hub(&self) -> crate::hub::apiregistration::APIServiceList {
+    fn into_hub(self) -> crate::hub::apiregistration::APIServiceList {
         crate::hub::apiregistration::APIServiceList {
-            items: crate::ToHub::to_hub(&self.items),
-            metadata: crate::ToHub::to_hub(&self.metadata),
+            items: crate::ToHub::into_hub(self.items),
+            metadata: crate::ToHub::into_hub(self.metadata),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceList {
     type Hub = crate::hub::apiregistration::APIServiceList;
-    fn from_hub(hub: &crate::hub::apiregistration::APIServiceList) -> Self {
+    fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceList) -> Self {
         ::apfkit_types::apiregistration::v1beta1::APIServiceList {
-            items: crate::FromHub::from_hub(&hub.items),
-            metadata: crate::FromHub::from_hub(&hub.metadata),
+            items: crate::FromHub::from_owned_hub(hub.items),
+            metadata: crate::FromHub::from_owned_hub(hub.metadata),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceSpec {
     type Hub = crate::hub::apiregistration::APIServiceSpec;
-    fn to_hub(&self) -> crate::hub::apiregistration::APIServiceSpec {
+    fn into_hub(self) -> crate::hub::apiregistration::APIServiceSpec {
         crate::hub::apiregistration::APIServiceSpec {
-            ca_bundle: crate::ToHub::to_hub(&self.ca_bundle),
-            group: crate::ToHub::to_hub(&self.group),
-            group_priority_minimum: crate::ToHub::to_hub(&self.group_priority_minimum),
-            insecure_skip_tls_verify: crate::ToHub::to_hub(
-                &self.insecure_skip_tls_verify,
+            ca_bundle: crate::ToHub::into_hub(self.ca_bundle),
+            group: crate::ToHub::into_hub(self.group),
+            group_priority_minimum: crate::ToHub::into_hub(self.group_priority_minimum),
+            insecure_skip_tls_verify: crate::ToHub::into_hub(
+                self.insecure_skip_tls_verify,
             ),
-            service: crate::ToHub::to_hub(&self.service),
-            version: crate::ToHub::to_hub(&self.version),
-            version_priority: crate::ToHub::to_hub(&self.version_priority),
+            service: crate::ToHub::into_hub(self.service),
+            version: crate::ToHub::into_hub(self.version),
+            version_priority: crate::ToHub::into_hub(self.version_priority),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceSpec {
     type Hub = crate::hub::apiregistration::APIServiceSpec;
-    fn from_hub(hub: &crate::hub::apiregistration::APIServiceSpec) -> Self {
+    fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceSpec) -> Self {
         ::apfkit_types::apiregistration::v1beta1::APIServiceSpec {
-            ca_bundle: crate::FromHub::from_hub(&hub.ca_bundle),
-            group: crate::FromHub::from_hub(&hub.group),
-            group_priority_minimum: crate::FromHub::from_hub(
-                &hub.group_priority_minimum,
+            ca_bundle: crate::FromHub::from_owned_hub(hub.ca_bundle),
+            group: crate::FromHub::from_owned_hub(hub.group),
+            group_priority_minimum: crate::FromHub::from_owned_hub(
+                hub.group_priority_minimum,
             ),
-            insecure_skip_tls_verify: crate::FromHub::from_hub(
-                &hub.insecure_skip_tls_verify,
+            insecure_skip_tls_verify: crate::FromHub::from_owned_hub(
+                hub.insecure_skip_tls_verify,
             ),
-            service: crate::FromHub::from_hub(&hub.service),
-            version: crate::FromHub::from_hub(&hub.version),
-            version_priority: crate::FromHub::from_hub(&hub.version_priority),
+            service: crate::FromHub::from_owned_hub(hub.service),
+            version: crate::FromHub::from_owned_hub(hub.version),
+            version_priority: crate::FromHub::from_owned_hub(hub.version_priority),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceStatus {
     type Hub = crate::hub::apiregistration::APIServiceStatus;
-    fn to_hub(&self) -> crate::hub::apiregistration::APIServiceStatus {
+    fn into_hub(self) -> crate::hub::apiregistration::APIServiceStatus {
         crate::hub::apiregistration::APIServiceStatus {
-            conditions: crate::ToHub::to_hub(&self.conditions),
+            conditions: crate::ToHub::into_hub(self.conditions),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceStatus {
     type Hub = crate::hub::apiregistration::APIServiceStatus;
-    fn from_hub(hub: &crate::hub::apiregistration::APIServiceStatus) -> Self {
+    fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceStatus) -> Self {
         ::apfkit_types::apiregistration::v1beta1::APIServiceStatus {
-            conditions: crate::FromHub::from_hub(&hub.conditions),
+            conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::ServiceReference {
     type Hub = crate::hub::apiregistration::ServiceReference;
-    fn to_hub(&self) -> crate::hub::apiregistration::ServiceReference {
+    fn into_hub(mut self) -> crate::hub::apiregistration::ServiceReference {
         let mut out = crate::hub::apiregistration::ServiceReference {
-            name: crate::ToHub::to_hub(&self.name),
-            namespace: crate::ToHub::to_hub(&self.namespace),
+            name: crate::ToHub::into_hub(::std::mem::take(&mut self.name)),
+            namespace: crate::ToHub::into_hub(::std::mem::take(&mut self.namespace)),
             port: ::std::default::Default::default(),
         };
-        crate::hooks::apiregistration::v1beta1::service_reference_to_hub(self, &mut out);
+        crate::hooks::apiregistration::v1beta1::service_reference_to_hub(
+            &self,
+            &mut out,
+        );
         out
     }
 }
 impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::ServiceReference {
     type Hub = crate::hub::apiregistration::ServiceReference;
-    fn from_hub(hub: &crate::hub::apiregistration::ServiceReference) -> Self {
+    fn from_owned_hub(mut hub: crate::hub::apiregistration::ServiceReference) -> Self {
         let mut out = ::apfkit_types::apiregistration::v1beta1::ServiceReference {
-            name: crate::FromHub::from_hub(&hub.name),
-            namespace: crate::FromHub::from_hub(&hub.namespace),
+            name: crate::FromHub::from_owned_hub(::std::mem::take(&mut hub.name)),
+            namespace: crate::FromHub::from_owned_hub(
+                ::std::mem::take(&mut hub.namespace),
+            ),
             port: ::std::default::Default::default(),
         };
         crate::hooks::apiregistration::v1beta1::service_reference_from_hub(
-            hub,
+            &hub,
             &mut out,
         );
         out

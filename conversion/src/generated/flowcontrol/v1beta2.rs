@@ -4,11 +4,11 @@
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::ExemptPriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::ExemptPriorityLevelConfiguration;
-    fn to_hub(&self) -> crate::hub::flowcontrol::ExemptPriorityLevelConfiguration {
+    fn into_hub(self) -> crate::hub::flowcontrol::ExemptPriorityLevelConfiguration {
         crate::hub::flowcontrol::ExemptPriorityLevelConfiguration {
-            lendable_percent: crate::ToHub::to_hub(&self.lendable_percent),
-            nominal_concurrency_shares: crate::ToHub::to_hub(
-                &self.nominal_concurrency_shares,
+            lendable_percent: crate::ToHub::into_hub(self.lendable_percent),
+            nominal_concurrency_shares: crate::ToHub::into_hub(
+                self.nominal_concurrency_shares,
             ),
         }
     }
@@ -16,469 +16,489 @@ for ::apfkit_types::flowcontrol::v1beta2::ExemptPriorityLevelConfiguration {
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::ExemptPriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::ExemptPriorityLevelConfiguration;
-    fn from_hub(
-        hub: &crate::hub::flowcontrol::ExemptPriorityLevelConfiguration,
+    fn from_owned_hub(
+        hub: crate::hub::flowcontrol::ExemptPriorityLevelConfiguration,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::ExemptPriorityLevelConfiguration {
-            lendable_percent: crate::FromHub::from_hub(&hub.lendable_percent),
-            nominal_concurrency_shares: crate::FromHub::from_hub(
-                &hub.nominal_concurrency_shares,
+            lendable_percent: crate::FromHub::from_owned_hub(hub.lendable_percent),
+            nominal_concurrency_shares: crate::FromHub::from_owned_hub(
+                hub.nominal_concurrency_shares,
             ),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::FlowDistinguisherMethod {
     type Hub = crate::hub::flowcontrol::FlowDistinguisherMethod;
-    fn to_hub(&self) -> crate::hub::flowcontrol::FlowDistinguisherMethod {
+    fn into_hub(self) -> crate::hub::flowcontrol::FlowDistinguisherMethod {
         crate::hub::flowcontrol::FlowDistinguisherMethod {
-            type_: crate::ToHub::to_hub(&self.type_),
+            type_: crate::ToHub::into_hub(self.type_),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::FlowDistinguisherMethod {
     type Hub = crate::hub::flowcontrol::FlowDistinguisherMethod;
-    fn from_hub(hub: &crate::hub::flowcontrol::FlowDistinguisherMethod) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::FlowDistinguisherMethod) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::FlowDistinguisherMethod {
-            type_: crate::FromHub::from_hub(&hub.type_),
+            type_: crate::FromHub::from_owned_hub(hub.type_),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchema {
     type Hub = crate::hub::flowcontrol::FlowSchema;
-    fn to_hub(&self) -> crate::hub::flowcontrol::FlowSchema {
+    fn into_hub(self) -> crate::hub::flowcontrol::FlowSchema {
         crate::hub::flowcontrol::FlowSchema {
-            metadata: crate::ToHub::to_hub(&self.metadata),
-            spec: crate::ToHub::to_hub(&self.spec),
-            status: crate::ToHub::to_hub(&self.status),
+            metadata: crate::ToHub::into_hub(self.metadata),
+            spec: crate::ToHub::into_hub(self.spec),
+            status: crate::ToHub::into_hub(self.status),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchema {
     type Hub = crate::hub::flowcontrol::FlowSchema;
-    fn from_hub(hub: &crate::hub::flowcontrol::FlowSchema) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchema) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::FlowSchema {
-            metadata: crate::FromHub::from_hub(&hub.metadata),
-            spec: crate::FromHub::from_hub(&hub.spec),
-            status: crate::FromHub::from_hub(&hub.status),
+            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            spec: crate::FromHub::from_owned_hub(hub.spec),
+            status: crate::FromHub::from_owned_hub(hub.status),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaCondition {
     type Hub = crate::hub::flowcontrol::FlowSchemaCondition;
-    fn to_hub(&self) -> crate::hub::flowcontrol::FlowSchemaCondition {
+    fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaCondition {
         crate::hub::flowcontrol::FlowSchemaCondition {
-            last_transition_time: crate::ToHub::to_hub(&self.last_transition_time),
-            message: crate::ToHub::to_hub(&self.message),
-            reason: crate::ToHub::to_hub(&self.reason),
-            status: crate::ToHub::to_hub(&self.status),
-            type_: crate::ToHub::to_hub(&self.type_),
+            last_transition_time: crate::ToHub::into_hub(self.last_transition_time),
+            message: crate::ToHub::into_hub(self.message),
+            reason: crate::ToHub::into_hub(self.reason),
+            status: crate::ToHub::into_hub(self.status),
+            type_: crate::ToHub::into_hub(self.type_),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaCondition {
     type Hub = crate::hub::flowcontrol::FlowSchemaCondition;
-    fn from_hub(hub: &crate::hub::flowcontrol::FlowSchemaCondition) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchemaCondition) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::FlowSchemaCondition {
-            last_transition_time: crate::FromHub::from_hub(&hub.last_transition_time),
-            message: crate::FromHub::from_hub(&hub.message),
-            reason: crate::FromHub::from_hub(&hub.reason),
-            status: crate::FromHub::from_hub(&hub.status),
-            type_: crate::FromHub::from_hub(&hub.type_),
+            last_transition_time: crate::FromHub::from_owned_hub(
+                hub.last_transition_time,
+            ),
+            message: crate::FromHub::from_owned_hub(hub.message),
+            reason: crate::FromHub::from_owned_hub(hub.reason),
+            status: crate::FromHub::from_owned_hub(hub.status),
+            type_: crate::FromHub::from_owned_hub(hub.type_),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaList {
     type Hub = crate::hub::flowcontrol::FlowSchemaList;
-    fn to_hub(&self) -> crate::hub::flowcontrol::FlowSchemaList {
+    fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaList {
         crate::hub::flowcontrol::FlowSchemaList {
-            items: crate::ToHub::to_hub(&self.items),
-            metadata: crate::ToHub::to_hub(&self.metadata),
+            items: crate::ToHub::into_hub(self.items),
+            metadata: crate::ToHub::into_hub(self.metadata),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaList {
     type Hub = crate::hub::flowcontrol::FlowSchemaList;
-    fn from_hub(hub: &crate::hub::flowcontrol::FlowSchemaList) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchemaList) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::FlowSchemaList {
-            items: crate::FromHub::from_hub(&hub.items),
-            metadata: crate::FromHub::from_hub(&hub.metadata),
+            items: crate::FromHub::from_owned_hub(hub.items),
+            metadata: crate::FromHub::from_owned_hub(hub.metadata),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaSpec {
     type Hub = crate::hub::flowcontrol::FlowSchemaSpec;
-    fn to_hub(&self) -> crate::hub::flowcontrol::FlowSchemaSpec {
+    fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaSpec {
         crate::hub::flowcontrol::FlowSchemaSpec {
-            distinguisher_method: crate::ToHub::to_hub(&self.distinguisher_method),
-            matching_precedence: crate::ToHub::to_hub(&self.matching_precedence),
-            priority_level_configuration: crate::ToHub::to_hub(
-                &self.priority_level_configuration,
+            distinguisher_method: crate::ToHub::into_hub(self.distinguisher_method),
+            matching_precedence: crate::ToHub::into_hub(self.matching_precedence),
+            priority_level_configuration: crate::ToHub::into_hub(
+                self.priority_level_configuration,
             ),
-            rules: crate::ToHub::to_hub(&self.rules),
+            rules: crate::ToHub::into_hub(self.rules),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaSpec {
     type Hub = crate::hub::flowcontrol::FlowSchemaSpec;
-    fn from_hub(hub: &crate::hub::flowcontrol::FlowSchemaSpec) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchemaSpec) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::FlowSchemaSpec {
-            distinguisher_method: crate::FromHub::from_hub(&hub.distinguisher_method),
-            matching_precedence: crate::FromHub::from_hub(&hub.matching_precedence),
-            priority_level_configuration: crate::FromHub::from_hub(
-                &hub.priority_level_configuration,
+            distinguisher_method: crate::FromHub::from_owned_hub(
+                hub.distinguisher_method,
             ),
-            rules: crate::FromHub::from_hub(&hub.rules),
+            matching_precedence: crate::FromHub::from_owned_hub(hub.matching_precedence),
+            priority_level_configuration: crate::FromHub::from_owned_hub(
+                hub.priority_level_configuration,
+            ),
+            rules: crate::FromHub::from_owned_hub(hub.rules),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaStatus {
     type Hub = crate::hub::flowcontrol::FlowSchemaStatus;
-    fn to_hub(&self) -> crate::hub::flowcontrol::FlowSchemaStatus {
+    fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaStatus {
         crate::hub::flowcontrol::FlowSchemaStatus {
-            conditions: crate::ToHub::to_hub(&self.conditions),
+            conditions: crate::ToHub::into_hub(self.conditions),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::FlowSchemaStatus {
     type Hub = crate::hub::flowcontrol::FlowSchemaStatus;
-    fn from_hub(hub: &crate::hub::flowcontrol::FlowSchemaStatus) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchemaStatus) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::FlowSchemaStatus {
-            conditions: crate::FromHub::from_hub(&hub.conditions),
+            conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::GroupSubject {
     type Hub = crate::hub::flowcontrol::GroupSubject;
-    fn to_hub(&self) -> crate::hub::flowcontrol::GroupSubject {
+    fn into_hub(self) -> crate::hub::flowcontrol::GroupSubject {
         crate::hub::flowcontrol::GroupSubject {
-            name: crate::ToHub::to_hub(&self.name),
+            name: crate::ToHub::into_hub(self.name),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::GroupSubject {
     type Hub = crate::hub::flowcontrol::GroupSubject;
-    fn from_hub(hub: &crate::hub::flowcontrol::GroupSubject) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::GroupSubject) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::GroupSubject {
-            name: crate::FromHub::from_hub(&hub.name),
+            name: crate::FromHub::from_owned_hub(hub.name),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::LimitResponse {
     type Hub = crate::hub::flowcontrol::LimitResponse;
-    fn to_hub(&self) -> crate::hub::flowcontrol::LimitResponse {
+    fn into_hub(self) -> crate::hub::flowcontrol::LimitResponse {
         crate::hub::flowcontrol::LimitResponse {
-            queuing: crate::ToHub::to_hub(&self.queuing),
-            type_: crate::ToHub::to_hub(&self.type_),
+            queuing: crate::ToHub::into_hub(self.queuing),
+            type_: crate::ToHub::into_hub(self.type_),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::LimitResponse {
     type Hub = crate::hub::flowcontrol::LimitResponse;
-    fn from_hub(hub: &crate::hub::flowcontrol::LimitResponse) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::LimitResponse) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::LimitResponse {
-            queuing: crate::FromHub::from_hub(&hub.queuing),
-            type_: crate::FromHub::from_hub(&hub.type_),
+            queuing: crate::FromHub::from_owned_hub(hub.queuing),
+            type_: crate::FromHub::from_owned_hub(hub.type_),
         }
     }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::LimitedPriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::LimitedPriorityLevelConfiguration;
-    fn to_hub(&self) -> crate::hub::flowcontrol::LimitedPriorityLevelConfiguration {
+    fn into_hub(mut self) -> crate::hub::flowcontrol::LimitedPriorityLevelConfiguration {
         let mut out = crate::hub::flowcontrol::LimitedPriorityLevelConfiguration {
-            borrowing_limit_percent: crate::ToHub::to_hub(&self.borrowing_limit_percent),
-            lendable_percent: crate::ToHub::to_hub(&self.lendable_percent),
-            limit_response: crate::ToHub::to_hub(&self.limit_response),
+            borrowing_limit_percent: crate::ToHub::into_hub(
+                ::std::mem::take(&mut self.borrowing_limit_percent),
+            ),
+            lendable_percent: crate::ToHub::into_hub(
+                ::std::mem::take(&mut self.lendable_percent),
+            ),
+            limit_response: crate::ToHub::into_hub(
+                ::std::mem::take(&mut self.limit_response),
+            ),
             nominal_concurrency_shares: ::std::default::Default::default(),
         };
-        crate::hooks::v1beta2::limited_to_hub(self, &mut out);
+        crate::hooks::v1beta2::limited_to_hub(&self, &mut out);
         out
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::LimitedPriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::LimitedPriorityLevelConfiguration;
-    fn from_hub(
-        hub: &crate::hub::flowcontrol::LimitedPriorityLevelConfiguration,
+    fn from_owned_hub(
+        mut hub: crate::hub::flowcontrol::LimitedPriorityLevelConfiguration,
     ) -> Self {
         let mut out = ::apfkit_types::flowcontrol::v1beta2::LimitedPriorityLevelConfiguration {
             assured_concurrency_shares: ::std::default::Default::default(),
-            borrowing_limit_percent: crate::FromHub::from_hub(
-                &hub.borrowing_limit_percent,
+            borrowing_limit_percent: crate::FromHub::from_owned_hub(
+                ::std::mem::take(&mut hub.borrowing_limit_percent),
             ),
-            lendable_percent: crate::FromHub::from_hub(&hub.lendable_percent),
-            limit_response: crate::FromHub::from_hub(&hub.limit_response),
+            lendable_percent: crate::FromHub::from_owned_hub(
+                ::std::mem::take(&mut hub.lendable_percent),
+            ),
+            limit_response: crate::FromHub::from_owned_hub(
+                ::std::mem::take(&mut hub.limit_response),
+            ),
         };
-        crate::hooks::v1beta2::limited_from_hub(hub, &mut out);
+        crate::hooks::v1beta2::limited_from_hub(&hub, &mut out);
         out
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::NonResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::NonResourcePolicyRule;
-    fn to_hub(&self) -> crate::hub::flowcontrol::NonResourcePolicyRule {
+    fn into_hub(self) -> crate::hub::flowcontrol::NonResourcePolicyRule {
         crate::hub::flowcontrol::NonResourcePolicyRule {
-            non_resource_urls: crate::ToHub::to_hub(&self.non_resource_urls),
-            verbs: crate::ToHub::to_hub(&self.verbs),
+            non_resource_urls: crate::ToHub::into_hub(self.non_resource_urls),
+            verbs: crate::ToHub::into_hub(self.verbs),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::NonResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::NonResourcePolicyRule;
-    fn from_hub(hub: &crate::hub::flowcontrol::NonResourcePolicyRule) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::NonResourcePolicyRule) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::NonResourcePolicyRule {
-            non_resource_urls: crate::FromHub::from_hub(&hub.non_resource_urls),
-            verbs: crate::FromHub::from_hub(&hub.verbs),
+            non_resource_urls: crate::FromHub::from_owned_hub(hub.non_resource_urls),
+            verbs: crate::FromHub::from_owned_hub(hub.verbs),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::PolicyRulesWithSubjects {
     type Hub = crate::hub::flowcontrol::PolicyRulesWithSubjects;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PolicyRulesWithSubjects {
+    fn into_hub(self) -> crate::hub::flowcontrol::PolicyRulesWithSubjects {
         crate::hub::flowcontrol::PolicyRulesWithSubjects {
-            non_resource_rules: crate::ToHub::to_hub(&self.non_resource_rules),
-            resource_rules: crate::ToHub::to_hub(&self.resource_rules),
-            subjects: crate::ToHub::to_hub(&self.subjects),
+            non_resource_rules: crate::ToHub::into_hub(self.non_resource_rules),
+            resource_rules: crate::ToHub::into_hub(self.resource_rules),
+            subjects: crate::ToHub::into_hub(self.subjects),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::PolicyRulesWithSubjects {
     type Hub = crate::hub::flowcontrol::PolicyRulesWithSubjects;
-    fn from_hub(hub: &crate::hub::flowcontrol::PolicyRulesWithSubjects) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::PolicyRulesWithSubjects) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PolicyRulesWithSubjects {
-            non_resource_rules: crate::FromHub::from_hub(&hub.non_resource_rules),
-            resource_rules: crate::FromHub::from_hub(&hub.resource_rules),
-            subjects: crate::FromHub::from_hub(&hub.subjects),
+            non_resource_rules: crate::FromHub::from_owned_hub(hub.non_resource_rules),
+            resource_rules: crate::FromHub::from_owned_hub(hub.resource_rules),
+            subjects: crate::FromHub::from_owned_hub(hub.subjects),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfiguration;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PriorityLevelConfiguration {
+    fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfiguration {
         crate::hub::flowcontrol::PriorityLevelConfiguration {
-            metadata: crate::ToHub::to_hub(&self.metadata),
-            spec: crate::ToHub::to_hub(&self.spec),
-            status: crate::ToHub::to_hub(&self.status),
+            metadata: crate::ToHub::into_hub(self.metadata),
+            spec: crate::ToHub::into_hub(self.spec),
+            status: crate::ToHub::into_hub(self.status),
         }
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfiguration;
-    fn from_hub(hub: &crate::hub::flowcontrol::PriorityLevelConfiguration) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::PriorityLevelConfiguration) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfiguration {
-            metadata: crate::FromHub::from_hub(&hub.metadata),
-            spec: crate::FromHub::from_hub(&hub.spec),
-            status: crate::FromHub::from_hub(&hub.status),
+            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            spec: crate::FromHub::from_owned_hub(hub.spec),
+            status: crate::FromHub::from_owned_hub(hub.status),
         }
     }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationCondition {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationCondition;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PriorityLevelConfigurationCondition {
+    fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationCondition {
         crate::hub::flowcontrol::PriorityLevelConfigurationCondition {
-            last_transition_time: crate::ToHub::to_hub(&self.last_transition_time),
-            message: crate::ToHub::to_hub(&self.message),
-            reason: crate::ToHub::to_hub(&self.reason),
-            status: crate::ToHub::to_hub(&self.status),
-            type_: crate::ToHub::to_hub(&self.type_),
+            last_transition_time: crate::ToHub::into_hub(self.last_transition_time),
+            message: crate::ToHub::into_hub(self.message),
+            reason: crate::ToHub::into_hub(self.reason),
+            status: crate::ToHub::into_hub(self.status),
+            type_: crate::ToHub::into_hub(self.type_),
         }
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationCondition {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationCondition;
-    fn from_hub(
-        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationCondition,
+    fn from_owned_hub(
+        hub: crate::hub::flowcontrol::PriorityLevelConfigurationCondition,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationCondition {
-            last_transition_time: crate::FromHub::from_hub(&hub.last_transition_time),
-            message: crate::FromHub::from_hub(&hub.message),
-            reason: crate::FromHub::from_hub(&hub.reason),
-            status: crate::FromHub::from_hub(&hub.status),
-            type_: crate::FromHub::from_hub(&hub.type_),
+            last_transition_time: crate::FromHub::from_owned_hub(
+                hub.last_transition_time,
+            ),
+            message: crate::FromHub::from_owned_hub(hub.message),
+            reason: crate::FromHub::from_owned_hub(hub.reason),
+            status: crate::FromHub::from_owned_hub(hub.status),
+            type_: crate::FromHub::from_owned_hub(hub.type_),
         }
     }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationList {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationList;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PriorityLevelConfigurationList {
+    fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationList {
         crate::hub::flowcontrol::PriorityLevelConfigurationList {
-            items: crate::ToHub::to_hub(&self.items),
-            metadata: crate::ToHub::to_hub(&self.metadata),
+            items: crate::ToHub::into_hub(self.items),
+            metadata: crate::ToHub::into_hub(self.metadata),
         }
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationList {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationList;
-    fn from_hub(hub: &crate::hub::flowcontrol::PriorityLevelConfigurationList) -> Self {
+    fn from_owned_hub(
+        hub: crate::hub::flowcontrol::PriorityLevelConfigurationList,
+    ) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationList {
-            items: crate::FromHub::from_hub(&hub.items),
-            metadata: crate::FromHub::from_hub(&hub.metadata),
+            items: crate::FromHub::from_owned_hub(hub.items),
+            metadata: crate::FromHub::from_owned_hub(hub.metadata),
         }
     }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationReference {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationReference;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PriorityLevelConfigurationReference {
+    fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationReference {
         crate::hub::flowcontrol::PriorityLevelConfigurationReference {
-            name: crate::ToHub::to_hub(&self.name),
+            name: crate::ToHub::into_hub(self.name),
         }
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationReference {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationReference;
-    fn from_hub(
-        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationReference,
+    fn from_owned_hub(
+        hub: crate::hub::flowcontrol::PriorityLevelConfigurationReference,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationReference {
-            name: crate::FromHub::from_hub(&hub.name),
+            name: crate::FromHub::from_owned_hub(hub.name),
         }
     }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationSpec {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationSpec;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PriorityLevelConfigurationSpec {
+    fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationSpec {
         crate::hub::flowcontrol::PriorityLevelConfigurationSpec {
-            exempt: crate::ToHub::to_hub(&self.exempt),
-            limited: crate::ToHub::to_hub(&self.limited),
-            type_: crate::ToHub::to_hub(&self.type_),
+            exempt: crate::ToHub::into_hub(self.exempt),
+            limited: crate::ToHub::into_hub(self.limited),
+            type_: crate::ToHub::into_hub(self.type_),
         }
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationSpec {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationSpec;
-    fn from_hub(hub: &crate::hub::flowcontrol::PriorityLevelConfigurationSpec) -> Self {
+    fn from_owned_hub(
+        hub: crate::hub::flowcontrol::PriorityLevelConfigurationSpec,
+    ) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationSpec {
-            exempt: crate::FromHub::from_hub(&hub.exempt),
-            limited: crate::FromHub::from_hub(&hub.limited),
-            type_: crate::FromHub::from_hub(&hub.type_),
+            exempt: crate::FromHub::from_owned_hub(hub.exempt),
+            limited: crate::FromHub::from_owned_hub(hub.limited),
+            type_: crate::FromHub::from_owned_hub(hub.type_),
         }
     }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationStatus {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationStatus;
-    fn to_hub(&self) -> crate::hub::flowcontrol::PriorityLevelConfigurationStatus {
+    fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationStatus {
         crate::hub::flowcontrol::PriorityLevelConfigurationStatus {
-            conditions: crate::ToHub::to_hub(&self.conditions),
+            conditions: crate::ToHub::into_hub(self.conditions),
         }
     }
 }
 impl crate::FromHub
 for ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationStatus {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationStatus;
-    fn from_hub(
-        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationStatus,
+    fn from_owned_hub(
+        hub: crate::hub::flowcontrol::PriorityLevelConfigurationStatus,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfigurationStatus {
-            conditions: crate::FromHub::from_hub(&hub.conditions),
+            conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::QueuingConfiguration {
     type Hub = crate::hub::flowcontrol::QueuingConfiguration;
-    fn to_hub(&self) -> crate::hub::flowcontrol::QueuingConfiguration {
+    fn into_hub(self) -> crate::hub::flowcontrol::QueuingConfiguration {
         crate::hub::flowcontrol::QueuingConfiguration {
-            hand_size: crate::ToHub::to_hub(&self.hand_size),
-            queue_length_limit: crate::ToHub::to_hub(&self.queue_length_limit),
-            queues: crate::ToHub::to_hub(&self.queues),
+            hand_size: crate::ToHub::into_hub(self.hand_size),
+            queue_length_limit: crate::ToHub::into_hub(self.queue_length_limit),
+            queues: crate::ToHub::into_hub(self.queues),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::QueuingConfiguration {
     type Hub = crate::hub::flowcontrol::QueuingConfiguration;
-    fn from_hub(hub: &crate::hub::flowcontrol::QueuingConfiguration) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::QueuingConfiguration) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::QueuingConfiguration {
-            hand_size: crate::FromHub::from_hub(&hub.hand_size),
-            queue_length_limit: crate::FromHub::from_hub(&hub.queue_length_limit),
-            queues: crate::FromHub::from_hub(&hub.queues),
+            hand_size: crate::FromHub::from_owned_hub(hub.hand_size),
+            queue_length_limit: crate::FromHub::from_owned_hub(hub.queue_length_limit),
+            queues: crate::FromHub::from_owned_hub(hub.queues),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::ResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::ResourcePolicyRule;
-    fn to_hub(&self) -> crate::hub::flowcontrol::ResourcePolicyRule {
+    fn into_hub(self) -> crate::hub::flowcontrol::ResourcePolicyRule {
         crate::hub::flowcontrol::ResourcePolicyRule {
-            api_groups: crate::ToHub::to_hub(&self.api_groups),
-            cluster_scope: crate::ToHub::to_hub(&self.cluster_scope),
-            namespaces: crate::ToHub::to_hub(&self.namespaces),
-            resources: crate::ToHub::to_hub(&self.resources),
-            verbs: crate::ToHub::to_hub(&self.verbs),
+            api_groups: crate::ToHub::into_hub(self.api_groups),
+            cluster_scope: crate::ToHub::into_hub(self.cluster_scope),
+            namespaces: crate::ToHub::into_hub(self.namespaces),
+            resources: crate::ToHub::into_hub(self.resources),
+            verbs: crate::ToHub::into_hub(self.verbs),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::ResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::ResourcePolicyRule;
-    fn from_hub(hub: &crate::hub::flowcontrol::ResourcePolicyRule) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::ResourcePolicyRule) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::ResourcePolicyRule {
-            api_groups: crate::FromHub::from_hub(&hub.api_groups),
-            cluster_scope: crate::FromHub::from_hub(&hub.cluster_scope),
-            namespaces: crate::FromHub::from_hub(&hub.namespaces),
-            resources: crate::FromHub::from_hub(&hub.resources),
-            verbs: crate::FromHub::from_hub(&hub.verbs),
+            api_groups: crate::FromHub::from_owned_hub(hub.api_groups),
+            cluster_scope: crate::FromHub::from_owned_hub(hub.cluster_scope),
+            namespaces: crate::FromHub::from_owned_hub(hub.namespaces),
+            resources: crate::FromHub::from_owned_hub(hub.resources),
+            verbs: crate::FromHub::from_owned_hub(hub.verbs),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::ServiceAccountSubject {
     type Hub = crate::hub::flowcontrol::ServiceAccountSubject;
-    fn to_hub(&self) -> crate::hub::flowcontrol::ServiceAccountSubject {
+    fn into_hub(self) -> crate::hub::flowcontrol::ServiceAccountSubject {
         crate::hub::flowcontrol::ServiceAccountSubject {
-            name: crate::ToHub::to_hub(&self.name),
-            namespace: crate::ToHub::to_hub(&self.namespace),
+            name: crate::ToHub::into_hub(self.name),
+            namespace: crate::ToHub::into_hub(self.namespace),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::ServiceAccountSubject {
     type Hub = crate::hub::flowcontrol::ServiceAccountSubject;
-    fn from_hub(hub: &crate::hub::flowcontrol::ServiceAccountSubject) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::ServiceAccountSubject) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::ServiceAccountSubject {
-            name: crate::FromHub::from_hub(&hub.name),
-            namespace: crate::FromHub::from_hub(&hub.namespace),
+            name: crate::FromHub::from_owned_hub(hub.name),
+            namespace: crate::FromHub::from_owned_hub(hub.namespace),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::Subject {
     type Hub = crate::hub::flowcontrol::Subject;
-    fn to_hub(&self) -> crate::hub::flowcontrol::Subject {
+    fn into_hub(self) -> crate::hub::flowcontrol::Subject {
         crate::hub::flowcontrol::Subject {
-            group: crate::ToHub::to_hub(&self.group),
-            kind: crate::ToHub::to_hub(&self.kind),
-            service_account: crate::ToHub::to_hub(&self.service_account),
-            user: crate::ToHub::to_hub(&self.user),
+            group: crate::ToHub::into_hub(self.group),
+            kind: crate::ToHub::into_hub(self.kind),
+            service_account: crate::ToHub::into_hub(self.service_account),
+            user: crate::ToHub::into_hub(self.user),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::Subject {
     type Hub = crate::hub::flowcontrol::Subject;
-    fn from_hub(hub: &crate::hub::flowcontrol::Subject) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::Subject) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::Subject {
-            group: crate::FromHub::from_hub(&hub.group),
-            kind: crate::FromHub::from_hub(&hub.kind),
-            service_account: crate::FromHub::from_hub(&hub.service_account),
-            user: crate::FromHub::from_hub(&hub.user),
+            group: crate::FromHub::from_owned_hub(hub.group),
+            kind: crate::FromHub::from_owned_hub(hub.kind),
+            service_account: crate::FromHub::from_owned_hub(hub.service_account),
+            user: crate::FromHub::from_owned_hub(hub.user),
         }
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta2::UserSubject {
     type Hub = crate::hub::flowcontrol::UserSubject;
-    fn to_hub(&self) -> crate::hub::flowcontrol::UserSubject {
+    fn into_hub(self) -> crate::hub::flowcontrol::UserSubject {
         crate::hub::flowcontrol::UserSubject {
-            name: crate::ToHub::to_hub(&self.name),
+            name: crate::ToHub::into_hub(self.name),
         }
     }
 }
 impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta2::UserSubject {
     type Hub = crate::hub::flowcontrol::UserSubject;
-    fn from_hub(hub: &crate::hub::flowcontrol::UserSubject) -> Self {
+    fn from_owned_hub(hub: crate::hub::flowcontrol::UserSubject) -> Self {
         ::apfkit_types::flowcontrol::v1beta2::UserSubject {
-            name: crate::FromHub::from_hub(&hub.name),
+            name: crate::FromHub::from_owned_hub(hub.name),
         }
     }
 }
