@@ -415,3 +415,20 @@ fn bootstrap_in_every_version_snapshot() {
         insta::assert_json_snapshot!(format!("bootstrap_{target}"), all);
     }
 }
+
+#[test]
+fn typed_lists_convert_with_their_items() {
+    let (_, schemas) = bootstrap("v1beta2");
+    let list: flowcontrol::v1beta2::FlowSchemaList = serde_json::from_value(json!({
+        "metadata": {"resourceVersion": "42"},
+        "items": schemas,
+    }))
+    .unwrap();
+    let converted = flowcontrol::v1::FlowSchemaList::from_hub(&list.to_hub());
+    assert_eq!(converted.metadata.resource_version.as_deref(), Some("42"));
+    let expected: Vec<flowcontrol::v1::FlowSchema> =
+        bootstrap("v1").1.into_iter().map(|o| serde_json::from_value(o).unwrap()).collect();
+    assert_eq!(converted.items, expected);
+    let back = flowcontrol::v1beta2::FlowSchemaList::from_owned_hub(converted.into_hub());
+    assert_eq!(back, list);
+}
