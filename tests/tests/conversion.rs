@@ -426,8 +426,11 @@ fn typed_lists_convert_with_their_items() {
     .unwrap();
     let converted = flowcontrol::v1::FlowSchemaList::from_hub(&list.to_hub());
     assert_eq!(converted.metadata.resource_version.as_deref(), Some("42"));
-    let expected: Vec<flowcontrol::v1::FlowSchema> =
-        bootstrap("v1").1.into_iter().map(|o| serde_json::from_value(o).unwrap()).collect();
+    let expected: Vec<flowcontrol::v1::FlowSchema> = bootstrap("v1")
+        .1
+        .into_iter()
+        .map(|o| serde_json::from_value(o).unwrap())
+        .collect();
     assert_eq!(converted.items, expected);
     let back = flowcontrol::v1beta2::FlowSchemaList::from_owned_hub(converted.into_hub());
     assert_eq!(back, list);
