@@ -1,0 +1,416 @@
+//! A dispatcher configuration built from hub objects, as kube-apiserver's APF controller digests
+//! them (spec §1.2, §6.2, §7.3): usable priority levels, flow schemas in matching order with the
+//! mandatory ones imagined when missing, the `Dangling` condition of each schema, and each
+//! level's static concurrency limits.
+
+use std::collections::BTreeMap;
+
+use apfkit_conversion::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
+use apfkit_conversion::scheme::HubObject;
+use apfkit_conversion::validation::{self, FieldError, Options};
+
+use crate::bootstrap;
+use crate::shuffle::{Dealer, DealerError};
+
+/// kube-apiserver's default server concurrency limit: 400 + 200 in-flight requests.
+pub const DEFAULT_SERVER_CONCURRENCY_LIMIT: i32 = 600;
+
+/// Default limited shares when unset (v1 defaulting).
+const DEFAULT_LIMITED_SHARES: i32 = 30;
+
+/// How a priority level treats requests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LevelBehavior {
+    /// Never queued, never rejected.
+    Exempt,
+    /// No queues: admitted if the seats fit now, else rejected.
+    Reject,
+    /// Shuffle sharding and fair queuing.
+    Queue {
+        /// Number of queues (the deck).
+        queues: i32,
+        /// Queues dealt to each flow.
+        hand_size: i32,
+        /// Requests a queue may hold before new ones are rejected (when the level is full).
+        queue_length_limit: i32,
+        /// The dealer for `queues` and `hand_size`.
+        dealer: Dealer,
+    },
+}
+
+/// A level's concurrency limits that depend only on the configuration (spec §6.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StaticLimits {
+    /// `ceil(ServerCL × NCS / shareSum)`.
+    pub nominal: i32,
+    /// `round(NominalCL × lendablePercent / 100)`.
+    pub lendable: i32,
+    /// `round(NominalCL × borrowingLimitPercent / 100)`, or ServerCL when unset.
+    pub borrowing: i32,
+    /// `NominalCL − LendableCL`.
+    pub min: i32,
+    /// `NominalCL + BorrowingCL`.
+    pub max: i32,
+}
+
+/// One usable priority level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorityLevel {
+    /// The object (from the input, or the built-in one when imagined).
+    pub object: PriorityLevelConfiguration,
+    /// True when the level is a mandatory one that the input lacked.
+    pub imagined: bool,
+    /// How requests are treated.
+    pub behavior: LevelBehavior,
+    /// Nominal concurrency shares.
+    pub shares: i32,
+    /// Static limits for the configuration's server concurrency limit.
+    pub limits: StaticLimits,
+}
+
+impl PriorityLevel {
+    /// The level's name.
+    pub fn name(&self) -> &str {
+        self.object.metadata.name.as_deref().unwrap_or_default()
+    }
+}
+
+/// One flow schema in matching order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    /// The object (from the input, or the built-in one when imagined).
+    pub object: FlowSchema,
+    /// True when the schema is a mandatory one that the input lacked.
+    pub imagined: bool,
+}
+
+impl Schema {
+    /// The schema's name.
+    pub fn name(&self) -> &str {
+        self.object.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// The priority level it sends requests to.
+    pub fn priority_level(&self) -> &str {
+        &self.object.spec.priority_level_configuration.name
+    }
+}
+
+/// The `Dangling` condition the APF controller sets on a FlowSchema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DanglingCondition {
+    /// The schema.
+    pub flow_schema: String,
+    /// `"True"` when its priority level does not exist, else `"False"`.
+    pub status: &'static str,
+    /// `NotFound` or `Found`.
+    pub reason: &'static str,
+    /// The controller's message.
+    pub message: String,
+}
+
+/// An input object the configuration left out, with why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// `FlowSchema` or `PriorityLevelConfiguration`.
+    pub kind: &'static str,
+    /// The object's name.
+    pub name: String,
+    /// Validation errors, or a dealer error for queuing parameters.
+    pub reasons: Vec<String>,
+}
+
+/// Why no configuration could be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The server concurrency limit must be positive.
+    #[error("the server concurrency limit must be positive, not {0}")]
+    ServerConcurrencyLimit(i32),
+}
+
+/// A digested configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Configuration {
+    server_concurrency_limit: i32,
+    levels: Vec<PriorityLevel>,
+    level_index: BTreeMap<String, usize>,
+    schemas: Vec<Schema>,
+    dangling: Vec<DanglingCondition>,
+    skipped: Vec<Skipped>,
+}
+
+fn name_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    meta.name.clone().unwrap_or_default()
+}
+
+fn errors_text(errors: &[FieldError]) -> Vec<String> {
+    errors.iter().map(ToString::to_string).collect()
+}
+
+impl Configuration {
+    /// Digests priority levels and flow schemas (hub objects, already defaulted), for a server
+    /// whose concurrency limit is `server_concurrency_limit`. Invalid objects are left out and
+    /// reported by [`Configuration::skipped`].
+    pub fn new(
+        levels: impl IntoIterator<Item = PriorityLevelConfiguration>,
+        schemas: impl IntoIterator<Item = FlowSchema>,
+        server_concurrency_limit: i32,
+    ) -> Result<Self, ConfigError> {
+        Self::build(levels, schemas, server_concurrency_limit, true)
+    }
+
+    /// Like [`Configuration::new`] but without validation, as kube-apiserver's controller trusts
+    /// the objects it reads from storage. For objects known to be valid, or to study how the
+    /// matcher treats ones that are not.
+    pub fn new_trusted(
+        levels: impl IntoIterator<Item = PriorityLevelConfiguration>,
+        schemas: impl IntoIterator<Item = FlowSchema>,
+        server_concurrency_limit: i32,
+    ) -> Result<Self, ConfigError> {
+        Self::build(levels, schemas, server_concurrency_limit, false)
+    }
+
+    fn build(
+        levels: impl IntoIterator<Item = PriorityLevelConfiguration>,
+        schemas: impl IntoIterator<Item = FlowSchema>,
+        server_concurrency_limit: i32,
+        validate: bool,
+    ) -> Result<Self, ConfigError> {
+        if server_concurrency_limit <= 0 {
+            return Err(ConfigError::ServerConcurrencyLimit(
+                server_concurrency_limit,
+            ));
+        }
+        let mut skipped = Vec::new();
+        let mut usable = Vec::new();
+        let check = |object: HubObject| {
+            if validate {
+                validation::validate(&object, &Options::default())
+            } else {
+                Vec::new()
+            }
+        };
+        for level in levels {
+            let errors = check(HubObject::PriorityLevelConfiguration(level.clone()));
+            if !errors.is_empty() {
+                skipped.push(Skipped {
+                    kind: "PriorityLevelConfiguration",
+                    name: name_of(&level.metadata),
+                    reasons: errors_text(&errors),
+                });
+                continue;
+            }
+            match behavior(&level) {
+                Ok(behavior) => usable.push((level, false, behavior)),
+                Err(err) => skipped.push(Skipped {
+                    kind: "PriorityLevelConfiguration",
+                    name: name_of(&level.metadata),
+                    reasons: vec![err.to_string()],
+                }),
+            }
+        }
+        // Mandatory levels that are missing are imagined (spec §7.3).
+        for name in bootstrap::MANDATORY {
+            if !usable
+                .iter()
+                .any(|(l, _, _)| l.metadata.name.as_deref() == Some(name))
+                && let Some(builtin) = bootstrap::mandatory_priority_level(name)
+            {
+                let behavior = behavior(builtin).unwrap_or(LevelBehavior::Reject);
+                usable.push((builtin.clone(), true, behavior));
+            }
+        }
+        usable.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        let real_levels: Vec<String> = usable
+            .iter()
+            .filter(|(_, imagined, _)| !imagined)
+            .map(|(l, _, _)| name_of(&l.metadata))
+            .collect();
+
+        let mut ordered = Vec::new();
+        let mut dangling = Vec::new();
+        for schema in schemas {
+            let name = name_of(&schema.metadata);
+            let errors = check(HubObject::FlowSchema(schema.clone()));
+            if !errors.is_empty() {
+                skipped.push(Skipped {
+                    kind: "FlowSchema",
+                    name,
+                    reasons: errors_text(&errors),
+                });
+                continue;
+            }
+            let level = &schema.spec.priority_level_configuration.name;
+            let found = real_levels.contains(level);
+            dangling.push(DanglingCondition {
+                flow_schema: name,
+                status: if found { "False" } else { "True" },
+                reason: if found { "Found" } else { "NotFound" },
+                message: if found {
+                    format!("This FlowSchema references the PriorityLevelConfiguration object named \"{level}\" and it exists")
+                } else {
+                    format!("This FlowSchema references the PriorityLevelConfiguration object named \"{level}\" but there is no such object")
+                },
+            });
+            if found {
+                ordered.push(Schema {
+                    object: schema,
+                    imagined: false,
+                });
+            }
+        }
+        ordered.sort_by(|a, b| {
+            let precedence = |s: &Schema| s.object.spec.matching_precedence.unwrap_or_default();
+            precedence(a)
+                .cmp(&precedence(b))
+                .then_with(|| a.name().cmp(b.name()))
+        });
+        if !ordered.iter().any(|s| s.name() == "exempt")
+            && let Some(builtin) = bootstrap::mandatory_flow_schema("exempt")
+        {
+            ordered.insert(
+                0,
+                Schema {
+                    object: builtin.clone(),
+                    imagined: true,
+                },
+            );
+        }
+        if !ordered.iter().any(|s| s.name() == "catch-all")
+            && let Some(builtin) = bootstrap::mandatory_flow_schema("catch-all")
+        {
+            ordered.push(Schema {
+                object: builtin.clone(),
+                imagined: true,
+            });
+        }
+
+        let share_sum: f64 = usable.iter().map(|(l, _, _)| f64::from(shares(l))).sum();
+        let levels: Vec<PriorityLevel> = usable
+            .into_iter()
+            .map(|(object, imagined, behavior)| {
+                let shares = shares(&object);
+                let limits = static_limits(&object, shares, share_sum, server_concurrency_limit);
+                PriorityLevel {
+                    object,
+                    imagined,
+                    behavior,
+                    shares,
+                    limits,
+                }
+            })
+            .collect();
+        let level_index = levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.name().to_owned(), i))
+            .collect();
+        Ok(Configuration {
+            server_concurrency_limit,
+            levels,
+            level_index,
+            schemas: ordered,
+            dangling,
+            skipped,
+        })
+    }
+
+    /// The Kubernetes default configuration (spec §7: mandatory and suggested objects).
+    pub fn kubernetes_default(server_concurrency_limit: i32) -> Result<Self, ConfigError> {
+        Self::new(
+            bootstrap::priority_levels().to_vec(),
+            bootstrap::flow_schemas().to_vec(),
+            server_concurrency_limit,
+        )
+    }
+
+    /// The server concurrency limit the static limits were computed for.
+    pub fn server_concurrency_limit(&self) -> i32 {
+        self.server_concurrency_limit
+    }
+
+    /// Usable priority levels, by name.
+    pub fn priority_levels(&self) -> &[PriorityLevel] {
+        &self.levels
+    }
+
+    /// The usable priority level of this name.
+    pub fn priority_level(&self, name: &str) -> Option<&PriorityLevel> {
+        self.level_index.get(name).map(|&i| &self.levels[i])
+    }
+
+    /// Flow schemas in matching order, dangling ones left out, mandatory ones imagined.
+    pub fn flow_schemas(&self) -> &[Schema] {
+        &self.schemas
+    }
+
+    /// The `Dangling` condition of every input flow schema.
+    pub fn dangling_conditions(&self) -> &[DanglingCondition] {
+        &self.dangling
+    }
+
+    /// Input objects left out because they are invalid.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+}
+
+/// Nominal concurrency shares: limited shares (unset → 30) or exempt shares (unset → 0).
+fn shares(level: &PriorityLevelConfiguration) -> i32 {
+    match (&level.spec.limited, &level.spec.exempt) {
+        (Some(limited), _) => limited
+            .nominal_concurrency_shares
+            .unwrap_or(DEFAULT_LIMITED_SHARES),
+        (None, Some(exempt)) => exempt.nominal_concurrency_shares.unwrap_or(0),
+        (None, None) => 0,
+    }
+}
+
+fn behavior(level: &PriorityLevelConfiguration) -> Result<LevelBehavior, DealerError> {
+    let Some(limited) = &level.spec.limited else {
+        return Ok(LevelBehavior::Exempt);
+    };
+    match &limited.limit_response.queuing {
+        Some(queuing) if limited.limit_response.type_ == "Queue" => {
+            let queues = queuing.queues.unwrap_or_default();
+            let hand_size = queuing.hand_size.unwrap_or_default();
+            Ok(LevelBehavior::Queue {
+                queues,
+                hand_size,
+                queue_length_limit: queuing.queue_length_limit.unwrap_or_default(),
+                dealer: Dealer::new(queues, hand_size)?,
+            })
+        }
+        _ => Ok(LevelBehavior::Reject),
+    }
+}
+
+/// Static limits of spec §6.2, in f64 with Go's rounding (half away from zero).
+fn static_limits(
+    level: &PriorityLevelConfiguration,
+    shares: i32,
+    share_sum: f64,
+    server_cl: i32,
+) -> StaticLimits {
+    let server = f64::from(server_cl);
+    let nominal = if share_sum > 0.0 {
+        (server * f64::from(shares) / share_sum).ceil() as i32
+    } else {
+        0
+    };
+    let (lendable_percent, borrowing_percent) = match (&level.spec.limited, &level.spec.exempt) {
+        (Some(limited), _) => (limited.lendable_percent, limited.borrowing_limit_percent),
+        (None, Some(exempt)) => (exempt.lendable_percent, None),
+        (None, None) => (None, None),
+    };
+    let percent_of_nominal = |p: i32| (f64::from(nominal) * f64::from(p) / 100.0).round() as i32;
+    let lendable = lendable_percent.map_or(0, percent_of_nominal);
+    let borrowing = borrowing_percent.map_or(server_cl, percent_of_nominal);
+    StaticLimits {
+        nominal,
+        lendable,
+        borrowing,
+        min: nominal - lendable,
+        max: nominal + borrowing,
+    }
+}
