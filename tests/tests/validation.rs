@@ -196,6 +196,22 @@ mod flow_schema_vectors_7_1 {
     }
 
     #[test]
+    fn empty_user_and_group_names_are_required() {
+        let doc = with(
+            base_fs(),
+            &format!("{RULE}/subjects"),
+            json!([{"kind": "User", "user": {"name": ""}}, {"kind": "Group", "group": {"name": ""}}]),
+        );
+        assert_eq!(
+            errors(&doc),
+            [
+                "spec.rules[0].subjects[0].user.name: Required value",
+                "spec.rules[0].subjects[1].group.name: Required value",
+            ]
+        );
+    }
+
+    #[test]
     fn v10_precedence_one_is_only_for_exempt() {
         let doc = json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": "fred"},
             "spec": {"matchingPrecedence": 1, "priorityLevelConfiguration": {"name": "exempt"},

@@ -147,69 +147,49 @@ fn policy_rule(rule: &hub::PolicyRulesWithSubjects, path: &Path, errors: &mut Ve
 }
 
 fn subject(subject: &hub::Subject, path: &Path, errors: &mut Vec<FieldError>) {
-    let forbid = |errors: &mut Vec<FieldError>, member: &str, kind: &str| {
-        errors.push(FieldError::forbidden(
-            path.child(member),
-            format!("{member} is forbidden when subject kind is not '{kind}'"),
-        ));
-    };
-    match subject.kind.as_str() {
-        "ServiceAccount" => {
-            match &subject.service_account {
-                None => errors.push(FieldError::required(
-                    path.child("serviceAccount"),
-                    "serviceAccount is required when subject kind is 'ServiceAccount'",
-                )),
-                Some(account) => service_account(account, &path.child("serviceAccount"), errors),
-            }
-            if subject.user.is_some() {
-                forbid(errors, "user", "User");
-            }
-            if subject.group.is_some() {
-                forbid(errors, "group", "Group");
-            }
-        }
-        "User" => {
-            match &subject.user {
-                None => errors.push(FieldError::required(
-                    path.child("user"),
-                    "user is required when subject kind is 'User'",
-                )),
-                Some(user) if user.name.is_empty() => {
-                    errors.push(FieldError::required(path.child("user").child("name"), ""))
-                }
-                Some(_) => {}
-            }
-            if subject.service_account.is_some() {
-                forbid(errors, "serviceAccount", "ServiceAccount");
-            }
-            if subject.group.is_some() {
-                forbid(errors, "group", "Group");
-            }
-        }
-        "Group" => {
-            match &subject.group {
-                None => errors.push(FieldError::required(
-                    path.child("group"),
-                    "group is required when subject kind is 'Group'",
-                )),
-                Some(group) if group.name.is_empty() => {
-                    errors.push(FieldError::required(path.child("group").child("name"), ""))
-                }
-                Some(_) => {}
-            }
-            if subject.service_account.is_some() {
-                forbid(errors, "serviceAccount", "ServiceAccount");
-            }
-            if subject.user.is_some() {
-                forbid(errors, "user", "User");
-            }
-        }
-        other => errors.push(FieldError::not_supported(
+    // The union's members, in the order kube-apiserver reports them: (field, kind, present).
+    let members = [
+        (
+            "serviceAccount",
+            "ServiceAccount",
+            subject.service_account.is_some(),
+        ),
+        ("user", "User", subject.user.is_some()),
+        ("group", "Group", subject.group.is_some()),
+    ];
+    let Some(&(own, kind, present)) = members.iter().find(|(_, k, _)| *k == subject.kind) else {
+        errors.push(FieldError::not_supported(
             path.child("kind"),
-            BadValue::Str(other.to_owned()),
+            BadValue::Str(subject.kind.clone()),
             SUBJECT_KINDS,
-        )),
+        ));
+        return;
+    };
+    if !present {
+        errors.push(FieldError::required(
+            path.child(own),
+            format!("{own} is required when subject kind is '{kind}'"),
+        ));
+    }
+    match (&subject.service_account, &subject.user, &subject.group, own) {
+        (Some(account), _, _, "serviceAccount") => {
+            service_account(account, &path.child(own), errors)
+        }
+        (_, Some(user), _, "user") if user.name.is_empty() => {
+            errors.push(FieldError::required(path.child(own).child("name"), ""));
+        }
+        (_, _, Some(group), "group") if group.name.is_empty() => {
+            errors.push(FieldError::required(path.child(own).child("name"), ""));
+        }
+        _ => {}
+    }
+    for (member, member_kind, member_present) in members {
+        if member != own && member_present {
+            errors.push(FieldError::forbidden(
+                path.child(member),
+                format!("{member} is forbidden when subject kind is not '{member_kind}'"),
+            ));
+        }
     }
 }
 
