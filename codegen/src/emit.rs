@@ -41,7 +41,7 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
             items.push(quote! { pub mod #ident; });
         }
         if module.is_empty() {
-            items.push(runtime(settings));
+            items.push(runtime());
         }
         for entry in modules.get(module).into_iter().flatten() {
             items.push(emitter.entry(entry)?);
@@ -72,8 +72,7 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
 }
 
 /// Traits and serde helpers shared by the generated modules, placed in the root module.
-fn runtime(settings: &Settings) -> TokenStream {
-    let _ = settings;
+fn runtime() -> TokenStream {
     quote! {
         /// Applies the server-side defaults of the schema, recursively, in place.
         pub trait ApplyDefaults {

@@ -79,6 +79,14 @@ pub fn hub_settings() -> Settings {
     settings
 }
 
+/// The suffix of a hook function's name: `to_hub` or `from_hub`.
+fn hook_suffix(direction: Direction) -> &'static str {
+    match direction {
+        Direction::ToHub => "to_hub",
+        Direction::FromHub => "from_hub",
+    }
+}
+
 /// Which external types pair with which hub types, and the hand-written conversion hooks.
 pub fn conversion_settings() -> ConversionSettings {
     let mut settings = ConversionSettings {
@@ -96,11 +104,7 @@ pub fn conversion_settings() -> ConversionSettings {
     }
     for version in ["v1alpha1", "v1beta1", "v1beta2"] {
         for direction in [Direction::ToHub, Direction::FromHub] {
-            let name = if direction == Direction::ToHub {
-                "to_hub"
-            } else {
-                "from_hub"
-            };
+            let name = hook_suffix(direction);
             settings.hooks.insert(
                 (
                     format!("io.k8s.api.flowcontrol.{version}.LimitedPriorityLevelConfiguration"),
@@ -111,11 +115,7 @@ pub fn conversion_settings() -> ConversionSettings {
         }
     }
     for direction in [Direction::ToHub, Direction::FromHub] {
-        let name = if direction == Direction::ToHub {
-            "to_hub"
-        } else {
-            "from_hub"
-        };
+        let name = hook_suffix(direction);
         settings.hooks.insert(
             (
                 "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration".to_owned(),
@@ -131,11 +131,7 @@ pub fn conversion_settings() -> ConversionSettings {
             vec!["apiregistration".to_owned(), version.to_owned()],
         ));
         for direction in [Direction::ToHub, Direction::FromHub] {
-            let name = if direction == Direction::ToHub {
-                "to_hub"
-            } else {
-                "from_hub"
-            };
+            let name = hook_suffix(direction);
             settings.hooks.insert(
                 (
                     format!(
