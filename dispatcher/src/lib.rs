@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bootstrap;
+pub mod borrowing;
 pub mod classify;
 pub mod config;
 pub mod flow;
