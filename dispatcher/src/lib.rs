@@ -34,4 +34,5 @@ pub mod borrowing;
 pub mod classify;
 pub mod config;
 pub mod flow;
+pub mod rejection;
 pub mod shuffle;
