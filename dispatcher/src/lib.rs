@@ -35,4 +35,5 @@ pub mod classify;
 pub mod config;
 pub mod flow;
 pub mod rejection;
+pub mod seat_seconds;
 pub mod shuffle;
