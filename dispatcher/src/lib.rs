@@ -34,6 +34,7 @@ pub mod borrowing;
 pub mod classify;
 pub mod config;
 pub mod flow;
+pub mod queueset;
 pub mod rejection;
 pub mod seat_seconds;
 pub mod shuffle;

@@ -1,0 +1,550 @@
+//! A queue set (spec §4, §5): the fair-queuing state machine of one priority level.
+//!
+//! It is sans-IO. Every call takes the current time (`now`, any monotonic clock) and returns
+//! what happened, such as which requests were dispatched. Nothing inside sleeps, spawns or
+//! reads a clock.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use crate::seat_seconds::SeatSeconds;
+use crate::shuffle::Dealer;
+
+/// The service time every request is charged at arrival for its initial phase (G, 3 ms).
+pub const ESTIMATED_SERVICE_DURATION: Duration = Duration::from_millis(3);
+
+/// A request's cost, as estimated at arrival (spec §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkEstimate {
+    /// Seats held while the request executes.
+    pub initial_seats: u64,
+    /// Seats held after it finishes, for `additional_latency`.
+    pub final_seats: u64,
+    /// How long the final seats linger after execution.
+    pub additional_latency: Duration,
+}
+
+impl WorkEstimate {
+    /// One seat, no lingering: the estimate of most requests.
+    pub const ONE_SEAT: WorkEstimate = WorkEstimate {
+        initial_seats: 1,
+        final_seats: 0,
+        additional_latency: Duration::ZERO,
+    };
+
+    /// Seats reserved: the larger of the two.
+    pub fn max_seats(&self) -> u64 {
+        self.initial_seats.max(self.final_seats)
+    }
+}
+
+/// How the queue set treats requests (spec §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueSetConfig {
+    /// Never queued, never rejected (`DesiredNumQueues = −1`).
+    Exempt,
+    /// Admitted if the seats fit now, else rejected (`DesiredNumQueues = 0`).
+    Reject,
+    /// Shuffle sharding and fair queuing.
+    Queue {
+        /// Deals each flow's hand of queues; its deck is the number of queues.
+        dealer: Dealer,
+        /// Waiting requests a queue may hold while the level is full.
+        queue_length_limit: usize,
+    },
+}
+
+/// Why a request was not executed (the metric reasons of kube-apiserver).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// Its queue was at the length limit while the level was full.
+    QueueFull,
+    /// A `Reject` level had no room for its seats.
+    ConcurrencyLimit,
+    /// It waited until its wait deadline.
+    TimeOut,
+    /// Its wait was cancelled.
+    Cancelled,
+}
+
+impl RejectReason {
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::QueueFull => "queue-full",
+            RejectReason::ConcurrencyLimit => "concurrency-limit",
+            RejectReason::TimeOut => "time-out",
+            RejectReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Identifies a request inside its queue set.
+pub type RequestId = u64;
+
+/// What became of an arriving request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arrival {
+    /// Rejected at once.
+    Rejected(RejectReason),
+    /// Admitted; `dispatched` lists every request that started executing as a result, this
+    /// one included if it did not have to wait.
+    Admitted {
+        /// The new request.
+        id: RequestId,
+        /// Requests dispatched by this call, in dispatch order.
+        dispatched: Vec<RequestId>,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Request {
+    queue: Option<usize>,
+    arrival_r: SeatSeconds,
+    start: Duration,
+    estimate: WorkEstimate,
+    total_work: SeatSeconds,
+    final_work: SeatSeconds,
+    executing: bool,
+}
+
+impl Request {
+    fn max_seats(&self) -> u64 {
+        self.estimate.max_seats()
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Queue {
+    waiting: VecDeque<RequestId>,
+    max_seats_sum: u64,
+    total_work_sum: SeatSeconds,
+    next_dispatch_r: SeatSeconds,
+    executing: usize,
+    seats_in_use: u64,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty() && self.executing == 0
+    }
+}
+
+/// The state of one priority level's queue set.
+#[derive(Debug, Clone)]
+pub struct QueueSet {
+    config: QueueSetConfig,
+    concurrency_limit: u64,
+    current_r: SeatSeconds,
+    last_time: Duration,
+    robin_index: usize,
+    enqueues: u64,
+    waiting: usize,
+    seats_waiting: u64,
+    executing: usize,
+    seats_in_use: u64,
+    queues: Vec<Queue>,
+    requests: HashMap<RequestId, Request>,
+    next_id: RequestId,
+    epoch_advances: u64,
+}
+
+impl QueueSet {
+    /// A queue set with the given behaviour and current concurrency limit, at time `now`.
+    pub fn new(config: QueueSetConfig, concurrency_limit: u64, now: Duration) -> Self {
+        let queues = match config {
+            QueueSetConfig::Queue { dealer, .. } => vec![Queue::default(); dealer.deck_size()],
+            _ => Vec::new(),
+        };
+        QueueSet {
+            config,
+            concurrency_limit,
+            current_r: SeatSeconds::ZERO,
+            last_time: now,
+            robin_index: 0,
+            enqueues: 0,
+            waiting: 0,
+            seats_waiting: 0,
+            executing: 0,
+            seats_in_use: 0,
+            queues,
+            requests: HashMap::new(),
+            next_id: 0,
+            epoch_advances: 0,
+        }
+    }
+
+    /// Global virtual time R.
+    pub fn virtual_time(&self) -> SeatSeconds {
+        self.current_r
+    }
+
+    /// Seats held by requests not yet released (lingering ones included).
+    pub fn seats_in_use(&self) -> u64 {
+        self.seats_in_use
+    }
+
+    /// Requests in their initial (executing) phase.
+    pub fn executing(&self) -> usize {
+        self.executing
+    }
+
+    /// Requests waiting in queues.
+    pub fn waiting(&self) -> usize {
+        self.waiting
+    }
+
+    /// Seat demand (spec §6.4): seats in use plus seats waiting.
+    pub fn seat_demand(&self) -> u64 {
+        self.seats_in_use + self.seats_waiting
+    }
+
+    /// How many times virtual time has been moved back by half its range.
+    pub fn epoch_advances(&self) -> u64 {
+        self.epoch_advances
+    }
+
+    /// The queue a request was put in (`None` for queueless levels or unknown requests).
+    pub fn queue_of(&self, id: RequestId) -> Option<usize> {
+        self.requests.get(&id).and_then(|r| r.queue)
+    }
+
+    /// The virtual start (`nextDispatchR`) of queue `index`.
+    pub fn queue_virtual_start(&self, index: usize) -> Option<SeatSeconds> {
+        self.queues.get(index).map(|q| q.next_dispatch_r)
+    }
+
+    /// Advances R to `now` at the rate of the state since the last sync (spec §5.5).
+    fn sync(&mut self, now: Duration) {
+        let elapsed = now.saturating_sub(self.last_time);
+        self.last_time = now.max(self.last_time);
+        let active = self
+            .queues
+            .iter()
+            .filter(|q| !q.waiting.is_empty() || q.executing > 0)
+            .count();
+        if active == 0 {
+            return;
+        }
+        let requested: u64 = self
+            .queues
+            .iter()
+            .map(|q| q.seats_in_use + q.max_seats_sum)
+            .sum();
+        let rate = requested.min(self.concurrency_limit) as f64 / active as f64;
+        self.current_r = self
+            .current_r
+            .wrapping_add(SeatSeconds::seats_times_duration(rate, elapsed));
+        if self.current_r >= SeatSeconds::HIGH_R {
+            self.advance_epoch();
+        }
+    }
+
+    fn advance_epoch(&mut self) {
+        let decrement = SeatSeconds::R_DECREMENT;
+        self.current_r = self.current_r.wrapping_sub(decrement);
+        for queue in &mut self.queues {
+            if queue.is_empty() {
+                queue.next_dispatch_r = SeatSeconds::ZERO;
+                continue;
+            }
+            queue.next_dispatch_r = queue.next_dispatch_r.wrapping_sub(decrement);
+            for id in &queue.waiting {
+                if let Some(request) = self.requests.get_mut(id) {
+                    request.arrival_r = request.arrival_r.wrapping_sub(decrement);
+                }
+            }
+        }
+        self.epoch_advances += 1;
+    }
+
+    /// `canAccommodate` (spec §4.1).
+    fn can_accommodate(&self, seats: u64) -> bool {
+        match self.config {
+            QueueSetConfig::Exempt => true,
+            _ if seats > self.concurrency_limit => self.executing == 0,
+            _ => self.seats_in_use + seats <= self.concurrency_limit,
+        }
+    }
+
+    fn new_request(
+        &mut self,
+        estimate: WorkEstimate,
+        queue: Option<usize>,
+        now: Duration,
+    ) -> RequestId {
+        let initial_work = SeatSeconds::seats_times_duration(
+            estimate.initial_seats as f64,
+            ESTIMATED_SERVICE_DURATION,
+        );
+        let final_work = SeatSeconds::seats_times_duration(
+            estimate.final_seats as f64,
+            estimate.additional_latency,
+        );
+        let id = self.next_id;
+        self.next_id += 1;
+        self.requests.insert(
+            id,
+            Request {
+                queue,
+                arrival_r: self.current_r,
+                start: now,
+                estimate,
+                total_work: initial_work.wrapping_add(final_work),
+                final_work,
+                executing: false,
+            },
+        );
+        id
+    }
+
+    fn start_executing(&mut self, id: RequestId, now: Duration) {
+        let Some(request) = self.requests.get_mut(&id) else {
+            return;
+        };
+        request.executing = true;
+        request.start = now;
+        let seats = request.max_seats();
+        self.executing += 1;
+        self.seats_in_use += seats;
+        if let Some(q) = request.queue {
+            let queue = &mut self.queues[q];
+            queue.executing += 1;
+            queue.seats_in_use += seats;
+            queue.next_dispatch_r = queue.next_dispatch_r.wrapping_add(request.total_work);
+        }
+    }
+
+    /// A request arrives with its flow hash and estimate (spec §4, §5.6).
+    pub fn start(&mut self, now: Duration, hash: u64, estimate: WorkEstimate) -> Arrival {
+        self.sync(now);
+        match self.config {
+            QueueSetConfig::Exempt => {
+                let id = self.new_request(estimate, None, now);
+                self.start_executing(id, now);
+                Arrival::Admitted {
+                    id,
+                    dispatched: vec![id],
+                }
+            }
+            QueueSetConfig::Reject => {
+                if !self.can_accommodate(estimate.max_seats()) {
+                    return Arrival::Rejected(RejectReason::ConcurrencyLimit);
+                }
+                let id = self.new_request(estimate, None, now);
+                self.start_executing(id, now);
+                Arrival::Admitted {
+                    id,
+                    dispatched: vec![id],
+                }
+            }
+            QueueSetConfig::Queue {
+                dealer,
+                queue_length_limit,
+            } => {
+                let q = self.choose_queue(&dealer, hash);
+                if self.seats_in_use >= self.concurrency_limit
+                    && self.queues[q].waiting.len() >= queue_length_limit
+                {
+                    return Arrival::Rejected(RejectReason::QueueFull);
+                }
+                let id = self.new_request(estimate, Some(q), now);
+                let request = &self.requests[&id];
+                let (seats, work) = (request.max_seats(), request.total_work);
+                let queue = &mut self.queues[q];
+                if queue.is_empty() {
+                    queue.next_dispatch_r = self.current_r;
+                }
+                queue.waiting.push_back(id);
+                queue.max_seats_sum += seats;
+                queue.total_work_sum = queue.total_work_sum.wrapping_add(work);
+                self.waiting += 1;
+                self.seats_waiting += seats;
+                self.bound_virtual_start(q);
+                let dispatched = self.dispatch_as_much_as_possible(now);
+                Arrival::Admitted { id, dispatched }
+            }
+        }
+    }
+
+    /// Shuffle sharding with the rotating offset (spec §4.2).
+    fn choose_queue(&mut self, dealer: &Dealer, hash: u64) -> usize {
+        let hand = dealer.deal_into_hand(hash);
+        let offset = (self.enqueues % hand.len() as u64) as usize;
+        self.enqueues += 1;
+        let mut best = (SeatSeconds::MAX, hand[offset]);
+        for i in 0..hand.len() {
+            let q = hand[(offset + i) % hand.len()];
+            let work = self.queues[q].total_work_sum;
+            if work < best.0 {
+                best = (work, q);
+            }
+        }
+        best.1
+    }
+
+    /// Anti-windup (spec §5.9): a queue's virtual start never lags its head's arrival.
+    fn bound_virtual_start(&mut self, q: usize) {
+        let queue = &mut self.queues[q];
+        if let Some(head) = queue.waiting.front().and_then(|id| self.requests.get(id))
+            && queue.next_dispatch_r < head.arrival_r
+        {
+            queue.next_dispatch_r = head.arrival_r;
+        }
+    }
+
+    fn dispatch_as_much_as_possible(&mut self, now: Duration) -> Vec<RequestId> {
+        let mut dispatched = Vec::new();
+        while self.waiting > 0 && self.seats_in_use < self.concurrency_limit {
+            match self.dispatch_one(now) {
+                Some(id) => dispatched.push(id),
+                None => break,
+            }
+        }
+        dispatched
+    }
+
+    /// One dispatch step (spec §5.7).
+    fn dispatch_one(&mut self, now: Duration) -> Option<RequestId> {
+        let n = self.queues.len();
+        let mut best: Option<(SeatSeconds, usize)> = None;
+        for i in 1..=n {
+            let q = (self.robin_index + i) % n;
+            let queue = &self.queues[q];
+            let Some(head) = queue.waiting.front().and_then(|id| self.requests.get(id)) else {
+                continue;
+            };
+            let finish = queue.next_dispatch_r.wrapping_add(head.total_work);
+            if best.is_none_or(|(f, _)| finish < f) {
+                best = Some((finish, q));
+            }
+        }
+        let (_, q) = best?;
+        let id = *self.queues[q].waiting.front()?;
+        if !self.can_accommodate(self.requests[&id].max_seats()) {
+            return None;
+        }
+        let queue = &mut self.queues[q];
+        queue.waiting.pop_front();
+        let request = self.requests.get_mut(&id)?;
+        queue.max_seats_sum -= request.max_seats();
+        queue.total_work_sum = queue.total_work_sum.wrapping_sub(request.total_work);
+        if request.estimate.final_seats > self.concurrency_limit {
+            request.estimate.final_seats = self.concurrency_limit;
+            request.estimate.additional_latency = request
+                .final_work
+                .duration_per_seat(self.concurrency_limit as f64);
+        }
+        self.robin_index = q;
+        self.waiting -= 1;
+        // Quirk Q3 (spec §10), copied: the waiting seats drop by the capped MaxSeats.
+        self.seats_waiting = self.seats_waiting.saturating_sub(request.max_seats());
+        self.start_executing(id, now);
+        self.bound_virtual_start(q);
+        Some(id)
+    }
+
+    /// The request's initial phase ended (spec §5.8). Returns the time its lingering seats
+    /// must be released with [`QueueSet::release`] (none if released now) and the requests
+    /// dispatched.
+    pub fn finish(&mut self, now: Duration, id: RequestId) -> (Option<Duration>, Vec<RequestId>) {
+        self.sync(now);
+        let Some(request) = self.requests.get_mut(&id).filter(|r| r.executing) else {
+            return (None, Vec::new());
+        };
+        request.executing = false;
+        let (queue, start, initial_seats, latency) = (
+            request.queue,
+            request.start,
+            request.estimate.initial_seats,
+            request.estimate.additional_latency,
+        );
+        self.executing -= 1;
+        if let Some(q) = queue {
+            let served = now.saturating_sub(start).as_nanos() as f64;
+            let correction = SeatSeconds::seats_times_nanos(
+                initial_seats as f64,
+                ESTIMATED_SERVICE_DURATION.as_nanos() as f64 - served,
+            );
+            let queue = &mut self.queues[q];
+            queue.executing -= 1;
+            queue.next_dispatch_r = queue.next_dispatch_r.wrapping_sub(correction);
+            self.bound_virtual_start(q);
+        }
+        if latency.is_zero() {
+            self.release_seats(id);
+            (None, self.dispatch_as_much_as_possible(now))
+        } else {
+            (Some(now + latency), self.dispatch_as_much_as_possible(now))
+        }
+    }
+
+    /// Releases a finished request's lingering seats (spec §5.8).
+    pub fn release(&mut self, now: Duration, id: RequestId) -> Vec<RequestId> {
+        self.sync(now);
+        if self.requests.get(&id).is_none_or(|r| r.executing) {
+            return Vec::new();
+        }
+        self.release_seats(id);
+        self.dispatch_as_much_as_possible(now)
+    }
+
+    fn release_seats(&mut self, id: RequestId) {
+        let Some(request) = self.requests.remove(&id) else {
+            return;
+        };
+        let seats = request.max_seats();
+        self.seats_in_use -= seats;
+        if let Some(q) = request.queue {
+            self.queues[q].seats_in_use -= seats;
+            let desired = match self.config {
+                QueueSetConfig::Queue { dealer, .. } => dealer.deck_size(),
+                _ => 0,
+            };
+            if self.queues.len() > desired
+                && self.queues[q].is_empty()
+                && self.queues[q].seats_in_use == 0
+            {
+                self.queues.remove(q);
+                for other in self.requests.values_mut() {
+                    if let Some(index) = other.queue.as_mut().filter(|i| **i > q) {
+                        *index -= 1;
+                    }
+                }
+                if self.robin_index >= q && self.robin_index > 0 {
+                    self.robin_index -= 1;
+                }
+            }
+        }
+    }
+
+    /// The wait of a queued request ended (deadline or cancellation, spec §5.10). Returns true
+    /// when it was still waiting and has been removed; it was then not executed.
+    pub fn cancel(&mut self, now: Duration, id: RequestId) -> bool {
+        self.sync(now);
+        let Some(request) = self.requests.get(&id).filter(|r| !r.executing) else {
+            return false;
+        };
+        let Some(q) = request.queue else { return false };
+        let (seats, work) = (request.max_seats(), request.total_work);
+        let queue = &mut self.queues[q];
+        let Some(position) = queue.waiting.iter().position(|w| *w == id) else {
+            return false;
+        };
+        queue.waiting.remove(position);
+        queue.max_seats_sum -= seats;
+        queue.total_work_sum = queue.total_work_sum.wrapping_sub(work);
+        self.waiting -= 1;
+        self.seats_waiting = self.seats_waiting.saturating_sub(seats);
+        self.requests.remove(&id);
+        self.bound_virtual_start(q);
+        true
+    }
+
+    /// Changes the current concurrency limit and dispatches what now fits (spec §5.11).
+    pub fn set_concurrency_limit(&mut self, now: Duration, limit: u64) -> Vec<RequestId> {
+        self.sync(now);
+        self.concurrency_limit = limit;
+        self.dispatch_as_much_as_possible(now)
+    }
+}
