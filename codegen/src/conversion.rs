@@ -6,13 +6,14 @@
 //! by a registered hand-written hook, which runs after the generated copy; a pair with such
 //! fields and no hook is an error, so nothing is dropped silently.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::error::{Error, Result};
+use crate::tree::{module_tree, render};
 use crate::typespace::{FieldDef, FieldType, TypeBody, TypeEntry, TypeSpace};
 
 /// Which way a conversion goes.
@@ -78,19 +79,10 @@ pub fn emit_conversions(
             items.push(pair.impls(entry, hub_entry)?);
         }
     }
-    let mut tree: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
-    tree.entry(Vec::new()).or_default();
-    for module in modules.keys() {
-        for depth in 0..module.len() {
-            tree.entry(module[..depth].to_vec())
-                .or_default()
-                .insert(module[depth].clone());
-        }
-        tree.entry(module.clone()).or_default();
-    }
+    let tree = module_tree(modules.keys());
     let mut files = BTreeMap::new();
     for (module, children) in &tree {
-        let leaf = children.is_empty();
+        let has_children = !children.is_empty();
         let children = children.iter().map(|c| format_ident!("{}", c));
         let items = modules.get(module).cloned().unwrap_or_default();
         let tokens = quote! {
@@ -98,24 +90,8 @@ pub fn emit_conversions(
             #(pub mod #children;)*
             #(#items)*
         };
-        let file: syn::File = syn::parse2(tokens).map_err(|err| Error::Internal {
-            module: module.join("::"),
-            message: err.to_string(),
-        })?;
-        let mut path: PathBuf = module.iter().collect();
-        if leaf && !module.is_empty() {
-            path.set_extension("rs");
-        } else {
-            path.push("mod.rs");
-        }
-        files.insert(
-            path,
-            format!(
-                "//! {}\n\n{}",
-                settings.header,
-                prettyplease::unparse(&file)
-            ),
-        );
+        let (path, text) = render(module, has_children, &settings.header, tokens)?;
+        files.insert(path, text);
     }
     Ok(files)
 }

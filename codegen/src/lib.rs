@@ -38,6 +38,7 @@ pub mod names;
 pub mod openapi;
 pub mod output;
 pub mod settings;
+mod tree;
 pub mod typespace;
 
 use std::collections::BTreeMap;

@@ -165,15 +165,10 @@ pub fn run(root: &Path, mode: Mode) -> Result<Report> {
         &mut stale,
     )?;
 
-    let generated: BTreeMap<PathBuf, String> = generator
-        .generate()?
-        .into_iter()
-        .map(|(path, text)| (Path::new("types/src/generated").join(path), text))
-        .collect();
-    sync_tree(
+    sync_generated(
         root,
         Path::new("types/src/generated"),
-        &generated,
+        generator.generate()?,
         mode,
         &mut stale,
     )?;
@@ -183,22 +178,17 @@ pub fn run(root: &Path, mode: Mode) -> Result<Report> {
         "hub document (xtask/src/openapi/hub.rs)",
         openapi::hub::document().to_string().as_bytes(),
     )?;
-    let hub_files: BTreeMap<PathBuf, String> = hub_generator
-        .generate()?
-        .into_iter()
-        .map(|(path, text)| (Path::new("conversion/src/hub/generated").join(path), text))
-        .collect();
-    sync_tree(
+    sync_generated(
         root,
         Path::new("conversion/src/hub/generated"),
-        &hub_files,
+        hub_generator.generate()?,
         mode,
         &mut stale,
     )?;
 
     let external_space = generator.type_space()?;
     let hub_space = hub_generator.type_space()?;
-    let conversions: BTreeMap<PathBuf, String> = emit_conversions(
+    let conversions = emit_conversions(
         &Side {
             space: &external_space,
             root: "::apfkit_types",
@@ -208,14 +198,11 @@ pub fn run(root: &Path, mode: Mode) -> Result<Report> {
             root: "crate::hub",
         },
         &conversion_settings(),
-    )?
-    .into_iter()
-    .map(|(path, text)| (Path::new("conversion/src/generated").join(path), text))
-    .collect();
-    sync_tree(
+    )?;
+    sync_generated(
         root,
         Path::new("conversion/src/generated"),
-        &conversions,
+        conversions,
         mode,
         &mut stale,
     )?;
@@ -225,18 +212,18 @@ pub fn run(root: &Path, mode: Mode) -> Result<Report> {
         // The JSON Schemas are derived from the types; with stale types they cannot be checked.
         return Ok(Report { mode, stale });
     }
-    let schemas = json_schemas(root)?;
-    sync_tree(
+    sync_generated(
         root,
         Path::new("schemas/jsonschema"),
-        &schemas,
+        json_schemas(root)?,
         mode,
         &mut stale,
     )?;
     Ok(Report { mode, stale })
 }
 
-/// The JSON Schemas of the types, written by `apfkit-types`' `jsonschemas` example.
+/// The JSON Schemas of the types, written by `apfkit-types`' `jsonschemas` example, by path
+/// relative to `schemas/jsonschema`.
 fn json_schemas(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
@@ -262,9 +249,24 @@ fn json_schemas(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     map.into_iter()
         .map(|(relative, schema)| {
             let text = serde_json::to_string_pretty(&schema)? + "\n";
-            Ok((Path::new("schemas/jsonschema").join(relative), text))
+            Ok((PathBuf::from(relative), text))
         })
         .collect()
+}
+
+/// Makes `dir` (relative to `root`) hold exactly `files`, given by path relative to `dir`.
+fn sync_generated(
+    root: &Path,
+    dir: &Path,
+    files: BTreeMap<PathBuf, String>,
+    mode: Mode,
+    stale: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let files = files
+        .into_iter()
+        .map(|(path, text)| (dir.join(path), text))
+        .collect();
+    sync_tree(root, dir, &files, mode, stale)
 }
 
 /// Makes the files under `dir` exactly `files` (paths relative to `root`), or reports the
