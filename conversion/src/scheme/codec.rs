@@ -275,7 +275,7 @@ where
 
 fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + Clone + ApplyDefaults + Kind,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind,
     <T as FromHub>::Hub: HubKind + Clone,
 {
     let hub = <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
@@ -285,8 +285,10 @@ where
         )
     })?;
     let external = T::from_hub(hub);
+    let encoded =
+        serde_json::to_value(&external).map_err(|e| SchemeError::new("", e.to_string()))?;
     // What would a reader of the output get? Decode-side defaulting, then back to the hub.
-    let mut read_back = external.clone();
+    let mut read_back = external;
     read_back.apply_defaults();
     let again = read_back.into_hub();
     if again != *hub {
@@ -305,7 +307,7 @@ where
             });
         }
     }
-    serde_json::to_value(&external).map_err(|e| SchemeError::new("", e.to_string()))
+    Ok(encoded)
 }
 
 /// `spec.rules[0].subjects` from serde_path_to_error's path.
