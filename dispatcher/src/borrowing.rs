@@ -2,6 +2,8 @@
 //! the smoothed demand statistics, the fair-allocation solver and the periodic adjustment of
 //! each level's current concurrency limit.
 
+use std::time::Duration;
+
 use crate::config::StaticLimits;
 
 /// Weight of the previous smoothed value in each period (half-life about 30 periods).
@@ -16,7 +18,7 @@ const EPSILON: f64 = 1e-7;
 /// Time-weighted statistics of a level's seat demand over one period.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Integrator {
-    last_time: f64,
+    last_time: Duration,
     x: f64,
     duration: f64,
     integral: f64,
@@ -41,8 +43,8 @@ pub struct IntegratorResults {
 }
 
 impl Integrator {
-    /// An integrator at time `now` (seconds) with value `x`.
-    pub fn new(now: f64, x: f64) -> Self {
+    /// An integrator at time `now` (on the caller's monotonic clock) with value `x`.
+    pub fn new(now: Duration, x: f64) -> Self {
         Integrator {
             last_time: now,
             x,
@@ -54,16 +56,16 @@ impl Integrator {
         }
     }
 
-    fn advance(&mut self, now: f64) {
-        let dt = now - self.last_time;
+    fn advance(&mut self, now: Duration) {
+        let dt = now.saturating_sub(self.last_time).as_secs_f64();
         self.duration += dt;
         self.integral += self.x * dt;
         self.integral_of_squares += self.x * self.x * dt;
-        self.last_time = now;
+        self.last_time = self.last_time.max(now);
     }
 
     /// The value changes to `x` at time `now`.
-    pub fn set(&mut self, now: f64, x: f64) {
+    pub fn set(&mut self, now: Duration, x: f64) {
         self.advance(now);
         self.x = x;
         self.min = self.min.min(x);
@@ -72,7 +74,7 @@ impl Integrator {
 
     /// Ends the period at `now`, returns its results and starts a new one with min = max = the
     /// current value.
-    pub fn reset(&mut self, now: f64) -> IntegratorResults {
+    pub fn reset(&mut self, now: Duration) -> IntegratorResults {
         self.advance(now);
         let (average, deviation) = if self.duration > 0.0 {
             let average = self.integral / self.duration;
@@ -88,8 +90,18 @@ impl Integrator {
             min: self.min,
             max: self.max,
         };
-        *self = Integrator::new(now, self.x);
+        *self = Integrator::new(self.last_time, self.x);
         results
+    }
+
+    /// The value changes by `delta` at time `now`.
+    pub fn add(&mut self, now: Duration, delta: f64) {
+        self.set(now, self.x + delta);
+    }
+
+    /// The results so far, without ending the period.
+    pub fn results(&self, now: Duration) -> IntegratorResults {
+        self.clone().reset(now)
     }
 }
 

@@ -38,3 +38,4 @@ pub mod queueset;
 pub mod rejection;
 pub mod seat_seconds;
 pub mod shuffle;
+pub mod sim;

@@ -4,8 +4,10 @@
 //! what happened, such as which requests were dispatched. Nothing inside sleeps, spawns or
 //! reads a clock.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
+
+use rustc_hash::FxHashMap;
 
 use crate::seat_seconds::SeatSeconds;
 use crate::shuffle::Dealer;
@@ -100,7 +102,6 @@ pub enum Arrival {
 #[derive(Debug, Clone)]
 struct Request {
     queue: Option<usize>,
-    arrival_r: SeatSeconds,
     start: Duration,
     estimate: WorkEstimate,
     total_work: SeatSeconds,
@@ -114,9 +115,18 @@ impl Request {
     }
 }
 
+/// A waiting request, with what the dispatch scan reads kept inline.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    id: RequestId,
+    arrival_r: SeatSeconds,
+    total_work: SeatSeconds,
+    max_seats: u64,
+}
+
 #[derive(Debug, Clone, Default)]
 struct Queue {
-    waiting: VecDeque<RequestId>,
+    waiting: VecDeque<Waiting>,
     max_seats_sum: u64,
     total_work_sum: SeatSeconds,
     next_dispatch_r: SeatSeconds,
@@ -144,7 +154,8 @@ pub struct QueueSet {
     executing: usize,
     seats_in_use: u64,
     queues: Vec<Queue>,
-    requests: HashMap<RequestId, Request>,
+    desired_queues: usize,
+    requests: FxHashMap<RequestId, Request>,
     next_id: RequestId,
     epoch_advances: u64,
 }
@@ -152,10 +163,8 @@ pub struct QueueSet {
 impl QueueSet {
     /// A queue set with the given behaviour and current concurrency limit, at time `now`.
     pub fn new(config: QueueSetConfig, concurrency_limit: u64, now: Duration) -> Self {
-        let queues = match config {
-            QueueSetConfig::Queue { dealer, .. } => vec![Queue::default(); dealer.deck_size()],
-            _ => Vec::new(),
-        };
+        let desired_queues = desired_queues(&config);
+        let queues = vec![Queue::default(); desired_queues];
         QueueSet {
             config,
             concurrency_limit,
@@ -168,7 +177,8 @@ impl QueueSet {
             executing: 0,
             seats_in_use: 0,
             queues,
-            requests: HashMap::new(),
+            desired_queues,
+            requests: FxHashMap::default(),
             next_id: 0,
             epoch_advances: 0,
         }
@@ -249,10 +259,8 @@ impl QueueSet {
                 continue;
             }
             queue.next_dispatch_r = queue.next_dispatch_r.wrapping_sub(decrement);
-            for id in &queue.waiting {
-                if let Some(request) = self.requests.get_mut(id) {
-                    request.arrival_r = request.arrival_r.wrapping_sub(decrement);
-                }
+            for waiting in &mut queue.waiting {
+                waiting.arrival_r = waiting.arrival_r.wrapping_sub(decrement);
             }
         }
         self.epoch_advances += 1;
@@ -287,7 +295,6 @@ impl QueueSet {
             id,
             Request {
                 queue,
-                arrival_r: self.current_r,
                 start: now,
                 estimate,
                 total_work: initial_work.wrapping_add(final_work),
@@ -349,13 +356,17 @@ impl QueueSet {
                     return Arrival::Rejected(RejectReason::QueueFull);
                 }
                 let id = self.new_request(estimate, Some(q), now);
-                let request = &self.requests[&id];
-                let (seats, work) = (request.max_seats(), request.total_work);
+                let (seats, work) = (estimate.max_seats(), self.requests[&id].total_work);
                 let queue = &mut self.queues[q];
                 if queue.is_empty() {
                     queue.next_dispatch_r = self.current_r;
                 }
-                queue.waiting.push_back(id);
+                queue.waiting.push_back(Waiting {
+                    id,
+                    arrival_r: self.current_r,
+                    total_work: work,
+                    max_seats: seats,
+                });
                 queue.max_seats_sum += seats;
                 queue.total_work_sum = queue.total_work_sum.wrapping_add(work);
                 self.waiting += 1;
@@ -386,7 +397,7 @@ impl QueueSet {
     /// Anti-windup (spec §5.9): a queue's virtual start never lags its head's arrival.
     fn bound_virtual_start(&mut self, q: usize) {
         let queue = &mut self.queues[q];
-        if let Some(head) = queue.waiting.front().and_then(|id| self.requests.get(id))
+        if let Some(head) = queue.waiting.front()
             && queue.next_dispatch_r < head.arrival_r
         {
             queue.next_dispatch_r = head.arrival_r;
@@ -411,7 +422,7 @@ impl QueueSet {
         for i in 1..=n {
             let q = (self.robin_index + i) % n;
             let queue = &self.queues[q];
-            let Some(head) = queue.waiting.front().and_then(|id| self.requests.get(id)) else {
+            let Some(head) = queue.waiting.front() else {
                 continue;
             };
             let finish = queue.next_dispatch_r.wrapping_add(head.total_work);
@@ -420,15 +431,16 @@ impl QueueSet {
             }
         }
         let (_, q) = best?;
-        let id = *self.queues[q].waiting.front()?;
-        if !self.can_accommodate(self.requests[&id].max_seats()) {
+        let head = *self.queues[q].waiting.front()?;
+        if !self.can_accommodate(head.max_seats) {
             return None;
         }
         let queue = &mut self.queues[q];
         queue.waiting.pop_front();
+        queue.max_seats_sum -= head.max_seats;
+        queue.total_work_sum = queue.total_work_sum.wrapping_sub(head.total_work);
+        let id = head.id;
         let request = self.requests.get_mut(&id)?;
-        queue.max_seats_sum -= request.max_seats();
-        queue.total_work_sum = queue.total_work_sum.wrapping_sub(request.total_work);
         if request.estimate.final_seats > self.concurrency_limit {
             request.estimate.final_seats = self.concurrency_limit;
             request.estimate.additional_latency = request
@@ -497,11 +509,7 @@ impl QueueSet {
         self.seats_in_use -= seats;
         if let Some(q) = request.queue {
             self.queues[q].seats_in_use -= seats;
-            let desired = match self.config {
-                QueueSetConfig::Queue { dealer, .. } => dealer.deck_size(),
-                _ => 0,
-            };
-            if self.queues.len() > desired
+            if self.queues.len() > self.desired_queues
                 && self.queues[q].is_empty()
                 && self.queues[q].seats_in_use == 0
             {
@@ -528,7 +536,7 @@ impl QueueSet {
         let Some(q) = request.queue else { return false };
         let (seats, work) = (request.max_seats(), request.total_work);
         let queue = &mut self.queues[q];
-        let Some(position) = queue.waiting.iter().position(|w| *w == id) else {
+        let Some(position) = queue.waiting.iter().position(|w| w.id == id) else {
             return false;
         };
         queue.waiting.remove(position);
@@ -546,5 +554,168 @@ impl QueueSet {
         self.sync(now);
         self.concurrency_limit = limit;
         self.dispatch_as_much_as_possible(now)
+    }
+
+    /// Changes the level's behaviour (spec §5.11) and dispatches what now fits.
+    ///
+    /// More queues are added at once; surplus queues keep their requests and are removed
+    /// when they empty. Switching to `Exempt` or `Reject` lets queued requests drain, while
+    /// new arrivals take the queueless path.
+    pub fn reconfigure(&mut self, now: Duration, config: QueueSetConfig) -> Vec<RequestId> {
+        self.sync(now);
+        self.desired_queues = desired_queues(&config);
+        if self.queues.len() < self.desired_queues {
+            self.queues.resize_with(self.desired_queues, Queue::default);
+        }
+        self.config = config;
+        self.dispatch_as_much_as_possible(now)
+    }
+
+    /// The current concurrency limit.
+    pub fn concurrency_limit(&self) -> u64 {
+        self.concurrency_limit
+    }
+
+    /// The level's behaviour.
+    pub fn config(&self) -> &QueueSetConfig {
+        &self.config
+    }
+
+    /// True when nothing waits, executes or holds seats.
+    pub fn is_idle(&self) -> bool {
+        self.waiting == 0 && self.executing == 0 && self.seats_in_use == 0
+    }
+
+    /// A summary of every queue, surplus ones included, in index order.
+    pub fn queues(&self) -> impl ExactSizeIterator<Item = QueueSummary> + '_ {
+        self.queues
+            .iter()
+            .enumerate()
+            .map(|(index, queue)| QueueSummary {
+                index,
+                waiting: queue.waiting.len(),
+                executing: queue.executing,
+                seats_in_use: queue.seats_in_use,
+                waiting_seats: queue.max_seats_sum,
+                virtual_start: queue.next_dispatch_r,
+            })
+    }
+
+    /// How many arrivals have chosen a queue so far (upstream `enqueues`; quirk Q9: rejected
+    /// arrivals count too, and it never resets).
+    pub fn enqueues(&self) -> u64 {
+        self.enqueues
+    }
+
+    /// The round-robin position of the dispatch scan (upstream `robinIndex`).
+    pub fn robin_index(&self) -> usize {
+        self.robin_index
+    }
+}
+
+/// One queue, as a dump shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSummary {
+    /// Its index.
+    pub index: usize,
+    /// Requests waiting.
+    pub waiting: usize,
+    /// Requests in their initial phase.
+    pub executing: usize,
+    /// Seats held by its requests not yet released.
+    pub seats_in_use: u64,
+    /// Seats of its waiting requests.
+    pub waiting_seats: u64,
+    /// Its virtual start (`nextDispatchR`).
+    pub virtual_start: SeatSeconds,
+}
+
+fn desired_queues(config: &QueueSetConfig) -> usize {
+    match config {
+        QueueSetConfig::Queue { dealer, .. } => dealer.deck_size(),
+        QueueSetConfig::Exempt | QueueSetConfig::Reject => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Upstream's `TestFindDispatchQueueLocked`, which sets queue state directly.
+
+    use super::*;
+
+    const SS: u64 = 100_000_000;
+
+    /// Two queues whose heads have the given widths and whose virtual starts are the given
+    /// seat-seconds; robinIndex at −1 (≡ n − 1), as upstream's test sets it.
+    fn set_with_heads(heads: &[(u64, u64)], limit: u64, in_use: u64) -> QueueSet {
+        let dealer = Dealer::new(heads.len() as i32, 1).unwrap();
+        let config = QueueSetConfig::Queue {
+            dealer,
+            queue_length_limit: 10,
+        };
+        let mut set = QueueSet::new(config, limit, Duration::ZERO);
+        set.robin_index = heads.len() - 1;
+        set.seats_in_use = in_use;
+        for (q, &(width, start)) in heads.iter().enumerate() {
+            let estimate = WorkEstimate {
+                initial_seats: width,
+                ..WorkEstimate::ONE_SEAT
+            };
+            let id = set.new_request(estimate, Some(q), Duration::ZERO);
+            let total_work = set.requests[&id].total_work;
+            let queue = &mut set.queues[q];
+            queue.next_dispatch_r = SeatSeconds(start * SS);
+            queue.waiting.push_back(Waiting {
+                id,
+                arrival_r: SeatSeconds::ZERO,
+                total_work,
+                max_seats: width,
+            });
+            queue.max_seats_sum += width;
+            set.waiting += 1;
+            set.seats_waiting += width;
+        }
+        set
+    }
+
+    #[test]
+    fn smallest_virtual_finish_wins() {
+        let mut set = set_with_heads(&[(1, 200), (1, 100)], 1, 0);
+        let id = set.dispatch_one(Duration::ZERO);
+        assert_eq!(id.and_then(|id| set.queue_of(id)), Some(1));
+        assert_eq!(set.robin_index, 1);
+    }
+
+    #[test]
+    fn nothing_dispatches_without_seats() {
+        let mut set = set_with_heads(&[(1, 0)], 1, 1);
+        assert_eq!(set.dispatch_one(Duration::ZERO), None);
+        assert_eq!(set.robin_index, 0);
+    }
+
+    #[test]
+    fn a_wide_head_that_fits_is_dispatched() {
+        let mut set = set_with_heads(&[(50, 200), (25, 100)], 50, 25);
+        let id = set.dispatch_one(Duration::ZERO);
+        assert_eq!(id.and_then(|id| set.queue_of(id)), Some(1));
+    }
+
+    #[test]
+    fn a_head_that_does_not_fit_blocks_the_level() {
+        let mut set = set_with_heads(&[(10, 200), (25, 100)], 50, 26);
+        for _ in 0..3 {
+            assert_eq!(
+                set.dispatch_one(Duration::ZERO),
+                None,
+                "not even the narrower head"
+            );
+            assert_eq!(set.robin_index, 1);
+        }
+        let mut set = set_with_heads(&[(10, 200), (25, 100)], 50, 26);
+        assert_eq!(set.dispatch_one(Duration::ZERO), None);
+        assert_eq!(set.dispatch_one(Duration::ZERO), None);
+        set.seats_in_use = 25;
+        let id = set.dispatch_one(Duration::ZERO);
+        assert_eq!(id.and_then(|id| set.queue_of(id)), Some(1));
     }
 }

@@ -6,18 +6,20 @@ use apfkit_dispatcher::borrowing::{
     allocate,
 };
 use apfkit_dispatcher::config::Configuration;
+use std::time::Duration;
 
 #[test]
 fn integrator_measures_time_weighted_mean_and_deviation() {
-    let mut integrator = Integrator::new(0.0, 2.0);
-    integrator.set(1.0, 4.0); // 2 for 1 s, then 4 for 3 s
-    let results = integrator.reset(4.0);
+    let secs = Duration::from_secs;
+    let mut integrator = Integrator::new(secs(0), 2.0);
+    integrator.set(secs(1), 4.0); // 2 for 1 s, then 4 for 3 s
+    let results = integrator.reset(secs(4));
     assert_eq!(results.duration, 4.0);
     assert_eq!(results.average, 3.5);
     assert!((results.deviation - (0.75f64).sqrt()).abs() < 1e-12);
     assert_eq!((results.min, results.max), (2.0, 4.0));
     // After a reset min and max start at the current value.
-    let next = integrator.reset(5.0);
+    let next = integrator.reset(secs(5));
     assert_eq!((next.min, next.max, next.average), (4.0, 4.0, 4.0));
 }
 

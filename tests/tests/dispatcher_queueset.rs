@@ -178,3 +178,73 @@ fn rotated_queue_choice_4_2() {
     let (second, _) = admitted(set.start(ms(0), hash, WorkEstimate::ONE_SEAT));
     assert_eq!(set.queue_of(second), Some(126));
 }
+
+#[test]
+fn reconfiguration_adds_queues_at_once_and_removes_surplus_ones_when_they_empty() {
+    let mut set = QueueSet::new(queuing(2, 1, 10), 1, ms(0));
+    set.reconfigure(ms(0), queuing(4, 1, 10));
+    assert_eq!(set.queues().len(), 4);
+    // With hand size 1, hash 3 always lands in queue 3.
+    let (first, _) = admitted(set.start(ms(0), 3, WorkEstimate::ONE_SEAT));
+    let (second, _) = admitted(set.start(ms(0), 3, WorkEstimate::ONE_SEAT));
+    assert_eq!(set.queue_of(second), Some(3));
+    set.reconfigure(ms(1), queuing(2, 1, 10));
+    assert_eq!(set.queues().len(), 4, "surplus queues drain first");
+    let (_, dispatched) = set.finish(ms(2), first);
+    assert_eq!(dispatched, [second]);
+    assert_eq!(
+        set.queues().len(),
+        4,
+        "queue 3 still has an executing request"
+    );
+    set.finish(ms(3), second);
+    // Queue 3 emptied and is removed; the empty surplus queue 2 stays until a request of its
+    // own finishes, as upstream.
+    assert_eq!(set.queues().len(), 3);
+    // New arrivals are dealt only from the new, smaller deck.
+    let (third, _) = admitted(set.start(ms(4), 3, WorkEstimate::ONE_SEAT));
+    assert_eq!(set.queue_of(third), Some(1));
+}
+
+#[test]
+fn switching_to_reject_drains_queued_requests_and_rejects_new_ones_when_full() {
+    let mut set = QueueSet::new(queuing(2, 1, 10), 1, ms(0));
+    let (first, _) = admitted(set.start(ms(0), 0, WorkEstimate::ONE_SEAT));
+    let (queued, _) = admitted(set.start(ms(0), 0, WorkEstimate::ONE_SEAT));
+    set.reconfigure(ms(1), QueueSetConfig::Reject);
+    assert_eq!(
+        set.start(ms(1), 0, WorkEstimate::ONE_SEAT),
+        Arrival::Rejected(RejectReason::ConcurrencyLimit)
+    );
+    let (_, dispatched) = set.finish(ms(2), first);
+    assert_eq!(dispatched, [queued], "the queued request still drains");
+    set.finish(ms(3), queued);
+    assert!(set.is_idle());
+    assert_eq!(set.queues().len(), 1, "the queue it used is gone");
+}
+
+#[test]
+fn raising_the_limit_dispatches_and_a_zero_limit_strands_waiting_requests() {
+    let mut set = QueueSet::new(queuing(4, 2, 10), 0, ms(0));
+    let (waiting, dispatched) = admitted(set.start(ms(0), 9, WorkEstimate::ONE_SEAT));
+    assert!(dispatched.is_empty(), "quirk Q7: CL 0 dispatches nothing");
+    assert_eq!(set.set_concurrency_limit(ms(5), 1), [waiting]);
+}
+
+#[test]
+fn context_cancel() {
+    // Upstream's TestContextCancel, sans IO: with CL 1, request 2 waits while request 1
+    // executes; its wait ends after 1 s, it leaves the queue exactly once and never runs.
+    let mut set = QueueSet::new(queuing(11, 1, 11), 1, ms(0));
+    let (one, dispatched) = admitted(set.start(ms(0), 1, WorkEstimate::ONE_SEAT));
+    assert_eq!(dispatched, [one]);
+    let (two, dispatched) = admitted(set.start(ms(0), 2, WorkEstimate::ONE_SEAT));
+    assert!(dispatched.is_empty());
+    assert_eq!(set.waiting(), 1);
+    assert!(set.cancel(ms(1000), two));
+    assert!(!set.cancel(ms(1000), two));
+    assert_eq!(set.waiting(), 0);
+    let (_, dispatched) = set.finish(ms(1000), one);
+    assert!(dispatched.is_empty(), "request 2 must not execute");
+    assert!(set.is_idle());
+}
