@@ -33,6 +33,8 @@ pub mod bootstrap;
 pub mod borrowing;
 pub mod classify;
 pub mod config;
+pub mod dispatch;
+pub mod estimate;
 pub mod flow;
 pub mod queueset;
 pub mod rejection;

@@ -1,0 +1,365 @@
+//! The whole dispatcher of one server, sans IO: every priority level's queue set, its
+//! seat-demand integrator, and the periodic borrowing adjustment (spec §6.4–§6.6).
+//!
+//! ```
+//! use std::time::Duration;
+//! use apfkit_dispatcher::classify::Request;
+//! use apfkit_dispatcher::config::Configuration;
+//! use apfkit_dispatcher::dispatch::{Decision, Dispatcher};
+//! use apfkit_dispatcher::queueset::WorkEstimate;
+//!
+//! let start = Duration::ZERO;
+//! let mut dispatcher = Dispatcher::new(Configuration::kubernetes_default(600).unwrap(), start);
+//! let request = Request { user: "alice", groups: &["system:authenticated"], verb: "get",
+//!     is_resource_request: true, resource: "pods", namespace: "default", ..Request::default() };
+//! let decision = dispatcher.admit(start, &request, WorkEstimate::ONE_SEAT).unwrap();
+//! let Decision::Execute(ticket) = decision else { panic!("an idle server runs it at once") };
+//! assert_eq!(dispatcher.level(ticket.level).name, "global-default");
+//! let finished = dispatcher.finish(start + Duration::from_millis(20), ticket);
+//! assert!(finished.dispatched.is_empty());
+//! ```
+
+use std::time::Duration;
+
+use crate::borrowing::{Adjustment, DemandStats, Integrator, LevelInput, adjust};
+use crate::classify::{Classifier, Request};
+use crate::config::{Configuration, LevelBehavior, StaticLimits};
+use crate::estimate::max_seats;
+use crate::queueset::{
+    Arrival, QueueSet, QueueSetConfig, QueueSummary, RejectReason, RequestId, WorkEstimate,
+};
+use crate::rejection::RetryAfterTracker;
+
+/// How often the borrowing adjustment runs.
+pub const ADJUSTMENT_PERIOD: Duration = Duration::from_secs(10);
+
+/// A request admitted to a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ticket {
+    /// Index of its priority level.
+    pub level: usize,
+    /// Its id in that level's queue set.
+    pub id: RequestId,
+}
+
+/// What happened to an arriving request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// It executes now.
+    Execute(Ticket),
+    /// It waits in a queue; a later call lists it as dispatched, or it is cancelled.
+    Wait(Ticket),
+    /// Rejected with HTTP 429.
+    Reject {
+        /// Index of the level that rejected it.
+        level: usize,
+        /// Why.
+        reason: RejectReason,
+        /// The Retry-After value, in seconds.
+        retry_after: i64,
+    },
+}
+
+/// What a finish did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Finished {
+    /// When the request's lingering seats must be released with [`Dispatcher::release`];
+    /// `None` when they were released now.
+    pub release_at: Option<Duration>,
+    /// Waiting requests that started executing as a result.
+    pub dispatched: Vec<Ticket>,
+}
+
+/// One priority level's state.
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// Its name.
+    pub name: String,
+    /// Whether it is exempt.
+    pub exempt: bool,
+    /// Its static limits.
+    pub limits: StaticLimits,
+    /// Its current concurrency limit (the last adjustment's).
+    pub current: i32,
+    /// Its seat cap for the work estimator (0 for exempt and `Reject` levels).
+    pub max_seats: u64,
+    /// Its demand statistics as of the last adjustment.
+    pub stats: DemandStats,
+    /// Its queue set.
+    pub queue_set: QueueSet,
+    demand: Integrator,
+}
+
+/// The dispatcher of one server.
+#[derive(Debug)]
+pub struct Dispatcher {
+    classifier: Classifier,
+    levels: Vec<Level>,
+    nominal_sum: i32,
+    next_adjustment: Duration,
+    retry_after: RetryAfterTracker,
+}
+
+impl Dispatcher {
+    /// A dispatcher for `config`, started at `now`. As the upstream controller, it runs one
+    /// adjustment at once; call [`Dispatcher::tick`] to run the later ones.
+    pub fn new(config: Configuration, now: Duration) -> Self {
+        let levels: Vec<Level> = config
+            .priority_levels()
+            .iter()
+            .map(|level| {
+                let (queue_config, max) = match &level.behavior {
+                    LevelBehavior::Exempt => (QueueSetConfig::Exempt, 0),
+                    LevelBehavior::Reject => (QueueSetConfig::Reject, 0),
+                    LevelBehavior::Queue {
+                        hand_size,
+                        queue_length_limit,
+                        dealer,
+                        ..
+                    } => (
+                        QueueSetConfig::Queue {
+                            dealer: *dealer,
+                            queue_length_limit: (*queue_length_limit).max(0) as usize,
+                        },
+                        max_seats(level.limits.nominal, *hand_size),
+                    ),
+                };
+                Level {
+                    name: level.name().to_owned(),
+                    exempt: matches!(level.behavior, LevelBehavior::Exempt),
+                    limits: level.limits,
+                    current: level.limits.nominal,
+                    max_seats: max,
+                    stats: DemandStats::default(),
+                    queue_set: QueueSet::new(queue_config, level.limits.nominal.max(0) as u64, now),
+                    demand: Integrator::new(now, 0.0),
+                }
+            })
+            .collect();
+        let nominal_sum = levels.iter().map(|l| l.limits.nominal).sum();
+        let mut dispatcher = Dispatcher {
+            classifier: Classifier::new(config),
+            levels,
+            nominal_sum,
+            next_adjustment: now,
+            retry_after: RetryAfterTracker::new(),
+        };
+        dispatcher.tick(now);
+        dispatcher
+    }
+
+    /// The compiled classifier.
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    /// Every level, in the configuration's order.
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    /// One level.
+    pub fn level(&self, index: usize) -> &Level {
+        &self.levels[index]
+    }
+
+    /// The index of the level named `name`.
+    pub fn level_index(&self, name: &str) -> Option<usize> {
+        self.levels.iter().position(|l| l.name == name)
+    }
+
+    /// When the next periodic adjustment is due.
+    pub fn next_adjustment(&self) -> Duration {
+        self.next_adjustment
+    }
+
+    /// Classifies `request` and starts it with `estimate`. `None` only for a configuration
+    /// without a catch-all schema.
+    pub fn admit(
+        &mut self,
+        now: Duration,
+        request: &Request<'_>,
+        estimate: WorkEstimate,
+    ) -> Option<Decision> {
+        let classification = self.classifier.classify(request)?;
+        let hash = classification.hash;
+        let level = self.level_index(classification.priority_level)?;
+        Some(self.start(now, level, hash, estimate))
+    }
+
+    /// Starts a request of flow `hash` on level `level`.
+    pub fn start(
+        &mut self,
+        now: Duration,
+        level: usize,
+        hash: u64,
+        estimate: WorkEstimate,
+    ) -> Decision {
+        let state = &mut self.levels[level];
+        let arrival = state.queue_set.start(now, hash, estimate);
+        state.note_demand(now);
+        match arrival {
+            Arrival::Rejected(reason) => {
+                let second = now.as_secs() as i64;
+                self.retry_after.record_dropped(&state.name, second);
+                Decision::Reject {
+                    level,
+                    reason,
+                    retry_after: self.retry_after.retry_after(&state.name),
+                }
+            }
+            Arrival::Admitted { id, dispatched } => {
+                if dispatched.contains(&id) {
+                    Decision::Execute(Ticket { level, id })
+                } else {
+                    Decision::Wait(Ticket { level, id })
+                }
+            }
+        }
+    }
+
+    /// The request's execution ended.
+    pub fn finish(&mut self, now: Duration, ticket: Ticket) -> Finished {
+        let state = &mut self.levels[ticket.level];
+        let (release_at, dispatched) = state.queue_set.finish(now, ticket.id);
+        state.note_demand(now);
+        Finished {
+            release_at,
+            dispatched: tickets(ticket.level, dispatched),
+        }
+    }
+
+    /// Releases a finished request's lingering seats.
+    pub fn release(&mut self, now: Duration, ticket: Ticket) -> Vec<Ticket> {
+        let state = &mut self.levels[ticket.level];
+        let dispatched = state.queue_set.release(now, ticket.id);
+        state.note_demand(now);
+        tickets(ticket.level, dispatched)
+    }
+
+    /// The wait of a queued request ended (deadline or cancellation). True when it was still
+    /// waiting: it has left its queue and counts as dropped for Retry-After.
+    pub fn cancel(&mut self, now: Duration, ticket: Ticket) -> bool {
+        let state = &mut self.levels[ticket.level];
+        let removed = state.queue_set.cancel(now, ticket.id);
+        state.note_demand(now);
+        if removed {
+            self.retry_after
+                .record_dropped(&state.name, now.as_secs() as i64);
+        }
+        removed
+    }
+
+    /// The Retry-After value of a level, in seconds.
+    pub fn retry_after(&self, level: usize) -> i64 {
+        self.retry_after.retry_after(&self.levels[level].name)
+    }
+
+    /// Runs the borrowing adjustment if it is due (every [`ADJUSTMENT_PERIOD`], the first at
+    /// construction). Returns the requests that the new limits dispatched.
+    pub fn tick(&mut self, now: Duration) -> Vec<Ticket> {
+        if now < self.next_adjustment {
+            return Vec::new();
+        }
+        self.next_adjustment = now + ADJUSTMENT_PERIOD;
+        self.adjust(now).1
+    }
+
+    /// Runs the borrowing adjustment now: ends every level's demand period, updates its
+    /// statistics, computes new current limits and applies them.
+    pub fn adjust(&mut self, now: Duration) -> (Adjustment, Vec<Ticket>) {
+        let inputs: Vec<LevelInput> = self
+            .levels
+            .iter_mut()
+            .map(|level| {
+                let results = level.demand.reset(now);
+                level.stats.update(&results);
+                LevelInput {
+                    exempt: level.exempt,
+                    limits: level.limits,
+                    stats: level.stats,
+                    current: level.current,
+                }
+            })
+            .collect();
+        let adjustment = adjust(&inputs, self.nominal_sum);
+        let mut dispatched = Vec::new();
+        for (index, (level, &current)) in
+            self.levels.iter_mut().zip(&adjustment.current).enumerate()
+        {
+            level.current = current;
+            let ids = level
+                .queue_set
+                .set_concurrency_limit(now, current.max(0) as u64);
+            level.note_demand(now);
+            dispatched.extend(tickets(index, ids));
+        }
+        (adjustment, dispatched)
+    }
+
+    /// The table of kube-apiserver's `/debug/api_priority_and_fairness/dump_priority_levels`:
+    /// one row per level, columns separated by `,` and aligned as Go's tabwriter does.
+    pub fn dump_priority_levels(&self) -> String {
+        let header = [
+            "PriorityLevelName",
+            "ActiveQueues",
+            "IsIdle",
+            "IsQuiescing",
+            "WaitingRequests",
+            "ExecutingRequests",
+        ];
+        let mut rows = vec![header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
+        for level in &self.levels {
+            let set = &level.queue_set;
+            let active = set
+                .queues()
+                .filter(|q: &QueueSummary| q.waiting > 0)
+                .count();
+            rows.push(vec![
+                level.name.clone(),
+                active.to_string(),
+                set.is_idle().to_string(),
+                "false".to_owned(),
+                set.waiting().to_string(),
+                set.executing().to_string(),
+            ]);
+        }
+        tab_table(&rows)
+    }
+}
+
+impl Level {
+    fn note_demand(&mut self, now: Duration) {
+        self.demand.set(now, self.queue_set.seat_demand() as f64);
+    }
+}
+
+fn tickets(level: usize, ids: Vec<RequestId>) -> Vec<Ticket> {
+    ids.into_iter().map(|id| Ticket { level, id }).collect()
+}
+
+/// Rows whose cells are joined by `",\t"` and aligned like Go's
+/// `tabwriter.NewWriter(w, 8, 0, 1, ' ', 0)`: every cell but the last of a row is padded to
+/// its column's width (widest cell plus one, at least 8).
+pub fn tab_table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![8usize; columns];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(row.len().saturating_sub(1)) {
+            widths[i] = widths[i].max(cell.chars().count() + 2);
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                out.push_str(cell);
+            } else {
+                let text = format!("{cell},");
+                out.push_str(&format!("{text:<width$}", width = widths[i]));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,566 @@
+//! The mixed simulation: a workload's request streams against a whole configuration, with
+//! classification, every level's queue set, wait deadlines and borrowing every 10 s.
+//!
+//! ```
+//! use apfkit_dispatcher::config::Configuration;
+//! use apfkit_dispatcher::sim::mix::simulate;
+//! use apfkit_dispatcher::sim::workload::Workload;
+//!
+//! let config = Configuration::kubernetes_default(600).unwrap();
+//! let report = simulate(config, &Workload::embedded_default(), 1, |_| {}).unwrap();
+//! let noisy = report.streams.iter().find(|s| s.name == "noisy-user").unwrap();
+//! assert_eq!(noisy.priority_level, "global-default");
+//! let kubelets = report.streams.iter().find(|s| s.name == "kubelets").unwrap();
+//! assert_eq!(kubelets.priority_level, "node-high");
+//! assert_eq!(kubelets.rejected.total(), 0, "the noisy user does not hurt other levels");
+//! ```
+
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::borrowing::Integrator;
+use crate::config::Configuration;
+use crate::dispatch::{Decision, Dispatcher, Ticket, tab_table};
+use crate::queueset::{RejectReason, WorkEstimate};
+use crate::sim::events::EventQueue;
+use crate::sim::workload::{Workload, WorkloadError};
+
+/// Requests rejected, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejections {
+    /// The chosen queue was full.
+    pub queue_full: u64,
+    /// A `Reject` level had no room.
+    pub concurrency_limit: u64,
+    /// The wait limit passed in a queue.
+    pub time_out: u64,
+}
+
+impl Rejections {
+    fn count(&mut self, reason: RejectReason) {
+        match reason {
+            RejectReason::QueueFull => self.queue_full += 1,
+            RejectReason::ConcurrencyLimit => self.concurrency_limit += 1,
+            RejectReason::TimeOut | RejectReason::Cancelled => self.time_out += 1,
+        }
+    }
+
+    /// All rejections.
+    pub fn total(&self) -> u64 {
+        self.queue_full + self.concurrency_limit + self.time_out
+    }
+}
+
+/// Figures of a stream or a level.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    /// Requests executed.
+    pub executed: u64,
+    /// Requests rejected.
+    pub rejected: Rejections,
+    /// Median wait of executed requests, in milliseconds.
+    pub wait_p50_ms: f64,
+    /// 99th percentile wait of executed requests, in milliseconds.
+    pub wait_p99_ms: f64,
+    /// Time-average of seats executing (initial phase) over the workload's duration.
+    pub average_seats: f64,
+}
+
+/// One stream's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamReport {
+    /// The stream's name.
+    pub name: String,
+    /// The FlowSchema its requests matched.
+    pub flow_schema: String,
+    /// Their priority level.
+    pub priority_level: String,
+    /// Its figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+impl std::ops::Deref for StreamReport {
+    type Target = Figures;
+    fn deref(&self) -> &Figures {
+        &self.figures
+    }
+}
+
+/// One level's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelReport {
+    /// The level's name.
+    pub name: String,
+    /// Its nominal concurrency limit.
+    #[serde(rename = "nominalCL")]
+    pub nominal_cl: i32,
+    /// Its current limit at the end of the run.
+    #[serde(rename = "currentCL")]
+    pub current_cl: i32,
+    /// Its figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// What a simulation measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The seed of the random arrivals.
+    pub seed: u64,
+    /// Simulated time, drain included, in seconds.
+    pub simulated_seconds: f64,
+    /// Requests that arrived.
+    pub requests: u64,
+    /// Per level, in the configuration's order.
+    pub priority_levels: Vec<LevelReport>,
+    /// Per stream, in the workload's order.
+    pub streams: Vec<StreamReport>,
+    /// The dump_priority_levels table at the end of the arrivals.
+    pub dump_priority_levels: String,
+    /// Requests, executing requests and seats still held once every event has run (0 unless
+    /// something leaked).
+    pub left_over: u64,
+}
+
+impl Report {
+    /// The report as text tables for a person.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "Simulated {:.1} s, {} requests, seed {}.\n\nPriority levels:\n",
+            self.simulated_seconds, self.requests, self.seed
+        );
+        let header = |first: &str, extra: &[&str]| {
+            let mut row: Vec<String> = vec![first.to_owned()];
+            row.extend(extra.iter().map(|s| (*s).to_owned()));
+            row.extend(
+                [
+                    "Executed",
+                    "QueueFull",
+                    "ConcurrencyLimit",
+                    "TimedOut",
+                    "WaitP50ms",
+                    "WaitP99ms",
+                    "AvgSeats",
+                ]
+                .iter()
+                .map(|s| (*s).to_owned()),
+            );
+            row
+        };
+        let figures = |f: &Figures| {
+            vec![
+                f.executed.to_string(),
+                f.rejected.queue_full.to_string(),
+                f.rejected.concurrency_limit.to_string(),
+                f.rejected.time_out.to_string(),
+                format!("{:.1}", f.wait_p50_ms),
+                format!("{:.1}", f.wait_p99_ms),
+                format!("{:.2}", f.average_seats),
+            ]
+        };
+        let mut rows = vec![header("PriorityLevelName", &["NominalCL", "CurrentCL"])];
+        for level in &self.priority_levels {
+            let mut row = vec![
+                level.name.clone(),
+                level.nominal_cl.to_string(),
+                level.current_cl.to_string(),
+            ];
+            row.extend(figures(&level.figures));
+            rows.push(row);
+        }
+        out.push_str(&tab_table(&rows));
+        out.push_str("\nFlows (streams):\n");
+        let mut rows = vec![header("Stream", &["FlowSchema", "PriorityLevel"])];
+        for stream in &self.streams {
+            let mut row = vec![
+                stream.name.clone(),
+                stream.flow_schema.clone(),
+                stream.priority_level.clone(),
+            ];
+            row.extend(figures(&stream.figures));
+            rows.push(row);
+        }
+        out.push_str(&tab_table(&rows));
+        out.push_str("\ndump_priority_levels (end of arrivals):\n");
+        out.push_str(&self.dump_priority_levels);
+        out
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Arrive { stream: usize, client: Option<u32> },
+    ExecEnd(Ticket),
+    Release(Ticket),
+    Deadline(Ticket),
+    Adjust,
+}
+
+/// A request in flight.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    stream: usize,
+    client: Option<u32>,
+    arrived: Duration,
+}
+
+/// Where a stream's users are classified to.
+#[derive(Debug, Clone)]
+struct Flow {
+    level: usize,
+    hash: u64,
+    flow_schema: String,
+}
+
+struct Tally {
+    figures: Figures,
+    waits: Vec<u64>,
+    seats: Integrator,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            figures: Figures::default(),
+            waits: Vec::new(),
+            seats: Integrator::new(Duration::ZERO, 0.0),
+        }
+    }
+
+    fn finish(mut self, end: Duration) -> Figures {
+        self.figures.wait_p50_ms = percentile(&mut self.waits, 0.50);
+        self.figures.wait_p99_ms = percentile(&mut self.waits, 0.99);
+        self.figures.average_seats = self.seats.results(end).average;
+        self.figures
+    }
+}
+
+fn percentile(values: &mut [u64], p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let rank = ((values.len() as f64 * p).ceil() as usize).clamp(1, values.len()) - 1;
+    let (_, value, _) = values.select_nth_unstable(rank);
+    *value as f64 / 1e6
+}
+
+struct Simulation<'w> {
+    workload: &'w Workload,
+    dispatcher: Dispatcher,
+    events: EventQueue<Event>,
+    rng: ChaCha8Rng,
+    flows: Vec<Vec<Flow>>,
+    next_user: Vec<u32>,
+    in_flight: FxHashMap<Ticket, InFlight>,
+    streams: Vec<Tally>,
+    levels: Vec<Tally>,
+    requests: u64,
+    dump: Option<String>,
+}
+
+/// Runs `workload` against `config` with arrivals drawn from `seed`, calling `progress` with
+/// the fraction of the arrival period simulated so far. The same inputs give the same report.
+pub fn simulate(
+    config: Configuration,
+    workload: &Workload,
+    seed: u64,
+    mut progress: impl FnMut(f64),
+) -> Result<Report, WorkloadError> {
+    workload.check()?;
+    let dispatcher = Dispatcher::new(config, Duration::ZERO);
+    let mut flows = Vec::with_capacity(workload.streams.len());
+    for (index, stream) in workload.streams.iter().enumerate() {
+        let groups: Vec<&str> = stream.groups.iter().map(String::as_str).collect();
+        let mut users = Vec::with_capacity(stream.users as usize);
+        for u in 0..stream.users {
+            let user = if stream.users > 1 {
+                format!("{}-{u}", stream.user)
+            } else {
+                stream.user.clone()
+            };
+            let request = stream.request(&user, &groups);
+            let classification =
+                dispatcher
+                    .classifier()
+                    .classify(&request)
+                    .ok_or_else(|| WorkloadError {
+                        index,
+                        message: "the configuration has no catch-all FlowSchema to classify it"
+                            .to_owned(),
+                    })?;
+            let level = dispatcher
+                .level_index(classification.priority_level)
+                .ok_or_else(|| WorkloadError {
+                    index,
+                    message: format!(
+                        "priority level {} is missing",
+                        classification.priority_level
+                    ),
+                })?;
+            users.push(Flow {
+                level,
+                hash: classification.hash,
+                flow_schema: classification.flow_schema.to_owned(),
+            });
+        }
+        flows.push(users);
+    }
+    let stream_count = workload.streams.len();
+    let level_count = dispatcher.levels().len();
+    let mut sim = Simulation {
+        workload,
+        dispatcher,
+        events: EventQueue::default(),
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        flows,
+        next_user: vec![0; stream_count],
+        in_flight: FxHashMap::default(),
+        streams: (0..stream_count).map(|_| Tally::new()).collect(),
+        levels: (0..level_count).map(|_| Tally::new()).collect(),
+        requests: 0,
+        dump: None,
+    };
+    sim.events
+        .schedule(sim.dispatcher.next_adjustment(), Event::Adjust);
+    for (index, stream) in workload.streams.iter().enumerate() {
+        match stream.clients {
+            Some(clients) => {
+                for client in 0..clients {
+                    sim.events.schedule(
+                        Duration::from_nanos(u64::from(client)),
+                        Event::Arrive {
+                            stream: index,
+                            client: Some(client),
+                        },
+                    );
+                }
+            }
+            None => {
+                let first = sim.gap(index);
+                sim.events.schedule(
+                    first,
+                    Event::Arrive {
+                        stream: index,
+                        client: None,
+                    },
+                );
+            }
+        }
+    }
+    let end = workload.duration;
+    let step = (end / 100).max(Duration::from_millis(1));
+    let mut checkpoint = Duration::ZERO;
+    while let Some((now, event)) = sim.events.next_until(None) {
+        if now >= checkpoint && now <= end {
+            progress(now.as_secs_f64() / end.as_secs_f64().max(f64::MIN_POSITIVE));
+            checkpoint = now + step;
+        }
+        if now > end && sim.dump.is_none() {
+            sim.dump = Some(sim.dispatcher.dump_priority_levels());
+        }
+        sim.handle(now, event);
+    }
+    progress(1.0);
+    let finished = sim.events.now().max(end);
+    let dump = sim
+        .dump
+        .take()
+        .unwrap_or_else(|| sim.dispatcher.dump_priority_levels());
+    let streams = workload
+        .streams
+        .iter()
+        .zip(sim.streams)
+        .zip(&sim.flows)
+        .map(|((stream, tally), flows)| {
+            let level = sim.dispatcher.level(flows[0].level);
+            StreamReport {
+                name: stream.name.clone(),
+                flow_schema: flows[0].flow_schema.clone(),
+                priority_level: level.name.clone(),
+                figures: tally.finish(end),
+            }
+        })
+        .collect();
+    let priority_levels = sim
+        .levels
+        .into_iter()
+        .enumerate()
+        .map(|(index, tally)| {
+            let level = sim.dispatcher.level(index);
+            LevelReport {
+                name: level.name.clone(),
+                nominal_cl: level.limits.nominal,
+                current_cl: level.current,
+                figures: tally.finish(end),
+            }
+        })
+        .collect();
+    let left_over = sim
+        .dispatcher
+        .levels()
+        .iter()
+        .map(|l| {
+            (l.queue_set.waiting() + l.queue_set.executing()) as u64 + l.queue_set.seats_in_use()
+        })
+        .sum();
+    Ok(Report {
+        left_over,
+        seed,
+        simulated_seconds: finished.as_secs_f64(),
+        requests: sim.requests,
+        priority_levels,
+        streams,
+        dump_priority_levels: dump,
+    })
+}
+
+impl Simulation<'_> {
+    /// The gap before the next open-loop arrival of `stream`.
+    fn gap(&mut self, stream: usize) -> Duration {
+        let rate = self.workload.streams[stream].rate.unwrap_or(1.0);
+        let uniform: f64 = self.rng.random();
+        Duration::from_secs_f64(-(1.0 - uniform).ln() / rate)
+    }
+
+    fn handle(&mut self, now: Duration, event: Event) {
+        match event {
+            Event::Arrive { stream, client } => self.arrive(now, stream, client),
+            Event::ExecEnd(ticket) => {
+                let flight = self.in_flight[&ticket];
+                let seats = self.workload.streams[flight.stream].seats as f64;
+                self.streams[flight.stream].seats.add(now, -seats);
+                self.levels[ticket.level].seats.add(now, -seats);
+                let finished = self.dispatcher.finish(now, ticket);
+                match finished.release_at {
+                    Some(at) => self.events.schedule(at, Event::Release(ticket)),
+                    None => {
+                        self.in_flight.remove(&ticket);
+                    }
+                }
+                self.answered(now, flight);
+                self.started(now, &finished.dispatched);
+            }
+            Event::Release(ticket) => {
+                self.in_flight.remove(&ticket);
+                let dispatched = self.dispatcher.release(now, ticket);
+                self.started(now, &dispatched);
+            }
+            Event::Deadline(ticket) => {
+                if self.dispatcher.cancel(now, ticket)
+                    && let Some(flight) = self.in_flight.remove(&ticket)
+                {
+                    self.streams[flight.stream]
+                        .figures
+                        .rejected
+                        .count(RejectReason::TimeOut);
+                    self.levels[ticket.level]
+                        .figures
+                        .rejected
+                        .count(RejectReason::TimeOut);
+                    self.answered(now, flight);
+                }
+            }
+            Event::Adjust => {
+                let dispatched = self.dispatcher.tick(now);
+                self.started(now, &dispatched);
+                if now < self.workload.duration || !self.in_flight.is_empty() {
+                    self.events
+                        .schedule(self.dispatcher.next_adjustment(), Event::Adjust);
+                }
+            }
+        }
+    }
+
+    fn arrive(&mut self, now: Duration, stream: usize, client: Option<u32>) {
+        if now > self.workload.duration {
+            return;
+        }
+        let spec = &self.workload.streams[stream];
+        if client.is_none() {
+            let gap = self.gap(stream);
+            self.events.schedule(
+                now + gap,
+                Event::Arrive {
+                    stream,
+                    client: None,
+                },
+            );
+        }
+        let user = self.next_user[stream];
+        self.next_user[stream] = (user + 1) % spec.users;
+        let flow = &self.flows[stream][user as usize];
+        let (level, hash) = (flow.level, flow.hash);
+        let estimate = WorkEstimate {
+            initial_seats: spec.seats,
+            final_seats: spec.final_seats,
+            additional_latency: spec.additional_latency,
+        };
+        self.requests += 1;
+        let flight = InFlight {
+            stream,
+            client,
+            arrived: now,
+        };
+        match self.dispatcher.start(now, level, hash, estimate) {
+            Decision::Execute(ticket) => {
+                self.in_flight.insert(ticket, flight);
+                self.started(now, &[ticket]);
+            }
+            Decision::Wait(ticket) => {
+                self.in_flight.insert(ticket, flight);
+                self.events
+                    .schedule(now + self.workload.wait_limit, Event::Deadline(ticket));
+            }
+            Decision::Reject { level, reason, .. } => {
+                self.streams[stream].figures.rejected.count(reason);
+                self.levels[level].figures.rejected.count(reason);
+                self.answered(now, flight);
+            }
+        }
+    }
+
+    /// A closed-loop client got its answer: it thinks, then sends the next request.
+    fn answered(&mut self, now: Duration, flight: InFlight) {
+        if let Some(client) = flight.client {
+            let think = self.workload.streams[flight.stream].think;
+            self.events.schedule(
+                now + think,
+                Event::Arrive {
+                    stream: flight.stream,
+                    client: Some(client),
+                },
+            );
+        }
+    }
+
+    fn started(&mut self, now: Duration, tickets: &[Ticket]) {
+        for &ticket in tickets {
+            let Some(flight) = self.in_flight.get(&ticket).copied() else {
+                continue;
+            };
+            let spec = &self.workload.streams[flight.stream];
+            let wait = now.saturating_sub(flight.arrived).as_nanos() as u64;
+            let seats = spec.seats as f64;
+            for tally in [
+                &mut self.streams[flight.stream],
+                &mut self.levels[ticket.level],
+            ] {
+                tally.figures.executed += 1;
+                tally.waits.push(wait);
+                tally.seats.add(now, seats);
+            }
+            self.events
+                .schedule(now + spec.service, Event::ExecEnd(ticket));
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The mixed simulator and the whole-server dispatcher: determinism, every request ending
+//! exactly once, borrowing at work, the dump table, and workload checks.
+
+use std::time::Duration;
+
+use apfkit_dispatcher::config::Configuration;
+use apfkit_dispatcher::dispatch::{Decision, Dispatcher};
+use apfkit_dispatcher::queueset::WorkEstimate;
+use apfkit_dispatcher::sim::mix::{Report, simulate};
+use apfkit_dispatcher::sim::workload::Workload;
+
+fn default_run(seed: u64) -> Report {
+    let config = Configuration::kubernetes_default(600).unwrap();
+    simulate(config, &Workload::embedded_default(), seed, |_| {}).unwrap()
+}
+
+#[test]
+fn the_simulator_is_deterministic_for_a_seed() {
+    let first = default_run(7);
+    assert_eq!(first, default_run(7));
+    assert_ne!(
+        first.requests,
+        default_run(8).requests,
+        "another seed, other arrivals"
+    );
+}
+
+#[test]
+fn every_request_ends_exactly_once_and_nothing_is_left_over() {
+    let report = default_run(1);
+    let ended: u64 = report
+        .streams
+        .iter()
+        .map(|s| s.executed + s.rejected.total())
+        .sum();
+    assert_eq!(ended, report.requests);
+    let by_level: u64 = report
+        .priority_levels
+        .iter()
+        .map(|l| l.figures.executed + l.figures.rejected.total())
+        .sum();
+    assert_eq!(by_level, report.requests);
+    assert_eq!(report.left_over, 0);
+}
+
+#[test]
+fn the_default_workload_shows_isolation_and_borrowing() {
+    let report = default_run(1);
+    let stream = |name: &str| report.streams.iter().find(|s| s.name == name).unwrap();
+    let level = |name: &str| {
+        report
+            .priority_levels
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap()
+    };
+    // The noisy user waits; kubelets and controllers on their own levels do not.
+    assert!(stream("noisy-user").wait_p50_ms > 100.0);
+    assert_eq!(stream("kubelets").wait_p99_ms, 0.0);
+    assert_eq!(stream("controllers").wait_p99_ms, 0.0);
+    // global-default is busy and borrows seats lent by idle levels.
+    let global = level("global-default");
+    assert!(global.current_cl > global.nominal_cl, "{global:?}");
+    // The text report carries both tables and the dump.
+    let text = report.to_text();
+    assert!(text.contains("PriorityLevelName, NominalCL"));
+    assert!(text.contains(
+        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
+    ));
+}
+
+#[test]
+fn dump_priority_levels_is_aligned_like_gos_tabwriter() {
+    let dispatcher = Dispatcher::new(
+        Configuration::kubernetes_default(600).unwrap(),
+        Duration::ZERO,
+    );
+    let dump = dispatcher.dump_priority_levels();
+    let lines: Vec<&str> = dump.lines().collect();
+    assert_eq!(
+        lines[0],
+        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
+    );
+    assert_eq!(
+        lines[1],
+        "catch-all,         0,            true,   false,       0,               0"
+    );
+    assert_eq!(lines.len(), 9);
+}
+
+#[test]
+fn dispatcher_waits_dispatches_on_finish_and_times_out() {
+    // A configuration whose global-default level has a small limit: the server limit 24.
+    let config = Configuration::kubernetes_default(24).unwrap();
+    let now = Duration::ZERO;
+    let mut dispatcher = Dispatcher::new(config, now);
+    let global = dispatcher.level_index("global-default").unwrap();
+    let limit = dispatcher.level(global).current;
+    assert!(limit >= 1);
+    let mut running = Vec::new();
+    for _ in 0..limit {
+        match dispatcher.start(now, global, 42, WorkEstimate::ONE_SEAT) {
+            Decision::Execute(ticket) => running.push(ticket),
+            other => panic!("{other:?}"),
+        }
+    }
+    let Decision::Wait(waiting) = dispatcher.start(now, global, 42, WorkEstimate::ONE_SEAT) else {
+        panic!("the level is full")
+    };
+    let Decision::Wait(late) = dispatcher.start(now, global, 43, WorkEstimate::ONE_SEAT) else {
+        panic!("the level is full")
+    };
+    let finished = dispatcher.finish(now + Duration::from_millis(5), running[0]);
+    assert_eq!(finished.dispatched, [waiting]);
+    assert!(
+        dispatcher.cancel(now + Duration::from_secs(15), late),
+        "its wait limit passed"
+    );
+    assert!(
+        !dispatcher.cancel(now + Duration::from_secs(15), waiting),
+        "already executing"
+    );
+}
+
+#[test]
+fn workload_mistakes_are_reported_with_the_stream_index() {
+    let mut workload = Workload::embedded_default();
+    workload.streams[2].rate = Some(5.0);
+    let error = workload.check().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "streams[2]: set either rate or clients, not both"
+    );
+    let mut workload = Workload::embedded_default();
+    workload.streams[0].path = "/healthz".to_owned();
+    assert_eq!(
+        workload.check().unwrap_err().to_string(),
+        "streams[0]: set exactly one of resource and path"
+    );
+}
