@@ -12,8 +12,10 @@
 //! let mut dispatcher = Dispatcher::new(Configuration::kubernetes_default(600).unwrap(), start);
 //! let request = Request { user: "alice", groups: &["system:authenticated"], verb: "get",
 //!     is_resource_request: true, resource: "pods", namespace: "default", ..Request::default() };
-//! let decision = dispatcher.admit(start, &request, WorkEstimate::ONE_SEAT).unwrap();
-//! let Decision::Execute(ticket) = decision else { panic!("an idle server runs it at once") };
+//! let arrived = dispatcher.admit(start, &request, WorkEstimate::ONE_SEAT).unwrap();
+//! let Decision::Execute(ticket) = arrived.decision else {
+//!     panic!("an idle server runs it at once")
+//! };
 //! assert_eq!(dispatcher.level(ticket.level).name, "global-default");
 //! let finished = dispatcher.finish(start + Duration::from_millis(20), ticket);
 //! assert!(finished.dispatched.is_empty());
@@ -58,6 +60,15 @@ pub enum Decision {
         /// The Retry-After value, in seconds.
         retry_after: i64,
     },
+}
+
+/// What an arrival did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arrived {
+    /// What became of the new request.
+    pub decision: Decision,
+    /// Other waiting requests that started executing during this call.
+    pub dispatched: Vec<Ticket>,
 }
 
 /// What a finish did.
@@ -180,7 +191,7 @@ impl Dispatcher {
         now: Duration,
         request: &Request<'_>,
         estimate: WorkEstimate,
-    ) -> Option<Decision> {
+    ) -> Option<Arrived> {
         let classification = self.classifier.classify(request)?;
         let hash = classification.hash;
         let level = self.level_index(classification.priority_level)?;
@@ -194,7 +205,7 @@ impl Dispatcher {
         level: usize,
         hash: u64,
         estimate: WorkEstimate,
-    ) -> Decision {
+    ) -> Arrived {
         let state = &mut self.levels[level];
         let arrival = state.queue_set.start(now, hash, estimate);
         state.note_demand(now);
@@ -202,17 +213,27 @@ impl Dispatcher {
             Arrival::Rejected(reason) => {
                 let second = now.as_secs() as i64;
                 self.retry_after.record_dropped(&state.name, second);
-                Decision::Reject {
-                    level,
-                    reason,
-                    retry_after: self.retry_after.retry_after(&state.name),
+                Arrived {
+                    decision: Decision::Reject {
+                        level,
+                        reason,
+                        retry_after: self.retry_after.retry_after(&state.name),
+                    },
+                    dispatched: Vec::new(),
                 }
             }
-            Arrival::Admitted { id, dispatched } => {
-                if dispatched.contains(&id) {
-                    Decision::Execute(Ticket { level, id })
-                } else {
-                    Decision::Wait(Ticket { level, id })
+            Arrival::Admitted { id, mut dispatched } => {
+                let ticket = Ticket { level, id };
+                let decision = match dispatched.iter().position(|d| *d == id) {
+                    Some(position) => {
+                        dispatched.remove(position);
+                        Decision::Execute(ticket)
+                    }
+                    None => Decision::Wait(ticket),
+                };
+                Arrived {
+                    decision,
+                    dispatched: tickets(level, dispatched),
                 }
             }
         }

@@ -99,15 +99,24 @@ fn dispatcher_waits_dispatches_on_finish_and_times_out() {
     assert!(limit >= 1);
     let mut running = Vec::new();
     for _ in 0..limit {
-        match dispatcher.start(now, global, 42, WorkEstimate::ONE_SEAT) {
+        match dispatcher
+            .start(now, global, 42, WorkEstimate::ONE_SEAT)
+            .decision
+        {
             Decision::Execute(ticket) => running.push(ticket),
             other => panic!("{other:?}"),
         }
     }
-    let Decision::Wait(waiting) = dispatcher.start(now, global, 42, WorkEstimate::ONE_SEAT) else {
+    let Decision::Wait(waiting) = dispatcher
+        .start(now, global, 42, WorkEstimate::ONE_SEAT)
+        .decision
+    else {
         panic!("the level is full")
     };
-    let Decision::Wait(late) = dispatcher.start(now, global, 43, WorkEstimate::ONE_SEAT) else {
+    let Decision::Wait(late) = dispatcher
+        .start(now, global, 43, WorkEstimate::ONE_SEAT)
+        .decision
+    else {
         panic!("the level is full")
     };
     let finished = dispatcher.finish(now + Duration::from_millis(5), running[0]);

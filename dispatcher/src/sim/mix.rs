@@ -511,7 +511,9 @@ impl Simulation<'_> {
             client,
             arrived: now,
         };
-        match self.dispatcher.start(now, level, hash, estimate) {
+        let arrived = self.dispatcher.start(now, level, hash, estimate);
+        self.started(now, &arrived.dispatched);
+        match arrived.decision {
             Decision::Execute(ticket) => {
                 self.in_flight.insert(ticket, flight);
                 self.started(now, &[ticket]);
