@@ -36,6 +36,8 @@ pub mod config;
 pub mod dispatch;
 pub mod estimate;
 pub mod flow;
+#[cfg(feature = "tokio")]
+pub mod guard;
 pub mod queueset;
 pub mod rejection;
 pub mod seat_seconds;

@@ -1,0 +1,324 @@
+//! An async adapter for real servers (feature `tokio`): guard a handler with
+//! [`Guard::acquire`], which waits in the request's queue and returns a [`Permit`] or a
+//! [`Rejection`] carrying Retry-After. Dropping the permit finishes the request; dropping a
+//! pending `acquire` takes the request out of its queue.
+//!
+//! ```
+//! use apfkit_dispatcher::classify::Request;
+//! use apfkit_dispatcher::config::Configuration;
+//! use apfkit_dispatcher::guard::Guard;
+//! use apfkit_dispatcher::queueset::WorkEstimate;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let guard = Guard::new(Configuration::kubernetes_default(600).unwrap());
+//! let request = Request { user: "alice", groups: &["system:authenticated"], verb: "get",
+//!     is_resource_request: true, resource: "pods", namespace: "default", ..Request::default() };
+//! match guard.acquire(&request, WorkEstimate::ONE_SEAT).await {
+//!     Ok(permit) => {
+//!         assert_eq!(permit.priority_level(), "global-default");
+//!         // ... run the handler; dropping the permit finishes the request.
+//!     }
+//!     Err(rejection) => panic!("429, Retry-After: {}", rejection.retry_after),
+//! }
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use crate::classify::Request;
+use crate::config::Configuration;
+use crate::dispatch::{ADJUSTMENT_PERIOD, Decision, Dispatcher, Ticket};
+use crate::queueset::{RejectReason, WorkEstimate};
+
+/// kube-apiserver's default wait limit: a quarter of the 60 s request timeout.
+pub const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(15);
+
+/// Shares one [`Dispatcher`] between tasks.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    epoch: Instant,
+    wait_limit: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    dispatcher: Dispatcher,
+    waiters: HashMap<Ticket, oneshot::Sender<()>>,
+}
+
+/// A request allowed to execute. Dropping it finishes the request.
+pub struct Permit {
+    shared: Arc<Shared>,
+    ticket: Ticket,
+    flow_schema: String,
+    priority_level: String,
+}
+
+/// A request rejected with HTTP 429.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rejected by priority level {priority_level} ({}), retry after {retry_after} s", reason.as_str())]
+pub struct Rejection {
+    /// The FlowSchema it matched.
+    pub flow_schema: String,
+    /// Its priority level.
+    pub priority_level: String,
+    /// Why.
+    pub reason: RejectReason,
+    /// The Retry-After header value, in seconds.
+    pub retry_after: i64,
+}
+
+impl Shared {
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.epoch)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl State {
+    /// Wakes the waiters of dispatched requests.
+    fn wake(&mut self, dispatched: &[Ticket]) {
+        for ticket in dispatched {
+            if let Some(waiter) = self.waiters.remove(ticket) {
+                // A waiter that is gone finishes its request when its wait is dropped.
+                let _ = waiter.send(());
+            }
+        }
+    }
+}
+
+impl Guard {
+    /// A guard for `config` with the default wait limit. Must be called inside a tokio
+    /// runtime: it starts the periodic borrowing adjustment, which stops when the last clone
+    /// of the guard is dropped.
+    pub fn new(config: Configuration) -> Self {
+        Self::with_wait_limit(config, DEFAULT_WAIT_LIMIT)
+    }
+
+    /// Like [`Guard::new`] with another wait limit.
+    pub fn with_wait_limit(config: Configuration, wait_limit: Duration) -> Self {
+        let shared = Arc::new(Shared {
+            epoch: Instant::now(),
+            wait_limit,
+            state: Mutex::new(State {
+                dispatcher: Dispatcher::new(config, Duration::ZERO),
+                waiters: HashMap::new(),
+            }),
+        });
+        tokio::spawn(adjust_periodically(Arc::downgrade(&shared)));
+        Guard { shared }
+    }
+
+    /// Reads the dispatcher's state (levels, queue sets, the dump table).
+    pub fn inspect<R>(&self, read: impl FnOnce(&Dispatcher) -> R) -> R {
+        read(&self.shared.lock().dispatcher)
+    }
+
+    /// Classifies `request` and waits until it may execute, it is rejected, or its wait
+    /// limit passes. Cancel-safe: dropping the future takes the request out of its queue.
+    pub async fn acquire(
+        &self,
+        request: &Request<'_>,
+        estimate: WorkEstimate,
+    ) -> Result<Permit, Rejection> {
+        let shared = &self.shared;
+        let (ticket, flow_schema, priority_level, woken) = {
+            let mut state = shared.lock();
+            let now = shared.now();
+            let classification = state.dispatcher.classifier().classify(request);
+            let (flow_schema, priority_level, hash) = match &classification {
+                Some(c) => (
+                    c.flow_schema.to_owned(),
+                    c.priority_level.to_owned(),
+                    c.hash,
+                ),
+                None => (String::new(), String::new(), 0),
+            };
+            let Some(level) = state.dispatcher.level_index(&priority_level) else {
+                return Err(Rejection {
+                    flow_schema,
+                    priority_level,
+                    reason: RejectReason::ConcurrencyLimit,
+                    retry_after: 1,
+                });
+            };
+            let arrived = state.dispatcher.start(now, level, hash, estimate);
+            state.wake(&arrived.dispatched);
+            match arrived.decision {
+                Decision::Execute(ticket) => {
+                    return Ok(Permit {
+                        shared: shared.clone(),
+                        ticket,
+                        flow_schema,
+                        priority_level,
+                    });
+                }
+                Decision::Reject {
+                    reason,
+                    retry_after,
+                    ..
+                } => {
+                    return Err(Rejection {
+                        flow_schema,
+                        priority_level,
+                        reason,
+                        retry_after,
+                    });
+                }
+                Decision::Wait(ticket) => {
+                    let (sender, receiver) = oneshot::channel();
+                    state.waiters.insert(ticket, sender);
+                    (ticket, flow_schema, priority_level, receiver)
+                }
+            }
+        };
+        let mut wait = PendingWait {
+            shared: shared.clone(),
+            ticket,
+            settled: false,
+        };
+        let outcome = tokio::time::timeout(shared.wait_limit, woken).await;
+        let executing = match outcome {
+            Ok(Ok(())) => true,
+            // The wait limit passed, or the sender is gone: leave the queue unless the
+            // request was dispatched meanwhile.
+            _ => {
+                let mut state = shared.lock();
+                let now = shared.now();
+                state.waiters.remove(&ticket);
+                !state.dispatcher.cancel(now, ticket)
+            }
+        };
+        wait.settled = true;
+        if executing {
+            Ok(Permit {
+                shared: shared.clone(),
+                ticket,
+                flow_schema,
+                priority_level,
+            })
+        } else {
+            let retry_after = shared.lock().dispatcher.retry_after(ticket.level);
+            Err(Rejection {
+                flow_schema,
+                priority_level,
+                reason: RejectReason::TimeOut,
+                retry_after,
+            })
+        }
+    }
+}
+
+impl Permit {
+    /// The FlowSchema the request matched.
+    pub fn flow_schema(&self) -> &str {
+        &self.flow_schema
+    }
+
+    /// Its priority level.
+    pub fn priority_level(&self) -> &str {
+        &self.priority_level
+    }
+}
+
+impl std::fmt::Debug for Permit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permit")
+            .field("ticket", &self.ticket)
+            .field("flow_schema", &self.flow_schema)
+            .field("priority_level", &self.priority_level)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        finish(&self.shared, self.ticket);
+    }
+}
+
+/// A request waiting in a queue; if the waiting future is dropped before it settles, the
+/// request leaves its queue (or, dispatched meanwhile, finishes at once).
+struct PendingWait {
+    shared: Arc<Shared>,
+    ticket: Ticket,
+    settled: bool,
+}
+
+impl Drop for PendingWait {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let cancelled = {
+            let mut state = self.shared.lock();
+            let now = self.shared.now();
+            state.waiters.remove(&self.ticket);
+            state.dispatcher.cancel(now, self.ticket)
+        };
+        if !cancelled {
+            finish(&self.shared, self.ticket);
+        }
+    }
+}
+
+/// Finishes a request; lingering seats are released later by a task.
+fn finish(shared: &Arc<Shared>, ticket: Ticket) {
+    let release_at = {
+        let mut state = shared.lock();
+        let now = shared.now();
+        let finished = state.dispatcher.finish(now, ticket);
+        state.wake(&finished.dispatched);
+        finished.release_at
+    };
+    let Some(at) = release_at else { return };
+    let weak = Arc::downgrade(shared);
+    let release = move || {
+        if let Some(shared) = weak.upgrade() {
+            let mut state = shared.lock();
+            let now = shared.now().max(at);
+            let dispatched = state.dispatcher.release(now, ticket);
+            state.wake(&dispatched);
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let deadline = shared.epoch + at;
+            runtime.spawn(async move {
+                tokio::time::sleep_until(deadline).await;
+                release();
+            });
+        }
+        Err(_) => release(),
+    }
+}
+
+async fn adjust_periodically(shared: Weak<Shared>) {
+    loop {
+        tokio::time::sleep(ADJUSTMENT_PERIOD).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let mut state = shared.lock();
+        let now = shared.now();
+        let dispatched = state.dispatcher.tick(now);
+        state.wake(&dispatched);
+    }
+}
