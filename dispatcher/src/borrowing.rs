@@ -94,6 +94,11 @@ impl Integrator {
         results
     }
 
+    /// The current value.
+    pub fn value(&self) -> f64 {
+        self.x
+    }
+
     /// The value changes by `delta` at time `now`.
     pub fn add(&mut self, now: Duration, delta: f64) {
         self.set(now, self.x + delta);

@@ -350,8 +350,12 @@ impl Dispatcher {
 }
 
 impl Level {
+    /// Feeds the integrator when the demand changed (an unchanged value integrates the same).
     fn note_demand(&mut self, now: Duration) {
-        self.demand.set(now, self.queue_set.seat_demand() as f64);
+        let demand = self.queue_set.seat_demand() as f64;
+        if demand != self.demand.value() {
+            self.demand.set(now, demand);
+        }
     }
 }
 

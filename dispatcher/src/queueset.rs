@@ -7,9 +7,10 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use fixedbitset::FixedBitSet;
 use rustc_hash::FxHashMap;
 
-use crate::seat_seconds::SeatSeconds;
+use crate::seat_seconds::{SeatSeconds, nanos_f64};
 use crate::shuffle::Dealer;
 
 /// The service time every request is charged at arrival for its initial phase (G, 3 ms).
@@ -138,6 +139,21 @@ impl Queue {
     fn is_empty(&self) -> bool {
         self.waiting.is_empty() && self.executing == 0
     }
+
+    /// What the virtual-time rate reads of this queue: whether it is active (waiting or
+    /// executing requests) and the seats it requests (in use plus waiting).
+    fn load(&self) -> Load {
+        Load {
+            active: !self.is_empty(),
+            seats: self.seats_in_use + self.max_seats_sum,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Load {
+    active: bool,
+    seats: u64,
 }
 
 /// The state of one priority level's queue set.
@@ -155,6 +171,12 @@ pub struct QueueSet {
     seats_in_use: u64,
     queues: Vec<Queue>,
     desired_queues: usize,
+    /// Σ over queues of [`Queue::load`], kept up to date so that syncing does not scan.
+    active_queues: usize,
+    requested_seats: u64,
+    /// Queues with waiting requests: the dispatch scan visits only these, in the same
+    /// round-robin order as a scan of every queue would.
+    with_waiting: FixedBitSet,
     requests: FxHashMap<RequestId, Request>,
     next_id: RequestId,
     epoch_advances: u64,
@@ -178,6 +200,9 @@ impl QueueSet {
             seats_in_use: 0,
             queues,
             desired_queues,
+            active_queues: 0,
+            requested_seats: 0,
+            with_waiting: FixedBitSet::with_capacity(desired_queues),
             requests: FxHashMap::default(),
             next_id: 0,
             epoch_advances: 0,
@@ -228,19 +253,14 @@ impl QueueSet {
     fn sync(&mut self, now: Duration) {
         let elapsed = now.saturating_sub(self.last_time);
         self.last_time = now.max(self.last_time);
-        let active = self
-            .queues
-            .iter()
-            .filter(|q| !q.waiting.is_empty() || q.executing > 0)
-            .count();
+        debug_assert_eq!(
+            self.totals_recounted(),
+            (self.active_queues, self.requested_seats)
+        );
+        let (active, requested) = (self.active_queues, self.requested_seats);
         if active == 0 {
             return;
         }
-        let requested: u64 = self
-            .queues
-            .iter()
-            .map(|q| q.seats_in_use + q.max_seats_sum)
-            .sum();
         let rate = requested.min(self.concurrency_limit) as f64 / active as f64;
         self.current_r = self
             .current_r
@@ -248,6 +268,33 @@ impl QueueSet {
         if self.current_r >= SeatSeconds::HIGH_R {
             self.advance_epoch();
         }
+    }
+
+    /// The totals of [`Queue::load`] recounted from scratch.
+    fn totals_recounted(&self) -> (usize, u64) {
+        self.queues
+            .iter()
+            .map(Queue::load)
+            .fold((0, 0), |(a, s), l| (a + usize::from(l.active), s + l.seats))
+    }
+
+    /// Recomputes the running totals and the index of queues with waiting requests, after
+    /// queues were added or removed.
+    fn reindex(&mut self) {
+        (self.active_queues, self.requested_seats) = self.totals_recounted();
+        self.with_waiting = FixedBitSet::with_capacity(self.queues.len());
+        for (q, queue) in self.queues.iter().enumerate() {
+            self.with_waiting.set(q, !queue.waiting.is_empty());
+        }
+    }
+
+    /// Accounts for queue `q`'s change since `before` was taken.
+    fn account(&mut self, q: usize, before: Load) {
+        self.with_waiting.set(q, !self.queues[q].waiting.is_empty());
+        let after = self.queues[q].load();
+        self.active_queues =
+            self.active_queues + usize::from(after.active) - usize::from(before.active);
+        self.requested_seats = self.requested_seats + after.seats - before.seats;
     }
 
     fn advance_epoch(&mut self) {
@@ -315,10 +362,13 @@ impl QueueSet {
         self.executing += 1;
         self.seats_in_use += seats;
         if let Some(q) = request.queue {
+            let total_work = request.total_work;
             let queue = &mut self.queues[q];
+            let before = queue.load();
             queue.executing += 1;
             queue.seats_in_use += seats;
-            queue.next_dispatch_r = queue.next_dispatch_r.wrapping_add(request.total_work);
+            queue.next_dispatch_r = queue.next_dispatch_r.wrapping_add(total_work);
+            self.account(q, before);
         }
     }
 
@@ -358,6 +408,7 @@ impl QueueSet {
                 let id = self.new_request(estimate, Some(q), now);
                 let (seats, work) = (estimate.max_seats(), self.requests[&id].total_work);
                 let queue = &mut self.queues[q];
+                let before = queue.load();
                 if queue.is_empty() {
                     queue.next_dispatch_r = self.current_r;
                 }
@@ -369,6 +420,7 @@ impl QueueSet {
                 });
                 queue.max_seats_sum += seats;
                 queue.total_work_sum = queue.total_work_sum.wrapping_add(work);
+                self.account(q, before);
                 self.waiting += 1;
                 self.seats_waiting += seats;
                 self.bound_virtual_start(q);
@@ -380,7 +432,13 @@ impl QueueSet {
 
     /// Shuffle sharding with the rotating offset (spec §4.2).
     fn choose_queue(&mut self, dealer: &Dealer, hash: u64) -> usize {
-        let hand = dealer.deal_into_hand(hash);
+        let mut cards = [0usize; 16];
+        let mut dealt = 0;
+        dealer.deal(hash, |card| {
+            cards[dealt] = card;
+            dealt += 1;
+        });
+        let hand = &cards[..dealt];
         let offset = (self.enqueues % hand.len() as u64) as usize;
         self.enqueues += 1;
         let mut best = (SeatSeconds::MAX, hand[offset]);
@@ -415,12 +473,36 @@ impl QueueSet {
         dispatched
     }
 
+    /// The dispatch scan over every queue, as upstream does it; debug builds check the
+    /// indexed scan against it.
+    #[cfg(debug_assertions)]
+    fn full_scan(&self, first: usize) -> Option<(SeatSeconds, usize)> {
+        let n = self.queues.len();
+        let mut best: Option<(SeatSeconds, usize)> = None;
+        for i in 0..n {
+            let q = (first + i) % n;
+            if let Some(head) = self.queues[q].waiting.front() {
+                let finish = self.queues[q].next_dispatch_r.wrapping_add(head.total_work);
+                if best.is_none_or(|(f, _)| finish < f) {
+                    best = Some((finish, q));
+                }
+            }
+        }
+        best
+    }
+
     /// One dispatch step (spec §5.7).
     fn dispatch_one(&mut self, now: Duration) -> Option<RequestId> {
         let n = self.queues.len();
+        if n == 0 {
+            return None;
+        }
+        let first = (self.robin_index + 1) % n;
         let mut best: Option<(SeatSeconds, usize)> = None;
-        for i in 1..=n {
-            let q = (self.robin_index + i) % n;
+        // Round-robin order from `first`, visiting only queues with a waiting head.
+        let after = self.with_waiting.ones().skip_while(|&q| q < first);
+        let before = self.with_waiting.ones().take_while(|&q| q < first);
+        for q in after.chain(before) {
             let queue = &self.queues[q];
             let Some(head) = queue.waiting.front() else {
                 continue;
@@ -430,15 +512,23 @@ impl QueueSet {
                 best = Some((finish, q));
             }
         }
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            best,
+            self.full_scan(first),
+            "the index skips no waiting queue"
+        );
         let (_, q) = best?;
         let head = *self.queues[q].waiting.front()?;
         if !self.can_accommodate(head.max_seats) {
             return None;
         }
         let queue = &mut self.queues[q];
+        let before = queue.load();
         queue.waiting.pop_front();
         queue.max_seats_sum -= head.max_seats;
         queue.total_work_sum = queue.total_work_sum.wrapping_sub(head.total_work);
+        self.account(q, before);
         let id = head.id;
         let request = self.requests.get_mut(&id)?;
         if request.estimate.final_seats > self.concurrency_limit {
@@ -473,14 +563,16 @@ impl QueueSet {
         );
         self.executing -= 1;
         if let Some(q) = queue {
-            let served = now.saturating_sub(start).as_nanos() as f64;
+            let served = nanos_f64(now.saturating_sub(start));
             let correction = SeatSeconds::seats_times_nanos(
                 initial_seats as f64,
-                ESTIMATED_SERVICE_DURATION.as_nanos() as f64 - served,
+                nanos_f64(ESTIMATED_SERVICE_DURATION) - served,
             );
             let queue = &mut self.queues[q];
+            let before = queue.load();
             queue.executing -= 1;
             queue.next_dispatch_r = queue.next_dispatch_r.wrapping_sub(correction);
+            self.account(q, before);
             self.bound_virtual_start(q);
         }
         if latency.is_zero() {
@@ -508,7 +600,9 @@ impl QueueSet {
         let seats = request.max_seats();
         self.seats_in_use -= seats;
         if let Some(q) = request.queue {
+            let before = self.queues[q].load();
             self.queues[q].seats_in_use -= seats;
+            self.account(q, before);
             if self.queues.len() > self.desired_queues
                 && self.queues[q].is_empty()
                 && self.queues[q].seats_in_use == 0
@@ -519,9 +613,14 @@ impl QueueSet {
                         *index -= 1;
                     }
                 }
-                if self.robin_index >= q && self.robin_index > 0 {
-                    self.robin_index -= 1;
+                if self.robin_index >= q {
+                    // Upstream may reach −1, which scans from queue 0 as n − 1 does.
+                    self.robin_index = match self.robin_index {
+                        0 => self.queues.len().saturating_sub(1),
+                        index => index - 1,
+                    };
                 }
+                self.reindex();
             }
         }
     }
@@ -536,12 +635,14 @@ impl QueueSet {
         let Some(q) = request.queue else { return false };
         let (seats, work) = (request.max_seats(), request.total_work);
         let queue = &mut self.queues[q];
+        let before = queue.load();
         let Some(position) = queue.waiting.iter().position(|w| w.id == id) else {
             return false;
         };
         queue.waiting.remove(position);
         queue.max_seats_sum -= seats;
         queue.total_work_sum = queue.total_work_sum.wrapping_sub(work);
+        self.account(q, before);
         self.waiting -= 1;
         self.seats_waiting = self.seats_waiting.saturating_sub(seats);
         self.requests.remove(&id);
@@ -566,6 +667,7 @@ impl QueueSet {
         self.desired_queues = desired_queues(&config);
         if self.queues.len() < self.desired_queues {
             self.queues.resize_with(self.desired_queues, Queue::default);
+            self.reindex();
         }
         self.config = config;
         self.dispatch_as_much_as_possible(now)
@@ -675,6 +777,7 @@ mod tests {
             set.waiting += 1;
             set.seats_waiting += width;
         }
+        set.reindex();
         set
     }
 

@@ -25,7 +25,7 @@ impl SeatSeconds {
 
     /// `seats` held for `duration`: `round(seats × nanoseconds / 10)`.
     pub fn seats_times_duration(seats: f64, duration: Duration) -> Self {
-        Self::seats_times_nanos(seats, duration.as_nanos() as f64)
+        Self::seats_times_nanos(seats, nanos_f64(duration))
     }
 
     /// Like [`SeatSeconds::seats_times_duration`] for a signed duration in nanoseconds; a
@@ -52,6 +52,16 @@ impl SeatSeconds {
     /// Wrapping subtraction.
     pub fn wrapping_sub(self, other: SeatSeconds) -> SeatSeconds {
         SeatSeconds(self.0.wrapping_sub(other.0))
+    }
+}
+
+/// A duration's nanoseconds as f64, through `u64` when it fits (a cheaper conversion than
+/// from `u128`, with the same result).
+pub fn nanos_f64(duration: Duration) -> f64 {
+    let nanos = duration.as_nanos();
+    match u64::try_from(nanos) {
+        Ok(n) => n as f64,
+        Err(_) => nanos as f64,
     }
 }
 

@@ -15,7 +15,8 @@ pub struct EventQueue<E> {
 
 #[derive(Debug)]
 struct Entry<E> {
-    at: Duration,
+    /// Nanoseconds (a `u64` keeps entries small; 584 years of simulated time).
+    at: u64,
     sequence: u64,
     event: E,
 }
@@ -60,7 +61,7 @@ impl<E> EventQueue<E> {
     pub fn schedule(&mut self, at: Duration, event: E) {
         let at = at.max(self.now);
         self.heap.push(Reverse(Entry {
-            at,
+            at: u64::try_from(at.as_nanos()).unwrap_or(u64::MAX),
             sequence: self.scheduled,
             event,
         }));
@@ -70,13 +71,13 @@ impl<E> EventQueue<E> {
     /// Takes the next event due at or before `until` (`None`: no limit) and moves the clock
     /// to its time.
     pub fn next_until(&mut self, until: Option<Duration>) -> Option<(Duration, E)> {
-        let due = self.heap.peek()?.0.at;
+        let due = Duration::from_nanos(self.heap.peek()?.0.at);
         if until.is_some_and(|until| due > until) {
             return None;
         }
         let Reverse(entry) = self.heap.pop()?;
-        self.now = entry.at;
-        Some((entry.at, entry.event))
+        self.now = due;
+        Some((due, entry.event))
     }
 
     /// Moves the clock forward to `at` (never backward).

@@ -22,7 +22,6 @@ use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::borrowing::Integrator;
 use crate::config::Configuration;
 use crate::dispatch::{Decision, Dispatcher, Ticket, tab_table};
 use crate::queueset::{RejectReason, WorkEstimate};
@@ -225,22 +224,53 @@ struct Flow {
 struct Tally {
     figures: Figures,
     waits: Vec<u64>,
-    seats: Integrator,
+    seats: SeatTime,
+}
+
+/// Time-integral of seats executing, over `[0, end]` only.
+struct SeatTime {
+    end: Duration,
+    last: Duration,
+    seats: f64,
+    integral: f64,
+}
+
+impl SeatTime {
+    fn add(&mut self, now: Duration, delta: f64) {
+        let now = now.min(self.end);
+        self.integral += self.seats * now.saturating_sub(self.last).as_secs_f64();
+        self.last = now;
+        self.seats += delta;
+    }
+
+    fn average(&mut self) -> f64 {
+        self.add(self.end, 0.0);
+        if self.end.is_zero() {
+            0.0
+        } else {
+            self.integral / self.end.as_secs_f64()
+        }
+    }
 }
 
 impl Tally {
-    fn new() -> Self {
+    fn new(end: Duration) -> Self {
         Tally {
             figures: Figures::default(),
             waits: Vec::new(),
-            seats: Integrator::new(Duration::ZERO, 0.0),
+            seats: SeatTime {
+                end,
+                last: Duration::ZERO,
+                seats: 0.0,
+                integral: 0.0,
+            },
         }
     }
 
-    fn finish(mut self, end: Duration) -> Figures {
+    fn finish(mut self) -> Figures {
         self.figures.wait_p50_ms = percentile(&mut self.waits, 0.50);
         self.figures.wait_p99_ms = percentile(&mut self.waits, 0.99);
-        self.figures.average_seats = self.seats.results(end).average;
+        self.figures.average_seats = self.seats.average();
         self.figures
     }
 }
@@ -325,8 +355,12 @@ pub fn simulate(
         flows,
         next_user: vec![0; stream_count],
         in_flight: FxHashMap::default(),
-        streams: (0..stream_count).map(|_| Tally::new()).collect(),
-        levels: (0..level_count).map(|_| Tally::new()).collect(),
+        streams: (0..stream_count)
+            .map(|_| Tally::new(workload.duration))
+            .collect(),
+        levels: (0..level_count)
+            .map(|_| Tally::new(workload.duration))
+            .collect(),
         requests: 0,
         dump: None,
     };
@@ -387,7 +421,7 @@ pub fn simulate(
                 name: stream.name.clone(),
                 flow_schema: flows[0].flow_schema.clone(),
                 priority_level: level.name.clone(),
-                figures: tally.finish(end),
+                figures: tally.finish(),
             }
         })
         .collect();
@@ -401,7 +435,7 @@ pub fn simulate(
                 name: level.name.clone(),
                 nominal_cl: level.limits.nominal,
                 current_cl: level.current,
-                figures: tally.finish(end),
+                figures: tally.finish(),
             }
         })
         .collect();
