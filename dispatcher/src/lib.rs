@@ -1,7 +1,25 @@
 //! A reference implementation of kube-apiserver's API Priority and Fairness dispatcher, on the
-//! hub types of `apfkit-conversion`.
+//! hub types of `apfkit-conversion`: the same inputs give the same FlowSchema, priority level,
+//! flow hash, hand of queues, dispatch order, concurrency limits and Retry-After.
 //!
-//! Classifying a request against the Kubernetes default configuration:
+//! # Where to start
+//!
+//! | you want to | use |
+//! |---|---|
+//! | know which FlowSchema and level a request gets | [`classify::Classifier`] |
+//! | the Kubernetes default configuration | [`config::Configuration::kubernetes_default`] |
+//! | compute limits for a server | [`config::Configuration`] (static) and [`borrowing::adjust`] |
+//! | see what a configuration does under load | [`sim::mix::simulate`] with a [`sim::workload::Workload`] |
+//! | replay upstream's fairness scenarios | [`sim::uniform::UniformScenario`] |
+//! | guard an async handler (feature `tokio`) | `guard::Guard` |
+//! | drive the state machine yourself | [`dispatch::Dispatcher`], or one [`queueset::QueueSet`] |
+//!
+//! Everything but the async adapter is sans-IO: calls take the current time as a `Duration`
+//! on any monotonic clock and return what happened (requests dispatched, a release time for
+//! lingering seats). Nothing inside sleeps, spawns or reads a clock, so simulations are exact
+//! and deterministic.
+//!
+//! # Classify a request
 //!
 //! ```
 //! use apfkit_dispatcher::classify::{Classifier, Request};
@@ -24,8 +42,48 @@
 //! assert_eq!(result.hand.len(), 6);
 //! ```
 //!
-//! Still to come (see the project's issues): queue sets with fair queuing, borrowing, rejection
-//! and Retry-After, the simulator and the async adapter.
+//! # Run a simulation
+//!
+//! A workload names request streams (who, what, how often); the report gives, per level and
+//! per stream, seats in use, waits and rejections, and kube-apiserver's
+//! `dump_priority_levels` table. The format of workload files is in `docs/workload.md`.
+//!
+//! ```
+//! use apfkit_dispatcher::config::Configuration;
+//! use apfkit_dispatcher::sim::mix::simulate;
+//! use apfkit_dispatcher::sim::workload::Workload;
+//!
+//! let workload: Workload = serde_saphyr::from_str(
+//!     "duration: 10s
+//! streams:
+//!   - name: readers
+//!     user: alice
+//!     groups: [system:authenticated]
+//!     verb: get
+//!     resource: pods
+//!     namespace: default
+//!     service: 50ms
+//!     clients: 4
+//!     think: 10ms
+//! ",
+//! )
+//! .unwrap();
+//! let config = Configuration::kubernetes_default(600).unwrap();
+//! let report = simulate(config, &workload, 42, |_| {}).unwrap();
+//! let readers = &report.streams[0];
+//! assert_eq!(readers.priority_level, "global-default");
+//! assert!(readers.executed > 600); // 4 clients, one call every 60 ms, for 10 s
+//! assert_eq!(readers.rejected.total(), 0);
+//! println!("{}", report.to_text());
+//! ```
+//!
+//! # Guard an async handler
+//!
+//! With the `tokio` feature, `guard::Guard::acquire` classifies a request and waits in its
+//! queue; it returns a permit, or a rejection carrying the Retry-After value for an HTTP 429.
+//! Dropping the permit finishes the request; dropping the pending future leaves the queue.
+//!
+//! The module's documentation has a complete example.
 
 #![forbid(unsafe_code)]
 
