@@ -1,0 +1,45 @@
+//! One module per subcommand.
+
+pub mod bootstrap;
+pub mod explain;
+pub mod limits;
+pub mod objects;
+pub mod schema;
+pub mod simulate;
+pub mod validate;
+pub mod versions;
+
+/// Text for people, or JSON for scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Report {
+    /// Aligned text.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// Prints a JSON report.
+pub fn print_json(value: &impl serde::Serialize) -> Result<(), crate::failure::Failure> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| crate::failure::Failure::Invalid(e.to_string()))?;
+    text.push('\n');
+    emit(&text)
+}
+
+/// Writes to standard output. A closed pipe (`apfkit ... | head`) ends the output quietly.
+pub fn emit(text: &str) -> Result<(), crate::failure::Failure> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(crate::failure::Failure::Output {
+                path: "-".to_owned(),
+                source: e,
+            })
+        }
+        _ => Ok(()),
+    }
+}

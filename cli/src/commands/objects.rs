@@ -1,0 +1,166 @@
+//! `convert` and `default`.
+
+use apfkit_conversion::scheme::{self, Target, UnknownFields, Warning};
+use clap::Args;
+
+use crate::failure::{Failure, Location};
+use crate::input::{self, Source};
+use crate::output::{Destination, Format, Sink};
+
+/// How unknown fields are treated (kube-apiserver's fieldValidation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Unknown {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and report each on standard error.
+    Warn,
+    /// Fail on the first document that has one.
+    Strict,
+}
+
+impl From<Unknown> for UnknownFields {
+    fn from(unknown: Unknown) -> Self {
+        match unknown {
+            Unknown::Ignore => UnknownFields::Ignore,
+            Unknown::Warn => UnknownFields::Warn,
+            Unknown::Strict => UnknownFields::Strict,
+        }
+    }
+}
+
+/// Convert objects to another API version, as kube-apiserver converts them.
+///
+/// Objects are defaulted in their own version, converted through the internal version, and
+/// written in the target version, keeping the order of documents. Lossy conversions and
+/// unknown fields are reported on standard error as FILE:DOC: path: message. The output is
+/// written only when every document converted.
+///
+/// Examples:
+///   apfkit convert -f flowschemas.yaml --to v1
+///   apfkit bootstrap --to v1beta3 | apfkit convert --to flowcontrol.apiserver.k8s.io/v1 -o json
+///   apfkit convert -f manifests/ --to v1 --in-place
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ConvertArgs {
+    /// File, directory or - (repeatable); standard input when absent.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    paths: Vec<String>,
+    /// Target version: VERSION (each object keeps its group) or GROUP/VERSION.
+    #[arg(long, value_name = "VERSION")]
+    to: String,
+    /// Output format [default: yaml; with --in-place, the format of each file].
+    #[arg(short = 'o', long, value_enum)]
+    output: Option<Format>,
+    /// Write to FILE instead of standard output.
+    #[arg(long, value_name = "FILE", conflicts_with = "in_place")]
+    output_file: Option<String>,
+    /// Rewrite each input file with its converted objects.
+    #[arg(long)]
+    in_place: bool,
+    /// What to do with fields the object's version does not have.
+    #[arg(long, value_enum, default_value = "warn")]
+    unknown_fields: Unknown,
+}
+
+/// Apply kube-apiserver's defaults to objects, in their own version.
+///
+/// Examples:
+///   apfkit default -f prioritylevels.yaml
+///   cat flowschema.json | apfkit default -o json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct DefaultArgs {
+    /// File, directory or - (repeatable); standard input when absent.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    paths: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "yaml")]
+    output: Format,
+    /// What to do with fields the object's version does not have.
+    #[arg(long, value_enum, default_value = "warn")]
+    unknown_fields: Unknown,
+}
+
+fn report(location: &Location, warnings: &[Warning]) {
+    for warning in warnings {
+        eprintln!("{location}: warning: {warning}");
+    }
+}
+
+/// Runs `each` over every document of every source into sinks, then commits them all.
+fn transform(
+    sources: &[Source],
+    mut sink_for: impl FnMut(&Source) -> Result<Option<Sink>, Failure>,
+    shared: Option<Sink>,
+    each: impl Fn(&serde_json::Value) -> Result<scheme::Converted, scheme::SchemeError>,
+) -> Result<(), Failure> {
+    let mut shared = shared;
+    let mut own = Vec::new();
+    for source in sources {
+        let mut sink = sink_for(source)?;
+        input::for_each_document(source, |location, value| {
+            let converted = each(&value).map_err(|e| Failure::at(&location, e))?;
+            report(&location, &converted.warnings);
+            match (&mut sink, &mut shared) {
+                (Some(sink), _) | (None, Some(sink)) => sink.write(&converted.object),
+                (None, None) => Ok(()),
+            }
+        })?;
+        own.extend(sink);
+    }
+    for sink in own {
+        sink.commit()?;
+    }
+    if let Some(sink) = shared {
+        sink.commit()?;
+    }
+    Ok(())
+}
+
+/// `apfkit convert`.
+pub fn convert(args: ConvertArgs) -> Result<(), Failure> {
+    let target: Target = args
+        .to
+        .parse()
+        .map_err(|e: scheme::SchemeError| Failure::Usage(e.message))?;
+    let sources = input::sources(&args.paths)?;
+    let unknown = args.unknown_fields.into();
+    let each = |value: &serde_json::Value| scheme::convert(value, &target, unknown);
+    if args.in_place {
+        if sources.iter().any(|s| s.path().is_none()) {
+            return Err(Failure::Usage(
+                "--in-place needs files, not standard input".to_owned(),
+            ));
+        }
+        let format = args.output;
+        return transform(
+            &sources,
+            |source| {
+                let path = source.path().map(ToOwned::to_owned).unwrap_or_default();
+                let format = format.unwrap_or_else(|| Format::of_path(&path));
+                Sink::new(format, Destination::File(path)).map(Some)
+            },
+            None,
+            each,
+        );
+    }
+    let destination = match args.output_file {
+        Some(path) => Destination::File(path.into()),
+        None => Destination::Stdout,
+    };
+    let sink = Sink::new(args.output.unwrap_or(Format::Yaml), destination)?;
+    transform(&sources, |_| Ok(None), Some(sink), each)
+}
+
+/// `apfkit default`.
+pub fn default(args: DefaultArgs) -> Result<(), Failure> {
+    let sources = input::sources(&args.paths)?;
+    let unknown = args.unknown_fields.into();
+    let sink = Sink::new(args.output, Destination::Stdout)?;
+    transform(
+        &sources,
+        |_| Ok(None),
+        Some(sink),
+        |value| scheme::default(value, unknown),
+    )
+}

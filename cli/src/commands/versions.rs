@@ -1,0 +1,84 @@
+//! `versions`.
+
+use apfkit_conversion::discovery::{builtin_apiservices, sorted_by_group_and_version};
+use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use clap::Args;
+use serde::Serialize;
+
+use super::{Report, emit, print_json};
+use crate::failure::Failure;
+use crate::input;
+
+/// List API groups and versions in discovery order, preferred version first.
+///
+/// The order is kube-aggregator's: groups by groupPriorityMinimum, versions by
+/// versionPriority, then by Kubernetes version order. Computed from the APIService objects of
+/// the -f paths, or from kube-apiserver's built-in table.
+///
+/// Examples:
+///   apfkit versions
+///   apfkit versions -f apiservices.yaml -o json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct VersionsArgs {
+    /// APIServices: file, directory or - (repeatable); the built-in table when absent.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    paths: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    output: Report,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Group {
+    group: String,
+    preferred_version: String,
+    versions: Vec<String>,
+}
+
+/// `apfkit versions`.
+pub fn run(args: VersionsArgs) -> Result<(), Failure> {
+    let services = if args.paths.is_empty() {
+        builtin_apiservices()
+    } else {
+        let mut services = Vec::new();
+        for source in input::sources(&args.paths)? {
+            input::for_each_document(&source, |location, value| {
+                let (objects, _) = scheme::to_hub(&value, UnknownFields::Warn)
+                    .map_err(|e| Failure::at(&location, e))?;
+                for object in objects {
+                    match object {
+                        HubObject::APIService(service) => services.push(service),
+                        _ => return Err(Failure::at(&location, "expected APIService objects")),
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        services
+    };
+    let groups: Vec<Group> = sorted_by_group_and_version(&services)
+        .into_iter()
+        .map(|g| Group {
+            preferred_version: g.preferred().unwrap_or_default().to_owned(),
+            group: g.group,
+            versions: g.versions,
+        })
+        .collect();
+    match args.output {
+        Report::Json => print_json(&groups),
+        Report::Text => {
+            let mut text = String::new();
+            for group in &groups {
+                let name = if group.group.is_empty() {
+                    "(core)"
+                } else {
+                    &group.group
+                };
+                text.push_str(&format!("{name}: {}\n", group.versions.join(", ")));
+            }
+            emit(&text)
+        }
+    }
+}

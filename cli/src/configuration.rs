@@ -1,0 +1,62 @@
+//! The configuration explain, limits and simulate work on: the objects of the `-f` paths, or
+//! the embedded Kubernetes default.
+
+use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
+
+use crate::failure::Failure;
+use crate::input;
+
+/// Reads the PriorityLevelConfigurations and FlowSchemas of `paths` (other kinds are an
+/// error), or takes the embedded default when there are none, for a server whose concurrency
+/// limit is `server_concurrency_limit`. Objects the configuration leaves out are reported on
+/// standard error.
+pub fn load(
+    paths: &[String],
+    server_concurrency_limit: Option<i32>,
+) -> Result<Configuration, Failure> {
+    let limit = server_concurrency_limit.unwrap_or(DEFAULT_SERVER_CONCURRENCY_LIMIT);
+    if limit <= 0 {
+        return Err(Failure::Usage(format!(
+            "--server-concurrency must be positive, not {limit}"
+        )));
+    }
+    if paths.is_empty() {
+        return Configuration::kubernetes_default(limit)
+            .map_err(|e| Failure::Invalid(e.to_string()));
+    }
+    let (mut levels, mut schemas) = (Vec::new(), Vec::new());
+    for source in input::sources(paths)? {
+        input::for_each_document(&source, |location, value| {
+            let (objects, warnings) = scheme::to_hub(&value, UnknownFields::Warn)
+                .map_err(|e| Failure::at(&location, e))?;
+            for warning in warnings {
+                eprintln!("{location}: warning: {warning}");
+            }
+            for object in objects {
+                match object {
+                    HubObject::PriorityLevelConfiguration(level) => levels.push(level),
+                    HubObject::FlowSchema(schema) => schemas.push(schema),
+                    HubObject::APIService(_) => {
+                        return Err(Failure::at(
+                            &location,
+                            "an APIService is not part of an APF configuration",
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    let config =
+        Configuration::new(levels, schemas, limit).map_err(|e| Failure::Invalid(e.to_string()))?;
+    for skipped in config.skipped() {
+        eprintln!(
+            "warning: {} {} left out: {}",
+            skipped.kind,
+            skipped.name,
+            skipped.reasons.join("; ")
+        );
+    }
+    Ok(config)
+}

@@ -1,0 +1,62 @@
+//! `apfkit`: convert, default and validate API Priority and Fairness objects across Kubernetes
+//! releases, explain which FlowSchema and priority level a request gets, compute concurrency
+//! limits, simulate load, and print JSON Schemas.
+
+#![forbid(unsafe_code)]
+
+mod commands;
+mod configuration;
+mod failure;
+mod input;
+mod output;
+
+use clap::{Parser, Subcommand};
+
+use crate::failure::Failure;
+
+/// API Priority and Fairness objects and what they do, without a cluster.
+///
+/// Objects are read from -f paths (files, directories searched for .yaml, .yml and .json,
+/// or - for standard input), or from standard input without -f. Commands that need a
+/// configuration (explain, limits, simulate) use the embedded Kubernetes default when no -f is
+/// given.
+#[derive(Debug, Parser)]
+#[command(name = "apfkit", version, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Convert(commands::objects::ConvertArgs),
+    Default(commands::objects::DefaultArgs),
+    Validate(commands::validate::ValidateArgs),
+    Bootstrap(commands::bootstrap::BootstrapArgs),
+    Explain(commands::explain::ExplainArgs),
+    Limits(commands::limits::LimitsArgs),
+    Simulate(commands::simulate::SimulateArgs),
+    Schema(commands::schema::SchemaArgs),
+    Versions(commands::versions::VersionsArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Convert(args) => commands::objects::convert(args),
+        Command::Default(args) => commands::objects::default(args),
+        Command::Validate(args) => commands::validate::run(args),
+        Command::Bootstrap(args) => commands::bootstrap::run(args),
+        Command::Explain(args) => commands::explain::run(args),
+        Command::Limits(args) => commands::limits::run(args),
+        Command::Simulate(args) => commands::simulate::run(args),
+        Command::Schema(args) => commands::schema::run(args),
+        Command::Versions(args) => commands::versions::run(args),
+    };
+    if let Err(failure) = result {
+        if !matches!(failure, Failure::ValidationErrors(_)) {
+            eprintln!("error: {failure}");
+        }
+        std::process::exit(failure.exit_code());
+    }
+}

@@ -1,0 +1,276 @@
+//! End-to-end behaviour of the `apfkit` binary: migrations through every version, validation
+//! of the bootstrap configuration, all-or-nothing output, and no panic on any input.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use proptest::prelude::*;
+
+const VERSIONS: [&str; 5] = ["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"];
+
+fn apfkit(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // The command may exit before reading everything (a usage error); that is fine.
+    let _ = child.stdin.take().expect("piped").write_all(stdin);
+    child.wait_with_output().expect("the binary finishes")
+}
+
+fn success(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let output = apfkit(args, stdin);
+    assert!(
+        output.status.success(),
+        "apfkit {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+#[test]
+fn bootstrap_in_any_version_converts_to_the_v1_bootstrap() {
+    let v1 = success(&["bootstrap", "--to", "v1"], b"");
+    for version in VERSIONS {
+        let old = success(&["bootstrap", "--to", version], b"");
+        let converted = success(&["convert", "--to", "v1"], &old);
+        assert_eq!(
+            String::from_utf8_lossy(&converted),
+            String::from_utf8_lossy(&v1),
+            "bootstrap --to {version} | convert --to v1"
+        );
+    }
+}
+
+#[test]
+fn the_bootstrap_configuration_validates_in_every_version() {
+    for version in VERSIONS {
+        let objects = success(&["bootstrap", "--to", version], b"");
+        let output = apfkit(&["validate"], &objects);
+        assert!(
+            output.status.success(),
+            "{version}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert!(
+            output.stdout.is_empty() && output.stderr.is_empty(),
+            "{version}"
+        );
+    }
+}
+
+const GOOD: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
+kind: PriorityLevelConfiguration
+metadata:
+  name: ok
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 5
+    limitResponse:
+      type: Reject
+";
+
+const BAD_SECOND_DOCUMENT: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
+kind: PriorityLevelConfiguration
+metadata:
+  name: ok
+spec:
+  type: Limited
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v9
+kind: PriorityLevelConfiguration
+";
+
+#[test]
+fn output_files_are_written_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.yaml");
+    std::fs::write(&input, BAD_SECOND_DOCUMENT).unwrap();
+    let out = dir.path().join("out.yaml");
+    let output = apfkit(
+        &[
+            "convert",
+            "-f",
+            input.to_str().unwrap(),
+            "--to",
+            "v1",
+            "--output-file",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("in.yaml:1: "), "{stderr}");
+    assert!(!out.exists(), "nothing is written when a document fails");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file is left"
+    );
+    // The same with a good input writes the file.
+    std::fs::write(&input, GOOD).unwrap();
+    success(
+        &[
+            "convert",
+            "-f",
+            input.to_str().unwrap(),
+            "--to",
+            "v1",
+            "--output-file",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("flowcontrol.apiserver.k8s.io/v1\n")
+    );
+}
+
+#[test]
+fn in_place_conversion_changes_no_file_when_one_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("a.yaml");
+    let second = dir.path().join("b.yaml");
+    std::fs::write(&first, GOOD).unwrap();
+    std::fs::write(&second, BAD_SECOND_DOCUMENT).unwrap();
+    let output = apfkit(
+        &[
+            "convert",
+            "-f",
+            dir.path().to_str().unwrap(),
+            "--to",
+            "v1",
+            "--in-place",
+        ],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(&first).unwrap(),
+        GOOD,
+        "a.yaml is untouched"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&second).unwrap(),
+        BAD_SECOND_DOCUMENT
+    );
+    // Once b.yaml is fixed, both are rewritten.
+    std::fs::write(&second, GOOD).unwrap();
+    success(
+        &[
+            "convert",
+            "-f",
+            dir.path().to_str().unwrap(),
+            "--to",
+            "v1",
+            "--in-place",
+        ],
+        b"",
+    );
+    for file in [&first, &second] {
+        assert!(
+            std::fs::read_to_string(file)
+                .unwrap()
+                .starts_with("apiVersion: flowcontrol.apiserver.k8s.io/v1\n")
+        );
+    }
+}
+
+/// Runs a command on `input` given as a file and checks it ends without a panic, with exit
+/// code 0 or 1.
+fn no_panic(args: &[&str], input: &[u8], dir: &Path) -> Result<(), TestCaseError> {
+    let file = dir.join("input.yaml");
+    std::fs::write(&file, input).unwrap();
+    let file = file.to_str().unwrap();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "FILE" { file } else { a })
+        .collect();
+    let output = apfkit(&args, input);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    prop_assert!(
+        !stderr.contains("panicked"),
+        "apfkit {:?} panicked: {}",
+        args,
+        stderr
+    );
+    prop_assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "apfkit {:?}: {:?} {}",
+        args,
+        output.status,
+        stderr
+    );
+    Ok(())
+}
+
+const COMMANDS: [&[&str]; 8] = [
+    &["convert", "--to", "v1"],
+    &["convert", "-f", "FILE", "--to", "v1beta1", "-o", "json"],
+    &["default"],
+    &["validate", "-f", "FILE"],
+    &[
+        "explain",
+        "-f",
+        "FILE",
+        "--user",
+        "u",
+        "--verb",
+        "get",
+        "--resource",
+        "pods",
+    ],
+    &["limits", "-f", "FILE"],
+    &["versions", "-f", "FILE"],
+    &["simulate", "--workload", "FILE"],
+];
+
+fn inputs() -> impl Strategy<Value = Vec<u8>> {
+    let valid = [
+        GOOD.to_owned(),
+        BAD_SECOND_DOCUMENT.to_owned(),
+        String::from_utf8(success(
+            &["bootstrap", "--mandatory-only", "-o", "json"],
+            b"",
+        ))
+        .unwrap(),
+        apfkit_dispatcher::sim::workload::DEFAULT_WORKLOAD.to_owned(),
+    ];
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..200),
+        (
+            proptest::sample::select(valid.to_vec()),
+            any::<prop::sample::Index>()
+        )
+            .prop_map(|(text, cut)| text.as_bytes()[..cut.index(text.len() + 1)].to_vec()),
+        (
+            proptest::sample::select(valid.to_vec()),
+            any::<prop::sample::Index>(),
+            any::<u8>()
+        )
+            .prop_map(|(text, at, byte)| {
+                let mut bytes = text.into_bytes();
+                let i = at.index(bytes.len());
+                bytes[i] = byte;
+                bytes
+            }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_command_panics_on_random_or_truncated_input(input in inputs(), command in 0..COMMANDS.len()) {
+        let dir = tempfile::tempdir().unwrap();
+        no_panic(COMMANDS[command], &input, dir.path())?;
+    }
+}
