@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
-use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard};
+use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard, Permit};
 use apfkit_dispatcher::queueset::{RejectReason, WorkEstimate};
 use tokio::time::Instant;
 
@@ -33,6 +33,18 @@ fn small_guard(wait_limit: Duration) -> (Guard, usize, u64) {
     (guard, level, limit)
 }
 
+/// Takes every seat of global-default with alice's requests.
+async fn fill(guard: &Guard, limit: u64) -> Vec<Permit> {
+    let mut permits = Vec::new();
+    for _ in 0..limit {
+        let permit = guard
+            .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
+            .await;
+        permits.push(permit.expect("a free seat"));
+    }
+    permits
+}
+
 fn waiting(guard: &Guard, level: usize) -> usize {
     guard.inspect(|d| d.level(level).queue_set.waiting())
 }
@@ -40,15 +52,7 @@ fn waiting(guard: &Guard, level: usize) -> usize {
 #[tokio::test(start_paused = true)]
 async fn permits_up_to_the_limit_then_waiters_wake_when_permits_drop() {
     let (guard, level, limit) = small_guard(DEFAULT_WAIT_LIMIT);
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        permits.push(
-            guard
-                .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
-                .await
-                .unwrap(),
-        );
-    }
+    let mut permits = fill(&guard, limit).await;
     let task = {
         let guard = guard.clone();
         tokio::spawn(async move {
@@ -75,15 +79,7 @@ async fn a_wait_that_reaches_its_limit_is_rejected_with_retry_after() {
     // A 5 s limit, shorter than the 10 s borrowing period: at 10 s the idle levels would lend
     // global-default enough seats to dispatch the waiting request.
     let (guard, level, limit) = small_guard(Duration::from_secs(5));
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        permits.push(
-            guard
-                .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
-                .await
-                .unwrap(),
-        );
-    }
+    let _permits = fill(&guard, limit).await;
     let started = Instant::now();
     let rejection = guard
         .acquire(&request("bob"), WorkEstimate::ONE_SEAT)
@@ -99,15 +95,7 @@ async fn a_wait_that_reaches_its_limit_is_rejected_with_retry_after() {
 #[tokio::test(start_paused = true)]
 async fn a_cancelled_wait_leaves_its_queue_after_exactly_one_second() {
     let (guard, level, limit) = small_guard(DEFAULT_WAIT_LIMIT);
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        permits.push(
-            guard
-                .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
-                .await
-                .unwrap(),
-        );
-    }
+    let permits = fill(&guard, limit).await;
     let started = Instant::now();
     let outcome = tokio::time::timeout(
         Duration::from_secs(1),
