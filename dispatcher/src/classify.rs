@@ -12,6 +12,7 @@ use apfkit_conversion::hub::flowcontrol as hub;
 
 use crate::config::{Configuration, LevelBehavior};
 use crate::flow::flow_hash;
+use crate::shuffle::Hand;
 
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
 
@@ -47,12 +48,13 @@ pub struct Classification<'c> {
     pub flow_schema: &'c str,
     /// Its priority level.
     pub priority_level: &'c str,
-    /// The flow distinguisher; empty unless the level queues with more than one queue.
-    pub distinguisher: String,
+    /// The flow distinguisher (the request's user or namespace); empty unless the level
+    /// queues with more than one queue.
+    pub distinguisher: &'c str,
     /// The flow hash; 0 when there is no distinguisher to hash (spec §1.5).
     pub hash: u64,
     /// Queues dealt to the flow, in dealing order; empty when the level does not queue.
-    pub hand: Vec<usize>,
+    pub hand: Hand,
 }
 
 /// A list that is either `["*"]` or a set of literal values.
@@ -370,7 +372,8 @@ impl Classifier {
 
     /// Classifies a request: schema, level, distinguisher, hash and hand. `None` only when the
     /// configuration has no catch-all schema, which the mandatory objects rule out.
-    pub fn classify(&self, r: &Request<'_>) -> Option<Classification<'_>> {
+    /// The result borrows from both the classifier and the request; nothing is allocated.
+    pub fn classify<'c>(&'c self, r: &Request<'c>) -> Option<Classification<'c>> {
         let schema = &self.config.flow_schemas()[self.match_schema(r)?];
         let level = self.config.priority_level(schema.priority_level());
         let dealer = match level.map(|l| &l.behavior) {
@@ -391,9 +394,9 @@ impl Classifier {
                     _ => "",
                 };
                 let hash = flow_hash(schema.name(), distinguisher);
-                (distinguisher.to_owned(), hash, dealer.deal_into_hand(hash))
+                (distinguisher, hash, dealer.hand(hash))
             }
-            None => (String::new(), 0, Vec::new()),
+            None => ("", 0, Hand::EMPTY),
         };
         Some(Classification {
             flow_schema: schema.name(),

@@ -432,13 +432,7 @@ impl QueueSet {
 
     /// Shuffle sharding with the rotating offset (spec §4.2).
     fn choose_queue(&mut self, dealer: &Dealer, hash: u64) -> usize {
-        let mut cards = [0usize; 16];
-        let mut dealt = 0;
-        dealer.deal(hash, |card| {
-            cards[dealt] = card;
-            dealt += 1;
-        });
-        let hand = &cards[..dealt];
+        let hand = dealer.hand(hash);
         let offset = (self.enqueues % hand.len() as u64) as usize;
         self.enqueues += 1;
         let mut best = (SeatSeconds::MAX, hand[offset]);

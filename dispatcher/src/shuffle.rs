@@ -112,6 +112,19 @@ impl Dealer {
         }
     }
 
+    /// The hand of `hash`, in emission order, without allocating.
+    pub fn hand(&self, hash: u64) -> Hand {
+        let mut hand = Hand {
+            cards: [0; MAX_HAND],
+            len: 0,
+        };
+        self.deal(hash, |card| {
+            hand.cards[hand.len] = card;
+            hand.len += 1;
+        });
+        hand
+    }
+
     /// The hand of `hash`, in emission order.
     ///
     /// ```
@@ -122,5 +135,54 @@ impl Dealer {
         let mut hand = Vec::with_capacity(self.hand);
         self.deal(hash, |c| hand.push(c));
         hand
+    }
+}
+
+/// A dealt hand, stored inline; it dereferences to the cards in dealing order.
+#[derive(Clone, Copy)]
+pub struct Hand {
+    cards: [usize; MAX_HAND],
+    len: usize,
+}
+
+impl Hand {
+    /// No cards: the hand of a level that does not queue.
+    pub const EMPTY: Hand = Hand {
+        cards: [0; MAX_HAND],
+        len: 0,
+    };
+}
+
+impl std::ops::Deref for Hand {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        &self.cards[..self.len]
+    }
+}
+
+impl std::fmt::Debug for Hand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Hand {
+    fn eq(&self, other: &Hand) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Hand {}
+
+impl PartialEq<Vec<usize>> for Hand {
+    fn eq(&self, other: &Vec<usize>) -> bool {
+        **self == **other
+    }
+}
+
+impl<const N: usize> PartialEq<[usize; N]> for Hand {
+    fn eq(&self, other: &[usize; N]) -> bool {
+        **self == *other
     }
 }

@@ -130,9 +130,9 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
     let explanation = Explanation {
         flow_schema: classification.flow_schema.to_owned(),
         priority_level: classification.priority_level.to_owned(),
-        distinguisher: classification.distinguisher.clone(),
+        distinguisher: classification.distinguisher.to_owned(),
         hash: classification.hash,
-        hand: classification.hand.clone(),
+        hand: classification.hand.to_vec(),
         queues,
         skipped,
     };
