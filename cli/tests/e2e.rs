@@ -92,18 +92,16 @@ fn output_files_are_written_whole_or_not_at_all() {
     let input = dir.path().join("in.yaml");
     std::fs::write(&input, BAD_SECOND_DOCUMENT).unwrap();
     let out = dir.path().join("out.yaml");
-    let output = apfkit(
-        &[
-            "convert",
-            "-f",
-            input.to_str().unwrap(),
-            "--to",
-            "v1",
-            "--output-file",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let args = [
+        "convert",
+        "-f",
+        input.to_str().unwrap(),
+        "--to",
+        "v1",
+        "--output-file",
+        out.to_str().unwrap(),
+    ];
+    let output = apfkit(&args, b"");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("in.yaml:1: "), "{stderr}");
@@ -115,18 +113,7 @@ fn output_files_are_written_whole_or_not_at_all() {
     );
     // The same with a good input writes the file.
     std::fs::write(&input, GOOD).unwrap();
-    success(
-        &[
-            "convert",
-            "-f",
-            input.to_str().unwrap(),
-            "--to",
-            "v1",
-            "--output-file",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
+    success(&args, b"");
     assert!(
         std::fs::read_to_string(&out)
             .unwrap()
