@@ -1,7 +1,7 @@
 //! The configuration explain, limits and simulate work on: the objects of the `-f` paths, or
 //! the embedded Kubernetes default.
 
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
 
 use crate::failure::Failure;
@@ -26,28 +26,19 @@ pub fn load(
             .map_err(|e| Failure::Invalid(e.to_string()));
     }
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
-    for source in input::sources(paths)? {
-        input::for_each_document(&source, |location, value| {
-            let (objects, warnings) = scheme::to_hub(&value, UnknownFields::Warn)
-                .map_err(|e| Failure::at(&location, e))?;
-            for warning in warnings {
-                eprintln!("{location}: warning: {warning}");
+    input::for_each_hub_object(paths, |location, object| {
+        match object {
+            HubObject::PriorityLevelConfiguration(level) => levels.push(level),
+            HubObject::FlowSchema(schema) => schemas.push(schema),
+            HubObject::APIService(_) => {
+                return Err(Failure::at(
+                    location,
+                    "an APIService is not part of an APF configuration",
+                ));
             }
-            for object in objects {
-                match object {
-                    HubObject::PriorityLevelConfiguration(level) => levels.push(level),
-                    HubObject::FlowSchema(schema) => schemas.push(schema),
-                    HubObject::APIService(_) => {
-                        return Err(Failure::at(
-                            &location,
-                            "an APIService is not part of an APF configuration",
-                        ));
-                    }
-                }
-            }
-            Ok(())
-        })?;
-    }
+        }
+        Ok(())
+    })?;
     let config =
         Configuration::new(levels, schemas, limit).map_err(|e| Failure::Invalid(e.to_string()))?;
     for skipped in config.skipped() {

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
 use serde_json::Value;
 
 use crate::failure::{Failure, Location};
@@ -150,4 +151,25 @@ fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<Option<u8>> {
         // Whitespace before a YAML document is harmless to drop.
         reader.consume(skip);
     }
+}
+
+/// Calls `each` with every object of `paths` decoded and defaulted to its hub form (each item
+/// of a list), in order; unknown fields are reported on standard error.
+pub fn for_each_hub_object(
+    paths: &[String],
+    mut each: impl FnMut(&Location, HubObject) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    for source in sources(paths)? {
+        for_each_document(&source, |location, value| {
+            let (objects, warnings) = scheme::to_hub(&value, UnknownFields::Warn)
+                .map_err(|e| Failure::at(&location, e))?;
+            for warning in warnings {
+                eprintln!("{location}: warning: {warning}");
+            }
+            objects
+                .into_iter()
+                .try_for_each(|object| each(&location, object))
+        })?;
+    }
+    Ok(())
 }

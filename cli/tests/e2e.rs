@@ -128,17 +128,15 @@ fn in_place_conversion_changes_no_file_when_one_fails() {
     let second = dir.path().join("b.yaml");
     std::fs::write(&first, GOOD).unwrap();
     std::fs::write(&second, BAD_SECOND_DOCUMENT).unwrap();
-    let output = apfkit(
-        &[
-            "convert",
-            "-f",
-            dir.path().to_str().unwrap(),
-            "--to",
-            "v1",
-            "--in-place",
-        ],
-        b"",
-    );
+    let args = [
+        "convert",
+        "-f",
+        dir.path().to_str().unwrap(),
+        "--to",
+        "v1",
+        "--in-place",
+    ];
+    let output = apfkit(&args, b"");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         std::fs::read_to_string(&first).unwrap(),
@@ -151,17 +149,7 @@ fn in_place_conversion_changes_no_file_when_one_fails() {
     );
     // Once b.yaml is fixed, both are rewritten.
     std::fs::write(&second, GOOD).unwrap();
-    success(
-        &[
-            "convert",
-            "-f",
-            dir.path().to_str().unwrap(),
-            "--to",
-            "v1",
-            "--in-place",
-        ],
-        b"",
-    );
+    success(&args, b"");
     for file in [&first, &second] {
         assert!(
             std::fs::read_to_string(file)

@@ -339,6 +339,11 @@ impl Configuration {
         self.level_index.get(name).map(|&i| &self.levels[i])
     }
 
+    /// The position of the level named `name` in [`Configuration::priority_levels`].
+    pub fn priority_level_index(&self, name: &str) -> Option<usize> {
+        self.level_index.get(name).copied()
+    }
+
     /// Flow schemas in matching order, dangling ones left out, mandatory ones imagined.
     pub fn flow_schemas(&self) -> &[Schema] {
         &self.schemas

@@ -176,7 +176,8 @@ impl Dispatcher {
 
     /// The index of the level named `name`.
     pub fn level_index(&self, name: &str) -> Option<usize> {
-        self.levels.iter().position(|l| l.name == name)
+        // Levels are kept in the configuration's order, so its name index serves.
+        self.classifier.config().priority_level_index(name)
     }
 
     /// When the next periodic adjustment is due.

@@ -1,7 +1,7 @@
 //! `versions`.
 
 use apfkit_conversion::discovery::{builtin_apiservices, sorted_by_group_and_version};
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_conversion::scheme::HubObject;
 use clap::Args;
 use serde::Serialize;
 
@@ -43,19 +43,13 @@ pub fn run(args: VersionsArgs) -> Result<(), Failure> {
         builtin_apiservices()
     } else {
         let mut services = Vec::new();
-        for source in input::sources(&args.paths)? {
-            input::for_each_document(&source, |location, value| {
-                let (objects, _) = scheme::to_hub(&value, UnknownFields::Warn)
-                    .map_err(|e| Failure::at(&location, e))?;
-                for object in objects {
-                    match object {
-                        HubObject::APIService(service) => services.push(service),
-                        _ => return Err(Failure::at(&location, "expected APIService objects")),
-                    }
-                }
+        input::for_each_hub_object(&args.paths, |location, object| match object {
+            HubObject::APIService(service) => {
+                services.push(service);
                 Ok(())
-            })?;
-        }
+            }
+            _ => Err(Failure::at(location, "expected APIService objects")),
+        })?;
         services
     };
     let groups: Vec<Group> = sorted_by_group_and_version(&services)

@@ -170,7 +170,6 @@ struct Call {
     client: usize,
     thread: usize,
     k: usize,
-    calls: usize,
 }
 
 struct Run<'a> {
@@ -330,15 +329,7 @@ impl Run<'_> {
                     .add(now, -(estimate.max_seats() as f64));
             }
             Arrival::Admitted { id, dispatched } => {
-                self.calls.insert(
-                    id,
-                    Call {
-                        client,
-                        thread,
-                        k,
-                        calls,
-                    },
-                );
+                self.calls.insert(id, Call { client, thread, k });
                 self.started(now, &dispatched);
             }
         }
@@ -350,7 +341,7 @@ impl Run<'_> {
             let spec = self.scenario.clients[call.client];
             self.executed[call.client] += 1;
             self.exec_seats[call.client].add(now, spec.initial_seats as f64);
-            if call.k + 1 < call.calls {
+            if call.k + 1 < self.thread_calls[call.client][call.thread] {
                 let next = (now + spec.exec).as_nanos() as i128 + i128::from(spec.think_ns);
                 self.events.schedule(
                     Duration::from_nanos(next.max(0) as u64),
