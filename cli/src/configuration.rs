@@ -4,7 +4,7 @@
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
 
-use crate::failure::Failure;
+use crate::failure::{Failure, printable};
 use crate::input;
 
 /// Reads the PriorityLevelConfigurations and FlowSchemas of `paths` (other kinds are an
@@ -26,7 +26,12 @@ pub fn load(
             .map_err(|e| Failure::Invalid(e.to_string()));
     }
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
+    let mut names = input::Names::default();
     input::for_each_hub_object(paths, |location, object| {
+        if let Some(duplicate) = names.record(location, &object) {
+            let (kind, name) = input::kind_and_name(&object);
+            return Err(Failure::at(location, format!("{kind}/{name}: {duplicate}")));
+        }
         match object {
             HubObject::PriorityLevelConfiguration(level) => levels.push(level),
             HubObject::FlowSchema(schema) => schemas.push(schema),
@@ -45,8 +50,8 @@ pub fn load(
         eprintln!(
             "warning: {} {} left out: {}",
             skipped.kind,
-            skipped.name,
-            skipped.reasons.join("; ")
+            printable(&skipped.name),
+            printable(&skipped.reasons.join("; "))
         );
     }
     Ok(config)

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+pub use apfkit_dispatcher::dispatch::printable;
+
 /// Exit code for invalid input (and validation errors).
 pub const EXIT_INVALID: i32 = 1;
 /// Exit code for usage errors (as clap's own).
@@ -19,11 +21,27 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = printable(&self.file);
         match self.document {
-            Some(index) => write!(f, "{}:{index}", self.file),
-            None => f.write_str(&self.file),
+            Some(index) => write!(f, "{file}:{index}"),
+            None => f.write_str(&file),
         }
     }
+}
+
+/// Prints a warning about the input at `location` on standard error, with control characters
+/// of the input escaped.
+pub fn warn(location: &Location, message: &str) {
+    eprintln!("{location}: warning: {}", printable(message));
+}
+
+/// `text` for a terminal: every line's control characters escaped, the line breaks kept (for
+/// messages such as a YAML parser's, which show the input line under the error).
+pub fn for_terminal(text: &str) -> String {
+    text.split('\n')
+        .map(|line| printable(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Why the command failed.

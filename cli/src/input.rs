@@ -1,12 +1,17 @@
 //! Reading objects: `-f` paths (files, directories, `-`), streamed document by document so
-//! that large inputs stay in bounded memory.
+//! that large inputs stay in bounded memory, each document within the reader's limits.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
-use serde_json::Value;
+use apfkit_conversion::scheme::{
+    self, Document, HubObject, InputError, Limits, ReadError, UnknownFields,
+};
+use apfkit_conversion::validation::{BadValue, FieldError};
 
 use crate::failure::{Failure, Location};
 
@@ -35,16 +40,74 @@ impl Source {
             Source::File(path) => Some(path),
         }
     }
+
+    fn open(&self) -> std::io::Result<Box<dyn Read>> {
+        Ok(match self {
+            Source::Stdin => Box::new(std::io::stdin().lock()),
+            Source::File(path) => Box::new(File::open(path)?),
+        })
+    }
+}
+
+static LIMITS: OnceLock<Limits> = OnceLock::new();
+
+/// The reader's limits, for the commands that read objects.
+#[derive(Debug, clap::Args)]
+pub struct LimitArgs {
+    /// Largest input document accepted, in bytes (suffixes K, M, G: powers of 1024). Documents
+    /// are also limited to 64 levels of nesting and 1,000,000 nodes; output documents must fit
+    /// the same limits, so that everything written can be read back.
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
+    max_document_size: usize,
+}
+
+impl LimitArgs {
+    /// Sets the reader's limits for the whole command (once, before reading).
+    pub fn apply(&self) {
+        let _ = LIMITS.set(Limits {
+            max_document_bytes: self.max_document_size,
+            ..Limits::default()
+        });
+    }
+}
+
+/// `1048576`, `512K`, `8M`, `1G` (powers of 1024; `KiB`, `MiB` and `GiB` too).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let shift = match &text[digits.len()..] {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        other => return Err(format!("unknown unit {other:?}: use K, M or G")),
+    };
+    let number: usize = digits
+        .parse()
+        .map_err(|_| format!("expected a size such as 8M, not {text:?}"))?;
+    number
+        .checked_mul(1 << shift)
+        .filter(|&size| size > 0)
+        .ok_or_else(|| format!("{text} is not a usable size"))
+}
+
+/// The reader's limits: those set, or the defaults.
+pub fn limits() -> Limits {
+    LIMITS.get().copied().unwrap_or_default()
 }
 
 const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 
 /// Expands `-f` values: files as given, directories to their `.yaml`, `.yml` and `.json` files
 /// (recursively, in sorted order), `-` to standard input; none at all means standard input.
+///
+/// The walk follows symlinks but reads every real file and enters every real directory once,
+/// so symlink loops end; names starting with `..` are skipped, as the `..data` and
+/// `..2024_…` entries a Kubernetes ConfigMap or Secret volume keeps beside the files' links.
 pub fn sources(paths: &[String]) -> Result<Vec<Source>, Failure> {
     if paths.is_empty() {
         return Ok(vec![Source::Stdin]);
     }
+    let mut walk = Walk::default();
     let mut sources = Vec::new();
     for path in paths {
         if path == "-" {
@@ -52,38 +115,103 @@ pub fn sources(paths: &[String]) -> Result<Vec<Source>, Failure> {
             continue;
         }
         let path = PathBuf::from(path);
-        let metadata = std::fs::metadata(&path)
-            .map_err(|e| Failure::Invalid(format!("{}: {e}", path.display())))?;
+        let metadata = std::fs::metadata(&path).map_err(|e| not_readable(&path, e))?;
         if metadata.is_dir() {
             let mut found = Vec::new();
-            walk(&path, &mut found)?;
+            walk.directory(&path, &metadata, &mut found)?;
             found.sort();
             sources.extend(found.into_iter().map(Source::File));
         } else {
+            // A file named on the command line is read as often as it is named.
+            walk.files.insert(identity(&metadata));
             sources.push(Source::File(path));
         }
     }
     Ok(sources)
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), Failure> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| Failure::Invalid(format!("{}: {e}", dir.display())))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| Failure::Invalid(format!("{}: {e}", dir.display())))?
-            .path();
-        if path.is_dir() {
-            walk(&path, found)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| EXTENSIONS.contains(&e))
-        {
-            found.push(path);
+fn not_readable(path: &Path, error: std::io::Error) -> Failure {
+    Failure::Invalid(format!("{}: {error}", path.display()))
+}
+
+/// A file's identity on its device.
+fn identity(metadata: &std::fs::Metadata) -> (u64, u64) {
+    (metadata.dev(), metadata.ino())
+}
+
+/// What a directory walk has seen.
+#[derive(Default)]
+struct Walk {
+    directories: HashSet<(u64, u64)>,
+    files: HashSet<(u64, u64)>,
+}
+
+impl Walk {
+    fn directory(
+        &mut self,
+        dir: &Path,
+        metadata: &std::fs::Metadata,
+        found: &mut Vec<PathBuf>,
+    ) -> Result<(), Failure> {
+        if !self.directories.insert(identity(metadata)) {
+            return Ok(());
         }
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| not_readable(dir, e))? {
+            entries.push(entry.map_err(|e| not_readable(dir, e))?.path());
+        }
+        // Sorted, so that the first of several links to one file is the one read.
+        entries.sort();
+        for path in entries {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            if name.starts_with("..") {
+                continue;
+            }
+            let wanted = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| EXTENSIONS.contains(&e));
+            let metadata = match std::fs::metadata(&path) {
+                Ok(metadata) => metadata,
+                // A dangling link that looks like a manifest is worth an error; others are not.
+                Err(e) if wanted => return Err(not_readable(&path, e)),
+                Err(_) => continue,
+            };
+            if metadata.is_dir() {
+                self.directory(&path, &metadata, found)?;
+            } else if wanted && self.files.insert(identity(&metadata)) {
+                found.push(path);
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// What stopped a read: the input, or the caller.
+enum Stop {
+    Read(ReadError),
+    Caller(Failure),
+}
+
+impl From<ReadError> for Stop {
+    fn from(error: ReadError) -> Self {
+        Stop::Read(error)
+    }
+}
+
+/// The message of a read error as the command prints it.
+fn read_message(error: &InputError) -> String {
+    match error {
+        // serde_json's own message already says where.
+        InputError::Json { message, .. } => format!("invalid JSON: {message}"),
+        InputError::TooLarge { limit } => {
+            format!("document larger than {limit} bytes (raise the limit with --max-document-size)")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Calls `each` with every document of `source` and its location, in order, reading one
@@ -91,80 +219,68 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), Failure> {
 /// values; anything else is multi-document YAML (empty documents are skipped and not counted).
 pub fn for_each_document(
     source: &Source,
-    mut each: impl FnMut(Location, Value) -> Result<(), Failure>,
+    mut each: impl FnMut(Location, Document) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let name = source.name();
-    let whole = Location {
-        file: name.clone(),
-        document: None,
-    };
-    let reader: Box<dyn Read> = match source {
-        Source::Stdin => Box::new(std::io::stdin().lock()),
-        Source::File(path) => Box::new(File::open(path).map_err(|e| Failure::at(&whole, e))?),
-    };
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let json = first_non_blank(&mut reader)
-        .map_err(|e| Failure::at(&whole, e))?
-        .is_some_and(|b| b == b'{' || b == b'[');
     let location = |index| Location {
         file: name.clone(),
-        document: Some(index),
+        document: index,
     };
-    if json {
-        let stream = serde_json::Deserializer::from_reader(reader).into_iter::<Value>();
-        for (index, value) in stream.enumerate() {
-            let value =
-                value.map_err(|e| Failure::at(&location(index), format!("invalid JSON: {e}")))?;
-            each(location(index), value)?;
-        }
-    } else {
-        let mut index = 0;
-        for value in serde_saphyr::read::<_, Value>(&mut reader) {
-            let value =
-                value.map_err(|e| Failure::at(&location(index), format!("invalid YAML: {e}")))?;
-            if value.is_null() {
-                continue;
-            }
-            each(location(index), value)?;
-            index += 1;
-        }
+    let reader = source.open().map_err(|e| Failure::at(&location(None), e))?;
+    let result = scheme::read_each(reader, &limits(), |document| {
+        each(location(Some(document.index)), document).map_err(Stop::Caller)
+    });
+    match result {
+        Ok(()) => Ok(()),
+        Err(Stop::Caller(failure)) => Err(failure),
+        Err(Stop::Read(error)) => Err(Failure::at(
+            &location(Some(error.document)),
+            read_message(&error.error),
+        )),
     }
-    Ok(())
 }
 
-/// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it.
-fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<Option<u8>> {
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok(None);
-        }
-        let skip = if buffer.starts_with(&[0xEF, 0xBB, 0xBF]) {
-            3
-        } else {
-            match buffer.iter().position(|b| !b.is_ascii_whitespace()) {
-                Some(0) => return Ok(Some(buffer[0])),
-                Some(n) => n,
-                None => buffer.len(),
+/// Reports the duplicate JSON keys of a document as kube-apiserver's field validation does:
+/// an error in `Strict` mode, a warning in `Warn` mode, nothing in `Ignore` mode (the last
+/// value was kept, as Go's decoder keeps it).
+pub fn check_duplicates(
+    location: &Location,
+    document: &Document,
+    unknown: UnknownFields,
+) -> Result<(), Failure> {
+    let fields = document.duplicate_fields.iter();
+    match unknown {
+        UnknownFields::Ignore => Ok(()),
+        UnknownFields::Warn => {
+            for field in fields {
+                crate::failure::warn(location, &format!("duplicate field {field:?}"));
             }
-        };
-        // Whitespace before a YAML document is harmless to drop.
-        reader.consume(skip);
+            Ok(())
+        }
+        UnknownFields::Strict if document.duplicate_fields.is_empty() => Ok(()),
+        UnknownFields::Strict => {
+            let fields: Vec<String> = fields.map(|f| format!("duplicate field {f:?}")).collect();
+            Err(Failure::at(
+                location,
+                format!("strict decoding error: {}", fields.join(", ")),
+            ))
+        }
     }
 }
 
 /// Calls `each` with every object of `paths` decoded and defaulted to its hub form (each item
-/// of a list), in order; unknown fields are reported on standard error.
+/// of a list), in order; unknown and duplicate fields are reported on standard error.
 pub fn for_each_hub_object(
     paths: &[String],
     mut each: impl FnMut(&Location, HubObject) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     for source in sources(paths)? {
-        for_each_document(&source, |location, value| {
-            let (objects, warnings) = scheme::to_hub(&value, UnknownFields::Warn)
+        for_each_document(&source, |location, document| {
+            check_duplicates(&location, &document, UnknownFields::Warn)?;
+            let (objects, warnings) = scheme::to_hub(&document.value, UnknownFields::Warn)
                 .map_err(|e| Failure::at(&location, e))?;
             for warning in warnings {
-                eprintln!("{location}: warning: {warning}");
+                crate::failure::warn(&location, &warning.to_string());
             }
             objects
                 .into_iter()
@@ -172,4 +288,39 @@ pub fn for_each_hub_object(
         })?;
     }
     Ok(())
+}
+
+/// An object's kind and name, for messages.
+pub fn kind_and_name(object: &HubObject) -> (&'static str, String) {
+    let (kind, metadata) = match object {
+        HubObject::FlowSchema(o) => ("FlowSchema", &o.metadata),
+        HubObject::PriorityLevelConfiguration(o) => ("PriorityLevelConfiguration", &o.metadata),
+        HubObject::APIService(o) => ("APIService", &o.metadata),
+    };
+    (kind, metadata.name.clone().unwrap_or_default())
+}
+
+/// Where each object was first seen, by kind and name: a cluster holds one object of a kind
+/// per name, so a second one in the input is an error.
+#[derive(Default)]
+pub struct Names {
+    seen: HashMap<(&'static str, String), Location>,
+}
+
+impl Names {
+    /// Records `object` seen at `location`; if its kind and name were seen before, the error
+    /// kube-apiserver's validation would give a duplicate, naming where the first one is.
+    pub fn record(&mut self, location: &Location, object: &HubObject) -> Option<String> {
+        let (kind, name) = kind_and_name(object);
+        match self.seen.get(&(kind, name.clone())) {
+            Some(first) => {
+                let error = FieldError::duplicate("metadata.name", BadValue::Str(name));
+                Some(format!("{error}: first defined at {first}"))
+            }
+            None => {
+                self.seen.insert((kind, name), location.clone());
+                None
+            }
+        }
+    }
 }

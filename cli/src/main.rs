@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cleanup;
 mod commands;
 mod configuration;
 mod failure;
@@ -42,6 +43,7 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    cleanup::install_signal_handlers();
     let result = match cli.command {
         Command::Convert(args) => commands::objects::convert(args),
         Command::Default(args) => commands::objects::default(args),
@@ -55,7 +57,7 @@ fn main() {
     };
     if let Err(failure) = result {
         if !matches!(failure, Failure::ValidationErrors(_)) {
-            eprintln!("error: {failure}");
+            eprintln!("error: {}", failure::for_terminal(&failure.to_string()));
         }
         std::process::exit(failure.exit_code());
     }

@@ -1,13 +1,31 @@
-//! Writing objects: YAML documents or JSON values, through a temporary file that is renamed
-//! into place (or copied to standard output) only once everything succeeded.
+//! Writing objects: YAML documents or JSON values, held until everything succeeded and then
+//! moved into place all at once.
+//!
+//! What is guaranteed:
+//! - Standard output gets nothing unless every document converted. The output is held in
+//!   memory up to 8 MiB, then in a temporary file in `$TMPDIR`, so small outputs need no
+//!   writable `$TMPDIR`.
+//! - A regular file is replaced atomically: written to a temporary file beside it, then renamed
+//!   over it. The file keeps its mode and (where permitted) its owner and group; a symlink is
+//!   followed and its target replaced, the link itself kept. A file with other hard links
+//!   becomes a new file: the other links keep the old content (as with `sed -i`). A file
+//!   without write permission (mode 0444, say) is refused.
+//! - Anything else (a character device such as `/dev/null`, a FIFO, a socket, `/dev/stdout`)
+//!   is opened and written like standard output, never replaced.
+//! - With several files (`--in-place`), every file is checked to be replaceable before any is
+//!   replaced, and files already replaced are put back if a later one still fails.
 
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{BufWriter, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 use tempfile::NamedTempFile;
 
+use crate::cleanup;
 use crate::failure::Failure;
+use crate::input;
 
 /// How objects are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -33,48 +51,84 @@ impl Format {
 pub enum Destination {
     /// Standard output.
     Stdout,
-    /// A file, replaced atomically.
+    /// A path: a regular file is replaced atomically, anything else written.
     File(PathBuf),
 }
 
-/// Documents written to a temporary file until [`Sink::commit`].
+impl Destination {
+    fn name(&self) -> String {
+        match self {
+            Destination::Stdout => "-".to_owned(),
+            Destination::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// Output held in memory up to this size, then in a temporary file.
+const MEMORY_LIMIT: usize = 8 << 20;
+
+/// Documents held until [`commit`].
 pub struct Sink {
     format: Format,
-    destination: Destination,
-    file: BufWriter<NamedTempFile>,
+    name: String,
+    target: Target,
+    held: Held,
     written: usize,
 }
 
+/// What the destination turned out to be.
+enum Target {
+    /// Standard output.
+    Stdout,
+    /// Not a regular file: opened and written at commit.
+    Special(PathBuf),
+    /// A regular file (or none yet) at this path, symlinks resolved.
+    Regular {
+        path: PathBuf,
+        existing: Option<Metadata>,
+    },
+}
+
+/// Output held before the commit.
+enum Held {
+    Memory(Vec<u8>),
+    File(BufWriter<Temporary>),
+}
+
 impl Sink {
-    /// A sink for `destination`; a file's temporary sibling is created in its directory so
-    /// that the final rename stays on one file system.
+    /// A sink for `destination`. A regular file is checked now (it must be writable), so that
+    /// nothing is converted for an output that cannot be written.
     pub fn new(format: Format, destination: Destination) -> Result<Self, Failure> {
-        let temporary = match &destination {
-            Destination::Stdout => NamedTempFile::new(),
-            Destination::File(path) => {
-                let dir = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                NamedTempFile::new_in(dir)
-            }
-        }
-        .map_err(|source| Failure::Output {
-            path: destination.name(),
+        let name = destination.name();
+        let io = |source| Failure::Output {
+            path: name.clone(),
             source,
-        })?;
+        };
+        let target = match destination {
+            Destination::Stdout => Target::Stdout,
+            Destination::File(path) => classify(&path).map_err(io)?,
+        };
+        let held = match &target {
+            Target::Regular { path, existing } => {
+                let temporary = Temporary::beside(path, existing.is_none()).map_err(io)?;
+                Held::File(BufWriter::new(temporary))
+            }
+            Target::Stdout | Target::Special(_) => Held::Memory(Vec::new()),
+        };
         Ok(Sink {
             format,
-            destination,
-            file: BufWriter::new(temporary),
+            name,
+            target,
+            held,
             written: 0,
         })
     }
 
-    /// Appends one document.
+    /// Appends one document. A document larger than the reader's limit is refused, so that
+    /// everything written can be read back.
     pub fn write(&mut self, value: &impl Serialize) -> Result<(), Failure> {
         let failure = |message: String| Failure::Output {
-            path: self.destination.name(),
+            path: self.name.clone(),
             source: std::io::Error::other(message),
         };
         let text = match self.format {
@@ -93,49 +147,364 @@ impl Sink {
                 text
             }
         };
-        self.file
-            .write_all(text.as_bytes())
+        let limit = input::limits().max_document_bytes;
+        if text.len() > limit {
+            return Err(failure(format!(
+                "a document of the output has {} bytes, more than the input limit of {limit} \
+                 that reading it back would apply; raise --max-document-size",
+                text.len()
+            )));
+        }
+        self.append(text.as_bytes())
             .map_err(|source| Failure::Output {
-                path: self.destination.name(),
+                path: self.name.clone(),
                 source,
             })?;
         self.written += 1;
         Ok(())
     }
 
-    /// Moves the output into place: renames the file, or copies it to standard output.
-    pub fn commit(self) -> Result<(), Failure> {
-        let name = self.destination.name();
-        let io = |source| Failure::Output {
-            path: name.clone(),
-            source,
-        };
-        let mut temporary = self.file.into_inner().map_err(|e| io(e.into_error()))?;
-        match &self.destination {
-            Destination::Stdout => {
-                temporary.as_file_mut().rewind().map_err(io)?;
-                let mut stdout = std::io::stdout().lock();
-                match std::io::copy(temporary.as_file_mut(), &mut stdout)
-                    .and_then(|_| stdout.flush())
-                {
-                    // A closed pipe (`apfkit ... | head`) ends the output quietly.
-                    Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(io(e)),
-                    _ => Ok(()),
-                }
+    /// Documents written so far.
+    pub fn documents(&self) -> usize {
+        self.written
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if let Held::Memory(memory) = &mut self.held {
+            if memory.len() + bytes.len() <= MEMORY_LIMIT {
+                memory.extend_from_slice(bytes);
+                return Ok(());
             }
-            Destination::File(path) => {
-                temporary.as_file().sync_all().map_err(io)?;
-                temporary.persist(path).map(|_| ()).map_err(|e| io(e.error))
-            }
+            let mut spilled = Temporary::in_temp_dir().map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "output over {} MiB is held in a temporary file, which could not be \
+                         created in {} ({e}); set TMPDIR to a writable directory",
+                        MEMORY_LIMIT >> 20,
+                        std::env::temp_dir().display()
+                    ),
+                )
+            })?;
+            spilled.file_mut().write_all(memory)?;
+            self.held = Held::File(BufWriter::new(spilled));
+        }
+        match &mut self.held {
+            Held::File(file) => file.write_all(bytes),
+            Held::Memory(_) => unreachable!("spilled above"),
         }
     }
 }
 
-impl Destination {
-    fn name(&self) -> String {
-        match self {
-            Destination::Stdout => "-".to_owned(),
-            Destination::File(path) => path.display().to_string(),
+/// Moves every sink's output into place: regular files first, all or nothing (see the module
+/// documentation), then standard output and special files in order.
+pub fn commit(sinks: Vec<Sink>) -> Result<(), Failure> {
+    let mut replacements = Vec::new();
+    let mut streams = Vec::new();
+    for sink in sinks {
+        let name = sink.name.clone();
+        let io = |source| Failure::Output {
+            path: name.clone(),
+            source,
+        };
+        match (sink.target, sink.held) {
+            (Target::Regular { path, existing }, Held::File(file)) => {
+                let temporary = file.into_inner().map_err(|e| io(e.into_error()))?;
+                temporary.prepare(existing.as_ref()).map_err(io)?;
+                replacements.push(Replacement {
+                    name,
+                    path,
+                    temporary,
+                    backup: None,
+                });
+            }
+            (Target::Regular { .. }, Held::Memory(_)) => {
+                unreachable!("regular files are held in files")
+            }
+            (Target::Stdout, held) => streams.push((name, None, held)),
+            (Target::Special(path), held) => streams.push((name, Some(path), held)),
+        }
+    }
+    replace_all(replacements)?;
+    for (name, path, held) in streams {
+        write_stream(path.as_deref(), held)
+            .map_err(|source| Failure::Output { path: name, source })?;
+    }
+    Ok(())
+}
+
+/// What the path is: a regular file (or nothing yet) to replace, or something to write into.
+fn classify(path: &Path) -> std::io::Result<Target> {
+    let real = resolve_links(path)?;
+    // /dev/stdout and /proc/self/fd/N name an open file of the process: write into it.
+    if real.components().nth(1) == Some(Component::Normal("proc".as_ref())) {
+        return Ok(Target::Special(path.to_owned()));
+    }
+    let existing = match std::fs::metadata(&real) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Target::Regular {
+                path: real,
+                existing: None,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    if !existing.is_file() {
+        return Ok(Target::Special(path.to_owned()));
+    }
+    if existing.permissions().mode() & 0o222 == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "the file is read-only (mode {:04o}); refusing to replace it",
+                existing.permissions().mode() & 0o7777
+            ),
+        ));
+    }
+    // The permission check of the system itself, without changing the file.
+    OpenOptions::new().write(true).open(&real)?;
+    if existing.nlink() > 1 {
+        eprintln!(
+            "warning: {}: has {} hard links; it is replaced by a new file and the other links \
+             keep the old content",
+            path.display(),
+            existing.nlink()
+        );
+    }
+    Ok(Target::Regular {
+        path: real,
+        existing: Some(existing),
+    })
+}
+
+/// `path` with symlinks of its last component followed (relative targets are relative to the
+/// link's directory), up to 40 links as the kernel allows. The result may not exist.
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut current = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let link = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(parent) if link.is_relative() => parent.join(link),
+                    _ => link,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "too many levels of symbolic links",
+    ))
+}
+
+fn write_stream(path: Option<&Path>, held: Held) -> std::io::Result<()> {
+    let mut out: Box<dyn Write> = match path {
+        None => Box::new(std::io::stdout().lock()),
+        Some(path) => Box::new(OpenOptions::new().write(true).truncate(true).open(path)?),
+    };
+    let result = match held {
+        Held::Memory(memory) => out.write_all(&memory),
+        Held::File(file) => {
+            let mut temporary = file.into_inner().map_err(|e| e.into_error())?;
+            temporary.file_mut().rewind()?;
+            std::io::copy(temporary.file_mut(), &mut out).map(|_| ())
+        }
+    };
+    match result.and_then(|()| out.flush()) {
+        // A closed pipe (`apfkit ... | head`) ends the output quietly.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// One regular file to replace.
+struct Replacement {
+    name: String,
+    path: PathBuf,
+    temporary: Temporary,
+    /// A hard link to the file's old content, kept until every file is replaced.
+    backup: Option<PathBuf>,
+}
+
+/// Replaces every file or none: first a hard link to each existing file's old content is made
+/// beside it (which fails, before anything changed, for a file that cannot be replaced: an
+/// immutable file, a bind-mounted file, a file on another mount); then each temporary file is
+/// renamed over its target; a failure puts the old files back. The registry of temporary files
+/// is held throughout, so a signal waits until the files are consistent.
+fn replace_all(mut replacements: Vec<Replacement>) -> Result<(), Failure> {
+    let mut live = cleanup::lock();
+    let failed = |replacement: &Replacement, source| Failure::Output {
+        path: replacement.name.clone(),
+        source,
+    };
+    for index in 0..replacements.len() {
+        let replacement = &replacements[index];
+        if !replacement.path.exists() {
+            continue;
+        }
+        match backup_of(&replacement.path) {
+            Ok(backup) => {
+                live.insert(backup.clone());
+                replacements[index].backup = Some(backup);
+            }
+            Err(e) => {
+                let error = failed(
+                    &replacements[index],
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("cannot be replaced ({e}); nothing was changed"),
+                    ),
+                );
+                remove_backups(&replacements, &mut live);
+                return Err(error);
+            }
+        }
+    }
+    for index in 0..replacements.len() {
+        let replacement = &replacements[index];
+        if let Err(e) = std::fs::rename(replacement.temporary.path(), &replacement.path) {
+            // Renaming a backup over its target restores the old file atomically.
+            let restored = replacements[..index].iter().all(|done| match &done.backup {
+                Some(backup) => std::fs::rename(backup, &done.path).is_ok(),
+                None => std::fs::remove_file(&done.path).is_ok(),
+            });
+            let outcome = if restored {
+                "the files already replaced were restored"
+            } else {
+                "restoring the files already replaced failed; their old content is in the .bak files beside them"
+            };
+            let error = failed(
+                replacement,
+                std::io::Error::new(e.kind(), format!("{e}; {outcome}")),
+            );
+            if restored {
+                remove_backups(&replacements, &mut live);
+            }
+            return Err(error);
+        }
+        replacements[index].temporary.persisted(&mut live);
+    }
+    remove_backups(&replacements, &mut live);
+    Ok(())
+}
+
+fn remove_backups(replacements: &[Replacement], live: &mut std::collections::BTreeSet<PathBuf>) {
+    for backup in replacements.iter().filter_map(|r| r.backup.as_ref()) {
+        let _ = std::fs::remove_file(backup);
+        live.remove(backup);
+    }
+}
+
+/// A hard link to `path` at a free name beside it, `.NAME.apfkit-XXXXXX.bak`.
+fn backup_of(path: &Path) -> std::io::Result<PathBuf> {
+    let backup = tempfile::Builder::new()
+        .prefix(&format!(".{}.apfkit-", file_name(path)))
+        .suffix(".bak")
+        .make_in(parent_dir(path), |free| std::fs::hard_link(path, free))?;
+    backup.into_temp_path().keep().map_err(|e| e.error)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// A registered temporary file, removed when dropped unless persisted.
+struct Temporary {
+    file: Option<NamedTempFile>,
+}
+
+impl Temporary {
+    /// `.NAME.apfkit-XXXXXX.tmp` beside `target`; a new file gets the mode a newly created
+    /// file would (0666 less the umask).
+    fn beside(target: &Path, new_file: bool) -> std::io::Result<Self> {
+        let prefix = format!(".{}.apfkit-", file_name(target));
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        if new_file {
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        Self::registered(builder.tempfile_in(parent_dir(target)))
+    }
+
+    /// `apfkit-XXXXXX.tmp` in `$TMPDIR`.
+    fn in_temp_dir() -> std::io::Result<Self> {
+        Self::registered(
+            tempfile::Builder::new()
+                .prefix("apfkit-")
+                .suffix(".tmp")
+                .tempfile(),
+        )
+    }
+
+    fn registered(file: std::io::Result<NamedTempFile>) -> std::io::Result<Self> {
+        let file = file?;
+        cleanup::register(file.path());
+        Ok(Temporary { file: Some(file) })
+    }
+
+    fn path(&self) -> &Path {
+        self.file
+            .as_ref()
+            .map(NamedTempFile::path)
+            .unwrap_or(Path::new(""))
+    }
+
+    fn file_mut(&mut self) -> &mut File {
+        self.file.as_mut().expect("not yet persisted").as_file_mut()
+    }
+
+    /// Flushes to disk and gives the file the old file's mode, owner and group.
+    fn prepare(&self, existing: Option<&Metadata>) -> std::io::Result<()> {
+        let file = self.file.as_ref().expect("not yet persisted").as_file();
+        if let Some(old) = existing {
+            file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+            // Only root may give a file away; others keep their own ownership.
+            if std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
+                let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
+            }
+            // chown clears set-user-ID and set-group-ID bits: set the mode again.
+            file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+        }
+        file.sync_all()
+    }
+
+    /// The file was renamed into place: nothing to remove any more.
+    fn persisted(&mut self, live: &mut std::collections::BTreeSet<PathBuf>) {
+        if let Some(file) = self.file.take() {
+            live.remove(file.path());
+            // The name now belongs to the target; keep() stops the removal on drop.
+            let _ = file.into_temp_path().keep();
+        }
+    }
+}
+
+impl Write for Temporary {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file_mut().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file_mut().flush()
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            let path = file.path().to_owned();
+            drop(file);
+            cleanup::unregister(&path);
         }
     }
 }

@@ -114,7 +114,7 @@ impl Integrator {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct DemandStats {
     /// Rounded maximum demand of the last period.
-    pub high_watermark: i32,
+    pub high_watermark: i64,
     /// Exponentially smoothed envelope (mean plus standard deviation).
     pub smoothed: f64,
 }
@@ -123,7 +123,7 @@ impl DemandStats {
     /// Takes a period's results: the high watermark always, the smoothed envelope when the
     /// period had a duration.
     pub fn update(&mut self, results: &IntegratorResults) {
-        self.high_watermark = results.max.round() as i32;
+        self.high_watermark = results.max.round() as i64;
         if results.duration > 0.0 {
             let envelope = results.average + results.deviation;
             self.smoothed = envelope.max(SMOOTHING * self.smoothed + (1.0 - SMOOTHING) * envelope);
@@ -168,10 +168,10 @@ pub enum SolverError {
 /// The fair allocation (kube-apiserver's `computeConcurrencyAllocation`): allocations summing to
 /// `required_sum`, each `clamp(fair_fraction × target, lower, upper)`, and the fair fraction.
 pub fn allocate(
-    required_sum: i32,
+    required_sum: i64,
     items: &[AllocationItem],
 ) -> Result<(Vec<f64>, f64), SolverError> {
-    let required = f64::from(required_sum.max(0));
+    let required = required_sum.max(0) as f64;
     let mut targets = Vec::with_capacity(items.len());
     let (mut lower_sum, mut upper_sum) = (0.0, 0.0);
     let (mut min_rel_lower, mut max_rel_lower) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -278,7 +278,7 @@ pub struct LevelInput {
     /// Its demand statistics for the period just ended.
     pub stats: DemandStats,
     /// Its current limit before the adjustment.
-    pub current: i32,
+    pub current: i64,
 }
 
 /// Which branch of the adjustment ran.
@@ -296,7 +296,7 @@ pub enum Branch {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Adjustment {
     /// The new current limit of each level, in input order.
-    pub current: Vec<i32>,
+    pub current: Vec<i64>,
     /// The branch that ran.
     pub branch: Branch,
     /// The solver's fair fraction, when it ran and succeeded.
@@ -306,8 +306,8 @@ pub struct Adjustment {
 /// The periodic adjustment of current limits (spec §6.6). `nominal_sum` is Σ NominalCL over all
 /// levels. As upstream, the solver's required sum is `nominal_sum`, not what exempt levels leave
 /// (divergence D1 from the KEP); if it fails, every level keeps its current limit.
-pub fn adjust(levels: &[LevelInput], nominal_sum: i32) -> Adjustment {
-    let mut current: Vec<i32> = levels.iter().map(|l| l.current).collect();
+pub fn adjust(levels: &[LevelInput], nominal_sum: i64) -> Adjustment {
+    let mut current: Vec<i64> = levels.iter().map(|l| l.current).collect();
     let mut remaining = nominal_sum;
     let mut min_current = vec![0; levels.len()];
     let (mut min_sum, mut min_current_sum) = (0, 0);
@@ -337,10 +337,10 @@ pub fn adjust(levels: &[LevelInput], nominal_sum: i32) -> Adjustment {
         };
     }
     if remaining <= min_current_sum {
-        let share = f64::from(remaining - min_sum) / f64::from(min_current_sum - min_sum);
+        let share = (remaining - min_sum) as f64 / (min_current_sum - min_sum) as f64;
         for (i, level) in non_exempt() {
             current[i] = level.limits.min
-                + (f64::from(min_current[i] - level.limits.min) * share).round() as i32;
+                + ((min_current[i] - level.limits.min) as f64 * share).round() as i64;
         }
         return Adjustment {
             current,
@@ -352,15 +352,15 @@ pub fn adjust(levels: &[LevelInput], nominal_sum: i32) -> Adjustment {
     let items: Vec<AllocationItem> = indices
         .iter()
         .map(|&i| AllocationItem {
-            target: f64::from(min_current[i]).max(levels[i].stats.smoothed),
-            lower_bound: f64::from(min_current[i]),
-            upper_bound: f64::from(levels[i].limits.max),
+            target: (min_current[i] as f64).max(levels[i].stats.smoothed),
+            lower_bound: min_current[i] as f64,
+            upper_bound: levels[i].limits.max as f64,
         })
         .collect();
     match allocate(nominal_sum, &items) {
         Ok((allocations, fair)) => {
             for (&i, allocation) in indices.iter().zip(allocations) {
-                current[i] = allocation.round() as i32;
+                current[i] = allocation.round() as i64;
             }
             Adjustment {
                 current,

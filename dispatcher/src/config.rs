@@ -38,19 +38,20 @@ pub enum LevelBehavior {
     },
 }
 
-/// A level's concurrency limits that depend only on the configuration (spec §6.2).
+/// A level's concurrency limits that depend only on the configuration (spec §6.2), in 64 bits
+/// as kube-apiserver computes them in Go's `int`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StaticLimits {
     /// `ceil(ServerCL × NCS / shareSum)`.
-    pub nominal: i32,
+    pub nominal: i64,
     /// `round(NominalCL × lendablePercent / 100)`.
-    pub lendable: i32,
+    pub lendable: i64,
     /// `round(NominalCL × borrowingLimitPercent / 100)`, or ServerCL when unset.
-    pub borrowing: i32,
+    pub borrowing: i64,
     /// `NominalCL − LendableCL`.
-    pub min: i32,
+    pub min: i64,
     /// `NominalCL + BorrowingCL`.
-    pub max: i32,
+    pub max: i64,
 }
 
 /// One usable priority level.
@@ -126,6 +127,15 @@ pub enum ConfigError {
     /// The server concurrency limit must be positive.
     #[error("the server concurrency limit must be positive, not {0}")]
     ServerConcurrencyLimit(i32),
+    /// Two objects of one kind have the same name; a cluster cannot hold both (kube-apiserver's
+    /// dispatcher would panic on two FlowSchemas of one name).
+    #[error("two {kind} objects are named {name:?}")]
+    DuplicateName {
+        /// `FlowSchema` or `PriorityLevelConfiguration`.
+        kind: &'static str,
+        /// The name.
+        name: String,
+    },
 }
 
 /// A digested configuration.
@@ -181,6 +191,13 @@ impl Configuration {
                 server_concurrency_limit,
             ));
         }
+        let levels: Vec<PriorityLevelConfiguration> = levels.into_iter().collect();
+        let schemas: Vec<FlowSchema> = schemas.into_iter().collect();
+        unique_names(
+            "PriorityLevelConfiguration",
+            levels.iter().map(|l| &l.metadata),
+        )?;
+        unique_names("FlowSchema", schemas.iter().map(|s| &s.metadata))?;
         let mut skipped = Vec::new();
         let mut usable = Vec::new();
         let check = |object: HubObject| {
@@ -360,6 +377,21 @@ impl Configuration {
     }
 }
 
+/// Fails on the first name that two objects share.
+fn unique_names<'a>(
+    kind: &'static str,
+    objects: impl Iterator<Item = &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+) -> Result<(), ConfigError> {
+    let mut seen = std::collections::HashSet::new();
+    for metadata in objects {
+        let name = name_of(metadata);
+        if !seen.insert(name.clone()) {
+            return Err(ConfigError::DuplicateName { kind, name });
+        }
+    }
+    Ok(())
+}
+
 /// Nominal concurrency shares: limited shares (unset → 30) or exempt shares (unset → 0).
 fn shares(level: &PriorityLevelConfiguration) -> i32 {
     match (&level.spec.limited, &level.spec.exempt) {
@@ -390,7 +422,9 @@ fn behavior(level: &PriorityLevelConfiguration) -> Result<LevelBehavior, DealerE
     }
 }
 
-/// Static limits of spec §6.2, in f64 with Go's rounding (half away from zero).
+/// Static limits of spec §6.2, in f64 and 64-bit integers with Go's rounding (half away from
+/// zero), as kube-apiserver computes them in `float64` and `int`: no overflow for any valid
+/// object (shares and percentages are `int32`).
 fn static_limits(
     level: &PriorityLevelConfiguration,
     shares: i32,
@@ -399,7 +433,7 @@ fn static_limits(
 ) -> StaticLimits {
     let server = f64::from(server_cl);
     let nominal = if share_sum > 0.0 {
-        (server * f64::from(shares) / share_sum).ceil() as i32
+        (server * f64::from(shares) / share_sum).ceil() as i64
     } else {
         0
     };
@@ -408,9 +442,9 @@ fn static_limits(
         (None, Some(exempt)) => (exempt.lendable_percent, None),
         (None, None) => (None, None),
     };
-    let percent_of_nominal = |p: i32| (f64::from(nominal) * f64::from(p) / 100.0).round() as i32;
+    let percent_of_nominal = |p: i32| (nominal as f64 * f64::from(p) / 100.0).round() as i64;
     let lendable = lendable_percent.map_or(0, percent_of_nominal);
-    let borrowing = borrowing_percent.map_or(server_cl, percent_of_nominal);
+    let borrowing = borrowing_percent.map_or(i64::from(server_cl), percent_of_nominal);
     StaticLimits {
         nominal,
         lendable,

@@ -21,6 +21,7 @@
 //! assert!(finished.dispatched.is_empty());
 //! ```
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::borrowing::{Adjustment, DemandStats, Integrator, LevelInput, adjust};
@@ -91,7 +92,7 @@ pub struct Level {
     /// Its static limits.
     pub limits: StaticLimits,
     /// Its current concurrency limit (the last adjustment's).
-    pub current: i32,
+    pub current: i64,
     /// Its seat cap for the work estimator (0 for exempt and `Reject` levels).
     pub max_seats: u64,
     /// Its demand statistics as of the last adjustment.
@@ -106,7 +107,7 @@ pub struct Level {
 pub struct Dispatcher {
     classifier: Classifier,
     levels: Vec<Level>,
-    nominal_sum: i32,
+    nominal_sum: i64,
     next_adjustment: Duration,
     retry_after: RetryAfterTracker,
 }
@@ -368,15 +369,19 @@ fn tickets(level: usize, ids: Vec<RequestId>) -> Vec<Ticket> {
 /// `tabwriter.NewWriter(w, 8, 0, 1, ' ', 0)`: every cell but the last of a row is padded to
 /// its column's width (widest cell plus one, at least 8).
 pub fn tab_table(rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<Cow<'_, str>>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| printable(cell)).collect())
+        .collect();
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![8usize; columns];
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate().take(row.len().saturating_sub(1)) {
             widths[i] = widths[i].max(cell.chars().count() + 2);
         }
     }
     let mut out = String::new();
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate() {
             if i + 1 == row.len() {
                 out.push_str(cell);
@@ -388,4 +393,26 @@ pub fn tab_table(rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `text` with every control character (newline included) and every bidirectional formatting
+/// character escaped (`\n`, `\u{1b}`), so that text from the input cannot forge lines, move
+/// the cursor or colour a terminal. Text without them is borrowed as it is.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }

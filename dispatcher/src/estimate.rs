@@ -113,9 +113,9 @@ impl Default for Observed {
 /// The per-level seat cap (upstream `MaxSeatsTracker`) of a queuing level:
 /// `max(1, min(ceil(NominalCL × 0.15), NominalCL / handSize))`. Exempt and `Reject` levels have
 /// none (0), and the estimator then uses its global limits.
-pub fn max_seats(nominal_cl: i32, hand_size: i32) -> u64 {
-    let fifteen_percent = (f64::from(nominal_cl) * 0.15).ceil() as i64;
-    let per_hand = i64::from(nominal_cl / hand_size.max(1));
+pub fn max_seats(nominal_cl: i64, hand_size: i32) -> u64 {
+    let fifteen_percent = (nominal_cl as f64 * 0.15).ceil() as i64;
+    let per_hand = nominal_cl / i64::from(hand_size.max(1));
     fifteen_percent.min(per_hand).max(1) as u64
 }
 

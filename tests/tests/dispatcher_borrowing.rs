@@ -77,13 +77,13 @@ fn solver_on_10000_random_problems() {
         let (low, high): (f64, f64) = items.iter().fold((0.0, 0.0), |(l, h), i| {
             (l + i.lower_bound, h + i.upper_bound)
         });
-        let required = (low + next() * (high - low)).floor() as i32;
+        let required = (low + next() * (high - low)).floor() as i64;
         let (allocations, fair) =
             allocate(required, &items).unwrap_or_else(|e| panic!("case {case}: {e}"));
         let sum: f64 = allocations.iter().sum();
         if required > 0 {
             assert!(
-                (sum - f64::from(required)).abs() < 1e-10 * f64::from(required).max(1.0),
+                (sum - required as f64).abs() < 1e-10 * (required as f64).max(1.0),
                 "case {case}: sum {sum} vs {required}"
             );
         }
@@ -136,7 +136,7 @@ fn solver_errors() {
     );
 }
 
-fn default_inputs(server: i32, demand: &[(&str, i32, f64)]) -> (Vec<String>, Vec<LevelInput>, i32) {
+fn default_inputs(server: i32, demand: &[(&str, i64, f64)]) -> (Vec<String>, Vec<LevelInput>, i64) {
     let config = Configuration::kubernetes_default(server).unwrap();
     let names: Vec<String> = config
         .priority_levels()
@@ -170,7 +170,7 @@ fn default_inputs(server: i32, demand: &[(&str, i32, f64)]) -> (Vec<String>, Vec
     (names, inputs, nominal_sum)
 }
 
-fn by_name(names: &[String], values: &[i32]) -> std::collections::BTreeMap<String, i32> {
+fn by_name(names: &[String], values: &[i64]) -> std::collections::BTreeMap<String, i64> {
     names.iter().cloned().zip(values.iter().copied()).collect()
 }
 
@@ -195,7 +195,7 @@ fn e1_idle() {
     for (name, value) in expected {
         assert_eq!(got[name], value, "{name}");
     }
-    assert_eq!(got.values().sum::<i32>(), 601);
+    assert_eq!(got.values().sum::<i64>(), 601);
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn e2_workload_low_and_global_default_busy() {
     for (name, value) in expected {
         assert_eq!(got[name], value, "{name}");
     }
-    assert_eq!(got.values().sum::<i32>(), 602);
+    assert_eq!(got.values().sum::<i64>(), 602);
 }
 
 /// Upstream TestUpdateBorrowing: levels exempt, workload-high, workload-low and catch-all, with
@@ -236,14 +236,14 @@ fn update_borrowing_upstream() {
         })
         .cloned()
         .collect();
-    let server = 6 * (40 + 100 + 5);
-    let config = Configuration::new(levels, vec![], server).unwrap();
-    let nominal_sum: i32 = config
+    let server: i64 = 6 * (40 + 100 + 5);
+    let config = Configuration::new(levels, vec![], server as i32).unwrap();
+    let nominal_sum: i64 = config
         .priority_levels()
         .iter()
         .map(|l| l.limits.nominal)
         .sum();
-    let run = |demand: &dyn Fn(&str) -> i32| {
+    let run = |demand: &dyn Fn(&str) -> i64| {
         let inputs: Vec<LevelInput> = config
             .priority_levels()
             .iter()
@@ -252,13 +252,13 @@ fn update_borrowing_upstream() {
                 limits: level.limits,
                 stats: DemandStats {
                     high_watermark: demand(level.name()),
-                    smoothed: f64::from(demand(level.name())),
+                    smoothed: demand(level.name()) as f64,
                 },
                 current: level.limits.nominal,
             })
             .collect();
         let adjustment = adjust(&inputs, nominal_sum);
-        let current: std::collections::BTreeMap<&str, i32> = config
+        let current: std::collections::BTreeMap<&str, i64> = config
             .priority_levels()
             .iter()
             .map(|l| l.name())
@@ -275,7 +275,7 @@ fn update_borrowing_upstream() {
         assert_eq!(current[name], limits(name).min, "{name}");
     }
     // 2. Exempt leaves room for each level half way between MinCL and NominalCL.
-    let halves: i32 = ["workload-high", "workload-low", "catch-all"]
+    let halves: i64 = ["workload-high", "workload-low", "catch-all"]
         .iter()
         .map(|n| (limits(n).nominal + limits(n).min) / 2)
         .sum();

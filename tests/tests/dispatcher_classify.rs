@@ -560,7 +560,7 @@ fn limits(server: i32) -> Vec<(String, StaticLimits)> {
 
 #[test]
 fn static_limits_6_3() {
-    let at_600: Vec<(i32, i32, i32, i32)> = limits(600)
+    let at_600: Vec<(i64, i64, i64, i64)> = limits(600)
         .iter()
         .map(|(_, l)| (l.nominal, l.lendable, l.min, l.max))
         .collect();
@@ -585,5 +585,5 @@ fn static_limits_6_3() {
     };
     assert_eq!(nominal(24), [0, 1, 3, 4, 1, 4, 10, 2]);
     assert_eq!(nominal(1000), [0, 21, 123, 164, 41, 164, 409, 82]);
-    assert_eq!(nominal(600).iter().sum::<i32>(), 602);
+    assert_eq!(nominal(600).iter().sum::<i64>(), 602);
 }

@@ -5,7 +5,7 @@ use apfkit_dispatcher::bootstrap::{FLOW_SCHEMAS_YAML, MANDATORY, PRIORITY_LEVELS
 use clap::Args;
 
 use crate::failure::Failure;
-use crate::output::{Destination, Format, Sink};
+use crate::output::{self, Destination, Format, Sink};
 
 /// Print Kubernetes' default APF configuration (the current release's mandatory and
 /// suggested objects): PriorityLevelConfigurations, then FlowSchemas.
@@ -29,10 +29,7 @@ pub struct BootstrapArgs {
 
 /// `apfkit bootstrap`.
 pub fn run(args: BootstrapArgs) -> Result<(), Failure> {
-    let target: Target = args
-        .to
-        .parse()
-        .map_err(|e: scheme::SchemeError| Failure::Usage(e.message))?;
+    let target: Target = super::objects::parse_target(&args.to)?;
     if target
         .group
         .as_deref()
@@ -60,5 +57,5 @@ pub fn run(args: BootstrapArgs) -> Result<(), Failure> {
             sink.write(&converted.object)?;
         }
     }
-    sink.commit()
+    output::commit(vec![sink])
 }

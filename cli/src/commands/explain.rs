@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Report, emit, print_json};
 use crate::configuration;
-use crate::failure::Failure;
+use crate::failure::{Failure, printable};
 
 /// Explain which FlowSchema and priority level a request gets, its flow and its queues.
 ///
@@ -24,6 +24,8 @@ pub struct ExplainArgs {
     /// Configuration: file, directory or - (repeatable); the embedded default when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
+    #[command(flatten)]
+    limits: crate::input::LimitArgs,
     /// The requesting user's name.
     #[arg(long)]
     user: String,
@@ -83,6 +85,7 @@ struct SkippedSchema {
 
 /// `apfkit explain`.
 pub fn run(args: ExplainArgs) -> Result<(), Failure> {
+    args.limits.apply();
     let config = configuration::load(&args.paths, None)?;
     let mut skipped: Vec<SkippedSchema> = config
         .dangling_conditions()
@@ -145,7 +148,8 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
 fn text(e: &Explanation, behavior: Option<&LevelBehavior>) -> String {
     let mut out = format!(
         "FlowSchema:     {}\nPriorityLevel:  {}\n",
-        e.flow_schema, e.priority_level
+        printable(&e.flow_schema),
+        printable(&e.priority_level)
     );
     match behavior {
         Some(LevelBehavior::Exempt) => {
@@ -173,7 +177,8 @@ fn text(e: &Explanation, behavior: Option<&LevelBehavior>) -> String {
     for skipped in &e.skipped {
         out.push_str(&format!(
             "Skipped:        FlowSchema {}: {}\n",
-            skipped.flow_schema, skipped.reason
+            printable(&skipped.flow_schema),
+            printable(&skipped.reason)
         ));
     }
     out

@@ -25,6 +25,8 @@ pub struct LimitsArgs {
     /// Configuration: file, directory or - (repeatable); the embedded default when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
+    #[command(flatten)]
+    limits: crate::input::LimitArgs,
     /// The server's concurrency limit (--max-requests-inflight + --max-mutating-requests-inflight).
     #[arg(long, value_name = "N", default_value_t = 600)]
     server_concurrency: i32,
@@ -42,7 +44,7 @@ fn parse_demand(value: &str) -> Result<(String, DemandStats), String> {
         || format!("{value:?}: expected PL=HIGHWATERMARK:SMOOTHED, such as workload-low=40:35.5");
     let (level, numbers) = value.split_once('=').ok_or_else(expected)?;
     let (high, smoothed) = numbers.split_once(':').ok_or_else(expected)?;
-    let high_watermark: i32 = high.parse().map_err(|_| expected())?;
+    let high_watermark: i64 = high.parse().map_err(|_| expected())?;
     let smoothed: f64 = smoothed.parse().map_err(|_| expected())?;
     if level.is_empty() || high_watermark < 0 || !(smoothed.is_finite() && smoothed >= 0.0) {
         return Err(expected());
@@ -69,21 +71,22 @@ struct LevelLimits {
     #[serde(rename = "type")]
     type_: String,
     #[serde(rename = "nominalCL")]
-    nominal: i32,
+    nominal: i64,
     #[serde(rename = "lendableCL")]
-    lendable: i32,
+    lendable: i64,
     #[serde(rename = "borrowingCL")]
-    borrowing: i32,
+    borrowing: i64,
     #[serde(rename = "minCL")]
-    min: i32,
+    min: i64,
     #[serde(rename = "maxCL")]
-    max: i32,
+    max: i64,
     #[serde(rename = "currentCL")]
-    current: i32,
+    current: i64,
 }
 
 /// `apfkit limits`.
 pub fn run(args: LimitsArgs) -> Result<(), Failure> {
+    args.limits.apply();
     let config = configuration::load(&args.paths, Some(args.server_concurrency))?;
     for (name, _) in &args.demand {
         if config.priority_level(name).is_none() {

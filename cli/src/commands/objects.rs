@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::failure::{Failure, Location};
 use crate::input::{self, Source};
-use crate::output::{Destination, Format, Sink};
+use crate::output::{self, Destination, Format, Sink};
 
 /// How unknown fields are treated (kube-apiserver's fieldValidation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,6 +45,8 @@ pub struct ConvertArgs {
     /// File, directory or - (repeatable); standard input when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
+    #[command(flatten)]
+    limits: input::LimitArgs,
     /// Target version: VERSION (each object keeps its group) or GROUP/VERSION.
     #[arg(long, value_name = "VERSION")]
     to: String,
@@ -73,6 +75,8 @@ pub struct DefaultArgs {
     /// File, directory or - (repeatable); standard input when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
+    #[command(flatten)]
+    limits: input::LimitArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "yaml")]
     output: Format,
@@ -83,84 +87,101 @@ pub struct DefaultArgs {
 
 fn report(location: &Location, warnings: &[Warning]) {
     for warning in warnings {
-        eprintln!("{location}: warning: {warning}");
+        crate::failure::warn(location, &warning.to_string());
     }
 }
 
-/// Runs `each` over every document of every source into sinks, then commits them all.
+/// Where `transform` writes: one sink for all sources, or one per source (`--in-place`).
+enum Sinks {
+    Shared(Box<Sink>),
+    PerFile(Option<Format>),
+}
+
+/// Runs `each` over every document of every source into sinks, then commits them all. With a
+/// sink per file, a file without objects (empty, or only comments) is left untouched.
 fn transform(
     sources: &[Source],
-    mut sink_for: impl FnMut(&Source) -> Result<Option<Sink>, Failure>,
-    shared: Option<Sink>,
+    sinks: Sinks,
+    unknown: UnknownFields,
     each: impl Fn(&serde_json::Value) -> Result<scheme::Converted, scheme::SchemeError>,
 ) -> Result<(), Failure> {
-    let mut shared = shared;
+    let (mut shared, per_file) = match sinks {
+        Sinks::Shared(sink) => (Some(*sink), None),
+        Sinks::PerFile(format) => (None, Some(format)),
+    };
     let mut own = Vec::new();
     for source in sources {
-        let mut sink = sink_for(source)?;
-        input::for_each_document(source, |location, value| {
-            let converted = each(&value).map_err(|e| Failure::at(&location, e))?;
+        let mut sink = match (per_file, source.path()) {
+            (Some(format), Some(path)) => {
+                let format = format.unwrap_or_else(|| Format::of_path(path));
+                Some(Sink::new(format, Destination::File(path.to_owned()))?)
+            }
+            _ => None,
+        };
+        input::for_each_document(source, |location, document| {
+            input::check_duplicates(&location, &document, unknown)?;
+            let converted = each(&document.value).map_err(|e| Failure::at(&location, e))?;
             report(&location, &converted.warnings);
             match (&mut sink, &mut shared) {
                 (Some(sink), _) | (None, Some(sink)) => sink.write(&converted.object),
                 (None, None) => Ok(()),
             }
         })?;
-        own.extend(sink);
+        own.extend(sink.filter(|sink| sink.documents() > 0));
     }
-    for sink in own {
-        sink.commit()?;
-    }
-    if let Some(sink) = shared {
-        sink.commit()?;
-    }
-    Ok(())
+    own.extend(shared);
+    output::commit(own)
+}
+
+/// The target of `--to`, checked against the served versions: an unknown version is a usage
+/// error.
+pub fn parse_target(to: &str) -> Result<Target, Failure> {
+    let target: Target = to
+        .parse()
+        .map_err(|e: scheme::SchemeError| Failure::Usage(e.message))?;
+    scheme::check_target(&target)
+        .map_err(|e| Failure::Usage(format!("--to {to}: {}", e.message)))?;
+    Ok(target)
 }
 
 /// `apfkit convert`.
 pub fn convert(args: ConvertArgs) -> Result<(), Failure> {
-    let target: Target = args
-        .to
-        .parse()
-        .map_err(|e: scheme::SchemeError| Failure::Usage(e.message))?;
+    args.limits.apply();
+    let target = parse_target(&args.to)?;
     let sources = input::sources(&args.paths)?;
     let unknown = args.unknown_fields.into();
     let each = |value: &serde_json::Value| scheme::convert(value, &target, unknown);
     if args.in_place {
-        if sources.iter().any(|s| s.path().is_none()) {
-            return Err(Failure::Usage(
-                "--in-place needs files, not standard input".to_owned(),
-            ));
+        if let Some(source) = sources.iter().find(|s| !is_regular_file(s)) {
+            return Err(Failure::Usage(format!(
+                "--in-place needs regular files, not {}",
+                crate::failure::printable(&source.name())
+            )));
         }
-        let format = args.output;
-        return transform(
-            &sources,
-            |source| {
-                let path = source.path().map(ToOwned::to_owned).unwrap_or_default();
-                let format = format.unwrap_or_else(|| Format::of_path(&path));
-                Sink::new(format, Destination::File(path)).map(Some)
-            },
-            None,
-            each,
-        );
+        return transform(&sources, Sinks::PerFile(args.output), unknown, each);
     }
     let destination = match args.output_file {
         Some(path) => Destination::File(path.into()),
         None => Destination::Stdout,
     };
     let sink = Sink::new(args.output.unwrap_or(Format::Yaml), destination)?;
-    transform(&sources, |_| Ok(None), Some(sink), each)
+    transform(&sources, Sinks::Shared(Box::new(sink)), unknown, each)
+}
+
+fn is_regular_file(source: &Source) -> bool {
+    source
+        .path()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .is_some_and(|metadata| metadata.is_file())
 }
 
 /// `apfkit default`.
 pub fn default(args: DefaultArgs) -> Result<(), Failure> {
+    args.limits.apply();
     let sources = input::sources(&args.paths)?;
     let unknown = args.unknown_fields.into();
     let sink = Sink::new(args.output, Destination::Stdout)?;
-    transform(
-        &sources,
-        |_| Ok(None),
-        Some(sink),
-        |value| scheme::default(value, unknown),
-    )
+    transform(&sources, Sinks::Shared(Box::new(sink)), unknown, |value| {
+        scheme::default(value, unknown)
+    })
 }

@@ -1,10 +1,10 @@
 //! `simulate`.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
 use std::time::{Duration, Instant};
 
-use apfkit_dispatcher::sim::mix::simulate;
-use apfkit_dispatcher::sim::workload::Workload;
+use apfkit_dispatcher::sim::mix::simulate_within;
+use apfkit_dispatcher::sim::workload::{Limits, Workload};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -29,9 +29,16 @@ pub struct SimulateArgs {
     /// Configuration: file, directory or - (repeatable); the embedded default when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
-    /// Workload file (YAML).
+    #[command(flatten)]
+    limits: crate::input::LimitArgs,
+    /// Workload file (YAML or JSON), or - for standard input.
     #[arg(long, value_name = "FILE")]
     workload: Option<String>,
+    /// Most requests the workload may send (expected for open-loop streams, at most for
+    /// closed-loop ones); each costs about a microsecond. Workloads are also limited to
+    /// 100,000 users, 100,000 clients, 1,000 seats per request and 24 h for every duration.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_requests)]
+    max_requests: u64,
     /// The server's concurrency limit.
     #[arg(long, value_name = "N", default_value_t = 600)]
     server_concurrency: i32,
@@ -43,22 +50,35 @@ pub struct SimulateArgs {
     output: Report,
 }
 
-fn read_workload(path: &str) -> Result<Workload, Failure> {
+fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
     let location = Location {
         file: path.to_owned(),
         document: None,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::at(&location, e))?;
+    let mut text = String::new();
+    let read = if path == "-" {
+        std::io::stdin().lock().read_to_string(&mut text)
+    } else {
+        std::fs::File::open(path).and_then(|mut file| file.read_to_string(&mut text))
+    };
+    read.map_err(|e| Failure::at(&location, e))?;
     let workload: Workload =
         serde_saphyr::from_str(&text).map_err(|e| Failure::at(&location, e))?;
-    workload.check().map_err(|e| Failure::at(&location, e))?;
+    workload
+        .check_within(limits)
+        .map_err(|e| Failure::at(&location, e))?;
     Ok(workload)
 }
 
 /// `apfkit simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), Failure> {
+    args.limits.apply();
+    let limits = Limits {
+        max_requests: args.max_requests,
+        ..Limits::default()
+    };
     let workload = match &args.workload {
-        Some(path) => read_workload(path)?,
+        Some(path) => read_workload(path, &limits)?,
         None => Workload::embedded_default(),
     };
     let config = configuration::load(&args.paths, Some(args.server_concurrency))?;
@@ -81,7 +101,7 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         });
         bar.set_position((fraction * 1000.0) as u64);
     };
-    let report = simulate(config, &workload, args.seed, progress).map_err(|e| {
+    let report = simulate_within(config, &workload, &limits, args.seed, progress).map_err(|e| {
         Failure::Invalid(format!(
             "{}: {e}",
             args.workload.as_deref().unwrap_or("embedded workload")

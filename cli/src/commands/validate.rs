@@ -1,11 +1,11 @@
 //! `validate`.
 
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_conversion::scheme::{self, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
 use clap::Args;
 
 use super::emit;
-use crate::failure::Failure;
+use crate::failure::{Failure, printable};
 use crate::input;
 
 /// Validate objects as kube-apiserver does on create.
@@ -22,6 +22,8 @@ pub struct ValidateArgs {
     /// File, directory or - (repeatable); standard input when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
+    #[command(flatten)]
+    limits: crate::input::LimitArgs,
     /// The version of the request, which names the shares field in messages
     /// (assuredConcurrencyShares before v1beta3) [default: each object's own version].
     #[arg(long, value_name = "VERSION")]
@@ -31,48 +33,83 @@ pub struct ValidateArgs {
     forbid_zero_shares: bool,
 }
 
-fn kind_and_name(object: &HubObject) -> (&'static str, String) {
-    match object {
-        HubObject::FlowSchema(o) => ("FlowSchema", o.metadata.name.clone().unwrap_or_default()),
-        HubObject::PriorityLevelConfiguration(o) => (
-            "PriorityLevelConfiguration",
-            o.metadata.name.clone().unwrap_or_default(),
-        ),
-        HubObject::APIService(o) => ("APIService", o.metadata.name.clone().unwrap_or_default()),
+/// The version `--request-version` names, checked: a flowcontrol version, bare or in full.
+fn request_version(given: Option<&str>) -> Result<Option<String>, Failure> {
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    let target: Target = given.parse().map_err(|e: scheme::SchemeError| {
+        Failure::Usage(format!("--request-version: {}", e.message))
+    })?;
+    let flowcontrol = Target {
+        group: Some(FLOWCONTROL.to_owned()),
+        version: target.version.clone(),
+    };
+    if target.group.as_deref().is_some_and(|g| g != FLOWCONTROL)
+        || scheme::check_target(&flowcontrol).is_err()
+    {
+        return Err(Failure::Usage(format!(
+            "--request-version {given}: expected a version of {FLOWCONTROL} (v1alpha1, v1beta1, \
+             v1beta2, v1beta3 or v1)"
+        )));
     }
+    Ok(Some(format!("{FLOWCONTROL}/{}", target.version)))
 }
+
+const FLOWCONTROL: &str = "flowcontrol.apiserver.k8s.io";
 
 /// `apfkit validate`.
 pub fn run(args: ValidateArgs) -> Result<(), Failure> {
+    args.limits.apply();
+    let request_version = request_version(args.request_version.as_deref())?;
     let mut errors = 0;
+    let mut names = input::Names::default();
     for source in input::sources(&args.paths)? {
-        input::for_each_document(&source, |location, value| {
+        let result = input::for_each_document(&source, |location, document| {
+            input::check_duplicates(&location, &document, UnknownFields::Warn)?;
+            let value = &document.value;
             let own_version = value
                 .get("apiVersion")
                 .and_then(|v| v.as_str())
                 .map(str::to_owned);
-            let (objects, _) = match scheme::to_hub(&value, UnknownFields::Ignore) {
+            let (objects, _) = match scheme::to_hub(value, UnknownFields::Ignore) {
                 Ok(decoded) => decoded,
                 Err(error) => {
-                    emit(&format!("{location}: {error}\n"))?;
+                    emit(&format!("{location}: {}\n", printable(&error.to_string())))?;
                     errors += 1;
                     return Ok(());
                 }
             };
             let options = Options {
-                request_version: args.request_version.as_deref().or(own_version.as_deref()),
+                request_version: request_version.as_deref().or(own_version.as_deref()),
                 allow_zero_shares: !args.forbid_zero_shares,
                 old_priority_level: None,
             };
             for object in &objects {
-                let (kind, name) = kind_and_name(object);
+                let (kind, name) = input::kind_and_name(object);
+                let prefix = format!("{location}: {kind}/{}", printable(&name));
                 for error in validation::validate(object, &options) {
-                    emit(&format!("{location}: {kind}/{name}: {error}\n"))?;
+                    emit(&format!("{prefix}: {}\n", printable(&error.to_string())))?;
+                    errors += 1;
+                }
+                if let Some(duplicate) = names.record(&location, object) {
+                    emit(&format!("{prefix}: {}\n", printable(&duplicate)))?;
                     errors += 1;
                 }
             }
             Ok(())
-        })?;
+        });
+        // A file that cannot be read is reported, and the other files are still validated.
+        match result {
+            Err(Failure::Input { location, message }) => {
+                emit(&format!(
+                    "{location}: {}\n",
+                    crate::failure::for_terminal(&message)
+                ))?;
+                errors += 1;
+            }
+            other => other?,
+        }
     }
     if errors > 0 {
         Err(Failure::ValidationErrors(errors))

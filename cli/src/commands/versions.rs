@@ -6,7 +6,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Report, emit, print_json};
-use crate::failure::Failure;
+use crate::failure::{Failure, printable};
 use crate::input;
 
 /// List API groups and versions in discovery order, preferred version first.
@@ -24,6 +24,8 @@ pub struct VersionsArgs {
     /// APIServices: file, directory or - (repeatable); the built-in table when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
+    #[command(flatten)]
+    limits: crate::input::LimitArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: Report,
@@ -39,6 +41,7 @@ struct Group {
 
 /// `apfkit versions`.
 pub fn run(args: VersionsArgs) -> Result<(), Failure> {
+    args.limits.apply();
     let services = if args.paths.is_empty() {
         builtin_apiservices()
     } else {
@@ -70,7 +73,8 @@ pub fn run(args: VersionsArgs) -> Result<(), Failure> {
                 } else {
                     &group.group
                 };
-                text.push_str(&format!("{name}: {}\n", group.versions.join(", ")));
+                let versions = group.versions.join(", ");
+                text.push_str(&format!("{}: {}\n", printable(name), printable(&versions)));
             }
             emit(&text)
         }

@@ -218,32 +218,48 @@ fn decode<T: DeserializeOwned>(
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<T, SchemeError> {
+    let (typed, unknown_paths) = decode_collecting(object)?;
+    apply_unknown(unknown_paths, unknown, warnings)?;
+    Ok(typed)
+}
+
+/// Decodes a typed value; returns it with the paths of the fields its type does not have.
+pub fn decode_collecting<T: DeserializeOwned>(
+    object: &Value,
+) -> Result<(T, Vec<String>), SchemeError> {
     let mut unknown_paths = Vec::new();
     let mut record = |path: serde_ignored::Path<'_>| unknown_paths.push(ignored_path(&path));
     let result: Result<T, _> =
         serde_path_to_error::deserialize(serde_ignored::Deserializer::new(object, &mut record));
     let typed = result
         .map_err(|err| SchemeError::new(kube_path(err.path()), err.into_inner().to_string()))?;
+    Ok((typed, unknown_paths))
+}
+
+/// Drops, reports or refuses the unknown fields at `paths`, as `unknown` says.
+pub fn apply_unknown(
+    paths: Vec<String>,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), SchemeError> {
     match unknown {
-        UnknownFields::Ignore => {}
-        UnknownFields::Warn => warnings.extend(
-            unknown_paths
-                .into_iter()
-                .map(|path| Warning::UnknownField { path }),
-        ),
-        UnknownFields::Strict if unknown_paths.is_empty() => {}
+        UnknownFields::Ignore => Ok(()),
+        UnknownFields::Warn => {
+            warnings.extend(paths.into_iter().map(|path| Warning::UnknownField { path }));
+            Ok(())
+        }
+        UnknownFields::Strict if paths.is_empty() => Ok(()),
         UnknownFields::Strict => {
-            let fields: Vec<String> = unknown_paths
+            let fields: Vec<String> = paths
                 .iter()
-                .map(|p| format!("unknown field \"{p}\""))
+                .map(|p| format!("unknown field {p:?}"))
                 .collect();
-            return Err(SchemeError::new(
+            Err(SchemeError::new(
                 "",
                 format!("strict decoding error: {}", fields.join(", ")),
-            ));
+            ))
         }
     }
-    Ok(typed)
 }
 
 fn decode_to_hub_as<T>(

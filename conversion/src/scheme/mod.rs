@@ -28,7 +28,9 @@ use std::str::FromStr;
 use serde_json::{Map, Value};
 
 pub use codec::{HubObject, SUPPORTED};
-pub use input::{Document, InputError, read_documents};
+pub use input::{
+    Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth, read_documents, read_each,
+};
 
 /// What to do with fields that the version's schema does not have, like kube-apiserver's
 /// `fieldValidation` parameter.
@@ -63,7 +65,7 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::UnknownField { path } => write!(f, "unknown field \"{path}\""),
+            Warning::UnknownField { path } => write!(f, "unknown field {path:?}"),
             Warning::Lossy { path, message } => write!(f, "{path}: {message}"),
         }
     }
@@ -161,6 +163,22 @@ impl fmt::Display for Target {
     }
 }
 
+/// Checks that some served kind has `target`'s version (in `target`'s group, when it names
+/// one), so that a mistyped version is refused before any document is read.
+pub fn check_target(target: &Target) -> Result<(), SchemeError> {
+    let served = codec::CODECS.iter().any(|c| {
+        c.version == target.version && target.group.as_deref().is_none_or(|g| g == c.group)
+    });
+    if served {
+        Ok(())
+    } else {
+        Err(SchemeError::new(
+            "",
+            format!("no served API has version {target}; supported: {SUPPORTED}"),
+        ))
+    }
+}
+
 /// A converted or defaulted document with what the caller should be told about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Converted {
@@ -185,6 +203,7 @@ pub fn convert(
     let object = each_object(
         document,
         Some(&relabel),
+        unknown,
         &mut warnings,
         &mut |object, gv, warnings| {
             let (codec, hub) = codec::decode_to_hub(object, gv, unknown, warnings)?;
@@ -201,6 +220,7 @@ pub fn default(document: &Value, unknown: UnknownFields) -> Result<Converted, Sc
     let object = each_object(
         document,
         None,
+        unknown,
         &mut warnings,
         &mut |object, gv, warnings| {
             let codec = codec::find(gv, object)?;
@@ -220,6 +240,7 @@ pub fn to_hub(
     each_object(
         document,
         None,
+        unknown,
         &mut warnings,
         &mut |object, gv, warnings| {
             let (_, hub) = codec::decode_to_hub(object, gv, unknown, warnings)?;
@@ -266,13 +287,21 @@ type Relabel<'a> = dyn Fn(&str, &str) -> Result<String, SchemeError> + 'a;
 /// Applies `handle` to the object, or to each item of a list, and rebuilds the list around the
 /// results. The items of a typed list take the list's group-version and item kind when they
 /// carry none; a `v1` `List` may mix kinds and versions. `relabel` gives a typed list its new
-/// `apiVersion` from its old one and its item kind.
+/// `apiVersion` from its old one and its item kind. The list's own fields are decoded like an
+/// object's: `metadata` is a `ListMeta`, and other fields are unknown fields.
 fn each_object(
     document: &Value,
     relabel: Option<&Relabel<'_>>,
+    unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
     handle: &mut Handler<'_>,
 ) -> Result<Value, SchemeError> {
+    if depth(document) > MAX_DEPTH_LIMIT {
+        return Err(SchemeError::new(
+            "",
+            format!("document nested deeper than {MAX_DEPTH_LIMIT} levels"),
+        ));
+    }
     let (api_version, kind) = identity(document)?;
     let typed_list_item = kind
         .strip_suffix("List")
@@ -280,6 +309,7 @@ fn each_object(
     if !(api_version == "v1" && kind == "List") && typed_list_item.is_none() {
         return handle(document, api_version, warnings);
     }
+    let mut list = list_envelope(document, unknown, warnings)?;
     let items = match document.get("items") {
         Some(Value::Array(items)) => items.as_slice(),
         None | Some(Value::Null) => &[],
@@ -317,10 +347,6 @@ fn each_object(
         warnings.extend(item_warnings.into_iter().map(|w| w.prefixed(&prefix)));
         converted.push(result);
     }
-    let mut list = match document {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
     list.insert("items".to_owned(), Value::Array(converted));
     if let (Some(item_kind), Some(relabel)) = (typed_list_item, relabel) {
         list.insert(
@@ -329,4 +355,40 @@ fn each_object(
         );
     }
     Ok(Value::Object(list))
+}
+
+/// A list's `apiVersion`, `kind` and `metadata` (decoded as a `ListMeta`), with its other
+/// fields treated as unknown fields.
+fn list_envelope(
+    document: &Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<Map<String, Value>, SchemeError> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+    let Value::Object(fields) = document else {
+        unreachable!("identity() accepted only objects");
+    };
+    let mut envelope = Map::new();
+    let mut unknown_paths = Vec::new();
+    for (key, value) in fields {
+        match key.as_str() {
+            "apiVersion" | "kind" => {
+                envelope.insert(key.clone(), value.clone());
+            }
+            "items" => {}
+            "metadata" => {
+                let (meta, paths): (Option<ListMeta>, _) =
+                    codec::decode_collecting(value).map_err(|e| e.prefixed("metadata"))?;
+                unknown_paths.extend(paths.iter().map(|p| join("metadata", p)));
+                if let Some(meta) = meta {
+                    let meta = serde_json::to_value(meta)
+                        .map_err(|e| SchemeError::new("metadata", e.to_string()))?;
+                    envelope.insert(key.clone(), meta);
+                }
+            }
+            other => unknown_paths.push(other.to_owned()),
+        }
+    }
+    codec::apply_unknown(unknown_paths, unknown, warnings)?;
+    Ok(envelope)
 }

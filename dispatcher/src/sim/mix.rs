@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
@@ -26,7 +27,7 @@ use crate::config::Configuration;
 use crate::dispatch::{Decision, Dispatcher, Ticket, tab_table};
 use crate::queueset::{RejectReason, WorkEstimate};
 use crate::sim::events::EventQueue;
-use crate::sim::workload::{Workload, WorkloadError};
+use crate::sim::workload::{Limits, Workload, WorkloadError};
 
 /// Requests rejected, by reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -101,10 +102,10 @@ pub struct LevelReport {
     pub name: String,
     /// Its nominal concurrency limit.
     #[serde(rename = "nominalCL")]
-    pub nominal_cl: i32,
+    pub nominal_cl: i64,
     /// Its current limit at the end of the run.
     #[serde(rename = "currentCL")]
-    pub current_cl: i32,
+    pub current_cl: i64,
     /// Its figures.
     #[serde(flatten)]
     pub figures: Figures,
@@ -223,7 +224,9 @@ struct Flow {
 
 struct Tally {
     figures: Figures,
-    waits: Vec<u64>,
+    /// Waits in microseconds, to three significant digits, in memory that grows with the
+    /// logarithm of the longest wait only (about 50 KiB for waits up to 10 s).
+    waits: Histogram<u32>,
     seats: SeatTime,
 }
 
@@ -257,7 +260,7 @@ impl Tally {
     fn new(end: Duration) -> Self {
         Tally {
             figures: Figures::default(),
-            waits: Vec::new(),
+            waits: Histogram::new(3).expect("3 significant digits are supported"),
             seats: SeatTime {
                 end,
                 last: Duration::ZERO,
@@ -268,20 +271,12 @@ impl Tally {
     }
 
     fn finish(mut self) -> Figures {
-        self.figures.wait_p50_ms = percentile(&mut self.waits, 0.50);
-        self.figures.wait_p99_ms = percentile(&mut self.waits, 0.99);
+        let milliseconds = |quantile| self.waits.value_at_quantile(quantile) as f64 / 1e3;
+        self.figures.wait_p50_ms = milliseconds(0.50);
+        self.figures.wait_p99_ms = milliseconds(0.99);
         self.figures.average_seats = self.seats.average();
         self.figures
     }
-}
-
-fn percentile(values: &mut [u64], p: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let rank = ((values.len() as f64 * p).ceil() as usize).clamp(1, values.len()) - 1;
-    let (_, value, _) = values.select_nth_unstable(rank);
-    *value as f64 / 1e6
 }
 
 struct Simulation<'w> {
@@ -300,13 +295,27 @@ struct Simulation<'w> {
 
 /// Runs `workload` against `config` with arrivals drawn from `seed`, calling `progress` with
 /// the fraction of the arrival period simulated so far. The same inputs give the same report.
+/// The workload must stay within the default [`Limits`].
 pub fn simulate(
     config: Configuration,
     workload: &Workload,
     seed: u64,
+    progress: impl FnMut(f64),
+) -> Result<Report, WorkloadError> {
+    simulate_within(config, workload, &Limits::default(), seed, progress)
+}
+
+/// [`simulate`] with other [`Limits`].
+pub fn simulate_within(
+    config: Configuration,
+    workload: &Workload,
+    limits: &Limits,
+    seed: u64,
     mut progress: impl FnMut(f64),
 ) -> Result<Report, WorkloadError> {
-    workload.check()?;
+    workload.check_within(limits)?;
+    // Open-loop arrivals are random: stop a run that strays far past its expected count.
+    let request_cap = limits.max_requests.saturating_mul(2).saturating_add(1000);
     let dispatcher = Dispatcher::new(config, Duration::ZERO);
     let mut flows = Vec::with_capacity(workload.streams.len());
     for (index, stream) in workload.streams.iter().enumerate() {
@@ -324,14 +333,14 @@ pub fn simulate(
                     .classifier()
                     .classify(&request)
                     .ok_or_else(|| WorkloadError {
-                        index,
+                        field: format!("streams[{index}]"),
                         message: "the configuration has no catch-all FlowSchema to classify it"
                             .to_owned(),
                     })?;
             let level = dispatcher
                 .level_index(classification.priority_level)
                 .ok_or_else(|| WorkloadError {
-                    index,
+                    field: format!("streams[{index}]"),
                     message: format!(
                         "priority level {} is missing",
                         classification.priority_level
@@ -379,16 +388,7 @@ pub fn simulate(
                     );
                 }
             }
-            None => {
-                let first = sim.gap(index);
-                sim.events.schedule(
-                    first,
-                    Event::Arrive {
-                        stream: index,
-                        client: None,
-                    },
-                );
-            }
+            None => sim.schedule_arrival(Duration::ZERO, index),
         }
     }
     let end = workload.duration;
@@ -403,6 +403,16 @@ pub fn simulate(
             sim.dump = Some(sim.dispatcher.dump_priority_levels());
         }
         sim.handle(now, event);
+        if sim.requests > request_cap {
+            return Err(WorkloadError {
+                field: "streams".to_owned(),
+                message: format!(
+                    "the run passed {request_cap} requests, far more than expected; the \
+                     workload is too large for the limit of {} requests",
+                    limits.max_requests
+                ),
+            });
+        }
     }
     progress(1.0);
     let finished = sim.events.now().max(end);
@@ -459,11 +469,25 @@ pub fn simulate(
 }
 
 impl Simulation<'_> {
-    /// The gap before the next open-loop arrival of `stream`.
-    fn gap(&mut self, stream: usize) -> Duration {
+    /// Schedules the next open-loop arrival of `stream` after an exponential gap from `now`;
+    /// none if it falls after the arrival period.
+    fn schedule_arrival(&mut self, now: Duration, stream: usize) {
         let rate = self.workload.streams[stream].rate.unwrap_or(1.0);
         let uniform: f64 = self.rng.random();
-        Duration::from_secs_f64(-(1.0 - uniform).ln() / rate)
+        let gap =
+            Duration::try_from_secs_f64(-(1.0 - uniform).ln() / rate).unwrap_or(Duration::MAX);
+        if let Some(at) = now
+            .checked_add(gap)
+            .filter(|at| *at <= self.workload.duration)
+        {
+            self.events.schedule(
+                at,
+                Event::Arrive {
+                    stream,
+                    client: None,
+                },
+            );
+        }
     }
 
     fn handle(&mut self, now: Duration, event: Event) {
@@ -481,7 +505,7 @@ impl Simulation<'_> {
                         self.in_flight.remove(&ticket);
                     }
                 }
-                self.answered(now, flight);
+                self.answered(now, flight, 0);
                 self.started(now, &finished.dispatched);
             }
             Event::Release(ticket) => {
@@ -501,7 +525,8 @@ impl Simulation<'_> {
                         .figures
                         .rejected
                         .count(RejectReason::TimeOut);
-                    self.answered(now, flight);
+                    let retry_after = self.dispatcher.retry_after(ticket.level);
+                    self.answered(now, flight, retry_after);
                 }
             }
             Event::Adjust => {
@@ -519,17 +544,10 @@ impl Simulation<'_> {
         if now > self.workload.duration {
             return;
         }
-        let spec = &self.workload.streams[stream];
         if client.is_none() {
-            let gap = self.gap(stream);
-            self.events.schedule(
-                now + gap,
-                Event::Arrive {
-                    stream,
-                    client: None,
-                },
-            );
+            self.schedule_arrival(now, stream);
         }
+        let spec = &self.workload.streams[stream];
         let user = self.next_user[stream];
         self.next_user[stream] = (user + 1) % spec.users;
         let flow = &self.flows[stream][user as usize];
@@ -557,20 +575,27 @@ impl Simulation<'_> {
                 self.events
                     .schedule(now + self.workload.wait_limit, Event::Deadline(ticket));
             }
-            Decision::Reject { level, reason, .. } => {
+            Decision::Reject {
+                level,
+                reason,
+                retry_after,
+            } => {
                 self.streams[stream].figures.rejected.count(reason);
                 self.levels[level].figures.rejected.count(reason);
-                self.answered(now, flight);
+                self.answered(now, flight, retry_after);
             }
         }
     }
 
-    /// A closed-loop client got its answer: it thinks, then sends the next request.
-    fn answered(&mut self, now: Duration, flight: InFlight) {
+    /// A closed-loop client got its answer: it thinks, then sends the next request. A 429
+    /// answer carries a Retry-After of `retry_after` seconds, which clients such as client-go
+    /// wait before they send again.
+    fn answered(&mut self, now: Duration, flight: InFlight, retry_after: i64) {
         if let Some(client) = flight.client {
             let think = self.workload.streams[flight.stream].think;
+            let back_off = Duration::from_secs(retry_after.max(0).unsigned_abs());
             self.events.schedule(
-                now + think,
+                now + think.max(back_off),
                 Event::Arrive {
                     stream: flight.stream,
                     client: Some(client),
@@ -585,14 +610,16 @@ impl Simulation<'_> {
                 continue;
             };
             let spec = &self.workload.streams[flight.stream];
-            let wait = now.saturating_sub(flight.arrived).as_nanos() as u64;
+            let wait =
+                u64::try_from(now.saturating_sub(flight.arrived).as_micros()).unwrap_or(u64::MAX);
             let seats = spec.seats as f64;
             for tally in [
                 &mut self.streams[flight.stream],
                 &mut self.levels[ticket.level],
             ] {
                 tally.figures.executed += 1;
-                tally.waits.push(wait);
+                // The histogram grows to hold any wait the workload limits allow.
+                let _ = tally.waits.record(wait);
                 tally.seats.add(now, seats);
             }
             self.events

@@ -1,0 +1,278 @@
+//! The document reader: limits that hold while reading, the same for JSON and YAML, duplicate
+//! JSON keys, and streams of any length.
+
+use std::io::Read;
+
+use apfkit_conversion::scheme::{
+    self, Document, InputError, Limits, ReadError, Target, UnknownFields, read_documents, read_each,
+};
+use serde_json::{Value, json};
+
+fn read_with(input: impl Read, limits: &Limits) -> Result<Vec<Document>, ReadError> {
+    let mut documents = Vec::new();
+    read_each(input, limits, |document| {
+        documents.push(document);
+        Ok::<_, ReadError>(())
+    })?;
+    Ok(documents)
+}
+
+fn small(max_document_bytes: usize) -> Limits {
+    Limits {
+        max_document_bytes,
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn duplicate_json_keys_are_reported_with_their_paths() {
+    let input = br#"{"kind": "A", "kind": "B", "metadata": {"name": "x", "name": "y"},
+        "items": [{"a": 1}, {"b": 1, "b": 2}]}"#;
+    let documents = read_documents(input).unwrap();
+    assert_eq!(
+        documents[0].value["kind"], "B",
+        "the last one wins, as in Go"
+    );
+    assert_eq!(
+        documents[0].duplicate_fields,
+        ["kind", "metadata.name", "items[1].b"]
+    );
+    let clean = read_documents(br#"{"a": {"a": 1}}"#).unwrap();
+    assert!(clean[0].duplicate_fields.is_empty());
+}
+
+#[test]
+fn duplicate_yaml_keys_are_an_error() {
+    let err = read_documents(b"a: 1\na: 2\n").unwrap_err().to_string();
+    assert!(err.contains("duplicate"), "{err}");
+}
+
+#[test]
+fn the_size_limit_holds_per_document_for_json() {
+    let document = br#"{"a": "0123456789"}"#; // 19 bytes
+    assert_eq!(read_with(&document[..], &small(19)).unwrap().len(), 1);
+    let err = read_with(&document[..], &small(18)).unwrap_err();
+    assert!(
+        matches!(err.error, InputError::TooLarge { limit: 18 }),
+        "{err}"
+    );
+    // Each document has its own allowance.
+    let stream = br#"{"a": "0123456789"} {"a": "0123456789"}  {"a": "0123456789"}"#;
+    assert_eq!(read_with(&stream[..], &small(21)).unwrap().len(), 3);
+    let mut stream = stream.to_vec();
+    stream.extend_from_slice(br#" {"a": "0123456789012345678901234567890"}"#);
+    let err = read_with(&stream[..], &small(21)).unwrap_err();
+    assert_eq!(err.document, 3);
+    assert!(matches!(err.error, InputError::TooLarge { .. }));
+}
+
+/// An endless line is refused once the limit is read, not buffered until memory runs out.
+#[test]
+fn an_endless_scalar_is_refused_at_the_limit() {
+    for prefix in [&b"{\"a\": \""[..], &b"a: "[..], &b"a: |\n  "[..]] {
+        let endless = prefix.chain(std::io::repeat(b'x'));
+        let err = read_with(endless, &small(1 << 20)).unwrap_err();
+        assert!(
+            matches!(err.error, InputError::TooLarge { limit } if limit == 1 << 20),
+            "{}: {err}",
+            String::from_utf8_lossy(prefix)
+        );
+    }
+}
+
+#[test]
+fn yaml_documents_are_measured_one_by_one() {
+    let document = format!("a: {}\n", "x".repeat(1000));
+    let stream = vec![document.as_str(); 50].join("---\n");
+    let documents = read_with(stream.as_bytes(), &small(4096)).unwrap();
+    assert_eq!(documents.len(), 50);
+    let big = format!("{stream}---\na: {}\n", "y".repeat(100_000));
+    let err = read_with(big.as_bytes(), &small(4096)).unwrap_err();
+    assert!(matches!(err.error, InputError::TooLarge { .. }), "{err}");
+}
+
+fn nested_json(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+fn nested_yaml(depth: usize) -> String {
+    (0..depth)
+        .map(|i| format!("{}-\n", "  ".repeat(i)))
+        .collect()
+}
+
+/// What one format accepts, the other accepts too: the writer's output can be read back.
+#[test]
+fn depth_limits_are_the_same_for_json_and_yaml() {
+    let limits = Limits::default();
+    let max = limits.max_depth;
+    let json = read_with(nested_json(max).as_bytes(), &limits).unwrap();
+    let yaml_text = serde_saphyr::to_string(&json[0].value).unwrap();
+    let yaml = read_with(yaml_text.as_bytes(), &limits).unwrap();
+    assert_eq!(yaml[0].value, json[0].value);
+    assert!(read_with(nested_yaml(max).as_bytes(), &limits).is_ok());
+    for text in [nested_json(max + 1), nested_yaml(max + 1)] {
+        let err = read_with(text.as_bytes(), &limits).unwrap_err();
+        assert!(
+            matches!(err.error, InputError::TooDeep { .. } | InputError::Yaml(_)),
+            "{err}"
+        );
+    }
+    let shallow = Limits {
+        max_depth: 10,
+        ..limits
+    };
+    for (depth, fits) in [(10, true), (11, false)] {
+        for text in [nested_json(depth), nested_yaml(depth)] {
+            assert_eq!(read_with(text.as_bytes(), &shallow).is_ok(), fits, "{text}");
+        }
+    }
+    // The limit cannot be raised past what the parsers handle on a small stack.
+    let raised = Limits {
+        max_depth: 1000,
+        ..limits
+    };
+    assert!(read_with(nested_yaml(65).as_bytes(), &raised).is_err());
+}
+
+#[test]
+fn node_limits_are_the_same_for_json_and_yaml() {
+    let limits = Limits {
+        max_nodes: 1000,
+        ..Limits::default()
+    };
+    // An object with n keys and n scalar values has 2n + 1 nodes.
+    let object = |n: usize| {
+        let map: serde_json::Map<String, Value> =
+            (0..n).map(|i| (format!("k{i}"), json!(i))).collect();
+        Value::Object(map)
+    };
+    for (n, fits) in [(499, true), (500, false)] {
+        let value = object(n);
+        let json_text = serde_json::to_string(&value).unwrap();
+        let yaml_text = serde_saphyr::to_string(&value).unwrap();
+        for text in [json_text, yaml_text] {
+            let result = read_with(text.as_bytes(), &limits);
+            assert_eq!(result.is_ok(), fits, "{n} keys: {:?}", result.err());
+        }
+    }
+}
+
+#[test]
+fn long_yaml_streams_are_read_whole() {
+    let stream = "a: 1\n---\n".repeat(5000);
+    assert_eq!(read_documents(stream.as_bytes()).unwrap().len(), 5000);
+}
+
+/// A caller-built value nested 10,000 deep is refused, not a stack overflow.
+#[test]
+fn deep_caller_built_values_are_refused() {
+    let mut value = json!("leaf");
+    for _ in 0..10_000 {
+        // Not json!(), which would clone the value recursively.
+        value = Value::Object([("a".to_owned(), value)].into_iter().collect());
+    }
+    let mut document = json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": "x"},
+    });
+    document["spec"] = value;
+    let target: Target = "v1".parse().unwrap();
+    let err = scheme::convert(&document, &target, UnknownFields::Warn).unwrap_err();
+    assert!(err.message.contains("nested deeper than"), "{err}");
+    assert_eq!(scheme::depth(&document), 10_001);
+    // Dismantle the value without recursion.
+    let mut stack = vec![document];
+    while let Some(mut value) = stack.pop() {
+        if let Some(map) = value.as_object_mut() {
+            stack.extend(std::mem::take(map).into_iter().map(|(_, v)| v));
+        }
+    }
+}
+
+fn list(extra: Value) -> Value {
+    let mut list = json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchemaList",
+        "items": [],
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        list[key] = value.clone();
+    }
+    list
+}
+
+/// A list's own fields are decoded like an object's.
+#[test]
+fn list_envelopes_are_decoded() {
+    let target: Target = "v1beta3".parse().unwrap();
+    let input = list(json!({"bogus": 1, "metadata": {"resourceVersion": "7", "extra": true}}));
+    let strict = scheme::convert(&input, &target, UnknownFields::Strict).unwrap_err();
+    assert_eq!(
+        strict.message,
+        "strict decoding error: unknown field \"bogus\", unknown field \"metadata.extra\""
+    );
+    let warned = scheme::convert(&input, &target, UnknownFields::Warn).unwrap();
+    assert_eq!(
+        warned.warnings,
+        [
+            scheme::Warning::UnknownField {
+                path: "bogus".into()
+            },
+            scheme::Warning::UnknownField {
+                path: "metadata.extra".into()
+            },
+        ]
+    );
+    for converted in [
+        warned.object,
+        scheme::convert(&input, &target, UnknownFields::Ignore)
+            .unwrap()
+            .object,
+    ] {
+        assert_eq!(
+            converted,
+            json!({
+                "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3",
+                "kind": "FlowSchemaList",
+                "metadata": {"resourceVersion": "7"},
+                "items": [],
+            })
+        );
+    }
+    let bad = scheme::convert(
+        &list(json!({"metadata": "not an object"})),
+        &target,
+        UnknownFields::Warn,
+    )
+    .unwrap_err();
+    assert_eq!(bad.path, "metadata");
+}
+
+/// The deepest document the reader accepts converts, in YAML and JSON, on a test thread's
+/// small stack.
+#[test]
+fn the_deepest_readable_document_converts() {
+    let mut fields = json!({});
+    // root, metadata, managedFields, the entry and fieldsV1 itself make five levels.
+    for _ in 0..scheme::MAX_DEPTH_LIMIT - 5 {
+        fields = Value::Object([("f:a".to_owned(), fields)].into_iter().collect());
+    }
+    let document = json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3",
+        "kind": "FlowSchema",
+        "metadata": {"name": "x", "managedFields": [{"manager": "m", "fieldsV1": fields}]},
+        "spec": {"priorityLevelConfiguration": {"name": "p"}},
+    });
+    assert_eq!(scheme::depth(&document), scheme::MAX_DEPTH_LIMIT);
+    let yaml = serde_saphyr::to_string(&document).unwrap();
+    let read = read_documents(yaml.as_bytes()).unwrap();
+    let target: Target = "v1".parse().unwrap();
+    let converted = scheme::convert(&read[0].value, &target, UnknownFields::Strict).unwrap();
+    let written = serde_saphyr::to_string(&converted.object).unwrap();
+    assert_eq!(
+        read_documents(written.as_bytes()).unwrap()[0].value,
+        converted.object
+    );
+}

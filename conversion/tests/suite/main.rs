@@ -1,0 +1,3 @@
+//! The integration tests of apfkit-conversion, in one binary.
+
+mod input;
