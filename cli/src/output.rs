@@ -508,3 +508,82 @@ impl Drop for Temporary {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temporary_path(sink: &Sink) -> PathBuf {
+        match &sink.held {
+            Held::File(file) => file.get_ref().path().to_owned(),
+            Held::Memory(_) => panic!("a regular file is held in a file"),
+        }
+    }
+
+    /// A rename that fails after others succeeded puts the replaced files back.
+    #[test]
+    fn a_failed_rename_restores_the_files_already_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = ["a.yaml", "b.yaml", "c.yaml"];
+        let mut sinks = Vec::new();
+        for name in names {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("old {name}\n")).unwrap();
+            let mut sink = Sink::new(Format::Json, Destination::File(path)).unwrap();
+            sink.write(&serde_json::json!({ "new": name })).unwrap();
+            sinks.push(sink);
+        }
+        // The third rename fails: its temporary file is gone.
+        std::fs::remove_file(temporary_path(&sinks[2])).unwrap();
+        let error = commit(sinks).unwrap_err().to_string();
+        assert!(error.contains("c.yaml"), "{error}");
+        assert!(
+            error.contains("the files already replaced were restored"),
+            "{error}"
+        );
+        for name in names {
+            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert_eq!(text, format!("old {name}\n"));
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left.len(),
+            names.len(),
+            "no temporary or backup file is left: {left:?}"
+        );
+        let registered = cleanup::lock().iter().any(|p| p.starts_with(dir.path()));
+        assert!(
+            !registered,
+            "nothing of this directory is registered any more"
+        );
+    }
+
+    /// Standard output is held in memory up to the limit, then in a registered temporary file.
+    #[test]
+    fn large_output_spills_to_a_temporary_file() {
+        let mut sink = Sink::new(Format::Json, Destination::Stdout).unwrap();
+        let big = "x".repeat(1 << 20);
+        for _ in 0..7 {
+            sink.write(&big).unwrap();
+        }
+        assert!(matches!(sink.held, Held::Memory(_)));
+        sink.write(&big).unwrap();
+        sink.write(&big).unwrap();
+        let path = match &sink.held {
+            Held::File(file) => file.get_ref().path().to_owned(),
+            Held::Memory(_) => panic!("spilled past 8 MiB"),
+        };
+        assert!(
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("apfkit-")
+        );
+        assert!(cleanup::lock().contains(&path));
+        drop(sink);
+        assert!(!path.exists() && !cleanup::lock().contains(&path));
+    }
+}

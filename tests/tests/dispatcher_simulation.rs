@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use apfkit_dispatcher::config::Configuration;
+use apfkit_dispatcher::config::{ConfigError, Configuration};
 use apfkit_dispatcher::dispatch::{Decision, Dispatcher};
 use apfkit_dispatcher::queueset::WorkEstimate;
 use apfkit_dispatcher::sim::mix::{Report, simulate};
-use apfkit_dispatcher::sim::workload::Workload;
+use apfkit_dispatcher::sim::workload::{Limits, Workload};
 
 fn default_run(seed: u64) -> Report {
     let config = Configuration::kubernetes_default(600).unwrap();
@@ -166,4 +166,94 @@ fn the_workload_example_in_the_docs_runs() {
     .unwrap();
     assert_eq!(report.streams.len(), 2);
     assert_eq!(report.left_over, 0);
+}
+
+fn one_stream(stream: &str) -> Workload {
+    serde_saphyr::from_str(&format!(
+        "duration: 2s\nstreams:\n- {{name: s, user: u, verb: get, path: /foo, {stream}}}\n"
+    ))
+    .unwrap()
+}
+
+/// Closed-loop clients rejected at once wait for Retry-After (1 s here) before they send
+/// again: the run ends, with at most one request per client per second.
+#[test]
+fn rejected_closed_loop_clients_back_off_for_retry_after() {
+    let workload = one_stream("service: 10s, clients: 50");
+    let config = Configuration::kubernetes_default(600).unwrap();
+    let report = simulate(config, &workload, 1, |_| {}).unwrap();
+    let stream = &report.streams[0];
+    assert_eq!(stream.priority_level, "catch-all");
+    assert!(stream.figures.rejected.concurrency_limit > 0);
+    // At t = 0 every client sends; the rejected ones send again at t = 1 s and t = 2 s.
+    assert!(report.requests <= 150, "{} requests", report.requests);
+    assert_eq!(report.left_over, 0);
+}
+
+#[test]
+fn workload_limits_name_the_field_and_the_limit() {
+    let limits = Limits {
+        max_requests: 1000,
+        ..Limits::default()
+    };
+    let cases = [
+        (
+            "rate: 600, service: 1s",
+            "streams: the streams would send up to 1200 requests, more than the limit of 1000",
+        ),
+        (
+            "clients: 10, service: 1ms",
+            "streams: the streams would send up to 20010 requests, more than the limit of 1000",
+        ),
+        (
+            "clients: 10, service: 0s",
+            "streams[0]: a closed-loop stream needs a service or think time above 0s, or its clients would resend at the same instant forever",
+        ),
+        (
+            "rate: 1, service: 25h",
+            "streams[0].service: 1day 1h is longer than the limit of 1day",
+        ),
+        (
+            "rate: 1, service: 1s, seats: 5000",
+            "streams[0].seats: 5000 is more than the limit of 1000",
+        ),
+    ];
+    for (stream, message) in cases {
+        let error = one_stream(stream).check_within(&limits).unwrap_err();
+        assert_eq!(error.to_string(), message, "{stream}");
+    }
+    // Just within the limit: 500 expected requests of a 250/s stream over 2 s.
+    one_stream("rate: 250, service: 1s")
+        .check_within(&limits)
+        .unwrap();
+}
+
+#[test]
+fn duplicate_names_cannot_make_a_configuration() {
+    let config = Configuration::kubernetes_default(600).unwrap();
+    let levels: Vec<_> = config
+        .priority_levels()
+        .iter()
+        .map(|l| l.object.clone())
+        .collect();
+    let schemas: Vec<_> = config
+        .flow_schemas()
+        .iter()
+        .map(|s| s.object.clone())
+        .collect();
+    let twice = levels.iter().chain(&levels).cloned();
+    assert_eq!(
+        Configuration::new(twice, schemas.clone(), 600)
+            .unwrap_err()
+            .to_string(),
+        "two PriorityLevelConfiguration objects are named \"catch-all\""
+    );
+    let twice = schemas.iter().chain(&schemas).cloned();
+    assert!(matches!(
+        Configuration::new(levels, twice, 600),
+        Err(ConfigError::DuplicateName {
+            kind: "FlowSchema",
+            ..
+        })
+    ));
 }

@@ -32,8 +32,21 @@ impl From<Unknown> for UnknownFields {
 ///
 /// Objects are defaulted in their own version, converted through the internal version, and
 /// written in the target version, keeping the order of documents. Lossy conversions and
-/// unknown fields are reported on standard error as FILE:DOC: path: message. The output is
-/// written only when every document converted.
+/// unknown fields are reported on standard error as FILE:DOC: path: message. Comments and
+/// formatting of the input are not kept.
+///
+/// Guarantees:
+///   - Nothing is written unless every document converted.
+///   - A regular file (--output-file, --in-place) is replaced atomically and keeps its mode,
+///     owner and group; a symlink is followed and kept; a read-only file is refused; a file
+///     with other hard links becomes a new file (the other links keep the old content).
+///   - Devices, FIFOs and /dev/stdout are written into, never replaced.
+///   - --in-place checks every file can be replaced before replacing any, and puts back the
+///     files already replaced if a later one fails; files without objects are left untouched.
+///   - SIGINT, SIGTERM and SIGHUP remove temporary files (.NAME.apfkit-XXXXXX.tmp beside the
+///     target, apfkit-XXXXXX.tmp in $TMPDIR for output over 8 MiB); a kill -9 may leave them.
+///   - Each document is at most --max-document-size bytes, 64 levels deep and 1,000,000
+///     nodes; output documents must fit the same limits.
 ///
 /// Examples:
 ///   apfkit convert -f flowschemas.yaml --to v1
@@ -56,7 +69,7 @@ pub struct ConvertArgs {
     /// Write to FILE instead of standard output.
     #[arg(long, value_name = "FILE", conflicts_with = "in_place")]
     output_file: Option<String>,
-    /// Rewrite each input file with its converted objects.
+    /// Rewrite each input file with its converted objects (all files or none).
     #[arg(long)]
     in_place: bool,
     /// What to do with fields the object's version does not have.

@@ -1,15 +1,29 @@
 //! End-to-end behaviour of the `apfkit` binary: migrations through every version, validation
-//! of the bootstrap configuration, all-or-nothing output, and no panic on any input.
+//! of the bootstrap configuration, all-or-nothing output, and no panic on any input; the
+//! modules test files and special files, hostile input, configurations and simulations.
 
-use std::io::Write;
+mod configuration;
+mod files;
+mod hostile;
+mod simulate;
+
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
 const VERSIONS: [&str; 5] = ["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"];
 
-fn apfkit(args: &[&str], stdin: &[u8]) -> Output {
+/// Runs the binary with `args`, feeding `stdin`.
+pub fn apfkit(args: &[&str], stdin: &[u8]) -> Output {
+    apfkit_within(args, stdin, Duration::from_secs(300))
+}
+
+/// Runs the binary with `args`, feeding `stdin`; kills it and fails the test if it has not
+/// finished after `limit`.
+pub fn apfkit_within(args: &[&str], stdin: &[u8], limit: Duration) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
         .args(args)
         .stdin(Stdio::piped())
@@ -17,12 +31,43 @@ fn apfkit(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary runs");
+    let mut input = child.stdin.take().expect("piped");
+    let stdin = stdin.to_vec();
     // The command may exit before reading everything (a usage error); that is fine.
-    let _ = child.stdin.take().expect("piped").write_all(stdin);
-    child.wait_with_output().expect("the binary finishes")
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    // Read both pipes while waiting, so that a large output cannot block the command.
+    let collect = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = collect(Box::new(child.stdout.take().expect("piped")));
+    let stderr = collect(Box::new(child.stderr.take().expect("piped")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waitable") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("apfkit {args:?} did not finish in {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = feeder.join();
+    Output {
+        status,
+        stdout: stdout.join().expect("read"),
+        stderr: stderr.join().expect("read"),
+    }
 }
 
-fn success(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+/// Runs the binary and returns its standard output, failing the test if it failed.
+pub fn success(args: &[&str], stdin: &[u8]) -> Vec<u8> {
     let output = apfkit(args, stdin);
     assert!(
         output.status.success(),

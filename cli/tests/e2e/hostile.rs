@@ -1,0 +1,299 @@
+//! Hostile input: oversized documents and endless lines under a memory limit, deep nesting,
+//! duplicate keys, list envelopes, control characters, and mistakes on the command line.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use super::{apfkit, success};
+
+const LEVEL_JSON: &str = r#"{"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3", "kind": "PriorityLevelConfiguration",
+ "metadata": {"name": "ok"},
+ "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "limitResponse": {"type": "Reject"}}}}"#;
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn documents_over_the_size_limit_are_refused_until_it_is_raised() {
+    let big = LEVEL_JSON.replace("\"ok\"", &format!("\"{}\"", "x".repeat(2000)));
+    let output = apfkit(
+        &["convert", "--to", "v1", "--max-document-size", "1K"],
+        big.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "error: -:0: document larger than 1024 bytes (raise the limit with --max-document-size)\n"
+    );
+    let output = apfkit(
+        &["convert", "--to", "v1", "--max-document-size", "4K"],
+        big.as_bytes(),
+    );
+    // The name is too long for validation, not for conversion.
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = apfkit(
+        &["convert", "--to", "v1", "--max-document-size", "lots"],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// An endless line is refused at the limit, in bounded memory: under a 512 MiB address-space
+/// limit, 700 MB of input ends with the limit's message, not an allocation failure.
+#[test]
+fn an_endless_line_is_refused_in_bounded_memory() {
+    for (prefix, format) in [("name: ", "YAML"), ("{\"name\": \"", "JSON")] {
+        let script = format!(
+            "ulimit -v 524288; exec {} convert --to v1",
+            env!("CARGO_BIN_EXE_apfkit")
+        );
+        let mut child = Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let block = vec![b'x'; 1 << 20];
+            let _ = stdin.write_all(prefix.as_bytes());
+            for _ in 0..700 {
+                if stdin.write_all(&block).is_err() {
+                    break; // the command stopped reading
+                }
+            }
+        });
+        let output = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{format}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("document larger than 8388608 bytes"),
+            "{format}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+fn nested_fields(depth: usize) -> String {
+    let mut fields = String::from("{}");
+    for _ in 0..depth {
+        fields = format!("{{\"f:a\": {fields}}}");
+    }
+    format!(
+        r#"{{"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3", "kind": "FlowSchema",
+ "metadata": {{"name": "x", "managedFields": [{{"manager": "m", "fieldsV1": {fields}}}]}},
+ "spec": {{"priorityLevelConfiguration": {{"name": "p"}}}}}}"#
+    )
+}
+
+/// The deepest document the reader takes can be written in YAML and read back; one level
+/// more is refused.
+#[test]
+fn nesting_limits_hold_for_what_the_command_writes() {
+    // Root, metadata, managedFields, the entry and fieldsV1 make five levels.
+    let deepest = nested_fields(59);
+    let yaml = success(&["convert", "--to", "v1"], deepest.as_bytes());
+    let again = success(&["convert", "--to", "v1beta3", "-o", "json"], &yaml);
+    let back: serde_json::Value = serde_json::from_slice(&again).unwrap();
+    let original: serde_json::Value = serde_json::from_str(&deepest).unwrap();
+    assert_eq!(back["metadata"], original["metadata"]);
+    let output = apfkit(&["convert", "--to", "v1"], nested_fields(60).as_bytes());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("nested deeper than 64 levels"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn duplicate_json_keys_follow_the_unknown_field_mode() {
+    let input = LEVEL_JSON.replace(
+        "\"kind\": \"PriorityLevelConfiguration\",",
+        "\"kind\": \"PriorityLevelConfiguration\", \"kind\": \"PriorityLevelConfiguration\",",
+    );
+    let strict = apfkit(
+        &["convert", "--to", "v1", "--unknown-fields", "strict"],
+        input.as_bytes(),
+    );
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(
+        stderr(&strict),
+        "error: -:0: strict decoding error: duplicate field \"kind\"\n"
+    );
+    let warn = apfkit(&["convert", "--to", "v1"], input.as_bytes());
+    assert!(warn.status.success());
+    assert_eq!(stderr(&warn), "-:0: warning: duplicate field \"kind\"\n");
+    let ignore = apfkit(
+        &["convert", "--to", "v1", "--unknown-fields", "ignore"],
+        input.as_bytes(),
+    );
+    assert!(ignore.status.success());
+    assert_eq!(stderr(&ignore), "");
+    // A second kind that differs changes the object's kind, as in Go: strict mode refuses it.
+    let other = LEVEL_JSON.replace(
+        "\"kind\": \"PriorityLevelConfiguration\",",
+        "\"kind\": \"PriorityLevelConfiguration\", \"kind\": \"FlowSchema\",",
+    );
+    let output = apfkit(
+        &["convert", "--to", "v1", "--unknown-fields", "strict"],
+        other.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn list_envelopes_are_checked() {
+    let list = |extra: &str| {
+        format!(
+            r#"{{"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3", "kind": "PriorityLevelConfigurationList", {extra} "items": [{LEVEL_JSON}]}}"#
+        )
+    };
+    let unknown = list(r#""bogus": 1, "metadata": {"resourceVersion": "5", "extra": 2},"#);
+    let strict = apfkit(
+        &["convert", "--to", "v1", "--unknown-fields", "strict"],
+        unknown.as_bytes(),
+    );
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(stderr(&strict).contains("unknown field \"bogus\", unknown field \"metadata.extra\""));
+    for mode in ["ignore", "warn"] {
+        let out = success(
+            &[
+                "convert",
+                "--to",
+                "v1",
+                "-o",
+                "json",
+                "--unknown-fields",
+                mode,
+            ],
+            unknown.as_bytes(),
+        );
+        let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert!(list.get("bogus").is_none(), "{mode}");
+        assert_eq!(
+            list["metadata"],
+            serde_json::json!({"resourceVersion": "5"}),
+            "{mode}"
+        );
+    }
+    let bad = apfkit(
+        &["convert", "--to", "v1"],
+        list(r#""metadata": "not an object","#).as_bytes(),
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("-:0: metadata: "), "{}", stderr(&bad));
+}
+
+/// Text from the input cannot forge lines or send escape sequences to a terminal.
+#[test]
+fn control_characters_of_the_input_are_escaped() {
+    let evil = LEVEL_JSON
+        .replace("\"ok\"", "\"ok\\nforged: line\\u001b[31m\"")
+        .replace("\"spec\"", "\"sp\\u001b[2Jec\": 1, \"spec\"");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("evil\nname\u{1b}.json");
+    std::fs::write(&file, &evil).unwrap();
+    let file = file.to_str().unwrap();
+    for args in [
+        vec!["validate", "-f", file],
+        vec!["convert", "--to", "v1", "-f", file],
+        vec![
+            "convert",
+            "--to",
+            "v1",
+            "--unknown-fields",
+            "strict",
+            "-f",
+            file,
+        ],
+        vec!["limits", "-f", file],
+        vec!["simulate", "-f", file],
+    ] {
+        let output = apfkit(&args, b"");
+        let text = format!(
+            "{}{}",
+            stderr(&output),
+            String::from_utf8_lossy(&output.stdout)
+        );
+        let diagnostics = if args[0] == "convert" && output.status.success() {
+            stderr(&output)
+        } else {
+            text
+        };
+        assert!(!diagnostics.contains('\u{1b}'), "{args:?}: {diagnostics:?}");
+        assert!(
+            !diagnostics.contains("\nforged"),
+            "{args:?}: {diagnostics:?}"
+        );
+        assert!(
+            !diagnostics.contains("evil\nname"),
+            "{args:?}: {diagnostics:?}"
+        );
+    }
+    let output = apfkit(&["validate", "-f", file], b"");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("evil\\nname\\u{1b}.json"));
+}
+
+#[test]
+fn an_unknown_version_is_a_usage_error_even_without_input() {
+    for args in [
+        vec!["convert", "--to", "v2"],
+        vec!["convert", "--to", "flowcontrol.apiserver.k8s.io/v2"],
+        vec!["bootstrap", "--to", "v2"],
+    ] {
+        let output = apfkit(&args, b"");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains("no served API has version"),
+            "{args:?}"
+        );
+    }
+    for version in ["bogus", "apps/v1", "v1/v1/v1"] {
+        let output = apfkit(&["validate", "--request-version", version], b"");
+        assert_eq!(output.status.code(), Some(2), "{version}");
+    }
+    let output = apfkit(
+        &[
+            "validate",
+            "--request-version",
+            "flowcontrol.apiserver.k8s.io/v1beta2",
+        ],
+        LEVEL_JSON.as_bytes(),
+    );
+    assert!(output.status.success());
+}
+
+#[test]
+fn validate_reports_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a-broken.yaml"), "kind: [\n").unwrap();
+    std::fs::write(
+        dir.path().join("b-invalid.json"),
+        LEVEL_JSON.replace("5,", "-5,"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("c-fine.json"),
+        LEVEL_JSON.replace("\"ok\"", "\"fine\""),
+    )
+    .unwrap();
+    let output = apfkit(&["validate", "-f", dir.path().to_str().unwrap()], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("a-broken.yaml:0: invalid YAML"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "b-invalid.json:0: PriorityLevelConfiguration/ok: spec.limited.nominalConcurrencyShares"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+}
