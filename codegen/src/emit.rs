@@ -114,6 +114,81 @@ fn runtime() -> TokenStream {
                 let value: ::std::option::Option<T> = ::serde::Deserialize::deserialize(deserializer)?;
                 ::std::result::Result::Ok(value.unwrap_or_default())
             }
+            /// Decodes base64 text (Go's `[]byte`), keeping it as written; `null` is empty.
+            pub fn base64<'de, D>(deserializer: D) -> ::std::result::Result<::std::string::String, D::Error>
+            where
+                D: ::serde::Deserializer<'de>,
+            {
+                let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(deserializer)?;
+                let text = text.unwrap_or_default();
+                check_base64::<D::Error>(&text)?;
+                ::std::result::Result::Ok(text)
+            }
+            /// Decodes optional base64 text (Go's `[]byte`), keeping it as written.
+            pub fn optional_base64<'de, D>(deserializer: D) -> ::std::result::Result<::std::option::Option<::std::string::String>, D::Error>
+            where
+                D: ::serde::Deserializer<'de>,
+            {
+                let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(deserializer)?;
+                if let ::std::option::Option::Some(text) = &text {
+                    check_base64::<D::Error>(text)?;
+                }
+                ::std::result::Result::Ok(text)
+            }
+            /// Checks base64 text as Go's `base64.StdEncoding.Decode` does (`encoding/json`'s
+            /// rule for `[]byte`): padding required, `\r` and `\n` ignored, non-zero trailing
+            /// bits accepted; the error names the offending byte as Go's does.
+            pub fn check_base64<E: ::serde::de::Error>(text: &str) -> ::std::result::Result<(), E> {
+                let src = text.as_bytes();
+                let corrupt = |at: usize| E::custom(::std::format!("illegal base64 data at input byte {at}"));
+                let newline = |b: u8| b == b'\n' || b == b'\r';
+                let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+                let mut si = 0;
+                while si < src.len() {
+                    // One quantum of four characters, newlines skipped.
+                    let mut j = 0;
+                    while j < 4 {
+                        if si == src.len() {
+                            if j == 0 {
+                                return ::std::result::Result::Ok(());
+                            }
+                            return ::std::result::Result::Err(corrupt(si - j));
+                        }
+                        let b = src[si];
+                        si += 1;
+                        if alphabet(b) {
+                            j += 1;
+                            continue;
+                        }
+                        if newline(b) {
+                            continue;
+                        }
+                        if b != b'=' || j < 2 {
+                            return ::std::result::Result::Err(corrupt(si - 1));
+                        }
+                        if j == 2 {
+                            while si < src.len() && newline(src[si]) {
+                                si += 1;
+                            }
+                            if si == src.len() {
+                                return ::std::result::Result::Err(corrupt(src.len()));
+                            }
+                            if src[si] != b'=' {
+                                return ::std::result::Result::Err(corrupt(si - 1));
+                            }
+                            si += 1;
+                        }
+                        while si < src.len() && newline(src[si]) {
+                            si += 1;
+                        }
+                        if si < src.len() {
+                            return ::std::result::Result::Err(corrupt(si));
+                        }
+                        return ::std::result::Result::Ok(());
+                    }
+                }
+                ::std::result::Result::Ok(())
+            }
             /// `skip_serializing_if` for borrowed options.
             pub fn ref_is_none<T>(value: &&::std::option::Option<T>) -> bool {
                 value.is_none()
@@ -173,7 +248,7 @@ impl ModuleEmitter<'_> {
 
     fn type_tokens(&self, ty: &FieldType) -> Result<TokenStream> {
         Ok(match ty {
-            FieldType::String => quote! { ::std::string::String },
+            FieldType::String | FieldType::Bytes => quote! { ::std::string::String },
             FieldType::I32 => quote! { i32 },
             FieldType::I64 => quote! { i64 },
             FieldType::F64 => quote! { f64 },
@@ -279,7 +354,16 @@ impl ModuleEmitter<'_> {
     fn serde_attr(&self, field: &FieldDef, borrowed: bool) -> TokenStream {
         let wire = &field.wire;
         let root = self.root_string();
+        let bytes = field.ty == FieldType::Bytes && !field.boxed;
         match (field.presence, borrowed) {
+            (Presence::Optional, false) if bytes => {
+                let with = format!("{root}::__private::optional_base64");
+                quote! { #[serde(rename = #wire, default, deserialize_with = #with, skip_serializing_if = "::std::option::Option::is_none")] }
+            }
+            (Presence::Always, false) if bytes => {
+                let with = format!("{root}::__private::base64");
+                quote! { #[serde(rename = #wire, default, deserialize_with = #with)] }
+            }
             (Presence::Optional, false) => {
                 quote! { #[serde(rename = #wire, default, skip_serializing_if = "::std::option::Option::is_none")] }
             }
@@ -654,7 +738,7 @@ fn zero_literal(ty: &FieldType) -> Option<TokenStream> {
         FieldType::I32 | FieldType::I64 => Some(quote! { 0 }),
         FieldType::F64 => Some(quote! { 0.0 }),
         FieldType::Bool => Some(quote! { false }),
-        FieldType::String => Some(quote! { "" }),
+        FieldType::String | FieldType::Bytes => Some(quote! { "" }),
         _ => None,
     }
 }
@@ -662,7 +746,9 @@ fn zero_literal(ty: &FieldType) -> Option<TokenStream> {
 /// The Rust expression of a default value already checked by the type space.
 fn default_tokens(ty: &FieldType, value: &Value) -> TokenStream {
     match (ty, value) {
-        (FieldType::String, Value::String(s)) => quote! { ::std::string::String::from(#s) },
+        (FieldType::String | FieldType::Bytes, Value::String(s)) => {
+            quote! { ::std::string::String::from(#s) }
+        }
         (FieldType::Bool, Value::Bool(b)) => quote! { #b },
         (FieldType::I32, Value::Number(n)) => {
             let lit = Literal::i32_unsuffixed(

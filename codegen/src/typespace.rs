@@ -110,6 +110,9 @@ pub struct FieldDef {
 pub enum FieldType {
     /// `String`.
     String,
+    /// `String` holding base64 text (`format: byte`, Go's `[]byte`): kept as written, and
+    /// checked on decode as Go's `encoding/json` checks it.
+    Bytes,
     /// `i32`.
     I32,
     /// `i64`.
@@ -425,6 +428,7 @@ impl Builder<'_> {
         match schema.type_.as_deref() {
             Some("string") => Ok(match schema.format.as_deref() {
                 Some("int-or-string") => FieldType::Json,
+                Some("byte") => FieldType::Bytes,
                 _ => FieldType::String,
             }),
             Some("integer") => match schema.format.as_deref() {
@@ -600,7 +604,8 @@ impl Ctx<'_> {
 /// Checks that a default value fits its type and can be written as a Rust expression.
 fn check_default(ctx: &Ctx<'_>, ty: &FieldType, value: &Value) -> Result<()> {
     let fits = match (ty, value) {
-        (FieldType::String, Value::String(_)) | (FieldType::Bool, Value::Bool(_)) => true,
+        (FieldType::String | FieldType::Bytes, Value::String(_))
+        | (FieldType::Bool, Value::Bool(_)) => true,
         (FieldType::I32, Value::Number(n)) => n.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
         (FieldType::I64, Value::Number(n)) => n.as_i64().is_some(),
         (FieldType::F64, Value::Number(_)) => true,

@@ -80,8 +80,11 @@ fn a_device_node_is_written_into_never_replaced() {
         metadata.rdev(),
         std::fs::metadata("/dev/null").unwrap().rdev()
     );
-    // A write error of the device is an error of the command, and the device stays.
-    let full = apfkit(
+    // A write error of the device is an error of the command, and the device stays. (The
+    // test's own twin of /dev/full: a regression must not break the machine's.)
+    let full = dir.path().join("full");
+    run("mknod", &["-m", "666", p(&full), "c", "1", "7"]);
+    let output = apfkit(
         &[
             "convert",
             "--to",
@@ -89,14 +92,15 @@ fn a_device_node_is_written_into_never_replaced() {
             "-f",
             p(&input),
             "--output-file",
-            "/dev/full",
+            p(&full),
         ],
         b"",
     );
-    assert_eq!(full.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&full.stderr).contains("/dev/full"));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("No space left on device"), "{stderr}");
     assert!(
-        std::fs::metadata("/dev/full")
+        std::fs::symlink_metadata(&full)
             .unwrap()
             .file_type()
             .is_char_device()
@@ -377,11 +381,21 @@ fn in_place_leaves_files_without_objects_untouched() {
 
 #[test]
 fn in_place_refuses_what_is_not_a_regular_file() {
+    // The test's own twin of /dev/null: a regression must not replace the machine's.
+    let dir = tempfile::tempdir().unwrap();
+    let null = dir.path().join("null.yaml");
+    run("mknod", &["-m", "666", p(&null), "c", "1", "3"]);
     let output = apfkit(
-        &["convert", "--to", "v1", "--in-place", "-f", "/dev/null"],
+        &["convert", "--to", "v1", "--in-place", "-f", p(&null)],
         b"",
     );
     assert_eq!(output.status.code(), Some(2));
+    assert!(
+        std::fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
     assert!(String::from_utf8_lossy(&output.stderr).contains("needs regular files"));
 }
 

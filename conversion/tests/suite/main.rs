@@ -1,3 +1,4 @@
 //! The integration tests of apfkit-conversion, in one binary.
 
+mod base64;
 mod input;

@@ -71,6 +71,92 @@ pub mod __private {
         )?;
         ::std::result::Result::Ok(value.unwrap_or_default())
     }
+    /// Decodes base64 text (Go's `[]byte`), keeping it as written; `null` is empty.
+    pub fn base64<'de, D>(
+        deserializer: D,
+    ) -> ::std::result::Result<::std::string::String, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(
+            deserializer,
+        )?;
+        let text = text.unwrap_or_default();
+        check_base64::<D::Error>(&text)?;
+        ::std::result::Result::Ok(text)
+    }
+    /// Decodes optional base64 text (Go's `[]byte`), keeping it as written.
+    pub fn optional_base64<'de, D>(
+        deserializer: D,
+    ) -> ::std::result::Result<::std::option::Option<::std::string::String>, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(
+            deserializer,
+        )?;
+        if let ::std::option::Option::Some(text) = &text {
+            check_base64::<D::Error>(text)?;
+        }
+        ::std::result::Result::Ok(text)
+    }
+    /// Checks base64 text as Go's `base64.StdEncoding.Decode` does (`encoding/json`'s
+    /// rule for `[]byte`): padding required, `\r` and `\n` ignored, non-zero trailing
+    /// bits accepted; the error names the offending byte as Go's does.
+    pub fn check_base64<E: ::serde::de::Error>(
+        text: &str,
+    ) -> ::std::result::Result<(), E> {
+        let src = text.as_bytes();
+        let corrupt = |at: usize| E::custom(
+            ::std::format!("illegal base64 data at input byte {at}"),
+        );
+        let newline = |b: u8| b == b'\n' || b == b'\r';
+        let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+        let mut si = 0;
+        while si < src.len() {
+            let mut j = 0;
+            while j < 4 {
+                if si == src.len() {
+                    if j == 0 {
+                        return ::std::result::Result::Ok(());
+                    }
+                    return ::std::result::Result::Err(corrupt(si - j));
+                }
+                let b = src[si];
+                si += 1;
+                if alphabet(b) {
+                    j += 1;
+                    continue;
+                }
+                if newline(b) {
+                    continue;
+                }
+                if b != b'=' || j < 2 {
+                    return ::std::result::Result::Err(corrupt(si - 1));
+                }
+                if j == 2 {
+                    while si < src.len() && newline(src[si]) {
+                        si += 1;
+                    }
+                    if si == src.len() {
+                        return ::std::result::Result::Err(corrupt(src.len()));
+                    }
+                    if src[si] != b'=' {
+                        return ::std::result::Result::Err(corrupt(si - 1));
+                    }
+                    si += 1;
+                }
+                while si < src.len() && newline(src[si]) {
+                    si += 1;
+                }
+                if si < src.len() {
+                    return ::std::result::Result::Err(corrupt(si));
+                }
+                return ::std::result::Result::Ok(());
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
     /// `skip_serializing_if` for borrowed options.
     pub fn ref_is_none<T>(value: &&::std::option::Option<T>) -> bool {
         value.is_none()

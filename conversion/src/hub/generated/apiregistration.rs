@@ -101,6 +101,7 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "caBundle",
         default,
+        deserialize_with = "super::__private::optional_base64",
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub ca_bundle: ::std::option::Option<::std::string::String>,
