@@ -42,8 +42,8 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
     cleanup::install_signal_handlers();
+    let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => commands::objects::convert(args),
         Command::Default(args) => commands::objects::default(args),

@@ -485,3 +485,177 @@ fn signals_remove_temporary_files() {
     interrupted("INT", 2, false);
     interrupted("HUP", 1, true);
 }
+
+/// What an input file or an output target is, for the property test.
+#[derive(Debug, Clone, Copy)]
+enum Situation {
+    /// A regular file of objects with this mode.
+    Regular(u32),
+    /// A symlink to a regular file of objects.
+    Symlink,
+    /// A regular file with a second hard link outside the inputs.
+    HardLinked,
+    /// Comments only.
+    Comments,
+    /// An object that does not convert.
+    Invalid,
+    /// A character device (only as an output target).
+    Device,
+}
+
+fn situation() -> impl proptest::strategy::Strategy<Value = Situation> {
+    use proptest::prelude::*;
+    prop_oneof![
+        prop::sample::select(vec![0o644, 0o600, 0o640, 0o444, 0o755]).prop_map(Situation::Regular),
+        Just(Situation::Symlink),
+        Just(Situation::HardLinked),
+        Just(Situation::Comments),
+        Just(Situation::Invalid),
+        Just(Situation::Device),
+    ]
+}
+
+const INVALID: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
+kind: PriorityLevelConfiguration
+metadata:
+  name: bad
+spec:
+  limited:
+    nominalConcurrencyShares: not-a-number
+";
+
+/// Creates `name` in `dir` as `situation`; returns the path the command is given and the
+/// path whose content changes.
+fn make(dir: &Path, name: &str, situation: Situation) -> (PathBuf, PathBuf) {
+    let path = dir.join(name);
+    match situation {
+        Situation::Regular(mode) => {
+            write(&path, LEVEL);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            (path.clone(), path)
+        }
+        Situation::Symlink => {
+            let target = dir.join(format!("target-of-{name}"));
+            write(&target, LEVEL);
+            std::os::unix::fs::symlink(&target, &path).unwrap();
+            (path, target)
+        }
+        Situation::HardLinked => {
+            write(&path, LEVEL);
+            std::fs::hard_link(&path, dir.join(format!("other-link-of-{name}"))).unwrap();
+            (path.clone(), path)
+        }
+        Situation::Comments => {
+            write(&path, "# nothing here\n");
+            (path.clone(), path)
+        }
+        Situation::Invalid => {
+            write(&path, INVALID);
+            (path.clone(), path)
+        }
+        Situation::Device => {
+            run("mknod", &["-m", "666", p(&path), "c", "1", "3"]);
+            (path.clone(), path)
+        }
+    }
+}
+
+/// Type, mode and content of a path, not following a symlink.
+fn snapshot(path: &Path) -> (String, u32, Option<String>) {
+    let metadata = std::fs::symlink_metadata(path).unwrap();
+    let kind = if metadata.file_type().is_symlink() {
+        "symlink"
+    } else if metadata.file_type().is_char_device() {
+        "device"
+    } else {
+        "file"
+    };
+    let content = metadata.is_file().then(|| read(path));
+    (kind.to_owned(), metadata.mode() & 0o7777, content)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+    /// Whatever the files are, and whenever a SIGTERM comes: no panic, no leftover, every
+    /// path keeps its type and mode, and the files are either all converted or all as they
+    /// were.
+    #[test]
+    fn file_situations_keep_their_promises(
+        inputs in proptest::collection::vec(situation(), 1..4),
+        target in proptest::option::of(situation()),
+        signal_after_ms in proptest::option::of(0u64..40),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut given = Vec::new();
+        let mut changed = Vec::new();
+        for (index, situation) in inputs.iter().enumerate() {
+            if matches!(situation, Situation::Device) && target.is_none() {
+                continue; // --in-place refuses devices; that is tested on its own
+            }
+            let (path, content) = make(dir.path(), &format!("in-{index}.yaml"), *situation);
+            given.push(path);
+            changed.push(content);
+        }
+        let mut args: Vec<String> = vec!["convert".into(), "--to".into(), "v1".into()];
+        for path in &given {
+            args.extend(["-f".to_owned(), p(path).to_owned()]);
+        }
+        match target {
+            Some(situation) => {
+                let (path, content) = make(dir.path(), "out.yaml", situation);
+                args.extend(["--output-file".to_owned(), p(&path).to_owned()]);
+                changed = vec![content];
+            }
+            None => args.push("--in-place".to_owned()),
+        }
+        if given.is_empty() {
+            return Ok(());
+        }
+        let before: Vec<_> = changed.iter().map(|path| snapshot(path)).collect();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(ms) = signal_after_ms {
+            std::thread::sleep(Duration::from_millis(ms));
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        }
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        proptest::prop_assert!(!stderr.contains("panicked"), "{}", stderr);
+        // A signal before the handlers are installed (at start-up, before any file exists)
+        // ends the process the default way.
+        let code = match std::os::unix::process::ExitStatusExt::signal(&output.status) {
+            Some(15) => Some(143),
+            _ => output.status.code(),
+        };
+        proptest::prop_assert!(matches!(code, Some(0 | 1 | 2 | 143)), "{:?} {}", output.status, stderr);
+        proptest::prop_assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+        let after: Vec<_> = changed.iter().map(|path| snapshot(path)).collect();
+        let mut converted = 0;
+        for (old, new) in before.iter().zip(&after) {
+            proptest::prop_assert_eq!(&old.0, &new.0, "the type of a path never changes");
+            proptest::prop_assert_eq!(old.1, new.1, "nor its mode");
+            if old.2 != new.2 {
+                converted += 1;
+                // Converted objects, or nothing when the inputs held none (an output file).
+                let text = new.2.as_deref().unwrap_or_default();
+                let expected = text.contains("flowcontrol.apiserver.k8s.io/v1\n")
+                    || (text.is_empty() && target.is_some());
+                proptest::prop_assert!(expected, "{}", text);
+            }
+        }
+        if code != Some(0) {
+            // A failure changes nothing; a signal may come after the commit.
+            proptest::prop_assert!(converted == 0 || code == Some(143), "{} changed: {}", converted, stderr);
+        }
+        if code == Some(143) && target.is_none() {
+            let convertible = before.iter().filter(|b| b.2.as_deref() == Some(LEVEL)).count();
+            proptest::prop_assert!(converted == 0 || converted == convertible, "all or nothing");
+        }
+    }
+}
