@@ -10,17 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::{apfkit, apfkit_within, success};
 
-const LEVEL: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
-kind: PriorityLevelConfiguration
-metadata:
-  name: ok
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 5
-    limitResponse:
-      type: Reject
-";
+/// A valid level, in its own file in most tests.
+const LEVEL: &str = super::GOOD;
 
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();

@@ -108,7 +108,8 @@ fn the_bootstrap_configuration_validates_in_every_version() {
     }
 }
 
-const GOOD: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
+/// A valid PriorityLevelConfiguration in YAML.
+pub const GOOD: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
 kind: PriorityLevelConfiguration
 metadata:
   name: ok
