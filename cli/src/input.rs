@@ -207,9 +207,11 @@ fn read_message(error: &InputError) -> String {
     match error {
         // serde_json's own message already says where.
         InputError::Json { message, .. } => format!("invalid JSON: {message}"),
-        InputError::TooLarge { limit } => {
-            format!("document larger than {limit} bytes (raise the limit with --max-document-size)")
-        }
+        InputError::TooLarge { limit, line } => format!(
+            "document {}larger than {limit} bytes (raise the limit with --max-document-size)",
+            line.map(|l| format!("starting at line {l} is "))
+                .unwrap_or_default()
+        ),
         other => other.to_string(),
     }
 }
@@ -233,10 +235,15 @@ pub fn for_each_document(
     match result {
         Ok(()) => Ok(()),
         Err(Stop::Caller(failure)) => Err(failure),
-        Err(Stop::Read(error)) => Err(Failure::at(
-            &location(Some(error.document)),
-            read_message(&error.error),
-        )),
+        Err(Stop::Read(error)) => {
+            // A YAML document that is too large is named by its line: the parser's document
+            // index lags behind what it read ahead.
+            let index = match error.error {
+                InputError::TooLarge { line: Some(_), .. } => None,
+                _ => Some(error.document),
+            };
+            Err(Failure::at(&location(index), read_message(&error.error)))
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Bytes of one document (8 MiB by default; kube-apiserver refuses request bodies over
-    /// 3 MiB). The YAML parser reads ahead, so a YAML document may exceed it by up to 64 KiB.
+    /// 3 MiB). A YAML document is measured from its `---` marker line to the next marker.
     pub max_document_bytes: usize,
     /// Nesting of objects and arrays (64 by default, serde-saphyr's default, and at most
     /// [`MAX_DEPTH_LIMIT`]).
@@ -66,10 +66,13 @@ pub enum InputError {
     #[error("invalid YAML: {0}")]
     Yaml(String),
     /// The document is larger than [`Limits::max_document_bytes`].
-    #[error("document larger than {limit} bytes (the limit can be raised)")]
+    #[error("document {}larger than {limit} bytes (the limit can be raised)", line.map(|l| format!("starting at line {l} is ")).unwrap_or_default())]
     TooLarge {
         /// The limit.
         limit: usize,
+        /// For YAML, the line where the document began (its `---` marker, or line 1). The YAML
+        /// parser reads ahead, so the index of the error may lag behind this document.
+        line: Option<u64>,
     },
     /// The document nests deeper than [`Limits::max_depth`].
     #[error("document nested deeper than {limit} levels")]
@@ -147,17 +150,19 @@ pub fn read_each<E: From<ReadError>>(
             error: InputError::Io(e),
         })?
         .is_some_and(|b| b == b'{' || b == b'[');
-    let max_bytes = limits.max_document_bytes as u64;
-    let slack = if json { 0 } else { YAML_READ_AHEAD };
-    let allowance = Rc::new(Cell::new(max_bytes + slack));
-    let taken = Rc::new(Cell::new(0));
+    let document_start = Rc::new(Cell::new(0));
     let mut metered = Metered {
         inner: reader,
-        taken: Rc::clone(&taken),
-        limit_at: Rc::clone(&allowance),
+        taken: 0,
+        max_bytes: limits.max_document_bytes as u64,
+        document_start: Rc::clone(&document_start),
+        markers: (!json).then_some(MarkerScan::LineStart),
+        lines: 1,
+        document_line: None,
     };
-    let too_large = || InputError::TooLarge {
+    let too_large = |line| InputError::TooLarge {
         limit: limits.max_document_bytes,
+        line,
     };
     let fail = |document, error| ReadError { document, error };
     if json {
@@ -166,9 +171,16 @@ pub fn read_each<E: From<ReadError>>(
         while let Some(next) = stream.next() {
             let checked = next.map_err(|e| {
                 let over = e.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge);
-                fail(index, if over { too_large() } else { json_error(&e) })
+                fail(
+                    index,
+                    if over {
+                        too_large(None)
+                    } else {
+                        json_error(&e)
+                    },
+                )
             })?;
-            allowance.set(stream.byte_offset() as u64 + max_bytes);
+            document_start.set(stream.byte_offset() as u64);
             checked.check(&limits).map_err(|e| fail(index, e))?;
             each(checked.into_document(index))?;
             index += 1;
@@ -177,11 +189,13 @@ pub fn read_each<E: From<ReadError>>(
     }
     let options = yaml_options(&limits);
     let mut index = 0;
+    let document_line = Rc::new(Cell::new(1));
+    metered.document_line = Some(Rc::clone(&document_line));
     let documents = serde_saphyr::read_with_options::<_, Value>(&mut metered, options);
     for value in documents {
         let value = value.map_err(|e| {
             let error = match io_kind(&e) {
-                Some(std::io::ErrorKind::FileTooLarge) => too_large(),
+                Some(std::io::ErrorKind::FileTooLarge) => too_large(Some(document_line.get())),
                 _ => InputError::Yaml(e.to_string()),
             };
             fail(index, error)
@@ -195,9 +209,6 @@ pub fn read_each<E: From<ReadError>>(
             duplicate_fields: Vec::new(),
         })?;
         index += 1;
-        // The parser reads ahead: the next document is measured from where the reader
-        // stands now.
-        allowance.set(taken.get() + max_bytes + slack);
     }
     Ok(())
 }
@@ -238,37 +249,107 @@ fn yaml_options(limits: &Limits) -> serde_saphyr::Options {
     options
 }
 
-/// How far serde-saphyr reads ahead of the document it yields (its 8 KiB buffered reader and
-/// ring buffer, with room to spare): YAML documents are measured from where the reader stood
-/// when the previous document was yielded, and may exceed the limit by this much.
-const YAML_READ_AHEAD: u64 = 64 << 10;
-
 const DOCUMENT_TOO_LARGE: &str = "apfkit: document over the byte limit";
 
-/// A reader that fails once more bytes were taken than the current document may have.
+/// A reader that fails once the current document has more bytes than the limit. JSON
+/// documents are delimited by the parser (the caller moves `document_start`); YAML documents
+/// by the `---` and `...` markers at the start of a line, which the reader finds itself, since
+/// the YAML parser reads ahead and skips empty documents without a word.
 struct Metered<R> {
     inner: R,
     /// Bytes taken from `inner` so far.
-    taken: Rc<Cell<u64>>,
-    /// The stream offset past which the current document is too large.
-    limit_at: Rc<Cell<u64>>,
+    taken: u64,
+    max_bytes: u64,
+    /// The stream offset where the current document began.
+    document_start: Rc<Cell<u64>>,
+    /// Where the scan for YAML document markers stands; `None` for JSON.
+    markers: Option<MarkerScan>,
+    /// The line being read (YAML).
+    lines: u64,
+    /// The line where the current YAML document began.
+    document_line: Option<Rc<Cell<u64>>>,
+}
+
+/// A scan for `---` or `...` at the start of a line, followed by a blank or the line's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MarkerScan {
+    /// At the start of a line.
+    LineStart,
+    /// `count` of the marker's three characters `c` seen.
+    Marker { c: u8, count: u8 },
+    /// Inside a line.
+    Line,
+}
+
+impl MarkerScan {
+    /// The next state after `byte`, and whether `byte` completed a marker.
+    fn step(self, byte: u8) -> (MarkerScan, bool) {
+        let next_line = |b: u8| {
+            if b == b'\n' {
+                MarkerScan::LineStart
+            } else {
+                MarkerScan::Line
+            }
+        };
+        match (self, byte) {
+            (MarkerScan::LineStart, b'-' | b'.') => {
+                (MarkerScan::Marker { c: byte, count: 1 }, false)
+            }
+            (MarkerScan::Marker { c, count }, b) if b == c && count < 3 => (
+                MarkerScan::Marker {
+                    c,
+                    count: count + 1,
+                },
+                false,
+            ),
+            (MarkerScan::Marker { count: 3, .. }, b' ' | b'\t' | b'\r' | b'\n') => {
+                (next_line(byte), true)
+            }
+            (_, b) => (next_line(b), false),
+        }
+    }
+}
+
+impl<R: Read> Metered<R> {
+    fn too_large() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::FileTooLarge, DOCUMENT_TOO_LARGE)
+    }
 }
 
 impl<R: Read> Read for Metered<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        // One byte past the limit tells that there is more.
-        let taken = self.taken.get();
-        let allowed = self.limit_at.get().saturating_sub(taken).saturating_add(1);
-        let take = buf
-            .len()
-            .min(usize::try_from(allowed).unwrap_or(usize::MAX));
+        let limit_at = self.document_start.get() + self.max_bytes;
+        // JSON: never take more than one byte past the limit, which tells that there is more.
+        let take = match self.markers {
+            None => {
+                let allowed = limit_at.saturating_sub(self.taken).saturating_add(1);
+                buf.len()
+                    .min(usize::try_from(allowed).unwrap_or(usize::MAX))
+            }
+            Some(_) => buf.len(),
+        };
         let n = self.inner.read(&mut buf[..take])?;
-        self.taken.set(taken + n as u64);
-        if taken + n as u64 > self.limit_at.get() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::FileTooLarge,
-                DOCUMENT_TOO_LARGE,
-            ));
+        if let Some(mut scan) = self.markers {
+            for (offset, &byte) in buf[..n].iter().enumerate() {
+                let (next, marker) = scan.step(byte);
+                scan = next;
+                if marker {
+                    let at = self.taken + offset as u64;
+                    if at - self.document_start.get() > self.max_bytes {
+                        return Err(Self::too_large());
+                    }
+                    self.document_start.set(at);
+                    if let Some(line) = &self.document_line {
+                        line.set(self.lines);
+                    }
+                }
+                self.lines += u64::from(byte == b'\n');
+            }
+            self.markers = Some(scan);
+        }
+        self.taken += n as u64;
+        if self.taken - self.document_start.get() > self.max_bytes {
+            return Err(Self::too_large());
         }
         Ok(n)
     }

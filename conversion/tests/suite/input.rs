@@ -53,7 +53,13 @@ fn the_size_limit_holds_per_document_for_json() {
     assert_eq!(read_with(&document[..], &small(19)).unwrap().len(), 1);
     let err = read_with(&document[..], &small(18)).unwrap_err();
     assert!(
-        matches!(err.error, InputError::TooLarge { limit: 18 }),
+        matches!(
+            err.error,
+            InputError::TooLarge {
+                limit: 18,
+                line: None
+            }
+        ),
         "{err}"
     );
     // Each document has its own allowance.
@@ -73,7 +79,7 @@ fn an_endless_scalar_is_refused_at_the_limit() {
         let endless = prefix.chain(std::io::repeat(b'x'));
         let err = read_with(endless, &small(1 << 20)).unwrap_err();
         assert!(
-            matches!(err.error, InputError::TooLarge { limit } if limit == 1 << 20),
+            matches!(err.error, InputError::TooLarge { limit, .. } if limit == 1 << 20),
             "{}: {err}",
             String::from_utf8_lossy(prefix)
         );
@@ -86,9 +92,31 @@ fn yaml_documents_are_measured_one_by_one() {
     let stream = vec![document.as_str(); 50].join("---\n");
     let documents = read_with(stream.as_bytes(), &small(4096)).unwrap();
     assert_eq!(documents.len(), 50);
-    let big = format!("{stream}---\na: {}\n", "y".repeat(100_000));
+    // Measured from marker to marker: 5,000 bytes are over a 4,096-byte limit.
+    let big = format!("{stream}---\na: {}\n", "y".repeat(5000));
     let err = read_with(big.as_bytes(), &small(4096)).unwrap_err();
-    assert!(matches!(err.error, InputError::TooLarge { .. }), "{err}");
+    // The parser reads ahead, so the index may lag; the line names the document.
+    assert!(
+        matches!(
+            err.error,
+            InputError::TooLarge {
+                limit: 4096,
+                line: Some(100)
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.document <= 50);
+    // Empty and comment-only documents, which the parser skips silently, are documents too.
+    let empties = "---\n# nothing\n".repeat(100_000);
+    assert!(
+        read_with(empties.as_bytes(), &small(1024))
+            .unwrap()
+            .is_empty()
+    );
+    // A marker needs a blank or a line end after it: `----` and `---x` are content.
+    let not_markers = format!("a: |\n{}\n", "  ---x\n  ----\n".repeat(1000));
+    assert!(read_with(not_markers.as_bytes(), &small(4096)).is_err());
 }
 
 fn nested_json(depth: usize) -> String {
