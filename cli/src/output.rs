@@ -250,6 +250,12 @@ fn classify(path: &Path) -> std::io::Result<Target> {
         }
         Err(e) => return Err(e),
     };
+    if existing.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory, not a file to write",
+        ));
+    }
     if !existing.is_file() {
         return Ok(Target::Special(path.to_owned()));
     }

@@ -650,3 +650,23 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_directory_is_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("level.yaml");
+    write(&input, LEVEL);
+    let args = [
+        "convert",
+        "--to",
+        "v1",
+        "-f",
+        p(&input),
+        "--output-file",
+        p(dir.path()),
+    ];
+    let output = apfkit(&args, b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is a directory"));
+    assert!(std::fs::symlink_metadata(dir.path()).unwrap().is_dir());
+}
