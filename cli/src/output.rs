@@ -364,7 +364,7 @@ fn replace_all(mut replacements: Vec<Replacement>) -> Result<(), Failure> {
                         format!("cannot be replaced ({e}); nothing was changed"),
                     ),
                 );
-                remove_backups(&replacements, &mut live);
+                remove_backups(&replacements, &mut live, &[]);
                 return Err(error);
             }
         }
@@ -372,35 +372,51 @@ fn replace_all(mut replacements: Vec<Replacement>) -> Result<(), Failure> {
     for index in 0..replacements.len() {
         let replacement = &replacements[index];
         if let Err(e) = std::fs::rename(replacement.temporary.path(), &replacement.path) {
-            // Renaming a backup over its target restores the old file atomically.
-            let restored = replacements[..index].iter().all(|done| match &done.backup {
-                Some(backup) => std::fs::rename(backup, &done.path).is_ok(),
-                None => std::fs::remove_file(&done.path).is_ok(),
-            });
-            let outcome = if restored {
-                "the files already replaced were restored"
+            // Renaming a backup over its target restores the old file atomically. Every
+            // restore is tried; the backups of those that fail are kept.
+            let mut kept = Vec::new();
+            for done in &replacements[..index] {
+                let restored = match &done.backup {
+                    Some(backup) => std::fs::rename(backup, &done.path).is_ok(),
+                    None => std::fs::remove_file(&done.path).is_ok(),
+                };
+                if !restored {
+                    kept.extend(done.backup.clone());
+                }
+            }
+            remove_backups(&replacements, &mut live, &kept);
+            let outcome = if kept.is_empty() {
+                "the files already replaced were restored".to_owned()
             } else {
-                "restoring the files already replaced failed; their old content is in the .bak files beside them"
+                let kept: Vec<String> = kept.iter().map(|b| b.display().to_string()).collect();
+                format!(
+                    "restoring some files already replaced failed; their old content is in {}",
+                    kept.join(", ")
+                )
             };
-            let error = failed(
+            return Err(failed(
                 replacement,
                 std::io::Error::new(e.kind(), format!("{e}; {outcome}")),
-            );
-            if restored {
-                remove_backups(&replacements, &mut live);
-            }
-            return Err(error);
+            ));
         }
         replacements[index].temporary.persisted(&mut live);
     }
-    remove_backups(&replacements, &mut live);
+    remove_backups(&replacements, &mut live, &[]);
     Ok(())
 }
 
-fn remove_backups(replacements: &[Replacement], live: &mut std::collections::BTreeSet<PathBuf>) {
+/// Removes the backups (those renamed back are gone already), but those in `keep`, which
+/// hold content that could not be restored; none stays registered for removal.
+fn remove_backups(
+    replacements: &[Replacement],
+    live: &mut std::collections::BTreeSet<PathBuf>,
+    keep: &[PathBuf],
+) {
     for backup in replacements.iter().filter_map(|r| r.backup.as_ref()) {
-        let _ = std::fs::remove_file(backup);
         live.remove(backup);
+        if !keep.contains(backup) {
+            let _ = std::fs::remove_file(backup);
+        }
     }
 }
 
