@@ -604,7 +604,7 @@ proptest::proptest! {
             return Ok(());
         }
         let before: Vec<_> = changed.iter().map(|path| snapshot(path)).collect();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+        let child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
