@@ -93,6 +93,8 @@ enum Target {
 enum Held {
     Memory(Vec<u8>),
     File(BufWriter<Temporary>),
+    /// A regular file's output, complete: closed, with the target's mode and owner.
+    Closed(Temporary),
 }
 
 impl Sink {
@@ -169,6 +171,26 @@ impl Sink {
         self.written
     }
 
+    /// Completes a regular file's output: flushed to disk with the target's mode and owner,
+    /// and closed, so that many finished files hold no descriptors until [`commit`].
+    pub fn close(&mut self) -> Result<(), Failure> {
+        let Target::Regular { existing, .. } = &self.target else {
+            return Ok(());
+        };
+        let io = |source| Failure::Output {
+            path: self.name.clone(),
+            source,
+        };
+        if let Held::File(_) = &self.held
+            && let Held::File(file) = std::mem::replace(&mut self.held, Held::Memory(Vec::new()))
+        {
+            let mut temporary = file.into_inner().map_err(|e| io(e.into_error()))?;
+            temporary.close(existing.as_ref()).map_err(io)?;
+            self.held = Held::Closed(temporary);
+        }
+        Ok(())
+    }
+
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         if let Held::Memory(memory) = &mut self.held {
             if memory.len() + bytes.len() <= MEMORY_LIMIT {
@@ -186,12 +208,13 @@ impl Sink {
                     ),
                 )
             })?;
-            spilled.file_mut().write_all(memory)?;
+            spilled.file_mut()?.write_all(memory)?;
             self.held = Held::File(BufWriter::new(spilled));
         }
         match &mut self.held {
             Held::File(file) => file.write_all(bytes),
             Held::Memory(_) => unreachable!("spilled above"),
+            Held::Closed(_) => Err(std::io::Error::other("the output was completed already")),
         }
     }
 }
@@ -207,10 +230,10 @@ pub fn commit(sinks: Vec<Sink>) -> Result<(), Failure> {
             path: name.clone(),
             source,
         };
+        let mut sink = sink;
+        sink.close()?;
         match (sink.target, sink.held) {
-            (Target::Regular { path, existing }, Held::File(file)) => {
-                let temporary = file.into_inner().map_err(|e| io(e.into_error()))?;
-                temporary.prepare(existing.as_ref()).map_err(io)?;
+            (Target::Regular { path, .. }, Held::Closed(temporary)) => {
                 replacements.push(Replacement {
                     name,
                     path,
@@ -218,8 +241,8 @@ pub fn commit(sinks: Vec<Sink>) -> Result<(), Failure> {
                     backup: None,
                 });
             }
-            (Target::Regular { .. }, Held::Memory(_)) => {
-                unreachable!("regular files are held in files")
+            (Target::Regular { .. }, _) => {
+                return Err(io(std::io::Error::other("the output was not completed")));
             }
             (Target::Stdout, held) => streams.push((name, None, held)),
             (Target::Special(path), held) => streams.push((name, Some(path), held)),
@@ -315,9 +338,11 @@ fn write_stream(path: Option<&Path>, held: Held) -> std::io::Result<()> {
         Held::Memory(memory) => out.write_all(&memory),
         Held::File(file) => {
             let mut temporary = file.into_inner().map_err(|e| e.into_error())?;
-            temporary.file_mut().rewind()?;
-            std::io::copy(temporary.file_mut(), &mut out).map(|_| ())
+            let file = temporary.file_mut()?;
+            file.rewind()?;
+            std::io::copy(file, &mut out).map(|_| ())
         }
+        Held::Closed(_) => Err(std::io::Error::other("a stream is never closed early")),
     };
     match result.and_then(|()| out.flush()) {
         // A closed pipe (`apfkit ... | head`) ends the output quietly.
@@ -371,7 +396,8 @@ fn replace_all(mut replacements: Vec<Replacement>) -> Result<(), Failure> {
     }
     for index in 0..replacements.len() {
         let replacement = &replacements[index];
-        if let Err(e) = std::fs::rename(replacement.temporary.path(), &replacement.path) {
+        let from = replacement.temporary.path().unwrap_or(Path::new(""));
+        if let Err(e) = std::fs::rename(from, &replacement.path) {
             // Renaming a backup over its target restores the old file atomically. Every
             // restore is tried; the backups of those that fail are kept.
             let mut kept = Vec::new();
@@ -441,9 +467,17 @@ fn parent_dir(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// A registered temporary file, removed when dropped unless persisted.
+/// A registered temporary file, removed when dropped unless persisted. Once written and
+/// prepared it is closed and kept by name only, so that converting thousands of files in place
+/// holds no descriptor per file.
 struct Temporary {
-    file: Option<NamedTempFile>,
+    state: TemporaryState,
+}
+
+enum TemporaryState {
+    Open(NamedTempFile),
+    Closed(tempfile::TempPath),
+    Persisted,
 }
 
 impl Temporary {
@@ -472,60 +506,79 @@ impl Temporary {
     fn registered(file: std::io::Result<NamedTempFile>) -> std::io::Result<Self> {
         let file = file?;
         cleanup::register(file.path());
-        Ok(Temporary { file: Some(file) })
+        Ok(Temporary {
+            state: TemporaryState::Open(file),
+        })
     }
 
-    fn path(&self) -> &Path {
-        self.file
-            .as_ref()
-            .map(NamedTempFile::path)
-            .unwrap_or(Path::new(""))
+    fn path(&self) -> Option<&Path> {
+        match &self.state {
+            TemporaryState::Open(file) => Some(file.path()),
+            TemporaryState::Closed(path) => Some(path),
+            TemporaryState::Persisted => None,
+        }
     }
 
-    fn file_mut(&mut self) -> &mut File {
-        self.file.as_mut().expect("not yet persisted").as_file_mut()
+    fn file_mut(&mut self) -> std::io::Result<&mut File> {
+        match &mut self.state {
+            TemporaryState::Open(file) => Ok(file.as_file_mut()),
+            _ => Err(std::io::Error::other("the temporary file is closed")),
+        }
     }
 
-    /// Flushes to disk and gives the file the old file's mode, owner and group.
-    fn prepare(&self, existing: Option<&Metadata>) -> std::io::Result<()> {
-        let file = self.file.as_ref().expect("not yet persisted").as_file();
+    /// Gives the file the old file's mode, owner and group, flushes it to disk and closes it.
+    fn close(&mut self, existing: Option<&Metadata>) -> std::io::Result<()> {
+        let TemporaryState::Open(file) = &self.state else {
+            return Ok(());
+        };
+        let handle = file.as_file();
         if let Some(old) = existing {
-            file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+            handle.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
             // Only root may give a file away; others keep their own ownership.
-            if std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
-                let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
+            if std::os::unix::fs::fchown(handle, Some(old.uid()), Some(old.gid())).is_err() {
+                let _ = std::os::unix::fs::fchown(handle, None, Some(old.gid()));
             }
             // chown clears set-user-ID and set-group-ID bits: set the mode again.
-            file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+            handle.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
         }
-        file.sync_all()
+        handle.sync_all()?;
+        if let TemporaryState::Open(file) =
+            std::mem::replace(&mut self.state, TemporaryState::Persisted)
+        {
+            self.state = TemporaryState::Closed(file.into_temp_path());
+        }
+        Ok(())
     }
 
     /// The file was renamed into place: nothing to remove any more.
     fn persisted(&mut self, live: &mut std::collections::BTreeSet<PathBuf>) {
-        if let Some(file) = self.file.take() {
-            live.remove(file.path());
-            // The name now belongs to the target; keep() stops the removal on drop.
-            let _ = file.into_temp_path().keep();
-        }
+        let path = match std::mem::replace(&mut self.state, TemporaryState::Persisted) {
+            TemporaryState::Open(file) => file.into_temp_path(),
+            TemporaryState::Closed(path) => path,
+            TemporaryState::Persisted => return,
+        };
+        live.remove(&*path);
+        // The name now belongs to the target; keep() stops the removal on drop.
+        let _ = path.keep();
     }
 }
 
 impl Write for Temporary {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file_mut().write(buf)
+        self.file_mut()?.write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.file_mut().flush()
+        self.file_mut()?.flush()
     }
 }
 
 impl Drop for Temporary {
     fn drop(&mut self) {
-        if let Some(file) = self.file.take() {
-            let path = file.path().to_owned();
-            drop(file);
+        let path = self.path().map(Path::to_owned);
+        // Dropping the file or the path removes it.
+        self.state = TemporaryState::Persisted;
+        if let Some(path) = path {
             cleanup::unregister(&path);
         }
     }
@@ -537,7 +590,8 @@ mod tests {
 
     fn temporary_path(sink: &Sink) -> PathBuf {
         match &sink.held {
-            Held::File(file) => file.get_ref().path().to_owned(),
+            Held::File(file) => file.get_ref().path().unwrap().to_owned(),
+            Held::Closed(temporary) => temporary.path().unwrap().to_owned(),
             Held::Memory(_) => panic!("a regular file is held in a file"),
         }
     }
@@ -595,8 +649,8 @@ mod tests {
         sink.write(&big).unwrap();
         sink.write(&big).unwrap();
         let path = match &sink.held {
-            Held::File(file) => file.get_ref().path().to_owned(),
-            Held::Memory(_) => panic!("spilled past 8 MiB"),
+            Held::File(file) => file.get_ref().path().unwrap().to_owned(),
+            _ => panic!("spilled past 8 MiB"),
         };
         assert!(
             path.file_name()

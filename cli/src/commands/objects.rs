@@ -140,7 +140,10 @@ fn transform(
                 (None, None) => Ok(()),
             }
         })?;
-        own.extend(sink.filter(|sink| sink.documents() > 0));
+        if let Some(mut sink) = sink.filter(|sink| sink.documents() > 0) {
+            sink.close()?;
+            own.push(sink);
+        }
     }
     own.extend(shared);
     output::commit(own)

@@ -670,3 +670,33 @@ fn a_directory_is_no_output_file() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("is a directory"));
     assert!(std::fs::symlink_metadata(dir.path()).unwrap().is_dir());
 }
+
+/// A finished file holds no descriptor: 600 files convert in place with 64 descriptors.
+#[test]
+fn many_files_convert_in_place_with_few_descriptors() {
+    let dir = tempfile::tempdir().unwrap();
+    for index in 0..600 {
+        write(
+            &dir.path().join(format!("f{index}.yaml")),
+            &LEVEL.replace("name: ok", &format!("name: p{index}")),
+        );
+    }
+    let script = format!(
+        "ulimit -n 64; exec {} convert --to v1 --in-place -f {}",
+        env!("CARGO_BIN_EXE_apfkit"),
+        p(dir.path())
+    );
+    let output = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for index in [0, 299, 599] {
+        assert!(
+            read(&dir.path().join(format!("f{index}.yaml")))
+                .contains("flowcontrol.apiserver.k8s.io/v1\n")
+        );
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
