@@ -122,8 +122,10 @@ pub fn sorted_by_group_and_version(services: &[APIService]) -> Vec<GroupVersions
         .collect()
 }
 
-/// kube-apiserver's built-in priorities for the group-versions it serves itself, as
-/// (group, version, groupPriorityMinimum, versionPriority). A served group-version that is not
+/// The generic control plane's default APIService priorities (`DefaultGenericAPIServicePriorities`
+/// in Kubernetes' `pkg/controlplane/apiserver/aggregator.go`), which kube-apiserver registers
+/// for the group-versions it serves itself, as (group, version, groupPriorityMinimum,
+/// versionPriority). A served group-version that is not
 /// listed gets no APIService.
 pub const BUILTIN_PRIORITIES: &[(&str, &str, i32, i32)] = &[
     ("", "v1", 18000, 1),

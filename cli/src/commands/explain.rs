@@ -20,6 +20,7 @@ use crate::failure::{Failure, printable};
 ///   apfkit explain -f apf/ --user system:node:n1 --group system:nodes --verb get --path /healthz -o json
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
+#[group(id = "request", required = true, multiple = false, args = ["resource", "path"])]
 pub struct ExplainArgs {
     /// Configuration: file, directory or - (repeatable); the embedded default when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
@@ -37,12 +38,7 @@ pub struct ExplainArgs {
     #[arg(long)]
     verb: String,
     /// Resource, such as pods (a resource request).
-    #[arg(
-        long,
-        value_name = "R",
-        required_unless_present = "path",
-        conflicts_with = "path"
-    )]
+    #[arg(long, value_name = "R")]
     resource: Option<String>,
     /// Subresource, such as status.
     #[arg(long, value_name = "S", requires = "resource")]
@@ -70,10 +66,17 @@ struct Explanation {
     flow_schema: String,
     priority_level: String,
     distinguisher: String,
+    /// The 64-bit flow hash, as a decimal string: JSON numbers above 2^53 lose digits in jq
+    /// and JavaScript.
+    #[serde(serialize_with = "as_decimal_string")]
     hash: u64,
     hand: Vec<usize>,
     queues: i32,
     skipped: Vec<SkippedSchema>,
+}
+
+fn as_decimal_string<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
 }
 
 #[derive(Debug, Serialize)]

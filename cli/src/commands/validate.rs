@@ -64,6 +64,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let request_version = request_version(args.request_version.as_deref())?;
     let mut errors = 0;
     let mut names = input::Names::default();
+    let mut objects = 0;
     for source in input::sources(&args.paths)? {
         let result = input::for_each_document(&source, |location, document| {
             input::check_duplicates(&location, &document, UnknownFields::Warn)?;
@@ -72,7 +73,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 .get("apiVersion")
                 .and_then(|v| v.as_str())
                 .map(str::to_owned);
-            let (objects, _) = match scheme::to_hub(value, UnknownFields::Ignore) {
+            let (decoded, _) = match scheme::to_hub(value, UnknownFields::Ignore) {
                 Ok(decoded) => decoded,
                 Err(error) => {
                     emit(&format!("{location}: {}\n", printable(&error.to_string())))?;
@@ -85,7 +86,8 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 allow_zero_shares: !args.forbid_zero_shares,
                 old_priority_level: None,
             };
-            for object in &objects {
+            for object in &decoded {
+                objects += 1;
                 let (kind, name) = input::kind_and_name(object);
                 let prefix = format!("{location}: {kind}/{}", printable(&name));
                 for error in validation::validate(object, &options) {
@@ -110,6 +112,12 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             }
             other => other?,
         }
+    }
+    if objects == 0 && errors == 0 {
+        // As `kubectl apply` does, an input without objects is an error, not a silent pass.
+        return Err(Failure::Invalid(
+            "no objects were read: the input is empty or only comments".to_owned(),
+        ));
     }
     if errors > 0 {
         Err(Failure::ValidationErrors(errors))

@@ -13,7 +13,9 @@ use crate::input;
 ///
 /// The order is kube-aggregator's: groups by groupPriorityMinimum, versions by
 /// versionPriority, then by Kubernetes version order. Computed from the APIService objects of
-/// the -f paths, or from kube-apiserver's built-in table.
+/// the -f paths, or from the generic control plane's default APIService priorities
+/// (DefaultGenericAPIServicePriorities in Kubernetes' pkg/controlplane/apiserver), which
+/// kube-apiserver registers for the groups it serves itself.
 ///
 /// Examples:
 ///   apfkit versions
@@ -21,7 +23,8 @@ use crate::input;
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct VersionsArgs {
-    /// APIServices: file, directory or - (repeatable); the built-in table when absent.
+    /// APIServices: file, directory or - (repeatable); the generic control plane's default
+    /// priorities when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
@@ -67,6 +70,12 @@ pub fn run(args: VersionsArgs) -> Result<(), Failure> {
         Report::Json => print_json(&groups),
         Report::Text => {
             let mut text = String::new();
+            if args.paths.is_empty() {
+                text.push_str(
+                    "# the generic control plane's default APIService priorities \
+                     (DefaultGenericAPIServicePriorities)\n",
+                );
+            }
             for group in &groups {
                 let name = if group.group.is_empty() {
                     "(core)"

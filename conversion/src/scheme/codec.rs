@@ -175,8 +175,10 @@ pub fn resolve_target(source: &Codec, target: &Target) -> Result<&'static Codec,
         return Err(SchemeError::new(
             "apiVersion",
             format!(
-                "cannot convert a {} of group {} to group {group}",
-                source.kind, source.group
+                "cannot convert {} {} of group {} to group {group}",
+                article(source.kind),
+                source.kind,
+                source.group
             ),
         ));
     }
@@ -297,7 +299,11 @@ where
     let hub = <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
         SchemeError::new(
             "kind",
-            format!("cannot convert this object to a {}", T::KIND),
+            format!(
+                "cannot convert this object to {} {}",
+                article(T::KIND),
+                T::KIND
+            ),
         )
     })?;
     let external = T::from_hub(hub);
@@ -324,6 +330,25 @@ where
         }
     }
     Ok(encoded)
+}
+
+/// The indefinite article before a kind's name, by how it is read aloud: "an APIService",
+/// "a FlowSchema". An acronym (two capitals in a row) is read letter by letter, so A, E, F, H,
+/// I, L, M, N, O, R, S and X, whose names start with a vowel sound, take "an"; a word takes
+/// "an" before A, E, I and O.
+fn article(kind: &str) -> &'static str {
+    let mut letters = kind.chars();
+    let (Some(first), second) = (letters.next(), letters.next()) else {
+        return "a";
+    };
+    let acronym = second.is_some_and(|c| c.is_ascii_uppercase());
+    let vowel_sound = if acronym {
+        "AEFHILMNORSX".contains(first.to_ascii_uppercase())
+    } else {
+        // A word starting with U mostly sounds like "you" (a User, a Unit).
+        "AEIO".contains(first.to_ascii_uppercase())
+    };
+    if vowel_sound { "an" } else { "a" }
 }
 
 /// `spec.rules[0].subjects` from serde_path_to_error's path.
@@ -362,5 +387,24 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> String {
         Path::Some { parent }
         | Path::NewtypeStruct { parent }
         | Path::NewtypeVariant { parent } => ignored_path(parent),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn articles_follow_the_sound() {
+        for (kind, article) in [
+            ("APIService", "an"),
+            ("FlowSchema", "a"),
+            ("PriorityLevelConfiguration", "a"),
+            ("Ingress", "an"),
+            ("HTTPRoute", "an"),
+            ("UDPRoute", "a"),
+            ("UserInfo", "a"),
+            ("Endpoints", "an"),
+        ] {
+            assert_eq!(super::article(kind), article, "{kind}");
+        }
     }
 }
