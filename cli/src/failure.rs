@@ -62,7 +62,7 @@ pub enum Failure {
     #[error("{0}")]
     Usage(String),
     /// Writing the output failed.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", printable(path))]
     Output {
         /// The file being written.
         path: String,

@@ -131,7 +131,8 @@ pub fn sources(paths: &[String]) -> Result<Vec<Source>, Failure> {
 }
 
 fn not_readable(path: &Path, error: std::io::Error) -> Failure {
-    Failure::Invalid(format!("{}: {error}", path.display()))
+    let path = path.display().to_string();
+    Failure::Invalid(format!("{}: {error}", crate::failure::printable(&path)))
 }
 
 /// A file's identity on its device.

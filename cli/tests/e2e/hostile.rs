@@ -240,6 +240,23 @@ fn control_characters_of_the_input_are_escaped() {
     }
     let output = apfkit(&["validate", "-f", file], b"");
     assert!(String::from_utf8_lossy(&output.stdout).contains("evil\\nname\\u{1b}.json"));
+    // File names found by a directory walk, in read and write errors.
+    let unreadable = dir.path().join("bad\nname\u{1b}.yaml");
+    std::os::unix::fs::symlink("/nonexistent", &unreadable).unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    for args in [
+        vec!["validate", "-f", dir_arg],
+        vec!["convert", "--to", "v1", "--in-place", "-f", dir_arg],
+    ] {
+        let output = apfkit(&args, b"");
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let stderr = stderr(&output);
+        assert!(
+            stderr.contains("bad\\nname\\u{1b}.yaml"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains('\u{1b}'), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
