@@ -22,7 +22,7 @@ use crate::failure::Failure;
 /// configuration (explain, limits, simulate) use the embedded Kubernetes default when no -f is
 /// given.
 #[derive(Debug, Parser)]
-#[command(name = "apfkit", version, max_term_width = 100)]
+#[command(name = "apfkit", version, term_width = 0)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

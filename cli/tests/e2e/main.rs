@@ -295,3 +295,47 @@ proptest! {
         no_panic(COMMANDS[command], &input, dir.path())?;
     }
 }
+
+/// Help examples are whole commands at any terminal width: no example line is wrapped.
+#[test]
+fn help_examples_are_never_wrapped() {
+    let commands = [
+        "convert",
+        "default",
+        "validate",
+        "bootstrap",
+        "explain",
+        "limits",
+        "simulate",
+        "schema",
+        "versions",
+    ];
+    for command in commands {
+        for columns in ["40", "80", "200"] {
+            let output = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+                .args([command, "--help"])
+                .env("COLUMNS", columns)
+                .output()
+                .unwrap();
+            let help = String::from_utf8(output.stdout).unwrap();
+            let lines: Vec<&str> = help.lines().collect();
+            let start = lines
+                .iter()
+                .position(|l| *l == "Examples:")
+                .expect("examples");
+            let examples: Vec<&str> = lines[start + 1..]
+                .iter()
+                .take_while(|l| !l.is_empty())
+                .copied()
+                .collect();
+            assert!(!examples.is_empty(), "{command}");
+            for line in examples {
+                // Each example is one command line (a pipeline may start with another tool).
+                let whole = line.starts_with("  ")
+                    && line.contains("apfkit ")
+                    && !line.ends_with(['|', '\\']);
+                assert!(whole, "{command} at {columns} columns: {line:?}");
+            }
+        }
+    }
+}
