@@ -62,8 +62,10 @@ fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
         std::fs::File::open(path).and_then(|mut file| file.read_to_string(&mut text))
     };
     read.map_err(|e| Failure::at(&location, e))?;
-    let workload: Workload =
-        serde_saphyr::from_str(&text).map_err(|e| Failure::at(&location, e))?;
+    // The message once, with its line and column, after the file's name (serde-saphyr's
+    // snippet would repeat the message and name the file `<input>`).
+    let workload: Workload = serde_saphyr::from_str(&text)
+        .map_err(|e| Failure::at(&location, e.without_snippet()))?;
     workload
         .check_within(limits)
         .map_err(|e| Failure::at(&location, e))?;
