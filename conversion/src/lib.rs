@@ -8,6 +8,12 @@
 //! differences are hand-written hooks in [`hooks`]. The borrowing forms never mutate their
 //! source.
 //!
+//! **Your binary enables a Kubernetes version of k8s-openapi.** Like every library built on
+//! k8s-openapi, this crate enables none; without one, k8s-openapi's build fails with
+//! "The k8s-openapi crate requires a feature to be enabled". Add to your binary's `Cargo.toml`:
+//! `k8s-openapi = { version = "0.29", features = ["latest"] }` (or a specific `v1_*`), or set
+//! `K8S_OPENAPI_ENABLED_VERSION` in `.cargo/config.toml` as this workspace does.
+//!
 //! ```
 //! use apfkit_conversion::{FromHub, ToHub};
 //! use apfkit_types::flowcontrol::{v1, v1beta2};
@@ -29,6 +35,13 @@ pub mod hooks;
 pub mod hub;
 pub mod scheme;
 pub mod validation;
+
+/// What typed conversion code needs in scope: `use apfkit_conversion::prelude::*;`.
+pub mod prelude {
+    pub use crate::scheme::{Target, UnknownFields};
+    pub use crate::{FromHub, ToHub};
+    pub use apfkit_types::ApplyDefaults;
+}
 
 /// Conversion of an external (versioned) object to its hub type.
 pub trait ToHub: Sized {

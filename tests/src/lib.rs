@@ -5,6 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+/// The Rust examples of README.md, compiled and run by `cargo test` as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;
+
 use serde_json::Value;
 
 /// The repository root.

@@ -64,8 +64,8 @@ fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
     read.map_err(|e| Failure::at(&location, e))?;
     // The message once, with its line and column, after the file's name (serde-saphyr's
     // snippet would repeat the message and name the file `<input>`).
-    let workload: Workload = serde_saphyr::from_str(&text)
-        .map_err(|e| Failure::at(&location, e.without_snippet()))?;
+    let workload: Workload =
+        serde_saphyr::from_str(&text).map_err(|e| Failure::at(&location, e.without_snippet()))?;
     workload
         .check_within(limits)
         .map_err(|e| Failure::at(&location, e))?;
