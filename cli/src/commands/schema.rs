@@ -13,7 +13,9 @@ use crate::failure::Failure;
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct SchemaArgs {
-    /// FlowSchema, PriorityLevelConfiguration, APIService, or one of their lists.
+    /// FlowSchema, PriorityLevelConfiguration, APIService, or one of their lists; any case, or
+    /// the resource name (flowschemas, prioritylevelconfigurations, apiservices) as kubectl
+    /// takes it.
     #[arg(long)]
     kind: String,
     /// VERSION or GROUP/VERSION.
@@ -62,21 +64,32 @@ const SCHEMAS: &[(&str, &str, &str, &str)] = schemas!(
     "apiregistration.k8s.io" / "v1" / "APIServiceList",
 );
 
+/// The kind a user means: a kind in any case, or its resource name (the lower-case plural,
+/// which is the kind's name with an `s` for these kinds), as kubectl accepts them.
+fn canonical_kind(given: &str) -> Option<&'static str> {
+    let given = given.to_ascii_lowercase();
+    SCHEMAS.iter().map(|(_, _, kind, _)| *kind).find(|kind| {
+        let lower = kind.to_ascii_lowercase();
+        given == lower || (!kind.ends_with("List") && given == format!("{lower}s"))
+    })
+}
+
 /// `apfkit schema`.
 pub fn run(args: SchemaArgs) -> Result<(), Failure> {
     let (group, version) = match args.version.split_once('/') {
         Some((group, version)) => (Some(group), version),
         None => (None, args.version.as_str()),
     };
-    let found = SCHEMAS.iter().find(|(g, v, k, _)| {
-        *k == args.kind && *v == version && group.is_none_or(|group| group == *g)
-    });
+    let kind = canonical_kind(&args.kind).unwrap_or(&args.kind);
+    let found = SCHEMAS
+        .iter()
+        .find(|(g, v, k, _)| *k == kind && *v == version && group.is_none_or(|group| group == *g));
     match found {
         Some((_, _, _, schema)) => emit(schema),
         None => {
             let kinds: Vec<String> = SCHEMAS
                 .iter()
-                .filter(|(_, _, k, _)| *k == args.kind)
+                .filter(|(_, _, k, _)| *k == kind)
                 .map(|(g, v, _, _)| format!("{g}/{v}"))
                 .collect();
             Err(Failure::Usage(if kinds.is_empty() {
