@@ -10,7 +10,8 @@ pub const EXIT_INVALID: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 /// Where in the input something happened: a file (`-` for standard input) and, when known,
-/// the 0-based index of the document in it.
+/// the document in it, printed as `FILE: document N` with N counted from 1 among the
+/// non-empty documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
     /// The file as given (or found under a directory).
@@ -22,8 +23,9 @@ pub struct Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let file = printable(&self.file);
+        // "document 1" (counted from 1), so that it does not read like a line number.
         match self.document {
-            Some(index) => write!(f, "{file}:{index}"),
+            Some(index) => write!(f, "{file}: document {}", index + 1),
             None => f.write_str(&file),
         }
     }

@@ -32,7 +32,7 @@ impl From<Unknown> for UnknownFields {
 ///
 /// Objects are defaulted in their own version, converted through the internal version, and
 /// written in the target version, keeping the order of documents. Lossy conversions and
-/// unknown fields are reported on standard error as FILE:DOC: path: message. Comments and
+/// unknown fields are reported on standard error as FILE: document N: path: message. Comments and
 /// formatting of the input are not kept.
 ///
 /// Guarantees:

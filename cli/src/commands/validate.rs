@@ -10,7 +10,7 @@ use crate::input;
 
 /// Validate objects as kube-apiserver does on create.
 ///
-/// Prints one line per error, FILE:DOC: Kind/name: message, with kube-apiserver's field paths
+/// Prints one line per error, FILE: document N: Kind/name: message, with kube-apiserver's field paths
 /// and messages. Exits with 1 if there is any error, 0 otherwise.
 ///
 /// Examples:

@@ -24,7 +24,7 @@ fn documents_over_the_size_limit_are_refused_until_it_is_raised() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr(&output),
-        "error: -:0: document larger than 1024 bytes (raise the limit with --max-document-size)\n"
+        "error: -: document 1: document larger than 1024 bytes (raise the limit with --max-document-size)\n"
     );
     let output = apfkit(
         &["convert", "--to", "v1", "--max-document-size", "4K"],
@@ -126,11 +126,14 @@ fn duplicate_json_keys_follow_the_unknown_field_mode() {
     assert_eq!(strict.status.code(), Some(1));
     assert_eq!(
         stderr(&strict),
-        "error: -:0: strict decoding error: duplicate field \"kind\"\n"
+        "error: -: document 1: strict decoding error: duplicate field \"kind\"\n"
     );
     let warn = apfkit(&["convert", "--to", "v1"], input.as_bytes());
     assert!(warn.status.success());
-    assert_eq!(stderr(&warn), "-:0: warning: duplicate field \"kind\"\n");
+    assert_eq!(
+        stderr(&warn),
+        "-: document 1: warning: duplicate field \"kind\"\n"
+    );
     let ignore = apfkit(
         &["convert", "--to", "v1", "--unknown-fields", "ignore"],
         input.as_bytes(),
@@ -189,7 +192,11 @@ fn list_envelopes_are_checked() {
         list(r#""metadata": "not an object","#).as_bytes(),
     );
     assert_eq!(bad.status.code(), Some(1));
-    assert!(stderr(&bad).contains("-:0: metadata: "), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("-: document 1: metadata: "),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 /// Text from the input cannot forge lines or send escape sequences to a terminal.
@@ -305,10 +312,13 @@ fn validate_reports_every_file() {
     let output = apfkit(&["validate", "-f", dir.path().to_str().unwrap()], b"");
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("a-broken.yaml:0: invalid YAML"), "{stdout}");
+    assert!(
+        stdout.contains("a-broken.yaml: document 1: invalid YAML"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(
-            "b-invalid.json:0: PriorityLevelConfiguration/ok: spec.limited.nominalConcurrencyShares"
+            "b-invalid.json: document 1: PriorityLevelConfiguration/ok: spec.limited.nominalConcurrencyShares"
         ),
         "{stdout}"
     );

@@ -150,7 +150,7 @@ fn output_files_are_written_whole_or_not_at_all() {
     let output = apfkit(&args, b"");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("in.yaml:1: "), "{stderr}");
+    assert!(stderr.contains("in.yaml: document 2: "), "{stderr}");
     assert!(!out.exists(), "nothing is written when a document fails");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
