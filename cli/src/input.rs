@@ -13,7 +13,7 @@ use apfkit_conversion::scheme::{
 };
 use apfkit_conversion::validation::{BadValue, FieldError};
 
-use crate::failure::{Failure, Location};
+use crate::failure::{Failure, Location, printable};
 
 /// One input: a file or standard input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,26 +49,54 @@ impl Source {
     }
 }
 
-static LIMITS: OnceLock<Limits> = OnceLock::new();
+static SETTINGS: OnceLock<InputArgs> = OnceLock::new();
 
-/// The reader's limits, for the commands that read objects.
-#[derive(Debug, clap::Args)]
-pub struct LimitArgs {
+/// How the commands that read objects read them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InputArgs {
     /// Largest input document accepted, in bytes (suffixes K, M, G: powers of 1024). Documents
     /// are also limited to 64 levels of nesting and 1,000,000 nodes; output documents must fit
     /// the same limits, so that everything written can be read back.
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
     max_document_size: usize,
+    /// Skip documents of other kinds (a Deployment in a manifests folder) with a note on
+    /// standard error, instead of failing; convert --in-place keeps them unchanged.
+    #[arg(long)]
+    skip_other_kinds: bool,
 }
 
-impl LimitArgs {
-    /// Sets the reader's limits for the whole command (once, before reading).
+impl InputArgs {
+    /// Sets how input is read for the whole command (once, before reading).
     pub fn apply(&self) {
-        let _ = LIMITS.set(Limits {
-            max_document_bytes: self.max_document_size,
-            ..Limits::default()
-        });
+        let _ = SETTINGS.set(self.clone());
     }
+}
+
+/// Whether `document` is of a kind apfkit does not serve and `--skip-other-kinds` was given;
+/// if so, says on standard error that it is skipped.
+pub fn skipped_as_other_kind(location: &Location, document: &Document) -> bool {
+    if !SETTINGS.get().is_some_and(|s| s.skip_other_kinds) || scheme::is_served(&document.value) {
+        return false;
+    }
+    let field = |name| {
+        document
+            .value
+            .get(name)
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+    };
+    let name = document
+        .value
+        .pointer("/metadata/name")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    eprintln!(
+        "{location}: note: skipped {} {} {:?}, not a kind apfkit serves",
+        printable(field("apiVersion")),
+        printable(field("kind")),
+        printable(name),
+    );
+    true
 }
 
 /// `1048576`, `512K`, `8M`, `1G` (powers of 1024; `KiB`, `MiB` and `GiB` too).
@@ -92,7 +120,12 @@ fn parse_size(text: &str) -> Result<usize, String> {
 
 /// The reader's limits: those set, or the defaults.
 pub fn limits() -> Limits {
-    LIMITS.get().copied().unwrap_or_default()
+    SETTINGS
+        .get()
+        .map_or_else(Limits::default, |settings| Limits {
+            max_document_bytes: settings.max_document_size,
+            ..Limits::default()
+        })
 }
 
 const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
@@ -284,6 +317,9 @@ pub fn for_each_hub_object(
 ) -> Result<(), Failure> {
     for source in sources(paths)? {
         for_each_document(&source, |location, document| {
+            if skipped_as_other_kind(&location, &document) {
+                return Ok(());
+            }
             check_duplicates(&location, &document, UnknownFields::Warn)?;
             let (objects, warnings) = scheme::to_hub(&document.value, UnknownFields::Warn)
                 .map_err(|e| Failure::at(&location, e))?;

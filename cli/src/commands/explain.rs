@@ -26,7 +26,7 @@ pub struct ExplainArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: crate::input::LimitArgs,
+    input: crate::input::InputArgs,
     /// The requesting user's name.
     #[arg(long)]
     user: String,
@@ -88,7 +88,7 @@ struct SkippedSchema {
 
 /// `apfkit explain`.
 pub fn run(args: ExplainArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let config = configuration::load(&args.paths, None)?;
     let mut skipped: Vec<SkippedSchema> = config
         .dangling_conditions()

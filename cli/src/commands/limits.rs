@@ -26,7 +26,7 @@ pub struct LimitsArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: crate::input::LimitArgs,
+    input: crate::input::InputArgs,
     /// The server's concurrency limit (--max-requests-inflight + --max-mutating-requests-inflight).
     #[arg(long, value_name = "N", default_value_t = 600)]
     server_concurrency: i32,
@@ -86,7 +86,7 @@ struct LevelLimits {
 
 /// `apfkit limits`.
 pub fn run(args: LimitsArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let config = configuration::load(&args.paths, Some(args.server_concurrency))?;
     for (name, _) in &args.demand {
         if config.priority_level(name).is_none() {

@@ -59,7 +59,7 @@ pub struct ConvertArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: input::LimitArgs,
+    input: input::InputArgs,
     /// Target version: VERSION (each object keeps its group) or GROUP/VERSION.
     #[arg(long, value_name = "VERSION")]
     to: String,
@@ -89,7 +89,7 @@ pub struct DefaultArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: input::LimitArgs,
+    input: input::InputArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "yaml")]
     output: Format,
@@ -132,6 +132,13 @@ fn transform(
             _ => None,
         };
         input::for_each_document(source, |location, document| {
+            if input::skipped_as_other_kind(&location, &document) {
+                // Rewriting a file in place must not drop its other objects.
+                return match &mut sink {
+                    Some(sink) => sink.write(&document.value),
+                    None => Ok(()),
+                };
+            }
             input::check_duplicates(&location, &document, unknown)?;
             let converted = each(&document.value).map_err(|e| Failure::at(&location, e))?;
             report(&location, &converted.warnings);
@@ -162,7 +169,7 @@ pub fn parse_target(to: &str) -> Result<Target, Failure> {
 
 /// `apfkit convert`.
 pub fn convert(args: ConvertArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let target = parse_target(&args.to)?;
     let sources = input::sources(&args.paths)?;
     let unknown = args.unknown_fields.into();
@@ -193,7 +200,7 @@ fn is_regular_file(source: &Source) -> bool {
 
 /// `apfkit default`.
 pub fn default(args: DefaultArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let sources = input::sources(&args.paths)?;
     let unknown = args.unknown_fields.into();
     let sink = Sink::new(args.output, Destination::Stdout)?;

@@ -30,7 +30,7 @@ pub struct SimulateArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: crate::input::LimitArgs,
+    input: crate::input::InputArgs,
     /// Workload file (YAML or JSON), or - for standard input.
     #[arg(long, value_name = "FILE")]
     workload: Option<String>,
@@ -74,7 +74,7 @@ fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
 
 /// `apfkit simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let limits = Limits {
         max_requests: args.max_requests,
         ..Limits::default()

@@ -23,7 +23,7 @@ pub struct ValidateArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: crate::input::LimitArgs,
+    input: crate::input::InputArgs,
     /// The version of the request, which names the shares field in messages
     /// (assuredConcurrencyShares before v1beta3) [default: each object's own version].
     #[arg(long, value_name = "VERSION")]
@@ -60,13 +60,16 @@ const FLOWCONTROL: &str = "flowcontrol.apiserver.k8s.io";
 
 /// `apfkit validate`.
 pub fn run(args: ValidateArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let request_version = request_version(args.request_version.as_deref())?;
     let mut errors = 0;
     let mut names = input::Names::default();
     let mut objects = 0;
     for source in input::sources(&args.paths)? {
         let result = input::for_each_document(&source, |location, document| {
+            if input::skipped_as_other_kind(&location, &document) {
+                return Ok(());
+            }
             input::check_duplicates(&location, &document, UnknownFields::Warn)?;
             let value = &document.value;
             let own_version = value

@@ -28,7 +28,7 @@ pub struct VersionsArgs {
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
-    limits: crate::input::LimitArgs,
+    input: crate::input::InputArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: Report,
@@ -44,7 +44,7 @@ struct Group {
 
 /// `apfkit versions`.
 pub fn run(args: VersionsArgs) -> Result<(), Failure> {
-    args.limits.apply();
+    args.input.apply();
     let services = if args.paths.is_empty() {
         builtin_apiservices()
     } else {

@@ -700,3 +700,64 @@ fn many_files_convert_in_place_with_few_descriptors() {
     }
     assert!(leftovers(dir.path()).is_empty());
 }
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+";
+
+/// A manifests folder holds other kinds too: strict by default, skipped with a note on
+/// request, and kept when files are rewritten in place.
+#[test]
+fn other_kinds_are_skipped_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = dir.path().join("mixed.yaml");
+    write(&mixed, &format!("{DEPLOYMENT}---\n{LEVEL}"));
+    let strict = apfkit(&["convert", "--to", "v1", "-f", p(&mixed)], b"");
+    assert_eq!(strict.status.code(), Some(1));
+    let note = "mixed.yaml: document 1: note: skipped apps/v1 Deployment \"web\", not a kind apfkit serves";
+    for command in [
+        vec!["convert", "--to", "v1"],
+        vec!["validate"],
+        vec!["limits"],
+    ] {
+        let mut args = command.clone();
+        args.extend(["--skip-other-kinds", "-f", p(&mixed)]);
+        let output = apfkit(&args, b"");
+        assert!(
+            output.status.success(),
+            "{command:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(note),
+            "{command:?}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&output.stdout).contains("Deployment"),
+            "{command:?}"
+        );
+    }
+    success(
+        &[
+            "convert",
+            "--to",
+            "v1",
+            "--skip-other-kinds",
+            "--in-place",
+            "-f",
+            p(&mixed),
+        ],
+        b"",
+    );
+    let rewritten = read(&mixed);
+    assert!(
+        rewritten.starts_with("apiVersion: apps/v1\nkind: Deployment\n"),
+        "{rewritten}"
+    );
+    assert!(rewritten.contains("replicas: 2"));
+    assert!(rewritten.contains("flowcontrol.apiserver.k8s.io/v1\n"));
+}

@@ -179,6 +179,19 @@ pub fn check_target(target: &Target) -> Result<(), SchemeError> {
     }
 }
 
+/// Whether a document is something the scheme handles: a served kind, a typed list of one, or
+/// a `v1` `List` (whose items are checked when it is converted).
+pub fn is_served(document: &Value) -> bool {
+    let Ok((api_version, kind)) = identity(document) else {
+        return false;
+    };
+    (api_version == "v1" && kind == "List")
+        || codec::serves(api_version, kind)
+        || kind
+            .strip_suffix("List")
+            .is_some_and(|item| codec::serves(api_version, item))
+}
+
 /// A converted or defaulted document with what the caller should be told about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Converted {
