@@ -25,22 +25,27 @@ pub fn fixtures() -> PathBuf {
     repo_root().join("tests").join("fixtures")
 }
 
-/// The shared reference data (`../shared` beside the repository, or `$APFKIT_SHARED`), if present.
-/// When it is absent, says so on stderr, naming `what` will not be checked.
+/// The shared reference data (`../shared` beside the repository, or `$APFKIT_SHARED`). When it
+/// is absent the test fails, naming `what` it would check, unless `APFKIT_SKIP_SHARED=1` says
+/// to skip it knowingly (then `None`, with a note).
 pub fn shared_dir(what: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("APFKIT_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("..").join("shared"));
     if dir.join("upstream-openapi").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "NOTE: {} is absent, so {what} is not checked by this run. \
-             Place the shared reference data beside the repository (or set APFKIT_SHARED) to run it.",
-            dir.display()
-        );
-        None
+        return Some(dir);
     }
+    let message = format!(
+        "{} is absent, so {what} cannot be checked. Place the shared reference data beside the \
+         repository (or set APFKIT_SHARED), or set APFKIT_SKIP_SHARED=1 to skip this knowingly.",
+        dir.display()
+    );
+    assert!(
+        std::env::var("APFKIT_SKIP_SHARED").as_deref() == Ok("1"),
+        "{message}"
+    );
+    eprintln!("NOTE: {message}");
+    None
 }
 
 /// The flowcontrol versions, oldest first.
