@@ -213,3 +213,69 @@ fn another_version_is_rejected() {
     let v1beta3 = flowcontrol("v1beta3", "PriorityLevelConfiguration");
     assert_rejected(&v1beta3, &levels[0], |_| {}, "/apiVersion");
 }
+
+/// A schema of `schemas/jsonschema/<layout>/`, by kubeconform's file name.
+fn standalone(layout: &str, name: &str) -> jsonschema::Validator {
+    let path = repo_root()
+        .join("schemas/jsonschema")
+        .join(layout)
+        .join(name);
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap();
+    jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The strict schemas refuse unknown fields anywhere in an object; the plain ones accept them
+/// (as kube-apiserver does, dropping them). Both are named as kubeconform looks them up
+/// (`{{ .ResourceKind }}{{ .KindSuffix }}.json`) and accept every fixture.
+#[test]
+fn strict_standalone_schemas_refuse_unknown_fields() {
+    for version in FLOWCONTROL_VERSIONS {
+        let (levels, schemas) = bootstrap(version);
+        for layout in ["standalone", "standalone-strict"] {
+            let plc = standalone(
+                layout,
+                &format!("prioritylevelconfiguration-flowcontrol-{version}.json"),
+            );
+            let fs = standalone(layout, &format!("flowschema-flowcontrol-{version}.json"));
+            assert!(levels.iter().all(|l| plc.is_valid(l)), "{layout} {version}");
+            assert!(schemas.iter().all(|s| fs.is_valid(s)), "{layout} {version}");
+            let mut bogus = schemas[0].clone();
+            bogus["spec"]["bogus"] = json!(1);
+            let mut deep = schemas[0].clone();
+            deep["spec"]["priorityLevelConfiguration"]["bogus"] = json!("x");
+            let mut meta = levels[0].clone();
+            meta["metadata"]["bogus"] = json!(true);
+            let strict = layout == "standalone-strict";
+            assert_eq!(
+                fs.is_valid(&bogus),
+                !strict,
+                "{layout} {version} spec.bogus"
+            );
+            assert_eq!(fs.is_valid(&deep), !strict, "{layout} {version} nested");
+            assert_eq!(
+                plc.is_valid(&meta),
+                !strict,
+                "{layout} {version} metadata.bogus"
+            );
+            // Maps and free-form fields stay open.
+            let mut labels = levels[0].clone();
+            labels["metadata"]["labels"] = json!({"any": "label"});
+            labels["metadata"]["managedFields"] =
+                json!([{"manager": "m", "fieldsV1": {"f:spec": {}}}]);
+            assert!(plc.is_valid(&labels), "{layout} {version} labels");
+        }
+    }
+    for version in ["v1beta1", "v1"] {
+        let strict = standalone(
+            "standalone-strict",
+            &format!("apiservice-apiregistration-{version}.json"),
+        );
+        assert!(
+            apiservices(version).iter().all(|s| strict.is_valid(s)),
+            "{version}"
+        );
+    }
+}

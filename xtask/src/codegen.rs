@@ -246,12 +246,52 @@ fn json_schemas(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     }
     let map: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&output.stdout)
         .context("reading the output of the jsonschemas example")?;
-    map.into_iter()
-        .map(|(relative, schema)| {
-            let text = serde_json::to_string_pretty(&schema)? + "\n";
-            Ok((PathBuf::from(relative), text))
-        })
-        .collect()
+    let mut files = BTreeMap::new();
+    for (relative, schema) in map {
+        let text = |schema: &serde_json::Value| -> Result<String> {
+            Ok(serde_json::to_string_pretty(schema)? + "\n")
+        };
+        // kubeconform's and kubernetes-json-schema's names: `flowschema-flowcontrol-v1.json`.
+        let flat = standalone_name(&relative)?;
+        files.insert(Path::new("standalone").join(&flat), text(&schema)?);
+        let mut strict = schema.clone();
+        close_objects(&mut strict);
+        files.insert(Path::new("standalone-strict").join(&flat), text(&strict)?);
+        files.insert(PathBuf::from(relative), text(&schema)?);
+    }
+    Ok(files)
+}
+
+/// `flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema.json` as kubeconform names it:
+/// `flowschema-flowcontrol-v1beta3.json` (kind, the group's first label, version; lower case).
+fn standalone_name(relative: &str) -> Result<String> {
+    let mut parts = relative.trim_end_matches(".json").split('/');
+    let (Some(group), Some(version), Some(kind), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        bail!("unexpected JSON Schema path {relative:?}");
+    };
+    let group = group.split('.').next().unwrap_or_default();
+    Ok(format!("{kind}-{group}-{version}.json").to_lowercase())
+}
+
+/// The strict variant of a schema, as kubernetes-json-schema's `-strict` schemas are: every
+/// object schema with `properties` and no `additionalProperties` of its own refuses other
+/// fields. Free-form objects (no `properties`) and maps stay as they are.
+fn close_objects(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert(
+                    "additionalProperties".to_owned(),
+                    serde_json::Value::Bool(false),
+                );
+            }
+            map.values_mut().for_each(close_objects);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(close_objects),
+        _ => {}
+    }
 }
 
 /// Makes `dir` (relative to `root`) hold exactly `files`, given by path relative to `dir`.
