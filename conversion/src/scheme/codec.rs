@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{SchemeError, Target, UnknownFields, Warning, diff};
+use super::{ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
 use crate::hub;
 use crate::{FromHub, ToHub};
 
@@ -159,6 +159,7 @@ pub fn find(api_version: &str, object: &Value) -> Result<&'static Codec, SchemeE
         .unwrap_or_default();
     lookup(api_version, kind).ok_or_else(|| {
         SchemeError::new(
+            ErrorKind::UnsupportedKind,
             "",
             format!(
                 "unsupported apiVersion {api_version:?} and kind {kind:?}; supported: {SUPPORTED}"
@@ -173,6 +174,7 @@ pub fn resolve_target(source: &Codec, target: &Target) -> Result<&'static Codec,
         && group != source.group
     {
         return Err(SchemeError::new(
+            ErrorKind::WrongGroup,
             "apiVersion",
             format!(
                 "cannot convert {} {} of group {} to group {group}",
@@ -192,6 +194,7 @@ pub fn resolve_target(source: &Codec, target: &Target) -> Result<&'static Codec,
                 .map(|c| c.version)
                 .collect();
             SchemeError::new(
+                ErrorKind::UnknownVersion,
                 "",
                 format!(
                     "{} has no version {:?}; it serves {}",
@@ -233,8 +236,13 @@ pub fn decode_collecting<T: DeserializeOwned>(
     let mut record = |path: serde_ignored::Path<'_>| unknown_paths.push(ignored_path(&path));
     let result: Result<T, _> =
         serde_path_to_error::deserialize(serde_ignored::Deserializer::new(object, &mut record));
-    let typed = result
-        .map_err(|err| SchemeError::new(kube_path(err.path()), err.into_inner().to_string()))?;
+    let typed = result.map_err(|err| {
+        SchemeError::new(
+            ErrorKind::InvalidValue,
+            kube_path(err.path()),
+            err.into_inner().to_string(),
+        )
+    })?;
     Ok((typed, unknown_paths))
 }
 
@@ -257,6 +265,7 @@ pub fn apply_unknown(
                 .map(|p| format!("unknown field {p:?}"))
                 .collect();
             Err(SchemeError::new(
+                ErrorKind::UnknownFields,
                 "",
                 format!("strict decoding error: {}", fields.join(", ")),
             ))
@@ -288,7 +297,8 @@ where
 {
     let mut typed: T = decode(object, unknown, warnings)?;
     typed.apply_defaults();
-    serde_json::to_value(&typed).map_err(|e| SchemeError::new("", e.to_string()))
+    serde_json::to_value(&typed)
+        .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))
 }
 
 fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
@@ -298,6 +308,7 @@ where
 {
     let hub = <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
         SchemeError::new(
+            ErrorKind::UnsupportedKind,
             "kind",
             format!(
                 "cannot convert this object to {} {}",
@@ -307,16 +318,17 @@ where
         )
     })?;
     let external = T::from_hub(hub);
-    let encoded =
-        serde_json::to_value(&external).map_err(|e| SchemeError::new("", e.to_string()))?;
+    let encoded = serde_json::to_value(&external)
+        .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))?;
     // What would a reader of the output get? Decode-side defaulting, then back to the hub.
     let mut read_back = external;
     read_back.apply_defaults();
     let again = read_back.into_hub();
     if again != *hub {
-        let before = serde_json::to_value(hub).map_err(|e| SchemeError::new("", e.to_string()))?;
-        let after =
-            serde_json::to_value(&again).map_err(|e| SchemeError::new("", e.to_string()))?;
+        let before = serde_json::to_value(hub)
+            .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))?;
+        let after = serde_json::to_value(&again)
+            .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))?;
         for change in diff::changes(&before, &after) {
             warnings.push(Warning::Lossy {
                 path: change.path,

@@ -85,11 +85,34 @@ impl Warning {
     }
 }
 
+/// What kind of failure a [`SchemeError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The document's `apiVersion` and `kind` are not served (or a hub object of another kind
+    /// was given to a codec).
+    UnsupportedKind,
+    /// The target version names another API group than the object's.
+    WrongGroup,
+    /// The version is not served, or the target is not a version at all.
+    UnknownVersion,
+    /// Strict decoding found fields that the version does not have.
+    UnknownFields,
+    /// A value of the wrong type or out of its range; a malformed document.
+    InvalidValue,
+    /// The document nests deeper than [`MAX_DEPTH_LIMIT`].
+    TooDeep,
+    /// Writing the result failed.
+    Encoding,
+}
+
 /// Why a document could not be handled; `path` is the field path inside the document, empty
 /// for the document as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
 pub struct SchemeError {
+    /// What kind of failure it is.
+    pub kind: ErrorKind,
     /// Field path, such as `spec.limited.nominalConcurrencyShares` or `items[2].kind`.
     pub path: String,
     /// What is wrong.
@@ -97,8 +120,9 @@ pub struct SchemeError {
 }
 
 impl SchemeError {
-    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    fn new(kind: ErrorKind, path: impl Into<String>, message: impl Into<String>) -> Self {
         SchemeError {
+            kind,
             path: path.into(),
             message: message.into(),
         }
@@ -107,7 +131,7 @@ impl SchemeError {
     fn prefixed(self, prefix: &str) -> Self {
         SchemeError {
             path: join(prefix, &self.path),
-            message: self.message,
+            ..self
         }
     }
 }
@@ -135,6 +159,7 @@ impl FromStr for Target {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let invalid = || {
             SchemeError::new(
+                ErrorKind::UnknownVersion,
                 "",
                 format!("invalid target version {s:?}: expected VERSION or GROUP/VERSION"),
             )
@@ -173,6 +198,7 @@ pub fn check_target(target: &Target) -> Result<(), SchemeError> {
         Ok(())
     } else {
         Err(SchemeError::new(
+            ErrorKind::UnknownVersion,
             "",
             format!("no served API has version {target}; supported: {SUPPORTED}"),
         ))
@@ -268,14 +294,20 @@ pub fn to_hub(
 fn identity(object: &Value) -> Result<(&str, &str), SchemeError> {
     let Value::Object(map) = object else {
         return Err(SchemeError::new(
+            ErrorKind::InvalidValue,
             "",
             format!("expected an object, found {}", json_type(object)),
         ));
     };
     let field = |name: &str| match map.get(name) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.as_str()),
-        Some(Value::String(_)) | None => Err(SchemeError::new(name, "Required value: must be set")),
+        Some(Value::String(_)) | None => Err(SchemeError::new(
+            ErrorKind::InvalidValue,
+            name,
+            "Required value: must be set",
+        )),
         Some(other) => Err(SchemeError::new(
+            ErrorKind::InvalidValue,
             name,
             format!("expected a string, found {}", json_type(other)),
         )),
@@ -311,6 +343,7 @@ fn each_object(
 ) -> Result<Value, SchemeError> {
     if depth(document) > MAX_DEPTH_LIMIT {
         return Err(SchemeError::new(
+            ErrorKind::TooDeep,
             "",
             format!("document nested deeper than {MAX_DEPTH_LIMIT} levels"),
         ));
@@ -328,6 +361,7 @@ fn each_object(
         None | Some(Value::Null) => &[],
         Some(other) => {
             return Err(SchemeError::new(
+                ErrorKind::InvalidValue,
                 "items",
                 format!("expected an array, found {}", json_type(other)),
             ));
@@ -346,6 +380,7 @@ fn each_object(
                     Some(Value::String(found)) if found == expected => {}
                     Some(found) => {
                         return Err(SchemeError::new(
+                            ErrorKind::InvalidValue,
                             format!("{prefix}.{field}"),
                             format!("expected {expected:?} in a {kind}, found {found}"),
                         ));
@@ -394,8 +429,9 @@ fn list_envelope(
                     codec::decode_collecting(value).map_err(|e| e.prefixed("metadata"))?;
                 unknown_paths.extend(paths.iter().map(|p| join("metadata", p)));
                 if let Some(meta) = meta {
-                    let meta = serde_json::to_value(meta)
-                        .map_err(|e| SchemeError::new("metadata", e.to_string()))?;
+                    let meta = serde_json::to_value(meta).map_err(|e| {
+                        SchemeError::new(ErrorKind::Encoding, "metadata", e.to_string())
+                    })?;
                     envelope.insert(key.clone(), meta);
                 }
             }

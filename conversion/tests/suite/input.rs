@@ -304,3 +304,60 @@ fn the_deepest_readable_document_converts() {
         converted.object
     );
 }
+
+/// Errors say what kind of failure they are, so that callers need not read messages.
+#[test]
+fn scheme_errors_have_kinds() {
+    use scheme::ErrorKind;
+    let target = |t: &str| -> Target { t.parse().unwrap() };
+    let level = json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3",
+        "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": "p"},
+        "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}},
+    });
+    let kind_of = |document: &Value, to: &str, unknown| {
+        scheme::convert(document, &target(to), unknown)
+            .unwrap_err()
+            .kind
+    };
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment"});
+    assert_eq!(
+        kind_of(&deployment, "v1", UnknownFields::Warn),
+        ErrorKind::UnsupportedKind
+    );
+    assert_eq!(
+        kind_of(&level, "apiregistration.k8s.io/v1", UnknownFields::Warn),
+        ErrorKind::WrongGroup
+    );
+    assert_eq!(
+        kind_of(&level, "v7", UnknownFields::Warn),
+        ErrorKind::UnknownVersion
+    );
+    let mut unknown = level.clone();
+    unknown["spec"]["bogus"] = json!(1);
+    assert_eq!(
+        kind_of(&unknown, "v1", UnknownFields::Strict),
+        ErrorKind::UnknownFields
+    );
+    let mut invalid = level.clone();
+    invalid["spec"]["limited"]["nominalConcurrencyShares"] = json!("many");
+    assert_eq!(
+        kind_of(&invalid, "v1", UnknownFields::Warn),
+        ErrorKind::InvalidValue
+    );
+    let mut deep = json!(1);
+    for _ in 0..100 {
+        deep = Value::Array(vec![deep]);
+    }
+    let mut too_deep = level.clone();
+    too_deep["spec"]["x"] = deep;
+    assert_eq!(
+        kind_of(&too_deep, "v1", UnknownFields::Warn),
+        ErrorKind::TooDeep
+    );
+    assert_eq!(
+        scheme::check_target(&target("v7")).unwrap_err().kind,
+        ErrorKind::UnknownVersion
+    );
+}
