@@ -64,8 +64,8 @@ pub fn emit_conversions(
             };
             let hub_definition = format!("{hub_prefix}{rest}");
             let Some(hub_entry) = hub.space.entries.get(&hub_definition) else {
-                return Err(Error::Internal {
-                    module: module.join("::"),
+                return Err(Error::Settings {
+                    setting: format!("hub of {}", module.join("::")),
                     message: format!("{definition} has no hub type {hub_definition}"),
                 });
             };
@@ -282,16 +282,16 @@ impl Pair<'_> {
                     None if manual.is_empty() && unread.is_empty() => {
                         Ok((quote! { #target_path { #(#fields)* } }, false))
                     }
-                    None => Err(Error::Internal {
-                        module: format!("{} → {}", source.definition, target.definition),
+                    None => Err(Error::Settings {
+                        setting: format!("hooks of {} → {}", source.definition, target.definition),
                         message: format!(
                             "fields without counterpart need a conversion hook ({direction:?}): target {manual:?}, source {unread:?}"
                         ),
                     }),
                 }
             }
-            _ => Err(Error::Internal {
-                module: format!("{} → {}", source.definition, target.definition),
+            _ => Err(Error::Settings {
+                setting: format!("hub of {} → {}", source.definition, target.definition),
                 message: "the two types have different shapes".to_owned(),
             }),
         }

@@ -268,9 +268,9 @@ impl ModuleEmitter<'_> {
 
     fn named(&self, definition: &str) -> Result<TokenStream> {
         if let Some(path) = self.space.replaced.get(definition) {
-            let ty: syn::Type = syn::parse_str(path).map_err(|err| Error::Internal {
-                module: self.module.join("::"),
-                message: format!("replacement path {path:?} for {definition}: {err}"),
+            let ty: syn::Type = syn::parse_str(path).map_err(|err| Error::Settings {
+                setting: format!("replacement for {definition}"),
+                message: format!("{path:?} is not a Rust type: {err}"),
             })?;
             return Ok(quote! { #ty });
         }
@@ -602,9 +602,9 @@ impl ModuleEmitter<'_> {
             }
         }
         if let Some(hook) = &def.hook {
-            let path: syn::Path = syn::parse_str(hook).map_err(|err| Error::Internal {
-                module: self.module.join("::"),
-                message: format!("defaulting hook path {hook:?}: {err}"),
+            let path: syn::Path = syn::parse_str(hook).map_err(|err| Error::Settings {
+                setting: format!("defaulting hook of {name}"),
+                message: format!("{hook:?} is not a Rust path: {err}"),
             })?;
             statements.push(quote! { #path(self); });
         }

@@ -51,6 +51,15 @@ pub enum Error {
         /// The earlier document.
         other: String,
     },
+    /// The settings do not fit the documents: a replacement or hook path that is not a Rust
+    /// path, a hub without the type a version needs, fields without counterpart and no hook.
+    #[error("settings: {setting}: {message}")]
+    Settings {
+        /// The setting: `replacement for <definition>`, `defaulting hook`, `hooks of A → B`.
+        setting: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The generated code did not parse; this is a bug in the generator.
     #[error("generated code for module {module} does not parse: {message}")]
     Internal {

@@ -54,3 +54,32 @@ fn deep_nesting_is_an_error() {
     let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
     assert!(generate(text.as_bytes()).is_err());
 }
+
+/// A mistake in the settings is reported as one, naming the setting, not as a generator bug.
+#[test]
+fn settings_mistakes_are_settings_errors() {
+    let generate_with = |settings: &mut Settings| {
+        let mut generator = Generator::new(settings.clone());
+        generator.add_bytes("widgets.json", &fixture()).unwrap();
+        generator.generate().map(|_| ()).unwrap_err()
+    };
+    let error =
+        generate_with(Settings::default().replace_namespace("com.example.meta.", "not a path!"));
+    assert!(
+        matches!(error, apfkit_codegen::Error::Settings { .. }),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("settings: replacement for com.example.meta."),
+        "{error}"
+    );
+    let error =
+        generate_with(Settings::default().defaulting_hook("com.example.v1.WidgetSpec", "1 + 1"));
+    assert!(
+        matches!(error, apfkit_codegen::Error::Settings { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("is not a Rust path"), "{error}");
+}
