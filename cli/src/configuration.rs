@@ -7,6 +7,15 @@ use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT}
 use crate::failure::{Failure, printable};
 use crate::input;
 
+/// Reasons as one line: `path: message; path: message`.
+pub fn join(reasons: &[impl ToString]) -> String {
+    reasons
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Reads the PriorityLevelConfigurations and FlowSchemas of `paths` (other kinds are an
 /// error), or takes the embedded default when there are none, for a server whose concurrency
 /// limit is `server_concurrency_limit`. Objects the configuration leaves out are reported on
@@ -51,7 +60,7 @@ pub fn load(
             "warning: {} {} left out: {}",
             skipped.kind,
             printable(&skipped.name),
-            printable(&skipped.reasons.join("; "))
+            printable(&join(&skipped.reasons))
         );
     }
     Ok(config)

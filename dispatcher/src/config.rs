@@ -117,8 +117,9 @@ pub struct Skipped {
     pub kind: &'static str,
     /// The object's name.
     pub name: String,
-    /// Validation errors, or a dealer error for queuing parameters.
-    pub reasons: Vec<String>,
+    /// Validation errors with kube-apiserver's paths and messages (queuing parameters the
+    /// shuffle-sharding dealer refuses appear at `spec.limited.limitResponse.queuing`).
+    pub reasons: Vec<FieldError>,
 }
 
 /// Why no configuration could be built.
@@ -151,10 +152,6 @@ pub struct Configuration {
 
 fn name_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
     meta.name.clone().unwrap_or_default()
-}
-
-fn errors_text(errors: &[FieldError]) -> Vec<String> {
-    errors.iter().map(ToString::to_string).collect()
 }
 
 impl Configuration {
@@ -213,7 +210,7 @@ impl Configuration {
                 skipped.push(Skipped {
                     kind: "PriorityLevelConfiguration",
                     name: name_of(&level.metadata),
-                    reasons: errors_text(&errors),
+                    reasons: errors,
                 });
                 continue;
             }
@@ -222,7 +219,10 @@ impl Configuration {
                 Err(err) => skipped.push(Skipped {
                     kind: "PriorityLevelConfiguration",
                     name: name_of(&level.metadata),
-                    reasons: vec![err.to_string()],
+                    reasons: vec![FieldError::forbidden(
+                        "spec.limited.limitResponse.queuing",
+                        err.to_string(),
+                    )],
                 }),
             }
         }
@@ -253,7 +253,7 @@ impl Configuration {
                 skipped.push(Skipped {
                     kind: "FlowSchema",
                     name,
-                    reasons: errors_text(&errors),
+                    reasons: errors,
                 });
                 continue;
             }

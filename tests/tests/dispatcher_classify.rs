@@ -533,9 +533,18 @@ fn invalid_objects_are_skipped_and_reported() {
     let config = Configuration::new(levels, schemas, 600).unwrap();
     assert_eq!(config.skipped().len(), 1);
     assert_eq!(config.skipped()[0].name, "system-nodes");
+    let reasons: Vec<String> = config.skipped()[0]
+        .reasons
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     assert_eq!(
-        config.skipped()[0].reasons,
+        reasons,
         ["spec.matchingPrecedence: Invalid value: 0: must be a positive value"]
+    );
+    assert_eq!(
+        config.skipped()[0].reasons[0].path,
+        "spec.matchingPrecedence"
     );
     assert!(Configuration::kubernetes_default(0).is_err());
 }
@@ -586,4 +595,41 @@ fn static_limits_6_3() {
     assert_eq!(nominal(24), [0, 1, 3, 4, 1, 4, 10, 2]);
     assert_eq!(nominal(1000), [0, 21, 123, 164, 41, 164, 409, 82]);
     assert_eq!(nominal(600).iter().sum::<i64>(), 602);
+}
+
+/// Without validation (objects read from storage), queuing the dealer refuses is still left
+/// out, reported at the queuing field.
+#[test]
+fn trusted_levels_the_dealer_refuses_are_skipped_at_the_queuing_field() {
+    let mut levels = bootstrap::priority_levels().to_vec();
+    let level = levels
+        .iter_mut()
+        .find(|l| l.metadata.name.as_deref() == Some("global-default"))
+        .unwrap();
+    let queuing = level
+        .spec
+        .limited
+        .as_mut()
+        .unwrap()
+        .limit_response
+        .queuing
+        .as_mut()
+        .unwrap();
+    queuing.queues = Some(2);
+    queuing.hand_size = Some(5);
+    let config =
+        Configuration::new_trusted(levels, bootstrap::flow_schemas().to_vec(), 600).unwrap();
+    let skipped = &config.skipped()[0];
+    assert_eq!(skipped.name, "global-default");
+    assert_eq!(
+        skipped.reasons[0].path,
+        "spec.limited.limitResponse.queuing"
+    );
+    assert!(
+        skipped.reasons[0]
+            .to_string()
+            .contains("handSize 5 is greater than deckSize 2"),
+        "{}",
+        skipped.reasons[0]
+    );
 }

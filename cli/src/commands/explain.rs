@@ -106,7 +106,7 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
             .filter(|s| s.kind == "FlowSchema")
             .map(|s| SkippedSchema {
                 flow_schema: s.name.clone(),
-                reason: s.reasons.join("; "),
+                reason: crate::configuration::join(&s.reasons),
             }),
     );
     let classifier = Classifier::new(config);
