@@ -57,9 +57,15 @@ pub fn yaml_documents(path: &Path) -> Vec<Value> {
     serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The bootstrap fixture objects of one flowcontrol version: (priority levels, flow schemas).
+/// The bootstrap objects of one flowcontrol version: (priority levels, flow schemas). The v1
+/// objects are the dispatcher's embedded data (`dispatcher/data`); the older versions are
+/// fixtures in `tests/fixtures/bootstrap`.
 pub fn bootstrap(version: &str) -> (Vec<Value>, Vec<Value>) {
-    let dir = fixtures().join("bootstrap").join(version);
+    let dir = if version == "v1" {
+        repo_root().join("dispatcher").join("data")
+    } else {
+        fixtures().join("bootstrap").join(version)
+    };
     (
         yaml_documents(&dir.join("prioritylevelconfigurations.yaml")),
         yaml_documents(&dir.join("flowschemas.yaml")),

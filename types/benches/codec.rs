@@ -13,8 +13,13 @@ const OBJECTS: usize = 10_000;
 
 /// The bootstrap FlowSchemas, repeated with distinct names, as one FlowSchemaList.
 static LIST_JSON: LazyLock<Vec<u8>> = LazyLock::new(|| {
-    let text = include_str!("../../tests/fixtures/bootstrap/v1/flowschemas.yaml");
-    let schemas: Vec<Value> = serde_saphyr::from_multiple(text).expect("fixture parses");
+    // The dispatcher's record of the bootstrap FlowSchemas, read (not embedded) at start.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../dispatcher/data/flowschemas.yaml"
+    );
+    let text = std::fs::read_to_string(path).expect("dispatcher/data/flowschemas.yaml");
+    let schemas: Vec<Value> = serde_saphyr::from_multiple(&text).expect("fixture parses");
     let items: Vec<Value> = (0..OBJECTS)
         .map(|i| {
             let mut object = schemas[i % schemas.len()].clone();
