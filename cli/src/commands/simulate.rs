@@ -55,13 +55,24 @@ fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
         file: path.to_owned(),
         document: None,
     };
-    let mut text = String::new();
-    let read = if path == "-" {
-        std::io::stdin().lock().read_to_string(&mut text)
+    // A workload is one document: it gets the same byte limit as any other.
+    let limit = crate::input::limits().max_document_bytes;
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin().lock())
     } else {
-        std::fs::File::open(path).and_then(|mut file| file.read_to_string(&mut text))
+        Box::new(std::fs::File::open(path).map_err(|e| Failure::at(&location, e))?)
     };
-    read.map_err(|e| Failure::at(&location, e))?;
+    let mut text = String::new();
+    reader
+        .take(limit as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Failure::at(&location, e))?;
+    if text.len() > limit {
+        return Err(Failure::at(
+            &location,
+            format!("larger than {limit} bytes (raise the limit with --max-document-size)"),
+        ));
+    }
     // The message once, with its line and column, after the file's name (serde-saphyr's
     // snippet would repeat the message and name the file `<input>`).
     let workload: Workload =

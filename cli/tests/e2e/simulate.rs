@@ -99,6 +99,15 @@ fn hostile_numbers_are_refused_with_the_field_and_the_limit() {
         report(&one_stream("rate: 1e-300, service: 1s"))["requests"],
         0
     );
+    // A workload is held to the document size limit while it is read.
+    let endless = format!("duration: 1s\nstreams: []\n# {}\n", "x".repeat(2 << 20));
+    let output = simulate(
+        &endless,
+        &["--max-document-size", "1M"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("larger than 1048576 bytes"));
     // The request limit can be raised.
     let output = simulate(
         &one_stream("rate: 20000, service: 1ms"),
