@@ -38,8 +38,8 @@ pub fn load(
     let mut names = input::Names::default();
     input::for_each_hub_object(paths, |location, object| {
         if let Some(duplicate) = names.record(location, &object) {
-            let (kind, name) = input::kind_and_name(&object);
-            return Err(Failure::at(location, format!("{kind}/{name}: {duplicate}")));
+            let label = input::label(&object);
+            return Err(Failure::at(location, format!("{label}: {duplicate}")));
         }
         match object {
             HubObject::PriorityLevelConfiguration(level) => levels.push(level),

@@ -85,6 +85,14 @@ impl Failure {
         }
     }
 
+    /// A failure writing the output named `path`.
+    pub fn output(path: &str, source: std::io::Error) -> Self {
+        Failure::Output {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
     /// The process exit code.
     pub fn exit_code(&self) -> i32 {
         match self {

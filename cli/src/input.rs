@@ -241,11 +241,9 @@ fn read_message(error: &InputError) -> String {
     match error {
         // serde_json's own message already says where.
         InputError::Json { message, .. } => format!("invalid JSON: {message}"),
-        InputError::TooLarge { limit, line } => format!(
-            "document {}larger than {limit} bytes (raise the limit with --max-document-size)",
-            line.map(|l| format!("starting at line {l} is "))
-                .unwrap_or_default()
-        ),
+        InputError::TooLarge { .. } => {
+            format!("{error} (raise the limit with --max-document-size)")
+        }
         other => other.to_string(),
     }
 }
@@ -334,8 +332,14 @@ pub fn for_each_hub_object(
     Ok(())
 }
 
-/// An object's kind and name, for messages.
-pub fn kind_and_name(object: &HubObject) -> (&'static str, String) {
+/// `Kind/name` of an object, for messages, with control characters of the name escaped.
+pub fn label(object: &HubObject) -> String {
+    let (kind, name) = kind_and_name(object);
+    format!("{kind}/{}", printable(&name))
+}
+
+/// An object's kind and name.
+fn kind_and_name(object: &HubObject) -> (&'static str, String) {
     let (kind, metadata) = match object {
         HubObject::FlowSchema(o) => ("FlowSchema", &o.metadata),
         HubObject::PriorityLevelConfiguration(o) => ("PriorityLevelConfiguration", &o.metadata),

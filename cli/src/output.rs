@@ -102,10 +102,7 @@ impl Sink {
     /// nothing is converted for an output that cannot be written.
     pub fn new(format: Format, destination: Destination) -> Result<Self, Failure> {
         let name = destination.name();
-        let io = |source| Failure::Output {
-            path: name.clone(),
-            source,
-        };
+        let io = |source| Failure::output(&name, source);
         let target = match destination {
             Destination::Stdout => Target::Stdout,
             Destination::File(path) => classify(&path).map_err(io)?,
@@ -129,10 +126,7 @@ impl Sink {
     /// Appends one document. A document larger than the reader's limit is refused, so that
     /// everything written can be read back.
     pub fn write(&mut self, value: &impl Serialize) -> Result<(), Failure> {
-        let failure = |message: String| Failure::Output {
-            path: self.name.clone(),
-            source: std::io::Error::other(message),
-        };
+        let failure = |message: String| self.error(std::io::Error::other(message));
         let text = match self.format {
             Format::Yaml => {
                 let mut text =
@@ -158,12 +152,14 @@ impl Sink {
             )));
         }
         self.append(text.as_bytes())
-            .map_err(|source| Failure::Output {
-                path: self.name.clone(),
-                source,
-            })?;
+            .map_err(|source| self.error(source))?;
         self.written += 1;
         Ok(())
+    }
+
+    /// A failure writing this sink's output.
+    fn error(&self, source: std::io::Error) -> Failure {
+        Failure::output(&self.name, source)
     }
 
     /// Documents written so far.
@@ -177,17 +173,16 @@ impl Sink {
         let Target::Regular { existing, .. } = &self.target else {
             return Ok(());
         };
-        let io = |source| Failure::Output {
-            path: self.name.clone(),
-            source,
+        self.held = match std::mem::replace(&mut self.held, Held::Memory(Vec::new())) {
+            Held::File(file) => {
+                let mut temporary = file.into_inner().map_err(|e| self.error(e.into_error()))?;
+                temporary
+                    .close(existing.as_ref())
+                    .map_err(|e| self.error(e))?;
+                Held::Closed(temporary)
+            }
+            other => other,
         };
-        if let Held::File(_) = &self.held
-            && let Held::File(file) = std::mem::replace(&mut self.held, Held::Memory(Vec::new()))
-        {
-            let mut temporary = file.into_inner().map_err(|e| io(e.into_error()))?;
-            temporary.close(existing.as_ref()).map_err(io)?;
-            self.held = Held::Closed(temporary);
-        }
         Ok(())
     }
 
@@ -226,10 +221,7 @@ pub fn commit(sinks: Vec<Sink>) -> Result<(), Failure> {
     let mut streams = Vec::new();
     for sink in sinks {
         let name = sink.name.clone();
-        let io = |source| Failure::Output {
-            path: name.clone(),
-            source,
-        };
+        let io = |source| Failure::output(&name, source);
         let mut sink = sink;
         sink.close()?;
         match (sink.target, sink.held) {
@@ -250,8 +242,7 @@ pub fn commit(sinks: Vec<Sink>) -> Result<(), Failure> {
     }
     replace_all(replacements)?;
     for (name, path, held) in streams {
-        write_stream(path.as_deref(), held)
-            .map_err(|source| Failure::Output { path: name, source })?;
+        write_stream(path.as_deref(), held).map_err(|source| Failure::output(&name, source))?;
     }
     Ok(())
 }
@@ -367,10 +358,7 @@ struct Replacement {
 /// is held throughout, so a signal waits until the files are consistent.
 fn replace_all(mut replacements: Vec<Replacement>) -> Result<(), Failure> {
     let mut live = cleanup::lock();
-    let failed = |replacement: &Replacement, source| Failure::Output {
-        path: replacement.name.clone(),
-        source,
-    };
+    let failed = |replacement: &Replacement, source| Failure::output(&replacement.name, source);
     for index in 0..replacements.len() {
         let replacement = &replacements[index];
         if !replacement.path.exists() {

@@ -35,10 +35,7 @@ pub fn emit(text: &str) -> Result<(), crate::failure::Failure> {
         .and_then(|()| stdout.flush())
     {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(crate::failure::Failure::Output {
-                path: "-".to_owned(),
-                source: e,
-            })
+            Err(crate::failure::Failure::output("-", e))
         }
         _ => Ok(()),
     }

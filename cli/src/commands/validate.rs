@@ -91,8 +91,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             };
             for object in &decoded {
                 objects += 1;
-                let (kind, name) = input::kind_and_name(object);
-                let prefix = format!("{location}: {kind}/{}", printable(&name));
+                let prefix = format!("{location}: {}", input::label(object));
                 for error in validation::validate(object, &options) {
                     emit(&format!("{prefix}: {}\n", printable(&error.to_string())))?;
                     errors += 1;

@@ -66,7 +66,7 @@ pub enum InputError {
     #[error("invalid YAML: {0}")]
     Yaml(String),
     /// The document is larger than [`Limits::max_document_bytes`].
-    #[error("document {}larger than {limit} bytes (the limit can be raised)", line.map(|l| format!("starting at line {l} is ")).unwrap_or_default())]
+    #[error("document {}larger than {limit} bytes", line.map(|l| format!("starting at line {l} is ")).unwrap_or_default())]
     TooLarge {
         /// The limit.
         limit: usize,
@@ -151,6 +151,7 @@ pub fn read_each<E: From<ReadError>>(
         })?
         .is_some_and(|b| b == b'{' || b == b'[');
     let document_start = Rc::new(Cell::new(0));
+    let document_line = Rc::new(Cell::new(1));
     let mut metered = Metered {
         inner: reader,
         taken: 0,
@@ -158,7 +159,7 @@ pub fn read_each<E: From<ReadError>>(
         document_start: Rc::clone(&document_start),
         markers: (!json).then_some(MarkerScan::LineStart),
         lines: 1,
-        document_line: None,
+        document_line: Rc::clone(&document_line),
     };
     let too_large = |line| InputError::TooLarge {
         limit: limits.max_document_bytes,
@@ -189,8 +190,6 @@ pub fn read_each<E: From<ReadError>>(
     }
     let options = yaml_options(&limits);
     let mut index = 0;
-    let document_line = Rc::new(Cell::new(1));
-    metered.document_line = Some(Rc::clone(&document_line));
     let documents = serde_saphyr::read_with_options::<_, Value>(&mut metered, options);
     for value in documents {
         let value = value.map_err(|e| {
@@ -267,7 +266,7 @@ struct Metered<R> {
     /// The line being read (YAML).
     lines: u64,
     /// The line where the current YAML document began.
-    document_line: Option<Rc<Cell<u64>>>,
+    document_line: Rc<Cell<u64>>,
 }
 
 /// A scan for `---` or `...` at the start of a line, followed by a blank or the line's end.
@@ -339,9 +338,7 @@ impl<R: Read> Read for Metered<R> {
                         return Err(Self::too_large());
                     }
                     self.document_start.set(at);
-                    if let Some(line) = &self.document_line {
-                        line.set(self.lines);
-                    }
+                    self.document_line.set(self.lines);
                 }
                 self.lines += u64::from(byte == b'\n');
             }

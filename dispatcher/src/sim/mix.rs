@@ -328,23 +328,22 @@ pub fn simulate_within(
                 stream.user.clone()
             };
             let request = stream.request(&user, &groups);
-            let classification =
-                dispatcher
-                    .classifier()
-                    .classify(&request)
-                    .ok_or_else(|| WorkloadError {
-                        field: format!("streams[{index}]"),
-                        message: "the configuration has no catch-all FlowSchema to classify it"
-                            .to_owned(),
-                    })?;
+            let classification = dispatcher.classifier().classify(&request).ok_or_else(|| {
+                WorkloadError::new(
+                    format!("streams[{index}]"),
+                    "the configuration has no catch-all FlowSchema to classify it",
+                )
+            })?;
             let level = dispatcher
                 .level_index(classification.priority_level)
-                .ok_or_else(|| WorkloadError {
-                    field: format!("streams[{index}]"),
-                    message: format!(
-                        "priority level {} is missing",
-                        classification.priority_level
-                    ),
+                .ok_or_else(|| {
+                    WorkloadError::new(
+                        format!("streams[{index}]"),
+                        format!(
+                            "priority level {} is missing",
+                            classification.priority_level
+                        ),
+                    )
                 })?;
             users.push(Flow {
                 level,
@@ -404,14 +403,14 @@ pub fn simulate_within(
         }
         sim.handle(now, event);
         if sim.requests > request_cap {
-            return Err(WorkloadError {
-                field: "streams".to_owned(),
-                message: format!(
+            return Err(WorkloadError::new(
+                "streams",
+                format!(
                     "the run passed {request_cap} requests, far more than expected; the \
                      workload is too large for the limit of {} requests",
                     limits.max_requests
                 ),
-            });
+            ));
         }
     }
     progress(1.0);

@@ -120,7 +120,7 @@ pub struct WorkloadError {
 }
 
 impl WorkloadError {
-    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         WorkloadError {
             field: field.into(),
             message: message.into(),
