@@ -47,6 +47,11 @@ pub struct ConversionSettings {
     pub from_hub_trait: String,
     /// First line of every generated file.
     pub header: String,
+    /// Path of the module providing the dynamic scheme's `Codec` (with `const fn of::<T>()`)
+    /// and `HubKind` (`wrap`, `unwrap`). When set, the root module also gets the kind
+    /// registry: a `HubObject` enum with one variant per hub kind, and `CODECS`, one codec per
+    /// served kind of every paired version.
+    pub scheme_runtime: Option<String>,
 }
 
 /// Generates one file per pair (plus `mod.rs` files), by path relative to the output root.
@@ -56,6 +61,7 @@ pub fn emit_conversions(
     settings: &ConversionSettings,
 ) -> Result<BTreeMap<PathBuf, String>> {
     let mut modules: BTreeMap<Vec<String>, Vec<TokenStream>> = BTreeMap::new();
+    let mut served = Vec::new();
     for (external_prefix, hub_prefix, module) in &settings.pairs {
         let items = modules.entry(module.clone()).or_default();
         for (definition, entry) in external.space.entries.range(external_prefix.clone()..) {
@@ -77,7 +83,14 @@ pub fn emit_conversions(
                 hub_prefix,
             };
             items.push(pair.impls(entry, hub_entry)?);
+            if is_resource(entry) {
+                served.push((Pair::path(external, entry)?, hub_entry));
+            }
         }
+    }
+    if let Some(runtime) = &settings.scheme_runtime {
+        let registry = scheme_registry(runtime, hub, &served)?;
+        modules.entry(Vec::new()).or_default().push(registry);
     }
     let tree = module_tree(modules.keys());
     let mut files = BTreeMap::new();
@@ -94,6 +107,74 @@ pub fn emit_conversions(
         files.insert(path, text);
     }
     Ok(files)
+}
+
+/// A kind served as a resource (not a list and not a nested type).
+fn is_resource(entry: &TypeEntry) -> bool {
+    matches!(&entry.body, TypeBody::Struct(def) if def.kind.is_some() && def.resource.is_some())
+}
+
+/// `HubObject`, its `HubKind` impls and `CODECS` for the served kinds, each given by the path
+/// of its external type and its hub entry.
+fn scheme_registry(
+    runtime: &str,
+    hub: &Side<'_>,
+    served: &[(syn::Path, &TypeEntry)],
+) -> Result<TokenStream> {
+    let runtime: syn::Path = syn::parse_str(runtime).map_err(|err| Error::Settings {
+        setting: "scheme_runtime".to_owned(),
+        message: format!("{runtime:?} is not a Rust path: {err}"),
+    })?;
+    let mut hub_kinds: BTreeMap<&str, &TypeEntry> = BTreeMap::new();
+    for (_, entry) in served {
+        if let Some(other) = hub_kinds.insert(&entry.name, entry)
+            && other.definition != entry.definition
+        {
+            return Err(Error::Settings {
+                setting: "scheme_runtime".to_owned(),
+                message: format!(
+                    "hub kinds {} and {} share the name {}; one HubObject cannot hold both",
+                    other.definition, entry.definition, entry.name
+                ),
+            });
+        }
+    }
+    let mut variants = Vec::new();
+    let mut impls = Vec::new();
+    for (name, entry) in &hub_kinds {
+        let variant = format_ident!("{}", name);
+        let path = Pair::path(hub, entry)?;
+        let doc = format!(" The hub {name}.");
+        variants.push(quote! {
+            #[doc = #doc]
+            #variant(#path),
+        });
+        impls.push(quote! {
+            impl #runtime::HubKind for #path {
+                fn wrap(self) -> HubObject {
+                    HubObject::#variant(self)
+                }
+                #[allow(unreachable_patterns)]
+                fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+                    match object {
+                        HubObject::#variant(inner) => ::std::option::Option::Some(inner),
+                        _ => ::std::option::Option::None,
+                    }
+                }
+            }
+        });
+    }
+    let codecs = served.iter().map(|(external, _)| quote! { #runtime::Codec::of::<#external>(), });
+    Ok(quote! {
+        /// A hub object of any kind.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum HubObject {
+            #(#variants)*
+        }
+        #(#impls)*
+        /// Every served kind of every version, in the order of the pairs.
+        pub static CODECS: &[#runtime::Codec] = &[#(#codecs)*];
+    })
 }
 
 struct Pair<'a> {

@@ -8,6 +8,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::registry;
 use crate::settings::Settings;
 use crate::tree::{module_tree, render};
 use crate::typespace::{FieldDef, FieldType, Presence, StructDef, TypeBody, TypeEntry, TypeSpace};
@@ -33,7 +34,8 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
             items.push(quote! { pub mod #ident; });
         }
         if module.is_empty() {
-            items.push(runtime());
+            items.push(runtime(settings));
+            items.push(registry::registry(space, settings));
         }
         for entry in modules.get(module).into_iter().flatten() {
             items.push(emitter.entry(entry)?);
@@ -49,7 +51,8 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
 }
 
 /// Traits and serde helpers shared by the generated modules, placed in the root module.
-fn runtime() -> TokenStream {
+fn runtime(settings: &Settings) -> TokenStream {
+    let json_schema = registry::json_schema_helper(settings);
     quote! {
         /// Applies the server-side defaults of the schema, recursively, in place.
         pub trait ApplyDefaults {
@@ -105,6 +108,7 @@ fn runtime() -> TokenStream {
         }
         #[doc(hidden)]
         pub mod __private {
+            #json_schema
             /// Decodes `null` like an absent field: as the empty value.
             pub fn null_as_default<'de, D, T>(deserializer: D) -> ::std::result::Result<T, D::Error>
             where
@@ -549,11 +553,7 @@ impl ModuleEmitter<'_> {
                 type Scope = #scope;
             }
         }];
-        let list_kind = format!("{kind}List");
-        let has_list = self.space.entries.values().any(|e| {
-            matches!(&e.body, TypeBody::Struct(s) if s.kind.as_ref().is_some_and(|k| k.kind == list_kind) && s.list_item.is_some())
-        });
-        if has_list {
+        if let Some(list_kind) = registry::list_kind_of(self.space, kind, self.module) {
             items.push(quote! {
                 impl ::k8s_openapi::ListableResource for #name {
                     const LIST_KIND: &'static str = #list_kind;
@@ -681,7 +681,7 @@ impl ModuleEmitter<'_> {
     }
 }
 
-fn api_version(group: &str, version: &str) -> String {
+pub(crate) fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() {
         version.to_owned()
     } else {

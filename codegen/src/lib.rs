@@ -37,6 +37,7 @@ pub mod load;
 pub mod names;
 pub mod openapi;
 pub mod output;
+mod registry;
 pub mod settings;
 mod tree;
 pub mod typespace;

@@ -39,5 +39,21 @@ pub mod defaulting;
 #[rustfmt::skip]
 mod generated;
 mod interop;
+pub mod json_schema;
 
-pub use generated::{ApplyDefaults, Kind, ListKind, Resource, apiregistration, flowcontrol};
+pub use generated::{
+    ApplyDefaults, KINDS, Kind, KindInfo, ListKind, Resource, apiregistration, flowcontrol,
+};
+
+/// The kind `kind` of `group`/`version` in [`KINDS`], list kinds included.
+///
+/// ```
+/// let level = apfkit_types::find_kind("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration").unwrap();
+/// assert_eq!(level.plural, Some("prioritylevelconfigurations"));
+/// assert_eq!(level.list_kind, Some("PriorityLevelConfigurationList"));
+/// ```
+pub fn find_kind(group: &str, version: &str, kind: &str) -> Option<&'static KindInfo> {
+    KINDS
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.kind == kind)
+}

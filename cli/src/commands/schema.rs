@@ -1,5 +1,8 @@
 //! `schema`.
 
+use apfkit_conversion::discovery::compare_kube_aware_version_strings;
+use apfkit_types::json_schema::{self, Variant};
+use apfkit_types::{KINDS, KindInfo};
 use clap::Args;
 
 use super::emit;
@@ -10,6 +13,7 @@ use crate::failure::Failure;
 /// Examples:
 ///   apfkit schema --kind FlowSchema --version v1beta3
 ///   apfkit schema --kind APIService --version apiregistration.k8s.io/v1
+///   apfkit schema --kind flowschemas --version v1 --strict
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct SchemaArgs {
@@ -21,57 +25,20 @@ pub struct SchemaArgs {
     /// VERSION or GROUP/VERSION.
     #[arg(long)]
     version: String,
+    /// Refuse fields the schema does not name (`additionalProperties: false` on every object
+    /// with properties), as kubeconform's `-strict` schemas do.
+    #[arg(long)]
+    strict: bool,
 }
 
-macro_rules! schemas {
-    ($($group:literal / $version:literal / $kind:literal),* $(,)?) => {
-        &[$((
-            $group,
-            $version,
-            $kind,
-            include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"), "/../schemas/jsonschema/", $group, "/", $version, "/", $kind, ".json"
-            )),
-        )),*]
-    };
-}
 
-/// The committed JSON Schemas (`schemas/jsonschema`), kept fresh by `cargo xtask codegen`.
-const SCHEMAS: &[(&str, &str, &str, &str)] = schemas!(
-    "flowcontrol.apiserver.k8s.io" / "v1alpha1" / "FlowSchema",
-    "flowcontrol.apiserver.k8s.io" / "v1alpha1" / "FlowSchemaList",
-    "flowcontrol.apiserver.k8s.io" / "v1alpha1" / "PriorityLevelConfiguration",
-    "flowcontrol.apiserver.k8s.io" / "v1alpha1" / "PriorityLevelConfigurationList",
-    "flowcontrol.apiserver.k8s.io" / "v1beta1" / "FlowSchema",
-    "flowcontrol.apiserver.k8s.io" / "v1beta1" / "FlowSchemaList",
-    "flowcontrol.apiserver.k8s.io" / "v1beta1" / "PriorityLevelConfiguration",
-    "flowcontrol.apiserver.k8s.io" / "v1beta1" / "PriorityLevelConfigurationList",
-    "flowcontrol.apiserver.k8s.io" / "v1beta2" / "FlowSchema",
-    "flowcontrol.apiserver.k8s.io" / "v1beta2" / "FlowSchemaList",
-    "flowcontrol.apiserver.k8s.io" / "v1beta2" / "PriorityLevelConfiguration",
-    "flowcontrol.apiserver.k8s.io" / "v1beta2" / "PriorityLevelConfigurationList",
-    "flowcontrol.apiserver.k8s.io" / "v1beta3" / "FlowSchema",
-    "flowcontrol.apiserver.k8s.io" / "v1beta3" / "FlowSchemaList",
-    "flowcontrol.apiserver.k8s.io" / "v1beta3" / "PriorityLevelConfiguration",
-    "flowcontrol.apiserver.k8s.io" / "v1beta3" / "PriorityLevelConfigurationList",
-    "flowcontrol.apiserver.k8s.io" / "v1" / "FlowSchema",
-    "flowcontrol.apiserver.k8s.io" / "v1" / "FlowSchemaList",
-    "flowcontrol.apiserver.k8s.io" / "v1" / "PriorityLevelConfiguration",
-    "flowcontrol.apiserver.k8s.io" / "v1" / "PriorityLevelConfigurationList",
-    "apiregistration.k8s.io" / "v1beta1" / "APIService",
-    "apiregistration.k8s.io" / "v1beta1" / "APIServiceList",
-    "apiregistration.k8s.io" / "v1" / "APIService",
-    "apiregistration.k8s.io" / "v1" / "APIServiceList",
-);
-
-/// The kind a user means: a kind in any case, or its resource name (the lower-case plural,
-/// which is the kind's name with an `s` for these kinds), as kubectl accepts them.
+/// The kind a user means: a kind in any case, or its resource name (the lower-case plural),
+/// as kubectl accepts them.
 fn canonical_kind(given: &str) -> Option<&'static str> {
-    let given = given.to_ascii_lowercase();
-    SCHEMAS.iter().map(|(_, _, kind, _)| *kind).find(|kind| {
-        let lower = kind.to_ascii_lowercase();
-        given == lower || (!kind.ends_with("List") && given == format!("{lower}s"))
-    })
+    KINDS
+        .iter()
+        .find(|k| k.kind.eq_ignore_ascii_case(given) || k.plural == Some(given))
+        .map(|k| k.kind)
 }
 
 /// `apfkit schema`.
@@ -81,21 +48,39 @@ pub fn run(args: SchemaArgs) -> Result<(), Failure> {
         None => (None, args.version.as_str()),
     };
     let kind = canonical_kind(&args.kind).unwrap_or(&args.kind);
-    let found = SCHEMAS
+    let found = KINDS
         .iter()
-        .find(|(g, v, k, _)| *k == kind && *v == version && group.is_none_or(|group| group == *g));
+        .find(|k| k.kind == kind && k.version == version && group.is_none_or(|g| g == k.group));
     match found {
-        Some((_, _, _, schema)) => emit(schema),
+        Some(found) => {
+            let variant = if args.strict {
+                Variant::Strict
+            } else {
+                Variant::Open
+            };
+            emit(&json_schema::text(found, variant))
+        }
         None => {
-            let kinds: Vec<String> = SCHEMAS
-                .iter()
-                .filter(|(_, _, k, _)| *k == kind)
-                .map(|(g, v, _, _)| format!("{g}/{v}"))
-                .collect();
+            let mut served: Vec<&KindInfo> = KINDS.iter().filter(|k| k.kind == kind).collect();
+            // Preferred version first, as discovery lists them.
+            served.sort_by(|a, b| {
+                a.group
+                    .cmp(b.group)
+                    .then(compare_kube_aware_version_strings(b.version, a.version))
+            });
+            let kinds: Vec<&str> = served.iter().map(|k| k.api_version).collect();
             Err(Failure::Usage(if kinds.is_empty() {
+                let mut resources: Vec<&str> = KINDS
+                    .iter()
+                    .filter(|k| !k.is_list())
+                    .map(|k| k.kind)
+                    .collect();
+                resources.sort_unstable();
+                resources.dedup();
                 format!(
-                    "unknown kind {:?}: expected FlowSchema, PriorityLevelConfiguration, APIService or one of their lists",
-                    args.kind
+                    "unknown kind {:?}: expected {} or one of their lists",
+                    args.kind,
+                    resources.join(", ")
                 )
             } else {
                 format!(

@@ -3,3 +3,76 @@
 #![allow(clippy::all)]
 pub mod apiregistration;
 pub mod flowcontrol;
+/// A hub object of any kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HubObject {
+    /// The hub APIService.
+    APIService(crate::hub::apiregistration::APIService),
+    /// The hub FlowSchema.
+    FlowSchema(crate::hub::flowcontrol::FlowSchema),
+    /// The hub PriorityLevelConfiguration.
+    PriorityLevelConfiguration(crate::hub::flowcontrol::PriorityLevelConfiguration),
+}
+impl crate::scheme::HubKind for crate::hub::apiregistration::APIService {
+    fn wrap(self) -> HubObject {
+        HubObject::APIService(self)
+    }
+    #[allow(unreachable_patterns)]
+    fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+        match object {
+            HubObject::APIService(inner) => ::std::option::Option::Some(inner),
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+impl crate::scheme::HubKind for crate::hub::flowcontrol::FlowSchema {
+    fn wrap(self) -> HubObject {
+        HubObject::FlowSchema(self)
+    }
+    #[allow(unreachable_patterns)]
+    fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+        match object {
+            HubObject::FlowSchema(inner) => ::std::option::Option::Some(inner),
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+impl crate::scheme::HubKind for crate::hub::flowcontrol::PriorityLevelConfiguration {
+    fn wrap(self) -> HubObject {
+        HubObject::PriorityLevelConfiguration(self)
+    }
+    #[allow(unreachable_patterns)]
+    fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+        match object {
+            HubObject::PriorityLevelConfiguration(inner) => {
+                ::std::option::Option::Some(inner)
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+/// Every served kind of every version, in the order of the pairs.
+pub static CODECS: &[crate::scheme::Codec] = &[
+    crate::scheme::Codec::of::<::apfkit_types::flowcontrol::v1alpha1::FlowSchema>(),
+    crate::scheme::Codec::of::<
+        ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfiguration,
+    >(),
+    crate::scheme::Codec::of::<::apfkit_types::flowcontrol::v1beta1::FlowSchema>(),
+    crate::scheme::Codec::of::<
+        ::apfkit_types::flowcontrol::v1beta1::PriorityLevelConfiguration,
+    >(),
+    crate::scheme::Codec::of::<::apfkit_types::flowcontrol::v1beta2::FlowSchema>(),
+    crate::scheme::Codec::of::<
+        ::apfkit_types::flowcontrol::v1beta2::PriorityLevelConfiguration,
+    >(),
+    crate::scheme::Codec::of::<::apfkit_types::flowcontrol::v1beta3::FlowSchema>(),
+    crate::scheme::Codec::of::<
+        ::apfkit_types::flowcontrol::v1beta3::PriorityLevelConfiguration,
+    >(),
+    crate::scheme::Codec::of::<::apfkit_types::flowcontrol::v1::FlowSchema>(),
+    crate::scheme::Codec::of::<
+        ::apfkit_types::flowcontrol::v1::PriorityLevelConfiguration,
+    >(),
+    crate::scheme::Codec::of::<::apfkit_types::apiregistration::v1beta1::APIService>(),
+    crate::scheme::Codec::of::<::apfkit_types::apiregistration::v1::APIService>(),
+];

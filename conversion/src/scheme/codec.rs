@@ -1,54 +1,25 @@
 //! The served kinds, each with typed decode, default and encode functions.
 
-use apfkit_types::{ApplyDefaults, Kind, apiregistration, flowcontrol};
+use apfkit_types::{ApplyDefaults, Kind};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::sync::OnceLock;
+
+use crate::discovery::compare_kube_aware_version_strings;
 
 use super::{ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
-use crate::hub;
 use crate::{FromHub, ToHub};
 
-/// A hub object of any kind.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HubObject {
-    /// A FlowSchema.
-    FlowSchema(hub::flowcontrol::FlowSchema),
-    /// A PriorityLevelConfiguration.
-    PriorityLevelConfiguration(hub::flowcontrol::PriorityLevelConfiguration),
-    /// An APIService.
-    APIService(hub::apiregistration::APIService),
-}
+pub use crate::generated::{CODECS, HubObject};
 
-/// Hub types that a [`HubObject`] can hold.
+/// Hub types that a [`HubObject`] can hold; implemented by the generated registry.
 pub trait HubKind: Sized + Serialize + PartialEq {
     /// Wraps the object.
     fn wrap(self) -> HubObject;
     /// The object, if `object` holds this kind.
     fn unwrap(object: &HubObject) -> Option<&Self>;
 }
-
-macro_rules! hub_kind {
-    ($($variant:ident => $ty:ty),*) => {$(
-        impl HubKind for $ty {
-            fn wrap(self) -> HubObject {
-                HubObject::$variant(self)
-            }
-            fn unwrap(object: &HubObject) -> Option<&Self> {
-                match object {
-                    HubObject::$variant(inner) => Some(inner),
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-
-hub_kind!(
-    FlowSchema => hub::flowcontrol::FlowSchema,
-    PriorityLevelConfiguration => hub::flowcontrol::PriorityLevelConfiguration,
-    APIService => hub::apiregistration::APIService
-);
 
 type DecodeFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<HubObject, SchemeError>;
 type DefaultFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
@@ -68,6 +39,28 @@ pub struct Codec {
 }
 
 impl Codec {
+    /// The codec of the versioned kind `T`; the generated `CODECS` table is made of these.
+    pub const fn of<T>() -> Codec
+    where
+        T: DeserializeOwned
+            + Serialize
+            + ApplyDefaults
+            + Kind
+            + ToHub
+            + FromHub
+            + ToHub<Hub = <T as FromHub>::Hub>,
+        <T as FromHub>::Hub: HubKind + Clone,
+    {
+        Codec {
+            group: T::GROUP,
+            version: T::VERSION,
+            kind: T::KIND,
+            decode: decode_to_hub_as::<T>,
+            default: default_as::<T>,
+            encode: encode_as::<T>,
+        }
+    }
+
     /// `group/version`.
     pub fn api_version(&self) -> String {
         format!("{}/{}", self.group, self.version)
@@ -103,41 +96,54 @@ impl Codec {
     }
 }
 
-macro_rules! codecs {
-    ($($module:ident :: $version:ident :: $kind:ident),* $(,)?) => {
-        /// Every served kind of every group-version.
-        pub static CODECS: &[Codec] = &[$(
-            Codec {
-                group: <$module::$version::$kind as Kind>::GROUP,
-                version: <$module::$version::$kind as Kind>::VERSION,
-                kind: <$module::$version::$kind as Kind>::KIND,
-                decode: decode_to_hub_as::<$module::$version::$kind>,
-                default: default_as::<$module::$version::$kind>,
-                encode: encode_as::<$module::$version::$kind>,
-            },
-        )*];
-    };
+/// What is supported, for error messages: every group with its versions (preferred first) and
+/// kinds, from [`CODECS`], and the `v1 List` envelope:
+/// `flowcontrol.apiserver.k8s.io/{v1,v1beta3,...} FlowSchema, PriorityLevelConfiguration and
+/// their lists; ...; v1 List of any of these`.
+pub fn supported() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        // Group → version → kinds, groups in the registry's order.
+        type Versions = Vec<(&'static str, Vec<&'static str>)>;
+        let mut groups: Vec<(&str, Versions)> = Vec::new();
+        for codec in CODECS {
+            let at = match groups.iter().position(|(g, _)| *g == codec.group) {
+                Some(at) => at,
+                None => {
+                    groups.push((codec.group, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let versions = &mut groups[at].1;
+            match versions.iter_mut().find(|(v, _)| *v == codec.version) {
+                Some((_, kinds)) => kinds.push(codec.kind),
+                None => versions.push((codec.version, vec![codec.kind])),
+            }
+        }
+        let mut parts = Vec::new();
+        for (group, mut versions) in groups {
+            versions.sort_by(|a, b| compare_kube_aware_version_strings(b.0, a.0));
+            // Versions with the same kinds are named together.
+            let mut runs: Vec<(Vec<&str>, &Vec<&str>)> = Vec::new();
+            for (version, kinds) in &versions {
+                match runs.last_mut() {
+                    Some((names, same)) if *same == kinds => names.push(version),
+                    _ => runs.push((vec![version], kinds)),
+                }
+            }
+            for (names, kinds) in runs {
+                let kinds = match kinds.as_slice() {
+                    [one] => format!("{one} and {one}List"),
+                    [init @ .., last] => format!("{}, {last} and their lists", init.join(", ")),
+                    [] => continue,
+                };
+                parts.push(format!("{group}/{{{}}} {kinds}", names.join(",")));
+            }
+        }
+        parts.push("v1 List of any of these".to_owned());
+        parts.join("; ")
+    })
 }
-
-codecs!(
-    flowcontrol::v1alpha1::FlowSchema,
-    flowcontrol::v1alpha1::PriorityLevelConfiguration,
-    flowcontrol::v1beta1::FlowSchema,
-    flowcontrol::v1beta1::PriorityLevelConfiguration,
-    flowcontrol::v1beta2::FlowSchema,
-    flowcontrol::v1beta2::PriorityLevelConfiguration,
-    flowcontrol::v1beta3::FlowSchema,
-    flowcontrol::v1beta3::PriorityLevelConfiguration,
-    flowcontrol::v1::FlowSchema,
-    flowcontrol::v1::PriorityLevelConfiguration,
-    apiregistration::v1beta1::APIService,
-    apiregistration::v1::APIService,
-);
-
-/// What is supported, for error messages.
-pub const SUPPORTED: &str = "flowcontrol.apiserver.k8s.io/{v1alpha1,v1beta1,v1beta2,v1beta3,v1} \
-     FlowSchema, PriorityLevelConfiguration and their lists; apiregistration.k8s.io/{v1beta1,v1} \
-     APIService and APIServiceList; v1 List of any of these";
 
 fn lookup(api_version: &str, kind: &str) -> Option<&'static Codec> {
     let (group, version) = api_version.split_once('/')?;
@@ -162,7 +168,8 @@ pub fn find(api_version: &str, object: &Value) -> Result<&'static Codec, SchemeE
             ErrorKind::UnsupportedKind,
             "",
             format!(
-                "unsupported apiVersion {api_version:?} and kind {kind:?}; supported: {SUPPORTED}"
+                "unsupported apiVersion {api_version:?} and kind {kind:?}; supported: {}",
+                supported()
             ),
         )
     })
@@ -404,6 +411,25 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn supported_lists_the_registry_preferred_version_first() {
+        assert_eq!(
+            super::supported(),
+            "flowcontrol.apiserver.k8s.io/{v1,v1beta3,v1beta2,v1beta1,v1alpha1} FlowSchema, \
+             PriorityLevelConfiguration and their lists; apiregistration.k8s.io/{v1,v1beta1} \
+             APIService and APIServiceList; v1 List of any of these"
+        );
+    }
+
+    #[test]
+    fn every_codec_is_found_by_its_identity() {
+        for codec in super::CODECS {
+            let found = super::lookup(&codec.api_version(), codec.kind).unwrap();
+            assert!(std::ptr::eq(found, codec), "{}", codec.kind);
+        }
+        assert_eq!(super::CODECS.len(), 12);
+    }
+
     #[test]
     fn articles_follow_the_sound() {
         for (kind, article) in [

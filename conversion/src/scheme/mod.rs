@@ -27,7 +27,7 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-pub use codec::{HubObject, SUPPORTED};
+pub use codec::{CODECS, Codec, HubKind, HubObject, supported};
 pub use input::{
     Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth, read_documents, read_each,
 };
@@ -200,7 +200,7 @@ pub fn check_target(target: &Target) -> Result<(), SchemeError> {
         Err(SchemeError::new(
             ErrorKind::UnknownVersion,
             "",
-            format!("no served API has version {target}; supported: {SUPPORTED}"),
+            format!("no served API has version {target}; supported: {}", supported()),
         ))
     }
 }

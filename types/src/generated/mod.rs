@@ -58,6 +58,12 @@ pub trait ListKind: Kind {
 }
 #[doc(hidden)]
 pub mod __private {
+    /// The root JSON Schema (draft 2020-12) of `T`.
+    pub fn json_schema<T: ::schemars::JsonSchema>() -> ::schemars::Schema {
+        ::schemars::generate::SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<T>()
+    }
     /// Decodes `null` like an absent field: as the empty value.
     pub fn null_as_default<'de, D, T>(
         deserializer: D,
@@ -188,3 +194,322 @@ pub mod __private {
         ::std::result::Result::Ok(())
     }
 }
+/// One kind of the generated API, as [`KINDS`] lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct KindInfo {
+    /// API group, empty for the legacy core group.
+    pub group: &'static str,
+    /// Version inside the group.
+    pub version: &'static str,
+    /// The kind.
+    pub kind: &'static str,
+    /// `group/version`, or only the version for the core group.
+    pub api_version: &'static str,
+    /// For a resource: the plural name used in URLs.
+    pub plural: ::std::option::Option<&'static str>,
+    /// For a resource: whether it lives in a namespace.
+    pub namespaced: bool,
+    /// For a resource with a list kind: that kind.
+    pub list_kind: ::std::option::Option<&'static str>,
+    /// For a list kind: the kind of its items.
+    pub item_kind: ::std::option::Option<&'static str>,
+    /// The JSON Schema (draft 2020-12) schemars derives for the type.
+    pub json_schema: fn() -> ::schemars::Schema,
+}
+impl KindInfo {
+    /// Whether this is a list kind.
+    pub fn is_list(&self) -> bool {
+        self.item_kind.is_some()
+    }
+}
+/// Every kind of the generated API (resources and list kinds), by definition name.
+pub static KINDS: &[KindInfo] = &[
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind: "FlowSchema",
+        api_version: "flowcontrol.apiserver.k8s.io/v1",
+        plural: ::std::option::Option::Some("flowschemas"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("FlowSchemaList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::flowcontrol::v1::FlowSchema>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind: "FlowSchemaList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("FlowSchema"),
+        json_schema: __private::json_schema::<self::flowcontrol::v1::FlowSchemaList>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind: "PriorityLevelConfiguration",
+        api_version: "flowcontrol.apiserver.k8s.io/v1",
+        plural: ::std::option::Option::Some("prioritylevelconfigurations"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1::PriorityLevelConfiguration,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind: "PriorityLevelConfigurationList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1::PriorityLevelConfigurationList,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1alpha1",
+        kind: "FlowSchema",
+        api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
+        plural: ::std::option::Option::Some("flowschemas"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("FlowSchemaList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::flowcontrol::v1alpha1::FlowSchema>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1alpha1",
+        kind: "FlowSchemaList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("FlowSchema"),
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1alpha1::FlowSchemaList,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1alpha1",
+        kind: "PriorityLevelConfiguration",
+        api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
+        plural: ::std::option::Option::Some("prioritylevelconfigurations"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1alpha1",
+        kind: "PriorityLevelConfigurationList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1alpha1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta1",
+        kind: "FlowSchema",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
+        plural: ::std::option::Option::Some("flowschemas"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("FlowSchemaList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::flowcontrol::v1beta1::FlowSchema>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta1",
+        kind: "FlowSchemaList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("FlowSchema"),
+        json_schema: __private::json_schema::<self::flowcontrol::v1beta1::FlowSchemaList>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta1",
+        kind: "PriorityLevelConfiguration",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
+        plural: ::std::option::Option::Some("prioritylevelconfigurations"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1beta1::PriorityLevelConfiguration,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta1",
+        kind: "PriorityLevelConfigurationList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta2",
+        kind: "FlowSchema",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
+        plural: ::std::option::Option::Some("flowschemas"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("FlowSchemaList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::flowcontrol::v1beta2::FlowSchema>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta2",
+        kind: "FlowSchemaList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("FlowSchema"),
+        json_schema: __private::json_schema::<self::flowcontrol::v1beta2::FlowSchemaList>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta2",
+        kind: "PriorityLevelConfiguration",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
+        plural: ::std::option::Option::Some("prioritylevelconfigurations"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1beta2::PriorityLevelConfiguration,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta2",
+        kind: "PriorityLevelConfigurationList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta2",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta3",
+        kind: "FlowSchema",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
+        plural: ::std::option::Option::Some("flowschemas"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("FlowSchemaList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::flowcontrol::v1beta3::FlowSchema>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta3",
+        kind: "FlowSchemaList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("FlowSchema"),
+        json_schema: __private::json_schema::<self::flowcontrol::v1beta3::FlowSchemaList>,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta3",
+        kind: "PriorityLevelConfiguration",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
+        plural: ::std::option::Option::Some("prioritylevelconfigurations"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1beta3::PriorityLevelConfiguration,
+        >,
+    },
+    KindInfo {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta3",
+        kind: "PriorityLevelConfigurationList",
+        api_version: "flowcontrol.apiserver.k8s.io/v1beta3",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        json_schema: __private::json_schema::<
+            self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
+        >,
+    },
+    KindInfo {
+        group: "apiregistration.k8s.io",
+        version: "v1",
+        kind: "APIService",
+        api_version: "apiregistration.k8s.io/v1",
+        plural: ::std::option::Option::Some("apiservices"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("APIServiceList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::apiregistration::v1::APIService>,
+    },
+    KindInfo {
+        group: "apiregistration.k8s.io",
+        version: "v1",
+        kind: "APIServiceList",
+        api_version: "apiregistration.k8s.io/v1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("APIService"),
+        json_schema: __private::json_schema::<self::apiregistration::v1::APIServiceList>,
+    },
+    KindInfo {
+        group: "apiregistration.k8s.io",
+        version: "v1beta1",
+        kind: "APIService",
+        api_version: "apiregistration.k8s.io/v1beta1",
+        plural: ::std::option::Option::Some("apiservices"),
+        namespaced: false,
+        list_kind: ::std::option::Option::Some("APIServiceList"),
+        item_kind: ::std::option::Option::None,
+        json_schema: __private::json_schema::<self::apiregistration::v1beta1::APIService>,
+    },
+    KindInfo {
+        group: "apiregistration.k8s.io",
+        version: "v1beta1",
+        kind: "APIServiceList",
+        api_version: "apiregistration.k8s.io/v1beta1",
+        plural: ::std::option::Option::None,
+        namespaced: false,
+        list_kind: ::std::option::Option::None,
+        item_kind: ::std::option::Option::Some("APIService"),
+        json_schema: __private::json_schema::<
+            self::apiregistration::v1beta1::APIServiceList,
+        >,
+    },
+];

@@ -1,0 +1,153 @@
+//! The kind registry of a generated tree: one `KindInfo` per kind (resources and their lists),
+//! so that programs can list, look up and export the kinds without a hand-written table.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::settings::Settings;
+use crate::typespace::{TypeBody, TypeSpace};
+
+/// The `KindInfo` type and the `KINDS` table, for the root module; nothing for a tree without
+/// kinds (such as a hub).
+pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> TokenStream {
+    let has_kinds = space
+        .entries
+        .values()
+        .any(|e| matches!(&e.body, TypeBody::Struct(s) if s.kind.is_some()));
+    if !has_kinds {
+        return TokenStream::new();
+    }
+    let kind_info = kind_info_type(settings);
+    let kinds = kinds_table(space, settings);
+    quote! { #kind_info #kinds }
+}
+
+/// The `KindInfo` type.
+fn kind_info_type(settings: &Settings) -> TokenStream {
+    let json_schema = settings.schemars.then(|| {
+        quote! {
+            /// The JSON Schema (draft 2020-12) schemars derives for the type.
+            pub json_schema: fn() -> ::schemars::Schema,
+        }
+    });
+    quote! {
+        /// One kind of the generated API, as [`KINDS`] lists it.
+        #[derive(Debug, Clone, Copy)]
+        pub struct KindInfo {
+            /// API group, empty for the legacy core group.
+            pub group: &'static str,
+            /// Version inside the group.
+            pub version: &'static str,
+            /// The kind.
+            pub kind: &'static str,
+            /// `group/version`, or only the version for the core group.
+            pub api_version: &'static str,
+            /// For a resource: the plural name used in URLs.
+            pub plural: ::std::option::Option<&'static str>,
+            /// For a resource: whether it lives in a namespace.
+            pub namespaced: bool,
+            /// For a resource with a list kind: that kind.
+            pub list_kind: ::std::option::Option<&'static str>,
+            /// For a list kind: the kind of its items.
+            pub item_kind: ::std::option::Option<&'static str>,
+            #json_schema
+        }
+        impl KindInfo {
+            /// Whether this is a list kind.
+            pub fn is_list(&self) -> bool {
+                self.item_kind.is_some()
+            }
+        }
+    }
+}
+
+/// The `KINDS` table, in the order of the definitions (by definition name).
+fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
+    let mut rows = Vec::new();
+    for entry in space.entries.values() {
+        let TypeBody::Struct(def) = &entry.body else {
+            continue;
+        };
+        let Some(gvk) = &def.kind else {
+            continue;
+        };
+        let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+        let api_version = crate::emit::api_version(group, version);
+        let segments = entry.module.iter().map(|m| format_ident!("{}", m));
+        let name = format_ident!("{}", entry.name);
+        let ty = quote! { self #(::#segments)* :: #name };
+        let (plural, namespaced) = match &def.resource {
+            Some(resource) => {
+                let plural = &resource.plural;
+                (quote! { ::std::option::Option::Some(#plural) }, resource.namespaced)
+            }
+            None => (quote! { ::std::option::Option::None }, false),
+        };
+        let list_kind = list_kind_of(space, kind, &entry.module);
+        let list_kind = match list_kind {
+            Some(list) if def.resource.is_some() => quote! { ::std::option::Option::Some(#list) },
+            _ => quote! { ::std::option::Option::None },
+        };
+        let item_kind = match def.list_item.as_ref().and_then(|item| item_kind(space, item)) {
+            Some(item) => quote! { ::std::option::Option::Some(#item) },
+            None => quote! { ::std::option::Option::None },
+        };
+        let json_schema = settings
+            .schemars
+            .then(|| quote! { json_schema: __private::json_schema::<#ty>, });
+        rows.push(quote! {
+            KindInfo {
+                group: #group,
+                version: #version,
+                kind: #kind,
+                api_version: #api_version,
+                plural: #plural,
+                namespaced: #namespaced,
+                list_kind: #list_kind,
+                item_kind: #item_kind,
+                #json_schema
+            },
+        });
+    }
+    quote! {
+        /// Every kind of the generated API (resources and list kinds), by definition name.
+        pub static KINDS: &[KindInfo] = &[#(#rows)*];
+    }
+}
+
+/// The helper behind `KindInfo::json_schema`, in `__private`.
+pub(crate) fn json_schema_helper(settings: &Settings) -> TokenStream {
+    if !settings.schemars {
+        return TokenStream::new();
+    }
+    quote! {
+        /// The root JSON Schema (draft 2020-12) of `T`.
+        pub fn json_schema<T: ::schemars::JsonSchema>() -> ::schemars::Schema {
+            ::schemars::generate::SchemaSettings::draft2020_12()
+                .into_generator()
+                .into_root_schema_for::<T>()
+        }
+    }
+}
+
+/// The list kind of `kind` in the same module: a kind named `<kind>List` whose items are it.
+pub(crate) fn list_kind_of(space: &TypeSpace, kind: &str, module: &[String]) -> Option<String> {
+    let list = format!("{kind}List");
+    space
+        .entries
+        .values()
+        .any(|e| {
+            e.module == module
+                && matches!(&e.body, TypeBody::Struct(s)
+                    if s.list_item.is_some() && s.kind.as_ref().is_some_and(|k| k.kind == list))
+        })
+        .then_some(list)
+}
+
+/// The kind of the definition a list holds.
+fn item_kind(space: &TypeSpace, definition: &str) -> Option<String> {
+    match &space.entries.get(definition)?.body {
+        TypeBody::Struct(def) => def.kind.as_ref().map(|gvk| gvk.kind.clone()),
+        TypeBody::Newtype(_) => None,
+    }
+}
