@@ -164,7 +164,9 @@ fn scheme_registry(
             }
         });
     }
-    let codecs = served.iter().map(|(external, _)| quote! { #runtime::Codec::of::<#external>(), });
+    let codecs = served
+        .iter()
+        .map(|(external, _)| quote! { #runtime::Codec::of::<#external>(), });
     Ok(quote! {
         /// A hub object of any kind.
         #[derive(Debug, Clone, PartialEq)]

@@ -79,7 +79,10 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
         let (plural, namespaced) = match &def.resource {
             Some(resource) => {
                 let plural = &resource.plural;
-                (quote! { ::std::option::Option::Some(#plural) }, resource.namespaced)
+                (
+                    quote! { ::std::option::Option::Some(#plural) },
+                    resource.namespaced,
+                )
             }
             None => (quote! { ::std::option::Option::None }, false),
         };
@@ -88,7 +91,11 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
             Some(list) if def.resource.is_some() => quote! { ::std::option::Option::Some(#list) },
             _ => quote! { ::std::option::Option::None },
         };
-        let item_kind = match def.list_item.as_ref().and_then(|item| item_kind(space, item)) {
+        let item_kind = match def
+            .list_item
+            .as_ref()
+            .and_then(|item| item_kind(space, item))
+        {
             Some(item) => quote! { ::std::option::Option::Some(#item) },
             None => quote! { ::std::option::Option::None },
         };

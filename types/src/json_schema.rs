@@ -140,13 +140,19 @@ mod tests {
         assert_eq!(strict["additionalProperties"], false);
         // Labels are a map: their schema keeps its own `additionalProperties` (a string schema).
         let text = strict.to_string();
-        assert!(text.contains(r#""additionalProperties":{"type":"string"}"#), "{text}");
+        assert!(
+            text.contains(r#""additionalProperties":{"type":"string"}"#),
+            "{text}"
+        );
     }
 
     #[test]
     fn standalone_names_follow_kubeconform() {
-        let kind = crate::find_kind("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchemaList")
-            .unwrap();
-        assert_eq!(standalone_name(kind), "flowschemalist-flowcontrol-v1beta3.json");
+        let kind =
+            crate::find_kind("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchemaList").unwrap();
+        assert_eq!(
+            standalone_name(kind),
+            "flowschemalist-flowcontrol-v1beta3.json"
+        );
     }
 }

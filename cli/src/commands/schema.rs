@@ -31,7 +31,6 @@ pub struct SchemaArgs {
     strict: bool,
 }
 
-
 /// The kind a user means: a kind in any case, or its resource name (the lower-case plural),
 /// as kubectl accepts them.
 fn canonical_kind(given: &str) -> Option<&'static str> {

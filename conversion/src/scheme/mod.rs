@@ -200,7 +200,10 @@ pub fn check_target(target: &Target) -> Result<(), SchemeError> {
         Err(SchemeError::new(
             ErrorKind::UnknownVersion,
             "",
-            format!("no served API has version {target}; supported: {}", supported()),
+            format!(
+                "no served API has version {target}; supported: {}",
+                supported()
+            ),
         ))
     }
 }
