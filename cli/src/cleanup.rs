@@ -1,5 +1,5 @@
 //! Temporary files that must not outlive the command: every temporary file is registered here
-//! while it exists, and SIGINT, SIGTERM and SIGHUP remove them all before the process exits
+//! (while holding the registry, from its creation on) while it exists, and SIGINT, SIGTERM and SIGHUP remove them all before the process exits
 //! (with 128 + the signal's number, as a shell reports it). Renames into place happen while
 //! holding the registry, so a signal never interrupts a commit half-way.
 //!
@@ -19,11 +19,6 @@ static LIVE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 pub fn lock() -> MutexGuard<'static, BTreeSet<PathBuf>> {
     // A panic elsewhere while holding the lock leaves the set itself intact.
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Records a temporary file.
-pub fn register(path: &Path) {
-    lock().insert(path.to_owned());
 }
 
 /// Forgets a temporary file (removed or renamed into place).

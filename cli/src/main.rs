@@ -30,8 +30,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Convert(commands::objects::ConvertArgs),
-    Default(commands::objects::DefaultArgs),
+    Convert(commands::rewrite::ConvertArgs),
+    Default(commands::rewrite::DefaultArgs),
     Validate(commands::validate::ValidateArgs),
     Bootstrap(commands::bootstrap::BootstrapArgs),
     Explain(commands::explain::ExplainArgs),
@@ -45,8 +45,8 @@ fn main() {
     cleanup::install_signal_handlers();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Convert(args) => commands::objects::convert(args),
-        Command::Default(args) => commands::objects::default(args),
+        Command::Convert(args) => commands::rewrite::convert(args),
+        Command::Default(args) => commands::rewrite::default(args),
         Command::Validate(args) => commands::validate::run(args),
         Command::Bootstrap(args) => commands::bootstrap::run(args),
         Command::Explain(args) => commands::explain::run(args),

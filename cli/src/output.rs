@@ -29,19 +29,19 @@ use crate::input;
 
 /// How objects are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub enum ObjectFormat {
     /// YAML documents separated by `---`.
     Yaml,
     /// Indented JSON values, one after another.
     Json,
 }
 
-impl Format {
+impl ObjectFormat {
     /// The format of a file name: JSON for `.json`, YAML otherwise.
-    pub fn of_path(path: &Path) -> Format {
+    pub fn of_path(path: &Path) -> ObjectFormat {
         match path.extension().and_then(|e| e.to_str()) {
-            Some("json") => Format::Json,
-            _ => Format::Yaml,
+            Some("json") => ObjectFormat::Json,
+            _ => ObjectFormat::Yaml,
         }
     }
 }
@@ -69,7 +69,7 @@ const MEMORY_LIMIT: usize = 8 << 20;
 
 /// Documents held until [`commit`].
 pub struct Sink {
-    format: Format,
+    format: ObjectFormat,
     name: String,
     target: Target,
     held: Held,
@@ -100,7 +100,7 @@ enum Held {
 impl Sink {
     /// A sink for `destination`. A regular file is checked now (it must be writable), so that
     /// nothing is converted for an output that cannot be written.
-    pub fn new(format: Format, destination: Destination) -> Result<Self, Failure> {
+    pub fn new(format: ObjectFormat, destination: Destination) -> Result<Self, Failure> {
         let name = destination.name();
         let io = |source| Failure::output(&name, source);
         let target = match destination {
@@ -128,7 +128,7 @@ impl Sink {
     pub fn write(&mut self, value: &impl Serialize) -> Result<(), Failure> {
         let failure = |message: String| self.error(std::io::Error::other(message));
         let text = match self.format {
-            Format::Yaml => {
+            ObjectFormat::Yaml => {
                 let mut text =
                     serde_saphyr::to_string(value).map_err(|e| failure(e.to_string()))?;
                 if self.written > 0 {
@@ -136,7 +136,7 @@ impl Sink {
                 }
                 text
             }
-            Format::Json => {
+            ObjectFormat::Json => {
                 let mut text =
                     serde_json::to_string_pretty(value).map_err(|e| failure(e.to_string()))?;
                 text.push('\n');
@@ -478,22 +478,28 @@ impl Temporary {
         if new_file {
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        Self::registered(builder.tempfile_in(parent_dir(target)))
+        Self::registered(|| builder.tempfile_in(parent_dir(target)))
     }
 
     /// `apfkit-XXXXXX.tmp` in `$TMPDIR`.
     fn in_temp_dir() -> std::io::Result<Self> {
-        Self::registered(
+        Self::registered(|| {
             tempfile::Builder::new()
                 .prefix("apfkit-")
                 .suffix(".tmp")
-                .tempfile(),
-        )
+                .tempfile()
+        })
     }
 
-    fn registered(file: std::io::Result<NamedTempFile>) -> std::io::Result<Self> {
-        let file = file?;
-        cleanup::register(file.path());
+    /// Creates the file while holding the registry, so that a signal cannot come between the
+    /// file's creation and its registration (the handler would miss it and exit).
+    fn registered(
+        create: impl FnOnce() -> std::io::Result<NamedTempFile>,
+    ) -> std::io::Result<Self> {
+        let mut live = cleanup::lock();
+        let file = create()?;
+        live.insert(file.path().to_owned());
+        drop(live);
         Ok(Temporary {
             state: TemporaryState::Open(file),
         })
@@ -593,7 +599,7 @@ mod tests {
         for name in names {
             let path = dir.path().join(name);
             std::fs::write(&path, format!("old {name}\n")).unwrap();
-            let mut sink = Sink::new(Format::Json, Destination::File(path)).unwrap();
+            let mut sink = Sink::new(ObjectFormat::Json, Destination::File(path)).unwrap();
             sink.write(&serde_json::json!({ "new": name })).unwrap();
             sinks.push(sink);
         }
@@ -628,7 +634,7 @@ mod tests {
     /// Standard output is held in memory up to the limit, then in a registered temporary file.
     #[test]
     fn large_output_spills_to_a_temporary_file() {
-        let mut sink = Sink::new(Format::Json, Destination::Stdout).unwrap();
+        let mut sink = Sink::new(ObjectFormat::Json, Destination::Stdout).unwrap();
         let big = "x".repeat(1 << 20);
         for _ in 0..7 {
             sink.write(&big).unwrap();

@@ -1,7 +1,7 @@
 //! Generates typed, defaulted Rust structs from Kubernetes OpenAPI v3 documents.
 //!
-//! The pipeline is: JSON → [`openapi::Document`] (serde) → [`TypeSpace`] (ordered, deterministic)
-//! → tokens with `quote` → text with `prettyplease`. The output is a module tree whose root is
+//! The pipeline is: JSON → an OpenAPI document (serde) → a [`TypeSpace`] (ordered,
+//! deterministic) → tokens with `quote` → text with `prettyplease`. The output is a module tree whose root is
 //! `mod.rs`; it needs only `serde` and `serde_json` (plus `schemars` or `k8s-openapi` when
 //! [`Settings`] asks for them).
 //!
@@ -23,32 +23,39 @@
 //!   Kubernetes marks non-pointer Go structs), is a bare value; every other property is an
 //!   `Option`, so absent and empty values stay apart.
 //! * A schema with exactly one `x-kubernetes-group-version-kind` and `apiVersion`/`kind`
-//!   properties is a [kind](`emit`): those two become constants, written on encode and checked
+//!   properties is a kind: those two become constants, written on encode and checked
 //!   on decode. Its plural and scope come from the document's read path.
 //! * `default` values become `ApplyDefaults::apply_defaults`; `x-apfkit-default-on-zero: true`
 //!   also replaces the zero value, as kube-apiserver does for non-pointer Go fields.
+//! * The root module lists every kind in `KINDS` (group, version, kind, plural, scope, list
+//!   kind and, with schemars, its JSON Schema).
+//! * [`emit_conversions`] pairs two type spaces (versions and a hub) into `ToHub`/`FromHub`
+//!   impls, and with [`ConversionSettings::scheme_runtime`] a `HubObject` enum and a `CODECS`
+//!   table for a dynamic scheme.
 
 #![forbid(unsafe_code)]
 
-pub mod conversion;
-pub mod emit;
-pub mod error;
-pub mod load;
-pub mod names;
-pub mod openapi;
-pub mod output;
+mod conversion;
+mod emit;
+mod error;
+mod load;
+mod names;
+mod openapi;
+mod output;
 mod registry;
-pub mod settings;
+mod settings;
 mod tree;
-pub mod typespace;
+mod typespace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use conversion::{ConversionSettings, Direction, Side, emit_conversions};
 pub use error::{Error, Result};
-pub use load::{LoadedDocument, load_document, parse_document};
 pub use settings::Settings;
 pub use typespace::TypeSpace;
+
+use load::{LoadedDocument, load_document, parse_document};
 
 /// Collects documents and generates one module tree from all of them.
 #[derive(Debug, Default)]

@@ -13,13 +13,14 @@ use crate::settings::Settings;
 
 const SCHEMA_REF_PREFIX: &str = "#/components/schemas/";
 
-/// All types to generate, keyed by definition name.
+/// All types to generate, keyed by definition name: what [`crate::Generator::type_space`]
+/// returns and [`crate::emit_conversions`] pairs.
 #[derive(Debug, Default)]
 pub struct TypeSpace {
     /// The generated types.
-    pub entries: BTreeMap<String, TypeEntry>,
+    pub(crate) entries: BTreeMap<String, TypeEntry>,
     /// Definitions replaced by existing Rust types, with their paths.
-    pub replaced: BTreeMap<String, String>,
+    pub(crate) replaced: BTreeMap<String, String>,
 }
 
 /// One generated type.

@@ -1,5 +1,7 @@
 //! Discovery order of API groups and versions from APIServices, as kube-aggregator computes it
-//! (spec §5.5 and §5.6): Kubernetes-aware version comparison, the sort by group and version
+//! (`CompareKubeAwareVersionStrings` in apimachinery's `pkg/version/helpers.go`, and
+//! `DefaultGenericAPIServicePriorities` in `pkg/controlplane/apiserver/aggregator.go`):
+//! Kubernetes-aware version comparison, the sort by group and version
 //! priority, the preferred version of each group, and the built-in priority table.
 //!
 //! ```

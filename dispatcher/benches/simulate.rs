@@ -11,7 +11,7 @@ use std::time::Duration;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::queueset::QueueSetConfig;
 use apfkit_dispatcher::shuffle::Dealer;
-use apfkit_dispatcher::sim::mix::simulate;
+use apfkit_dispatcher::sim::server::simulate;
 use apfkit_dispatcher::sim::uniform::{UniformClient, UniformScenario};
 use apfkit_dispatcher::sim::workload::Workload;
 use divan::Bencher;

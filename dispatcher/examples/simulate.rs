@@ -2,7 +2,7 @@
 //! prints the report: `cargo run --release -p apfkit-dispatcher --example simulate`.
 
 use apfkit_dispatcher::config::Configuration;
-use apfkit_dispatcher::sim::mix::simulate;
+use apfkit_dispatcher::sim::server::simulate;
 use apfkit_dispatcher::sim::workload::Workload;
 
 fn main() {

@@ -1,4 +1,4 @@
-//! The Kubernetes default APF configuration (spec §7): the mandatory and suggested
+//! The Kubernetes default APF configuration (upstream's `pkg/apis/flowcontrol/bootstrap/default.go`): the mandatory and suggested
 //! PriorityLevelConfigurations and FlowSchemas of the current release, embedded.
 
 use std::sync::LazyLock;

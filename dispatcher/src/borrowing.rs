@@ -1,4 +1,5 @@
-//! Concurrency borrowing between priority levels (spec §6.4–§6.7): the seat-demand integrator,
+//! Concurrency borrowing between priority levels (upstream's `apf_controller.go`
+//! `updateBorrowingLocked`, `conc_alloc.go` and `fairqueuing/integrator.go`): the seat-demand integrator,
 //! the smoothed demand statistics, the fair-allocation solver and the periodic adjustment of
 //! each level's current concurrency limit.
 
@@ -17,7 +18,7 @@ const EPSILON: f64 = 1e-7;
 
 /// Time-weighted statistics of a level's seat demand over one period.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Integrator {
+pub(crate) struct Integrator {
     last_time: Duration,
     x: f64,
     duration: f64,
@@ -303,7 +304,7 @@ pub struct Adjustment {
     pub fair_fraction: Option<f64>,
 }
 
-/// The periodic adjustment of current limits (spec §6.6). `nominal_sum` is Σ NominalCL over all
+/// The periodic adjustment of current limits (`updateBorrowingLocked`). `nominal_sum` is Σ NominalCL over all
 /// levels. As upstream, the solver's required sum is `nominal_sum`, not what exempt levels leave
 /// (divergence D1 from the KEP); if it fails, every level keeps its current limit.
 pub fn adjust(levels: &[LevelInput], nominal_sum: i64) -> Adjustment {
@@ -373,5 +374,25 @@ pub fn adjust(levels: &[LevelInput], nominal_sum: i64) -> Adjustment {
             branch: Branch::FairAllocation,
             fair_fraction: None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integrator_measures_time_weighted_mean_and_deviation() {
+        let secs = Duration::from_secs;
+        let mut integrator = Integrator::new(secs(0), 2.0);
+        integrator.set(secs(1), 4.0); // 2 for 1 s, then 4 for 3 s
+        let results = integrator.reset(secs(4));
+        assert_eq!(results.duration, 4.0);
+        assert_eq!(results.average, 3.5);
+        assert!((results.deviation - (0.75f64).sqrt()).abs() < 1e-12);
+        assert_eq!((results.min, results.max), (2.0, 4.0));
+        // After a reset min and max start at the current value.
+        let next = integrator.reset(secs(5));
+        assert_eq!((next.min, next.max, next.average), (4.0, 4.0, 4.0));
     }
 }

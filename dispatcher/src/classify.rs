@@ -1,4 +1,5 @@
-//! Request classification (spec §1, §2, §3): the FlowSchema a request matches, its priority
+//! Request classification (upstream's `pkg/util/flowcontrol/rule.go` and `apf_controller.go`'s
+//! `startRequest`): the FlowSchema a request matches, its priority
 //! level, flow distinguisher, flow hash and hand of queues.
 //!
 //! The schemas are compiled into an index from subjects (user name, group, service-account
@@ -51,7 +52,7 @@ pub struct Classification<'c> {
     /// The flow distinguisher (the request's user or namespace); empty unless the level
     /// queues with more than one queue.
     pub distinguisher: &'c str,
-    /// The flow hash; 0 when there is no distinguisher to hash (spec §1.5).
+    /// The flow hash; 0 when there is no distinguisher to hash (`computeFlowDistinguisher`).
     pub hash: u64,
     /// Queues dealt to the flow, in dealing order; empty when the level does not queue.
     pub hand: Hand,
@@ -136,7 +137,7 @@ impl NonResourceRule {
     }
 }
 
-/// `u` without one trailing `*`, ending in `/` (spec §1.3).
+/// `u` without one trailing `*`, ending in `/` (`rule.go`'s `matchesNonResourceURL`).
 fn url_prefix(url: &str) -> String {
     let trimmed = url.strip_suffix('*').unwrap_or(url);
     if trimmed.ends_with('/') {
@@ -239,7 +240,8 @@ impl SubjectIndex {
     }
 }
 
-/// Go's service-account subject match on a user name (spec §1.3).
+/// Go's service-account subject match on a user name (`serviceaccount.MatchesUsername` in
+/// `pkg/authentication/serviceaccount/util.go`).
 fn service_account_matches(user: &str, namespace: &str, name: &str) -> bool {
     let Some(rest) = user.strip_prefix(SERVICE_ACCOUNT_PREFIX) else {
         return false;
@@ -339,7 +341,8 @@ impl Classifier {
         }
     }
 
-    /// Position of the FlowSchema that `r` matches, with the catch-all fallback (spec §1.4).
+    /// Position of the FlowSchema that `r` matches, with the catch-all fallback (`Match` in
+    /// `apf_controller.go`).
     pub fn match_schema(&self, r: &Request<'_>) -> Option<usize> {
         let mut best = None;
         let index = &self.index;

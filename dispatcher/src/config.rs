@@ -1,5 +1,5 @@
 //! A dispatcher configuration built from hub objects, as kube-apiserver's APF controller digests
-//! them (spec §1.2, §6.2, §7.3): usable priority levels, flow schemas in matching order with the
+//! them (`apf_controller.go`'s `digestConfigObjects`): usable priority levels, flow schemas in matching order with the
 //! mandatory ones imagined when missing, the `Dangling` condition of each schema, and each
 //! level's static concurrency limits.
 
@@ -38,7 +38,8 @@ pub enum LevelBehavior {
     },
 }
 
-/// A level's concurrency limits that depend only on the configuration (spec §6.2), in 64 bits
+/// A level's concurrency limits that depend only on the configuration (`apf_controller.go`'s
+/// `queueSetCompleterForPL` and `finishQueueSetReconfigsLocked`), in 64 bits
 /// as kube-apiserver computes them in Go's `int`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StaticLimits {
@@ -78,14 +79,14 @@ impl PriorityLevel {
 
 /// One flow schema in matching order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Schema {
+pub struct OrderedFlowSchema {
     /// The object (from the input, or the built-in one when imagined).
     pub object: FlowSchema,
     /// True when the schema is a mandatory one that the input lacked.
     pub imagined: bool,
 }
 
-impl Schema {
+impl OrderedFlowSchema {
     /// The schema's name.
     pub fn name(&self) -> &str {
         self.object.metadata.name.as_deref().unwrap_or_default()
@@ -108,6 +109,27 @@ pub struct DanglingCondition {
     pub reason: &'static str,
     /// The controller's message.
     pub message: String,
+}
+
+impl DanglingCondition {
+    /// The condition of `flow_schema`, whose level `level` was `found` or not, with the
+    /// messages of `cfgMeal.presyncFlowSchemaStatus` in upstream's `apf_controller.go`.
+    fn of(flow_schema: String, level: &str, found: bool) -> Self {
+        DanglingCondition {
+            flow_schema,
+            status: if found { "False" } else { "True" },
+            reason: if found { "Found" } else { "NotFound" },
+            message: if found {
+                format!(
+                    "This FlowSchema references the PriorityLevelConfiguration object named \"{level}\" and it exists"
+                )
+            } else {
+                format!(
+                    "This FlowSchema references the PriorityLevelConfiguration object named \"{level}\" but there is no such object"
+                )
+            },
+        }
+    }
 }
 
 /// An input object the configuration left out, with why.
@@ -145,9 +167,145 @@ pub struct Configuration {
     server_concurrency_limit: i32,
     levels: Vec<PriorityLevel>,
     level_index: BTreeMap<String, usize>,
-    schemas: Vec<Schema>,
+    schemas: Vec<OrderedFlowSchema>,
     dangling: Vec<DanglingCondition>,
     skipped: Vec<Skipped>,
+}
+
+/// A level that passed validation (or was imagined), before its limits are computed.
+struct UsableLevel {
+    object: PriorityLevelConfiguration,
+    imagined: bool,
+    behavior: LevelBehavior,
+}
+
+/// The levels that pass `check` and that the dealer accepts, plus the mandatory levels the
+/// input lacks (imagined, as `cfgMeal.imaginePL` in upstream `apf_controller.go` does),
+/// `digestConfigObjects`), sorted by name. The others go to `skipped`.
+fn usable_levels(
+    levels: Vec<PriorityLevelConfiguration>,
+    check: &impl Fn(HubObject) -> Vec<FieldError>,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<UsableLevel> {
+    let mut usable = Vec::new();
+    for level in levels {
+        let errors = check(HubObject::PriorityLevelConfiguration(level.clone()));
+        if !errors.is_empty() {
+            skipped.push(Skipped {
+                kind: "PriorityLevelConfiguration",
+                name: name_of(&level.metadata),
+                reasons: errors,
+            });
+            continue;
+        }
+        match behavior(&level) {
+            Ok(behavior) => usable.push(UsableLevel {
+                object: level,
+                imagined: false,
+                behavior,
+            }),
+            Err(err) => skipped.push(Skipped {
+                kind: "PriorityLevelConfiguration",
+                name: name_of(&level.metadata),
+                reasons: vec![FieldError::forbidden(
+                    "spec.limited.limitResponse.queuing",
+                    err.to_string(),
+                )],
+            }),
+        }
+    }
+    for name in bootstrap::MANDATORY {
+        if !usable
+            .iter()
+            .any(|level| level.object.metadata.name.as_deref() == Some(name))
+            && let Some(builtin) = bootstrap::mandatory_priority_level(name)
+        {
+            usable.push(UsableLevel {
+                object: builtin.clone(),
+                imagined: true,
+                behavior: behavior(builtin).unwrap_or(LevelBehavior::Reject),
+            });
+        }
+    }
+    usable.sort_by(|a, b| a.object.metadata.name.cmp(&b.object.metadata.name));
+    usable
+}
+
+/// The schemas that pass `check`, with the `Dangling` condition of each; those whose level
+/// exists, in matching order (precedence, then name), with the mandatory `exempt` first and
+/// `catch-all` last when the input lacks them.
+fn ordered_schemas(
+    schemas: Vec<FlowSchema>,
+    real_levels: &[String],
+    check: &impl Fn(HubObject) -> Vec<FieldError>,
+    skipped: &mut Vec<Skipped>,
+) -> (Vec<OrderedFlowSchema>, Vec<DanglingCondition>) {
+    let mut ordered = Vec::new();
+    let mut dangling = Vec::new();
+    for schema in schemas {
+        let name = name_of(&schema.metadata);
+        let errors = check(HubObject::FlowSchema(schema.clone()));
+        if !errors.is_empty() {
+            skipped.push(Skipped {
+                kind: "FlowSchema",
+                name,
+                reasons: errors,
+            });
+            continue;
+        }
+        let level = &schema.spec.priority_level_configuration.name;
+        let found = real_levels.contains(level);
+        dangling.push(DanglingCondition::of(name, level, found));
+        if found {
+            ordered.push(OrderedFlowSchema {
+                object: schema,
+                imagined: false,
+            });
+        }
+    }
+    ordered.sort_by(|a, b| {
+        let precedence =
+            |s: &OrderedFlowSchema| s.object.spec.matching_precedence.unwrap_or_default();
+        precedence(a)
+            .cmp(&precedence(b))
+            .then_with(|| a.name().cmp(b.name()))
+    });
+    let imagined = |name| {
+        bootstrap::mandatory_flow_schema(name).map(|builtin| OrderedFlowSchema {
+            object: builtin.clone(),
+            imagined: true,
+        })
+    };
+    if !ordered.iter().any(|s| s.name() == "exempt")
+        && let Some(exempt) = imagined("exempt")
+    {
+        ordered.insert(0, exempt);
+    }
+    if !ordered.iter().any(|s| s.name() == "catch-all")
+        && let Some(catch_all) = imagined("catch-all")
+    {
+        ordered.push(catch_all);
+    }
+    (ordered, dangling)
+}
+
+/// The levels with their shares and static limits for `server_concurrency_limit`.
+fn digest_levels(usable: Vec<UsableLevel>, server_concurrency_limit: i32) -> Vec<PriorityLevel> {
+    let share_sum: f64 = usable.iter().map(|l| f64::from(shares(&l.object))).sum();
+    usable
+        .into_iter()
+        .map(|level| {
+            let shares = shares(&level.object);
+            let limits = static_limits(&level.object, shares, share_sum, server_concurrency_limit);
+            PriorityLevel {
+                object: level.object,
+                imagined: level.imagined,
+                behavior: level.behavior,
+                shares,
+                limits,
+            }
+        })
+        .collect()
 }
 
 fn name_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
@@ -195,8 +353,6 @@ impl Configuration {
             levels.iter().map(|l| &l.metadata),
         )?;
         unique_names("FlowSchema", schemas.iter().map(|s| &s.metadata))?;
-        let mut skipped = Vec::new();
-        let mut usable = Vec::new();
         let check = |object: HubObject| {
             if validate {
                 validation::validate(&object, &Options::default())
@@ -204,119 +360,15 @@ impl Configuration {
                 Vec::new()
             }
         };
-        for level in levels {
-            let errors = check(HubObject::PriorityLevelConfiguration(level.clone()));
-            if !errors.is_empty() {
-                skipped.push(Skipped {
-                    kind: "PriorityLevelConfiguration",
-                    name: name_of(&level.metadata),
-                    reasons: errors,
-                });
-                continue;
-            }
-            match behavior(&level) {
-                Ok(behavior) => usable.push((level, false, behavior)),
-                Err(err) => skipped.push(Skipped {
-                    kind: "PriorityLevelConfiguration",
-                    name: name_of(&level.metadata),
-                    reasons: vec![FieldError::forbidden(
-                        "spec.limited.limitResponse.queuing",
-                        err.to_string(),
-                    )],
-                }),
-            }
-        }
-        // Mandatory levels that are missing are imagined (spec §7.3).
-        for name in bootstrap::MANDATORY {
-            if !usable
-                .iter()
-                .any(|(l, _, _)| l.metadata.name.as_deref() == Some(name))
-                && let Some(builtin) = bootstrap::mandatory_priority_level(name)
-            {
-                let behavior = behavior(builtin).unwrap_or(LevelBehavior::Reject);
-                usable.push((builtin.clone(), true, behavior));
-            }
-        }
-        usable.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        let mut skipped = Vec::new();
+        let usable = usable_levels(levels, &check, &mut skipped);
         let real_levels: Vec<String> = usable
             .iter()
-            .filter(|(_, imagined, _)| !imagined)
-            .map(|(l, _, _)| name_of(&l.metadata))
+            .filter(|level| !level.imagined)
+            .map(|level| name_of(&level.object.metadata))
             .collect();
-
-        let mut ordered = Vec::new();
-        let mut dangling = Vec::new();
-        for schema in schemas {
-            let name = name_of(&schema.metadata);
-            let errors = check(HubObject::FlowSchema(schema.clone()));
-            if !errors.is_empty() {
-                skipped.push(Skipped {
-                    kind: "FlowSchema",
-                    name,
-                    reasons: errors,
-                });
-                continue;
-            }
-            let level = &schema.spec.priority_level_configuration.name;
-            let found = real_levels.contains(level);
-            dangling.push(DanglingCondition {
-                flow_schema: name,
-                status: if found { "False" } else { "True" },
-                reason: if found { "Found" } else { "NotFound" },
-                message: if found {
-                    format!("This FlowSchema references the PriorityLevelConfiguration object named \"{level}\" and it exists")
-                } else {
-                    format!("This FlowSchema references the PriorityLevelConfiguration object named \"{level}\" but there is no such object")
-                },
-            });
-            if found {
-                ordered.push(Schema {
-                    object: schema,
-                    imagined: false,
-                });
-            }
-        }
-        ordered.sort_by(|a, b| {
-            let precedence = |s: &Schema| s.object.spec.matching_precedence.unwrap_or_default();
-            precedence(a)
-                .cmp(&precedence(b))
-                .then_with(|| a.name().cmp(b.name()))
-        });
-        if !ordered.iter().any(|s| s.name() == "exempt")
-            && let Some(builtin) = bootstrap::mandatory_flow_schema("exempt")
-        {
-            ordered.insert(
-                0,
-                Schema {
-                    object: builtin.clone(),
-                    imagined: true,
-                },
-            );
-        }
-        if !ordered.iter().any(|s| s.name() == "catch-all")
-            && let Some(builtin) = bootstrap::mandatory_flow_schema("catch-all")
-        {
-            ordered.push(Schema {
-                object: builtin.clone(),
-                imagined: true,
-            });
-        }
-
-        let share_sum: f64 = usable.iter().map(|(l, _, _)| f64::from(shares(l))).sum();
-        let levels: Vec<PriorityLevel> = usable
-            .into_iter()
-            .map(|(object, imagined, behavior)| {
-                let shares = shares(&object);
-                let limits = static_limits(&object, shares, share_sum, server_concurrency_limit);
-                PriorityLevel {
-                    object,
-                    imagined,
-                    behavior,
-                    shares,
-                    limits,
-                }
-            })
-            .collect();
+        let (schemas, dangling) = ordered_schemas(schemas, &real_levels, &check, &mut skipped);
+        let levels = digest_levels(usable, server_concurrency_limit);
         let level_index = levels
             .iter()
             .enumerate()
@@ -326,13 +378,14 @@ impl Configuration {
             server_concurrency_limit,
             levels,
             level_index,
-            schemas: ordered,
+            schemas,
             dangling,
             skipped,
         })
     }
 
-    /// The Kubernetes default configuration (spec §7: mandatory and suggested objects).
+    /// The Kubernetes default configuration: the mandatory and suggested objects of upstream's
+    /// `bootstrap/default.go`.
     pub fn kubernetes_default(server_concurrency_limit: i32) -> Result<Self, ConfigError> {
         Self::new(
             bootstrap::priority_levels().to_vec(),
@@ -362,7 +415,7 @@ impl Configuration {
     }
 
     /// Flow schemas in matching order, dangling ones left out, mandatory ones imagined.
-    pub fn flow_schemas(&self) -> &[Schema] {
+    pub fn flow_schemas(&self) -> &[OrderedFlowSchema] {
         &self.schemas
     }
 
@@ -422,7 +475,7 @@ fn behavior(level: &PriorityLevelConfiguration) -> Result<LevelBehavior, DealerE
     }
 }
 
-/// Static limits of spec §6.2, in f64 and 64-bit integers with Go's rounding (half away from
+/// Static limits (`queueSetCompleterForPL`), in f64 and 64-bit integers with Go's rounding (half away from
 /// zero), as kube-apiserver computes them in `float64` and `int`: no overflow for any valid
 /// object (shares and percentages are `int32`).
 fn static_limits(

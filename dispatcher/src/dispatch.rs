@@ -1,5 +1,6 @@
 //! The whole dispatcher of one server, sans IO: every priority level's queue set, its
-//! seat-demand integrator, and the periodic borrowing adjustment (spec §6.4–§6.6).
+//! seat-demand integrator, and the periodic borrowing adjustment (`apf_controller.go`'s
+//! `updateBorrowingLocked`).
 //!
 //! ```
 //! use std::time::Duration;

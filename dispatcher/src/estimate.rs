@@ -1,4 +1,5 @@
-//! The default work estimator (spec §5.3): how many seats a request occupies, and for how long
+//! The default work estimator (upstream's `pkg/util/flowcontrol/request/width.go`,
+//! `list_work_estimator.go` and `mutating_work_estimator.go`): how many seats a request occupies, and for how long
 //! after it finishes.
 //!
 //! ```
@@ -47,7 +48,7 @@ pub struct EstimatorConfig {
     /// Feature gate `WatchList`: watches are estimated like lists.
     pub watch_list: bool,
     /// Whether consistent reads (`resourceVersion` unset) are served from the watch cache; this
-    /// depends on etcd at run time (spec §11.5), upstream's unit tests assume not.
+    /// depends on etcd at run time (`storage/cacher/delegator`), upstream's unit tests assume not.
     pub consistent_reads_from_cache: bool,
 }
 

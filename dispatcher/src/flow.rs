@@ -1,4 +1,4 @@
-//! Flow identification (spec §2): a flow is (FlowSchema name, distinguisher), hashed with SHA-256.
+//! Flow identification (`hashFlowID` in upstream's `apf_controller.go`): a flow is (FlowSchema name, distinguisher), hashed with SHA-256.
 
 use sha2::{Digest, Sha256};
 

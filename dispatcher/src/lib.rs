@@ -6,13 +6,13 @@
 //!
 //! | you want to | use |
 //! |---|---|
-//! | know which FlowSchema and level a request gets | [`classify::Classifier`] |
-//! | the Kubernetes default configuration | [`config::Configuration::kubernetes_default`] |
-//! | compute limits for a server | [`config::Configuration`] (static) and [`borrowing::adjust`] |
-//! | see what a configuration does under load | [`sim::mix::simulate`] with a [`sim::workload::Workload`] |
+//! | know which FlowSchema and level a request gets | [`Classifier`] |
+//! | the Kubernetes default configuration | [`Configuration::kubernetes_default`] |
+//! | compute limits for a server | [`Configuration`] (static) and [`borrowing::adjust`] |
+//! | see what a configuration does under load | [`sim::server::simulate`] with a [`sim::workload::Workload`] |
 //! | replay upstream's fairness scenarios | [`sim::uniform::UniformScenario`] |
-//! | guard an async handler (feature `tokio`) | `guard::Guard` |
-//! | drive the state machine yourself | [`dispatch::Dispatcher`], or one [`queueset::QueueSet`] |
+//! | guard an async handler (feature `tokio`) | `Guard` |
+//! | drive the state machine yourself | [`Dispatcher`], or one [`QueueSet`] |
 //!
 //! Everything but the async adapter is sans-IO: calls take the current time as a `Duration`
 //! on any monotonic clock and return what happened (requests dispatched, a release time for
@@ -22,8 +22,7 @@
 //! # Classify a request
 //!
 //! ```
-//! use apfkit_dispatcher::classify::{Classifier, Request};
-//! use apfkit_dispatcher::config::Configuration;
+//! use apfkit_dispatcher::{Classifier, Configuration, Request};
 //!
 //! let classifier = Classifier::new(Configuration::kubernetes_default(600).unwrap());
 //! let request = Request {
@@ -49,9 +48,8 @@
 //! `dump_priority_levels` table. The format of workload files is in `docs/workload.md`.
 //!
 //! ```
-//! use apfkit_dispatcher::config::Configuration;
-//! use apfkit_dispatcher::sim::mix::simulate;
-//! use apfkit_dispatcher::sim::workload::Workload;
+//! use apfkit_dispatcher::sim::server::simulate;
+//! use apfkit_dispatcher::{Configuration, Workload};
 //!
 //! let workload: Workload = serde_saphyr::from_str(
 //!     "duration: 10s
@@ -72,14 +70,14 @@
 //! let report = simulate(config, &workload, 42, |_| {}).unwrap();
 //! let readers = &report.streams[0];
 //! assert_eq!(readers.priority_level, "global-default");
-//! assert!(readers.executed > 600); // 4 clients, one call every 60 ms, for 10 s
-//! assert_eq!(readers.rejected.total(), 0);
+//! assert!(readers.figures.executed > 600); // 4 clients, one call every 60 ms, for 10 s
+//! assert_eq!(readers.figures.rejected.total(), 0);
 //! println!("{}", report.to_text());
 //! ```
 //!
 //! # Guard an async handler
 //!
-//! With the `tokio` feature, `guard::Guard::acquire` classifies a request and waits in its
+//! With the `tokio` feature, `Guard::acquire` classifies a request and waits in its
 //! queue; it returns a permit, or a rejection carrying the Retry-After value for an HTTP 429.
 //! Dropping the permit finishes the request; dropping the pending future leaves the queue.
 //!
@@ -98,6 +96,15 @@ pub mod flow;
 pub mod guard;
 pub mod queueset;
 pub mod rejection;
-pub mod seat_seconds;
+mod seat_seconds;
 pub mod shuffle;
 pub mod sim;
+
+pub use classify::{Classification, Classifier, Request};
+pub use config::{Configuration, PriorityLevel};
+pub use dispatch::{Decision, Dispatcher};
+#[cfg(feature = "tokio")]
+pub use guard::{Guard, Permit, Rejection};
+pub use queueset::{QueueSet, QueueSetConfig, RejectReason, WorkEstimate};
+pub use seat_seconds::SeatSeconds;
+pub use sim::workload::Workload;

@@ -1,4 +1,5 @@
-//! A queue set (spec §4, §5): the fair-queuing state machine of one priority level.
+//! A queue set: the fair-queuing state machine of one priority level (upstream's
+//! `pkg/util/flowcontrol/fairqueuing/queueset/queueset.go`).
 //!
 //! It is sans-IO. Every call takes the current time (`now`, any monotonic clock) and returns
 //! what happened, such as which requests were dispatched. Nothing inside sleeps, spawns or
@@ -16,7 +17,7 @@ use crate::shuffle::Dealer;
 /// The service time every request is charged at arrival for its initial phase (G, 3 ms).
 pub const ESTIMATED_SERVICE_DURATION: Duration = Duration::from_millis(3);
 
-/// A request's cost, as estimated at arrival (spec §5.2).
+/// A request's cost, as estimated at arrival (`WorkEstimate` in `request/width.go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkEstimate {
     /// Seats held while the request executes.
@@ -41,7 +42,7 @@ impl WorkEstimate {
     }
 }
 
-/// How the queue set treats requests (spec §4.1).
+/// How the queue set treats requests (`queueset.go`'s `QueuingConfig`: no queues is `Reject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueSetConfig {
     /// Never queued, never rejected (`DesiredNumQueues = −1`).
@@ -229,18 +230,19 @@ impl QueueSet {
         self.waiting
     }
 
-    /// Seat demand (spec §6.4): seats in use plus seats waiting.
+    /// Seat demand (`totSeatsInUse + totSeatsWaiting`, as `queueSet.noteSeatDemand` observes it).
     pub fn seat_demand(&self) -> u64 {
         self.seats_in_use + self.seats_waiting
     }
 
     /// How many times virtual time has been moved back by half its range.
-    pub fn epoch_advances(&self) -> u64 {
+    pub(crate) fn epoch_advances(&self) -> u64 {
         self.epoch_advances
     }
 
     /// The queue a request was put in (`None` for queueless levels or unknown requests).
-    pub fn queue_of(&self, id: RequestId) -> Option<usize> {
+    #[cfg(test)]
+    pub(crate) fn queue_of(&self, id: RequestId) -> Option<usize> {
         self.requests.get(&id).and_then(|r| r.queue)
     }
 
@@ -249,7 +251,7 @@ impl QueueSet {
         self.queues.get(index).map(|q| q.next_dispatch_r)
     }
 
-    /// Advances R to `now` at the rate of the state since the last sync (spec §5.5).
+    /// Advances R to `now` at the rate of the state since the last sync (`syncTimeLocked`).
     fn sync(&mut self, now: Duration) {
         let elapsed = now.saturating_sub(self.last_time);
         self.last_time = now.max(self.last_time);
@@ -313,7 +315,7 @@ impl QueueSet {
         self.epoch_advances += 1;
     }
 
-    /// `canAccommodate` (spec §4.1).
+    /// `canAccommodateSeatsLocked`.
     fn can_accommodate(&self, seats: u64) -> bool {
         match self.config {
             QueueSetConfig::Exempt => true,
@@ -372,7 +374,7 @@ impl QueueSet {
         }
     }
 
-    /// A request arrives with its flow hash and estimate (spec §4, §5.6).
+    /// A request arrives with its flow hash and estimate (`StartRequest`).
     pub fn start(&mut self, now: Duration, hash: u64, estimate: WorkEstimate) -> Arrival {
         self.sync(now);
         match self.config {
@@ -430,7 +432,7 @@ impl QueueSet {
         }
     }
 
-    /// Shuffle sharding with the rotating offset (spec §4.2).
+    /// Shuffle sharding with the rotating offset (`shuffleShardLocked`).
     fn choose_queue(&mut self, dealer: &Dealer, hash: u64) -> usize {
         let hand = dealer.hand(hash);
         let offset = (self.enqueues % hand.len() as u64) as usize;
@@ -446,7 +448,7 @@ impl QueueSet {
         best.1
     }
 
-    /// Anti-windup (spec §5.9): a queue's virtual start never lags its head's arrival.
+    /// Anti-windup (`boundNextDispatchLocked`): a queue's virtual start never lags its head's arrival.
     fn bound_virtual_start(&mut self, q: usize) {
         let queue = &mut self.queues[q];
         if let Some(head) = queue.waiting.front()
@@ -485,7 +487,7 @@ impl QueueSet {
         best
     }
 
-    /// One dispatch step (spec §5.7).
+    /// One dispatch step (`dispatchLocked` with `findDispatchQueueToBoundLocked`).
     fn dispatch_one(&mut self, now: Duration) -> Option<RequestId> {
         let n = self.queues.len();
         if n == 0 {
@@ -533,14 +535,15 @@ impl QueueSet {
         }
         self.robin_index = q;
         self.waiting -= 1;
-        // Quirk Q3 (spec §10), copied: the waiting seats drop by the capped MaxSeats.
+        // Copied from `dispatchLocked`: the waiting seats drop by the capped MaxSeats, not by
+        // what the request was queued with (decision 33).
         self.seats_waiting = self.seats_waiting.saturating_sub(request.max_seats());
         self.start_executing(id, now);
         self.bound_virtual_start(q);
         Some(id)
     }
 
-    /// The request's initial phase ended (spec §5.8). Returns the time its lingering seats
+    /// The request's initial phase ended (`finishRequestLocked`). Returns the time its lingering seats
     /// must be released with [`QueueSet::release`] (none if released now) and the requests
     /// dispatched.
     pub fn finish(&mut self, now: Duration, id: RequestId) -> (Option<Duration>, Vec<RequestId>) {
@@ -577,7 +580,7 @@ impl QueueSet {
         }
     }
 
-    /// Releases a finished request's lingering seats (spec §5.8).
+    /// Releases a finished request's lingering seats (`finishRequestLocked`'s `releaseSeatsLocked`).
     pub fn release(&mut self, now: Duration, id: RequestId) -> Vec<RequestId> {
         self.sync(now);
         if self.requests.get(&id).is_none_or(|r| r.executing) {
@@ -619,7 +622,7 @@ impl QueueSet {
         }
     }
 
-    /// The wait of a queued request ended (deadline or cancellation, spec §5.10). Returns true
+    /// The wait of a queued request ended (deadline or cancellation, `request.wait`). Returns true
     /// when it was still waiting and has been removed; it was then not executed.
     pub fn cancel(&mut self, now: Duration, id: RequestId) -> bool {
         self.sync(now);
@@ -644,14 +647,14 @@ impl QueueSet {
         true
     }
 
-    /// Changes the current concurrency limit and dispatches what now fits (spec §5.11).
+    /// Changes the current concurrency limit and dispatches what now fits (`setConfiguration`).
     pub fn set_concurrency_limit(&mut self, now: Duration, limit: u64) -> Vec<RequestId> {
         self.sync(now);
         self.concurrency_limit = limit;
         self.dispatch_as_much_as_possible(now)
     }
 
-    /// Changes the level's behaviour (spec §5.11) and dispatches what now fits.
+    /// Changes the level's behaviour (`setConfiguration`) and dispatches what now fits.
     ///
     /// More queues are added at once; surplus queues keep their requests and are removed
     /// when they empty. Switching to `Exempt` or `Reject` lets queued requests drain, while
@@ -732,6 +735,9 @@ fn desired_queues(config: &QueueSetConfig) -> usize {
         QueueSetConfig::Exempt | QueueSetConfig::Reject => 0,
     }
 }
+
+#[cfg(test)]
+mod scenarios;
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,5 @@
-//! What a rejected request gets (spec §8): the two APF response headers, the 429 body, and the
+//! What a rejected request gets (`filters/priority-and-fairness.go` and
+//! `dropped_requests_tracker.go`): the two APF response headers, the 429 body, and the
 //! per-level Retry-After that grows while a level keeps dropping requests.
 
 use std::collections::{HashMap, VecDeque};

@@ -1,4 +1,4 @@
-//! `SeatSeconds` (spec §5.1): work and virtual time as a `u64` count of 10⁻⁸ seat-seconds, with
+//! `SeatSeconds` (upstream's `request/seat_seconds.go`): work and virtual time as a `u64` count of 10⁻⁸ seat-seconds, with
 //! Go's wrapping arithmetic.
 
 use std::fmt;
@@ -99,7 +99,8 @@ mod tests {
         let next = SeatSeconds(1_000);
         let negative = SeatSeconds::seats_times_nanos(1.0, -7_000_000.0);
         assert_eq!(next.wrapping_sub(negative), SeatSeconds(1_000 + 700_000));
-        // Spec §5.12: S0 = 300,000 − (work(3 ms − 10 ms)) = 1,000,000.
+        // A queue whose virtual start was 300,000 and whose request ran 3 ms instead of the
+        // estimated 10 ms: S0 = 300,000 − work(3 ms − 10 ms) = 1,000,000.
         let s0 = SeatSeconds(300_000).wrapping_sub(SeatSeconds::seats_times_nanos(1.0, 3e6 - 10e6));
         assert_eq!(s0, SeatSeconds(1_000_000));
     }

@@ -1,4 +1,4 @@
-//! Shuffle sharding (spec §3): dealing a hand of distinct queues from a flow's hash.
+//! Shuffle sharding (upstream's `pkg/util/shufflesharding/shufflesharding.go`): dealing a hand of distinct queues from a flow's hash.
 
 /// At most this many bits of the hash may be used.
 pub const MAX_HASH_BITS: i32 = 60;

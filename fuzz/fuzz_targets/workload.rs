@@ -3,7 +3,7 @@
 #![no_main]
 
 use apfkit_dispatcher::config::Configuration;
-use apfkit_dispatcher::sim::mix::simulate_within;
+use apfkit_dispatcher::sim::server::simulate_within;
 use apfkit_dispatcher::sim::workload::{Limits, Workload};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

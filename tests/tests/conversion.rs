@@ -1,5 +1,7 @@
-//! Conversion through the hub, as kube-apiserver converts: the vectors of spec §7.5, the worked
-//! examples of spec §3.4 (decode, default in the source version, convert, encode), and the
+//! Conversion through the hub, as kube-apiserver converts: the vectors of upstream's
+//! `v1beta3/conversion_test.go` and the other versions' conversion tests, the worked
+//! examples of each version's quirks (decode, default in the source version, convert, encode:
+//! v1beta2's 0 shares become 30, v1beta3's kept 0 by annotation), and the
 //! bootstrap configuration converted between every pair of versions.
 
 use apfkit_conversion::hub::flowcontrol as hub;

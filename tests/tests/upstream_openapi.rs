@@ -223,7 +223,8 @@ fn group_schemas_match_the_newest_upstream_document() {
     for (group, version, path) in our_documents() {
         let ours = schemas(&read_json(&path));
         // apiregistration v1beta1 was last served in 1.21, before the oldest document we have;
-        // its types are identical to v1 (spec §5.1), so it is compared with v1 renamed.
+        // its types are identical to v1 (kube-aggregator's `v1beta1/types.go`), so it is compared
+        // with v1 renamed.
         let (release, upstream) = match newest_upstream(&shared, &group, &version) {
             Some((release, upstream_path)) => (release, schemas(&read_json(&upstream_path))),
             None => {

@@ -1,6 +1,7 @@
-//! Validation as kube-apiserver validates: the vectors of spec §7.1 (FlowSchema) and §7.3
-//! (zero shares on create and update), the PriorityLevelConfiguration and APIService rules of
-//! spec §4.6 and §5.4, with kube-apiserver's paths and messages. Objects are decoded, defaulted
+//! Validation as kube-apiserver validates: the vectors of upstream's `validation_test.go`
+//! (`TestFlowSchemaValidation`) and of the PriorityLevelConfiguration `strategy_test.go`
+//! (zero shares on create and update), the rules of `ValidatePriorityLevelConfiguration` and of
+//! kube-aggregator's `ValidateAPIService`, with kube-apiserver's paths and messages. Objects are decoded, defaulted
 //! in their version and converted to the hub first, as the API server does.
 
 use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
@@ -24,7 +25,8 @@ fn errors(document: &Value) -> Vec<String> {
     errors_with(document, &Options::default())
 }
 
-/// BASE_FS of spec §7: name `system-foo`, precedence 50, one user subject, one resource rule.
+/// A valid base FlowSchema for the vectors: name `system-foo`, precedence 50, one user
+/// subject, one resource rule.
 fn base_fs() -> Value {
     json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": "system-foo"},
         "spec": {"matchingPrecedence": 50, "priorityLevelConfiguration": {"name": "system-bar"},
@@ -687,7 +689,8 @@ mod priority_level_rules_4_6 {
                 ),
             "{found:?}"
         );
-        // An operator may change the exempt level's exempt member (spec §7.3).
+        // An operator may change the exempt level's exempt member (`bootstrap/default.go`
+        // leaves it out of the mandatory spec the ensurer keeps).
         let changed = plc(
             "v1",
             "exempt",

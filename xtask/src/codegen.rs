@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use apfkit_codegen::conversion::{ConversionSettings, Direction, Side, emit_conversions};
-use apfkit_codegen::{Generator, Settings};
+use apfkit_codegen::{ConversionSettings, Direction, Generator, Settings, Side, emit_conversions};
 
 use crate::openapi;
 

@@ -5,7 +5,7 @@ use apfkit_dispatcher::bootstrap::{FLOW_SCHEMAS_YAML, MANDATORY, PRIORITY_LEVELS
 use clap::Args;
 
 use crate::failure::Failure;
-use crate::output::{self, Destination, Format, Sink};
+use crate::output::{self, Destination, ObjectFormat, Sink};
 
 /// Print Kubernetes' default APF configuration (the current release's mandatory and
 /// suggested objects): PriorityLevelConfigurations, then FlowSchemas.
@@ -24,12 +24,12 @@ pub struct BootstrapArgs {
     mandatory_only: bool,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "yaml")]
-    output: Format,
+    output: ObjectFormat,
 }
 
 /// `apfkit bootstrap`.
 pub fn run(args: BootstrapArgs) -> Result<(), Failure> {
-    let target: Target = super::objects::parse_target(&args.to)?;
+    let target: Target = super::rewrite::parse_target(&args.to)?;
     if target
         .group
         .as_deref()

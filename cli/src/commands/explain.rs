@@ -5,7 +5,7 @@ use apfkit_dispatcher::config::LevelBehavior;
 use clap::Args;
 use serde::Serialize;
 
-use super::{Report, emit, print_json};
+use super::{ReportFormat, emit, print_json};
 use crate::configuration;
 use crate::failure::{Failure, printable};
 
@@ -57,7 +57,7 @@ pub struct ExplainArgs {
     path: Option<String>,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
-    output: Report,
+    output: ReportFormat,
 }
 
 #[derive(Debug, Serialize)]
@@ -143,8 +143,8 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
         skipped,
     };
     match args.output {
-        Report::Json => print_json(&explanation),
-        Report::Text => emit(&text(&explanation, level.map(|l| &l.behavior))),
+        ReportFormat::Json => print_json(&explanation),
+        ReportFormat::Text => emit(&text(&explanation, level.map(|l| &l.behavior))),
     }
 }
 

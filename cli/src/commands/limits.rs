@@ -6,7 +6,7 @@ use apfkit_dispatcher::dispatch::tab_table;
 use clap::Args;
 use serde::Serialize;
 
-use super::{Report, emit, print_json};
+use super::{ReportFormat, emit, print_json};
 use crate::configuration;
 use crate::failure::Failure;
 
@@ -36,7 +36,7 @@ pub struct LimitsArgs {
     demand: Vec<(String, DemandStats)>,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
-    output: Report,
+    output: ReportFormat,
 }
 
 fn parse_demand(value: &str) -> Result<(String, DemandStats), String> {
@@ -131,8 +131,8 @@ pub fn run(args: LimitsArgs) -> Result<(), Failure> {
             .collect(),
     };
     match args.output {
-        Report::Json => print_json(&limits),
-        Report::Text => {
+        ReportFormat::Json => print_json(&limits),
+        ReportFormat::Text => {
             let mut rows = vec![
                 [
                     "PriorityLevel",

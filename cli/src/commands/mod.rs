@@ -3,7 +3,7 @@
 pub mod bootstrap;
 pub mod explain;
 pub mod limits;
-pub mod objects;
+pub mod rewrite;
 pub mod schema;
 pub mod simulate;
 pub mod validate;
@@ -11,7 +11,7 @@ pub mod versions;
 
 /// Text for people, or JSON for scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Report {
+pub enum ReportFormat {
     /// Aligned text.
     Text,
     /// One JSON document.

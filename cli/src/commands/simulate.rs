@@ -3,12 +3,12 @@
 use std::io::{IsTerminal, Read};
 use std::time::{Duration, Instant};
 
-use apfkit_dispatcher::sim::mix::simulate_within;
+use apfkit_dispatcher::sim::server::simulate_within;
 use apfkit_dispatcher::sim::workload::{Limits, Workload};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{Report, emit, print_json};
+use super::{ReportFormat, emit, print_json};
 use crate::configuration;
 use crate::failure::{Failure, Location};
 
@@ -47,7 +47,7 @@ pub struct SimulateArgs {
     seed: u64,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
-    output: Report,
+    output: ReportFormat,
 }
 
 fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
@@ -121,7 +121,7 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         ))
     })?;
     match args.output {
-        Report::Json => print_json(&report),
-        Report::Text => emit(&report.to_text()),
+        ReportFormat::Json => print_json(&report),
+        ReportFormat::Text => emit(&report.to_text()),
     }
 }

@@ -5,7 +5,7 @@ use apfkit_conversion::scheme::HubObject;
 use clap::Args;
 use serde::Serialize;
 
-use super::{Report, emit, print_json};
+use super::{ReportFormat, emit, print_json};
 use crate::failure::{Failure, printable};
 use crate::input;
 
@@ -31,7 +31,7 @@ pub struct VersionsArgs {
     input: crate::input::InputArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
-    output: Report,
+    output: ReportFormat,
 }
 
 #[derive(Debug, Serialize)]
@@ -67,8 +67,8 @@ pub fn run(args: VersionsArgs) -> Result<(), Failure> {
         })
         .collect();
     match args.output {
-        Report::Json => print_json(&groups),
-        Report::Text => {
+        ReportFormat::Json => print_json(&groups),
+        ReportFormat::Text => {
             let mut text = String::new();
             if args.paths.is_empty() {
                 text.push_str(

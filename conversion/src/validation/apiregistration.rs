@@ -1,4 +1,5 @@
-//! Validation of APIService hub objects (spec §5.4).
+//! Validation of APIService hub objects (`ValidateAPIService` in kube-aggregator's
+//! `pkg/apis/apiregistration/validation/validation.go`).
 
 use super::field::{BadValue, FieldError, Path};
 use super::names::{cluster_scoped_meta, dns1035_label, dns1123_subdomain};

@@ -1,4 +1,6 @@
-//! Validation of FlowSchema and PriorityLevelConfiguration hub objects (spec §4).
+//! Validation of FlowSchema and PriorityLevelConfiguration hub objects (`ValidateFlowSchema`
+//! and `ValidatePriorityLevelConfiguration` in upstream's
+//! `pkg/apis/flowcontrol/validation/validation.go`).
 
 use super::Options;
 use super::field::{BadValue, FieldError, Path};
@@ -601,7 +603,8 @@ fn queuing_configuration(
     }
 }
 
-/// Condition types: each present and unique (spec §4.8).
+/// Condition types: each present and unique (`ValidateFlowSchemaCondition` and its
+/// PriorityLevelConfiguration twin in `validation.go`).
 pub(super) fn conditions<'a>(types: impl Iterator<Item = Option<&'a str>>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut seen = std::collections::BTreeSet::new();

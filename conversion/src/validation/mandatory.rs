@@ -1,4 +1,5 @@
-//! The mandatory bootstrap objects whose specs validation fixes (spec §4.7).
+//! The mandatory bootstrap objects whose specs validation fixes (`MandatoryPriorityLevel*`
+//! and `MandatoryFlowSchema*` in upstream's `pkg/apis/flowcontrol/bootstrap/default.go`).
 
 use std::sync::LazyLock;
 

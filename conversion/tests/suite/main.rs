@@ -1,4 +1,6 @@
 //! The integration tests of apfkit-conversion, in one binary.
 
 mod base64;
+mod discovery;
 mod input;
+mod scheme;

@@ -1,9 +1,11 @@
 //! Deterministic discrete-event simulation over the sans-IO core.
 //!
-//! - [`uniform`] replays upstream's fairness scenarios (spec §9.1) against one queue set.
-//! - [`mix`] runs a [`workload::Workload`] of request streams against a whole configuration.
+//! - [`uniform`] replays upstream's fairness scenarios (`queueset_test.go`'s `uniformScenario`)
+//!   against one queue set.
+//! - [`server`] runs a [`workload::Workload`] of request streams against a whole configuration,
+//!   as one API server would.
 
 pub mod events;
-pub mod mix;
+pub mod server;
 pub mod uniform;
 pub mod workload;

@@ -1,4 +1,4 @@
-//! Upstream's "uniform scenario" (spec §9.1): clients whose threads make sequential calls
+//! Upstream's "uniform scenario" (`uniformScenario` in `queueset/queueset_test.go`): clients whose threads make sequential calls
 //! against one queue set, measured by the time-average of the seats each client has executing.
 //!
 //! ```

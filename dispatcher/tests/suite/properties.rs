@@ -8,7 +8,7 @@ use std::time::Duration;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::queueset::{Arrival, QueueSet, QueueSetConfig, RequestId, WorkEstimate};
 use apfkit_dispatcher::shuffle::Dealer;
-use apfkit_dispatcher::sim::mix::simulate;
+use apfkit_dispatcher::sim::server::simulate;
 use apfkit_dispatcher::sim::workload::{Stream, Workload};
 use proptest::prelude::*;
 
@@ -296,7 +296,7 @@ proptest! {
         let run = || simulate(Configuration::kubernetes_default(server_cl).unwrap(), &workload, seed, |_| {}).unwrap();
         let report = run();
         prop_assert_eq!(&report, &run());
-        let ended: u64 = report.streams.iter().map(|s| s.executed + s.rejected.total()).sum();
+        let ended: u64 = report.streams.iter().map(|s| s.figures.executed + s.figures.rejected.total()).sum();
         prop_assert_eq!(ended, report.requests);
         prop_assert_eq!(report.left_over, 0);
     }

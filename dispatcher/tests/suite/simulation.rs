@@ -6,7 +6,7 @@ use std::time::Duration;
 use apfkit_dispatcher::config::{ConfigError, Configuration};
 use apfkit_dispatcher::dispatch::{Decision, Dispatcher};
 use apfkit_dispatcher::queueset::WorkEstimate;
-use apfkit_dispatcher::sim::mix::{Report, simulate};
+use apfkit_dispatcher::sim::server::{Report, simulate};
 use apfkit_dispatcher::sim::workload::{Limits, Workload};
 
 fn default_run(seed: u64) -> Report {
@@ -31,7 +31,7 @@ fn every_request_ends_exactly_once_and_nothing_is_left_over() {
     let ended: u64 = report
         .streams
         .iter()
-        .map(|s| s.executed + s.rejected.total())
+        .map(|s| s.figures.executed + s.figures.rejected.total())
         .sum();
     assert_eq!(ended, report.requests);
     let by_level: u64 = report
@@ -46,7 +46,14 @@ fn every_request_ends_exactly_once_and_nothing_is_left_over() {
 #[test]
 fn the_default_workload_shows_isolation_and_borrowing() {
     let report = default_run(1);
-    let stream = |name: &str| report.streams.iter().find(|s| s.name == name).unwrap();
+    let stream = |name: &str| {
+        &report
+            .streams
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .figures
+    };
     let level = |name: &str| {
         report
             .priority_levels
@@ -150,7 +157,8 @@ fn workload_mistakes_are_reported_with_the_stream_index() {
 
 #[test]
 fn the_workload_example_in_the_docs_runs() {
-    let doc = std::fs::read_to_string(apfkit_tests::repo_root().join("docs/workload.md")).unwrap();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/workload.md"))
+        .unwrap();
     let start = doc.find("```yaml\n").expect("a YAML example") + "```yaml\n".len();
     let end = start + doc[start..].find("```").unwrap();
     let workload: Workload = serde_saphyr::from_str(&doc[start..end]).unwrap();

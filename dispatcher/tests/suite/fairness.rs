@@ -1,4 +1,4 @@
-//! Upstream's fairness scenarios (spec §9.1), with upstream's parameters and margins, run on
+//! Upstream's fairness scenarios (`queueset_test.go`), with upstream's parameters and margins, run on
 //! the simulator's uniform harness.
 
 use std::time::Duration;

@@ -1,11 +1,11 @@
-//! The queue set (spec §4, §5): the §5.12 worked example step by step, the three kinds of
+//! The queue set: a worked example of virtual-time bookkeeping step by step, the three kinds of
 //! level, queue-length rejection, cancellation, lingering seats, and the rotated queue choice.
 
 use std::time::Duration;
 
-use apfkit_dispatcher::queueset::{Arrival, QueueSet, QueueSetConfig, RejectReason, WorkEstimate};
-use apfkit_dispatcher::seat_seconds::SeatSeconds;
-use apfkit_dispatcher::shuffle::Dealer;
+use super::{Arrival, QueueSet, QueueSetConfig, RejectReason, WorkEstimate};
+use crate::seat_seconds::SeatSeconds;
+use crate::shuffle::Dealer;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -159,7 +159,7 @@ fn lingering_seats_hold_until_released() {
 fn rotated_queue_choice_4_2() {
     // (global-default, alice) deals [55, 62, 126, 125, 105, 1]; with enqueues = 7 the visit
     // order is 62, 126, 125, 105, 1, 55 and all queues are empty, so queue 62 is chosen.
-    let hash = apfkit_dispatcher::flow::flow_hash("global-default", "alice");
+    let hash = crate::flow::flow_hash("global-default", "alice");
     assert_eq!(
         Dealer::new(128, 6).unwrap().deal_into_hand(hash),
         [55, 62, 126, 125, 105, 1]

@@ -1,4 +1,5 @@
-//! Classification (spec §1) and configuration digestion (spec §1.2, §6.2, §7.3).
+//! Classification (`rule.go`, `apf_controller.go`'s `Match`) and configuration digestion
+//! (`digestConfigObjects`: matching order, static limits, imagined mandatory objects).
 
 use apfkit_conversion::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use apfkit_conversion::scheme::{self, HubObject, UnknownFields};

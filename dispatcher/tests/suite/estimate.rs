@@ -1,4 +1,4 @@
-//! The work estimator (spec §5.3): upstream's `Test_GetMaxSeats`, the list-cost vectors of
+//! The work estimator (`request/width.go`): upstream's `Test_GetMaxSeats`, the list-cost vectors of
 //! `width_test.go`, the watch rules and the mutating estimator's examples.
 
 use std::time::Duration;

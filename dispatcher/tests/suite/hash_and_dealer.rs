@@ -1,4 +1,4 @@
-//! Flow hashing (spec §2) and shuffle sharding (spec §3): the vectors and the upstream tests.
+//! Flow hashing (`hashFlowID`) and shuffle sharding (`shufflesharding.go`): the vectors and the upstream tests.
 
 use apfkit_dispatcher::flow::flow_hash;
 use apfkit_dispatcher::shuffle::{Dealer, required_entropy_bits};

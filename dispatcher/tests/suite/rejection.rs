@@ -1,4 +1,4 @@
-//! Rejection (spec §8): upstream's TestDroppedRequestsTracker table, level independence, headers.
+//! Rejection (`filters/priority-and-fairness.go`): upstream's TestDroppedRequestsTracker table, level independence, headers.
 
 use apfkit_dispatcher::rejection::{RetryAfterTracker, TOO_MANY_REQUESTS_BODY, headers};
 

@@ -1,4 +1,5 @@
-//! Discovery order, as kube-aggregator computes it (spec §5.5, §5.6).
+//! Discovery order, as kube-aggregator computes it (apimachinery's
+//! `CompareKubeAwareVersionStrings` and the control plane's `DefaultGenericAPIServicePriorities`).
 
 use std::cmp::Ordering;
 

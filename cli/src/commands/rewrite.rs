@@ -1,11 +1,12 @@
-//! `convert` and `default`.
+//! `convert` and `default`: the commands that read objects, rewrite each one (to another
+//! version, or with its defaults) and write them out.
 
 use apfkit_conversion::scheme::{self, Target, UnknownFields, Warning};
 use clap::Args;
 
 use crate::failure::{Failure, Location};
 use crate::input::{self, Source};
-use crate::output::{self, Destination, Format, Sink};
+use crate::output::{self, Destination, ObjectFormat, Sink};
 
 /// How unknown fields are treated (kube-apiserver's fieldValidation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,7 +66,7 @@ pub struct ConvertArgs {
     to: String,
     /// Output format [default: yaml; with --in-place, the format of each file].
     #[arg(short = 'o', long, value_enum)]
-    output: Option<Format>,
+    output: Option<ObjectFormat>,
     /// Write to FILE instead of standard output.
     #[arg(long, value_name = "FILE", conflicts_with = "in_place")]
     output_file: Option<String>,
@@ -92,7 +93,7 @@ pub struct DefaultArgs {
     input: input::InputArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "yaml")]
-    output: Format,
+    output: ObjectFormat,
     /// What to do with fields the object's version does not have.
     #[arg(long, value_enum, default_value = "warn")]
     unknown_fields: Unknown,
@@ -107,7 +108,7 @@ fn report(location: &Location, warnings: &[Warning]) {
 /// Where `transform` writes: one sink for all sources, or one per source (`--in-place`).
 enum Sinks {
     Shared(Box<Sink>),
-    PerFile(Option<Format>),
+    PerFile(Option<ObjectFormat>),
 }
 
 /// Runs `each` over every document of every source into sinks, then commits them all. With a
@@ -126,7 +127,7 @@ fn transform(
     for source in sources {
         let mut sink = match (per_file, source.path()) {
             (Some(format), Some(path)) => {
-                let format = format.unwrap_or_else(|| Format::of_path(path));
+                let format = format.unwrap_or_else(|| ObjectFormat::of_path(path));
                 Some(Sink::new(format, Destination::File(path.to_owned()))?)
             }
             _ => None,
@@ -187,7 +188,7 @@ pub fn convert(args: ConvertArgs) -> Result<(), Failure> {
         Some(path) => Destination::File(path.into()),
         None => Destination::Stdout,
     };
-    let sink = Sink::new(args.output.unwrap_or(Format::Yaml), destination)?;
+    let sink = Sink::new(args.output.unwrap_or(ObjectFormat::Yaml), destination)?;
     transform(&sources, Sinks::Shared(Box::new(sink)), unknown, each)
 }
 

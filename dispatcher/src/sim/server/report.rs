@@ -1,0 +1,229 @@
+//! What a whole-server simulation measured, and its text form.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::dispatch::tab_table;
+use crate::queueset::RejectReason;
+
+/// Requests rejected, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejections {
+    /// The chosen queue was full.
+    pub queue_full: u64,
+    /// A `Reject` level had no room.
+    pub concurrency_limit: u64,
+    /// The wait limit passed in a queue.
+    pub time_out: u64,
+}
+
+impl Rejections {
+    pub(super) fn count(&mut self, reason: RejectReason) {
+        match reason {
+            RejectReason::QueueFull => self.queue_full += 1,
+            RejectReason::ConcurrencyLimit => self.concurrency_limit += 1,
+            RejectReason::TimeOut | RejectReason::Cancelled => self.time_out += 1,
+        }
+    }
+
+    /// All rejections.
+    pub fn total(&self) -> u64 {
+        self.queue_full + self.concurrency_limit + self.time_out
+    }
+}
+
+/// Figures of a stream or a level.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    /// Requests executed.
+    pub executed: u64,
+    /// Requests rejected.
+    pub rejected: Rejections,
+    /// Median wait of executed requests, in milliseconds.
+    pub wait_p50_ms: f64,
+    /// 99th percentile wait of executed requests, in milliseconds.
+    pub wait_p99_ms: f64,
+    /// Time-average of seats executing (initial phase) over the workload's duration.
+    pub average_seats: f64,
+}
+
+/// One stream's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamReport {
+    /// The stream's name.
+    pub name: String,
+    /// The FlowSchema its requests matched.
+    pub flow_schema: String,
+    /// Their priority level.
+    pub priority_level: String,
+    /// Its figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// One level's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelReport {
+    /// The level's name.
+    pub name: String,
+    /// Its nominal concurrency limit.
+    #[serde(rename = "nominalCL")]
+    pub nominal_cl: i64,
+    /// Its current limit at the end of the run.
+    #[serde(rename = "currentCL")]
+    pub current_cl: i64,
+    /// Its figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// What a simulation measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The seed of the random arrivals.
+    pub seed: u64,
+    /// Simulated time, drain included, in seconds.
+    pub simulated_seconds: f64,
+    /// Requests that arrived.
+    pub requests: u64,
+    /// Per level, in the configuration's order.
+    pub priority_levels: Vec<LevelReport>,
+    /// Per stream, in the workload's order.
+    pub streams: Vec<StreamReport>,
+    /// The dump_priority_levels table at the end of the arrivals.
+    pub dump_priority_levels: String,
+    /// Requests, executing requests and seats still held once every event has run (0 unless
+    /// something leaked).
+    pub left_over: u64,
+}
+
+impl Report {
+    /// The report as text tables for a person.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "Simulated {:.1} s, {} requests, seed {}.\n\nPriority levels:\n",
+            self.simulated_seconds, self.requests, self.seed
+        );
+        let header = |first: &str, extra: &[&str]| {
+            let mut row: Vec<String> = vec![first.to_owned()];
+            row.extend(extra.iter().map(|s| (*s).to_owned()));
+            row.extend(
+                [
+                    "Executed",
+                    "QueueFull",
+                    "ConcurrencyLimit",
+                    "TimedOut",
+                    "WaitP50ms",
+                    "WaitP99ms",
+                    "AvgSeats",
+                ]
+                .iter()
+                .map(|s| (*s).to_owned()),
+            );
+            row
+        };
+        let figures = |f: &Figures| {
+            vec![
+                f.executed.to_string(),
+                f.rejected.queue_full.to_string(),
+                f.rejected.concurrency_limit.to_string(),
+                f.rejected.time_out.to_string(),
+                format!("{:.1}", f.wait_p50_ms),
+                format!("{:.1}", f.wait_p99_ms),
+                format!("{:.2}", f.average_seats),
+            ]
+        };
+        let mut rows = vec![header("PriorityLevelName", &["NominalCL", "CurrentCL"])];
+        for level in &self.priority_levels {
+            let mut row = vec![
+                level.name.clone(),
+                level.nominal_cl.to_string(),
+                level.current_cl.to_string(),
+            ];
+            row.extend(figures(&level.figures));
+            rows.push(row);
+        }
+        out.push_str(&tab_table(&rows));
+        out.push_str("\nFlows (streams):\n");
+        let mut rows = vec![header("Stream", &["FlowSchema", "PriorityLevel"])];
+        for stream in &self.streams {
+            let mut row = vec![
+                stream.name.clone(),
+                stream.flow_schema.clone(),
+                stream.priority_level.clone(),
+            ];
+            row.extend(figures(&stream.figures));
+            rows.push(row);
+        }
+        out.push_str(&tab_table(&rows));
+        out.push_str("\ndump_priority_levels (end of arrivals):\n");
+        out.push_str(&self.dump_priority_levels);
+        out
+    }
+}
+
+/// A stream's or a level's running figures.
+pub(super) struct Tally {
+    /// The figures counted so far.
+    pub(super) figures: Figures,
+    /// Waits in microseconds, to three significant digits, in memory that grows with the
+    /// logarithm of the longest wait only (about 50 KiB for waits up to 10 s).
+    pub(super) waits: Histogram<u32>,
+    pub(super) seats: SeatTime,
+}
+
+/// Time-integral of seats executing, over `[0, end]` only.
+pub(super) struct SeatTime {
+    end: Duration,
+    last: Duration,
+    seats: f64,
+    integral: f64,
+}
+
+impl SeatTime {
+    pub(super) fn add(&mut self, now: Duration, delta: f64) {
+        let now = now.min(self.end);
+        self.integral += self.seats * now.saturating_sub(self.last).as_secs_f64();
+        self.last = now;
+        self.seats += delta;
+    }
+
+    fn average(&mut self) -> f64 {
+        self.add(self.end, 0.0);
+        if self.end.is_zero() {
+            0.0
+        } else {
+            self.integral / self.end.as_secs_f64()
+        }
+    }
+}
+
+impl Tally {
+    pub(super) fn new(end: Duration) -> Self {
+        Tally {
+            figures: Figures::default(),
+            waits: Histogram::new(3).expect("3 significant digits are supported"),
+            seats: SeatTime {
+                end,
+                last: Duration::ZERO,
+                seats: 0.0,
+                integral: 0.0,
+            },
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Figures {
+        let milliseconds = |quantile| self.waits.value_at_quantile(quantile) as f64 / 1e3;
+        self.figures.wait_p50_ms = milliseconds(0.50);
+        self.figures.wait_p99_ms = milliseconds(0.99);
+        self.figures.average_seats = self.seats.average();
+        self.figures
+    }
+}

@@ -1,0 +1,11 @@
+//! The integration tests of apfkit-dispatcher, in one binary.
+
+mod async_guard;
+mod borrowing;
+mod classify;
+mod estimate;
+mod fairness;
+mod hash_and_dealer;
+mod properties;
+mod rejection;
+mod simulation;

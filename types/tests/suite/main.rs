@@ -1,0 +1,3 @@
+//! The integration tests of apfkit-types, in one binary.
+
+mod defaulting;
