@@ -13,6 +13,15 @@ fn m(name: &str) -> String {
 
 /// Every meta schema, with `DeleteOptions` and `WatchEvent` declared for `group/version`.
 pub fn schemas(group: &str, version: &str) -> Vec<(String, Value)> {
+    let mut schemas = object_metadata();
+    schemas.extend(responses());
+    schemas.extend(requests(group, version));
+    schemas
+}
+
+/// `DeleteOptions` and its `Preconditions`, `Patch`, `WatchEvent` and `RawExtension`: what
+/// requests and watches carry, the first and `WatchEvent` declared for `group/version`.
+fn requests(group: &str, version: &str) -> Vec<(String, Value)> {
     let shared_kinds = |schema: Value| {
         with(
             schema,
@@ -111,95 +120,40 @@ pub fn schemas(group: &str, version: &str) -> Vec<(String, Value)> {
         s
     };
     vec![
+        (m("DeleteOptions"), delete_options),
         (
-            m("APIResource"),
+            m("Patch"),
             object(
-                "One resource served by a group-version, as listed by discovery.",
+                "The body of a PATCH request; its format depends on the content type.",
+                vec![],
+                &[],
+            ),
+        ),
+        (
+            m("Preconditions"),
+            object(
+                "Conditions that must hold before an operation proceeds.",
                 vec![
                     (
-                        "categories",
-                        array(
-                            "Groupings, such as `all`, that the resource belongs to.",
-                            item_string(),
-                            Some("atomic"),
-                        ),
+                        "resourceVersion",
+                        string("Required resource version of the target."),
                     ),
-                    (
-                        "group",
-                        string(
-                            "Preferred group of the resource, when it differs from the group being listed.",
-                        ),
-                    ),
-                    (
-                        "kind",
-                        string("Kind of the resource, such as `FlowSchema`."),
-                    ),
-                    (
-                        "name",
-                        string(
-                            "Plural name of the resource, with `/subresource` for subresources.",
-                        ),
-                    ),
-                    (
-                        "namespaced",
-                        boolean("Whether the resource lives in namespaces."),
-                    ),
-                    (
-                        "shortNames",
-                        array(
-                            "Short aliases that clients accept.",
-                            item_string(),
-                            Some("atomic"),
-                        ),
-                    ),
-                    ("singularName", string("Singular name of the resource.")),
-                    (
-                        "storageVersionHash",
-                        string("Opaque hash of the version in which objects are stored."),
-                    ),
-                    (
-                        "verbs",
-                        array("Verbs the resource supports.", item_string(), None),
-                    ),
-                    (
-                        "version",
-                        string(
-                            "Preferred version of the resource, when it differs from the version being listed.",
-                        ),
-                    ),
+                    ("uid", string("Required UID of the target.")),
                 ],
-                &["name", "singularName", "namespaced", "kind", "verbs"],
+                &[],
             ),
         ),
+        (m("WatchEvent"), watch_event),
         (
-            m("APIResourceList"),
-            gvk(
-                object(
-                    "The resources of one group-version, as served by discovery.",
-                    vec![
-                        (
-                            "apiVersion",
-                            string("Versioned schema of this representation."),
-                        ),
-                        ("groupVersion", string("The group-version listed.")),
-                        ("kind", string("Kind of this representation.")),
-                        (
-                            "resources",
-                            array(
-                                "The resources.",
-                                item_ref(&m("APIResource")),
-                                Some("atomic"),
-                            ),
-                        ),
-                    ],
-                    &["groupVersion", "resources"],
-                ),
-                "",
-                "v1",
-                "APIResourceList",
-            ),
+            "io.k8s.apimachinery.pkg.runtime.RawExtension".to_owned(),
+            object("An embedded object, kept as raw JSON.", vec![], &[]),
         ),
-        (m("DeleteOptions"), delete_options),
+    ]
+}
+
+/// `ObjectMeta`, `ListMeta` and the types they use.
+fn object_metadata() -> Vec<(String, Value)> {
+    vec![
         (
             m("FieldsV1"),
             object(
@@ -404,25 +358,101 @@ pub fn schemas(group: &str, version: &str) -> Vec<(String, Value)> {
             ),
         ),
         (
-            m("Patch"),
+            m("Time"),
+            json!({ "description": "A point in time, encoded as an RFC 3339 string with second precision.", "type": "string", "format": "date-time" }),
+        ),
+    ]
+}
+
+/// `Status` and the discovery documents (`APIResourceList`).
+fn responses() -> Vec<(String, Value)> {
+    vec![
+        (
+            m("APIResource"),
             object(
-                "The body of a PATCH request; its format depends on the content type.",
-                vec![],
-                &[],
+                "One resource served by a group-version, as listed by discovery.",
+                vec![
+                    (
+                        "categories",
+                        array(
+                            "Groupings, such as `all`, that the resource belongs to.",
+                            item_string(),
+                            Some("atomic"),
+                        ),
+                    ),
+                    (
+                        "group",
+                        string(
+                            "Preferred group of the resource, when it differs from the group being listed.",
+                        ),
+                    ),
+                    (
+                        "kind",
+                        string("Kind of the resource, such as `FlowSchema`."),
+                    ),
+                    (
+                        "name",
+                        string(
+                            "Plural name of the resource, with `/subresource` for subresources.",
+                        ),
+                    ),
+                    (
+                        "namespaced",
+                        boolean("Whether the resource lives in namespaces."),
+                    ),
+                    (
+                        "shortNames",
+                        array(
+                            "Short aliases that clients accept.",
+                            item_string(),
+                            Some("atomic"),
+                        ),
+                    ),
+                    ("singularName", string("Singular name of the resource.")),
+                    (
+                        "storageVersionHash",
+                        string("Opaque hash of the version in which objects are stored."),
+                    ),
+                    (
+                        "verbs",
+                        array("Verbs the resource supports.", item_string(), None),
+                    ),
+                    (
+                        "version",
+                        string(
+                            "Preferred version of the resource, when it differs from the version being listed.",
+                        ),
+                    ),
+                ],
+                &["name", "singularName", "namespaced", "kind", "verbs"],
             ),
         ),
         (
-            m("Preconditions"),
-            object(
-                "Conditions that must hold before an operation proceeds.",
-                vec![
-                    (
-                        "resourceVersion",
-                        string("Required resource version of the target."),
-                    ),
-                    ("uid", string("Required UID of the target.")),
-                ],
-                &[],
+            m("APIResourceList"),
+            gvk(
+                object(
+                    "The resources of one group-version, as served by discovery.",
+                    vec![
+                        (
+                            "apiVersion",
+                            string("Versioned schema of this representation."),
+                        ),
+                        ("groupVersion", string("The group-version listed.")),
+                        ("kind", string("Kind of this representation.")),
+                        (
+                            "resources",
+                            array(
+                                "The resources.",
+                                item_ref(&m("APIResource")),
+                                Some("atomic"),
+                            ),
+                        ),
+                    ],
+                    &["groupVersion", "resources"],
+                ),
+                "",
+                "v1",
+                "APIResourceList",
             ),
         ),
         (
@@ -501,15 +531,6 @@ pub fn schemas(group: &str, version: &str) -> Vec<(String, Value)> {
                 ],
                 &[],
             ),
-        ),
-        (
-            m("Time"),
-            json!({ "description": "A point in time, encoded as an RFC 3339 string with second precision.", "type": "string", "format": "date-time" }),
-        ),
-        (m("WatchEvent"), watch_event),
-        (
-            "io.k8s.apimachinery.pkg.runtime.RawExtension".to_owned(),
-            object("An embedded object, kept as raw JSON.", vec![], &[]),
         ),
     ]
 }
