@@ -36,6 +36,9 @@ pub mod hub;
 pub mod scheme;
 pub mod validation;
 
+pub use scheme::{Converted, HubObject, SchemeError, Target, UnknownFields, Warning};
+pub use validation::{FieldError, validate};
+
 /// What typed conversion code needs in scope: `use apfkit_conversion::prelude::*;`.
 pub mod prelude {
     pub use crate::scheme::{Target, UnknownFields};
