@@ -27,4 +27,29 @@ mod tests {
             report.stale
         );
     }
+
+    /// Comments cite upstream sources (file and function), never sections of a specification
+    /// that lives outside the repository.
+    #[test]
+    fn comments_do_not_cite_the_outside_spec() {
+        let mut offenders = Vec::new();
+        let mut stack = vec![super::project_root()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("readable source tree") {
+                let path = entry.expect("readable entry").path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if path.is_dir() {
+                    if !name.starts_with('.') && name != "target" {
+                        stack.push(path);
+                    }
+                } else if name.ends_with(".rs") {
+                    let text = std::fs::read_to_string(&path).expect("UTF-8 source");
+                    if text.contains(concat!("spec ", "\u{a7}")) {
+                        offenders.push(path);
+                    }
+                }
+            }
+        }
+        assert!(offenders.is_empty(), "cite upstream instead: {offenders:?}");
+    }
 }
