@@ -37,7 +37,10 @@ mod tests {
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir).expect("readable source tree") {
                 let path = entry.expect("readable entry").path();
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                let name = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default();
                 if path.is_dir() {
                     if !name.starts_with('.') && name != "target" {
                         stack.push(path);
