@@ -54,33 +54,9 @@ pub fn schemas(version: &str) -> Vec<(String, Value)> {
         ),
         (
             d("APIServiceCondition"),
-            object(
+            condition(
                 "One observed condition of an APIService.",
-                vec![
-                    (
-                        "lastTransitionTime",
-                        reference(
-                            "When the condition last changed status.",
-                            &format!("{META}.Time"),
-                        ),
-                    ),
-                    ("message", string("Human-readable explanation.")),
-                    (
-                        "reason",
-                        string("Machine-readable reason for the last change, in CamelCase."),
-                    ),
-                    (
-                        "status",
-                        string_enum(
-                            "Whether the condition holds.",
-                            &["True", "False", "Unknown"],
-                        ),
-                    ),
-                    (
-                        "type",
-                        string("Type of the condition; `Available` is the only one defined."),
-                    ),
-                ],
+                "Type of the condition; `Available` is the only one defined.",
                 &["type", "status"],
             ),
         ),

@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::meta::META;
+
 /// An object schema with `properties` (given in any order; serde_json sorts them) and `required`.
 pub fn object(description: &str, properties: Vec<(&str, Value)>, required: &[&str]) -> Value {
     let mut schema = json!({ "description": description, "type": "object" });
@@ -123,5 +125,35 @@ pub fn union(schema: Value, discriminator: &str, members: &[(&str, &str)]) -> Va
         schema,
         "x-kubernetes-unions",
         json!([{ "discriminator": discriminator, "fields-to-discriminateBy": fields }]),
+    )
+}
+
+/// A status condition: `lastTransitionTime`, `message`, `reason`, `status` and `type`.
+pub fn condition(what: &str, type_description: &str, required: &[&str]) -> Value {
+    object(
+        what,
+        vec![
+            (
+                "lastTransitionTime",
+                reference(
+                    "When the condition last changed status.",
+                    &format!("{META}.Time"),
+                ),
+            ),
+            ("message", string("Human-readable explanation.")),
+            (
+                "reason",
+                string("Machine-readable reason for the last change, in CamelCase."),
+            ),
+            (
+                "status",
+                string_enum(
+                    "Whether the condition holds.",
+                    &["True", "False", "Unknown"],
+                ),
+            ),
+            ("type", string(type_description)),
+        ],
+        required,
     )
 }

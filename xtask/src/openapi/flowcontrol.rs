@@ -177,7 +177,11 @@ impl Version<'_> {
             ),
             (
                 self.d("FlowSchemaCondition"),
-                condition("One observed condition of a FlowSchema."),
+                condition(
+                    "One observed condition of a FlowSchema.",
+                    "Type of the condition; unique within the list.",
+                    &[],
+                ),
             ),
             (
                 self.d("FlowSchemaList"),
@@ -450,7 +454,11 @@ impl Version<'_> {
             ),
             (
                 self.d("PriorityLevelConfigurationCondition"),
-                condition("One observed condition of a PriorityLevelConfiguration."),
+                condition(
+                    "One observed condition of a PriorityLevelConfiguration.",
+                    "Type of the condition; unique within the list.",
+                    &[],
+                ),
             ),
             (
                 self.d("PriorityLevelConfigurationList"),
@@ -642,39 +650,6 @@ impl Version<'_> {
             ),
         ]
     }
-}
-
-/// A status condition.
-fn condition(what: &str) -> Value {
-    object(
-        what,
-        vec![
-            (
-                "lastTransitionTime",
-                reference(
-                    "When the condition last changed status.",
-                    &format!("{META}.Time"),
-                ),
-            ),
-            ("message", string("Human-readable explanation.")),
-            (
-                "reason",
-                string("Machine-readable reason for the last change, in CamelCase."),
-            ),
-            (
-                "status",
-                string_enum(
-                    "Whether the condition holds.",
-                    &["True", "False", "Unknown"],
-                ),
-            ),
-            (
-                "type",
-                string("Type of the condition; unique within the list."),
-            ),
-        ],
-        &[],
-    )
 }
 
 /// An object with only a required `name`.
