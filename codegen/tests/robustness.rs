@@ -83,3 +83,61 @@ fn settings_mistakes_are_settings_errors() {
     );
     assert!(error.to_string().contains("is not a Rust path"), "{error}");
 }
+
+/// The conversion emitter's kind registry: one `HubObject` variant and one codec per served
+/// kind, and a settings error when two hub kinds share a name.
+#[test]
+fn the_scheme_registry_names_every_kind_once() {
+    use apfkit_codegen::{ConversionSettings, Side, emit_conversions};
+    let other = String::from_utf8(fixture())
+        .unwrap()
+        .replace("com.example.", "com.other.");
+    let mut generator = Generator::new(Settings::default());
+    generator.add_bytes("widgets.json", &fixture()).unwrap();
+    generator
+        .add_bytes("others.json", other.as_bytes())
+        .unwrap();
+    let space = generator.type_space().unwrap();
+    let side = |root| Side {
+        space: &space,
+        root,
+    };
+    let mut settings = ConversionSettings {
+        to_hub_trait: "crate::ToHub".to_owned(),
+        from_hub_trait: "crate::FromHub".to_owned(),
+        scheme_runtime: Some("crate::scheme".to_owned()),
+        ..ConversionSettings::default()
+    };
+    settings.pairs.push((
+        "com.example.".to_owned(),
+        "com.example.".to_owned(),
+        vec!["a".to_owned()],
+    ));
+    let files = emit_conversions(&side("::types"), &side("crate::hub"), &settings).unwrap();
+    let root = &files[std::path::Path::new("mod.rs")];
+    assert!(root.contains("pub enum HubObject"), "{root}");
+    assert!(
+        root.contains("Widget(crate::hub::com::example::v1::Widget)"),
+        "{root}"
+    );
+    assert_eq!(
+        root.matches("crate::scheme::Codec::of::<").count(),
+        1,
+        "{root}"
+    );
+
+    settings.pairs.push((
+        "com.other.".to_owned(),
+        "com.other.".to_owned(),
+        vec!["b".to_owned()],
+    ));
+    let error = emit_conversions(&side("::types"), &side("crate::hub"), &settings).unwrap_err();
+    assert!(
+        matches!(error, apfkit_codegen::Error::Settings { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("share the name Widget"),
+        "{error}"
+    );
+}
