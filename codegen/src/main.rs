@@ -15,8 +15,9 @@ use clap::Parser;
 /// (with derive) and serde_json crates. It is replaced as a whole, and only when every document
 /// generated without error.
 ///
-/// Example:
+/// Examples:
 ///   apfkit-codegen --out src/api flowcontrol-v1.json flowcontrol-v1beta3.json
+///   apfkit-codegen --k8s-openapi --schemars --out src/api flowcontrol-v1.json
 #[derive(Debug, Parser)]
 #[command(version, verbatim_doc_comment)]
 struct Args {
@@ -26,6 +27,11 @@ struct Args {
     /// Also derive schemars::JsonSchema (the output then needs schemars 1.x too).
     #[arg(long)]
     schemars: bool,
+    /// Use k8s-openapi's meta/v1, runtime, Quantity, IntOrString and core/v1 types instead of
+    /// generating copies, and implement its Resource, ListableResource and Metadata traits for
+    /// kinds (so that kube's Api<K> takes them). The output then needs k8s-openapi.
+    #[arg(long)]
+    k8s_openapi: bool,
     /// OpenAPI v3 documents (JSON). Schemas defined in several documents must agree.
     #[arg(value_name = "FILE.json", required = true)]
     files: Vec<PathBuf>,
@@ -35,6 +41,9 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let mut settings = Settings::default();
     settings.with_schemars(args.schemars);
+    if args.k8s_openapi {
+        settings.use_k8s_openapi();
+    }
     let mut generator = Generator::new(settings);
     let result = args
         .files

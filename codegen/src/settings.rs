@@ -2,6 +2,27 @@
 
 use crate::names::module_ident;
 
+/// Kubernetes' shared definition namespaces and the k8s-openapi modules that hold them.
+const K8S_OPENAPI_MODULES: &[(&str, &str)] = &[
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.",
+        "::k8s_openapi::apimachinery::pkg::apis::meta::v1",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.runtime.",
+        "::k8s_openapi::apimachinery::pkg::runtime",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.api.resource.",
+        "::k8s_openapi::apimachinery::pkg::api::resource",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.util.intstr.",
+        "::k8s_openapi::apimachinery::pkg::util::intstr",
+    ),
+    ("io.k8s.api.core.v1.", "::k8s_openapi::api::core::v1"),
+];
+
 /// Settings of one generation run, built with chained setters.
 ///
 /// ```
@@ -64,6 +85,26 @@ impl Settings {
     pub fn with_k8s_openapi_traits(&mut self, enabled: bool) -> &mut Self {
         self.k8s_openapi = enabled;
         self
+    }
+
+    /// Reuse k8s-openapi's types for Kubernetes' shared definitions instead of generating
+    /// copies: meta/v1 (`ObjectMeta`, `Time`, ...), `runtime`, `api::resource::Quantity`,
+    /// `util::intstr::IntOrString` and core/v1; and implement k8s-openapi's traits for kinds,
+    /// so that kube's `Api<K>` takes them. The output then needs k8s-openapi.
+    ///
+    /// ```
+    /// let mut settings = apfkit_codegen::Settings::default();
+    /// settings.use_k8s_openapi();
+    /// assert_eq!(
+    ///     settings.replacement_for("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta").as_deref(),
+    ///     Some("::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+    /// );
+    /// ```
+    pub fn use_k8s_openapi(&mut self) -> &mut Self {
+        for (prefix, module) in K8S_OPENAPI_MODULES {
+            self.replace_namespace(prefix, module);
+        }
+        self.with_k8s_openapi_traits(true)
     }
 
     /// First line of every generated file, as a `//!` comment. The default names the generator.

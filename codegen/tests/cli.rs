@@ -232,3 +232,40 @@ fn two_documents_that_disagree_are_a_conflict() {
         "{err}"
     );
 }
+
+/// `--k8s-openapi` reuses k8s-openapi's meta types instead of generating copies, and
+/// implements its traits for kinds.
+#[test]
+fn k8s_openapi_flag_reuses_its_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("api");
+    let document = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schemas/openapi/flowcontrol.apiserver.k8s.io/v1.json");
+    let mut args = vec![
+        std::ffi::OsStr::new("--k8s-openapi"),
+        std::ffi::OsStr::new("--out"),
+        out.as_os_str(),
+    ];
+    args.push(document.as_os_str());
+    let output = codegen(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let v1 = std::fs::read_to_string(out.join("api/flowcontrol/v1.rs")).unwrap();
+    assert!(
+        v1.contains("::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+        "{v1}"
+    );
+    assert!(
+        v1.contains("impl ::k8s_openapi::Resource for FlowSchema"),
+        "{v1}"
+    );
+    assert!(
+        !out.join("apimachinery").exists(),
+        "meta types are not copied"
+    );
+
+    // Without the flag, the meta types are generated.
+    let copy = dir.path().join("copy");
+    let output = run(&copy, &[&document]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(copy.join("apimachinery").exists());
+}
