@@ -207,7 +207,7 @@ fn missing_file_and_usage_errors() {
     let usage = codegen(&[std::ffi::OsStr::new("--out")]);
     assert_eq!(usage.status.code(), Some(2));
     let help = codegen(&[std::ffi::OsStr::new("--help")]);
-    assert!(String::from_utf8_lossy(&help.stdout).contains("Example:"));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Examples:"));
 }
 
 #[test]
