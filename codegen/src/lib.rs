@@ -36,6 +36,7 @@
 #![forbid(unsafe_code)]
 
 mod conversion;
+mod crd;
 mod emit;
 mod error;
 mod load;
@@ -55,7 +56,7 @@ pub use error::{Error, Result};
 pub use settings::Settings;
 pub use typespace::TypeSpace;
 
-use load::{LoadedDocument, load_document, parse_document};
+use load::{LoadedDocument, parse_document};
 
 /// Collects documents and generates one module tree from all of them.
 #[derive(Debug, Default)]
@@ -73,15 +74,88 @@ impl Generator {
         }
     }
 
-    /// Reads and adds a document file.
+    /// Reads and adds a file: an OpenAPI v3 document (JSON), or a YAML or JSON stream of
+    /// `apiextensions.k8s.io/v1` CustomResourceDefinitions (see [`Generator::add_bytes`]).
     pub fn add_file(&mut self, path: &Path) -> Result<&mut Self> {
-        self.documents.push(load_document(path)?);
-        Ok(self)
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        self.add_bytes(&path.display().to_string(), &bytes)
     }
 
-    /// Adds a document from bytes; `origin` names it in errors.
+    /// Adds an OpenAPI v3 document (JSON), or every CustomResourceDefinition of a YAML or JSON
+    /// stream (`---`-separated documents, or a `v1 List`): each version of a CRD becomes a
+    /// kind with the CRD's group, version, kind, plural and scope, and its list kind.
+    /// `origin` names the input in errors.
+    ///
+    /// ```
+    /// let crd = r#"
+    /// apiVersion: apiextensions.k8s.io/v1
+    /// kind: CustomResourceDefinition
+    /// metadata: {name: crontabs.stable.example.com}
+    /// spec:
+    ///   group: stable.example.com
+    ///   names: {kind: CronTab, plural: crontabs}
+    ///   scope: Namespaced
+    ///   versions:
+    ///     - name: v1
+    ///       served: true
+    ///       storage: true
+    ///       schema:
+    ///         openAPIV3Schema:
+    ///           type: object
+    ///           properties:
+    ///             spec:
+    ///               type: object
+    ///               properties:
+    ///                 cronSpec: {type: string}
+    ///                 replicas: {type: integer, default: 1}
+    /// "#;
+    /// let mut generator = apfkit_codegen::Generator::new(apfkit_codegen::Settings::default());
+    /// generator.add_bytes("crontab.yaml", crd.as_bytes()).unwrap();
+    /// let files = generator.generate().unwrap();
+    /// let v1 = &files[std::path::Path::new("com/example/stable/v1.rs")];
+    /// assert!(v1.contains("pub struct CronTab {"));
+    /// assert!(v1.contains("const PLURAL: &'static str = \"crontabs\";"));
+    /// ```
     pub fn add_bytes(&mut self, origin: &str, bytes: &[u8]) -> Result<&mut Self> {
-        self.documents.push(parse_document(origin, bytes)?);
+        // Input that starts with `{` is one JSON document; anything else is a YAML stream.
+        if bytes.trim_ascii_start().starts_with(b"{") {
+            let value = serde_json::from_slice::<serde_json::Value>(bytes).ok();
+            let crds: Vec<&serde_json::Value> = value.iter().flat_map(crd::items).collect();
+            if crds.is_empty() || !crds.iter().all(|v| crd::is_crd(v)) {
+                self.documents.push(parse_document(origin, bytes)?);
+                return Ok(self);
+            }
+            for crd in crds {
+                self.documents.extend(crd::documents(origin, 0, crd)?);
+            }
+            return Ok(self);
+        }
+        let mut found = false;
+        for (index, value) in crd::read_stream(origin, bytes)?.iter().enumerate() {
+            let items = crd::items(value);
+            for crd in &items {
+                if !crd::is_crd(crd) {
+                    return Err(Error::Unsupported {
+                        file: format!("{origin} (document {})", index + 1),
+                        pointer: "/kind".to_owned(),
+                        message: "neither an OpenAPI v3 document nor a CustomResourceDefinition"
+                            .to_owned(),
+                    });
+                }
+                self.documents.extend(crd::documents(origin, index, crd)?);
+                found = true;
+            }
+        }
+        if !found {
+            return Err(Error::Malformed {
+                file: origin.to_owned(),
+                pointer: "/".to_owned(),
+                message: "no OpenAPI document and no CustomResourceDefinition".to_owned(),
+            });
+        }
         Ok(self)
     }
 

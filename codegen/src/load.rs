@@ -1,7 +1,5 @@
 //! Reading documents from bytes or files, with errors that point into the document.
 
-use std::path::Path;
-
 use crate::error::{Error, Result, escape_pointer_token};
 use crate::openapi::Document;
 
@@ -43,15 +41,6 @@ pub fn parse_document(origin: &str, bytes: &[u8]) -> Result<LoadedDocument> {
         origin: origin.to_owned(),
         document,
     })
-}
-
-/// Reads and parses a document file.
-pub fn load_document(path: &Path) -> Result<LoadedDocument> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    parse_document(&path.display().to_string(), &bytes)
 }
 
 fn path_to_pointer(path: &serde_path_to_error::Path) -> String {

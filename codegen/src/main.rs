@@ -1,4 +1,5 @@
-//! `apfkit-codegen`: generate a Rust module tree from Kubernetes OpenAPI v3 documents.
+//! `apfkit-codegen`: generate a Rust module tree from Kubernetes OpenAPI v3 documents and
+//! CustomResourceDefinitions.
 
 #![forbid(unsafe_code)]
 
@@ -9,7 +10,8 @@ use apfkit_codegen::{Generator, Settings};
 use clap::Parser;
 
 /// Generate typed Rust structs (serde, defaulting, resource identity) from Kubernetes OpenAPI v3
-/// group-version documents, such as those served at /openapi/v3/apis/<group>/<version>.
+/// group-version documents, such as those served at /openapi/v3/apis/<group>/<version>, or
+/// from CustomResourceDefinition manifests (every version of every CRD in the files).
 ///
 /// The output directory receives a module tree rooted at DIR/mod.rs that needs only the serde
 /// (with derive) and serde_json crates. It is replaced as a whole, and only when every document
@@ -18,6 +20,7 @@ use clap::Parser;
 /// Examples:
 ///   apfkit-codegen --out src/api flowcontrol-v1.json flowcontrol-v1beta3.json
 ///   apfkit-codegen --k8s-openapi --schemars --out src/api flowcontrol-v1.json
+///   apfkit-codegen --k8s-openapi --out src/crds crds/*.yaml
 #[derive(Debug, Parser)]
 #[command(version, verbatim_doc_comment)]
 struct Args {
@@ -32,8 +35,9 @@ struct Args {
     /// kinds (so that kube's Api<K> takes them). The output then needs k8s-openapi.
     #[arg(long)]
     k8s_openapi: bool,
-    /// OpenAPI v3 documents (JSON). Schemas defined in several documents must agree.
-    #[arg(value_name = "FILE.json", required = true)]
+    /// OpenAPI v3 documents (JSON), or apiextensions.k8s.io/v1 CustomResourceDefinitions (YAML
+    /// or JSON, several per file). Schemas defined in several documents must agree.
+    #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
 }
 

@@ -269,3 +269,33 @@ fn k8s_openapi_flag_reuses_its_types() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(copy.join("apimachinery").exists());
 }
+
+/// A CustomResourceDefinition manifest is an input like an OpenAPI document.
+#[test]
+fn generates_from_a_crd_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("api");
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/crds/servers.policy.linkerd.io.yaml");
+    let output = run(&out, &[&crd]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let v1beta1 = std::fs::read_to_string(out.join("io/linkerd/policy/v1beta1.rs")).unwrap();
+    assert!(
+        v1beta1.contains("const PLURAL: &'static str = \"servers\";"),
+        "{v1beta1}"
+    );
+
+    let broken = document(
+        dir.path(),
+        "broken.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {}\n",
+    );
+    let output = run(&dir.path().join("other"), &[&broken]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output)
+            .contains("broken.yaml (document 1): /spec/group: required string is missing"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -141,3 +141,88 @@ fn the_scheme_registry_names_every_kind_once() {
         "{error}"
     );
 }
+
+fn crd_fixture() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/crds/servers.policy.linkerd.io.yaml"
+    ))
+    .unwrap()
+}
+
+fn generate_crd(
+    text: &str,
+) -> Result<std::collections::BTreeMap<std::path::PathBuf, String>, apfkit_codegen::Error> {
+    let mut generator = Generator::new(Settings::default());
+    generator.add_bytes("crd.yaml", text.as_bytes())?;
+    generator.generate()
+}
+
+#[test]
+fn a_real_crd_generates_both_versions() {
+    let files = generate_crd(&crd_fixture()).unwrap();
+    for version in ["v1alpha1", "v1beta1"] {
+        let code = &files[std::path::Path::new(&format!("io/linkerd/policy/{version}.rs"))];
+        assert!(code.contains("pub struct Server {"), "{code}");
+        assert!(code.contains("pub struct ServerList {"), "{code}");
+    }
+    // The same CRD as JSON, and inside a `v1 List`, give the same code.
+    let value: serde_json::Value = serde_saphyr::from_str(&crd_fixture()).unwrap();
+    assert_eq!(generate_crd(&value.to_string()).unwrap(), files);
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [value]});
+    assert_eq!(generate_crd(&list.to_string()).unwrap(), files);
+}
+
+#[test]
+fn broken_crds_are_errors_that_name_the_document() {
+    let text = crd_fixture();
+    // Every truncation at a line boundary either generates (a shorter but valid CRD) or fails
+    // with an error naming the input; none panics.
+    // Before the versions are listed, there is nothing to generate: those must all fail.
+    let versions_at = text.find("  versions:").unwrap();
+    for (end, _) in text.match_indices('\n') {
+        match generate_crd(&text[..end]) {
+            Err(error) => assert!(error.to_string().contains("crd.yaml"), "{error}"),
+            Ok(_) => assert!(end > versions_at, "truncated at {end}, it generated"),
+        }
+    }
+
+    let second = format!("{text}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: x}}\n");
+    let error = generate_crd(&second).unwrap_err().to_string();
+    assert!(error.contains("crd.yaml (document 2)"), "{error}");
+    assert!(
+        error.contains("neither an OpenAPI v3 document nor a CustomResourceDefinition"),
+        "{error}"
+    );
+
+    let no_scope = text.replace("  scope: Namespaced\n", "");
+    let error = generate_crd(&no_scope).unwrap_err().to_string();
+    assert!(
+        error.contains("/spec/scope: must be Namespaced or Cluster"),
+        "{error}"
+    );
+
+    let duplicated = text.replace(
+        "  group: policy.linkerd.io\n",
+        "  group: policy.linkerd.io\n  group: other.io\n",
+    );
+    assert!(
+        generate_crd(&duplicated).is_err(),
+        "a duplicated key is refused"
+    );
+
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(generate_crd(&deep).is_err());
+
+    let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n\
+                c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n\
+                e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n\
+                g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+    assert!(
+        generate_crd(bomb).is_err(),
+        "an alias bomb stops at the budget"
+    );
+
+    assert!(generate_crd("").is_err());
+    assert!(generate_crd("\u{0}\u{1}garbage: [").is_err());
+}

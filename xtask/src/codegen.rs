@@ -192,6 +192,19 @@ pub fn run(root: &Path, mode: Mode) -> Result<Report> {
         &mut stale,
     )?;
 
+    let meta: serde_json::Map<String, serde_json::Value> =
+        openapi::meta::object_metadata().into_iter().collect();
+    sync_generated(
+        root,
+        Path::new("codegen/data"),
+        BTreeMap::from([(
+            PathBuf::from("meta-v1.json"),
+            serde_json::to_string_pretty(&meta)? + "\n",
+        )]),
+        mode,
+        &mut stale,
+    )?;
+
     let types_stale = stale.iter().any(|p| p.starts_with("types"));
     if mode == Mode::Check && types_stale {
         // The JSON Schemas are derived from the types; with stale types they cannot be checked.

@@ -151,8 +151,9 @@ fn requests(group: &str, version: &str) -> Vec<(String, Value)> {
     ]
 }
 
-/// `ObjectMeta`, `ListMeta` and the types they use.
-fn object_metadata() -> Vec<(String, Value)> {
+/// `ObjectMeta`, `ListMeta` and the types they use; also what apfkit-codegen embeds for the
+/// kinds it makes from CustomResourceDefinitions.
+pub fn object_metadata() -> Vec<(String, Value)> {
     vec![
         (
             m("FieldsV1"),

@@ -7,7 +7,7 @@ mod apiregistration;
 mod build;
 mod flowcontrol;
 pub mod hub;
-mod meta;
+pub mod meta;
 mod paths;
 
 use serde_json::{Map, Value, json};
