@@ -6,6 +6,8 @@
 //! kube-apiserver's: the group's labels reversed, the version, the kind
 //! (`com.example.stable.v1.CronTab` for `stable.example.com`).
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
@@ -212,11 +214,7 @@ impl Identity<'_> {
             "x-kubernetes-group-version-kind": gvk(self.list_kind),
         });
 
-        let mut schemas: Map<String, Value> =
-            serde_json::from_str(META).map_err(|err| Error::Internal {
-                module: "crd".to_owned(),
-                message: format!("the embedded meta/v1 schemas: {err}"),
-            })?;
+        let mut schemas = meta_schemas()?.clone();
         schemas.insert(definition.clone(), Value::Object(object));
         schemas.insert(format!("{namespace}.{}", self.list_kind), list);
 
@@ -243,6 +241,18 @@ impl Identity<'_> {
             "components": { "schemas": schemas },
         }))
     }
+}
+
+/// The embedded meta/v1 schemas, parsed once.
+fn meta_schemas() -> Result<&'static Map<String, Value>> {
+    static PARSED: OnceLock<Result<Map<String, Value>, String>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| serde_json::from_str(META).map_err(|err| err.to_string()))
+        .as_ref()
+        .map_err(|err| Error::Internal {
+            module: "crd".to_owned(),
+            message: format!("the embedded meta/v1 schemas: {err}"),
+        })
 }
 
 /// `stable.example.com` → `com.example.stable`, as kube-apiserver names CRD definitions.
