@@ -36,7 +36,11 @@ pub struct SchemaArgs {
 fn canonical_kind(given: &str) -> Option<&'static str> {
     KINDS
         .iter()
-        .find(|k| k.kind.eq_ignore_ascii_case(given) || k.plural == Some(given))
+        .find(|k| {
+            k.kind.eq_ignore_ascii_case(given)
+                || k.plural
+                    .is_some_and(|plural| plural.eq_ignore_ascii_case(given))
+        })
         .map(|k| k.kind)
 }
 
@@ -90,5 +94,27 @@ pub fn run(args: SchemaArgs) -> Result<(), Failure> {
                 )
             }))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kinds_and_resource_names_in_any_case() {
+        for given in [
+            "FlowSchema",
+            "flowschema",
+            "flowschemas",
+            "FlowSchemas",
+            "FLOWSCHEMAS",
+        ] {
+            assert_eq!(super::canonical_kind(given), Some("FlowSchema"), "{given}");
+        }
+        assert_eq!(
+            super::canonical_kind("apiservicelist"),
+            Some("APIServiceList")
+        );
+        assert_eq!(super::canonical_kind("apiservicelists"), None);
+        assert_eq!(super::canonical_kind("pods"), None);
     }
 }
