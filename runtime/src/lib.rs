@@ -1,0 +1,38 @@
+//! Value types for Kubernetes' special string formats, used by code that `apfkit-codegen`
+//! generates from CustomResourceDefinitions and OpenAPI documents.
+//!
+//! Each type is **checked** as kube-apiserver checks the value and **lossless**: it writes back
+//! exactly the JSON it read. Where k8s-openapi parses a time or a quantity and writes its own
+//! canonical form, these keep the text, so a read-modify-write never rewrites a field the
+//! program did not touch.
+//!
+//! | Schema | Type | Accepts |
+//! |---|---|---|
+//! | `x-kubernetes-int-or-string` | [`IntOrString`] | a 32-bit integer or a string, like Go's `intstr.IntOrString` |
+//! | `format: date-time` | [`DateTime`] | what kube-openapi's `strfmt.IsDateTime` accepts |
+//! | Kubernetes `Quantity` | [`Quantity`] | an integer, or text that `resource.ParseQuantity` accepts |
+//!
+//! ```
+//! use apfkit_runtime::{DateTime, IntOrString, Quantity};
+//!
+//! let port: IntOrString = serde_json::from_str("8080").unwrap();
+//! assert_eq!(port, IntOrString::Int(8080));
+//!
+//! let time: DateTime = serde_json::from_str(r#""2024-02-29T23:59:59.123+01:00""#).unwrap();
+//! assert_eq!(serde_json::to_string(&time).unwrap(), r#""2024-02-29T23:59:59.123+01:00""#);
+//! assert!(serde_json::from_str::<DateTime>(r#""2023-02-29T00:00:00Z""#).is_err());
+//!
+//! let memory: Quantity = serde_json::from_str(r#""1.5Gi""#).unwrap();
+//! assert_eq!(memory.as_str(), "1.5Gi");
+//! assert!("1.1.M".parse::<Quantity>().is_err());
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod date_time;
+mod int_or_string;
+mod quantity;
+
+pub use date_time::{DateTime, DateTimeError};
+pub use int_or_string::IntOrString;
+pub use quantity::{Quantity, QuantityError};
