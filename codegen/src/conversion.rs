@@ -14,7 +14,7 @@ use quote::{format_ident, quote};
 
 use crate::error::{Error, Result};
 use crate::tree::{module_tree, render};
-use crate::typespace::{FieldDef, FieldType, TypeBody, TypeEntry, TypeSpace};
+use crate::typespace::{EnumDef, FieldDef, FieldType, TypeBody, TypeEntry, TypeSpace};
 
 /// Which way a conversion goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -373,9 +373,101 @@ impl Pair<'_> {
                     }),
                 }
             }
+            (TypeBody::Enum(s), TypeBody::Enum(t)) => {
+                let target_path = self.target_path(target, direction)?;
+                let source_path = match direction {
+                    Direction::ToHub => Self::path(self.external, source)?,
+                    Direction::FromHub => Self::path(self.hub, source)?,
+                };
+                self.enum_function(
+                    (source, s, &source_path),
+                    (target, t, &target_path),
+                    &input,
+                    hook,
+                )
+            }
             _ => Err(Error::Settings {
                 setting: format!("hub of {} → {}", source.definition, target.definition),
                 message: "the two types have different shapes".to_owned(),
+            }),
+        }
+    }
+
+    /// Converts an enum value by its wire string: each listed value to the target's variant
+    /// of the same string, an unlisted one (kept by an open enum) to the target's catch-all.
+    /// A value the target cannot hold needs a hook, which gets the source and a target preset
+    /// to the matching variant (or the default).
+    fn enum_function(
+        &self,
+        (source_entry, source, source_path): (&TypeEntry, &EnumDef, &syn::Path),
+        (target_entry, target, target_path): (&TypeEntry, &EnumDef, &syn::Path),
+        input: &TokenStream,
+        hook: Option<&String>,
+    ) -> Result<(TokenStream, bool)> {
+        let mut arms = Vec::new();
+        let mut unmatched = Vec::new();
+        let target_other = target.other.as_ref().map(|o| format_ident!("{}", o));
+        for variant in &source.variants {
+            let ident = format_ident!("{}", variant.rust);
+            let wire = &variant.wire;
+            match (
+                target.variants.iter().find(|t| t.wire == variant.wire),
+                &target_other,
+            ) {
+                (Some(t), _) => {
+                    let t = format_ident!("{}", t.rust);
+                    arms.push(quote! { #source_path::#ident => #target_path::#t, });
+                }
+                (None, Some(other)) => arms.push(quote! {
+                    #source_path::#ident => #target_path::#other(::std::string::String::from(#wire)),
+                }),
+                (None, None) => unmatched.push(wire.clone()),
+            }
+        }
+        if let Some(other) = &source.other {
+            let other = format_ident!("{}", other);
+            match &target_other {
+                Some(target_other) => {
+                    let listed = target.variants.iter().map(|t| {
+                        let wire = &t.wire;
+                        let t = format_ident!("{}", t.rust);
+                        quote! { #wire => #target_path::#t, }
+                    });
+                    arms.push(quote! {
+                        #source_path::#other(value) => match value.as_str() {
+                            #(#listed)*
+                            _ => #target_path::#target_other(::std::clone::Clone::clone(value)),
+                        },
+                    });
+                }
+                None => unmatched.push("(unlisted values)".to_owned()),
+            }
+        }
+        match hook {
+            Some(hook) => {
+                let hook: syn::Path = syn::parse_str(hook).map_err(|e| self.internal(e))?;
+                Ok((
+                    quote! {
+                        #[allow(unreachable_patterns)]
+                        let mut out = match &#input {
+                            #(#arms)*
+                            _ => ::std::default::Default::default(),
+                        };
+                        #hook(&#input, &mut out);
+                        out
+                    },
+                    false,
+                ))
+            }
+            None if unmatched.is_empty() => Ok((quote! { match &#input { #(#arms)* } }, false)),
+            None => Err(Error::Settings {
+                setting: format!(
+                    "hooks of {} → {}",
+                    source_entry.definition, target_entry.definition
+                ),
+                message: format!(
+                    "enum values without counterpart need a conversion hook: {unmatched:?}"
+                ),
             }),
         }
     }

@@ -125,7 +125,8 @@ pub(crate) fn documents(origin: &str, index: usize, crd: &Value) -> Result<Vec<L
                 )
             })?;
         let schema_pointer = format!("{pointer}/schema/openAPIV3Schema");
-        let document = identity.document(name, schema, &origin, &schema_pointer)?;
+        let subresources = version.get("subresources").and_then(Value::as_object);
+        let document = identity.document(name, schema, subresources, &origin, &schema_pointer)?;
         let bytes = serde_json::to_vec(&document).map_err(|err| Error::Internal {
             module: "crd".to_owned(),
             message: err.to_string(),
@@ -151,6 +152,7 @@ impl Identity<'_> {
         &self,
         version: &str,
         schema: &Map<String, Value>,
+        subresources: Option<&Map<String, Value>>,
         origin: &str,
         schema_pointer: &str,
     ) -> Result<Value> {
@@ -192,6 +194,9 @@ impl Identity<'_> {
             }),
         );
         object.insert("x-kubernetes-group-version-kind".to_owned(), gvk(self.kind));
+        if let Some(scale) = subresources.and_then(|s| s.get("scale")) {
+            object.insert("x-apfkit-scale".to_owned(), scale.clone());
+        }
 
         let list = json!({
             "description": format!("{} is a list of {}.", self.list_kind, self.kind),
@@ -227,17 +232,21 @@ impl Identity<'_> {
             "/apis/{}/{version}{scope}/{}/{{name}}",
             self.group, self.plural
         );
+        let get = json!({
+            "get": {
+                "x-kubernetes-action": "get",
+                "x-kubernetes-group-version-kind": { "group": self.group, "version": version, "kind": self.kind },
+            }
+        });
+        let mut paths = Map::new();
+        for subresource in subresources.into_iter().flat_map(|s| s.keys()) {
+            paths.insert(format!("{read}/{subresource}"), get.clone());
+        }
+        paths.insert(read, get);
         Ok(json!({
             "openapi": "3.0.0",
             "info": { "title": "CustomResourceDefinition", "version": format!("{}/{version}", self.group) },
-            "paths": {
-                read: {
-                    "get": {
-                        "x-kubernetes-action": "get",
-                        "x-kubernetes-group-version-kind": { "group": self.group, "version": version, "kind": self.kind },
-                    }
-                }
-            },
+            "paths": paths,
             "components": { "schemas": schemas },
         }))
     }

@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 
 pub use conversion::{ConversionSettings, Direction, Side, emit_conversions};
 pub use error::{Error, Result};
-pub use settings::Settings;
+pub use settings::{EmptyStructs, Enums, NestedNames, Settings};
 pub use typespace::TypeSpace;
 
 use load::{LoadedDocument, parse_document};

@@ -70,6 +70,34 @@ pub enum AdditionalProperties {
     Schema(Box<Schema>),
 }
 
+/// A CRD's `scale` subresource.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scale {
+    /// JSON path of the desired replicas.
+    pub spec_replicas_path: String,
+    /// JSON path of the observed replicas.
+    pub status_replicas_path: String,
+    /// JSON path of the label selector.
+    pub label_selector_path: Option<String>,
+}
+
+/// One `x-kubernetes-validations` entry: a CEL rule and how its failure is reported.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationRule {
+    /// The CEL expression; `self` is the value.
+    pub rule: String,
+    /// Message when the rule fails.
+    pub message: Option<String>,
+    /// CEL expression computing the message.
+    pub message_expression: Option<String>,
+    /// Reason reported with the failure (`FieldValueInvalid`, …).
+    pub reason: Option<String>,
+    /// Path of the field the failure is reported on, relative to the value.
+    pub field_path: Option<String>,
+}
+
 /// One schema object, with the Kubernetes vendor extensions.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -120,9 +148,26 @@ pub struct Schema {
     /// Keys of a `map` list.
     #[serde(rename = "x-kubernetes-list-map-keys")]
     pub list_map_keys: Option<Vec<String>>,
+    /// `atomic` or `granular`, for maps and structs.
+    #[serde(rename = "x-kubernetes-map-type")]
+    pub map_type: Option<String>,
     /// Accepts an integer or a string.
     #[serde(rename = "x-kubernetes-int-or-string", default)]
     pub int_or_string: bool,
+    /// Fields the schema does not list are kept (not pruned).
+    #[serde(rename = "x-kubernetes-preserve-unknown-fields", default)]
+    pub preserve_unknown_fields: bool,
+    /// The object is a whole Kubernetes object: `apiVersion`, `kind` and `metadata` included.
+    #[serde(rename = "x-kubernetes-embedded-resource", default)]
+    pub embedded_resource: bool,
+    /// CEL rules kube-apiserver checks on the value.
+    #[serde(rename = "x-kubernetes-validations", default)]
+    pub validations: Vec<ValidationRule>,
+    /// Regular expression a string must match.
+    pub pattern: Option<String>,
+    /// apfkit extension, written for CRDs: the `scale` subresource's replica paths.
+    #[serde(rename = "x-apfkit-scale")]
+    pub scale: Option<Scale>,
     /// apfkit extension: the server also replaces the zero value (0, "", false) by `default`,
     /// as kube-apiserver's hand-written defaulters do for non-pointer Go fields.
     #[serde(rename = "x-apfkit-default-on-zero", default)]

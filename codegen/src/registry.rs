@@ -50,7 +50,21 @@ fn kind_info_type(settings: &Settings) -> TokenStream {
             pub list_kind: ::std::option::Option<&'static str>,
             /// For a list kind: the kind of its items.
             pub item_kind: ::std::option::Option<&'static str>,
+            /// For a resource: its subresources (`status`, `scale`), sorted.
+            pub subresources: &'static [&'static str],
+            /// For a custom resource with a `scale` subresource: where its replicas are.
+            pub scale: ::std::option::Option<ScaleSubresource>,
             #json_schema
+        }
+        /// Where a custom resource's `scale` subresource reads replicas from.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct ScaleSubresource {
+            /// JSON path of the desired replicas, such as `.spec.replicas`.
+            pub spec_replicas_path: &'static str,
+            /// JSON path of the observed replicas, such as `.status.replicas`.
+            pub status_replicas_path: &'static str,
+            /// JSON path of the label selector, if any.
+            pub label_selector_path: ::std::option::Option<&'static str>,
         }
         impl KindInfo {
             /// Whether this is a list kind.
@@ -102,6 +116,25 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
         let json_schema = settings
             .schemars
             .then(|| quote! { json_schema: __private::json_schema::<#ty>, });
+        let subresources = &def.subresources;
+        let scale = match &def.scale {
+            Some(scale) => {
+                let spec = &scale.spec_replicas;
+                let status = &scale.status_replicas;
+                let selector = match &scale.label_selector {
+                    Some(path) => quote! { ::std::option::Option::Some(#path) },
+                    None => quote! { ::std::option::Option::None },
+                };
+                quote! {
+                    ::std::option::Option::Some(ScaleSubresource {
+                        spec_replicas_path: #spec,
+                        status_replicas_path: #status,
+                        label_selector_path: #selector,
+                    })
+                }
+            }
+            None => quote! { ::std::option::Option::None },
+        };
         rows.push(quote! {
             KindInfo {
                 group: #group,
@@ -112,6 +145,8 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
                 namespaced: #namespaced,
                 list_kind: #list_kind,
                 item_kind: #item_kind,
+                subresources: &[#(#subresources),*],
+                scale: #scale,
                 #json_schema
             },
         });
@@ -155,6 +190,6 @@ pub(crate) fn list_kind_of(space: &TypeSpace, kind: &str, module: &[String]) -> 
 fn item_kind(space: &TypeSpace, definition: &str) -> Option<String> {
     match &space.entries.get(definition)?.body {
         TypeBody::Struct(def) => def.kind.as_ref().map(|gvk| gvk.kind.clone()),
-        TypeBody::Newtype(_) => None,
+        TypeBody::Newtype(_) | TypeBody::Enum(_) => None,
     }
 }

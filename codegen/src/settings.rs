@@ -23,6 +23,40 @@ const K8S_OPENAPI_MODULES: &[(&str, &str)] = &[
     ("io.k8s.api.core.v1.", "::k8s_openapi::api::core::v1"),
 ];
 
+/// What a string schema with `enum` becomes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Enums {
+    /// A Rust enum with one unit variant per listed value; any other value fails to decode.
+    #[default]
+    Closed,
+    /// A Rust enum with one unit variant per listed value and a last `Other(String)` variant
+    /// that keeps any other value, for servers newer than the schema.
+    Open,
+    /// A plain `String` (the values are listed in the JSON Schema only), as Go's types keep them.
+    Strings,
+}
+
+/// How nested anonymous object types are named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NestedNames {
+    /// The whole path from the definition: `ServerSpecPodSelectorMatchExpressionsItem`.
+    #[default]
+    Full,
+    /// The shortest tail of that path that no other type of the module uses:
+    /// `MatchExpressionsItem`, growing (`PodSelectorMatchExpressionsItem`) only to stay unique.
+    Short,
+}
+
+/// How a bare (non-`Option`) struct field that holds its empty value is encoded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EmptyStructs {
+    /// Always written, `{}` when empty, as Go's `encoding/json` writes a non-pointer struct.
+    #[default]
+    Written,
+    /// Left out when equal to its `Default`, as k8s-openapi's `Option` fields are when unset.
+    Omitted,
+}
+
 /// Settings of one generation run, built with chained setters.
 ///
 /// ```
@@ -44,6 +78,10 @@ pub struct Settings {
     pub(crate) schemars: bool,
     pub(crate) k8s_openapi: bool,
     pub(crate) header: Option<String>,
+    pub(crate) enums: Enums,
+    pub(crate) nested_names: NestedNames,
+    pub(crate) empty_structs: EmptyStructs,
+    type_names: Vec<(String, String)>,
 }
 
 impl Settings {
@@ -111,6 +149,51 @@ impl Settings {
     pub fn with_header(&mut self, header: &str) -> &mut Self {
         self.header = Some(header.to_owned());
         self
+    }
+
+    /// What string schemas with `enum` become (default: [`Enums::Closed`]).
+    pub fn with_enums(&mut self, enums: Enums) -> &mut Self {
+        self.enums = enums;
+        self
+    }
+
+    /// How nested anonymous types are named (default: [`NestedNames::Full`]).
+    pub fn with_nested_names(&mut self, names: NestedNames) -> &mut Self {
+        self.nested_names = names;
+        self
+    }
+
+    /// How bare struct fields holding their empty value are encoded (default:
+    /// [`EmptyStructs::Written`], Go's `{}`).
+    pub fn with_empty_structs(&mut self, empty: EmptyStructs) -> &mut Self {
+        self.empty_structs = empty;
+        self
+    }
+
+    /// Names the type generated for `schema_path` `name`, whatever the naming scheme says.
+    /// The path is the definition name followed by the property names that lead to a nested
+    /// schema, with `items` for array items and `additionalProperties` for map values:
+    /// `com.example.stable.v1.CronTab.spec.template` or `….spec.ports.items`. The generated
+    /// doc comment of every nested type ends with its path.
+    ///
+    /// ```
+    /// let mut settings = apfkit_codegen::Settings::default();
+    /// settings.type_name("com.example.stable.v1.CronTab.spec", "CronTabSpec");
+    /// assert_eq!(settings.type_name_for("com.example.stable.v1.CronTab.spec"), Some("CronTabSpec"));
+    /// ```
+    pub fn type_name(&mut self, schema_path: &str, name: &str) -> &mut Self {
+        self.type_names
+            .push((schema_path.to_owned(), name.to_owned()));
+        self
+    }
+
+    /// The name [`Settings::type_name`] gave `schema_path`.
+    pub fn type_name_for(&self, schema_path: &str) -> Option<&str> {
+        self.type_names
+            .iter()
+            .rev()
+            .find(|(path, _)| path == schema_path)
+            .map(|(_, name)| name.as_str())
     }
 
     /// The module path (relative to the output root) of a definition namespace.

@@ -9,9 +9,22 @@ use crate::error::{Error, Result, pointer};
 use crate::load::LoadedDocument;
 use crate::names::{field_ident, split_definition, type_ident};
 use crate::openapi::{AdditionalProperties, GroupVersionKind, Schema};
-use crate::settings::Settings;
+use crate::settings::{Enums, NestedNames, Settings};
 
 const SCHEMA_REF_PREFIX: &str = "#/components/schemas/";
+
+/// Kubernetes' shared definitions that become `apfkit-runtime` types unless a replacement
+/// (such as k8s-openapi's) applies.
+const QUANTITY_DEFINITION: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+const INT_OR_STRING_DEFINITION: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+const OBJECT_META_DEFINITION: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// The pattern controller-gen (kubebuilder) writes for a `resource.Quantity` field, which it
+/// also marks `x-kubernetes-int-or-string`.
+const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+/// Name of the flattened map that keeps the fields a schema does not list.
+const OTHER_FIELDS: &str = "other_fields";
 
 /// All types to generate, keyed by definition name: what [`crate::Generator::type_space`]
 /// returns and [`crate::emit_conversions`] pairs.
@@ -34,17 +47,81 @@ pub struct TypeEntry {
     pub name: String,
     /// Doc text from the description.
     pub doc: Option<String>,
-    /// Struct or newtype.
+    /// Struct, newtype or enum.
     pub body: TypeBody,
+    /// The pieces the name is made of: the definition's name, then one per property, `Item`
+    /// or `Value` on the way to a nested schema.
+    pub(crate) name_parts: Vec<String>,
+    /// Where the schema is, for errors.
+    pub(crate) site: Site,
+}
+
+/// A place in an input document.
+#[derive(Debug, Clone, Default)]
+pub struct Site {
+    /// The document's name.
+    pub file: String,
+    /// JSON pointer into it.
+    pub pointer: String,
+}
+
+impl Site {
+    fn unsupported(&self, message: String) -> Error {
+        Error::Unsupported {
+            file: self.file.clone(),
+            pointer: self.pointer.clone(),
+            message,
+        }
+    }
 }
 
 /// The shape of a generated type.
 #[derive(Debug, Clone)]
 pub enum TypeBody {
     /// A struct with named fields.
-    Struct(StructDef),
+    Struct(Box<StructDef>),
     /// A transparent newtype around another type.
     Newtype(FieldType),
+    /// A string enum.
+    Enum(EnumDef),
+}
+
+/// A string schema's `enum`, as a Rust enum.
+#[derive(Debug, Clone)]
+pub struct EnumDef {
+    /// One unit variant per listed value, in the schema's order.
+    pub variants: Vec<EnumVariant>,
+    /// With [`Enums::Open`]: the name of the last variant, which keeps any other string.
+    pub other: Option<String>,
+}
+
+/// One listed value of an enum.
+#[derive(Debug, Clone)]
+pub struct EnumVariant {
+    /// The string on the wire.
+    pub wire: String,
+    /// The Rust variant name.
+    pub rust: String,
+}
+
+/// The map that keeps fields a struct's schema does not list (flattened into the struct).
+#[derive(Debug, Clone)]
+pub struct OtherFields {
+    /// Rust name of the map field.
+    pub rust: String,
+    /// Type of its values.
+    pub value: FieldType,
+}
+
+/// The scale subresource of a custom resource: where its replica counts are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// JSON path of the desired replicas, such as `.spec.replicas`.
+    pub spec_replicas: String,
+    /// JSON path of the observed replicas.
+    pub status_replicas: String,
+    /// JSON path of the label selector, if any.
+    pub label_selector: Option<String>,
 }
 
 /// A struct with its fields and identity.
@@ -60,6 +137,14 @@ pub struct StructDef {
     pub list_item: Option<String>,
     /// Hand-written function called after the generated defaults.
     pub hook: Option<String>,
+    /// Fields the schema does not list, kept in a flattened map
+    /// (`x-kubernetes-preserve-unknown-fields`, embedded resources, `additionalProperties`
+    /// beside `properties`).
+    pub other_fields: Option<OtherFields>,
+    /// Subresources served for the kind (`status`, `scale`), sorted.
+    pub subresources: Vec<String>,
+    /// Replica paths of the `scale` subresource, from a CRD.
+    pub scale: Option<ScalePaths>,
 }
 
 /// Plural name and scope of a resource, from the document's paths.
@@ -104,6 +189,8 @@ pub struct FieldDef {
     pub required: bool,
     /// Whether the value must be boxed to break a cycle.
     pub boxed: bool,
+    /// Where the property's schema is, for errors about its default.
+    pub(crate) site: Site,
 }
 
 /// The type of a value.
@@ -124,6 +211,12 @@ pub enum FieldType {
     Bool,
     /// `serde_json::Value`, for untyped and free-form values.
     Json,
+    /// `x-kubernetes-int-or-string`: a 32-bit integer or a string.
+    IntOrString,
+    /// `format: date-time`, checked and kept as written.
+    DateTime,
+    /// A Kubernetes quantity, checked and kept as written.
+    Quantity,
     /// `Vec<T>`.
     Vec(Box<FieldType>),
     /// `BTreeMap<String, T>`.
@@ -157,6 +250,7 @@ struct Builder<'a> {
     /// Which document defined each definition, for conflict messages.
     origins: BTreeMap<String, (String, Value)>,
     resources: BTreeMap<GroupVersionKind, ResourceIdentity>,
+    subresources: BTreeMap<GroupVersionKind, BTreeSet<String>>,
 }
 
 impl TypeSpace {
@@ -167,6 +261,7 @@ impl TypeSpace {
             space: TypeSpace::default(),
             origins: BTreeMap::new(),
             resources: BTreeMap::new(),
+            subresources: BTreeMap::new(),
         };
         for doc in documents {
             builder.collect_resources(doc);
@@ -176,6 +271,8 @@ impl TypeSpace {
         }
         builder.link_lists();
         builder.box_cycles();
+        builder.check_defaults()?;
+        builder.assign_names()?;
         Ok(builder.space)
     }
 
@@ -208,7 +305,12 @@ impl TypeSpace {
         else {
             return false;
         };
+        let mut refs = Vec::new();
+        if let Some(other) = &def.other_fields {
+            other.value.references(&mut refs);
+        }
         def.hook.is_some()
+            || refs.iter().any(|r| self.needs_defaulting_inner(r, seen))
             || def.fields.iter().any(|f| {
                 f.default.is_some() || {
                     let mut refs = Vec::new();
@@ -227,18 +329,25 @@ impl Builder<'_> {
                 continue;
             };
             let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-            let [.., plural, "{name}"] = segments.as_slice() else {
-                continue;
-            };
-            if plural.starts_with('{') {
-                continue;
+            match segments.as_slice() {
+                [.., plural, "{name}"] if !plural.starts_with('{') => {
+                    self.resources
+                        .entry(gvk.clone())
+                        .or_insert(ResourceIdentity {
+                            plural: (*plural).to_owned(),
+                            namespaced: segments.contains(&"{namespace}"),
+                        });
+                }
+                [.., plural, "{name}", subresource]
+                    if !plural.starts_with('{') && !subresource.starts_with('{') =>
+                {
+                    self.subresources
+                        .entry(gvk.clone())
+                        .or_default()
+                        .insert((*subresource).to_owned());
+                }
+                _ => {}
             }
-            self.resources
-                .entry(gvk.clone())
-                .or_insert(ResourceIdentity {
-                    plural: (*plural).to_owned(),
-                    namespaced: segments.contains(&"{namespace}"),
-                });
         }
     }
 
@@ -262,6 +371,9 @@ impl Builder<'_> {
                 self.space.replaced.insert(definition.clone(), path);
                 continue;
             }
+            if runtime_type(definition).is_some() {
+                continue;
+            }
             let ctx = Ctx { doc, pointer: ptr };
             self.add_definition(&ctx, definition, schema)?;
         }
@@ -271,8 +383,7 @@ impl Builder<'_> {
     fn add_definition(&mut self, ctx: &Ctx<'_>, definition: &str, schema: &Schema) -> Result<()> {
         let (namespace, name) = split_definition(definition);
         let module = self.settings.module_for(namespace);
-        let name = type_ident(name);
-        self.add_type(ctx, definition, module, name, schema)
+        self.add_type(ctx, definition, module, vec![type_ident(name)], schema)
     }
 
     fn add_type(
@@ -280,34 +391,34 @@ impl Builder<'_> {
         ctx: &Ctx<'_>,
         definition: &str,
         module: Vec<String>,
-        name: String,
+        name_parts: Vec<String>,
         schema: &Schema,
     ) -> Result<()> {
-        if let Some(clash) = self
-            .space
-            .entries
-            .values()
-            .find(|e| e.module == module && e.name == name && e.definition != definition)
-        {
-            return Err(ctx.unsupported(format!(
-                "Rust name {}::{name} is already used by {}",
-                module.join("::"),
-                clash.definition
-            )));
-        }
-        let body = if !schema.properties.is_empty() {
-            TypeBody::Struct(self.struct_def(ctx, definition, &module, &name, schema)?)
+        let mut doc = schema.description.clone().unwrap_or_default();
+        append_notes(&mut doc, &schema_notes(schema));
+        let body = if is_struct(schema) {
+            TypeBody::Struct(Box::new(self.struct_def(
+                ctx,
+                definition,
+                &module,
+                &name_parts,
+                schema,
+            )?))
+        } else if let Some(enum_def) = self.enum_def(schema) {
+            TypeBody::Enum(enum_def)
         } else {
-            TypeBody::Newtype(self.field_type(ctx, definition, &module, &name, schema)?)
+            TypeBody::Newtype(self.field_type(ctx, definition, &module, &name_parts, schema)?)
         };
         self.space.entries.insert(
             definition.to_owned(),
             TypeEntry {
                 definition: definition.to_owned(),
                 module,
-                name,
-                doc: schema.description.clone(),
+                name: name_parts.concat(),
+                doc: (!doc.is_empty()).then_some(doc),
                 body,
+                name_parts,
+                site: ctx.site(),
             },
         );
         Ok(())
@@ -318,7 +429,7 @@ impl Builder<'_> {
         ctx: &Ctx<'_>,
         definition: &str,
         module: &[String],
-        name: &str,
+        name_parts: &[String],
         schema: &Schema,
     ) -> Result<StructDef> {
         let kind = match schema.group_version_kinds.as_slice() {
@@ -337,22 +448,13 @@ impl Builder<'_> {
                 continue;
             }
             let field_ctx = ctx.child(&["properties", wire]);
-            let mut rust = field_ident(wire);
-            while !used_names.insert(rust.clone()) {
-                rust.push('_');
-            }
-            let inline_name = format!(
-                "{name}{}",
-                type_ident(&heck::ToUpperCamelCase::to_upper_camel_case(wire.as_str()))
-            );
+            let rust = unique_ident(&mut used_names, field_ident(wire));
+            let mut parts = name_parts.to_vec();
+            parts.push(type_ident(&heck::ToUpperCamelCase::to_upper_camel_case(
+                wire.as_str(),
+            )));
             let inline_definition = format!("{definition}.{wire}");
-            let ty = self.field_type(
-                &field_ctx,
-                &inline_definition,
-                module,
-                &inline_name,
-                property,
-            )?;
+            let ty = self.field_type(&field_ctx, &inline_definition, module, &parts, property)?;
             let struct_value = matches!(ty, FieldType::Named(_))
                 && matches!(&property.default, Some(Value::Object(map)) if map.is_empty());
             let presence = if (schema.required.contains(wire) || struct_value) && !property.nullable
@@ -362,10 +464,7 @@ impl Builder<'_> {
                 Presence::Optional
             };
             let default = match (&property.default, presence) {
-                (Some(value), Presence::Optional) => {
-                    check_default(&field_ctx, &ty, value)?;
-                    Some(value.clone())
-                }
+                (Some(value), Presence::Optional) => Some(value.clone()),
                 _ => None,
             };
             let enum_values = property
@@ -374,10 +473,12 @@ impl Builder<'_> {
                 .flatten()
                 .filter_map(|v| v.as_str().map(str::to_owned))
                 .collect();
+            let mut doc = property.description.clone().unwrap_or_default();
+            append_notes(&mut doc, &schema_notes(property));
             fields.push(FieldDef {
                 wire: wire.clone(),
                 rust,
-                doc: property.description.clone(),
+                doc: (!doc.is_empty()).then_some(doc),
                 ty,
                 presence,
                 default_on_zero: property.default_on_zero && default.is_some(),
@@ -385,18 +486,151 @@ impl Builder<'_> {
                 enum_values,
                 required: schema.required.contains(wire),
                 boxed: false,
+                site: field_ctx.site(),
             });
         }
+        if schema.embedded_resource {
+            self.add_embedded_identity(ctx, &mut fields, &mut used_names);
+        }
+        let other_fields = self
+            .other_fields_type(ctx, definition, module, name_parts, schema)?
+            .map(|value| OtherFields {
+                rust: unique_ident(&mut used_names, OTHER_FIELDS.to_owned()),
+                value,
+            });
         let resource = kind
             .as_ref()
             .and_then(|gvk| self.resources.get(gvk).cloned());
+        let subresources = kind
+            .as_ref()
+            .and_then(|gvk| self.subresources.get(gvk))
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default();
         Ok(StructDef {
             fields,
             kind,
             resource,
             list_item: None,
             hook: self.settings.hook_for(definition).map(str::to_owned),
+            other_fields,
+            subresources,
+            scale: schema.scale.clone().map(|scale| ScalePaths {
+                spec_replicas: scale.spec_replicas_path,
+                status_replicas: scale.status_replicas_path,
+                label_selector: scale.label_selector_path,
+            }),
         })
+    }
+
+    /// An embedded resource always has `apiVersion`, `kind` and `metadata`, listed or not.
+    fn add_embedded_identity(
+        &self,
+        ctx: &Ctx<'_>,
+        fields: &mut Vec<FieldDef>,
+        used_names: &mut BTreeSet<String>,
+    ) {
+        let metadata = if ctx
+            .doc
+            .document
+            .components
+            .schemas
+            .contains_key(OBJECT_META_DEFINITION)
+        {
+            FieldType::Named(OBJECT_META_DEFINITION.to_owned())
+        } else {
+            FieldType::Json
+        };
+        for (wire, ty) in [
+            ("apiVersion", FieldType::String),
+            ("kind", FieldType::String),
+            ("metadata", metadata),
+        ] {
+            if fields.iter().any(|f| f.wire == wire) {
+                continue;
+            }
+            fields.push(FieldDef {
+                wire: wire.to_owned(),
+                rust: unique_ident(used_names, field_ident(wire)),
+                doc: None,
+                ty,
+                presence: Presence::Optional,
+                default: None,
+                default_on_zero: false,
+                enum_values: Vec::new(),
+                required: false,
+                boxed: false,
+                site: ctx.site(),
+            });
+        }
+        fields.sort_by(|a, b| a.wire.cmp(&b.wire));
+    }
+
+    /// The value type of the map that keeps unlisted fields, if the schema keeps them.
+    fn other_fields_type(
+        &mut self,
+        ctx: &Ctx<'_>,
+        definition: &str,
+        module: &[String],
+        name_parts: &[String],
+        schema: &Schema,
+    ) -> Result<Option<FieldType>> {
+        if let Some(AdditionalProperties::Schema(values)) = &schema.additional_properties {
+            let mut parts = name_parts.to_vec();
+            parts.push("Value".to_owned());
+            let ty = self.field_type(
+                &ctx.child(&["additionalProperties"]),
+                &format!("{definition}.additionalProperties"),
+                module,
+                &parts,
+                values,
+            )?;
+            return Ok(Some(ty));
+        }
+        let keeps_all = schema.preserve_unknown_fields
+            || schema.embedded_resource
+            || matches!(
+                schema.additional_properties,
+                Some(AdditionalProperties::Allowed(true))
+            );
+        Ok(keeps_all.then_some(FieldType::Json))
+    }
+
+    /// A string schema's `enum` as a Rust enum, unless the settings keep strings.
+    fn enum_def(&self, schema: &Schema) -> Option<EnumDef> {
+        if self.settings.enums == Enums::Strings || schema.type_.as_deref() != Some("string") {
+            return None;
+        }
+        let listed = schema.enum_values.as_ref()?;
+        let mut values = Vec::new();
+        for value in listed {
+            match value {
+                Value::String(s) => values.push(s.clone()),
+                Value::Null => {}
+                _ => return None,
+            }
+        }
+        if values.is_empty() {
+            return None;
+        }
+        values.dedup();
+        let mut used = BTreeSet::new();
+        let variants = values
+            .into_iter()
+            .map(|wire| {
+                let rust = unique_ident(&mut used, variant_ident(&wire));
+                EnumVariant { wire, rust }
+            })
+            .collect();
+        let other = (self.settings.enums == Enums::Open).then(|| {
+            ["Other", "Unlisted", "OtherValue"]
+                .into_iter()
+                .find(|name| !used.contains(*name))
+                .map_or_else(
+                    || unique_ident(&mut used, "Other".to_owned()),
+                    str::to_owned,
+                )
+        });
+        Some(EnumDef { variants, other })
     }
 
     fn field_type(
@@ -404,7 +638,7 @@ impl Builder<'_> {
         ctx: &Ctx<'_>,
         definition: &str,
         module: &[String],
-        name: &str,
+        name_parts: &[String],
         schema: &Schema,
     ) -> Result<FieldType> {
         if let Some(reference) = &schema.reference {
@@ -415,21 +649,34 @@ impl Builder<'_> {
                 &ctx.child(&["allOf", "0"]),
                 definition,
                 module,
-                name,
+                name_parts,
                 single,
             );
         }
-        if !schema.all_of.is_empty()
-            || !schema.one_of.is_empty()
-            || !schema.any_of.is_empty()
-            || schema.int_or_string
-        {
+        if schema.int_or_string || schema.format.as_deref() == Some("int-or-string") {
+            return Ok(if schema.pattern.as_deref() == Some(QUANTITY_PATTERN) {
+                FieldType::Quantity
+            } else {
+                FieldType::IntOrString
+            });
+        }
+        if !schema.all_of.is_empty() || !schema.one_of.is_empty() || !schema.any_of.is_empty() {
             return Ok(FieldType::Json);
+        }
+        if is_struct(schema) || self.enum_def(schema).is_some() {
+            self.add_type(
+                ctx,
+                definition,
+                module.to_vec(),
+                name_parts.to_vec(),
+                schema,
+            )?;
+            return Ok(FieldType::Named(definition.to_owned()));
         }
         match schema.type_.as_deref() {
             Some("string") => Ok(match schema.format.as_deref() {
-                Some("int-or-string") => FieldType::Json,
                 Some("byte") => FieldType::Bytes,
+                Some("date-time") => FieldType::DateTime,
                 _ => FieldType::String,
             }),
             Some("integer") => match schema.format.as_deref() {
@@ -443,40 +690,34 @@ impl Builder<'_> {
             Some("boolean") => Ok(FieldType::Bool),
             Some("array") => match &schema.items {
                 Some(items) => {
-                    let item_name = format!("{name}Item");
-                    let item_definition = format!("{definition}.items");
+                    let mut parts = name_parts.to_vec();
+                    parts.push("Item".to_owned());
                     let inner = self.field_type(
                         &ctx.child(&["items"]),
-                        &item_definition,
+                        &format!("{definition}.items"),
                         module,
-                        &item_name,
+                        &parts,
                         items,
                     )?;
                     Ok(FieldType::Vec(Box::new(inner)))
                 }
                 None => Err(ctx.unsupported("array schema without `items`".to_owned())),
             },
-            Some("object") | None => {
-                if !schema.properties.is_empty() {
-                    self.add_type(ctx, definition, module.to_vec(), name.to_owned(), schema)?;
-                    return Ok(FieldType::Named(definition.to_owned()));
+            Some("object") | None => match &schema.additional_properties {
+                Some(AdditionalProperties::Schema(values)) => {
+                    let mut parts = name_parts.to_vec();
+                    parts.push("Value".to_owned());
+                    let inner = self.field_type(
+                        &ctx.child(&["additionalProperties"]),
+                        &format!("{definition}.additionalProperties"),
+                        module,
+                        &parts,
+                        values,
+                    )?;
+                    Ok(FieldType::Map(Box::new(inner)))
                 }
-                match &schema.additional_properties {
-                    Some(AdditionalProperties::Schema(values)) => {
-                        let value_name = format!("{name}Value");
-                        let value_definition = format!("{definition}.additionalProperties");
-                        let inner = self.field_type(
-                            &ctx.child(&["additionalProperties"]),
-                            &value_definition,
-                            module,
-                            &value_name,
-                            values,
-                        )?;
-                        Ok(FieldType::Map(Box::new(inner)))
-                    }
-                    _ => Ok(FieldType::Json),
-                }
-            }
+                _ => Ok(FieldType::Json),
+            },
             Some(other) => Err(ctx
                 .child(&["type"])
                 .unsupported(format!("schema type {other:?}"))),
@@ -496,7 +737,193 @@ impl Builder<'_> {
                 message: format!("reference to {target:?}, which the document does not define"),
             });
         }
+        if self.settings.replacement_for(target).is_none()
+            && let Some(ty) = runtime_type(target)
+        {
+            return Ok(ty);
+        }
         Ok(FieldType::Named(target.to_owned()))
+    }
+
+    /// Checks every default against its field's type, so that the emitter can write it as a
+    /// Rust expression. kube-apiserver requires defaults to be valid and pruned, so a default
+    /// with a field the schema does not list is an error here too.
+    fn check_defaults(&self) -> Result<()> {
+        for entry in self.space.entries.values() {
+            let TypeBody::Struct(def) = &entry.body else {
+                continue;
+            };
+            for field in &def.fields {
+                if let Some(value) = &field.default {
+                    let site = Site {
+                        file: field.site.file.clone(),
+                        pointer: format!("{}/default", field.site.pointer),
+                    };
+                    self.check_value(&site, &field.ty, value, "")?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_value(&self, site: &Site, ty: &FieldType, value: &Value, at: &str) -> Result<()> {
+        let mismatch = || {
+            site.unsupported(format!(
+                "default {value} at {:?} does not fit a value of type {ty:?}",
+                if at.is_empty() { "/" } else { at }
+            ))
+        };
+        let fits = match (ty, value) {
+            (FieldType::String | FieldType::Bytes, Value::String(_))
+            | (FieldType::Bool, Value::Bool(_))
+            | (FieldType::Json, _) => true,
+            (FieldType::I32 | FieldType::IntOrString, Value::Number(n)) => {
+                n.as_i64().is_some_and(|v| i32::try_from(v).is_ok())
+            }
+            (FieldType::IntOrString, Value::String(_)) => true,
+            (FieldType::I64, Value::Number(n)) => n.as_i64().is_some(),
+            (FieldType::F64, Value::Number(_)) => true,
+            (FieldType::DateTime, Value::String(s)) => {
+                s.parse::<apfkit_runtime::DateTime>().is_ok()
+            }
+            (FieldType::Quantity, Value::Number(n)) => n.as_i64().is_some(),
+            (FieldType::Quantity, Value::String(s)) => {
+                s.parse::<apfkit_runtime::Quantity>().is_ok()
+            }
+            (FieldType::Vec(inner), Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.check_value(site, inner, item, &format!("{at}/{i}"))?;
+                }
+                true
+            }
+            (FieldType::Map(inner), Value::Object(map)) => {
+                for (key, item) in map {
+                    let at = format!("{at}/{}", crate::error::escape_pointer_token(key));
+                    self.check_value(site, inner, item, &at)?;
+                }
+                true
+            }
+            (FieldType::Named(definition), _) => {
+                return self.check_named(site, definition, value, at);
+            }
+            _ => false,
+        };
+        if fits { Ok(()) } else { Err(mismatch()) }
+    }
+
+    fn check_named(&self, site: &Site, definition: &str, value: &Value, at: &str) -> Result<()> {
+        let Some(entry) = self.space.entries.get(definition) else {
+            // A replaced type (k8s-openapi's): only its empty value can be written generically.
+            return match value {
+                Value::Object(map) if map.is_empty() => Ok(()),
+                _ => Err(site.unsupported(format!(
+                    "default {value} for {definition}, which is replaced by an existing Rust type; \
+                     only {{}} can be written for it"
+                ))),
+            };
+        };
+        match (&entry.body, value) {
+            (TypeBody::Newtype(inner), _) => self.check_value(site, inner, value, at),
+            (TypeBody::Enum(def), Value::String(s)) => {
+                if def.other.is_some() || def.variants.iter().any(|v| &v.wire == s) {
+                    Ok(())
+                } else {
+                    Err(site.unsupported(format!(
+                        "default {s:?} at {at:?} is not one of the enum's values"
+                    )))
+                }
+            }
+            (TypeBody::Struct(def), Value::Object(map)) => {
+                for (key, item) in map {
+                    let at = format!("{at}/{}", crate::error::escape_pointer_token(key));
+                    if let Some(field) = def.fields.iter().find(|f| &f.wire == key) {
+                        self.check_value(site, &field.ty, item, &at)?;
+                    } else if let Some(other) = &def.other_fields {
+                        self.check_value(site, &other.value, item, &at)?;
+                    } else {
+                        return Err(site.unsupported(format!(
+                            "default has a field {at:?} that the schema does not list \
+                             (kube-apiserver requires defaults to be pruned)"
+                        )));
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(site.unsupported(format!(
+                "default {value} at {:?} does not fit {definition}",
+                if at.is_empty() { "/" } else { at }
+            ))),
+        }
+    }
+
+    /// Gives nested types their final names (user table, then the naming scheme), and checks
+    /// that no two types of a module share a name.
+    fn assign_names(&mut self) -> Result<()> {
+        let nested = |e: &TypeEntry| e.name_parts.len() > 1;
+        let mut chosen: BTreeMap<String, String> = BTreeMap::new();
+        for entry in self.space.entries.values() {
+            if let Some(name) = self.settings.type_name_for(&entry.definition) {
+                chosen.insert(entry.definition.clone(), name.to_owned());
+            }
+        }
+        if self.settings.nested_names == NestedNames::Short {
+            let mut by_module: BTreeMap<&[String], Vec<&TypeEntry>> = BTreeMap::new();
+            for entry in self.space.entries.values() {
+                by_module.entry(&entry.module).or_default().push(entry);
+            }
+            for entries in by_module.values() {
+                let fixed: BTreeSet<String> = entries
+                    .iter()
+                    .filter(|e| !nested(e) || chosen.contains_key(&e.definition))
+                    .map(|e| {
+                        chosen
+                            .get(&e.definition)
+                            .cloned()
+                            .unwrap_or_else(|| e.name.clone())
+                    })
+                    .collect();
+                let open: Vec<&&TypeEntry> = entries
+                    .iter()
+                    .filter(|e| nested(e) && !chosen.contains_key(&e.definition))
+                    .collect();
+                // Who proposes each candidate name, over every tail length.
+                let mut proposers: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+                for entry in &open {
+                    for candidate in name_tails(&entry.name_parts) {
+                        proposers
+                            .entry(candidate)
+                            .or_default()
+                            .insert(&entry.definition);
+                    }
+                }
+                for entry in open {
+                    let unique = name_tails(&entry.name_parts).find(|candidate| {
+                        !fixed.contains(candidate) && proposers[candidate].len() == 1
+                    });
+                    if let Some(name) = unique {
+                        chosen.insert(entry.definition.clone(), name);
+                    }
+                }
+            }
+        }
+        for (definition, name) in chosen {
+            if let Some(entry) = self.space.entries.get_mut(&definition) {
+                entry.name = name;
+            }
+        }
+        let mut seen: BTreeMap<(&[String], &str), &TypeEntry> = BTreeMap::new();
+        for entry in self.space.entries.values() {
+            if let Some(clash) = seen.insert((&entry.module, &entry.name), entry) {
+                return Err(entry.site.unsupported(format!(
+                    "Rust name {}::{} is already used by {}; name one of them with \
+                     Settings::type_name",
+                    entry.module.join("::"),
+                    entry.name,
+                    clash.definition
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A list kind is a kind `XList` whose `items` is an array of the kind `X`.
@@ -547,6 +974,7 @@ impl Builder<'_> {
                         .map(str::to_owned)
                         .into_iter()
                         .collect(),
+                    TypeBody::Enum(_) => Vec::new(),
                 };
                 (d.clone(), refs)
             })
@@ -584,6 +1012,13 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    fn site(&self) -> Site {
+        Site {
+            file: self.doc.origin.clone(),
+            pointer: self.pointer.clone(),
+        }
+    }
+
     fn child(&self, tokens: &[&str]) -> Ctx<'_> {
         let mut pointer = self.pointer.clone();
         pointer.push_str(&crate::error::pointer(tokens.iter().copied()));
@@ -602,26 +1037,145 @@ impl Ctx<'_> {
     }
 }
 
-/// Checks that a default value fits its type and can be written as a Rust expression.
-fn check_default(ctx: &Ctx<'_>, ty: &FieldType, value: &Value) -> Result<()> {
-    let fits = match (ty, value) {
-        (FieldType::String | FieldType::Bytes, Value::String(_))
-        | (FieldType::Bool, Value::Bool(_)) => true,
-        (FieldType::I32, Value::Number(n)) => n.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
-        (FieldType::I64, Value::Number(n)) => n.as_i64().is_some(),
-        (FieldType::F64, Value::Number(_)) => true,
-        (FieldType::Json, _) => true,
-        (FieldType::Vec(_), Value::Array(items)) => items.is_empty(),
-        (FieldType::Map(_) | FieldType::Named(_), Value::Object(map)) => map.is_empty(),
-        _ => false,
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(ctx.child(&["default"]).unsupported(format!(
-            "default {value} for a value of type {ty:?}; supported are scalars of the field's type, [] and {{}}"
-        )))
+/// Whether a schema becomes a struct: it lists properties.
+fn is_struct(schema: &Schema) -> bool {
+    !schema.properties.is_empty()
+}
+
+/// The `apfkit-runtime` type standing for one of Kubernetes' shared definitions.
+fn runtime_type(definition: &str) -> Option<FieldType> {
+    match definition {
+        QUANTITY_DEFINITION => Some(FieldType::Quantity),
+        INT_OR_STRING_DEFINITION => Some(FieldType::IntOrString),
+        _ => None,
     }
+}
+
+/// `ident`, or `ident_`, `ident__`, … if taken; records the result as taken.
+fn unique_ident(used: &mut BTreeSet<String>, mut ident: String) -> String {
+    while !used.insert(ident.clone()) {
+        ident.push('_');
+    }
+    ident
+}
+
+/// The Rust variant for an enum value: kept when it is already an upper-camel-case identifier
+/// (`RSA`, `IfNotPresent`), else made one (`kebab-case` → `KebabCase`, `""` → `Empty`,
+/// `1h` → `V1h`).
+fn variant_ident(value: &str) -> String {
+    let plain = value.starts_with(|c: char| c.is_ascii_uppercase())
+        && value.chars().all(|c| c.is_ascii_alphanumeric());
+    let camel = if plain {
+        value.to_owned()
+    } else {
+        heck::ToUpperCamelCase::to_upper_camel_case(value)
+    };
+    if camel.is_empty() {
+        return "Empty".to_owned();
+    }
+    let ident = crate::names::sanitize_ident(&camel);
+    if ident.starts_with(|c: char| !c.is_ascii_uppercase()) {
+        format!("V{}", ident.trim_start_matches('_'))
+    } else {
+        ident
+    }
+}
+
+/// Candidate names from the shortest tail of `parts` to the whole; a tail is never only
+/// `Item` or `Value`.
+fn name_tails(parts: &[String]) -> impl Iterator<Item = String> + '_ {
+    let min = match parts.last().map(String::as_str) {
+        Some("Item" | "Value") if parts.len() > 1 => 2,
+        _ => 1,
+    };
+    (min..=parts.len()).map(move |k| parts[parts.len() - k..].concat())
+}
+
+/// What the structural-schema extensions say about a value, as doc lines.
+fn schema_notes(schema: &Schema) -> Vec<String> {
+    let mut notes = Vec::new();
+    if schema.nullable {
+        notes.push("May be `null` (`nullable`).".to_owned());
+    }
+    if schema.embedded_resource {
+        notes.push(
+            "A whole Kubernetes object (`x-kubernetes-embedded-resource`): `apiVersion`, `kind`, \
+             `metadata` and every other field are kept."
+                .to_owned(),
+        );
+    }
+    if schema.preserve_unknown_fields {
+        notes.push(
+            "Fields the schema does not list are kept (`x-kubernetes-preserve-unknown-fields`)."
+                .to_owned(),
+        );
+    }
+    match &schema.additional_properties {
+        Some(AdditionalProperties::Allowed(false)) => {
+            notes.push("No other fields are allowed (`additionalProperties: false`).".to_owned())
+        }
+        Some(AdditionalProperties::Allowed(true)) => {
+            notes.push("Any other field is allowed (`additionalProperties: true`).".to_owned())
+        }
+        Some(AdditionalProperties::Schema(_)) if !schema.properties.is_empty() => {
+            notes.push("Fields other than those listed follow `additionalProperties`.".to_owned())
+        }
+        _ => {}
+    }
+    if let Some(map_type) = &schema.map_type {
+        notes.push(format!("Map type: `{map_type}` (`x-kubernetes-map-type`)."));
+    }
+    if let Some(list_type) = &schema.list_type {
+        let keys = schema
+            .list_map_keys
+            .iter()
+            .flatten()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>();
+        if keys.is_empty() {
+            notes.push(format!(
+                "List type: `{list_type}` (`x-kubernetes-list-type`)."
+            ));
+        } else {
+            notes.push(format!(
+                "List type: `{list_type}`, keyed by {} (`x-kubernetes-list-type`, \
+                 `x-kubernetes-list-map-keys`).",
+                keys.join(", ")
+            ));
+        }
+    }
+    if !schema.validations.is_empty() {
+        notes.push("Validation rules (`x-kubernetes-validations`, CEL):".to_owned());
+        notes.push("```text".to_owned());
+        for rule in &schema.validations {
+            let mut lines = rule.rule.lines();
+            notes.push(format!("rule: {}", lines.next().unwrap_or_default()));
+            notes.extend(lines.map(|line| format!("      {line}")));
+            for (label, value) in [
+                ("message", &rule.message),
+                ("messageExpression", &rule.message_expression),
+                ("reason", &rule.reason),
+                ("fieldPath", &rule.field_path),
+            ] {
+                if let Some(value) = value {
+                    notes.push(format!("  {label}: {}", value.replace('\n', " ")));
+                }
+            }
+        }
+        notes.push("```".to_owned());
+    }
+    notes
+}
+
+/// Appends `notes` to a doc text, after a blank line.
+fn append_notes(doc: &mut String, notes: &[String]) {
+    if notes.is_empty() {
+        return;
+    }
+    if !doc.is_empty() {
+        doc.push_str("\n\n");
+    }
+    doc.push_str(&notes.join("\n"));
 }
 
 /// A schema as compared across documents: without descriptions, since releases reword them.
@@ -706,5 +1260,33 @@ fn schema_to_value(schema: &Schema) -> Value {
     );
     put("default", schema.default.clone().unwrap_or(Value::Null));
     put("nullable", Value::Bool(schema.nullable));
+    put(
+        "enum",
+        schema
+            .enum_values
+            .clone()
+            .map(Value::Array)
+            .unwrap_or(Value::Null),
+    );
+    put(
+        "x-kubernetes-int-or-string",
+        Value::Bool(schema.int_or_string),
+    );
+    put(
+        "x-kubernetes-preserve-unknown-fields",
+        Value::Bool(schema.preserve_unknown_fields),
+    );
+    put(
+        "x-kubernetes-embedded-resource",
+        Value::Bool(schema.embedded_resource),
+    );
+    put(
+        "pattern",
+        schema
+            .pattern
+            .clone()
+            .map(Value::String)
+            .unwrap_or(Value::Null),
+    );
     Value::Object(map)
 }

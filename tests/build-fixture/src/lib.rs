@@ -49,7 +49,7 @@ mod tests {
             "defaults reach boxed, recursive values"
         );
         assert_eq!(spec.inline.as_ref().unwrap().depth, Some(2));
-        assert_eq!(spec.port, Some(json!(8080)));
+        assert_eq!(spec.port, Some(apfkit_runtime::IntOrString::Int(8080)));
         let encoded = serde_json::to_value(&widget).unwrap();
         assert_eq!(encoded["kind"], "Widget");
         assert_eq!(encoded["spec"]["size"], 10);

@@ -213,8 +213,22 @@ pub struct KindInfo {
     pub list_kind: ::std::option::Option<&'static str>,
     /// For a list kind: the kind of its items.
     pub item_kind: ::std::option::Option<&'static str>,
+    /// For a resource: its subresources (`status`, `scale`), sorted.
+    pub subresources: &'static [&'static str],
+    /// For a custom resource with a `scale` subresource: where its replicas are.
+    pub scale: ::std::option::Option<ScaleSubresource>,
     /// The JSON Schema (draft 2020-12) schemars derives for the type.
     pub json_schema: fn() -> ::schemars::Schema,
+}
+/// Where a custom resource's `scale` subresource reads replicas from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// JSON path of the desired replicas, such as `.spec.replicas`.
+    pub spec_replicas_path: &'static str,
+    /// JSON path of the observed replicas, such as `.status.replicas`.
+    pub status_replicas_path: &'static str,
+    /// JSON path of the label selector, if any.
+    pub label_selector_path: ::std::option::Option<&'static str>,
 }
 impl KindInfo {
     /// Whether this is a list kind.
@@ -233,6 +247,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("FlowSchemaList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1::FlowSchema>,
     },
     KindInfo {
@@ -244,6 +260,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("FlowSchema"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1::FlowSchemaList>,
     },
     KindInfo {
@@ -255,6 +273,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1::PriorityLevelConfiguration,
         >,
@@ -268,6 +288,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1::PriorityLevelConfigurationList,
         >,
@@ -281,6 +303,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("FlowSchemaList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1alpha1::FlowSchema>,
     },
     KindInfo {
@@ -292,6 +316,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("FlowSchema"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1alpha1::FlowSchemaList,
         >,
@@ -305,6 +331,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
         >,
@@ -318,6 +346,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
         >,
@@ -331,6 +361,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("FlowSchemaList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1beta1::FlowSchema>,
     },
     KindInfo {
@@ -342,6 +374,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("FlowSchema"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1beta1::FlowSchemaList>,
     },
     KindInfo {
@@ -353,6 +387,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1beta1::PriorityLevelConfiguration,
         >,
@@ -366,6 +402,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
         >,
@@ -379,6 +417,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("FlowSchemaList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1beta2::FlowSchema>,
     },
     KindInfo {
@@ -390,6 +430,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("FlowSchema"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1beta2::FlowSchemaList>,
     },
     KindInfo {
@@ -401,6 +443,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1beta2::PriorityLevelConfiguration,
         >,
@@ -414,6 +458,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
         >,
@@ -427,6 +473,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("FlowSchemaList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1beta3::FlowSchema>,
     },
     KindInfo {
@@ -438,6 +486,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("FlowSchema"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::flowcontrol::v1beta3::FlowSchemaList>,
     },
     KindInfo {
@@ -449,6 +499,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("PriorityLevelConfigurationList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1beta3::PriorityLevelConfiguration,
         >,
@@ -462,6 +514,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
         >,
@@ -475,6 +529,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("APIServiceList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::apiregistration::v1::APIService>,
     },
     KindInfo {
@@ -486,6 +542,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("APIService"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::apiregistration::v1::APIServiceList>,
     },
     KindInfo {
@@ -497,6 +555,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::Some("APIServiceList"),
         item_kind: ::std::option::Option::None,
+        subresources: &["status"],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<self::apiregistration::v1beta1::APIService>,
     },
     KindInfo {
@@ -508,6 +568,8 @@ pub static KINDS: &[KindInfo] = &[
         namespaced: false,
         list_kind: ::std::option::Option::None,
         item_kind: ::std::option::Option::Some("APIService"),
+        subresources: &[],
+        scale: ::std::option::Option::None,
         json_schema: __private::json_schema::<
             self::apiregistration::v1beta1::APIServiceList,
         >,

@@ -98,6 +98,8 @@ impl super::ApplyDefaults for APIServiceList {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct APIServiceSpec {
     /// PEM bundle (base64 on the wire) of the CAs that sign the backend's serving certificate; unset uses the system roots.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "caBundle",
         default,
@@ -155,6 +157,8 @@ impl super::ApplyDefaults for APIServiceSpec {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct APIServiceStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,

@@ -154,6 +154,8 @@ pub struct FlowSchemaSpec {
     )]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "rules",
         default,
@@ -168,6 +170,8 @@ impl super::ApplyDefaults for FlowSchemaSpec {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct FlowSchemaStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,
@@ -252,6 +256,8 @@ impl super::ApplyDefaults for LimitedPriorityLevelConfiguration {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NonResourcePolicyRule {
     /// Paths to match. An entry may end in `/*` to match a prefix; `*` alone matches every path and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "nonResourceURLs",
         default,
@@ -259,6 +265,8 @@ pub struct NonResourcePolicyRule {
     )]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "verbs",
         default,
@@ -273,6 +281,8 @@ impl super::ApplyDefaults for NonResourcePolicyRule {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PolicyRulesWithSubjects {
     /// Rules for non-resource paths.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "nonResourceRules",
         default,
@@ -282,6 +292,8 @@ pub struct PolicyRulesWithSubjects {
         ::std::vec::Vec<NonResourcePolicyRule>,
     >,
     /// Rules for resource requests.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "resourceRules",
         default,
@@ -289,6 +301,8 @@ pub struct PolicyRulesWithSubjects {
     )]
     pub resource_rules: ::std::option::Option<::std::vec::Vec<ResourcePolicyRule>>,
     /// Who the rule applies to; must not be empty.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "subjects",
         default,
@@ -438,6 +452,8 @@ impl super::ApplyDefaults for PriorityLevelConfigurationSpec {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PriorityLevelConfigurationStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,
@@ -482,6 +498,8 @@ impl super::ApplyDefaults for QueuingConfiguration {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePolicyRule {
     /// API groups to match, `""` for the core group; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "apiGroups",
         default,
@@ -496,6 +514,8 @@ pub struct ResourcePolicyRule {
     )]
     pub cluster_scope: ::std::option::Option<bool>,
     /// Namespaces to match; `*` matches any namespace but not a request without one. May be empty only when `clusterScope` is true.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "namespaces",
         default,
@@ -503,6 +523,8 @@ pub struct ResourcePolicyRule {
     )]
     pub namespaces: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Resources to match, lower-case plural, with `/subresource` where needed; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "resources",
         default,
@@ -510,6 +532,8 @@ pub struct ResourcePolicyRule {
     )]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "verbs",
         default,

@@ -368,6 +368,8 @@ impl super::super::ListKind for APIServiceList {
 #[schemars(extend("required" = ["groupPriorityMinimum", "versionPriority"]))]
 pub struct APIServiceSpec {
     /// PEM bundle (base64 on the wire) of the CAs that sign the backend's serving certificate; unset uses the system roots.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "caBundle",
         default,
@@ -438,6 +440,8 @@ impl super::super::ApplyDefaults for APIServiceSpec {
 )]
 pub struct APIServiceStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,

@@ -448,6 +448,8 @@ pub struct FlowSchemaSpec {
     )]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "rules",
         default,
@@ -475,6 +477,8 @@ impl super::super::ApplyDefaults for FlowSchemaSpec {
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.FlowSchemaStatus")]
 pub struct FlowSchemaStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,
@@ -609,6 +613,8 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
 #[schemars(extend("required" = ["nonResourceURLs", "verbs"]))]
 pub struct NonResourcePolicyRule {
     /// Paths to match. An entry may end in `/*` to match a prefix; `*` alone matches every path and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "nonResourceURLs",
         default,
@@ -616,6 +622,8 @@ pub struct NonResourcePolicyRule {
     )]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "verbs",
         default,
@@ -640,6 +648,8 @@ impl super::super::ApplyDefaults for NonResourcePolicyRule {
 #[schemars(extend("required" = ["subjects"]))]
 pub struct PolicyRulesWithSubjects {
     /// Rules for non-resource paths.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "nonResourceRules",
         default,
@@ -649,6 +659,8 @@ pub struct PolicyRulesWithSubjects {
         ::std::vec::Vec<NonResourcePolicyRule>,
     >,
     /// Rules for resource requests.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "resourceRules",
         default,
@@ -656,6 +668,8 @@ pub struct PolicyRulesWithSubjects {
     )]
     pub resource_rules: ::std::option::Option<::std::vec::Vec<ResourcePolicyRule>>,
     /// Who the rule applies to; must not be empty.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "subjects",
         default,
@@ -1099,6 +1113,8 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
 #[schemars(rename = "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus")]
 pub struct PriorityLevelConfigurationStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,
@@ -1172,6 +1188,8 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
 #[schemars(extend("required" = ["apiGroups", "resources", "verbs"]))]
 pub struct ResourcePolicyRule {
     /// API groups to match, `""` for the core group; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "apiGroups",
         default,
@@ -1186,6 +1204,8 @@ pub struct ResourcePolicyRule {
     )]
     pub cluster_scope: ::std::option::Option<bool>,
     /// Namespaces to match; `*` matches any namespace but not a request without one. May be empty only when `clusterScope` is true.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "namespaces",
         default,
@@ -1193,6 +1213,8 @@ pub struct ResourcePolicyRule {
     )]
     pub namespaces: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Resources to match, lower-case plural, with `/subresource` where needed; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "resources",
         default,
@@ -1200,6 +1222,8 @@ pub struct ResourcePolicyRule {
     )]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "verbs",
         default,

@@ -450,6 +450,8 @@ pub struct FlowSchemaSpec {
     )]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "rules",
         default,
@@ -477,6 +479,8 @@ impl super::super::ApplyDefaults for FlowSchemaSpec {
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.FlowSchemaStatus")]
 pub struct FlowSchemaStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,
@@ -611,6 +615,8 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
 #[schemars(extend("required" = ["nonResourceURLs", "verbs"]))]
 pub struct NonResourcePolicyRule {
     /// Paths to match. An entry may end in `/*` to match a prefix; `*` alone matches every path and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "nonResourceURLs",
         default,
@@ -618,6 +624,8 @@ pub struct NonResourcePolicyRule {
     )]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "verbs",
         default,
@@ -642,6 +650,8 @@ impl super::super::ApplyDefaults for NonResourcePolicyRule {
 #[schemars(extend("required" = ["subjects"]))]
 pub struct PolicyRulesWithSubjects {
     /// Rules for non-resource paths.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "nonResourceRules",
         default,
@@ -651,6 +661,8 @@ pub struct PolicyRulesWithSubjects {
         ::std::vec::Vec<NonResourcePolicyRule>,
     >,
     /// Rules for resource requests.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "resourceRules",
         default,
@@ -658,6 +670,8 @@ pub struct PolicyRulesWithSubjects {
     )]
     pub resource_rules: ::std::option::Option<::std::vec::Vec<ResourcePolicyRule>>,
     /// Who the rule applies to; must not be empty.
+    ///
+    /// List type: `atomic` (`x-kubernetes-list-type`).
     #[serde(
         rename = "subjects",
         default,
@@ -1108,6 +1122,8 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
 #[schemars(rename = "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus")]
 pub struct PriorityLevelConfigurationStatus {
     /// Current conditions, at most one per type.
+    ///
+    /// List type: `map`, keyed by `type` (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`).
     #[serde(
         rename = "conditions",
         default,
@@ -1181,6 +1197,8 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
 #[schemars(extend("required" = ["apiGroups", "resources", "verbs"]))]
 pub struct ResourcePolicyRule {
     /// API groups to match, `""` for the core group; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "apiGroups",
         default,
@@ -1195,6 +1213,8 @@ pub struct ResourcePolicyRule {
     )]
     pub cluster_scope: ::std::option::Option<bool>,
     /// Namespaces to match; `*` matches any namespace but not a request without one. May be empty only when `clusterScope` is true.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "namespaces",
         default,
@@ -1202,6 +1222,8 @@ pub struct ResourcePolicyRule {
     )]
     pub namespaces: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Resources to match, lower-case plural, with `/subresource` where needed; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "resources",
         default,
@@ -1209,6 +1231,8 @@ pub struct ResourcePolicyRule {
     )]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
+    ///
+    /// List type: `set` (`x-kubernetes-list-type`).
     #[serde(
         rename = "verbs",
         default,
