@@ -12,6 +12,11 @@ const KEYWORDS: &[&str] = &[
     "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "union",
 ];
 
+/// Whether `word` is a Rust keyword (strict, reserved or weak), which needs escaping.
+pub fn is_keyword(word: &str) -> bool {
+    KEYWORDS.contains(&word)
+}
+
 /// Makes `raw` a valid Rust identifier: other characters become `_`, a leading digit gets a
 /// `_` prefix, keywords get a `_` suffix, an empty result becomes `_empty`.
 pub fn sanitize_ident(raw: &str) -> String {

@@ -251,6 +251,9 @@ struct Builder<'a> {
     origins: BTreeMap<String, (String, Value)>,
     resources: BTreeMap<GroupVersionKind, ResourceIdentity>,
     subresources: BTreeMap<GroupVersionKind, BTreeSet<String>>,
+    /// With short names: nested schemas already generated, by module and shape, so that
+    /// identical copies (CRDs repeat them) share one type.
+    shared: BTreeMap<(Vec<String>, String), String>,
 }
 
 impl TypeSpace {
@@ -262,6 +265,7 @@ impl TypeSpace {
             origins: BTreeMap::new(),
             resources: BTreeMap::new(),
             subresources: BTreeMap::new(),
+            shared: BTreeMap::new(),
         };
         for doc in documents {
             builder.collect_resources(doc);
@@ -664,6 +668,13 @@ impl Builder<'_> {
             return Ok(FieldType::Json);
         }
         if is_struct(schema) || self.enum_def(schema).is_some() {
+            let shareable = self.settings.nested_names == NestedNames::Short
+                && self.settings.hook_for(definition).is_none()
+                && self.settings.type_name_for(definition).is_none();
+            let key = shareable.then(|| (module.to_vec(), comparable_schema(schema).to_string()));
+            if let Some(existing) = key.as_ref().and_then(|key| self.shared.get(key)) {
+                return Ok(FieldType::Named(existing.clone()));
+            }
             self.add_type(
                 ctx,
                 definition,
@@ -671,6 +682,9 @@ impl Builder<'_> {
                 name_parts.to_vec(),
                 schema,
             )?;
+            if let Some(key) = key {
+                self.shared.insert(key, definition.to_owned());
+            }
             return Ok(FieldType::Named(definition.to_owned()));
         }
         match schema.type_.as_deref() {
@@ -1037,9 +1051,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Whether a schema becomes a struct: it lists properties.
+/// Whether a schema becomes a struct: it lists properties, or it is an embedded resource
+/// (whose `apiVersion`, `kind` and `metadata` are always there to type).
 fn is_struct(schema: &Schema) -> bool {
-    !schema.properties.is_empty()
+    !schema.properties.is_empty() || schema.embedded_resource
 }
 
 /// The `apfkit-runtime` type standing for one of Kubernetes' shared definitions.
@@ -1061,24 +1076,29 @@ fn unique_ident(used: &mut BTreeSet<String>, mut ident: String) -> String {
 
 /// The Rust variant for an enum value: kept when it is already an upper-camel-case identifier
 /// (`RSA`, `IfNotPresent`), else made one (`kebab-case` → `KebabCase`, `""` → `Empty`,
-/// `1h` → `V1h`).
+/// `1h` → `V1h`, `self` → `SelfValue`; other characters separate words).
 fn variant_ident(value: &str) -> String {
     let plain = value.starts_with(|c: char| c.is_ascii_uppercase())
         && value.chars().all(|c| c.is_ascii_alphanumeric());
-    let camel = if plain {
+    let mut ident = if plain {
         value.to_owned()
     } else {
-        heck::ToUpperCamelCase::to_upper_camel_case(value)
+        let words: String = value
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        heck::ToUpperCamelCase::to_upper_camel_case(words.as_str())
     };
-    if camel.is_empty() {
+    if ident.is_empty() {
         return "Empty".to_owned();
     }
-    let ident = crate::names::sanitize_ident(&camel);
-    if ident.starts_with(|c: char| !c.is_ascii_uppercase()) {
-        format!("V{}", ident.trim_start_matches('_'))
-    } else {
-        ident
+    if ident.starts_with(|c: char| c.is_ascii_digit()) {
+        ident.insert(0, 'V');
     }
+    if crate::names::is_keyword(&ident) {
+        ident.push_str("Value");
+    }
+    ident
 }
 
 /// Candidate names from the shortest tail of `parts` to the whole; a tail is never only

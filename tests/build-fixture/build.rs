@@ -1,19 +1,58 @@
-//! Generates, at build time, `OUT_DIR/widgets` from the fixture OpenAPI document and
-//! `OUT_DIR/linkerd` from the fixture CustomResourceDefinition (with `OUT_DIR/<name>.rs`
-//! declaring each).
+//! Generates, at build time, one module per fixture (with `OUT_DIR/<name>.rs` declaring each):
+//! `widgets` from the fixture OpenAPI document, and from real CustomResourceDefinitions
+//! (`tests/fixtures/crds`) `linkerd`, `embedded`, `gateway` (short names, open enums),
+//! `prometheus`, `certmanager`, `crossplane`, and `edges` from hand-written edge cases.
 
 use std::path::PathBuf;
+
+use apfkit_codegen::{Enums, NestedNames, Settings};
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
-    for (input, module) in [
-        ("../fixtures/openapi/widgets.json", "widgets"),
-        ("../fixtures/crds/servers.policy.linkerd.io.yaml", "linkerd"),
+    let mut gateway = Settings::default();
+    gateway
+        .with_nested_names(NestedNames::Short)
+        .with_enums(Enums::Open);
+    let mut edges = Settings::default();
+    edges.with_enums(Enums::Open);
+    for (input, module, settings) in [
+        ("openapi/widgets.json", "widgets", Settings::default()),
+        (
+            "crds/servers.policy.linkerd.io.yaml",
+            "linkerd",
+            Settings::default(),
+        ),
+        (
+            "crds/foos.tests.example.com.yaml",
+            "embedded",
+            Settings::default(),
+        ),
+        (
+            "crds/httproutes.gateway.networking.k8s.io.yaml",
+            "gateway",
+            gateway,
+        ),
+        (
+            "crds/podmonitors.monitoring.coreos.com.yaml",
+            "prometheus",
+            Settings::default(),
+        ),
+        (
+            "crds/certificates.cert-manager.io.yaml",
+            "certmanager",
+            Settings::default(),
+        ),
+        (
+            "crds/operations.ops.crossplane.io.yaml",
+            "crossplane",
+            Settings::default(),
+        ),
+        ("crds/edge-cases.yaml", "edges", edges),
     ] {
-        let input = manifest.join(input);
+        let input = manifest.join("../fixtures").join(input);
         println!("cargo::rerun-if-changed={}", input.display());
-        let mut generator = apfkit_codegen::Generator::new(apfkit_codegen::Settings::default());
+        let mut generator = apfkit_codegen::Generator::new(settings);
         let result = generator
             .add_file(&input)
             .and_then(|generator| generator.write_module(&out_dir, module));
