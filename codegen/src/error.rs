@@ -5,6 +5,16 @@ use std::path::PathBuf;
 /// Everything that can go wrong while reading documents or writing code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An input is larger than the generator reads (see `Generator::with_max_input_size`).
+    #[error("{file}: {size} bytes is more than the {limit}-byte limit on an input")]
+    TooLarge {
+        /// The input's name.
+        file: String,
+        /// Its size, or a lower bound of it.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

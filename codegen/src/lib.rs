@@ -58,11 +58,23 @@ pub use typespace::TypeSpace;
 
 use load::{LoadedDocument, parse_document};
 
+/// Inputs larger than this are refused unless [`Generator::with_max_input_size`] says
+/// otherwise: 64 MiB, far above the largest real CRD bundles (a few MiB), so that a wrong file
+/// or a device fails fast instead of filling memory.
+pub const DEFAULT_MAX_INPUT_SIZE: u64 = 64 << 20;
+
 /// Collects documents and generates one module tree from all of them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Generator {
     settings: Settings,
     documents: Vec<LoadedDocument>,
+    max_input_size: u64,
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Generator::new(Settings::default())
+    }
 }
 
 impl Generator {
@@ -71,16 +83,31 @@ impl Generator {
         Generator {
             settings,
             documents: Vec::new(),
+            max_input_size: DEFAULT_MAX_INPUT_SIZE,
         }
+    }
+
+    /// Refuses inputs larger than `bytes` (default [`DEFAULT_MAX_INPUT_SIZE`]).
+    pub fn with_max_input_size(&mut self, bytes: u64) -> &mut Self {
+        self.max_input_size = bytes;
+        self
     }
 
     /// Reads and adds a file: an OpenAPI v3 document (JSON), or a YAML or JSON stream of
     /// `apiextensions.k8s.io/v1` CustomResourceDefinitions (see [`Generator::add_bytes`]).
     pub fn add_file(&mut self, path: &Path) -> Result<&mut Self> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        use std::io::Read as _;
+        let io = |source| Error::Io {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        // Read at most one byte past the limit, so that a huge file or an endless device
+        // (a FIFO, /dev/zero) is refused without being read whole.
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut bytes = Vec::new();
+        file.take(self.max_input_size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
         self.add_bytes(&path.display().to_string(), &bytes)
     }
 
@@ -120,6 +147,14 @@ impl Generator {
     /// assert!(v1.contains("const PLURAL: &'static str = \"crontabs\";"));
     /// ```
     pub fn add_bytes(&mut self, origin: &str, bytes: &[u8]) -> Result<&mut Self> {
+        let size = bytes.len() as u64;
+        if size > self.max_input_size {
+            return Err(Error::TooLarge {
+                file: origin.to_owned(),
+                size,
+                limit: self.max_input_size,
+            });
+        }
         // Input that starts with `{` is one JSON document; anything else is a YAML stream.
         if bytes.trim_ascii_start().starts_with(b"{") {
             let value = serde_json::from_slice::<serde_json::Value>(bytes).ok();

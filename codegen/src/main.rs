@@ -57,6 +57,9 @@ struct Args {
     /// left out (k8s-openapi).
     #[arg(long, value_enum, default_value_t = EmptyArg::Written)]
     empty_structs: EmptyArg,
+    /// Refuse an input file larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = apfkit_codegen::DEFAULT_MAX_INPUT_SIZE)]
+    max_input_size: u64,
     /// OpenAPI v3 documents (JSON), or apiextensions.k8s.io/v1 CustomResourceDefinitions (YAML
     /// or JSON, several per file). Schemas defined in several documents must agree.
     #[arg(value_name = "FILE", required = true)]
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
         settings.use_k8s_openapi();
     }
     let mut generator = Generator::new(settings);
+    generator.with_max_input_size(args.max_input_size);
     let result = args
         .files
         .iter()

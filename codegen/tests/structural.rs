@@ -200,3 +200,40 @@ fn the_command_takes_the_settings() {
         "{output:?}"
     );
 }
+
+#[test]
+fn inputs_over_the_size_limit_are_refused_without_reading_them_whole() {
+    let text = crd("{a: {type: string}}");
+    let mut generator = Generator::new(Settings::default());
+    generator.with_max_input_size(100);
+    let error = generator
+        .add_bytes("big.yaml", text.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("big.yaml: "), "{error}");
+    assert!(error.contains("more than the 100-byte limit"), "{error}");
+    // An endless input stops at the limit.
+    let error = generator
+        .add_file(Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("/dev/zero: 101 bytes is more than the 100-byte limit"),
+        "{error}"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_apfkit-codegen"))
+        .args([
+            "--max-input-size",
+            "10",
+            "--out",
+            "/nonexistent/never-written",
+            "/dev/zero",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("10-byte limit"),
+        "{output:?}"
+    );
+}

@@ -1,11 +1,12 @@
 //! Generates, at build time, one module per fixture (with `OUT_DIR/<name>.rs` declaring each):
 //! `widgets` from the fixture OpenAPI document, and from real CustomResourceDefinitions
 //! (`tests/fixtures/crds`) `linkerd`, `embedded`, `gateway` (short names, open enums),
-//! `prometheus`, `certmanager`, `crossplane`, and `edges` from hand-written edge cases.
+//! `prometheus`, `certmanager`, `crossplane`, and `edges` (plus `edges_omitted`, with empty structs left out) from hand-written edge
+//! cases.
 
 use std::path::PathBuf;
 
-use apfkit_codegen::{Enums, NestedNames, Settings};
+use apfkit_codegen::{EmptyStructs, Enums, NestedNames, Settings};
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -16,6 +17,8 @@ fn main() {
         .with_enums(Enums::Open);
     let mut edges = Settings::default();
     edges.with_enums(Enums::Open);
+    let mut edges_omitted = edges.clone();
+    edges_omitted.with_empty_structs(EmptyStructs::Omitted);
     for (input, module, settings) in [
         ("openapi/widgets.json", "widgets", Settings::default()),
         (
@@ -49,6 +52,7 @@ fn main() {
             Settings::default(),
         ),
         ("crds/edge-cases.yaml", "edges", edges),
+        ("crds/edge-cases.yaml", "edges_omitted", edges_omitted),
     ] {
         let input = manifest.join("../fixtures").join(input);
         println!("cargo::rerun-if-changed={}", input.display());

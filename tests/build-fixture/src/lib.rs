@@ -17,6 +17,7 @@ include!(concat!(env!("OUT_DIR"), "/prometheus.rs"));
 include!(concat!(env!("OUT_DIR"), "/certmanager.rs"));
 include!(concat!(env!("OUT_DIR"), "/crossplane.rs"));
 include!(concat!(env!("OUT_DIR"), "/edges.rs"));
+include!(concat!(env!("OUT_DIR"), "/edges_omitted.rs"));
 
 #[cfg(test)]
 mod structural_defaults;

@@ -367,3 +367,29 @@ mod edge_cases {
         assert_eq!(scale.label_selector_path, Some(".status.selector"));
     }
 }
+
+mod empty_structs {
+    use serde_json::json;
+
+    /// Go writes a bare struct even when empty (`"metadata": {}`); with
+    /// `EmptyStructs::Omitted` it is left out, as k8s-openapi leaves out an unset `Option`.
+    /// Both read either form back to the same value.
+    #[test]
+    fn empty_bare_structs_are_written_or_omitted_as_set() {
+        let object = json!({"apiVersion": "edge.example.com/v1", "kind": "Edge"});
+        let go: crate::edges::com::example::edge::v1::Edge =
+            serde_json::from_value(object.clone()).unwrap();
+        let omitted: crate::edges_omitted::com::example::edge::v1::Edge =
+            serde_json::from_value(object.clone()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&go).unwrap(),
+            json!({"apiVersion": "edge.example.com/v1", "kind": "Edge", "metadata": {}})
+        );
+        assert_eq!(serde_json::to_value(&omitted).unwrap(), object);
+        let named =
+            json!({"apiVersion": "edge.example.com/v1", "kind": "Edge", "metadata": {"name": "e"}});
+        let omitted: crate::edges_omitted::com::example::edge::v1::Edge =
+            serde_json::from_value(named.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&omitted).unwrap(), named);
+    }
+}
