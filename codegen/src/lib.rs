@@ -2,8 +2,9 @@
 //!
 //! The pipeline is: JSON → an OpenAPI document (serde) → a [`TypeSpace`] (ordered,
 //! deterministic) → tokens with `quote` → text with `prettyplease`. The output is a module tree whose root is
-//! `mod.rs`; it needs only `serde` and `serde_json` (plus `schemars` or `k8s-openapi` when
-//! [`Settings`] asks for them).
+//! `mod.rs`; it needs `serde` and `serde_json`, `apfkit-runtime` when a schema has
+//! int-or-string, date-time or quantity values, and `schemars` or `k8s-openapi` when
+//! [`Settings`] asks for them.
 //!
 //! # Use from `build.rs`
 //!
@@ -29,6 +30,12 @@
 //!   also replaces the zero value, as kube-apiserver does for non-pointer Go fields.
 //! * The root module lists every kind in `KINDS` (group, version, kind, plural, scope, list
 //!   kind and, with schemars, its JSON Schema).
+//! * Structural schemas: `x-kubernetes-int-or-string`, quantities and `format: date-time`
+//!   become `apfkit_runtime` types that check the value and keep it as written; string
+//!   `enum`s become Rust enums ([`Enums`]); fields a schema keeps without listing them
+//!   (`x-kubernetes-preserve-unknown-fields`, embedded resources) land in a flattened
+//!   `other_fields` map; defaults of any shape are Rust literals; nested types are named by
+//!   [`NestedNames`] or [`Settings::type_name`].
 //! * [`emit_conversions`] pairs two type spaces (versions and a hub) into `ToHub`/`FromHub`
 //!   impls, and with [`ConversionSettings::scheme_runtime`] a `HubObject` enum and a `CODECS`
 //!   table for a dynamic scheme.
