@@ -579,16 +579,10 @@ impl Builder<'_> {
         schema: &Schema,
     ) -> Result<Option<FieldType>> {
         if let Some(AdditionalProperties::Schema(values)) = &schema.additional_properties {
-            let mut parts = name_parts.to_vec();
-            parts.push("Value".to_owned());
-            let ty = self.field_type(
-                &ctx.child(&["additionalProperties"]),
-                &format!("{definition}.additionalProperties"),
-                module,
-                &parts,
-                values,
-            )?;
-            return Ok(Some(ty));
+            let site = (definition, module, name_parts);
+            return self
+                .nested_type(ctx, site, ("additionalProperties", "Value"), values)
+                .map(Some);
         }
         let keeps_all = schema.preserve_unknown_fields
             || schema.embedded_resource
@@ -704,30 +698,17 @@ impl Builder<'_> {
             Some("boolean") => Ok(FieldType::Bool),
             Some("array") => match &schema.items {
                 Some(items) => {
-                    let mut parts = name_parts.to_vec();
-                    parts.push("Item".to_owned());
-                    let inner = self.field_type(
-                        &ctx.child(&["items"]),
-                        &format!("{definition}.items"),
-                        module,
-                        &parts,
-                        items,
-                    )?;
+                    let site = (definition, module, name_parts);
+                    let inner = self.nested_type(ctx, site, ("items", "Item"), items)?;
                     Ok(FieldType::Vec(Box::new(inner)))
                 }
                 None => Err(ctx.unsupported("array schema without `items`".to_owned())),
             },
             Some("object") | None => match &schema.additional_properties {
                 Some(AdditionalProperties::Schema(values)) => {
-                    let mut parts = name_parts.to_vec();
-                    parts.push("Value".to_owned());
-                    let inner = self.field_type(
-                        &ctx.child(&["additionalProperties"]),
-                        &format!("{definition}.additionalProperties"),
-                        module,
-                        &parts,
-                        values,
-                    )?;
+                    let site = (definition, module, name_parts);
+                    let inner =
+                        self.nested_type(ctx, site, ("additionalProperties", "Value"), values)?;
                     Ok(FieldType::Map(Box::new(inner)))
                 }
                 _ => Ok(FieldType::Json),
@@ -736,6 +717,26 @@ impl Builder<'_> {
                 .child(&["type"])
                 .unsupported(format!("schema type {other:?}"))),
         }
+    }
+
+    /// The type of a schema nested under `key` (`items`, `additionalProperties`), named with
+    /// `suffix` (`Item`, `Value`) after its parent.
+    fn nested_type(
+        &mut self,
+        ctx: &Ctx<'_>,
+        (definition, module, name_parts): (&str, &[String], &[String]),
+        (key, suffix): (&str, &str),
+        schema: &Schema,
+    ) -> Result<FieldType> {
+        let mut parts = name_parts.to_vec();
+        parts.push(suffix.to_owned());
+        self.field_type(
+            &ctx.child(&[key]),
+            &format!("{definition}.{key}"),
+            module,
+            &parts,
+            schema,
+        )
     }
 
     fn resolve_reference(&self, ctx: &Ctx<'_>, reference: &str) -> Result<FieldType> {
@@ -1223,34 +1224,13 @@ fn schema_to_value(schema: &Schema) -> Value {
             map.insert(k.to_owned(), v);
         }
     };
-    put(
-        "$ref",
-        schema
-            .reference
-            .clone()
-            .map(Value::String)
-            .unwrap_or(Value::Null),
-    );
+    put("$ref", Value::from(schema.reference.clone()));
     put(
         "allOf",
         Value::Array(schema.all_of.iter().map(schema_to_value).collect()),
     );
-    put(
-        "type",
-        schema
-            .type_
-            .clone()
-            .map(Value::String)
-            .unwrap_or(Value::Null),
-    );
-    put(
-        "format",
-        schema
-            .format
-            .clone()
-            .map(Value::String)
-            .unwrap_or(Value::Null),
-    );
+    put("type", Value::from(schema.type_.clone()));
+    put("format", Value::from(schema.format.clone()));
     put(
         "properties",
         Value::Object(
@@ -1280,14 +1260,7 @@ fn schema_to_value(schema: &Schema) -> Value {
     );
     put("default", schema.default.clone().unwrap_or(Value::Null));
     put("nullable", Value::Bool(schema.nullable));
-    put(
-        "enum",
-        schema
-            .enum_values
-            .clone()
-            .map(Value::Array)
-            .unwrap_or(Value::Null),
-    );
+    put("enum", Value::from(schema.enum_values.clone()));
     put(
         "x-kubernetes-int-or-string",
         Value::Bool(schema.int_or_string),
@@ -1300,13 +1273,6 @@ fn schema_to_value(schema: &Schema) -> Value {
         "x-kubernetes-embedded-resource",
         Value::Bool(schema.embedded_resource),
     );
-    put(
-        "pattern",
-        schema
-            .pattern
-            .clone()
-            .map(Value::String)
-            .unwrap_or(Value::Null),
-    );
+    put("pattern", Value::from(schema.pattern.clone()));
     Value::Object(map)
 }
