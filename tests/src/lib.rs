@@ -48,8 +48,19 @@ pub fn shared_dir(what: &str) -> Option<PathBuf> {
     None
 }
 
-/// The flowcontrol versions, oldest first.
-pub const FLOWCONTROL_VERSIONS: &[&str] = &["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"];
+/// The flowcontrol versions, oldest first, from the generated kind registry (so a version added
+/// to the schemas is tested without editing a list).
+pub fn flowcontrol_versions() -> Vec<&'static str> {
+    let mut versions: Vec<&'static str> = apfkit_types::KINDS
+        .iter()
+        .filter(|kind| kind.group == "flowcontrol.apiserver.k8s.io")
+        .map(|kind| kind.version)
+        .collect();
+    // `Greater` ranks first, so this sort puts the lowest-ranked (oldest) version first.
+    versions.sort_by(|a, b| apfkit_conversion::discovery::compare_kube_aware_version_strings(a, b));
+    versions.dedup();
+    versions
+}
 
 /// Reads every document of a multi-document YAML file as JSON values.
 pub fn yaml_documents(path: &Path) -> Vec<Value> {

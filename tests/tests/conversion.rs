@@ -6,7 +6,7 @@
 
 use apfkit_conversion::hub::flowcontrol as hub;
 use apfkit_conversion::{FromHub, ToHub};
-use apfkit_tests::{FLOWCONTROL_VERSIONS, apiservices, bootstrap};
+use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions};
 use apfkit_types::{ApplyDefaults, apiregistration, flowcontrol};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -349,11 +349,11 @@ fn bootstrap_objects_convert_between_every_pair_of_versions() {
         }
         go!(v1alpha1, v1beta1, v1beta2, v1beta3, v1)
     }
-    for source in FLOWCONTROL_VERSIONS {
+    for source in flowcontrol_versions() {
         let (levels, schemas) = bootstrap(source);
         let hub_levels = to_hub_levels(source, &levels);
         let hub_schemas = to_hub_schemas(source, &schemas);
-        for target in FLOWCONTROL_VERSIONS {
+        for target in flowcontrol_versions() {
             let (expected_levels, expected_schemas) = bootstrap(target);
             let (out_levels, out_schemas) = from_hub(target, &hub_levels, &hub_schemas);
             assert_eq!(out_levels, expected_levels, "levels {source} → {target}");
@@ -400,11 +400,11 @@ fn apiservices_convert_between_versions() {
 #[test]
 fn bootstrap_in_every_version_snapshot() {
     let (levels, schemas) = bootstrap("v1");
-    for target in FLOWCONTROL_VERSIONS {
+    for target in flowcontrol_versions() {
         let mut all = Vec::new();
         macro_rules! go {
             ($($v:ident),*) => {
-                match *target {
+                match target {
                     $(stringify!($v) => {
                         for l in &levels { all.push(convert::<flowcontrol::v1::PriorityLevelConfiguration, flowcontrol::$v::PriorityLevelConfiguration, _>(l.clone())); }
                         for s in &schemas { all.push(convert::<flowcontrol::v1::FlowSchema, flowcontrol::$v::FlowSchema, _>(s.clone())); }

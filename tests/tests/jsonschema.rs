@@ -1,7 +1,7 @@
 //! The JSON Schemas in `schemas/jsonschema` accept every fixture object and reject objects with
 //! wrong types, unknown enum values, missing required fields and a wrong apiVersion.
 
-use apfkit_tests::{FLOWCONTROL_VERSIONS, apiservices, bootstrap, repo_root};
+use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions, repo_root};
 use serde_json::{Value, json};
 
 fn validator(group: &str, version: &str, kind: &str) -> jsonschema::Validator {
@@ -43,7 +43,7 @@ fn assert_rejected(
 
 #[test]
 fn fixtures_are_valid_in_every_version() {
-    for version in FLOWCONTROL_VERSIONS {
+    for version in flowcontrol_versions() {
         let (levels, schemas) = bootstrap(version);
         let plc = flowcontrol(version, "PriorityLevelConfiguration");
         let fs = flowcontrol(version, "FlowSchema");
@@ -232,7 +232,7 @@ fn standalone(layout: &str, name: &str) -> jsonschema::Validator {
 /// (`{{ .ResourceKind }}{{ .KindSuffix }}.json`) and accept every fixture.
 #[test]
 fn strict_standalone_schemas_refuse_unknown_fields() {
-    for version in FLOWCONTROL_VERSIONS {
+    for version in flowcontrol_versions() {
         let (levels, schemas) = bootstrap(version);
         for layout in ["standalone", "standalone-strict"] {
             let plc = standalone(

@@ -6,7 +6,7 @@
 
 use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
 use apfkit_conversion::validation::{Options, validate};
-use apfkit_tests::{FLOWCONTROL_VERSIONS, apiservices, bootstrap};
+use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions};
 use serde_json::{Value, json};
 
 fn hub(document: &Value) -> HubObject {
@@ -920,7 +920,7 @@ mod apiservice_rules_5_4 {
 
 #[test]
 fn bootstrap_and_apiservice_fixtures_are_valid_in_every_version() {
-    for version in FLOWCONTROL_VERSIONS {
+    for version in flowcontrol_versions() {
         let (levels, schemas) = bootstrap(version);
         for object in levels.iter().chain(&schemas) {
             let options = Options {

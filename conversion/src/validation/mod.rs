@@ -51,15 +51,46 @@ impl Default for Options<'_> {
 }
 
 impl Options<'_> {
+    /// The name of the shares field in the request's version, as that version's schema (in the
+    /// generated kind registry) spells it.
     fn shares_field(&self) -> &'static str {
         let version = self
             .request_version
             .map(|v| v.strip_prefix("flowcontrol.apiserver.k8s.io/").unwrap_or(v));
-        match version {
-            Some("v1alpha1" | "v1beta1" | "v1beta2") => "assuredConcurrencyShares",
-            _ => "nominalConcurrencyShares",
+        let legacy = version.is_some_and(|v| legacy_shares_versions().contains(&v));
+        if legacy {
+            "assuredConcurrencyShares"
+        } else {
+            "nominalConcurrencyShares"
         }
     }
+}
+
+/// The flowcontrol versions whose PriorityLevelConfiguration names the shares
+/// `assuredConcurrencyShares` (renamed `nominalConcurrencyShares` in v1beta3), read once from
+/// each version's JSON Schema.
+fn legacy_shares_versions() -> &'static [&'static str] {
+    static VERSIONS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    VERSIONS.get_or_init(|| {
+        apfkit_types::KINDS
+            .iter()
+            .filter(|kind| {
+                kind.group == "flowcontrol.apiserver.k8s.io"
+                    && kind.kind == "PriorityLevelConfiguration"
+            })
+            .filter(|kind| {
+                let schema = (kind.json_schema)();
+                let definitions = schema.get("$defs").and_then(|d| d.as_object());
+                definitions.into_iter().flatten().any(|(name, definition)| {
+                    name.ends_with(".LimitedPriorityLevelConfiguration")
+                        && definition
+                            .pointer("/properties/assuredConcurrencyShares")
+                            .is_some()
+                })
+            })
+            .map(|kind| kind.version)
+            .collect()
+    })
 }
 
 /// Every error of a hub object, in kube-apiserver's order.
@@ -70,5 +101,16 @@ pub fn validate(object: &HubObject, options: &Options<'_>) -> Vec<FieldError> {
             flowcontrol::priority_level_configuration(level, options)
         }
         HubObject::APIService(service) => apiregistration::api_service(service),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_legacy_shares_name_comes_from_the_schemas() {
+        assert_eq!(
+            super::legacy_shares_versions(),
+            ["v1alpha1", "v1beta1", "v1beta2"]
+        );
     }
 }
