@@ -86,7 +86,7 @@ pub fn conversion_settings() -> ConversionSettings {
         scheme_runtime: Some("crate::scheme".to_owned()),
         ..ConversionSettings::default()
     };
-    for version in ["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"] {
+    for &version in openapi::flowcontrol::VERSIONS {
         settings.pairs.push((
             format!("io.k8s.api.flowcontrol.{version}."),
             openapi::hub::FLOWCONTROL.to_owned(),
