@@ -86,7 +86,7 @@ pub fn conversion_settings() -> ConversionSettings {
         scheme_runtime: Some("crate::scheme".to_owned()),
         ..ConversionSettings::default()
     };
-    for &version in openapi::flowcontrol::VERSIONS {
+    for &version in openapi::FLOWCONTROL_VERSIONS {
         settings.pairs.push((
             format!("io.k8s.api.flowcontrol.{version}."),
             openapi::hub::FLOWCONTROL.to_owned(),

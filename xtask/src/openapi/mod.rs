@@ -10,6 +10,9 @@ pub mod hub;
 pub mod meta;
 mod paths;
 
+/// The flowcontrol versions the schemas are written for, oldest first.
+pub use flowcontrol::VERSIONS as FLOWCONTROL_VERSIONS;
+
 use serde_json::{Map, Value, json};
 
 /// One document: its group, version and content.
