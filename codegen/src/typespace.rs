@@ -599,18 +599,17 @@ impl Builder<'_> {
             return None;
         }
         let listed = schema.enum_values.as_ref()?;
-        let mut values = Vec::new();
+        let mut values: Vec<String> = Vec::new();
         for value in listed {
             match value {
-                Value::String(s) => values.push(s.clone()),
-                Value::Null => {}
+                Value::String(s) if !values.contains(s) => values.push(s.clone()),
+                Value::String(_) | Value::Null => {}
                 _ => return None,
             }
         }
         if values.is_empty() {
             return None;
         }
-        values.dedup();
         let mut used = BTreeSet::new();
         let variants = values
             .into_iter()
