@@ -628,16 +628,7 @@ impl ModuleEmitter<'_> {
                     }
                 });
                 if self.settings.k8s_openapi {
-                    items.push(self.k8s_openapi_impls(
-                        &name,
-                        def,
-                        &api_version,
-                        group,
-                        version,
-                        kind,
-                        plural,
-                        namespaced,
-                    )?);
+                    items.push(self.k8s_openapi_impls(&name, &entry.definition, def)?);
                 }
             }
             if let Some(item) = &def.list_item {
@@ -652,19 +643,20 @@ impl ModuleEmitter<'_> {
         Ok(quote! { #(#items)* })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// k8s-openapi's `Resource`, `ListableResource` and `Metadata` for a resource kind.
     fn k8s_openapi_impls(
         &self,
         name: &proc_macro2::Ident,
+        definition: &str,
         def: &StructDef,
-        api_version: &str,
-        group: &str,
-        version: &str,
-        kind: &str,
-        plural: &str,
-        namespaced: bool,
     ) -> Result<TokenStream> {
-        let scope = if namespaced {
+        let (Some(gvk), Some(resource)) = (&def.kind, &def.resource) else {
+            return Ok(TokenStream::new());
+        };
+        let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+        let api_version = api_version(group, version);
+        let plural = &resource.plural;
+        let scope = if resource.namespaced {
             quote! { ::k8s_openapi::NamespaceResourceScope }
         } else {
             quote! { ::k8s_openapi::ClusterResourceScope }
@@ -679,7 +671,7 @@ impl ModuleEmitter<'_> {
                 type Scope = #scope;
             }
         }];
-        if let Some(list_kind) = registry::list_kind_of(self.space, kind, self.module) {
+        if let Some(list_kind) = registry::list_kind_of(self.space, definition) {
             items.push(quote! {
                 impl ::k8s_openapi::ListableResource for #name {
                     const LIST_KIND: &'static str = #list_kind;

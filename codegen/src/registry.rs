@@ -100,7 +100,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
             }
             None => (quote! { ::std::option::Option::None }, false),
         };
-        let list_kind = list_kind_of(space, kind, &entry.module);
+        let list_kind = list_kind_of(space, &entry.definition);
         let list_kind = match list_kind {
             Some(list) if def.resource.is_some() => quote! { ::std::option::Option::Some(#list) },
             _ => quote! { ::std::option::Option::None },
@@ -172,18 +172,14 @@ pub(crate) fn json_schema_helper(settings: &Settings) -> TokenStream {
     }
 }
 
-/// The list kind of `kind` in the same module: a kind named `<kind>List` whose items are it.
-pub(crate) fn list_kind_of(space: &TypeSpace, kind: &str, module: &[String]) -> Option<String> {
-    let list = format!("{kind}List");
-    space
-        .entries
-        .values()
-        .any(|e| {
-            e.module == module
-                && matches!(&e.body, TypeBody::Struct(s)
-                    if s.list_item.is_some() && s.kind.as_ref().is_some_and(|k| k.kind == list))
-        })
-        .then_some(list)
+/// The list kind whose items are the kind `item_definition`, as the CRD or document names it.
+pub(crate) fn list_kind_of(space: &TypeSpace, item_definition: &str) -> Option<String> {
+    space.entries.values().find_map(|e| match &e.body {
+        TypeBody::Struct(s) if s.list_item.as_deref() == Some(item_definition) => {
+            s.kind.as_ref().map(|k| k.kind.clone())
+        }
+        _ => None,
+    })
 }
 
 /// The kind of the definition a list holds.

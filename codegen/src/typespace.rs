@@ -940,7 +940,7 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// A list kind is a kind `XList` whose `items` is an array of the kind `X`.
+    /// A list kind is a kind without a read path whose `items` is an array of a resource kind.
     fn link_lists(&mut self) {
         let kinds: BTreeSet<String> = self
             .space
@@ -953,7 +953,9 @@ impl Builder<'_> {
             let TypeBody::Struct(def) = &mut entry.body else {
                 continue;
             };
-            if def.kind.as_ref().is_none_or(|k| !k.kind.ends_with("List")) {
+            // A list kind has no read path of its own (a CRD may name it anything, not only
+            // `<Kind>List`).
+            if def.kind.is_none() || def.resource.is_some() {
                 continue;
             }
             def.list_item =

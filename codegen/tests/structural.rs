@@ -237,3 +237,29 @@ fn inputs_over_the_size_limit_are_refused_without_reading_them_whole() {
         "{output:?}"
     );
 }
+
+/// A CRD may name its list kind anything; the list is found by what its items are.
+#[test]
+fn a_custom_list_kind_is_the_list_of_its_kind() {
+    let text = crd("{a: {type: string}}").replace(
+        "names: {kind: Thing, plural: things}",
+        "names: {kind: Thing, plural: things, listKind: ThingCollection}",
+    );
+    let mut settings = Settings::default();
+    settings.use_k8s_openapi();
+    let files = generate(settings, &text).unwrap();
+    let code = &files[Path::new("com/example/v1.rs")];
+    assert!(
+        code.contains("impl super::super::ListKind for ThingCollection"),
+        "{code}"
+    );
+    assert!(
+        code.contains("const LIST_KIND: &'static str = \"ThingCollection\";"),
+        "{code}"
+    );
+    let root = &files[Path::new("mod.rs")];
+    assert!(
+        root.contains("list_kind: ::std::option::Option::Some(\"ThingCollection\")"),
+        "{root}"
+    );
+}
