@@ -249,10 +249,7 @@ fn a_custom_list_kind_is_the_list_of_its_kind() {
     settings.use_k8s_openapi();
     let files = generate(settings, &text).unwrap();
     let code = &files[Path::new("com/example/v1.rs")];
-    assert!(
-        code.contains("impl super::super::ListKind for ThingCollection"),
-        "{code}"
-    );
+    assert!(code.contains("ListKind for ThingCollection {"), "{code}");
     assert!(
         code.contains("const LIST_KIND: &'static str = \"ThingCollection\";"),
         "{code}"
