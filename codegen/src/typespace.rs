@@ -16,7 +16,7 @@ const SCHEMA_REF_PREFIX: &str = "#/components/schemas/";
 /// Kubernetes' shared definitions that become `apfkit-runtime` types unless a replacement
 /// (such as k8s-openapi's) applies.
 const QUANTITY_DEFINITION: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
-const INT_OR_STRING_DEFINITION: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+pub(crate) const INT_OR_STRING_DEFINITION: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
 const OBJECT_META_DEFINITION: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 /// The pattern controller-gen (kubebuilder) writes for a `resource.Quantity` field, which it
@@ -1045,11 +1045,7 @@ impl Ctx<'_> {
     }
 
     fn unsupported(&self, message: String) -> Error {
-        Error::Unsupported {
-            file: self.doc.origin.clone(),
-            pointer: self.pointer.clone(),
-            message,
-        }
+        self.site().unsupported(message)
     }
 }
 
