@@ -21,7 +21,7 @@ const META: &str = include_str!("../data/meta-v1.json");
 const META_PREFIX: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
 /// Limits of the YAML reader: CRDs are large (some over 1 MiB), but never this deep or big.
-const MAX_DEPTH: usize = 200;
+const MAX_DEPTH: usize = 64;
 const MAX_NODES: usize = 5_000_000;
 
 /// Whether `value` is an `apiextensions.k8s.io/v1` CustomResourceDefinition.

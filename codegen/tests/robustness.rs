@@ -29,23 +29,29 @@ fn every_truncation_is_an_error_not_a_panic() {
     }
 }
 
-#[test]
-fn corrupted_bytes_never_panic() {
-    let bytes = fixture();
-    // A deterministic walk over positions and replacement bytes (no randomness in tests).
-    let replacements = [
-        b'"', b'{', b'}', b'[', b']', b':', b',', b'0', b'x', b' ', 0xff,
-    ];
+/// Calls `check` on `count` copies of `bytes`, each with one byte replaced: a deterministic walk
+/// over positions and replacement bytes (no randomness in tests).
+fn for_each_corruption(bytes: &[u8], replacements: &[u8], count: usize, check: impl Fn(&[u8])) {
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    for _ in 0..1000 {
+    for _ in 0..count {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let mut corrupted = bytes.clone();
+        let mut corrupted = bytes.to_vec();
         let position = (seed % corrupted.len() as u64) as usize;
         corrupted[position] = replacements[(seed >> 32) as usize % replacements.len()];
-        let _ = generate(&corrupted);
+        check(&corrupted);
     }
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let replacements = [
+        b'"', b'{', b'}', b'[', b']', b':', b',', b'0', b'x', b' ', 0xff,
+    ];
+    for_each_corruption(&fixture(), &replacements, 1000, |corrupted| {
+        let _ = generate(corrupted);
+    });
 }
 
 #[test]
@@ -225,4 +231,75 @@ fn broken_crds_are_errors_that_name_the_document() {
 
     assert!(generate_crd("").is_err());
     assert!(generate_crd("\u{0}\u{1}garbage: [").is_err());
+}
+
+/// The edge-case CRD carries every structural extension (enums, defaults of every shape,
+/// embedded and preserved fields, validations, a scale subresource): truncated, corrupted or
+/// with those extensions replaced by garbage, it gives errors naming the input, never a panic.
+#[test]
+fn structural_crd_input_never_panics() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/crds/edge-cases.yaml"
+    ))
+    .unwrap();
+    generate_crd(&text).unwrap();
+    for (end, _) in text.match_indices('\n') {
+        if let Err(error) = generate_crd(&text[..end]) {
+            assert!(error.to_string().contains("crd.yaml"), "{error}");
+        }
+    }
+    let replacements = [
+        b':', b'-', b' ', b'\n', b'[', b'{', b'\'', b'"', b'&', b'*', b'1', 0xff,
+    ];
+    for_each_corruption(text.as_bytes(), &replacements, 300, |corrupted| {
+        let corrupted = String::from_utf8_lossy(corrupted);
+        if let Err(error) = generate_crd(&corrupted) {
+            assert!(error.to_string().contains("crd.yaml"), "{error}");
+        }
+    });
+    for (from, to) in [
+        ("specReplicasPath: .spec.replicas", "specReplicasPath: [1]"),
+        ("        scale:\n", "        scale: 7\n        unused:\n"),
+        (
+            "x-kubernetes-validations:\n            - rule: \"self.metadata.name.size() < 20\"\n              message: short names only\n",
+            "x-kubernetes-validations: 3\n",
+        ),
+        ("default: kebab-case", "default: {a: [1]}"),
+        ("default: 500m", "default: [500m]"),
+        ("default: {tier: web}", "default: {tier: [web]}"),
+        (
+            "x-kubernetes-list-map-keys: [name, protocol]",
+            "x-kubernetes-list-map-keys: name",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let error = generate_crd(&text.replacen(from, to, 1))
+            .expect_err(to)
+            .to_string();
+        assert!(error.contains("crd.yaml (document 1)"), "{to}: {error}");
+    }
+    // Nesting near the YAML reader's depth limit is read and checked without overflowing a
+    // 2 MiB test-thread stack (the limit was 200 and the parser overflowed at about 110, in a
+    // debug build); deeper nesting, of flow lists or of block mappings, is an error.
+    let deep = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    let error = generate_crd(&text.replacen("default: 500m", &format!("default: {}", deep(50)), 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("does not fit a value of type Quantity"),
+        "{error}"
+    );
+    let error =
+        generate_crd(&text.replacen("default: 500m", &format!("default: {}", deep(5000)), 1))
+            .unwrap_err()
+            .to_string();
+    assert!(error.contains("crd.yaml: /: not YAML or JSON"), "{error}");
+    let mut block = String::new();
+    for level in 0..200 {
+        block.push_str(&" ".repeat(level));
+        block.push_str("a:\n");
+    }
+    let error = generate_crd(&block).unwrap_err().to_string();
+    assert!(error.contains("budget breached"), "{error}");
 }
