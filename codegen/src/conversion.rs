@@ -47,11 +47,21 @@ pub struct ConversionSettings {
     pub from_hub_trait: String,
     /// First line of every generated file.
     pub header: String,
-    /// Path of the module providing the dynamic scheme's `Codec` (with `const fn of::<T>()`)
-    /// and `HubKind` (`wrap`, `unwrap`). When set, the root module also gets the kind
-    /// registry: a `HubObject` enum with one variant per hub kind, and `CODECS`, one codec per
-    /// served kind of every paired version.
-    pub scheme_runtime: Option<String>,
+    /// The dynamic scheme generated in the root module, if any.
+    pub scheme: Option<DynamicScheme>,
+}
+
+/// The dynamic scheme over the paired kinds: in both forms, a `HubObject` enum with one variant
+/// per hub kind, and one codec per served kind of every paired version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DynamicScheme {
+    /// `pub static SCHEME: apfkit_runtime::scheme::Scheme<HubObject>`, whose codecs decode,
+    /// convert and default through the generated code. Needs `apfkit-runtime`, and the
+    /// `ApplyDefaults` trait in the external side's root (which the generator emits).
+    Runtime,
+    /// A module of the target crate providing `Codec` (with `const fn of::<T>()`) and
+    /// `HubKind` (`wrap`, `unwrap`): the root gets `CODECS`, a slice of those codecs.
+    Custom(String),
 }
 
 /// Generates one file per pair (plus `mod.rs` files), by path relative to the output root.
@@ -64,10 +74,19 @@ pub fn emit_conversions(
     let mut served = Vec::new();
     for (external_prefix, hub_prefix, module) in &settings.pairs {
         let items = modules.entry(module.clone()).or_default();
+        // A version that is its own hub converts by the identity.
+        let identity = external_prefix == hub_prefix && same_types(external, hub);
         for (definition, entry) in external.space.entries.range(external_prefix.clone()..) {
             let Some(rest) = definition.strip_prefix(external_prefix.as_str()) else {
                 break;
             };
+            if identity {
+                if is_resource(entry) {
+                    items.push(identity_impls(external, entry, settings)?);
+                    served.push((Pair::path(external, entry)?, entry));
+                }
+                continue;
+            }
             let hub_definition = format!("{hub_prefix}{rest}");
             let Some(hub_entry) = hub.space.entries.get(&hub_definition) else {
                 return Err(Error::Settings {
@@ -88,8 +107,8 @@ pub fn emit_conversions(
             }
         }
     }
-    if let Some(runtime) = &settings.scheme_runtime {
-        let registry = scheme_registry(runtime, hub, &served)?;
+    if let Some(scheme) = &settings.scheme {
+        let registry = scheme_registry(scheme, external, hub, settings, &served)?;
         modules.entry(Vec::new()).or_default().push(registry);
     }
     let tree = module_tree(modules.keys());
@@ -114,24 +133,57 @@ fn is_resource(entry: &TypeEntry) -> bool {
     matches!(&entry.body, TypeBody::Struct(def) if def.kind.is_some() && def.resource.is_some())
 }
 
-/// `HubObject`, its `HubKind` impls and `CODECS` for the served kinds, each given by the path
-/// of its external type and its hub entry.
+/// Whether both sides are the same types at the same Rust path (a version as its own hub,
+/// shared definitions such as meta/v1).
+fn same_types(external: &Side<'_>, hub: &Side<'_>) -> bool {
+    std::ptr::eq(external.space, hub.space) && external.root == hub.root
+}
+
+/// `ToHub`/`FromHub` of a hub version's kind: the object itself.
+fn identity_impls(
+    side: &Side<'_>,
+    entry: &TypeEntry,
+    settings: &ConversionSettings,
+) -> Result<TokenStream> {
+    let path = Pair::path(side, entry)?;
+    let to_trait = parse_path("to_hub_trait", &settings.to_hub_trait)?;
+    let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
+    Ok(quote! {
+        impl #to_trait for #path {
+            type Hub = #path;
+            fn into_hub(self) -> #path { self }
+        }
+        impl #from_trait for #path {
+            type Hub = #path;
+            fn from_owned_hub(hub: #path) -> Self { hub }
+        }
+    })
+}
+
+/// A setting that must be a Rust path.
+fn parse_path(setting: &str, text: &str) -> Result<syn::Path> {
+    syn::parse_str(text).map_err(|err| Error::Settings {
+        setting: setting.to_owned(),
+        message: format!("{text:?} is not a Rust path: {err}"),
+    })
+}
+
+/// `HubObject` and the codecs of the served kinds, each given by the path of its external
+/// type and its hub entry.
 fn scheme_registry(
-    runtime: &str,
+    scheme: &DynamicScheme,
+    external: &Side<'_>,
     hub: &Side<'_>,
+    settings: &ConversionSettings,
     served: &[(syn::Path, &TypeEntry)],
 ) -> Result<TokenStream> {
-    let runtime: syn::Path = syn::parse_str(runtime).map_err(|err| Error::Settings {
-        setting: "scheme_runtime".to_owned(),
-        message: format!("{runtime:?} is not a Rust path: {err}"),
-    })?;
     let mut hub_kinds: BTreeMap<&str, &TypeEntry> = BTreeMap::new();
     for (_, entry) in served {
         if let Some(other) = hub_kinds.insert(&entry.name, entry)
             && other.definition != entry.definition
         {
             return Err(Error::Settings {
-                setting: "scheme_runtime".to_owned(),
+                setting: "scheme".to_owned(),
                 message: format!(
                     "hub kinds {} and {} share the name {}; one HubObject cannot hold both",
                     other.definition, entry.definition, entry.name
@@ -140,7 +192,7 @@ fn scheme_registry(
         }
     }
     let mut variants = Vec::new();
-    let mut impls = Vec::new();
+    let mut hub_paths = Vec::new();
     for (name, entry) in &hub_kinds {
         let variant = format_ident!("{}", name);
         let path = Pair::path(hub, entry)?;
@@ -149,33 +201,147 @@ fn scheme_registry(
             #[doc = #doc]
             #variant(#path),
         });
-        impls.push(quote! {
-            impl #runtime::HubKind for #path {
-                fn wrap(self) -> HubObject {
-                    HubObject::#variant(self)
-                }
-                #[allow(unreachable_patterns)]
-                fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
-                    match object {
-                        HubObject::#variant(inner) => ::std::option::Option::Some(inner),
-                        _ => ::std::option::Option::None,
-                    }
-                }
-            }
-        });
+        hub_paths.push((variant, path));
     }
-    let codecs = served
-        .iter()
-        .map(|(external, _)| quote! { #runtime::Codec::of::<#external>(), });
-    Ok(quote! {
+    let hub_object = quote! {
         /// A hub object of any kind.
         #[derive(Debug, Clone, PartialEq)]
         pub enum HubObject {
             #(#variants)*
         }
-        #(#impls)*
-        /// Every served kind of every version, in the order of the pairs.
-        pub static CODECS: &[#runtime::Codec] = &[#(#codecs)*];
+    };
+    match scheme {
+        DynamicScheme::Custom(runtime) => {
+            let runtime = parse_path("scheme", runtime)?;
+            let impls = hub_paths.iter().map(|(variant, path)| {
+                quote! {
+                    impl #runtime::HubKind for #path {
+                        fn wrap(self) -> HubObject {
+                            HubObject::#variant(self)
+                        }
+                        #[allow(unreachable_patterns)]
+                        fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+                            match object {
+                                HubObject::#variant(inner) => ::std::option::Option::Some(inner),
+                                _ => ::std::option::Option::None,
+                            }
+                        }
+                    }
+                }
+            });
+            let codecs = served
+                .iter()
+                .map(|(external, _)| quote! { #runtime::Codec::of::<#external>(), });
+            Ok(quote! {
+                #hub_object
+                #(#impls)*
+                /// Every served kind of every version, in the order of the pairs.
+                pub static CODECS: &[#runtime::Codec] = &[#(#codecs)*];
+            })
+        }
+        DynamicScheme::Runtime => {
+            runtime_scheme(hub_object, &hub_paths, external, settings, served)
+        }
+    }
+}
+
+/// The registry over `apfkit_runtime::scheme`: `From`/`TryFrom` between each hub kind and
+/// `HubObject`, three generic functions, and `SCHEME` with one codec per served kind.
+fn runtime_scheme(
+    hub_object: TokenStream,
+    hub_paths: &[(proc_macro2::Ident, syn::Path)],
+    external: &Side<'_>,
+    settings: &ConversionSettings,
+    served: &[(syn::Path, &TypeEntry)],
+) -> Result<TokenStream> {
+    let to_trait = parse_path("to_hub_trait", &settings.to_hub_trait)?;
+    let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
+    let defaults = parse_path(
+        "scheme",
+        &format!("{}::ApplyDefaults", external.root).replace(":::::", "::"),
+    )?;
+    let conversions = hub_paths.iter().map(|(variant, path)| {
+        quote! {
+            impl ::std::convert::From<#path> for HubObject {
+                fn from(hub: #path) -> Self {
+                    HubObject::#variant(hub)
+                }
+            }
+            impl ::std::convert::TryFrom<HubObject> for #path {
+                type Error = HubObject;
+                #[allow(unreachable_patterns)]
+                fn try_from(object: HubObject) -> ::std::result::Result<Self, HubObject> {
+                    match object {
+                        HubObject::#variant(inner) => ::std::result::Result::Ok(inner),
+                        other => ::std::result::Result::Err(other),
+                    }
+                }
+            }
+        }
+    });
+    let kind_trait = parse_path(
+        "scheme",
+        &format!("{}::Kind", external.root).replace(":::::", "::"),
+    )?;
+    let mut codecs = Vec::new();
+    for (path, hub_entry) in served {
+        let TypeBody::Struct(def) = &hub_entry.body else {
+            continue;
+        };
+        let (Some(_), Some(resource)) = (&def.kind, &def.resource) else {
+            continue;
+        };
+        let variant = format_ident!("{}", hub_entry.name);
+        let plural = &resource.plural;
+        codecs.push(quote! {
+            ::apfkit_runtime::scheme::Codec {
+                group: <#path as #kind_trait>::GROUP,
+                version: <#path as #kind_trait>::VERSION,
+                kind: <#path as #kind_trait>::KIND,
+                plural: #plural,
+                to_hub: to_hub_as::<#path>,
+                holds: |hub| matches!(hub, HubObject::#variant(_)),
+                from_hub: from_hub_as::<#path>,
+                default: default_as::<#path>,
+            },
+        });
+    }
+    Ok(quote! {
+        #hub_object
+        #(#conversions)*
+        fn to_hub_as<T>(object: ::serde_json::Value) -> ::std::result::Result<HubObject, ::apfkit_runtime::scheme::SchemeError>
+        where
+            T: ::serde::de::DeserializeOwned + #to_trait,
+            <T as #to_trait>::Hub: ::std::convert::Into<HubObject>,
+        {
+            let object: T = ::apfkit_runtime::scheme::decode(object)?;
+            ::std::result::Result::Ok(#to_trait::into_hub(object).into())
+        }
+        fn from_hub_as<T>(hub: HubObject) -> ::std::result::Result<::serde_json::Value, ::apfkit_runtime::scheme::SchemeError>
+        where
+            T: ::serde::Serialize + #from_trait + #kind_trait,
+            <T as #from_trait>::Hub: ::std::convert::TryFrom<HubObject, Error = HubObject>,
+        {
+            match <<T as #from_trait>::Hub as ::std::convert::TryFrom<HubObject>>::try_from(hub) {
+                ::std::result::Result::Ok(hub) => ::apfkit_runtime::scheme::encode(&<T as #from_trait>::from_owned_hub(hub)),
+                ::std::result::Result::Err(_) => ::std::result::Result::Err(::apfkit_runtime::scheme::SchemeError::new(
+                    ::apfkit_runtime::scheme::ErrorKind::UnsupportedKind,
+                    "",
+                    ::std::format!("the hub object is not a {}", <T as #kind_trait>::KIND),
+                )),
+            }
+        }
+        fn default_as<T>(object: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::apfkit_runtime::scheme::SchemeError>
+        where
+            T: ::serde::de::DeserializeOwned + ::serde::Serialize + #defaults,
+        {
+            let mut object: T = ::apfkit_runtime::scheme::decode(object)?;
+            #defaults::apply_defaults(&mut object);
+            ::apfkit_runtime::scheme::encode(&object)
+        }
+        /// Every served kind of every version, with conversion through the hub.
+        pub static SCHEME: ::apfkit_runtime::scheme::Scheme<HubObject> =
+            ::apfkit_runtime::scheme::Scheme::new(&[#(#codecs)*]);
     })
 }
 
@@ -207,9 +373,11 @@ impl Pair<'_> {
                     replaced(self.hub.space, h),
                 ) {
                     (Some(a), Some(b)) => a == b,
-                    (None, None) => e
-                        .strip_prefix(self.external_prefix)
-                        .is_some_and(|rest| h.strip_prefix(self.hub_prefix) == Some(rest)),
+                    (None, None) => {
+                        (e == h && same_types(self.external, self.hub))
+                            || e.strip_prefix(self.external_prefix)
+                                .is_some_and(|rest| h.strip_prefix(self.hub_prefix) == Some(rest))
+                    }
                     _ => false,
                 }
             }
@@ -223,6 +391,28 @@ impl Pair<'_> {
                         FieldType::Named(_) | FieldType::Vec(_) | FieldType::Map(_)
                     )
             }
+        }
+    }
+
+    /// Whether both sides of a corresponding field are the same Rust type (meta/v1 types,
+    /// scalars), which is moved as it is rather than converted.
+    fn identical(&self, external: &FieldType, hub: &FieldType) -> bool {
+        match (external, hub) {
+            (FieldType::Named(e), FieldType::Named(h)) => {
+                let replaced = |space: &TypeSpace, d: &str| space.replaced.get(d).cloned();
+                match (
+                    replaced(self.external.space, e),
+                    replaced(self.hub.space, h),
+                ) {
+                    (Some(a), Some(b)) => a == b,
+                    (None, None) => e == h && same_types(self.external, self.hub),
+                    _ => false,
+                }
+            }
+            (FieldType::Vec(e), FieldType::Vec(h)) | (FieldType::Map(e), FieldType::Map(h)) => {
+                self.identical(e, h)
+            }
+            (e, h) => self.corresponds(e, h),
         }
     }
 
@@ -327,10 +517,15 @@ impl Pair<'_> {
                     match source_field {
                         Some(sf) if self.field_corresponds(sf, target_field, direction) => {
                             let source_ident = format_ident!("{}", sf.rust);
-                            let value = if hook.is_some() {
-                                call(quote! { ::std::mem::take(&mut #input.#source_ident) })
+                            let moved = if hook.is_some() {
+                                quote! { ::std::mem::take(&mut #input.#source_ident) }
                             } else {
-                                call(quote! { #input.#source_ident })
+                                quote! { #input.#source_ident }
+                            };
+                            let value = if self.identical(&sf.ty, &target_field.ty) {
+                                moved
+                            } else {
+                                call(moved)
                             };
                             fields.push(quote! { #ident: #value, });
                         }

@@ -94,7 +94,7 @@ fn settings_mistakes_are_settings_errors() {
 /// kind, and a settings error when two hub kinds share a name.
 #[test]
 fn the_scheme_registry_names_every_kind_once() {
-    use apfkit_codegen::{ConversionSettings, Side, emit_conversions};
+    use apfkit_codegen::{ConversionSettings, DynamicScheme, Side, emit_conversions};
     let other = String::from_utf8(fixture())
         .unwrap()
         .replace("com.example.", "com.other.");
@@ -111,7 +111,7 @@ fn the_scheme_registry_names_every_kind_once() {
     let mut settings = ConversionSettings {
         to_hub_trait: "crate::ToHub".to_owned(),
         from_hub_trait: "crate::FromHub".to_owned(),
-        scheme_runtime: Some("crate::scheme".to_owned()),
+        scheme: Some(DynamicScheme::Custom("crate::scheme".to_owned())),
         ..ConversionSettings::default()
     };
     settings.pairs.push((

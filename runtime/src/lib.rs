@@ -29,9 +29,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod convert;
 mod date_time;
 mod int_or_string;
 mod quantity;
+pub mod scheme;
+
+pub use convert::{FromHub, ToHub};
 
 pub use date_time::{DateTime, DateTimeError};
 pub use int_or_string::IntOrString;

@@ -3,9 +3,9 @@
 //! group, written to `schemas/openapi/<group>/<version>.json`, and are the input of the code
 //! generator for `apfkit-types`.
 
-mod apiregistration;
+pub mod apiregistration;
 mod build;
-mod flowcontrol;
+pub mod flowcontrol;
 pub mod hub;
 pub mod meta;
 mod paths;

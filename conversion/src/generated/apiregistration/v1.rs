@@ -5,7 +5,7 @@ impl crate::ToHub for ::apfkit_types::apiregistration::v1::APIService {
     type Hub = crate::hub::apiregistration::APIService;
     fn into_hub(self) -> crate::hub::apiregistration::APIService {
         crate::hub::apiregistration::APIService {
-            metadata: crate::ToHub::into_hub(self.metadata),
+            metadata: self.metadata,
             spec: crate::ToHub::into_hub(self.spec),
             status: crate::ToHub::into_hub(self.status),
         }
@@ -15,7 +15,7 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1::APIService {
     type Hub = crate::hub::apiregistration::APIService;
     fn from_owned_hub(hub: crate::hub::apiregistration::APIService) -> Self {
         ::apfkit_types::apiregistration::v1::APIService {
-            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            metadata: hub.metadata,
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
@@ -25,11 +25,11 @@ impl crate::ToHub for ::apfkit_types::apiregistration::v1::APIServiceCondition {
     type Hub = crate::hub::apiregistration::APIServiceCondition;
     fn into_hub(self) -> crate::hub::apiregistration::APIServiceCondition {
         crate::hub::apiregistration::APIServiceCondition {
-            last_transition_time: crate::ToHub::into_hub(self.last_transition_time),
-            message: crate::ToHub::into_hub(self.message),
-            reason: crate::ToHub::into_hub(self.reason),
-            status: crate::ToHub::into_hub(self.status),
-            type_: crate::ToHub::into_hub(self.type_),
+            last_transition_time: self.last_transition_time,
+            message: self.message,
+            reason: self.reason,
+            status: self.status,
+            type_: self.type_,
         }
     }
 }
@@ -37,13 +37,11 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1::APIServiceCondition
     type Hub = crate::hub::apiregistration::APIServiceCondition;
     fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceCondition) -> Self {
         ::apfkit_types::apiregistration::v1::APIServiceCondition {
-            last_transition_time: crate::FromHub::from_owned_hub(
-                hub.last_transition_time,
-            ),
-            message: crate::FromHub::from_owned_hub(hub.message),
-            reason: crate::FromHub::from_owned_hub(hub.reason),
-            status: crate::FromHub::from_owned_hub(hub.status),
-            type_: crate::FromHub::from_owned_hub(hub.type_),
+            last_transition_time: hub.last_transition_time,
+            message: hub.message,
+            reason: hub.reason,
+            status: hub.status,
+            type_: hub.type_,
         }
     }
 }
@@ -52,7 +50,7 @@ impl crate::ToHub for ::apfkit_types::apiregistration::v1::APIServiceList {
     fn into_hub(self) -> crate::hub::apiregistration::APIServiceList {
         crate::hub::apiregistration::APIServiceList {
             items: crate::ToHub::into_hub(self.items),
-            metadata: crate::ToHub::into_hub(self.metadata),
+            metadata: self.metadata,
         }
     }
 }
@@ -61,7 +59,7 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1::APIServiceList {
     fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceList) -> Self {
         ::apfkit_types::apiregistration::v1::APIServiceList {
             items: crate::FromHub::from_owned_hub(hub.items),
-            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            metadata: hub.metadata,
         }
     }
 }
@@ -69,15 +67,13 @@ impl crate::ToHub for ::apfkit_types::apiregistration::v1::APIServiceSpec {
     type Hub = crate::hub::apiregistration::APIServiceSpec;
     fn into_hub(self) -> crate::hub::apiregistration::APIServiceSpec {
         crate::hub::apiregistration::APIServiceSpec {
-            ca_bundle: crate::ToHub::into_hub(self.ca_bundle),
-            group: crate::ToHub::into_hub(self.group),
-            group_priority_minimum: crate::ToHub::into_hub(self.group_priority_minimum),
-            insecure_skip_tls_verify: crate::ToHub::into_hub(
-                self.insecure_skip_tls_verify,
-            ),
+            ca_bundle: self.ca_bundle,
+            group: self.group,
+            group_priority_minimum: self.group_priority_minimum,
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             service: crate::ToHub::into_hub(self.service),
-            version: crate::ToHub::into_hub(self.version),
-            version_priority: crate::ToHub::into_hub(self.version_priority),
+            version: self.version,
+            version_priority: self.version_priority,
         }
     }
 }
@@ -85,17 +81,13 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1::APIServiceSpec {
     type Hub = crate::hub::apiregistration::APIServiceSpec;
     fn from_owned_hub(hub: crate::hub::apiregistration::APIServiceSpec) -> Self {
         ::apfkit_types::apiregistration::v1::APIServiceSpec {
-            ca_bundle: crate::FromHub::from_owned_hub(hub.ca_bundle),
-            group: crate::FromHub::from_owned_hub(hub.group),
-            group_priority_minimum: crate::FromHub::from_owned_hub(
-                hub.group_priority_minimum,
-            ),
-            insecure_skip_tls_verify: crate::FromHub::from_owned_hub(
-                hub.insecure_skip_tls_verify,
-            ),
+            ca_bundle: hub.ca_bundle,
+            group: hub.group,
+            group_priority_minimum: hub.group_priority_minimum,
+            insecure_skip_tls_verify: hub.insecure_skip_tls_verify,
             service: crate::FromHub::from_owned_hub(hub.service),
-            version: crate::FromHub::from_owned_hub(hub.version),
-            version_priority: crate::FromHub::from_owned_hub(hub.version_priority),
+            version: hub.version,
+            version_priority: hub.version_priority,
         }
     }
 }
@@ -119,8 +111,8 @@ impl crate::ToHub for ::apfkit_types::apiregistration::v1::ServiceReference {
     type Hub = crate::hub::apiregistration::ServiceReference;
     fn into_hub(mut self) -> crate::hub::apiregistration::ServiceReference {
         let mut out = crate::hub::apiregistration::ServiceReference {
-            name: crate::ToHub::into_hub(::std::mem::take(&mut self.name)),
-            namespace: crate::ToHub::into_hub(::std::mem::take(&mut self.namespace)),
+            name: ::std::mem::take(&mut self.name),
+            namespace: ::std::mem::take(&mut self.namespace),
             port: ::std::default::Default::default(),
         };
         crate::hooks::apiregistration::v1::service_reference_to_hub(&self, &mut out);
@@ -131,10 +123,8 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1::ServiceReference {
     type Hub = crate::hub::apiregistration::ServiceReference;
     fn from_owned_hub(mut hub: crate::hub::apiregistration::ServiceReference) -> Self {
         let mut out = ::apfkit_types::apiregistration::v1::ServiceReference {
-            name: crate::FromHub::from_owned_hub(::std::mem::take(&mut hub.name)),
-            namespace: crate::FromHub::from_owned_hub(
-                ::std::mem::take(&mut hub.namespace),
-            ),
+            name: ::std::mem::take(&mut hub.name),
+            namespace: ::std::mem::take(&mut hub.namespace),
             port: ::std::default::Default::default(),
         };
         crate::hooks::apiregistration::v1::service_reference_from_hub(&hub, &mut out);

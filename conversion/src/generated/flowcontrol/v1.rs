@@ -5,10 +5,8 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::ExemptPriorityLevelConfig
     type Hub = crate::hub::flowcontrol::ExemptPriorityLevelConfiguration;
     fn into_hub(self) -> crate::hub::flowcontrol::ExemptPriorityLevelConfiguration {
         crate::hub::flowcontrol::ExemptPriorityLevelConfiguration {
-            lendable_percent: crate::ToHub::into_hub(self.lendable_percent),
-            nominal_concurrency_shares: crate::ToHub::into_hub(
-                self.nominal_concurrency_shares,
-            ),
+            lendable_percent: self.lendable_percent,
+            nominal_concurrency_shares: self.nominal_concurrency_shares,
         }
     }
 }
@@ -19,10 +17,8 @@ for ::apfkit_types::flowcontrol::v1::ExemptPriorityLevelConfiguration {
         hub: crate::hub::flowcontrol::ExemptPriorityLevelConfiguration,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1::ExemptPriorityLevelConfiguration {
-            lendable_percent: crate::FromHub::from_owned_hub(hub.lendable_percent),
-            nominal_concurrency_shares: crate::FromHub::from_owned_hub(
-                hub.nominal_concurrency_shares,
-            ),
+            lendable_percent: hub.lendable_percent,
+            nominal_concurrency_shares: hub.nominal_concurrency_shares,
         }
     }
 }
@@ -30,7 +26,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowDistinguisherMethod {
     type Hub = crate::hub::flowcontrol::FlowDistinguisherMethod;
     fn into_hub(self) -> crate::hub::flowcontrol::FlowDistinguisherMethod {
         crate::hub::flowcontrol::FlowDistinguisherMethod {
-            type_: crate::ToHub::into_hub(self.type_),
+            type_: self.type_,
         }
     }
 }
@@ -38,7 +34,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowDistinguisherMethod
     type Hub = crate::hub::flowcontrol::FlowDistinguisherMethod;
     fn from_owned_hub(hub: crate::hub::flowcontrol::FlowDistinguisherMethod) -> Self {
         ::apfkit_types::flowcontrol::v1::FlowDistinguisherMethod {
-            type_: crate::FromHub::from_owned_hub(hub.type_),
+            type_: hub.type_,
         }
     }
 }
@@ -46,7 +42,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchema {
     type Hub = crate::hub::flowcontrol::FlowSchema;
     fn into_hub(self) -> crate::hub::flowcontrol::FlowSchema {
         crate::hub::flowcontrol::FlowSchema {
-            metadata: crate::ToHub::into_hub(self.metadata),
+            metadata: self.metadata,
             spec: crate::ToHub::into_hub(self.spec),
             status: crate::ToHub::into_hub(self.status),
         }
@@ -56,7 +52,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchema {
     type Hub = crate::hub::flowcontrol::FlowSchema;
     fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchema) -> Self {
         ::apfkit_types::flowcontrol::v1::FlowSchema {
-            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            metadata: hub.metadata,
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
@@ -66,11 +62,11 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaCondition {
     type Hub = crate::hub::flowcontrol::FlowSchemaCondition;
     fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaCondition {
         crate::hub::flowcontrol::FlowSchemaCondition {
-            last_transition_time: crate::ToHub::into_hub(self.last_transition_time),
-            message: crate::ToHub::into_hub(self.message),
-            reason: crate::ToHub::into_hub(self.reason),
-            status: crate::ToHub::into_hub(self.status),
-            type_: crate::ToHub::into_hub(self.type_),
+            last_transition_time: self.last_transition_time,
+            message: self.message,
+            reason: self.reason,
+            status: self.status,
+            type_: self.type_,
         }
     }
 }
@@ -78,13 +74,11 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaCondition {
     type Hub = crate::hub::flowcontrol::FlowSchemaCondition;
     fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchemaCondition) -> Self {
         ::apfkit_types::flowcontrol::v1::FlowSchemaCondition {
-            last_transition_time: crate::FromHub::from_owned_hub(
-                hub.last_transition_time,
-            ),
-            message: crate::FromHub::from_owned_hub(hub.message),
-            reason: crate::FromHub::from_owned_hub(hub.reason),
-            status: crate::FromHub::from_owned_hub(hub.status),
-            type_: crate::FromHub::from_owned_hub(hub.type_),
+            last_transition_time: hub.last_transition_time,
+            message: hub.message,
+            reason: hub.reason,
+            status: hub.status,
+            type_: hub.type_,
         }
     }
 }
@@ -93,7 +87,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaList {
     fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaList {
         crate::hub::flowcontrol::FlowSchemaList {
             items: crate::ToHub::into_hub(self.items),
-            metadata: crate::ToHub::into_hub(self.metadata),
+            metadata: self.metadata,
         }
     }
 }
@@ -102,7 +96,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaList {
     fn from_owned_hub(hub: crate::hub::flowcontrol::FlowSchemaList) -> Self {
         ::apfkit_types::flowcontrol::v1::FlowSchemaList {
             items: crate::FromHub::from_owned_hub(hub.items),
-            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            metadata: hub.metadata,
         }
     }
 }
@@ -111,7 +105,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaSpec {
     fn into_hub(self) -> crate::hub::flowcontrol::FlowSchemaSpec {
         crate::hub::flowcontrol::FlowSchemaSpec {
             distinguisher_method: crate::ToHub::into_hub(self.distinguisher_method),
-            matching_precedence: crate::ToHub::into_hub(self.matching_precedence),
+            matching_precedence: self.matching_precedence,
             priority_level_configuration: crate::ToHub::into_hub(
                 self.priority_level_configuration,
             ),
@@ -126,7 +120,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaSpec {
             distinguisher_method: crate::FromHub::from_owned_hub(
                 hub.distinguisher_method,
             ),
-            matching_precedence: crate::FromHub::from_owned_hub(hub.matching_precedence),
+            matching_precedence: hub.matching_precedence,
             priority_level_configuration: crate::FromHub::from_owned_hub(
                 hub.priority_level_configuration,
             ),
@@ -154,7 +148,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::GroupSubject {
     type Hub = crate::hub::flowcontrol::GroupSubject;
     fn into_hub(self) -> crate::hub::flowcontrol::GroupSubject {
         crate::hub::flowcontrol::GroupSubject {
-            name: crate::ToHub::into_hub(self.name),
+            name: self.name,
         }
     }
 }
@@ -162,7 +156,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::GroupSubject {
     type Hub = crate::hub::flowcontrol::GroupSubject;
     fn from_owned_hub(hub: crate::hub::flowcontrol::GroupSubject) -> Self {
         ::apfkit_types::flowcontrol::v1::GroupSubject {
-            name: crate::FromHub::from_owned_hub(hub.name),
+            name: hub.name,
         }
     }
 }
@@ -171,7 +165,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::LimitResponse {
     fn into_hub(self) -> crate::hub::flowcontrol::LimitResponse {
         crate::hub::flowcontrol::LimitResponse {
             queuing: crate::ToHub::into_hub(self.queuing),
-            type_: crate::ToHub::into_hub(self.type_),
+            type_: self.type_,
         }
     }
 }
@@ -180,7 +174,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::LimitResponse {
     fn from_owned_hub(hub: crate::hub::flowcontrol::LimitResponse) -> Self {
         ::apfkit_types::flowcontrol::v1::LimitResponse {
             queuing: crate::FromHub::from_owned_hub(hub.queuing),
-            type_: crate::FromHub::from_owned_hub(hub.type_),
+            type_: hub.type_,
         }
     }
 }
@@ -189,14 +183,10 @@ for ::apfkit_types::flowcontrol::v1::LimitedPriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::LimitedPriorityLevelConfiguration;
     fn into_hub(self) -> crate::hub::flowcontrol::LimitedPriorityLevelConfiguration {
         crate::hub::flowcontrol::LimitedPriorityLevelConfiguration {
-            borrowing_limit_percent: crate::ToHub::into_hub(
-                self.borrowing_limit_percent,
-            ),
-            lendable_percent: crate::ToHub::into_hub(self.lendable_percent),
+            borrowing_limit_percent: self.borrowing_limit_percent,
+            lendable_percent: self.lendable_percent,
             limit_response: crate::ToHub::into_hub(self.limit_response),
-            nominal_concurrency_shares: crate::ToHub::into_hub(
-                self.nominal_concurrency_shares,
-            ),
+            nominal_concurrency_shares: self.nominal_concurrency_shares,
         }
     }
 }
@@ -207,14 +197,10 @@ for ::apfkit_types::flowcontrol::v1::LimitedPriorityLevelConfiguration {
         hub: crate::hub::flowcontrol::LimitedPriorityLevelConfiguration,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1::LimitedPriorityLevelConfiguration {
-            borrowing_limit_percent: crate::FromHub::from_owned_hub(
-                hub.borrowing_limit_percent,
-            ),
-            lendable_percent: crate::FromHub::from_owned_hub(hub.lendable_percent),
+            borrowing_limit_percent: hub.borrowing_limit_percent,
+            lendable_percent: hub.lendable_percent,
             limit_response: crate::FromHub::from_owned_hub(hub.limit_response),
-            nominal_concurrency_shares: crate::FromHub::from_owned_hub(
-                hub.nominal_concurrency_shares,
-            ),
+            nominal_concurrency_shares: hub.nominal_concurrency_shares,
         }
     }
 }
@@ -222,8 +208,8 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::NonResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::NonResourcePolicyRule;
     fn into_hub(self) -> crate::hub::flowcontrol::NonResourcePolicyRule {
         crate::hub::flowcontrol::NonResourcePolicyRule {
-            non_resource_urls: crate::ToHub::into_hub(self.non_resource_urls),
-            verbs: crate::ToHub::into_hub(self.verbs),
+            non_resource_urls: self.non_resource_urls,
+            verbs: self.verbs,
         }
     }
 }
@@ -231,8 +217,8 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::NonResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::NonResourcePolicyRule;
     fn from_owned_hub(hub: crate::hub::flowcontrol::NonResourcePolicyRule) -> Self {
         ::apfkit_types::flowcontrol::v1::NonResourcePolicyRule {
-            non_resource_urls: crate::FromHub::from_owned_hub(hub.non_resource_urls),
-            verbs: crate::FromHub::from_owned_hub(hub.verbs),
+            non_resource_urls: hub.non_resource_urls,
+            verbs: hub.verbs,
         }
     }
 }
@@ -260,7 +246,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfiguratio
     type Hub = crate::hub::flowcontrol::PriorityLevelConfiguration;
     fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfiguration {
         crate::hub::flowcontrol::PriorityLevelConfiguration {
-            metadata: crate::ToHub::into_hub(self.metadata),
+            metadata: self.metadata,
             spec: crate::ToHub::into_hub(self.spec),
             status: crate::ToHub::into_hub(self.status),
         }
@@ -270,7 +256,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurat
     type Hub = crate::hub::flowcontrol::PriorityLevelConfiguration;
     fn from_owned_hub(hub: crate::hub::flowcontrol::PriorityLevelConfiguration) -> Self {
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfiguration {
-            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            metadata: hub.metadata,
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
@@ -281,11 +267,11 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationCondition {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationCondition;
     fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationCondition {
         crate::hub::flowcontrol::PriorityLevelConfigurationCondition {
-            last_transition_time: crate::ToHub::into_hub(self.last_transition_time),
-            message: crate::ToHub::into_hub(self.message),
-            reason: crate::ToHub::into_hub(self.reason),
-            status: crate::ToHub::into_hub(self.status),
-            type_: crate::ToHub::into_hub(self.type_),
+            last_transition_time: self.last_transition_time,
+            message: self.message,
+            reason: self.reason,
+            status: self.status,
+            type_: self.type_,
         }
     }
 }
@@ -296,13 +282,11 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationCondition {
         hub: crate::hub::flowcontrol::PriorityLevelConfigurationCondition,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationCondition {
-            last_transition_time: crate::FromHub::from_owned_hub(
-                hub.last_transition_time,
-            ),
-            message: crate::FromHub::from_owned_hub(hub.message),
-            reason: crate::FromHub::from_owned_hub(hub.reason),
-            status: crate::FromHub::from_owned_hub(hub.status),
-            type_: crate::FromHub::from_owned_hub(hub.type_),
+            last_transition_time: hub.last_transition_time,
+            message: hub.message,
+            reason: hub.reason,
+            status: hub.status,
+            type_: hub.type_,
         }
     }
 }
@@ -311,7 +295,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfiguratio
     fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationList {
         crate::hub::flowcontrol::PriorityLevelConfigurationList {
             items: crate::ToHub::into_hub(self.items),
-            metadata: crate::ToHub::into_hub(self.metadata),
+            metadata: self.metadata,
         }
     }
 }
@@ -322,7 +306,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurat
     ) -> Self {
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationList {
             items: crate::FromHub::from_owned_hub(hub.items),
-            metadata: crate::FromHub::from_owned_hub(hub.metadata),
+            metadata: hub.metadata,
         }
     }
 }
@@ -331,7 +315,7 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationReference {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationReference;
     fn into_hub(self) -> crate::hub::flowcontrol::PriorityLevelConfigurationReference {
         crate::hub::flowcontrol::PriorityLevelConfigurationReference {
-            name: crate::ToHub::into_hub(self.name),
+            name: self.name,
         }
     }
 }
@@ -342,7 +326,7 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationReference {
         hub: crate::hub::flowcontrol::PriorityLevelConfigurationReference,
     ) -> Self {
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationReference {
-            name: crate::FromHub::from_owned_hub(hub.name),
+            name: hub.name,
         }
     }
 }
@@ -352,7 +336,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfiguratio
         crate::hub::flowcontrol::PriorityLevelConfigurationSpec {
             exempt: crate::ToHub::into_hub(self.exempt),
             limited: crate::ToHub::into_hub(self.limited),
-            type_: crate::ToHub::into_hub(self.type_),
+            type_: self.type_,
         }
     }
 }
@@ -364,7 +348,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurat
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationSpec {
             exempt: crate::FromHub::from_owned_hub(hub.exempt),
             limited: crate::FromHub::from_owned_hub(hub.limited),
-            type_: crate::FromHub::from_owned_hub(hub.type_),
+            type_: hub.type_,
         }
     }
 }
@@ -391,9 +375,9 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::QueuingConfiguration {
     type Hub = crate::hub::flowcontrol::QueuingConfiguration;
     fn into_hub(self) -> crate::hub::flowcontrol::QueuingConfiguration {
         crate::hub::flowcontrol::QueuingConfiguration {
-            hand_size: crate::ToHub::into_hub(self.hand_size),
-            queue_length_limit: crate::ToHub::into_hub(self.queue_length_limit),
-            queues: crate::ToHub::into_hub(self.queues),
+            hand_size: self.hand_size,
+            queue_length_limit: self.queue_length_limit,
+            queues: self.queues,
         }
     }
 }
@@ -401,9 +385,9 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::QueuingConfiguration {
     type Hub = crate::hub::flowcontrol::QueuingConfiguration;
     fn from_owned_hub(hub: crate::hub::flowcontrol::QueuingConfiguration) -> Self {
         ::apfkit_types::flowcontrol::v1::QueuingConfiguration {
-            hand_size: crate::FromHub::from_owned_hub(hub.hand_size),
-            queue_length_limit: crate::FromHub::from_owned_hub(hub.queue_length_limit),
-            queues: crate::FromHub::from_owned_hub(hub.queues),
+            hand_size: hub.hand_size,
+            queue_length_limit: hub.queue_length_limit,
+            queues: hub.queues,
         }
     }
 }
@@ -411,11 +395,11 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::ResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::ResourcePolicyRule;
     fn into_hub(self) -> crate::hub::flowcontrol::ResourcePolicyRule {
         crate::hub::flowcontrol::ResourcePolicyRule {
-            api_groups: crate::ToHub::into_hub(self.api_groups),
-            cluster_scope: crate::ToHub::into_hub(self.cluster_scope),
-            namespaces: crate::ToHub::into_hub(self.namespaces),
-            resources: crate::ToHub::into_hub(self.resources),
-            verbs: crate::ToHub::into_hub(self.verbs),
+            api_groups: self.api_groups,
+            cluster_scope: self.cluster_scope,
+            namespaces: self.namespaces,
+            resources: self.resources,
+            verbs: self.verbs,
         }
     }
 }
@@ -423,11 +407,11 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::ResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::ResourcePolicyRule;
     fn from_owned_hub(hub: crate::hub::flowcontrol::ResourcePolicyRule) -> Self {
         ::apfkit_types::flowcontrol::v1::ResourcePolicyRule {
-            api_groups: crate::FromHub::from_owned_hub(hub.api_groups),
-            cluster_scope: crate::FromHub::from_owned_hub(hub.cluster_scope),
-            namespaces: crate::FromHub::from_owned_hub(hub.namespaces),
-            resources: crate::FromHub::from_owned_hub(hub.resources),
-            verbs: crate::FromHub::from_owned_hub(hub.verbs),
+            api_groups: hub.api_groups,
+            cluster_scope: hub.cluster_scope,
+            namespaces: hub.namespaces,
+            resources: hub.resources,
+            verbs: hub.verbs,
         }
     }
 }
@@ -435,8 +419,8 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::ServiceAccountSubject {
     type Hub = crate::hub::flowcontrol::ServiceAccountSubject;
     fn into_hub(self) -> crate::hub::flowcontrol::ServiceAccountSubject {
         crate::hub::flowcontrol::ServiceAccountSubject {
-            name: crate::ToHub::into_hub(self.name),
-            namespace: crate::ToHub::into_hub(self.namespace),
+            name: self.name,
+            namespace: self.namespace,
         }
     }
 }
@@ -444,8 +428,8 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::ServiceAccountSubject {
     type Hub = crate::hub::flowcontrol::ServiceAccountSubject;
     fn from_owned_hub(hub: crate::hub::flowcontrol::ServiceAccountSubject) -> Self {
         ::apfkit_types::flowcontrol::v1::ServiceAccountSubject {
-            name: crate::FromHub::from_owned_hub(hub.name),
-            namespace: crate::FromHub::from_owned_hub(hub.namespace),
+            name: hub.name,
+            namespace: hub.namespace,
         }
     }
 }
@@ -454,7 +438,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::Subject {
     fn into_hub(self) -> crate::hub::flowcontrol::Subject {
         crate::hub::flowcontrol::Subject {
             group: crate::ToHub::into_hub(self.group),
-            kind: crate::ToHub::into_hub(self.kind),
+            kind: self.kind,
             service_account: crate::ToHub::into_hub(self.service_account),
             user: crate::ToHub::into_hub(self.user),
         }
@@ -465,7 +449,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::Subject {
     fn from_owned_hub(hub: crate::hub::flowcontrol::Subject) -> Self {
         ::apfkit_types::flowcontrol::v1::Subject {
             group: crate::FromHub::from_owned_hub(hub.group),
-            kind: crate::FromHub::from_owned_hub(hub.kind),
+            kind: hub.kind,
             service_account: crate::FromHub::from_owned_hub(hub.service_account),
             user: crate::FromHub::from_owned_hub(hub.user),
         }
@@ -475,7 +459,7 @@ impl crate::ToHub for ::apfkit_types::flowcontrol::v1::UserSubject {
     type Hub = crate::hub::flowcontrol::UserSubject;
     fn into_hub(self) -> crate::hub::flowcontrol::UserSubject {
         crate::hub::flowcontrol::UserSubject {
-            name: crate::ToHub::into_hub(self.name),
+            name: self.name,
         }
     }
 }
@@ -483,7 +467,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::UserSubject {
     type Hub = crate::hub::flowcontrol::UserSubject;
     fn from_owned_hub(hub: crate::hub::flowcontrol::UserSubject) -> Self {
         ::apfkit_types::flowcontrol::v1::UserSubject {
-            name: crate::FromHub::from_owned_hub(hub.name),
+            name: hub.name,
         }
     }
 }
