@@ -31,6 +31,8 @@ pub struct Group {
     hub: Hub,
     /// (version, schema path inside the version, direction) → function path.
     hooks: BTreeMap<(String, String, Direction), String>,
+    /// The same for prepare hooks.
+    prepare_hooks: BTreeMap<(String, String, Direction), String>,
 }
 
 impl Group {
@@ -42,7 +44,27 @@ impl Group {
             versions: versions.iter().map(|v| (*v).to_owned()).collect(),
             hub,
             hooks: BTreeMap::new(),
+            prepare_hooks: BTreeMap::new(),
         }
+    }
+
+    /// Registers a hand-written prepare hook for the struct at `schema_path` in `version`:
+    /// `fn(&mut Source)`, called before the generated copy. It moves what has no counterpart
+    /// in this type to a place the copy carries: for example, converting from the hub, a
+    /// field that only the hub version has goes into an annotation of the metadata, which the
+    /// copy then moves across (kube-apiserver keeps such fields the same way).
+    pub fn prepare(
+        &mut self,
+        version: &str,
+        schema_path: &str,
+        direction: Direction,
+        function: &str,
+    ) -> &mut Self {
+        self.prepare_hooks.insert(
+            (version.to_owned(), schema_path.to_owned(), direction),
+            function.to_owned(),
+        );
+        self
     }
 
     /// Registers a hand-written conversion hook for the type at `schema_path` in `version`
@@ -324,17 +346,20 @@ impl ApiBuilder {
                     vec![group.module(), names::sanitize_ident(version)],
                 ));
             }
-            for ((version, path, direction), function) in &group.hooks {
-                let definition = format!("{}{path}", prefix_of(version)?);
-                if !types.entries.contains_key(&definition) {
-                    return Err(Error::Settings {
-                        setting: format!("hook {function}"),
-                        message: format!("no type {path:?} in {} {version}", group.name),
-                    });
+            for (hooks, target) in [
+                (&group.hooks, &mut settings.hooks),
+                (&group.prepare_hooks, &mut settings.prepare_hooks),
+            ] {
+                for ((version, path, direction), function) in hooks {
+                    let definition = format!("{}{path}", prefix_of(version)?);
+                    if !types.entries.contains_key(&definition) {
+                        return Err(Error::Settings {
+                            setting: format!("hook {function}"),
+                            message: format!("no type {path:?} in {} {version}", group.name),
+                        });
+                    }
+                    target.insert((definition, *direction), function.clone());
                 }
-                settings
-                    .hooks
-                    .insert((definition, *direction), function.clone());
             }
         }
         Ok(settings)

@@ -39,8 +39,13 @@ pub struct Side<'a> {
 pub struct ConversionSettings {
     /// (external definition prefix, hub definition prefix, output module path).
     pub pairs: Vec<(String, String, Vec<String>)>,
-    /// (external definition, direction) → path of `fn(&Source, &mut Target)`.
+    /// (external definition, direction) → path of `fn(&Source, &mut Target)`, called after
+    /// the generated copy of the fields both sides share.
     pub hooks: BTreeMap<(String, Direction), String>,
+    /// (external definition, direction) → path of `fn(&mut Source)`, called before the
+    /// generated copy: it moves what has no counterpart in this type to where the copy carries
+    /// it (a field only the hub has, into an annotation of the metadata).
+    pub prepare_hooks: BTreeMap<(String, Direction), String>,
     /// Path of the `ToHub` trait.
     pub to_hub_trait: String,
     /// Path of the `FromHub` trait.
@@ -498,6 +503,23 @@ impl Pair<'_> {
             .settings
             .hooks
             .get(&(external_definition.clone(), direction));
+        let prepare = match self
+            .settings
+            .prepare_hooks
+            .get(&(external_definition.clone(), direction))
+        {
+            Some(path) if matches!(source.body, TypeBody::Struct(_)) => {
+                let path: syn::Path = syn::parse_str(path).map_err(|e| self.internal(e))?;
+                Some(quote! { #path(&mut #input); })
+            }
+            Some(_) => {
+                return Err(Error::Settings {
+                    setting: format!("prepare hook of {external_definition}"),
+                    message: "only struct types have prepare hooks".to_owned(),
+                });
+            }
+            None => None,
+        };
         let call = |value: TokenStream| quote! { #trait_path::#method(#value) };
         match (&source.body, &target.body) {
             (TypeBody::Newtype(s), TypeBody::Newtype(t))
@@ -511,6 +533,8 @@ impl Pair<'_> {
                 let target_path = self.target_path(target, direction)?;
                 let mut fields = Vec::new();
                 let mut manual = Vec::new();
+                // Whether a field is moved out of the input with `mem::take` (for a hook).
+                let mut takes = false;
                 for target_field in &t.fields {
                     let ident = format_ident!("{}", target_field.rust);
                     let source_field = s.fields.iter().find(|f| f.wire == target_field.wire);
@@ -518,6 +542,7 @@ impl Pair<'_> {
                         Some(sf) if self.field_corresponds(sf, target_field, direction) => {
                             let source_ident = format_ident!("{}", sf.rust);
                             let moved = if hook.is_some() {
+                                takes = true;
                                 quote! { ::std::mem::take(&mut #input.#source_ident) }
                             } else {
                                 quote! { #input.#source_ident }
@@ -550,16 +575,18 @@ impl Pair<'_> {
                         let hook: syn::Path = syn::parse_str(hook).map_err(|e| self.internal(e))?;
                         Ok((
                             quote! {
+                                #prepare
                                 let mut out = #target_path { #(#fields)* };
                                 #hook(&#input, &mut out);
                                 out
                             },
-                            true,
+                            takes || prepare.is_some(),
                         ))
                     }
-                    None if manual.is_empty() && unread.is_empty() => {
-                        Ok((quote! { #target_path { #(#fields)* } }, false))
-                    }
+                    None if manual.is_empty() && unread.is_empty() => Ok((
+                        quote! { #prepare #target_path { #(#fields)* } },
+                        prepare.is_some(),
+                    )),
                     None => Err(Error::Settings {
                         setting: format!("hooks of {} → {}", source.definition, target.definition),
                         message: format!(
