@@ -27,13 +27,22 @@
 //! assert!("1.1.M".parse::<Quantity>().is_err());
 //! ```
 
+//!
+//! For multi-version APIs built with `apfkit-codegen`'s `ApiBuilder`, this crate also holds the
+//! conversion traits ([`ToHub`], [`FromHub`]), the dynamic [`scheme::Scheme`] over a generated
+//! registry, the ConversionReview handler ([`review`]) and, with the `webhook` feature, an
+//! HTTPS conversion-webhook server (`webhook`).
+
 #![forbid(unsafe_code)]
 
 pub mod convert;
 mod date_time;
 mod int_or_string;
 mod quantity;
+pub mod review;
 pub mod scheme;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 pub use convert::{FromHub, ToHub};
 
