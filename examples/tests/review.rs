@@ -191,3 +191,23 @@ fn other_reviews_and_empty_requests_are_refused() {
     assert_eq!(answer["response"]["convertedObjects"], json!([]));
     assert_eq!(answer["response"]["result"]["status"], "Success");
 }
+
+#[test]
+fn upstreams_agnhost_review_yaml_is_refused_and_its_json_answered_with_its_uid() {
+    let yaml = fixture("agnhost-crontab-v1.yaml");
+    assert!(matches!(
+        review(&SCHEME, &yaml),
+        Err(ReviewError::Malformed(_))
+    ));
+    let answer = answer(&fixture("agnhost-crontab-v1.json"));
+    assert_eq!(answer["apiVersion"], "apiextensions.k8s.io/v1");
+    let response = &answer["response"];
+    assert_eq!(response["uid"], "0000-0000-0000-0000");
+    assert_eq!(response["result"]["status"], "Failure");
+    assert!(
+        response["result"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("objects[0] (CronTab my-new-cron-object): no kind \"CronTab\" in apiVersion \"stable.example.com/v1\"")
+    );
+}
