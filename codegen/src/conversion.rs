@@ -368,23 +368,30 @@ impl Pair<'_> {
         })
     }
 
+    /// Whether two named types are one Rust type: both replaced by the same path, or one
+    /// definition of one type space (meta/v1 types, a version that is its own hub).
+    fn same_named(&self, external: &str, hub: &str) -> bool {
+        let replaced = |space: &TypeSpace, d: &str| space.replaced.get(d).cloned();
+        match (
+            replaced(self.external.space, external),
+            replaced(self.hub.space, hub),
+        ) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => external == hub && same_types(self.external, self.hub),
+            _ => false,
+        }
+    }
+
     /// Whether an external type and a hub type correspond (so a trait call converts one to the other).
     fn corresponds(&self, external: &FieldType, hub: &FieldType) -> bool {
         match (external, hub) {
             (FieldType::Named(e), FieldType::Named(h)) => {
-                let replaced = |space: &TypeSpace, d: &str| space.replaced.get(d).cloned();
-                match (
-                    replaced(self.external.space, e),
-                    replaced(self.hub.space, h),
-                ) {
-                    (Some(a), Some(b)) => a == b,
-                    (None, None) => {
-                        (e == h && same_types(self.external, self.hub))
-                            || e.strip_prefix(self.external_prefix)
-                                .is_some_and(|rest| h.strip_prefix(self.hub_prefix) == Some(rest))
-                    }
-                    _ => false,
-                }
+                let generated = |space: &TypeSpace, d: &str| !space.replaced.contains_key(d);
+                self.same_named(e, h)
+                    || (generated(self.external.space, e)
+                        && generated(self.hub.space, h)
+                        && e.strip_prefix(self.external_prefix)
+                            .is_some_and(|rest| h.strip_prefix(self.hub_prefix) == Some(rest)))
             }
             (FieldType::Vec(e), FieldType::Vec(h)) | (FieldType::Map(e), FieldType::Map(h)) => {
                 self.corresponds(e, h)
@@ -403,17 +410,7 @@ impl Pair<'_> {
     /// scalars), which is moved as it is rather than converted.
     fn identical(&self, external: &FieldType, hub: &FieldType) -> bool {
         match (external, hub) {
-            (FieldType::Named(e), FieldType::Named(h)) => {
-                let replaced = |space: &TypeSpace, d: &str| space.replaced.get(d).cloned();
-                match (
-                    replaced(self.external.space, e),
-                    replaced(self.hub.space, h),
-                ) {
-                    (Some(a), Some(b)) => a == b,
-                    (None, None) => e == h && same_types(self.external, self.hub),
-                    _ => false,
-                }
-            }
+            (FieldType::Named(e), FieldType::Named(h)) => self.same_named(e, h),
             (FieldType::Vec(e), FieldType::Vec(h)) | (FieldType::Map(e), FieldType::Map(h)) => {
                 self.identical(e, h)
             }

@@ -657,7 +657,7 @@ impl Builder<'_> {
                 FieldType::IntOrString
             });
         }
-        if !schema.all_of.is_empty() || !schema.one_of.is_empty() || !schema.any_of.is_empty() {
+        if has_junctors(schema) && !junctors_only_validate(schema) {
             return Ok(FieldType::Json);
         }
         if is_struct(schema) || self.enum_def(schema).is_some() {
@@ -1110,8 +1110,54 @@ fn name_tails(parts: &[String]) -> impl Iterator<Item = String> + '_ {
 }
 
 /// What the structural-schema extensions say about a value, as doc lines.
+/// Whether the schema has `allOf`, `oneOf` or `anyOf`.
+fn has_junctors(schema: &Schema) -> bool {
+    !schema.all_of.is_empty() || !schema.one_of.is_empty() || !schema.any_of.is_empty()
+}
+
+/// Whether a typed schema's junctors only validate values, as structural schemas require
+/// (CRDs): no branch brings a type, a reference, items, additionalProperties, or a property
+/// the schema does not list. Then the schema's own shape is the type, and the junctors are a
+/// note; otherwise the value stays untyped JSON.
+fn junctors_only_validate(schema: &Schema) -> bool {
+    fn branch_validates(branch: &Schema, outer: &Schema) -> bool {
+        branch.reference.is_none()
+            && branch.type_.is_none()
+            && branch.items.is_none()
+            && branch.additional_properties.is_none()
+            && branch.properties.iter().all(|(name, property)| {
+                outer
+                    .properties
+                    .get(name)
+                    .is_some_and(|outer| branch_validates(property, outer))
+            })
+            && junctor_branches(branch).all(|nested| branch_validates(nested, outer))
+    }
+    schema.type_.is_some() && junctor_branches(schema).all(|b| branch_validates(b, schema))
+}
+
+fn junctor_branches(schema: &Schema) -> impl Iterator<Item = &Schema> {
+    schema
+        .all_of
+        .iter()
+        .chain(&schema.one_of)
+        .chain(&schema.any_of)
+}
+
 fn schema_notes(schema: &Schema) -> Vec<String> {
     let mut notes = Vec::new();
+    for (name, branches) in [
+        ("allOf", &schema.all_of),
+        ("oneOf", &schema.one_of),
+        ("anyOf", &schema.any_of),
+    ] {
+        if !branches.is_empty() && junctors_only_validate(schema) {
+            notes.push(format!(
+                "Also validated by `{name}` ({} schemas), which the type does not enforce.",
+                branches.len()
+            ));
+        }
+    }
     if schema.nullable {
         notes.push("May be `null` (`nullable`).".to_owned());
     }

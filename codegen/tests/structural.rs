@@ -260,3 +260,34 @@ fn a_custom_list_kind_is_the_list_of_its_kind() {
         "{root}"
     );
 }
+
+#[test]
+fn junctors_that_only_validate_keep_the_type_and_others_make_json() {
+    // Linkerd's ServerAuthorization: `oneOf` says which of two listed fields is required.
+    let validating = crd(
+        "{server: {type: object, oneOf: [{required: [name]}, {required: [selector]}], \
+         properties: {name: {type: string}, selector: {type: object, properties: {app: {type: string}}}}}}",
+    );
+    let files = generate(Settings::default(), &validating).unwrap();
+    let v1 = &files[Path::new("com/example/v1.rs")];
+    assert!(
+        v1.contains("pub server: ::std::option::Option<ThingSpecServer>,"),
+        "{v1}"
+    );
+    assert!(v1.contains("pub name: ::std::option::Option<::std::string::String>,"));
+    assert!(v1.contains("Also validated by `oneOf` (2 schemas), which the type does not enforce."));
+
+    // A branch that brings its own type (not structural) leaves the value untyped.
+    for shaping in [
+        "{server: {type: object, oneOf: [{type: string}], properties: {name: {type: string}}}}",
+        "{server: {type: object, anyOf: [{properties: {other: {type: string}}}], properties: {name: {type: string}}}}",
+        "{server: {oneOf: [{required: [name]}], properties: {name: {type: string}}}}",
+    ] {
+        let files = generate(Settings::default(), &crd(shaping)).unwrap();
+        let v1 = &files[Path::new("com/example/v1.rs")];
+        assert!(
+            v1.contains("pub server: ::std::option::Option<::serde_json::Value>,"),
+            "{shaping}\n{v1}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod codegen;
+pub mod kopium;
 pub mod openapi;
 
 use std::path::PathBuf;

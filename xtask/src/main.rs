@@ -5,8 +5,10 @@
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
 use clap::{Parser, Subcommand};
-use xtask::{codegen, project_root};
+use xtask::{codegen, kopium, project_root};
 
 #[derive(Debug, Parser)]
 #[command(about = "apfkit project automation")]
@@ -24,6 +26,22 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Generate every CRD of a corpus with kopium and with apfkit-codegen, compile both, round-trip
+    /// the corpus's samples through both, and print a Markdown table (see
+    /// docs/kopium-comparison.md). Needs kopium on the PATH (`cargo install kopium`).
+    ///
+    /// Example: cargo xtask compare-kopium --corpus /path/to/kopium/tests > table.md
+    CompareKopium {
+        /// Directory of CRDs and sample objects: kopium's `tests` directory.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// Scratch Cargo workspace for the generated crates.
+        #[arg(long, default_value = "target/kopium-comparison")]
+        work: PathBuf,
+        /// The kopium binary.
+        #[arg(long, default_value = "kopium")]
+        kopium: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -31,6 +49,29 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Codegen { check } => {
             codegen::run(&project_root(), codegen::Mode::from_check(check))
+        }
+        Command::CompareKopium {
+            corpus,
+            work,
+            kopium,
+        } => {
+            let root = project_root();
+            let options = kopium::Options {
+                corpus,
+                work: root.join(work),
+                kopium,
+                runtime: root.join("runtime"),
+            };
+            return match kopium::run(&options) {
+                Ok(table) => {
+                    print!("{table}");
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("xtask: error: {err:#}");
+                    ExitCode::FAILURE
+                }
+            };
         }
     };
     match result {
