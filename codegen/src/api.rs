@@ -60,10 +60,8 @@ impl Group {
         direction: Direction,
         function: &str,
     ) -> &mut Self {
-        self.prepare_hooks.insert(
-            (version.to_owned(), schema_path.to_owned(), direction),
-            function.to_owned(),
-        );
+        let key = (version.to_owned(), schema_path.to_owned(), direction);
+        self.prepare_hooks.insert(key, function.to_owned());
         self
     }
 
@@ -78,10 +76,8 @@ impl Group {
         direction: Direction,
         function: &str,
     ) -> &mut Self {
-        self.hooks.insert(
-            (version.to_owned(), schema_path.to_owned(), direction),
-            function.to_owned(),
-        );
+        let key = (version.to_owned(), schema_path.to_owned(), direction);
+        self.hooks.insert(key, function.to_owned());
         self
     }
 

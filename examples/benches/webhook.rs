@@ -3,8 +3,6 @@
 //! HTTP and the loopback. One keep-alive connection, as kube-apiserver reuses its
 //! connections. Run with `cargo bench -p apfkit-example-widgets --bench webhook`.
 
-use std::sync::Arc;
-
 use apfkit_example_widgets::api::SCHEME;
 use apfkit_runtime::review::review;
 use apfkit_runtime::webhook::{Webhook, WebhookConfig};
@@ -13,8 +11,10 @@ use divan::counter::ItemsCount;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
 use serde_json::json;
+
+#[path = "../tests/support/tls.rs"]
+mod tls;
 
 fn main() {
     divan::main();
@@ -58,13 +58,7 @@ fn https(bencher: divan::Bencher, objects: usize) {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    std::fs::write(dir.path().join("tls.crt"), cert.pem()).unwrap();
-    std::fs::write(dir.path().join("tls.key"), key.serialize_pem()).unwrap();
+    let trusted = tls::write_certificate(dir.path(), "bench");
     let mut sender: SendRequest<Full<Bytes>> = runtime.block_on(async {
         let config = WebhookConfig::new(
             "127.0.0.1:0".parse().unwrap(),
@@ -74,20 +68,7 @@ fn https(bencher: divan::Bencher, objects: usize) {
         let webhook = Webhook::bind(config, &SCHEME).await.unwrap();
         let address = webhook.local_addr();
         tokio::spawn(webhook.serve(std::future::pending()));
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(cert.der().clone()).unwrap();
-        let client = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
-        let tls = tokio_rustls::TlsConnector::from(Arc::new(client))
-            .connect(ServerName::try_from("localhost").unwrap(), tcp)
-            .await
-            .unwrap();
+        let tls = tls::connect(address, &trusted).await.unwrap();
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
             .await
             .unwrap();

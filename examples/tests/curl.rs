@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/tls.rs"]
+mod tls;
+
 struct Running {
     child: Child,
     port: u16,
@@ -24,13 +27,7 @@ impl Drop for Running {
 
 fn start() -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    std::fs::write(dir.path().join("tls.crt"), cert.pem()).unwrap();
-    std::fs::write(dir.path().join("tls.key"), key.serialize_pem()).unwrap();
+    tls::write_certificate(dir.path(), "curl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_widgets-webhook"))
         .args(["--listen", "127.0.0.1:0", "--max-body", "65536", "--cert"])
         .arg(dir.path().join("tls.crt"))

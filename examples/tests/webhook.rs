@@ -2,7 +2,6 @@
 //! HTTP/1.1 (hyper): answers, limits, hostile clients, certificate rotation and shutdown.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,29 +10,15 @@ use apfkit_runtime::webhook::{Webhook, WebhookConfig, WebhookError};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::CertificateDer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
-use tokio_rustls::TlsConnector;
 
-/// A self-signed certificate for `localhost`, written to `dir` as `tls.crt` and `tls.key`.
-fn write_certificate(dir: &Path, name: &str) -> CertificateDer<'static> {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, name);
-    let cert = params.self_signed(&key).unwrap();
-    // Write beside, then rename: how a rotation lands atomically.
-    for (file, text) in [("tls.key", key.serialize_pem()), ("tls.crt", cert.pem())] {
-        let temporary = dir.join(format!(".{file}"));
-        std::fs::write(&temporary, text).unwrap();
-        std::fs::rename(&temporary, dir.join(file)).unwrap();
-    }
-    cert.der().clone()
-}
+#[path = "support/tls.rs"]
+mod tls;
+use tls::{connect, write_certificate};
 
 struct Server {
     address: SocketAddr,
@@ -65,26 +50,6 @@ async fn start(configure: impl FnOnce(&mut WebhookConfig)) -> Server {
         dir,
         trusted,
     }
-}
-
-/// A TLS connection trusting `trusted` only.
-async fn connect(
-    address: SocketAddr,
-    trusted: &CertificateDer<'static>,
-) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(trusted.clone()).unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = TcpStream::connect(address).await?;
-    TlsConnector::from(Arc::new(config))
-        .connect(ServerName::try_from("localhost").unwrap(), tcp)
-        .await
 }
 
 /// One HTTP/1.1 request over a new TLS connection: status and body.
