@@ -1,0 +1,10 @@
+//! Objects as kube-apiserver stores them in etcd.
+//!
+//! [`envelope`] tells what a stored value is: Kubernetes' protobuf envelope (the prefix
+//! `k8s\0`, then a `runtime.Unknown` message naming the object's apiVersion and kind around
+//! its bytes), JSON (how APIServices and custom resources are stored), or a value encrypted at
+//! rest (`k8s:enc:`), which is reported and never touched.
+
+#![forbid(unsafe_code)]
+
+pub mod envelope;
