@@ -3,8 +3,10 @@
 //! [`envelope`] tells what a stored value is: Kubernetes' protobuf envelope (the prefix
 //! `k8s\0`, then a `runtime.Unknown` message naming the object's apiVersion and kind around
 //! its bytes), JSON (how APIServices and custom resources are stored), or a value encrypted at
-//! rest (`k8s:enc:`), which is reported and never touched.
+//! rest (`k8s:enc:`), which is reported and never touched. [`etcd`] connects to etcd as
+//! etcdctl does and lists the stored objects of the resources this toolkit knows.
 
 #![forbid(unsafe_code)]
 
 pub mod envelope;
+pub mod etcd;

@@ -1,0 +1,274 @@
+//! etcd as kube-apiserver's store: connecting like etcdctl (endpoints, TLS), and reading the
+//! keys of the resources this toolkit knows, page by page.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use etcd_client::{Certificate, Client, ConnectOptions, GetOptions, Identity, TlsOptions};
+
+use crate::envelope::{EnvelopeError, Stored, inspect};
+
+/// A resource kept in etcd, and where: `<prefix>/<path>/<name>` (namespaced resources add
+/// `<namespace>/` before the name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredResource {
+    /// API group.
+    pub group: &'static str,
+    /// Plural resource name.
+    pub plural: &'static str,
+    /// The path under the prefix. kube-apiserver keeps its own groups' resources under the
+    /// bare plural (`flowschemas`), and kube-aggregator its APIServices under
+    /// `apiregistration.k8s.io/apiservices`.
+    pub path: &'static str,
+}
+
+/// Every resource of flowcontrol and apiregistration, with its etcd path.
+pub const RESOURCES: &[StoredResource] = &[
+    StoredResource {
+        group: "flowcontrol.apiserver.k8s.io",
+        plural: "flowschemas",
+        path: "flowschemas",
+    },
+    StoredResource {
+        group: "flowcontrol.apiserver.k8s.io",
+        plural: "prioritylevelconfigurations",
+        path: "prioritylevelconfigurations",
+    },
+    StoredResource {
+        group: "apiregistration.k8s.io",
+        plural: "apiservices",
+        path: "apiregistration.k8s.io/apiservices",
+    },
+];
+
+/// How to reach etcd, with etcdctl's choices.
+#[derive(Debug, Clone)]
+pub struct EtcdOptions {
+    /// Client URLs (`http://127.0.0.1:2379`, `https://...`).
+    pub endpoints: Vec<String>,
+    /// CA bundle (PEM) to verify the server with.
+    pub ca: Option<PathBuf>,
+    /// Client certificate (PEM), with `key`.
+    pub cert: Option<PathBuf>,
+    /// Client key (PEM), with `cert`.
+    pub key: Option<PathBuf>,
+    /// The key prefix kube-apiserver was started with (`--etcd-prefix`, default `/registry`).
+    pub prefix: String,
+    /// Deadline of the connection and of each request.
+    pub timeout: Duration,
+}
+
+impl Default for EtcdOptions {
+    fn default() -> Self {
+        EtcdOptions {
+            endpoints: vec!["http://127.0.0.1:2379".to_owned()],
+            ca: None,
+            cert: None,
+            key: None,
+            prefix: "/registry".to_owned(),
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why etcd could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// A TLS file could not be read.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// `--cert` without `--key`, or the other way round.
+    #[error("a client certificate needs both --cert and --key")]
+    HalfIdentity,
+    /// Connecting failed.
+    #[error("connecting to etcd at {endpoints}: {message}")]
+    Connect {
+        /// The endpoints tried.
+        endpoints: String,
+        /// The client's error.
+        message: String,
+    },
+    /// A request failed.
+    #[error("etcd request for {what}: {message}")]
+    Request {
+        /// What was asked.
+        what: String,
+        /// The client's error.
+        message: String,
+    },
+}
+
+/// One stored object's key and what its value says.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The etcd key (non-UTF-8 bytes shown as U+FFFD).
+    pub key: String,
+    /// Its resource.
+    pub resource: StoredResource,
+    /// Its encoding, apiVersion and kind, or why the value is not a stored object.
+    pub stored: Result<Stored, EnvelopeError>,
+    /// Size of the value in bytes.
+    pub size: usize,
+    /// The revision of its last change (for compare-and-swap).
+    pub mod_revision: i64,
+}
+
+/// Keys read per request: bounded memory however many objects are stored.
+const PAGE: i64 = 200;
+
+/// A connection to the etcd of a kube-apiserver.
+pub struct Store {
+    client: Client,
+    prefix: String,
+    timeout: Duration,
+}
+
+fn read(path: &PathBuf) -> Result<Vec<u8>, StorageError> {
+    std::fs::read(path).map_err(|err| StorageError::File {
+        path: path.clone(),
+        message: err.to_string(),
+    })
+}
+
+impl Store {
+    /// Connects (and checks the connection with a status request).
+    pub async fn connect(options: &EtcdOptions) -> Result<Store, StorageError> {
+        let mut connect = ConnectOptions::new()
+            .with_connect_timeout(options.timeout)
+            .with_timeout(options.timeout);
+        let wants_tls = options.ca.is_some()
+            || options.cert.is_some()
+            || options.endpoints.iter().any(|e| e.starts_with("https://"));
+        if wants_tls {
+            let mut tls = TlsOptions::new();
+            if let Some(ca) = &options.ca {
+                tls = tls.ca_certificate(Certificate::from_pem(read(ca)?));
+            }
+            match (&options.cert, &options.key) {
+                (Some(cert), Some(key)) => {
+                    tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
+                }
+                (None, None) => {}
+                _ => return Err(StorageError::HalfIdentity),
+            }
+            connect = connect.with_tls(tls);
+        }
+        let endpoints = options.endpoints.join(",");
+        let failed = |err: etcd_client::Error| StorageError::Connect {
+            endpoints: endpoints.clone(),
+            message: err.to_string(),
+        };
+        let mut client = tokio::time::timeout(
+            options.timeout,
+            Client::connect(&options.endpoints, Some(connect)),
+        )
+        .await
+        .map_err(|_| StorageError::Connect {
+            endpoints: endpoints.clone(),
+            message: format!("no answer within {:?}", options.timeout),
+        })?
+        .map_err(failed)?;
+        client.status().await.map_err(failed)?;
+        Ok(Store {
+            client,
+            prefix: options.prefix.trim_end_matches('/').to_owned(),
+            timeout: options.timeout,
+        })
+    }
+
+    /// The key prefix of a resource: `<prefix>/<path>/`.
+    pub fn resource_prefix(&self, resource: &StoredResource) -> String {
+        format!("{}/{}/", self.prefix, resource.path)
+    }
+
+    /// Every key of every known resource, in key order per resource, with what its value
+    /// says; read `PAGE` keys at a time.
+    pub async fn list(&mut self) -> Result<Vec<Entry>, StorageError> {
+        let mut entries = Vec::new();
+        for resource in RESOURCES {
+            let prefix = self.resource_prefix(resource).into_bytes();
+            let end = prefix_end(&prefix);
+            let mut from = prefix.clone();
+            loop {
+                let options = GetOptions::new().with_range(end.clone()).with_limit(PAGE);
+                let what = format!("{}*", String::from_utf8_lossy(&prefix));
+                let response = tokio::time::timeout(
+                    self.timeout,
+                    self.client.get(from.clone(), Some(options)),
+                )
+                .await
+                .map_err(|_| StorageError::Request {
+                    what: what.clone(),
+                    message: format!("no answer within {:?}", self.timeout),
+                })?
+                .map_err(|err| StorageError::Request {
+                    what,
+                    message: err.to_string(),
+                })?;
+                for kv in response.kvs() {
+                    entries.push(Entry {
+                        key: String::from_utf8_lossy(kv.key()).into_owned(),
+                        resource: *resource,
+                        stored: inspect(kv.value()),
+                        size: kv.value().len(),
+                        mod_revision: kv.mod_revision(),
+                    });
+                }
+                match response.kvs().last() {
+                    Some(last) if response.more() => {
+                        from = last.key().to_vec();
+                        from.push(0);
+                    }
+                    _ => break,
+                }
+            }
+        }
+        Ok(entries)
+    }
+}
+
+/// The first key after every key starting with `prefix` (etcd's range end for a prefix).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    // Every byte 0xff: to the end of the keyspace.
+    vec![0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_served_resource_has_an_etcd_path_and_no_other() {
+        let mut served: Vec<(&str, &str)> = apfkit_types::KINDS
+            .iter()
+            .filter_map(|k| Some((k.group, k.plural?)))
+            .collect();
+        served.sort();
+        served.dedup();
+        let mut known: Vec<(&str, &str)> = RESOURCES.iter().map(|r| (r.group, r.plural)).collect();
+        known.sort();
+        assert_eq!(known, served);
+    }
+
+    #[test]
+    fn prefix_ends_follow_etcds_rule() {
+        assert_eq!(
+            prefix_end(b"/registry/flowschemas/"),
+            b"/registry/flowschemas0"
+        );
+        assert_eq!(prefix_end(b"a\xff"), b"b");
+        assert_eq!(prefix_end(b"\xff\xff"), b"\0");
+    }
+}
