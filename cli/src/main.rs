@@ -39,6 +39,7 @@ enum Command {
     Simulate(commands::simulate::SimulateArgs),
     Schema(commands::schema::SchemaArgs),
     Versions(commands::versions::VersionsArgs),
+    Storage(commands::storage::StorageArgs),
 }
 
 fn main() {
@@ -54,6 +55,7 @@ fn main() {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Versions(args) => commands::versions::run(args),
+        Command::Storage(args) => commands::storage::run(args),
     };
     if let Err(failure) = result {
         if !matches!(failure, Failure::ValidationErrors(_)) {

@@ -6,6 +6,7 @@ pub mod limits;
 pub mod rewrite;
 pub mod schema;
 pub mod simulate;
+pub mod storage;
 pub mod validate;
 pub mod versions;
 

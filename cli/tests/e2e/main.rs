@@ -6,6 +6,11 @@ mod configuration;
 mod files;
 mod hostile;
 mod simulate;
+mod storage;
+
+/// The real etcd that the storage tests start (shared with apfkit-storage's tests).
+#[path = "../../../storage/tests/support/etcd.rs"]
+mod etcd_support;
 
 use std::io::{Read, Write};
 use std::path::Path;
