@@ -128,15 +128,20 @@ fn the_hub_version_converts_by_the_identity_and_the_scheme_lists_every_version()
 #[test]
 fn write_module_lays_out_types_and_conversions_under_one_module() {
     let out = tempfile::tempdir().unwrap();
-    let declaration = builder(hooked())
-        .write_module(out.path(), "gadgets")
-        .unwrap();
+    let mut builder = builder(hooked());
+    // Changing another part of the layout leaves the roots under the written module.
+    builder.layout().header = "Made by the gadgets build script.".to_owned();
+    let declaration = builder.write_module(out.path(), "gadgets").unwrap();
     assert!(
         std::fs::read_to_string(declaration)
             .unwrap()
             .contains("pub mod gadgets;")
     );
     let root = std::fs::read_to_string(out.path().join("gadgets/mod.rs")).unwrap();
+    assert!(
+        root.starts_with("//! Made by the gadgets build script.\n"),
+        "{root}"
+    );
     assert!(
         root.contains(
             "pub mod types;\npub mod conversion;\npub use conversion::{HubObject, SCHEME};"
@@ -147,6 +152,10 @@ fn write_module_lays_out_types_and_conversions_under_one_module() {
         std::fs::read_to_string(out.path().join("gadgets/conversion/example/v1beta1.rs")).unwrap();
     assert!(
         conversion.contains("crate::gadgets::types::com::example::v1::GadgetSpec"),
+        "{conversion}"
+    );
+    assert!(
+        conversion.starts_with("//! Made by the gadgets build script."),
         "{conversion}"
     );
     assert!(out.path().join("gadgets/types/com/example/v1.rs").exists());

@@ -79,8 +79,8 @@ fn hook_suffix(direction: Direction) -> &'static str {
 /// which owns the `ToHub`/`FromHub` traits and its own dynamic scheme (`crate::scheme`).
 fn layout() -> Layout {
     Layout {
-        types_root: "::apfkit_types".to_owned(),
-        hub_root: "crate::hub".to_owned(),
+        types_root: Some("::apfkit_types".to_owned()),
+        hub_root: Some("crate::hub".to_owned()),
         to_hub_trait: "crate::ToHub".to_owned(),
         from_hub_trait: "crate::FromHub".to_owned(),
         scheme: Some(DynamicScheme::Custom("crate::scheme".to_owned())),
