@@ -126,7 +126,7 @@ fn bodies_that_are_not_reviews_are_errors_never_panics() {
         "[".repeat(5000),
         "]".repeat(5000)
     );
-    let cases: [(&[u8], &str); 8] = [
+    let cases: [(&[u8], &str); 9] = [
         (b"", "EOF"),
         (b"\xff\xfe garbage", "expected a JSON object"),
         (b"[]", "expected a JSON object"),
@@ -134,6 +134,10 @@ fn bodies_that_are_not_reviews_are_errors_never_panics() {
         (
             br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"a","uid":"b","desiredAPIVersion":"v1","objects":[]}}"#,
             "duplicate field `uid`",
+        ),
+        (
+            br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":["u","example.com/v1",[]]}"#,
+            "request: expected a JSON object",
         ),
         (
             br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"desiredAPIVersion":"v1","objects":[]}}"#,

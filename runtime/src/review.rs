@@ -64,14 +64,23 @@ fn null_as_empty<'de, D: serde::Deserializer<'de>>(
     Ok(Option::<Vec<Value>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// Decodes a struct from a JSON object only: serde would also take a JSON array, field by
+/// field, which Go's decoder does not. `context` prefixes the message (`request: `).
+fn decode_object<T: serde::de::DeserializeOwned>(
+    json: &[u8],
+    context: &str,
+) -> Result<T, ReviewError> {
+    if json.trim_ascii_start().first().is_some_and(|&b| b != b'{') {
+        return Err(ReviewError::Malformed(format!(
+            "{context}expected a JSON object"
+        )));
+    }
+    serde_json::from_slice(json).map_err(|err| ReviewError::Malformed(format!("{context}{err}")))
+}
+
 /// Answers a ConversionReview body with the response review (JSON).
 pub fn review<H>(scheme: &Scheme<H>, body: &[u8]) -> Result<Vec<u8>, ReviewError> {
-    // serde would take a JSON array for a struct, field by field; Go's decoder does not.
-    if body.trim_ascii_start().first().is_some_and(|&b| b != b'{') {
-        return Err(ReviewError::Malformed("expected a JSON object".to_owned()));
-    }
-    let review: Review =
-        serde_json::from_slice(body).map_err(|err| ReviewError::Malformed(err.to_string()))?;
+    let review: Review = decode_object(body, "")?;
     if review.kind != "ConversionReview"
         || !REVIEW_API_VERSIONS.contains(&review.api_version.as_str())
     {
@@ -81,8 +90,7 @@ pub fn review<H>(scheme: &Scheme<H>, body: &[u8]) -> Result<Vec<u8>, ReviewError
         });
     }
     let request = review.request.ok_or(ReviewError::NoRequest)?;
-    let request: Request = serde_json::from_str(request.get())
-        .map_err(|err| ReviewError::Malformed(format!("request: {err}")))?;
+    let request: Request = decode_object(request.get().as_bytes(), "request: ")?;
     let result = convert_all(scheme, request.objects, &request.desired_api_version);
     let response = match result {
         Ok(converted) => json!({
