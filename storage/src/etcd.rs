@@ -125,7 +125,6 @@ const PAGE: i64 = 200;
 pub struct Store {
     client: Client,
     prefix: String,
-    timeout: Duration,
 }
 
 fn read(path: &PathBuf) -> Result<Vec<u8>, StorageError> {
@@ -177,7 +176,6 @@ impl Store {
         Ok(Store {
             client,
             prefix: options.prefix.trim_end_matches('/').to_owned(),
-            timeout: options.timeout,
         })
     }
 
@@ -196,20 +194,15 @@ impl Store {
             let mut from = prefix.clone();
             loop {
                 let options = GetOptions::new().with_range(end.clone()).with_limit(PAGE);
-                let what = format!("{}*", String::from_utf8_lossy(&prefix));
-                let response = tokio::time::timeout(
-                    self.timeout,
-                    self.client.get(from.clone(), Some(options)),
-                )
-                .await
-                .map_err(|_| StorageError::Request {
-                    what: what.clone(),
-                    message: format!("no answer within {:?}", self.timeout),
-                })?
-                .map_err(|err| StorageError::Request {
-                    what,
-                    message: err.to_string(),
-                })?;
+                // The connection's options give every request its deadline.
+                let response =
+                    self.client
+                        .get(from.clone(), Some(options))
+                        .await
+                        .map_err(|err| StorageError::Request {
+                            what: format!("{}*", String::from_utf8_lossy(&prefix)),
+                            message: err.to_string(),
+                        })?;
                 for kv in response.kvs() {
                     entries.push(Entry {
                         key: String::from_utf8_lossy(kv.key()).into_owned(),
