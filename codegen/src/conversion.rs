@@ -34,6 +34,22 @@ pub struct Side<'a> {
     pub root: &'a str,
 }
 
+impl Side<'_> {
+    /// The Rust path of `segments` (empty ones skipped: a type of the root module) under the
+    /// side's root.
+    fn path_to(&self, segments: &[&str]) -> Result<syn::Path> {
+        let mut text = self.root.to_owned();
+        for segment in segments.iter().filter(|s| !s.is_empty()) {
+            text.push_str("::");
+            text.push_str(segment);
+        }
+        syn::parse_str(&text).map_err(|err| Error::Internal {
+            module: text.clone(),
+            message: err.to_string(),
+        })
+    }
+}
+
 /// What to pair and which hooks exist.
 #[derive(Debug, Default)]
 pub struct ConversionSettings {
@@ -261,10 +277,7 @@ fn runtime_scheme(
 ) -> Result<TokenStream> {
     let to_trait = parse_path("to_hub_trait", &settings.to_hub_trait)?;
     let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
-    let defaults = parse_path(
-        "scheme",
-        &format!("{}::ApplyDefaults", external.root).replace(":::::", "::"),
-    )?;
+    let defaults = external.path_to(&["ApplyDefaults"])?;
     let conversions = hub_paths.iter().map(|(variant, path)| {
         quote! {
             impl ::std::convert::From<#path> for HubObject {
@@ -284,10 +297,7 @@ fn runtime_scheme(
             }
         }
     });
-    let kind_trait = parse_path(
-        "scheme",
-        &format!("{}::Kind", external.root).replace(":::::", "::"),
-    )?;
+    let kind_trait = external.path_to(&["Kind"])?;
     let mut codecs = Vec::new();
     for (path, hub_entry) in served {
         let TypeBody::Struct(def) = &hub_entry.body else {
@@ -360,12 +370,7 @@ struct Pair<'a> {
 
 impl Pair<'_> {
     fn path(side: &Side<'_>, entry: &TypeEntry) -> Result<syn::Path> {
-        let text = format!("{}::{}::{}", side.root, entry.module.join("::"), entry.name)
-            .replace(":::::", "::");
-        syn::parse_str(&text).map_err(|err| Error::Internal {
-            module: text.clone(),
-            message: err.to_string(),
-        })
+        side.path_to(&[&entry.module.join("::"), &entry.name])
     }
 
     /// Whether two named types are one Rust type: both replaced by the same path, or one
