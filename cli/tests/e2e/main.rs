@@ -17,9 +17,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use apfkit_tests::flowcontrol_versions;
 use proptest::prelude::*;
-
-const VERSIONS: [&str; 5] = ["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"];
 
 /// Runs the binary with `args`, feeding `stdin`.
 pub fn apfkit(args: &[&str], stdin: &[u8]) -> Output {
@@ -85,7 +84,7 @@ pub fn success(args: &[&str], stdin: &[u8]) -> Vec<u8> {
 #[test]
 fn bootstrap_in_any_version_converts_to_the_v1_bootstrap() {
     let v1 = success(&["bootstrap", "--to", "v1"], b"");
-    for version in VERSIONS {
+    for version in flowcontrol_versions() {
         let old = success(&["bootstrap", "--to", version], b"");
         let converted = success(&["convert", "--to", "v1"], &old);
         assert_eq!(
@@ -98,7 +97,7 @@ fn bootstrap_in_any_version_converts_to_the_v1_bootstrap() {
 
 #[test]
 fn the_bootstrap_configuration_validates_in_every_version() {
-    for version in VERSIONS {
+    for version in flowcontrol_versions() {
         let objects = success(&["bootstrap", "--to", version], b"");
         let output = apfkit(&["validate"], &objects);
         assert!(
