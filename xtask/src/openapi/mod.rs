@@ -6,6 +6,7 @@
 pub mod apiregistration;
 mod build;
 pub mod flowcontrol;
+mod go;
 pub mod hub;
 pub mod meta;
 mod paths;
@@ -55,6 +56,8 @@ fn document(
             list_definition: format!("{namespace}.{version}.{kind}List"),
         })
         .collect();
+    let mut schemas = schemas;
+    go::annotate(&mut schemas, group, version);
     let schemas: Map<String, Value> = schemas.into_iter().collect();
     OpenApiDocument {
         group,
