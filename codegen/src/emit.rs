@@ -38,7 +38,8 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
         }
         if module.is_empty() {
             items.push(runtime(settings));
-            items.push(registry::registry(space, settings));
+            items.push(registry::registry(space, settings)?);
+            items.push(foreign_wire_impls(space, settings)?);
         }
         for entry in modules.get(module).into_iter().flatten() {
             items.push(emitter.entry(entry)?);
@@ -51,6 +52,44 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
         files.insert(path, text);
     }
     Ok(files)
+}
+
+/// The module path of the wire runtime, when the settings ask for wire codecs.
+pub(crate) fn wire_path(settings: &Settings) -> Result<Option<TokenStream>> {
+    let Some(path) = &settings.wire else {
+        return Ok(None);
+    };
+    let path: syn::Path = syn::parse_str(path).map_err(|err| Error::Settings {
+        setting: "wire".to_owned(),
+        message: format!("{path:?} is not a Rust path: {err}"),
+    })?;
+    Ok(Some(quote! { #path }))
+}
+
+/// The wire codecs of replaced definitions (k8s-openapi's `ObjectMeta`, ...), in the root
+/// module.
+fn foreign_wire_impls(space: &TypeSpace, settings: &Settings) -> Result<TokenStream> {
+    let Some(wire) = wire_path(settings)? else {
+        return Ok(TokenStream::new());
+    };
+    let mut items = Vec::new();
+    for (definition, def) in &space.foreign {
+        let Some(path) = space.replaced.get(definition) else {
+            continue;
+        };
+        let target: syn::Type = syn::parse_str(path).map_err(|err| Error::Settings {
+            setting: format!("replacement for {definition}"),
+            message: format!("{path:?} is not a Rust type: {err}"),
+        })?;
+        items.push(crate::wire::impls(
+            space,
+            &wire,
+            &quote! { #target },
+            definition,
+            def,
+        )?);
+    }
+    Ok(quote! { #(#items)* })
 }
 
 /// Traits and serde helpers shared by the generated modules, placed in the root module.
@@ -604,6 +643,15 @@ impl ModuleEmitter<'_> {
         }];
         items.extend(extra);
         items.push(self.defaults_impl(&name, def)?);
+        if let Some(wire) = wire_path(self.settings)? {
+            items.push(crate::wire::impls(
+                self.space,
+                &wire,
+                &quote! { #name },
+                definition,
+                def,
+            )?);
+        }
         if let Some(gvk) = &def.kind {
             items.push(self.kind_serde(&name, def)?);
             let group = &gvk.group;

@@ -55,6 +55,7 @@ mod registry;
 mod settings;
 mod tree;
 mod typespace;
+mod wire;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

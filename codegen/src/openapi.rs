@@ -172,4 +172,33 @@ pub struct Schema {
     /// as kube-apiserver's hand-written defaulters do for non-pointer Go fields.
     #[serde(rename = "x-apfkit-default-on-zero", default)]
     pub default_on_zero: bool,
+    /// apfkit extension: how kube-apiserver's Go struct lays the object out (field order,
+    /// protobuf field numbers, pointers, `omitempty`), for the protobuf and Go-order JSON codecs.
+    #[serde(rename = "x-apfkit-go")]
+    pub go: Option<GoLayout>,
+}
+
+/// The `x-apfkit-go` extension of an object schema: its Go struct's fields in declaration order.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct GoLayout {
+    /// Every property, in Go's order; `kind` and `apiVersion` of an inlined `TypeMeta` first.
+    pub fields: Vec<GoField>,
+}
+
+/// One field of a Go struct.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct GoField {
+    /// The property (JSON) name.
+    pub json: String,
+    /// The protobuf field number; `None` for `TypeMeta`'s fields, which the message lacks.
+    pub protobuf: Option<u32>,
+    /// The Go field is a pointer (protobuf writes it only when set).
+    #[serde(default)]
+    pub pointer: bool,
+    /// The JSON tag has `omitempty`.
+    #[serde(default)]
+    pub omitempty: bool,
+    /// The JSON tag has `omitzero`.
+    #[serde(default)]
+    pub omitzero: bool,
 }

@@ -4,30 +4,39 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use crate::error::Result;
 use crate::settings::Settings;
 use crate::typespace::{TypeBody, TypeSpace};
 
 /// The `KindInfo` type and the `KINDS` table, for the root module; nothing for a tree without
 /// kinds (such as a hub).
-pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> TokenStream {
+pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> Result<TokenStream> {
     let has_kinds = space
         .entries
         .values()
         .any(|e| matches!(&e.body, TypeBody::Struct(s) if s.kind.is_some()));
     if !has_kinds {
-        return TokenStream::new();
+        return Ok(TokenStream::new());
     }
-    let kind_info = kind_info_type(settings);
-    let kinds = kinds_table(space, settings);
-    quote! { #kind_info #kinds }
+    let wire = crate::emit::wire_path(settings)?;
+    let kind_info = kind_info_type(settings, wire.as_ref());
+    let kinds = kinds_table(space, settings, wire.as_ref());
+    Ok(quote! { #kind_info #kinds })
 }
 
 /// The `KindInfo` type.
-fn kind_info_type(settings: &Settings) -> TokenStream {
+fn kind_info_type(settings: &Settings, wire: Option<&TokenStream>) -> TokenStream {
     let json_schema = settings.schemars.then(|| {
         quote! {
             /// The JSON Schema (draft 2020-12) schemars derives for the type.
             pub json_schema: fn() -> ::schemars::Schema,
+        }
+    });
+    let wire = wire.map(|wire| {
+        quote! {
+            /// kube-apiserver's encodings of the kind (protobuf, Go-order JSON), when its
+            /// schema has a Go layout.
+            pub wire: ::std::option::Option<#wire::Codec>,
         }
     });
     quote! {
@@ -55,6 +64,7 @@ fn kind_info_type(settings: &Settings) -> TokenStream {
             /// For a custom resource with a `scale` subresource: where its replicas are.
             pub scale: ::std::option::Option<ScaleSubresource>,
             #json_schema
+            #wire
         }
         /// Where a custom resource's `scale` subresource reads replicas from.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +86,7 @@ fn kind_info_type(settings: &Settings) -> TokenStream {
 }
 
 /// The `KINDS` table, in the order of the definitions (by definition name).
-fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
+fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream>) -> TokenStream {
     let mut rows = Vec::new();
     for entry in space.entries.values() {
         let TypeBody::Struct(def) = &entry.body else {
@@ -116,6 +126,13 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
         let json_schema = settings
             .schemars
             .then(|| quote! { json_schema: __private::json_schema::<#ty>, });
+        let wire = wire.map(|wire| {
+            if def.go.is_some() {
+                quote! { wire: ::std::option::Option::Some(#wire::Codec::of::<#ty>()), }
+            } else {
+                quote! { wire: ::std::option::Option::None, }
+            }
+        });
         let subresources = &def.subresources;
         let scale = match &def.scale {
             Some(scale) => {
@@ -148,6 +165,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings) -> TokenStream {
                 subresources: &[#(#subresources),*],
                 scale: #scale,
                 #json_schema
+                #wire
             },
         });
     }

@@ -82,6 +82,7 @@ pub struct Settings {
     pub(crate) nested_names: NestedNames,
     pub(crate) empty_structs: EmptyStructs,
     type_names: Vec<(String, String)>,
+    pub(crate) wire: Option<String>,
 }
 
 impl Settings {
@@ -115,6 +116,17 @@ impl Settings {
     /// Derive `schemars::JsonSchema`, with the full definition name as the schema name.
     pub fn with_schemars(&mut self, enabled: bool) -> &mut Self {
         self.schemars = enabled;
+        self
+    }
+
+    /// For every object schema with an `x-apfkit-go` layout (field order, protobuf field
+    /// numbers, pointers, `omitempty`), generate kube-apiserver's wire codecs: a protobuf
+    /// `Message` impl (gogo-protobuf's bytes) and a Go-order JSON `Serialize` impl of `GoOrder`,
+    /// both from the module at `path`, which provides the runtime (apfkit-types' `wire`). Replaced
+    /// definitions with a layout (k8s-openapi's `ObjectMeta`, ...) get the impls in the root
+    /// module, and `KindInfo` gains a `wire` codec.
+    pub fn with_wire(&mut self, path: &str) -> &mut Self {
+        self.wire = Some(path.to_owned());
         self
     }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::error::{Error, Result, pointer};
 use crate::load::LoadedDocument;
 use crate::names::{field_ident, split_definition, type_ident};
-use crate::openapi::{AdditionalProperties, GroupVersionKind, Schema};
+use crate::openapi::{AdditionalProperties, GoLayout, GroupVersionKind, Schema};
 use crate::settings::{Enums, NestedNames, Settings};
 
 const SCHEMA_REF_PREFIX: &str = "#/components/schemas/";
@@ -34,6 +34,9 @@ pub struct TypeSpace {
     pub(crate) entries: BTreeMap<String, TypeEntry>,
     /// Definitions replaced by existing Rust types, with their paths.
     pub(crate) replaced: BTreeMap<String, String>,
+    /// Replaced definitions with a Go layout, with the settings' wire codecs on: their fields,
+    /// for the codec impls on the existing types.
+    pub(crate) foreign: BTreeMap<String, StructDef>,
 }
 
 /// One generated type.
@@ -145,6 +148,8 @@ pub struct StructDef {
     pub subresources: Vec<String>,
     /// Replica paths of the `scale` subresource, from a CRD.
     pub scale: Option<ScalePaths>,
+    /// kube-apiserver's Go layout of the struct (`x-apfkit-go`).
+    pub go: Option<GoLayout>,
 }
 
 /// Plural name and scope of a resource, from the document's paths.
@@ -325,6 +330,51 @@ impl TypeSpace {
     }
 }
 
+/// An `x-apfkit-go` layout must list every property once, and give each a distinct protobuf
+/// field number (all but `TypeMeta`'s `kind` and `apiVersion`).
+fn check_go_layout(ctx: &Ctx<'_>, layout: &GoLayout, schema: &Schema) -> Result<()> {
+    let malformed = |message: String| Error::Malformed {
+        file: ctx.doc.origin.clone(),
+        pointer: format!("{}/x-apfkit-go", ctx.pointer),
+        message,
+    };
+    let mut names = BTreeSet::new();
+    let mut numbers = BTreeSet::new();
+    for field in &layout.fields {
+        if !names.insert(field.json.as_str()) {
+            return Err(malformed(format!("{:?} is listed twice", field.json)));
+        }
+        if !schema.properties.contains_key(&field.json) {
+            return Err(malformed(format!(
+                "{:?} is not a property of the schema",
+                field.json
+            )));
+        }
+        match field.protobuf {
+            Some(0) => return Err(malformed(format!("{:?} has field number 0", field.json))),
+            Some(number) if !numbers.insert(number) => {
+                return Err(malformed(format!("field number {number} is used twice")));
+            }
+            Some(_) => {}
+            None if !matches!(field.json.as_str(), "kind" | "apiVersion") => {
+                return Err(malformed(format!(
+                    "{:?} has no protobuf field number",
+                    field.json
+                )));
+            }
+            None => {}
+        }
+    }
+    if let Some(missing) = schema
+        .properties
+        .keys()
+        .find(|name| !names.contains(name.as_str()))
+    {
+        return Err(malformed(format!("property {missing:?} is not listed")));
+    }
+    Ok(())
+}
+
 impl Builder<'_> {
     fn collect_resources(&mut self, doc: &LoadedDocument) {
         for (path, item) in &doc.document.paths {
@@ -373,6 +423,13 @@ impl Builder<'_> {
                 .insert(definition.clone(), (doc.origin.clone(), comparable));
             if let Some(path) = self.settings.replacement_for(definition) {
                 self.space.replaced.insert(definition.clone(), path);
+                if self.settings.wire.is_some() && schema.go.is_some() && is_struct(schema) {
+                    let ctx = Ctx { doc, pointer: ptr };
+                    let (_, name) = split_definition(definition);
+                    let def =
+                        self.struct_def(&ctx, definition, &[], &[type_ident(name)], schema)?;
+                    self.space.foreign.insert(definition.clone(), def);
+                }
                 continue;
             }
             if runtime_type(definition).is_some() {
@@ -445,6 +502,9 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        if let Some(layout) = &schema.go {
+            check_go_layout(ctx, layout, schema)?;
+        }
         let mut fields = Vec::new();
         let mut used_names = BTreeSet::new();
         for (wire, property) in &schema.properties {
@@ -523,6 +583,7 @@ impl Builder<'_> {
                 status_replicas: scale.status_replicas_path,
                 label_selector: scale.label_selector_path,
             }),
+            go: schema.go.clone(),
         })
     }
 

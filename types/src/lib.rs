@@ -40,6 +40,7 @@ pub mod defaulting;
 mod generated;
 mod interop;
 pub mod json_schema;
+pub mod wire;
 
 pub use generated::{
     ApplyDefaults, KINDS, Kind, KindInfo, ListKind, Resource, apiregistration, flowcontrol,

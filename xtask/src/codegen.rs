@@ -52,6 +52,8 @@ pub fn types_settings() -> Settings {
         // Go's types keep enum fields as strings, and kube-apiserver's validation (not the
         // decoder) rejects unlisted values with its own message.
         .with_enums(Enums::Strings)
+        // Protobuf and Go-order JSON from the schemas' `x-apfkit-go` layouts.
+        .with_wire("crate::wire")
         .with_header(HEADER);
     settings
 }

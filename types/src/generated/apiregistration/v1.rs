@@ -57,6 +57,108 @@ impl super::super::ApplyDefaults for APIService {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
     }
 }
+impl crate::wire::protobuf::Message for APIService {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        crate::wire::protobuf::put_message(buf, 2u32, &self.spec)?;
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_empty(buf, 3u32);
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        len += crate::wire::protobuf::message_len(2u32, &self.spec);
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::message_len(3u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::empty_len(3u32);
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("metadata");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.metadata,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("spec");
+                crate::wire::protobuf::get_message(wire, buf, decoder, &mut self.spec)?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("status");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.status.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.status.is_none() {
+            self.status = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, APIService> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("APIService", 5usize)?;
+        s.serialize_field("kind", "APIService")?;
+        s.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
+        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
+        s.serialize_field("spec", &crate::wire::GoOrder(&value.spec))?;
+        match &value.status {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("status", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "status",
+                    &crate::wire::GoOrder(&value.status.clone().unwrap_or_default()),
+                )?;
+            }
+        }
+        s.end()
+    }
+}
 const _: () = {
     #[derive(::serde::Deserialize)]
     struct Wire<'w> {
@@ -226,6 +328,172 @@ pub struct APIServiceCondition {
 impl super::super::ApplyDefaults for APIServiceCondition {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for APIServiceCondition {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+        crate::wire::protobuf::put_string(buf, 2u32, &self.status);
+        match &self.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_time(
+                    buf,
+                    3u32,
+                    ::std::option::Option::Some(v),
+                );
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_time(buf, 3u32, ::std::option::Option::None);
+            }
+        }
+        match &self.reason {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 4u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 4u32, "");
+            }
+        }
+        match &self.message {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 5u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 5u32, "");
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        len += crate::wire::protobuf::string_len(2u32, &self.status);
+        match &self.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                len
+                    += crate::wire::protobuf::time_len(
+                        3u32,
+                        ::std::option::Option::Some(v),
+                    );
+            }
+            ::std::option::Option::None => {
+                len
+                    += crate::wire::protobuf::time_len(
+                        3u32,
+                        ::std::option::Option::None,
+                    );
+            }
+        }
+        match &self.reason {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(4u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(4u32, "");
+            }
+        }
+        match &self.message {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(5u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(5u32, "");
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("type");
+                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("status");
+                self.status = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("lastTransitionTime");
+                self.last_transition_time = crate::wire::protobuf::get_time(
+                    wire,
+                    buf,
+                    decoder,
+                )?;
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("reason");
+                self.reason = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            5u32 => {
+                decoder.enter("message");
+                self.message = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.reason.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.reason = ::std::option::Option::None;
+        }
+        if self.message.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.message = ::std::option::Option::None;
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceCondition> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("APIServiceCondition", 5usize)?;
+        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        s.serialize_field("status", &crate::wire::GoOrder(&value.status))?;
+        match &value.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("lastTransitionTime", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field("lastTransitionTime", &())?;
+            }
+        }
+        match &value.reason {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("reason", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.message {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("message", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// A list of APIServices.
 #[derive(Clone, Debug, Default, PartialEq, ::schemars::JsonSchema)]
 #[schemars(
@@ -274,6 +542,69 @@ fn __api_service_list_identity_schema(schema: &mut ::schemars::Schema) {
 impl super::super::ApplyDefaults for APIServiceList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
+    }
+}
+impl crate::wire::protobuf::Message for APIServiceList {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        for v in self.items.iter() {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        for v in self.items.iter() {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("metadata");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.metadata,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("items");
+                crate::wire::protobuf::get_element(wire, buf, decoder, &mut self.items)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceList> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("APIServiceList", 4usize)?;
+        s.serialize_field("kind", "APIServiceList")?;
+        s.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
+        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
+        s.serialize_field("items", &crate::wire::GoOrder(&value.items))?;
+        s.end()
     }
 }
 const _: () = {
@@ -425,6 +756,225 @@ impl super::super::ApplyDefaults for APIServiceSpec {
         super::super::ApplyDefaults::apply_defaults(&mut self.service);
     }
 }
+impl crate::wire::protobuf::Message for APIServiceSpec {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        if let ::std::option::Option::Some(v) = &self.service {
+            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+        }
+        match &self.group {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 2u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 2u32, "");
+            }
+        }
+        match &self.version {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 3u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 3u32, "");
+            }
+        }
+        match &self.insecure_skip_tls_verify {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_bool(buf, 4u32, *v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_bool(buf, 4u32, *&false);
+            }
+        }
+        if let ::std::option::Option::Some(v) = &self.ca_bundle {
+            crate::wire::protobuf::put_base64(buf, 5u32, "caBundle", v)?;
+        }
+        crate::wire::protobuf::put_int32(buf, 7u32, *&self.group_priority_minimum);
+        crate::wire::protobuf::put_int32(buf, 8u32, *&self.version_priority);
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        if let ::std::option::Option::Some(v) = &self.service {
+            len += crate::wire::protobuf::message_len(1u32, v);
+        }
+        match &self.group {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(2u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(2u32, "");
+            }
+        }
+        match &self.version {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(3u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(3u32, "");
+            }
+        }
+        match &self.insecure_skip_tls_verify {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::bool_len(4u32, *v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::bool_len(4u32, *&false);
+            }
+        }
+        if let ::std::option::Option::Some(v) = &self.ca_bundle {
+            len += crate::wire::protobuf::base64_len(5u32, v);
+        }
+        len += crate::wire::protobuf::int32_len(7u32, *&self.group_priority_minimum);
+        len += crate::wire::protobuf::int32_len(8u32, *&self.version_priority);
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("service");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.service.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("group");
+                self.group = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("version");
+                self.version = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("insecureSkipTLSVerify");
+                self.insecure_skip_tls_verify = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_bool(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            5u32 => {
+                decoder.enter("caBundle");
+                self.ca_bundle = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_base64(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            7u32 => {
+                decoder.enter("groupPriorityMinimum");
+                self.group_priority_minimum = crate::wire::protobuf::get_int32(
+                    wire,
+                    buf,
+                    decoder,
+                )?;
+                decoder.leave();
+            }
+            8u32 => {
+                decoder.enter("versionPriority");
+                self.version_priority = crate::wire::protobuf::get_int32(
+                    wire,
+                    buf,
+                    decoder,
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.group.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.group = ::std::option::Option::None;
+        }
+        if self.version.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.version = ::std::option::Option::None;
+        }
+        if self
+            .insecure_skip_tls_verify
+            .as_ref()
+            .is_some_and(crate::wire::GoEmpty::is_go_empty)
+        {
+            self.insecure_skip_tls_verify = ::std::option::Option::None;
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceSpec> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("APIServiceSpec", 7usize)?;
+        match &value.service {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("service", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.group {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("group", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.version {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("version", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.insecure_skip_tls_verify {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field(
+                        "insecureSkipTLSVerify",
+                        &crate::wire::GoOrder(v),
+                    )?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.ca_bundle {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("caBundle", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.serialize_field(
+            "groupPriorityMinimum",
+            &crate::wire::GoOrder(&value.group_priority_minimum),
+        )?;
+        s.serialize_field(
+            "versionPriority",
+            &crate::wire::GoOrder(&value.version_priority),
+        )?;
+        s.end()
+    }
+}
 /// Observed state of an APIService.
 #[derive(
     Clone,
@@ -451,6 +1001,66 @@ pub struct APIServiceStatus {
 }
 impl super::super::ApplyDefaults for APIServiceStatus {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for APIServiceStatus {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        for v in self.conditions.iter().flatten() {
+            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        for v in self.conditions.iter().flatten() {
+            len += crate::wire::protobuf::message_len(1u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("conditions");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    self.conditions.get_or_insert_with(::std::vec::Vec::new),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceStatus> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("APIServiceStatus", 1usize)?;
+        match &value.conditions {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("conditions", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
 }
 /// A Service that serves an API.
 #[derive(
@@ -493,5 +1103,129 @@ impl super::super::ApplyDefaults for ServiceReference {
         if self.port.is_none() {
             self.port = ::std::option::Option::Some(443);
         }
+    }
+}
+impl crate::wire::protobuf::Message for ServiceReference {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        match &self.namespace {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 1u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 1u32, "");
+            }
+        }
+        match &self.name {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 2u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 2u32, "");
+            }
+        }
+        if let ::std::option::Option::Some(v) = &self.port {
+            crate::wire::protobuf::put_int32(buf, 3u32, *v);
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        match &self.namespace {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(1u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(1u32, "");
+            }
+        }
+        match &self.name {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(2u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(2u32, "");
+            }
+        }
+        if let ::std::option::Option::Some(v) = &self.port {
+            len += crate::wire::protobuf::int32_len(3u32, *v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("namespace");
+                self.namespace = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("name");
+                self.name = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("port");
+                self.port = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.namespace.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.namespace = ::std::option::Option::None;
+        }
+        if self.name.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.name = ::std::option::Option::None;
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, ServiceReference> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("ServiceReference", 3usize)?;
+        match &value.namespace {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("namespace", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.name {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("name", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.port {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("port", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
     }
 }

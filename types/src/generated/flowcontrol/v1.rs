@@ -38,6 +38,81 @@ impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
         }
     }
 }
+impl crate::wire::protobuf::Message for ExemptPriorityLevelConfiguration {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
+            crate::wire::protobuf::put_int32(buf, 1u32, *v);
+        }
+        if let ::std::option::Option::Some(v) = &self.lendable_percent {
+            crate::wire::protobuf::put_int32(buf, 2u32, *v);
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
+            len += crate::wire::protobuf::int32_len(1u32, *v);
+        }
+        if let ::std::option::Option::Some(v) = &self.lendable_percent {
+            len += crate::wire::protobuf::int32_len(2u32, *v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("nominalConcurrencyShares");
+                self.nominal_concurrency_shares = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("lendablePercent");
+                self.lendable_percent = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, ExemptPriorityLevelConfiguration> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("ExemptPriorityLevelConfiguration", 2usize)?;
+        match &value.nominal_concurrency_shares {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("nominalConcurrencyShares", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.lendable_percent {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("lendablePercent", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// How requests of a flow schema are split into flows.
 #[derive(
     Clone,
@@ -62,6 +137,50 @@ pub struct FlowDistinguisherMethod {
 }
 impl super::super::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for FlowDistinguisherMethod {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("type");
+                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowDistinguisherMethod> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("FlowDistinguisherMethod", 1usize)?;
+        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        s.end()
+    }
 }
 /// A FlowSchema matches a class of requests, sends them to a priority level, and splits them into flows.
 #[derive(Clone, Debug, Default, PartialEq, ::schemars::JsonSchema)]
@@ -117,6 +236,108 @@ fn __flow_schema_identity_schema(schema: &mut ::schemars::Schema) {
 impl super::super::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+    }
+}
+impl crate::wire::protobuf::Message for FlowSchema {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        crate::wire::protobuf::put_message(buf, 2u32, &self.spec)?;
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_empty(buf, 3u32);
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        len += crate::wire::protobuf::message_len(2u32, &self.spec);
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::message_len(3u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::empty_len(3u32);
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("metadata");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.metadata,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("spec");
+                crate::wire::protobuf::get_message(wire, buf, decoder, &mut self.spec)?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("status");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.status.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.status.is_none() {
+            self.status = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchema> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("FlowSchema", 5usize)?;
+        s.serialize_field("kind", "FlowSchema")?;
+        s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
+        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
+        s.serialize_field("spec", &crate::wire::GoOrder(&value.spec))?;
+        match &value.status {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("status", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "status",
+                    &crate::wire::GoOrder(&value.status.clone().unwrap_or_default()),
+                )?;
+            }
+        }
+        s.end()
     }
 }
 const _: () = {
@@ -285,6 +506,224 @@ pub struct FlowSchemaCondition {
 impl super::super::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for FlowSchemaCondition {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        match &self.type_ {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 1u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 1u32, "");
+            }
+        }
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 2u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 2u32, "");
+            }
+        }
+        match &self.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_time(
+                    buf,
+                    3u32,
+                    ::std::option::Option::Some(v),
+                );
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_time(buf, 3u32, ::std::option::Option::None);
+            }
+        }
+        match &self.reason {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 4u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 4u32, "");
+            }
+        }
+        match &self.message {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 5u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 5u32, "");
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        match &self.type_ {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(1u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(1u32, "");
+            }
+        }
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(2u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(2u32, "");
+            }
+        }
+        match &self.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                len
+                    += crate::wire::protobuf::time_len(
+                        3u32,
+                        ::std::option::Option::Some(v),
+                    );
+            }
+            ::std::option::Option::None => {
+                len
+                    += crate::wire::protobuf::time_len(
+                        3u32,
+                        ::std::option::Option::None,
+                    );
+            }
+        }
+        match &self.reason {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(4u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(4u32, "");
+            }
+        }
+        match &self.message {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(5u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(5u32, "");
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("type");
+                self.type_ = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("status");
+                self.status = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("lastTransitionTime");
+                self.last_transition_time = crate::wire::protobuf::get_time(
+                    wire,
+                    buf,
+                    decoder,
+                )?;
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("reason");
+                self.reason = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            5u32 => {
+                decoder.enter("message");
+                self.message = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.type_.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.type_ = ::std::option::Option::None;
+        }
+        if self.status.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.status = ::std::option::Option::None;
+        }
+        if self.reason.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.reason = ::std::option::Option::None;
+        }
+        if self.message.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.message = ::std::option::Option::None;
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaCondition> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("FlowSchemaCondition", 5usize)?;
+        match &value.type_ {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("type", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.status {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("lastTransitionTime", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field("lastTransitionTime", &())?;
+            }
+        }
+        match &value.reason {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("reason", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.message {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("message", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// A list of FlowSchemas.
 #[derive(Clone, Debug, Default, PartialEq, ::schemars::JsonSchema)]
 #[schemars(
@@ -333,6 +772,69 @@ fn __flow_schema_list_identity_schema(schema: &mut ::schemars::Schema) {
 impl super::super::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
+    }
+}
+impl crate::wire::protobuf::Message for FlowSchemaList {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        for v in self.items.iter() {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        for v in self.items.iter() {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("metadata");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.metadata,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("items");
+                crate::wire::protobuf::get_element(wire, buf, decoder, &mut self.items)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaList> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("FlowSchemaList", 4usize)?;
+        s.serialize_field("kind", "FlowSchemaList")?;
+        s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
+        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
+        s.serialize_field("items", &crate::wire::GoOrder(&value.items))?;
+        s.end()
     }
 }
 const _: () = {
@@ -464,6 +966,156 @@ impl super::super::ApplyDefaults for FlowSchemaSpec {
         }
     }
 }
+impl crate::wire::protobuf::Message for FlowSchemaSpec {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(
+            buf,
+            1u32,
+            &self.priority_level_configuration,
+        )?;
+        match &self.matching_precedence {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_int32(buf, 2u32, *v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_int32(buf, 2u32, *&0i32);
+            }
+        }
+        if let ::std::option::Option::Some(v) = &self.distinguisher_method {
+            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+        }
+        for v in self.rules.iter().flatten() {
+            crate::wire::protobuf::put_message(buf, 4u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len
+            += crate::wire::protobuf::message_len(
+                1u32,
+                &self.priority_level_configuration,
+            );
+        match &self.matching_precedence {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::int32_len(2u32, *v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::int32_len(2u32, *&0i32);
+            }
+        }
+        if let ::std::option::Option::Some(v) = &self.distinguisher_method {
+            len += crate::wire::protobuf::message_len(3u32, v);
+        }
+        for v in self.rules.iter().flatten() {
+            len += crate::wire::protobuf::message_len(4u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("priorityLevelConfiguration");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.priority_level_configuration,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("matchingPrecedence");
+                self.matching_precedence = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("distinguisherMethod");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self
+                        .distinguisher_method
+                        .get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("rules");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    self.rules.get_or_insert_with(::std::vec::Vec::new),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.matching_precedence.is_none() {
+            self.matching_precedence = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaSpec> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("FlowSchemaSpec", 4usize)?;
+        s.serialize_field(
+            "priorityLevelConfiguration",
+            &crate::wire::GoOrder(&value.priority_level_configuration),
+        )?;
+        match &value.matching_precedence {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("matchingPrecedence", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "matchingPrecedence",
+                    &crate::wire::GoOrder(
+                        &value.matching_precedence.clone().unwrap_or_default(),
+                    ),
+                )?;
+            }
+        }
+        match &value.distinguisher_method {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("distinguisherMethod", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.rules {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("rules", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// Observed state of a FlowSchema.
 #[derive(
     Clone,
@@ -489,6 +1141,66 @@ pub struct FlowSchemaStatus {
 impl super::super::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for FlowSchemaStatus {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        for v in self.conditions.iter().flatten() {
+            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        for v in self.conditions.iter().flatten() {
+            len += crate::wire::protobuf::message_len(1u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("conditions");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    self.conditions.get_or_insert_with(::std::vec::Vec::new),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaStatus> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("FlowSchemaStatus", 1usize)?;
+        match &value.conditions {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("conditions", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// A subject selected by user group.
 #[derive(
     Clone,
@@ -512,6 +1224,50 @@ pub struct GroupSubject {
 }
 impl super::super::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for GroupSubject {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.name);
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.name);
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("name");
+                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, GroupSubject> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("GroupSubject", 1usize)?;
+        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.end()
+    }
 }
 /// What happens to a request that cannot be executed at once.
 #[derive(
@@ -545,6 +1301,72 @@ pub struct LimitResponse {
 impl super::super::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.queuing);
+    }
+}
+impl crate::wire::protobuf::Message for LimitResponse {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+        if let ::std::option::Option::Some(v) = &self.queuing {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        if let ::std::option::Option::Some(v) = &self.queuing {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("type");
+                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("queuing");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.queuing.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitResponse> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("LimitResponse", 2usize)?;
+        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        match &value.queuing {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("queuing", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
     }
 }
 /// Settings of a Limited priority level: its share of the server's concurrency and what happens to the excess.
@@ -599,6 +1421,118 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
         }
     }
 }
+impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
+            crate::wire::protobuf::put_int32(buf, 1u32, *v);
+        }
+        crate::wire::protobuf::put_message(buf, 2u32, &self.limit_response)?;
+        if let ::std::option::Option::Some(v) = &self.lendable_percent {
+            crate::wire::protobuf::put_int32(buf, 3u32, *v);
+        }
+        if let ::std::option::Option::Some(v) = &self.borrowing_limit_percent {
+            crate::wire::protobuf::put_int32(buf, 4u32, *v);
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
+            len += crate::wire::protobuf::int32_len(1u32, *v);
+        }
+        len += crate::wire::protobuf::message_len(2u32, &self.limit_response);
+        if let ::std::option::Option::Some(v) = &self.lendable_percent {
+            len += crate::wire::protobuf::int32_len(3u32, *v);
+        }
+        if let ::std::option::Option::Some(v) = &self.borrowing_limit_percent {
+            len += crate::wire::protobuf::int32_len(4u32, *v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("nominalConcurrencyShares");
+                self.nominal_concurrency_shares = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("limitResponse");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.limit_response,
+                )?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("lendablePercent");
+                self.lendable_percent = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("borrowingLimitPercent");
+                self.borrowing_limit_percent = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitedPriorityLevelConfiguration> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("LimitedPriorityLevelConfiguration", 4usize)?;
+        match &value.nominal_concurrency_shares {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("nominalConcurrencyShares", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field("nominalConcurrencyShares", &())?;
+            }
+        }
+        s.serialize_field(
+            "limitResponse",
+            &crate::wire::GoOrder(&value.limit_response),
+        )?;
+        match &value.lendable_percent {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("lendablePercent", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.borrowing_limit_percent {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("borrowingLimitPercent", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// Matches requests for paths that are not resources, such as `/healthz`.
 #[derive(
     Clone,
@@ -633,6 +1567,77 @@ pub struct NonResourcePolicyRule {
 }
 impl super::super::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for NonResourcePolicyRule {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        for v in self.verbs.iter() {
+            crate::wire::protobuf::put_string(buf, 1u32, v);
+        }
+        for v in self.non_resource_urls.iter() {
+            crate::wire::protobuf::put_string(buf, 6u32, v);
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        for v in self.verbs.iter() {
+            len += crate::wire::protobuf::string_len(1u32, v);
+        }
+        for v in self.non_resource_urls.iter() {
+            len += crate::wire::protobuf::string_len(6u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("verbs");
+                let list = &mut self.verbs;
+                decoder.enter_index(list.len());
+                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+                list.push(value);
+                decoder.leave();
+            }
+            6u32 => {
+                decoder.enter("nonResourceURLs");
+                let list = &mut self.non_resource_urls;
+                decoder.enter_index(list.len());
+                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+                list.push(value);
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, NonResourcePolicyRule> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("NonResourcePolicyRule", 2usize)?;
+        s.serialize_field("verbs", &crate::wire::GoOrder(&value.verbs))?;
+        s.serialize_field(
+            "nonResourceURLs",
+            &crate::wire::GoOrder(&value.non_resource_urls),
+        )?;
+        s.end()
+    }
 }
 /// A rule: requests from any of the subjects that match any of the resource or non-resource rules.
 #[derive(
@@ -679,6 +1684,107 @@ pub struct PolicyRulesWithSubjects {
 }
 impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        for v in self.subjects.iter() {
+            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+        }
+        for v in self.resource_rules.iter().flatten() {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        for v in self.non_resource_rules.iter().flatten() {
+            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        for v in self.subjects.iter() {
+            len += crate::wire::protobuf::message_len(1u32, v);
+        }
+        for v in self.resource_rules.iter().flatten() {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        for v in self.non_resource_rules.iter().flatten() {
+            len += crate::wire::protobuf::message_len(3u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("subjects");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.subjects,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("resourceRules");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    self.resource_rules.get_or_insert_with(::std::vec::Vec::new),
+                )?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("nonResourceRules");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    self.non_resource_rules.get_or_insert_with(::std::vec::Vec::new),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, PolicyRulesWithSubjects> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("PolicyRulesWithSubjects", 3usize)?;
+        s.serialize_field("subjects", &crate::wire::GoOrder(&value.subjects))?;
+        match &value.resource_rules {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("resourceRules", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.non_resource_rules {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("nonResourceRules", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
 }
 /// A priority level: a share of the API server's concurrency, with its own queues.
 #[derive(Clone, Debug, Default, PartialEq, ::schemars::JsonSchema)]
@@ -736,6 +1842,108 @@ fn __priority_level_configuration_identity_schema(schema: &mut ::schemars::Schem
 impl super::super::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+    }
+}
+impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        crate::wire::protobuf::put_message(buf, 2u32, &self.spec)?;
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_empty(buf, 3u32);
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        len += crate::wire::protobuf::message_len(2u32, &self.spec);
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::message_len(3u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::empty_len(3u32);
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("metadata");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.metadata,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("spec");
+                crate::wire::protobuf::get_message(wire, buf, decoder, &mut self.spec)?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("status");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.status.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.status.is_none() {
+            self.status = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfiguration> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("PriorityLevelConfiguration", 5usize)?;
+        s.serialize_field("kind", "PriorityLevelConfiguration")?;
+        s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
+        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
+        s.serialize_field("spec", &crate::wire::GoOrder(&value.spec))?;
+        match &value.status {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("status", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "status",
+                    &crate::wire::GoOrder(&value.status.clone().unwrap_or_default()),
+                )?;
+            }
+        }
+        s.end()
     }
 }
 const _: () = {
@@ -904,6 +2112,226 @@ pub struct PriorityLevelConfigurationCondition {
 impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        match &self.type_ {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 1u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 1u32, "");
+            }
+        }
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 2u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 2u32, "");
+            }
+        }
+        match &self.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_time(
+                    buf,
+                    3u32,
+                    ::std::option::Option::Some(v),
+                );
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_time(buf, 3u32, ::std::option::Option::None);
+            }
+        }
+        match &self.reason {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 4u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 4u32, "");
+            }
+        }
+        match &self.message {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_string(buf, 5u32, v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_string(buf, 5u32, "");
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        match &self.type_ {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(1u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(1u32, "");
+            }
+        }
+        match &self.status {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(2u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(2u32, "");
+            }
+        }
+        match &self.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                len
+                    += crate::wire::protobuf::time_len(
+                        3u32,
+                        ::std::option::Option::Some(v),
+                    );
+            }
+            ::std::option::Option::None => {
+                len
+                    += crate::wire::protobuf::time_len(
+                        3u32,
+                        ::std::option::Option::None,
+                    );
+            }
+        }
+        match &self.reason {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(4u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(4u32, "");
+            }
+        }
+        match &self.message {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::string_len(5u32, v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::string_len(5u32, "");
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("type");
+                self.type_ = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("status");
+                self.status = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("lastTransitionTime");
+                self.last_transition_time = crate::wire::protobuf::get_time(
+                    wire,
+                    buf,
+                    decoder,
+                )?;
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("reason");
+                self.reason = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            5u32 => {
+                decoder.enter("message");
+                self.message = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.type_.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.type_ = ::std::option::Option::None;
+        }
+        if self.status.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.status = ::std::option::Option::None;
+        }
+        if self.reason.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.reason = ::std::option::Option::None;
+        }
+        if self.message.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.message = ::std::option::Option::None;
+        }
+    }
+}
+impl ::serde::Serialize
+for crate::wire::GoOrder<'_, PriorityLevelConfigurationCondition> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("PriorityLevelConfigurationCondition", 5usize)?;
+        match &value.type_ {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("type", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.status {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.last_transition_time {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("lastTransitionTime", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field("lastTransitionTime", &())?;
+            }
+        }
+        match &value.reason {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("reason", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.message {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("message", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// A list of PriorityLevelConfigurations.
 #[derive(Clone, Debug, Default, PartialEq, ::schemars::JsonSchema)]
 #[schemars(
@@ -954,6 +2382,70 @@ fn __priority_level_configuration_list_identity_schema(schema: &mut ::schemars::
 impl super::super::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
+    }
+}
+impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        for v in self.items.iter() {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        for v in self.items.iter() {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("metadata");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.metadata,
+                )?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("items");
+                crate::wire::protobuf::get_element(wire, buf, decoder, &mut self.items)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationList> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("PriorityLevelConfigurationList", 4usize)?;
+        s.serialize_field("kind", "PriorityLevelConfigurationList")?;
+        s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
+        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
+        s.serialize_field("items", &crate::wire::GoOrder(&value.items))?;
+        s.end()
     }
 }
 const _: () = {
@@ -1058,6 +2550,52 @@ pub struct PriorityLevelConfigurationReference {
 impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for PriorityLevelConfigurationReference {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.name);
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.name);
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("name");
+                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize
+for crate::wire::GoOrder<'_, PriorityLevelConfigurationReference> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("PriorityLevelConfigurationReference", 1usize)?;
+        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.end()
+    }
+}
 /// How a priority level is limited.
 #[derive(
     Clone,
@@ -1100,6 +2638,95 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
         super::super::ApplyDefaults::apply_defaults(&mut self.limited);
     }
 }
+impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+        if let ::std::option::Option::Some(v) = &self.limited {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        if let ::std::option::Option::Some(v) = &self.exempt {
+            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        if let ::std::option::Option::Some(v) = &self.limited {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        if let ::std::option::Option::Some(v) = &self.exempt {
+            len += crate::wire::protobuf::message_len(3u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("type");
+                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("limited");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.limited.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("exempt");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.exempt.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationSpec> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("PriorityLevelConfigurationSpec", 3usize)?;
+        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        match &value.limited {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("limited", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.exempt {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("exempt", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// Observed state of a priority level.
 #[derive(
     Clone,
@@ -1126,6 +2753,67 @@ pub struct PriorityLevelConfigurationStatus {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for PriorityLevelConfigurationStatus {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        for v in self.conditions.iter().flatten() {
+            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        for v in self.conditions.iter().flatten() {
+            len += crate::wire::protobuf::message_len(1u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("conditions");
+                crate::wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    self.conditions.get_or_insert_with(::std::vec::Vec::new),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationStatus> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer
+            .serialize_struct("PriorityLevelConfigurationStatus", 1usize)?;
+        match &value.conditions {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("conditions", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
 }
 /// Queue parameters of a Limited priority level.
 #[derive(
@@ -1172,6 +2860,162 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
         if self.queues.as_ref().is_none_or(|value| *value == 0) {
             self.queues = ::std::option::Option::Some(64);
         }
+    }
+}
+impl crate::wire::protobuf::Message for QueuingConfiguration {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        match &self.queues {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_int32(buf, 1u32, *v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_int32(buf, 1u32, *&0i32);
+            }
+        }
+        match &self.hand_size {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_int32(buf, 2u32, *v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_int32(buf, 2u32, *&0i32);
+            }
+        }
+        match &self.queue_length_limit {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_int32(buf, 3u32, *v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_int32(buf, 3u32, *&0i32);
+            }
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        match &self.queues {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::int32_len(1u32, *v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::int32_len(1u32, *&0i32);
+            }
+        }
+        match &self.hand_size {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::int32_len(2u32, *v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::int32_len(2u32, *&0i32);
+            }
+        }
+        match &self.queue_length_limit {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::int32_len(3u32, *v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::int32_len(3u32, *&0i32);
+            }
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("queues");
+                self.queues = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("handSize");
+                self.hand_size = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("queueLengthLimit");
+                self.queue_length_limit = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.queues.is_none() {
+            self.queues = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+        if self.hand_size.is_none() {
+            self.hand_size = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+        if self.queue_length_limit.is_none() {
+            self.queue_length_limit = ::std::option::Option::Some(
+                ::std::default::Default::default(),
+            );
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, QueuingConfiguration> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("QueuingConfiguration", 3usize)?;
+        match &value.queues {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("queues", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "queues",
+                    &crate::wire::GoOrder(&value.queues.clone().unwrap_or_default()),
+                )?;
+            }
+        }
+        match &value.hand_size {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("handSize", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "handSize",
+                    &crate::wire::GoOrder(&value.hand_size.clone().unwrap_or_default()),
+                )?;
+            }
+        }
+        match &value.queue_length_limit {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("queueLengthLimit", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field(
+                    "queueLengthLimit",
+                    &crate::wire::GoOrder(
+                        &value.queue_length_limit.clone().unwrap_or_default(),
+                    ),
+                )?;
+            }
+        }
+        s.end()
     }
 }
 /// Matches resource requests by verb, API group, resource and namespace.
@@ -1234,6 +3078,148 @@ pub struct ResourcePolicyRule {
 impl super::super::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for ResourcePolicyRule {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        for v in self.verbs.iter() {
+            crate::wire::protobuf::put_string(buf, 1u32, v);
+        }
+        for v in self.api_groups.iter() {
+            crate::wire::protobuf::put_string(buf, 2u32, v);
+        }
+        for v in self.resources.iter() {
+            crate::wire::protobuf::put_string(buf, 3u32, v);
+        }
+        match &self.cluster_scope {
+            ::std::option::Option::Some(v) => {
+                crate::wire::protobuf::put_bool(buf, 4u32, *v);
+            }
+            ::std::option::Option::None => {
+                crate::wire::protobuf::put_bool(buf, 4u32, *&false);
+            }
+        }
+        for v in self.namespaces.iter().flatten() {
+            crate::wire::protobuf::put_string(buf, 5u32, v);
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        for v in self.verbs.iter() {
+            len += crate::wire::protobuf::string_len(1u32, v);
+        }
+        for v in self.api_groups.iter() {
+            len += crate::wire::protobuf::string_len(2u32, v);
+        }
+        for v in self.resources.iter() {
+            len += crate::wire::protobuf::string_len(3u32, v);
+        }
+        match &self.cluster_scope {
+            ::std::option::Option::Some(v) => {
+                len += crate::wire::protobuf::bool_len(4u32, *v);
+            }
+            ::std::option::Option::None => {
+                len += crate::wire::protobuf::bool_len(4u32, *&false);
+            }
+        }
+        for v in self.namespaces.iter().flatten() {
+            len += crate::wire::protobuf::string_len(5u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("verbs");
+                let list = &mut self.verbs;
+                decoder.enter_index(list.len());
+                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+                list.push(value);
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("apiGroups");
+                let list = &mut self.api_groups;
+                decoder.enter_index(list.len());
+                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+                list.push(value);
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("resources");
+                let list = &mut self.resources;
+                decoder.enter_index(list.len());
+                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+                list.push(value);
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("clusterScope");
+                self.cluster_scope = ::std::option::Option::Some(
+                    crate::wire::protobuf::get_bool(wire, buf, decoder)?,
+                );
+                decoder.leave();
+            }
+            5u32 => {
+                decoder.enter("namespaces");
+                let list = self.namespaces.get_or_insert_with(::std::vec::Vec::new);
+                decoder.enter_index(list.len());
+                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+                list.push(value);
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {
+        if self.cluster_scope.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+            self.cluster_scope = ::std::option::Option::None;
+        }
+    }
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, ResourcePolicyRule> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("ResourcePolicyRule", 5usize)?;
+        s.serialize_field("verbs", &crate::wire::GoOrder(&value.verbs))?;
+        s.serialize_field("apiGroups", &crate::wire::GoOrder(&value.api_groups))?;
+        s.serialize_field("resources", &crate::wire::GoOrder(&value.resources))?;
+        match &value.cluster_scope {
+            ::std::option::Option::Some(v) => {
+                if !crate::wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("clusterScope", &crate::wire::GoOrder(v))?;
+                }
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.namespaces {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("namespaces", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {
+                s.serialize_field("namespaces", &())?;
+            }
+        }
+        s.end()
+    }
+}
 /// A subject selected by service account.
 #[derive(
     Clone,
@@ -1264,6 +3250,58 @@ pub struct ServiceAccountSubject {
 }
 impl super::super::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for ServiceAccountSubject {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.namespace);
+        crate::wire::protobuf::put_string(buf, 2u32, &self.name);
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.namespace);
+        len += crate::wire::protobuf::string_len(2u32, &self.name);
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("namespace");
+                self.namespace = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("name");
+                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, ServiceAccountSubject> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("ServiceAccountSubject", 2usize)?;
+        s.serialize_field("namespace", &crate::wire::GoOrder(&value.namespace))?;
+        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.end()
+    }
 }
 /// Who made a request: a user, a group or a service account.
 #[derive(
@@ -1311,6 +3349,118 @@ pub struct Subject {
 impl super::super::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
 }
+impl crate::wire::protobuf::Message for Subject {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.kind);
+        if let ::std::option::Option::Some(v) = &self.user {
+            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+        }
+        if let ::std::option::Option::Some(v) = &self.group {
+            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+        }
+        if let ::std::option::Option::Some(v) = &self.service_account {
+            crate::wire::protobuf::put_message(buf, 4u32, v)?;
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.kind);
+        if let ::std::option::Option::Some(v) = &self.user {
+            len += crate::wire::protobuf::message_len(2u32, v);
+        }
+        if let ::std::option::Option::Some(v) = &self.group {
+            len += crate::wire::protobuf::message_len(3u32, v);
+        }
+        if let ::std::option::Option::Some(v) = &self.service_account {
+            len += crate::wire::protobuf::message_len(4u32, v);
+        }
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("kind");
+                self.kind = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            2u32 => {
+                decoder.enter("user");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.user.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            3u32 => {
+                decoder.enter("group");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self.group.get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            4u32 => {
+                decoder.enter("serviceAccount");
+                crate::wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    self
+                        .service_account
+                        .get_or_insert_with(::std::default::Default::default),
+                )?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, Subject> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("Subject", 4usize)?;
+        s.serialize_field("kind", &crate::wire::GoOrder(&value.kind))?;
+        match &value.user {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("user", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.group {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("group", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        match &value.service_account {
+            ::std::option::Option::Some(v) => {
+                s.serialize_field("serviceAccount", &crate::wire::GoOrder(v))?;
+            }
+            ::std::option::Option::None => {}
+        }
+        s.end()
+    }
+}
 /// A subject selected by user name.
 #[derive(
     Clone,
@@ -1334,4 +3484,48 @@ pub struct UserSubject {
 }
 impl super::super::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
+}
+impl crate::wire::protobuf::Message for UserSubject {
+    fn encode_fields(
+        &self,
+        buf: &mut ::std::vec::Vec<u8>,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+        crate::wire::protobuf::put_string(buf, 1u32, &self.name);
+        ::std::result::Result::Ok(())
+    }
+    fn fields_len(&self) -> usize {
+        let mut len = 0;
+        len += crate::wire::protobuf::string_len(1u32, &self.name);
+        len
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: crate::wire::protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut crate::wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        match number {
+            1u32 => {
+                decoder.enter("name");
+                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                decoder.leave();
+            }
+            _ => decoder.unknown(number, wire, buf)?,
+        }
+        ::std::result::Result::Ok(())
+    }
+    fn finish(&mut self) {}
+}
+impl ::serde::Serialize for crate::wire::GoOrder<'_, UserSubject> {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let value = self.0;
+        let mut s = serializer.serialize_struct("UserSubject", 1usize)?;
+        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.end()
+    }
 }

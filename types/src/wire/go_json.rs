@@ -1,0 +1,211 @@
+//! JSON as kube-apiserver writes it: fields in the order of its Go structs, `encoding/json`'s
+//! `omitempty` rules, and Go's escaping of `<`, `>`, `&`, U+2028 and U+2029.
+//!
+//! [`GoOrder`] wraps a value for serde; the per-struct `Serialize` impls are generated from
+//! the `x-apfkit-go` layout of each schema, the ones for scalars and containers are here.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, Time};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+
+/// A value serialized in Go's field order. Serialize `GoOrder(&object)` with any serde
+/// serializer, or use [`to_vec`].
+#[derive(Debug, Clone, Copy)]
+pub struct GoOrder<'a, T: ?Sized>(pub &'a T);
+
+macro_rules! plain {
+    ($($ty:ty),*) => {$(
+        impl Serialize for GoOrder<'_, $ty> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(serializer)
+            }
+        }
+    )*};
+}
+plain!(String, str, i32, i64, bool, serde_json::Value);
+
+impl Serialize for GoOrder<'_, FieldsV1> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.0.serialize(serializer)
+    }
+}
+
+/// RFC 3339 in UTC, whole seconds, as `metav1.Time.MarshalJSON` writes it.
+impl Serialize for GoOrder<'_, Time> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'a, T> Serialize for GoOrder<'a, Vec<T>>
+where
+    GoOrder<'a, T>: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for item in self.0 {
+            seq.serialize_element(&GoOrder(item))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'a, T> Serialize for GoOrder<'a, BTreeMap<String, T>>
+where
+    GoOrder<'a, T>: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, &GoOrder(value))?;
+        }
+        map.end()
+    }
+}
+
+/// What `omitempty` looks at: Go's empty values of strings, numbers, booleans, slices and maps.
+/// Structs are never empty.
+pub trait GoEmpty {
+    /// Whether `encoding/json` leaves the value out under `omitempty`.
+    fn is_go_empty(&self) -> bool;
+}
+
+impl GoEmpty for String {
+    fn is_go_empty(&self) -> bool {
+        self.is_empty()
+    }
+}
+impl GoEmpty for i32 {
+    fn is_go_empty(&self) -> bool {
+        *self == 0
+    }
+}
+impl GoEmpty for i64 {
+    fn is_go_empty(&self) -> bool {
+        *self == 0
+    }
+}
+impl GoEmpty for bool {
+    fn is_go_empty(&self) -> bool {
+        !*self
+    }
+}
+impl<T> GoEmpty for Vec<T> {
+    fn is_go_empty(&self) -> bool {
+        self.is_empty()
+    }
+}
+impl<T> GoEmpty for BTreeMap<String, T> {
+    fn is_go_empty(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+/// A serde_json formatter that escapes as Go's `encoding/json` does by default
+/// (`SetEscapeHTML(true)`): `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026`, and the line
+/// and paragraph separators U+2028 and U+2029.
+pub struct GoFormatter<F>(F);
+
+impl<F: Formatter> Formatter for GoFormatter<F> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            let escaped = match c {
+                '<' => "\\u003c",
+                '>' => "\\u003e",
+                '&' => "\\u0026",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            writer.write_all(&fragment.as_bytes()[start..i])?;
+            writer.write_all(escaped.as_bytes())?;
+            start = i + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// Writes `value` (a [`GoOrder`], or anything serializable) as kube-apiserver does: compact
+/// (the wire and etcd) or indented by two spaces (`json.MarshalIndent(v, "", "  ")`), without a
+/// trailing newline, with Go's escaping.
+///
+/// # Errors
+///
+/// The writer's errors, and values that cannot be written (a time outside RFC 3339's years).
+pub fn write<W: io::Write, V: Serialize + ?Sized>(
+    writer: W,
+    value: &V,
+    pretty: bool,
+) -> serde_json::Result<()> {
+    if pretty {
+        let mut ser = serde_json::Serializer::with_formatter(
+            writer,
+            GoFormatter(PrettyFormatter::with_indent(b"  ")),
+        );
+        value.serialize(&mut ser)
+    } else {
+        let mut ser = serde_json::Serializer::with_formatter(writer, GoFormatter(CompactFormatter));
+        value.serialize(&mut ser)
+    }
+}
+
+/// `value` in Go's order, written by [`write`] into a new buffer.
+///
+/// # Errors
+///
+/// See [`write`].
+pub fn to_vec<'a, T>(value: &'a T, pretty: bool) -> serde_json::Result<Vec<u8>>
+where
+    GoOrder<'a, T>: Serialize,
+{
+    let mut out = Vec::new();
+    write(&mut out, &GoOrder(value), pretty)?;
+    Ok(out)
+}

@@ -1,0 +1,660 @@
+//! Kubernetes' protobuf encoding of the typed structs, byte for byte as gogo-protobuf writes it.
+//!
+//! The per-type code ([`Message`] impls) is generated from the `x-apfkit-go` layout of each
+//! schema; this module holds what it calls. The varint and key primitives are prost's.
+//!
+//! gogo's rules, as Kubernetes' `generated.pb.go` applies them:
+//! - fields in field-number order;
+//! - a Go value (string, number, bool, struct) is always written, even when empty or zero;
+//! - a Go pointer is written when set, a `[]byte` when not nil;
+//! - a repeated field writes one entry per element, nothing when empty;
+//! - a map writes one entry per key, sorted by key, each entry with both its key and value;
+//! - `metav1.Time` writes `seconds` and a zero `nanos`, and nothing at all for the zero time.
+//!
+//! Decoding accepts any valid protobuf: fields in any order, repeated scalars merged, unknown
+//! fields skipped and reported by path.
+
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, Time};
+use prost::encoding::{self as pe};
+
+/// The wire type of a protobuf field (prost's).
+pub use prost::encoding::WireType;
+
+/// A type with a generated protobuf codec.
+pub trait Message: Default {
+    /// Appends the message's fields (without a key or length) to `buf`.
+    ///
+    /// # Errors
+    ///
+    /// When a `[]byte` field holds text that is not base64 (only possible for a value built in
+    /// Rust: decoding checks it).
+    fn encode_fields(&self, buf: &mut Vec<u8>) -> Result<(), EncodeError>;
+
+    /// The length [`Message::encode_fields`] writes.
+    fn fields_len(&self) -> usize;
+
+    /// Reads one field whose key has been read.
+    ///
+    /// # Errors
+    ///
+    /// When the value does not fit the field's type.
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        buf: &mut &[u8],
+        decoder: &mut Decoder,
+    ) -> Result<(), DecodeError>;
+
+    /// Turns the decoded Go values into this crate's representation: a Go value field that
+    /// `encoding/json` would leave out (`omitempty` and zero) becomes `None`, a Go struct value
+    /// that was absent becomes its empty value.
+    fn finish(&mut self) {}
+}
+
+/// A protobuf message that cannot be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct EncodeError {
+    /// The Go field.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A protobuf message that cannot be read, with the field path where reading stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct DecodeError {
+    /// Field path such as `spec.rules[0].subjects[1].kind`; empty for the message itself.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// A field the schema does not have, skipped while decoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// Path of the message that holds it, then the field number: `spec.limited.#9`.
+    pub path: String,
+    /// Its wire type.
+    pub wire: &'static str,
+}
+
+/// One step of a field path.
+#[derive(Debug, Clone, Copy)]
+enum Segment {
+    Field(&'static str),
+    Index(usize),
+}
+
+/// Decoding state: the path of the field being read (for errors) and the unknown fields met.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    path: Vec<Segment>,
+    unknown: Vec<UnknownField>,
+    skip: pe::DecodeContext,
+}
+
+impl Decoder {
+    fn path(&self, extra: Option<u32>) -> String {
+        let mut out = String::new();
+        for segment in &self.path {
+            match segment {
+                Segment::Field(name) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(name);
+                }
+                Segment::Index(i) => {
+                    out.push('[');
+                    out.push_str(&i.to_string());
+                    out.push(']');
+                }
+            }
+        }
+        if let Some(number) = extra {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push('#');
+            out.push_str(&number.to_string());
+        }
+        out
+    }
+
+    /// An error at the current path.
+    pub fn error(&self, message: impl Into<String>) -> DecodeError {
+        DecodeError {
+            path: self.path(None),
+            message: message.into(),
+        }
+    }
+
+    /// Enters the field `name`.
+    pub fn enter(&mut self, name: &'static str) {
+        self.path.push(Segment::Field(name));
+    }
+
+    /// Enters element `index` of the current repeated field.
+    pub fn enter_index(&mut self, index: usize) {
+        self.path.push(Segment::Index(index));
+    }
+
+    /// Leaves the last field or element entered.
+    pub fn leave(&mut self) {
+        self.path.pop();
+    }
+
+    /// Skips a field the message does not have, and records it.
+    ///
+    /// # Errors
+    ///
+    /// When the field itself is malformed.
+    pub fn unknown(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        buf: &mut &[u8],
+    ) -> Result<(), DecodeError> {
+        pe::skip_field(wire, number, buf, self.skip.clone())
+            .map_err(|e| self.error(format!("field {number}: {}", prost_message(&e))))?;
+        self.unknown.push(UnknownField {
+            path: self.path(Some(number)),
+            wire: wire_name(wire),
+        });
+        Ok(())
+    }
+}
+
+fn wire_name(wire: WireType) -> &'static str {
+    match wire {
+        WireType::Varint => "varint",
+        WireType::SixtyFourBit => "64-bit",
+        WireType::LengthDelimited => "length-delimited",
+        WireType::StartGroup | WireType::EndGroup => "group",
+        WireType::ThirtyTwoBit => "32-bit",
+    }
+}
+
+/// prost's message without its "failed to decode Protobuf message: " prefix.
+fn prost_message(error: &prost::DecodeError) -> String {
+    let text = error.to_string();
+    text.strip_prefix("failed to decode Protobuf message: ")
+        .unwrap_or(&text)
+        .to_owned()
+}
+
+/// The result of [`decode`]: the message and the unknown fields it carried.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded<T> {
+    /// The message.
+    pub value: T,
+    /// Fields the schema does not have, skipped.
+    pub unknown: Vec<UnknownField>,
+}
+
+/// Encodes `message` as gogo-protobuf does (the bytes of `runtime.Unknown.raw`).
+///
+/// # Errors
+///
+/// See [`Message::encode_fields`].
+pub fn encode<M: Message>(message: &M) -> Result<Vec<u8>, EncodeError> {
+    let mut buf = Vec::with_capacity(message.fields_len());
+    message.encode_fields(&mut buf)?;
+    Ok(buf)
+}
+
+/// Decodes a whole message.
+///
+/// # Errors
+///
+/// When the bytes are not a valid message of this type.
+pub fn decode<M: Message>(mut bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
+    let mut decoder = Decoder::default();
+    let mut value = M::default();
+    merge_fields(&mut value, &mut bytes, &mut decoder)?;
+    value.finish();
+    Ok(Decoded {
+        value,
+        unknown: decoder.unknown,
+    })
+}
+
+fn merge_fields<M: Message>(
+    value: &mut M,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<(), DecodeError> {
+    while !buf.is_empty() {
+        let (number, wire) = pe::decode_key(buf).map_err(|e| decoder.error(prost_message(&e)))?;
+        value.merge_field(number, wire, buf, decoder)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing. Every function writes the key of field `number` and the value.
+
+/// Length of a key.
+pub fn key_len(number: u32) -> usize {
+    pe::key_len(number)
+}
+
+/// Writes a string (`bytes` on the wire).
+pub fn put_string(buf: &mut Vec<u8>, number: u32, value: &str) {
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    pe::encode_varint(value.len() as u64, buf);
+    buf.extend_from_slice(value.as_bytes());
+}
+
+/// Length of [`put_string`].
+pub fn string_len(number: u32, value: &str) -> usize {
+    key_len(number) + pe::encoded_len_varint(value.len() as u64) + value.len()
+}
+
+/// Writes an `int32` (negative numbers take ten bytes, as Go writes them).
+pub fn put_int32(buf: &mut Vec<u8>, number: u32, value: i32) {
+    put_int64(buf, number, i64::from(value));
+}
+
+/// Length of [`put_int32`].
+pub fn int32_len(number: u32, value: i32) -> usize {
+    int64_len(number, i64::from(value))
+}
+
+/// Writes an `int64`.
+pub fn put_int64(buf: &mut Vec<u8>, number: u32, value: i64) {
+    pe::encode_key(number, WireType::Varint, buf);
+    pe::encode_varint(value as u64, buf);
+}
+
+/// Length of [`put_int64`].
+pub fn int64_len(number: u32, value: i64) -> usize {
+    key_len(number) + pe::encoded_len_varint(value as u64)
+}
+
+/// Writes a `bool`.
+pub fn put_bool(buf: &mut Vec<u8>, number: u32, value: bool) {
+    put_int64(buf, number, i64::from(value));
+}
+
+/// Length of [`put_bool`].
+pub fn bool_len(number: u32, _value: bool) -> usize {
+    key_len(number) + 1
+}
+
+/// Writes an embedded message.
+///
+/// # Errors
+///
+/// See [`Message::encode_fields`].
+pub fn put_message<M: Message>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    value: &M,
+) -> Result<(), EncodeError> {
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    pe::encode_varint(value.fields_len() as u64, buf);
+    value.encode_fields(buf)
+}
+
+/// Length of [`put_message`].
+pub fn message_len<M: Message>(number: u32, value: &M) -> usize {
+    let len = value.fields_len();
+    key_len(number) + pe::encoded_len_varint(len as u64) + len
+}
+
+/// Writes an empty embedded message: a Go struct value that Rust keeps as `None`.
+pub fn put_empty(buf: &mut Vec<u8>, number: u32) {
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    buf.push(0);
+}
+
+/// Length of [`put_empty`].
+pub fn empty_len(number: u32) -> usize {
+    key_len(number) + 1
+}
+
+/// Writes a `map<string, string>` entry per key, in the map's (sorted) order.
+pub fn put_string_map<'a>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    map: impl IntoIterator<Item = (&'a String, &'a String)>,
+) {
+    for (key, value) in map {
+        let len = string_len(1, key) + string_len(2, value);
+        pe::encode_key(number, WireType::LengthDelimited, buf);
+        pe::encode_varint(len as u64, buf);
+        put_string(buf, 1, key);
+        put_string(buf, 2, value);
+    }
+}
+
+/// Length of [`put_string_map`].
+pub fn string_map_len<'a>(
+    number: u32,
+    map: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> usize {
+    map.into_iter()
+        .map(|(key, value)| {
+            let len = string_len(1, key) + string_len(2, value);
+            key_len(number) + pe::encoded_len_varint(len as u64) + len
+        })
+        .sum()
+}
+
+/// Writes a `[]byte` kept as base64 text (`format: byte`).
+///
+/// # Errors
+///
+/// When `text` is not base64.
+pub fn put_base64(
+    buf: &mut Vec<u8>,
+    number: u32,
+    field: &'static str,
+    text: &str,
+) -> Result<(), EncodeError> {
+    let bytes = base64_decode(text).map_err(|message| EncodeError { field, message })?;
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    pe::encode_varint(bytes.len() as u64, buf);
+    buf.extend_from_slice(&bytes);
+    Ok(())
+}
+
+/// Length of [`put_base64`]; text that is not base64 counts as empty (writing it fails).
+pub fn base64_len(number: u32, text: &str) -> usize {
+    let len = base64_decode(text).map(|b| b.len()).unwrap_or(0);
+    key_len(number) + pe::encoded_len_varint(len as u64) + len
+}
+
+fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))
+}
+
+/// The seconds of a `metav1.Time`, as Go's `ProtoTime` writes them.
+fn time_seconds(time: &Time) -> i64 {
+    time.0.as_second()
+}
+
+/// Writes a `metav1.Time`: `seconds` and a zero `nanos`; `None` is Go's zero time, an empty
+/// message.
+pub fn put_time(buf: &mut Vec<u8>, number: u32, time: Option<&Time>) {
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    match time {
+        Some(time) => {
+            let seconds = time_seconds(time);
+            pe::encode_varint((int64_len(1, seconds) + int64_len(2, 0)) as u64, buf);
+            put_int64(buf, 1, seconds);
+            put_int64(buf, 2, 0);
+        }
+        None => buf.push(0),
+    }
+}
+
+/// Length of [`put_time`].
+pub fn time_len(number: u32, time: Option<&Time>) -> usize {
+    let len = time.map_or(0, |t| int64_len(1, time_seconds(t)) + int64_len(2, 0));
+    key_len(number) + pe::encoded_len_varint(len as u64) + len
+}
+
+/// Writes a `metav1.FieldsV1`: its one field `raw` holds the JSON text (compact, keys sorted
+/// as the server writes field sets).
+pub fn put_fields_v1(buf: &mut Vec<u8>, number: u32, fields: &FieldsV1) {
+    let raw = fields_v1_raw(fields);
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    pe::encode_varint(
+        (key_len(1) + pe::encoded_len_varint(raw.len() as u64) + raw.len()) as u64,
+        buf,
+    );
+    pe::encode_key(1, WireType::LengthDelimited, buf);
+    pe::encode_varint(raw.len() as u64, buf);
+    buf.extend_from_slice(&raw);
+}
+
+/// Length of [`put_fields_v1`].
+pub fn fields_v1_len(number: u32, fields: &FieldsV1) -> usize {
+    let raw = fields_v1_raw(fields).len();
+    let len = key_len(1) + pe::encoded_len_varint(raw as u64) + raw;
+    key_len(number) + pe::encoded_len_varint(len as u64) + len
+}
+
+fn fields_v1_raw(fields: &FieldsV1) -> Vec<u8> {
+    serde_json::to_vec(&fields.0).unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading. Every function reads the value of a field whose key has just been read.
+
+fn expect(wire: WireType, expected: WireType, decoder: &Decoder) -> Result<(), DecodeError> {
+    if wire == expected {
+        Ok(())
+    } else {
+        Err(decoder.error(format!(
+            "wire type {} where {} was expected",
+            wire_name(wire),
+            wire_name(expected)
+        )))
+    }
+}
+
+fn varint(buf: &mut &[u8], decoder: &Decoder) -> Result<u64, DecodeError> {
+    pe::decode_varint(buf).map_err(|e| decoder.error(prost_message(&e)))
+}
+
+/// The bytes of a length-delimited value.
+fn delimited<'a>(
+    wire: WireType,
+    buf: &mut &'a [u8],
+    decoder: &Decoder,
+) -> Result<&'a [u8], DecodeError> {
+    expect(wire, WireType::LengthDelimited, decoder)?;
+    let len = varint(buf, decoder)?;
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&len| len <= buf.len())
+        .ok_or_else(|| {
+            decoder.error(format!(
+                "length {len} runs past the end of the message ({} bytes left)",
+                buf.len()
+            ))
+        })?;
+    let (value, rest) = buf.split_at(len);
+    *buf = rest;
+    Ok(value)
+}
+
+/// Reads a string.
+///
+/// # Errors
+///
+/// Wrong wire type, truncation or invalid UTF-8.
+pub fn get_string(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &Decoder,
+) -> Result<String, DecodeError> {
+    let bytes = delimited(wire, buf, decoder)?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| decoder.error("string is not valid UTF-8"))
+}
+
+/// Reads an `int32` (Go keeps the low 32 bits of the varint).
+///
+/// # Errors
+///
+/// Wrong wire type or truncation.
+pub fn get_int32(wire: WireType, buf: &mut &[u8], decoder: &Decoder) -> Result<i32, DecodeError> {
+    expect(wire, WireType::Varint, decoder)?;
+    Ok(varint(buf, decoder)? as i32)
+}
+
+/// Reads an `int64`.
+///
+/// # Errors
+///
+/// Wrong wire type or truncation.
+pub fn get_int64(wire: WireType, buf: &mut &[u8], decoder: &Decoder) -> Result<i64, DecodeError> {
+    expect(wire, WireType::Varint, decoder)?;
+    Ok(varint(buf, decoder)? as i64)
+}
+
+/// Reads a `bool` (any non-zero varint is true).
+///
+/// # Errors
+///
+/// Wrong wire type or truncation.
+pub fn get_bool(wire: WireType, buf: &mut &[u8], decoder: &Decoder) -> Result<bool, DecodeError> {
+    expect(wire, WireType::Varint, decoder)?;
+    Ok(varint(buf, decoder)? != 0)
+}
+
+/// Reads an embedded message into `value`, merging with what it already holds.
+///
+/// # Errors
+///
+/// Wrong wire type, truncation or an error inside the message.
+pub fn get_message<M: Message>(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+    value: &mut M,
+) -> Result<(), DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    merge_fields(value, &mut inner, decoder)?;
+    value.finish();
+    Ok(())
+}
+
+/// Reads one element of a repeated message field and appends it.
+///
+/// # Errors
+///
+/// See [`get_message`].
+pub fn get_element<M: Message>(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+    list: &mut Vec<M>,
+) -> Result<(), DecodeError> {
+    decoder.enter_index(list.len());
+    let mut value = M::default();
+    get_message(wire, buf, decoder, &mut value)?;
+    decoder.leave();
+    list.push(value);
+    Ok(())
+}
+
+/// Reads one `map<string, string>` entry (a missing key or value is empty, as in Go).
+///
+/// # Errors
+///
+/// Wrong wire types, truncation or invalid UTF-8.
+pub fn get_string_entry(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<(String, String), DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    let (mut key, mut value) = (String::new(), String::new());
+    while !inner.is_empty() {
+        let (number, wire) =
+            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
+        match number {
+            1 => key = get_string(wire, &mut inner, decoder)?,
+            2 => value = get_string(wire, &mut inner, decoder)?,
+            _ => decoder.unknown(number, wire, &mut inner)?,
+        }
+    }
+    Ok((key, value))
+}
+
+/// Reads a `[]byte` as base64 text.
+///
+/// # Errors
+///
+/// Wrong wire type or truncation.
+pub fn get_base64(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &Decoder,
+) -> Result<String, DecodeError> {
+    use base64::Engine as _;
+    let bytes = delimited(wire, buf, decoder)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// Reads a `metav1.Time`; the empty message is Go's zero time, `None`. Like Go, the
+/// nanoseconds are dropped.
+///
+/// # Errors
+///
+/// Malformed message or seconds outside the representable range.
+pub fn get_time(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<Option<Time>, DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    if inner.is_empty() {
+        return Ok(None);
+    }
+    let mut seconds = 0;
+    while !inner.is_empty() {
+        let (number, wire) =
+            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
+        match number {
+            1 => seconds = get_int64(wire, &mut inner, decoder)?,
+            2 => {
+                get_int32(wire, &mut inner, decoder)?;
+            }
+            _ => decoder.unknown(number, wire, &mut inner)?,
+        }
+    }
+    k8s_openapi::jiff::Timestamp::from_second(seconds)
+        .map(|t| Some(Time(t)))
+        .map_err(|_| {
+            decoder.error(format!(
+                "{seconds} seconds is outside the supported time range"
+            ))
+        })
+}
+
+/// Reads a `metav1.FieldsV1`: its `raw` field must hold JSON.
+///
+/// # Errors
+///
+/// Malformed message or `raw` that is not JSON.
+pub fn get_fields_v1(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<FieldsV1, DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    let mut raw: &[u8] = b"null";
+    while !inner.is_empty() {
+        let (number, wire) =
+            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
+        match number {
+            1 => raw = delimited(wire, &mut inner, decoder)?,
+            _ => decoder.unknown(number, wire, &mut inner)?,
+        }
+    }
+    serde_json::from_slice(raw)
+        .map(FieldsV1)
+        .map_err(|e| decoder.error(format!("raw is not JSON: {e}")))
+}
