@@ -1,3 +1,4 @@
 //! The integration tests of apfkit-types, in one binary.
 
 mod defaulting;
+mod wire;
