@@ -4,7 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use etcd_client::{Certificate, Client, ConnectOptions, GetOptions, Identity, TlsOptions};
+use etcd_client::{
+    Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, PutOptions,
+    TlsOptions, Txn, TxnOp,
+};
 
 use crate::envelope::{EnvelopeError, Stored, inspect};
 
@@ -184,6 +187,112 @@ impl Store {
         format!("{}/{}/", self.prefix, resource.path)
     }
 
+    /// How many keys `resource` has.
+    pub async fn count(&mut self, resource: &StoredResource) -> Result<u64, StorageError> {
+        let prefix = self.resource_prefix(resource).into_bytes();
+        let options = GetOptions::new()
+            .with_range(prefix_end(&prefix))
+            .with_count_only();
+        let response = self
+            .client
+            .get(prefix.clone(), Some(options))
+            .await
+            .map_err(|err| request_error(&prefix, err))?;
+        Ok(u64::try_from(response.count()).unwrap_or(0))
+    }
+
+    /// One page (up to 200 keys) of `resource`, with values, starting at `from` (the resource
+    /// prefix for the first page); the key after the page, if any.
+    pub async fn page(
+        &mut self,
+        resource: &StoredResource,
+        from: Option<Vec<u8>>,
+    ) -> Result<(Vec<RawValue>, Option<Vec<u8>>), StorageError> {
+        let prefix = self.resource_prefix(resource).into_bytes();
+        let start = from.unwrap_or_else(|| prefix.clone());
+        let options = GetOptions::new()
+            .with_range(prefix_end(&prefix))
+            .with_limit(PAGE);
+        let response = self
+            .client
+            .get(start, Some(options))
+            .await
+            .map_err(|err| request_error(&prefix, err))?;
+        let values = response
+            .kvs()
+            .iter()
+            .map(|kv| RawValue {
+                key: kv.key().to_vec(),
+                value: kv.value().to_vec(),
+                mod_revision: kv.mod_revision(),
+            })
+            .collect();
+        let next = match response.kvs().last() {
+            Some(last) if response.more() => {
+                let mut next = last.key().to_vec();
+                next.push(0);
+                Some(next)
+            }
+            _ => None,
+        };
+        Ok((values, next))
+    }
+
+    /// The value of `key` and its mod revision, if the key exists.
+    pub async fn get(&mut self, key: &[u8]) -> Result<Option<RawValue>, StorageError> {
+        let response = self
+            .client
+            .get(key, None)
+            .await
+            .map_err(|err| request_error(key, err))?;
+        Ok(response.kvs().first().map(|kv| RawValue {
+            key: kv.key().to_vec(),
+            value: kv.value().to_vec(),
+            mod_revision: kv.mod_revision(),
+        }))
+    }
+
+    /// Writes `value` to `key` only if the key's mod revision is still `mod_revision`
+    /// (compare-and-swap, as kube-apiserver's `GuaranteedUpdate`); `false` on a conflict.
+    pub async fn swap(
+        &mut self,
+        key: &[u8],
+        value: Vec<u8>,
+        mod_revision: i64,
+    ) -> Result<bool, StorageError> {
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key, CompareOp::Equal, mod_revision)])
+            .and_then([TxnOp::put(key, value, None::<PutOptions>)]);
+        let response = self
+            .client
+            .txn(txn)
+            .await
+            .map_err(|err| request_error(key, err))?;
+        Ok(response.succeeded())
+    }
+
+    /// Writes `value` to `key` unconditionally (for seeding test data and benchmarks).
+    pub async fn put(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), StorageError> {
+        self.client
+            .put(key, value, None)
+            .await
+            .map(drop)
+            .map_err(|err| request_error(key, err))
+    }
+
+    /// A handle on the same connection, for requests in parallel.
+    pub fn handle(&self) -> Store {
+        Store {
+            client: self.client.clone(),
+            prefix: self.prefix.clone(),
+        }
+    }
+
+    /// The prefix under which kube-apiserver keeps everything (`--etcd-prefix`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// Every key of every known resource, in key order per resource, with what its value
     /// says; read `PAGE` keys at a time.
     pub async fn list(&mut self) -> Result<Vec<Entry>, StorageError> {
@@ -226,6 +335,24 @@ impl Store {
 }
 
 /// The first key after every key starting with `prefix` (etcd's range end for a prefix).
+/// A stored key with its value and mod revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawValue {
+    /// The key.
+    pub key: Vec<u8>,
+    /// The value as stored.
+    pub value: Vec<u8>,
+    /// The revision of the key's last change.
+    pub mod_revision: i64,
+}
+
+fn request_error(key: &[u8], err: etcd_client::Error) -> StorageError {
+    StorageError::Request {
+        what: String::from_utf8_lossy(key).into_owned(),
+        message: err.to_string(),
+    }
+}
+
 fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {

@@ -14,6 +14,9 @@ pub struct Etcd {
     child: Child,
     /// `http://127.0.0.1:<port>`.
     pub endpoint: String,
+    binary: String,
+    args: Vec<String>,
+    client_port: u16,
     _data: tempfile::TempDir,
 }
 
@@ -32,32 +35,55 @@ impl Etcd {
         let (client, peer) = (free_port(), free_port());
         let endpoint = format!("http://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
-        let child = Command::new(&binary)
-            .arg("--data-dir")
-            .arg(data.path())
-            .args(["--name", "test"])
-            .args(["--listen-client-urls", &endpoint])
-            .args(["--advertise-client-urls", &endpoint])
-            .args(["--listen-peer-urls", &peer_url])
-            .args(["--initial-advertise-peer-urls", &peer_url])
-            .args(["--initial-cluster", &format!("test={peer_url}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| {
-                panic!(
-                    "cannot start etcd ({binary}): {err}. Install Debian's etcd-server package \
-                     (apt-get install etcd-server), or set ETCD to the binary."
-                )
-            });
+        let args: Vec<String> = [
+            "--data-dir",
+            &data.path().display().to_string(),
+            "--name",
+            "test",
+            "--listen-client-urls",
+            &endpoint,
+            "--advertise-client-urls",
+            &endpoint,
+            "--listen-peer-urls",
+            &peer_url,
+            "--initial-advertise-peer-urls",
+            &peer_url,
+            "--initial-cluster",
+            &format!("test={peer_url}"),
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let child = spawn(&binary, &args);
         let mut etcd = Etcd {
             child,
             endpoint,
+            binary,
+            args,
+            client_port: client,
             _data: data,
         };
+        etcd.wait_listening();
+        etcd
+    }
+
+    /// Kills the server, as a crash would, keeping its data.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on the same data and ports.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.child = spawn(&self.binary, &self.args);
+        self.wait_listening();
+    }
+
+    fn wait_listening(&mut self) {
         let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", client)).is_err() {
-            if let Some(status) = etcd.child.try_wait().unwrap() {
+        while std::net::TcpStream::connect(("127.0.0.1", self.client_port)).is_err() {
+            if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("etcd exited at start: {status}");
             }
             assert!(
@@ -66,8 +92,22 @@ impl Etcd {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        etcd
     }
+}
+
+/// Starts the binary; without it, fails naming the package to install.
+fn spawn(binary: &str, args: &[String]) -> Child {
+    Command::new(binary)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|err| {
+            panic!(
+                "cannot start etcd ({binary}): {err}. Install Debian's etcd-server package \
+                 (apt-get install etcd-server), or set ETCD to the binary."
+            )
+        })
 }
 
 impl Drop for Etcd {

@@ -1,0 +1,424 @@
+//! `migrate` against a real etcd: the bootstrap configuration stored as v1beta2/v1beta3
+//! protobuf and APIServices as v1beta1 JSON rewritten to v1 with nothing lost; a concurrent
+//! writer; etcd dying mid-run; values that must never be overwritten.
+
+#[path = "support/etcd.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_storage::etcd::{EtcdOptions, Store};
+use apfkit_storage::migrate::{self, MigrateOptions};
+use apfkit_storage::object::{self, Format};
+use serde_json::{Value, json};
+use support::Etcd;
+
+async fn store(etcd: &Etcd) -> Store {
+    Store::connect(&EtcdOptions {
+        endpoints: vec![etcd.endpoint.clone()],
+        ..EtcdOptions::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn to(version: &str) -> Target {
+    version.parse().unwrap()
+}
+
+fn convert(object: &Value, version: &str) -> Value {
+    scheme::convert(object, &to(version), UnknownFields::Strict)
+        .unwrap()
+        .object
+}
+
+/// The bootstrap objects (v1), each with its etcd key.
+fn bootstrap() -> Vec<(String, Value)> {
+    let mut objects = Vec::new();
+    for yaml in [
+        apfkit_dispatcher::bootstrap::FLOW_SCHEMAS_YAML,
+        apfkit_dispatcher::bootstrap::PRIORITY_LEVELS_YAML,
+    ] {
+        for document in scheme::read_documents(yaml.as_bytes()).unwrap() {
+            let value = document.value;
+            let plural = match value["kind"].as_str().unwrap() {
+                "FlowSchema" => "flowschemas",
+                _ => "prioritylevelconfigurations",
+            };
+            let key = format!(
+                "/registry/{plural}/{}",
+                value["metadata"]["name"].as_str().unwrap()
+            );
+            objects.push((key, value));
+        }
+    }
+    objects
+}
+
+fn api_service(name: &str, group: &str) -> Value {
+    json!({
+        "apiVersion": "apiregistration.k8s.io/v1beta1", "kind": "APIService",
+        "metadata": {"name": name, "uid": "4f1c", "creationTimestamp": "2024-01-02T03:04:05Z", "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+        "spec": {"group": group, "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15},
+        "status": {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": "2024-01-02T03:04:05Z", "reason": "Local", "message": "Local APIServices are always available"}]}
+    })
+}
+
+/// `metadata.resourceVersion` as written in a stored value.
+fn stored_resource_version(value: &[u8]) -> Option<String> {
+    let object: Value = match value.strip_prefix(apfkit_storage::envelope::PROTOBUF_PREFIX) {
+        Some(message) => {
+            let unknown = apfkit_storage::envelope::unwrap(message).unwrap();
+            let type_meta = unknown.type_meta.unwrap();
+            let kind = apfkit_types::KINDS
+                .iter()
+                .find(|k| {
+                    Some(k.api_version) == type_meta.api_version.as_deref()
+                        && Some(k.kind) == type_meta.kind.as_deref()
+                })
+                .unwrap();
+            (kind.wire.unwrap().decode_protobuf)(&unknown.raw.unwrap())
+                .unwrap()
+                .value
+        }
+        None => serde_json::from_slice(value).unwrap(),
+    };
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Seeds etcd as an older kube-apiserver left it: FlowSchemas as v1beta2 protobuf, priority
+/// levels as v1beta3 protobuf, APIServices as v1beta1 JSON. Returns every (key, stored object).
+async fn seed(store: &mut Store) -> Vec<(String, Value)> {
+    let mut seeded = Vec::new();
+    for (key, object) in bootstrap() {
+        let version = if key.contains("/flowschemas/") {
+            "v1beta2"
+        } else {
+            "v1beta3"
+        };
+        let old = convert(&object, version);
+        store
+            .put(
+                key.as_bytes(),
+                object::encode(&old, Format::Protobuf).unwrap(),
+            )
+            .await
+            .unwrap();
+        seeded.push((key, old));
+    }
+    for (name, group) in [
+        ("v1.apps", "apps"),
+        ("v1beta1.metrics.k8s.io", "metrics.k8s.io"),
+    ] {
+        let key = format!("/registry/apiregistration.k8s.io/apiservices/{name}");
+        let old = api_service(name, group);
+        store
+            .put(key.as_bytes(), object::encode(&old, Format::Json).unwrap())
+            .await
+            .unwrap();
+        seeded.push((key, old));
+    }
+    seeded
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_configuration_migrates_to_v1_with_nothing_lost() {
+    let etcd = Etcd::start();
+    let mut store = store(&etcd).await;
+    let seeded = seed(&mut store).await;
+    assert_eq!(
+        migrate::total(&mut store).await.unwrap(),
+        seeded.len() as u64
+    );
+
+    // A dry run lists every key and changes nothing.
+    let mut options = MigrateOptions::new(to("v1"));
+    options.dry_run = true;
+    let planned = migrate::migrate(&mut store, &options, &|| {})
+        .await
+        .unwrap();
+    assert_eq!(planned.planned.len(), seeded.len());
+    assert!(planned.planned.iter().all(|p| p.to.ends_with("/v1")));
+    let before = store.get(seeded[0].0.as_bytes()).await.unwrap().unwrap();
+
+    let done = AtomicU64::new(0);
+    options.dry_run = false;
+    let summary = migrate::migrate(&mut store, &options, &|| {
+        done.fetch_add(1, Ordering::Relaxed);
+    })
+    .await
+    .unwrap();
+    assert_eq!(summary.migrated, seeded.len() as u64, "{summary:?}");
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    assert_eq!(done.load(Ordering::Relaxed), seeded.len() as u64);
+    let after = store.get(seeded[0].0.as_bytes()).await.unwrap().unwrap();
+    assert_ne!(before.mod_revision, after.mod_revision);
+
+    for (key, old) in &seeded {
+        let raw = store.get(key.as_bytes()).await.unwrap().unwrap();
+        let stored = object::decode(&raw.value, raw.mod_revision).unwrap();
+        // Same encoding as before, now v1, equal to converting the old object.
+        let expected_format = if key.contains("apiservices") {
+            Format::Json
+        } else {
+            Format::Protobuf
+        };
+        assert_eq!(stored.format, expected_format, "{key}");
+        let mut expected = convert(old, "v1");
+        expected["metadata"]["resourceVersion"] = json!(raw.mod_revision.to_string());
+        let actual = stored.object.clone();
+        // Go writes an empty `status` struct for objects stored without one.
+        if expected.get("status").is_none() {
+            expected["status"] = actual["status"].clone();
+        }
+        assert_eq!(
+            actual["apiVersion"].as_str().unwrap().rsplit('/').next(),
+            Some("v1")
+        );
+        assert_eq!(actual, expected, "{key}");
+        // resourceVersion comes from the mod revision: the value does not carry one.
+        assert_eq!(stored_resource_version(&raw.value), None, "{key}");
+    }
+
+    // A second run finds everything current and writes nothing.
+    let again = migrate::migrate(&mut store, &MigrateOptions::new(to("v1")), &|| {})
+        .await
+        .unwrap();
+    assert_eq!(again.migrated, 0);
+    assert_eq!(again.already_current, seeded.len() as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concurrent_writer_loses_no_update() {
+    let etcd = Etcd::start();
+    let mut store = store(&etcd).await;
+    // 400 priority levels (two pages), 20 of them written continuously by an old-version writer.
+    let base = convert(
+        &bootstrap()
+            .into_iter()
+            .find(|(k, _)| k.ends_with("/workload-low"))
+            .unwrap()
+            .1,
+        "v1beta3",
+    );
+    let key = |i: usize| format!("/registry/prioritylevelconfigurations/level-{i:04}");
+    for i in 0..400 {
+        let mut object = base.clone();
+        object["metadata"]["name"] = json!(format!("level-{i:04}"));
+        store
+            .put(
+                key(i).as_bytes(),
+                object::encode(&object, Format::Protobuf).unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let mut handle = store.handle();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut last = vec![0u64; 20];
+            let mut round = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                round += 1;
+                for (i, last) in last.iter_mut().enumerate() {
+                    // Read, change a label, write back in v1beta3 if nobody wrote meanwhile.
+                    let raw = handle.get(key(i).as_bytes()).await.unwrap().unwrap();
+                    let mut object = object::decode(&raw.value, raw.mod_revision).unwrap().object;
+                    let old = convert(&object, "v1beta3");
+                    object = old;
+                    object["metadata"]["labels"] = json!({"round": round.to_string()});
+                    let bytes = object::encode(&object, Format::Protobuf).unwrap();
+                    if handle
+                        .swap(&raw.key, bytes, raw.mod_revision)
+                        .await
+                        .unwrap()
+                    {
+                        *last = round;
+                    }
+                }
+            }
+            last
+        })
+    };
+    let mut options = MigrateOptions::new(to("v1"));
+    options.parallel = 1;
+    let summary = migrate::migrate(&mut store, &options, &|| {})
+        .await
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let last = writer.await.unwrap();
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    assert!(
+        summary.conflicts_retried > 0,
+        "the writer never raced the migration: {summary:?}"
+    );
+
+    // The writer may have written v1beta3 again after the migration passed: run again.
+    let summary = migrate::migrate(&mut store, &options, &|| {})
+        .await
+        .unwrap();
+    assert!(summary.failed.is_empty());
+    for i in 0..400 {
+        let raw = store.get(key(i).as_bytes()).await.unwrap().unwrap();
+        let object = object::decode(&raw.value, raw.mod_revision).unwrap().object;
+        assert_eq!(object["apiVersion"], "flowcontrol.apiserver.k8s.io/v1");
+        if let Some(round) = last.get(i) {
+            // The writer's last successful write survived.
+            assert_eq!(
+                object["metadata"]["labels"]["round"],
+                json!(round.to_string()),
+                "{i}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_dying_mid_run_fails_cleanly_and_a_rerun_finishes() {
+    let mut etcd = Etcd::start();
+    let mut store = store(&etcd).await;
+    let base = convert(
+        &bootstrap()
+            .into_iter()
+            .find(|(k, _)| k.ends_with("/catch-all"))
+            .unwrap()
+            .1,
+        "v1beta3",
+    );
+    let total = 3000;
+    for i in 0..total {
+        let mut object = base.clone();
+        object["metadata"]["name"] = json!(format!("fs-{i:05}"));
+        store
+            .put(
+                format!("/registry/flowschemas/fs-{i:05}").as_bytes(),
+                object::encode(&object, Format::Protobuf).unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+    let done = Arc::new(AtomicU64::new(0));
+    let run = {
+        let mut store = store.handle();
+        let done = done.clone();
+        tokio::spawn(async move {
+            let mut options = MigrateOptions::new(to("v1"));
+            options.parallel = 2;
+            migrate::migrate(&mut store, &options, &move || {
+                done.fetch_add(1, Ordering::Relaxed);
+            })
+            .await
+        })
+    };
+    while done.load(Ordering::Relaxed) < 300 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    etcd.stop();
+    let error = run.await.unwrap().unwrap_err();
+    assert!(error.to_string().contains("etcd request"), "{error}");
+    assert!(done.load(Ordering::Relaxed) < total);
+
+    etcd.restart();
+    let mut store = self::store(&etcd).await;
+    let summary = migrate::migrate(&mut store, &MigrateOptions::new(to("v1")), &|| {})
+        .await
+        .unwrap();
+    assert!(summary.failed.is_empty());
+    assert!(summary.already_current > 0, "the first run's work is kept");
+    assert_eq!(summary.migrated + summary.already_current, total);
+    let check = migrate::migrate(&mut store, &MigrateOptions::new(to("v1")), &|| {})
+        .await
+        .unwrap();
+    assert_eq!(check.already_current, total);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_encrypted_and_foreign_values_are_reported_and_never_overwritten() {
+    let etcd = Etcd::start();
+    let mut store = store(&etcd).await;
+    let good = convert(&bootstrap()[0].1, "v1beta3");
+    let mut with_unknown = object::encode(&good, Format::Protobuf).unwrap();
+    // An unknown varint field 99 appended to the object inside the envelope: re-wrap it.
+    let unknown = apfkit_storage::envelope::unwrap(&with_unknown[4..]).unwrap();
+    let mut raw = unknown.raw.unwrap();
+    raw.extend([0x98, 0x06, 0x01]);
+    with_unknown =
+        apfkit_storage::envelope::wrap("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", &raw);
+    let bad: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "/registry/flowschemas/encrypted",
+            b"k8s:enc:aescbc:v1:key1:\x00\x01\x02".to_vec(),
+        ),
+        (
+            "/registry/flowschemas/corrupt",
+            b"k8s\0\x0a\x05garbage".to_vec(),
+        ),
+        (
+            "/registry/flowschemas/truncated",
+            object::encode(&good, Format::Protobuf).unwrap()[..40].to_vec(),
+        ),
+        (
+            "/registry/flowschemas/foreign-kind",
+            apfkit_storage::envelope::wrap("v1", "Pod", b"\x0a\x00"),
+        ),
+        ("/registry/flowschemas/not-an-object", b"hello".to_vec()),
+        (
+            "/registry/apiregistration.k8s.io/apiservices/bad-json",
+            b"{\"apiVersion\":".to_vec(),
+        ),
+        ("/registry/flowschemas/unknown-field", with_unknown),
+    ];
+    for (key, value) in &bad {
+        store.put(key.as_bytes(), value.clone()).await.unwrap();
+    }
+    store
+        .put(
+            b"/registry/flowschemas/fine",
+            object::encode(&good, Format::Protobuf).unwrap(),
+        )
+        .await
+        .unwrap();
+    let before: Vec<_> = {
+        let mut v = Vec::new();
+        for (key, _) in &bad {
+            v.push(store.get(key.as_bytes()).await.unwrap().unwrap());
+        }
+        v
+    };
+    let summary = migrate::migrate(&mut store, &MigrateOptions::new(to("v1")), &|| {})
+        .await
+        .unwrap();
+    assert_eq!(summary.migrated, 1, "{summary:?}");
+    let failed: Vec<&str> = summary.failed.iter().map(|f| f.key.as_str()).collect();
+    let mut expected: Vec<&str> = bad.iter().map(|(k, _)| *k).collect();
+    expected.sort();
+    assert_eq!(failed, expected);
+    let reason = |key: &str| {
+        summary
+            .failed
+            .iter()
+            .find(|f| f.key == key)
+            .unwrap()
+            .reason
+            .clone()
+    };
+    assert!(
+        reason("/registry/flowschemas/encrypted").contains("encrypted at rest (aescbc:v1:key1)")
+    );
+    assert!(reason("/registry/flowschemas/foreign-kind").contains("v1 Pod is not a kind"));
+    assert!(
+        reason("/registry/flowschemas/unknown-field").contains("#99"),
+        "{}",
+        reason("/registry/flowschemas/unknown-field")
+    );
+    for ((key, _), before) in bad.iter().zip(before) {
+        let after = store.get(key.as_bytes()).await.unwrap().unwrap();
+        assert_eq!(after, before, "{key} was touched");
+    }
+}
