@@ -64,3 +64,13 @@ fn main() {
         std::process::exit(failure.exit_code());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks (unique names, valid references between flags) on every
+    /// subcommand, which otherwise only fire when that subcommand is parsed.
+    #[test]
+    fn every_command_definition_is_consistent() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
+}
