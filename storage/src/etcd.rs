@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use etcd_client::{
     Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, PutOptions,
-    TlsOptions, Txn, TxnOp,
+    TlsOptions, Txn, TxnOp, TxnOpResponse,
 };
 
 use crate::envelope::{EnvelopeError, Stored, inspect};
@@ -271,6 +271,65 @@ impl Store {
         Ok(response.succeeded())
     }
 
+    /// Writes every swap in one transaction if no key's mod revision changed, and none of them
+    /// otherwise; then the current value of every key (`None`: deleted), in order, read in the
+    /// same transaction.
+    ///
+    /// One transaction for many keys is what makes a migration fast: etcd applies its
+    /// transactions one at a time, so a transaction per key leaves it waiting on the apply loop.
+    /// Every key is still written only over the revision it was read at. etcd refuses more
+    /// than `--max-txn-ops` (default 128) writes in one transaction.
+    pub async fn swap_batch(&mut self, swaps: &[Swap]) -> Result<Swapped, StorageError> {
+        let compares = swaps
+            .iter()
+            .map(|s| Compare::mod_revision(s.key.as_slice(), CompareOp::Equal, s.mod_revision));
+        let puts = swaps
+            .iter()
+            .map(|s| TxnOp::put(s.key.as_slice(), s.value.as_slice(), None::<PutOptions>));
+        let gets = swaps
+            .iter()
+            .map(|s| TxnOp::get(s.key.as_slice(), None::<GetOptions>));
+        let txn = Txn::new()
+            .when(compares.collect::<Vec<_>>())
+            .and_then(puts.collect::<Vec<_>>())
+            .or_else(gets.collect::<Vec<_>>());
+        let first = swaps.first().map_or(&[][..], |s| s.key.as_slice());
+        let response = self
+            .client
+            .txn(txn)
+            .await
+            .map_err(|err| request_error(first, err))?;
+        if response.succeeded() {
+            return Ok(Swapped::All);
+        }
+        let current = response
+            .op_responses()
+            .into_iter()
+            .map(|op| match op {
+                TxnOpResponse::Get(get) => Ok(get.kvs().first().map(|kv| RawValue {
+                    key: kv.key().to_vec(),
+                    value: kv.value().to_vec(),
+                    mod_revision: kv.mod_revision(),
+                })),
+                other => Err(StorageError::Request {
+                    what: String::from_utf8_lossy(first).into_owned(),
+                    message: format!("etcd answered a read with {other:?}"),
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if current.len() != swaps.len() {
+            return Err(StorageError::Request {
+                what: String::from_utf8_lossy(first).into_owned(),
+                message: format!(
+                    "etcd answered {} reads with {} values",
+                    swaps.len(),
+                    current.len()
+                ),
+            });
+        }
+        Ok(Swapped::None { current })
+    }
+
     /// Writes `value` to `key` unconditionally (for seeding test data and benchmarks).
     pub async fn put(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), StorageError> {
         self.client
@@ -334,7 +393,31 @@ impl Store {
     }
 }
 
-/// The first key after every key starting with `prefix` (etcd's range end for a prefix).
+/// One write of [`Store::swap_batch`]: `value` to `key` if its mod revision is still
+/// `mod_revision`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Swap {
+    /// The key.
+    pub key: Vec<u8>,
+    /// The new value.
+    pub value: Vec<u8>,
+    /// The mod revision the key was read at.
+    pub mod_revision: i64,
+}
+
+/// What [`Store::swap_batch`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Swapped {
+    /// Every key was written.
+    All,
+    /// Some key had changed, so nothing was written; the current value of every key, in order
+    /// (`None`: the key is gone).
+    None {
+        /// The keys' current values.
+        current: Vec<Option<RawValue>>,
+    },
+}
+
 /// A stored key with its value and mod revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawValue {
@@ -353,6 +436,7 @@ fn request_error(key: &[u8], err: etcd_client::Error) -> StorageError {
     }
 }
 
+/// The first key after every key starting with `prefix` (etcd's range end for a prefix).
 fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {

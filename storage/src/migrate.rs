@@ -10,9 +10,9 @@
 //! Every write is atomic per key, so a run that stops half-way is finished by running it again.
 
 use apfkit_conversion::scheme::{self, Target, UnknownFields, Warning};
-use futures_util::stream::{self, StreamExt};
+use futures_util::stream::{self, TryStreamExt};
 
-use crate::etcd::{RESOURCES, RawValue, StorageError, Store};
+use crate::etcd::{RESOURCES, RawValue, StorageError, Store, StoredResource, Swap, Swapped};
 use crate::object;
 
 /// What to migrate and how.
@@ -27,21 +27,25 @@ pub struct MigrateOptions {
     /// What to do with fields the stored version's schema does not have. `Strict` (the
     /// default) refuses to rewrite such an object, since rewriting would drop them.
     pub unknown: UnknownFields,
-    /// Keys migrated at the same time.
+    /// Transactions in flight at the same time.
     pub parallel: usize,
+    /// Keys written per transaction (etcd refuses more than its `--max-txn-ops`, default 128).
+    pub batch: usize,
     /// Conflicts on one key before giving up on it.
     pub max_conflicts: u32,
 }
 
 impl MigrateOptions {
-    /// Options for `target` with the defaults: strict, 32 keys in parallel, 100 conflicts.
+    /// Options for `target` with the defaults: strict, 8 transactions of up to 64 keys in
+    /// flight, 100 conflicts per key.
     pub fn new(target: Target) -> MigrateOptions {
         MigrateOptions {
             target,
             all: false,
             dry_run: false,
             unknown: UnknownFields::Strict,
-            parallel: 32,
+            parallel: 8,
+            batch: 64,
             max_conflicts: 100,
         }
     }
@@ -117,29 +121,29 @@ pub async fn migrate(
     })?;
     let mut summary = Summary::default();
     for resource in RESOURCES {
-        let mut from = None;
-        loop {
-            let (page, next) = store.page(resource, from.take()).await?;
-            let outcomes: Vec<Result<(String, Outcome), StorageError>> = stream::iter(page)
-                .map(|raw| {
-                    let handle = store.handle();
-                    async move {
-                        let key = String::from_utf8_lossy(&raw.key).into_owned();
-                        let outcome = migrate_key(handle, raw, options).await;
-                        progress();
-                        outcome.map(|o| (key, o))
-                    }
+        // Pages are read as the groups before them are written: the next page's read overlaps
+        // the writes in flight.
+        let handle = store.handle();
+        let pages = stream::try_unfold(Some(None), move |from| {
+            next_page(handle.handle(), resource, from)
+        });
+        let groups = pages
+            .map_ok(|page| {
+                let mut page = page.into_iter().peekable();
+                let groups: Vec<Vec<RawValue>> = std::iter::from_fn(|| {
+                    page.peek()?;
+                    Some(page.by_ref().take(options.batch.max(1)).collect())
                 })
-                .buffer_unordered(options.parallel.max(1))
-                .collect()
-                .await;
-            for outcome in outcomes {
-                let (key, outcome) = outcome?;
+                .collect();
+                stream::iter(groups.into_iter().map(Ok))
+            })
+            .try_flatten()
+            .map_ok(|group| migrate_group(store.handle(), group, options, progress))
+            .try_buffer_unordered(options.parallel.max(1));
+        let mut groups = std::pin::pin!(groups);
+        while let Some(outcomes) = groups.try_next().await? {
+            for (key, outcome) in outcomes {
                 summary.record(key, outcome);
-            }
-            match next {
-                Some(next) => from = Some(next),
-                None => break,
             }
         }
     }
@@ -258,42 +262,144 @@ fn plan(raw: &RawValue, options: &MigrateOptions) -> Result<Plan, String> {
     })
 }
 
-async fn migrate_key(
+/// The page of `resource` starting at `from` (`Some(None)`: the first page; `None`: there are
+/// no more), and where the next page starts.
+async fn next_page(
     mut store: Store,
-    mut raw: RawValue,
+    resource: &'static StoredResource,
+    from: Option<Option<Vec<u8>>>,
+) -> Result<Option<(Vec<RawValue>, Option<Option<Vec<u8>>>)>, StorageError> {
+    let Some(from) = from else {
+        return Ok(None);
+    };
+    let (page, next) = store.page(resource, from).await?;
+    Ok(Some((page, next.map(Some))))
+}
+
+/// A key on its way to etcd.
+struct Pending {
+    raw: RawValue,
+    conflicts: u32,
+    bytes: Vec<u8>,
+    warnings: Vec<String>,
+}
+
+/// Migrates one group of keys: plans each, then writes the rewrites in one transaction. When
+/// some key changed meanwhile, nothing is written; the transaction's reads give every key's
+/// current value, the changed keys are planned again, and the group is written again.
+async fn migrate_group(
+    mut store: Store,
+    group: Vec<RawValue>,
+    options: &MigrateOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<(String, Outcome)>, StorageError> {
+    let mut outcomes = Vec::with_capacity(group.len());
+    let mut done = |key: &[u8], outcome: Outcome| {
+        progress();
+        outcomes.push((String::from_utf8_lossy(key).into_owned(), outcome));
+    };
+    let mut pending = Vec::new();
+    for raw in group {
+        match start(raw, 0, options) {
+            Ok(next) => pending.push(next),
+            Err((key, outcome)) => done(&key, outcome),
+        }
+    }
+    while !pending.is_empty() {
+        let swaps: Vec<Swap> = pending
+            .iter()
+            .map(|p| Swap {
+                key: p.raw.key.clone(),
+                value: p.bytes.clone(),
+                mod_revision: p.raw.mod_revision,
+            })
+            .collect();
+        let current = match store.swap_batch(&swaps).await? {
+            Swapped::All => {
+                for p in pending.drain(..) {
+                    let outcome = Outcome::Migrated {
+                        conflicts: p.conflicts,
+                        warnings: p.warnings,
+                    };
+                    done(&p.raw.key, outcome);
+                }
+                break;
+            }
+            Swapped::None { current } => current,
+        };
+        // The keys that did not change are written again together; each changed key on its
+        // own, so that a key another writer keeps changing cannot hold up the group.
+        let mut unchanged = Vec::with_capacity(pending.len());
+        for (p, current) in pending.drain(..).zip(current) {
+            match current {
+                Some(raw) if raw.mod_revision == p.raw.mod_revision => unchanged.push(p),
+                current => {
+                    let key = p.raw.key.clone();
+                    let outcome = migrate_key(&mut store, p, current, options).await?;
+                    done(&key, outcome);
+                }
+            }
+        }
+        pending = unchanged;
+    }
+    Ok(outcomes)
+}
+
+/// Migrates one key that changed after `pending` was planned (`current`: its value now), with
+/// a transaction per attempt, reading the key again after each conflict.
+async fn migrate_key(
+    store: &mut Store,
+    mut pending: Pending,
+    mut current: Option<RawValue>,
     options: &MigrateOptions,
 ) -> Result<Outcome, StorageError> {
-    let mut conflicts = 0;
     loop {
-        let (from, to, bytes, warnings) = match plan(&raw, options) {
-            Ok(Plan::Current) => return Ok(Outcome::Current),
-            Ok(Plan::Rewrite {
-                from,
-                to,
-                bytes,
-                warnings,
-            }) => (from, to, bytes, warnings),
-            Err(reason) => return Ok(Outcome::Failed { conflicts, reason }),
+        let conflicts = pending.conflicts + 1;
+        let Some(raw) = current else {
+            return Ok(Outcome::Deleted { conflicts });
         };
-        if options.dry_run {
-            return Ok(Outcome::Planned { from, to });
-        }
-        if store.swap(&raw.key, bytes, raw.mod_revision).await? {
-            return Ok(Outcome::Migrated {
-                conflicts,
-                warnings,
-            });
-        }
-        conflicts += 1;
         if conflicts >= options.max_conflicts {
-            return Ok(Outcome::Failed {
-                conflicts,
-                reason: format!("still changing after {conflicts} conflicts; run again"),
+            let reason = format!("still changing after {conflicts} conflicts; run again");
+            return Ok(Outcome::Failed { conflicts, reason });
+        }
+        pending = match start(raw, conflicts, options) {
+            Ok(next) => next,
+            Err((_, outcome)) => return Ok(outcome),
+        };
+        let Pending { raw, bytes, .. } = &pending;
+        if store
+            .swap(&raw.key, bytes.clone(), raw.mod_revision)
+            .await?
+        {
+            return Ok(Outcome::Migrated {
+                conflicts: pending.conflicts,
+                warnings: pending.warnings,
             });
         }
-        match store.get(&raw.key).await? {
-            Some(current) => raw = current,
-            None => return Ok(Outcome::Deleted { conflicts }),
+        current = store.get(&raw.key).await?;
+    }
+}
+
+/// Plans one key read after `conflicts` conflicts: the write to make, or the key's outcome
+/// when there is nothing to write.
+fn start(
+    raw: RawValue,
+    conflicts: u32,
+    options: &MigrateOptions,
+) -> Result<Pending, (Vec<u8>, Outcome)> {
+    match plan(&raw, options) {
+        Ok(Plan::Current) => Err((raw.key, Outcome::Current)),
+        Err(reason) => Err((raw.key, Outcome::Failed { conflicts, reason })),
+        Ok(Plan::Rewrite { from, to, .. }) if options.dry_run => {
+            Err((raw.key, Outcome::Planned { from, to }))
         }
+        Ok(Plan::Rewrite {
+            bytes, warnings, ..
+        }) => Ok(Pending {
+            raw,
+            conflicts,
+            bytes,
+            warnings,
+        }),
     }
 }

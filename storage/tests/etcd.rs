@@ -7,7 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use apfkit_storage::envelope::{Encoding, EnvelopeError, wrap};
-use apfkit_storage::etcd::{EtcdOptions, StorageError, Store};
+use apfkit_storage::etcd::{EtcdOptions, StorageError, Store, Swap, Swapped};
 use support::Etcd;
 
 fn options(etcd: &Etcd) -> EtcdOptions {
@@ -176,4 +176,53 @@ async fn unreachable_or_misconfigured_etcd_is_a_clear_error_in_time() {
         panic!()
     };
     assert!(err.to_string().starts_with("/nonexistent/ca.crt:"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_swaps_is_written_whole_or_not_at_all() {
+    let etcd = Etcd::start();
+    let mut store = Store::connect(&options(&etcd)).await.unwrap();
+    for key in ["/k/a", "/k/b", "/k/c"] {
+        store.put(key.as_bytes(), b"old".to_vec()).await.unwrap();
+    }
+    let read = |raw: Option<apfkit_storage::etcd::RawValue>| raw.unwrap();
+    let a = read(store.get(b"/k/a").await.unwrap());
+    let b = read(store.get(b"/k/b").await.unwrap());
+    let c = read(store.get(b"/k/c").await.unwrap());
+    let swap = |raw: &apfkit_storage::etcd::RawValue| Swap {
+        key: raw.key.clone(),
+        value: b"new".to_vec(),
+        mod_revision: raw.mod_revision,
+    };
+    // Another writer changes b and deletes c: nothing is written, and the answer carries the
+    // current value of every key, in order.
+    store.put(b"/k/b", b"theirs".to_vec()).await.unwrap();
+    etcd_client::Client::connect([etcd.endpoint.as_str()], None)
+        .await
+        .unwrap()
+        .delete("/k/c", None)
+        .await
+        .unwrap();
+    let Swapped::None { current } = store
+        .swap_batch(&[swap(&a), swap(&b), swap(&c)])
+        .await
+        .unwrap()
+    else {
+        panic!("a changed key must stop the whole batch");
+    };
+    assert_eq!(current.len(), 3);
+    assert_eq!(current[0].as_ref(), Some(&a));
+    let b_now = current[1].clone().unwrap();
+    assert_eq!(b_now.value, b"theirs");
+    assert!(b_now.mod_revision > b.mod_revision);
+    assert_eq!(current[2], None);
+    assert_eq!(read(store.get(b"/k/a").await.unwrap()).value, b"old");
+
+    // With the current revisions, the batch goes through whole.
+    assert_eq!(
+        store.swap_batch(&[swap(&a), swap(&b_now)]).await.unwrap(),
+        Swapped::All
+    );
+    assert_eq!(read(store.get(b"/k/a").await.unwrap()).value, b"new");
+    assert_eq!(read(store.get(b"/k/b").await.unwrap()).value, b"new");
 }

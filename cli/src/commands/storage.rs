@@ -68,8 +68,8 @@ struct GetArgs {
 ///
 /// Every stored FlowSchema, PriorityLevelConfiguration and APIService whose stored version
 /// differs from the target (or every one, with --all) is decoded, defaulted, converted and
-/// written back in the encoding it had, with a transaction that checks the key's mod revision.
-/// If another writer changed the key meanwhile, the key is read again and the work redone.
+/// written back in the encoding it had, in transactions that check each key's mod revision.
+/// If another writer changed a key meanwhile, that key is read again and the work redone.
 /// Values that do not decode, are encrypted at rest, would convert lossily or carry fields
 /// their schema lacks (unless --unknown-fields warn or ignore) are reported and left
 /// untouched. Safe to run again: a stopped run is finished by the next.
@@ -96,9 +96,14 @@ struct MigrateArgs {
     /// reports it; warn and ignore rewrite it without them.
     #[arg(long, value_enum, default_value = "strict")]
     unknown_fields: UnknownFieldsArg,
-    /// Keys migrated at the same time.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    /// Transactions in flight at the same time.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     parallel: u16,
+    /// Keys written per transaction. A group is written whole or, when another writer changed
+    /// one of its keys, not at all and then again; etcd refuses more than its --max-txn-ops
+    /// (default 128).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    batch: u16,
     #[command(flatten)]
     connection: Connection,
     /// Report format.
@@ -302,6 +307,7 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
     options.all = args.all;
     options.dry_run = args.dry_run;
     options.parallel = usize::from(args.parallel);
+    options.batch = usize::from(args.batch);
     options.unknown = match args.unknown_fields {
         UnknownFieldsArg::Strict => UnknownFields::Strict,
         UnknownFieldsArg::Warn => UnknownFields::Warn,
