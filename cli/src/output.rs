@@ -20,7 +20,7 @@ use std::io::{BufWriter, Seek, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use serde::Serialize;
+use serde_json::Value;
 use tempfile::NamedTempFile;
 
 use crate::cleanup;
@@ -32,7 +32,7 @@ use crate::input;
 pub enum ObjectFormat {
     /// YAML documents separated by `---`.
     Yaml,
-    /// Indented JSON values, one after another.
+    /// JSON as kube-apiserver writes it: fields in Go's order, indented by two spaces.
     Json,
 }
 
@@ -125,7 +125,7 @@ impl Sink {
 
     /// Appends one document. A document larger than the reader's limit is refused, so that
     /// everything written can be read back.
-    pub fn write(&mut self, value: &impl Serialize) -> Result<(), Failure> {
+    pub fn write(&mut self, value: &Value) -> Result<(), Failure> {
         let failure = |message: String| self.error(std::io::Error::other(message));
         let text = match self.format {
             ObjectFormat::Yaml => {
@@ -136,9 +136,16 @@ impl Sink {
                 }
                 text
             }
+            // kube-apiserver's JSON: Go's field order, indented by two spaces. A document of a
+            // kind not served here is written as it is.
             ObjectFormat::Json => {
-                let mut text =
-                    serde_json::to_string_pretty(value).map_err(|e| failure(e.to_string()))?;
+                let mut text = match apfkit_types::wire::to_go_json(value, true) {
+                    Some(written) => written
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string())),
+                    None => serde_json::to_string_pretty(value).map_err(|e| e.to_string()),
+                }
+                .map_err(failure)?;
                 text.push('\n');
                 text
             }
@@ -631,11 +638,39 @@ mod tests {
         );
     }
 
+    /// JSON of a served kind is kube-apiserver's (Go's field order); any other document, kept
+    /// when a file is rewritten in place, is written as it was read (keys sorted).
+    #[test]
+    fn json_is_in_gos_order_for_served_kinds_only() {
+        let mut sink = Sink::new(ObjectFormat::Json, Destination::Stdout).unwrap();
+        sink.write(&serde_json::json!({
+            "metadata": {"name": "x"}, "kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1"
+        }))
+        .unwrap();
+        sink.write(&serde_json::json!({
+            "metadata": {"name": "x"}, "kind": "ConfigMap", "apiVersion": "v1"
+        }))
+        .unwrap();
+        let Held::Memory(text) = &sink.held else {
+            panic!("small output stays in memory");
+        };
+        assert_eq!(
+            String::from_utf8_lossy(text),
+            concat!(
+                "{\n  \"kind\": \"APIService\",\n  \"apiVersion\": \"apiregistration.k8s.io/v1\",\n",
+                "  \"metadata\": {\n    \"name\": \"x\"\n  },\n  \"spec\": {\n    \"groupPriorityMinimum\": 0,\n",
+                "    \"versionPriority\": 0\n  },\n  \"status\": {}\n}\n",
+                "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"ConfigMap\",\n  \"metadata\": {\n",
+                "    \"name\": \"x\"\n  }\n}\n",
+            )
+        );
+    }
+
     /// Standard output is held in memory up to the limit, then in a registered temporary file.
     #[test]
     fn large_output_spills_to_a_temporary_file() {
         let mut sink = Sink::new(ObjectFormat::Json, Destination::Stdout).unwrap();
-        let big = "x".repeat(1 << 20);
+        let big = Value::String("x".repeat(1 << 20));
         for _ in 0..7 {
             sink.write(&big).unwrap();
         }

@@ -1,5 +1,5 @@
 //! Byte identity with kube-apiserver on upstream's own fixtures (see
-//! `fixtures/upstream/README.md`): every flowcontrol kind and version decodes from Go's
+//! `tests/fixtures/upstream-wire/README.md`): every flowcontrol kind and version decodes from Go's
 //! protobuf, re-encodes to the same bytes, and prints as Go's indented JSON byte for byte.
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use apfkit_storage::envelope;
 use apfkit_types::KINDS;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream")
+    apfkit_tests::upstream_wire_fixtures()
 }
 
 /// Every flowcontrol resource kind of the registry, with its fixture base name.

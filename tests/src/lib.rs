@@ -25,6 +25,13 @@ pub fn fixtures() -> PathBuf {
     repo_root().join("tests").join("fixtures")
 }
 
+/// Objects written by Kubernetes' own Go code for every flowcontrol kind and version
+/// (`tests/fixtures/upstream-wire`, see its README): `<group>.<version>.<Kind>.pb`, the stored
+/// protobuf value, and `.json`, Go's indented JSON.
+pub fn upstream_wire_fixtures() -> PathBuf {
+    fixtures().join("upstream-wire")
+}
+
 /// The shared reference data (`../shared` beside the repository, or `$APFKIT_SHARED`). When it
 /// is absent the test fails, naming `what` it would check, unless `APFKIT_SKIP_SHARED=1` says
 /// to skip it knowingly (then `None`, with a note).

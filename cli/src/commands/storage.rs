@@ -256,18 +256,13 @@ fn get(args: GetArgs) -> Result<(), Failure> {
     }
     match args.output {
         ObjectFormat::Json => {
-            let (api_version, kind) = (
-                value["apiVersion"].as_str().unwrap_or_default().to_owned(),
-                value["kind"].as_str().unwrap_or_default().to_owned(),
-            );
-            let codec = apfkit_types::KINDS
-                .iter()
-                .find(|k| k.api_version == api_version && k.kind == kind)
-                .and_then(|k| k.wire)
+            let mut json = apfkit_types::wire::to_go_json(&value, true)
                 .ok_or_else(|| {
-                    Failure::Invalid(format!("{key}: {api_version} {kind} is not a known kind"))
-                })?;
-            let mut json = (codec.go_json)(value, true)
+                    Failure::Invalid(format!(
+                        "{key}: {} {} is not a known kind",
+                        value["apiVersion"], value["kind"]
+                    ))
+                })?
                 .map_err(|err| Failure::Invalid(format!("{key}: {err}")))?;
             json.push(b'\n');
             emit(&String::from_utf8_lossy(&json))

@@ -4,6 +4,7 @@
 
 mod configuration;
 mod files;
+mod go_json;
 mod hostile;
 mod simulate;
 mod storage;

@@ -209,3 +209,15 @@ where
     write(&mut out, &GoOrder(value), pretty)?;
     Ok(out)
 }
+
+/// Any value written by [`write`] as it is (a `serde_json::Value`'s keys sorted), for objects
+/// whose Go type is not known here.
+///
+/// # Errors
+///
+/// See [`write`].
+pub fn to_vec_plain<V: Serialize + ?Sized>(value: &V, pretty: bool) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write(&mut out, value, pretty)?;
+    Ok(out)
+}

@@ -77,6 +77,103 @@ pub enum WireError {
     Json(#[from] serde_json::Error),
 }
 
+/// A document as kube-apiserver writes it: JSON in Go's field order, compact or indented by two
+/// spaces, without a trailing newline. The document is an object of a kind in [`crate::KINDS`]
+/// (lists such as `FlowSchemaList` included) or a `v1` `List`, whose items are written each in
+/// its own kind's order (an item of a kind not served here in sorted order, as it is).
+///
+/// `None` when the document is neither, so the caller writes it as it is.
+///
+/// # Errors
+///
+/// When the object does not fit its kind's type (the error names the field path).
+pub fn to_go_json(document: &Value, pretty: bool) -> Option<Result<Vec<u8>, WireError>> {
+    let (api_version, kind) = (document.get("apiVersion")?, document.get("kind")?);
+    if api_version == "v1" && kind == "List" {
+        return Some(list_to_go_json(document, pretty));
+    }
+    let codec = crate::KINDS
+        .iter()
+        .find(|k| api_version == k.api_version && kind == k.kind)?
+        .wire?;
+    Some((codec.go_json)(document.clone(), pretty))
+}
+
+/// A `v1` `List` (Go's `metav1.List`): `kind`, `apiVersion`, `metadata` (a `ListMeta` value,
+/// so always written) and `items` (raw objects, each in its own order).
+fn list_to_go_json(list: &Value, pretty: bool) -> Result<Vec<u8>, WireError> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+    let metadata: ListMeta = match list.get("metadata") {
+        Some(metadata) => typed(metadata.clone()).map_err(|e| e.under("metadata"))?,
+        None => ListMeta::default(),
+    };
+    let mut items = Vec::new();
+    for (i, item) in list
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let bytes = match to_go_json(item, pretty) {
+            Some(written) => written.map_err(|e| e.under(&format!("items[{i}]")))?,
+            None => go_json::to_vec_plain(item, pretty)?,
+        };
+        items.push(bytes);
+    }
+    let metadata = go_json::to_vec::<ListMeta>(&metadata, pretty)?;
+    let mut out = Vec::new();
+    if !pretty {
+        out.extend_from_slice(br#"{"kind":"List","apiVersion":"v1","metadata":"#);
+        out.extend_from_slice(&metadata);
+        out.extend_from_slice(br#","items":["#);
+        out.extend_from_slice(&items.join(&b","[..]));
+        out.extend_from_slice(b"]}");
+        return Ok(out);
+    }
+    // Indented JSON has no line breaks inside strings, so nesting a written value is a matter
+    // of indenting its lines after the first.
+    let nest = |out: &mut Vec<u8>, value: &[u8], indent: &[u8]| {
+        for (n, line) in value.split(|b| *b == b'\n').enumerate() {
+            if n > 0 {
+                out.push(b'\n');
+                out.extend_from_slice(indent);
+            }
+            out.extend_from_slice(line);
+        }
+    };
+    out.extend_from_slice(b"{\n  \"kind\": \"List\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": ");
+    nest(&mut out, &metadata, b"  ");
+    out.extend_from_slice(b",\n  \"items\": [");
+    for (n, item) in items.iter().enumerate() {
+        out.extend_from_slice(if n == 0 { b"\n    " } else { b",\n    " });
+        nest(&mut out, item, b"    ");
+    }
+    out.extend_from_slice(if items.is_empty() {
+        b"]\n}"
+    } else {
+        b"\n  ]\n}"
+    });
+    Ok(out)
+}
+
+impl WireError {
+    /// The error with its field path under `parent`.
+    fn under(self, parent: &str) -> WireError {
+        match self {
+            WireError::Shape { path, message } => WireError::Shape {
+                path: if path.is_empty() || path == "." {
+                    parent.to_owned()
+                } else {
+                    format!("{parent}.{path}")
+                },
+                message,
+            },
+            other => other,
+        }
+    }
+}
+
 fn typed<T: DeserializeOwned>(object: Value) -> Result<T, WireError> {
     serde_path_to_error::deserialize(object).map_err(|e| WireError::Shape {
         path: e.path().to_string(),

@@ -244,3 +244,33 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn documents_print_in_go_order_by_kind_with_errors_under_their_item() {
+    use apfkit_types::wire::to_go_json;
+    use serde_json::json;
+    // Not a served kind, or no identity: nothing to say, the caller writes it as it is.
+    assert!(to_go_json(&json!({"apiVersion": "v1", "kind": "ConfigMap"}), true).is_none());
+    assert!(to_go_json(&json!({"metadata": {}}), false).is_none());
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "data": {"b": "<", "a": "1"}},
+        {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.g"}},
+    ]});
+    assert_eq!(
+        String::from_utf8(to_go_json(&list, false).unwrap().unwrap()).unwrap(),
+        concat!(
+            r#"{"kind":"List","apiVersion":"v1","metadata":{},"items":["#,
+            r#"{"apiVersion":"v1","data":{"a":"1","b":"\u003c"},"kind":"ConfigMap"},"#,
+            r#"{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.g"},"#,
+            r#""spec":{"groupPriorityMinimum":0,"versionPriority":0},"status":{}}]}"#
+        )
+    );
+    let bad = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "spec": {"versionPriority": "high"}},
+    ]});
+    let error = to_go_json(&bad, true).unwrap().unwrap_err().to_string();
+    assert!(error.starts_with("items[0].spec.versionPriority: "), "{error}");
+    let bad_meta = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": 3}});
+    let error = to_go_json(&bad_meta, true).unwrap().unwrap_err().to_string();
+    assert!(error.starts_with("metadata.resourceVersion: "), "{error}");
+}
