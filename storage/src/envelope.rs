@@ -2,39 +2,11 @@
 
 use serde::Deserialize;
 
-/// The first bytes of a protobuf-encoded object (`k8s` and a zero byte).
-pub const PROTOBUF_PREFIX: &[u8] = b"k8s\0";
+use apfkit_types::wire::envelope as wire;
+pub use apfkit_types::wire::envelope::{PREFIX as PROTOBUF_PREFIX, TypeMeta, Unknown, wrap};
+
 /// The first bytes of a value encrypted at rest by kube-apiserver.
 pub const ENCRYPTED_PREFIX: &[u8] = b"k8s:enc:";
-
-/// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct TypeMeta {
-    /// `group/version`.
-    #[prost(string, optional, tag = "1")]
-    pub api_version: Option<String>,
-    /// The kind.
-    #[prost(string, optional, tag = "2")]
-    pub kind: Option<String>,
-}
-
-/// `runtime.Unknown` of k8s.io/apimachinery's `runtime/generated.proto`: the message after
-/// the `k8s\0` prefix, holding the object's own protobuf bytes in `raw`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Unknown {
-    /// The object's apiVersion and kind.
-    #[prost(message, optional, tag = "1")]
-    pub type_meta: Option<TypeMeta>,
-    /// The object, encoded as `content_type` says.
-    #[prost(bytes = "vec", optional, tag = "2")]
-    pub raw: Option<Vec<u8>>,
-    /// Compression of `raw`; empty when none (kube-apiserver writes none).
-    #[prost(string, optional, tag = "3")]
-    pub content_encoding: Option<String>,
-    /// Media type of `raw`; empty means protobuf.
-    #[prost(string, optional, tag = "4")]
-    pub content_type: Option<String>,
-}
 
 /// How a value is stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,37 +113,23 @@ pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
 
 /// Decodes the `runtime.Unknown` after the prefix, checking that `raw` is plain protobuf.
 pub fn unwrap(message: &[u8]) -> Result<Unknown, EnvelopeError> {
-    let unknown = <Unknown as prost::Message>::decode(message)
-        .map_err(|err| EnvelopeError::Protobuf(err.to_string()))?;
-    let encoding = unknown.content_encoding.clone().unwrap_or_default();
-    let content_type = unknown.content_type.clone().unwrap_or_default();
-    if !encoding.is_empty()
-        || !(content_type.is_empty() || content_type == "application/vnd.kubernetes.protobuf")
-    {
-        return Err(EnvelopeError::Content {
-            encoding,
-            content_type,
-        });
-    }
-    Ok(unknown)
+    wire::unwrap(message).map_err(EnvelopeError::from)
 }
 
-/// Wraps an object's protobuf bytes in the envelope, as kube-apiserver writes it: the prefix,
-/// then `typeMeta`, `raw`, and empty `contentEncoding` and `contentType` (gogo-protobuf writes
-/// non-pointer strings even when empty).
-pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let unknown = Unknown {
-        type_meta: Some(TypeMeta {
-            api_version: Some(api_version.to_owned()),
-            kind: Some(kind.to_owned()),
-        }),
-        raw: Some(raw.to_vec()),
-        content_encoding: Some(String::new()),
-        content_type: Some(String::new()),
-    };
-    let mut out = PROTOBUF_PREFIX.to_vec();
-    out.extend(prost::Message::encode_to_vec(&unknown));
-    out
+impl From<wire::EnvelopeError> for EnvelopeError {
+    fn from(error: wire::EnvelopeError) -> Self {
+        match error {
+            wire::EnvelopeError::Content {
+                encoding,
+                content_type,
+            } => EnvelopeError::Content {
+                encoding,
+                content_type,
+            },
+            wire::EnvelopeError::Protobuf(message) => EnvelopeError::Protobuf(message),
+            other => EnvelopeError::Protobuf(other.to_string()),
+        }
+    }
 }
 
 /// The transformer prefix of an encrypted value: up to three `:`-terminated parts

@@ -8,6 +8,7 @@
 //! - Objects are written back in the encoding they were read in: protobuf in the envelope,
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
+use apfkit_types::wire::envelope as wire_envelope;
 use apfkit_types::wire::protobuf::UnknownField;
 use apfkit_types::wire::{Codec, WireError};
 use serde_json::Value;
@@ -99,6 +100,35 @@ pub enum ObjectError {
     },
 }
 
+impl From<wire_envelope::EnvelopeError> for ObjectError {
+    fn from(error: wire_envelope::EnvelopeError) -> Self {
+        match error {
+            wire_envelope::EnvelopeError::UnknownKind { api_version, kind } => {
+                ObjectError::UnknownKind { api_version, kind }
+            }
+            wire_envelope::EnvelopeError::Decode {
+                api_version,
+                kind,
+                source,
+            } => ObjectError::Decode {
+                api_version,
+                kind,
+                source,
+            },
+            wire_envelope::EnvelopeError::Encode {
+                api_version,
+                kind,
+                source,
+            } => ObjectError::Encode {
+                api_version,
+                kind,
+                source,
+            },
+            other => ObjectError::Envelope(other.into()),
+        }
+    }
+}
+
 fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
     apfkit_types::KINDS
         .iter()
@@ -124,19 +154,8 @@ pub fn decode(value: &[u8], mod_revision: i64) -> Result<StoredObject, ObjectErr
         };
         return Err(ObjectError::Encrypted { provider });
     }
-    let (mut object, format, unknown) = if let Some(message) = value.strip_prefix(PROTOBUF_PREFIX) {
-        let unknown = envelope::unwrap(message)?;
-        let type_meta = unknown.type_meta.unwrap_or_default();
-        let api_version = type_meta.api_version.unwrap_or_default();
-        let kind = type_meta.kind.unwrap_or_default();
-        let codec = codec(&api_version, &kind)?;
-        let decoded = (codec.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default()).map_err(
-            |source| ObjectError::Decode {
-                api_version,
-                kind,
-                source,
-            },
-        )?;
+    let (mut object, format, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
+        let decoded = wire_envelope::decode(value)?;
         (decoded.value, Format::Protobuf, decoded.unknown)
     } else {
         let stored = envelope::inspect(value)?;
@@ -181,10 +200,7 @@ pub fn encode(object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
         source,
     };
     match format {
-        Format::Protobuf => {
-            let raw = (codec.encode_protobuf)(object).map_err(failed)?;
-            Ok(envelope::wrap(api_version, kind, &raw))
-        }
+        Format::Protobuf => Ok(wire_envelope::encode(&object)?),
         Format::Json => {
             let mut json = (codec.go_json)(object, false).map_err(failed)?;
             json.push(b'\n');

@@ -30,10 +30,7 @@ fn seed(api_version: &str, kind: &str) -> Value {
         });
     }
     let group_version = api_version.replace('/', ".");
-    let path = format!(
-        "{}/tests/fixtures/upstream/{group_version}.{kind}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = apfkit_tests::upstream_wire_fixtures().join(format!("{group_version}.{kind}.json"));
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 

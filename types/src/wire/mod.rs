@@ -22,6 +22,7 @@
 //! );
 //! ```
 
+pub mod envelope;
 pub mod go_json;
 pub mod protobuf;
 

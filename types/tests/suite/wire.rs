@@ -269,8 +269,14 @@ fn documents_print_in_go_order_by_kind_with_errors_under_their_item() {
         {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "spec": {"versionPriority": "high"}},
     ]});
     let error = to_go_json(&bad, true).unwrap().unwrap_err().to_string();
-    assert!(error.starts_with("items[0].spec.versionPriority: "), "{error}");
+    assert!(
+        error.starts_with("items[0].spec.versionPriority: "),
+        "{error}"
+    );
     let bad_meta = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": 3}});
-    let error = to_go_json(&bad_meta, true).unwrap().unwrap_err().to_string();
+    let error = to_go_json(&bad_meta, true)
+        .unwrap()
+        .unwrap_err()
+        .to_string();
     assert!(error.starts_with("metadata.resourceVersion: "), "{error}");
 }

@@ -1,0 +1,195 @@
+//! Kubernetes' protobuf envelope: the 4 bytes `k8s\0`, then a `runtime.Unknown` message
+//! naming the object's apiVersion and kind around its protobuf bytes. This is how
+//! kube-apiserver stores objects in etcd and what `application/vnd.kubernetes.protobuf`
+//! bodies carry.
+//!
+//! ```
+//! use apfkit_types::wire::envelope;
+//!
+//! let object = serde_json::json!({
+//!     "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+//!     "metadata": {"name": "v1.apps"}, "spec": {"group": "apps", "version": "v1",
+//!     "groupPriorityMinimum": 17800, "versionPriority": 15},
+//! });
+//! let bytes = envelope::encode(&object).unwrap();
+//! assert!(bytes.starts_with(envelope::PREFIX));
+//! let decoded = envelope::decode(&bytes).unwrap();
+//! assert_eq!(decoded.value["spec"]["groupPriorityMinimum"], 17800);
+//! assert_eq!(decoded.value["status"], serde_json::json!({})); // a Go struct value
+//! ```
+
+use serde_json::Value;
+
+use super::protobuf::{DecodeError, Decoded};
+use super::{Codec, WireError};
+
+/// The first bytes of a protobuf-encoded object (`k8s` and a zero byte).
+pub const PREFIX: &[u8] = b"k8s\0";
+
+/// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TypeMeta {
+    /// `group/version`.
+    #[prost(string, optional, tag = "1")]
+    pub api_version: Option<String>,
+    /// The kind.
+    #[prost(string, optional, tag = "2")]
+    pub kind: Option<String>,
+}
+
+/// `runtime.Unknown`: the envelope around an object's protobuf bytes.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Unknown {
+    /// apiVersion and kind of the object.
+    #[prost(message, optional, tag = "1")]
+    pub type_meta: Option<TypeMeta>,
+    /// The object's own protobuf message.
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub raw: Option<Vec<u8>>,
+    /// Empty: kube-apiserver does not compress stored objects.
+    #[prost(string, optional, tag = "3")]
+    pub content_encoding: Option<String>,
+    /// Empty, or `application/vnd.kubernetes.protobuf`.
+    #[prost(string, optional, tag = "4")]
+    pub content_type: Option<String>,
+}
+
+/// Why an enveloped object could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvelopeError {
+    /// The bytes do not start with `k8s\0`.
+    #[error("not Kubernetes protobuf: the value does not start with k8s\\0")]
+    NoPrefix,
+    /// The envelope is not a valid `runtime.Unknown`.
+    #[error("protobuf envelope: {0}")]
+    Protobuf(String),
+    /// The envelope says the object is compressed or not protobuf.
+    #[error(
+        "protobuf envelope with content encoding {encoding:?} and type {content_type:?}: only \
+         uncompressed protobuf is written by kube-apiserver"
+    )]
+    Content {
+        /// `contentEncoding`.
+        encoding: String,
+        /// `contentType`.
+        content_type: String,
+    },
+    /// The apiVersion and kind are not a kind with a protobuf codec here.
+    #[error("{api_version} {kind} is not a kind apfkit can decode")]
+    UnknownKind {
+        /// The envelope's or object's apiVersion.
+        api_version: String,
+        /// Its kind.
+        kind: String,
+    },
+    /// The object's bytes do not decode as its kind.
+    #[error("{api_version} {kind}: {source}")]
+    Decode {
+        /// apiVersion.
+        api_version: String,
+        /// Kind.
+        kind: String,
+        /// Where and why.
+        source: DecodeError,
+    },
+    /// The object does not fit its kind's type.
+    #[error("encoding {api_version} {kind}: {source}")]
+    Encode {
+        /// apiVersion.
+        api_version: String,
+        /// Kind.
+        kind: String,
+        /// Where and why.
+        source: WireError,
+    },
+}
+
+/// The envelope message (after the prefix), checked to hold uncompressed protobuf.
+///
+/// # Errors
+///
+/// An invalid message, or a content encoding or type kube-apiserver does not write.
+pub fn unwrap(message: &[u8]) -> Result<Unknown, EnvelopeError> {
+    let unknown = <Unknown as prost::Message>::decode(message)
+        .map_err(|err| EnvelopeError::Protobuf(err.to_string()))?;
+    let encoding = unknown.content_encoding.clone().unwrap_or_default();
+    let content_type = unknown.content_type.clone().unwrap_or_default();
+    if !encoding.is_empty()
+        || !(content_type.is_empty() || content_type == "application/vnd.kubernetes.protobuf")
+    {
+        return Err(EnvelopeError::Content {
+            encoding,
+            content_type,
+        });
+    }
+    Ok(unknown)
+}
+
+/// The prefix and envelope around `raw`, byte for byte as kube-apiserver writes them (every
+/// field present, the last two empty).
+pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let unknown = Unknown {
+        type_meta: Some(TypeMeta {
+            api_version: Some(api_version.to_owned()),
+            kind: Some(kind.to_owned()),
+        }),
+        raw: Some(raw.to_vec()),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    let mut out = PREFIX.to_vec();
+    out.extend(prost::Message::encode_to_vec(&unknown));
+    out
+}
+
+/// The codec of a served kind.
+fn codec(api_version: &str, kind: &str) -> Result<Codec, EnvelopeError> {
+    crate::KINDS
+        .iter()
+        .find(|k| k.api_version == api_version && k.kind == kind)
+        .and_then(|k| k.wire)
+        .ok_or_else(|| EnvelopeError::UnknownKind {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        })
+}
+
+/// An enveloped object (prefix included) as JSON, decoded with the codec of the kind the
+/// envelope names, with the fields its schema does not have.
+///
+/// # Errors
+///
+/// A missing prefix, a broken envelope, a kind not served here, or bytes that do not decode.
+pub fn decode(value: &[u8]) -> Result<Decoded<Value>, EnvelopeError> {
+    let message = value.strip_prefix(PREFIX).ok_or(EnvelopeError::NoPrefix)?;
+    let unknown = unwrap(message)?;
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    let api_version = type_meta.api_version.unwrap_or_default();
+    let kind = type_meta.kind.unwrap_or_default();
+    let codec = codec(&api_version, &kind)?;
+    (codec.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default()).map_err(|source| {
+        EnvelopeError::Decode {
+            api_version,
+            kind,
+            source,
+        }
+    })
+}
+
+/// An object of a served kind in the envelope (prefix included), as kube-apiserver writes it.
+///
+/// # Errors
+///
+/// A kind not served here, or an object that does not fit its kind's type.
+pub fn encode(object: &Value) -> Result<Vec<u8>, EnvelopeError> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let raw = (codec(api_version, kind)?.encode_protobuf)(object.clone()).map_err(|source| {
+        EnvelopeError::Encode {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            source,
+        }
+    })?;
+    Ok(wrap(api_version, kind, &raw))
+}
