@@ -249,8 +249,10 @@ fn read_message(error: &InputError) -> String {
 }
 
 /// Calls `each` with every document of `source` and its location, in order, reading one
-/// document at a time. Input whose first non-blank character is `{` or `[` is a stream of JSON
-/// values; anything else is multi-document YAML (empty documents are skipped and not counted).
+/// document at a time. Kubernetes protobuf (`k8s\0`, or a stream of length-prefixed objects)
+/// is detected by its first bytes; input whose first non-blank character is `{` or `[` is a
+/// stream of JSON values; anything else is multi-document YAML (empty documents are skipped and
+/// not counted).
 pub fn for_each_document(
     source: &Source,
     mut each: impl FnMut(Location, Document) -> Result<(), Failure>,
@@ -279,31 +281,39 @@ pub fn for_each_document(
     }
 }
 
-/// Reports the duplicate JSON keys of a document as kube-apiserver's field validation does:
-/// an error in `Strict` mode, a warning in `Warn` mode, nothing in `Ignore` mode (the last
-/// value was kept, as Go's decoder keeps it).
-pub fn check_duplicates(
+/// Reports the duplicate JSON keys of a document, and the fields a protobuf object's schema
+/// lacks, as kube-apiserver's field validation does: an error in `Strict` mode, a warning in
+/// `Warn` mode, nothing in `Ignore` mode (for duplicates, the last value was kept, as Go's
+/// decoder keeps it; unknown protobuf fields were skipped).
+pub fn check_fields(
     location: &Location,
     document: &Document,
     unknown: UnknownFields,
 ) -> Result<(), Failure> {
-    let fields = document.duplicate_fields.iter();
+    let problems: Vec<String> = document
+        .duplicate_fields
+        .iter()
+        .map(|f| format!("duplicate field {f:?}"))
+        .chain(
+            document
+                .unknown_fields
+                .iter()
+                .map(|f| format!("unknown field {f:?}")),
+        )
+        .collect();
     match unknown {
         UnknownFields::Ignore => Ok(()),
         UnknownFields::Warn => {
-            for field in fields {
-                crate::failure::warn(location, &format!("duplicate field {field:?}"));
+            for problem in &problems {
+                crate::failure::warn(location, problem);
             }
             Ok(())
         }
-        UnknownFields::Strict if document.duplicate_fields.is_empty() => Ok(()),
-        UnknownFields::Strict => {
-            let fields: Vec<String> = fields.map(|f| format!("duplicate field {f:?}")).collect();
-            Err(Failure::at(
-                location,
-                format!("strict decoding error: {}", fields.join(", ")),
-            ))
-        }
+        UnknownFields::Strict if problems.is_empty() => Ok(()),
+        UnknownFields::Strict => Err(Failure::at(
+            location,
+            format!("strict decoding error: {}", problems.join(", ")),
+        )),
     }
 }
 
@@ -318,7 +328,7 @@ pub fn for_each_hub_object(
             if skipped_as_other_kind(&location, &document) {
                 return Ok(());
             }
-            check_duplicates(&location, &document, UnknownFields::Warn)?;
+            check_fields(&location, &document, UnknownFields::Warn)?;
             let (objects, warnings) = scheme::to_hub(&document.value, UnknownFields::Warn)
                 .map_err(|e| Failure::at(&location, e))?;
             for warning in warnings {

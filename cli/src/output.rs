@@ -16,7 +16,7 @@
 //!   replaced, and files already replaced are put back if a later one still fails.
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{BufWriter, Seek, Write};
+use std::io::{BufWriter, IsTerminal, Seek, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -34,13 +34,17 @@ pub enum ObjectFormat {
     Yaml,
     /// JSON as kube-apiserver writes it: fields in Go's order, indented by two spaces.
     Json,
+    /// Kubernetes protobuf as kube-apiserver stores it (k8s\0 + runtime.Unknown): one object
+    /// as it is, several each after its length in 4 bytes, big-endian (Kubernetes' framing).
+    Protobuf,
 }
 
 impl ObjectFormat {
-    /// The format of a file name: JSON for `.json`, YAML otherwise.
+    /// The format of a file name: JSON for `.json`, protobuf for `.pb`, YAML otherwise.
     pub fn of_path(path: &Path) -> ObjectFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("json") => ObjectFormat::Json,
+            Some("pb") => ObjectFormat::Protobuf,
             _ => ObjectFormat::Yaml,
         }
     }
@@ -74,6 +78,9 @@ pub struct Sink {
     target: Target,
     held: Held,
     written: usize,
+    /// The first protobuf object, held back until it is known whether it is alone (written as
+    /// it is) or the first of several (each framed by its length).
+    first_protobuf: Option<Vec<u8>>,
 }
 
 /// What the destination turned out to be.
@@ -102,6 +109,16 @@ impl Sink {
     /// nothing is converted for an output that cannot be written.
     pub fn new(format: ObjectFormat, destination: Destination) -> Result<Self, Failure> {
         let name = destination.name();
+        if format == ObjectFormat::Protobuf
+            && destination == Destination::Stdout
+            && std::io::stdout().is_terminal()
+        {
+            return Err(Failure::Usage(
+                "refusing to write protobuf (binary) to a terminal: redirect standard output \
+                 to a file, or choose -o yaml or -o json"
+                    .to_owned(),
+            ));
+        }
         let io = |source| Failure::output(&name, source);
         let target = match destination {
             Destination::Stdout => Target::Stdout,
@@ -120,6 +137,7 @@ impl Sink {
             target,
             held,
             written: 0,
+            first_protobuf: None,
         })
     }
 
@@ -127,41 +145,59 @@ impl Sink {
     /// everything written can be read back.
     pub fn write(&mut self, value: &Value) -> Result<(), Failure> {
         let failure = |message: String| self.error(std::io::Error::other(message));
-        let text = match self.format {
+        let bytes = match self.format {
             ObjectFormat::Yaml => {
                 let mut text =
                     serde_saphyr::to_string(value).map_err(|e| failure(e.to_string()))?;
                 if self.written > 0 {
                     text.insert_str(0, "---\n");
                 }
-                text
+                text.into_bytes()
             }
             // kube-apiserver's JSON: Go's field order, indented by two spaces. A document of a
             // kind not served here is written as it is.
             ObjectFormat::Json => {
-                let mut text = match apfkit_types::wire::to_go_json(value, true) {
-                    Some(written) => written
-                        .map_err(|e| e.to_string())
-                        .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string())),
-                    None => serde_json::to_string_pretty(value).map_err(|e| e.to_string()),
+                let mut bytes = match apfkit_types::wire::to_go_json(value, true) {
+                    Some(written) => written.map_err(|e| e.to_string()),
+                    None => serde_json::to_vec_pretty(value).map_err(|e| e.to_string()),
                 }
                 .map_err(failure)?;
-                text.push('\n');
-                text
+                bytes.push(b'\n');
+                bytes
             }
+            ObjectFormat::Protobuf => protobuf(value).map_err(failure)?,
         };
         let limit = input::limits().max_document_bytes;
-        if text.len() > limit {
+        if bytes.len() > limit {
             return Err(failure(format!(
                 "a document of the output has {} bytes, more than the input limit of {limit} \
                  that reading it back would apply; raise --max-document-size",
-                text.len()
+                bytes.len()
             )));
         }
-        self.append(text.as_bytes())
-            .map_err(|source| self.error(source))?;
+        if self.format == ObjectFormat::Protobuf {
+            self.written += 1;
+            if self.written == 1 {
+                self.first_protobuf = Some(bytes);
+                return Ok(());
+            }
+            if let Some(first) = self.first_protobuf.take() {
+                self.append_frame(&first)?;
+            }
+            return self.append_frame(&bytes);
+        }
+        self.append(&bytes).map_err(|source| self.error(source))?;
         self.written += 1;
         Ok(())
+    }
+
+    /// Appends a protobuf object after its length (4 bytes, big-endian).
+    fn append_frame(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        let length = u32::try_from(bytes.len())
+            .map_err(|_| self.error(std::io::Error::other("an object over 4 GiB")))?;
+        self.append(&length.to_be_bytes())
+            .and_then(|()| self.append(bytes))
+            .map_err(|source| self.error(source))
     }
 
     /// A failure writing this sink's output.
@@ -177,6 +213,9 @@ impl Sink {
     /// Completes a regular file's output: flushed to disk with the target's mode and owner,
     /// and closed, so that many finished files hold no descriptors until [`commit`].
     pub fn close(&mut self) -> Result<(), Failure> {
+        if let Some(alone) = self.first_protobuf.take() {
+            self.append(&alone).map_err(|source| self.error(source))?;
+        }
         let Target::Regular { existing, .. } = &self.target else {
             return Ok(());
         };
@@ -219,6 +258,19 @@ impl Sink {
             Held::Closed(_) => Err(std::io::Error::other("the output was completed already")),
         }
     }
+}
+
+/// A served object in Kubernetes' protobuf envelope.
+fn protobuf(value: &Value) -> Result<Vec<u8>, String> {
+    let identity = |field: &str| value.get(field).and_then(Value::as_str).unwrap_or("?");
+    if identity("apiVersion") == "v1" && identity("kind") == "List" {
+        return Err(
+            "a v1 List has no protobuf form here: write its items, or a typed list such as \
+             FlowSchemaList"
+                .to_owned(),
+        );
+    }
+    apfkit_types::wire::envelope::encode(value).map_err(|e| e.to_string())
 }
 
 /// Moves every sink's output into place: regular files first, all or nothing (see the module

@@ -36,6 +36,12 @@ impl From<Unknown> for UnknownFields {
 /// unknown fields are reported on standard error as FILE: document N: path: message. Comments and
 /// formatting of the input are not kept.
 ///
+/// Input is YAML, JSON or Kubernetes protobuf, told apart by its first bytes: protobuf starts
+/// with k8s\0 (one object, as etcd stores it) or is a stream of objects each after its length
+/// (4 bytes big-endian as Kubernetes frames them, or a varint). -o json writes what
+/// kube-apiserver writes (Go's field order); -o protobuf writes one object as kube-apiserver
+/// stores it, several each after its 4-byte length.
+///
 /// Guarantees:
 ///   - Nothing is written unless every document converted.
 ///   - A regular file (--output-file, --in-place) is replaced atomically and keeps its mode,
@@ -53,6 +59,7 @@ impl From<Unknown> for UnknownFields {
 ///   apfkit convert -f flowschemas.yaml --to v1
 ///   apfkit bootstrap --to v1beta3 | apfkit convert --to flowcontrol.apiserver.k8s.io/v1 -o json
 ///   apfkit convert -f manifests/ --to v1 --in-place
+///   apfkit convert -f stored.pb --to v1 -o protobuf --output-file migrated.pb
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ConvertArgs {
@@ -140,7 +147,7 @@ fn transform(
                     None => Ok(()),
                 };
             }
-            input::check_duplicates(&location, &document, unknown)?;
+            input::check_fields(&location, &document, unknown)?;
             let converted = each(&document.value).map_err(|e| Failure::at(&location, e))?;
             report(&location, &converted.warnings);
             match (&mut sink, &mut shared) {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{ReportFormat, emit, print_json};
 use crate::failure::Failure;
-use crate::output::ObjectFormat;
+use crate::output::{self, Destination, ObjectFormat, Sink};
 
 /// Read the objects kube-apiserver keeps in etcd.
 ///
@@ -254,25 +254,9 @@ fn get(args: GetArgs) -> Result<(), Failure> {
             unknown.path, unknown.wire
         );
     }
-    match args.output {
-        ObjectFormat::Json => {
-            let mut json = apfkit_types::wire::to_go_json(&value, true)
-                .ok_or_else(|| {
-                    Failure::Invalid(format!(
-                        "{key}: {} {} is not a known kind",
-                        value["apiVersion"], value["kind"]
-                    ))
-                })?
-                .map_err(|err| Failure::Invalid(format!("{key}: {err}")))?;
-            json.push(b'\n');
-            emit(&String::from_utf8_lossy(&json))
-        }
-        ObjectFormat::Yaml => {
-            let text = serde_saphyr::to_string(&value)
-                .map_err(|err| Failure::Invalid(format!("{key}: {err}")))?;
-            emit(&text)
-        }
-    }
+    let mut sink = Sink::new(args.output, Destination::Stdout)?;
+    sink.write(&value)?;
+    output::commit(vec![sink])
 }
 
 /// The stored resource of a kind name (case-insensitive, list kinds refused).

@@ -70,7 +70,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             if input::skipped_as_other_kind(&location, &document) {
                 return Ok(());
             }
-            input::check_duplicates(&location, &document, UnknownFields::Warn)?;
+            input::check_fields(&location, &document, UnknownFields::Warn)?;
             let value = &document.value;
             let own_version = value
                 .get("apiVersion")

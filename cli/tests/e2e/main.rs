@@ -6,6 +6,7 @@ mod configuration;
 mod files;
 mod go_json;
 mod hostile;
+mod protobuf;
 mod simulate;
 mod storage;
 

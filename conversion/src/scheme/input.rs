@@ -15,6 +15,8 @@ use std::rc::Rc;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::protobuf_input;
+
 /// Per-document limits of the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -86,6 +88,9 @@ pub enum InputError {
         /// The limit.
         limit: usize,
     },
+    /// Kubernetes protobuf that does not decode, or a stream of it cut short.
+    #[error("invalid protobuf: {0}")]
+    Protobuf(String),
     /// Reading failed.
     #[error("{0}")]
     Io(std::io::Error),
@@ -111,13 +116,20 @@ pub struct Document {
     /// Paths of keys that appear more than once in one JSON object (the last one is kept, as in
     /// Go). kube-apiserver's strict field validation rejects them, and warns in `Warn` mode.
     pub duplicate_fields: Vec<String>,
+    /// For protobuf input: paths of the fields the object's schema does not have, which the
+    /// decoder skipped (`spec.#9`: field number 9). JSON and YAML documents keep theirs in
+    /// `value`, where conversion finds them.
+    pub unknown_fields: Vec<String>,
 }
 
-/// Reads every document of `bytes` with the default [`Limits`]. Input whose first non-blank
-/// character is `{` or `[` is read as a sequence of JSON values; anything else as YAML. Empty
-/// and null YAML documents are skipped.
+/// Reads every document of `bytes` with the default [`Limits`]. Input that starts with
+/// Kubernetes' protobuf prefix `k8s\0` is one protobuf object, and input that starts with a
+/// length (4 bytes big-endian, or a varint) followed by the prefix is a stream of them; input
+/// whose first non-blank character is `{` or `[` is read as a sequence of JSON values; anything
+/// else as YAML. Empty and null YAML documents are skipped.
 pub fn read_documents(bytes: &[u8]) -> Result<Vec<Document>, InputError> {
-    if let Err(e) = std::str::from_utf8(bytes) {
+    let protobuf = protobuf_input::sniff(&bytes[..bytes.len().min(protobuf_input::HEAD)]);
+    if let (None, Err(e)) = (protobuf, std::str::from_utf8(bytes)) {
         return Err(InputError::Utf8 {
             offset: e.valid_up_to(),
         });
@@ -143,6 +155,19 @@ pub fn read_each<E: From<ReadError>>(
         max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
         ..*limits
     };
+    let mut reader = reader;
+    let mut head = Vec::with_capacity(protobuf_input::HEAD);
+    (&mut reader)
+        .take(protobuf_input::HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| ReadError {
+            document: 0,
+            error: InputError::Io(e),
+        })?;
+    let reader = std::io::Cursor::new(head).chain(reader);
+    if let Some(framing) = protobuf_input::sniff(reader.get_ref().0.get_ref()) {
+        return protobuf_input::read_each(reader, framing, &limits, each);
+    }
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let json = first_non_blank(&mut reader)
         .map_err(|e| ReadError {
@@ -206,6 +231,7 @@ pub fn read_each<E: From<ReadError>>(
             index,
             value,
             duplicate_fields: Vec::new(),
+            unknown_fields: Vec::new(),
         })?;
         index += 1;
     }
@@ -411,6 +437,7 @@ impl Checked {
             index,
             value: self.value,
             duplicate_fields: self.duplicates,
+            unknown_fields: Vec::new(),
         }
     }
 }

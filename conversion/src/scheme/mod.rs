@@ -21,6 +21,7 @@
 mod codec;
 mod diff;
 mod input;
+mod protobuf_input;
 
 use std::fmt;
 use std::str::FromStr;

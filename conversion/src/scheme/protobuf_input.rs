@@ -1,0 +1,235 @@
+//! Reading Kubernetes protobuf: one object in the storage envelope (`k8s\0` + `runtime.Unknown`,
+//! as etcd holds it), or a stream of them, each framed by its length: 4 bytes big-endian as
+//! Kubernetes' own framer writes (`apimachinery/pkg/util/framer`), or a protobuf varint as
+//! `writeDelimitedTo` and Go's `protodelim` write.
+//!
+//! Each object decodes with its kind's generated codec; the fields its schema lacks are kept
+//! on the document for the caller's unknown-field mode. Every frame is bounded by
+//! [`Limits::max_document_bytes`] before it is read, and the decoded object by the depth and
+//! node limits, so that it can be written as JSON or YAML and read back.
+
+use std::io::Read;
+
+use apfkit_types::wire::envelope;
+use serde_json::Value;
+
+use super::input::{Document, InputError, Limits, ReadError};
+
+/// How objects follow one another in a protobuf input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// One object: the whole input.
+    Single,
+    /// Each object after its length, 4 bytes big-endian.
+    Fixed32,
+    /// Each object after its length, a protobuf varint.
+    Varint,
+}
+
+/// Bytes to look at to tell protobuf input apart: the longest varint of a 32-bit length (5)
+/// and the prefix (4).
+pub const HEAD: usize = 9;
+
+/// What the first bytes of an input say, if they begin Kubernetes protobuf.
+pub fn sniff(head: &[u8]) -> Option<Framing> {
+    if head.starts_with(envelope::PREFIX) {
+        return Some(Framing::Single);
+    }
+    if head.get(4..8) == Some(envelope::PREFIX) {
+        return Some(Framing::Fixed32);
+    }
+    let (_, width) = varint(head)?;
+    (head.get(width..width + 4) == Some(envelope::PREFIX)).then_some(Framing::Varint)
+}
+
+/// A varint at the start of `bytes` (at most 5 bytes: a 32-bit length) and its width.
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, byte) in bytes.iter().take(5).enumerate() {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// Calls `each` with every object of `reader`, framed as `framing` says.
+pub fn read_each<E: From<ReadError>>(
+    mut reader: impl Read,
+    framing: Framing,
+    limits: &Limits,
+    mut each: impl FnMut(Document) -> Result<(), E>,
+) -> Result<(), E> {
+    let fail = |document, error| ReadError { document, error };
+    if framing == Framing::Single {
+        let mut bytes = Vec::new();
+        let limit = limits.max_document_bytes as u64;
+        (&mut reader)
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(0, InputError::Io(e)))?;
+        if bytes.len() as u64 > limit {
+            return Err(fail(0, too_large(limits)).into());
+        }
+        return each(decode(&bytes, 0, limits).map_err(|e| fail(0, e))?);
+    }
+    let mut index = 0;
+    while let Some(length) = frame_length(&mut reader, framing).map_err(|e| fail(index, e))? {
+        if length > limits.max_document_bytes as u64 {
+            return Err(fail(index, too_large(limits)).into());
+        }
+        let mut bytes = Vec::new();
+        (&mut reader)
+            .take(length)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(index, InputError::Io(e)))?;
+        if (bytes.len() as u64) < length {
+            let message = format!(
+                "the stream ends inside object {index}: {} of its {length} bytes",
+                bytes.len()
+            );
+            return Err(fail(index, InputError::Protobuf(message)).into());
+        }
+        each(decode(&bytes, index, limits).map_err(|e| fail(index, e))?)?;
+        index += 1;
+    }
+    Ok(())
+}
+
+fn too_large(limits: &Limits) -> InputError {
+    InputError::TooLarge {
+        limit: limits.max_document_bytes,
+        line: None,
+    }
+}
+
+/// The next frame's length, or `None` at the end of the input (between frames).
+fn frame_length(reader: &mut impl Read, framing: Framing) -> Result<Option<u64>, InputError> {
+    let width = if framing == Framing::Fixed32 { 4 } else { 5 };
+    let mut bytes = Vec::with_capacity(width);
+    for read in 0..width {
+        let mut byte = [0u8];
+        if reader.read(&mut byte).map_err(InputError::Io)? == 0 {
+            if read == 0 {
+                return Ok(None);
+            }
+            return Err(InputError::Protobuf(
+                "the stream ends inside an object's length".to_owned(),
+            ));
+        }
+        bytes.push(byte[0]);
+        if framing == Framing::Varint && byte[0] & 0x80 == 0 {
+            return Ok(varint(&bytes).map(|(length, _)| length));
+        }
+    }
+    match framing {
+        Framing::Fixed32 => Ok(Some(u64::from(u32::from_be_bytes([
+            bytes[0], bytes[1], bytes[2], bytes[3],
+        ])))),
+        _ => Err(InputError::Protobuf(
+            "an object's length is longer than 32 bits".to_owned(),
+        )),
+    }
+}
+
+/// One enveloped object, within the depth and node limits.
+fn decode(bytes: &[u8], index: usize, limits: &Limits) -> Result<Document, InputError> {
+    let decoded = envelope::decode(bytes).map_err(|e| InputError::Protobuf(e.to_string()))?;
+    let (depth, nodes) = shape(&decoded.value);
+    if depth > limits.max_depth {
+        return Err(InputError::TooDeep {
+            limit: limits.max_depth,
+        });
+    }
+    if nodes > limits.max_nodes {
+        return Err(InputError::TooManyNodes {
+            limit: limits.max_nodes,
+        });
+    }
+    Ok(Document {
+        index,
+        value: decoded.value,
+        duplicate_fields: Vec::new(),
+        unknown_fields: decoded.unknown.into_iter().map(|u| u.path).collect(),
+    })
+}
+
+/// Nesting depth and node count (values and keys) of a value, as the JSON reader counts them.
+fn shape(value: &Value) -> (usize, usize) {
+    let (mut deepest, mut nodes) = (0, 0);
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, level)) = stack.pop() {
+        nodes += 1;
+        match value {
+            Value::Array(items) => {
+                deepest = deepest.max(level + 1);
+                stack.extend(items.iter().map(|child| (child, level + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(level + 1);
+                nodes += map.len();
+                stack.extend(map.values().map(|child| (child, level + 1)));
+            }
+            _ => {}
+        }
+    }
+    (deepest, nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framings_are_told_apart_by_where_the_prefix_is() {
+        assert_eq!(sniff(b"k8s\0\x0a"), Some(Framing::Single));
+        assert_eq!(sniff(b"\0\0\x01\x2ck8s\0"), Some(Framing::Fixed32));
+        assert_eq!(sniff(b"\xac\x02k8s\0"), Some(Framing::Varint));
+        assert_eq!(sniff(b"\x2ck8s\0"), Some(Framing::Varint));
+        for text in [
+            &b"{\"a\": 1}"[..],
+            b"apiVersion: v1",
+            b"",
+            b"k8s",
+            b"\xff\xff\xff\xff\xff\xff",
+        ] {
+            assert_eq!(sniff(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn read_documents_takes_one_object_or_a_stream() {
+        let object = serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": "probes"},
+            "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 2},
+        });
+        let one = envelope::encode(&object).unwrap();
+        let documents = super::super::read_documents(&one).unwrap();
+        assert_eq!(documents.len(), 1);
+        assert_eq!(documents[0].value["spec"]["matchingPrecedence"], 2);
+        assert!(documents[0].unknown_fields.is_empty());
+
+        let length = u32::try_from(one.len()).unwrap().to_be_bytes();
+        let stream = [&length[..], &one, &length, &one].concat();
+        let documents = super::super::read_documents(&stream).unwrap();
+        assert_eq!(
+            documents.iter().map(|d| d.index).collect::<Vec<_>>(),
+            [0, 1]
+        );
+        let error = super::super::read_documents(&stream[..stream.len() - 1]).unwrap_err();
+        assert!(
+            error.to_string().contains("ends inside object 1"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn shape_counts_like_the_json_reader() {
+        let value = serde_json::json!({"a": [1, {"b": null}], "c": "d"});
+        // Values: root, array, 1, object, null, "d" = 6; keys a, b, c = 3.
+        assert_eq!(shape(&value), (3, 9));
+        assert_eq!(shape(&Value::Null), (0, 1));
+    }
+}
