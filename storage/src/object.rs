@@ -130,14 +130,10 @@ impl From<wire_envelope::EnvelopeError> for ObjectError {
 }
 
 fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
-    apfkit_types::KINDS
-        .iter()
-        .find(|k| k.api_version == api_version && k.kind == kind)
-        .and_then(|k| k.wire)
-        .ok_or_else(|| ObjectError::UnknownKind {
-            api_version: api_version.to_owned(),
-            kind: kind.to_owned(),
-        })
+    apfkit_types::wire::codec(api_version, kind).ok_or_else(|| ObjectError::UnknownKind {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+    })
 }
 
 /// Decodes a stored value whose key has `mod_revision`.

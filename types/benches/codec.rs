@@ -3,6 +3,8 @@
 //!
 //! `cargo bench -p apfkit-types --bench codec`
 
+mod support;
+
 use std::sync::LazyLock;
 
 use apfkit_types::flowcontrol::v1 as ours;
@@ -13,27 +15,8 @@ const OBJECTS: usize = 10_000;
 
 /// The bootstrap FlowSchemas, repeated with distinct names, as one FlowSchemaList.
 static LIST_JSON: LazyLock<Vec<u8>> = LazyLock::new(|| {
-    // The dispatcher's record of the bootstrap FlowSchemas, read (not embedded) at start.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../dispatcher/data/flowschemas.yaml"
-    );
-    let text = std::fs::read_to_string(path).expect("dispatcher/data/flowschemas.yaml");
-    let schemas: Vec<Value> = serde_saphyr::from_multiple(&text).expect("fixture parses");
-    let items: Vec<Value> = (0..OBJECTS)
-        .map(|i| {
-            let mut object = schemas[i % schemas.len()].clone();
-            object["metadata"]["name"] = Value::from(format!("schema-{i}"));
-            object["metadata"]["uid"] = Value::from(format!("00000000-0000-0000-0000-{i:012}"));
-            object["metadata"]["resourceVersion"] = Value::from(i.to_string());
-            object
-        })
-        .collect();
-    let list = serde_json::json!({
-        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-        "kind": "FlowSchemaList",
-        "metadata": {"resourceVersion": "12345"},
-        "items": items,
+    let list = support::flow_schema_list(OBJECTS, |i, metadata| {
+        metadata["resourceVersion"] = Value::from(i.to_string());
     });
     serde_json::to_vec(&list).expect("encodes")
 });

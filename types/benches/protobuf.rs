@@ -4,6 +4,8 @@
 //!
 //! `cargo bench -p apfkit-types --bench protobuf`
 
+mod support;
+
 use std::sync::LazyLock;
 
 use apfkit_types::flowcontrol::v1 as ours;
@@ -16,28 +18,10 @@ const OBJECTS: usize = 10_000;
 
 /// The bootstrap FlowSchemas, repeated with distinct names and full metadata.
 static LIST: LazyLock<ours::FlowSchemaList> = LazyLock::new(|| {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../dispatcher/data/flowschemas.yaml"
-    );
-    let text = std::fs::read_to_string(path).expect("dispatcher/data/flowschemas.yaml");
-    let schemas: Vec<Value> = serde_saphyr::from_multiple(&text).expect("fixture parses");
-    let items: Vec<Value> = (0..OBJECTS)
-        .map(|i| {
-            let mut object = schemas[i % schemas.len()].clone();
-            object["metadata"]["name"] = Value::from(format!("schema-{i}"));
-            object["metadata"]["uid"] = Value::from(format!("00000000-0000-0000-0000-{i:012}"));
-            object["metadata"]["creationTimestamp"] = Value::from("2024-01-02T03:04:05Z");
-            object
-        })
-        .collect();
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-        "kind": "FlowSchemaList",
-        "metadata": {"resourceVersion": "12345"},
-        "items": items,
-    }))
-    .expect("decodes")
+    let list = support::flow_schema_list(OBJECTS, |_, metadata| {
+        metadata["creationTimestamp"] = Value::from("2024-01-02T03:04:05Z");
+    });
+    serde_json::from_value(list).expect("decodes")
 });
 
 static PROTOBUF: LazyLock<Vec<u8>> = LazyLock::new(|| protobuf::encode(&*LIST).unwrap());

@@ -144,14 +144,10 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
 
 /// The codec of a served kind.
 fn codec(api_version: &str, kind: &str) -> Result<Codec, EnvelopeError> {
-    crate::KINDS
-        .iter()
-        .find(|k| k.api_version == api_version && k.kind == kind)
-        .and_then(|k| k.wire)
-        .ok_or_else(|| EnvelopeError::UnknownKind {
-            api_version: api_version.to_owned(),
-            kind: kind.to_owned(),
-        })
+    super::codec(api_version, kind).ok_or_else(|| EnvelopeError::UnknownKind {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+    })
 }
 
 /// An enveloped object (prefix included) as JSON, decoded with the codec of the kind the

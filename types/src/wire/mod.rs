@@ -78,6 +78,14 @@ pub enum WireError {
     Json(#[from] serde_json::Error),
 }
 
+/// The codec of a served kind (list kinds included), by apiVersion and kind.
+pub fn codec(api_version: &str, kind: &str) -> Option<Codec> {
+    crate::KINDS
+        .iter()
+        .find(|k| k.api_version == api_version && k.kind == kind)?
+        .wire
+}
+
 /// A document as kube-apiserver writes it: JSON in Go's field order, compact or indented by two
 /// spaces, without a trailing newline. The document is an object of a kind in [`crate::KINDS`]
 /// (lists such as `FlowSchemaList` included) or a `v1` `List`, whose items are written each in
@@ -93,10 +101,7 @@ pub fn to_go_json(document: &Value, pretty: bool) -> Option<Result<Vec<u8>, Wire
     if api_version == "v1" && kind == "List" {
         return Some(list_to_go_json(document, pretty));
     }
-    let codec = crate::KINDS
-        .iter()
-        .find(|k| api_version == k.api_version && kind == k.kind)?
-        .wire?;
+    let codec = codec(api_version.as_str()?, kind.as_str()?)?;
     Some((codec.go_json)(document.clone(), pretty))
 }
 
