@@ -128,15 +128,7 @@ pub async fn migrate(
             next_page(handle.handle(), resource, from)
         });
         let groups = pages
-            .map_ok(|page| {
-                let mut page = page.into_iter().peekable();
-                let groups: Vec<Vec<RawValue>> = std::iter::from_fn(|| {
-                    page.peek()?;
-                    Some(page.by_ref().take(options.batch.max(1)).collect())
-                })
-                .collect();
-                stream::iter(groups.into_iter().map(Ok))
-            })
+            .map_ok(|page| stream::iter(groups(page, options.batch).into_iter().map(Ok)))
             .try_flatten()
             .map_ok(|group| migrate_group(store.handle(), group, options, progress))
             .try_buffer_unordered(options.parallel.max(1));
@@ -276,6 +268,30 @@ async fn next_page(
     Ok(Some((page, next.map(Some))))
 }
 
+/// Stored bytes per transaction at most (unless one value is larger), well below etcd's
+/// default request limit of 1.5 MiB (`--max-request-bytes`).
+const GROUP_BYTES: usize = 512 << 10;
+
+/// A page cut into the groups written one transaction each: at most `batch` keys and
+/// [`GROUP_BYTES`] of keys and values.
+fn groups(page: Vec<RawValue>, batch: usize) -> Vec<Vec<RawValue>> {
+    let mut groups = Vec::new();
+    let (mut current, mut bytes) = (Vec::new(), 0);
+    for raw in page {
+        let size = raw.key.len() + raw.value.len();
+        if !current.is_empty() && (current.len() >= batch.max(1) || bytes + size > GROUP_BYTES) {
+            groups.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += size;
+        current.push(raw);
+    }
+    if !current.is_empty() {
+        groups.push(current);
+    }
+    groups
+}
+
 /// A key on its way to etcd.
 struct Pending {
     raw: RawValue,
@@ -401,5 +417,44 @@ fn start(
             bytes,
             warnings,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(key: &str, size: usize) -> RawValue {
+        RawValue {
+            key: key.as_bytes().to_vec(),
+            value: vec![b'x'; size],
+            mod_revision: 1,
+        }
+    }
+
+    #[test]
+    fn groups_are_cut_by_count_and_by_bytes_in_key_order() {
+        let sizes =
+            |groups: &[Vec<RawValue>]| -> Vec<usize> { groups.iter().map(Vec::len).collect() };
+        let page: Vec<RawValue> = (0..200).map(|i| raw(&format!("k{i:03}"), 100)).collect();
+        let cut = groups(page, 64);
+        assert_eq!(sizes(&cut), [64, 64, 64, 8]);
+        assert_eq!(cut[1][0].key, b"k064");
+        // Large values: as many as fit in GROUP_BYTES; a value over it alone.
+        let page = vec![
+            raw("a", 300 << 10),
+            raw("b", 300 << 10),
+            raw("c", 600 << 10),
+            raw("d", 10),
+        ];
+        assert_eq!(sizes(&groups(page, 64)), [1, 1, 1, 1]);
+        let page = vec![
+            raw("a", 200 << 10),
+            raw("b", 200 << 10),
+            raw("c", 200 << 10),
+        ];
+        assert_eq!(sizes(&groups(page, 64)), [2, 1]);
+        assert!(groups(Vec::new(), 64).is_empty());
+        assert_eq!(sizes(&groups(vec![raw("a", 1), raw("b", 1)], 0)), [1, 1]);
     }
 }

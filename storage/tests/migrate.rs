@@ -422,3 +422,36 @@ async fn undecodable_encrypted_and_foreign_values_are_reported_and_never_overwri
         assert_eq!(after, before, "{key} was touched");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_objects_go_in_transactions_etcd_accepts() {
+    // Three objects of 700 KB: together over etcd's 1.5 MiB request limit, so a group holding
+    // them all would be refused.
+    let etcd = Etcd::start();
+    let mut store = store(&etcd).await;
+    let base = convert(
+        &bootstrap()
+            .into_iter()
+            .find(|(k, _)| k.ends_with("/catch-all"))
+            .unwrap()
+            .1,
+        "v1beta3",
+    );
+    for i in 0..3 {
+        let mut object = base.clone();
+        object["metadata"]["name"] = json!(format!("big-{i}"));
+        object["metadata"]["annotations"] = json!({"note": "x".repeat(700 << 10)});
+        store
+            .put(
+                format!("/registry/flowschemas/big-{i}").as_bytes(),
+                object::encode(&object, Format::Protobuf).unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+    let summary = migrate::migrate(&mut store, &MigrateOptions::new(to("v1")), &|| {})
+        .await
+        .unwrap();
+    assert_eq!(summary.migrated, 3, "{summary:?}");
+    assert!(summary.failed.is_empty());
+}
