@@ -7,13 +7,13 @@
 //! the rules whose subjects can match it and checks their resource or non-resource part, so the
 //! cost grows with the rules that concern the requester, not with the whole configuration.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use apfkit_conversion::hub::flowcontrol as hub;
 
 use crate::config::{Configuration, LevelBehavior};
 use crate::flow::flow_hash;
-use crate::shuffle::Hand;
+use crate::shuffle::{Dealer, Hand};
 
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
 
@@ -62,7 +62,7 @@ pub struct Classification<'c> {
 #[derive(Debug, Clone)]
 enum Match {
     All,
-    Some(HashSet<String>),
+    Some(FxHashSet<String>),
 }
 
 impl Match {
@@ -168,12 +168,12 @@ impl Rule {
 /// Rule indices (ascending, so in matching order) by the subjects that select them.
 #[derive(Debug, Default, Clone)]
 struct SubjectIndex {
-    users: HashMap<String, Vec<u32>>,
+    users: FxHashMap<String, Vec<u32>>,
     any_user: Vec<u32>,
-    groups: HashMap<String, Vec<u32>>,
+    groups: FxHashMap<String, Vec<u32>>,
     any_group: Vec<u32>,
     /// Service-account subjects by namespace.
-    service_accounts: HashMap<String, ServiceAccountRules>,
+    service_accounts: FxHashMap<String, ServiceAccountRules>,
     /// Service-account subjects whose namespace contains `:` (invalid, but matched as Go does).
     odd_service_accounts: Vec<(u32, String, String)>,
 }
@@ -184,7 +184,7 @@ struct ServiceAccountRules {
     /// Subjects with name `*`.
     any_name: Vec<u32>,
     /// Subjects with a specific name.
-    by_name: HashMap<String, Vec<u32>>,
+    by_name: FxHashMap<String, Vec<u32>>,
 }
 
 fn push(list: &mut Vec<u32>, rule: u32) {
@@ -262,6 +262,57 @@ pub struct Classifier {
     rules: Vec<Rule>,
     index: SubjectIndex,
     catch_all: Option<u32>,
+    /// What classification needs of each schema, in matching order.
+    flows: Vec<SchemaFlows>,
+}
+
+/// How a schema's requests are told into flows, worked out once per schema: the dealer of a
+/// level that queues with more than one queue, the distinguisher method, and the hash and hand
+/// of the empty distinguisher, which depend on the schema alone (a `ByNamespace` schema sees
+/// it for every cluster-scoped request).
+#[derive(Debug, Clone)]
+struct SchemaFlows {
+    dealer: Option<Dealer>,
+    distinguisher: Distinguisher,
+    empty: (u64, Hand),
+}
+
+/// `spec.distinguisherMethod.type`.
+#[derive(Debug, Clone, Copy)]
+enum Distinguisher {
+    None,
+    ByUser,
+    ByNamespace,
+}
+
+impl SchemaFlows {
+    fn new(config: &Configuration, schema: &crate::config::OrderedFlowSchema) -> Self {
+        let dealer = match config
+            .priority_level(schema.priority_level())
+            .map(|l| &l.behavior)
+        {
+            Some(LevelBehavior::Queue { queues, dealer, .. }) if *queues > 1 => Some(*dealer),
+            _ => None,
+        };
+        let method = schema.object.spec.distinguisher_method.as_ref();
+        let distinguisher = match method.map(|m| m.type_.as_str()) {
+            Some("ByUser") => Distinguisher::ByUser,
+            Some("ByNamespace") => Distinguisher::ByNamespace,
+            _ => Distinguisher::None,
+        };
+        let empty = match dealer {
+            Some(dealer) => {
+                let hash = flow_hash(schema.name(), "");
+                (hash, dealer.hand(hash))
+            }
+            None => (0, Hand::EMPTY),
+        };
+        SchemaFlows {
+            dealer,
+            distinguisher,
+            empty,
+        }
+    }
 }
 
 impl Classifier {
@@ -314,11 +365,17 @@ impl Classifier {
                 }
             }
         }
+        let flows = config
+            .flow_schemas()
+            .iter()
+            .map(|schema| SchemaFlows::new(&config, schema))
+            .collect();
         Classifier {
             config,
             rules,
             index,
             catch_all,
+            flows,
         }
     }
 
@@ -377,27 +434,22 @@ impl Classifier {
     /// configuration has no catch-all schema, which the mandatory objects rule out.
     /// The result borrows from both the classifier and the request; nothing is allocated.
     pub fn classify<'c>(&'c self, r: &Request<'c>) -> Option<Classification<'c>> {
-        let schema = &self.config.flow_schemas()[self.match_schema(r)?];
-        let level = self.config.priority_level(schema.priority_level());
-        let dealer = match level.map(|l| &l.behavior) {
-            Some(LevelBehavior::Queue { queues, dealer, .. }) if *queues > 1 => Some(dealer),
-            _ => None,
-        };
-        let (distinguisher, hash, hand) = match dealer {
+        let position = self.match_schema(r)?;
+        let schema = &self.config.flow_schemas()[position];
+        let flows = &self.flows[position];
+        let (distinguisher, hash, hand) = match flows.dealer {
             Some(dealer) => {
-                let distinguisher = match schema
-                    .object
-                    .spec
-                    .distinguisher_method
-                    .as_ref()
-                    .map(|m| m.type_.as_str())
-                {
-                    Some("ByUser") => r.user,
-                    Some("ByNamespace") => r.namespace,
-                    _ => "",
+                let distinguisher = match flows.distinguisher {
+                    Distinguisher::ByUser => r.user,
+                    Distinguisher::ByNamespace => r.namespace,
+                    Distinguisher::None => "",
                 };
-                let hash = flow_hash(schema.name(), distinguisher);
-                (distinguisher, hash, dealer.hand(hash))
+                if distinguisher.is_empty() {
+                    ("", flows.empty.0, flows.empty.1)
+                } else {
+                    let hash = flow_hash(schema.name(), distinguisher);
+                    (distinguisher, hash, dealer.hand(hash))
+                }
             }
             None => ("", 0, Hand::EMPTY),
         };

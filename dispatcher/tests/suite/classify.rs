@@ -244,6 +244,41 @@ fn hash_and_hand_follow_the_level() {
     );
 }
 
+#[test]
+fn an_empty_distinguisher_hashes_the_schema_name_alone() {
+    // kube-controller-manager (ByNamespace, workload-high: 128 queues, hand 6). A cluster-scoped
+    // request has no namespace: the flow is the schema with an empty distinguisher, whose hash
+    // and hand are worked out once when the classifier is built.
+    let c = default_classifier();
+    let dealer = apfkit_dispatcher::shuffle::Dealer::new(128, 6).unwrap();
+    let groups: &[&str] = &["system:authenticated"];
+    for (namespace, distinguisher) in [("", ""), ("kube-system", "kube-system")] {
+        let got = c
+            .classify(&resource(
+                "system:kube-controller-manager",
+                groups,
+                "list",
+                "",
+                "nodes",
+                namespace,
+            ))
+            .unwrap();
+        assert_eq!(got.flow_schema, "kube-controller-manager");
+        assert_eq!(got.distinguisher, distinguisher);
+        let hash = apfkit_dispatcher::flow::flow_hash("kube-controller-manager", distinguisher);
+        assert_eq!(got.hash, hash);
+        assert_eq!(got.hand, dealer.deal_into_hand(hash));
+    }
+    // An empty user name under a ByUser schema: the same rule.
+    let got = c
+        .classify(&resource("", groups, "get", "", "pods", "default"))
+        .unwrap();
+    assert_eq!(got.flow_schema, "global-default");
+    let hash = apfkit_dispatcher::flow::flow_hash("global-default", "");
+    assert_eq!((got.hash, got.distinguisher), (hash, ""));
+    assert_eq!(got.hand, dealer.deal_into_hand(hash));
+}
+
 /// One schema with one rule, as in upstream's `TestLiterals`.
 fn literal_config(subject: Value, rule: Value, non_resource: bool) -> Classifier {
     let mut spec = json!({"priorityLevelConfiguration": {"name": "pl"}, "matchingPrecedence": 5, "rules": [{"subjects": [subject]}]});
