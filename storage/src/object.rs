@@ -8,9 +8,9 @@
 //! - Objects are written back in the encoding they were read in: protobuf in the envelope,
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
+use apfkit_types::wire::Codec;
 use apfkit_types::wire::envelope as wire_envelope;
 use apfkit_types::wire::protobuf::UnknownField;
-use apfkit_types::wire::{Codec, WireError};
 use serde_json::Value;
 
 use crate::envelope::{self, ENCRYPTED_PREFIX, EnvelopeError, PROTOBUF_PREFIX};
@@ -70,70 +70,17 @@ pub enum ObjectError {
     /// Not a Kubernetes envelope or JSON object.
     #[error(transparent)]
     Envelope(#[from] EnvelopeError),
-    /// A kind this toolkit does not know (or cannot encode this way).
-    #[error("{api_version} {kind} is not a kind apfkit can decode")]
-    UnknownKind {
-        /// The stored apiVersion.
-        api_version: String,
-        /// The stored kind.
-        kind: String,
-    },
-    /// The object inside the envelope does not decode.
-    #[error("{api_version} {kind}: {source}")]
-    Decode {
-        /// The stored apiVersion.
-        api_version: String,
-        /// The stored kind.
-        kind: String,
-        /// Where and why.
-        source: apfkit_types::wire::protobuf::DecodeError,
-    },
-    /// The object cannot be encoded.
-    #[error("encoding {api_version} {kind}: {source}")]
-    Encode {
-        /// The apiVersion.
-        api_version: String,
-        /// The kind.
-        kind: String,
-        /// Where and why.
-        source: WireError,
-    },
-}
-
-impl From<wire_envelope::EnvelopeError> for ObjectError {
-    fn from(error: wire_envelope::EnvelopeError) -> Self {
-        match error {
-            wire_envelope::EnvelopeError::UnknownKind { api_version, kind } => {
-                ObjectError::UnknownKind { api_version, kind }
-            }
-            wire_envelope::EnvelopeError::Decode {
-                api_version,
-                kind,
-                source,
-            } => ObjectError::Decode {
-                api_version,
-                kind,
-                source,
-            },
-            wire_envelope::EnvelopeError::Encode {
-                api_version,
-                kind,
-                source,
-            } => ObjectError::Encode {
-                api_version,
-                kind,
-                source,
-            },
-            other => ObjectError::Envelope(other.into()),
-        }
-    }
+    /// A kind apfkit does not know, or an object that does not decode or encode as its kind.
+    #[error(transparent)]
+    Object(#[from] wire_envelope::EnvelopeError),
 }
 
 fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
-    apfkit_types::wire::codec(api_version, kind).ok_or_else(|| ObjectError::UnknownKind {
+    let unknown = || wire_envelope::EnvelopeError::UnknownKind {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
-    })
+    };
+    Ok(apfkit_types::wire::codec(api_version, kind).ok_or_else(unknown)?)
 }
 
 /// Decodes a stored value whose key has `mod_revision`.
@@ -190,7 +137,7 @@ pub fn encode(object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         metadata.remove("resourceVersion");
     }
-    let failed = |source| ObjectError::Encode {
+    let failed = |source| wire_envelope::EnvelopeError::Encode {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
         source,
