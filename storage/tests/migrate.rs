@@ -66,6 +66,29 @@ fn api_service(name: &str, group: &str) -> Value {
     })
 }
 
+/// The bootstrap object named `name`, converted to `version`.
+fn bootstrap_object(name: &str, version: &str) -> Value {
+    let suffix = format!("/{name}");
+    let (_, object) = bootstrap()
+        .into_iter()
+        .find(|(k, _)| k.ends_with(&suffix))
+        .unwrap();
+    convert(&object, version)
+}
+
+/// Stores a copy of `object` named `name` as protobuf under `/registry/<plural>/<name>`.
+async fn put_named(store: &mut Store, plural: &str, name: &str, object: &Value) {
+    let mut object = object.clone();
+    object["metadata"]["name"] = json!(name);
+    store
+        .put(
+            format!("/registry/{plural}/{name}").as_bytes(),
+            object::encode(&object, Format::Protobuf).unwrap(),
+        )
+        .await
+        .unwrap();
+}
+
 /// `metadata.resourceVersion` as written in a stored value.
 fn stored_resource_version(value: &[u8]) -> Option<String> {
     let object: Value = match value.strip_prefix(apfkit_storage::envelope::PROTOBUF_PREFIX) {
@@ -197,25 +220,11 @@ async fn a_concurrent_writer_loses_no_update() {
     let etcd = Etcd::start();
     let mut store = store(&etcd).await;
     // 400 priority levels (two pages), 20 of them written continuously by an old-version writer.
-    let base = convert(
-        &bootstrap()
-            .into_iter()
-            .find(|(k, _)| k.ends_with("/workload-low"))
-            .unwrap()
-            .1,
-        "v1beta3",
-    );
+    let base = bootstrap_object("workload-low", "v1beta3");
     let key = |i: usize| format!("/registry/prioritylevelconfigurations/level-{i:04}");
     for i in 0..400 {
-        let mut object = base.clone();
-        object["metadata"]["name"] = json!(format!("level-{i:04}"));
-        store
-            .put(
-                key(i).as_bytes(),
-                object::encode(&object, Format::Protobuf).unwrap(),
-            )
-            .await
-            .unwrap();
+        let name = format!("level-{i:04}");
+        put_named(&mut store, "prioritylevelconfigurations", &name, &base).await;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {
@@ -283,25 +292,10 @@ async fn a_concurrent_writer_loses_no_update() {
 async fn etcd_dying_mid_run_fails_cleanly_and_a_rerun_finishes() {
     let mut etcd = Etcd::start();
     let mut store = store(&etcd).await;
-    let base = convert(
-        &bootstrap()
-            .into_iter()
-            .find(|(k, _)| k.ends_with("/catch-all"))
-            .unwrap()
-            .1,
-        "v1beta3",
-    );
+    let base = bootstrap_object("catch-all", "v1beta3");
     let total = 3000;
     for i in 0..total {
-        let mut object = base.clone();
-        object["metadata"]["name"] = json!(format!("fs-{i:05}"));
-        store
-            .put(
-                format!("/registry/flowschemas/fs-{i:05}").as_bytes(),
-                object::encode(&object, Format::Protobuf).unwrap(),
-            )
-            .await
-            .unwrap();
+        put_named(&mut store, "flowschemas", &format!("fs-{i:05}"), &base).await;
     }
     let done = Arc::new(AtomicU64::new(0));
     let run = {
@@ -429,25 +423,10 @@ async fn large_objects_go_in_transactions_etcd_accepts() {
     // them all would be refused.
     let etcd = Etcd::start();
     let mut store = store(&etcd).await;
-    let base = convert(
-        &bootstrap()
-            .into_iter()
-            .find(|(k, _)| k.ends_with("/catch-all"))
-            .unwrap()
-            .1,
-        "v1beta3",
-    );
+    let mut big = bootstrap_object("catch-all", "v1beta3");
+    big["metadata"]["annotations"] = json!({"note": "x".repeat(700 << 10)});
     for i in 0..3 {
-        let mut object = base.clone();
-        object["metadata"]["name"] = json!(format!("big-{i}"));
-        object["metadata"]["annotations"] = json!({"note": "x".repeat(700 << 10)});
-        store
-            .put(
-                format!("/registry/flowschemas/big-{i}").as_bytes(),
-                object::encode(&object, Format::Protobuf).unwrap(),
-            )
-            .await
-            .unwrap();
+        put_named(&mut store, "flowschemas", &format!("big-{i}"), &big).await;
     }
     let summary = migrate::migrate(&mut store, &MigrateOptions::new(to("v1")), &|| {})
         .await
