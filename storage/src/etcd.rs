@@ -217,16 +217,8 @@ impl Store {
             .client
             .get(start, Some(options))
             .await
-            .map_err(|err| request_error(&prefix, err))?;
-        let values = response
-            .kvs()
-            .iter()
-            .map(|kv| RawValue {
-                key: kv.key().to_vec(),
-                value: kv.value().to_vec(),
-                mod_revision: kv.mod_revision(),
-            })
-            .collect();
+            .map_err(|err| request_error(&[&prefix[..], b"*"].concat(), err))?;
+        let values = response.kvs().iter().map(RawValue::of).collect();
         let next = match response.kvs().last() {
             Some(last) if response.more() => {
                 let mut next = last.key().to_vec();
@@ -245,11 +237,7 @@ impl Store {
             .get(key, None)
             .await
             .map_err(|err| request_error(key, err))?;
-        Ok(response.kvs().first().map(|kv| RawValue {
-            key: kv.key().to_vec(),
-            value: kv.value().to_vec(),
-            mod_revision: kv.mod_revision(),
-        }))
+        Ok(response.kvs().first().map(RawValue::of))
     }
 
     /// Writes `value` to `key` only if the key's mod revision is still `mod_revision`
@@ -306,11 +294,7 @@ impl Store {
             .op_responses()
             .into_iter()
             .map(|op| match op {
-                TxnOpResponse::Get(get) => Ok(get.kvs().first().map(|kv| RawValue {
-                    key: kv.key().to_vec(),
-                    value: kv.value().to_vec(),
-                    mod_revision: kv.mod_revision(),
-                })),
+                TxnOpResponse::Get(get) => Ok(get.kvs().first().map(RawValue::of)),
                 other => Err(StorageError::Request {
                     what: String::from_utf8_lossy(first).into_owned(),
                     message: format!("etcd answered a read with {other:?}"),
@@ -357,35 +341,19 @@ impl Store {
     pub async fn list(&mut self) -> Result<Vec<Entry>, StorageError> {
         let mut entries = Vec::new();
         for resource in RESOURCES {
-            let prefix = self.resource_prefix(resource).into_bytes();
-            let end = prefix_end(&prefix);
-            let mut from = prefix.clone();
+            let mut from = None;
             loop {
-                let options = GetOptions::new().with_range(end.clone()).with_limit(PAGE);
-                // The connection's options give every request its deadline.
-                let response =
-                    self.client
-                        .get(from.clone(), Some(options))
-                        .await
-                        .map_err(|err| StorageError::Request {
-                            what: format!("{}*", String::from_utf8_lossy(&prefix)),
-                            message: err.to_string(),
-                        })?;
-                for kv in response.kvs() {
-                    entries.push(Entry {
-                        key: String::from_utf8_lossy(kv.key()).into_owned(),
-                        resource: *resource,
-                        stored: inspect(kv.value()),
-                        size: kv.value().len(),
-                        mod_revision: kv.mod_revision(),
-                    });
-                }
-                match response.kvs().last() {
-                    Some(last) if response.more() => {
-                        from = last.key().to_vec();
-                        from.push(0);
-                    }
-                    _ => break,
+                let (page, next) = self.page(resource, from.take()).await?;
+                entries.extend(page.into_iter().map(|raw| Entry {
+                    key: String::from_utf8_lossy(&raw.key).into_owned(),
+                    resource: *resource,
+                    stored: inspect(&raw.value),
+                    size: raw.value.len(),
+                    mod_revision: raw.mod_revision,
+                }));
+                match next {
+                    Some(next) => from = Some(next),
+                    None => break,
                 }
             }
         }
@@ -427,6 +395,16 @@ pub struct RawValue {
     pub value: Vec<u8>,
     /// The revision of the key's last change.
     pub mod_revision: i64,
+}
+
+impl RawValue {
+    fn of(kv: &etcd_client::KeyValue) -> RawValue {
+        RawValue {
+            key: kv.key().to_vec(),
+            value: kv.value().to_vec(),
+            mod_revision: kv.mod_revision(),
+        }
+    }
 }
 
 fn request_error(key: &[u8], err: etcd_client::Error) -> StorageError {
