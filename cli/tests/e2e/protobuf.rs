@@ -57,6 +57,21 @@ fn framed(objects: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
+/// `objects` framed as protobuf's delimited form: a varint of length before each.
+fn varint_framed(objects: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for object in objects {
+        let mut length = object.len();
+        while length >= 0x80 {
+            out.push(u8::try_from(length & 0x7f).unwrap() | 0x80);
+            length >>= 7;
+        }
+        out.push(u8::try_from(length).unwrap());
+        out.extend_from_slice(object);
+    }
+    out
+}
+
 #[test]
 fn several_objects_are_a_stream_framed_by_length_either_way() {
     let yaml = success(&["bootstrap", "--to", "v1beta3"], b"");
@@ -82,16 +97,7 @@ fn several_objects_are_a_stream_framed_by_length_either_way() {
     assert_eq!(framed(&objects), stream);
     assert!(success(&to_v1, &stream) == expected, "framed by 4 bytes");
     // The same objects framed by varints (protobuf's delimited form) read the same.
-    let mut varint = Vec::new();
-    for object in &objects {
-        let mut length = object.len();
-        while length >= 0x80 {
-            varint.push(u8::try_from(length & 0x7f).unwrap() | 0x80);
-            length >>= 7;
-        }
-        varint.push(u8::try_from(length).unwrap());
-        varint.extend_from_slice(object);
-    }
+    let varint = varint_framed(&objects);
     assert!(success(&to_v1, &varint) == expected, "framed by varints");
     // One object is written as it is: no length in front.
     let one = success(&["convert", "--to", "v1", "-o", "protobuf"], &objects[0]);
@@ -167,6 +173,16 @@ fn broken_protobuf_is_an_error_naming_the_document() {
             framed(std::slice::from_ref(&pb))[..pb.len()].to_vec(),
             "invalid protobuf: the stream ends inside object 0",
         ),
+        (
+            "varint stream cut inside a length",
+            [varint_framed(std::slice::from_ref(&pb)), vec![0x80]].concat(),
+            "document 2: invalid protobuf: the stream ends inside an object's length",
+        ),
+        (
+            "varint stream cut inside an object",
+            varint_framed(std::slice::from_ref(&pb))[..pb.len()].to_vec(),
+            "invalid protobuf: the stream ends inside object 0",
+        ),
     ];
     for (what, input, message) in cases {
         let output = apfkit(&["convert", "--to", "v1"], &input);
@@ -185,6 +201,20 @@ fn oversized_objects_are_refused_before_they_are_read() {
     let (_, _, pb) = upstream().remove(0);
     // A frame that claims 4 GiB: refused at once, nothing allocated for it.
     let claim = [&[0xff, 0xff, 0xff, 0xff][..], envelope::PREFIX, &[0; 64]].concat();
+    let output = apfkit(&["convert", "--to", "v1"], &claim);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("larger than 8388608 bytes"),
+        "{}",
+        stderr(&output)
+    );
+    // The same claim as a varint.
+    let claim = [
+        &[0xff, 0xff, 0xff, 0xff, 0x0f][..],
+        envelope::PREFIX,
+        &[0; 64],
+    ]
+    .concat();
     let output = apfkit(&["convert", "--to", "v1"], &claim);
     assert_eq!(output.status.code(), Some(1));
     assert!(
