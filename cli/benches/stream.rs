@@ -1,39 +1,96 @@
-//! `apfkit convert` on large multi-document YAML: throughput (MB/s) and peak memory, for
-//! 10 MB and 100 MB of input, beside a baseline that only parses the same YAML stream
-//! in-process (serde-saphyr, one document at a time, into JSON values).
+//! `apfkit convert --to v1` on large streams, beside a plain round trip of the same file in
+//! the same run:
 //!
-//! `cargo bench -p apfkit --bench stream` (set `APFKIT_STREAM_MB` to change the large size).
+//! - compact JSON and indented JSON, written with `-o json`, against serde_json reading the
+//!   stream into `serde_json::Value`s one at a time and writing each indented;
+//! - multi-document YAML, written as YAML, against serde-saphyr reading the stream into
+//!   `serde_json::Value`s one at a time and writing each back as YAML.
 //!
-//! Peak memory is the child's `VmHWM` from `/proc`, sampled until it exits (Linux only;
-//! elsewhere it prints "n/a"). Bounded memory shows as a peak that does not grow with the input.
+//! The input is the bootstrap configuration, half in v1beta2 and half in v1beta3, copied with
+//! renamed objects until the file reaches the size asked for.
+//!
+//! `cargo bench -p apfkit --bench stream` (`APFKIT_STREAM_MB` sets the large size, 100 by
+//! default; `APFKIT_STREAM_FORMATS=yaml,compact,pretty` picks the inputs).
+//!
+//! A ratio is the baseline's time over apfkit's: above 1.0, apfkit is the faster. Peak memory
+//! is the child's `VmHWM` from `/proc`, sampled until it exits (Linux only; elsewhere "n/a").
+//! Bounded memory shows as a peak that does not grow with the input.
 
-use std::io::{BufReader, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Bootstrap objects in v1beta2, renamed per copy, until `megabytes` of YAML are written.
-fn write_input(path: &Path, megabytes: usize) -> usize {
-    let template = Command::new(env!("CARGO_BIN_EXE_apfkit"))
-        .args(["bootstrap", "--to", "v1beta2"])
+use serde_json::Value;
+
+/// The forms of input measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Yaml,
+    CompactJson,
+    PrettyJson,
+}
+
+impl Form {
+    fn name(self) -> &'static str {
+        match self {
+            Form::Yaml => "yaml",
+            Form::CompactJson => "compact",
+            Form::PrettyJson => "pretty",
+        }
+    }
+
+    fn output_flag(self) -> &'static str {
+        match self {
+            Form::Yaml => "yaml",
+            Form::CompactJson | Form::PrettyJson => "json",
+        }
+    }
+}
+
+/// The bootstrap objects in `version`, as JSON values.
+fn bootstrap(version: &str) -> Vec<Value> {
+    let json = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+        .args(["bootstrap", "--to", version, "-o", "json"])
         .output()
         .expect("apfkit runs")
         .stdout;
-    let template = String::from_utf8(template).expect("UTF-8");
-    let documents: Vec<&str> = template.split("\n---\n").collect();
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("temporary file"));
-    let (mut written, mut copy) = (0, 0);
+    serde_json::Deserializer::from_slice(&json)
+        .into_iter::<Value>()
+        .map(|v| v.expect("bootstrap JSON"))
+        .collect()
+}
+
+/// Writes renamed copies of the bootstrap objects until `megabytes` are written; returns the
+/// bytes and documents written.
+fn write_input(path: &Path, form: Form, megabytes: usize) -> (usize, usize) {
+    let versions = [bootstrap("v1beta2"), bootstrap("v1beta3")];
+    let mut file = BufWriter::new(std::fs::File::create(path).expect("temporary file"));
+    let (mut written, mut documents, mut copy) = (0, 0, 0);
     while written < megabytes << 20 {
-        for document in &documents {
-            let renamed = document.replacen("\n  name: ", &format!("\n  name: c{copy}-"), 1);
-            let text = format!("{}\n---\n", renamed.trim_end());
+        for object in &versions[copy % 2] {
+            let mut object = object.clone();
+            let name = object["metadata"]["name"]
+                .as_str()
+                .expect("a name")
+                .to_owned();
+            object["metadata"]["name"] = Value::from(format!("c{copy}-{name}"));
+            let text = match form {
+                Form::Yaml => {
+                    let text = serde_saphyr::to_string(&object).expect("YAML");
+                    format!("---\n{text}")
+                }
+                Form::CompactJson => serde_json::to_string(&object).expect("JSON") + "\n",
+                Form::PrettyJson => serde_json::to_string_pretty(&object).expect("JSON") + "\n",
+            };
             file.write_all(text.as_bytes()).expect("write");
             written += text.len();
+            documents += 1;
         }
         copy += 1;
     }
     file.flush().expect("flush");
-    written
+    (written, documents)
 }
 
 /// Peak resident memory of a running process, in KiB, if `/proc` tells.
@@ -43,12 +100,12 @@ fn peak_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn convert(input: &Path, output: &Path) -> (Duration, Option<u64>) {
+fn convert(input: &Path, form: Form, output: &Path) -> (Duration, Option<u64>) {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
         .args(["convert", "-f"])
         .arg(input)
-        .args(["--to", "v1", "--output-file"])
+        .args(["--to", "v1", "-o", form.output_flag(), "--output-file"])
         .arg(output)
         .spawn()
         .expect("apfkit runs");
@@ -65,15 +122,41 @@ fn convert(input: &Path, output: &Path) -> (Duration, Option<u64>) {
     }
 }
 
-fn parse_only(input: &Path) -> (Duration, usize) {
+/// The baseline: read the stream into values one at a time and write each back out.
+fn round_trip(input: &Path, form: Form, output: &Path) -> (Duration, usize) {
     let started = Instant::now();
-    let mut reader = BufReader::new(std::fs::File::open(input).expect("input"));
+    let reader = BufReader::new(std::fs::File::open(input).expect("input"));
+    let mut writer = BufWriter::new(std::fs::File::create(output).expect("output"));
     let mut documents = 0;
-    for document in serde_saphyr::read::<_, serde_json::Value>(&mut reader) {
-        std::hint::black_box(document.expect("valid YAML"));
-        documents += 1;
+    match form {
+        Form::Yaml => {
+            let mut reader = reader;
+            for document in serde_saphyr::read::<_, Value>(&mut reader) {
+                let text = serde_saphyr::to_string(&document.expect("valid YAML")).expect("YAML");
+                writer.write_all(b"---\n").expect("write");
+                writer.write_all(text.as_bytes()).expect("write");
+                documents += 1;
+            }
+        }
+        Form::CompactJson | Form::PrettyJson => {
+            for document in serde_json::Deserializer::from_reader(reader).into_iter::<Value>() {
+                serde_json::to_writer_pretty(&mut writer, &document.expect("valid JSON"))
+                    .expect("write");
+                writer.write_all(b"\n").expect("write");
+                documents += 1;
+            }
+        }
     }
+    writer.flush().expect("flush");
     (started.elapsed(), documents)
+}
+
+fn count_objects(output: &Path, form: Form) -> usize {
+    let text = std::fs::read_to_string(output).expect("output");
+    match form {
+        Form::Yaml => text.matches("\nkind: ").count(),
+        Form::CompactJson | Form::PrettyJson => text.matches("\n  \"kind\": ").count(),
+    }
 }
 
 fn main() {
@@ -81,32 +164,44 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
+    let forms: Vec<Form> = match std::env::var("APFKIT_STREAM_FORMATS") {
+        Ok(list) => [Form::Yaml, Form::CompactJson, Form::PrettyJson]
+            .into_iter()
+            .filter(|f| list.split(',').any(|n| n == f.name()))
+            .collect(),
+        Err(_) => vec![Form::CompactJson, Form::PrettyJson, Form::Yaml],
+    };
     let dir = tempfile::tempdir().expect("temporary directory");
     println!(
-        "| input | documents | parse only (baseline) | apfkit convert --to v1 | ratio | peak RSS |"
+        "| input | size | documents | round trip (baseline) | apfkit convert --to v1 | ratio | peak RSS |"
     );
-    println!("|---|---|---|---|---|---|");
-    for megabytes in [10, large] {
-        let input = dir.path().join(format!("in-{megabytes}.yaml"));
-        let output = dir.path().join(format!("out-{megabytes}.yaml"));
-        let bytes = write_input(&input, megabytes);
-        let mb = bytes as f64 / (1 << 20) as f64;
-        let (baseline, documents) = parse_only(&input);
-        let (elapsed, peak) = convert(&input, &output);
-        let converted = std::fs::read_to_string(&output)
-            .expect("output")
-            .matches("\nkind: ")
-            .count();
-        assert_eq!(converted, documents, "every document converted");
-        println!(
-            "| {mb:.0} MB | {documents} | {:.1} MB/s | {:.1} MB/s | {:.2} | {} |",
-            mb / baseline.as_secs_f64(),
-            mb / elapsed.as_secs_f64(),
-            elapsed.as_secs_f64() / baseline.as_secs_f64(),
-            peak.map_or("n/a".to_owned(), |kib| format!(
-                "{:.1} MiB",
-                kib as f64 / 1024.0
-            )),
-        );
+    println!("|---|---|---|---|---|---|---|");
+    for form in forms {
+        for megabytes in [10, large] {
+            let input = dir.path().join(format!("in-{megabytes}.{}", form.name()));
+            let output = dir.path().join(format!("out-{megabytes}.{}", form.name()));
+            let (bytes, documents) = write_input(&input, form, megabytes);
+            let mb = bytes as f64 / (1 << 20) as f64;
+            let (baseline, read) = round_trip(&input, form, &output);
+            assert_eq!(read, documents, "the baseline read every document");
+            let (elapsed, peak) = convert(&input, form, &output);
+            assert_eq!(
+                count_objects(&output, form),
+                documents,
+                "every document converted"
+            );
+            println!(
+                "| {} | {mb:.0} MB | {documents} | {:.1} MB/s | {:.1} MB/s | {:.2} | {} |",
+                form.name(),
+                mb / baseline.as_secs_f64(),
+                mb / elapsed.as_secs_f64(),
+                baseline.as_secs_f64() / elapsed.as_secs_f64(),
+                peak.map_or("n/a".to_owned(), |kib| format!(
+                    "{:.1} MiB",
+                    kib as f64 / 1024.0
+                )),
+            );
+            let _ = std::fs::remove_file(&input);
+        }
     }
 }

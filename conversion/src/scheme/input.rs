@@ -15,6 +15,7 @@ use std::rc::Rc;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::json_input::{self, JsonDocument, Position};
 use super::protobuf_input;
 
 /// Per-document limits of the reader.
@@ -151,6 +152,43 @@ pub fn read_each<E: From<ReadError>>(
     limits: &Limits,
     mut each: impl FnMut(Document) -> Result<(), E>,
 ) -> Result<(), E> {
+    read_each_input(reader, limits, |input| match input {
+        Input::Json(json) => each(json.to_document().map_err(|error| ReadError {
+            document: json.index,
+            error,
+        })?),
+        Input::Value(document) => each(document),
+    })
+}
+
+/// One document as the reader hands it over: JSON still in its bytes, scanned against the
+/// limits (the scheme decodes it straight into its typed form), or a built value (YAML and
+/// protobuf).
+#[derive(Debug)]
+pub enum Input<'a> {
+    /// A JSON document.
+    Json(JsonDocument<'a>),
+    /// A YAML or protobuf document.
+    Value(Document),
+}
+
+impl Input<'_> {
+    /// The document's 0-based index in the stream.
+    pub fn index(&self) -> usize {
+        match self {
+            Input::Json(json) => json.index,
+            Input::Value(document) => document.index,
+        }
+    }
+}
+
+/// Like [`read_each`], but JSON documents are handed over as bytes, unbuilt: the one reader
+/// of every format, for callers that convert JSON without building values.
+pub fn read_each_input<E: From<ReadError>>(
+    reader: impl Read,
+    limits: &Limits,
+    mut each: impl FnMut(Input<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     let limits = Limits {
         max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
         ..*limits
@@ -166,15 +204,16 @@ pub fn read_each<E: From<ReadError>>(
         })?;
     let reader = std::io::Cursor::new(head).chain(reader);
     if let Some(framing) = protobuf_input::sniff(reader.get_ref().0.get_ref()) {
-        return protobuf_input::read_each(reader, framing, &limits, each);
+        return protobuf_input::read_each(reader, framing, &limits, |d| each(Input::Value(d)));
     }
     let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let json = first_non_blank(&mut reader)
-        .map_err(|e| ReadError {
-            document: 0,
-            error: InputError::Io(e),
-        })?
-        .is_some_and(|b| b == b'{' || b == b'[');
+    let (first, skipped) = first_non_blank(&mut reader).map_err(|e| ReadError {
+        document: 0,
+        error: InputError::Io(e),
+    })?;
+    if first.is_some_and(|b| b == b'{' || b == b'[') {
+        return json_input::read_each(reader, &limits, skipped, |d| each(Input::Json(d)));
+    }
     let document_start = Rc::new(Cell::new(0));
     let document_line = Rc::new(Cell::new(1));
     let mut metered = Metered {
@@ -182,7 +221,7 @@ pub fn read_each<E: From<ReadError>>(
         taken: 0,
         max_bytes: limits.max_document_bytes as u64,
         document_start: Rc::clone(&document_start),
-        markers: (!json).then_some(MarkerScan::LineStart),
+        markers: Some(MarkerScan::LineStart),
         lines: 1,
         document_line: Rc::clone(&document_line),
     };
@@ -191,28 +230,6 @@ pub fn read_each<E: From<ReadError>>(
         line,
     };
     let fail = |document, error| ReadError { document, error };
-    if json {
-        let mut stream = serde_json::Deserializer::from_reader(&mut metered).into_iter::<Checked>();
-        let mut index = 0;
-        while let Some(next) = stream.next() {
-            let checked = next.map_err(|e| {
-                let over = e.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge);
-                fail(
-                    index,
-                    if over {
-                        too_large(None)
-                    } else {
-                        json_error(&e)
-                    },
-                )
-            })?;
-            document_start.set(stream.byte_offset() as u64);
-            checked.check(&limits).map_err(|e| fail(index, e))?;
-            each(checked.into_document(index))?;
-            index += 1;
-        }
-        return Ok(());
-    }
     let options = yaml_options(&limits);
     let mut index = 0;
     let documents = serde_saphyr::read_with_options::<_, Value>(&mut metered, options);
@@ -227,23 +244,15 @@ pub fn read_each<E: From<ReadError>>(
         if value.is_null() {
             continue;
         }
-        each(Document {
+        each(Input::Value(Document {
             index,
             value,
             duplicate_fields: Vec::new(),
             unknown_fields: Vec::new(),
-        })?;
+        }))?;
         index += 1;
     }
     Ok(())
-}
-
-fn json_error(error: &serde_json::Error) -> InputError {
-    InputError::Json {
-        line: error.line(),
-        column: error.column(),
-        message: error.to_string(),
-    }
 }
 
 /// Whether a serde-saphyr error wraps an I/O error, and of which kind.
@@ -378,30 +387,33 @@ impl<R: Read> Read for Metered<R> {
     }
 }
 
-/// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it.
-fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<Option<u8>> {
+/// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it, and
+/// where it stands in the stream.
+fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<(Option<u8>, Position)> {
+    let mut position = Position::START;
     loop {
         let buffer = reader.fill_buf()?;
         if buffer.is_empty() {
-            return Ok(None);
+            return Ok((None, position));
         }
         let skip = if buffer.starts_with(&[0xEF, 0xBB, 0xBF]) {
             3
         } else {
             match buffer.iter().position(|b| !b.is_ascii_whitespace()) {
-                Some(0) => return Ok(Some(buffer[0])),
+                Some(0) => return Ok((Some(buffer[0]), position)),
                 Some(n) => n,
                 None => buffer.len(),
             }
         };
         // Whitespace before a document is harmless to drop.
+        position = position.after(&buffer[..skip]);
         reader.consume(skip);
     }
 }
 
 /// A JSON value with what the limits and field validation need to know about it, measured
 /// while it is built.
-struct Checked {
+pub(super) struct Checked {
     value: Value,
     depth: usize,
     nodes: usize,
@@ -418,21 +430,7 @@ impl Checked {
         }
     }
 
-    fn check(&self, limits: &Limits) -> Result<(), InputError> {
-        if self.depth > limits.max_depth {
-            return Err(InputError::TooDeep {
-                limit: limits.max_depth,
-            });
-        }
-        if self.nodes > limits.max_nodes {
-            return Err(InputError::TooManyNodes {
-                limit: limits.max_nodes,
-            });
-        }
-        Ok(())
-    }
-
-    fn into_document(self, index: usize) -> Document {
+    pub(super) fn into_document(self, index: usize) -> Document {
         Document {
             index,
             value: self.value,

@@ -21,6 +21,7 @@
 mod codec;
 mod diff;
 mod input;
+mod json_input;
 mod protobuf_input;
 
 use std::fmt;
@@ -30,8 +31,10 @@ use serde_json::{Map, Value};
 
 pub use codec::{CODECS, Codec, HubKind, HubObject, supported};
 pub use input::{
-    Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth, read_documents, read_each,
+    Document, Input, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth, read_documents,
+    read_each, read_each_input,
 };
+pub use json_input::JsonDocument;
 
 /// What to do with fields that the version's schema does not have, like kube-apiserver's
 /// `fieldValidation` parameter.

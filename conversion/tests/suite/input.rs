@@ -361,3 +361,106 @@ fn scheme_errors_have_kinds() {
         ErrorKind::UnknownVersion
     );
 }
+
+/// A reader that hands out its bytes `step` at a time, as a pipe may.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// The JSON reader cuts the stream in a buffer; what it reads, and where it says a syntax
+/// error is, must not depend on how the bytes arrive, and must be what serde_json says when it
+/// parses the whole stream at once.
+#[test]
+fn json_errors_name_the_stream_position_however_the_bytes_arrive() {
+    let cases: [&[u8]; 9] = [
+        b"{\"a\": 1}\n{\"b\": [1, 2,]}\n",
+        b"\n\n  {\"a\": 1} {\"b\": tru}",
+        b"{\"a\": 1}\n\n   {\"b\": 2\n",
+        b"{\"a\": 1}{\"b\"\n:\n2 x}",
+        b"[1, 2] [3 4]",
+        b"{\"a\": \"\\u12\"}",
+        b"{\"a\": 1}\n{\"b\": \"\xff\"}",
+        b"{\"a\": 123456789012345678901234567890e999999}",
+        b"{\"a\": 1} 12 {",
+    ];
+    for case in cases {
+        let expected = serde_json::Deserializer::from_slice(case)
+            .into_iter::<Value>()
+            .find_map(Result::err)
+            .unwrap_or_else(|| panic!("{:?} is invalid", String::from_utf8_lossy(case)));
+        for step in [1, 3, 7, 1 << 20] {
+            let err = read_with(Trickle { bytes: case, step }, &Limits::default()).unwrap_err();
+            let InputError::Json {
+                line,
+                column,
+                message,
+            } = &err.error
+            else {
+                panic!("{case:?} in steps of {step}: {err}");
+            };
+            let shown = String::from_utf8_lossy(case);
+            assert_eq!(
+                (*line, *column),
+                (expected.line(), expected.column()),
+                "{shown:?} in steps of {step}"
+            );
+            assert_eq!(
+                message,
+                &expected.to_string(),
+                "{shown:?} in steps of {step}"
+            );
+        }
+    }
+}
+
+#[test]
+fn json_documents_are_the_same_however_the_bytes_arrive() {
+    let mut stream = Vec::new();
+    for i in 0..300 {
+        let object = json!({"apiVersion": "v1", "kind": "K", "n": i, "s": "x".repeat(i * 7), "l": [i, [i], {"d": null}]});
+        stream.extend(serde_json::to_vec(&object).unwrap());
+        stream.extend(b" \n".repeat(i % 3));
+        stream.extend(b"[1, 2.5, true, \"\\u00e9\"] 7 ");
+    }
+    let expected: Vec<Value> = serde_json::Deserializer::from_slice(&stream)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .collect();
+    for step in [1, 5, 4096, 1 << 20] {
+        let read: Vec<Value> = read_with(
+            Trickle {
+                bytes: &stream,
+                step,
+            },
+            &Limits::default(),
+        )
+        .unwrap()
+        .into_iter()
+        .map(|d| d.value)
+        .collect();
+        assert_eq!(read, expected, "in steps of {step}");
+    }
+}
+
+/// An object with many keys is checked for repeats in linear time, and a repeat among them is
+/// still found.
+#[test]
+fn wide_objects_are_checked_for_repeated_keys() {
+    let mut text = String::from("{");
+    for i in 0..200_000 {
+        text.push_str(&format!("\"k{i}\": {i},"));
+    }
+    text.push_str("\"k17\": 0}");
+    let documents = read_documents(text.as_bytes()).unwrap();
+    assert_eq!(documents[0].duplicate_fields, ["k17"]);
+}
