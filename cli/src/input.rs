@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use apfkit_conversion::scheme::{
-    self, Document, HubObject, InputError, Limits, ReadError, UnknownFields,
+    self, Document, HubObject, Input, InputError, Limits, ReadError, UnknownFields,
 };
 use apfkit_conversion::validation::{BadValue, FieldError};
 
@@ -72,12 +72,27 @@ impl InputArgs {
     }
 }
 
-/// Whether `document` is of a kind apfkit does not serve and `--skip-other-kinds` was given;
-/// if so, says on standard error that it is skipped.
-pub fn skipped_as_other_kind(location: &Location, document: &Document) -> bool {
-    if !SETTINGS.get().is_some_and(|s| s.skip_other_kinds) || scheme::is_served(&document.value) {
-        return false;
+/// Whether `input` is of a kind apfkit does not serve and `--skip-other-kinds` was given; if
+/// so, says on standard error that it is skipped.
+pub fn skipped_as_other_kind(location: &Location, input: &Input<'_>) -> Result<bool, Failure> {
+    if !SETTINGS.get().is_some_and(|s| s.skip_other_kinds) {
+        return Ok(false);
     }
+    let served = match input {
+        Input::Json(json) => scheme::is_served_json(json),
+        Input::Value(document) => scheme::is_served(&document.value),
+    };
+    if served {
+        return Ok(false);
+    }
+    let json_built;
+    let document = match input {
+        Input::Json(json) => {
+            json_built = built(location, Input::Json(json.clone()))?;
+            &json_built
+        }
+        Input::Value(document) => document,
+    };
     let field = |name| {
         document
             .value
@@ -96,7 +111,17 @@ pub fn skipped_as_other_kind(location: &Location, document: &Document) -> bool {
         printable(field("kind")),
         printable(name),
     );
-    true
+    Ok(true)
+}
+
+/// The document as a JSON value (a JSON document is built from its bytes).
+pub fn built(location: &Location, input: Input<'_>) -> Result<Document, Failure> {
+    match input {
+        Input::Json(json) => json
+            .to_document()
+            .map_err(|e| Failure::at(location, read_message(&e))),
+        Input::Value(document) => Ok(document),
+    }
 }
 
 /// `1048576`, `512K`, `8M`, `1G` (powers of 1024; `KiB`, `MiB` and `GiB` too).
@@ -255,7 +280,7 @@ fn read_message(error: &InputError) -> String {
 /// not counted).
 pub fn for_each_document(
     source: &Source,
-    mut each: impl FnMut(Location, Document) -> Result<(), Failure>,
+    mut each: impl FnMut(Location, Input<'_>) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let name = source.name();
     let location = |index| Location {
@@ -263,8 +288,8 @@ pub fn for_each_document(
         document: index,
     };
     let reader = source.open().map_err(|e| Failure::at(&location(None), e))?;
-    let result = scheme::read_each(reader, &limits(), |document| {
-        each(location(Some(document.index)), document).map_err(Stop::Caller)
+    let result = scheme::read_each_input(reader, &limits(), |input| {
+        each(location(Some(input.index())), input).map_err(Stop::Caller)
     });
     match result {
         Ok(()) => Ok(()),
@@ -324,13 +349,18 @@ pub fn for_each_hub_object(
     mut each: impl FnMut(&Location, HubObject) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     for source in sources(paths)? {
-        for_each_document(&source, |location, document| {
-            if skipped_as_other_kind(&location, &document) {
+        for_each_document(&source, |location, input| {
+            if skipped_as_other_kind(&location, &input)? {
                 return Ok(());
             }
-            check_fields(&location, &document, UnknownFields::Warn)?;
-            let (objects, warnings) = scheme::to_hub(&document.value, UnknownFields::Warn)
-                .map_err(|e| Failure::at(&location, e))?;
+            let decoded = match &input {
+                Input::Json(json) => scheme::to_hub_json(json, UnknownFields::Warn),
+                Input::Value(document) => {
+                    check_fields(&location, document, UnknownFields::Warn)?;
+                    scheme::to_hub(&document.value, UnknownFields::Warn)
+                }
+            };
+            let (objects, warnings) = decoded.map_err(|e| Failure::at(&location, e))?;
             for warning in warnings {
                 crate::failure::warn(&location, &warning.to_string());
             }

@@ -20,6 +20,7 @@ use std::io::{BufWriter, IsTerminal, Seek, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
+use apfkit_conversion::scheme::Encoding;
 use serde_json::Value;
 use tempfile::NamedTempFile;
 
@@ -70,6 +71,9 @@ impl Destination {
 
 /// Output held in memory up to this size, then in a temporary file.
 const MEMORY_LIMIT: usize = 8 << 20;
+
+/// Bytes gathered before each write to a file: fewer, larger writes.
+const WRITE_BUFFER: usize = 256 << 10;
 
 /// Documents held until [`commit`].
 pub struct Sink {
@@ -127,7 +131,7 @@ impl Sink {
         let held = match &target {
             Target::Regular { path, existing } => {
                 let temporary = Temporary::beside(path, existing.is_none()).map_err(io)?;
-                Held::File(BufWriter::new(temporary))
+                Held::File(BufWriter::with_capacity(WRITE_BUFFER, temporary))
             }
             Target::Stdout | Target::Special(_) => Held::Memory(Vec::new()),
         };
@@ -141,38 +145,44 @@ impl Sink {
         })
     }
 
-    /// Appends one document. A document larger than the reader's limit is refused, so that
-    /// everything written can be read back.
+    /// How this sink's documents are encoded.
+    pub fn encoding(&self) -> Encoding {
+        match self.format {
+            ObjectFormat::Yaml => Encoding::Yaml,
+            ObjectFormat::Json => Encoding::JsonPretty,
+            ObjectFormat::Protobuf => Encoding::Protobuf,
+        }
+    }
+
+    /// Appends one document given as a JSON value. A document larger than the reader's limit
+    /// is refused, so that everything written can be read back.
     pub fn write(&mut self, value: &Value) -> Result<(), Failure> {
+        let bytes = self
+            .encoding()
+            .encode_value(value)
+            .map_err(|e| self.encoding_failure(e.message))?;
+        self.write_encoded(bytes)
+    }
+
+    /// The failure of a document that cannot be written in this sink's format.
+    pub fn encoding_failure(&self, message: String) -> Failure {
+        self.error(std::io::Error::other(message))
+    }
+
+    /// Appends one document already written in [`Sink::encoding`], as [`Sink::write`] does.
+    pub fn write_encoded(&mut self, bytes: Vec<u8>) -> Result<(), Failure> {
         let failure = |message: String| self.error(std::io::Error::other(message));
-        let bytes = match self.format {
-            ObjectFormat::Yaml => {
-                let mut text =
-                    serde_saphyr::to_string(value).map_err(|e| failure(e.to_string()))?;
-                if self.written > 0 {
-                    text.insert_str(0, "---\n");
-                }
-                text.into_bytes()
-            }
-            // kube-apiserver's JSON: Go's field order, indented by two spaces. A document of a
-            // kind not served here is written as it is.
-            ObjectFormat::Json => {
-                let mut bytes = match apfkit_types::wire::to_go_json(value, true) {
-                    Some(written) => written.map_err(|e| e.to_string()),
-                    None => serde_json::to_vec_pretty(value).map_err(|e| e.to_string()),
-                }
-                .map_err(failure)?;
-                bytes.push(b'\n');
-                bytes
-            }
-            ObjectFormat::Protobuf => protobuf(value).map_err(failure)?,
+        let (before, after): (&[u8], &[u8]) = match self.format {
+            ObjectFormat::Yaml if self.written > 0 => (b"---\n", b""),
+            ObjectFormat::Json => (b"", b"\n"),
+            ObjectFormat::Yaml | ObjectFormat::Protobuf => (b"", b""),
         };
+        let length = before.len() + bytes.len() + after.len();
         let limit = input::limits().max_document_bytes;
-        if bytes.len() > limit {
+        if length > limit {
             return Err(failure(format!(
-                "a document of the output has {} bytes, more than the input limit of {limit} \
-                 that reading it back would apply; raise --max-document-size",
-                bytes.len()
+                "a document of the output has {length} bytes, more than the input limit of \
+                 {limit} that reading it back would apply; raise --max-document-size"
             )));
         }
         if self.format == ObjectFormat::Protobuf {
@@ -186,7 +196,10 @@ impl Sink {
             }
             return self.append_frame(&bytes);
         }
-        self.append(&bytes).map_err(|source| self.error(source))?;
+        [before, &bytes, after]
+            .into_iter()
+            .try_for_each(|part| self.append(part))
+            .map_err(|source| self.error(source))?;
         self.written += 1;
         Ok(())
     }
@@ -250,7 +263,7 @@ impl Sink {
                 )
             })?;
             spilled.file_mut()?.write_all(memory)?;
-            self.held = Held::File(BufWriter::new(spilled));
+            self.held = Held::File(BufWriter::with_capacity(WRITE_BUFFER, spilled));
         }
         match &mut self.held {
             Held::File(file) => file.write_all(bytes),
@@ -258,19 +271,6 @@ impl Sink {
             Held::Closed(_) => Err(std::io::Error::other("the output was completed already")),
         }
     }
-}
-
-/// A served object in Kubernetes' protobuf envelope.
-fn protobuf(value: &Value) -> Result<Vec<u8>, String> {
-    let identity = |field: &str| value.get(field).and_then(Value::as_str).unwrap_or("?");
-    if identity("apiVersion") == "v1" && identity("kind") == "List" {
-        return Err(
-            "a v1 List has no protobuf form here: write its items, or a typed list such as \
-             FlowSchemaList"
-                .to_owned(),
-        );
-    }
-    apfkit_types::wire::envelope::encode(value).map_err(|e| e.to_string())
 }
 
 /// Moves every sink's output into place: regular files first, all or nothing (see the module

@@ -234,7 +234,9 @@ fn plan(raw: &RawValue, options: &MigrateOptions) -> Result<Plan, String> {
             Warning::Lossy { .. } => {
                 return Err(format!("the conversion would lose a value: {warning}"));
             }
-            Warning::UnknownField { .. } => warnings.push(format!("dropped {warning}")),
+            Warning::UnknownField { .. } | Warning::DuplicateField { .. } => {
+                warnings.push(format!("dropped {warning}"));
+            }
         }
     }
     let from = stored.api_version().to_owned();

@@ -1,7 +1,7 @@
 //! `convert` and `default`: the commands that read objects, rewrite each one (to another
 //! version, or with its defaults) and write them out.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields, Warning};
+use apfkit_conversion::scheme::{self, Encoded, ErrorKind, Input, Target, UnknownFields, Warning};
 use clap::Args;
 
 use crate::failure::{Failure, Location};
@@ -118,13 +118,56 @@ enum Sinks {
     PerFile(Option<ObjectFormat>),
 }
 
-/// Runs `each` over every document of every source into sinks, then commits them all. With a
+/// What `transform` does to each object.
+enum Job {
+    Convert(Target),
+    Default,
+}
+
+impl Job {
+    /// The object of `input` rewritten and written as `sink` writes, with its warnings.
+    fn run(
+        &self,
+        location: &Location,
+        input: Input<'_>,
+        unknown: UnknownFields,
+        sink: &Sink,
+    ) -> Result<Encoded, Failure> {
+        let encoding = sink.encoding();
+        let encoded = match input {
+            Input::Json(json) => match self {
+                Job::Convert(target) => scheme::convert_json(&json, target, unknown, encoding),
+                Job::Default => scheme::default_json(&json, unknown, encoding),
+            },
+            Input::Value(document) => {
+                input::check_fields(location, &document, unknown)?;
+                let converted = match self {
+                    Job::Convert(target) => scheme::convert(&document.value, target, unknown),
+                    Job::Default => scheme::default(&document.value, unknown),
+                }
+                .map_err(|e| Failure::at(location, e))?;
+                encoding
+                    .encode_value(&converted.object)
+                    .map(|bytes| Encoded {
+                        bytes,
+                        warnings: converted.warnings,
+                    })
+            }
+        };
+        encoded.map_err(|e| match e.kind {
+            ErrorKind::Encoding => sink.encoding_failure(e.message),
+            _ => Failure::at(location, e),
+        })
+    }
+}
+
+/// Runs `job` over every document of every source into sinks, then commits them all. With a
 /// sink per file, a file without objects (empty, or only comments) is left untouched.
 fn transform(
     sources: &[Source],
     sinks: Sinks,
     unknown: UnknownFields,
-    each: impl Fn(&serde_json::Value) -> Result<scheme::Converted, scheme::SchemeError>,
+    job: &Job,
 ) -> Result<(), Failure> {
     let (mut shared, per_file) = match sinks {
         Sinks::Shared(sink) => (Some(*sink), None),
@@ -139,21 +182,20 @@ fn transform(
             }
             _ => None,
         };
-        input::for_each_document(source, |location, document| {
-            if input::skipped_as_other_kind(&location, &document) {
+        input::for_each_document(source, |location, read| {
+            let Some(sink) = sink.as_mut().or(shared.as_mut()) else {
+                return Ok(());
+            };
+            if input::skipped_as_other_kind(&location, &read)? {
                 // Rewriting a file in place must not drop its other objects.
-                return match &mut sink {
-                    Some(sink) => sink.write(&document.value),
+                return match per_file {
+                    Some(_) => sink.write(&input::built(&location, read)?.value),
                     None => Ok(()),
                 };
             }
-            input::check_fields(&location, &document, unknown)?;
-            let converted = each(&document.value).map_err(|e| Failure::at(&location, e))?;
-            report(&location, &converted.warnings);
-            match (&mut sink, &mut shared) {
-                (Some(sink), _) | (None, Some(sink)) => sink.write(&converted.object),
-                (None, None) => Ok(()),
-            }
+            let encoded = job.run(&location, read, unknown, sink)?;
+            report(&location, &encoded.warnings);
+            sink.write_encoded(encoded.bytes)
         })?;
         if let Some(mut sink) = sink.filter(|sink| sink.documents() > 0) {
             sink.close()?;
@@ -181,7 +223,7 @@ pub fn convert(args: ConvertArgs) -> Result<(), Failure> {
     let target = parse_target(&args.to)?;
     let sources = input::sources(&args.paths)?;
     let unknown = args.unknown_fields.into();
-    let each = |value: &serde_json::Value| scheme::convert(value, &target, unknown);
+    let job = Job::Convert(target);
     if args.in_place {
         if let Some(source) = sources.iter().find(|s| !is_regular_file(s)) {
             return Err(Failure::Usage(format!(
@@ -189,14 +231,14 @@ pub fn convert(args: ConvertArgs) -> Result<(), Failure> {
                 crate::failure::printable(&source.name())
             )));
         }
-        return transform(&sources, Sinks::PerFile(args.output), unknown, each);
+        return transform(&sources, Sinks::PerFile(args.output), unknown, &job);
     }
     let destination = match args.output_file {
         Some(path) => Destination::File(path.into()),
         None => Destination::Stdout,
     };
     let sink = Sink::new(args.output.unwrap_or(ObjectFormat::Yaml), destination)?;
-    transform(&sources, Sinks::Shared(Box::new(sink)), unknown, each)
+    transform(&sources, Sinks::Shared(Box::new(sink)), unknown, &job)
 }
 
 fn is_regular_file(source: &Source) -> bool {
@@ -212,7 +254,10 @@ pub fn default(args: DefaultArgs) -> Result<(), Failure> {
     let sources = input::sources(&args.paths)?;
     let unknown = args.unknown_fields.into();
     let sink = Sink::new(args.output, Destination::Stdout)?;
-    transform(&sources, Sinks::Shared(Box::new(sink)), unknown, |value| {
-        scheme::default(value, unknown)
-    })
+    transform(
+        &sources,
+        Sinks::Shared(Box::new(sink)),
+        unknown,
+        &Job::Default,
+    )
 }

@@ -1,6 +1,6 @@
 //! `validate`.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_conversion::scheme::{self, Input, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
 use clap::Args;
 
@@ -66,17 +66,32 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let mut names = input::Names::default();
     let mut objects = 0;
     for source in input::sources(&args.paths)? {
-        let result = input::for_each_document(&source, |location, document| {
-            if input::skipped_as_other_kind(&location, &document) {
+        let result = input::for_each_document(&source, |location, read| {
+            if input::skipped_as_other_kind(&location, &read)? {
                 return Ok(());
             }
-            input::check_fields(&location, &document, UnknownFields::Warn)?;
-            let value = &document.value;
-            let own_version = value
-                .get("apiVersion")
-                .and_then(|v| v.as_str())
-                .map(str::to_owned);
-            let (decoded, _) = match scheme::to_hub(value, UnknownFields::Ignore) {
+            // Repeated keys are reported as warnings; unknown fields are not validation's
+            // business. A JSON document without repeated keys decodes from its bytes.
+            let (own_version, decoded) = match read {
+                Input::Json(json) if !json.may_repeat_keys => (
+                    json.api_version.as_deref().map(str::to_owned),
+                    scheme::to_hub_json(&json, UnknownFields::Ignore),
+                ),
+                read => {
+                    let document = input::built(&location, read)?;
+                    input::check_fields(&location, &document, UnknownFields::Warn)?;
+                    let own_version = document
+                        .value
+                        .get("apiVersion")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned);
+                    (
+                        own_version,
+                        scheme::to_hub(&document.value, UnknownFields::Ignore),
+                    )
+                }
+            };
+            let (decoded, _) = match decoded {
                 Ok(decoded) => decoded,
                 Err(error) => {
                     emit(&format!("{location}: {}\n", printable(&error.to_string())))?;

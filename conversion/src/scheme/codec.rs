@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 
 use crate::discovery::compare_kube_aware_version_strings;
 
-use super::{ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
+use apfkit_types::wire::{GoOrder, protobuf};
+
+use super::{Encoding, ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
 use crate::{FromHub, ToHub};
 
 pub use crate::generated::{CODECS, HubObject};
@@ -24,6 +26,10 @@ pub trait HubKind: Sized + Serialize + PartialEq {
 type DecodeFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<HubObject, SchemeError>;
 type DefaultFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
 type EncodeFn = fn(&HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
+type DecodeBytesFn = fn(&[u8], UnknownFields) -> Option<HubObject>;
+type DefaultBytesFn = fn(&[u8], UnknownFields, Encoding) -> Option<Result<Vec<u8>, SchemeError>>;
+type EncodeToFn =
+    fn(&HubObject, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
 
 /// One kind of one group-version.
 pub struct Codec {
@@ -36,6 +42,9 @@ pub struct Codec {
     decode: DecodeFn,
     default: DefaultFn,
     encode: EncodeFn,
+    decode_bytes: DecodeBytesFn,
+    default_bytes: DefaultBytesFn,
+    encode_to: EncodeToFn,
 }
 
 impl Codec {
@@ -48,8 +57,10 @@ impl Codec {
             + Kind
             + ToHub
             + FromHub
-            + ToHub<Hub = <T as FromHub>::Hub>,
+            + ToHub<Hub = <T as FromHub>::Hub>
+            + protobuf::Message,
         <T as FromHub>::Hub: HubKind + Clone,
+        for<'a> GoOrder<'a, T>: Serialize,
     {
         Codec {
             group: T::GROUP,
@@ -58,6 +69,9 @@ impl Codec {
             decode: decode_to_hub_as::<T>,
             default: default_as::<T>,
             encode: encode_as::<T>,
+            decode_bytes: decode_bytes_as::<T>,
+            default_bytes: default_bytes_as::<T>,
+            encode_to: encode_to_as::<T>,
         }
     }
 
@@ -84,6 +98,37 @@ impl Codec {
         warnings: &mut Vec<Warning>,
     ) -> Result<Value, SchemeError> {
         (self.default)(object, unknown, warnings)
+    }
+
+    /// Decodes JSON bytes, defaults and converts to the hub, if nothing needs reporting: `None`
+    /// when the bytes do not decode or (unless `unknown` ignores them) have unknown fields, so
+    /// that the caller takes the path that names them.
+    pub fn decode_bytes(&self, bytes: &[u8], unknown: UnknownFields) -> Option<HubObject> {
+        (self.decode_bytes)(bytes, unknown)
+    }
+
+    /// Decodes JSON bytes, defaults in this version and writes the object as `encoding` says;
+    /// `None` as for [`Codec::decode_bytes`].
+    pub fn default_bytes(
+        &self,
+        bytes: &[u8],
+        unknown: UnknownFields,
+        encoding: Encoding,
+    ) -> Option<Result<Vec<u8>, SchemeError>> {
+        (self.default_bytes)(bytes, unknown, encoding)
+    }
+
+    /// Converts a hub object to this version and writes it as `encoding` says, reporting what
+    /// it cannot keep.
+    /// `input_length` is the length of the document it came from, to size the output.
+    pub fn encode_to(
+        &self,
+        hub: &HubObject,
+        encoding: Encoding,
+        input_length: usize,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<u8>, SchemeError> {
+        (self.encode_to)(hub, encoding, expected_length(input_length), warnings)
     }
 
     /// Converts a hub object to this version and encodes it, reporting what it cannot keep.
@@ -145,7 +190,8 @@ pub fn supported() -> &'static str {
     })
 }
 
-fn lookup(api_version: &str, kind: &str) -> Option<&'static Codec> {
+/// The codec of `kind` in `api_version`.
+pub fn lookup(api_version: &str, kind: &str) -> Option<&'static Codec> {
     let (group, version) = api_version.split_once('/')?;
     CODECS
         .iter()
@@ -231,7 +277,7 @@ fn decode<T: DeserializeOwned>(
     warnings: &mut Vec<Warning>,
 ) -> Result<T, SchemeError> {
     let (typed, unknown_paths) = decode_collecting(object)?;
-    apply_unknown(unknown_paths, unknown, warnings)?;
+    apply_unknown(unknown_fields(unknown_paths), unknown, warnings)?;
     Ok(typed)
 }
 
@@ -253,24 +299,21 @@ pub fn decode_collecting<T: DeserializeOwned>(
     Ok((typed, unknown_paths))
 }
 
-/// Drops, reports or refuses the unknown fields at `paths`, as `unknown` says.
+/// Drops, reports or refuses `fields` (unknown or repeated), as `unknown` says.
 pub fn apply_unknown(
-    paths: Vec<String>,
+    fields: Vec<Warning>,
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<(), SchemeError> {
     match unknown {
         UnknownFields::Ignore => Ok(()),
         UnknownFields::Warn => {
-            warnings.extend(paths.into_iter().map(|path| Warning::UnknownField { path }));
+            warnings.extend(fields);
             Ok(())
         }
-        UnknownFields::Strict if paths.is_empty() => Ok(()),
+        UnknownFields::Strict if fields.is_empty() => Ok(()),
         UnknownFields::Strict => {
-            let fields: Vec<String> = paths
-                .iter()
-                .map(|p| format!("unknown field {p:?}"))
-                .collect();
+            let fields: Vec<String> = fields.iter().map(Warning::to_string).collect();
             Err(SchemeError::new(
                 ErrorKind::UnknownFields,
                 "",
@@ -278,6 +321,14 @@ pub fn apply_unknown(
             ))
         }
     }
+}
+
+/// The unknown fields at `paths`.
+pub fn unknown_fields(paths: Vec<String>) -> Vec<Warning> {
+    paths
+        .into_iter()
+        .map(|path| Warning::UnknownField { path })
+        .collect()
 }
 
 fn decode_to_hub_as<T>(
@@ -308,12 +359,53 @@ where
         .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))
 }
 
-fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
+/// Decodes `bytes` as `T`, if they decode and, unless `unknown` ignores them, have no field
+/// `T` lacks. Nothing is built for a report: a document with something to report is decoded
+/// again on the path that names it.
+fn decode_clean<T: DeserializeOwned>(bytes: &[u8], unknown: UnknownFields) -> Option<T> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    if unknown == UnknownFields::Ignore {
+        return T::deserialize(&mut de).ok();
+    }
+    let mut clean = true;
+    let typed = T::deserialize(serde_ignored::Deserializer::new(&mut de, &mut |_| {
+        clean = false
+    }))
+    .ok();
+    typed.filter(|_| clean)
+}
+
+fn decode_bytes_as<T>(bytes: &[u8], unknown: UnknownFields) -> Option<HubObject>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind,
-    <T as FromHub>::Hub: HubKind + Clone,
+    T: DeserializeOwned + ApplyDefaults + ToHub,
+    T::Hub: HubKind,
 {
-    let hub = <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
+    let mut typed: T = decode_clean(bytes, unknown)?;
+    typed.apply_defaults();
+    Some(typed.into_hub().wrap())
+}
+
+fn default_bytes_as<T>(
+    bytes: &[u8],
+    unknown: UnknownFields,
+    encoding: Encoding,
+) -> Option<Result<Vec<u8>, SchemeError>>
+where
+    T: DeserializeOwned + Serialize + ApplyDefaults + Kind + protobuf::Message,
+    for<'a> GoOrder<'a, T>: Serialize,
+{
+    let mut typed: T = decode_clean(bytes, unknown)?;
+    typed.apply_defaults();
+    Some(encoding.encode::<T>(&typed, expected_length(bytes.len())))
+}
+
+/// The hub object `object` holds, if it is of `T`'s kind.
+fn hub_of<T>(object: &HubObject) -> Result<&<T as FromHub>::Hub, SchemeError>
+where
+    T: FromHub + Kind,
+    <T as FromHub>::Hub: HubKind,
+{
+    <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
         SchemeError::new(
             ErrorKind::UnsupportedKind,
             "kind",
@@ -323,11 +415,59 @@ where
                 T::KIND
             ),
         )
-    })?;
+    })
+}
+
+/// Room for a document written from one of `input_length` bytes: indented JSON from compact
+/// JSON takes about 1.6 times as much, and defaults add a little.
+fn expected_length(input_length: usize) -> usize {
+    input_length.saturating_mul(2).saturating_add(256)
+}
+
+fn encode_to_as<T>(
+    object: &HubObject,
+    encoding: Encoding,
+    capacity: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<u8>, SchemeError>
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind,
+    T: protobuf::Message,
+    <T as FromHub>::Hub: HubKind + Clone,
+    for<'a> GoOrder<'a, T>: Serialize,
+{
+    let hub = hub_of::<T>(object)?;
+    let external = T::from_hub(hub);
+    let encoded = encoding.encode::<T>(&external, capacity)?;
+    report_lossy(external, hub, warnings)?;
+    Ok(encoded)
+}
+
+fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind,
+    <T as FromHub>::Hub: HubKind + Clone,
+{
+    let hub = hub_of::<T>(object)?;
     let external = T::from_hub(hub);
     let encoded = serde_json::to_value(&external)
         .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))?;
-    // What would a reader of the output get? Decode-side defaulting, then back to the hub.
+    report_lossy(external, hub, warnings)?;
+    Ok(encoded)
+}
+
+/// Reports what `external`, converted from `hub`, cannot keep: what a reader of the output
+/// gets (decode-side defaulting, then back to the hub) against `hub`, leaf by leaf. The typed
+/// comparison is all it costs when nothing is lost.
+fn report_lossy<T>(
+    external: T,
+    hub: &<T as FromHub>::Hub,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), SchemeError>
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Kind,
+    <T as FromHub>::Hub: HubKind,
+{
     let mut read_back = external;
     read_back.apply_defaults();
     let again = read_back.into_hub();
@@ -348,7 +488,7 @@ where
             });
         }
     }
-    Ok(encoded)
+    Ok(())
 }
 
 /// The indefinite article before a kind's name, by how it is read aloud: "an APIService",

@@ -129,6 +129,7 @@ pub(super) fn read_each<E: From<ReadError>>(
 ) -> Result<(), E> {
     let max = limits.max_document_bytes;
     let mut buffer: Vec<u8> = Vec::new();
+    // `position` is where `buffer` starts in the stream; `at` is where the next document does.
     let (mut at, mut position, mut index, mut eof) = (0, start, 0, false);
     let fail = |index, error| ReadError {
         document: index,
@@ -153,6 +154,7 @@ pub(super) fn read_each<E: From<ReadError>>(
                 return Err(fail(index, too_large(limits)).into());
             }
             // Keep only what is not consumed, then read at least as much again.
+            position = position.after(&buffer[..at]);
             buffer.drain(..at);
             at = 0;
             let want = buffer.len().max(CHUNK);
@@ -166,7 +168,7 @@ pub(super) fn read_each<E: From<ReadError>>(
                 let error = if error_offset(rest, &e) > max {
                     too_large(limits)
                 } else {
-                    json_error(&e, position)
+                    json_error(&e, position.after(&buffer[..at]))
                 };
                 return Err(fail(index, error).into());
             }
@@ -177,7 +179,6 @@ pub(super) fn read_each<E: From<ReadError>>(
                     .into_document(index, bytes, limits)
                     .map_err(|e| fail(index, e))?;
                 each(document)?;
-                position = position.after(bytes);
                 at += end;
                 index += 1;
             }

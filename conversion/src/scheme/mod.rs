@@ -20,6 +20,7 @@
 
 mod codec;
 mod diff;
+mod encoding;
 mod input;
 mod json_input;
 mod protobuf_input;
@@ -30,6 +31,7 @@ use std::str::FromStr;
 use serde_json::{Map, Value};
 
 pub use codec::{CODECS, Codec, HubKind, HubObject, supported};
+pub use encoding::Encoding;
 pub use input::{
     Document, Input, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth, read_documents,
     read_each, read_each_input,
@@ -57,6 +59,12 @@ pub enum Warning {
         /// Field path, such as `spec.limited.foo`.
         path: String,
     },
+    /// A key that appears more than once in one JSON object; the last one was kept, as Go's
+    /// decoder keeps it.
+    DuplicateField {
+        /// Field path, such as `metadata.name`.
+        path: String,
+    },
     /// A value the target version cannot keep: reading the output back gives something else.
     Lossy {
         /// Field path.
@@ -70,6 +78,7 @@ impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Warning::UnknownField { path } => write!(f, "unknown field {path:?}"),
+            Warning::DuplicateField { path } => write!(f, "duplicate field {path:?}"),
             Warning::Lossy { path, message } => write!(f, "{path}: {message}"),
         }
     }
@@ -79,6 +88,9 @@ impl Warning {
     fn prefixed(self, prefix: &str) -> Warning {
         match self {
             Warning::UnknownField { path } => Warning::UnknownField {
+                path: join(prefix, &path),
+            },
+            Warning::DuplicateField { path } => Warning::DuplicateField {
                 path: join(prefix, &path),
             },
             Warning::Lossy { path, message } => Warning::Lossy {
@@ -215,14 +227,25 @@ pub fn check_target(target: &Target) -> Result<(), SchemeError> {
 /// Whether a document is something the scheme handles: a served kind, a typed list of one, or
 /// a `v1` `List` (whose items are checked when it is converted).
 pub fn is_served(document: &Value) -> bool {
-    let Ok((api_version, kind)) = identity(document) else {
-        return false;
-    };
-    (api_version == "v1" && kind == "List")
-        || codec::serves(api_version, kind)
-        || kind
-            .strip_suffix("List")
-            .is_some_and(|item| codec::serves(api_version, item))
+    identity(document).is_ok_and(|(api_version, kind)| serves(api_version, kind))
+}
+
+/// Whether a JSON document is something the scheme handles, as [`is_served`] tells of a value.
+pub fn is_served_json(document: &JsonDocument<'_>) -> bool {
+    match (document.api_version.as_deref(), document.kind.as_deref()) {
+        (Some(api_version), Some(kind)) => serves(api_version, kind),
+        _ => false,
+    }
+}
+
+fn serves(api_version: &str, kind: &str) -> bool {
+    !api_version.is_empty()
+        && !kind.is_empty()
+        && ((api_version == "v1" && kind == "List")
+            || codec::serves(api_version, kind)
+            || kind
+                .strip_suffix("List")
+                .is_some_and(|item| codec::serves(api_version, item)))
 }
 
 /// A converted or defaulted document with what the caller should be told about it.
@@ -295,6 +318,133 @@ pub fn to_hub(
         },
     )?;
     Ok((objects, warnings))
+}
+
+/// A document written in an [`Encoding`], with what the caller should be told about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Encoded {
+    /// The document's bytes.
+    pub bytes: Vec<u8>,
+    /// Repeated, unknown and lossy fields, with field paths.
+    pub warnings: Vec<Warning>,
+}
+
+/// [`convert`] for a JSON document as the reader gives it, written as `encoding` says: the
+/// bytes and warnings of converting its value and encoding the result, with its repeated keys
+/// reported like unknown fields (kube-apiserver's field validation). An object of a served kind
+/// with nothing to report is decoded straight from its bytes into its type, and no JSON value
+/// is built.
+///
+/// ```
+/// use apfkit_conversion::scheme::{self, Encoding, JsonDocument, Limits, UnknownFields};
+///
+/// let bytes = br#"{"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3", "kind": "FlowSchema",
+///     "metadata": {"name": "probes"}, "spec": {"priorityLevelConfiguration": {"name": "exempt"}}}"#;
+/// let document = JsonDocument::parse(bytes, &Limits::default()).unwrap();
+/// let target = "v1".parse().unwrap();
+/// let converted =
+///     scheme::convert_json(&document, &target, UnknownFields::Strict, Encoding::Json).unwrap();
+/// assert!(converted.bytes.starts_with(br#"{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1""#));
+/// assert!(converted.warnings.is_empty());
+/// ```
+///
+/// # Errors
+///
+/// As [`convert`], and [`ErrorKind::UnknownFields`] for repeated keys in `Strict` mode.
+pub fn convert_json(
+    document: &JsonDocument<'_>,
+    target: &Target,
+    unknown: UnknownFields,
+    encoding: Encoding,
+) -> Result<Encoded, SchemeError> {
+    if let Some(codec) = typed_codec(document)
+        && let Some(hub) = codec.decode_bytes(document.bytes, unknown)
+    {
+        let target_codec = codec::resolve_target(codec, target)?;
+        let mut warnings = Vec::new();
+        let bytes = target_codec.encode_to(&hub, encoding, document.bytes.len(), &mut warnings)?;
+        return Ok(Encoded { bytes, warnings });
+    }
+    let (value, mut warnings) = built(document, unknown)?;
+    let converted = convert(&value, target, unknown)?;
+    warnings.extend(converted.warnings);
+    let bytes = encoding.encode_value(&converted.object)?;
+    Ok(Encoded { bytes, warnings })
+}
+
+/// [`default`] for a JSON document as the reader gives it, written as `encoding` says; see
+/// [`convert_json`].
+///
+/// # Errors
+///
+/// As [`default`], and [`ErrorKind::UnknownFields`] for repeated keys in `Strict` mode.
+pub fn default_json(
+    document: &JsonDocument<'_>,
+    unknown: UnknownFields,
+    encoding: Encoding,
+) -> Result<Encoded, SchemeError> {
+    if let Some(codec) = typed_codec(document)
+        && let Some(bytes) = codec.default_bytes(document.bytes, unknown, encoding)
+    {
+        return Ok(Encoded {
+            bytes: bytes?,
+            warnings: Vec::new(),
+        });
+    }
+    let (value, mut warnings) = built(document, unknown)?;
+    let defaulted = default(&value, unknown)?;
+    warnings.extend(defaulted.warnings);
+    let bytes = encoding.encode_value(&defaulted.object)?;
+    Ok(Encoded { bytes, warnings })
+}
+
+/// [`to_hub`] for a JSON document as the reader gives it; see [`convert_json`].
+///
+/// # Errors
+///
+/// As [`to_hub`], and [`ErrorKind::UnknownFields`] for repeated keys in `Strict` mode.
+pub fn to_hub_json(
+    document: &JsonDocument<'_>,
+    unknown: UnknownFields,
+) -> Result<(Vec<HubObject>, Vec<Warning>), SchemeError> {
+    if let Some(codec) = typed_codec(document)
+        && let Some(hub) = codec.decode_bytes(document.bytes, unknown)
+    {
+        return Ok((vec![hub], Vec::new()));
+    }
+    let (value, mut warnings) = built(document, unknown)?;
+    let (objects, more) = to_hub(&value, unknown)?;
+    warnings.extend(more);
+    Ok((objects, warnings))
+}
+
+/// The codec of a JSON document that may decode straight into its type: an object (not a
+/// list) of a served kind, without repeated keys.
+fn typed_codec(document: &JsonDocument<'_>) -> Option<&'static Codec> {
+    if document.may_repeat_keys {
+        return None;
+    }
+    codec::lookup(document.api_version.as_deref()?, document.kind.as_deref()?)
+}
+
+/// A JSON document built as a value, its repeated keys reported as `unknown` says.
+fn built(
+    document: &JsonDocument<'_>,
+    unknown: UnknownFields,
+) -> Result<(Value, Vec<Warning>), SchemeError> {
+    let built = document
+        .to_document()
+        .map_err(|e| SchemeError::new(ErrorKind::InvalidValue, "", e.to_string()))?;
+    let mut warnings = Vec::new();
+    let repeated = built.duplicate_fields.into_iter();
+    codec::apply_unknown(
+        repeated
+            .map(|path| Warning::DuplicateField { path })
+            .collect(),
+        unknown,
+        &mut warnings,
+    )?;
+    Ok((built.value, warnings))
 }
 
 /// The `apiVersion` and `kind` of an object.
@@ -445,6 +595,6 @@ fn list_envelope(
             other => unknown_paths.push(other.to_owned()),
         }
     }
-    codec::apply_unknown(unknown_paths, unknown, warnings)?;
+    codec::apply_unknown(codec::unknown_fields(unknown_paths), unknown, warnings)?;
     Ok(envelope)
 }

@@ -115,21 +115,31 @@ impl<F: Formatter> Formatter for GoFormatter<F> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let escaped = match c {
-                '<' => "\\u003c",
-                '>' => "\\u003e",
-                '&' => "\\u0026",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
+        // Byte by byte: U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+        let bytes = fragment.as_bytes();
+        let (mut start, mut from) = (0, 0);
+        while let Some(offset) = bytes[from..]
+            .iter()
+            .position(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2))
+        {
+            let at = from + offset;
+            let (escaped, width) = match &bytes[at..] {
+                [b'<', ..] => ("\\u003c", 1),
+                [b'>', ..] => ("\\u003e", 1),
+                [b'&', ..] => ("\\u0026", 1),
+                [0xE2, 0x80, 0xA8, ..] => ("\\u2028", 3),
+                [0xE2, 0x80, 0xA9, ..] => ("\\u2029", 3),
+                _ => {
+                    from = at + 1;
+                    continue;
+                }
             };
-            writer.write_all(&fragment.as_bytes()[start..i])?;
+            writer.write_all(&bytes[start..at])?;
             writer.write_all(escaped.as_bytes())?;
-            start = i + c.len_utf8();
+            start = at + width;
+            from = start;
         }
-        writer.write_all(&fragment.as_bytes()[start..])
+        writer.write_all(&bytes[start..])
     }
 
     fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {

@@ -126,13 +126,19 @@ fn maps_are_written_sorted_by_key_and_strings_escaped_as_go_does() {
         "entries a then b in {bytes:02x?}"
     );
 
-    schema.metadata.annotations = Some([("note".to_owned(), "<a&b>\u{2028}".to_owned())].into());
+    // Go escapes <, >, & and the two line separators; other characters starting with the
+    // same UTF-8 byte as the separators (E2) are written as they are.
+    schema.metadata.annotations = Some(
+        [(
+            "note".to_owned(),
+            "<a&b>\u{2028}€\u{2029}\u{2027}é\"".to_owned(),
+        )]
+        .into(),
+    );
     let json =
         String::from_utf8(go_json::to_vec::<v1::FlowSchema>(&schema, false).unwrap()).unwrap();
-    assert!(
-        json.contains(r#""note":"\u003ca\u0026b\u003e\u2028""#),
-        "{json}"
-    );
+    let expected = "\"note\":\"\\u003ca\\u0026b\\u003e\\u2028€\\u2029\u{2027}é\\\"\"";
+    assert!(json.contains(expected), "{json} lacks {expected}");
 }
 
 #[test]
