@@ -287,6 +287,12 @@ pub fn decode_collecting<T: DeserializeOwned>(
 ) -> Result<(T, Vec<String>), SchemeError> {
     let mut unknown_paths = Vec::new();
     let mut record = |path: serde_ignored::Path<'_>| unknown_paths.push(ignored_path(&path));
+    // The field path of an error is tracked only when there is an error: decoding again.
+    if let Ok(typed) = T::deserialize(serde_ignored::Deserializer::new(object, &mut record)) {
+        return Ok((typed, unknown_paths));
+    }
+    unknown_paths.clear();
+    let mut record = |path: serde_ignored::Path<'_>| unknown_paths.push(ignored_path(&path));
     let result: Result<T, _> =
         serde_path_to_error::deserialize(serde_ignored::Deserializer::new(object, &mut record));
     let typed = result.map_err(|err| {

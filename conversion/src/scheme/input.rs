@@ -8,15 +8,13 @@
 //! serde-saphyr's budget; duplicate keys are an error in YAML (as in kubectl) and are reported
 //! with their paths for JSON, where kube-apiserver's field validation decides what they mean.
 
-use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read};
-use std::rc::Rc;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::json_input::{self, JsonDocument, Position};
-use super::protobuf_input;
+use super::{protobuf_input, yaml_input};
 
 /// Per-document limits of the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,177 +212,7 @@ pub fn read_each_input<E: From<ReadError>>(
     if first.is_some_and(|b| b == b'{' || b == b'[') {
         return json_input::read_each(reader, &limits, skipped, |d| each(Input::Json(d)));
     }
-    let document_start = Rc::new(Cell::new(0));
-    let document_line = Rc::new(Cell::new(1));
-    let mut metered = Metered {
-        inner: reader,
-        taken: 0,
-        max_bytes: limits.max_document_bytes as u64,
-        document_start: Rc::clone(&document_start),
-        markers: Some(MarkerScan::LineStart),
-        lines: 1,
-        document_line: Rc::clone(&document_line),
-    };
-    let too_large = |line| InputError::TooLarge {
-        limit: limits.max_document_bytes,
-        line,
-    };
-    let fail = |document, error| ReadError { document, error };
-    let options = yaml_options(&limits);
-    let mut index = 0;
-    let documents = serde_saphyr::read_with_options::<_, Value>(&mut metered, options);
-    for value in documents {
-        let value = value.map_err(|e| {
-            let error = match io_kind(&e) {
-                Some(std::io::ErrorKind::FileTooLarge) => too_large(Some(document_line.get())),
-                _ => InputError::Yaml(e.to_string()),
-            };
-            fail(index, error)
-        })?;
-        if value.is_null() {
-            continue;
-        }
-        each(Input::Value(Document {
-            index,
-            value,
-            duplicate_fields: Vec::new(),
-            unknown_fields: Vec::new(),
-        }))?;
-        index += 1;
-    }
-    Ok(())
-}
-
-/// Whether a serde-saphyr error wraps an I/O error, and of which kind.
-fn io_kind(error: &serde_saphyr::Error) -> Option<std::io::ErrorKind> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = source {
-        if let Some(io) = current.downcast_ref::<std::io::Error>() {
-            return Some(io.kind());
-        }
-        source = current.source();
-    }
-    // serde-saphyr keeps the I/O error's text when it does not expose the error itself.
-    error
-        .to_string()
-        .contains(DOCUMENT_TOO_LARGE)
-        .then_some(std::io::ErrorKind::FileTooLarge)
-}
-
-fn yaml_options(limits: &Limits) -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_reader_input_bytes = None;
-    budget.max_depth = limits.max_depth;
-    budget.max_nodes = limits.max_nodes;
-    budget.max_events = limits.max_nodes.saturating_mul(2).saturating_add(16);
-    budget.max_total_scalar_bytes = limits.max_document_bytes;
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    options
-}
-
-const DOCUMENT_TOO_LARGE: &str = "apfkit: document over the byte limit";
-
-/// A reader that fails once the current document has more bytes than the limit. JSON
-/// documents are delimited by the parser (the caller moves `document_start`); YAML documents
-/// by the `---` and `...` markers at the start of a line, which the reader finds itself, since
-/// the YAML parser reads ahead and skips empty documents without a word.
-struct Metered<R> {
-    inner: R,
-    /// Bytes taken from `inner` so far.
-    taken: u64,
-    max_bytes: u64,
-    /// The stream offset where the current document began.
-    document_start: Rc<Cell<u64>>,
-    /// Where the scan for YAML document markers stands; `None` for JSON.
-    markers: Option<MarkerScan>,
-    /// The line being read (YAML).
-    lines: u64,
-    /// The line where the current YAML document began.
-    document_line: Rc<Cell<u64>>,
-}
-
-/// A scan for `---` or `...` at the start of a line, followed by a blank or the line's end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum MarkerScan {
-    /// At the start of a line.
-    LineStart,
-    /// `count` of the marker's three characters `c` seen.
-    Marker { c: u8, count: u8 },
-    /// Inside a line.
-    Line,
-}
-
-impl MarkerScan {
-    /// The next state after `byte`, and whether `byte` completed a marker.
-    fn step(self, byte: u8) -> (MarkerScan, bool) {
-        let next_line = |b: u8| {
-            if b == b'\n' {
-                MarkerScan::LineStart
-            } else {
-                MarkerScan::Line
-            }
-        };
-        match (self, byte) {
-            (MarkerScan::LineStart, b'-' | b'.') => {
-                (MarkerScan::Marker { c: byte, count: 1 }, false)
-            }
-            (MarkerScan::Marker { c, count }, b) if b == c && count < 3 => (
-                MarkerScan::Marker {
-                    c,
-                    count: count + 1,
-                },
-                false,
-            ),
-            (MarkerScan::Marker { count: 3, .. }, b' ' | b'\t' | b'\r' | b'\n') => {
-                (next_line(byte), true)
-            }
-            (_, b) => (next_line(b), false),
-        }
-    }
-}
-
-impl<R: Read> Metered<R> {
-    fn too_large() -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::FileTooLarge, DOCUMENT_TOO_LARGE)
-    }
-}
-
-impl<R: Read> Read for Metered<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let limit_at = self.document_start.get() + self.max_bytes;
-        // JSON: never take more than one byte past the limit, which tells that there is more.
-        let take = match self.markers {
-            None => {
-                let allowed = limit_at.saturating_sub(self.taken).saturating_add(1);
-                buf.len()
-                    .min(usize::try_from(allowed).unwrap_or(usize::MAX))
-            }
-            Some(_) => buf.len(),
-        };
-        let n = self.inner.read(&mut buf[..take])?;
-        if let Some(mut scan) = self.markers {
-            for (offset, &byte) in buf[..n].iter().enumerate() {
-                let (next, marker) = scan.step(byte);
-                scan = next;
-                if marker {
-                    let at = self.taken + offset as u64;
-                    if at - self.document_start.get() > self.max_bytes {
-                        return Err(Self::too_large());
-                    }
-                    self.document_start.set(at);
-                    self.document_line.set(self.lines);
-                }
-                self.lines += u64::from(byte == b'\n');
-            }
-            self.markers = Some(scan);
-        }
-        self.taken += n as u64;
-        if self.taken - self.document_start.get() > self.max_bytes {
-            return Err(Self::too_large());
-        }
-        Ok(n)
-    }
+    yaml_input::read_each(reader, &limits, skipped, |d| each(Input::Value(d)))
 }
 
 /// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it, and
@@ -414,10 +242,11 @@ fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<(Option<u8>, Po
 /// A JSON value with what the limits and field validation need to know about it, measured
 /// while it is built.
 pub(super) struct Checked {
-    value: Value,
+    pub(super) value: Value,
     depth: usize,
     nodes: usize,
-    duplicates: Vec<String>,
+    /// Paths of keys repeated in one object.
+    pub(super) duplicates: Vec<String>,
 }
 
 impl Checked {
@@ -428,6 +257,21 @@ impl Checked {
             nodes: 1,
             duplicates: Vec::new(),
         }
+    }
+
+    /// Whether the value is within the depth and node limits.
+    pub(super) fn check(&self, limits: &Limits) -> Result<(), InputError> {
+        if self.depth > limits.max_depth {
+            return Err(InputError::TooDeep {
+                limit: limits.max_depth,
+            });
+        }
+        if self.nodes > limits.max_nodes {
+            return Err(InputError::TooManyNodes {
+                limit: limits.max_nodes,
+            });
+        }
+        Ok(())
     }
 
     pub(super) fn into_document(self, index: usize) -> Document {

@@ -70,7 +70,7 @@ impl<'a> JsonDocument<'a> {
 /// Where a byte of the stream is: its 1-based line and the bytes before it on that line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Position {
-    line: usize,
+    pub(super) line: usize,
     column: usize,
 }
 

@@ -24,6 +24,7 @@ mod encoding;
 mod input;
 mod json_input;
 mod protobuf_input;
+mod yaml_input;
 
 use std::fmt;
 use std::str::FromStr;

@@ -464,3 +464,30 @@ fn wide_objects_are_checked_for_repeated_keys() {
     let documents = read_documents(text.as_bytes()).unwrap();
     assert_eq!(documents[0].duplicate_fields, ["k17"]);
 }
+
+/// YAML streams are cut at their markers: directives stay with the document they precede,
+/// `...` ends a document, empty documents are skipped, and a marker may start a scalar.
+#[test]
+fn yaml_streams_are_cut_at_their_markers() {
+    let stream = b"%YAML 1.2\n---\na: 1\n...\n# between\n---\n---\n# only a comment\n--- |\n  text\n---\nb: [1, 2]\n";
+    let values: Vec<Value> = read_documents(stream)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.value)
+        .collect();
+    assert_eq!(
+        values,
+        [json!({"a": 1}), json!("text\n"), json!({"b": [1, 2]})]
+    );
+}
+
+/// A YAML syntax error names the stream's line, not the line within its document, and the
+/// document it is in.
+#[test]
+fn yaml_errors_name_the_stream_line() {
+    let stream = b"a: 1\n---\nb: 2\n---\n\nc: [1,\n";
+    let err = read_with(&stream[..], &Limits::default()).unwrap_err();
+    assert_eq!(err.document, 2);
+    let message = err.to_string();
+    assert!(message.contains("at line 7 column 1"), "{message}");
+}
