@@ -82,12 +82,64 @@ fn decode_default_convert_encode() -> Vec<u8> {
     serde_json::to_vec(&converted).unwrap()
 }
 
-/// The dynamic scheme, as the CLI uses it: JSON values, unknown fields reported, lossy
-/// conversions checked by read-back.
+/// The dynamic scheme on a JSON value (the path lists, YAML and protobuf take): unknown
+/// fields reported, lossy conversions checked by read-back.
 #[divan::bench(counter = ItemsCount::new(OBJECTS), sample_count = 10)]
 fn scheme_convert_with_checks() -> Vec<u8> {
     let document: Value = serde_json::from_slice(divan::black_box(&LIST_JSON)).unwrap();
     let target: Target = "v1".parse().unwrap();
     let converted = scheme::convert(&document, &target, UnknownFields::Warn).unwrap();
     serde_json::to_vec(&converted.object).unwrap()
+}
+
+/// The same objects as a stream of single-object JSON documents, the form the typed path
+/// takes.
+static STREAM_JSON: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let list: Value = serde_json::from_slice(&LIST_JSON).unwrap();
+    let mut stream = Vec::new();
+    for item in list["items"].as_array().unwrap() {
+        stream.extend(serde_json::to_vec(item).unwrap());
+        stream.push(b'\n');
+    }
+    stream
+});
+
+/// Baseline of the library target: every document of the stream read into a
+/// `serde_json::Value` and written back, compact.
+#[divan::bench(counter = ItemsCount::new(OBJECTS), sample_count = 30)]
+fn stream_value_round_trip() -> usize {
+    let mut written = 0;
+    for value in serde_json::Deserializer::from_slice(divan::black_box(&STREAM_JSON)).into_iter() {
+        let value: Value = value.unwrap();
+        written += serde_json::to_vec(&value).unwrap().len();
+    }
+    written
+}
+
+/// The typed path from bytes: the reader's scan, `scheme::convert_json` (decode, default,
+/// hub, v1, typed lossy check) and Go-ordered compact JSON, document by document.
+#[divan::bench(counter = ItemsCount::new(OBJECTS), sample_count = 30)]
+fn stream_convert_json() -> usize {
+    let target: Target = "v1".parse().unwrap();
+    let mut written = 0;
+    scheme::read_each_input(
+        divan::black_box(&STREAM_JSON[..]),
+        &scheme::Limits::default(),
+        |input| {
+            let scheme::Input::Json(document) = input else {
+                unreachable!("JSON in, JSON documents out")
+            };
+            let converted = scheme::convert_json(
+                &document,
+                &target,
+                UnknownFields::Warn,
+                scheme::Encoding::Json,
+            )
+            .unwrap();
+            written += converted.bytes.len();
+            Ok::<_, scheme::ReadError>(())
+        },
+    )
+    .unwrap();
+    written
 }

@@ -4,9 +4,13 @@
 //! Each document is bounded by [`Limits`]: its size in bytes (checked as the bytes arrive, so a
 //! 1 GB line is refused after `max_document_bytes`, not after it was buffered), its nesting
 //! depth and its node count. The same limits apply to JSON and YAML, so whatever one format
-//! accepts can be written in the other and read back. YAML alias bombs are bounded by
-//! serde-saphyr's budget; duplicate keys are an error in YAML (as in kubectl) and are reported
-//! with their paths for JSON, where kube-apiserver's field validation decides what they mean.
+//! accepts can be written in the other and read back. YAML alias bombs are refused by
+//! serde_yaml_ng; duplicate keys are an error in YAML (as in kubectl) and are reported with
+//! their paths for JSON, where kube-apiserver's field validation decides what they mean.
+//!
+//! JSON is cut into documents and scanned without building values (`json_input`), so that the
+//! scheme can decode each straight into its type; YAML is cut at its markers and each document
+//! parsed alone (`yaml_input`); protobuf is framed (`protobuf_input`).
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -22,8 +26,7 @@ pub struct Limits {
     /// Bytes of one document (8 MiB by default; kube-apiserver refuses request bodies over
     /// 3 MiB). A YAML document is measured from its `---` marker line to the next marker.
     pub max_document_bytes: usize,
-    /// Nesting of objects and arrays (64 by default, serde-saphyr's default, and at most
-    /// [`MAX_DEPTH_LIMIT`]).
+    /// Nesting of objects and arrays (64 by default, and at most [`MAX_DEPTH_LIMIT`]).
     pub max_depth: usize,
     /// Objects, arrays, keys and scalars of one document (1,000,000 by default).
     pub max_nodes: usize,
@@ -39,9 +42,8 @@ impl Default for Limits {
     }
 }
 
-/// The deepest nesting [`Limits::max_depth`] may allow: deeper YAML documents overflow a 2 MiB
-/// thread stack in the YAML parser of an unoptimized build. Kubernetes objects are far
-/// shallower.
+/// The deepest nesting [`Limits::max_depth`] may allow: far deeper than Kubernetes objects, and
+/// shallow enough for every reader's recursion on a 2 MiB thread stack.
 pub const MAX_DEPTH_LIMIT: usize = 64;
 
 /// Why input could not be read as documents.
