@@ -32,6 +32,23 @@ pub struct Limits {
     pub max_nodes: usize,
 }
 
+impl Limits {
+    /// Whether a document of this nesting depth and node count is within the limits.
+    pub(super) fn check_shape(&self, depth: usize, nodes: usize) -> Result<(), InputError> {
+        if depth > self.max_depth {
+            return Err(InputError::TooDeep {
+                limit: self.max_depth,
+            });
+        }
+        if nodes > self.max_nodes {
+            return Err(InputError::TooManyNodes {
+                limit: self.max_nodes,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -263,17 +280,7 @@ impl Checked {
 
     /// Whether the value is within the depth and node limits.
     pub(super) fn check(&self, limits: &Limits) -> Result<(), InputError> {
-        if self.depth > limits.max_depth {
-            return Err(InputError::TooDeep {
-                limit: limits.max_depth,
-            });
-        }
-        if self.nodes > limits.max_nodes {
-            return Err(InputError::TooManyNodes {
-                limit: limits.max_nodes,
-            });
-        }
-        Ok(())
+        limits.check_shape(self.depth, self.nodes)
     }
 
     pub(super) fn into_document(self, index: usize) -> Document {

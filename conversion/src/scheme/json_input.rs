@@ -251,16 +251,7 @@ impl<'de> Scanned<'de> {
     where
         'de: 'a,
     {
-        if self.depth > limits.max_depth {
-            return Err(InputError::TooDeep {
-                limit: limits.max_depth,
-            });
-        }
-        if self.nodes > limits.max_nodes {
-            return Err(InputError::TooManyNodes {
-                limit: limits.max_nodes,
-            });
-        }
+        limits.check_shape(self.depth, self.nodes)?;
         Ok(JsonDocument {
             index,
             bytes,

@@ -366,11 +366,9 @@ pub fn convert_json(
         let bytes = target_codec.encode_to(&hub, encoding, document.bytes.len(), &mut warnings)?;
         return Ok(Encoded { bytes, warnings });
     }
-    let (value, mut warnings) = built(document, unknown)?;
-    let converted = convert(&value, target, unknown)?;
-    warnings.extend(converted.warnings);
-    let bytes = encoding.encode_value(&converted.object)?;
-    Ok(Encoded { bytes, warnings })
+    through_value(document, unknown, encoding, |value| {
+        convert(value, target, unknown)
+    })
 }
 
 /// [`default`] for a JSON document as the reader gives it, written as `encoding` says; see
@@ -392,10 +390,20 @@ pub fn default_json(
             warnings: Vec::new(),
         });
     }
+    through_value(document, unknown, encoding, |value| default(value, unknown))
+}
+
+/// The value path of a JSON document: built, its repeated keys reported, `handle`d, encoded.
+fn through_value(
+    document: &JsonDocument<'_>,
+    unknown: UnknownFields,
+    encoding: Encoding,
+    handle: impl FnOnce(&Value) -> Result<Converted, SchemeError>,
+) -> Result<Encoded, SchemeError> {
     let (value, mut warnings) = built(document, unknown)?;
-    let defaulted = default(&value, unknown)?;
-    warnings.extend(defaulted.warnings);
-    let bytes = encoding.encode_value(&defaulted.object)?;
+    let handled = handle(&value)?;
+    warnings.extend(handled.warnings);
+    let bytes = encoding.encode_value(&handled.object)?;
     Ok(Encoded { bytes, warnings })
 }
 
