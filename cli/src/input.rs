@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use apfkit_conversion::scheme::{
-    self, Document, HubObject, Input, InputError, Limits, ReadError, UnknownFields,
+    self, Document, HubObject, Input, InputError, JsonDocument, Limits, ReadError, UnknownFields,
 };
 use apfkit_conversion::validation::{BadValue, FieldError};
 
@@ -88,7 +88,7 @@ pub fn skipped_as_other_kind(location: &Location, input: &Input<'_>) -> Result<b
     let json_built;
     let document = match input {
         Input::Json(json) => {
-            json_built = built(location, Input::Json(json.clone()))?;
+            json_built = built_json(location, json)?;
             &json_built
         }
         Input::Value(document) => document,
@@ -117,11 +117,14 @@ pub fn skipped_as_other_kind(location: &Location, input: &Input<'_>) -> Result<b
 /// The document as a JSON value (a JSON document is built from its bytes).
 pub fn built(location: &Location, input: Input<'_>) -> Result<Document, Failure> {
     match input {
-        Input::Json(json) => json
-            .to_document()
-            .map_err(|e| Failure::at(location, read_message(&e))),
+        Input::Json(json) => built_json(location, &json),
         Input::Value(document) => Ok(document),
     }
+}
+
+fn built_json(location: &Location, json: &JsonDocument<'_>) -> Result<Document, Failure> {
+    json.to_document()
+        .map_err(|e| Failure::at(location, read_message(&e)))
 }
 
 /// `1048576`, `512K`, `8M`, `1G` (powers of 1024; `KiB`, `MiB` and `GiB` too).

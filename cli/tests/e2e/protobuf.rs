@@ -199,29 +199,21 @@ fn broken_protobuf_is_an_error_naming_the_document() {
 #[test]
 fn oversized_objects_are_refused_before_they_are_read() {
     let (_, _, pb) = upstream().remove(0);
-    // A frame that claims 4 GiB: refused at once, nothing allocated for it.
-    let claim = [&[0xff, 0xff, 0xff, 0xff][..], envelope::PREFIX, &[0; 64]].concat();
-    let output = apfkit(&["convert", "--to", "v1"], &claim);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("larger than 8388608 bytes"),
-        "{}",
-        stderr(&output)
-    );
-    // The same claim as a varint.
-    let claim = [
-        &[0xff, 0xff, 0xff, 0xff, 0x0f][..],
-        envelope::PREFIX,
-        &[0; 64],
-    ]
-    .concat();
-    let output = apfkit(&["convert", "--to", "v1"], &claim);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("larger than 8388608 bytes"),
-        "{}",
-        stderr(&output)
-    );
+    // A frame that claims 4 GiB, as 4 bytes and as a varint: refused at once, nothing
+    // allocated for it.
+    for length in [
+        &[0xff, 0xff, 0xff, 0xff][..],
+        &[0xff, 0xff, 0xff, 0xff, 0x0f],
+    ] {
+        let claim = [length, envelope::PREFIX, &[0; 64]].concat();
+        let output = apfkit(&["convert", "--to", "v1"], &claim);
+        assert_eq!(output.status.code(), Some(1));
+        assert!(
+            stderr(&output).contains("larger than 8388608 bytes"),
+            "{}",
+            stderr(&output)
+        );
+    }
     // A single object over --max-document-size.
     let output = apfkit(
         &["convert", "--to", "v1", "--max-document-size", "256"],

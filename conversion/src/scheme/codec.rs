@@ -119,8 +119,8 @@ impl Codec {
     }
 
     /// Converts a hub object to this version and writes it as `encoding` says, reporting what
-    /// it cannot keep.
-    /// `input_length` is the length of the document it came from, to size the output.
+    /// it cannot keep. `input_length` is the length of the document it came from, to size the
+    /// output.
     pub fn encode_to(
         &self,
         hub: &HubObject,

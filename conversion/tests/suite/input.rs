@@ -491,3 +491,70 @@ fn yaml_errors_name_the_stream_line() {
     let message = err.to_string();
     assert!(message.contains("at line 7 column 1"), "{message}");
 }
+
+/// Hostile input through the JSON and YAML readers: alias bombs, nesting far past every
+/// limit, invalid UTF-8 in a later document, and garbage. Each is an error, never a panic, a
+/// crash or a hang.
+#[test]
+fn hostile_text_is_refused_without_a_crash() {
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..10 {
+        let previous = format!("*a{}", level - 1);
+        let items = [previous.as_str(); 9].join(", ");
+        bomb.push_str(&format!("a{level}: &a{level} [{items}]\n"));
+    }
+    let deep_yaml = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_json = format!("{{\"a\": {}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("alias bomb", bomb.into_bytes()),
+        ("deep YAML", deep_yaml.into_bytes()),
+        ("deep JSON", deep_json.into_bytes()),
+        (
+            "bad UTF-8 in YAML",
+            b"a: 1\n---\nb: \"\xff\xfe\"\n".to_vec(),
+        ),
+        ("YAML garbage", b"a: [}\n\t- : :\n  ? &\n".to_vec()),
+        ("JSON garbage", b"{\"a\": }{]".to_vec()),
+        ("a lone document end", b"...\n".to_vec()),
+    ];
+    for (name, bytes) in cases {
+        match read_with(&bytes[..], &Limits::default()) {
+            Err(err) => {
+                let message = err.to_string();
+                assert!(!message.is_empty(), "{name}");
+            }
+            Ok(documents) => assert!(
+                documents.is_empty(),
+                "{name}: read {} documents",
+                documents.len()
+            ),
+        }
+    }
+    let err = read_with(&b"a: 1\n---\nb: \"\xff\"\n"[..], &Limits::default()).unwrap_err();
+    assert!(
+        matches!(err.error, InputError::Utf8 { offset: 13 }),
+        "{err}"
+    );
+}
+
+/// Random bytes, and random cuts of valid streams, never panic either reader.
+#[test]
+fn random_bytes_never_panic_the_readers() {
+    let valid = b"{\"apiVersion\": \"v1\", \"kind\": \"K\", \"a\": [1, {\"b\": \"\\u00e9\"}]}\n---\na: [1, {b: c}]\n...\n";
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let mut bytes: Vec<u8> = valid.to_vec();
+        bytes.truncate(next() as usize % (valid.len() + 1));
+        for _ in 0..next() % 4 {
+            let at = next() as usize % (bytes.len() + 1);
+            bytes.insert(at, (next() % 256) as u8);
+        }
+        let _ = read_with(&bytes[..], &Limits::default());
+    }
+}
