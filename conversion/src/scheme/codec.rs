@@ -4,12 +4,14 @@ use apfkit_types::{ApplyDefaults, Kind};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::any::Any;
 use std::sync::OnceLock;
 
 use crate::discovery::compare_kube_aware_version_strings;
 
 use apfkit_types::wire::{GoOrder, protobuf};
 
+use super::json_guard::{self, Guard};
 use super::{Encoding, ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
 use crate::{FromHub, ToHub};
 
@@ -26,8 +28,12 @@ pub trait HubKind: Sized + Serialize + PartialEq {
 type DecodeFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<HubObject, SchemeError>;
 type DefaultFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
 type EncodeFn = fn(&HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
-type DecodeBytesFn = fn(&[u8], UnknownFields) -> Option<HubObject>;
-type DefaultBytesFn = fn(&[u8], UnknownFields, Encoding) -> Option<Result<Vec<u8>, SchemeError>>;
+/// An object in its version's type, as a [`Codec`] decoded it.
+pub(super) type Typed = Box<dyn Any + Send>;
+
+type DecodeGuardedFn = fn(&[u8], &Guard) -> Option<Typed>;
+type TypedToHubFn = fn(Typed) -> Option<HubObject>;
+type DefaultTypedFn = fn(Typed, Encoding, usize) -> Option<Result<Vec<u8>, SchemeError>>;
 type EncodeToFn =
     fn(&HubObject, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
 
@@ -42,8 +48,9 @@ pub struct Codec {
     decode: DecodeFn,
     default: DefaultFn,
     encode: EncodeFn,
-    decode_bytes: DecodeBytesFn,
-    default_bytes: DefaultBytesFn,
+    decode_guarded: DecodeGuardedFn,
+    typed_to_hub: TypedToHubFn,
+    default_typed: DefaultTypedFn,
     encode_to: EncodeToFn,
 }
 
@@ -58,7 +65,9 @@ impl Codec {
             + ToHub
             + FromHub
             + ToHub<Hub = <T as FromHub>::Hub>
-            + protobuf::Message,
+            + protobuf::Message
+            + Send
+            + 'static,
         <T as FromHub>::Hub: HubKind + Clone,
         for<'a> GoOrder<'a, T>: Serialize,
     {
@@ -69,8 +78,9 @@ impl Codec {
             decode: decode_to_hub_as::<T>,
             default: default_as::<T>,
             encode: encode_as::<T>,
-            decode_bytes: decode_bytes_as::<T>,
-            default_bytes: default_bytes_as::<T>,
+            decode_guarded: decode_guarded_as::<T>,
+            typed_to_hub: typed_to_hub_as::<T>,
+            default_typed: default_typed_as::<T>,
             encode_to: encode_to_as::<T>,
         }
     }
@@ -104,7 +114,9 @@ impl Codec {
     /// when the bytes do not decode or (unless `unknown` ignores them) have unknown fields, so
     /// that the caller takes the path that names them.
     pub fn decode_bytes(&self, bytes: &[u8], unknown: UnknownFields) -> Option<HubObject> {
-        (self.decode_bytes)(bytes, unknown)
+        let typed =
+            self.decode_guarded(bytes, &Guard::checked(unknown == UnknownFields::Ignore))?;
+        self.typed_to_hub(typed)
     }
 
     /// Decodes JSON bytes, defaults in this version and writes the object as `encoding` says;
@@ -115,7 +127,32 @@ impl Codec {
         unknown: UnknownFields,
         encoding: Encoding,
     ) -> Option<Result<Vec<u8>, SchemeError>> {
-        (self.default_bytes)(bytes, unknown, encoding)
+        let typed =
+            self.decode_guarded(bytes, &Guard::checked(unknown == UnknownFields::Ignore))?;
+        self.default_typed(typed, encoding, bytes.len())
+    }
+
+    /// Decodes the JSON `bytes` into this version's type under `guard`; `None` if they do not
+    /// decode or the guard refused something.
+    pub(super) fn decode_guarded(&self, bytes: &[u8], guard: &Guard) -> Option<Typed> {
+        (self.decode_guarded)(bytes, guard)
+    }
+
+    /// Defaults an object of this version's type and converts it to the hub; `None` if it is
+    /// of another type.
+    pub(super) fn typed_to_hub(&self, typed: Typed) -> Option<HubObject> {
+        (self.typed_to_hub)(typed)
+    }
+
+    /// Defaults an object of this version's type and writes it as `encoding` says;
+    /// `input_length` sizes the output. `None` if it is of another type.
+    pub(super) fn default_typed(
+        &self,
+        typed: Typed,
+        encoding: Encoding,
+        input_length: usize,
+    ) -> Option<Result<Vec<u8>, SchemeError>> {
+        (self.default_typed)(typed, encoding, expected_length(input_length))
     }
 
     /// Converts a hub object to this version and writes it as `encoding` says, reporting what
@@ -365,44 +402,35 @@ where
         .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))
 }
 
-/// Decodes `bytes` as `T`, if they decode and, unless `unknown` ignores them, have no field
-/// `T` lacks. Nothing is built for a report: a document with something to report is decoded
-/// again on the path that names it.
-fn decode_clean<T: DeserializeOwned>(bytes: &[u8], unknown: UnknownFields) -> Option<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    if unknown == UnknownFields::Ignore {
-        return T::deserialize(&mut de).ok();
-    }
-    let mut clean = true;
-    let typed = T::deserialize(serde_ignored::Deserializer::new(&mut de, &mut |_| {
-        clean = false
-    }))
-    .ok();
-    typed.filter(|_| clean)
+fn decode_guarded_as<T: DeserializeOwned + Send + 'static>(
+    bytes: &[u8],
+    guard: &Guard,
+) -> Option<Typed> {
+    json_guard::decode::<T>(bytes, guard).map(|typed| Box::new(typed) as Typed)
 }
 
-fn decode_bytes_as<T>(bytes: &[u8], unknown: UnknownFields) -> Option<HubObject>
+fn typed_to_hub_as<T>(typed: Typed) -> Option<HubObject>
 where
-    T: DeserializeOwned + ApplyDefaults + ToHub,
+    T: ApplyDefaults + ToHub + 'static,
     T::Hub: HubKind,
 {
-    let mut typed: T = decode_clean(bytes, unknown)?;
+    let mut typed = *typed.downcast::<T>().ok()?;
     typed.apply_defaults();
     Some(typed.into_hub().wrap())
 }
 
-fn default_bytes_as<T>(
-    bytes: &[u8],
-    unknown: UnknownFields,
+fn default_typed_as<T>(
+    typed: Typed,
     encoding: Encoding,
+    capacity: usize,
 ) -> Option<Result<Vec<u8>, SchemeError>>
 where
-    T: DeserializeOwned + Serialize + ApplyDefaults + Kind + protobuf::Message,
+    T: Serialize + ApplyDefaults + Kind + protobuf::Message + 'static,
     for<'a> GoOrder<'a, T>: Serialize,
 {
-    let mut typed: T = decode_clean(bytes, unknown)?;
+    let mut typed = *typed.downcast::<T>().ok()?;
     typed.apply_defaults();
-    Some(encoding.encode::<T>(&typed, expected_length(bytes.len())))
+    Some(encoding.encode::<T>(&typed, capacity))
 }
 
 /// The hub object `object` holds, if it is of `T`'s kind.

@@ -169,7 +169,7 @@ pub fn read_each<E: From<ReadError>>(
     limits: &Limits,
     mut each: impl FnMut(Document) -> Result<(), E>,
 ) -> Result<(), E> {
-    read_each_input(reader, limits, |input| match input {
+    read_each_in(reader, limits, false, |input| match input {
         Input::Json(json) => each(json.to_document().map_err(|error| ReadError {
             document: json.index,
             error,
@@ -204,6 +204,17 @@ impl Input<'_> {
 pub fn read_each_input<E: From<ReadError>>(
     reader: impl Read,
     limits: &Limits,
+    each: impl FnMut(Input<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    read_each_in(reader, limits, true, each)
+}
+
+/// [`read_each_input`]; JSON objects of served kinds are decoded into their types as they are
+/// read if `decode`, for a caller that will convert them.
+fn read_each_in<E: From<ReadError>>(
+    reader: impl Read,
+    limits: &Limits,
+    decode: bool,
     mut each: impl FnMut(Input<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let limits = Limits {
@@ -229,7 +240,7 @@ pub fn read_each_input<E: From<ReadError>>(
         error: InputError::Io(e),
     })?;
     if first.is_some_and(|b| b == b'{' || b == b'[') {
-        return json_input::read_each(reader, &limits, skipped, |d| each(Input::Json(d)));
+        return json_input::read_each(reader, &limits, skipped, decode, |d| each(Input::Json(d)));
     }
     yaml_input::read_each(reader, &limits, skipped, |d| each(Input::Value(d)))
 }

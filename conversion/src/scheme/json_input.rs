@@ -1,26 +1,36 @@
 //! Reading a stream of JSON values without building them: the stream is cut into documents
-//! in a buffer, and each document is scanned once, allocation-free, for what the limits and
-//! the scheme need to know (nesting depth, node count, whether an object repeats a key, the
-//! top-level `apiVersion` and `kind`). The document's bytes then go to the typed decoder, or,
-//! when asked, are built into a [`Document`](super::Document).
+//! in a buffer.
+//!
+//! An object that starts with its `apiVersion` and `kind` (as Go, kubectl and sorted keys
+//! write it) and is of a served kind is decoded straight into its version's type, once,
+//! under a guard that checks what a scan would (see [`json_guard`](super::json_guard)); the
+//! decoded object travels with the document to the scheme. Any other document, and one the
+//! guarded decode did not like, is scanned once, allocation-free, for what the limits and the
+//! scheme need to know (nesting depth, node count, whether an object repeats a key, the
+//! top-level `apiVersion` and `kind`). Its bytes then go to the scheme, or, when asked, are
+//! built into a [`Document`](super::Document).
 //!
 //! Positions in syntax errors are the stream's (line and column), as if the whole stream had
 //! been parsed at once.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::io::Read;
+use std::sync::Mutex;
 
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
 use serde::de::{Error as _, Visitor};
 
+use super::codec::{self, Codec};
 use super::input::{InputError, Limits, ReadError};
+use super::json_guard::Guard;
 
 /// Bytes asked of the reader at a time, at least.
 const CHUNK: usize = 64 << 10;
 
 /// One JSON document of a stream: its bytes, and what a scan found in them. The document is
 /// within the reader's [`Limits`].
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct JsonDocument<'a> {
     /// Position among the documents of the stream (0-based).
     pub index: usize,
@@ -33,6 +43,43 @@ pub struct JsonDocument<'a> {
     /// Whether some object of the document may repeat a key. `false` is certain; `true` may
     /// be a hash collision, so whoever needs the duplicates' paths reads them again.
     pub may_repeat_keys: bool,
+    /// The object decoded into its version's type while it was read, until the scheme takes
+    /// it.
+    decoded: Mutex<Option<Decoded>>,
+}
+
+/// A document's object in its version's type, as the reader decoded it: within the limits,
+/// without repeated keys or fields the type lacks.
+pub(super) struct Decoded {
+    /// The codec of the object's version and kind.
+    pub(super) codec: &'static Codec,
+    /// The object, a value of the codec's type.
+    pub(super) object: Box<dyn Any + Send>,
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} {}",
+            self.codec.group, self.codec.version, self.codec.kind
+        )
+    }
+}
+
+/// A copy holds the same bytes and scan, not the decoded object: the scheme decodes the copy
+/// from its bytes.
+impl Clone for JsonDocument<'_> {
+    fn clone(&self) -> Self {
+        JsonDocument {
+            index: self.index,
+            bytes: self.bytes,
+            api_version: self.api_version.clone(),
+            kind: self.kind.clone(),
+            may_repeat_keys: self.may_repeat_keys,
+            decoded: Mutex::new(None),
+        }
+    }
 }
 
 impl<'a> JsonDocument<'a> {
@@ -47,6 +94,11 @@ impl<'a> JsonDocument<'a> {
                 limit: limits.max_document_bytes,
                 line: None,
             });
+        }
+        if object_end(bytes) == Some(bytes.trim_ascii_end().len())
+            && let Some(document) = JsonDocument::decoded(0, bytes, limits)
+        {
+            return Ok(document);
         }
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let scanned = Scanned::deserialize(&mut de)
@@ -65,6 +117,112 @@ impl<'a> JsonDocument<'a> {
             serde_json::from_slice(self.bytes).map_err(|e| json_error(&e, Position::START))?;
         Ok(checked.into_document(self.index))
     }
+
+    /// The object decoded by the reader, if it was and nobody took it yet.
+    pub(super) fn take_decoded(&self) -> Option<Decoded> {
+        self.decoded.lock().ok()?.take()
+    }
+
+    /// The single object `bytes`, decoded into its version's type under the guard of
+    /// `limits`, if it starts with its served identity and the guard lets it through.
+    fn decoded(index: usize, bytes: &'a [u8], limits: &Limits) -> Option<Self> {
+        let (api_version, kind) = peek_identity(bytes)?;
+        let codec = codec::lookup(api_version, kind)?;
+        let object = codec.decode_guarded(bytes, &Guard::checking(limits))?;
+        Some(JsonDocument {
+            index,
+            bytes,
+            api_version: Some(Cow::Borrowed(api_version)),
+            kind: Some(Cow::Borrowed(kind)),
+            may_repeat_keys: false,
+            decoded: Mutex::new(Some(Decoded { codec, object })),
+        })
+    }
+}
+
+/// The offset after the blanks at `from`.
+fn skip_blanks(bytes: &[u8], from: usize) -> usize {
+    bytes[from.min(bytes.len())..]
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(bytes.len(), |n| from + n)
+}
+
+/// Where the object that `bytes` starts with (after blanks) ends, by its brackets outside
+/// strings: `None` if `bytes` do not start with `{` or end first. For valid JSON this is where
+/// the parser ends too; for anything else the parse that follows finds the error.
+fn object_end(bytes: &[u8]) -> Option<usize> {
+    let mut at = skip_blanks(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    let mut depth = 0usize;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => loop {
+                at = quote_or_backslash(bytes, at + 1)?;
+                if bytes[at] == b'"' {
+                    break;
+                }
+                // An escape: skip the escaped byte.
+                at += 1;
+            },
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at + 1);
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    None
+}
+
+/// The offset of the first `"` or `\\` at or after `from`.
+fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
+    Some(from + memchr::memchr2(b'"', b'\\', bytes.get(from..)?)?)
+}
+
+/// The `apiVersion` and `kind` of an object whose first two members they are, in either
+/// order, as strings without escapes; `None` for anything else (the scan then finds them).
+fn peek_identity(bytes: &[u8]) -> Option<(&str, &str)> {
+    let mut at = skip_blanks(bytes, 0);
+    let (mut api_version, mut kind) = (None, None);
+    for separator in [b'{', b','] {
+        if bytes.get(at) != Some(&separator) {
+            return None;
+        }
+        let (key, after) = plain_string(bytes, skip_blanks(bytes, at + 1))?;
+        at = skip_blanks(bytes, after);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let (value, after) = plain_string(bytes, skip_blanks(bytes, at + 1))?;
+        at = skip_blanks(bytes, after);
+        match key {
+            "apiVersion" if api_version.is_none() => api_version = Some(value),
+            "kind" if kind.is_none() => kind = Some(value),
+            _ => return None,
+        }
+    }
+    Some((api_version?, kind?))
+}
+
+/// The string that starts at `at`, if it has no escapes, and the offset after it.
+fn plain_string(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    let end = quote_or_backslash(bytes, start)?;
+    if bytes[end] != b'"' {
+        return None;
+    }
+    let text = std::str::from_utf8(&bytes[start..end]).ok()?;
+    Some((text, end + 1))
 }
 
 /// Where a byte of the stream is: its 1-based line and the bytes before it on that line.
@@ -79,9 +237,9 @@ impl Position {
 
     /// The position after `bytes`, which start here.
     pub(super) fn after(self, bytes: &[u8]) -> Position {
-        match bytes.iter().rposition(|&b| b == b'\n') {
+        match memchr::memrchr(b'\n', bytes) {
             Some(last) => Position {
-                line: self.line + bytes.iter().filter(|&&b| b == b'\n').count(),
+                line: self.line + memchr::memchr_iter(b'\n', bytes).count(),
                 column: bytes.len() - last - 1,
             },
             None => Position {
@@ -120,11 +278,13 @@ fn json_error(error: &serde_json::Error, start: Position) -> InputError {
 }
 
 /// Calls `each` with every JSON document of `reader`, holding one document (and at most one
-/// read ahead) at a time. Stops at the first error, from the input or from `each`.
+/// read ahead) at a time; objects of served kinds are decoded into their types as they are
+/// read if `decode`. Stops at the first error, from the input or from `each`.
 pub(super) fn read_each<E: From<ReadError>>(
     mut reader: impl Read,
     limits: &Limits,
     start: Position,
+    decode: bool,
     mut each: impl FnMut(JsonDocument<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let max = limits.max_document_bytes;
@@ -137,6 +297,15 @@ pub(super) fn read_each<E: From<ReadError>>(
     };
     loop {
         let rest = &buffer[at..];
+        if decode
+            && let Some(end) = object_end(rest).filter(|&end| end <= max)
+            && let Some(document) = JsonDocument::decoded(index, &rest[..end], limits)
+        {
+            each(document)?;
+            at += end;
+            index += 1;
+            continue;
+        }
         let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Scanned>();
         let next = stream.next();
         let end = stream.byte_offset();
@@ -258,6 +427,7 @@ impl<'de> Scanned<'de> {
             api_version: self.api_version,
             kind: self.kind,
             may_repeat_keys: self.may_repeat_keys,
+            decoded: Mutex::new(None),
         })
     }
 
@@ -380,7 +550,7 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
 /// The hashes of an object's keys, to tell (with false alarms on collisions) whether one
 /// repeats; the first few are kept without allocating.
 #[derive(Default)]
-struct KeyHashes {
+pub(super) struct KeyHashes {
     inline: [u64; INLINE_KEYS],
     count: usize,
     /// Every hash, once an object has more than `INLINE_KEYS` keys.
@@ -391,7 +561,7 @@ const INLINE_KEYS: usize = 16;
 
 impl KeyHashes {
     /// Records `key`; false if its hash was seen before.
-    fn insert(&mut self, key: &str) -> bool {
+    pub(super) fn insert(&mut self, key: &str) -> bool {
         use std::hash::BuildHasher;
         let hash = rustc_hash::FxBuildHasher.hash_one(key);
         if self.count < INLINE_KEYS {
@@ -405,5 +575,65 @@ impl KeyHashes {
         }
         self.count += 1;
         self.spilled.insert(hash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{JsonDocument, Limits, object_end, peek_identity};
+
+    #[test]
+    fn objects_end_at_their_closing_brace_outside_strings() {
+        for (text, end) in [
+            (r#"{}"#, Some(2)),
+            (" \n {\"a\": 1} {", Some(11)),
+            (r#"{"a": "}{[", "b": [{"c": "\"}"}]} rest"#, Some(33)),
+            (r#"{"a\\": "\\"}"#, Some(13)),
+            (r#"{"a": [1, {"b": 2}"#, None),
+            (r#"{"a": "\"#, None),
+            ("[1]", None),
+            ("", None),
+        ] {
+            assert_eq!(object_end(text.as_bytes()), end, "{text}");
+        }
+    }
+
+    #[test]
+    fn identity_is_peeked_only_from_the_first_two_plain_members() {
+        let v1 = "flowcontrol.apiserver.k8s.io/v1";
+        for (text, identity) in [
+            (
+                r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema"}"#,
+                Some((v1, "FlowSchema")),
+            ),
+            (
+                "{\n  \"kind\" : \"FlowSchema\" ,\n  \"apiVersion\": \"flowcontrol.apiserver.k8s.io/v1\",\n  \"spec\": {}}",
+                Some((v1, "FlowSchema")),
+            ),
+            (r#"{"kind":"A","kind":"B"}"#, None),
+            (r#"{"kind":"Flow\u0053chema","apiVersion":"v1"}"#, None),
+            (r#"{"metadata":{},"kind":"A","apiVersion":"v1"}"#, None),
+            (r#"{"kind":"A" "apiVersion":"v1"}"#, None),
+            (r#"{"kind":"A","#, None),
+        ] {
+            assert_eq!(peek_identity(text.as_bytes()), identity, "{text}");
+        }
+    }
+
+    #[test]
+    fn served_objects_with_nothing_to_report_are_decoded_once() {
+        let plain = br#"{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1","metadata":{"name":"a"}}"#;
+        let document = JsonDocument::parse(plain, &Limits::default()).unwrap();
+        assert!(!document.may_repeat_keys);
+        assert_eq!(document.kind.as_deref(), Some("FlowSchema"));
+        let decoded = document.take_decoded().expect("decoded while read");
+        assert_eq!(decoded.codec.version, "v1");
+        assert!(document.take_decoded().is_none(), "taken once");
+        assert!(document.clone().take_decoded().is_none());
+        let unknown =
+            br#"{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1","colour":1}"#;
+        let document = JsonDocument::parse(unknown, &Limits::default()).unwrap();
+        assert!(document.take_decoded().is_none(), "left to the scan");
+        assert_eq!(document.kind.as_deref(), Some("FlowSchema"));
     }
 }

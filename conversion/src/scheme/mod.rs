@@ -22,6 +22,7 @@ mod codec;
 mod diff;
 mod encoding;
 mod input;
+mod json_guard;
 mod json_input;
 mod protobuf_input;
 mod yaml_input;
@@ -358,8 +359,8 @@ pub fn convert_json(
     unknown: UnknownFields,
     encoding: Encoding,
 ) -> Result<Encoded, SchemeError> {
-    if let Some(codec) = typed_codec(document)
-        && let Some(hub) = codec.decode_bytes(document.bytes, unknown)
+    if let Some((codec, typed)) = typed_object(document, unknown)
+        && let Some(hub) = codec.typed_to_hub(typed)
     {
         let target_codec = codec::resolve_target(codec, target)?;
         let mut warnings = Vec::new();
@@ -382,8 +383,8 @@ pub fn default_json(
     unknown: UnknownFields,
     encoding: Encoding,
 ) -> Result<Encoded, SchemeError> {
-    if let Some(codec) = typed_codec(document)
-        && let Some(bytes) = codec.default_bytes(document.bytes, unknown, encoding)
+    if let Some((codec, typed)) = typed_object(document, unknown)
+        && let Some(bytes) = codec.default_typed(typed, encoding, document.bytes.len())
     {
         return Ok(Encoded {
             bytes: bytes?,
@@ -416,8 +417,8 @@ pub fn to_hub_json(
     document: &JsonDocument<'_>,
     unknown: UnknownFields,
 ) -> Result<(Vec<HubObject>, Vec<Warning>), SchemeError> {
-    if let Some(codec) = typed_codec(document)
-        && let Some(hub) = codec.decode_bytes(document.bytes, unknown)
+    if let Some((codec, typed)) = typed_object(document, unknown)
+        && let Some(hub) = codec.typed_to_hub(typed)
     {
         return Ok((vec![hub], Vec::new()));
     }
@@ -427,13 +428,24 @@ pub fn to_hub_json(
     Ok((objects, warnings))
 }
 
-/// The codec of a JSON document that may decode straight into its type: an object (not a
-/// list) of a served kind, without repeated keys.
-fn typed_codec(document: &JsonDocument<'_>) -> Option<&'static Codec> {
+/// The object of a JSON document in its version's type, with its codec, when nothing about
+/// it needs reporting: as the reader decoded it, or decoded now from an object (not a list) of
+/// a served kind without repeated keys, its fields the type lacks allowed only if `unknown`
+/// ignores them.
+fn typed_object(
+    document: &JsonDocument<'_>,
+    unknown: UnknownFields,
+) -> Option<(&'static Codec, codec::Typed)> {
+    if let Some(decoded) = document.take_decoded() {
+        return Some((decoded.codec, decoded.object));
+    }
     if document.may_repeat_keys {
         return None;
     }
-    codec::lookup(document.api_version.as_deref()?, document.kind.as_deref()?)
+    let codec = codec::lookup(document.api_version.as_deref()?, document.kind.as_deref()?)?;
+    let guard = json_guard::Guard::checked(unknown == UnknownFields::Ignore);
+    let typed = codec.decode_guarded(document.bytes, &guard)?;
+    Some((codec, typed))
 }
 
 /// A JSON document built as a value, its repeated keys reported as `unknown` says.

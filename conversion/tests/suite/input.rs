@@ -557,4 +557,193 @@ fn random_bytes_never_panic_the_readers() {
         }
         let _ = read_with(&bytes[..], &Limits::default());
     }
+    // Random damage to a stream of served objects: decoding while reading and building values
+    // agree on every outcome.
+    let served = concat!(
+        r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1beta3","kind":"FlowSchema","metadata":{"name":"a","labels":{"k":"v"}},"spec":{"priorityLevelConfiguration":{"name":"p"},"rules":[{"subjects":[{"kind":"User","user":{"name":"u"}}],"resourceRules":[{"verbs":["get"],"apiGroups":["*"],"resources":["*"],"namespaces":["*"]}]}]}}"#,
+        "\n",
+        r#"{"kind":"PriorityLevelConfiguration","apiVersion":"flowcontrol.apiserver.k8s.io/v1","metadata":{"name":"p"},"spec":{"type":"Limited","limited":{"nominalConcurrencyShares":5,"limitResponse":{"type":"Queue","queuing":{"queues":8,"handSize":2}}}}}"#,
+    )
+    .as_bytes();
+    let alphabet = b"{}[]\",:\\ \nakx0-";
+    for _ in 0..3000 {
+        let mut bytes = served.to_vec();
+        for _ in 0..1 + next() % 3 {
+            let at = next() as usize % bytes.len();
+            let byte = alphabet[next() as usize % alphabet.len()];
+            match next() % 3 {
+                0 => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                _ => {
+                    bytes.remove(at);
+                }
+            }
+        }
+        let expected = converted_from_values(&bytes, &Limits::default());
+        let shown = String::from_utf8_lossy(&bytes);
+        assert_eq!(
+            converted_from_bytes(&bytes, 1 << 20, &Limits::default()),
+            expected,
+            "{shown}"
+        );
+    }
+}
+
+/// What converting every document of a stream gave: each document's JSON and warnings, then
+/// the error that stopped the stream, if any.
+type Outcome = (Vec<(String, Vec<String>)>, Option<String>);
+
+/// The stream converted as the CLI converts it: documents handed over as bytes, served objects
+/// decoded into their types while they are read.
+fn converted_from_bytes(stream: &[u8], step: usize, limits: &Limits) -> Outcome {
+    let target: Target = "v1".parse().unwrap();
+    let mut out = Vec::new();
+    let result = scheme::read_each_input(
+        Trickle {
+            bytes: stream,
+            step,
+        },
+        limits,
+        |input| {
+            let json = match input {
+                scheme::Input::Json(json) => json,
+                scheme::Input::Value(document) => {
+                    out.push(converted_value(&document, &target)?);
+                    return Ok(());
+                }
+            };
+            let encoded =
+                scheme::convert_json(&json, &target, UnknownFields::Warn, scheme::Encoding::Json)
+                    .map_err(|e| Stop(format!("document {}: {e}", json.index)))?;
+            let warnings = encoded.warnings.iter().map(ToString::to_string).collect();
+            out.push((String::from_utf8(encoded.bytes).unwrap(), warnings));
+            Ok::<_, Stop>(())
+        },
+    );
+    (out, result.err().map(|stop| stop.0))
+}
+
+/// A message that says which document failed.
+#[derive(Debug)]
+struct Stop(String);
+
+impl From<ReadError> for Stop {
+    fn from(error: ReadError) -> Stop {
+        Stop(format!("document {}: {}", error.document, error.error))
+    }
+}
+
+/// The same through built values: every document scanned and built, then converted.
+fn converted_from_values(stream: &[u8], limits: &Limits) -> Outcome {
+    let target: Target = "v1".parse().unwrap();
+    let mut out = Vec::new();
+    let result = read_each(stream, limits, |document| {
+        out.push(converted_value(&document, &target)?);
+        Ok::<_, Stop>(())
+    });
+    (out, result.err().map(|stop| stop.0))
+}
+
+/// A built document converted, its repeated keys reported first.
+fn converted_value(document: &Document, target: &Target) -> Result<(String, Vec<String>), Stop> {
+    let mut warnings: Vec<String> = document
+        .duplicate_fields
+        .iter()
+        .map(|path| scheme::Warning::DuplicateField { path: path.clone() }.to_string())
+        .collect();
+    let converted = scheme::convert(&document.value, target, UnknownFields::Warn)
+        .map_err(|e| Stop(format!("document {}: {e}", document.index)))?;
+    warnings.extend(converted.warnings.iter().map(ToString::to_string));
+    let bytes = scheme::Encoding::Json
+        .encode_value(&converted.object)
+        .map_err(|e| Stop(format!("document {}: {e}", document.index)))?;
+    Ok((String::from_utf8(bytes).unwrap(), warnings))
+}
+
+/// Served objects are decoded while the stream is read, under a guard that must let through
+/// only what the scan would accept with nothing to report: whatever the document, and however
+/// its bytes arrive, the outputs, warnings and errors are those of the path that builds values.
+#[test]
+fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
+    let schema = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"flowcontrol.apiserver.k8s.io/v1beta3","kind":"FlowSchema","metadata":{{"name":"{name}","labels":{{"a":"1"}}}},"spec":{{"priorityLevelConfiguration":{{"name":"global-default"}},"rules":[{{"subjects":[{{"kind":"Group","group":{{"name":"system:authenticated"}}}}],"nonResourceRules":[{{"verbs":["*"],"nonResourceURLs":["*"]}}]}}]}}}}"#
+        )
+    };
+    let deep = |levels: usize| {
+        format!(
+            r#"{{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1","metadata":{{"name":"deep","managedFields":[{{"manager":"m","fieldsV1":{}1{}}}]}}}}"#,
+            "{\"f:a\":".repeat(levels),
+            "}".repeat(levels)
+        )
+    };
+    let level = |name: &str| {
+        format!(
+            "{{\n  \"kind\": \"PriorityLevelConfiguration\",\n  \"apiVersion\": \"flowcontrol.apiserver.k8s.io/v1beta2\",\n  \"metadata\": {{\"name\": \"{name}\"}},\n  \"spec\": {{\"type\": \"Limited\", \"limited\": {{\"assuredConcurrencyShares\": 5, \"limitResponse\": {{\"type\": \"Reject\"}}}}}}\n}}"
+        )
+    };
+    let cases: Vec<String> = vec![
+        // Nothing to report, in the orders writers use, compact and indented.
+        schema("plain"),
+        level("indented"),
+        // Something to report: unknown fields, repeated keys, at the top and deep down.
+        schema("x").replace(r#""spec":{"#, r#""extra":1,"spec":{"#),
+        schema("x").replace(r#""verbs":["#, r#""colour":"red","verbs":["#),
+        schema("x").replace(r#"{"a":"1"}"#, r#"{"a":"1","a":"2"}"#),
+        schema("x").replace(r#""kind":"FlowSchema","#, r#""kind":"FlowSchema","kind":"FlowSchema","#),
+        schema("x").replace(r#""name":"x""#, r#""name":"x","name":"y""#),
+        // The identity escaped, late or missing, or of a kind not served.
+        schema("x").replace(r#""kind":"FlowSchema""#, r#""kind":"Flow\u0053chema""#),
+        schema("x").replace(
+            r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1beta3","kind":"FlowSchema","#,
+            r#"{"metadata":{"name":"late"},"apiVersion":"flowcontrol.apiserver.k8s.io/v1beta3","kind":"FlowSchema","#,
+        ),
+        schema("x").replace(r#""kind":"FlowSchema","#, ""),
+        schema("x").replace("FlowSchema", "Deployment"),
+        // Values of the wrong type, strings with escapes, at the depth limit.
+        schema("x").replace(r#"{"name":"global-default"}"#, r#"{"name":7}"#),
+        schema("x").replace(r#""name":"x""#, r#""name":"a\"<b>\\\u00e9""#),
+        deep(60),
+        // Errors that stop the stream: too deep, bad syntax, bad UTF-8, cut short.
+        deep(64),
+        schema("x").replace(r#""verbs":["*"]"#, r#""verbs":["*",]"#),
+        schema("x").replace(r#""a":"1""#, "\"a\":\"\u{1}\""),
+        schema("\u{fffd}"),
+        schema("x")[..120].to_owned(),
+    ];
+    for (index, case) in cases.iter().enumerate() {
+        let mut stream = format!("{}\n{case}\n{}", schema("before"), level("after")).into_bytes();
+        if index == cases.len() - 2 {
+            // Invalid UTF-8 inside a string of a served object.
+            let at = stream
+                .windows(3)
+                .position(|w| w == "\u{fffd}".as_bytes())
+                .unwrap();
+            stream.splice(at..at + 3, [0xff]);
+        }
+        let expected = converted_from_values(&stream, &Limits::default());
+        for step in [1, 7, 4096, 1 << 20] {
+            let got = converted_from_bytes(&stream, step, &Limits::default());
+            assert_eq!(got, expected, "case {index} in steps of {step}: {case}");
+        }
+    }
+    // The node limit holds on the decoding path too.
+    let stream = format!("{}\n{}", level("a"), schema("b"));
+    let limits = Limits {
+        max_nodes: 30,
+        ..Limits::default()
+    };
+    let expected = converted_from_values(stream.as_bytes(), &limits);
+    assert_eq!(expected.0.len(), 1);
+    assert!(
+        expected
+            .1
+            .as_deref()
+            .unwrap()
+            .contains("more than 30 nodes")
+    );
+    assert_eq!(
+        converted_from_bytes(stream.as_bytes(), 1 << 20, &limits),
+        expected
+    );
 }

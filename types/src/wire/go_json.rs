@@ -9,7 +9,7 @@ use std::io;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, Time};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::ser::{CompactFormatter, Formatter};
 
 /// A value serialized in Go's field order. Serialize `GoOrder(&object)` with any serde
 /// serializer, or use [`to_vec`].
@@ -182,6 +182,87 @@ impl<F: Formatter> Formatter for GoFormatter<F> {
     }
 }
 
+/// `json.MarshalIndent(v, "", "  ")`'s layout, as serde_json's `PrettyFormatter` with a
+/// two-space indent writes it, with each line break and its indent written at once.
+#[derive(Default)]
+struct Indented {
+    level: usize,
+    has_value: bool,
+}
+
+/// A comma, a line break and the indent of [`BREAKS_LEVELS`] levels.
+const BREAKS: &[u8] = b",\n                                                                                                                                ";
+const BREAKS_LEVELS: usize = (BREAKS.len() - 2) / 2;
+
+impl Indented {
+    /// Writes a line break (after a comma unless `first`) and the current indent.
+    fn line<W: ?Sized + io::Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
+        let from = usize::from(first);
+        if self.level <= BREAKS_LEVELS {
+            return w.write_all(&BREAKS[from..2 + 2 * self.level]);
+        }
+        w.write_all(&BREAKS[from..2])?;
+        for _ in 0..self.level {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.line(w, true)?;
+        }
+        w.write_all(bracket)
+    }
+}
+
+impl Formatter for Indented {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.line(w, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.line(w, first)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
 /// Writes `value` (a [`GoOrder`], or anything serializable) as kube-apiserver does: compact
 /// (the wire and etcd) or indented by two spaces (`json.MarshalIndent(v, "", "  ")`), without a
 /// trailing newline, with Go's escaping.
@@ -195,10 +276,8 @@ pub fn write<W: io::Write, V: Serialize + ?Sized>(
     pretty: bool,
 ) -> serde_json::Result<()> {
     if pretty {
-        let mut ser = serde_json::Serializer::with_formatter(
-            writer,
-            GoFormatter(PrettyFormatter::with_indent(b"  ")),
-        );
+        let mut ser =
+            serde_json::Serializer::with_formatter(writer, GoFormatter(Indented::default()));
         value.serialize(&mut ser)
     } else {
         let mut ser = serde_json::Serializer::with_formatter(writer, GoFormatter(CompactFormatter));

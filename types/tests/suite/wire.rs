@@ -286,3 +286,35 @@ fn documents_print_in_go_order_by_kind_with_errors_under_their_item() {
         .to_string();
     assert!(error.starts_with("metadata.resourceVersion: "), "{error}");
 }
+
+#[test]
+fn indented_go_json_lays_out_as_marshal_indent() {
+    use serde_json::{Value, json};
+    // serde_json's two-space PrettyFormatter lays out as json.MarshalIndent(v, "", "  ").
+    let mut deep = json!({"leaf": [1, {}, []]});
+    for level in 0..80 {
+        deep = if level % 2 == 0 {
+            json!([deep, {"k": "v"}, []])
+        } else {
+            json!({"a": {}, "b": deep, "c": [null, true, 1.5, "s"]})
+        };
+    }
+    for value in [
+        json!({}),
+        json!([]),
+        json!({"a": [], "b": {}, "c": [[], [{}]], "d": {"e": {"f": 1}}}),
+        deep,
+        Value::from("text & <tags>, \u{2028}€"),
+        Value::from(format!("{}>{}\u{2029}", "x".repeat(37), "é".repeat(20))),
+    ] {
+        let go = go_json::to_vec_plain(&value, true).unwrap();
+        let escaped = String::from_utf8(serde_json::to_vec_pretty(&value).unwrap())
+            .unwrap()
+            .replace('&', "\\u0026")
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('\u{2028}', "\\u2028")
+            .replace('\u{2029}', "\\u2029");
+        assert_eq!(String::from_utf8(go).unwrap(), escaped);
+    }
+}

@@ -1,0 +1,415 @@
+//! Decoding JSON bytes straight into a typed object while checking what the reader's scan
+//! checks, so that a document of a served kind is parsed once.
+//!
+//! [`decode`] wraps serde_json's deserializer: every value the type reads is counted against
+//! the reader's [`Limits`] (nodes and nesting depth, counted as the scan counts them), every
+//! key of every object is hashed to notice a repeat, and a field the type does not have (which
+//! serde skips with `deserialize_ignored_any`) ends the decode unless the caller allows it.
+//! Whatever the guard does not like makes the decode fail: the caller then takes the scanning
+//! path, whose errors and warnings name what was wrong. A successful decode therefore means
+//! the scan would have accepted the document and found nothing to report.
+
+use std::cell::Cell;
+use std::fmt;
+
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess,
+    Visitor,
+};
+
+use super::input::Limits;
+use super::json_input::KeyHashes;
+
+/// What a guarded decode checks.
+pub(super) struct Guard {
+    max_depth: usize,
+    max_nodes: usize,
+    allow_ignored: bool,
+    depth: Cell<usize>,
+    nodes: Cell<usize>,
+}
+
+impl Guard {
+    /// A guard for a document nobody checked: within `limits`, no repeated key, no field the
+    /// type lacks.
+    pub(super) fn checking(limits: &Limits) -> Guard {
+        Guard {
+            max_depth: limits.max_depth,
+            max_nodes: limits.max_nodes,
+            allow_ignored: false,
+            depth: Cell::new(0),
+            nodes: Cell::new(0),
+        }
+    }
+
+    /// A guard for a document the reader already checked against its limits: no repeated key,
+    /// and fields the type lacks only if `allow_ignored`.
+    pub(super) fn checked(allow_ignored: bool) -> Guard {
+        Guard {
+            max_depth: usize::MAX,
+            max_nodes: usize::MAX,
+            allow_ignored,
+            depth: Cell::new(0),
+            nodes: Cell::new(0),
+        }
+    }
+
+    fn node<E: de::Error>(&self) -> Result<(), E> {
+        let nodes = self.nodes.get() + 1;
+        if nodes > self.max_nodes {
+            return Err(E::custom("too many nodes"));
+        }
+        self.nodes.set(nodes);
+        Ok(())
+    }
+
+    fn enter<E: de::Error>(&self) -> Result<(), E> {
+        self.node()?;
+        let depth = self.depth.get() + 1;
+        if depth > self.max_depth {
+            return Err(E::custom("nested too deep"));
+        }
+        self.depth.set(depth);
+        Ok(())
+    }
+
+    fn leave(&self) {
+        self.depth.set(self.depth.get() - 1);
+    }
+}
+
+/// `bytes` (one JSON value, blanks around it allowed) decoded as `T` under `guard`; `None` if
+/// the bytes do not decode or the guard refused something.
+pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8], guard: &Guard) -> Option<T> {
+    // One check of the whole document is cheaper than serde_json's check of every string.
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let typed = T::deserialize(Guarded {
+        inner: &mut de,
+        guard,
+    })
+    .ok()?;
+    de.end().ok()?;
+    Some(typed)
+}
+
+/// A deserializer whose values are counted and whose objects are checked.
+struct Guarded<'g, D> {
+    inner: D,
+    guard: &'g Guard,
+}
+
+/// A visitor of [`Guarded`] values.
+struct Visit<'g, V> {
+    inner: V,
+    guard: &'g Guard,
+}
+
+/// A visitor of an object's key, which records it.
+struct KeyVisit<'k, V> {
+    inner: V,
+    keys: &'k mut KeyHashes,
+}
+
+/// A deserializer of an object's key.
+struct KeyDeserializer<'k, D> {
+    inner: D,
+    keys: &'k mut KeyHashes,
+}
+
+/// Forwards the `deserialize_*` methods of a wrapping deserializer, wrapping each visitor.
+macro_rules! forward_deserialize {
+    ($($method:ident $(($($arg:ident: $ty:ty),*))?;)*) => {$(
+        fn $method<V: Visitor<'de>>(
+            self,
+            $($($arg: $ty,)*)?
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let (inner, visitor) = self.split(visitor);
+            inner.$method($($($arg,)*)? visitor)
+        }
+    )*};
+}
+
+/// The methods every wrapping deserializer forwards the same way.
+macro_rules! forward_all {
+    () => {
+        forward_deserialize! {
+            deserialize_any; deserialize_bool; deserialize_i8; deserialize_i16; deserialize_i32;
+            deserialize_i64; deserialize_i128; deserialize_u8; deserialize_u16; deserialize_u32;
+            deserialize_u64; deserialize_u128; deserialize_f32; deserialize_f64;
+            deserialize_char; deserialize_str; deserialize_string; deserialize_bytes;
+            deserialize_byte_buf; deserialize_option; deserialize_unit;
+            deserialize_unit_struct(name: &'static str);
+            deserialize_newtype_struct(name: &'static str);
+            deserialize_seq; deserialize_tuple(len: usize);
+            deserialize_tuple_struct(name: &'static str, len: usize);
+            deserialize_map;
+            deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+            deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+            deserialize_identifier;
+        }
+
+        fn is_human_readable(&self) -> bool {
+            self.inner.is_human_readable()
+        }
+    };
+}
+
+impl<'g, D> Guarded<'g, D> {
+    fn split<V>(self, inner: V) -> (D, Visit<'g, V>) {
+        let visitor = Visit {
+            inner,
+            guard: self.guard,
+        };
+        (self.inner, visitor)
+    }
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Guarded<'_, D> {
+    type Error = D::Error;
+
+    forward_all!();
+
+    /// What serde reads for a field its type does not have.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        if !self.guard.allow_ignored {
+            return Err(de::Error::custom("a field the type does not have"));
+        }
+        self.inner.deserialize_ignored_any(visitor)
+    }
+}
+
+impl<'k, D> KeyDeserializer<'k, D> {
+    fn split<V>(self, inner: V) -> (D, KeyVisit<'k, V>) {
+        let visitor = KeyVisit {
+            inner,
+            keys: self.keys,
+        };
+        (self.inner, visitor)
+    }
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<'_, D> {
+    type Error = D::Error;
+
+    forward_all!();
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let (inner, visitor) = self.split(visitor);
+        inner.deserialize_ignored_any(visitor)
+    }
+}
+
+/// Forwards scalar visits, calling `$before` first.
+macro_rules! forward_scalars {
+    ($before:ident; $($method:ident($ty:ty);)*) => {$(
+        fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
+            self.$before::<E>()?;
+            self.inner.$method(v)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Visit<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    forward_scalars! {count;
+        visit_bool(bool); visit_i8(i8); visit_i16(i16); visit_i32(i32); visit_i64(i64);
+        visit_i128(i128); visit_u8(u8); visit_u16(u16); visit_u32(u32); visit_u64(u64);
+        visit_u128(u128); visit_f32(f32); visit_f64(f64); visit_char(char);
+        visit_str(&str); visit_borrowed_str(&'de str); visit_string(String);
+        visit_bytes(&[u8]); visit_borrowed_bytes(&'de [u8]); visit_byte_buf(Vec<u8>);
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.count::<E>()?;
+        self.inner.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.count::<E>()?;
+        self.inner.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.inner.visit_some(Guarded {
+            inner: deserializer,
+            guard: self.guard,
+        })
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        self.inner.visit_newtype_struct(Guarded {
+            inner: deserializer,
+            guard: self.guard,
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.guard.enter()?;
+        let value = self.inner.visit_seq(Items {
+            inner: seq,
+            guard: self.guard,
+        });
+        self.guard.leave();
+        value
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.guard.enter()?;
+        let value = self.inner.visit_map(Entries {
+            inner: map,
+            guard: self.guard,
+            keys: KeyHashes::default(),
+        });
+        self.guard.leave();
+        value
+    }
+
+    // Kubernetes types have no enums with data; a document that reaches one takes the
+    // scanning path, which counts what is inside.
+    fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("an enum"))
+    }
+}
+
+impl<V> Visit<'_, V> {
+    fn count<E: de::Error>(&self) -> Result<(), E> {
+        self.guard.node()
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisit<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        record::<E>(self.keys, v)?;
+        self.inner.visit_str(v)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        record::<E>(self.keys, v)?;
+        self.inner.visit_borrowed_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        record::<E>(self.keys, &v)?;
+        self.inner.visit_string(v)
+    }
+}
+
+/// Records a key; a repeated one (or a hash collision) ends the decode. Keys that are not
+/// strings end it too, through the visitor's default methods.
+fn record<E: de::Error>(keys: &mut KeyHashes, key: &str) -> Result<(), E> {
+    if keys.insert(key) {
+        Ok(())
+    } else {
+        Err(E::custom("a repeated key"))
+    }
+}
+
+/// The elements of a guarded array.
+struct Items<'g, A> {
+    inner: A,
+    guard: &'g Guard,
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Items<'_, A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        self.inner.next_element_seed(Seed {
+            inner: seed,
+            guard: self.guard,
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.inner.size_hint()
+    }
+}
+
+/// The entries of a guarded object.
+struct Entries<'g, A> {
+    inner: A,
+    guard: &'g Guard,
+    keys: KeyHashes,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Entries<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        let key = self.inner.next_key_seed(KeySeed {
+            inner: seed,
+            keys: &mut self.keys,
+        })?;
+        if key.is_some() {
+            self.guard.node()?;
+        }
+        Ok(key)
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        self.inner.next_value_seed(Seed {
+            inner: seed,
+            guard: self.guard,
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.inner.size_hint()
+    }
+}
+
+/// A seed whose value is guarded.
+struct Seed<'g, S> {
+    inner: S,
+    guard: &'g Guard,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<'_, S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Value, D::Error> {
+        self.inner.deserialize(Guarded {
+            inner: deserializer,
+            guard: self.guard,
+        })
+    }
+}
+
+/// A seed whose key is recorded.
+struct KeySeed<'k, S> {
+    inner: S,
+    keys: &'k mut KeyHashes,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Value, D::Error> {
+        self.inner.deserialize(KeyDeserializer {
+            inner: deserializer,
+            keys: self.keys,
+        })
+    }
+}
