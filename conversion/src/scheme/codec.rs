@@ -322,6 +322,10 @@ fn decode<T: DeserializeOwned>(
 pub fn decode_collecting<T: DeserializeOwned>(
     object: &Value,
 ) -> Result<(T, Vec<String>), SchemeError> {
+    // Most objects have no unknown field: a decode that only notices them comes first.
+    if let Some(typed) = json_guard::decode_value(object) {
+        return Ok((typed, Vec::new()));
+    }
     let mut unknown_paths = Vec::new();
     let mut record = |path: serde_ignored::Path<'_>| unknown_paths.push(ignored_path(&path));
     // The field path of an error is tracked only when there is an error: decoding again.

@@ -93,6 +93,16 @@ pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8], guard: &Guard) -> Option
     Some(typed)
 }
 
+/// `value` decoded as `T` if it has no field `T` lacks: the quick try before a decode that
+/// names such fields (a JSON value has no repeated keys, and its reader checked the limits).
+pub(super) fn decode_value<T: DeserializeOwned>(value: &serde_json::Value) -> Option<T> {
+    T::deserialize(Guarded {
+        inner: value,
+        guard: &Guard::checked(false),
+    })
+    .ok()
+}
+
 /// A deserializer whose values are counted and whose objects are checked.
 struct Guarded<'g, D> {
     inner: D,

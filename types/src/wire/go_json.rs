@@ -118,10 +118,7 @@ impl<F: Formatter> Formatter for GoFormatter<F> {
         // Byte by byte: U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
         let bytes = fragment.as_bytes();
         let (mut start, mut from) = (0, 0);
-        while let Some(offset) = bytes[from..]
-            .iter()
-            .position(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2))
-        {
+        while let Some(offset) = bytes[from..].iter().position(|&b| SPECIAL[usize::from(b)]) {
             let at = from + offset;
             let (escaped, width) = match &bytes[at..] {
                 [b'<', ..] => ("\\u003c", 1),
@@ -181,6 +178,17 @@ impl<F: Formatter> Formatter for GoFormatter<F> {
         self.0.end_object_value(w)
     }
 }
+
+/// The bytes [`GoFormatter`] looks at: the three Go escapes, and the first byte of U+2028
+/// and U+2029.
+static SPECIAL: [bool; 256] = {
+    let mut set = [false; 256];
+    set[b'<' as usize] = true;
+    set[b'>' as usize] = true;
+    set[b'&' as usize] = true;
+    set[0xE2] = true;
+    set
+};
 
 /// `json.MarshalIndent(v, "", "  ")`'s layout, as serde_json's `PrettyFormatter` with a
 /// two-space indent writes it, with each line break and its indent written at once.
