@@ -178,9 +178,9 @@ pub fn read_each<E: From<ReadError>>(
     })
 }
 
-/// One document as the reader hands it over: JSON still in its bytes, scanned against the
-/// limits (the scheme decodes it straight into its typed form), or a built value (YAML and
-/// protobuf).
+/// One document as the reader hands it over: JSON still in its bytes, checked against the
+/// limits (a served object with nothing to report already decoded into its typed form, which
+/// the scheme takes), or a built value (YAML and protobuf).
 #[derive(Debug)]
 pub enum Input<'a> {
     /// A JSON document.

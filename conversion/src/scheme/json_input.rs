@@ -28,8 +28,9 @@ use super::json_guard::Guard;
 /// Bytes asked of the reader at a time, at least.
 const CHUNK: usize = 64 << 10;
 
-/// One JSON document of a stream: its bytes, and what a scan found in them. The document is
-/// within the reader's [`Limits`].
+/// One JSON document of a stream: its bytes, and what a scan found in them (or the guarded
+/// decode that took the scan's place, for a served object with nothing to report, which then
+/// travels with the document). The document is within the reader's [`Limits`].
 #[derive(Debug)]
 pub struct JsonDocument<'a> {
     /// Position among the documents of the stream (0-based).
