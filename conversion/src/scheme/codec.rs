@@ -110,28 +110,6 @@ impl Codec {
         (self.default)(object, unknown, warnings)
     }
 
-    /// Decodes JSON bytes, defaults and converts to the hub, if nothing needs reporting: `None`
-    /// when the bytes do not decode or (unless `unknown` ignores them) have unknown fields, so
-    /// that the caller takes the path that names them.
-    pub fn decode_bytes(&self, bytes: &[u8], unknown: UnknownFields) -> Option<HubObject> {
-        let typed =
-            self.decode_guarded(bytes, &Guard::checked(unknown == UnknownFields::Ignore))?;
-        self.typed_to_hub(typed)
-    }
-
-    /// Decodes JSON bytes, defaults in this version and writes the object as `encoding` says;
-    /// `None` as for [`Codec::decode_bytes`].
-    pub fn default_bytes(
-        &self,
-        bytes: &[u8],
-        unknown: UnknownFields,
-        encoding: Encoding,
-    ) -> Option<Result<Vec<u8>, SchemeError>> {
-        let typed =
-            self.decode_guarded(bytes, &Guard::checked(unknown == UnknownFields::Ignore))?;
-        self.default_typed(typed, encoding, bytes.len())
-    }
-
     /// Decodes the JSON `bytes` into this version's type under `guard`; `None` if they do not
     /// decode or the guard refused something.
     pub(super) fn decode_guarded(&self, bytes: &[u8], guard: &Guard) -> Option<Typed> {
