@@ -91,13 +91,10 @@ impl<'a> JsonDocument<'a> {
     /// Invalid JSON, trailing data, or a value over the limits.
     pub fn parse(bytes: &'a [u8], limits: &Limits) -> Result<Self, InputError> {
         if bytes.len() > limits.max_document_bytes {
-            return Err(InputError::TooLarge {
-                limit: limits.max_document_bytes,
-                line: None,
-            });
+            return Err(too_large(limits));
         }
-        if object_end(bytes) == Some(bytes.trim_ascii_end().len())
-            && let Some(document) = JsonDocument::decoded(0, bytes, limits)
+        if let Some((end, document)) = JsonDocument::decoded(0, bytes, limits)
+            && end == bytes.trim_ascii_end().len()
         {
             return Ok(document);
         }
@@ -124,20 +121,25 @@ impl<'a> JsonDocument<'a> {
         self.decoded.lock().ok()?.take()
     }
 
-    /// The single object `bytes`, decoded into its version's type under the guard of
-    /// `limits`, if it starts with its served identity and the guard lets it through.
-    fn decoded(index: usize, bytes: &'a [u8], limits: &Limits) -> Option<Self> {
+    /// The object `bytes` start with, decoded into its version's type under the guard of
+    /// `limits`, and the offset where it ends: if it starts with its served identity, ends
+    /// within `bytes` and the size limit, and the guard lets it through. The identity is
+    /// peeked first, so that an object of another kind is not walked for its end.
+    fn decoded(index: usize, bytes: &'a [u8], limits: &Limits) -> Option<(usize, Self)> {
         let (api_version, kind) = peek_identity(bytes)?;
         let codec = codec::lookup(api_version, kind)?;
+        let end = object_end(bytes).filter(|&end| end <= limits.max_document_bytes)?;
+        let bytes = &bytes[..end];
         let object = codec.decode_guarded(bytes, &Guard::checking(limits))?;
-        Some(JsonDocument {
+        let document = JsonDocument {
             index,
             bytes,
             api_version: Some(Cow::Borrowed(api_version)),
             kind: Some(Cow::Borrowed(kind)),
             may_repeat_keys: false,
             decoded: Mutex::new(Some(Decoded { codec, object })),
-        })
+        };
+        Some((end, document))
     }
 }
 
@@ -298,10 +300,7 @@ pub(super) fn read_each<E: From<ReadError>>(
     };
     loop {
         let rest = &buffer[at..];
-        if decode
-            && let Some(end) = object_end(rest).filter(|&end| end <= max)
-            && let Some(document) = JsonDocument::decoded(index, &rest[..end], limits)
-        {
+        if decode && let Some((end, document)) = JsonDocument::decoded(index, rest, limits) {
             each(document)?;
             at += end;
             index += 1;

@@ -746,4 +746,15 @@ fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
         converted_from_bytes(stream.as_bytes(), 1 << 20, &limits),
         expected
     );
+    // So does the size limit: a served object over it is not decoded, and the scan says so.
+    let limits = small(level("a").len() + 8);
+    let expected = converted_from_values(stream.as_bytes(), &limits);
+    assert_eq!(expected.0.len(), 1);
+    assert!(expected.1.as_deref().unwrap().contains("larger than"));
+    for step in [1, 1 << 20] {
+        assert_eq!(
+            converted_from_bytes(stream.as_bytes(), step, &limits),
+            expected
+        );
+    }
 }
