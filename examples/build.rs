@@ -51,7 +51,10 @@ fn main() {
                 "Widget",
                 Direction::ToHub,
                 "crate::hooks::read_annotations",
-            );
+            )
+            // What the hooks keep, so that callers can skip checking a round trip.
+            .round_trip_check(version, "Widget", "crate::hooks::widget_round_trips")
+            .round_trip_check(version, "Widget.spec", "crate::hooks::spec_round_trips");
     }
     let result = builder
         .add_file(&crd)

@@ -33,6 +33,8 @@ pub struct Group {
     hooks: BTreeMap<(String, String, Direction), String>,
     /// The same for prepare hooks.
     prepare_hooks: BTreeMap<(String, String, Direction), String>,
+    /// (version, schema path inside the version) → round-trip check.
+    round_trip_checks: BTreeMap<(String, String), String>,
 }
 
 impl Group {
@@ -45,6 +47,7 @@ impl Group {
             hub,
             hooks: BTreeMap::new(),
             prepare_hooks: BTreeMap::new(),
+            round_trip_checks: BTreeMap::new(),
         }
     }
 
@@ -78,6 +81,23 @@ impl Group {
     ) -> &mut Self {
         let key = (version.to_owned(), schema_path.to_owned(), direction);
         self.hooks.insert(key, function.to_owned());
+        self
+    }
+
+    /// Registers, beside the hooks of the type at `schema_path` in `version`, the hand-written
+    /// `fn(&Hub) -> bool` telling whether the hooks give a hub value back unchanged (hub →
+    /// this version → hub) as far as the fields without counterpart go; the generated code
+    /// checks the others. Callers such as the lossy-conversion check skip their read-back
+    /// when `FromHub::round_trips` says `true`; without a check, a type with hooks says
+    /// `false`, which is always safe.
+    pub fn round_trip_check(
+        &mut self,
+        version: &str,
+        schema_path: &str,
+        function: &str,
+    ) -> &mut Self {
+        let key = (version.to_owned(), schema_path.to_owned());
+        self.round_trip_checks.insert(key, function.to_owned());
         self
     }
 
@@ -376,6 +396,18 @@ impl ApiBuilder {
                     }
                     target.insert((definition, *direction), function.clone());
                 }
+            }
+            for ((version, path), function) in &group.round_trip_checks {
+                let definition = format!("{}{path}", prefix_of(version)?);
+                if !types.entries.contains_key(&definition) {
+                    return Err(Error::Settings {
+                        setting: format!("round-trip check {function}"),
+                        message: format!("no type {path:?} in {} {version}", group.name),
+                    });
+                }
+                settings
+                    .round_trip_checks
+                    .insert(definition, function.clone());
             }
         }
         Ok(settings)

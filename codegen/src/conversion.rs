@@ -62,6 +62,11 @@ pub struct ConversionSettings {
     /// generated copy: it moves what has no counterpart in this type to where the copy carries
     /// it (a field only the hub has, into an annotation of the metadata).
     pub prepare_hooks: BTreeMap<(String, Direction), String>,
+    /// External definition → path of `fn(&Hub) -> bool`: whether the hooks of that type give
+    /// a hub value back unchanged (hub → external → hub), for what the generated code does not
+    /// see (fields without counterpart). Without one, a type with hooks answers `false` to
+    /// `FromHub::round_trips`, which is always safe, only slower.
+    pub round_trip_checks: BTreeMap<String, String>,
     /// Path of the `ToHub` trait.
     pub to_hub_trait: String,
     /// Path of the `FromHub` trait.
@@ -81,7 +86,7 @@ pub enum DynamicScheme {
     /// `ApplyDefaults` trait in the external side's root (which the generator emits).
     Runtime,
     /// A module of the target crate providing `Codec` (with `const fn of::<T>()`) and
-    /// `HubKind` (`wrap`, `unwrap`): the root gets `CODECS`, a slice of those codecs.
+    /// `HubKind` (`wrap`, `take`): the root gets `CODECS`, a slice of those codecs.
     Custom(String),
 }
 
@@ -177,6 +182,7 @@ fn identity_impls(
         impl #from_trait for #path {
             type Hub = #path;
             fn from_owned_hub(hub: #path) -> Self { hub }
+            fn round_trips(_: &#path) -> bool { true }
         }
     })
 }
@@ -241,7 +247,7 @@ fn scheme_registry(
                             HubObject::#variant(self)
                         }
                         #[allow(unreachable_patterns)]
-                        fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+                        fn take(object: HubObject) -> ::std::option::Option<Self> {
                             match object {
                                 HubObject::#variant(inner) => ::std::option::Option::Some(inner),
                                 _ => ::std::option::Option::None,
@@ -455,6 +461,7 @@ impl Pair<'_> {
             syn::parse_str(&self.settings.to_hub_trait).map_err(|e| self.internal(e))?;
         let from_trait: syn::Path =
             syn::parse_str(&self.settings.from_hub_trait).map_err(|e| self.internal(e))?;
+        let round_trips = self.round_trips(external, hub, &hub_path, &from_trait)?;
         Ok(quote! {
             impl #to_trait for #external_path {
                 type Hub = #hub_path;
@@ -463,7 +470,92 @@ impl Pair<'_> {
             impl #from_trait for #external_path {
                 type Hub = #hub_path;
                 fn from_owned_hub(#from_param: #hub_path) -> Self { #from_hub }
+                fn round_trips(hub: &#hub_path) -> bool { #round_trips }
             }
+        })
+    }
+
+    /// The body of `FromHub::round_trips` for a pair: the conjunction of each converted
+    /// field's own answer (fields moved as they are always come back), the registered check of
+    /// a type with hooks (or `false` without one), and for an enum whose hub side keeps
+    /// unlisted values, that the value is not one the way back would turn into a listed one.
+    fn round_trips(
+        &self,
+        external: &TypeEntry,
+        hub: &TypeEntry,
+        hub_path: &syn::Path,
+        from_trait: &syn::Path,
+    ) -> Result<TokenStream> {
+        let definition = &external.definition;
+        let hooked = [Direction::ToHub, Direction::FromHub]
+            .into_iter()
+            .any(|direction| {
+                let key = (definition.clone(), direction);
+                self.settings.hooks.contains_key(&key)
+                    || self.settings.prepare_hooks.contains_key(&key)
+            });
+        let mut checks = Vec::new();
+        if hooked {
+            let Some(check) = self.settings.round_trip_checks.get(definition) else {
+                return Ok(quote! { let _ = hub; false });
+            };
+            let check: syn::Path = syn::parse_str(check).map_err(|e| self.internal(e))?;
+            checks.push(quote! { #check(hub) });
+        }
+        // A field converted through the trait answers for itself; the closure names the
+        // external field so that its type, which this generator does not spell, is inferred.
+        let mut fields = Vec::new();
+        let mut converted = |hub_field: TokenStream, external_field: TokenStream| {
+            fields.push(
+                quote! { field(&hub.#hub_field, |external: &Self| &external.#external_field) },
+            );
+        };
+        match (&hub.body, &external.body) {
+            (TypeBody::Newtype(h), TypeBody::Newtype(e)) if self.corresponds(e, h) => {
+                if !self.identical(e, h) {
+                    converted(quote! { 0 }, quote! { 0 });
+                }
+            }
+            (TypeBody::Struct(h), TypeBody::Struct(e)) => {
+                for external_field in &e.fields {
+                    let hub_field = h.fields.iter().find(|f| {
+                        f.wire == external_field.wire
+                            && self.field_corresponds(f, external_field, Direction::FromHub)
+                    });
+                    if let Some(hub_field) = hub_field
+                        && !self.identical(&external_field.ty, &hub_field.ty)
+                    {
+                        let h = format_ident!("{}", hub_field.rust);
+                        let e = format_ident!("{}", external_field.rust);
+                        converted(quote! { #h }, quote! { #e });
+                    }
+                }
+            }
+            (TypeBody::Enum(h), TypeBody::Enum(_)) => {
+                if let Some(other) = &h.other
+                    && !h.variants.is_empty()
+                {
+                    let other = format_ident!("{}", other);
+                    let listed = h.variants.iter().map(|v| &v.wire);
+                    checks.push(quote! {
+                        !matches!(hub, #hub_path::#other(value) if matches!(value.as_str(), #(#listed)|*))
+                    });
+                }
+            }
+            _ => return Ok(quote! { let _ = hub; false }),
+        }
+        let helper = (!fields.is_empty()).then(|| {
+            quote! {
+                fn field<S, F: #from_trait>(hub: &<F as #from_trait>::Hub, _: fn(&S) -> &F) -> bool {
+                    <F as #from_trait>::round_trips(hub)
+                }
+            }
+        });
+        checks.extend(fields);
+        Ok(if checks.is_empty() {
+            quote! { let _ = hub; true }
+        } else {
+            quote! { #helper #(#checks)&&* }
         })
     }
 

@@ -113,6 +113,12 @@ fn runtime(settings: &Settings) -> TokenStream {
             /// Fills in every defaulted field that is unset (and, where the schema says so,
             /// zero), then runs any hand-written defaulting hook.
             fn apply_defaults(&mut self);
+            /// Whether [`ApplyDefaults::apply_defaults`] would leave the value as it is,
+            /// answered without a copy. `false` when unsure: the generated types answer
+            /// exactly, unless a defaulting hook has no check registered beside it.
+            fn is_defaulted(&self) -> bool {
+                false
+            }
         }
         impl<T: ApplyDefaults> ApplyDefaults for ::std::option::Option<T> {
             fn apply_defaults(&mut self) {
@@ -120,20 +126,32 @@ fn runtime(settings: &Settings) -> TokenStream {
                     value.apply_defaults();
                 }
             }
+            fn is_defaulted(&self) -> bool {
+                self.as_ref().is_none_or(ApplyDefaults::is_defaulted)
+            }
         }
         impl<T: ApplyDefaults> ApplyDefaults for ::std::boxed::Box<T> {
             fn apply_defaults(&mut self) {
                 (**self).apply_defaults();
+            }
+            fn is_defaulted(&self) -> bool {
+                (**self).is_defaulted()
             }
         }
         impl<T: ApplyDefaults> ApplyDefaults for ::std::vec::Vec<T> {
             fn apply_defaults(&mut self) {
                 self.iter_mut().for_each(ApplyDefaults::apply_defaults);
             }
+            fn is_defaulted(&self) -> bool {
+                self.iter().all(ApplyDefaults::is_defaulted)
+            }
         }
         impl<T: ApplyDefaults> ApplyDefaults for ::std::collections::BTreeMap<::std::string::String, T> {
             fn apply_defaults(&mut self) {
                 self.values_mut().for_each(ApplyDefaults::apply_defaults);
+            }
+            fn is_defaulted(&self) -> bool {
+                self.values().all(ApplyDefaults::is_defaulted)
             }
         }
         /// A type that serves exactly one kind: `apiVersion` and `kind` are constants, written
@@ -377,10 +395,13 @@ impl ModuleEmitter<'_> {
                         #[schemars(rename = #definition)]
                     }
                 });
-                let defaults = if self.type_needs_defaulting(inner) {
-                    quote! { #root::ApplyDefaults::apply_defaults(&mut self.0); }
+                let (defaults, defaulted) = if self.type_needs_defaulting(inner) {
+                    (
+                        quote! { #root::ApplyDefaults::apply_defaults(&mut self.0); },
+                        quote! { #root::ApplyDefaults::is_defaulted(&self.0) },
+                    )
                 } else {
-                    quote! {}
+                    (quote! {}, quote! { true })
                 };
                 Ok(quote! {
                     #(#docs)*
@@ -390,6 +411,7 @@ impl ModuleEmitter<'_> {
                     pub struct #name(pub #inner_tokens);
                     impl #root::ApplyDefaults for #name {
                         fn apply_defaults(&mut self) { #defaults }
+                        fn is_defaulted(&self) -> bool { #defaulted }
                     }
                 })
             }
@@ -455,6 +477,9 @@ impl ModuleEmitter<'_> {
             }
             impl #root::ApplyDefaults for #name {
                 fn apply_defaults(&mut self) {}
+                fn is_defaulted(&self) -> bool {
+                    true
+                }
             }
         }
     }
@@ -870,6 +895,9 @@ impl ModuleEmitter<'_> {
     fn defaults_impl(&self, name: &proc_macro2::Ident, def: &StructDef) -> Result<TokenStream> {
         let root = self.root();
         let mut statements = Vec::new();
+        // What `is_defaulted` checks, in the same order: a field defaulting would set, or a
+        // value inside that defaulting would change, answers `false`.
+        let mut unchanged = Vec::new();
         for field in &def.fields {
             let ident = format_ident!("{}", field.rust);
             if let Some(default) = &field.default {
@@ -888,9 +916,11 @@ impl ModuleEmitter<'_> {
                         self.#ident = ::std::option::Option::Some(#value);
                     }
                 });
+                unchanged.push(quote! { !(#condition) });
             }
             if self.type_needs_defaulting(&field.ty) {
                 statements.push(quote! { #root::ApplyDefaults::apply_defaults(&mut self.#ident); });
+                unchanged.push(quote! { #root::ApplyDefaults::is_defaulted(&self.#ident) });
             }
         }
         if let Some(other) = &def.other_fields
@@ -898,18 +928,38 @@ impl ModuleEmitter<'_> {
         {
             let ident = format_ident!("{}", other.rust);
             statements.push(quote! { #root::ApplyDefaults::apply_defaults(&mut self.#ident); });
+            unchanged.push(quote! { #root::ApplyDefaults::is_defaulted(&self.#ident) });
         }
         if let Some(hook) = &def.hook {
-            let path: syn::Path = syn::parse_str(hook).map_err(|err| Error::Settings {
-                setting: format!("defaulting hook of {name}"),
-                message: format!("{hook:?} is not a Rust path: {err}"),
-            })?;
-            statements.push(quote! { #path(self); });
+            let path = |hook: &str| -> Result<syn::Path> {
+                syn::parse_str(hook).map_err(|err| Error::Settings {
+                    setting: format!("defaulting hook of {name}"),
+                    message: format!("{hook:?} is not a Rust path: {err}"),
+                })
+            };
+            let hook_path = path(hook)?;
+            statements.push(quote! { #hook_path(self); });
+            // A hook without a check may change anything: the answer is then `false`.
+            unchanged.push(match &def.hook_check {
+                Some(check) => {
+                    let check = path(check)?;
+                    quote! { #check(self) }
+                }
+                None => quote! { false },
+            });
         }
+        let unchanged = if unchanged.is_empty() {
+            quote! { true }
+        } else {
+            quote! { #(#unchanged)&&* }
+        };
         Ok(quote! {
             impl #root::ApplyDefaults for #name {
                 fn apply_defaults(&mut self) {
                     #(#statements)*
+                }
+                fn is_defaulted(&self) -> bool {
+                    #unchanged
                 }
             }
         })

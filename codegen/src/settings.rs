@@ -75,6 +75,7 @@ pub struct Settings {
     namespace_maps: Vec<(String, Vec<String>)>,
     replacements: Vec<(String, String)>,
     defaulting_hooks: Vec<(String, String)>,
+    defaulting_hook_checks: Vec<(String, String)>,
     pub(crate) schemars: bool,
     pub(crate) k8s_openapi: bool,
     pub(crate) header: Option<String>,
@@ -109,6 +110,16 @@ impl Settings {
     /// (`fn(&mut T)`), for rules that are not plain defaults.
     pub fn defaulting_hook(&mut self, definition: &str, path: &str) -> &mut Self {
         self.defaulting_hooks
+            .push((definition.to_owned(), path.to_owned()));
+        self
+    }
+
+    /// Beside the defaulting hook of `definition`: the hand-written function at `path`
+    /// (`fn(&T) -> bool`) that tells whether the hook would leave a value as it is. The
+    /// generated `ApplyDefaults::is_defaulted` uses it; without one, it answers `false` for
+    /// this type, which is always safe, only slower where callers skip work on `true`.
+    pub fn defaulting_hook_check(&mut self, definition: &str, path: &str) -> &mut Self {
+        self.defaulting_hook_checks
             .push((definition.to_owned(), path.to_owned()));
         self
     }
@@ -244,6 +255,14 @@ impl Settings {
     /// The hook registered for `definition`.
     pub fn hook_for(&self, definition: &str) -> Option<&str> {
         self.defaulting_hooks
+            .iter()
+            .find(|(d, _)| d == definition)
+            .map(|(_, p)| p.as_str())
+    }
+
+    /// The check registered beside the hook of `definition`.
+    pub fn hook_check_for(&self, definition: &str) -> Option<&str> {
+        self.defaulting_hook_checks
             .iter()
             .find(|(d, _)| d == definition)
             .map(|(_, p)| p.as_str())

@@ -140,6 +140,8 @@ pub struct StructDef {
     pub list_item: Option<String>,
     /// Hand-written function called after the generated defaults.
     pub hook: Option<String>,
+    /// Hand-written `fn(&T) -> bool`: whether the hook would leave the value as it is.
+    pub hook_check: Option<String>,
     /// Fields the schema does not list, kept in a flattened map
     /// (`x-kubernetes-preserve-unknown-fields`, embedded resources, `additionalProperties`
     /// beside `properties`).
@@ -576,6 +578,7 @@ impl Builder<'_> {
             resource,
             list_item: None,
             hook: self.settings.hook_for(definition).map(str::to_owned),
+            hook_check: self.settings.hook_check_for(definition).map(str::to_owned),
             other_fields,
             subresources,
             scale: schema.scale.clone().map(|scale| ScalePaths {

@@ -22,6 +22,11 @@ macro_rules! assured_shares {
             pub fn limited_from_hub(from: &hub::LimitedPriorityLevelConfiguration, to: &mut external::LimitedPriorityLevelConfiguration) {
                 to.assured_concurrency_shares = from.nominal_concurrency_shares;
             }
+
+            /// The shares are carried across as they are, both ways: always `true`.
+            pub fn limited_round_trips(_: &hub::LimitedPriorityLevelConfiguration) -> bool {
+                true
+            }
         }
     )*};
 }
@@ -70,6 +75,15 @@ pub mod v1beta3 {
                 .or_default();
         }
     }
+
+    /// Whether the two hooks above give `hub` back unchanged. They do unless it carries the
+    /// annotation (removed on the way back) or an empty annotation map (which the way back
+    /// may leave unset); in those cases the answer is `false`.
+    pub fn priority_level_configuration_round_trips(hub: &hub::PriorityLevelConfiguration) -> bool {
+        hub.metadata.annotations.as_ref().is_none_or(|annotations| {
+            !annotations.is_empty() && !annotations.contains_key(PRESERVE)
+        })
+    }
 }
 
 /// Hooks of apiregistration.
@@ -90,6 +104,11 @@ pub mod apiregistration {
                 /// The hub port is always written.
                 pub fn service_reference_from_hub(from: &hub::ServiceReference, to: &mut external::ServiceReference) {
                     to.port = Some(from.port);
+                }
+
+                /// The port is written and read back as it is: always `true`.
+                pub fn service_reference_round_trips(_: &hub::ServiceReference) -> bool {
+                    true
                 }
             }
         )*};

@@ -74,6 +74,14 @@ pub trait FromHub: Sized {
     {
         Self::from_owned_hub(hub.clone())
     }
+    /// Whether `hub` comes back unchanged from this type (`from_owned_hub`, then `into_hub`,
+    /// with no defaulting between), answered without converting. `false` when unsure: the
+    /// generated impls answer exactly, unless a type with conversion hooks has no
+    /// round-trip check registered.
+    fn round_trips(hub: &Self::Hub) -> bool {
+        let _ = hub;
+        false
+    }
 }
 
 /// Types that are the same on both sides.
@@ -89,6 +97,9 @@ macro_rules! identity {
             type Hub = $ty;
             fn from_owned_hub(hub: $ty) -> $ty {
                 hub
+            }
+            fn round_trips(_: &$ty) -> bool {
+                true
             }
         }
     )*};
@@ -118,6 +129,9 @@ impl<T: FromHub> FromHub for Option<T> {
     fn from_owned_hub(hub: Self::Hub) -> Self {
         hub.map(T::from_owned_hub)
     }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        hub.as_ref().is_none_or(T::round_trips)
+    }
 }
 
 impl<T: ToHub> ToHub for Vec<T> {
@@ -131,6 +145,9 @@ impl<T: FromHub> FromHub for Vec<T> {
     type Hub = Vec<T::Hub>;
     fn from_owned_hub(hub: Self::Hub) -> Self {
         hub.into_iter().map(T::from_owned_hub).collect()
+    }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        hub.iter().all(T::round_trips)
     }
 }
 
@@ -147,5 +164,8 @@ impl<T: FromHub> FromHub for std::collections::BTreeMap<String, T> {
         hub.into_iter()
             .map(|(k, v)| (k, T::from_owned_hub(v)))
             .collect()
+    }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        hub.values().all(T::round_trips)
     }
 }

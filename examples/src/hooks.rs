@@ -84,6 +84,25 @@ pub fn read_annotations<Source>(_from: &Source, to: &mut v1::Widget) {
     }
 }
 
+/// Whether [`annotate`] and [`read_annotations`] give a v1 Widget back unchanged, as far as
+/// the metadata goes (the generated code checks the spec with the spec's own check): they do
+/// unless the object already carries one of the reserved keys, which the way back may take
+/// for its own, or an empty annotation map, which the way back leaves out.
+pub fn widget_round_trips(hub: &v1::Widget) -> bool {
+    hub.metadata.annotations.as_ref().is_none_or(|annotations| {
+        !annotations.is_empty()
+            && !annotations.contains_key(PAUSED_ANNOTATION)
+            && !annotations.contains_key(IMAGE_ANNOTATION)
+    })
+}
+
+/// Whether a v1 spec comes back unchanged through an older spec alone: `paused` does not
+/// (without [`annotate`], which moves it out first), nor an image the one-string form cannot
+/// give back. Shared by both older versions.
+pub fn spec_round_trips(hub: &v1::WidgetSpec) -> bool {
+    hub.paused.is_none() && hub.image.as_ref().is_none_or(image::round_trips)
+}
+
 /// v1alpha1: `size` is v1's `replicas`; `image` is one string.
 pub mod v1alpha1 {
     use crate::api::types::{v1, v1alpha1};

@@ -36,6 +36,14 @@ pub trait FromHub: Sized {
     {
         Self::from_owned_hub(hub.clone())
     }
+    /// Whether `hub` comes back unchanged from this type (`from_owned_hub`, then `into_hub`,
+    /// with no defaulting between), answered without converting. `false` when unsure: the
+    /// generated impls answer exactly, unless a type with conversion hooks has no
+    /// round-trip check registered.
+    fn round_trips(hub: &Self::Hub) -> bool {
+        let _ = hub;
+        false
+    }
 }
 
 impl<T: ToHub> ToHub for Option<T> {
@@ -49,6 +57,9 @@ impl<T: FromHub> FromHub for Option<T> {
     type Hub = Option<T::Hub>;
     fn from_owned_hub(hub: Self::Hub) -> Self {
         hub.map(T::from_owned_hub)
+    }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        hub.as_ref().is_none_or(T::round_trips)
     }
 }
 
@@ -64,6 +75,9 @@ impl<T: FromHub> FromHub for Box<T> {
     fn from_owned_hub(hub: Self::Hub) -> Self {
         Box::new(T::from_owned_hub(*hub))
     }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        T::round_trips(hub)
+    }
 }
 
 impl<T: ToHub> ToHub for Vec<T> {
@@ -77,6 +91,9 @@ impl<T: FromHub> FromHub for Vec<T> {
     type Hub = Vec<T::Hub>;
     fn from_owned_hub(hub: Self::Hub) -> Self {
         hub.into_iter().map(T::from_owned_hub).collect()
+    }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        hub.iter().all(T::round_trips)
     }
 }
 
@@ -93,6 +110,9 @@ impl<T: FromHub> FromHub for BTreeMap<String, T> {
         hub.into_iter()
             .map(|(k, v)| (k, T::from_owned_hub(v)))
             .collect()
+    }
+    fn round_trips(hub: &Self::Hub) -> bool {
+        hub.values().all(T::round_trips)
     }
 }
 

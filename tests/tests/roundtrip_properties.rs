@@ -4,9 +4,17 @@
 //! (v1alpha1, v1beta1, v1beta2), is asserted exactly: what changes and the warning given.
 //! 1,000 cases, each run through all 25 pairs.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+
+use apfkit_conversion::scheme::{self, HubObject, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
+use apfkit_conversion::{FromHub, ToHub};
 use apfkit_tests::flowcontrol_versions;
+use apfkit_types::ApplyDefaults;
+use apfkit_types::flowcontrol;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -340,6 +348,174 @@ proptest! {
             doc["apiVersion"] = json!(format!("flowcontrol.apiserver.k8s.io/{version}"));
             doc
         });
+    }
+}
+
+/// What `FromHub::round_trips` and `ApplyDefaults::is_defaulted` claim, checked on `hub`
+/// converted to `T`: a hub object said to round-trip comes back equal, and `is_defaulted` is
+/// exactly whether defaulting changes nothing. Returns whether the conversion took the path
+/// without a read-back.
+fn check_predicates<T>(hub: &<T as FromHub>::Hub) -> bool
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Clone + PartialEq + Debug,
+    <T as FromHub>::Hub: Clone + PartialEq + Debug,
+{
+    let external = T::from_hub(hub);
+    let round_trips = T::round_trips(hub);
+    if round_trips {
+        assert_eq!(
+            external.clone().into_hub(),
+            *hub,
+            "{} said to round-trip",
+            std::any::type_name::<T>()
+        );
+    }
+    let mut defaulted = external.clone();
+    defaulted.apply_defaults();
+    assert_eq!(
+        external.is_defaulted(),
+        defaulted == external,
+        "is_defaulted of {external:?}"
+    );
+    round_trips && external.is_defaulted()
+}
+
+/// The hub object through every version's type of its kind: whether each took the path
+/// without a read-back, by version.
+fn check_predicates_everywhere(hub: &HubObject) -> Vec<(&'static str, bool)> {
+    macro_rules! every_version {
+        ($kind:ident, $hub:expr, $($version:ident),*) => {
+            vec![$((stringify!($version), check_predicates::<flowcontrol::$version::$kind>($hub))),*]
+        };
+    }
+    let checked = match hub {
+        HubObject::PriorityLevelConfiguration(hub) => every_version!(
+            PriorityLevelConfiguration,
+            hub,
+            v1alpha1,
+            v1beta1,
+            v1beta2,
+            v1beta3,
+            v1
+        ),
+        HubObject::FlowSchema(hub) => {
+            every_version!(FlowSchema, hub, v1alpha1, v1beta1, v1beta2, v1beta3, v1)
+        }
+        HubObject::APIService(_) => unreachable!("flowcontrol objects only"),
+    };
+    let versions: Vec<&str> = checked.iter().map(|(version, _)| *version).collect();
+    assert_eq!(
+        versions,
+        flowcontrol_versions(),
+        "the list above is the registry's"
+    );
+    checked
+}
+
+fn metadata(object: &mut HubObject) -> &mut ObjectMeta {
+    match object {
+        HubObject::PriorityLevelConfiguration(level) => &mut level.metadata,
+        HubObject::FlowSchema(schema) => &mut schema.metadata,
+        HubObject::APIService(service) => &mut service.metadata,
+    }
+}
+
+/// `is_defaulted` on an object as read in its own version, before any defaulting: exactly
+/// whether defaulting changes nothing. Returns the answer.
+fn check_is_defaulted(document: &Value, version: &str) -> bool {
+    fn check<T: DeserializeOwned + ApplyDefaults + Clone + PartialEq + Debug>(
+        document: &Value,
+    ) -> bool {
+        let read: T = serde_json::from_value(document.clone()).unwrap();
+        let mut defaulted = read.clone();
+        defaulted.apply_defaults();
+        assert_eq!(read.is_defaulted(), defaulted == read, "{document}");
+        read.is_defaulted()
+    }
+    macro_rules! by_version {
+        ($($version:ident),*) => {
+            match (version, document["kind"].as_str()) {
+                $(
+                    (stringify!($version), Some("FlowSchema")) => {
+                        check::<flowcontrol::$version::FlowSchema>(document)
+                    }
+                    (stringify!($version), _) => {
+                        check::<flowcontrol::$version::PriorityLevelConfiguration>(document)
+                    }
+                )*
+                _ => unreachable!("{version} is not in the list"),
+            }
+        };
+    }
+    by_version!(v1alpha1, v1beta1, v1beta2, v1beta3, v1)
+}
+
+/// `hub` as a caller could hand it over: with the v1beta3 zero-shares key (which only that
+/// version's hooks take away), with an empty annotation map, or with the defaulted fields a
+/// version's defaulting would set taken out again.
+fn variants(hub: &HubObject) -> Vec<HubObject> {
+    let mut out = vec![hub.clone()];
+    let mut keyed = hub.clone();
+    metadata(&mut keyed)
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(KEY.into(), "kept?".into());
+    out.push(keyed);
+    let mut empty = hub.clone();
+    metadata(&mut empty).annotations = Some(Default::default());
+    out.push(empty);
+    let mut bare = hub.clone();
+    match &mut bare {
+        HubObject::PriorityLevelConfiguration(level) => {
+            if let Some(limited) = level.spec.limited.as_mut() {
+                limited.nominal_concurrency_shares = None;
+                limited.lendable_percent = None;
+            }
+            if let Some(exempt) = level.spec.exempt.as_mut() {
+                exempt.lendable_percent = None;
+            }
+        }
+        HubObject::FlowSchema(schema) => schema.spec.matching_precedence = None,
+        HubObject::APIService(_) => {}
+    }
+    out.push(bare);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The lossy-conversion check skips its read-back on what these two predicates say; in
+    /// debug builds it also asserts the read-back agrees, but this holds in any build.
+    #[test]
+    fn lossless_predicates_agree_with_the_read_back(level in level(), schema in flow_schema()) {
+        for version in flowcontrol_versions() {
+            let mut schema = schema.clone();
+            schema["apiVersion"] = json!(format!("flowcontrol.apiserver.k8s.io/{version}"));
+            for document in [level.document(version), schema] {
+                check_is_defaulted(&document, version);
+                let mut unmarked = document.clone();
+                if let Some(annotations) = unmarked["metadata"]["annotations"].as_object_mut() {
+                    annotations.remove(KEY);
+                }
+                check_is_defaulted(&unmarked, version);
+                let (hubs, _) = scheme::to_hub(&document, UnknownFields::Strict).unwrap();
+                for hub in variants(&hubs[0]) {
+                    check_predicates_everywhere(&hub);
+                }
+                // Read back in its own version, an object defaulted there takes the fast path
+                // unless its annotations are an empty map in v1beta3 (which that version's
+                // hooks cannot promise to keep).
+                let own = check_predicates_everywhere(&hubs[0]);
+                let empty_annotations =
+                    document["metadata"]["annotations"].as_object().is_some_and(Map::is_empty);
+                let fast = own.iter().find(|(v, _)| *v == version).unwrap().1;
+                prop_assert!(
+                    fast || (version == "v1beta3" && empty_annotations),
+                    "{version}: {document}"
+                );
+            }
+        }
     }
 }
 

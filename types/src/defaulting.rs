@@ -17,6 +17,23 @@ const DEFAULT_NOMINAL_CONCURRENCY_SHARES: i32 = 30;
 pub(crate) fn v1beta3_priority_level_configuration(
     level: &mut v1beta3::PriorityLevelConfiguration,
 ) {
+    if !v1beta3_priority_level_configuration_is_defaulted(level)
+        && let Some(limited) = level.spec.limited.as_mut()
+    {
+        limited.nominal_concurrency_shares = Some(DEFAULT_NOMINAL_CONCURRENCY_SHARES);
+    }
+}
+
+/// Whether [`v1beta3_priority_level_configuration`] would leave `level` as it is: it has no
+/// Limited level with 0 shares, or it carries the annotation.
+pub(crate) fn v1beta3_priority_level_configuration_is_defaulted(
+    level: &v1beta3::PriorityLevelConfiguration,
+) -> bool {
+    let zero_shares = level
+        .spec
+        .limited
+        .as_ref()
+        .is_some_and(|limited| limited.nominal_concurrency_shares == Some(0));
     let preserve_zero = level
         .metadata
         .annotations
@@ -24,10 +41,5 @@ pub(crate) fn v1beta3_priority_level_configuration(
         .is_some_and(|annotations| {
             annotations.contains_key(PRESERVE_ZERO_CONCURRENCY_SHARES_ANNOTATION)
         });
-    if let Some(limited) = level.spec.limited.as_mut()
-        && limited.nominal_concurrency_shares == Some(0)
-        && !preserve_zero
-    {
-        limited.nominal_concurrency_shares = Some(DEFAULT_NOMINAL_CONCURRENCY_SHARES);
-    }
+    !zero_shares || preserve_zero
 }

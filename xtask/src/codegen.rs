@@ -48,6 +48,10 @@ pub fn types_settings() -> Settings {
             "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration",
             "crate::defaulting::v1beta3_priority_level_configuration",
         )
+        .defaulting_hook_check(
+            "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration",
+            "crate::defaulting::v1beta3_priority_level_configuration_is_defaulted",
+        )
         .with_schemars(true)
         // Go's types keep enum fields as strings, and kube-apiserver's validation (not the
         // decoder) rejects unlisted values with its own message.
@@ -117,6 +121,27 @@ pub fn groups() -> [Group; 2] {
         openapi::apiregistration::VERSIONS,
         Hub::Internal(openapi::hub::APIREGISTRATION.to_owned()),
     );
+    for &version in openapi::FLOWCONTROL_VERSIONS {
+        if has_assured_shares(version) {
+            flowcontrol.round_trip_check(
+                version,
+                "LimitedPriorityLevelConfiguration",
+                &format!("crate::hooks::{version}::limited_round_trips"),
+            );
+        }
+    }
+    flowcontrol.round_trip_check(
+        "v1beta3",
+        "PriorityLevelConfiguration",
+        "crate::hooks::v1beta3::priority_level_configuration_round_trips",
+    );
+    for &version in openapi::apiregistration::VERSIONS {
+        apiregistration.round_trip_check(
+            version,
+            "ServiceReference",
+            &format!("crate::hooks::apiregistration::{version}::service_reference_round_trips"),
+        );
+    }
     for direction in [Direction::ToHub, Direction::FromHub] {
         let suffix = hook_suffix(direction);
         for &version in openapi::FLOWCONTROL_VERSIONS {

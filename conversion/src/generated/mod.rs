@@ -18,7 +18,7 @@ impl crate::scheme::HubKind for crate::hub::apiregistration::APIService {
         HubObject::APIService(self)
     }
     #[allow(unreachable_patterns)]
-    fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+    fn take(object: HubObject) -> ::std::option::Option<Self> {
         match object {
             HubObject::APIService(inner) => ::std::option::Option::Some(inner),
             _ => ::std::option::Option::None,
@@ -30,7 +30,7 @@ impl crate::scheme::HubKind for crate::hub::flowcontrol::FlowSchema {
         HubObject::FlowSchema(self)
     }
     #[allow(unreachable_patterns)]
-    fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+    fn take(object: HubObject) -> ::std::option::Option<Self> {
         match object {
             HubObject::FlowSchema(inner) => ::std::option::Option::Some(inner),
             _ => ::std::option::Option::None,
@@ -42,7 +42,7 @@ impl crate::scheme::HubKind for crate::hub::flowcontrol::PriorityLevelConfigurat
         HubObject::PriorityLevelConfiguration(self)
     }
     #[allow(unreachable_patterns)]
-    fn unwrap(object: &HubObject) -> ::std::option::Option<&Self> {
+    fn take(object: HubObject) -> ::std::option::Option<Self> {
         match object {
             HubObject::PriorityLevelConfiguration(inner) => {
                 ::std::option::Option::Some(inner)

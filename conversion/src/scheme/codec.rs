@@ -22,20 +22,19 @@ pub trait HubKind: Sized + Serialize + PartialEq {
     /// Wraps the object.
     fn wrap(self) -> HubObject;
     /// The object, if `object` holds this kind.
-    fn unwrap(object: &HubObject) -> Option<&Self>;
+    fn take(object: HubObject) -> Option<Self>;
 }
 
 type DecodeFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<HubObject, SchemeError>;
 type DefaultFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
-type EncodeFn = fn(&HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
+type EncodeFn = fn(HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
 /// An object in its version's type, as a [`Codec`] decoded it.
 pub(super) type Typed = Box<dyn Any + Send>;
 
 type DecodeGuardedFn = fn(&[u8], &Guard) -> Option<Typed>;
 type TypedToHubFn = fn(Typed) -> Option<HubObject>;
 type DefaultTypedFn = fn(Typed, Encoding, usize) -> Option<Result<Vec<u8>, SchemeError>>;
-type EncodeToFn =
-    fn(&HubObject, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
+type EncodeToFn = fn(HubObject, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
 
 /// One kind of one group-version.
 pub struct Codec {
@@ -69,6 +68,7 @@ impl Codec {
             + Send
             + 'static,
         <T as FromHub>::Hub: HubKind + Clone,
+        T: Clone,
         for<'a> GoOrder<'a, T>: Serialize,
     {
         Codec {
@@ -138,7 +138,7 @@ impl Codec {
     /// output.
     pub fn encode_to(
         &self,
-        hub: &HubObject,
+        hub: HubObject,
         encoding: Encoding,
         input_length: usize,
         warnings: &mut Vec<Warning>,
@@ -149,7 +149,7 @@ impl Codec {
     /// Converts a hub object to this version and encodes it, reporting what it cannot keep.
     pub fn encode(
         &self,
-        hub: &HubObject,
+        hub: HubObject,
         warnings: &mut Vec<Warning>,
     ) -> Result<Value, SchemeError> {
         (self.encode)(hub, warnings)
@@ -416,12 +416,12 @@ where
 }
 
 /// The hub object `object` holds, if it is of `T`'s kind.
-fn hub_of<T>(object: &HubObject) -> Result<&<T as FromHub>::Hub, SchemeError>
+fn hub_of<T>(object: HubObject) -> Result<<T as FromHub>::Hub, SchemeError>
 where
     T: FromHub + Kind,
     <T as FromHub>::Hub: HubKind,
 {
-    <T as FromHub>::Hub::unwrap(object).ok_or_else(|| {
+    <T as FromHub>::Hub::take(object).ok_or_else(|| {
         SchemeError::new(
             ErrorKind::UnsupportedKind,
             "kind",
@@ -441,35 +441,74 @@ fn expected_length(input_length: usize) -> usize {
 }
 
 fn encode_to_as<T>(
-    object: &HubObject,
+    object: HubObject,
     encoding: Encoding,
     capacity: usize,
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<u8>, SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
     T: protobuf::Message,
     <T as FromHub>::Hub: HubKind + Clone,
     for<'a> GoOrder<'a, T>: Serialize,
 {
-    let hub = hub_of::<T>(object)?;
-    let external = T::from_hub(hub);
+    let (external, read_back) = from_hub_checked::<T>(hub_of::<T>(object)?);
     let encoded = encoding.encode::<T>(&external, capacity)?;
-    report_lossy(external, hub, warnings)?;
+    if let Some(hub) = read_back {
+        report_lossy(external, &hub, warnings)?;
+    }
     Ok(encoded)
 }
 
-fn encode_as<T>(object: &HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
+fn encode_as<T>(object: HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
     <T as FromHub>::Hub: HubKind + Clone,
 {
-    let hub = hub_of::<T>(object)?;
-    let external = T::from_hub(hub);
+    let (external, read_back) = from_hub_checked::<T>(hub_of::<T>(object)?);
     let encoded = serde_json::to_value(&external)
         .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))?;
-    report_lossy(external, hub, warnings)?;
+    if let Some(hub) = read_back {
+        report_lossy(external, &hub, warnings)?;
+    }
     Ok(encoded)
+}
+
+/// Converts `hub` to `T`, moving it when nothing can be lost, and returns with it the hub
+/// object to read it back against (with [`report_lossy`]) when something may be.
+///
+/// Nothing is lost when the hub object comes back unchanged from `T` (the generated
+/// `FromHub::round_trips`) and defaulting in `T` would change nothing in the converted object
+/// (the generated `ApplyDefaults::is_defaulted`): the read-back would then give `hub` itself.
+/// Both answer `false` when unsure, so the read-back runs whenever it could find something.
+/// Debug builds check that conclusion by the read-back on every conversion.
+fn from_hub_checked<T>(hub: <T as FromHub>::Hub) -> (T, Option<<T as FromHub>::Hub>)
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Clone,
+    <T as FromHub>::Hub: Clone + PartialEq,
+{
+    if !T::round_trips(&hub) {
+        return (T::from_hub(&hub), Some(hub));
+    }
+    #[cfg(debug_assertions)]
+    let original = hub.clone();
+    let external = T::from_owned_hub(hub);
+    if !external.is_defaulted() {
+        // The round trip is exact, so the hub object is the converted one taken back.
+        let hub = external.clone().into_hub();
+        return (external, Some(hub));
+    }
+    #[cfg(debug_assertions)]
+    {
+        let mut read_back = external.clone();
+        read_back.apply_defaults();
+        assert!(
+            read_back.into_hub() == original,
+            "round_trips and is_defaulted said {} keeps this object, but reading it back differs",
+            std::any::type_name::<T>()
+        );
+    }
+    (external, None)
 }
 
 /// Reports what `external`, converted from `hub`, cannot keep: what a reader of the output

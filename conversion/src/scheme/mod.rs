@@ -279,7 +279,7 @@ pub fn convert(
         &mut |object, gv, warnings| {
             let (codec, hub) = codec::decode_to_hub(object, gv, unknown, warnings)?;
             let target_codec = codec::resolve_target(codec, target)?;
-            target_codec.encode(&hub, warnings)
+            target_codec.encode(hub, warnings)
         },
     )?;
     Ok(Converted { object, warnings })
@@ -364,7 +364,7 @@ pub fn convert_json(
     {
         let target_codec = codec::resolve_target(codec, target)?;
         let mut warnings = Vec::new();
-        let bytes = target_codec.encode_to(&hub, encoding, document.bytes.len(), &mut warnings)?;
+        let bytes = target_codec.encode_to(hub, encoding, document.bytes.len(), &mut warnings)?;
         return Ok(Encoded { bytes, warnings });
     }
     through_value(document, unknown, encoding, |value| {

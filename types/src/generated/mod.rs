@@ -8,6 +8,12 @@ pub trait ApplyDefaults {
     /// Fills in every defaulted field that is unset (and, where the schema says so,
     /// zero), then runs any hand-written defaulting hook.
     fn apply_defaults(&mut self);
+    /// Whether [`ApplyDefaults::apply_defaults`] would leave the value as it is,
+    /// answered without a copy. `false` when unsure: the generated types answer
+    /// exactly, unless a defaulting hook has no check registered beside it.
+    fn is_defaulted(&self) -> bool {
+        false
+    }
 }
 impl<T: ApplyDefaults> ApplyDefaults for ::std::option::Option<T> {
     fn apply_defaults(&mut self) {
@@ -15,21 +21,33 @@ impl<T: ApplyDefaults> ApplyDefaults for ::std::option::Option<T> {
             value.apply_defaults();
         }
     }
+    fn is_defaulted(&self) -> bool {
+        self.as_ref().is_none_or(ApplyDefaults::is_defaulted)
+    }
 }
 impl<T: ApplyDefaults> ApplyDefaults for ::std::boxed::Box<T> {
     fn apply_defaults(&mut self) {
         (**self).apply_defaults();
+    }
+    fn is_defaulted(&self) -> bool {
+        (**self).is_defaulted()
     }
 }
 impl<T: ApplyDefaults> ApplyDefaults for ::std::vec::Vec<T> {
     fn apply_defaults(&mut self) {
         self.iter_mut().for_each(ApplyDefaults::apply_defaults);
     }
+    fn is_defaulted(&self) -> bool {
+        self.iter().all(ApplyDefaults::is_defaulted)
+    }
 }
 impl<T: ApplyDefaults> ApplyDefaults
 for ::std::collections::BTreeMap<::std::string::String, T> {
     fn apply_defaults(&mut self) {
         self.values_mut().for_each(ApplyDefaults::apply_defaults);
+    }
+    fn is_defaulted(&self) -> bool {
+        self.values().all(ApplyDefaults::is_defaulted)
     }
 }
 /// A type that serves exactly one kind: `apiVersion` and `kind` are constants, written

@@ -20,6 +20,16 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIService {
             status: crate::FromHub::from_owned_hub(hub.status),
         }
     }
+    fn round_trips(hub: &crate::hub::apiregistration::APIService) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.spec, |external: &Self| &external.spec)
+            && field(&hub.status, |external: &Self| &external.status)
+    }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceCondition {
     type Hub = crate::hub::apiregistration::APIServiceCondition;
@@ -44,6 +54,10 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceCond
             type_: hub.type_,
         }
     }
+    fn round_trips(hub: &crate::hub::apiregistration::APIServiceCondition) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceList {
     type Hub = crate::hub::apiregistration::APIServiceList;
@@ -61,6 +75,15 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceList
             items: crate::FromHub::from_owned_hub(hub.items),
             metadata: hub.metadata,
         }
+    }
+    fn round_trips(hub: &crate::hub::apiregistration::APIServiceList) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.items, |external: &Self| &external.items)
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceSpec {
@@ -90,6 +113,15 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceSpec
             version_priority: hub.version_priority,
         }
     }
+    fn round_trips(hub: &crate::hub::apiregistration::APIServiceSpec) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.service, |external: &Self| &external.service)
+    }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceStatus {
     type Hub = crate::hub::apiregistration::APIServiceStatus;
@@ -105,6 +137,15 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceStat
         ::apfkit_types::apiregistration::v1beta1::APIServiceStatus {
             conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
+    }
+    fn round_trips(hub: &crate::hub::apiregistration::APIServiceStatus) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.conditions, |external: &Self| &external.conditions)
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::ServiceReference {
@@ -135,5 +176,8 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::ServiceReferen
             &mut out,
         );
         out
+    }
+    fn round_trips(hub: &crate::hub::apiregistration::ServiceReference) -> bool {
+        crate::hooks::apiregistration::v1beta1::service_reference_round_trips(hub)
     }
 }

@@ -21,6 +21,12 @@ for ::apfkit_types::flowcontrol::v1::ExemptPriorityLevelConfiguration {
             nominal_concurrency_shares: hub.nominal_concurrency_shares,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::ExemptPriorityLevelConfiguration,
+    ) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowDistinguisherMethod {
     type Hub = crate::hub::flowcontrol::FlowDistinguisherMethod;
@@ -36,6 +42,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowDistinguisherMethod
         ::apfkit_types::flowcontrol::v1::FlowDistinguisherMethod {
             type_: hub.type_,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowDistinguisherMethod) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchema {
@@ -56,6 +66,16 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchema {
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchema) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.spec, |external: &Self| &external.spec)
+            && field(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaCondition {
@@ -81,6 +101,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaCondition {
             type_: hub.type_,
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaCondition) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaList {
     type Hub = crate::hub::flowcontrol::FlowSchemaList;
@@ -98,6 +122,15 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaList {
             items: crate::FromHub::from_owned_hub(hub.items),
             metadata: hub.metadata,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaList) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.items, |external: &Self| &external.items)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaSpec {
@@ -127,6 +160,22 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaSpec {
             rules: crate::FromHub::from_owned_hub(hub.rules),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaSpec) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(
+            &hub.distinguisher_method,
+            |external: &Self| &external.distinguisher_method,
+        )
+            && field(
+                &hub.priority_level_configuration,
+                |external: &Self| &external.priority_level_configuration,
+            ) && field(&hub.rules, |external: &Self| &external.rules)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::FlowSchemaStatus {
     type Hub = crate::hub::flowcontrol::FlowSchemaStatus;
@@ -143,6 +192,15 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::FlowSchemaStatus {
             conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaStatus) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.conditions, |external: &Self| &external.conditions)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::GroupSubject {
     type Hub = crate::hub::flowcontrol::GroupSubject;
@@ -158,6 +216,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::GroupSubject {
         ::apfkit_types::flowcontrol::v1::GroupSubject {
             name: hub.name,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::GroupSubject) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::LimitResponse {
@@ -176,6 +238,15 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::LimitResponse {
             queuing: crate::FromHub::from_owned_hub(hub.queuing),
             type_: hub.type_,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::LimitResponse) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.queuing, |external: &Self| &external.queuing)
     }
 }
 impl crate::ToHub
@@ -203,6 +274,17 @@ for ::apfkit_types::flowcontrol::v1::LimitedPriorityLevelConfiguration {
             nominal_concurrency_shares: hub.nominal_concurrency_shares,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::LimitedPriorityLevelConfiguration,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.limit_response, |external: &Self| &external.limit_response)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::NonResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::NonResourcePolicyRule;
@@ -220,6 +302,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::NonResourcePolicyRule {
             non_resource_urls: hub.non_resource_urls,
             verbs: hub.verbs,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::NonResourcePolicyRule) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PolicyRulesWithSubjects {
@@ -241,6 +327,17 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PolicyRulesWithSubjects
             subjects: crate::FromHub::from_owned_hub(hub.subjects),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::PolicyRulesWithSubjects) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.non_resource_rules, |external: &Self| &external.non_resource_rules)
+            && field(&hub.resource_rules, |external: &Self| &external.resource_rules)
+            && field(&hub.subjects, |external: &Self| &external.subjects)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfiguration;
@@ -260,6 +357,16 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurat
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::PriorityLevelConfiguration) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.spec, |external: &Self| &external.spec)
+            && field(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub
@@ -289,6 +396,12 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationCondition {
             type_: hub.type_,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationCondition,
+    ) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationList {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationList;
@@ -309,6 +422,17 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurat
             metadata: hub.metadata,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationList,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.items, |external: &Self| &external.items)
+    }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationReference {
@@ -328,6 +452,12 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationReference {
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationReference {
             name: hub.name,
         }
+    }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationReference,
+    ) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationSpec {
@@ -351,6 +481,18 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurat
             type_: hub.type_,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationSpec,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.exempt, |external: &Self| &external.exempt)
+            && field(&hub.limited, |external: &Self| &external.limited)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationStatus {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfigurationStatus;
@@ -369,6 +511,17 @@ for ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationStatus {
         ::apfkit_types::flowcontrol::v1::PriorityLevelConfigurationStatus {
             conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
+    }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationStatus,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.conditions, |external: &Self| &external.conditions)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::QueuingConfiguration {
@@ -389,6 +542,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::QueuingConfiguration {
             queue_length_limit: hub.queue_length_limit,
             queues: hub.queues,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::QueuingConfiguration) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::ResourcePolicyRule {
@@ -414,6 +571,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::ResourcePolicyRule {
             verbs: hub.verbs,
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::ResourcePolicyRule) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::ServiceAccountSubject {
     type Hub = crate::hub::flowcontrol::ServiceAccountSubject;
@@ -431,6 +592,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::ServiceAccountSubject {
             name: hub.name,
             namespace: hub.namespace,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::ServiceAccountSubject) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::Subject {
@@ -454,6 +619,17 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::Subject {
             user: crate::FromHub::from_owned_hub(hub.user),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::Subject) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.group, |external: &Self| &external.group)
+            && field(&hub.service_account, |external: &Self| &external.service_account)
+            && field(&hub.user, |external: &Self| &external.user)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1::UserSubject {
     type Hub = crate::hub::flowcontrol::UserSubject;
@@ -469,5 +645,9 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1::UserSubject {
         ::apfkit_types::flowcontrol::v1::UserSubject {
             name: hub.name,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::UserSubject) -> bool {
+        let _ = hub;
+        true
     }
 }

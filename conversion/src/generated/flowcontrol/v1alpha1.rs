@@ -22,6 +22,12 @@ for ::apfkit_types::flowcontrol::v1alpha1::ExemptPriorityLevelConfiguration {
             nominal_concurrency_shares: hub.nominal_concurrency_shares,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::ExemptPriorityLevelConfiguration,
+    ) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::FlowDistinguisherMethod {
     type Hub = crate::hub::flowcontrol::FlowDistinguisherMethod;
@@ -37,6 +43,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::FlowDistinguisher
         ::apfkit_types::flowcontrol::v1alpha1::FlowDistinguisherMethod {
             type_: hub.type_,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowDistinguisherMethod) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchema {
@@ -57,6 +67,16 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchema {
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchema) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.spec, |external: &Self| &external.spec)
+            && field(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaCondition {
@@ -82,6 +102,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaConditi
             type_: hub.type_,
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaCondition) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaList {
     type Hub = crate::hub::flowcontrol::FlowSchemaList;
@@ -99,6 +123,15 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaList {
             items: crate::FromHub::from_owned_hub(hub.items),
             metadata: hub.metadata,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaList) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.items, |external: &Self| &external.items)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaSpec {
@@ -128,6 +161,22 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaSpec {
             rules: crate::FromHub::from_owned_hub(hub.rules),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaSpec) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(
+            &hub.distinguisher_method,
+            |external: &Self| &external.distinguisher_method,
+        )
+            && field(
+                &hub.priority_level_configuration,
+                |external: &Self| &external.priority_level_configuration,
+            ) && field(&hub.rules, |external: &Self| &external.rules)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaStatus {
     type Hub = crate::hub::flowcontrol::FlowSchemaStatus;
@@ -144,6 +193,15 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::FlowSchemaStatus 
             conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaStatus) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.conditions, |external: &Self| &external.conditions)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::GroupSubject {
     type Hub = crate::hub::flowcontrol::GroupSubject;
@@ -159,6 +217,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::GroupSubject {
         ::apfkit_types::flowcontrol::v1alpha1::GroupSubject {
             name: hub.name,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::GroupSubject) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::LimitResponse {
@@ -177,6 +239,15 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::LimitResponse {
             queuing: crate::FromHub::from_owned_hub(hub.queuing),
             type_: hub.type_,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::LimitResponse) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.queuing, |external: &Self| &external.queuing)
     }
 }
 impl crate::ToHub
@@ -212,6 +283,18 @@ for ::apfkit_types::flowcontrol::v1alpha1::LimitedPriorityLevelConfiguration {
         crate::hooks::v1alpha1::limited_from_hub(&hub, &mut out);
         out
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::LimitedPriorityLevelConfiguration,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        crate::hooks::v1alpha1::limited_round_trips(hub)
+            && field(&hub.limit_response, |external: &Self| &external.limit_response)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::NonResourcePolicyRule {
     type Hub = crate::hub::flowcontrol::NonResourcePolicyRule;
@@ -229,6 +312,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::NonResourcePolicy
             non_resource_urls: hub.non_resource_urls,
             verbs: hub.verbs,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::NonResourcePolicyRule) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::PolicyRulesWithSubjects {
@@ -250,6 +337,17 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::PolicyRulesWithSu
             subjects: crate::FromHub::from_owned_hub(hub.subjects),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::PolicyRulesWithSubjects) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.non_resource_rules, |external: &Self| &external.non_resource_rules)
+            && field(&hub.resource_rules, |external: &Self| &external.resource_rules)
+            && field(&hub.subjects, |external: &Self| &external.subjects)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfiguration {
     type Hub = crate::hub::flowcontrol::PriorityLevelConfiguration;
@@ -270,6 +368,16 @@ for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfiguration {
             spec: crate::FromHub::from_owned_hub(hub.spec),
             status: crate::FromHub::from_owned_hub(hub.status),
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::PriorityLevelConfiguration) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.spec, |external: &Self| &external.spec)
+            && field(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub
@@ -299,6 +407,12 @@ for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationCondition {
             type_: hub.type_,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationCondition,
+    ) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationList {
@@ -321,6 +435,17 @@ for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationList {
             metadata: hub.metadata,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationList,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.items, |external: &Self| &external.items)
+    }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationReference {
@@ -340,6 +465,12 @@ for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationReference {
         ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationReference {
             name: hub.name,
         }
+    }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationReference,
+    ) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub
@@ -365,6 +496,18 @@ for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationSpec {
             type_: hub.type_,
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationSpec,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.exempt, |external: &Self| &external.exempt)
+            && field(&hub.limited, |external: &Self| &external.limited)
+    }
 }
 impl crate::ToHub
 for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationStatus {
@@ -385,6 +528,17 @@ for ::apfkit_types::flowcontrol::v1alpha1::PriorityLevelConfigurationStatus {
             conditions: crate::FromHub::from_owned_hub(hub.conditions),
         }
     }
+    fn round_trips(
+        hub: &crate::hub::flowcontrol::PriorityLevelConfigurationStatus,
+    ) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.conditions, |external: &Self| &external.conditions)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::QueuingConfiguration {
     type Hub = crate::hub::flowcontrol::QueuingConfiguration;
@@ -404,6 +558,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::QueuingConfigurat
             queue_length_limit: hub.queue_length_limit,
             queues: hub.queues,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::QueuingConfiguration) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::ResourcePolicyRule {
@@ -429,6 +587,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::ResourcePolicyRul
             verbs: hub.verbs,
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::ResourcePolicyRule) -> bool {
+        let _ = hub;
+        true
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::ServiceAccountSubject {
     type Hub = crate::hub::flowcontrol::ServiceAccountSubject;
@@ -446,6 +608,10 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::ServiceAccountSub
             name: hub.name,
             namespace: hub.namespace,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::ServiceAccountSubject) -> bool {
+        let _ = hub;
+        true
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::Subject {
@@ -469,6 +635,17 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::Subject {
             user: crate::FromHub::from_owned_hub(hub.user),
         }
     }
+    fn round_trips(hub: &crate::hub::flowcontrol::Subject) -> bool {
+        fn field<S, F: crate::FromHub>(
+            hub: &<F as crate::FromHub>::Hub,
+            _: fn(&S) -> &F,
+        ) -> bool {
+            <F as crate::FromHub>::round_trips(hub)
+        }
+        field(&hub.group, |external: &Self| &external.group)
+            && field(&hub.service_account, |external: &Self| &external.service_account)
+            && field(&hub.user, |external: &Self| &external.user)
+    }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1alpha1::UserSubject {
     type Hub = crate::hub::flowcontrol::UserSubject;
@@ -484,5 +661,9 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1alpha1::UserSubject {
         ::apfkit_types::flowcontrol::v1alpha1::UserSubject {
             name: hub.name,
         }
+    }
+    fn round_trips(hub: &crate::hub::flowcontrol::UserSubject) -> bool {
+        let _ = hub;
+        true
     }
 }

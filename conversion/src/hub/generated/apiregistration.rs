@@ -28,6 +28,9 @@ pub struct APIService {
 }
 impl super::ApplyDefaults for APIService {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// One observed condition of an APIService.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -72,6 +75,9 @@ pub struct APIServiceCondition {
 }
 impl super::ApplyDefaults for APIServiceCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A list of APIServices.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -93,6 +99,9 @@ pub struct APIServiceList {
 }
 impl super::ApplyDefaults for APIServiceList {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Where a group-version is served. Only HTTPS backends are supported.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -152,6 +161,9 @@ pub struct APIServiceSpec {
 }
 impl super::ApplyDefaults for APIServiceSpec {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Observed state of an APIService.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -168,6 +180,9 @@ pub struct APIServiceStatus {
 }
 impl super::ApplyDefaults for APIServiceStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A Service that serves an API.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -196,4 +211,7 @@ pub struct ServiceReference {
 }
 impl super::ApplyDefaults for ServiceReference {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }

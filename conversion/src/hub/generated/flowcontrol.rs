@@ -21,6 +21,9 @@ pub struct ExemptPriorityLevelConfiguration {
 }
 impl super::ApplyDefaults for ExemptPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// How requests of a flow schema are split into flows.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -35,6 +38,9 @@ pub struct FlowDistinguisherMethod {
 }
 impl super::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A FlowSchema matches a class of requests, sends them to a priority level, and splits them into flows.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -63,6 +69,9 @@ pub struct FlowSchema {
 }
 impl super::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// One observed condition of a FlowSchema.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -107,6 +116,9 @@ pub struct FlowSchemaCondition {
 }
 impl super::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A list of FlowSchemas.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -128,6 +140,9 @@ pub struct FlowSchemaList {
 }
 impl super::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// What a FlowSchema matches and where matching requests go.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -165,6 +180,9 @@ pub struct FlowSchemaSpec {
 }
 impl super::ApplyDefaults for FlowSchemaSpec {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Observed state of a FlowSchema.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -181,6 +199,9 @@ pub struct FlowSchemaStatus {
 }
 impl super::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A subject selected by user group.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -195,6 +216,9 @@ pub struct GroupSubject {
 }
 impl super::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// What happens to a request that cannot be executed at once.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -216,6 +240,9 @@ pub struct LimitResponse {
 }
 impl super::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Settings of a Limited priority level: its share of the server's concurrency and what happens to the excess.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -251,6 +278,9 @@ pub struct LimitedPriorityLevelConfiguration {
 }
 impl super::ApplyDefaults for LimitedPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Matches requests for paths that are not resources, such as `/healthz`.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -276,6 +306,9 @@ pub struct NonResourcePolicyRule {
 }
 impl super::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A rule: requests from any of the subjects that match any of the resource or non-resource rules.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -312,6 +345,9 @@ pub struct PolicyRulesWithSubjects {
 }
 impl super::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A priority level: a share of the API server's concurrency, with its own queues.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -340,6 +376,9 @@ pub struct PriorityLevelConfiguration {
 }
 impl super::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// One observed condition of a PriorityLevelConfiguration.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -384,6 +423,9 @@ pub struct PriorityLevelConfigurationCondition {
 }
 impl super::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A list of PriorityLevelConfigurations.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -405,6 +447,9 @@ pub struct PriorityLevelConfigurationList {
 }
 impl super::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Names the priority level that a FlowSchema uses.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -419,6 +464,9 @@ pub struct PriorityLevelConfigurationReference {
 }
 impl super::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// How a priority level is limited.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -447,6 +495,9 @@ pub struct PriorityLevelConfigurationSpec {
 }
 impl super::ApplyDefaults for PriorityLevelConfigurationSpec {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Observed state of a priority level.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -465,6 +516,9 @@ pub struct PriorityLevelConfigurationStatus {
 }
 impl super::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Queue parameters of a Limited priority level.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -493,6 +547,9 @@ pub struct QueuingConfiguration {
 }
 impl super::ApplyDefaults for QueuingConfiguration {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Matches resource requests by verb, API group, resource and namespace.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -543,6 +600,9 @@ pub struct ResourcePolicyRule {
 }
 impl super::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A subject selected by service account.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -564,6 +624,9 @@ pub struct ServiceAccountSubject {
 }
 impl super::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// Who made a request: a user, a group or a service account.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -599,6 +662,9 @@ pub struct Subject {
 }
 impl super::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 /// A subject selected by user name.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -613,4 +679,7 @@ pub struct UserSubject {
 }
 impl super::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }

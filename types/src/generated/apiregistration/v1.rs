@@ -56,6 +56,9 @@ impl super::super::ApplyDefaults for APIService {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
     }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.spec)
+    }
 }
 impl crate::wire::protobuf::Message for APIService {
     fn encode_fields(
@@ -327,6 +330,9 @@ pub struct APIServiceCondition {
 }
 impl super::super::ApplyDefaults for APIServiceCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for APIServiceCondition {
     fn encode_fields(
@@ -543,6 +549,9 @@ impl super::super::ApplyDefaults for APIServiceList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
     }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.items)
+    }
 }
 impl crate::wire::protobuf::Message for APIServiceList {
     fn encode_fields(
@@ -754,6 +763,9 @@ pub struct APIServiceSpec {
 impl super::super::ApplyDefaults for APIServiceSpec {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.service);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.service)
     }
 }
 impl crate::wire::protobuf::Message for APIServiceSpec {
@@ -1001,6 +1013,9 @@ pub struct APIServiceStatus {
 }
 impl super::super::ApplyDefaults for APIServiceStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for APIServiceStatus {
     fn encode_fields(
@@ -1103,6 +1118,9 @@ impl super::super::ApplyDefaults for ServiceReference {
         if self.port.is_none() {
             self.port = ::std::option::Option::Some(443);
         }
+    }
+    fn is_defaulted(&self) -> bool {
+        !(self.port.is_none())
     }
 }
 impl crate::wire::protobuf::Message for ServiceReference {

@@ -37,6 +37,10 @@ impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
             self.nominal_concurrency_shares = ::std::option::Option::Some(0);
         }
     }
+    fn is_defaulted(&self) -> bool {
+        !(self.lendable_percent.is_none())
+            && !(self.nominal_concurrency_shares.is_none())
+    }
 }
 impl crate::wire::protobuf::Message for ExemptPriorityLevelConfiguration {
     fn encode_fields(
@@ -137,6 +141,9 @@ pub struct FlowDistinguisherMethod {
 }
 impl super::super::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for FlowDistinguisherMethod {
     fn encode_fields(
@@ -236,6 +243,9 @@ fn __flow_schema_identity_schema(schema: &mut ::schemars::Schema) {
 impl super::super::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for FlowSchema {
@@ -505,6 +515,9 @@ pub struct FlowSchemaCondition {
 }
 impl super::super::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaCondition {
     fn encode_fields(
@@ -773,6 +786,9 @@ impl super::super::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
     }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.items)
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaList {
     fn encode_fields(
@@ -965,6 +981,9 @@ impl super::super::ApplyDefaults for FlowSchemaSpec {
             self.matching_precedence = ::std::option::Option::Some(1000);
         }
     }
+    fn is_defaulted(&self) -> bool {
+        !(self.matching_precedence.as_ref().is_none_or(|value| *value == 0))
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaSpec {
     fn encode_fields(
@@ -1140,6 +1159,9 @@ pub struct FlowSchemaStatus {
 }
 impl super::super::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaStatus {
     fn encode_fields(
@@ -1224,6 +1246,9 @@ pub struct GroupSubject {
 }
 impl super::super::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for GroupSubject {
     fn encode_fields(
@@ -1301,6 +1326,9 @@ pub struct LimitResponse {
 impl super::super::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.queuing);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.queuing)
     }
 }
 impl crate::wire::protobuf::Message for LimitResponse {
@@ -1419,6 +1447,11 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
         if self.nominal_concurrency_shares.is_none() {
             self.nominal_concurrency_shares = ::std::option::Option::Some(30);
         }
+    }
+    fn is_defaulted(&self) -> bool {
+        !(self.lendable_percent.is_none())
+            && super::super::ApplyDefaults::is_defaulted(&self.limit_response)
+            && !(self.nominal_concurrency_shares.is_none())
     }
 }
 impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
@@ -1567,6 +1600,9 @@ pub struct NonResourcePolicyRule {
 }
 impl super::super::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for NonResourcePolicyRule {
     fn encode_fields(
@@ -1684,6 +1720,9 @@ pub struct PolicyRulesWithSubjects {
 }
 impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
     fn encode_fields(
@@ -1842,6 +1881,9 @@ fn __priority_level_configuration_identity_schema(schema: &mut ::schemars::Schem
 impl super::super::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
@@ -2111,6 +2153,9 @@ pub struct PriorityLevelConfigurationCondition {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
     fn encode_fields(
@@ -2383,6 +2428,9 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
     }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.items)
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
     fn encode_fields(
@@ -2549,6 +2597,9 @@ pub struct PriorityLevelConfigurationReference {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationReference {
     fn encode_fields(
@@ -2636,6 +2687,10 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.exempt);
         super::super::ApplyDefaults::apply_defaults(&mut self.limited);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.exempt)
+            && super::super::ApplyDefaults::is_defaulted(&self.limited)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
@@ -2753,6 +2808,9 @@ pub struct PriorityLevelConfigurationStatus {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationStatus {
     fn encode_fields(
@@ -2860,6 +2918,11 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
         if self.queues.as_ref().is_none_or(|value| *value == 0) {
             self.queues = ::std::option::Option::Some(64);
         }
+    }
+    fn is_defaulted(&self) -> bool {
+        !(self.hand_size.as_ref().is_none_or(|value| *value == 0))
+            && !(self.queue_length_limit.as_ref().is_none_or(|value| *value == 0))
+            && !(self.queues.as_ref().is_none_or(|value| *value == 0))
     }
 }
 impl crate::wire::protobuf::Message for QueuingConfiguration {
@@ -3077,6 +3140,9 @@ pub struct ResourcePolicyRule {
 }
 impl super::super::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for ResourcePolicyRule {
     fn encode_fields(
@@ -3250,6 +3316,9 @@ pub struct ServiceAccountSubject {
 }
 impl super::super::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for ServiceAccountSubject {
     fn encode_fields(
@@ -3348,6 +3417,9 @@ pub struct Subject {
 }
 impl super::super::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for Subject {
     fn encode_fields(
@@ -3484,6 +3556,9 @@ pub struct UserSubject {
 }
 impl super::super::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for UserSubject {
     fn encode_fields(

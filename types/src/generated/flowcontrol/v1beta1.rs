@@ -37,6 +37,10 @@ impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
             self.nominal_concurrency_shares = ::std::option::Option::Some(0);
         }
     }
+    fn is_defaulted(&self) -> bool {
+        !(self.lendable_percent.is_none())
+            && !(self.nominal_concurrency_shares.is_none())
+    }
 }
 impl crate::wire::protobuf::Message for ExemptPriorityLevelConfiguration {
     fn encode_fields(
@@ -137,6 +141,9 @@ pub struct FlowDistinguisherMethod {
 }
 impl super::super::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for FlowDistinguisherMethod {
     fn encode_fields(
@@ -237,6 +244,9 @@ fn __flow_schema_identity_schema(schema: &mut ::schemars::Schema) {
 impl super::super::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for FlowSchema {
@@ -506,6 +516,9 @@ pub struct FlowSchemaCondition {
 }
 impl super::super::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaCondition {
     fn encode_fields(
@@ -775,6 +788,9 @@ impl super::super::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
     }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.items)
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaList {
     fn encode_fields(
@@ -967,6 +983,9 @@ impl super::super::ApplyDefaults for FlowSchemaSpec {
             self.matching_precedence = ::std::option::Option::Some(1000);
         }
     }
+    fn is_defaulted(&self) -> bool {
+        !(self.matching_precedence.as_ref().is_none_or(|value| *value == 0))
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaSpec {
     fn encode_fields(
@@ -1142,6 +1161,9 @@ pub struct FlowSchemaStatus {
 }
 impl super::super::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for FlowSchemaStatus {
     fn encode_fields(
@@ -1226,6 +1248,9 @@ pub struct GroupSubject {
 }
 impl super::super::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for GroupSubject {
     fn encode_fields(
@@ -1303,6 +1328,9 @@ pub struct LimitResponse {
 impl super::super::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.queuing);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.queuing)
     }
 }
 impl crate::wire::protobuf::Message for LimitResponse {
@@ -1421,6 +1449,11 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
             self.lendable_percent = ::std::option::Option::Some(0);
         }
         super::super::ApplyDefaults::apply_defaults(&mut self.limit_response);
+    }
+    fn is_defaulted(&self) -> bool {
+        !(self.assured_concurrency_shares.as_ref().is_none_or(|value| *value == 0))
+            && !(self.lendable_percent.is_none())
+            && super::super::ApplyDefaults::is_defaulted(&self.limit_response)
     }
 }
 impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
@@ -1590,6 +1623,9 @@ pub struct NonResourcePolicyRule {
 }
 impl super::super::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for NonResourcePolicyRule {
     fn encode_fields(
@@ -1707,6 +1743,9 @@ pub struct PolicyRulesWithSubjects {
 }
 impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
     fn encode_fields(
@@ -1866,6 +1905,9 @@ fn __priority_level_configuration_identity_schema(schema: &mut ::schemars::Schem
 impl super::super::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
@@ -2137,6 +2179,9 @@ pub struct PriorityLevelConfigurationCondition {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
     fn encode_fields(
@@ -2410,6 +2455,9 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.items);
     }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.items)
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
     fn encode_fields(
@@ -2578,6 +2626,9 @@ pub struct PriorityLevelConfigurationReference {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationReference {
     fn encode_fields(
@@ -2665,6 +2716,10 @@ impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
     fn apply_defaults(&mut self) {
         super::super::ApplyDefaults::apply_defaults(&mut self.exempt);
         super::super::ApplyDefaults::apply_defaults(&mut self.limited);
+    }
+    fn is_defaulted(&self) -> bool {
+        super::super::ApplyDefaults::is_defaulted(&self.exempt)
+            && super::super::ApplyDefaults::is_defaulted(&self.limited)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
@@ -2782,6 +2837,9 @@ pub struct PriorityLevelConfigurationStatus {
 }
 impl super::super::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationStatus {
     fn encode_fields(
@@ -2889,6 +2947,11 @@ impl super::super::ApplyDefaults for QueuingConfiguration {
         if self.queues.as_ref().is_none_or(|value| *value == 0) {
             self.queues = ::std::option::Option::Some(64);
         }
+    }
+    fn is_defaulted(&self) -> bool {
+        !(self.hand_size.as_ref().is_none_or(|value| *value == 0))
+            && !(self.queue_length_limit.as_ref().is_none_or(|value| *value == 0))
+            && !(self.queues.as_ref().is_none_or(|value| *value == 0))
     }
 }
 impl crate::wire::protobuf::Message for QueuingConfiguration {
@@ -3106,6 +3169,9 @@ pub struct ResourcePolicyRule {
 }
 impl super::super::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for ResourcePolicyRule {
     fn encode_fields(
@@ -3279,6 +3345,9 @@ pub struct ServiceAccountSubject {
 }
 impl super::super::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for ServiceAccountSubject {
     fn encode_fields(
@@ -3377,6 +3446,9 @@ pub struct Subject {
 }
 impl super::super::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for Subject {
     fn encode_fields(
@@ -3513,6 +3585,9 @@ pub struct UserSubject {
 }
 impl super::super::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
+    fn is_defaulted(&self) -> bool {
+        true
+    }
 }
 impl crate::wire::protobuf::Message for UserSubject {
     fn encode_fields(
