@@ -31,7 +31,7 @@ type EncodeFn = fn(HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
 /// An object in its version's type, as a [`Codec`] decoded it.
 pub(super) type Typed = Box<dyn Any + Send>;
 
-type DecodeGuardedFn = fn(&[u8], &Guard) -> Option<Typed>;
+type DecodeGuardedFn = fn(&str, &Guard) -> Option<(Typed, usize)>;
 type TypedToHubFn = fn(Typed) -> Option<HubObject>;
 type DefaultTypedFn = fn(Typed, Encoding, usize) -> Option<Result<Vec<u8>, SchemeError>>;
 type EncodeToFn = fn(HubObject, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
@@ -110,10 +110,11 @@ impl Codec {
         (self.default)(object, unknown, warnings)
     }
 
-    /// Decodes the JSON `bytes` into this version's type under `guard`; `None` if they do not
-    /// decode or the guard refused something.
-    pub(super) fn decode_guarded(&self, bytes: &[u8], guard: &Guard) -> Option<Typed> {
-        (self.decode_guarded)(bytes, guard)
+    /// Decodes the JSON value `text` starts with into this version's type under `guard`, and
+    /// tells where it ends; `None` if it does not decode within `text` or the guard refused
+    /// something.
+    pub(super) fn decode_guarded(&self, text: &str, guard: &Guard) -> Option<(Typed, usize)> {
+        (self.decode_guarded)(text, guard)
     }
 
     /// Defaults an object of this version's type and converts it to the hub; `None` if it is
@@ -385,10 +386,10 @@ where
 }
 
 fn decode_guarded_as<T: DeserializeOwned + Send + 'static>(
-    bytes: &[u8],
+    text: &str,
     guard: &Guard,
-) -> Option<Typed> {
-    json_guard::decode::<T>(bytes, guard).map(|typed| Box::new(typed) as Typed)
+) -> Option<(Typed, usize)> {
+    json_guard::decode::<T>(text, guard).map(|(typed, end)| (Box::new(typed) as Typed, end))
 }
 
 fn typed_to_hub_as<T>(typed: Typed) -> Option<HubObject>

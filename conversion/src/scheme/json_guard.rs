@@ -78,19 +78,20 @@ impl Guard {
     }
 }
 
-/// `bytes` (one JSON value, blanks around it allowed) decoded as `T` under `guard`; `None` if
-/// the bytes do not decode or the guard refused something.
-pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8], guard: &Guard) -> Option<T> {
-    // One check of the whole document is cheaper than serde_json's check of every string.
-    let text = std::str::from_utf8(bytes).ok()?;
+/// The JSON value `text` starts with (blanks before it allowed), decoded as `T` under
+/// `guard`, and the offset where it ends; `None` if it does not decode, ends after `text` does,
+/// or the guard refused something. What follows the value is the caller's to check.
+pub(super) fn decode<T: DeserializeOwned>(text: &str, guard: &Guard) -> Option<(T, usize)> {
+    // Text already checked as UTF-8, once, spares serde_json a check of every string.
     let mut de = serde_json::Deserializer::from_str(text);
     let typed = T::deserialize(Guarded {
         inner: &mut de,
         guard,
     })
     .ok()?;
-    de.end().ok()?;
-    Some(typed)
+    // A stream made from the deserializer starts where the value ended.
+    let end = de.into_iter::<serde::de::IgnoredAny>().byte_offset();
+    Some((typed, end))
 }
 
 /// `value` decoded as `T` if it has no field `T` lacks: the quick try before a decode that

@@ -93,7 +93,8 @@ impl<'a> JsonDocument<'a> {
         if bytes.len() > limits.max_document_bytes {
             return Err(too_large(limits));
         }
-        if let Some((end, document)) = JsonDocument::decoded(0, bytes, limits)
+        if let Ok(text) = std::str::from_utf8(bytes)
+            && let Some((end, document)) = JsonDocument::decoded(0, text, limits)
             && end == bytes.trim_ascii_end().len()
         {
             return Ok(document);
@@ -121,16 +122,19 @@ impl<'a> JsonDocument<'a> {
         self.decoded.lock().ok()?.take()
     }
 
-    /// The object `bytes` start with, decoded into its version's type under the guard of
+    /// The object `text` starts with, decoded into its version's type under the guard of
     /// `limits`, and the offset where it ends: if it starts with its served identity, ends
-    /// within `bytes` and the size limit, and the guard lets it through. The identity is
-    /// peeked first, so that an object of another kind is not walked for its end.
-    fn decoded(index: usize, bytes: &'a [u8], limits: &Limits) -> Option<(usize, Self)> {
-        let (api_version, kind) = peek_identity(bytes)?;
+    /// within `text` and the size limit, and the guard lets it through. The parse finds the
+    /// end; an object cut short by the end of `text` fails it and is left to the caller,
+    /// which reads more and tries again.
+    fn decoded(index: usize, text: &'a str, limits: &Limits) -> Option<(usize, Self)> {
+        let (api_version, kind) = peek_identity(text.as_bytes())?;
         let codec = codec::lookup(api_version, kind)?;
-        let end = object_end(bytes).filter(|&end| end <= limits.max_document_bytes)?;
-        let bytes = &bytes[..end];
-        let object = codec.decode_guarded(bytes, &Guard::checking(limits))?;
+        let (object, end) = codec.decode_guarded(text, &Guard::checking(limits))?;
+        if end > limits.max_document_bytes {
+            return None;
+        }
+        let bytes = &text.as_bytes()[..end];
         let document = JsonDocument {
             index,
             bytes,
@@ -149,39 +153,6 @@ fn skip_blanks(bytes: &[u8], from: usize) -> usize {
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .map_or(bytes.len(), |n| from + n)
-}
-
-/// Where the object that `bytes` starts with (after blanks) ends, by its brackets outside
-/// strings: `None` if `bytes` do not start with `{` or end first. For valid JSON this is where
-/// the parser ends too; for anything else the parse that follows finds the error.
-fn object_end(bytes: &[u8]) -> Option<usize> {
-    let mut at = skip_blanks(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return None;
-    }
-    let mut depth = 0usize;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'"' => loop {
-                at = quote_or_backslash(bytes, at + 1)?;
-                if bytes[at] == b'"' {
-                    break;
-                }
-                // An escape: skip the escaped byte.
-                at += 1;
-            },
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(at + 1);
-                }
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    None
 }
 
 /// The offset of the first `"` or `\\` at or after `from`.
@@ -299,59 +270,74 @@ pub(super) fn read_each<E: From<ReadError>>(
         error,
     };
     loop {
-        let rest = &buffer[at..];
-        if decode && let Some((end, document)) = JsonDocument::decoded(index, rest, limits) {
-            each(document)?;
-            at += end;
-            index += 1;
-            continue;
-        }
-        let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Scanned>();
-        let next = stream.next();
-        let end = stream.byte_offset();
-        let complete = match &next {
-            // Only blanks are left.
-            None => eof,
-            // A value that ends where the bytes do may go on (a number), unless it is closed.
-            Some(Ok(_)) => {
-                eof || end < rest.len() || matches!(rest[..end].last(), Some(b'}' | b']' | b'"'))
-            }
-            Some(Err(e)) => eof || !e.is_eof(),
+        // The part of `buffer` that is UTF-8, checked once per read for the decoding: up to
+        // its first invalid byte, or a character cut by the end of what was read.
+        let text = if decode {
+            buffer
+                .utf8_chunks()
+                .next()
+                .map_or("", |chunk| chunk.valid())
+        } else {
+            ""
         };
-        if !complete {
-            if rest.len() > max {
-                return Err(fail(index, too_large(limits)).into());
-            }
-            // Keep only what is not consumed, then read at least as much again.
-            position = position.after(&buffer[..at]);
-            buffer.drain(..at);
-            at = 0;
-            let want = buffer.len().max(CHUNK);
-            eof =
-                fill(&mut reader, &mut buffer, want).map_err(|e| fail(index, InputError::Io(e)))?;
-            continue;
-        }
-        match next {
-            None => return Ok(()),
-            Some(Err(e)) => {
-                let error = if error_offset(rest, &e) > max {
-                    too_large(limits)
-                } else {
-                    json_error(&e, position.after(&buffer[..at]))
-                };
-                return Err(fail(index, error).into());
-            }
-            Some(Ok(_)) if end > max => return Err(fail(index, too_large(limits)).into()),
-            Some(Ok(scanned)) => {
-                let bytes = &rest[..end];
-                let document = scanned
-                    .into_document(index, bytes, limits)
-                    .map_err(|e| fail(index, e))?;
+        // The documents of what was read, until one goes on past it.
+        loop {
+            let rest = &buffer[at..];
+            if let Some(text) = text.get(at..)
+                && let Some((end, document)) = JsonDocument::decoded(index, text, limits)
+            {
                 each(document)?;
                 at += end;
                 index += 1;
+                continue;
+            }
+            let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Scanned>();
+            let next = stream.next();
+            let end = stream.byte_offset();
+            let complete = match &next {
+                // Only blanks are left.
+                None => eof,
+                // A value that ends where the bytes do may go on (a number), unless it is closed.
+                Some(Ok(_)) => {
+                    eof || end < rest.len()
+                        || matches!(rest[..end].last(), Some(b'}' | b']' | b'"'))
+                }
+                Some(Err(e)) => eof || !e.is_eof(),
+            };
+            if !complete {
+                if rest.len() > max {
+                    return Err(fail(index, too_large(limits)).into());
+                }
+                break;
+            }
+            match next {
+                None => return Ok(()),
+                Some(Err(e)) => {
+                    let error = if error_offset(rest, &e) > max {
+                        too_large(limits)
+                    } else {
+                        json_error(&e, position.after(&buffer[..at]))
+                    };
+                    return Err(fail(index, error).into());
+                }
+                Some(Ok(_)) if end > max => return Err(fail(index, too_large(limits)).into()),
+                Some(Ok(scanned)) => {
+                    let bytes = &rest[..end];
+                    let document = scanned
+                        .into_document(index, bytes, limits)
+                        .map_err(|e| fail(index, e))?;
+                    each(document)?;
+                    at += end;
+                    index += 1;
+                }
             }
         }
+        // Keep only what is not consumed, then read at least as much again.
+        position = position.after(&buffer[..at]);
+        buffer.drain(..at);
+        at = 0;
+        let want = buffer.len().max(CHUNK);
+        eof = fill(&mut reader, &mut buffer, want).map_err(|e| fail(index, InputError::Io(e)))?;
     }
 }
 
@@ -580,22 +566,27 @@ impl KeyHashes {
 
 #[cfg(test)]
 mod tests {
-    use super::{JsonDocument, Limits, object_end, peek_identity};
+    use super::{JsonDocument, Limits, peek_identity};
 
     #[test]
-    fn objects_end_at_their_closing_brace_outside_strings() {
-        for (text, end) in [
-            (r#"{}"#, Some(2)),
-            (" \n {\"a\": 1} {", Some(11)),
-            (r#"{"a": "}{[", "b": [{"c": "\"}"}]} rest"#, Some(33)),
-            (r#"{"a\\": "\\"}"#, Some(13)),
-            (r#"{"a": [1, {"b": 2}"#, None),
-            (r#"{"a": "\"#, None),
-            ("[1]", None),
-            ("", None),
-        ] {
-            assert_eq!(object_end(text.as_bytes()), end, "{text}");
-        }
+    fn served_objects_are_decoded_up_to_their_closing_brace() {
+        let object = r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"a}{[\"\\"}}"#;
+        let limits = Limits::default();
+        let end = |text: &str, limits: &Limits| JsonDocument::decoded(0, text, limits).map(|d| d.0);
+        assert_eq!(end(&format!("{object} {{"), &limits), Some(object.len()));
+        assert_eq!(
+            end(&format!(" \n {object}"), &limits),
+            Some(object.len() + 3)
+        );
+        // Cut short by the end of what was read: left to the caller.
+        assert_eq!(end(&object[..object.len() - 1], &limits), None);
+        // Over the size limit: left to the scan, which reports it.
+        let small = Limits {
+            max_document_bytes: object.len() - 1,
+            ..Limits::default()
+        };
+        assert_eq!(end(object, &small), None);
+        assert_eq!(end(r#"{"kind":"FlowSchema"}"#, &limits), None);
     }
 
     #[test]

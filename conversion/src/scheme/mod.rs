@@ -444,8 +444,12 @@ fn typed_object(
     }
     let codec = codec::lookup(document.api_version.as_deref()?, document.kind.as_deref()?)?;
     let guard = json_guard::Guard::checked(unknown == UnknownFields::Ignore);
-    let typed = codec.decode_guarded(document.bytes, &guard)?;
-    Some((codec, typed))
+    let text = std::str::from_utf8(document.bytes).ok()?;
+    let (typed, end) = codec.decode_guarded(text, &guard)?;
+    text[end..]
+        .trim_ascii_start()
+        .is_empty()
+        .then_some((codec, typed))
 }
 
 /// A JSON document built as a value, its repeated keys reported as `unknown` says.
