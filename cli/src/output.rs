@@ -171,7 +171,6 @@ impl Sink {
 
     /// Appends one document already written in [`Sink::encoding`], as [`Sink::write`] does.
     pub fn write_encoded(&mut self, bytes: Vec<u8>) -> Result<(), Failure> {
-        let failure = |message: String| self.error(std::io::Error::other(message));
         let (before, after): (&[u8], &[u8]) = match self.format {
             ObjectFormat::Yaml if self.written > 0 => (b"---\n", b""),
             ObjectFormat::Json => (b"", b"\n"),
@@ -180,7 +179,7 @@ impl Sink {
         let length = before.len() + bytes.len() + after.len();
         let limit = input::limits().max_document_bytes;
         if length > limit {
-            return Err(failure(format!(
+            return Err(self.encoding_failure(format!(
                 "a document of the output has {length} bytes, more than the input limit of \
                  {limit} that reading it back would apply; raise --max-document-size"
             )));

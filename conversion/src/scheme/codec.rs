@@ -366,9 +366,18 @@ where
     T: DeserializeOwned + ApplyDefaults + ToHub,
     T::Hub: HubKind,
 {
-    let mut typed: T = decode(object, unknown, warnings)?;
+    let typed: T = decode(object, unknown, warnings)?;
+    Ok(defaulted_hub(typed))
+}
+
+/// `typed` defaulted in its version and converted to the hub.
+fn defaulted_hub<T>(mut typed: T) -> HubObject
+where
+    T: ApplyDefaults + ToHub,
+    T::Hub: HubKind,
+{
     typed.apply_defaults();
-    Ok(typed.into_hub().wrap())
+    typed.into_hub().wrap()
 }
 
 fn default_as<T>(
@@ -397,9 +406,7 @@ where
     T: ApplyDefaults + ToHub + 'static,
     T::Hub: HubKind,
 {
-    let mut typed = *typed.downcast::<T>().ok()?;
-    typed.apply_defaults();
-    Some(typed.into_hub().wrap())
+    Some(defaulted_hub(*typed.downcast::<T>().ok()?))
 }
 
 fn default_typed_as<T>(
@@ -453,12 +460,9 @@ where
     <T as FromHub>::Hub: HubKind + Clone,
     for<'a> GoOrder<'a, T>: Serialize,
 {
-    let (external, read_back) = from_hub_checked::<T>(hub_of::<T>(object)?);
-    let encoded = encoding.encode::<T>(&external, capacity)?;
-    if let Some(hub) = read_back {
-        report_lossy(external, &hub, warnings)?;
-    }
-    Ok(encoded)
+    converted_as::<T, _>(object, warnings, |external| {
+        encoding.encode::<T>(external, capacity)
+    })
 }
 
 fn encode_as<T>(object: HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
@@ -466,9 +470,24 @@ where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
     <T as FromHub>::Hub: HubKind + Clone,
 {
+    converted_as::<T, _>(object, warnings, |external| {
+        serde_json::to_value(external)
+            .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))
+    })
+}
+
+/// `object` converted to `T` and `encode`d, with what `T` cannot keep of it reported.
+fn converted_as<T, R>(
+    object: HubObject,
+    warnings: &mut Vec<Warning>,
+    encode: impl FnOnce(&T) -> Result<R, SchemeError>,
+) -> Result<R, SchemeError>
+where
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Kind + Clone,
+    <T as FromHub>::Hub: HubKind + Clone,
+{
     let (external, read_back) = from_hub_checked::<T>(hub_of::<T>(object)?);
-    let encoded = serde_json::to_value(&external)
-        .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))?;
+    let encoded = encode(&external)?;
     if let Some(hub) = read_back {
         report_lossy(external, &hub, warnings)?;
     }
