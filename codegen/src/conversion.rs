@@ -6,7 +6,7 @@
 //! by a registered hand-written hook, which runs after the generated copy; a pair with such
 //! fields and no hook is an error, so nothing is dropped silently.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
@@ -98,6 +98,8 @@ pub fn emit_conversions(
 ) -> Result<BTreeMap<PathBuf, String>> {
     let mut modules: BTreeMap<Vec<String>, Vec<TokenStream>> = BTreeMap::new();
     let mut served = Vec::new();
+    // Modules whose `round_trips` bodies call the field helper.
+    let mut with_helper = BTreeSet::new();
     for (external_prefix, hub_prefix, module) in &settings.pairs {
         let items = modules.entry(module.clone()).or_default();
         // A version that is its own hub converts by the identity.
@@ -127,11 +129,29 @@ pub fn emit_conversions(
                 external_prefix,
                 hub_prefix,
             };
-            items.push(pair.impls(entry, hub_entry)?);
+            let (impls, uses_helper) = pair.impls(entry, hub_entry)?;
+            items.push(impls);
+            if uses_helper {
+                with_helper.insert(module.clone());
+            }
             if is_resource(entry) {
                 served.push((Pair::path(external, entry)?, hub_entry));
             }
         }
+    }
+    let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
+    for module in with_helper {
+        modules.entry(module).or_default().push(quote! {
+            /// Whether a converted field's hub value round-trips, by the field's external
+            /// type, named by `_field` (which picks it out of the external type) so that it is
+            /// inferred.
+            fn field_round_trips<S, F: #from_trait>(
+                hub: &<F as #from_trait>::Hub,
+                _field: fn(&S) -> &F,
+            ) -> bool {
+                <F as #from_trait>::round_trips(hub)
+            }
+        });
     }
     if let Some(scheme) = &settings.scheme {
         let registry = scheme_registry(scheme, external, hub, settings, &served)?;
@@ -442,7 +462,9 @@ impl Pair<'_> {
         e.presence == h.presence && e.boxed == h.boxed && self.corresponds(&e.ty, &h.ty)
     }
 
-    fn impls(&self, external: &TypeEntry, hub: &TypeEntry) -> Result<TokenStream> {
+    /// The `ToHub` and `FromHub` impls of a pair, and whether they call the module's
+    /// `field_round_trips`.
+    fn impls(&self, external: &TypeEntry, hub: &TypeEntry) -> Result<(TokenStream, bool)> {
         let external_path = Self::path(self.external, external)?;
         let hub_path = Self::path(self.hub, hub)?;
         let (to_hub, to_mut) = self.function(external, hub, Direction::ToHub)?;
@@ -461,8 +483,8 @@ impl Pair<'_> {
             syn::parse_str(&self.settings.to_hub_trait).map_err(|e| self.internal(e))?;
         let from_trait: syn::Path =
             syn::parse_str(&self.settings.from_hub_trait).map_err(|e| self.internal(e))?;
-        let round_trips = self.round_trips(external, hub, &hub_path, &from_trait)?;
-        Ok(quote! {
+        let (round_trips, uses_helper) = self.round_trips(external, hub, &hub_path)?;
+        let impls = quote! {
             impl #to_trait for #external_path {
                 type Hub = #hub_path;
                 fn into_hub(#to_self) -> #hub_path { #to_hub }
@@ -472,20 +494,22 @@ impl Pair<'_> {
                 fn from_owned_hub(#from_param: #hub_path) -> Self { #from_hub }
                 fn round_trips(hub: &#hub_path) -> bool { #round_trips }
             }
-        })
+        };
+        Ok((impls, uses_helper))
     }
 
     /// The body of `FromHub::round_trips` for a pair: the conjunction of each converted
     /// field's own answer (fields moved as they are always come back), the registered check of
     /// a type with hooks (or `false` without one), and for an enum whose hub side keeps
     /// unlisted values, that the value is not one the way back would turn into a listed one.
+    /// Also whether the body calls the module's `field_round_trips`.
     fn round_trips(
         &self,
         external: &TypeEntry,
         hub: &TypeEntry,
         hub_path: &syn::Path,
-        from_trait: &syn::Path,
-    ) -> Result<TokenStream> {
+    ) -> Result<(TokenStream, bool)> {
+        let unsure = || Ok((quote! { let _ = hub; false }, false));
         let definition = &external.definition;
         let hooked = [Direction::ToHub, Direction::FromHub]
             .into_iter()
@@ -497,7 +521,7 @@ impl Pair<'_> {
         let mut checks = Vec::new();
         if hooked {
             let Some(check) = self.settings.round_trip_checks.get(definition) else {
-                return Ok(quote! { let _ = hub; false });
+                return unsure();
             };
             let check: syn::Path = syn::parse_str(check).map_err(|e| self.internal(e))?;
             checks.push(quote! { #check(hub) });
@@ -506,9 +530,9 @@ impl Pair<'_> {
         // external field so that its type, which this generator does not spell, is inferred.
         let mut fields = Vec::new();
         let mut converted = |hub_field: TokenStream, external_field: TokenStream| {
-            fields.push(
-                quote! { field(&hub.#hub_field, |external: &Self| &external.#external_field) },
-            );
+            fields.push(quote! {
+                field_round_trips(&hub.#hub_field, |external: &Self| &external.#external_field)
+            });
         };
         match (&hub.body, &external.body) {
             (TypeBody::Newtype(h), TypeBody::Newtype(e)) if self.corresponds(e, h) => {
@@ -542,21 +566,16 @@ impl Pair<'_> {
                     });
                 }
             }
-            _ => return Ok(quote! { let _ = hub; false }),
+            _ => return unsure(),
         }
-        let helper = (!fields.is_empty()).then(|| {
-            quote! {
-                fn field<S, F: #from_trait>(hub: &<F as #from_trait>::Hub, _: fn(&S) -> &F) -> bool {
-                    <F as #from_trait>::round_trips(hub)
-                }
-            }
-        });
+        let uses_helper = !fields.is_empty();
         checks.extend(fields);
-        Ok(if checks.is_empty() {
+        let body = if checks.is_empty() {
             quote! { let _ = hub; true }
         } else {
-            quote! { #helper #(#checks)&&* }
-        })
+            quote! { #(#checks)&&* }
+        };
+        Ok((body, uses_helper))
     }
 
     fn internal(&self, err: syn::Error) -> Error {

@@ -21,14 +21,8 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIService {
         }
     }
     fn round_trips(hub: &crate::hub::apiregistration::APIService) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.spec, |external: &Self| &external.spec)
-            && field(&hub.status, |external: &Self| &external.status)
+        field_round_trips(&hub.spec, |external: &Self| &external.spec)
+            && field_round_trips(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceCondition {
@@ -77,13 +71,7 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceList
         }
     }
     fn round_trips(hub: &crate::hub::apiregistration::APIServiceList) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.items, |external: &Self| &external.items)
+        field_round_trips(&hub.items, |external: &Self| &external.items)
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceSpec {
@@ -114,13 +102,7 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceSpec
         }
     }
     fn round_trips(hub: &crate::hub::apiregistration::APIServiceSpec) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.service, |external: &Self| &external.service)
+        field_round_trips(&hub.service, |external: &Self| &external.service)
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::APIServiceStatus {
@@ -139,13 +121,7 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::APIServiceStat
         }
     }
     fn round_trips(hub: &crate::hub::apiregistration::APIServiceStatus) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.conditions, |external: &Self| &external.conditions)
+        field_round_trips(&hub.conditions, |external: &Self| &external.conditions)
     }
 }
 impl crate::ToHub for ::apfkit_types::apiregistration::v1beta1::ServiceReference {
@@ -180,4 +156,13 @@ impl crate::FromHub for ::apfkit_types::apiregistration::v1beta1::ServiceReferen
     fn round_trips(hub: &crate::hub::apiregistration::ServiceReference) -> bool {
         crate::hooks::apiregistration::v1beta1::service_reference_round_trips(hub)
     }
+}
+/// Whether a converted field's hub value round-trips, by the field's external
+/// type, named by `_field` (which picks it out of the external type) so that it is
+/// inferred.
+fn field_round_trips<S, F: crate::FromHub>(
+    hub: &<F as crate::FromHub>::Hub,
+    _field: fn(&S) -> &F,
+) -> bool {
+    <F as crate::FromHub>::round_trips(hub)
 }

@@ -69,14 +69,8 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchema {
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::FlowSchema) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.spec, |external: &Self| &external.spec)
-            && field(&hub.status, |external: &Self| &external.status)
+        field_round_trips(&hub.spec, |external: &Self| &external.spec)
+            && field_round_trips(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchemaCondition {
@@ -125,13 +119,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchemaList {
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaList) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.items, |external: &Self| &external.items)
+        field_round_trips(&hub.items, |external: &Self| &external.items)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchemaSpec {
@@ -162,20 +150,14 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchemaSpec {
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaSpec) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(
+        field_round_trips(
             &hub.distinguisher_method,
             |external: &Self| &external.distinguisher_method,
         )
-            && field(
+            && field_round_trips(
                 &hub.priority_level_configuration,
                 |external: &Self| &external.priority_level_configuration,
-            ) && field(&hub.rules, |external: &Self| &external.rules)
+            ) && field_round_trips(&hub.rules, |external: &Self| &external.rules)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchemaStatus {
@@ -194,13 +176,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::FlowSchemaStatus {
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::FlowSchemaStatus) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.conditions, |external: &Self| &external.conditions)
+        field_round_trips(&hub.conditions, |external: &Self| &external.conditions)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::GroupSubject {
@@ -241,13 +217,7 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::LimitResponse {
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::LimitResponse) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.queuing, |external: &Self| &external.queuing)
+        field_round_trips(&hub.queuing, |external: &Self| &external.queuing)
     }
 }
 impl crate::ToHub
@@ -278,13 +248,10 @@ for ::apfkit_types::flowcontrol::v1beta3::LimitedPriorityLevelConfiguration {
     fn round_trips(
         hub: &crate::hub::flowcontrol::LimitedPriorityLevelConfiguration,
     ) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.limit_response, |external: &Self| &external.limit_response)
+        field_round_trips(
+            &hub.limit_response,
+            |external: &Self| &external.limit_response,
+        )
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::NonResourcePolicyRule {
@@ -329,15 +296,14 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::PolicyRulesWithSub
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::PolicyRulesWithSubjects) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.non_resource_rules, |external: &Self| &external.non_resource_rules)
-            && field(&hub.resource_rules, |external: &Self| &external.resource_rules)
-            && field(&hub.subjects, |external: &Self| &external.subjects)
+        field_round_trips(
+            &hub.non_resource_rules,
+            |external: &Self| &external.non_resource_rules,
+        )
+            && field_round_trips(
+                &hub.resource_rules,
+                |external: &Self| &external.resource_rules,
+            ) && field_round_trips(&hub.subjects, |external: &Self| &external.subjects)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::PriorityLevelConfiguration {
@@ -367,15 +333,9 @@ for ::apfkit_types::flowcontrol::v1beta3::PriorityLevelConfiguration {
         out
     }
     fn round_trips(hub: &crate::hub::flowcontrol::PriorityLevelConfiguration) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
         crate::hooks::v1beta3::priority_level_configuration_round_trips(hub)
-            && field(&hub.spec, |external: &Self| &external.spec)
-            && field(&hub.status, |external: &Self| &external.status)
+            && field_round_trips(&hub.spec, |external: &Self| &external.spec)
+            && field_round_trips(&hub.status, |external: &Self| &external.status)
     }
 }
 impl crate::ToHub
@@ -436,13 +396,7 @@ for ::apfkit_types::flowcontrol::v1beta3::PriorityLevelConfigurationList {
     fn round_trips(
         hub: &crate::hub::flowcontrol::PriorityLevelConfigurationList,
     ) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.items, |external: &Self| &external.items)
+        field_round_trips(&hub.items, |external: &Self| &external.items)
     }
 }
 impl crate::ToHub
@@ -497,14 +451,8 @@ for ::apfkit_types::flowcontrol::v1beta3::PriorityLevelConfigurationSpec {
     fn round_trips(
         hub: &crate::hub::flowcontrol::PriorityLevelConfigurationSpec,
     ) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.exempt, |external: &Self| &external.exempt)
-            && field(&hub.limited, |external: &Self| &external.limited)
+        field_round_trips(&hub.exempt, |external: &Self| &external.exempt)
+            && field_round_trips(&hub.limited, |external: &Self| &external.limited)
     }
 }
 impl crate::ToHub
@@ -529,13 +477,7 @@ for ::apfkit_types::flowcontrol::v1beta3::PriorityLevelConfigurationStatus {
     fn round_trips(
         hub: &crate::hub::flowcontrol::PriorityLevelConfigurationStatus,
     ) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.conditions, |external: &Self| &external.conditions)
+        field_round_trips(&hub.conditions, |external: &Self| &external.conditions)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::QueuingConfiguration {
@@ -634,15 +576,11 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::Subject {
         }
     }
     fn round_trips(hub: &crate::hub::flowcontrol::Subject) -> bool {
-        fn field<S, F: crate::FromHub>(
-            hub: &<F as crate::FromHub>::Hub,
-            _: fn(&S) -> &F,
-        ) -> bool {
-            <F as crate::FromHub>::round_trips(hub)
-        }
-        field(&hub.group, |external: &Self| &external.group)
-            && field(&hub.service_account, |external: &Self| &external.service_account)
-            && field(&hub.user, |external: &Self| &external.user)
+        field_round_trips(&hub.group, |external: &Self| &external.group)
+            && field_round_trips(
+                &hub.service_account,
+                |external: &Self| &external.service_account,
+            ) && field_round_trips(&hub.user, |external: &Self| &external.user)
     }
 }
 impl crate::ToHub for ::apfkit_types::flowcontrol::v1beta3::UserSubject {
@@ -664,4 +602,13 @@ impl crate::FromHub for ::apfkit_types::flowcontrol::v1beta3::UserSubject {
         let _ = hub;
         true
     }
+}
+/// Whether a converted field's hub value round-trips, by the field's external
+/// type, named by `_field` (which picks it out of the external type) so that it is
+/// inferred.
+fn field_round_trips<S, F: crate::FromHub>(
+    hub: &<F as crate::FromHub>::Hub,
+    _field: fn(&S) -> &F,
+) -> bool {
+    <F as crate::FromHub>::round_trips(hub)
 }
