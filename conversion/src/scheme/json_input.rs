@@ -199,6 +199,15 @@ fn plain_string(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
     Some((text, end + 1))
 }
 
+/// The longest start of `bytes` that is UTF-8. `str::from_utf8` checks ASCII a word at a
+/// time, several times faster than `utf8_chunks` on this input.
+fn utf8_prefix(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+    }
+}
+
 /// Where a byte of the stream is: its 1-based line and the bytes before it on that line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Position {
@@ -272,14 +281,7 @@ pub(super) fn read_each<E: From<ReadError>>(
     loop {
         // The part of `buffer` that is UTF-8, checked once per read for the decoding: up to
         // its first invalid byte, or a character cut by the end of what was read.
-        let text = if decode {
-            buffer
-                .utf8_chunks()
-                .next()
-                .map_or("", |chunk| chunk.valid())
-        } else {
-            ""
-        };
+        let text = if decode { utf8_prefix(&buffer) } else { "" };
         // The documents of what was read, until one goes on past it.
         loop {
             let rest = &buffer[at..];

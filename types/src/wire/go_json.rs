@@ -118,7 +118,7 @@ impl<F: Formatter> Formatter for GoFormatter<F> {
         // Byte by byte: U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
         let bytes = fragment.as_bytes();
         let (mut start, mut from) = (0, 0);
-        while let Some(offset) = bytes[from..].iter().position(|&b| SPECIAL[usize::from(b)]) {
+        while let Some(offset) = first_special(&bytes[from..]) {
             let at = from + offset;
             let (escaped, width) = match &bytes[at..] {
                 [b'<', ..] => ("\\u003c", 1),
@@ -189,6 +189,37 @@ static SPECIAL: [bool; 256] = {
     set[0xE2] = true;
     set
 };
+
+/// The offset of the first byte of `bytes` in [`SPECIAL`]. Eight bytes at a time until a word
+/// holds one: almost no string does, and this check runs on every string written.
+#[inline]
+fn first_special(bytes: &[u8]) -> Option<usize> {
+    let (words, _) = bytes.as_chunks::<8>();
+    let mut from = 0;
+    for word in words {
+        if holds_special(u64::from_le_bytes(*word)) {
+            break;
+        }
+        from += 8;
+    }
+    bytes[from..]
+        .iter()
+        .position(|&b| SPECIAL[usize::from(b)])
+        .map(|offset| from + offset)
+}
+
+/// Whether one of the eight bytes of `word` is in [`SPECIAL`]; exact, with no false alarms.
+#[inline]
+fn holds_special(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `v` is zero (exact for the question "any byte").
+    let any_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH_BITS != 0;
+    // `<` (3C) and `>` (3E) differ only in bit 1; E2 has its high bit set, which ASCII never has.
+    any_zero(word ^ (ONES * u64::from(b'&')))
+        || any_zero((word | (ONES * 0x02)) ^ (ONES * u64::from(b'>')))
+        || (word & HIGH_BITS != 0 && any_zero(word ^ (ONES * 0xE2)))
+}
 
 /// `json.MarshalIndent(v, "", "  ")`'s layout, as serde_json's `PrettyFormatter` with a
 /// two-space indent writes it, with each line break and its indent written at once.

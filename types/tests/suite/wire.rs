@@ -287,6 +287,44 @@ fn documents_print_in_go_order_by_kind_with_errors_under_their_item() {
     assert!(error.starts_with("metadata.resourceVersion: "), "{error}");
 }
 
+/// A string as Go's `encoding/json` writes it, from serde_json's writing and Go's five extra
+/// escapes.
+fn go_escaped(text: &str) -> String {
+    serde_json::to_string(text)
+        .unwrap()
+        .replace('&', "\\u0026")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+#[test]
+fn every_escape_is_found_at_every_offset_of_short_and_long_strings() {
+    // The escapes and their neighbours: `=` and `?` sit beside `<` and `>`, `%` and `'`
+    // beside `&`, U+2027 and U+20AC start with the separators' first byte.
+    let probes = [
+        '<', '>', '&', '\u{2028}', '\u{2029}', '=', '?', '%', '\'', '\u{2027}', '€',
+    ];
+    for length in 0..=33 {
+        for at in 0..=length {
+            for probe in probes {
+                let text = format!("{}{probe}{}", "x".repeat(at), "y".repeat(length - at));
+                let written = go_json::to_vec_plain(&text, false).unwrap();
+                assert_eq!(String::from_utf8(written).unwrap(), go_escaped(&text));
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn strings_are_escaped_as_go_does(text in r#"[a-z<>&=?%'"\\\u{2026}-\u{202a}é€\n\t\x01]{0,60}"#) {
+        let written = go_json::to_vec_plain(&text, false).unwrap();
+        prop_assert_eq!(String::from_utf8(written).unwrap(), go_escaped(&text));
+    }
+}
+
 #[test]
 fn indented_go_json_lays_out_as_marshal_indent() {
     use serde_json::{Value, json};
