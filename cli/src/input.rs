@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use apfkit_conversion::scheme::{
-    self, Document, HubObject, Input, InputError, JsonDocument, Limits, ReadError, UnknownFields,
+    self, Document, HubObject, Input, InputError, Limits, ReadError, UnknownFields,
 };
 use apfkit_conversion::validation::{BadValue, FieldError};
 
@@ -80,18 +80,20 @@ pub fn skipped_as_other_kind(location: &Location, input: &Input<'_>) -> Result<b
     }
     let served = match input {
         Input::Json(json) => scheme::is_served_json(json),
+        // Only objects of served kinds are decoded while read.
+        Input::Yaml(_) => true,
         Input::Value(document) => scheme::is_served(&document.value),
     };
     if served {
         return Ok(false);
     }
-    let json_built;
+    let text_built;
     let document = match input {
-        Input::Json(json) => {
-            json_built = built_json(location, json)?;
-            &json_built
-        }
         Input::Value(document) => document,
+        text => {
+            text_built = built_text(location, text)?;
+            &text_built
+        }
     };
     let field = |name| {
         document
@@ -114,17 +116,22 @@ pub fn skipped_as_other_kind(location: &Location, input: &Input<'_>) -> Result<b
     Ok(true)
 }
 
-/// The document as a JSON value (a JSON document is built from its bytes).
+/// The document as a JSON value (a JSON or decoded YAML document is built from its text).
 pub fn built(location: &Location, input: Input<'_>) -> Result<Document, Failure> {
     match input {
-        Input::Json(json) => built_json(location, &json),
         Input::Value(document) => Ok(document),
+        text => built_text(location, &text),
     }
 }
 
-fn built_json(location: &Location, json: &JsonDocument<'_>) -> Result<Document, Failure> {
-    json.to_document()
-        .map_err(|e| Failure::at(location, read_message(&e)))
+/// A document still in its text built as a JSON value; a built one copied.
+fn built_text(location: &Location, input: &Input<'_>) -> Result<Document, Failure> {
+    match input {
+        Input::Json(json) => json.to_document(),
+        Input::Yaml(yaml) => yaml.to_document(),
+        Input::Value(document) => Ok(document.clone()),
+    }
+    .map_err(|e| Failure::at(location, read_message(&e)))
 }
 
 /// `1048576`, `512K`, `8M`, `1G` (powers of 1024; `KiB`, `MiB` and `GiB` too).
@@ -356,10 +363,11 @@ pub fn for_each_hub_object(
             if skipped_as_other_kind(&location, &input)? {
                 return Ok(());
             }
-            let decoded = match &input {
-                Input::Json(json) => scheme::to_hub_json(json, UnknownFields::Warn),
+            let decoded = match input {
+                Input::Json(json) => scheme::to_hub_json(&json, UnknownFields::Warn),
+                Input::Yaml(yaml) => scheme::to_hub_yaml(yaml).map(|hub| (vec![hub], Vec::new())),
                 Input::Value(document) => {
-                    check_fields(&location, document, UnknownFields::Warn)?;
+                    check_fields(&location, &document, UnknownFields::Warn)?;
                     scheme::to_hub(&document.value, UnknownFields::Warn)
                 }
             };

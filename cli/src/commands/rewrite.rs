@@ -139,6 +139,10 @@ impl Job {
                 Job::Convert(target) => scheme::convert_json(&json, target, unknown, encoding),
                 Job::Default => scheme::default_json(&json, unknown, encoding),
             },
+            Input::Yaml(yaml) => match self {
+                Job::Convert(target) => scheme::convert_yaml(yaml, target, encoding),
+                Job::Default => scheme::default_yaml(yaml, encoding),
+            },
             Input::Value(document) => {
                 input::check_fields(location, &document, unknown)?;
                 let converted = match self {

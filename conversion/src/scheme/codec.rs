@@ -11,7 +11,7 @@ use crate::discovery::compare_kube_aware_version_strings;
 
 use apfkit_types::wire::{GoOrder, protobuf};
 
-use super::json_guard::{self, Guard};
+use super::guard::{self, Guard};
 use super::{Encoding, ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
 use crate::{FromHub, ToHub};
 
@@ -32,6 +32,7 @@ type EncodeFn = fn(HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
 pub(super) type Typed = Box<dyn Any + Send>;
 
 type DecodeGuardedFn = fn(&str, &Guard) -> Option<(Typed, usize)>;
+type DecodeYamlFn = fn(&str, &Guard) -> Option<Typed>;
 type TypedToHubFn = fn(Typed) -> Option<HubObject>;
 type DefaultTypedFn = fn(Typed, Encoding, usize) -> Option<Result<Vec<u8>, SchemeError>>;
 type EncodeToFn = fn(HubObject, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
@@ -48,6 +49,7 @@ pub struct Codec {
     default: DefaultFn,
     encode: EncodeFn,
     decode_guarded: DecodeGuardedFn,
+    decode_yaml: DecodeYamlFn,
     typed_to_hub: TypedToHubFn,
     default_typed: DefaultTypedFn,
     encode_to: EncodeToFn,
@@ -79,6 +81,7 @@ impl Codec {
             default: default_as::<T>,
             encode: encode_as::<T>,
             decode_guarded: decode_guarded_as::<T>,
+            decode_yaml: decode_yaml_as::<T>,
             typed_to_hub: typed_to_hub_as::<T>,
             default_typed: default_typed_as::<T>,
             encode_to: encode_to_as::<T>,
@@ -115,6 +118,12 @@ impl Codec {
     /// something.
     pub(super) fn decode_guarded(&self, text: &str, guard: &Guard) -> Option<(Typed, usize)> {
         (self.decode_guarded)(text, guard)
+    }
+
+    /// Decodes the one YAML document of `text` into this version's type under `guard`; `None`
+    /// if it does not decode or the guard refused something.
+    pub(super) fn decode_yaml(&self, text: &str, guard: &Guard) -> Option<Typed> {
+        (self.decode_yaml)(text, guard)
     }
 
     /// Defaults an object of this version's type and converts it to the hub; `None` if it is
@@ -302,7 +311,7 @@ pub fn decode_collecting<T: DeserializeOwned>(
     object: &Value,
 ) -> Result<(T, Vec<String>), SchemeError> {
     // Most objects have no unknown field: a decode that only notices them comes first.
-    if let Some(typed) = json_guard::decode_value(object) {
+    if let Some(typed) = guard::decode_value(object) {
         return Ok((typed, Vec::new()));
     }
     let mut unknown_paths = Vec::new();
@@ -398,7 +407,14 @@ fn decode_guarded_as<T: DeserializeOwned + Send + 'static>(
     text: &str,
     guard: &Guard,
 ) -> Option<(Typed, usize)> {
-    json_guard::decode::<T>(text, guard).map(|(typed, end)| (Box::new(typed) as Typed, end))
+    guard::decode::<T>(text, guard).map(|(typed, end)| (Box::new(typed) as Typed, end))
+}
+
+fn decode_yaml_as<T: DeserializeOwned + Send + 'static>(
+    text: &str,
+    guard: &Guard,
+) -> Option<Typed> {
+    guard::decode_yaml::<T>(text, guard).map(|typed| Box::new(typed) as Typed)
 }
 
 fn typed_to_hub_as<T>(typed: Typed) -> Option<HubObject>

@@ -18,7 +18,8 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::json_input::{self, JsonDocument, Position};
-use super::{protobuf_input, yaml_input};
+use super::protobuf_input;
+use super::yaml_input::{self, YamlDocument};
 
 /// Per-document limits of the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,17 +175,24 @@ pub fn read_each<E: From<ReadError>>(
             document: json.index,
             error,
         })?),
+        Input::Yaml(yaml) => each(yaml.to_document().map_err(|error| ReadError {
+            document: yaml.index,
+            error,
+        })?),
         Input::Value(document) => each(document),
     })
 }
 
 /// One document as the reader hands it over: JSON still in its bytes, checked against the
 /// limits (a served object with nothing to report already decoded into its typed form, which
-/// the scheme takes), or a built value (YAML and protobuf).
+/// the scheme takes), a YAML object of a served kind with nothing to report, decoded into its
+/// typed form, or a built value (other YAML, and protobuf).
 #[derive(Debug)]
 pub enum Input<'a> {
     /// A JSON document.
     Json(JsonDocument<'a>),
+    /// A YAML document decoded into its version's type.
+    Yaml(YamlDocument<'a>),
     /// A YAML or protobuf document.
     Value(Document),
 }
@@ -194,6 +202,7 @@ impl Input<'_> {
     pub fn index(&self) -> usize {
         match self {
             Input::Json(json) => json.index,
+            Input::Yaml(yaml) => yaml.index,
             Input::Value(document) => document.index,
         }
     }
@@ -242,7 +251,7 @@ fn read_each_in<E: From<ReadError>>(
     if first.is_some_and(|b| b == b'{' || b == b'[') {
         return json_input::read_each(reader, &limits, skipped, decode, |d| each(Input::Json(d)));
     }
-    yaml_input::read_each(reader, &limits, skipped, |d| each(Input::Value(d)))
+    yaml_input::read_each(reader, &limits, skipped, decode, each)
 }
 
 /// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it, and

@@ -3,7 +3,7 @@
 //!
 //! An object that starts with its `apiVersion` and `kind` (as Go, kubectl and sorted keys
 //! write it) and is of a served kind is decoded straight into its version's type, once,
-//! under a guard that checks what a scan would (see [`json_guard`](super::json_guard)); the
+//! under a guard that checks what a scan would (see [`guard`](super::guard)); the
 //! decoded object travels with the document to the scheme. Any other document, and one the
 //! guarded decode did not like, is scanned once, allocation-free, for what the limits and the
 //! scheme need to know (nesting depth, node count, whether an object repeats a key, the
@@ -22,8 +22,8 @@ use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess
 use serde::de::{Error as _, Visitor};
 
 use super::codec::{self, Codec};
+use super::guard::Guard;
 use super::input::{InputError, Limits, ReadError};
-use super::json_guard::Guard;
 
 /// Bytes asked of the reader at a time, at least.
 const CHUNK: usize = 64 << 10;

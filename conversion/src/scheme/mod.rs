@@ -21,8 +21,8 @@
 mod codec;
 mod diff;
 mod encoding;
+mod guard;
 mod input;
-mod json_guard;
 mod json_input;
 mod protobuf_input;
 mod yaml_input;
@@ -39,6 +39,7 @@ pub use input::{
     read_each, read_each_input,
 };
 pub use json_input::JsonDocument;
+pub use yaml_input::YamlDocument;
 
 /// What to do with fields that the version's schema does not have, like kube-apiserver's
 /// `fieldValidation` parameter.
@@ -362,14 +363,92 @@ pub fn convert_json(
     if let Some((codec, typed)) = typed_object(document, unknown)
         && let Some(hub) = codec.typed_to_hub(typed)
     {
-        let target_codec = codec::resolve_target(codec, target)?;
-        let mut warnings = Vec::new();
-        let bytes = target_codec.encode_to(hub, encoding, document.bytes.len(), &mut warnings)?;
-        return Ok(Encoded { bytes, warnings });
+        return encode_converted(codec, hub, target, encoding, document.bytes.len());
     }
     through_value(document, unknown, encoding, |value| {
         convert(value, target, unknown)
     })
+}
+
+/// A hub object decoded by `codec`, converted to `target` and written as `encoding` says;
+/// `length` (of the input) sizes the output.
+fn encode_converted(
+    codec: &'static Codec,
+    hub: HubObject,
+    target: &Target,
+    encoding: Encoding,
+    length: usize,
+) -> Result<Encoded, SchemeError> {
+    let target_codec = codec::resolve_target(codec, target)?;
+    let mut warnings = Vec::new();
+    let bytes = target_codec.encode_to(hub, encoding, length, &mut warnings)?;
+    Ok(Encoded { bytes, warnings })
+}
+
+/// [`convert`] for a YAML document the reader decoded into its type, written as `encoding`
+/// says. Such a document has nothing to report: the only warnings are the conversion's.
+///
+/// # Errors
+///
+/// As [`convert`].
+pub fn convert_yaml(
+    document: YamlDocument<'_>,
+    target: &Target,
+    encoding: Encoding,
+) -> Result<Encoded, SchemeError> {
+    let (decoded, length) = document.into_decoded();
+    let codec = decoded.codec;
+    encode_converted(codec, decoded_hub(decoded)?, target, encoding, length)
+}
+
+/// [`default`] for a YAML document the reader decoded into its type; see [`convert_yaml`].
+///
+/// # Errors
+///
+/// As [`default`].
+pub fn default_yaml(
+    document: YamlDocument<'_>,
+    encoding: Encoding,
+) -> Result<Encoded, SchemeError> {
+    let (decoded, length) = document.into_decoded();
+    let codec = decoded.codec;
+    let bytes = codec
+        .default_typed(decoded.object, encoding, length)
+        .ok_or_else(|| not_of_its_codec(codec))??;
+    Ok(Encoded {
+        bytes,
+        warnings: Vec::new(),
+    })
+}
+
+/// [`to_hub`] for a YAML document the reader decoded into its type.
+///
+/// # Errors
+///
+/// None in practice (the object is of its codec's type).
+pub fn to_hub_yaml(document: YamlDocument<'_>) -> Result<HubObject, SchemeError> {
+    decoded_hub(document.into_decoded().0)
+}
+
+/// The hub form of an object the reader decoded.
+fn decoded_hub(decoded: json_input::Decoded) -> Result<HubObject, SchemeError> {
+    let codec = decoded.codec;
+    codec
+        .typed_to_hub(decoded.object)
+        .ok_or_else(|| not_of_its_codec(codec))
+}
+
+/// An object that is not of the type of the codec that decoded it, which cannot happen.
+fn not_of_its_codec(codec: &Codec) -> SchemeError {
+    SchemeError::new(
+        ErrorKind::UnsupportedKind,
+        "",
+        format!(
+            "the decoded object is not a {} {}",
+            codec.api_version(),
+            codec.kind
+        ),
+    )
 }
 
 /// [`default`] for a JSON document as the reader gives it, written as `encoding` says; see
@@ -443,7 +522,7 @@ fn typed_object(
         return None;
     }
     let codec = codec::lookup(document.api_version.as_deref()?, document.kind.as_deref()?)?;
-    let guard = json_guard::Guard::checked(unknown == UnknownFields::Ignore);
+    let guard = guard::Guard::checked(unknown == UnknownFields::Ignore);
     let text = std::str::from_utf8(document.bytes).ok()?;
     let (typed, end) = codec.decode_guarded(text, &guard)?;
     text[end..]

@@ -2,6 +2,11 @@
 //! document markers (`---` and `...` at the start of a line, which YAML forbids inside any
 //! scalar), and each document's text is parsed by serde_yaml_ng (libyaml) into a JSON value.
 //!
+//! A document that starts with its `apiVersion` and `kind` (as kubectl and apfkit write YAML)
+//! and is of a served kind is first decoded straight into its version's type under a guard
+//! (see [`guard`](super::guard)), when the caller asks for that; a document the guard did not
+//! like takes the value path, which finds what to report.
+//!
 //! Limits hold while reading: a document's text is refused once it passes
 //! [`Limits::max_document_bytes`] (an endless line included), and its value is checked for
 //! depth and nodes as it is built. serde_yaml_ng refuses alias bombs and nesting deeper than
@@ -11,16 +16,20 @@ use std::io::{BufRead, Read};
 
 use serde::Deserialize;
 
-use super::input::{Checked, Document, InputError, Limits, ReadError};
-use super::json_input::Position;
+use super::codec;
+use super::guard::Guard;
+use super::input::{Checked, Document, Input, InputError, Limits, ReadError};
+use super::json_input::{Decoded, Position};
 
 /// Calls `each` with every non-empty document of `reader`, in order. `start` is where the
-/// reader starts in the stream (after blanks the caller skipped), for line numbers.
+/// reader starts in the stream (after blanks the caller skipped), for line numbers. Objects of
+/// served kinds are decoded into their types as they are read if `decode`.
 pub(super) fn read_each<E: From<ReadError>>(
     mut reader: impl BufRead,
     limits: &Limits,
     start: Position,
-    mut each: impl FnMut(Document) -> Result<(), E>,
+    decode: bool,
+    mut each: impl FnMut(Input<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let max = limits.max_document_bytes;
     let mut chunk = Chunk::new(start.line);
@@ -65,14 +74,14 @@ pub(super) fn read_each<E: From<ReadError>>(
         offset += read;
         match kind {
             Some(Marker::Start) if chunk.has_content => {
-                chunk.parse(limits, &mut index, &mut each)?;
+                chunk.parse(limits, decode, &mut index, &mut each)?;
                 chunk = Chunk::new(line_number);
                 chunk.push(text, true);
             }
             Some(Marker::Start) => chunk.push(text, true),
             Some(Marker::End) => {
                 chunk.push(text, false);
-                chunk.parse(limits, &mut index, &mut each)?;
+                chunk.parse(limits, decode, &mut index, &mut each)?;
                 chunk = Chunk::new(line_number + 1);
             }
             None => {
@@ -85,7 +94,7 @@ pub(super) fn read_each<E: From<ReadError>>(
         }
         line_number += usize::from(text.ends_with('\n'));
     }
-    chunk.parse(limits, &mut index, &mut each)
+    chunk.parse(limits, decode, &mut index, &mut each)
 }
 
 /// Bytes a marker line may take beyond a full document (`--- ` and a line break).
@@ -134,63 +143,147 @@ impl Chunk {
         self.has_content |= content;
     }
 
-    /// Parses the document and gives it to `each`, unless it is empty or null.
+    /// Gives the document to `each`, unless it is empty or null: decoded into its type if
+    /// `decode` and the guard allows, else as a JSON value.
     fn parse<E: From<ReadError>>(
         &self,
         limits: &Limits,
+        decode: bool,
         index: &mut usize,
-        each: &mut impl FnMut(Document) -> Result<(), E>,
+        each: &mut impl FnMut(Input<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         if !self.has_content {
             return Ok(());
+        }
+        if decode && let Some(decoded) = decoded(&self.text, limits) {
+            let document = YamlDocument {
+                index: *index,
+                text: &self.text,
+                line: self.line,
+                limits: *limits,
+                decoded,
+            };
+            *index += 1;
+            return each(Input::Yaml(document));
         }
         let fail = |error| ReadError {
             document: *index,
             error,
         };
-        // One document per chunk; a second one would be a marker the cut missed.
-        let mut documents = serde_yaml_ng::Deserializer::from_str(&self.text);
-        let Some(document) = documents.next() else {
+        let Some(checked) = value(&self.text, self.line, limits).map_err(fail)? else {
             return Ok(());
         };
-        let checked = Checked::deserialize(document).map_err(|e| fail(self.error(&e)))?;
-        if let Some(extra) = documents.next() {
-            let error = match Checked::deserialize(extra) {
-                Err(e) => self.error(&e),
-                Ok(_) => InputError::Yaml("a second document without a --- marker".to_owned()),
-            };
-            return Err(fail(error).into());
-        }
-        checked.check(limits).map_err(fail)?;
-        if let Some(path) = checked.duplicates.first() {
-            return Err(fail(InputError::Yaml(format!(
-                "duplicate key {path:?} in a mapping (document starting at line {})",
-                self.line
-            )))
-            .into());
-        }
-        if checked.value.is_null() {
-            return Ok(());
-        }
         let document = checked.into_document(*index);
         *index += 1;
-        each(document)
+        each(Input::Value(document))
+    }
+}
+
+/// The object of a document of a served kind that starts with its identity, decoded into its
+/// version's type, if the guard lets it through.
+fn decoded(text: &str, limits: &Limits) -> Option<Decoded> {
+    let (api_version, kind) = identity(text)?;
+    let codec = codec::lookup(api_version, kind)?;
+    let object = codec.decode_yaml(text, &Guard::checking_yaml(limits))?;
+    Some(Decoded { codec, object })
+}
+
+/// The `apiVersion` and `kind` of a document whose first two lines (after a `---` line,
+/// blanks and comments) give them as plain words, in either order, as kubectl and apfkit
+/// write YAML; `None` for any other start. Two such lines at the first column are two keys
+/// of the top-level mapping with plain scalars.
+fn identity(text: &str) -> Option<(&str, &str)> {
+    let mut content = text.lines().filter(|line| {
+        let line = line.trim_end();
+        !(line.is_empty() || line == "---" || line.trim_start().starts_with('#'))
+    });
+    let (mut api_version, mut kind) = (None, None);
+    for line in content.by_ref().take(2) {
+        let (key, value) = line.trim_end().split_once(": ")?;
+        let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'/' | b'-');
+        if value.is_empty() || !value.bytes().all(word) {
+            return None;
+        }
+        match key {
+            "apiVersion" if api_version.is_none() => api_version = Some(value),
+            "kind" if kind.is_none() => kind = Some(value),
+            _ => return None,
+        }
+    }
+    Some((api_version?, kind?))
+}
+
+/// The one document of `text` as a checked JSON value; `None` if it is null. `line` is where
+/// `text` starts in the stream.
+fn value(text: &str, line: usize, limits: &Limits) -> Result<Option<Checked>, InputError> {
+    // One document per chunk; a second one would be a marker the cut missed.
+    let mut documents = serde_yaml_ng::Deserializer::from_str(text);
+    let Some(document) = documents.next() else {
+        return Ok(None);
+    };
+    let checked = Checked::deserialize(document).map_err(|e| error(&e, line))?;
+    if let Some(extra) = documents.next() {
+        return Err(match Checked::deserialize(extra) {
+            Err(e) => error(&e, line),
+            Ok(_) => InputError::Yaml("a second document without a --- marker".to_owned()),
+        });
+    }
+    checked.check(limits)?;
+    if let Some(path) = checked.duplicates.first() {
+        return Err(InputError::Yaml(format!(
+            "duplicate key {path:?} in a mapping (document starting at line {line})"
+        )));
+    }
+    Ok((!checked.value.is_null()).then_some(checked))
+}
+
+/// A parse error of a document starting at `line`, with the line and column placed in the
+/// stream.
+fn error(error: &serde_yaml_ng::Error, line: usize) -> InputError {
+    let text = error.to_string();
+    let Some(location) = error.location() else {
+        return InputError::Yaml(text);
+    };
+    let column = location.column();
+    let here = format!("at line {} column {column}", location.line());
+    let there = format!("at line {} column {column}", line + location.line() - 1);
+    InputError::Yaml(if text.contains(&here) {
+        text.replacen(&here, &there, 1)
+    } else {
+        format!("{text} {there}")
+    })
+}
+
+/// One YAML document of a served kind, decoded into its version's type while it was read:
+/// within the limits, without repeated keys or fields the type lacks, resolved as the value
+/// path resolves it. Its text stays, for a caller that wants the JSON value.
+#[derive(Debug)]
+pub struct YamlDocument<'a> {
+    /// Position among the non-empty documents of the stream (0-based).
+    pub index: usize,
+    text: &'a str,
+    /// The stream line the document starts at.
+    line: usize,
+    limits: Limits,
+    decoded: Decoded,
+}
+
+impl YamlDocument<'_> {
+    /// The document as the value path reads it.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: the guarded decode accepted the same text under the same limits.
+    pub fn to_document(&self) -> Result<Document, InputError> {
+        match value(self.text, self.line, &self.limits)? {
+            Some(checked) => Ok(checked.into_document(self.index)),
+            None => Err(InputError::Yaml("the document is null".to_owned())),
+        }
     }
 
-    /// A parse error, with the line and column placed in the stream.
-    fn error(&self, error: &serde_yaml_ng::Error) -> InputError {
-        let text = error.to_string();
-        let Some(location) = error.location() else {
-            return InputError::Yaml(text);
-        };
-        let (line, column) = (location.line(), location.column());
-        let here = format!("at line {line} column {column}");
-        let there = format!("at line {} column {column}", self.line + line - 1);
-        InputError::Yaml(if text.contains(&here) {
-            text.replacen(&here, &there, 1)
-        } else {
-            format!("{text} {there}")
-        })
+    /// The decoded object, and the length of its text (to size the output).
+    pub(super) fn into_decoded(self) -> (Decoded, usize) {
+        (self.decoded, self.text.len())
     }
 }
 

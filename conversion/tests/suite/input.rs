@@ -607,6 +607,14 @@ fn converted_from_bytes(stream: &[u8], step: usize, limits: &Limits) -> Outcome 
         |input| {
             let json = match input {
                 scheme::Input::Json(json) => json,
+                scheme::Input::Yaml(yaml) => {
+                    let index = yaml.index;
+                    let encoded = scheme::convert_yaml(yaml, &target, scheme::Encoding::Json)
+                        .map_err(|e| Stop(format!("document {index}: {e}")))?;
+                    let warnings = encoded.warnings.iter().map(ToString::to_string).collect();
+                    out.push((String::from_utf8(encoded.bytes).unwrap(), warnings));
+                    return Ok(());
+                }
                 scheme::Input::Value(document) => {
                     out.push(converted_value(&document, &target)?);
                     return Ok(());
@@ -757,4 +765,262 @@ fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
             expected
         );
     }
+}
+
+/// How many documents of a YAML stream the reader decoded into their types.
+fn yaml_decoded_while_reading(stream: &[u8]) -> usize {
+    let mut decoded = 0;
+    let _ = scheme::read_each_input(stream, &Limits::default(), |input| {
+        decoded += usize::from(matches!(input, scheme::Input::Yaml(_)));
+        Ok::<_, ReadError>(())
+    });
+    decoded
+}
+
+/// A v1beta3 FlowSchema as apfkit and kubectl write YAML (keys sorted), with `extra` lines
+/// added to its metadata and `rule` as the first line of its rule.
+fn yaml_schema(name: &str, extra: &str, rule: &str) -> String {
+    format!(
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3\nkind: FlowSchema\nmetadata:\n  labels:\n    a: \"1\"\n  name: {name}\n{extra}spec:\n  priorityLevelConfiguration:\n    name: global-default\n  rules:\n  - {rule}\n    subjects:\n    - group:\n        name: system:authenticated\n      kind: Group\n"
+    )
+}
+
+/// A v1beta2 PriorityLevelConfiguration in YAML with `limited` as its limited block.
+fn yaml_level(name: &str, limited: &str) -> String {
+    format!(
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1beta2\nkind: PriorityLevelConfiguration\nmetadata:\n  name: {name}\nspec:\n  limited:\n{limited}  type: Limited\n"
+    )
+}
+
+const QUEUED: &str = "    assuredConcurrencyShares: 5\n    limitResponse:\n      type: Reject\n";
+
+/// The YAML reader decodes served objects under a guard that resolves every scalar as the
+/// value path does: whatever the document, its outputs, warnings and errors are those of the
+/// path that builds values, and the plain documents are the ones decoded.
+#[test]
+fn decoding_yaml_while_reading_changes_nothing_a_value_path_would_say() {
+    let rule = "nonResourceRules:\n    - nonResourceURLs: [\"*\"]\n      verbs: [\"*\"]";
+    let schema = |name: &str, extra: &str| yaml_schema(name, extra, rule);
+    let level = |name: &str, limited: &str| yaml_level(name, limited);
+    let shares = |value: &str| QUEUED.replace(": 5", &format!(": {value}"));
+    let label = |value: &str| schema("x", "").replace("a: \"1\"", &format!("a: {value}"));
+    // (case, whether it has nothing to report and decodes while read)
+    let cases: Vec<(String, bool)> = vec![
+        (schema("plain", ""), true),
+        (level("plain", QUEUED), true),
+        (format!("# a comment\n\n{}", schema("commented", "")), true),
+        (
+            schema("swapped", "").replacen(
+                "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3\nkind: FlowSchema",
+                "kind: FlowSchema\napiVersion: flowcontrol.apiserver.k8s.io/v1beta3",
+                1,
+            ),
+            true,
+        ),
+        (schema("flow", "  annotations: {b: \"2\", c: '3'}\n"), true),
+        (
+            schema(
+                "block",
+                "  annotations:\n    b: |\n      two\n      lines\n    c: >-\n      folded\n      text\n",
+            ),
+            true,
+        ),
+        (
+            schema(
+                "anchored",
+                "  annotations: &ann {b: \"2\"}\n  finalizers: [*ann]\n",
+            ),
+            false,
+        ),
+        (
+            schema("stamped", "  creationTimestamp: \"2024-01-02T03:04:05Z\"\n"),
+            true,
+        ),
+        (
+            schema("plain-stamp", "  creationTimestamp: 2024-01-02T03:04:05Z\n"),
+            true,
+        ),
+        (schema("dated", "  creationTimestamp: 2024-01-02\n"), false),
+        // Plain scalars that resolve to other types where strings are wanted (null is no
+        // name at all on both paths).
+        (schema("123", ""), false),
+        (schema("true", ""), false),
+        (schema("1.5", ""), false),
+        (schema("null", ""), true),
+        (schema("~", ""), true),
+        (label("true"), false),
+        (label("1"), false),
+        (label("~"), false),
+        (label("0x1F"), false),
+        (label("'plain'"), true),
+        (label("!!str 1"), true),
+        (label("!custom x"), false),
+        (schema("x", "  labels2: 1\n"), false),
+        // Numbers in every spelling YAML allows, where an integer is wanted.
+        (level("quoted", &shares("\"5\"")), false),
+        (level("float", &shares("5.0")), false),
+        (level("hex", &shares("0x10")), true),
+        (level("octal", &shares("0o10")), true),
+        (level("exp", &shares("1e3")), false),
+        (level("huge", &shares("99999999999999999999")), false),
+        (level("inf", &shares(".inf")), false),
+        (
+            schema(
+                "managed",
+                "  managedFields:\n  - fieldsV1: {f: 99999999999999999999}\n    manager: m\n",
+            ),
+            false,
+        ),
+        (
+            schema(
+                "managed",
+                "  managedFields:\n  - fieldsV1: {f: [1, -2, 0.5, .nan, null, x]}\n    manager: m\n",
+            ),
+            true,
+        ),
+        (level("negative", &shares("-3")), true),
+        (level("tagged", &shares("!!int 7")), true),
+        (level("string-tag", &shares("!!str 7")), false),
+        // Empty, null and misshapen objects (a sequence is a struct's fields in order to
+        // serde on both paths; a plain `1` key is the string "1" on both).
+        (level("empty", ""), true),
+        (
+            schema("x", "").replace("spec:\n", "spec: null\nspec2:\n"),
+            false,
+        ),
+        (format!("{}status: {{}}\n", schema("status", "")), true),
+        (format!("{}status:\n", schema("status-empty", "")), true),
+        (format!("{}status: []\n", schema("status-seq", "")), true),
+        (
+            schema("x", "").replace("metadata:\n", "metadata: []\nmeta:\n"),
+            false,
+        ),
+        // Something to report: unknown and repeated fields, merge keys.
+        (schema("x", "  colour: red\n"), false),
+        (schema("x", "  name: again\n"), false),
+        (
+            schema("x", "").replacen(
+                "kind: FlowSchema\n",
+                "kind: FlowSchema\nkind: FlowSchema\n",
+                1,
+            ),
+            false,
+        ),
+        (schema("x", "  labels: {a: \"1\", a: \"2\"}\n"), false),
+        (
+            schema("x", "  base: &b {c: d}\n  labels2:\n    <<: *b\n"),
+            false,
+        ),
+        (schema("x", "  annotations:\n    1: x\n"), true),
+        (schema("x", "  annotations:\n    ? [k]\n    : x\n"), false),
+        // The identity not as plain words on the first lines, or not served.
+        (
+            schema("x", "").replacen("kind: FlowSchema", "kind: FlowSchema # c", 1),
+            false,
+        ),
+        (
+            schema("x", "").replacen("kind: FlowSchema", "kind: \"FlowSchema\"", 1),
+            false,
+        ),
+        (
+            schema("x", "").replacen("kind: FlowSchema", "kind: Deployment", 1),
+            false,
+        ),
+        (
+            format!(
+                "metadata: {{name: late}}\n{}",
+                schema("x", "").replacen("metadata:\n  labels:", "labels:", 1)
+            ),
+            false,
+        ),
+        ("apiVersion: v1\nkind: List\nitems: []\n".to_owned(), false),
+        // Errors that stop the stream.
+        (schema("x", "  labels: [\n"), false),
+        (schema("x", "\tbad: tab\n"), false),
+    ];
+    for (index, (case, decodes)) in cases.iter().enumerate() {
+        let stream = format!(
+            "{}---\n{case}---\n{}",
+            schema("before", ""),
+            level("after", QUEUED)
+        );
+        let expected = converted_from_values(stream.as_bytes(), &Limits::default());
+        for step in [1, 4096] {
+            let got = converted_from_bytes(stream.as_bytes(), step, &Limits::default());
+            assert_eq!(got, expected, "case {index} in steps of {step}:\n{case}");
+        }
+        let decoded = yaml_decoded_while_reading(case.as_bytes());
+        assert_eq!(decoded, usize::from(*decodes), "case {index}:\n{case}");
+    }
+    // The limits hold on the decoding path too.
+    let stream = format!("{}---\n{}", level("a", QUEUED), schema("b", ""));
+    for limits in [
+        Limits {
+            max_nodes: 30,
+            ..Limits::default()
+        },
+        Limits {
+            max_depth: 4,
+            ..Limits::default()
+        },
+    ] {
+        let expected = converted_from_values(stream.as_bytes(), &limits);
+        assert_eq!(expected.0.len(), 1, "{limits:?}");
+        assert!(expected.1.is_some(), "{limits:?}");
+        assert_eq!(
+            converted_from_bytes(stream.as_bytes(), 1 << 20, &limits),
+            expected
+        );
+    }
+}
+
+/// Random damage to a YAML stream of served objects: decoding while reading and building
+/// values agree on every outcome.
+#[test]
+fn damaged_yaml_gives_what_the_value_path_gives() {
+    let stream = format!(
+        "{}---\n{}",
+        yaml_schema(
+            "a",
+            "  annotations: {b: \"2\"}\n",
+            "nonResourceRules:\n    - nonResourceURLs: [\"*\"]\n      verbs: [\"*\"]"
+        ),
+        yaml_level("p", QUEUED)
+    );
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let alphabet = b":-[]{},#&*!|>'\"\n \t0aT~.?<";
+    let mut decoded = 0;
+    for _ in 0..2000 {
+        let mut bytes = stream.clone().into_bytes();
+        for _ in 0..1 + next() % 3 {
+            let at = next() as usize % bytes.len();
+            let byte = alphabet[next() as usize % alphabet.len()];
+            match next() % 3 {
+                0 => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                _ => {
+                    bytes.remove(at);
+                }
+            }
+        }
+        let expected = converted_from_values(&bytes, &Limits::default());
+        let shown = String::from_utf8_lossy(&bytes);
+        assert_eq!(
+            converted_from_bytes(&bytes, 1 << 20, &Limits::default()),
+            expected,
+            "{shown}"
+        );
+        decoded += yaml_decoded_while_reading(&bytes);
+    }
+    // Most damage leaves a document decodable (a changed name, a changed label).
+    assert!(
+        decoded > 1000,
+        "only {decoded} documents decoded while read"
+    );
 }

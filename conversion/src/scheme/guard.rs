@@ -1,13 +1,21 @@
-//! Decoding JSON bytes straight into a typed object while checking what the reader's scan
+//! Decoding a document straight into a typed object while checking what the value path
 //! checks, so that a document of a served kind is parsed once.
 //!
-//! [`decode`] wraps serde_json's deserializer: every value the type reads is counted against
-//! the reader's [`Limits`] (nodes and nesting depth, counted as the scan counts them), every
-//! key of every object is hashed to notice a repeat, and a field the type does not have (which
-//! serde skips with `deserialize_ignored_any`) ends the decode unless the caller allows it.
-//! Whatever the guard does not like makes the decode fail: the caller then takes the scanning
-//! path, whose errors and warnings name what was wrong. A successful decode therefore means
-//! the scan would have accepted the document and found nothing to report.
+//! [`decode`] (JSON) and [`decode_yaml`] wrap the format's deserializer: every value the type
+//! reads is counted against the reader's [`Limits`] (nodes and nesting depth, counted as the
+//! scan and the value builder count them), every key of every object is hashed to notice a
+//! repeat, and a field the type does not have (which serde skips with
+//! `deserialize_ignored_any`) ends the decode unless the caller allows it. Whatever the guard
+//! does not like makes the decode fail: the caller then takes the value path, whose errors and
+//! warnings name what was wrong. A successful decode therefore means the value path would have
+//! accepted the document, found nothing to report and decoded the same object.
+//!
+//! YAML needs one more rule for that promise. serde_yaml_ng reads a plain scalar as whatever
+//! the type asks for (`123` as the string "123" when a string is wanted), while the value path
+//! first resolves it (`123` is a number) and then decodes the value, which fails for a string
+//! field. Under a YAML guard every scalar, sequence and mapping is therefore read through
+//! `deserialize_any`, which resolves it as the value path does, and the type's own visitor
+//! decides from that.
 
 use std::cell::Cell;
 use std::fmt;
@@ -25,6 +33,8 @@ pub(super) struct Guard {
     max_depth: usize,
     max_nodes: usize,
     allow_ignored: bool,
+    /// Read values through `deserialize_any`, resolved as the value path resolves them (YAML).
+    resolve: bool,
     depth: Cell<usize>,
     nodes: Cell<usize>,
 }
@@ -37,8 +47,18 @@ impl Guard {
             max_depth: limits.max_depth,
             max_nodes: limits.max_nodes,
             allow_ignored: false,
+            resolve: false,
             depth: Cell::new(0),
             nodes: Cell::new(0),
+        }
+    }
+
+    /// [`Guard::checking`] for a YAML document: every value is also resolved as the value
+    /// path resolves it.
+    pub(super) fn checking_yaml(limits: &Limits) -> Guard {
+        Guard {
+            resolve: true,
+            ..Guard::checking(limits)
         }
     }
 
@@ -49,6 +69,7 @@ impl Guard {
             max_depth: usize::MAX,
             max_nodes: usize::MAX,
             allow_ignored,
+            resolve: false,
             depth: Cell::new(0),
             nodes: Cell::new(0),
         }
@@ -92,6 +113,19 @@ pub(super) fn decode<T: DeserializeOwned>(text: &str, guard: &Guard) -> Option<(
     // A stream made from the deserializer starts where the value ended.
     let end = de.into_iter::<serde::de::IgnoredAny>().byte_offset();
     Some((typed, end))
+}
+
+/// The one document of the YAML `text` decoded as `T` under `guard` (a
+/// [`Guard::checking_yaml`]); `None` if it does not decode, the guard refused something, or
+/// `text` holds a second document.
+pub(super) fn decode_yaml<T: DeserializeOwned>(text: &str, guard: &Guard) -> Option<T> {
+    let mut documents = serde_yaml_ng::Deserializer::from_str(text);
+    let typed = T::deserialize(Guarded {
+        inner: documents.next()?,
+        guard,
+    })
+    .ok()?;
+    documents.next().is_none().then_some(typed)
 }
 
 /// `value` decoded as `T` if it has no field `T` lacks: the quick try before a decode that
@@ -177,10 +211,53 @@ impl<'g, D> Guarded<'g, D> {
     }
 }
 
+/// Forwards `deserialize_*` methods of [`Guarded`], or reads the value through
+/// `deserialize_any` if the guard resolves values.
+macro_rules! forward_or_resolve {
+    ($($method:ident $(($($arg:ident: $ty:ty),*))?;)*) => {$(
+        fn $method<V: Visitor<'de>>(
+            self,
+            $($($arg: $ty,)*)?
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let resolve = self.guard.resolve;
+            let (inner, visitor) = self.split(visitor);
+            if resolve {
+                inner.deserialize_any(visitor)
+            } else {
+                inner.$method($($($arg,)*)? visitor)
+            }
+        }
+    )*};
+}
+
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Guarded<'_, D> {
     type Error = D::Error;
 
-    forward_all!();
+    forward_or_resolve! {
+        deserialize_bool; deserialize_i8; deserialize_i16; deserialize_i32; deserialize_i64;
+        deserialize_i128; deserialize_u8; deserialize_u16; deserialize_u32; deserialize_u64;
+        deserialize_u128; deserialize_f32; deserialize_f64; deserialize_char;
+        deserialize_str; deserialize_string; deserialize_unit;
+        deserialize_unit_struct(name: &'static str);
+        deserialize_seq; deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map;
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+    }
+
+    // `null`, `~` and an empty plain scalar are `None` to serde_yaml_ng, as they are `null`
+    // to the value path; an enum is refused by the visitor either way.
+    forward_deserialize! {
+        deserialize_any; deserialize_bytes; deserialize_byte_buf; deserialize_option;
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_identifier;
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
 
     /// What serde reads for a field its type does not have.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
@@ -229,10 +306,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Visit<'_, V> {
         self.inner.expecting(f)
     }
 
+    // No 128-bit integers: the value path has no JSON value for them (serde_json never
+    // gives one; serde_yaml_ng does for huge YAML integers).
     forward_scalars! {count;
         visit_bool(bool); visit_i8(i8); visit_i16(i16); visit_i32(i32); visit_i64(i64);
-        visit_i128(i128); visit_u8(u8); visit_u16(u16); visit_u32(u32); visit_u64(u64);
-        visit_u128(u128); visit_f32(f32); visit_f64(f64); visit_char(char);
+        visit_u8(u8); visit_u16(u16); visit_u32(u32); visit_u64(u64);
+        visit_f32(f32); visit_f64(f64); visit_char(char);
         visit_str(&str); visit_borrowed_str(&'de str); visit_string(String);
         visit_bytes(&[u8]); visit_borrowed_bytes(&'de [u8]); visit_byte_buf(Vec<u8>);
     }
