@@ -217,10 +217,12 @@ pub fn supported() -> &'static str {
 
 /// The codec of `kind` in `api_version`.
 pub fn lookup(api_version: &str, kind: &str) -> Option<&'static Codec> {
-    let (group, version) = api_version.split_once('/')?;
+    let slash = api_version.bytes().position(|b| b == b'/')?;
+    let (group, version) = (&api_version[..slash], &api_version[slash + 1..]);
+    // The kind first: it differs between most codecs, and often in length alone.
     CODECS
         .iter()
-        .find(|c| c.group == group && c.version == version && c.kind == kind)
+        .find(|c| c.kind == kind && c.version == version && c.group == group)
 }
 
 /// Whether `api_version` serves `kind`.

@@ -128,7 +128,7 @@ impl<'a> JsonDocument<'a> {
     /// end; an object cut short by the end of `text` fails it and is left to the caller,
     /// which reads more and tries again.
     fn decoded(index: usize, text: &'a str, limits: &Limits) -> Option<(usize, Self)> {
-        let (api_version, kind) = peek_identity(text.as_bytes())?;
+        let (api_version, kind) = peek_identity(text)?;
         let codec = codec::lookup(api_version, kind)?;
         let (object, end) = codec.decode_guarded(text, &Guard::checking(limits))?;
         if end > limits.max_document_bytes {
@@ -162,19 +162,20 @@ fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// The `apiVersion` and `kind` of an object whose first two members they are, in either
 /// order, as strings without escapes; `None` for anything else (the scan then finds them).
-fn peek_identity(bytes: &[u8]) -> Option<(&str, &str)> {
+fn peek_identity(text: &str) -> Option<(&str, &str)> {
+    let bytes = text.as_bytes();
     let mut at = skip_blanks(bytes, 0);
     let (mut api_version, mut kind) = (None, None);
     for separator in [b'{', b','] {
         if bytes.get(at) != Some(&separator) {
             return None;
         }
-        let (key, after) = plain_string(bytes, skip_blanks(bytes, at + 1))?;
+        let (key, after) = plain_string(text, skip_blanks(bytes, at + 1))?;
         at = skip_blanks(bytes, after);
         if bytes.get(at) != Some(&b':') {
             return None;
         }
-        let (value, after) = plain_string(bytes, skip_blanks(bytes, at + 1))?;
+        let (value, after) = plain_string(text, skip_blanks(bytes, at + 1))?;
         at = skip_blanks(bytes, after);
         match key {
             "apiVersion" if api_version.is_none() => api_version = Some(value),
@@ -186,7 +187,8 @@ fn peek_identity(bytes: &[u8]) -> Option<(&str, &str)> {
 }
 
 /// The string that starts at `at`, if it has no escapes, and the offset after it.
-fn plain_string(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
+fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
+    let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
@@ -195,8 +197,8 @@ fn plain_string(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
     if bytes[end] != b'"' {
         return None;
     }
-    let text = std::str::from_utf8(&bytes[start..end]).ok()?;
-    Some((text, end + 1))
+    // Both ends are at quotes, so at character boundaries.
+    Some((text.get(start..end)?, end + 1))
 }
 
 /// The longest start of `bytes` that is UTF-8. `str::from_utf8` checks ASCII a word at a
@@ -365,24 +367,13 @@ fn error_offset(bytes: &[u8], error: &serde_json::Error) -> usize {
     line_start + error.column()
 }
 
-/// Appends at least `want` bytes from `reader` to `buffer`, unless the reader ends first;
-/// returns whether it ended.
+/// Appends `want` bytes from `reader` to `buffer`, fewer if the reader ends first; returns
+/// whether it ended.
 fn fill(reader: &mut impl Read, buffer: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
-    let mut filled = buffer.len();
-    buffer.resize(filled + want, 0);
-    let result = loop {
-        if filled == buffer.len() {
-            break Ok(false);
-        }
-        match reader.read(&mut buffer[filled..]) {
-            Ok(0) => break Ok(true),
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => break Err(e),
-        }
-    };
-    buffer.truncate(filled);
-    result
+    // `read_to_end` reads into the spare capacity without zeroing it first.
+    buffer.reserve(want);
+    let read = reader.take(want as u64).read_to_end(buffer)?;
+    Ok(read < want)
 }
 
 /// What a scan of a JSON value found.
@@ -609,7 +600,7 @@ mod tests {
             (r#"{"kind":"A" "apiVersion":"v1"}"#, None),
             (r#"{"kind":"A","#, None),
         ] {
-            assert_eq!(peek_identity(text.as_bytes()), identity, "{text}");
+            assert_eq!(peek_identity(text), identity, "{text}");
         }
     }
 
