@@ -71,11 +71,16 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             // Repeated keys are reported as warnings; unknown fields are not validation's
-            // business. A JSON document without repeated keys decodes from its bytes.
+            // business. A JSON document without repeated keys decodes from its bytes; a YAML
+            // object the reader decoded (nothing to report) is taken as it is.
             let (own_version, decoded) = match read {
                 Input::Json(json) if !json.may_repeat_keys => (
                     json.api_version.as_deref().map(str::to_owned),
                     scheme::to_hub_json(&json, UnknownFields::Ignore),
+                ),
+                Input::Yaml(yaml) => (
+                    Some(yaml.api_version()),
+                    scheme::to_hub_yaml(yaml).map(|hub| (vec![hub], Vec::new())),
                 ),
                 read => {
                     let document = input::built(&location, read)?;

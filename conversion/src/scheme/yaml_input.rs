@@ -281,6 +281,11 @@ impl YamlDocument<'_> {
         }
     }
 
+    /// The document's `apiVersion`.
+    pub fn api_version(&self) -> String {
+        self.decoded.codec.api_version()
+    }
+
     /// The decoded object, and the length of its text (to size the output).
     pub(super) fn into_decoded(self) -> (Decoded, usize) {
         (self.decoded, self.text.len())

@@ -541,13 +541,7 @@ fn hostile_text_is_refused_without_a_crash() {
 #[test]
 fn random_bytes_never_panic_the_readers() {
     let valid = b"{\"apiVersion\": \"v1\", \"kind\": \"K\", \"a\": [1, {\"b\": \"\\u00e9\"}]}\n---\na: [1, {b: c}]\n...\n";
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     for _ in 0..3000 {
         let mut bytes: Vec<u8> = valid.to_vec();
         bytes.truncate(next() as usize % (valid.len() + 1));
@@ -567,18 +561,7 @@ fn random_bytes_never_panic_the_readers() {
     .as_bytes();
     let alphabet = b"{}[]\",:\\ \nakx0-";
     for _ in 0..3000 {
-        let mut bytes = served.to_vec();
-        for _ in 0..1 + next() % 3 {
-            let at = next() as usize % bytes.len();
-            let byte = alphabet[next() as usize % alphabet.len()];
-            match next() % 3 {
-                0 => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                _ => {
-                    bytes.remove(at);
-                }
-            }
-        }
+        let bytes = damaged(served, alphabet, &mut next);
         let expected = converted_from_values(&bytes, &Limits::default());
         let shown = String::from_utf8_lossy(&bytes);
         assert_eq!(
@@ -804,6 +787,13 @@ fn decoding_yaml_while_reading_changes_nothing_a_value_path_would_say() {
     let level = |name: &str, limited: &str| yaml_level(name, limited);
     let shares = |value: &str| QUEUED.replace(": 5", &format!(": {value}"));
     let label = |value: &str| schema("x", "").replace("a: \"1\"", &format!("a: {value}"));
+    let deep = |levels: usize| {
+        let fields = format!("{}1{}", "{f: ".repeat(levels), "}".repeat(levels));
+        schema(
+            "deep",
+            &format!("  managedFields:\n  - fieldsV1: {fields}\n    manager: m\n"),
+        )
+    };
     // (case, whether it has nothing to report and decodes while read)
     let cases: Vec<(String, bool)> = vec![
         (schema("plain", ""), true),
@@ -934,6 +924,11 @@ fn decoding_yaml_while_reading_changes_nothing_a_value_path_would_say() {
             false,
         ),
         ("apiVersion: v1\nkind: List\nitems: []\n".to_owned(), false),
+        // Nesting at and past the depth limit (64), and past serde_yaml_ng's own (128).
+        (deep(58), true),
+        (deep(60), true),
+        (deep(61), false),
+        (deep(200), false),
         // Errors that stop the stream.
         (schema("x", "  labels: [\n"), false),
         (schema("x", "\tbad: tab\n"), false),
@@ -963,6 +958,7 @@ fn decoding_yaml_while_reading_changes_nothing_a_value_path_would_say() {
             max_depth: 4,
             ..Limits::default()
         },
+        small(level("a", QUEUED).len() + 8),
     ] {
         let expected = converted_from_values(stream.as_bytes(), &limits);
         assert_eq!(expected.0.len(), 1, "{limits:?}");
@@ -987,28 +983,11 @@ fn damaged_yaml_gives_what_the_value_path_gives() {
         ),
         yaml_level("p", QUEUED)
     );
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     let alphabet = b":-[]{},#&*!|>'\"\n \t0aT~.?<";
     let mut decoded = 0;
     for _ in 0..2000 {
-        let mut bytes = stream.clone().into_bytes();
-        for _ in 0..1 + next() % 3 {
-            let at = next() as usize % bytes.len();
-            let byte = alphabet[next() as usize % alphabet.len()];
-            match next() % 3 {
-                0 => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                _ => {
-                    bytes.remove(at);
-                }
-            }
-        }
+        let bytes = damaged(stream.as_bytes(), alphabet, &mut next);
         let expected = converted_from_values(&bytes, &Limits::default());
         let shown = String::from_utf8_lossy(&bytes);
         assert_eq!(
@@ -1023,4 +1002,31 @@ fn damaged_yaml_gives_what_the_value_path_gives() {
         decoded > 1000,
         "only {decoded} documents decoded while read"
     );
+}
+
+/// A xorshift generator: reproducible random numbers from `state`.
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// `bytes` with one to three bytes replaced by, or inserted from, `alphabet`, or removed.
+fn damaged(bytes: &[u8], alphabet: &[u8], next: &mut impl FnMut() -> u64) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    for _ in 0..1 + next() % 3 {
+        let at = next() as usize % bytes.len();
+        let byte = alphabet[next() as usize % alphabet.len()];
+        match next() % 3 {
+            0 => bytes[at] = byte,
+            1 => bytes.insert(at, byte),
+            _ => {
+                bytes.remove(at);
+            }
+        }
+    }
+    bytes
 }
