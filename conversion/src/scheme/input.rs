@@ -10,7 +10,8 @@
 //!
 //! JSON is cut into documents and scanned without building values (`json_input`), so that the
 //! scheme can decode each straight into its type; YAML is cut at its markers and each document
-//! parsed alone (`yaml_input`); protobuf is framed (`protobuf_input`).
+//! parsed alone (`yaml_input`), a served object straight into its type when nothing about it
+//! needs reporting; protobuf is framed (`protobuf_input`).
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -208,8 +209,9 @@ impl Input<'_> {
     }
 }
 
-/// Like [`read_each`], but JSON documents are handed over as bytes, unbuilt: the one reader
-/// of every format, for callers that convert JSON without building values.
+/// Like [`read_each`], but JSON documents are handed over as bytes, unbuilt, and YAML objects
+/// of served kinds with nothing to report decoded into their types: the one reader of every
+/// format, for callers that convert without building values.
 pub fn read_each_input<E: From<ReadError>>(
     reader: impl Read,
     limits: &Limits,
@@ -218,8 +220,8 @@ pub fn read_each_input<E: From<ReadError>>(
     read_each_in(reader, limits, true, each)
 }
 
-/// [`read_each_input`]; JSON objects of served kinds are decoded into their types as they are
-/// read if `decode`, for a caller that will convert them.
+/// [`read_each_input`]; JSON and YAML objects of served kinds are decoded into their types as
+/// they are read if `decode`, for a caller that will convert them.
 fn read_each_in<E: From<ReadError>>(
     reader: impl Read,
     limits: &Limits,
