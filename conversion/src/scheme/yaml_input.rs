@@ -193,12 +193,12 @@ fn decoded(text: &str, limits: &Limits) -> Option<Decoded> {
 /// write YAML; `None` for any other start. Two such lines at the first column are two keys
 /// of the top-level mapping with plain scalars.
 fn identity(text: &str) -> Option<(&str, &str)> {
-    let mut content = text.lines().filter(|line| {
+    let content = text.lines().filter(|line| {
         let line = line.trim_end();
         !(line.is_empty() || line == "---" || line.trim_start().starts_with('#'))
     });
     let (mut api_version, mut kind) = (None, None);
-    for line in content.by_ref().take(2) {
+    for line in content.take(2) {
         let (key, value) = line.trim_end().split_once(": ")?;
         let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'/' | b'-');
         if value.is_empty() || !value.bytes().all(word) {
@@ -294,7 +294,35 @@ impl YamlDocument<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Marker, marker};
+    use super::{Marker, identity, marker};
+
+    #[test]
+    fn the_identity_is_two_plain_lines_at_the_start() {
+        let v1 = "flowcontrol.apiserver.k8s.io/v1";
+        for (text, expected) in [
+            ("apiVersion: v1\nkind: List\n", Some(("v1", "List"))),
+            (
+                "---\n# c\n\nkind: K\napiVersion: a/b\nx: 1\n",
+                Some(("a/b", "K")),
+            ),
+            (
+                "apiVersion: flowcontrol.apiserver.k8s.io/v1\r\nkind: FlowSchema\r\n",
+                Some((v1, "FlowSchema")),
+            ),
+            ("apiVersion: v1\nmetadata: {}\nkind: K\n", None),
+            ("apiVersion: v1\nkind: K # c\n", None),
+            ("apiVersion: v1\nkind: \"K\"\n", None),
+            ("apiVersion: v1\n  kind: K\n", None),
+            ("apiVersion: v1\napiVersion: v2\n", None),
+            ("apiVersion: v1\n", None),
+            ("%YAML 1.2\n---\napiVersion: v1\nkind: K\n", None),
+            ("--- apiVersion: v1\nkind: K\n", None),
+            ("apiVersion:v1\nkind: K\n", None),
+            ("", None),
+        ] {
+            assert_eq!(identity(text), expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn markers_are_three_characters_then_a_blank() {
