@@ -31,6 +31,61 @@ type EncodeFn = fn(HubObject, &mut Vec<Warning>) -> Result<Value, SchemeError>;
 /// An object in its version's type, as a [`Codec`] decoded it.
 pub(super) type Typed = Box<dyn Any + Send>;
 
+/// A document's object in its version's type, as a reader decoded it: within the limits,
+/// without repeated keys or fields the type lacks.
+pub(super) struct Decoded {
+    /// The codec of the object's version and kind.
+    pub(super) codec: &'static Codec,
+    /// The object, a value of the codec's type.
+    pub(super) object: Typed,
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} {}",
+            self.codec.group, self.codec.version, self.codec.kind
+        )
+    }
+}
+
+impl Decoded {
+    /// The object defaulted in its version and converted to the hub.
+    pub(super) fn into_hub(self) -> Result<HubObject, SchemeError> {
+        let codec = self.codec;
+        codec
+            .typed_to_hub(self.object)
+            .ok_or_else(|| not_of_its_codec(codec))
+    }
+
+    /// The object defaulted in its version and written as `encoding` says; `input_length`
+    /// sizes the output.
+    pub(super) fn into_defaulted(
+        self,
+        encoding: Encoding,
+        input_length: usize,
+    ) -> Result<Vec<u8>, SchemeError> {
+        let codec = self.codec;
+        codec
+            .default_typed(self.object, encoding, input_length)
+            .ok_or_else(|| not_of_its_codec(codec))?
+    }
+}
+
+/// An object that is not of the type of the codec that decoded it, which cannot happen.
+fn not_of_its_codec(codec: &Codec) -> SchemeError {
+    SchemeError::new(
+        ErrorKind::UnsupportedKind,
+        "",
+        format!(
+            "the decoded object is not a {} {}",
+            codec.api_version(),
+            codec.kind
+        ),
+    )
+}
+
 type DecodeGuardedFn = fn(&str, &Guard) -> Option<(Typed, usize)>;
 type DecodeYamlFn = fn(&str, &Guard) -> Option<Typed>;
 type TypedToHubFn = fn(Typed) -> Option<HubObject>;

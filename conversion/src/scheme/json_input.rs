@@ -13,7 +13,6 @@
 //! Positions in syntax errors are the stream's (line and column), as if the whole stream had
 //! been parsed at once.
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Mutex;
@@ -21,7 +20,7 @@ use std::sync::Mutex;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
 use serde::de::{Error as _, Visitor};
 
-use super::codec::{self, Codec};
+use super::codec::{self, Decoded};
 use super::guard::Guard;
 use super::input::{InputError, Limits, ReadError};
 
@@ -47,25 +46,6 @@ pub struct JsonDocument<'a> {
     /// The object decoded into its version's type while it was read, until the scheme takes
     /// it.
     decoded: Mutex<Option<Decoded>>,
-}
-
-/// A document's object in its version's type, as the reader decoded it: within the limits,
-/// without repeated keys or fields the type lacks.
-pub(super) struct Decoded {
-    /// The codec of the object's version and kind.
-    pub(super) codec: &'static Codec,
-    /// The object, a value of the codec's type.
-    pub(super) object: Box<dyn Any + Send>,
-}
-
-impl std::fmt::Debug for Decoded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}/{} {}",
-            self.codec.group, self.codec.version, self.codec.kind
-        )
-    }
 }
 
 /// A copy holds the same bytes and scan, not the decoded object: the scheme decodes the copy

@@ -398,7 +398,7 @@ pub fn convert_yaml(
 ) -> Result<Encoded, SchemeError> {
     let (decoded, length) = document.into_decoded();
     let codec = decoded.codec;
-    encode_converted(codec, decoded_hub(decoded)?, target, encoding, length)
+    encode_converted(codec, decoded.into_hub()?, target, encoding, length)
 }
 
 /// [`default`] for a YAML document the reader decoded into its type; see [`convert_yaml`].
@@ -411,12 +411,8 @@ pub fn default_yaml(
     encoding: Encoding,
 ) -> Result<Encoded, SchemeError> {
     let (decoded, length) = document.into_decoded();
-    let codec = decoded.codec;
-    let bytes = codec
-        .default_typed(decoded.object, encoding, length)
-        .ok_or_else(|| not_of_its_codec(codec))??;
     Ok(Encoded {
-        bytes,
+        bytes: decoded.into_defaulted(encoding, length)?,
         warnings: Vec::new(),
     })
 }
@@ -427,28 +423,7 @@ pub fn default_yaml(
 ///
 /// None in practice (the object is of its codec's type).
 pub fn to_hub_yaml(document: YamlDocument<'_>) -> Result<HubObject, SchemeError> {
-    decoded_hub(document.into_decoded().0)
-}
-
-/// The hub form of an object the reader decoded.
-fn decoded_hub(decoded: json_input::Decoded) -> Result<HubObject, SchemeError> {
-    let codec = decoded.codec;
-    codec
-        .typed_to_hub(decoded.object)
-        .ok_or_else(|| not_of_its_codec(codec))
-}
-
-/// An object that is not of the type of the codec that decoded it, which cannot happen.
-fn not_of_its_codec(codec: &Codec) -> SchemeError {
-    SchemeError::new(
-        ErrorKind::UnsupportedKind,
-        "",
-        format!(
-            "the decoded object is not a {} {}",
-            codec.api_version(),
-            codec.kind
-        ),
-    )
+    document.into_decoded().0.into_hub()
 }
 
 /// [`default`] for a JSON document as the reader gives it, written as `encoding` says; see

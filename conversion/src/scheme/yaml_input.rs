@@ -16,10 +16,10 @@ use std::io::{BufRead, Read};
 
 use serde::Deserialize;
 
-use super::codec;
+use super::codec::{self, Decoded};
 use super::guard::Guard;
 use super::input::{Checked, Document, Input, InputError, Limits, ReadError};
-use super::json_input::{Decoded, Position};
+use super::json_input::Position;
 
 /// Calls `each` with every non-empty document of `reader`, in order. `start` is where the
 /// reader starts in the stream (after blanks the caller skipped), for line numbers. Objects of
