@@ -562,13 +562,8 @@ fn random_bytes_never_panic_the_readers() {
     let alphabet = b"{}[]\",:\\ \nakx0-";
     for _ in 0..3000 {
         let bytes = damaged(served, alphabet, &mut next);
-        let expected = converted_from_values(&bytes, &Limits::default());
         let shown = String::from_utf8_lossy(&bytes);
-        assert_eq!(
-            converted_from_bytes(&bytes, 1 << 20, &Limits::default()),
-            expected,
-            "{shown}"
-        );
+        same_on_both_paths(&bytes, &[1 << 20], &Limits::default(), &shown);
     }
 }
 
@@ -633,6 +628,17 @@ fn converted_from_values(stream: &[u8], limits: &Limits) -> Outcome {
         Ok::<_, Stop>(())
     });
     (out, result.err().map(|stop| stop.0))
+}
+
+/// What the value path gives for `stream`, asserted to be what decoding while reading gives,
+/// with the stream arriving in pieces of each of `steps` bytes; `what` names the case.
+fn same_on_both_paths(stream: &[u8], steps: &[usize], limits: &Limits, what: &str) -> Outcome {
+    let expected = converted_from_values(stream, limits);
+    for &step in steps {
+        let got = converted_from_bytes(stream, step, limits);
+        assert_eq!(got, expected, "{what} in steps of {step}");
+    }
+    expected
 }
 
 /// A built document converted, its repeated keys reported first.
@@ -712,11 +718,8 @@ fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
                 .unwrap();
             stream.splice(at..at + 3, [0xff]);
         }
-        let expected = converted_from_values(&stream, &Limits::default());
-        for step in [1, 7, 4096, 1 << 20] {
-            let got = converted_from_bytes(&stream, step, &Limits::default());
-            assert_eq!(got, expected, "case {index} in steps of {step}: {case}");
-        }
+        let what = format!("case {index}: {case}");
+        same_on_both_paths(&stream, &[1, 7, 4096, 1 << 20], &Limits::default(), &what);
     }
     // The node limit holds on the decoding path too.
     let stream = format!("{}\n{}", level("a"), schema("b"));
@@ -724,7 +727,7 @@ fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
         max_nodes: 30,
         ..Limits::default()
     };
-    let expected = converted_from_values(stream.as_bytes(), &limits);
+    let expected = same_on_both_paths(stream.as_bytes(), &[1 << 20], &limits, "node limit");
     assert_eq!(expected.0.len(), 1);
     assert!(
         expected
@@ -733,21 +736,11 @@ fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
             .unwrap()
             .contains("more than 30 nodes")
     );
-    assert_eq!(
-        converted_from_bytes(stream.as_bytes(), 1 << 20, &limits),
-        expected
-    );
     // So does the size limit: a served object over it is not decoded, and the scan says so.
     let limits = small(level("a").len() + 8);
-    let expected = converted_from_values(stream.as_bytes(), &limits);
+    let expected = same_on_both_paths(stream.as_bytes(), &[1, 1 << 20], &limits, "size limit");
     assert_eq!(expected.0.len(), 1);
     assert!(expected.1.as_deref().unwrap().contains("larger than"));
-    for step in [1, 1 << 20] {
-        assert_eq!(
-            converted_from_bytes(stream.as_bytes(), step, &limits),
-            expected
-        );
-    }
 }
 
 /// How many documents of a YAML stream the reader decoded into their types.
@@ -939,11 +932,8 @@ fn decoding_yaml_while_reading_changes_nothing_a_value_path_would_say() {
             schema("before", ""),
             level("after", QUEUED)
         );
-        let expected = converted_from_values(stream.as_bytes(), &Limits::default());
-        for step in [1, 4096] {
-            let got = converted_from_bytes(stream.as_bytes(), step, &Limits::default());
-            assert_eq!(got, expected, "case {index} in steps of {step}:\n{case}");
-        }
+        let what = format!("case {index}:\n{case}");
+        same_on_both_paths(stream.as_bytes(), &[1, 4096], &Limits::default(), &what);
         let decoded = yaml_decoded_while_reading(case.as_bytes());
         assert_eq!(decoded, usize::from(*decodes), "case {index}:\n{case}");
     }
@@ -960,13 +950,10 @@ fn decoding_yaml_while_reading_changes_nothing_a_value_path_would_say() {
         },
         small(level("a", QUEUED).len() + 8),
     ] {
-        let expected = converted_from_values(stream.as_bytes(), &limits);
+        let what = format!("{limits:?}");
+        let expected = same_on_both_paths(stream.as_bytes(), &[1 << 20], &limits, &what);
         assert_eq!(expected.0.len(), 1, "{limits:?}");
         assert!(expected.1.is_some(), "{limits:?}");
-        assert_eq!(
-            converted_from_bytes(stream.as_bytes(), 1 << 20, &limits),
-            expected
-        );
     }
 }
 
@@ -988,13 +975,8 @@ fn damaged_yaml_gives_what_the_value_path_gives() {
     let mut decoded = 0;
     for _ in 0..2000 {
         let bytes = damaged(stream.as_bytes(), alphabet, &mut next);
-        let expected = converted_from_values(&bytes, &Limits::default());
         let shown = String::from_utf8_lossy(&bytes);
-        assert_eq!(
-            converted_from_bytes(&bytes, 1 << 20, &Limits::default()),
-            expected,
-            "{shown}"
-        );
+        same_on_both_paths(&bytes, &[1 << 20], &Limits::default(), &shown);
         decoded += yaml_decoded_while_reading(&bytes);
     }
     // Most damage leaves a document decodable (a changed name, a changed label).
