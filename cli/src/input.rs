@@ -135,7 +135,7 @@ fn built_text(location: &Location, input: &Input<'_>) -> Result<Document, Failur
 }
 
 /// `1048576`, `512K`, `8M`, `1G` (powers of 1024; `KiB`, `MiB` and `GiB` too).
-fn parse_size(text: &str) -> Result<usize, String> {
+pub fn parse_size(text: &str) -> Result<usize, String> {
     let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let shift = match &text[digits.len()..] {
         "" | "B" => 0,

@@ -105,7 +105,7 @@ async fn put_all<'a>(
     let started = Instant::now();
     stream::iter(values)
         .map(|(key, value)| {
-            let mut store = store.handle();
+            let store = store.handle();
             async move {
                 store
                     .put(key.as_bytes(), value.to_vec())

@@ -7,13 +7,19 @@
 //! again and the work redone, so a concurrent writer's update is never overwritten. A value
 //! that cannot be decoded, is encrypted at rest, converts lossily or carries fields its
 //! schema lacks (under `UnknownFields::Strict`) is reported with its key and left untouched.
+//! So is one that is over the document limits, is stored under another kind's resource, or
+//! would be larger than etcd takes once converted: one object never stops the others.
 //! Every write is atomic per key, so a run that stops half-way is finished by running it again.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields, Warning};
+use apfkit_conversion::scheme::{self, Limits, SchemeError, Target, UnknownFields, Warning};
 use futures_util::stream::{self, TryStreamExt};
 
-use crate::etcd::{RESOURCES, RawValue, StorageError, Store, StoredResource, Swap, Swapped};
-use crate::object;
+use crate::etcd::{
+    DEFAULT_MAX_REQUEST_BYTES, FIRST_PAGE_KEYS, RESOURCES, RawValue, StorageError, Store,
+    StoredResource, Swap, Swapped,
+};
+use crate::key::Key;
+use crate::object::{self, ObjectError};
 
 /// What to migrate and how.
 #[derive(Debug, Clone)]
@@ -33,11 +39,18 @@ pub struct MigrateOptions {
     pub batch: usize,
     /// Conflicts on one key before giving up on it.
     pub max_conflicts: u32,
+    /// Limits on each stored value read (bytes, nesting, nodes), as on documents read from
+    /// files.
+    pub limits: Limits,
+    /// etcd's `--max-request-bytes`: an object whose write would be larger is reported and
+    /// left, since etcd would refuse it.
+    pub max_request_bytes: usize,
 }
 
 impl MigrateOptions {
     /// Options for `target` with the defaults: strict, 8 transactions of up to 64 keys in
-    /// flight, 100 conflicts per key.
+    /// flight, 100 conflicts per key, the readers' default limits, etcd's default request limit
+    /// (1.5 MiB).
     pub fn new(target: Target) -> MigrateOptions {
         MigrateOptions {
             target,
@@ -47,6 +60,8 @@ impl MigrateOptions {
             parallel: 8,
             batch: 64,
             max_conflicts: 100,
+            limits: Limits::default(),
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         }
     }
 }
@@ -54,8 +69,9 @@ impl MigrateOptions {
 /// One key that was not migrated, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Failed {
-    /// The key.
-    pub key: String,
+    /// The key (in JSON: `key`, and `keyBase64` when it is not UTF-8).
+    #[serde(flatten)]
+    pub key: Key,
     /// Why it was left untouched.
     pub reason: String,
 }
@@ -64,8 +80,9 @@ pub struct Failed {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Planned {
-    /// The key.
-    pub key: String,
+    /// The key (in JSON: `key`, and `keyBase64` when it is not UTF-8).
+    #[serde(flatten)]
+    pub key: Key,
     /// The stored apiVersion.
     pub from: String,
     /// The apiVersion it would be stored in.
@@ -76,6 +93,8 @@ pub struct Planned {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
+    /// Keys looked at: none means nothing is stored under the prefix (a wrong `--prefix`?).
+    pub examined: u64,
     /// Keys rewritten (or, in a dry run, to be rewritten).
     pub migrated: u64,
     /// Keys already in the target version.
@@ -97,7 +116,7 @@ pub struct Summary {
 /// # Errors
 ///
 /// When etcd does not answer.
-pub async fn total(store: &mut Store) -> Result<u64, StorageError> {
+pub async fn total(store: &Store) -> Result<u64, StorageError> {
     let mut total = 0;
     for resource in RESOURCES {
         total += store.count(resource).await?;
@@ -111,7 +130,7 @@ pub async fn total(store: &mut Store) -> Result<u64, StorageError> {
 ///
 /// Only when etcd fails (unreachable, deadline): the keys done so far stay done.
 pub async fn migrate(
-    store: &mut Store,
+    store: &Store,
     options: &MigrateOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Summary, StorageError> {
@@ -124,17 +143,18 @@ pub async fn migrate(
         // Pages are read as the groups before them are written: the next page's read overlaps
         // the writes in flight.
         let handle = store.handle();
-        let pages = stream::try_unfold(Some(None), move |from| {
+        let pages = stream::try_unfold(Some((None, FIRST_PAGE_KEYS)), move |from| {
             next_page(handle.handle(), resource, from)
         });
         let groups = pages
             .map_ok(|page| stream::iter(groups(page, options.batch).into_iter().map(Ok)))
             .try_flatten()
-            .map_ok(|group| migrate_group(store.handle(), group, options, progress))
+            .map_ok(|group| migrate_group(store.handle(), resource, group, options, progress))
             .try_buffer_unordered(options.parallel.max(1));
         let mut groups = std::pin::pin!(groups);
         while let Some(outcomes) = groups.try_next().await? {
             for (key, outcome) in outcomes {
+                summary.examined += 1;
                 summary.record(key, outcome);
             }
         }
@@ -166,7 +186,7 @@ enum Outcome {
 }
 
 impl Summary {
-    fn record(&mut self, key: String, outcome: Outcome) {
+    fn record(&mut self, key: Key, outcome: Outcome) {
         match outcome {
             Outcome::Migrated {
                 conflicts,
@@ -210,30 +230,79 @@ enum Plan {
     },
 }
 
-/// Decodes, converts and encodes one stored value.
-fn plan(raw: &RawValue, options: &MigrateOptions) -> Result<Plan, String> {
-    let stored = object::decode(&raw.value, raw.mod_revision).map_err(|e| e.to_string())?;
+/// Why a stored value is left untouched.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// It does not decode (or is encrypted, or over the limits).
+    #[error(transparent)]
+    Decode(#[from] ObjectError),
+    /// It is a kind of another resource.
+    #[error("{0}")]
+    Misplaced(String),
+    /// It has protobuf fields its schema lacks, under `UnknownFields::Strict`.
+    #[error("protobuf fields the schema of {api_version} does not have: {}", fields.join(", "))]
+    UnknownFields {
+        /// Its apiVersion.
+        api_version: String,
+        /// The fields' paths.
+        fields: Vec<String>,
+    },
+    /// It does not convert.
+    #[error(transparent)]
+    Convert(#[from] SchemeError),
+    /// It would lose a value in the conversion.
+    #[error("the conversion would lose a value: {0}")]
+    Lossy(Warning),
+    /// Converted, it would be a write larger than etcd takes.
+    #[error(
+        "converted to {to} it is {bytes} bytes, more than etcd takes in one request \
+         ({limit} bytes, its --max-request-bytes); left untouched"
+    )]
+    TooLarge {
+        /// The target apiVersion.
+        to: String,
+        /// The write's size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// etcd refused the write.
+    #[error("etcd refused the write: {0}")]
+    Refused(String),
+}
+
+/// The bytes etcd counts for a compare-and-swap of `value` at `key`: the compare, the put
+/// and the read-back each name the key, with some framing.
+fn request_bytes(key: &[u8], value: &[u8]) -> usize {
+    value.len() + 3 * key.len() + 64
+}
+
+/// Decodes, converts and encodes one stored value of `resource`.
+fn plan(
+    raw: &RawValue,
+    resource: &StoredResource,
+    options: &MigrateOptions,
+) -> Result<Plan, Refusal> {
+    let stored = object::decode(&raw.value, raw.mod_revision, &options.limits)?;
+    if let Some(reason) = resource.misplaced(stored.api_version(), stored.kind()) {
+        return Err(Refusal::Misplaced(reason));
+    }
     let mut warnings = Vec::new();
     if !stored.unknown.is_empty() {
-        let fields: Vec<&str> = stored.unknown.iter().map(|u| u.path.as_str()).collect();
-        let message = format!(
-            "protobuf fields the schema of {} does not have: {}",
-            stored.api_version(),
-            fields.join(", ")
-        );
+        let refusal = Refusal::UnknownFields {
+            api_version: stored.api_version().to_owned(),
+            fields: stored.unknown.iter().map(|u| u.path.clone()).collect(),
+        };
         match options.unknown {
-            UnknownFields::Strict => return Err(message),
-            UnknownFields::Warn => warnings.push(format!("dropped {message}")),
+            UnknownFields::Strict => return Err(refusal),
+            UnknownFields::Warn => warnings.push(format!("dropped {refusal}")),
             UnknownFields::Ignore => {}
         }
     }
-    let converted = scheme::convert(&stored.object, &options.target, options.unknown)
-        .map_err(|e| e.to_string())?;
+    let converted = scheme::convert(&stored.object, &options.target, options.unknown)?;
     for warning in converted.warnings {
         match warning {
-            Warning::Lossy { .. } => {
-                return Err(format!("the conversion would lose a value: {warning}"));
-            }
+            Warning::Lossy { .. } => return Err(Refusal::Lossy(warning)),
             Warning::UnknownField { .. } | Warning::DuplicateField { .. } => {
                 warnings.push(format!("dropped {warning}"));
             }
@@ -247,7 +316,15 @@ fn plan(raw: &RawValue, options: &MigrateOptions) -> Result<Plan, String> {
     if from == to && !options.all {
         return Ok(Plan::Current);
     }
-    let bytes = object::encode(&converted.object, stored.format).map_err(|e| e.to_string())?;
+    let bytes = object::encode(&converted.object, stored.format)?;
+    let size = request_bytes(&raw.key, &bytes);
+    if size > options.max_request_bytes {
+        return Err(Refusal::TooLarge {
+            to,
+            bytes: size,
+            limit: options.max_request_bytes,
+        });
+    }
     Ok(Plan::Rewrite {
         from,
         to,
@@ -256,18 +333,19 @@ fn plan(raw: &RawValue, options: &MigrateOptions) -> Result<Plan, String> {
     })
 }
 
-/// The page of `resource` starting at `from` (`Some(None)`: the first page; `None`: there are
-/// no more), and where the next page starts.
+/// The page of `resource` starting at `from` (`Some((None, keys))`: the first page; `None`:
+/// there are no more), and where the next page starts with how many keys to ask for.
 async fn next_page(
-    mut store: Store,
+    store: Store,
     resource: &'static StoredResource,
-    from: Option<Option<Vec<u8>>>,
-) -> Result<Option<(Vec<RawValue>, Option<Option<Vec<u8>>>)>, StorageError> {
-    let Some(from) = from else {
+    from: Option<(Option<Vec<u8>>, i64)>,
+) -> Result<Option<(Vec<RawValue>, Option<(Option<Vec<u8>>, i64)>)>, StorageError> {
+    let Some((from, keys)) = from else {
         return Ok(None);
     };
-    let (page, next) = store.page(resource, from).await?;
-    Ok(Some((page, next.map(Some))))
+    let page = store.page(resource, from, keys).await?;
+    let next = page.next.map(|next| (Some(next), page.next_keys));
+    Ok(Some((page.values, next)))
 }
 
 /// Stored bytes per transaction at most (unless one value is larger), well below etcd's
@@ -302,27 +380,65 @@ struct Pending {
     warnings: Vec<String>,
 }
 
-/// Migrates one group of keys: plans each, then writes the rewrites in one transaction. When
-/// some key changed meanwhile, nothing is written; the transaction's reads give every key's
-/// current value, the changed keys are planned again, and the group is written again.
+/// Migrates one group of keys of `resource`: plans each, then writes the rewrites in
+/// transactions of at most [`GROUP_BYTES`] (and etcd's request limit). When some key changed
+/// meanwhile, nothing of that transaction is written; its reads give every key's current
+/// value, the changed keys are planned again, and the rest is written again. A transaction
+/// etcd refuses for its size is written one key at a time, so that only the key that is too
+/// large fails.
 async fn migrate_group(
-    mut store: Store,
+    store: Store,
+    resource: &StoredResource,
     group: Vec<RawValue>,
     options: &MigrateOptions,
     progress: &(dyn Fn() + Sync),
-) -> Result<Vec<(String, Outcome)>, StorageError> {
+) -> Result<Vec<(Key, Outcome)>, StorageError> {
     let mut outcomes = Vec::with_capacity(group.len());
-    let mut done = |key: &[u8], outcome: Outcome| {
+    let mut done = |key: Vec<u8>, outcome: Outcome| {
         progress();
-        outcomes.push((String::from_utf8_lossy(key).into_owned(), outcome));
+        outcomes.push((Key(key), outcome));
     };
     let mut pending = Vec::new();
     for raw in group {
-        match start(raw, 0, options) {
+        match start(raw, resource, 0, options) {
             Ok(next) => pending.push(next),
-            Err((key, outcome)) => done(&key, outcome),
+            Err((key, outcome)) => done(key, outcome),
         }
     }
+    let limit = GROUP_BYTES.min(options.max_request_bytes);
+    for chunk in chunks(pending, limit) {
+        write_chunk(&store, resource, chunk, options, &mut done).await?;
+    }
+    Ok(outcomes)
+}
+
+/// `pending` cut into transactions of at most `limit` request bytes (a larger key alone).
+fn chunks(pending: Vec<Pending>, limit: usize) -> Vec<Vec<Pending>> {
+    let mut chunks = Vec::new();
+    let (mut current, mut bytes): (Vec<Pending>, usize) = (Vec::new(), 0);
+    for p in pending {
+        let size = request_bytes(&p.raw.key, &p.bytes);
+        if !current.is_empty() && bytes + size > limit {
+            chunks.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += size;
+        current.push(p);
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+/// Writes one transaction's keys (see [`migrate_group`]).
+async fn write_chunk(
+    store: &Store,
+    resource: &StoredResource,
+    mut pending: Vec<Pending>,
+    options: &MigrateOptions,
+    done: &mut impl FnMut(Vec<u8>, Outcome),
+) -> Result<(), StorageError> {
     while !pending.is_empty() {
         let swaps: Vec<Swap> = pending
             .iter()
@@ -332,18 +448,30 @@ async fn migrate_group(
                 mod_revision: p.raw.mod_revision,
             })
             .collect();
-        let current = match store.swap_batch(&swaps).await? {
-            Swapped::All => {
+        let current = match store.swap_batch(&swaps).await {
+            Ok(Swapped::All) => {
                 for p in pending.drain(..) {
                     let outcome = Outcome::Migrated {
                         conflicts: p.conflicts,
                         warnings: p.warnings,
                     };
-                    done(&p.raw.key, outcome);
+                    done(p.raw.key, outcome);
                 }
                 break;
             }
-            Swapped::None { current } => current,
+            Ok(Swapped::None { current }) => current,
+            // Refused for its size: each key alone, so that only a key too large by itself
+            // fails.
+            Err(StorageError::TooLarge { .. }) => {
+                for p in pending.drain(..) {
+                    let key = p.raw.key.clone();
+                    let current = Some(p.raw.clone());
+                    let outcome = migrate_key(store, resource, p, current, options).await?;
+                    done(key, outcome);
+                }
+                break;
+            }
+            Err(other) => return Err(other),
         };
         // The keys that did not change are written again together; each changed key on its
         // own, so that a key another writer keeps changing cannot hold up the group.
@@ -353,46 +481,59 @@ async fn migrate_group(
                 Some(raw) if raw.mod_revision == p.raw.mod_revision => unchanged.push(p),
                 current => {
                     let key = p.raw.key.clone();
-                    let outcome = migrate_key(&mut store, p, current, options).await?;
-                    done(&key, outcome);
+                    let outcome = migrate_key(store, resource, p, current, options).await?;
+                    done(key, outcome);
                 }
             }
         }
         pending = unchanged;
     }
-    Ok(outcomes)
+    Ok(())
 }
 
 /// Migrates one key that changed after `pending` was planned (`current`: its value now), with
-/// a transaction per attempt, reading the key again after each conflict.
+/// a transaction per attempt, reading the key again after each conflict. A `pending` whose
+/// key did not change (`current` is what it was planned from) is written once more alone.
 async fn migrate_key(
-    store: &mut Store,
+    store: &Store,
+    resource: &StoredResource,
     mut pending: Pending,
     mut current: Option<RawValue>,
     options: &MigrateOptions,
 ) -> Result<Outcome, StorageError> {
     loop {
-        let conflicts = pending.conflicts + 1;
         let Some(raw) = current else {
-            return Ok(Outcome::Deleted { conflicts });
-        };
-        if conflicts >= options.max_conflicts {
-            let reason = format!("still changing after {conflicts} conflicts; run again");
-            return Ok(Outcome::Failed { conflicts, reason });
-        }
-        pending = match start(raw, conflicts, options) {
-            Ok(next) => next,
-            Err((_, outcome)) => return Ok(outcome),
-        };
-        let Pending { raw, bytes, .. } = &pending;
-        if store
-            .swap(&raw.key, bytes.clone(), raw.mod_revision)
-            .await?
-        {
-            return Ok(Outcome::Migrated {
-                conflicts: pending.conflicts,
-                warnings: pending.warnings,
+            return Ok(Outcome::Deleted {
+                conflicts: pending.conflicts + 1,
             });
+        };
+        if raw.mod_revision != pending.raw.mod_revision {
+            let conflicts = pending.conflicts + 1;
+            if conflicts >= options.max_conflicts {
+                let reason = format!("still changing after {conflicts} conflicts; run again");
+                return Ok(Outcome::Failed { conflicts, reason });
+            }
+            pending = match start(raw, resource, conflicts, options) {
+                Ok(next) => next,
+                Err((_, outcome)) => return Ok(outcome),
+            };
+        }
+        let Pending { raw, bytes, .. } = &pending;
+        match store.swap(&raw.key, bytes, raw.mod_revision).await {
+            Ok(true) => {
+                return Ok(Outcome::Migrated {
+                    conflicts: pending.conflicts,
+                    warnings: pending.warnings,
+                });
+            }
+            Ok(false) => {}
+            Err(StorageError::TooLarge { message, .. }) => {
+                return Ok(Outcome::Failed {
+                    conflicts: pending.conflicts,
+                    reason: Refusal::Refused(message).to_string(),
+                });
+            }
+            Err(other) => return Err(other),
         }
         current = store.get(&raw.key).await?;
     }
@@ -402,12 +543,19 @@ async fn migrate_key(
 /// when there is nothing to write.
 fn start(
     raw: RawValue,
+    resource: &StoredResource,
     conflicts: u32,
     options: &MigrateOptions,
 ) -> Result<Pending, (Vec<u8>, Outcome)> {
-    match plan(&raw, options) {
+    match plan(&raw, resource, options) {
         Ok(Plan::Current) => Err((raw.key, Outcome::Current)),
-        Err(reason) => Err((raw.key, Outcome::Failed { conflicts, reason })),
+        Err(refusal) => Err((
+            raw.key,
+            Outcome::Failed {
+                conflicts,
+                reason: refusal.to_string(),
+            },
+        )),
         Ok(Plan::Rewrite { from, to, .. }) if options.dry_run => {
             Err((raw.key, Outcome::Planned { from, to }))
         }

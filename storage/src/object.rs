@@ -8,6 +8,7 @@
 //! - Objects are written back in the encoding they were read in: protobuf in the envelope,
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
+use apfkit_conversion::scheme::{InputError, JsonDocument, Limits};
 use apfkit_types::wire::Codec;
 use apfkit_types::wire::envelope as wire_envelope;
 use apfkit_types::wire::protobuf::UnknownField;
@@ -73,6 +74,10 @@ pub enum ObjectError {
     /// A kind apfkit does not know, or an object that does not decode or encode as its kind.
     #[error(transparent)]
     Object(#[from] wire_envelope::EnvelopeError),
+    /// Over the limits on a stored value (bytes, nesting, nodes), or JSON that does not
+    /// parse under them.
+    #[error("{0}")]
+    Limits(#[from] InputError),
 }
 
 fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
@@ -83,13 +88,26 @@ fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
     Ok(apfkit_types::wire::codec(api_version, kind).ok_or_else(unknown)?)
 }
 
-/// Decodes a stored value whose key has `mod_revision`.
+/// Decodes a stored value whose key has `mod_revision`, within `limits` as a document read
+/// from a file would be: its size first, then its nesting and nodes while it is decoded (a
+/// 1 MB value of empty list items is refused before it becomes a 1 GB object).
 ///
 /// # Errors
 ///
-/// Encrypted values, values that are neither protobuf nor JSON, unknown kinds, and objects
-/// that do not decode.
-pub fn decode(value: &[u8], mod_revision: i64) -> Result<StoredObject, ObjectError> {
+/// Encrypted values, values that are neither protobuf nor JSON, unknown kinds, objects that
+/// do not decode, and values over the limits.
+pub fn decode(
+    value: &[u8],
+    mod_revision: i64,
+    limits: &Limits,
+) -> Result<StoredObject, ObjectError> {
+    if value.len() > limits.max_document_bytes {
+        return Err(InputError::TooLarge {
+            limit: limits.max_document_bytes,
+            line: None,
+        }
+        .into());
+    }
     if value.starts_with(ENCRYPTED_PREFIX) {
         let provider = match envelope::inspect(value)?.encoding {
             envelope::Encoding::Encrypted { provider } => provider,
@@ -98,12 +116,12 @@ pub fn decode(value: &[u8], mod_revision: i64) -> Result<StoredObject, ObjectErr
         return Err(ObjectError::Encrypted { provider });
     }
     let (mut object, format, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
-        let decoded = wire_envelope::decode(value)?;
+        let decoded = wire_envelope::decode(value, &limits.protobuf())?;
         (decoded.value, Format::Protobuf, decoded.unknown)
     } else {
         let stored = envelope::inspect(value)?;
-        let object: Value =
-            serde_json::from_slice(value).map_err(|err| EnvelopeError::Json(err.to_string()))?;
+        // Scanned against the limits before a value is built.
+        let object = JsonDocument::parse(value, limits)?.to_document()?.value;
         let (api_version, kind) = (
             stored.api_version.unwrap_or_default(),
             stored.kind.unwrap_or_default(),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use apfkit_storage::envelope::{Encoding, EnvelopeError, wrap};
 use apfkit_storage::etcd::{EtcdOptions, StorageError, Store, Swap, Swapped};
-use support::Etcd;
+use support::{Cluster, Etcd};
 
 fn options(etcd: &Etcd) -> EtcdOptions {
     EtcdOptions {
@@ -66,9 +66,9 @@ async fn every_stored_object_is_listed_with_its_encoding_and_version() {
     put(&etcd, "/registry/flowschemasX/x", b"{}").await;
     put(&etcd, "/other/flowschemas/x", b"{}").await;
 
-    let mut store = Store::connect(&options(&etcd)).await.unwrap();
+    let store = Store::connect(&options(&etcd)).await.unwrap();
     let entries = store.list().await.unwrap();
-    let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+    let keys: Vec<String> = entries.iter().map(|e| e.key.to_string()).collect();
     assert_eq!(
         keys,
         [
@@ -115,21 +115,24 @@ async fn more_objects_than_one_page_are_all_listed_once() {
             .await
             .unwrap();
     }
-    let mut store = Store::connect(&options(&etcd)).await.unwrap();
+    let store = Store::connect(&options(&etcd)).await.unwrap();
     let entries = store.list().await.unwrap();
     assert_eq!(entries.len(), 450);
     assert!(
         entries.windows(2).all(|w| w[0].key < w[1].key),
         "in key order, no repeats"
     );
-    assert_eq!(entries[449].key, "/registry/flowschemas/fs-0449");
+    assert_eq!(
+        entries[449].key.to_string(),
+        "/registry/flowschemas/fs-0449"
+    );
 
     // Another prefix, as kube-apiserver's --etcd-prefix allows.
     client
         .put("/custom/flowschemas/a", value, None)
         .await
         .unwrap();
-    let mut custom = Store::connect(&EtcdOptions {
+    let custom = Store::connect(&EtcdOptions {
         prefix: "/custom/".to_owned(),
         ..options(&etcd)
     })
@@ -175,13 +178,136 @@ async fn unreachable_or_misconfigured_etcd_is_a_clear_error_in_time() {
     let Err(err) = Store::connect(&missing).await else {
         panic!()
     };
-    assert!(err.to_string().starts_with("/nonexistent/ca.crt:"), "{err}");
+    assert!(
+        err.to_string().starts_with("--cacert /nonexistent/ca.crt:"),
+        "{err}"
+    );
+}
+
+/// Issue 24, item 8: every file named by a flag is bounded and checked before connecting, and
+/// `--key` without `--cert` is refused like `--cert` without `--key`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_files_are_bounded_and_say_what_is_wrong_with_which_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let ca = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let ca_pem = write("ca.crt", &ca.cert.pem());
+    let key_pem = write("ca.key", &ca.signing_key.serialize_pem());
+    let other_key = write("other.key", &other.signing_key.serialize_pem());
+    let junk = write("junk.crt", "not a certificate\n");
+    let broken = write(
+        "broken.crt",
+        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    );
+    let base = EtcdOptions {
+        endpoints: vec!["https://127.0.0.1:1".to_owned()],
+        timeout: Duration::from_secs(2),
+        ..EtcdOptions::default()
+    };
+    let refused = |options: EtcdOptions| async move {
+        let started = Instant::now();
+        let Err(err) = Store::connect(&options).await else {
+            panic!("connected with {options:?}")
+        };
+        assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+        err.to_string()
+    };
+
+    let zero = refused(EtcdOptions {
+        ca: Some("/dev/zero".into()),
+        ..base.clone()
+    })
+    .await;
+    assert_eq!(
+        zero,
+        "--cacert /dev/zero: larger than 4 MiB; not a PEM file"
+    );
+    let key_as_ca = refused(EtcdOptions {
+        ca: Some(key_pem.clone()),
+        ..base.clone()
+    })
+    .await;
+    assert!(
+        key_as_ca.starts_with("--cacert ")
+            && key_as_ca.ends_with("holds a private key, not a certificate"),
+        "{key_as_ca}"
+    );
+    let junk_ca = refused(EtcdOptions {
+        ca: Some(junk.clone()),
+        ..base.clone()
+    })
+    .await;
+    assert!(
+        junk_ca.ends_with("holds no PEM section, not a certificate"),
+        "{junk_ca}"
+    );
+    let broken_ca = refused(EtcdOptions {
+        ca: Some(broken),
+        ..base.clone()
+    })
+    .await;
+    assert!(
+        broken_ca.contains("certificate 1 does not parse"),
+        "{broken_ca}"
+    );
+    let directory = refused(EtcdOptions {
+        ca: Some(dir.path().to_owned()),
+        ..base.clone()
+    })
+    .await;
+    assert!(directory.ends_with("is a directory"), "{directory}");
+
+    let only_key = refused(EtcdOptions {
+        key: Some(key_pem.clone()),
+        ..base.clone()
+    })
+    .await;
+    assert_eq!(only_key, "a client certificate needs both --cert and --key");
+    let mismatched = refused(EtcdOptions {
+        ca: Some(ca_pem.clone()),
+        cert: Some(ca_pem.clone()),
+        key: Some(other_key),
+        ..base.clone()
+    })
+    .await;
+    assert!(
+        mismatched.starts_with("--key ")
+            && mismatched.contains("does not go with the certificate in"),
+        "{mismatched}"
+    );
+    let certificate_as_key = refused(EtcdOptions {
+        cert: Some(ca_pem.clone()),
+        key: Some(ca_pem.clone()),
+        ..base.clone()
+    })
+    .await;
+    assert!(
+        certificate_as_key.ends_with("holds a certificate, not a private key"),
+        "{certificate_as_key}"
+    );
+    // The right files pass the checks and fail only at the connection.
+    let good = refused(EtcdOptions {
+        ca: Some(ca_pem.clone()),
+        cert: Some(ca_pem),
+        key: Some(key_pem),
+        ..base
+    })
+    .await;
+    assert!(
+        good.starts_with("connecting to etcd at https://127.0.0.1:1"),
+        "{good}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_of_swaps_is_written_whole_or_not_at_all() {
     let etcd = Etcd::start();
-    let mut store = Store::connect(&options(&etcd)).await.unwrap();
+    let store = Store::connect(&options(&etcd)).await.unwrap();
     for key in ["/k/a", "/k/b", "/k/c"] {
         store.put(key.as_bytes(), b"old".to_vec()).await.unwrap();
     }
@@ -225,4 +351,141 @@ async fn a_batch_of_swaps_is_written_whole_or_not_at_all() {
     );
     assert_eq!(read(store.get(b"/k/a").await.unwrap()).value, b"new");
     assert_eq!(read(store.get(b"/k/b").await.unwrap()).value, b"new");
+}
+
+/// Issue 24, item 5: with one member of a three-member cluster stopped (the normal case in an
+/// upgrade), every order of the endpoints lists, reads and migrates; so does a list with an
+/// address nothing listens on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_member_is_passed_over_in_any_order() {
+    let mut cluster = Cluster::start(3);
+    let endpoints = cluster.endpoints();
+    let value = wrap(
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "FlowSchema",
+        b"\x0a\x03\x0a\x01a",
+    );
+    {
+        let store = Store::connect(&EtcdOptions {
+            endpoints: endpoints.clone(),
+            ..EtcdOptions::default()
+        })
+        .await
+        .unwrap();
+        store
+            .put(b"/registry/flowschemas/a", value.clone())
+            .await
+            .unwrap();
+    }
+    cluster.members[1].stop();
+    // If it led, the others elect a new leader first (etcdctl fails meanwhile too).
+    cluster.wait_until_writable(0);
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port())
+    };
+    let (a, dead, c) = (&endpoints[0], &endpoints[1], &endpoints[2]);
+    let orders: [[&String; 3]; 6] = [
+        [a, dead, c],
+        [dead, a, c],
+        [dead, c, a],
+        [c, dead, a],
+        [a, c, dead],
+        [c, a, dead],
+    ];
+    for order in orders {
+        let live: Vec<&String> = order.iter().copied().filter(|e| *e != dead).collect();
+        for endpoints in [
+            order.to_vec(),
+            vec![live[0], &closed],
+            vec![&closed, live[1]],
+        ] {
+            let options = EtcdOptions {
+                endpoints: endpoints.iter().map(|e| (*e).clone()).collect(),
+                timeout: Duration::from_secs(2),
+                ..EtcdOptions::default()
+            };
+            let started = Instant::now();
+            let store = Store::connect(&options)
+                .await
+                .unwrap_or_else(|err| panic!("{endpoints:?}: {err}"));
+            assert_eq!(store.list().await.unwrap().len(), 1, "{endpoints:?}");
+            let raw = store
+                .get(b"/registry/flowschemas/a")
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(raw.value, value);
+            // A write that etcd must agree on (a transaction) goes through a live member too.
+            assert!(
+                store
+                    .swap(b"/registry/flowschemas/a", &value, raw.mod_revision)
+                    .await
+                    .unwrap()
+            );
+            assert!(started.elapsed() < Duration::from_secs(15), "{endpoints:?}");
+        }
+    }
+    // With every member down the error names each.
+    cluster.members[0].stop();
+    cluster.members[2].stop();
+    let Err(err) = Store::connect(&EtcdOptions {
+        endpoints: endpoints.clone(),
+        timeout: Duration::from_secs(2),
+        ..EtcdOptions::default()
+    })
+    .await
+    else {
+        panic!("connected to a stopped cluster")
+    };
+    for endpoint in &endpoints {
+        assert!(err.to_string().contains(endpoint.as_str()), "{err}");
+    }
+}
+
+/// Issue 24, item 6: the prefix means what kube-apiserver makes of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefixes_are_normalised_as_kube_apiserver_does() {
+    let etcd = Etcd::start();
+    put(
+        &etcd,
+        "/registry/flowschemas/a",
+        &wrap("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", b""),
+    )
+    .await;
+    put(
+        &etcd,
+        "/flowschemas/root",
+        &wrap("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", b""),
+    )
+    .await;
+    for prefix in [
+        "/registry",
+        "registry",
+        "//registry",
+        "/registry/./",
+        "/registry/",
+        "/x/../registry",
+    ] {
+        let store = Store::connect(&EtcdOptions {
+            prefix: prefix.to_owned(),
+            ..options(&etcd)
+        })
+        .await
+        .unwrap();
+        assert_eq!(store.prefix(), "/registry/", "{prefix}");
+        let listed = store.list().await.unwrap();
+        assert_eq!(listed.len(), 1, "{prefix}");
+        assert_eq!(listed[0].key.to_string(), "/registry/flowschemas/a");
+    }
+    for prefix in ["", "/", "."] {
+        let store = Store::connect(&EtcdOptions {
+            prefix: prefix.to_owned(),
+            ..options(&etcd)
+        })
+        .await
+        .unwrap();
+        let listed = store.list().await.unwrap();
+        assert_eq!(listed[0].key.to_string(), "/flowschemas/root", "{prefix:?}");
+    }
 }

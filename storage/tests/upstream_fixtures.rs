@@ -31,7 +31,8 @@ fn protobuf_decodes_and_reencodes_to_go_bytes() {
         let raw = unknown.raw.clone().unwrap();
         let codec = kind.wire.expect("flowcontrol kinds have a wire codec");
 
-        let decoded = (codec.decode_protobuf)(&raw).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let decoded = (codec.decode_protobuf)(&raw, &Default::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(decoded.unknown.is_empty(), "{name}: {:?}", decoded.unknown);
         let expected: serde_json::Value = serde_json::from_slice(
             &std::fs::read(fixtures().join(format!("{name}.json"))).unwrap(),

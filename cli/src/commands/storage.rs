@@ -3,8 +3,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
-use apfkit_storage::etcd::{EtcdOptions, RESOURCES, Store, StoredResource};
+use apfkit_conversion::scheme::{self, Limits, Target, UnknownFields};
+use apfkit_storage::etcd::{
+    EtcdOptions, RESOURCES, StorageError, Store, StoredResource, normalize_prefix,
+};
+use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
 use apfkit_storage::object;
 use clap::{Args, Subcommand};
@@ -12,6 +15,7 @@ use serde::Serialize;
 
 use super::{ReportFormat, emit, print_json};
 use crate::failure::Failure;
+use crate::input::parse_size;
 use crate::output::{self, Destination, ObjectFormat, Sink};
 
 /// Read the objects kube-apiserver keeps in etcd.
@@ -20,6 +24,9 @@ use crate::output::{self, Destination, ObjectFormat, Sink};
 /// <prefix>/prioritylevelconfigurations/ in Kubernetes' protobuf envelope; APIServices under
 /// <prefix>/apiregistration.k8s.io/apiservices/ as JSON. Values encrypted at rest (k8s:enc:)
 /// are reported, never decoded or changed.
+///
+/// Keys are printed with \\, control characters (\n, \t, \u{1b}) and bytes that are not
+/// UTF-8 (\xff) escaped, and `storage get` reads a key back in that form.
 #[derive(Debug, Args)]
 pub struct StorageArgs {
     #[command(subcommand)]
@@ -39,15 +46,23 @@ enum StorageCommand {
 /// metadata.resourceVersion is the key's mod revision, as the API shows it. With --to the
 /// object is defaulted and converted. JSON output follows kube-apiserver's field order.
 ///
+/// KEY is the key as `storage ls` prints it: \\, \n, \r, \t, \u{HEX} and \xHH stand for
+/// the bytes they name. --key-base64 takes the exact bytes instead (keyBase64 in
+/// `storage ls -o json`).
+///
 /// Examples:
 ///   apfkit storage get /registry/flowschemas/catch-all
 ///   apfkit storage get --kind PriorityLevelConfiguration --name workload-low --to v1 -o json
+///   apfkit storage get --key-base64 L3JlZ2lzdHJ5L2Zsb3dzY2hlbWFzL2V4ZW1wdA==
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct GetArgs {
-    /// The etcd key, such as /registry/flowschemas/exempt.
-    #[arg(value_name = "KEY", required_unless_present = "name", conflicts_with_all = ["kind", "name"])]
+    /// The etcd key, such as /registry/flowschemas/exempt (escaped as `storage ls` prints it).
+    #[arg(value_name = "KEY", required_unless_present_any = ["name", "key_base64"], conflicts_with_all = ["kind", "name", "key_base64"])]
     etcd_key: Option<String>,
+    /// The etcd key's bytes in base64.
+    #[arg(long, value_name = "BASE64", conflicts_with_all = ["kind", "name"])]
+    key_base64: Option<String>,
     /// The kind (FlowSchema, PriorityLevelConfiguration, APIService), with --name.
     #[arg(long, requires = "name")]
     kind: Option<String>,
@@ -59,9 +74,30 @@ struct GetArgs {
     to: Option<String>,
     #[command(flatten)]
     connection: Connection,
+    #[command(flatten)]
+    values: ValueLimits,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "yaml")]
     output: ObjectFormat,
+}
+
+/// Limits on the values read from etcd.
+#[derive(Debug, Args)]
+struct ValueLimits {
+    /// Largest stored value decoded, in bytes (suffixes K, M, G: powers of 1024). Values are
+    /// also limited to 64 levels of nesting and 1,000,000 nodes, counted while they are
+    /// decoded; a value over a limit is reported with its key and left untouched.
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
+    max_document_size: usize,
+}
+
+impl ValueLimits {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_document_bytes: self.max_document_size,
+            ..Limits::default()
+        }
+    }
 }
 
 /// Rewrite stored objects in another version (storage-version migration).
@@ -70,11 +106,14 @@ struct GetArgs {
 /// differs from the target (or every one, with --all) is decoded, defaulted, converted and
 /// written back in the encoding it had, in transactions that check each key's mod revision.
 /// If another writer changed a key meanwhile, that key is read again and the work redone.
-/// Values that do not decode, are encrypted at rest, would convert lossily or carry fields
-/// their schema lacks (unless --unknown-fields warn or ignore) are reported and left
-/// untouched. Safe to run again: a stopped run is finished by the next.
+/// Values that do not decode, are encrypted at rest, are over the value limits, are stored
+/// under another kind's resource, would convert lossily, would be larger than etcd takes
+/// (--max-request-bytes) or carry fields their schema lacks (unless --unknown-fields warn or
+/// ignore) are reported with their key and left untouched; the others are migrated. Safe to
+/// run again: a stopped run is finished by the next.
 ///
-/// Exit code 1 if any object was not migrated or etcd failed.
+/// Exit code 1 if any object was not migrated or etcd failed. A run that finds no object at
+/// all warns: check --prefix against kube-apiserver's --etcd-prefix.
 ///
 /// Examples:
 ///   apfkit storage migrate --to v1 --dry-run
@@ -104,8 +143,14 @@ struct MigrateArgs {
     /// (default 128).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
     batch: u16,
+    /// etcd's --max-request-bytes (suffixes K, M, G): an object whose converted write would
+    /// be larger is reported and left untouched.
+    #[arg(long, value_name = "SIZE", default_value = "1536K", value_parser = parse_size)]
+    max_request_bytes: usize,
     #[command(flatten)]
     connection: Connection,
+    #[command(flatten)]
+    values: ValueLimits,
     /// Report format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: ReportFormat,
@@ -122,7 +167,8 @@ enum UnknownFieldsArg {
 /// Connection flags, as etcdctl's.
 #[derive(Debug, Args)]
 struct Connection {
-    /// etcd client URLs, comma-separated.
+    /// etcd client URLs, comma-separated: members of one cluster, tried in turn when one
+    /// cannot answer.
     #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:2379")]
     endpoints: Vec<String>,
     /// CA bundle (PEM) to verify etcd's certificate.
@@ -134,7 +180,8 @@ struct Connection {
     /// Client key (PEM); needs --cert.
     #[arg(long, value_name = "FILE")]
     key: Option<PathBuf>,
-    /// kube-apiserver's --etcd-prefix.
+    /// kube-apiserver's --etcd-prefix, normalised as it does (registry, //registry and
+    /// /registry/ are all /registry/).
     #[arg(long, default_value = "/registry")]
     prefix: String,
     /// Deadline of the connection and of each request, in seconds.
@@ -164,7 +211,8 @@ struct LsArgs {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Listed {
-    key: String,
+    #[serde(flatten)]
+    key: Key,
     resource: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     api_version: Option<String>,
@@ -213,32 +261,53 @@ fn get(args: GetArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::Usage(e.to_string()))
         })
         .transpose()?;
-    let options = options(args.connection);
-    let key = match (args.etcd_key, args.kind, args.name) {
-        (Some(key), _, _) => key,
-        (None, Some(kind), Some(name)) => {
-            let resource = resource_of_kind(&kind)?;
-            format!(
-                "{}/{}/{name}",
-                options.prefix.trim_end_matches('/'),
-                resource.path
-            )
+    let named = match (&args.kind, &args.name) {
+        (Some(kind), Some(name)) => Some((resource_of_kind(kind)?, name.clone())),
+        _ => None,
+    };
+    let given = match (&args.etcd_key, &args.key_base64) {
+        (Some(text), _) => {
+            Some(Key::parse_escaped(text).map_err(|e| Failure::Usage(format!("KEY {e}")))?)
         }
-        _ => {
+        (None, Some(base64)) => Some(
+            Key::from_base64(base64).map_err(|e| Failure::Usage(format!("--key-base64: {e}")))?,
+        ),
+        (None, None) => None,
+    };
+    // The key given, or the resource and name to make it from.
+    let wanted = match (given, named) {
+        (Some(key), _) => Ok(key),
+        (None, Some(named)) => Err(named),
+        (None, None) => {
             return Err(Failure::Usage(
-                "give a KEY, or --kind and --name".to_owned(),
+                "give a KEY, --key-base64, or --kind and --name".to_owned(),
             ));
         }
     };
-    let raw = runtime()?
+    let limits = args.values.limits();
+    let options = options(args.connection);
+    let prefix = normalize_prefix(&options.prefix);
+    let (key, raw) = runtime()?
         .block_on(async {
-            let mut store = Store::connect(&options).await?;
-            store.get(key.as_bytes()).await
+            let store = Store::connect(&options).await?;
+            let key = match wanted {
+                Ok(key) => key,
+                Err((resource, name)) => store.object_key(resource, &name),
+            };
+            let raw = store.get(&key.0).await?;
+            Ok((key, raw))
         })
-        .map_err(|err| Failure::Invalid(err.to_string()))?
-        .ok_or_else(|| Failure::Invalid(format!("{key}: no such key")))?;
-    let stored = object::decode(&raw.value, raw.mod_revision)
+        .map_err(|err: StorageError| Failure::Invalid(err.to_string()))?;
+    let raw = raw.ok_or_else(|| Failure::Invalid(format!("{key}: no such key")))?;
+    let stored = object::decode(&raw.value, raw.mod_revision, &limits)
         .map_err(|err| Failure::Invalid(format!("{key}: {err}")))?;
+    if let Some(resource) = RESOURCES
+        .iter()
+        .find(|r| key.0.starts_with(format!("{prefix}{}/", r.path).as_bytes()))
+        && let Some(reason) = resource.misplaced(stored.api_version(), stored.kind())
+    {
+        eprintln!("warning: {key}: {reason}");
+    }
     let mut value = stored.object;
     if let Some(target) = &target {
         let converted = scheme::convert(&value, target, UnknownFields::Warn)
@@ -283,6 +352,8 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
     scheme::check_target(&target).map_err(|e| Failure::Usage(e.to_string()))?;
     let connection = options(args.connection);
     let mut options = MigrateOptions::new(target);
+    options.limits = args.values.limits();
+    options.max_request_bytes = args.max_request_bytes;
     options.all = args.all;
     options.dry_run = args.dry_run;
     options.parallel = usize::from(args.parallel);
@@ -294,9 +365,9 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
     };
     let summary = runtime()?
         .block_on(async {
-            let mut store = Store::connect(&connection).await?;
-            let bar = progress_bar(migrate::total(&mut store).await?);
-            let summary = migrate::migrate(&mut store, &options, &|| bar.inc(1)).await;
+            let store = Store::connect(&connection).await?;
+            let bar = progress_bar(migrate::total(&store).await?);
+            let summary = migrate::migrate(&store, &options, &|| bar.inc(1)).await;
             bar.finish_and_clear();
             summary
         })
@@ -305,6 +376,13 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
                 "{err}; objects written so far are kept, run again to finish"
             ))
         })?;
+    if summary.examined == 0 {
+        eprintln!(
+            "warning: no FlowSchema, PriorityLevelConfiguration or APIService is stored under \
+             {}; is that kube-apiserver's --etcd-prefix?",
+            Key::from(normalize_prefix(&connection.prefix).as_str())
+        );
+    }
     match args.output {
         ReportFormat::Json => print_json(&summary)?,
         ReportFormat::Text => {
@@ -368,14 +446,12 @@ fn ls(args: LsArgs) -> Result<(), Failure> {
     let options = options(args.connection);
     let runtime = runtime()?;
     let entries = runtime
-        .block_on(async {
-            let mut store = Store::connect(&options).await?;
-            store.list().await
-        })
+        .block_on(async { Store::connect(&options).await?.list().await })
         .map_err(|err| Failure::Invalid(err.to_string()))?;
     let listed: Vec<Listed> = entries
         .into_iter()
         .map(|entry| {
+            let misplaced = entry.misplaced();
             let (api_version, kind, encoding, error) = match entry.stored {
                 Ok(stored) => {
                     let encoding = match &stored.encoding {
@@ -384,7 +460,7 @@ fn ls(args: LsArgs) -> Result<(), Failure> {
                         }
                         other => other.name().to_owned(),
                     };
-                    (stored.api_version, stored.kind, encoding, None)
+                    (stored.api_version, stored.kind, encoding, misplaced)
                 }
                 Err(err) => (None, None, "unreadable".to_owned(), Some(err.to_string())),
             };
@@ -411,7 +487,7 @@ fn ls(args: LsArgs) -> Result<(), Failure> {
                     item.key, item.encoding, item.size, item.mod_revision
                 ));
                 if let Some(error) = &item.error {
-                    text.push_str(&format!("\t{error}"));
+                    text.push_str(&format!("\t{}", error.replace(['\t', '\n'], " ")));
                 }
                 text.push('\n');
             }

@@ -11,7 +11,7 @@
 use std::io::Read;
 
 use apfkit_types::wire::envelope;
-use serde_json::Value;
+use apfkit_types::wire::protobuf::{DecodeError, Exceeded};
 
 use super::input::{Document, InputError, Limits, ReadError};
 
@@ -133,48 +133,29 @@ fn frame_length(reader: &mut impl Read, framing: Framing) -> Result<Option<u64>,
     }
 }
 
-/// One enveloped object, within the depth and node limits.
+/// One enveloped object, within the depth and node limits (held while it is decoded, so a
+/// small message of many empty fields is refused before it grows).
 fn decode(bytes: &[u8], index: usize, limits: &Limits) -> Result<Document, InputError> {
-    let decoded = envelope::decode(bytes).map_err(|e| InputError::Protobuf(e.to_string()))?;
-    let (depth, nodes) = shape(&decoded.value);
-    if depth > limits.max_depth {
-        return Err(InputError::TooDeep {
-            limit: limits.max_depth,
-        });
-    }
-    if nodes > limits.max_nodes {
-        return Err(InputError::TooManyNodes {
-            limit: limits.max_nodes,
-        });
-    }
+    let decoded = envelope::decode(bytes, &limits.protobuf()).map_err(|error| match error {
+        envelope::EnvelopeError::Decode {
+            source:
+                DecodeError {
+                    exceeded: Some(exceeded),
+                    ..
+                },
+            ..
+        } => match exceeded {
+            Exceeded::Depth(limit) => InputError::TooDeep { limit },
+            Exceeded::Nodes(limit) => InputError::TooManyNodes { limit },
+        },
+        other => InputError::Protobuf(other.to_string()),
+    })?;
     Ok(Document {
         index,
         value: decoded.value,
         duplicate_fields: Vec::new(),
         unknown_fields: decoded.unknown.into_iter().map(|u| u.path).collect(),
     })
-}
-
-/// Nesting depth and node count (values and keys) of a value, as the JSON reader counts them.
-fn shape(value: &Value) -> (usize, usize) {
-    let (mut deepest, mut nodes) = (0, 0);
-    let mut stack = vec![(value, 0usize)];
-    while let Some((value, level)) = stack.pop() {
-        nodes += 1;
-        match value {
-            Value::Array(items) => {
-                deepest = deepest.max(level + 1);
-                stack.extend(items.iter().map(|child| (child, level + 1)));
-            }
-            Value::Object(map) => {
-                deepest = deepest.max(level + 1);
-                nodes += map.len();
-                stack.extend(map.values().map(|child| (child, level + 1)));
-            }
-            _ => {}
-        }
-    }
-    (deepest, nodes)
 }
 
 #[cfg(test)]
@@ -223,13 +204,5 @@ mod tests {
             error.to_string().contains("ends inside object 1"),
             "{error}"
         );
-    }
-
-    #[test]
-    fn shape_counts_like_the_json_reader() {
-        let value = serde_json::json!({"a": [1, {"b": null}], "c": "d"});
-        // Values: root, array, 1, object, null, "d" = 6; keys a, b, c = 3.
-        assert_eq!(shape(&value), (3, 9));
-        assert_eq!(shape(&Value::Null), (0, 1));
     }
 }

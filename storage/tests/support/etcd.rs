@@ -30,16 +30,37 @@ fn free_port() -> u16 {
 impl Etcd {
     /// Starts etcd and waits until it answers (at most 20 s).
     pub fn start() -> Etcd {
+        Etcd::start_with(&[])
+    }
+
+    /// Starts etcd with `extra` flags (such as `--max-request-bytes`), and waits until it
+    /// answers.
+    pub fn start_with(extra: &[&str]) -> Etcd {
+        let (client, peer) = (free_port(), free_port());
+        let peer_url = format!("http://127.0.0.1:{peer}");
+        let cluster = format!("test={peer_url}");
+        let mut etcd = Etcd::spawn_member("test", client, peer, &cluster, extra);
+        etcd.wait_listening();
+        etcd
+    }
+
+    /// Spawns one member of the cluster `initial_cluster` without waiting for it.
+    fn spawn_member(
+        name: &str,
+        client: u16,
+        peer: u16,
+        initial_cluster: &str,
+        extra: &[&str],
+    ) -> Etcd {
         let binary = std::env::var("ETCD").unwrap_or_else(|_| "etcd".to_owned());
         let data = tempfile::tempdir().unwrap();
-        let (client, peer) = (free_port(), free_port());
         let endpoint = format!("http://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
-        let args: Vec<String> = [
+        let mut args: Vec<String> = [
             "--data-dir",
             &data.path().display().to_string(),
             "--name",
-            "test",
+            name,
             "--listen-client-urls",
             &endpoint,
             "--advertise-client-urls",
@@ -49,22 +70,23 @@ impl Etcd {
             "--initial-advertise-peer-urls",
             &peer_url,
             "--initial-cluster",
-            &format!("test={peer_url}"),
+            initial_cluster,
+            "--initial-cluster-state",
+            "new",
         ]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
         let child = spawn(&binary, &args);
-        let mut etcd = Etcd {
+        Etcd {
             child,
             endpoint,
             binary,
             args,
             client_port: client,
             _data: data,
-        };
-        etcd.wait_listening();
-        etcd
+        }
     }
 
     /// Kills the server, as a crash would, keeping its data.
@@ -92,6 +114,81 @@ impl Etcd {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// A cluster of etcd members on loopback, each with its own data directory.
+pub struct Cluster {
+    /// The members, in the order of their names (`m0`, `m1`, ...).
+    pub members: Vec<Etcd>,
+}
+
+impl Cluster {
+    /// Starts `size` members and waits until each listens and the cluster has a leader.
+    pub fn start(size: usize) -> Cluster {
+        let ports: Vec<(u16, u16)> = (0..size).map(|_| (free_port(), free_port())).collect();
+        let initial = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut members: Vec<Etcd> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, &(client, peer))| {
+                Etcd::spawn_member(&format!("m{i}"), client, peer, &initial, &[])
+            })
+            .collect();
+        for member in &mut members {
+            member.wait_listening();
+        }
+        let cluster = Cluster { members };
+        cluster.wait_until_writable(0);
+        cluster
+    }
+
+    /// Every member's client URL.
+    pub fn endpoints(&self) -> Vec<String> {
+        self.members.iter().map(|m| m.endpoint.clone()).collect()
+    }
+
+    /// Waits (at most 30 s) until a write through `member` succeeds: the cluster has a leader
+    /// (after a member was stopped, once the others elected one). On a thread of its own, so
+    /// that async tests can call it too.
+    pub fn wait_until_writable(&self, member: usize) {
+        let endpoint = self.members[member].endpoint.clone();
+        let waiter = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let started = Instant::now();
+            runtime.block_on(async {
+                loop {
+                    let written = async {
+                        let mut client = etcd_client::Client::connect([endpoint.as_str()], None)
+                            .await
+                            .ok()?;
+                        client.put("/cluster-ready", "yes", None).await.ok()
+                    };
+                    if tokio::time::timeout(Duration::from_secs(2), written)
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some()
+                    {
+                        return;
+                    }
+                    assert!(
+                        started.elapsed() < Duration::from_secs(30),
+                        "the etcd cluster elected no leader within 30 s"
+                    );
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            });
+        });
+        waiter.join().expect("the cluster has a leader");
     }
 }
 

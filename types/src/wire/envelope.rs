@@ -13,14 +13,14 @@
 //! });
 //! let bytes = envelope::encode(&object).unwrap();
 //! assert!(bytes.starts_with(envelope::PREFIX));
-//! let decoded = envelope::decode(&bytes).unwrap();
+//! let decoded = envelope::decode(&bytes, &Default::default()).unwrap();
 //! assert_eq!(decoded.value["spec"]["groupPriorityMinimum"], 17800);
 //! assert_eq!(decoded.value["status"], serde_json::json!({})); // a Go struct value
 //! ```
 
 use serde_json::Value;
 
-use super::protobuf::{DecodeError, Decoded};
+use super::protobuf::{DecodeError, Decoded, Limits};
 use super::{Codec, WireError};
 
 /// The first bytes of a protobuf-encoded object (`k8s` and a zero byte).
@@ -151,19 +151,21 @@ fn codec(api_version: &str, kind: &str) -> Result<Codec, EnvelopeError> {
 }
 
 /// An enveloped object (prefix included) as JSON, decoded with the codec of the kind the
-/// envelope names, with the fields its schema does not have.
+/// envelope names, with the fields its schema does not have; refused as soon as it exceeds
+/// `limits`.
 ///
 /// # Errors
 ///
-/// A missing prefix, a broken envelope, a kind not served here, or bytes that do not decode.
-pub fn decode(value: &[u8]) -> Result<Decoded<Value>, EnvelopeError> {
+/// A missing prefix, a broken envelope, a kind not served here, or bytes that do not decode
+/// or exceed the limits (a [`EnvelopeError::Decode`] whose source says which).
+pub fn decode(value: &[u8], limits: &Limits) -> Result<Decoded<Value>, EnvelopeError> {
     let message = value.strip_prefix(PREFIX).ok_or(EnvelopeError::NoPrefix)?;
     let unknown = unwrap(message)?;
     let type_meta = unknown.type_meta.unwrap_or_default();
     let api_version = type_meta.api_version.unwrap_or_default();
     let kind = type_meta.kind.unwrap_or_default();
     let codec = codec(&api_version, &kind)?;
-    (codec.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default()).map_err(|source| {
+    (codec.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default(), limits).map_err(|source| {
         EnvelopeError::Decode {
             api_version,
             kind,

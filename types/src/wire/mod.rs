@@ -36,8 +36,10 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy)]
 pub struct Codec {
     /// Protobuf bytes (`runtime.Unknown.raw`) to the object as JSON (its `apiVersion` and
-    /// `kind` are the codec's), with the unknown fields met.
-    pub decode_protobuf: fn(&[u8]) -> Result<protobuf::Decoded<Value>, protobuf::DecodeError>,
+    /// `kind` are the codec's), with the unknown fields met; refused past the limits, which
+    /// hold while decoding and again on the object before it is built as JSON.
+    pub decode_protobuf:
+        fn(&[u8], &protobuf::Limits) -> Result<protobuf::Decoded<Value>, protobuf::DecodeError>,
     /// An object to protobuf bytes.
     pub encode_protobuf: fn(Value) -> Result<Vec<u8>, WireError>,
     /// An object to JSON in Go's field order, compact or indented by two spaces.
@@ -189,11 +191,15 @@ fn typed<T: DeserializeOwned>(object: Value) -> Result<T, WireError> {
 
 fn decode_protobuf<T: protobuf::Message + Serialize>(
     bytes: &[u8],
+    limits: &protobuf::Limits,
 ) -> Result<protobuf::Decoded<Value>, protobuf::DecodeError> {
-    let decoded = protobuf::decode::<T>(bytes)?;
+    let decoded = protobuf::decode_within::<T>(bytes, limits)?;
+    // Measured before it is built: Go struct values the wire left out appear in the JSON.
+    protobuf::measure(&decoded.value, limits).map_err(protobuf::Exceeded::error)?;
     let value = serde_json::to_value(&decoded.value).map_err(|e| protobuf::DecodeError {
         path: String::new(),
         message: e.to_string(),
+        exceeded: None,
     })?;
     Ok(protobuf::Decoded {
         value,

@@ -71,6 +71,61 @@ pub struct DecodeError {
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// Set when the message was refused for exceeding [`Limits`], not for being malformed.
+    pub exceeded: Option<Exceeded>,
+}
+
+/// How far one decode may go: the same bounds the JSON and YAML readers hold documents to, so
+/// that a small message cannot make a large object.
+///
+/// While decoding, every field read and every message entered counts as a node (a protobuf
+/// field can be two bytes, so the count is taken as the bytes are read, before the object
+/// grows). The decoded object is then measured as JSON would be (objects, arrays, keys and
+/// values, and its nesting) before it is turned into JSON: Go struct values that the wire
+/// leaves out appear there, so an object can be larger than its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Nesting of the decoded object's objects and arrays.
+    pub max_depth: usize,
+    /// Nodes: fields and messages on the wire, then objects, arrays, keys and values of the
+    /// decoded object.
+    pub max_nodes: usize,
+}
+
+impl Default for Limits {
+    /// 64 levels and 1,000,000 nodes, as the document readers.
+    fn default() -> Self {
+        Limits {
+            max_depth: 64,
+            max_nodes: 1_000_000,
+        }
+    }
+}
+
+/// Which limit a message exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// [`Limits::max_depth`], with its value.
+    Depth(usize),
+    /// [`Limits::max_nodes`], with its value.
+    Nodes(usize),
+}
+
+impl Exceeded {
+    /// The error for a message over this limit.
+    pub fn error(self) -> DecodeError {
+        let message = match self {
+            Exceeded::Depth(limit) => format!("the object nests deeper than {limit} levels"),
+            Exceeded::Nodes(limit) => {
+                format!("the object has more than {limit} nodes (objects, arrays, keys and values)")
+            }
+        };
+        DecodeError {
+            path: String::new(),
+            message,
+            exceeded: Some(self),
+        }
+    }
 }
 
 impl fmt::Display for DecodeError {
@@ -99,15 +154,37 @@ enum Segment {
     Index(usize),
 }
 
-/// Decoding state: the path of the field being read (for errors) and the unknown fields met.
-#[derive(Debug, Default)]
+/// Decoding state: the path of the field being read (for errors), the unknown fields met, and
+/// the nodes read so far against the limit.
+#[derive(Debug)]
 pub struct Decoder {
     path: Vec<Segment>,
     unknown: Vec<UnknownField>,
     skip: pe::DecodeContext,
+    nodes: usize,
+    max_nodes: usize,
 }
 
 impl Decoder {
+    fn new(limits: &Limits) -> Decoder {
+        Decoder {
+            path: Vec::new(),
+            unknown: Vec::new(),
+            skip: pe::DecodeContext::default(),
+            nodes: 0,
+            max_nodes: limits.max_nodes,
+        }
+    }
+
+    /// Counts `nodes` more against [`Limits::max_nodes`].
+    fn count(&mut self, nodes: usize) -> Result<(), DecodeError> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        if self.nodes > self.max_nodes {
+            return Err(Exceeded::Nodes(self.max_nodes).error());
+        }
+        Ok(())
+    }
+
     fn path(&self, extra: Option<u32>) -> String {
         let mut out = String::new();
         for segment in &self.path {
@@ -140,6 +217,7 @@ impl Decoder {
         DecodeError {
             path: self.path(None),
             message: message.into(),
+            exceeded: None,
         }
     }
 
@@ -169,6 +247,7 @@ impl Decoder {
         wire: WireType,
         buf: &mut &[u8],
     ) -> Result<(), DecodeError> {
+        self.count(1)?;
         pe::skip_field(wire, number, buf, self.skip.clone())
             .map_err(|e| self.error(format!("field {number}: {}", prost_message(&e))))?;
         self.unknown.push(UnknownField {
@@ -217,13 +296,28 @@ pub fn encode<M: Message>(message: &M) -> Result<Vec<u8>, EncodeError> {
     Ok(buf)
 }
 
-/// Decodes a whole message.
+/// Decodes a whole message within the default [`Limits`].
 ///
 /// # Errors
 ///
-/// When the bytes are not a valid message of this type.
-pub fn decode<M: Message>(mut bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
-    let mut decoder = Decoder::default();
+/// When the bytes are not a valid message of this type, or hold more fields and messages than
+/// the default node limit.
+pub fn decode<M: Message>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
+    decode_within(bytes, &Limits::default())
+}
+
+/// Decodes a whole message, refusing it as soon as the fields and messages read exceed
+/// `limits.max_nodes` (so memory stays in proportion to the limit, not to the input).
+///
+/// # Errors
+///
+/// When the bytes are not a valid message of this type, or exceed the node limit (the error's
+/// `exceeded` says so).
+pub fn decode_within<M: Message>(
+    mut bytes: &[u8],
+    limits: &Limits,
+) -> Result<Decoded<M>, DecodeError> {
+    let mut decoder = Decoder::new(limits);
     let mut value = M::default();
     merge_fields(&mut value, &mut bytes, &mut decoder)?;
     value.finish();
@@ -240,6 +334,7 @@ fn merge_fields<M: Message>(
 ) -> Result<(), DecodeError> {
     while !buf.is_empty() {
         let (number, wire) = pe::decode_key(buf).map_err(|e| decoder.error(prost_message(&e)))?;
+        decoder.count(1)?;
         value.merge_field(number, wire, buf, decoder)?;
     }
     Ok(())
@@ -535,6 +630,7 @@ pub fn get_message<M: Message>(
     value: &mut M,
 ) -> Result<(), DecodeError> {
     let mut inner = delimited(wire, buf, decoder)?;
+    decoder.count(1)?;
     merge_fields(value, &mut inner, decoder)?;
     value.finish();
     Ok(())
@@ -598,8 +694,10 @@ pub fn get_base64(
     Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
-/// Reads a `metav1.Time`; the empty message is Go's zero time, `None`. Like Go, the
-/// nanoseconds are dropped.
+/// Reads a `metav1.Time`; the empty message is Go's zero time, `None`. Nanoseconds outside
+/// 0..=999,999,999 carry into the seconds as Go's `time.Unix` carries them (k8s.io/apimachinery
+/// `pkg/apis/meta/v1/time_proto.go`: `time.Unix(p.Seconds, int64(p.Nanos))`); the rest of a
+/// second is then dropped, as `metav1.Time`'s JSON keeps whole seconds.
 ///
 /// # Errors
 ///
@@ -613,18 +711,21 @@ pub fn get_time(
     if inner.is_empty() {
         return Ok(None);
     }
-    let mut seconds = 0;
+    let (mut seconds, mut nanos) = (0i64, 0i32);
     while !inner.is_empty() {
         let (number, wire) =
             pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
         match number {
             1 => seconds = get_int64(wire, &mut inner, decoder)?,
-            2 => {
-                get_int32(wire, &mut inner, decoder)?;
-            }
+            2 => nanos = get_int32(wire, &mut inner, decoder)?,
             _ => decoder.unknown(number, wire, &mut inner)?,
         }
     }
+    let seconds = whole_seconds(seconds, nanos).ok_or_else(|| {
+        decoder.error(format!(
+            "{seconds} seconds and {nanos} nanoseconds is outside the supported time range"
+        ))
+    })?;
     k8s_openapi::jiff::Timestamp::from_second(seconds)
         .map(|t| Some(Time(t)))
         .map_err(|_| {
@@ -632,6 +733,12 @@ pub fn get_time(
                 "{seconds} seconds is outside the supported time range"
             ))
         })
+}
+
+/// The whole seconds of Go's `time.Unix(seconds, nanos)`: nanoseconds carried into the seconds
+/// by floor division, so -1 ns is one second earlier. `None` on overflow.
+fn whole_seconds(seconds: i64, nanos: i32) -> Option<i64> {
+    seconds.checked_add(i64::from(nanos).div_euclid(1_000_000_000))
 }
 
 /// Reads a `metav1.FieldsV1`: its `raw` field must hold JSON.
@@ -654,7 +761,191 @@ pub fn get_fields_v1(
             _ => decoder.unknown(number, wire, &mut inner)?,
         }
     }
-    serde_json::from_slice(raw)
-        .map(FieldsV1)
-        .map_err(|e| decoder.error(format!("raw is not JSON: {e}")))
+    let value: serde_json::Value =
+        serde_json::from_slice(raw).map_err(|e| decoder.error(format!("raw is not JSON: {e}")))?;
+    // The JSON inside counts too: a field set can hold as many nodes as its bytes allow.
+    let limits = Limits {
+        max_depth: usize::MAX,
+        max_nodes: decoder.max_nodes,
+    };
+    let nodes = measure(&value, &limits).map_err(Exceeded::error)?.nodes;
+    decoder.count(nodes)?;
+    Ok(FieldsV1(value))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring a decoded object as JSON, without building it.
+
+/// The size of a value as JSON: its nodes (objects, arrays, keys and values, as the document
+/// readers count them) and its nesting (an object or array is one level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shape {
+    /// Nodes.
+    pub nodes: usize,
+    /// Deepest nesting.
+    pub depth: usize,
+}
+
+/// Measures `value` as it would be serialized to JSON, stopping at the first limit exceeded.
+/// Nothing is allocated: the value is serialized into a counter.
+///
+/// # Errors
+///
+/// The limit exceeded.
+pub fn measure<T: serde::Serialize + ?Sized>(
+    value: &T,
+    limits: &Limits,
+) -> Result<Shape, Exceeded> {
+    let mut counter = Counter {
+        shape: Shape::default(),
+        level: 0,
+        in_key: false,
+        limits: *limits,
+        exceeded: None,
+    };
+    let result = {
+        let mut serializer = serde_json::Serializer::with_formatter(std::io::sink(), &mut counter);
+        value.serialize(&mut serializer)
+    };
+    match (counter.exceeded, result) {
+        (Some(exceeded), _) => Err(exceeded),
+        // A value that does not serialize has no JSON shape; the encoder reports why.
+        (None, _) => Ok(counter.shape),
+    }
+}
+
+/// A `serde_json` formatter that counts instead of writing.
+struct Counter {
+    shape: Shape,
+    level: usize,
+    in_key: bool,
+    limits: Limits,
+    exceeded: Option<Exceeded>,
+}
+
+impl Counter {
+    fn stop(&mut self, exceeded: Exceeded) -> std::io::Result<()> {
+        self.exceeded = Some(exceeded);
+        Err(std::io::Error::other("limit exceeded"))
+    }
+
+    fn node(&mut self) -> std::io::Result<()> {
+        if self.in_key {
+            return Ok(());
+        }
+        self.shape.nodes += 1;
+        if self.shape.nodes > self.limits.max_nodes {
+            return self.stop(Exceeded::Nodes(self.limits.max_nodes));
+        }
+        Ok(())
+    }
+
+    fn open(&mut self) -> std::io::Result<()> {
+        self.node()?;
+        self.level += 1;
+        self.shape.depth = self.shape.depth.max(self.level);
+        if self.level > self.limits.max_depth {
+            return self.stop(Exceeded::Depth(self.limits.max_depth));
+        }
+        Ok(())
+    }
+}
+
+macro_rules! count_scalars {
+    ($($method:ident: $type:ty),* $(,)?) => {$(
+        fn $method<W: ?Sized + std::io::Write>(&mut self, _: &mut W, _: $type) -> std::io::Result<()> {
+            self.node()
+        }
+    )*};
+}
+
+impl serde_json::ser::Formatter for &mut Counter {
+    fn write_null<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.node()
+    }
+
+    count_scalars!(
+        write_bool: bool, write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64,
+        write_i128: i128, write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64,
+        write_u128: u128, write_f32: f32, write_f64: f64, write_number_str: &str,
+        write_raw_fragment: &str,
+    );
+
+    fn begin_string<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.node()
+    }
+
+    fn end_string<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        _: &mut W,
+        _: &str,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        _: &mut W,
+        _: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.open()
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.level -= 1;
+        Ok(())
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _: &mut W,
+        _: bool,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.open()
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.level -= 1;
+        Ok(())
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        _: &mut W,
+        _: bool,
+    ) -> std::io::Result<()> {
+        // The key is one node, whatever it is written as (a string, or a number in quotes).
+        self.node()?;
+        self.in_key = true;
+        Ok(())
+    }
+
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.in_key = false;
+        Ok(())
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -356,3 +356,163 @@ fn indented_go_json_lays_out_as_marshal_indent() {
         assert_eq!(String::from_utf8(go).unwrap(), escaped);
     }
 }
+
+/// A FlowSchema whose metadata holds `count` empty `ownerReferences` (ObjectMeta field 13):
+/// two bytes each on the wire, nine JSON nodes each once decoded (Go writes an empty owner
+/// reference's four strings).
+fn empty_owner_references(count: usize) -> Vec<u8> {
+    let metadata: Vec<u8> = std::iter::repeat_n([0x6a, 0x00], count).flatten().collect();
+    let mut bytes = vec![0x0a];
+    prost::encoding::encode_varint(metadata.len() as u64, &mut bytes);
+    bytes.extend(metadata);
+    bytes
+}
+
+/// Issue 24, item 1: an 8 MiB message of empty list items used to be decoded whole (about
+/// 450 bytes of memory per input byte) before the node limit was checked. The decoder now
+/// counts fields and messages as it reads them and stops at the limit.
+#[test]
+fn the_node_limit_holds_while_decoding() {
+    let limits = protobuf::Limits {
+        max_depth: 64,
+        max_nodes: 1_000,
+    };
+    // 499 items: 1 metadata message + 499 × (key + message) + its own key = 1,000 counted.
+    let error = protobuf::decode_within::<v1::FlowSchema>(&empty_owner_references(600), &limits)
+        .unwrap_err();
+    assert_eq!(error.exceeded, Some(protobuf::Exceeded::Nodes(1_000)));
+    assert!(error.message.contains("more than 1000 nodes"), "{error}");
+    let decoded =
+        protobuf::decode_within::<v1::FlowSchema>(&empty_owner_references(400), &limits).unwrap();
+    assert_eq!(
+        decoded
+            .value
+            .metadata
+            .owner_references
+            .as_ref()
+            .map(Vec::len),
+        Some(400)
+    );
+    // Unknown fields count too: 2,000 of them inside metadata.
+    let unknown: Vec<u8> = std::iter::repeat_n([0xf8, 0x07, 0x00], 2_000)
+        .flatten()
+        .collect();
+    let mut bytes = vec![0x0a];
+    prost::encoding::encode_varint(unknown.len() as u64, &mut bytes);
+    bytes.extend(unknown);
+    let error = protobuf::decode_within::<v1::FlowSchema>(&bytes, &limits).unwrap_err();
+    assert_eq!(error.exceeded, Some(protobuf::Exceeded::Nodes(1_000)));
+}
+
+/// The decoded object is measured as JSON before it is built: 400 empty owner references are
+/// 802 fields and messages on the wire but 3,600 JSON nodes once Go's empty strings appear.
+#[test]
+fn the_codec_measures_the_object_before_building_it() {
+    let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
+    let limits = protobuf::Limits {
+        max_depth: 64,
+        max_nodes: 2_000,
+    };
+    let error = (codec.decode_protobuf)(&empty_owner_references(400), &limits).unwrap_err();
+    assert_eq!(error.exceeded, Some(protobuf::Exceeded::Nodes(2_000)));
+    let decoded = (codec.decode_protobuf)(&empty_owner_references(100), &limits).unwrap();
+    assert_eq!(
+        decoded.value["metadata"]["ownerReferences"][0],
+        serde_json::json!({"apiVersion": "", "kind": "", "name": "", "uid": ""})
+    );
+    let depth = protobuf::Limits {
+        max_depth: 2,
+        max_nodes: 2_000,
+    };
+    let error = (codec.decode_protobuf)(&empty_owner_references(1), &depth).unwrap_err();
+    assert_eq!(error.exceeded, Some(protobuf::Exceeded::Depth(2)));
+}
+
+/// Nodes and nesting of a JSON value, as the document readers count them.
+fn reference_shape(value: &serde_json::Value) -> protobuf::Shape {
+    use serde_json::Value;
+    let mut shape = protobuf::Shape::default();
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, level)) = stack.pop() {
+        shape.nodes += 1;
+        match value {
+            Value::Array(items) => {
+                shape.depth = shape.depth.max(level + 1);
+                stack.extend(items.iter().map(|item| (item, level + 1)));
+            }
+            Value::Object(map) => {
+                shape.depth = shape.depth.max(level + 1);
+                shape.nodes += map.len();
+                stack.extend(map.values().map(|item| (item, level + 1)));
+            }
+            _ => {}
+        }
+    }
+    shape
+}
+
+fn json_values() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[a-z\\\\\"\u{1}]{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(6, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z\"]{0,4}", inner, 0..6)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #[test]
+    fn measure_counts_what_the_readers_count(value in json_values()) {
+        let unlimited = protobuf::Limits { max_depth: usize::MAX, max_nodes: usize::MAX };
+        let expected = reference_shape(&value);
+        prop_assert_eq!(protobuf::measure(&value, &unlimited).unwrap(), expected);
+        // One node or one level less is refused, with the limit that was exceeded.
+        let fewer = protobuf::Limits { max_depth: usize::MAX, max_nodes: expected.nodes - 1 };
+        prop_assert_eq!(protobuf::measure(&value, &fewer), Err(protobuf::Exceeded::Nodes(expected.nodes - 1)));
+        if expected.depth > 0 {
+            let shallower = protobuf::Limits { max_depth: expected.depth - 1, max_nodes: usize::MAX };
+            prop_assert_eq!(protobuf::measure(&value, &shallower), Err(protobuf::Exceeded::Depth(expected.depth - 1)));
+        }
+    }
+}
+
+/// Issue 24, item 8: Go's `time.Unix(seconds, nanos)` carries nanoseconds outside
+/// 0..=999,999,999 into the seconds (k8s.io/apimachinery `pkg/apis/meta/v1/time_proto.go`),
+/// and the JSON time then keeps whole seconds.
+#[test]
+fn nanoseconds_carry_into_the_seconds_as_in_go() {
+    let created = |seconds: i64, nanos: i32| {
+        let mut time = Vec::new();
+        prost::encoding::int64::encode(1, &seconds, &mut time);
+        prost::encoding::int32::encode(2, &nanos, &mut time);
+        let mut metadata = vec![0x42, time.len() as u8];
+        metadata.extend(time);
+        let mut bytes = vec![0x0a, metadata.len() as u8];
+        bytes.extend(metadata);
+        let codec =
+            apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
+        (codec.decode_protobuf)(&bytes, &Default::default())
+            .map(|d| d.value["metadata"]["creationTimestamp"].clone())
+    };
+    let at = |text: &str| Ok(serde_json::Value::from(text));
+    // time.Unix(1, 2^31-1) is 3.147483647 s after the epoch.
+    assert_eq!(created(1, i32::MAX), at("1970-01-01T00:00:03Z"));
+    assert_eq!(created(1, 999_999_999), at("1970-01-01T00:00:01Z"));
+    assert_eq!(created(1, 1_000_000_000), at("1970-01-01T00:00:02Z"));
+    // Negative nanoseconds borrow from the seconds: time.Unix(1, -1) is 0.999999999 s.
+    assert_eq!(created(1, -1), at("1970-01-01T00:00:00Z"));
+    assert_eq!(created(0, i32::MIN), at("1969-12-31T23:59:57Z"));
+    assert_eq!(created(1_700_000_000, 0), at("2023-11-14T22:13:20Z"));
+    assert!(created(i64::MAX, i32::MAX).is_err());
+}
