@@ -30,8 +30,42 @@ pub fn apfkit(args: &[&str], stdin: &[u8]) -> Output {
 /// Runs the binary with `args`, feeding `stdin`; kills it and fails the test if it has not
 /// finished after `limit`.
 pub fn apfkit_within(args: &[&str], stdin: &[u8], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
-        .args(args)
+    let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
+    command.args(args);
+    run_within(command, stdin, limit, |_| {})
+}
+
+/// Runs the binary with `args` under an address-space limit of `limit_mib` MiB (util-linux's
+/// `prlimit`, so that a regression fails instead of taking the machine's memory), and returns
+/// its output and its peak resident memory in MiB (`VmHWM`, sampled until it exits).
+pub fn apfkit_peak(args: &[&str], limit_mib: u64) -> (Output, u64) {
+    let mut command = Command::new("prlimit");
+    command
+        .arg(format!("--as={}", limit_mib << 20))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_apfkit"))
+        .args(args);
+    let mut peak_kib = 0;
+    let output = run_within(command, b"", Duration::from_secs(300), |pid| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+        peak_kib = peak_kib.max(kib.unwrap_or(0));
+    });
+    (output, peak_kib >> 10)
+}
+
+/// Runs `command` feeding `stdin`, calling `sample` with its pid while it runs (every 2 ms);
+/// kills it and fails the test if it has not finished after `limit`.
+fn run_within(
+    mut command: Command,
+    stdin: &[u8],
+    limit: Duration,
+    mut sample: impl FnMut(u32),
+) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -55,14 +89,15 @@ pub fn apfkit_within(args: &[&str], stdin: &[u8], limit: Duration) -> Output {
     let stderr = collect(Box::new(child.stderr.take().expect("piped")));
     let started = Instant::now();
     let status = loop {
+        sample(child.id());
         if let Some(status) = child.try_wait().expect("waitable") {
             break status;
         }
         if started.elapsed() > limit {
             let _ = child.kill();
-            panic!("apfkit {args:?} did not finish in {limit:?}");
+            panic!("{command:?} did not finish in {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(2));
     };
     let _ = feeder.join();
     Output {

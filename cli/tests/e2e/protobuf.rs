@@ -6,7 +6,7 @@ use apfkit_tests::flowcontrol_versions;
 use apfkit_types::wire::envelope;
 use proptest::prelude::*;
 
-use super::{apfkit, success};
+use super::{apfkit, apfkit_peak, success};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -230,6 +230,56 @@ fn oversized_objects_are_refused_before_they_are_read() {
     let output = apfkit(&["convert", "--to", "v1", "-o", "protobuf"], list);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("a v1 List has no protobuf form here"));
+}
+
+/// A v1 FlowSchema holding `count` empty `ownerReferences`, as enveloped protobuf (two bytes
+/// each) and as JSON (`{}`, three bytes each).
+fn empty_owners(count: usize) -> (Vec<u8>, Vec<u8>) {
+    let mut metadata = b"\x0a\x03big".to_vec();
+    metadata.extend(std::iter::repeat_n([0x6a, 0x00], count).flatten());
+    let mut raw = vec![0x0a];
+    prost::encoding::encode_varint(metadata.len() as u64, &mut raw);
+    raw.extend(metadata);
+    let pb = envelope::wrap("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", &raw);
+    let items = vec!["{}"; count].join(",");
+    let json = format!(
+        r#"{{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{{"name":"big","ownerReferences":[{items}]}}}}"#
+    );
+    (pb, json.into_bytes())
+}
+
+/// Issue 24, item 1: 8 MB of empty list items in protobuf took 3.2-3.7 GB before the node
+/// limit was reported; the limit now holds while decoding, and the memory is no more than the
+/// same refusal takes for JSON of the same size (measured in the same run).
+#[test]
+fn protobuf_of_many_empty_items_is_refused_in_the_memory_json_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pb, _) = empty_owners(4_000_000);
+    let (_, json) = empty_owners(2_700_000);
+    let mut peaks = Vec::new();
+    for (name, bytes) in [("big.pb", pb), ("big.json", json)] {
+        assert!(bytes.len() > 7_900_000 && bytes.len() < 8 << 20, "{name}");
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (output, peak) = apfkit_peak(
+            &["convert", "-f", path.to_str().unwrap(), "--to", "v1beta3"],
+            2048,
+        );
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("document 1: document has more than 1000000 nodes"),
+            "{name}: {}",
+            stderr(&output)
+        );
+        peaks.push(peak);
+    }
+    let [protobuf, json] = peaks[..] else {
+        unreachable!()
+    };
+    assert!(
+        protobuf <= json.max(64) * 5 / 4,
+        "protobuf peaked at {protobuf} MiB, JSON of the same size at {json} MiB"
+    );
 }
 
 proptest! {
