@@ -12,9 +12,12 @@ use serde::{Deserialize, Serialize, Serializer};
 /// resource/quantity.go`) accepts it, quirks included: a sign or a `.` alone reads as zero, a
 /// digit is optional after `.` (`1.G`), and the exponent of `e`/`E` is any 64-bit integer.
 /// CustomResourceDefinitions type a quantity as an integer or a string
-/// (`x-kubernetes-int-or-string`), so a JSON integer is accepted too and written back as a
-/// number. k8s-openapi's `Quantity` checks nothing, and Go's rewrites `1000m` as `1`; this keeps
-/// the text.
+/// (`x-kubernetes-int-or-string`), so a JSON number is accepted too and written back as a
+/// number: Go's `Quantity.UnmarshalJSON` parses an unquoted number's text with `ParseQuantity`,
+/// so `1000.0`, `1e3` and `-0.5` are quantities as much as `1000` (every JSON number's text is
+/// in `ParseQuantity`'s grammar). A whole number keeps its digits; a number with a fraction or
+/// an exponent is kept as its value (`1e3` is written back as `1000.0`). k8s-openapi's
+/// `Quantity` checks nothing, and Go's rewrites `1000m` as `1`; this keeps the text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Quantity(Repr);
 
@@ -23,6 +26,8 @@ enum Repr {
     Text(String),
     Signed(i64),
     Unsigned(u64),
+    /// A JSON number with a fraction or an exponent, by its bits (so that `Eq` and `Hash` hold).
+    Float(u64),
 }
 
 /// Why text is not a quantity, with upstream's two error messages.
@@ -52,6 +57,7 @@ impl Quantity {
             Repr::Text(text) => text.as_str().into(),
             Repr::Signed(value) => value.to_string().into(),
             Repr::Unsigned(value) => value.to_string().into(),
+            Repr::Float(bits) => f64::from_bits(*bits).to_string().into(),
         }
     }
 
@@ -94,6 +100,7 @@ impl Serialize for Quantity {
             Repr::Text(text) => serializer.serialize_str(text),
             Repr::Signed(value) => serializer.serialize_i64(*value),
             Repr::Unsigned(value) => serializer.serialize_u64(*value),
+            Repr::Float(bits) => serializer.serialize_f64(f64::from_bits(*bits)),
         }
     }
 }
@@ -106,7 +113,17 @@ impl<'de> Deserialize<'de> for Quantity {
             type Value = Quantity;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a quantity: an integer or a string such as \"500m\" or \"1.5Gi\"")
+                f.write_str("a quantity: a number or a string such as \"500m\" or \"1.5Gi\"")
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<Quantity, E> {
+                // JSON has no other floats; YAML's `.inf` and `.nan` have no JSON form, and
+                // Go's YAML-to-JSON conversion refuses them.
+                if value.is_finite() {
+                    Ok(Quantity(Repr::Float(value.to_bits())))
+                } else {
+                    Err(E::custom(format!("{value} is not a quantity: not a finite number")))
+                }
             }
 
             fn visit_i64<E: de::Error>(self, value: i64) -> Result<Quantity, E> {
@@ -306,6 +323,41 @@ fn fast_path(parts: &Parts<'_>, base: u32, exponent: i32) -> bool {
 mod tests {
     use super::{Quantity, QuantityError};
 
+    /// Issue 24, item 9: Go's `Quantity.UnmarshalJSON` hands an unquoted number's text to
+    /// `ParseQuantity` (k8s.io/apimachinery `pkg/api/resource/quantity.go`), so whole-number
+    /// floats and exponents are quantities; they are written back as the same JSON number.
+    #[test]
+    fn json_numbers_of_every_form_are_quantities() {
+        for (text, value) in [
+            ("1000.0", 1000.0),
+            ("1e3", 1000.0),
+            ("1E3", 1000.0),
+            ("1E+3", 1000.0),
+            ("2.5e-3", 0.0025),
+            ("-0.5", -0.5),
+            ("0.0", 0.0),
+            ("1.7976931348623157e308", f64::MAX),
+        ] {
+            let quantity: Quantity = serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(quantity.is_number(), "{text}");
+            let written = serde_json::to_string(&quantity).unwrap();
+            assert_eq!(serde_json::from_str::<f64>(&written).unwrap(), value, "{text}");
+            assert_eq!(serde_json::from_str::<Quantity>(&written).unwrap(), quantity);
+            // What it displays is a quantity too.
+            assert!(quantity.as_str().parse::<Quantity>().is_ok(), "{text}: {}", quantity.as_str());
+        }
+        assert_eq!(serde_json::to_string(&serde_json::from_str::<Quantity>("1e3").unwrap()).unwrap(), "1000.0");
+        // Integers keep their digits.
+        assert_eq!(serde_json::to_string(&serde_json::from_str::<Quantity>("1000").unwrap()).unwrap(), "1000");
+        // In YAML too, and YAML's infinities are refused.
+        let memory: Quantity = serde_saphyr::from_str("1000.0").unwrap();
+        assert_eq!(memory.as_str(), "1000");
+        assert!(serde_saphyr::from_str::<Quantity>(".inf").is_err());
+        // IntOrString stays as Go's: a float is an error.
+        assert!(serde_json::from_str::<crate::IntOrString>("1000.0").is_err());
+        assert!(serde_json::from_str::<crate::IntOrString>("1e3").is_err());
+    }
+
     /// Inputs upstream's `TestQuantityParse` and `TestQuantityParseZero` accept, and the quirks
     /// read off `parseQuantityString`.
     #[test]
@@ -459,7 +511,9 @@ mod tests {
             assert_eq!(serde_json::to_string(&value).unwrap(), json);
             assert_eq!(value.as_str(), json);
         }
-        for json in ["1.5", "true", "null", "[]"] {
+        // Not numbers nor strings (a fraction such as 1.5 is a quantity, as in Go: see
+        // json_numbers_of_every_form_are_quantities).
+        for json in ["true", "null", "[]", "{}"] {
             assert!(serde_json::from_str::<Quantity>(json).is_err(), "{json}");
         }
     }

@@ -189,6 +189,20 @@ mod prometheus_podmonitor {
         as_number["spec"]["nativeHistogramMinBucketFactor"] = json!(2);
         let monitor: PodMonitor = serde_json::from_value(as_number.clone()).unwrap();
         assert_eq!(serde_json::to_value(&monitor).unwrap(), as_number);
+        // Whole-number floats and exponents, as Go's Quantity.UnmarshalJSON takes them (issue
+        // 24, item 9): read from the text, written back as the same number.
+        for text in ["1000.0", "1e3", "2.5"] {
+            let json = sample_text().replace("\"1.1\"", text);
+            let monitor: PodMonitor = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let written = serde_json::to_value(&monitor).unwrap();
+            let expected: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(written, expected, "{text}");
+        }
+    }
+
+    /// The sample as JSON text, with its quantity as the string "1.1".
+    fn sample_text() -> String {
+        serde_json::to_string(&sample()).unwrap()
     }
 
     #[test]
