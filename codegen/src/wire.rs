@@ -427,11 +427,22 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
     }
 }
 
-/// After decoding: a Go value field kept as `Option` becomes what Go's JSON would show.
+/// After decoding: a Go value field kept as `Option` becomes what Go's JSON would show. A Go
+/// struct value is finished too, so that one the wire left out shows what Go's zero struct
+/// shows (`matchingPrecedence: 0` of v1beta2's spec); finishing twice changes nothing.
 fn finish_field(wire: &TokenStream, f: &Field<'_>) -> Option<TokenStream> {
     let id = ident(f);
-    if f.def.presence != Presence::Optional || f.go.pointer {
+    if f.go.pointer {
         return None;
+    }
+    if f.def.presence == Presence::Always {
+        let value = if f.def.boxed {
+            quote! { &mut *self.#id }
+        } else {
+            quote! { &mut self.#id }
+        };
+        return matches!(f.shape, Shape::Single(Scalar::Message))
+            .then(|| quote! { #wire::protobuf::Message::finish(#value); });
     }
     match f.shape {
         Shape::Single(scalar) if scalar.emptyable() && scalar != Scalar::Base64 => {
@@ -452,6 +463,9 @@ fn finish_field(wire: &TokenStream, f: &Field<'_>) -> Option<TokenStream> {
         Shape::Single(Scalar::Message) => Some(quote! {
             if self.#id.is_none() {
                 self.#id = ::std::option::Option::Some(::std::default::Default::default());
+                if let ::std::option::Option::Some(empty) = &mut self.#id {
+                    #wire::protobuf::Message::finish(empty);
+                }
             }
         }),
         _ => None,

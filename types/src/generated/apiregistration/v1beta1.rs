@@ -129,10 +129,15 @@ impl crate::wire::protobuf::Message for APIService {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        crate::wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
+            if let ::std::option::Option::Some(empty) = &mut self.status {
+                crate::wire::protobuf::Message::finish(empty);
+            }
         }
     }
 }
@@ -599,7 +604,9 @@ impl crate::wire::protobuf::Message for APIServiceList {
         }
         ::std::result::Result::Ok(())
     }
-    fn finish(&mut self) {}
+    fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+    }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceList> {
     fn serialize<S: ::serde::Serializer>(

@@ -317,10 +317,15 @@ impl crate::wire::protobuf::Message for FlowSchema {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        crate::wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
+            if let ::std::option::Option::Some(empty) = &mut self.status {
+                crate::wire::protobuf::Message::finish(empty);
+            }
         }
     }
 }
@@ -836,7 +841,9 @@ impl crate::wire::protobuf::Message for FlowSchemaList {
         }
         ::std::result::Result::Ok(())
     }
-    fn finish(&mut self) {}
+    fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+    }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaList> {
     fn serialize<S: ::serde::Serializer>(
@@ -1086,6 +1093,7 @@ impl crate::wire::protobuf::Message for FlowSchemaSpec {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.priority_level_configuration);
         if self.matching_precedence.is_none() {
             self.matching_precedence = ::std::option::Option::Some(
                 ::std::default::Default::default(),
@@ -1528,7 +1536,9 @@ impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
         }
         ::std::result::Result::Ok(())
     }
-    fn finish(&mut self) {}
+    fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.limit_response);
+    }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitedPriorityLevelConfiguration> {
     fn serialize<S: ::serde::Serializer>(
@@ -1955,10 +1965,15 @@ impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        crate::wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
+            if let ::std::option::Option::Some(empty) = &mut self.status {
+                crate::wire::protobuf::Message::finish(empty);
+            }
         }
     }
 }
@@ -2478,7 +2493,9 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
         }
         ::std::result::Result::Ok(())
     }
-    fn finish(&mut self) {}
+    fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+    }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationList> {
     fn serialize<S: ::serde::Serializer>(

@@ -318,10 +318,15 @@ impl crate::wire::protobuf::Message for FlowSchema {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        crate::wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
+            if let ::std::option::Option::Some(empty) = &mut self.status {
+                crate::wire::protobuf::Message::finish(empty);
+            }
         }
     }
 }
@@ -838,7 +843,9 @@ impl crate::wire::protobuf::Message for FlowSchemaList {
         }
         ::std::result::Result::Ok(())
     }
-    fn finish(&mut self) {}
+    fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+    }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaList> {
     fn serialize<S: ::serde::Serializer>(
@@ -1088,6 +1095,7 @@ impl crate::wire::protobuf::Message for FlowSchemaSpec {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.priority_level_configuration);
         if self.matching_precedence.is_none() {
             self.matching_precedence = ::std::option::Option::Some(
                 ::std::default::Default::default(),
@@ -1546,6 +1554,7 @@ impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
                 ::std::default::Default::default(),
             );
         }
+        crate::wire::protobuf::Message::finish(&mut self.limit_response);
     }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitedPriorityLevelConfiguration> {
@@ -1979,10 +1988,15 @@ impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        crate::wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
+            if let ::std::option::Option::Some(empty) = &mut self.status {
+                crate::wire::protobuf::Message::finish(empty);
+            }
         }
     }
 }
@@ -2505,7 +2519,9 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
         }
         ::std::result::Result::Ok(())
     }
-    fn finish(&mut self) {}
+    fn finish(&mut self) {
+        crate::wire::protobuf::Message::finish(&mut self.metadata);
+    }
 }
 impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationList> {
     fn serialize<S: ::serde::Serializer>(
