@@ -122,7 +122,9 @@ impl<'de> Deserialize<'de> for Quantity {
                 if value.is_finite() {
                     Ok(Quantity(Repr::Float(value.to_bits())))
                 } else {
-                    Err(E::custom(format!("{value} is not a quantity: not a finite number")))
+                    Err(E::custom(format!(
+                        "{value} is not a quantity: not a finite number"
+                    )))
                 }
             }
 
@@ -338,17 +340,35 @@ mod tests {
             ("0.0", 0.0),
             ("1.7976931348623157e308", f64::MAX),
         ] {
-            let quantity: Quantity = serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let quantity: Quantity =
+                serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert!(quantity.is_number(), "{text}");
             let written = serde_json::to_string(&quantity).unwrap();
-            assert_eq!(serde_json::from_str::<f64>(&written).unwrap(), value, "{text}");
-            assert_eq!(serde_json::from_str::<Quantity>(&written).unwrap(), quantity);
+            assert_eq!(
+                serde_json::from_str::<f64>(&written).unwrap(),
+                value,
+                "{text}"
+            );
+            assert_eq!(
+                serde_json::from_str::<Quantity>(&written).unwrap(),
+                quantity
+            );
             // What it displays is a quantity too.
-            assert!(quantity.as_str().parse::<Quantity>().is_ok(), "{text}: {}", quantity.as_str());
+            assert!(
+                quantity.as_str().parse::<Quantity>().is_ok(),
+                "{text}: {}",
+                quantity.as_str()
+            );
         }
-        assert_eq!(serde_json::to_string(&serde_json::from_str::<Quantity>("1e3").unwrap()).unwrap(), "1000.0");
+        assert_eq!(
+            serde_json::to_string(&serde_json::from_str::<Quantity>("1e3").unwrap()).unwrap(),
+            "1000.0"
+        );
         // Integers keep their digits.
-        assert_eq!(serde_json::to_string(&serde_json::from_str::<Quantity>("1000").unwrap()).unwrap(), "1000");
+        assert_eq!(
+            serde_json::to_string(&serde_json::from_str::<Quantity>("1000").unwrap()).unwrap(),
+            "1000"
+        );
         // In YAML too, and YAML's infinities are refused.
         let memory: Quantity = serde_saphyr::from_str("1000.0").unwrap();
         assert_eq!(memory.as_str(), "1000");

@@ -355,21 +355,29 @@ const GROUP_BYTES: usize = 512 << 10;
 /// A page cut into the groups written one transaction each: at most `batch` keys and
 /// [`GROUP_BYTES`] of keys and values.
 fn groups(page: Vec<RawValue>, batch: usize) -> Vec<Vec<RawValue>> {
-    let mut groups = Vec::new();
-    let (mut current, mut bytes) = (Vec::new(), 0);
-    for raw in page {
-        let size = raw.key.len() + raw.value.len();
-        if !current.is_empty() && (current.len() >= batch.max(1) || bytes + size > GROUP_BYTES) {
-            groups.push(std::mem::take(&mut current));
-            bytes = 0;
+    cut(page, batch.max(1), GROUP_BYTES, |raw| {
+        raw.key.len() + raw.value.len()
+    })
+}
+
+/// `items` cut in order into runs of at most `count` items and `bytes` of `size`; an item
+/// larger than `bytes` makes a run alone.
+fn cut<T>(items: Vec<T>, count: usize, bytes: usize, size: impl Fn(&T) -> usize) -> Vec<Vec<T>> {
+    let mut runs = Vec::new();
+    let (mut current, mut taken) = (Vec::new(), 0);
+    for item in items {
+        let item_size = size(&item);
+        if !current.is_empty() && (current.len() >= count || taken + item_size > bytes) {
+            runs.push(std::mem::take(&mut current));
+            taken = 0;
         }
-        bytes += size;
-        current.push(raw);
+        taken += item_size;
+        current.push(item);
     }
     if !current.is_empty() {
-        groups.push(current);
+        runs.push(current);
     }
-    groups
+    runs
 }
 
 /// A key on its way to etcd.
@@ -414,21 +422,9 @@ async fn migrate_group(
 
 /// `pending` cut into transactions of at most `limit` request bytes (a larger key alone).
 fn chunks(pending: Vec<Pending>, limit: usize) -> Vec<Vec<Pending>> {
-    let mut chunks = Vec::new();
-    let (mut current, mut bytes): (Vec<Pending>, usize) = (Vec::new(), 0);
-    for p in pending {
-        let size = request_bytes(&p.raw.key, &p.bytes);
-        if !current.is_empty() && bytes + size > limit {
-            chunks.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        bytes += size;
-        current.push(p);
-    }
-    if !current.is_empty() {
-        chunks.push(current);
-    }
-    chunks
+    cut(pending, usize::MAX, limit, |p| {
+        request_bytes(&p.raw.key, &p.bytes)
+    })
 }
 
 /// Writes one transaction's keys (see [`migrate_group`]).

@@ -3,8 +3,8 @@
 use apfkit_storage::envelope::wrap;
 use serde_json::Value;
 
-use super::{apfkit, success};
 use super::etcd_support::Etcd;
+use super::{apfkit, success};
 
 fn put_all(etcd: &Etcd, values: &[(&str, Vec<u8>)]) {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -423,37 +423,24 @@ fn keys_are_escaped_and_read_back() {
     );
 
     // What ls prints reads back, and so does the base64 form.
+    let name_of = |key: &[&str]| {
+        let args = [
+            &["storage", "get"],
+            key,
+            &["--endpoints", endpoint, "-o", "json"],
+        ]
+        .concat();
+        let object: Value = serde_json::from_slice(&success(&args, b"")).unwrap();
+        object["metadata"]["name"].clone()
+    };
     for (i, printed) in printed.iter().enumerate() {
-        let object = success(
-            &[
-                "storage",
-                "get",
-                printed,
-                "--endpoints",
-                endpoint,
-                "-o",
-                "json",
-            ],
-            b"",
-        );
-        let object: Value = serde_json::from_slice(&object).unwrap();
-        assert_eq!(object["metadata"]["name"], format!("fs-{i}"), "{printed}");
         let encoded = base64::engine::general_purpose::STANDARD.encode(keys[i]);
-        let object = success(
-            &[
-                "storage",
-                "get",
-                "--key-base64",
-                &encoded,
-                "--endpoints",
-                endpoint,
-                "-o",
-                "json",
-            ],
-            b"",
+        assert_eq!(name_of(&[printed]), format!("fs-{i}"), "{printed}");
+        assert_eq!(
+            name_of(&["--key-base64", &encoded]),
+            format!("fs-{i}"),
+            "{printed}"
         );
-        let object: Value = serde_json::from_slice(&object).unwrap();
-        assert_eq!(object["metadata"]["name"], format!("fs-{i}"), "{printed}");
     }
     // An error about a key stays on one line.
     let missing = apfkit(

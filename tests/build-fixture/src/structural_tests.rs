@@ -193,7 +193,8 @@ mod prometheus_podmonitor {
         // 24, item 9): read from the text, written back as the same number.
         for text in ["1000.0", "1e3", "2.5"] {
             let json = sample_text().replace("\"1.1\"", text);
-            let monitor: PodMonitor = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let monitor: PodMonitor =
+                serde_json::from_str(&json).unwrap_or_else(|e| panic!("{text}: {e}"));
             let written = serde_json::to_value(&monitor).unwrap();
             let expected: serde_json::Value = serde_json::from_str(&json).unwrap();
             assert_eq!(written, expected, "{text}");
