@@ -1,14 +1,11 @@
 //! Listing stored objects from a real etcd: every encoding, broken values, keys outside the
 //! resources, paging past one request, and unreachable servers.
 
-#[path = "support/etcd.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use apfkit_storage::envelope::{Encoding, EnvelopeError, wrap};
 use apfkit_storage::etcd::{EtcdOptions, StorageError, Store, Swap, Swapped};
-use support::{Cluster, Etcd};
+use apfkit_test_support::etcd::{Cluster, Etcd};
 
 fn options(etcd: &Etcd) -> EtcdOptions {
     EtcdOptions {

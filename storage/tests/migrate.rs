@@ -2,9 +2,6 @@
 //! protobuf and APIServices as v1beta1 JSON rewritten to v1 with nothing lost; a concurrent
 //! writer; etcd dying mid-run; values that must never be overwritten.
 
-#[path = "support/etcd.rs"]
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -13,8 +10,8 @@ use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
 use apfkit_storage::object::{self, Format};
+use apfkit_test_support::etcd::Etcd;
 use serde_json::{Value, json};
-use support::Etcd;
 
 async fn store(etcd: &Etcd) -> Store {
     Store::connect(&EtcdOptions {

@@ -10,10 +10,6 @@ mod protobuf;
 mod simulate;
 mod storage;
 
-/// The real etcd that the storage tests start (shared with apfkit-storage's tests).
-#[path = "../../../storage/tests/support/etcd.rs"]
-mod etcd_support;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -3,8 +3,8 @@
 use apfkit_storage::envelope::wrap;
 use serde_json::Value;
 
-use super::etcd_support::Etcd;
 use super::{apfkit, success};
+use apfkit_test_support::etcd::Etcd;
 
 fn put_all(etcd: &Etcd, values: &[(&str, Vec<u8>)]) {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -2,9 +2,6 @@
 //! temporary data directory, stopped when dropped. Without the binary the test fails with
 //! what to install; it never passes silently.
 
-// Each test binary uses the part it needs.
-#![allow(dead_code)]
-
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,0 +1,7 @@
+//! Test helpers that more than one apfkit crate needs, so that no crate's tests reach into
+//! another crate's folders: [`etcd`] starts a real etcd (Debian's `etcd-server`) for the
+//! storage and command-line tests.
+
+#![forbid(unsafe_code)]
+
+pub mod etcd;
