@@ -14,18 +14,15 @@
 //!
 //! The figure of merit is migrate's objects/s divided by put's, round by round.
 
-#[path = "../tests/support/etcd.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use apfkit_conversion::scheme::{self, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::migrate::{self, MigrateOptions};
 use apfkit_storage::object::{self, Format};
+use apfkit_test_support::etcd::Etcd;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
-use support::Etcd;
 
 const OBJECTS: usize = 100_000;
 const ROUNDS: usize = 3;
