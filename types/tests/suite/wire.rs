@@ -537,7 +537,36 @@ fn a_struct_the_wire_leaves_out_decodes_as_gos_zero_value() {
     // v1beta2's matchingPrecedence has no omitempty, so Go's zero spec shows it.
     let codec =
         apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema").unwrap();
-    let empty = (codec.decode_protobuf)(b"", &Default::default()).unwrap().value;
+    let empty = (codec.decode_protobuf)(b"", &Default::default())
+        .unwrap()
+        .value;
     assert_eq!(empty["spec"]["matchingPrecedence"], 0);
-    assert_eq!(empty["spec"]["priorityLevelConfiguration"], serde_json::json!({"name": ""}));
+    assert_eq!(
+        empty["spec"]["priorityLevelConfiguration"],
+        serde_json::json!({"name": ""})
+    );
+}
+
+/// Found by the `stored_value` fuzz target, and Go's behaviour: an empty `fieldsV1` message is
+/// a FieldsV1 with no Raw, which Go writes to JSON as `null` (k8s.io/apimachinery
+/// `pkg/apis/meta/v1/helper.go`, `FieldsV1.MarshalJSON`), and `"fieldsV1": null` reads back as
+/// a nil pointer, left out. apfkit does the same both ways.
+#[test]
+fn an_empty_fields_v1_is_null_as_in_go() {
+    // metadata { managedFields { manager: "m", fieldsV1: {} } }: ObjectMeta field 17, entry
+    // fields 1 and 7.
+    let entry = hex("0a 01 6d  3a 00");
+    let mut metadata = vec![0x8a, 0x01, entry.len() as u8];
+    metadata.extend(&entry);
+    let mut bytes = vec![0x0a, metadata.len() as u8];
+    bytes.extend(&metadata);
+    let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
+    let decoded = (codec.decode_protobuf)(&bytes, &Default::default()).unwrap().value;
+    let written = &decoded["metadata"]["managedFields"][0];
+    assert_eq!(written["manager"], "m");
+    assert_eq!(written["fieldsV1"], serde_json::Value::Null);
+    assert!(written.as_object().unwrap().contains_key("fieldsV1"));
+    let again = (codec.encode_protobuf)(decoded.clone()).unwrap();
+    let again = (codec.decode_protobuf)(&again, &Default::default()).unwrap().value;
+    assert!(!again["metadata"]["managedFields"][0].as_object().unwrap().contains_key("fieldsV1"));
 }
