@@ -113,8 +113,21 @@ fn curl_gets_conversions_health_and_refusals() {
     let big = running.dir.path().join("big.json");
     std::fs::write(&big, vec![b' '; 100 << 10]).unwrap();
     let data = format!("@{}", big.display());
+    // With `Expect: 100-continue` curl waits for the server's word before sending the body, so
+    // the 413 (given on Content-Length alone) arrives before any of it; otherwise the server
+    // may close the connection while curl is still sending, and curl fails with "Broken pipe".
     assert_eq!(
-        curl(&running, &["--data-binary", &data, "BASE/convert"]).0,
+        curl(
+            &running,
+            &[
+                "-H",
+                "Expect: 100-continue",
+                "--data-binary",
+                &data,
+                "BASE/convert"
+            ]
+        )
+        .0,
         413
     );
 }

@@ -171,6 +171,10 @@ impl<H: Send + Sync + 'static> Webhook<H> {
             .route(&config.path, post(convert::<H>))
             .route("/healthz", get(|| async { "ok" }))
             .layer(DefaultBodyLimit::max(config.max_body))
+            .layer(axum::middleware::from_fn_with_state(
+                config.max_body,
+                refuse_declared_too_large,
+            ))
             .with_state(scheme);
         let reloader = tokio::spawn(reload_loop(certificate, config.reload_interval));
         let graceful = GracefulShutdown::new();
@@ -218,6 +222,40 @@ impl<H: Send + Sync + 'static> Webhook<H> {
         }
         Ok(())
     }
+}
+
+/// Bytes past the body limit read and dropped before a 413 is sent, as Go's HTTP server reads
+/// up to 256 KiB of an unread body before closing the connection.
+const DRAIN_BYTES: u64 = 256 << 10;
+
+/// 413 for a request whose Content-Length is over the limit, decided on the header alone. A
+/// client that waits for `100 Continue` (curl for large bodies, Go's client when asked) is not
+/// told to go on, so it sends nothing and reads the answer. From any other client a body of up
+/// to [`DRAIN_BYTES`] past the limit is read and dropped first, so that the connection closes
+/// with nothing unread: closing on unread bytes resets it, and the client, still writing,
+/// fails with "broken pipe" before it reads the 413. A body without a length is cut at the
+/// limit while it is read (`DefaultBodyLimit`).
+async fn refuse_declared_too_large(
+    State(limit): State<usize>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let Some(length) = declared.filter(|&length| length > limit as u64) else {
+        return next.run(request).await;
+    };
+    let waits_for_continue = request
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if !waits_for_continue && length <= limit as u64 + DRAIN_BYTES {
+        let _ = axum::body::to_bytes(request.into_body(), length as usize).await;
+    }
+    let message = format!("request body larger than {limit} bytes");
+    (StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
 }
 
 /// `POST <path>`: the review's answer, or 400 with the reason.

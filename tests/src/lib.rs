@@ -98,3 +98,40 @@ pub fn apiservices(version: &str) -> Vec<Value> {
             .join(format!("{version}.yaml")),
     )
 }
+
+#[cfg(test)]
+mod architecture {
+    use super::repo_root;
+
+    /// docs/architecture.md names each crate with its folder; both must exist and agree.
+    #[test]
+    fn docs_name_crates_that_exist() {
+        let map = std::fs::read_to_string(repo_root().join("docs/architecture.md")).unwrap();
+        let rows: Vec<(String, String)> = map
+            .lines()
+            .filter(|line| line.starts_with("| `"))
+            .map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                (
+                    cells[1].trim_matches('`').to_owned(),
+                    cells[2].trim_matches('`').to_owned(),
+                )
+            })
+            .collect();
+        assert!(rows.len() >= 10, "{rows:?}");
+        let workspace = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+        for (name, folder) in rows {
+            let manifest = std::fs::read_to_string(repo_root().join(&folder).join("Cargo.toml"))
+                .unwrap_or_else(|e| panic!("{name}: {folder}Cargo.toml: {e}"));
+            assert!(
+                manifest.contains(&format!("name = \"{name}\"")),
+                "{folder} is not the crate {name}"
+            );
+            let member = format!("\"{}\"", folder.trim_end_matches('/'));
+            assert!(
+                workspace.contains(&member),
+                "{folder} is not a workspace member"
+            );
+        }
+    }
+}
