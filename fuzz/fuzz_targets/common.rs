@@ -22,7 +22,8 @@ pub fn documents(data: &[u8]) {
     });
 }
 
-fn exercise(value: &serde_json::Value) {
+/// Converts `value` to every target in two modes, defaults it, and validates it on the hub.
+pub fn exercise(value: &serde_json::Value) {
     for version in ["v1", "v1beta1", "v1beta3", "apiregistration.k8s.io/v1beta1"] {
         let target: Target = version.parse().expect("a valid target");
         for unknown in [UnknownFields::Strict, UnknownFields::Warn] {
