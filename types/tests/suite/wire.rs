@@ -561,12 +561,21 @@ fn an_empty_fields_v1_is_null_as_in_go() {
     let mut bytes = vec![0x0a, metadata.len() as u8];
     bytes.extend(&metadata);
     let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
-    let decoded = (codec.decode_protobuf)(&bytes, &Default::default()).unwrap().value;
+    let decoded = (codec.decode_protobuf)(&bytes, &Default::default())
+        .unwrap()
+        .value;
     let written = &decoded["metadata"]["managedFields"][0];
     assert_eq!(written["manager"], "m");
     assert_eq!(written["fieldsV1"], serde_json::Value::Null);
     assert!(written.as_object().unwrap().contains_key("fieldsV1"));
     let again = (codec.encode_protobuf)(decoded.clone()).unwrap();
-    let again = (codec.decode_protobuf)(&again, &Default::default()).unwrap().value;
-    assert!(!again["metadata"]["managedFields"][0].as_object().unwrap().contains_key("fieldsV1"));
+    let again = (codec.decode_protobuf)(&again, &Default::default())
+        .unwrap()
+        .value;
+    assert!(
+        !again["metadata"]["managedFields"][0]
+            .as_object()
+            .unwrap()
+            .contains_key("fieldsV1")
+    );
 }
