@@ -1,7 +1,9 @@
-//! End-to-end behaviour of the `apfkit` binary: migrations through every version, validation
-//! of the bootstrap configuration, all-or-nothing output, and no panic on any input; the
-//! modules test files and special files, hostile input, configurations and simulations.
+//! End-to-end behaviour of the `apfkit` binary, in one test binary: migrations through every
+//! version, validation of the bootstrap configuration, all-or-nothing output, and no panic on
+//! any input; the modules test the snapshot cases of every command (`commands`), files and
+//! special files, hostile input, protobuf, etcd, configurations and simulations.
 
+mod commands;
 mod configuration;
 mod files;
 mod go_json;

@@ -16,8 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
-#[path = "support/tls.rs"]
-mod tls;
+use super::tls;
 use tls::{connect, write_certificate};
 
 struct Server {

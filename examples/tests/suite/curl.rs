@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "support/tls.rs"]
-mod tls;
+use super::tls;
 
 struct Running {
     child: Child,
