@@ -98,10 +98,10 @@ pub fn review<H>(scheme: &Scheme<H>, body: &[u8]) -> Result<Vec<u8>, ReviewError
             "convertedObjects": converted,
             "result": {"status": "Success"},
         }),
-        Err(message) => json!({
+        Err(failure) => json!({
             "uid": request.uid,
             "convertedObjects": [],
-            "result": {"status": "Failure", "message": message},
+            "result": {"status": "Failure", "message": failure.to_string()},
         }),
     };
     let answer = json!({
@@ -112,18 +112,36 @@ pub fn review<H>(scheme: &Scheme<H>, body: &[u8]) -> Result<Vec<u8>, ReviewError
     Ok(answer.to_string().into_bytes())
 }
 
-/// Every object converted, or the message of the first failure.
+/// The first object of a review that did not convert; its message is the review's answer.
+#[derive(Debug, thiserror::Error)]
+#[error("objects[{index}]{label}: {source}")]
+struct ObjectFailure {
+    /// Its index in `request.objects`.
+    index: usize,
+    /// ` (Kind namespace/name)`, as far as the object says.
+    label: String,
+    /// Why it did not convert.
+    source: crate::scheme::SchemeError,
+}
+
+/// Every object converted, or the first failure.
 fn convert_all<H>(
     scheme: &Scheme<H>,
     objects: Vec<Value>,
     desired_api_version: &str,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, ObjectFailure> {
     let mut converted = Vec::with_capacity(objects.len());
     for (index, object) in objects.into_iter().enumerate() {
         let label = describe(&object);
         match scheme.convert(object, desired_api_version) {
             Ok(object) => converted.push(object),
-            Err(err) => return Err(format!("objects[{index}]{label}: {err}")),
+            Err(source) => {
+                return Err(ObjectFailure {
+                    index,
+                    label,
+                    source,
+                });
+            }
         }
     }
     Ok(converted)

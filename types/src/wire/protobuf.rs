@@ -462,7 +462,10 @@ pub fn put_base64(
     field: &'static str,
     text: &str,
 ) -> Result<(), EncodeError> {
-    let bytes = base64_decode(text).map_err(|message| EncodeError { field, message })?;
+    let bytes = base64_decode(text).map_err(|err| EncodeError {
+        field,
+        message: format!("not base64: {err}"),
+    })?;
     pe::encode_key(number, WireType::LengthDelimited, buf);
     pe::encode_varint(bytes.len() as u64, buf);
     buf.extend_from_slice(&bytes);
@@ -475,11 +478,9 @@ pub fn base64_len(number: u32, text: &str) -> usize {
     key_len(number) + pe::encoded_len_varint(len as u64) + len
 }
 
-fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+fn base64_decode(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("not base64: {e}"))
+    base64::engine::general_purpose::STANDARD.decode(text)
 }
 
 /// The seconds of a `metav1.Time`, as Go's `ProtoTime` writes them.
