@@ -70,3 +70,26 @@ fn protobuf_encode_k8s_pb() -> Vec<u8> {
 fn json_encode_ours() -> Vec<u8> {
     serde_json::to_vec(divan::black_box(&*LIST)).unwrap()
 }
+
+/// What `apfkit storage get` and protobuf input take: decoded with the node count, measured
+/// as JSON within the default limits, then built as a JSON value.
+#[divan::bench(name = "protobuf to JSON value (codec, limits held)")]
+fn protobuf_to_value_codec() -> Value {
+    let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchemaList")
+        .expect("served");
+    let limits = protobuf::Limits {
+        max_depth: 64,
+        max_nodes: usize::MAX,
+    };
+    (codec.decode_protobuf)(divan::black_box(&PROTOBUF), &limits)
+        .unwrap()
+        .value
+}
+
+/// The same without the limits: typed decode, then the JSON value.
+#[divan::bench(name = "protobuf to JSON value (decode + to_value)")]
+fn protobuf_to_value_plain() -> Value {
+    let decoded: ours::FlowSchemaList =
+        protobuf::decode(divan::black_box(&PROTOBUF)).unwrap().value;
+    serde_json::to_value(&decoded).unwrap()
+}
