@@ -18,10 +18,11 @@ const COPIES: usize = 600;
 
 static VALUES: LazyLock<Vec<Value>> = LazyLock::new(|| {
     let mut shapes = Vec::new();
-    for file in ["prioritylevelconfigurations.yaml", "flowschemas.yaml"] {
-        let path = format!("{}/../dispatcher/data/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("the dispatcher's bootstrap data");
-        let documents: Vec<Value> = serde_saphyr::from_multiple(&text).expect("parses");
+    for text in [
+        apfkit_types::bootstrap::PRIORITY_LEVELS_YAML,
+        apfkit_types::bootstrap::FLOW_SCHEMAS_YAML,
+    ] {
+        let documents: Vec<Value> = serde_saphyr::from_multiple(text).expect("parses");
         shapes.extend(documents);
     }
     (0..COPIES)

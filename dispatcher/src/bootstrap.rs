@@ -6,11 +6,8 @@ use std::sync::LazyLock;
 use apfkit_conversion::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
 
-/// The bootstrap priority levels, as v1 YAML (`dispatcher/data`, the repository's record of
-/// them; the tests read the other versions' fixtures beside their own).
-pub const PRIORITY_LEVELS_YAML: &str = include_str!("../data/prioritylevelconfigurations.yaml");
-/// The bootstrap flow schemas, as v1 YAML, in matching order.
-pub const FLOW_SCHEMAS_YAML: &str = include_str!("../data/flowschemas.yaml");
+/// The bootstrap objects as v1 YAML; the data lives with the types (`apfkit_types::bootstrap`).
+pub use apfkit_types::bootstrap::{FLOW_SCHEMAS_YAML, PRIORITY_LEVELS_YAML};
 
 /// Names of the mandatory objects (both kinds).
 pub const MANDATORY: [&str; 2] = ["exempt", "catch-all"];

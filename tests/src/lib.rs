@@ -76,7 +76,7 @@ pub fn yaml_documents(path: &Path) -> Vec<Value> {
 }
 
 /// The bootstrap objects of one flowcontrol version: (priority levels, flow schemas). The v1
-/// objects are the dispatcher's embedded data (`dispatcher/data`); the older versions are
+/// objects are embedded in `apfkit-types` (`types/data/bootstrap`); the older versions are
 /// fixtures in `tests/fixtures/bootstrap`.
 pub fn bootstrap(version: &str) -> (Vec<Value>, Vec<Value>) {
     let dir = if version == "v1" {

@@ -35,6 +35,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bootstrap;
 pub mod defaulting;
 #[rustfmt::skip]
 mod generated;

@@ -155,27 +155,6 @@ fn workload_mistakes_are_reported_with_the_stream_index() {
     );
 }
 
-#[test]
-fn the_workload_example_in_the_docs_runs() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/workload.md"))
-        .unwrap();
-    let start = doc.find("```yaml\n").expect("a YAML example") + "```yaml\n".len();
-    let end = start + doc[start..].find("```").unwrap();
-    let workload: Workload = serde_saphyr::from_str(&doc[start..end]).unwrap();
-    workload.check().unwrap();
-    assert_eq!(workload.wait_limit, Duration::from_secs(15));
-    assert_eq!(workload.streams[0].users, 30);
-    let report = simulate(
-        Configuration::kubernetes_default(600).unwrap(),
-        &workload,
-        1,
-        |_| {},
-    )
-    .unwrap();
-    assert_eq!(report.streams.len(), 2);
-    assert_eq!(report.left_over, 0);
-}
-
 fn one_stream(stream: &str) -> Workload {
     serde_saphyr::from_str(&format!(
         "duration: 2s\nstreams:\n- {{name: s, user: u, verb: get, path: /foo, {stream}}}\n"

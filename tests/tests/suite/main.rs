@@ -1,8 +1,10 @@
-//! Cross-crate and conformance tests, one binary for all: conversion vectors and snapshots,
+//! Cross-crate and conformance tests, one binary for all: conversion vectors and snapshots, the
+//! examples in docs/,
 //! upstream fixtures round-tripped, JSON Schemas, kube interop, round-trip properties, the
 //! typed path against the value path, upstream's OpenAPI documents, and validation.
 
 mod conversion;
+mod docs;
 mod fixtures_roundtrip;
 mod jsonschema;
 mod kube_interop;
