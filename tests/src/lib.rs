@@ -79,11 +79,16 @@ pub fn yaml_documents(path: &Path) -> Vec<Value> {
 /// objects are embedded in `apfkit-types` (`types/data/bootstrap`); the older versions are
 /// fixtures in `tests/fixtures/bootstrap`.
 pub fn bootstrap(version: &str) -> (Vec<Value>, Vec<Value>) {
-    let dir = if version == "v1" {
-        repo_root().join("dispatcher").join("data")
-    } else {
-        fixtures().join("bootstrap").join(version)
-    };
+    if version == "v1" {
+        let parse = |text: &str| -> Vec<Value> {
+            serde_saphyr::from_multiple(text).expect("the embedded bootstrap objects parse")
+        };
+        return (
+            parse(apfkit_types::bootstrap::PRIORITY_LEVELS_YAML),
+            parse(apfkit_types::bootstrap::FLOW_SCHEMAS_YAML),
+        );
+    }
+    let dir = fixtures().join("bootstrap").join(version);
     (
         yaml_documents(&dir.join("prioritylevelconfigurations.yaml")),
         yaml_documents(&dir.join("flowschemas.yaml")),

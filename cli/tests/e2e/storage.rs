@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::{apfkit, success};
 use apfkit_test_support::etcd::Etcd;
 
-fn put_all(etcd: &Etcd, values: &[(&str, Vec<u8>)]) {
+/// Writes each (key, value) straight into etcd; keys may be any bytes.
+fn put_all<K: AsRef<[u8]>>(etcd: &Etcd, values: &[(K, Vec<u8>)]) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -16,7 +17,7 @@ fn put_all(etcd: &Etcd, values: &[(&str, Vec<u8>)]) {
             .await
             .unwrap();
         for (key, value) in values {
-            client.put(*key, value.clone(), None).await.unwrap();
+            client.put(key.as_ref(), value.clone(), None).await.unwrap();
         }
     });
 }
@@ -365,21 +366,12 @@ fn keys_are_escaped_and_read_back() {
         "/registry/flowschemas/tab\\there",
         "/registry/flowschemas/bin\\xff\\xfe",
     ];
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut client = etcd_client::Client::connect([etcd.endpoint.as_str()], None)
-            .await
-            .unwrap();
-        for (i, key) in keys.iter().enumerate() {
-            client
-                .put(key.to_vec(), stored_flow_schema(&format!("fs-{i}")), None)
-                .await
-                .unwrap();
-        }
-    });
+    let values: Vec<(&[u8], Vec<u8>)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| (*key, stored_flow_schema(&format!("fs-{i}"))))
+        .collect();
+    put_all(&etcd, &values);
     let endpoint = etcd.endpoint.as_str();
 
     let text = apfkit(&["storage", "ls", "--endpoints", endpoint], b"");
