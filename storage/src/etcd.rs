@@ -144,6 +144,17 @@ pub enum StorageError {
     },
 }
 
+impl StorageError {
+    /// What is wrong with the file `path` named by `flag`.
+    fn file(flag: &'static str, path: &Path, message: impl Into<String>) -> StorageError {
+        StorageError::File {
+            flag,
+            path: path.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
 /// One stored object's key and what its value says.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -172,7 +183,7 @@ impl Entry {
 
 /// Keys read in the first page; later pages hold as many keys as fit [`PAGE_BYTES`] at the
 /// sizes seen so far, up to [`PAGE_KEYS`].
-pub const FIRST_PAGE_KEYS: i64 = 32;
+const FIRST_PAGE_KEYS: i64 = 32;
 /// Keys read per request at most.
 const PAGE_KEYS: i64 = 200;
 /// Bytes of values a page aims at: bounded memory however large the objects.
@@ -228,11 +239,7 @@ pub fn normalize_prefix(prefix: &str) -> String {
 /// Reads a file named by `flag`, at most [`MAX_FILE_BYTES`] (so `/dev/zero` or a wrong path
 /// to a large file fails at once).
 fn read(flag: &'static str, path: &Path) -> Result<Vec<u8>, StorageError> {
-    let failed = |message: String| StorageError::File {
-        flag,
-        path: path.to_owned(),
-        message,
-    };
+    let failed = |message: String| StorageError::file(flag, path, message);
     let file = std::fs::File::open(path).map_err(|err| failed(err.to_string()))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(failed("is a directory".to_owned()));
@@ -286,11 +293,7 @@ fn certificates(
     pem: &[u8],
 ) -> Result<Vec<CertificateDer<'static>>, StorageError> {
     use rustls_pki_types::pem::PemObject;
-    let failed = |message: String| StorageError::File {
-        flag,
-        path: path.to_owned(),
-        message,
-    };
+    let failed = |message: String| StorageError::file(flag, path, message);
     let certificates = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| failed(format!("not a PEM file: {err}")))?;
@@ -335,22 +338,18 @@ fn tls_options(options: &EtcdOptions) -> Result<Option<TlsOptions>, StorageError
         let key = read("--key", key_path)?;
         let private_key = {
             use rustls_pki_types::pem::PemObject;
-            PrivateKeyDer::from_pem_slice(&key).map_err(|_| StorageError::File {
-                flag: "--key",
-                path: key_path.to_owned(),
-                message: format!("holds {}, not a private key", pem_contents(&key)),
+            PrivateKeyDer::from_pem_slice(&key).map_err(|_| {
+                let message = format!("holds {}, not a private key", pem_contents(&key));
+                StorageError::file("--key", key_path, message)
             })?
         };
         let provider = rustls::crypto::ring::default_provider();
         rustls::sign::CertifiedKey::from_der(chain, private_key, &provider).map_err(|err| {
-            StorageError::File {
-                flag: "--key",
-                path: key_path.to_owned(),
-                message: format!(
-                    "does not go with the certificate in {}: {err}",
-                    cert_path.display()
-                ),
-            }
+            let message = format!(
+                "does not go with the certificate in {}: {err}",
+                cert_path.display()
+            );
+            StorageError::file("--key", key_path, message)
         })?;
         tls = tls.identity(Identity::from_pem(cert, key));
     }
@@ -454,6 +453,13 @@ impl Store {
         format!("{}{}/", self.prefix, resource.path)
     }
 
+    /// The resource whose keys `key` is among, if any.
+    pub fn resource_of(&self, key: &[u8]) -> Option<&'static StoredResource> {
+        RESOURCES
+            .iter()
+            .find(|resource| key.starts_with(self.resource_prefix(resource).as_bytes()))
+    }
+
     /// The key of the object `name` of `resource` (cluster-scoped resources only, as these).
     pub fn object_key(&self, resource: &StoredResource, name: &str) -> Key {
         Key(format!("{}{name}", self.resource_prefix(resource)).into_bytes())
@@ -474,20 +480,19 @@ impl Store {
         Ok(u64::try_from(response.count()).unwrap_or(0))
     }
 
-    /// One page of `resource`, with values, starting at `from` (the resource prefix for the
-    /// first page): up to `keys` keys, fewer when their values are large (a response over the
-    /// receive limit is asked for again in halves). Returns the page, the key after it (if
-    /// any), and the number of keys to ask for next, from the sizes seen (see [`PAGE_BYTES`]).
+    /// The page of `resource` at `cursor` ([`Cursor::FIRST`] for the first), with values: up
+    /// to the cursor's number of keys, fewer when a response would be over the receive limit
+    /// (it is asked for again in halves). The page's `next` says where the next page starts
+    /// and how many keys fit [`PAGE_BYTES`] at the sizes seen.
     pub async fn page(
         &self,
         resource: &StoredResource,
-        from: Option<Vec<u8>>,
-        keys: i64,
+        cursor: Cursor,
     ) -> Result<Page, StorageError> {
         let prefix = self.resource_prefix(resource).into_bytes();
-        let start = from.unwrap_or_else(|| prefix.clone());
+        let start = cursor.from.unwrap_or_else(|| prefix.clone());
         let what = [&prefix[..], b"*"].concat();
-        let mut limit = keys.clamp(1, PAGE_KEYS);
+        let mut limit = cursor.keys.clamp(1, PAGE_KEYS);
         let response = loop {
             let answer = self
                 .call(&what, |mut member| {
@@ -506,27 +511,21 @@ impl Store {
         let values: Vec<RawValue> = response.kvs().iter().map(RawValue::of).collect();
         let next = match response.kvs().last() {
             Some(last) if response.more() => {
-                let mut next = last.key().to_vec();
-                next.push(0);
-                Some(next)
+                let mut from = last.key().to_vec();
+                from.push(0);
+                let bytes: usize = values.iter().map(|v| v.key.len() + v.value.len()).sum();
+                let per_key = (bytes / values.len()).max(1);
+                let keys = i64::try_from(PAGE_BYTES / per_key)
+                    .unwrap_or(PAGE_KEYS)
+                    .clamp(1, PAGE_KEYS);
+                Some(Cursor {
+                    from: Some(from),
+                    keys,
+                })
             }
             _ => None,
         };
-        let bytes: usize = values.iter().map(|v| v.key.len() + v.value.len()).sum();
-        let next_keys = match values.len() {
-            0 => PAGE_KEYS,
-            count => {
-                let per_key = (bytes / count).max(1);
-                i64::try_from(PAGE_BYTES / per_key)
-                    .unwrap_or(PAGE_KEYS)
-                    .clamp(1, PAGE_KEYS)
-            }
-        };
-        Ok(Page {
-            values,
-            next,
-            next_keys,
-        })
+        Ok(Page { values, next })
     }
 
     /// The value of `key` and its mod revision, if the key exists.
@@ -645,9 +644,9 @@ impl Store {
     pub async fn list(&self) -> Result<Vec<Entry>, StorageError> {
         let mut entries = Vec::new();
         for resource in RESOURCES {
-            let (mut from, mut keys) = (None, FIRST_PAGE_KEYS);
-            loop {
-                let page = self.page(resource, from.take(), keys).await?;
+            let mut cursor = Some(Cursor::FIRST);
+            while let Some(at) = cursor.take() {
+                let page = self.page(resource, at).await?;
                 entries.extend(page.values.into_iter().map(|raw| Entry {
                     stored: inspect(&raw.value),
                     size: raw.value.len(),
@@ -655,14 +654,28 @@ impl Store {
                     resource: *resource,
                     mod_revision: raw.mod_revision,
                 }));
-                match page.next {
-                    Some(next) => (from, keys) = (Some(next), page.next_keys),
-                    None => break,
-                }
+                cursor = page.next;
             }
         }
         Ok(entries)
     }
+}
+
+/// Where a page of a resource's keys starts, and how many keys to ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    /// The first key of the page; `None`: the resource's first key.
+    from: Option<Vec<u8>>,
+    /// Keys to ask for.
+    keys: i64,
+}
+
+impl Cursor {
+    /// The first page of a resource.
+    pub const FIRST: Cursor = Cursor {
+        from: None,
+        keys: FIRST_PAGE_KEYS,
+    };
 }
 
 /// One page of a resource's keys.
@@ -671,9 +684,7 @@ pub struct Page {
     /// The keys with their values.
     pub values: Vec<RawValue>,
     /// Where the next page starts, if there is one.
-    pub next: Option<Vec<u8>>,
-    /// How many keys to ask for in the next page.
-    pub next_keys: i64,
+    pub next: Option<Cursor>,
 }
 
 /// Whether a member failed to answer, rather than answered an error: another member may.

@@ -15,8 +15,8 @@ use apfkit_conversion::scheme::{self, Limits, SchemeError, Target, UnknownFields
 use futures_util::stream::{self, TryStreamExt};
 
 use crate::etcd::{
-    DEFAULT_MAX_REQUEST_BYTES, FIRST_PAGE_KEYS, RESOURCES, RawValue, StorageError, Store,
-    StoredResource, Swap, Swapped,
+    Cursor, DEFAULT_MAX_REQUEST_BYTES, RESOURCES, RawValue, StorageError, Store, StoredResource,
+    Swap, Swapped,
 };
 use crate::key::Key;
 use crate::object::{self, ObjectError};
@@ -143,8 +143,8 @@ pub async fn migrate(
         // Pages are read as the groups before them are written: the next page's read overlaps
         // the writes in flight.
         let handle = store.handle();
-        let pages = stream::try_unfold(Some((None, FIRST_PAGE_KEYS)), move |from| {
-            next_page(handle.handle(), resource, from)
+        let pages = stream::try_unfold(Some(Cursor::FIRST), move |cursor| {
+            next_page(handle.handle(), resource, cursor)
         });
         let groups = pages
             .map_ok(|page| stream::iter(groups(page, options.batch).into_iter().map(Ok)))
@@ -154,7 +154,6 @@ pub async fn migrate(
         let mut groups = std::pin::pin!(groups);
         while let Some(outcomes) = groups.try_next().await? {
             for (key, outcome) in outcomes {
-                summary.examined += 1;
                 summary.record(key, outcome);
             }
         }
@@ -187,6 +186,7 @@ enum Outcome {
 
 impl Summary {
     fn record(&mut self, key: Key, outcome: Outcome) {
+        self.examined += 1;
         match outcome {
             Outcome::Migrated {
                 conflicts,
@@ -333,19 +333,17 @@ fn plan(
     })
 }
 
-/// The page of `resource` starting at `from` (`Some((None, keys))`: the first page; `None`:
-/// there are no more), and where the next page starts with how many keys to ask for.
+/// The page of `resource` at `cursor` (`None`: there are no more), and the next cursor.
 async fn next_page(
     store: Store,
     resource: &'static StoredResource,
-    from: Option<(Option<Vec<u8>>, i64)>,
-) -> Result<Option<(Vec<RawValue>, Option<(Option<Vec<u8>>, i64)>)>, StorageError> {
-    let Some((from, keys)) = from else {
+    cursor: Option<Cursor>,
+) -> Result<Option<(Vec<RawValue>, Option<Cursor>)>, StorageError> {
+    let Some(cursor) = cursor else {
         return Ok(None);
     };
-    let page = store.page(resource, from, keys).await?;
-    let next = page.next.map(|next| (Some(next), page.next_keys));
-    Ok(Some((page.values, next)))
+    let page = store.page(resource, cursor).await?;
+    Ok(Some((page.values, page.next)))
 }
 
 /// Stored bytes per transaction at most (unless one value is larger), well below etcd's

@@ -4,9 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apfkit_conversion::scheme::{self, Limits, Target, UnknownFields};
-use apfkit_storage::etcd::{
-    EtcdOptions, RESOURCES, StorageError, Store, StoredResource, normalize_prefix,
-};
+use apfkit_storage::etcd::{EtcdOptions, RESOURCES, StorageError, Store, StoredResource};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
 use apfkit_storage::object;
@@ -286,8 +284,7 @@ fn get(args: GetArgs) -> Result<(), Failure> {
     };
     let limits = args.values.limits();
     let options = options(args.connection);
-    let prefix = normalize_prefix(&options.prefix);
-    let (key, raw) = runtime()?
+    let (resource, key, raw) = runtime()?
         .block_on(async {
             let store = Store::connect(&options).await?;
             let key = match wanted {
@@ -295,15 +292,13 @@ fn get(args: GetArgs) -> Result<(), Failure> {
                 Err((resource, name)) => store.object_key(resource, &name),
             };
             let raw = store.get(&key.0).await?;
-            Ok((key, raw))
+            Ok((store.resource_of(&key.0), key, raw))
         })
         .map_err(|err: StorageError| Failure::Invalid(err.to_string()))?;
     let raw = raw.ok_or_else(|| Failure::Invalid(format!("{key}: no such key")))?;
     let stored = object::decode(&raw.value, raw.mod_revision, &limits)
         .map_err(|err| Failure::Invalid(format!("{key}: {err}")))?;
-    if let Some(resource) = RESOURCES
-        .iter()
-        .find(|r| key.0.starts_with(format!("{prefix}{}/", r.path).as_bytes()))
+    if let Some(resource) = resource
         && let Some(reason) = resource.misplaced(stored.api_version(), stored.kind())
     {
         eprintln!("warning: {key}: {reason}");
@@ -363,13 +358,13 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
         UnknownFieldsArg::Warn => UnknownFields::Warn,
         UnknownFieldsArg::Ignore => UnknownFields::Ignore,
     };
-    let summary = runtime()?
+    let (prefix, summary) = runtime()?
         .block_on(async {
             let store = Store::connect(&connection).await?;
             let bar = progress_bar(migrate::total(&store).await?);
             let summary = migrate::migrate(&store, &options, &|| bar.inc(1)).await;
             bar.finish_and_clear();
-            summary
+            Ok::<_, StorageError>((store.prefix().to_owned(), summary?))
         })
         .map_err(|err| {
             Failure::Invalid(format!(
@@ -380,7 +375,7 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
         eprintln!(
             "warning: no FlowSchema, PriorityLevelConfiguration or APIService is stored under \
              {}; is that kube-apiserver's --etcd-prefix?",
-            Key::from(normalize_prefix(&connection.prefix).as_str())
+            Key::from(prefix.as_str())
         );
     }
     match args.output {
