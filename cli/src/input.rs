@@ -12,6 +12,7 @@ use apfkit_conversion::scheme::{
     self, Document, HubObject, Input, InputError, Limits, ReadError, UnknownFields,
 };
 use apfkit_conversion::validation::{BadValue, FieldError};
+use apfkit_runtime::Object as _;
 
 use crate::failure::{Failure, Location, printable};
 
@@ -391,12 +392,7 @@ pub fn label(object: &HubObject) -> String {
 
 /// An object's kind and name.
 fn kind_and_name(object: &HubObject) -> (&'static str, String) {
-    let (kind, metadata) = match object {
-        HubObject::FlowSchema(o) => ("FlowSchema", &o.metadata),
-        HubObject::PriorityLevelConfiguration(o) => ("PriorityLevelConfiguration", &o.metadata),
-        HubObject::APIService(o) => ("APIService", &o.metadata),
-    };
-    (kind, metadata.name.clone().unwrap_or_default())
+    (object.kind(), object.name().to_owned())
 }
 
 /// Where each object was first seen, by kind and name: a cluster holds one object of a kind

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::conversion::{ConversionSettings, Direction, DynamicScheme, Side, emit_conversions};
+use crate::conversion::{
+    ConversionSettings, Direction, DynamicScheme, Side, emit_conversions, emit_scheme,
+};
 use crate::error::{Error, Result};
 use crate::typespace::{TypeBody, TypeSpace};
 use crate::{Generator, Settings, names, output};
@@ -165,6 +167,9 @@ pub struct ApiFiles {
     /// `ToHub`/`FromHub` for every kind and nested type of every version, `HubObject` and the
     /// dynamic scheme.
     pub conversions: BTreeMap<PathBuf, String>,
+    /// The registry of a [`DynamicScheme::Custom`] scheme (`HubObject`, `CODECS`), for the
+    /// crate that holds that scheme; empty otherwise.
+    pub scheme: BTreeMap<PathBuf, String>,
 }
 
 /// Builds a multi-version API: typed versions, hub, conversions and registry.
@@ -306,6 +311,7 @@ impl ApiBuilder {
                 _ => BTreeMap::new(),
             },
             conversions: emit_conversions(&external, hub, &conversion)?,
+            scheme: emit_scheme(&external, hub, &conversion)?,
         })
     }
 

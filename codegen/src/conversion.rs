@@ -82,11 +82,12 @@ pub struct ConversionSettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DynamicScheme {
     /// `pub static SCHEME: apfkit_runtime::scheme::Scheme<HubObject>`, whose codecs decode,
-    /// convert and default through the generated code. Needs `apfkit-runtime`, and the
-    /// `ApplyDefaults` trait in the external side's root (which the generator emits).
+    /// convert and default through the generated code. Needs `apfkit-runtime`, whose traits the
+    /// generated types implement.
     Runtime,
-    /// A module of the target crate providing `Codec` (with `const fn of::<T>()`) and
-    /// `HubKind` (`wrap`, `take`): the root gets `CODECS`, a slice of those codecs.
+    /// A module providing `Codec` (with `const fn of::<T>()`) and `HubKind` (`wrap`, `take`),
+    /// in a crate of its own: its registry (`HubObject` and `CODECS`, a slice of those codecs)
+    /// is emitted apart from the conversions, by [`emit_scheme`] (`ApiFiles::scheme`).
     Custom(String),
 }
 
@@ -153,8 +154,9 @@ pub fn emit_conversions(
             }
         });
     }
-    if let Some(scheme) = &settings.scheme {
-        let registry = scheme_registry(scheme, external, hub, settings, &served)?;
+    // A custom scheme lives in another crate than the conversions: see `emit_scheme`.
+    if let Some(scheme @ DynamicScheme::Runtime) = &settings.scheme {
+        let registry = scheme_registry(scheme, hub, settings, &served)?;
         modules.entry(Vec::new()).or_default().push(registry);
     }
     let tree = module_tree(modules.keys());
@@ -172,6 +174,48 @@ pub fn emit_conversions(
         files.insert(path, text);
     }
     Ok(files)
+}
+
+/// For a [`DynamicScheme::Custom`] scheme: its registry (`HubObject`, the `HubKind` impls and
+/// `CODECS`) as one `mod.rs`, for the crate that holds the scheme, which names the types and
+/// hub by the sides' roots. Empty for other settings (a runtime scheme is emitted with the
+/// conversions).
+pub fn emit_scheme(
+    external: &Side<'_>,
+    hub: &Side<'_>,
+    settings: &ConversionSettings,
+) -> Result<BTreeMap<PathBuf, String>> {
+    let Some(scheme @ DynamicScheme::Custom(_)) = &settings.scheme else {
+        return Ok(BTreeMap::new());
+    };
+    let mut served = Vec::new();
+    for (external_prefix, hub_prefix, _) in &settings.pairs {
+        let identity = external_prefix == hub_prefix && same_types(external, hub);
+        for (definition, entry) in external.space.entries.range(external_prefix.clone()..) {
+            let Some(rest) = definition.strip_prefix(external_prefix.as_str()) else {
+                break;
+            };
+            if !is_resource(entry) {
+                continue;
+            }
+            let hub_entry = if identity {
+                entry
+            } else {
+                match hub.space.entries.get(&format!("{hub_prefix}{rest}")) {
+                    Some(hub_entry) => hub_entry,
+                    None => continue,
+                }
+            };
+            served.push((Pair::path(external, entry)?, hub_entry));
+        }
+    }
+    let registry = scheme_registry(scheme, hub, settings, &served)?;
+    let tokens = quote! {
+        #![allow(clippy::all)]
+        #registry
+    };
+    let (path, text) = render(&[], false, &settings.header, tokens)?;
+    Ok(BTreeMap::from([(path, text)]))
 }
 
 /// A kind served as a resource (not a list and not a nested type).
@@ -219,7 +263,6 @@ fn parse_path(setting: &str, text: &str) -> Result<syn::Path> {
 /// type and its hub entry.
 fn scheme_registry(
     scheme: &DynamicScheme,
-    external: &Side<'_>,
     hub: &Side<'_>,
     settings: &ConversionSettings,
     served: &[(syn::Path, &TypeEntry)],
@@ -250,19 +293,24 @@ fn scheme_registry(
         });
         hub_paths.push((variant, path));
     }
+    let object_impl = object_impl(hub, &hub_kinds);
     let hub_object = quote! {
         /// A hub object of any kind.
         #[derive(Debug, Clone, PartialEq)]
         pub enum HubObject {
             #(#variants)*
         }
+        #object_impl
     };
     match scheme {
         DynamicScheme::Custom(runtime) => {
             let runtime = parse_path("scheme", runtime)?;
             let impls = hub_paths.iter().map(|(variant, path)| {
+                // A variant is named after its kind.
+                let kind = variant.to_string();
                 quote! {
                     impl #runtime::HubKind for #path {
+                        const KIND: &'static str = #kind;
                         fn wrap(self) -> HubObject {
                             HubObject::#variant(self)
                         }
@@ -286,8 +334,57 @@ fn scheme_registry(
                 pub static CODECS: &[#runtime::Codec] = &[#(#codecs)*];
             })
         }
-        DynamicScheme::Runtime => {
-            runtime_scheme(hub_object, &hub_paths, external, settings, served)
+        DynamicScheme::Runtime => runtime_scheme(hub_object, &hub_paths, settings, served),
+    }
+}
+
+/// k8s-openapi's `ObjectMeta`, which `apfkit_runtime::Object` hands out.
+const OBJECT_META: &str = "::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta";
+
+/// `apfkit_runtime::Object` for `HubObject`: each variant's kind and metadata. Nothing when a
+/// hub kind's `metadata` is not k8s-openapi's `ObjectMeta` (a tree generated without
+/// k8s-openapi).
+fn object_impl(hub: &Side<'_>, hub_kinds: &BTreeMap<&str, &TypeEntry>) -> TokenStream {
+    let mut kinds = Vec::new();
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    for (name, entry) in hub_kinds {
+        let TypeBody::Struct(def) = &entry.body else {
+            return TokenStream::new();
+        };
+        let Some(metadata) = def.fields.iter().find(|f| f.wire == "metadata") else {
+            return TokenStream::new();
+        };
+        let FieldType::Named(meta) = &metadata.ty else {
+            return TokenStream::new();
+        };
+        if hub.space.replaced.get(meta).map(String::as_str) != Some(OBJECT_META) {
+            return TokenStream::new();
+        }
+        let variant = format_ident!("{}", name);
+        let field = format_ident!("{}", metadata.rust);
+        // A variant is named after its kind.
+        let kind = *name;
+        kinds.push(quote! { HubObject::#variant(_) => #kind, });
+        match metadata.presence {
+            crate::typespace::Presence::Always => {
+                reads.push(quote! { HubObject::#variant(object) => &object.#field, });
+                writes.push(quote! { HubObject::#variant(object) => &mut object.#field, });
+            }
+            crate::typespace::Presence::Optional => return TokenStream::new(),
+        }
+    }
+    quote! {
+        impl ::apfkit_runtime::Object for HubObject {
+            fn kind(&self) -> &'static str {
+                match self { #(#kinds)* }
+            }
+            fn metadata(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                match self { #(#reads)* }
+            }
+            fn metadata_mut(&mut self) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                match self { #(#writes)* }
+            }
         }
     }
 }
@@ -297,13 +394,12 @@ fn scheme_registry(
 fn runtime_scheme(
     hub_object: TokenStream,
     hub_paths: &[(proc_macro2::Ident, syn::Path)],
-    external: &Side<'_>,
     settings: &ConversionSettings,
     served: &[(syn::Path, &TypeEntry)],
 ) -> Result<TokenStream> {
     let to_trait = parse_path("to_hub_trait", &settings.to_hub_trait)?;
     let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
-    let defaults = external.path_to(&["ApplyDefaults"])?;
+    let defaults: syn::Path = syn::parse_quote!(::apfkit_runtime::ApplyDefaults);
     let conversions = hub_paths.iter().map(|(variant, path)| {
         quote! {
             impl ::std::convert::From<#path> for HubObject {
@@ -323,7 +419,7 @@ fn runtime_scheme(
             }
         }
     });
-    let kind_trait = external.path_to(&["Kind"])?;
+    let kind_trait: syn::Path = syn::parse_quote!(::apfkit_runtime::Kind);
     let mut codecs = Vec::new();
     for (path, hub_entry) in served {
         let TypeBody::Struct(def) = &hub_entry.body else {

@@ -37,7 +37,6 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
             items.push(quote! { pub mod #ident; });
         }
         if module.is_empty() {
-            items.push(runtime(settings));
             items.push(registry::registry(space, settings)?);
             items.push(foreign_wire_impls(space, settings)?);
         }
@@ -92,213 +91,6 @@ fn foreign_wire_impls(space: &TypeSpace, settings: &Settings) -> Result<TokenStr
     Ok(quote! { #(#items)* })
 }
 
-/// Traits and serde helpers shared by the generated modules, placed in the root module.
-fn runtime(settings: &Settings) -> TokenStream {
-    let json_schema = registry::json_schema_helper(settings);
-    let empty_struct_helpers = (settings.empty_structs == EmptyStructs::Omitted).then(|| {
-        quote! {
-            /// `skip_serializing_if` for bare structs left out when empty.
-            pub fn is_default<T: ::std::default::Default + ::std::cmp::PartialEq>(value: &T) -> bool {
-                *value == T::default()
-            }
-            /// `skip_serializing_if` for borrowed bare structs left out when empty.
-            pub fn ref_is_default<T: ::std::default::Default + ::std::cmp::PartialEq>(value: &&T) -> bool {
-                **value == T::default()
-            }
-        }
-    });
-    quote! {
-        /// Applies the server-side defaults of the schema, recursively, in place.
-        pub trait ApplyDefaults {
-            /// Fills in every defaulted field that is unset (and, where the schema says so,
-            /// zero), then runs any hand-written defaulting hook.
-            fn apply_defaults(&mut self);
-            /// Whether [`ApplyDefaults::apply_defaults`] would leave the value as it is,
-            /// answered without a copy. `false` when unsure: the generated types answer
-            /// exactly, unless a defaulting hook has no check registered beside it.
-            fn is_defaulted(&self) -> bool {
-                false
-            }
-        }
-        impl<T: ApplyDefaults> ApplyDefaults for ::std::option::Option<T> {
-            fn apply_defaults(&mut self) {
-                if let ::std::option::Option::Some(value) = self {
-                    value.apply_defaults();
-                }
-            }
-            fn is_defaulted(&self) -> bool {
-                self.as_ref().is_none_or(ApplyDefaults::is_defaulted)
-            }
-        }
-        impl<T: ApplyDefaults> ApplyDefaults for ::std::boxed::Box<T> {
-            fn apply_defaults(&mut self) {
-                (**self).apply_defaults();
-            }
-            fn is_defaulted(&self) -> bool {
-                (**self).is_defaulted()
-            }
-        }
-        impl<T: ApplyDefaults> ApplyDefaults for ::std::vec::Vec<T> {
-            fn apply_defaults(&mut self) {
-                self.iter_mut().for_each(ApplyDefaults::apply_defaults);
-            }
-            fn is_defaulted(&self) -> bool {
-                self.iter().all(ApplyDefaults::is_defaulted)
-            }
-        }
-        impl<T: ApplyDefaults> ApplyDefaults for ::std::collections::BTreeMap<::std::string::String, T> {
-            fn apply_defaults(&mut self) {
-                self.values_mut().for_each(ApplyDefaults::apply_defaults);
-            }
-            fn is_defaulted(&self) -> bool {
-                self.values().all(ApplyDefaults::is_defaulted)
-            }
-        }
-        /// A type that serves exactly one kind: `apiVersion` and `kind` are constants, written
-        /// on encode and checked on decode.
-        pub trait Kind {
-            /// API group, empty for the legacy core group.
-            const GROUP: &'static str;
-            /// Version inside the group.
-            const VERSION: &'static str;
-            /// The kind.
-            const KIND: &'static str;
-            /// `group/version`, or only the version for the core group.
-            const API_VERSION: &'static str;
-        }
-        /// A kind served as a REST resource.
-        pub trait Resource: Kind {
-            /// The plural name used in URLs.
-            const PLURAL: &'static str;
-            /// Whether the resource lives in a namespace; `false` for cluster-scoped resources.
-            const NAMESPACED: bool;
-        }
-        /// A list kind and the kind of its items.
-        pub trait ListKind: Kind {
-            /// The item kind.
-            type Item: Resource;
-        }
-        #[doc(hidden)]
-        pub mod __private {
-            #json_schema
-            /// Decodes `null` like an absent field: as the empty value.
-            pub fn null_as_default<'de, D, T>(deserializer: D) -> ::std::result::Result<T, D::Error>
-            where
-                D: ::serde::Deserializer<'de>,
-                T: ::serde::Deserialize<'de> + ::std::default::Default,
-            {
-                let value: ::std::option::Option<T> = ::serde::Deserialize::deserialize(deserializer)?;
-                ::std::result::Result::Ok(value.unwrap_or_default())
-            }
-            /// Decodes base64 text (Go's `[]byte`), keeping it as written; `null` is empty.
-            pub fn base64<'de, D>(deserializer: D) -> ::std::result::Result<::std::string::String, D::Error>
-            where
-                D: ::serde::Deserializer<'de>,
-            {
-                let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(deserializer)?;
-                let text = text.unwrap_or_default();
-                check_base64::<D::Error>(&text)?;
-                ::std::result::Result::Ok(text)
-            }
-            /// Decodes optional base64 text (Go's `[]byte`), keeping it as written.
-            pub fn optional_base64<'de, D>(deserializer: D) -> ::std::result::Result<::std::option::Option<::std::string::String>, D::Error>
-            where
-                D: ::serde::Deserializer<'de>,
-            {
-                let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(deserializer)?;
-                if let ::std::option::Option::Some(text) = &text {
-                    check_base64::<D::Error>(text)?;
-                }
-                ::std::result::Result::Ok(text)
-            }
-            /// Checks base64 text as Go's `base64.StdEncoding.Decode` does (`encoding/json`'s
-            /// rule for `[]byte`): padding required, `\r` and `\n` ignored, non-zero trailing
-            /// bits accepted; the error names the offending byte as Go's does.
-            pub fn check_base64<E: ::serde::de::Error>(text: &str) -> ::std::result::Result<(), E> {
-                let src = text.as_bytes();
-                let corrupt = |at: usize| E::custom(::std::format!("illegal base64 data at input byte {at}"));
-                let newline = |b: u8| b == b'\n' || b == b'\r';
-                let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
-                let mut si = 0;
-                while si < src.len() {
-                    // One quantum of four characters, newlines skipped.
-                    let mut j = 0;
-                    while j < 4 {
-                        if si == src.len() {
-                            if j == 0 {
-                                return ::std::result::Result::Ok(());
-                            }
-                            return ::std::result::Result::Err(corrupt(si - j));
-                        }
-                        let b = src[si];
-                        si += 1;
-                        if alphabet(b) {
-                            j += 1;
-                            continue;
-                        }
-                        if newline(b) {
-                            continue;
-                        }
-                        if b != b'=' || j < 2 {
-                            return ::std::result::Result::Err(corrupt(si - 1));
-                        }
-                        if j == 2 {
-                            while si < src.len() && newline(src[si]) {
-                                si += 1;
-                            }
-                            if si == src.len() {
-                                return ::std::result::Result::Err(corrupt(src.len()));
-                            }
-                            if src[si] != b'=' {
-                                return ::std::result::Result::Err(corrupt(si - 1));
-                            }
-                            si += 1;
-                        }
-                        while si < src.len() && newline(src[si]) {
-                            si += 1;
-                        }
-                        if si < src.len() {
-                            return ::std::result::Result::Err(corrupt(si));
-                        }
-                        return ::std::result::Result::Ok(());
-                    }
-                }
-                ::std::result::Result::Ok(())
-            }
-            #empty_struct_helpers
-            /// `skip_serializing_if` for borrowed options.
-            pub fn ref_is_none<T>(value: &&::std::option::Option<T>) -> bool {
-                value.is_none()
-            }
-            /// Accepts an absent `apiVersion` or `kind`; a present one must match.
-            pub fn check_identity<E: ::serde::de::Error>(
-                api_version: ::std::option::Option<&str>,
-                kind: ::std::option::Option<&str>,
-                expected_api_version: &'static str,
-                expected_kind: &'static str,
-            ) -> ::std::result::Result<(), E> {
-                if let ::std::option::Option::Some(found) = api_version {
-                    if found != expected_api_version {
-                        return ::std::result::Result::Err(E::invalid_value(
-                            ::serde::de::Unexpected::Str(found),
-                            &expected_api_version,
-                        ));
-                    }
-                }
-                if let ::std::option::Option::Some(found) = kind {
-                    if found != expected_kind {
-                        return ::std::result::Result::Err(E::invalid_value(
-                            ::serde::de::Unexpected::Str(found),
-                            &expected_kind,
-                        ));
-                    }
-                }
-                ::std::result::Result::Ok(())
-            }
-        }
-    }
-}
-
 struct ModuleEmitter<'a> {
     space: &'a TypeSpace,
     settings: &'a Settings,
@@ -313,14 +105,6 @@ impl ModuleEmitter<'_> {
         }
         let supers = self.module.iter().map(|_| quote! { super });
         quote! { #(#supers)::* }
-    }
-
-    fn root_string(&self) -> String {
-        if self.module.is_empty() {
-            "self".to_owned()
-        } else {
-            vec!["super"; self.module.len()].join("::")
-        }
     }
 
     fn type_tokens(&self, ty: &FieldType) -> Result<TokenStream> {
@@ -384,7 +168,6 @@ impl ModuleEmitter<'_> {
         let docs = doc_attrs(entry_doc(entry).as_deref());
         let name = format_ident!("{}", entry.name);
         let definition = &entry.definition;
-        let root = self.root();
         let schemars = self.settings.schemars;
         match &entry.body {
             TypeBody::Newtype(inner) => {
@@ -397,8 +180,8 @@ impl ModuleEmitter<'_> {
                 });
                 let (defaults, defaulted) = if self.type_needs_defaulting(inner) {
                     (
-                        quote! { #root::ApplyDefaults::apply_defaults(&mut self.0); },
-                        quote! { #root::ApplyDefaults::is_defaulted(&self.0) },
+                        quote! { ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.0); },
+                        quote! { ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.0) },
                     )
                 } else {
                     (quote! {}, quote! { true })
@@ -409,7 +192,7 @@ impl ModuleEmitter<'_> {
                     #schema_attrs
                     #[serde(transparent)]
                     pub struct #name(pub #inner_tokens);
-                    impl #root::ApplyDefaults for #name {
+                    impl ::apfkit_runtime::ApplyDefaults for #name {
                         fn apply_defaults(&mut self) { #defaults }
                         fn is_defaulted(&self) -> bool { #defaulted }
                     }
@@ -424,7 +207,6 @@ impl ModuleEmitter<'_> {
         let docs = doc_attrs(entry_doc(entry).as_deref());
         let name = format_ident!("{}", entry.name);
         let definition = &entry.definition;
-        let root = self.root();
         let schema_attrs = self.settings.schemars.then(|| {
             quote! {
                 #[derive(::schemars::JsonSchema)]
@@ -475,7 +257,7 @@ impl ModuleEmitter<'_> {
                     f.write_str(self.as_str())
                 }
             }
-            impl #root::ApplyDefaults for #name {
+            impl ::apfkit_runtime::ApplyDefaults for #name {
                 fn apply_defaults(&mut self) {}
                 fn is_defaulted(&self) -> bool {
                     true
@@ -519,7 +301,6 @@ impl ModuleEmitter<'_> {
     /// The serde attribute of a field, for decoding (`owned`) or for the borrowed encoder.
     fn serde_attr(&self, field: &FieldDef, borrowed: bool) -> TokenStream {
         let wire = &field.wire;
-        let root = self.root_string();
         let bytes = field.ty == FieldType::Bytes && !field.boxed;
         let body = self.body_of(&field.ty);
         if field.presence == Presence::Always && matches!(body, Some(TypeBody::Enum(_))) {
@@ -532,32 +313,25 @@ impl ModuleEmitter<'_> {
             && matches!(body, Some(TypeBody::Struct(_)));
         match (field.presence, borrowed) {
             (Presence::Optional, false) if bytes => {
-                let with = format!("{root}::__private::optional_base64");
-                quote! { #[serde(rename = #wire, default, deserialize_with = #with, skip_serializing_if = "::std::option::Option::is_none")] }
+                quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::optional_base64", skip_serializing_if = "::std::option::Option::is_none")] }
             }
             (Presence::Always, false) if bytes => {
-                let with = format!("{root}::__private::base64");
-                quote! { #[serde(rename = #wire, default, deserialize_with = #with)] }
+                quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::base64")] }
             }
             (Presence::Optional, false) => {
                 quote! { #[serde(rename = #wire, default, skip_serializing_if = "::std::option::Option::is_none")] }
             }
             (Presence::Optional, true) => {
-                let skip = format!("{root}::__private::ref_is_none");
-                quote! { #[serde(rename = #wire, skip_serializing_if = #skip)] }
+                quote! { #[serde(rename = #wire, skip_serializing_if = "::apfkit_runtime::__private::ref_is_none")] }
             }
             (Presence::Always, false) if omit_empty => {
-                let with = format!("{root}::__private::null_as_default");
-                let skip = format!("{root}::__private::is_default");
-                quote! { #[serde(rename = #wire, default, deserialize_with = #with, skip_serializing_if = #skip)] }
+                quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::null_as_default", skip_serializing_if = "::apfkit_runtime::__private::is_default")] }
             }
             (Presence::Always, false) => {
-                let with = format!("{root}::__private::null_as_default");
-                quote! { #[serde(rename = #wire, default, deserialize_with = #with)] }
+                quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::null_as_default")] }
             }
             (Presence::Always, true) if omit_empty => {
-                let skip = format!("{root}::__private::ref_is_default");
-                quote! { #[serde(rename = #wire, skip_serializing_if = #skip)] }
+                quote! { #[serde(rename = #wire, skip_serializing_if = "::apfkit_runtime::__private::ref_is_default")] }
             }
             (Presence::Always, true) => quote! { #[serde(rename = #wire)] },
         }
@@ -578,7 +352,6 @@ impl ModuleEmitter<'_> {
         let docs = doc_attrs(entry_doc(entry).as_deref());
         let name = format_ident!("{}", entry.name);
         let definition = &entry.definition;
-        let root = self.root();
         let schemars = self.settings.schemars;
         let is_kind = def.kind.is_some();
 
@@ -684,7 +457,7 @@ impl ModuleEmitter<'_> {
             let kind = &gvk.kind;
             let api_version = api_version(group, version);
             items.push(quote! {
-                impl #root::Kind for #name {
+                impl ::apfkit_runtime::Kind for #name {
                     const GROUP: &'static str = #group;
                     const VERSION: &'static str = #version;
                     const KIND: &'static str = #kind;
@@ -695,7 +468,7 @@ impl ModuleEmitter<'_> {
                 let plural = &resource.plural;
                 let namespaced = resource.namespaced;
                 items.push(quote! {
-                    impl #root::Resource for #name {
+                    impl ::apfkit_runtime::Resource for #name {
                         const PLURAL: &'static str = #plural;
                         const NAMESPACED: bool = #namespaced;
                     }
@@ -707,7 +480,7 @@ impl ModuleEmitter<'_> {
             if let Some(item) = &def.list_item {
                 let item_ty = self.named(item)?;
                 items.push(quote! {
-                    impl #root::ListKind for #name {
+                    impl ::apfkit_runtime::ListKind for #name {
                         type Item = #item_ty;
                     }
                 });
@@ -893,7 +666,6 @@ impl ModuleEmitter<'_> {
     }
 
     fn defaults_impl(&self, name: &proc_macro2::Ident, def: &StructDef) -> Result<TokenStream> {
-        let root = self.root();
         let mut statements = Vec::new();
         // What `is_defaulted` checks, in the same order: a field defaulting would set, or a
         // value inside that defaulting would change, answers `false`.
@@ -919,16 +691,21 @@ impl ModuleEmitter<'_> {
                 unchanged.push(quote! { !(#condition) });
             }
             if self.type_needs_defaulting(&field.ty) {
-                statements.push(quote! { #root::ApplyDefaults::apply_defaults(&mut self.#ident); });
-                unchanged.push(quote! { #root::ApplyDefaults::is_defaulted(&self.#ident) });
+                statements.push(
+                    quote! { ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.#ident); },
+                );
+                unchanged
+                    .push(quote! { ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.#ident) });
             }
         }
         if let Some(other) = &def.other_fields
             && self.type_needs_defaulting(&other.value)
         {
             let ident = format_ident!("{}", other.rust);
-            statements.push(quote! { #root::ApplyDefaults::apply_defaults(&mut self.#ident); });
-            unchanged.push(quote! { #root::ApplyDefaults::is_defaulted(&self.#ident) });
+            statements.push(
+                quote! { ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.#ident); },
+            );
+            unchanged.push(quote! { ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.#ident) });
         }
         if let Some(hook) = &def.hook {
             let path = |hook: &str| -> Result<syn::Path> {
@@ -954,7 +731,7 @@ impl ModuleEmitter<'_> {
             quote! { #(#unchanged)&&* }
         };
         Ok(quote! {
-            impl #root::ApplyDefaults for #name {
+            impl ::apfkit_runtime::ApplyDefaults for #name {
                 fn apply_defaults(&mut self) {
                     #(#statements)*
                 }
@@ -967,7 +744,6 @@ impl ModuleEmitter<'_> {
 
     /// Serialize and Deserialize for kinds: `apiVersion` and `kind` come from constants.
     fn kind_serde(&self, name: &proc_macro2::Ident, def: &StructDef) -> Result<TokenStream> {
-        let root = self.root();
         let mut owned_fields = Vec::new();
         let mut borrowed_fields = Vec::new();
         let mut moves = Vec::new();
@@ -1004,11 +780,11 @@ impl ModuleEmitter<'_> {
                 impl<'de> ::serde::Deserialize<'de> for #name {
                     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
                         let wire = <Wire<'de> as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-                        #root::__private::check_identity::<D::Error>(
+                        ::apfkit_runtime::__private::check_identity::<D::Error>(
                             wire.__api_version.as_deref(),
                             wire.__kind.as_deref(),
-                            <Self as #root::Kind>::API_VERSION,
-                            <Self as #root::Kind>::KIND,
+                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                            <Self as ::apfkit_runtime::Kind>::KIND,
                         )?;
                         ::std::result::Result::Ok(Self { #(#moves)* })
                     }
@@ -1025,8 +801,8 @@ impl ModuleEmitter<'_> {
                     fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
                         ::serde::Serialize::serialize(
                             &WireRef {
-                                __api_version: <Self as #root::Kind>::API_VERSION,
-                                __kind: <Self as #root::Kind>::KIND,
+                                __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                                __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                                 #(#borrows)*
                             },
                             serializer,

@@ -61,7 +61,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use api::{ApiBuilder, ApiFiles, Group, Hub, Layout};
-pub use conversion::{ConversionSettings, Direction, DynamicScheme, Side, emit_conversions};
+pub use conversion::{
+    ConversionSettings, Direction, DynamicScheme, Side, emit_conversions, emit_scheme,
+};
 pub use error::{Error, Result};
 pub use settings::{EmptyStructs, Enums, NestedNames, Settings};
 pub use typespace::TypeSpace;

@@ -125,7 +125,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
         };
         let json_schema = settings
             .schemars
-            .then(|| quote! { json_schema: __private::json_schema::<#ty>, });
+            .then(|| quote! { json_schema: ::apfkit_runtime::__private::json_schema::<#ty>, });
         let wire = wire.map(|wire| {
             if def.go.is_some() {
                 quote! { wire: ::std::option::Option::Some(#wire::Codec::of::<#ty>()), }
@@ -172,21 +172,6 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
     quote! {
         /// Every kind of the generated API (resources and list kinds), by definition name.
         pub static KINDS: &[KindInfo] = &[#(#rows)*];
-    }
-}
-
-/// The helper behind `KindInfo::json_schema`, in `__private`.
-pub(crate) fn json_schema_helper(settings: &Settings) -> TokenStream {
-    if !settings.schemars {
-        return TokenStream::new();
-    }
-    quote! {
-        /// The root JSON Schema (draft 2020-12) of `T`.
-        pub fn json_schema<T: ::schemars::JsonSchema>() -> ::schemars::Schema {
-            ::schemars::generate::SchemaSettings::draft2020_12()
-                .into_generator()
-                .into_root_schema_for::<T>()
-        }
     }
 }
 

@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 
-use crate::hub::apiregistration::{APIService, APIServiceSpec};
+use apfkit_types::hub::apiregistration::{APIService, APIServiceSpec};
 
 /// Maturity of a Kubernetes-like version, in rank order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

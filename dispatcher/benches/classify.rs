@@ -5,10 +5,10 @@
 
 use std::sync::LazyLock;
 
-use apfkit_conversion::hub::flowcontrol::FlowSchema;
 use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::classify::{Classifier, Request};
 use apfkit_dispatcher::config::Configuration;
+use apfkit_types::hub::flowcontrol::FlowSchema;
 use sha2::{Digest, Sha256};
 
 static DEFAULT: LazyLock<Classifier> =

@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
-use apfkit_conversion::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
 /// The bootstrap objects as v1 YAML; the data lives with the types (`apfkit_types::bootstrap`).
 pub use apfkit_types::bootstrap::{FLOW_SCHEMAS_YAML, PRIORITY_LEVELS_YAML};

@@ -9,7 +9,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use apfkit_conversion::hub::flowcontrol as hub;
+use apfkit_types::hub::flowcontrol as hub;
 
 use crate::config::{Configuration, LevelBehavior};
 use crate::flow::flow_hash;

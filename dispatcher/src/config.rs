@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use apfkit_conversion::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
-use apfkit_conversion::scheme::HubObject;
+use apfkit_conversion::scheme::{HubKind, HubObject};
 use apfkit_conversion::validation::{self, FieldError, Options};
+use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
 use crate::bootstrap;
 use crate::shuffle::{Dealer, DealerError};
@@ -189,10 +189,10 @@ fn usable_levels(
 ) -> Vec<UsableLevel> {
     let mut usable = Vec::new();
     for level in levels {
-        let errors = check(HubObject::PriorityLevelConfiguration(level.clone()));
+        let errors = check(level.clone().wrap());
         if !errors.is_empty() {
             skipped.push(Skipped {
-                kind: "PriorityLevelConfiguration",
+                kind: PriorityLevelConfiguration::KIND,
                 name: name_of(&level.metadata),
                 reasons: errors,
             });
@@ -205,7 +205,7 @@ fn usable_levels(
                 behavior,
             }),
             Err(err) => skipped.push(Skipped {
-                kind: "PriorityLevelConfiguration",
+                kind: PriorityLevelConfiguration::KIND,
                 name: name_of(&level.metadata),
                 reasons: vec![FieldError::forbidden(
                     "spec.limited.limitResponse.queuing",
@@ -244,10 +244,10 @@ fn ordered_schemas(
     let mut dangling = Vec::new();
     for schema in schemas {
         let name = name_of(&schema.metadata);
-        let errors = check(HubObject::FlowSchema(schema.clone()));
+        let errors = check(schema.clone().wrap());
         if !errors.is_empty() {
             skipped.push(Skipped {
-                kind: "FlowSchema",
+                kind: FlowSchema::KIND,
                 name,
                 reasons: errors,
             });
@@ -349,10 +349,10 @@ impl Configuration {
         let levels: Vec<PriorityLevelConfiguration> = levels.into_iter().collect();
         let schemas: Vec<FlowSchema> = schemas.into_iter().collect();
         unique_names(
-            "PriorityLevelConfiguration",
+            PriorityLevelConfiguration::KIND,
             levels.iter().map(|l| &l.metadata),
         )?;
-        unique_names("FlowSchema", schemas.iter().map(|s| &s.metadata))?;
+        unique_names(FlowSchema::KIND, schemas.iter().map(|s| &s.metadata))?;
         let check = |object: HubObject| {
             if validate {
                 validation::validate(&object, &Options::default())

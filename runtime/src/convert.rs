@@ -1,9 +1,7 @@
 //! The traits that generated conversions implement: every version of a kind converts to its
 //! hub with [`ToHub`] and back with [`FromHub`], so any two versions convert through the hub.
-//!
-//! apfkit-conversion has traits of the same shape for flowcontrol and apiregistration: its
-//! generated impls are for apfkit-types' types, and Rust's orphan rule forbids implementing
-//! a trait of this crate for a type of another crate from a third one.
+//! Every generated tree implements these (flowcontrol's in `apfkit-types`, beside the types
+//! they convert, and a user's CRD module), so code written against them takes any of them.
 
 use std::collections::BTreeMap;
 

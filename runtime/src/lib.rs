@@ -26,18 +26,24 @@
 //! assert_eq!(memory.as_str(), "1.5Gi");
 //! assert!("1.1.M".parse::<Quantity>().is_err());
 //! ```
-
 //!
-//! For multi-version APIs built with `apfkit-codegen`'s `ApiBuilder`, this crate also holds the
-//! conversion traits ([`ToHub`], [`FromHub`]), the dynamic [`scheme::Scheme`] over a generated
-//! registry, the ConversionReview handler ([`review`]) and, with the `webhook` feature, an
-//! HTTPS conversion-webhook server (`webhook`).
+//! It is also the vocabulary every generated tree shares: the traits `apfkit-codegen`'s
+//! output implements ([`ApplyDefaults`], [`Kind`], [`Resource`], [`ListKind`], and for
+//! multi-version APIs [`ToHub`] and [`FromHub`]), the [`Object`] trait of a scheme's hub
+//! object (its kind and metadata), the dynamic [`scheme::Scheme`] over a generated registry,
+//! the ConversionReview handler ([`review`]) and, with the `webhook` feature, an HTTPS
+//! conversion-webhook server (`webhook`).
 
 #![forbid(unsafe_code)]
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 pub mod convert;
 mod date_time;
 mod int_or_string;
+pub mod kind;
+pub mod object;
 mod quantity;
 pub mod review;
 pub mod scheme;
@@ -45,6 +51,8 @@ pub mod scheme;
 pub mod webhook;
 
 pub use convert::{FromHub, ToHub};
+pub use kind::{ApplyDefaults, Kind, ListKind, Resource};
+pub use object::Object;
 
 pub use date_time::{DateTime, DateTimeError};
 pub use int_or_string::IntOrString;

@@ -35,17 +35,23 @@
 
 #![forbid(unsafe_code)]
 
+// The generated conversions and the scheme's registry (in apfkit-conversion) name this crate
+// by one absolute path, `::apfkit_types`, wherever they are.
+extern crate self as apfkit_types;
+
 pub mod bootstrap;
+mod conversions;
 pub mod defaulting;
 #[rustfmt::skip]
 mod generated;
+pub mod hooks;
+pub mod hub;
 mod interop;
 pub mod json_schema;
 pub mod wire;
 
-pub use generated::{
-    ApplyDefaults, KINDS, Kind, KindInfo, ListKind, Resource, apiregistration, flowcontrol,
-};
+pub use apfkit_runtime::{ApplyDefaults, Kind, ListKind, Resource};
+pub use generated::{KINDS, KindInfo, apiregistration, flowcontrol};
 
 /// The kind `kind` of `group`/`version` in [`KINDS`], list kinds included.
 ///

@@ -91,10 +91,11 @@ fn settings_mistakes_are_settings_errors() {
 }
 
 /// The conversion emitter's kind registry: one `HubObject` variant and one codec per served
-/// kind, and a settings error when two hub kinds share a name.
+/// kind, apart from the conversions for a custom scheme, and a settings error when two hub
+/// kinds share a name.
 #[test]
 fn the_scheme_registry_names_every_kind_once() {
-    use apfkit_codegen::{ConversionSettings, DynamicScheme, Side, emit_conversions};
+    use apfkit_codegen::{ConversionSettings, DynamicScheme, Side, emit_conversions, emit_scheme};
     let other = String::from_utf8(fixture())
         .unwrap()
         .replace("com.example.", "com.other.");
@@ -119,7 +120,14 @@ fn the_scheme_registry_names_every_kind_once() {
         "com.example.".to_owned(),
         vec!["a".to_owned()],
     ));
-    let files = emit_conversions(&side("::types"), &side("crate::hub"), &settings).unwrap();
+    let conversions = emit_conversions(&side("::types"), &side("crate::hub"), &settings).unwrap();
+    let conversions_root = &conversions[std::path::Path::new("mod.rs")];
+    assert!(
+        !conversions_root.contains("HubObject"),
+        "a custom scheme's registry is emitted apart: {conversions_root}"
+    );
+    let files = emit_scheme(&side("::types"), &side("crate::hub"), &settings).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
     let root = &files[std::path::Path::new("mod.rs")];
     assert!(root.contains("pub enum HubObject"), "{root}");
     assert!(
@@ -137,7 +145,7 @@ fn the_scheme_registry_names_every_kind_once() {
         "com.other.".to_owned(),
         vec!["b".to_owned()],
     ));
-    let error = emit_conversions(&side("::types"), &side("crate::hub"), &settings).unwrap_err();
+    let error = emit_scheme(&side("::types"), &side("crate::hub"), &settings).unwrap_err();
     assert!(
         matches!(error, apfkit_codegen::Error::Settings { .. }),
         "{error}"

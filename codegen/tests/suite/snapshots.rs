@@ -29,6 +29,22 @@ fn widgets_fixture_code() {
     insta::assert_snapshot!(all);
 }
 
+/// Generated code implements apfkit-runtime's traits and defines none of its own, so that
+/// every generated tree (and the code written against it) shares one vocabulary.
+#[test]
+fn generated_code_defines_no_traits() {
+    for (path, text) in &generate_widgets() {
+        assert!(
+            !text.contains("pub trait ") && !text.contains("\ntrait "),
+            "{} defines a trait",
+            path.display()
+        );
+    }
+    let all: String = generate_widgets().into_values().collect();
+    assert!(all.contains("impl ::apfkit_runtime::ApplyDefaults for Widget"));
+    assert!(all.contains("impl ::apfkit_runtime::Kind for Widget"));
+}
+
 #[test]
 fn output_is_deterministic() {
     assert_eq!(generate_widgets(), generate_widgets());

@@ -19,6 +19,8 @@ pub use crate::generated::{CODECS, HubObject};
 
 /// Hub types that a [`HubObject`] can hold; implemented by the generated registry.
 pub trait HubKind: Sized + Serialize + PartialEq {
+    /// The kind, as [`apfkit_runtime::Object::kind`] tells it of the wrapped object.
+    const KIND: &'static str;
     /// Wraps the object.
     fn wrap(self) -> HubObject;
     /// The object, if `object` holds this kind.

@@ -3,7 +3,7 @@
 
 use super::field::{BadValue, FieldError, Path};
 use super::names::{cluster_scoped_meta, dns1035_label, dns1123_subdomain};
-use crate::hub::apiregistration as hub;
+use apfkit_types::hub::apiregistration as hub;
 
 const CONDITION_STATUSES: &[&str] = &["True", "False", "Unknown"];
 

@@ -6,7 +6,7 @@ use super::Options;
 use super::field::{BadValue, FieldError, Path};
 use super::mandatory::{self, semantically_equal};
 use super::names::{cluster_scoped_meta, dns1123_label, dns1123_subdomain};
-use crate::hub::flowcontrol as hub;
+use apfkit_types::hub::flowcontrol as hub;
 
 const SUPPORTED_VERBS: &[&str] = &[
     "create",

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use crate::hub::flowcontrol as hub;
+use apfkit_types::hub::flowcontrol as hub;
 
 fn everything(subjects: Value) -> Value {
     json!([{

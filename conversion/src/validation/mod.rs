@@ -23,8 +23,8 @@ mod names;
 
 pub use field::{BadValue, ErrorType, FieldError, Path};
 
-use crate::hub::flowcontrol::PriorityLevelConfiguration;
 use crate::scheme::HubObject;
+use apfkit_types::hub::flowcontrol::PriorityLevelConfiguration;
 
 /// How to validate, where kube-apiserver's behaviour depends on the request or the release.
 #[derive(Debug, Clone, Copy)]

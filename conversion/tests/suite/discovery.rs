@@ -7,7 +7,7 @@ use apfkit_conversion::discovery::{
     BUILTIN_PRIORITIES, builtin_apiservices, compare_kube_aware_version_strings,
     sorted_by_group_and_version,
 };
-use apfkit_conversion::hub::apiregistration::APIService;
+use apfkit_types::hub::apiregistration::APIService;
 
 #[test]
 fn the_documented_version_order() {

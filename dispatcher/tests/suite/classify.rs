@@ -1,11 +1,11 @@
 //! Classification (`rule.go`, `apf_controller.go`'s `Match`) and configuration digestion
 //! (`digestConfigObjects`: matching order, static limits, imagined mandatory objects).
 
-use apfkit_conversion::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
 use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::classify::{Classifier, Request};
 use apfkit_dispatcher::config::{Configuration, StaticLimits};
+use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use serde_json::{Value, json};
 
 fn default_classifier() -> Classifier {

@@ -26,7 +26,8 @@ mod structural_tests;
 
 #[cfg(test)]
 mod tests {
-    use super::widgets::{ApplyDefaults, Kind, ListKind, Resource, com::example::v1::*};
+    use super::widgets::com::example::v1::*;
+    use apfkit_runtime::{ApplyDefaults, Kind, ListKind, Resource};
     use serde_json::json;
 
     #[test]
@@ -80,8 +81,9 @@ mod tests {
 
 #[cfg(test)]
 mod crd_tests {
+    use super::linkerd::KINDS;
     use super::linkerd::io::linkerd::policy::{v1alpha1, v1beta1};
-    use super::linkerd::{ApplyDefaults, KINDS, Kind, ListKind, Resource};
+    use apfkit_runtime::{ApplyDefaults, Kind, ListKind, Resource};
 
     #[test]
     fn identity_comes_from_the_crd() {

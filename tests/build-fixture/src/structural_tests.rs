@@ -36,8 +36,8 @@ where
 
 mod embedded_resources {
     use super::*;
-    use crate::embedded::ApplyDefaults;
     use crate::embedded::com::example::tests::v1beta1::Foo;
+    use apfkit_runtime::ApplyDefaults;
 
     /// Upstream's pruning test: embedded objects keep every field, their `metadata` is
     /// ObjectMeta (unknown metadata fields are pruned, as kube-apiserver prunes them), and an
@@ -92,8 +92,8 @@ mod embedded_resources {
 
 mod gateway_httproute {
     use super::*;
-    use crate::gateway::ApplyDefaults;
     use crate::gateway::networking::gateway::v1beta1::{HTTPRoute, PathType};
+    use apfkit_runtime::ApplyDefaults;
 
     /// Array and object defaults (`rules`, `matches`) and scalar defaults deep inside them
     /// (`backendRefs[].group`, `kind`, `weight`) come out as kube-apiserver's.
@@ -147,8 +147,8 @@ mod gateway_httproute {
 
 mod prometheus_podmonitor {
     use super::*;
-    use crate::prometheus::ApplyDefaults;
     use crate::prometheus::com::coreos::monitoring::v1::PodMonitor;
+    use apfkit_runtime::ApplyDefaults;
 
     fn sample() -> Value {
         let mut sample = yaml(include_str!("../../fixtures/crds/podmonitor.yaml"));
@@ -224,10 +224,10 @@ mod prometheus_podmonitor {
 
 mod certmanager_certificate {
     use super::*;
-    use crate::certmanager::ApplyDefaults;
     use crate::certmanager::io::cert_manager::v1::{
         Certificate, CertificateSpecPrivateKeyAlgorithm,
     };
+    use apfkit_runtime::ApplyDefaults;
 
     fn sample() -> Value {
         let mut sample = yaml(include_str!("../../fixtures/crds/certificate.yaml"));
@@ -271,8 +271,8 @@ mod certmanager_certificate {
 
 mod crossplane_operation {
     use super::*;
-    use crate::crossplane::ApplyDefaults;
     use crate::crossplane::io::crossplane::ops::v1alpha1::Operation;
+    use apfkit_runtime::ApplyDefaults;
 
     /// A pipeline step's `input` is an embedded resource without `properties`: typed identity,
     /// everything else kept.
@@ -313,8 +313,9 @@ mod crossplane_operation {
 
 mod edge_cases {
     use super::*;
+    use crate::edges::KINDS;
     use crate::edges::com::example::edge::v1::{Edge, EdgeSpecMode};
-    use crate::edges::{ApplyDefaults, KINDS};
+    use apfkit_runtime::ApplyDefaults;
 
     const EDGES: &str = include_str!("../../fixtures/crds/edge-cases.yaml");
 

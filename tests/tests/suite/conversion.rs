@@ -4,9 +4,9 @@
 //! v1beta2's 0 shares become 30, v1beta3's kept 0 by annotation), and the
 //! bootstrap configuration converted between every pair of versions.
 
-use apfkit_conversion::hub::flowcontrol as hub;
 use apfkit_conversion::{FromHub, ToHub};
 use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions};
+use apfkit_types::hub::flowcontrol as hub;
 use apfkit_types::{ApplyDefaults, apiregistration, flowcontrol};
 use serde::Serialize;
 use serde::de::DeserializeOwned;

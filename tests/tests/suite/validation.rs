@@ -498,7 +498,7 @@ mod zero_shares_vectors_7_3 {
         )
     }
 
-    fn old(shares: i32) -> apfkit_conversion::hub::flowcontrol::PriorityLevelConfiguration {
+    fn old(shares: i32) -> apfkit_types::hub::flowcontrol::PriorityLevelConfiguration {
         match hub(&foo("v1", json!(shares), false)) {
             HubObject::PriorityLevelConfiguration(level) => level,
             _ => unreachable!(),

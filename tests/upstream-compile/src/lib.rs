@@ -36,7 +36,8 @@ mod tests {
     #[cfg(apfkit_upstream)]
     #[test]
     fn generated_upstream_types_decode_real_objects() {
-        use r1_35_flowcontrol_apiserver_k8s_io_v1::{Kind, Resource, api::flowcontrol::v1 as fc};
+        use apfkit_runtime::{Kind, Resource};
+        use r1_35_flowcontrol_apiserver_k8s_io_v1::api::flowcontrol::v1 as fc;
         let level: fc::PriorityLevelConfiguration = serde_json::from_value(serde_json::json!({
             "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
             "kind": "PriorityLevelConfiguration",
@@ -64,9 +65,8 @@ mod tests {
         );
 
         // Upstream defaults are Go zero values: a v1beta3 value-typed field defaults to 0.
-        use r1_31_flowcontrol_apiserver_k8s_io_v1beta3::{
-            ApplyDefaults as _, api::flowcontrol::v1beta3 as b3,
-        };
+        use apfkit_runtime::ApplyDefaults as _;
+        use r1_31_flowcontrol_apiserver_k8s_io_v1beta3::api::flowcontrol::v1beta3 as b3;
         let mut queuing = b3::QueuingConfiguration::default();
         queuing.apply_defaults();
         assert_eq!(queuing.queues, Some(0));

@@ -3,215 +3,6 @@
 #![allow(missing_docs, dead_code, clippy::all, rustdoc::all)]
 pub mod apiregistration;
 pub mod flowcontrol;
-/// Applies the server-side defaults of the schema, recursively, in place.
-pub trait ApplyDefaults {
-    /// Fills in every defaulted field that is unset (and, where the schema says so,
-    /// zero), then runs any hand-written defaulting hook.
-    fn apply_defaults(&mut self);
-    /// Whether [`ApplyDefaults::apply_defaults`] would leave the value as it is,
-    /// answered without a copy. `false` when unsure: the generated types answer
-    /// exactly, unless a defaulting hook has no check registered beside it.
-    fn is_defaulted(&self) -> bool {
-        false
-    }
-}
-impl<T: ApplyDefaults> ApplyDefaults for ::std::option::Option<T> {
-    fn apply_defaults(&mut self) {
-        if let ::std::option::Option::Some(value) = self {
-            value.apply_defaults();
-        }
-    }
-    fn is_defaulted(&self) -> bool {
-        self.as_ref().is_none_or(ApplyDefaults::is_defaulted)
-    }
-}
-impl<T: ApplyDefaults> ApplyDefaults for ::std::boxed::Box<T> {
-    fn apply_defaults(&mut self) {
-        (**self).apply_defaults();
-    }
-    fn is_defaulted(&self) -> bool {
-        (**self).is_defaulted()
-    }
-}
-impl<T: ApplyDefaults> ApplyDefaults for ::std::vec::Vec<T> {
-    fn apply_defaults(&mut self) {
-        self.iter_mut().for_each(ApplyDefaults::apply_defaults);
-    }
-    fn is_defaulted(&self) -> bool {
-        self.iter().all(ApplyDefaults::is_defaulted)
-    }
-}
-impl<T: ApplyDefaults> ApplyDefaults
-for ::std::collections::BTreeMap<::std::string::String, T> {
-    fn apply_defaults(&mut self) {
-        self.values_mut().for_each(ApplyDefaults::apply_defaults);
-    }
-    fn is_defaulted(&self) -> bool {
-        self.values().all(ApplyDefaults::is_defaulted)
-    }
-}
-/// A type that serves exactly one kind: `apiVersion` and `kind` are constants, written
-/// on encode and checked on decode.
-pub trait Kind {
-    /// API group, empty for the legacy core group.
-    const GROUP: &'static str;
-    /// Version inside the group.
-    const VERSION: &'static str;
-    /// The kind.
-    const KIND: &'static str;
-    /// `group/version`, or only the version for the core group.
-    const API_VERSION: &'static str;
-}
-/// A kind served as a REST resource.
-pub trait Resource: Kind {
-    /// The plural name used in URLs.
-    const PLURAL: &'static str;
-    /// Whether the resource lives in a namespace; `false` for cluster-scoped resources.
-    const NAMESPACED: bool;
-}
-/// A list kind and the kind of its items.
-pub trait ListKind: Kind {
-    /// The item kind.
-    type Item: Resource;
-}
-#[doc(hidden)]
-pub mod __private {
-    /// The root JSON Schema (draft 2020-12) of `T`.
-    pub fn json_schema<T: ::schemars::JsonSchema>() -> ::schemars::Schema {
-        ::schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<T>()
-    }
-    /// Decodes `null` like an absent field: as the empty value.
-    pub fn null_as_default<'de, D, T>(
-        deserializer: D,
-    ) -> ::std::result::Result<T, D::Error>
-    where
-        D: ::serde::Deserializer<'de>,
-        T: ::serde::Deserialize<'de> + ::std::default::Default,
-    {
-        let value: ::std::option::Option<T> = ::serde::Deserialize::deserialize(
-            deserializer,
-        )?;
-        ::std::result::Result::Ok(value.unwrap_or_default())
-    }
-    /// Decodes base64 text (Go's `[]byte`), keeping it as written; `null` is empty.
-    pub fn base64<'de, D>(
-        deserializer: D,
-    ) -> ::std::result::Result<::std::string::String, D::Error>
-    where
-        D: ::serde::Deserializer<'de>,
-    {
-        let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(
-            deserializer,
-        )?;
-        let text = text.unwrap_or_default();
-        check_base64::<D::Error>(&text)?;
-        ::std::result::Result::Ok(text)
-    }
-    /// Decodes optional base64 text (Go's `[]byte`), keeping it as written.
-    pub fn optional_base64<'de, D>(
-        deserializer: D,
-    ) -> ::std::result::Result<::std::option::Option<::std::string::String>, D::Error>
-    where
-        D: ::serde::Deserializer<'de>,
-    {
-        let text: ::std::option::Option<::std::string::String> = ::serde::Deserialize::deserialize(
-            deserializer,
-        )?;
-        if let ::std::option::Option::Some(text) = &text {
-            check_base64::<D::Error>(text)?;
-        }
-        ::std::result::Result::Ok(text)
-    }
-    /// Checks base64 text as Go's `base64.StdEncoding.Decode` does (`encoding/json`'s
-    /// rule for `[]byte`): padding required, `\r` and `\n` ignored, non-zero trailing
-    /// bits accepted; the error names the offending byte as Go's does.
-    pub fn check_base64<E: ::serde::de::Error>(
-        text: &str,
-    ) -> ::std::result::Result<(), E> {
-        let src = text.as_bytes();
-        let corrupt = |at: usize| E::custom(
-            ::std::format!("illegal base64 data at input byte {at}"),
-        );
-        let newline = |b: u8| b == b'\n' || b == b'\r';
-        let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
-        let mut si = 0;
-        while si < src.len() {
-            let mut j = 0;
-            while j < 4 {
-                if si == src.len() {
-                    if j == 0 {
-                        return ::std::result::Result::Ok(());
-                    }
-                    return ::std::result::Result::Err(corrupt(si - j));
-                }
-                let b = src[si];
-                si += 1;
-                if alphabet(b) {
-                    j += 1;
-                    continue;
-                }
-                if newline(b) {
-                    continue;
-                }
-                if b != b'=' || j < 2 {
-                    return ::std::result::Result::Err(corrupt(si - 1));
-                }
-                if j == 2 {
-                    while si < src.len() && newline(src[si]) {
-                        si += 1;
-                    }
-                    if si == src.len() {
-                        return ::std::result::Result::Err(corrupt(src.len()));
-                    }
-                    if src[si] != b'=' {
-                        return ::std::result::Result::Err(corrupt(si - 1));
-                    }
-                    si += 1;
-                }
-                while si < src.len() && newline(src[si]) {
-                    si += 1;
-                }
-                if si < src.len() {
-                    return ::std::result::Result::Err(corrupt(si));
-                }
-                return ::std::result::Result::Ok(());
-            }
-        }
-        ::std::result::Result::Ok(())
-    }
-    /// `skip_serializing_if` for borrowed options.
-    pub fn ref_is_none<T>(value: &&::std::option::Option<T>) -> bool {
-        value.is_none()
-    }
-    /// Accepts an absent `apiVersion` or `kind`; a present one must match.
-    pub fn check_identity<E: ::serde::de::Error>(
-        api_version: ::std::option::Option<&str>,
-        kind: ::std::option::Option<&str>,
-        expected_api_version: &'static str,
-        expected_kind: &'static str,
-    ) -> ::std::result::Result<(), E> {
-        if let ::std::option::Option::Some(found) = api_version {
-            if found != expected_api_version {
-                return ::std::result::Result::Err(
-                    E::invalid_value(
-                        ::serde::de::Unexpected::Str(found),
-                        &expected_api_version,
-                    ),
-                );
-            }
-        }
-        if let ::std::option::Option::Some(found) = kind {
-            if found != expected_kind {
-                return ::std::result::Result::Err(
-                    E::invalid_value(::serde::de::Unexpected::Str(found), &expected_kind),
-                );
-            }
-        }
-        ::std::result::Result::Ok(())
-    }
-}
 /// One kind of the generated API, as [`KINDS`] lists it.
 #[derive(Debug, Clone, Copy)]
 pub struct KindInfo {
@@ -270,7 +61,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::flowcontrol::v1::FlowSchema>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::flowcontrol::v1::FlowSchema,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1::FlowSchema>(),
         ),
@@ -286,7 +79,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::flowcontrol::v1::FlowSchemaList>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::flowcontrol::v1::FlowSchemaList,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1::FlowSchemaList>(),
         ),
@@ -302,7 +97,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1::PriorityLevelConfiguration,
         >,
         wire: ::std::option::Option::Some(
@@ -320,7 +115,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1::PriorityLevelConfigurationList,
         >,
         wire: ::std::option::Option::Some(
@@ -340,7 +135,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::flowcontrol::v1alpha1::FlowSchema>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::flowcontrol::v1alpha1::FlowSchema,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1alpha1::FlowSchema>(),
         ),
@@ -356,7 +153,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1alpha1::FlowSchemaList,
         >,
         wire: ::std::option::Option::Some(
@@ -374,7 +171,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
         >,
         wire: ::std::option::Option::Some(
@@ -394,7 +191,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
         >,
         wire: ::std::option::Option::Some(
@@ -414,7 +211,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::flowcontrol::v1beta1::FlowSchema>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::flowcontrol::v1beta1::FlowSchema,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta1::FlowSchema>(),
         ),
@@ -430,7 +229,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta1::FlowSchemaList,
         >,
         wire: ::std::option::Option::Some(
@@ -448,7 +247,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta1::PriorityLevelConfiguration,
         >,
         wire: ::std::option::Option::Some(
@@ -468,7 +267,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
         >,
         wire: ::std::option::Option::Some(
@@ -488,7 +287,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::flowcontrol::v1beta2::FlowSchema>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::flowcontrol::v1beta2::FlowSchema,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta2::FlowSchema>(),
         ),
@@ -504,7 +305,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta2::FlowSchemaList,
         >,
         wire: ::std::option::Option::Some(
@@ -522,7 +323,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta2::PriorityLevelConfiguration,
         >,
         wire: ::std::option::Option::Some(
@@ -542,7 +343,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
         >,
         wire: ::std::option::Option::Some(
@@ -562,7 +363,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::flowcontrol::v1beta3::FlowSchema>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::flowcontrol::v1beta3::FlowSchema,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta3::FlowSchema>(),
         ),
@@ -578,7 +381,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta3::FlowSchemaList,
         >,
         wire: ::std::option::Option::Some(
@@ -596,7 +399,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta3::PriorityLevelConfiguration,
         >,
         wire: ::std::option::Option::Some(
@@ -616,7 +419,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
         >,
         wire: ::std::option::Option::Some(
@@ -636,7 +439,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::apiregistration::v1::APIService>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::apiregistration::v1::APIService,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::apiregistration::v1::APIService>(),
         ),
@@ -652,7 +457,9 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("APIService"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<self::apiregistration::v1::APIServiceList>,
+        json_schema: ::apfkit_runtime::__private::json_schema::<
+            self::apiregistration::v1::APIServiceList,
+        >,
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::apiregistration::v1::APIServiceList>(),
         ),
@@ -668,7 +475,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::apiregistration::v1beta1::APIService,
         >,
         wire: ::std::option::Option::Some(
@@ -686,7 +493,7 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("APIService"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: __private::json_schema::<
+        json_schema: ::apfkit_runtime::__private::json_schema::<
             self::apiregistration::v1beta1::APIServiceList,
         >,
         wire: ::std::option::Option::Some(

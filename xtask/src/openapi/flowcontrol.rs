@@ -27,6 +27,16 @@ pub fn schemas(version: &str) -> Vec<(String, Value)> {
 }
 
 /// One version's descriptions: the parts that differ by version are methods.
+/// The name of a Limited level's concurrency shares in `version`: `assuredConcurrencyShares`
+/// before v1beta3 renamed them. The one place that says so: the schemas, the Go layouts and
+/// the conversion hooks' registration all ask here.
+pub fn shares_field(version: &str) -> &'static str {
+    match version {
+        "v1alpha1" | "v1beta1" | "v1beta2" => "assuredConcurrencyShares",
+        _ => "nominalConcurrencyShares",
+    }
+}
+
 struct Version<'a> {
     version: &'a str,
 }
@@ -44,9 +54,10 @@ impl Version<'_> {
 
     /// The concurrency shares field of a Limited level: its name and schema.
     fn shares(&self) -> (&'static str, Value) {
+        let name = shares_field(self.version);
         match self.version {
             "v1alpha1" | "v1beta1" | "v1beta2" => (
-                "assuredConcurrencyShares",
+                name,
                 defaulted_on_zero(
                     int32(
                         "Positive share of the server's concurrency limit reserved for this level. The nominal limit is \
@@ -57,7 +68,7 @@ impl Version<'_> {
                 ),
             ),
             "v1beta3" => (
-                "nominalConcurrencyShares",
+                name,
                 defaulted(
                     int32(
                         "Share of the server's concurrency limit reserved for this level: \
@@ -70,7 +81,7 @@ impl Version<'_> {
                 ),
             ),
             _ => (
-                "nominalConcurrencyShares",
+                name,
                 defaulted(
                     int32(
                         "Share of the server's concurrency limit reserved for this level: \

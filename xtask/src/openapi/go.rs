@@ -118,11 +118,9 @@ fn flowcontrol(name: &str, version: &str) -> Option<Vec<GoField>> {
             f("exempt", 3, POINTER | OMITEMPTY),
         ],
         "LimitedPriorityLevelConfiguration" => {
-            let shares = match version {
-                "v1alpha1" | "v1beta1" | "v1beta2" => f("assuredConcurrencyShares", 1, VALUE),
-                "v1beta3" => f("nominalConcurrencyShares", 1, VALUE),
-                _ => f("nominalConcurrencyShares", 1, POINTER),
-            };
+            // A value before v1, a pointer (where unset and 0 differ) from v1.
+            let shape = if version == "v1" { POINTER } else { VALUE };
+            let shares = f(super::flowcontrol::shares_field(version), 1, shape);
             vec![
                 shares,
                 f("limitResponse", 2, OMITEMPTY),

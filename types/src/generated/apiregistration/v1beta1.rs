@@ -12,14 +12,14 @@ pub struct APIService {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Where the group-version is served and how it ranks in discovery.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: APIServiceSpec,
     /// Whether the backend is available.
@@ -52,12 +52,12 @@ fn __api_service_identity_schema(schema: &mut ::schemars::Schema) {
             );
     }
 }
-impl super::super::ApplyDefaults for APIService {
+impl ::apfkit_runtime::ApplyDefaults for APIService {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.spec);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.spec)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for APIService {
@@ -177,13 +177,13 @@ const _: () = {
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         #[serde(
             rename = "spec",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         spec: APIServiceSpec,
         #[serde(
@@ -200,13 +200,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -227,7 +227,7 @@ const _: () = {
         spec: &'w APIServiceSpec,
         #[serde(
             rename = "status",
-            skip_serializing_if = "super::super::__private::ref_is_none"
+            skip_serializing_if = "::apfkit_runtime::__private::ref_is_none"
         )]
         status: &'w ::std::option::Option<APIServiceStatus>,
     }
@@ -238,8 +238,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -249,13 +249,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for APIService {
+impl ::apfkit_runtime::Kind for APIService {
     const GROUP: &'static str = "apiregistration.k8s.io";
     const VERSION: &'static str = "v1beta1";
     const KIND: &'static str = "APIService";
     const API_VERSION: &'static str = "apiregistration.k8s.io/v1beta1";
 }
-impl super::super::Resource for APIService {
+impl ::apfkit_runtime::Resource for APIService {
     const PLURAL: &'static str = "apiservices";
     const NAMESPACED: bool = false;
 }
@@ -321,7 +321,7 @@ pub struct APIServiceCondition {
     #[serde(
         rename = "status",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["True", "False", "Unknown"]))]
     pub status: ::std::string::String,
@@ -329,11 +329,11 @@ pub struct APIServiceCondition {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for APIServiceCondition {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -517,14 +517,14 @@ pub struct APIServiceList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<APIService>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
@@ -550,12 +550,12 @@ fn __api_service_list_identity_schema(schema: &mut ::schemars::Schema) {
             );
     }
 }
-impl super::super::ApplyDefaults for APIServiceList {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceList {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.items);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.items);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.items)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
 impl crate::wire::protobuf::Message for APIServiceList {
@@ -633,13 +633,13 @@ const _: () = {
         #[serde(
             rename = "items",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         items: ::std::vec::Vec<APIService>,
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
     }
@@ -650,13 +650,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -682,8 +682,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -692,13 +692,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for APIServiceList {
+impl ::apfkit_runtime::Kind for APIServiceList {
     const GROUP: &'static str = "apiregistration.k8s.io";
     const VERSION: &'static str = "v1beta1";
     const KIND: &'static str = "APIServiceList";
     const API_VERSION: &'static str = "apiregistration.k8s.io/v1beta1";
 }
-impl super::super::ListKind for APIServiceList {
+impl ::apfkit_runtime::ListKind for APIServiceList {
     type Item = APIService;
 }
 /// Where a group-version is served. Only HTTPS backends are supported.
@@ -722,7 +722,7 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "caBundle",
         default,
-        deserialize_with = "super::super::__private::optional_base64",
+        deserialize_with = "::apfkit_runtime::__private::optional_base64",
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub ca_bundle: ::std::option::Option<::std::string::String>,
@@ -737,7 +737,7 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "groupPriorityMinimum",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub group_priority_minimum: i32,
     /// Skip verifying the backend's certificate. Strongly discouraged; not allowed with caBundle.
@@ -765,16 +765,16 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "versionPriority",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub version_priority: i32,
 }
-impl super::super::ApplyDefaults for APIServiceSpec {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceSpec {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.service);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.service);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.service)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.service)
     }
 }
 impl crate::wire::protobuf::Message for APIServiceSpec {
@@ -1020,7 +1020,7 @@ pub struct APIServiceStatus {
     )]
     pub conditions: ::std::option::Option<::std::vec::Vec<APIServiceCondition>>,
 }
-impl super::super::ApplyDefaults for APIServiceStatus {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1122,7 +1122,7 @@ pub struct ServiceReference {
     )]
     pub port: ::std::option::Option<i32>,
 }
-impl super::super::ApplyDefaults for ServiceReference {
+impl ::apfkit_runtime::ApplyDefaults for ServiceReference {
     fn apply_defaults(&mut self) {
         if self.port.is_none() {
             self.port = ::std::option::Option::Some(443);

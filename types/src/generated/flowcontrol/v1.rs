@@ -28,7 +28,7 @@ pub struct ExemptPriorityLevelConfiguration {
     )]
     pub nominal_concurrency_shares: ::std::option::Option<i32>,
 }
-impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for ExemptPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         if self.lendable_percent.is_none() {
             self.lendable_percent = ::std::option::Option::Some(0);
@@ -134,12 +134,12 @@ pub struct FlowDistinguisherMethod {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["ByUser", "ByNamespace"]))]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for FlowDistinguisherMethod {
+impl ::apfkit_runtime::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -200,14 +200,14 @@ pub struct FlowSchema {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Which requests the schema matches, and where they go.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: FlowSchemaSpec,
     /// Conditions observed by the server, such as `Dangling`.
@@ -240,12 +240,12 @@ fn __flow_schema_identity_schema(schema: &mut ::schemars::Schema) {
             );
     }
 }
-impl super::super::ApplyDefaults for FlowSchema {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.spec);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.spec)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for FlowSchema {
@@ -365,13 +365,13 @@ const _: () = {
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         #[serde(
             rename = "spec",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         spec: FlowSchemaSpec,
         #[serde(
@@ -388,13 +388,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -415,7 +415,7 @@ const _: () = {
         spec: &'w FlowSchemaSpec,
         #[serde(
             rename = "status",
-            skip_serializing_if = "super::super::__private::ref_is_none"
+            skip_serializing_if = "::apfkit_runtime::__private::ref_is_none"
         )]
         status: &'w ::std::option::Option<FlowSchemaStatus>,
     }
@@ -426,8 +426,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -437,13 +437,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for FlowSchema {
+impl ::apfkit_runtime::Kind for FlowSchema {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1";
     const KIND: &'static str = "FlowSchema";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
 }
-impl super::super::Resource for FlowSchema {
+impl ::apfkit_runtime::Resource for FlowSchema {
     const PLURAL: &'static str = "flowschemas";
     const NAMESPACED: bool = false;
 }
@@ -518,7 +518,7 @@ pub struct FlowSchemaCondition {
     )]
     pub type_: ::std::option::Option<::std::string::String>,
 }
-impl super::super::ApplyDefaults for FlowSchemaCondition {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -754,14 +754,14 @@ pub struct FlowSchemaList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<FlowSchema>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
@@ -787,12 +787,12 @@ fn __flow_schema_list_identity_schema(schema: &mut ::schemars::Schema) {
             );
     }
 }
-impl super::super::ApplyDefaults for FlowSchemaList {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.items);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.items);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.items)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
 impl crate::wire::protobuf::Message for FlowSchemaList {
@@ -870,13 +870,13 @@ const _: () = {
         #[serde(
             rename = "items",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         items: ::std::vec::Vec<FlowSchema>,
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
     }
@@ -887,13 +887,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -919,8 +919,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -929,13 +929,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for FlowSchemaList {
+impl ::apfkit_runtime::Kind for FlowSchemaList {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1";
     const KIND: &'static str = "FlowSchemaList";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
 }
-impl super::super::ListKind for FlowSchemaList {
+impl ::apfkit_runtime::ListKind for FlowSchemaList {
     type Item = FlowSchema;
 }
 /// What a FlowSchema matches and where matching requests go.
@@ -969,7 +969,7 @@ pub struct FlowSchemaSpec {
     #[serde(
         rename = "priorityLevelConfiguration",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
@@ -982,7 +982,7 @@ pub struct FlowSchemaSpec {
     )]
     pub rules: ::std::option::Option<::std::vec::Vec<PolicyRulesWithSubjects>>,
 }
-impl super::super::ApplyDefaults for FlowSchemaSpec {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
     fn apply_defaults(&mut self) {
         if self.matching_precedence.as_ref().is_none_or(|value| *value == 0) {
             self.matching_precedence = ::std::option::Option::Some(1000);
@@ -1165,7 +1165,7 @@ pub struct FlowSchemaStatus {
     )]
     pub conditions: ::std::option::Option<::std::vec::Vec<FlowSchemaCondition>>,
 }
-impl super::super::ApplyDefaults for FlowSchemaStatus {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1248,11 +1248,11 @@ pub struct GroupSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::super::ApplyDefaults for GroupSubject {
+impl ::apfkit_runtime::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1326,17 +1326,17 @@ pub struct LimitResponse {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["Queue", "Reject"]))]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for LimitResponse {
+impl ::apfkit_runtime::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.queuing);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.queuing);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.queuing)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.queuing)
     }
 }
 impl crate::wire::protobuf::Message for LimitResponse {
@@ -1435,7 +1435,7 @@ pub struct LimitedPriorityLevelConfiguration {
     #[serde(
         rename = "limitResponse",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub limit_response: LimitResponse,
     /// Share of the server's concurrency limit reserved for this level: nominalCL = ceil(serverConcurrencyLimit * shares / sum of all levels' shares). Unset (or null) means 30; 0 is kept and gives a level that can only run borrowed seats.
@@ -1446,19 +1446,19 @@ pub struct LimitedPriorityLevelConfiguration {
     )]
     pub nominal_concurrency_shares: ::std::option::Option<i32>,
 }
-impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for LimitedPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         if self.lendable_percent.is_none() {
             self.lendable_percent = ::std::option::Option::Some(0);
         }
-        super::super::ApplyDefaults::apply_defaults(&mut self.limit_response);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.limit_response);
         if self.nominal_concurrency_shares.is_none() {
             self.nominal_concurrency_shares = ::std::option::Option::Some(30);
         }
     }
     fn is_defaulted(&self) -> bool {
         !(self.lendable_percent.is_none())
-            && super::super::ApplyDefaults::is_defaulted(&self.limit_response)
+            && ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.limit_response)
             && !(self.nominal_concurrency_shares.is_none())
     }
 }
@@ -1595,7 +1595,7 @@ pub struct NonResourcePolicyRule {
     #[serde(
         rename = "nonResourceURLs",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
@@ -1604,11 +1604,11 @@ pub struct NonResourcePolicyRule {
     #[serde(
         rename = "verbs",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
-impl super::super::ApplyDefaults for NonResourcePolicyRule {
+impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1724,11 +1724,11 @@ pub struct PolicyRulesWithSubjects {
     #[serde(
         rename = "subjects",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub subjects: ::std::vec::Vec<Subject>,
 }
-impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
+impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1846,14 +1846,14 @@ pub struct PriorityLevelConfiguration {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// How this priority level is limited.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: PriorityLevelConfigurationSpec,
     /// Conditions observed by the server.
@@ -1888,12 +1888,12 @@ fn __priority_level_configuration_identity_schema(schema: &mut ::schemars::Schem
             );
     }
 }
-impl super::super::ApplyDefaults for PriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.spec);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.spec)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
@@ -2013,13 +2013,13 @@ const _: () = {
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         #[serde(
             rename = "spec",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         spec: PriorityLevelConfigurationSpec,
         #[serde(
@@ -2036,13 +2036,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -2063,7 +2063,7 @@ const _: () = {
         spec: &'w PriorityLevelConfigurationSpec,
         #[serde(
             rename = "status",
-            skip_serializing_if = "super::super::__private::ref_is_none"
+            skip_serializing_if = "::apfkit_runtime::__private::ref_is_none"
         )]
         status: &'w ::std::option::Option<PriorityLevelConfigurationStatus>,
     }
@@ -2074,8 +2074,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -2085,13 +2085,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for PriorityLevelConfiguration {
+impl ::apfkit_runtime::Kind for PriorityLevelConfiguration {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1";
     const KIND: &'static str = "PriorityLevelConfiguration";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
 }
-impl super::super::Resource for PriorityLevelConfiguration {
+impl ::apfkit_runtime::Resource for PriorityLevelConfiguration {
     const PLURAL: &'static str = "prioritylevelconfigurations";
     const NAMESPACED: bool = false;
 }
@@ -2166,7 +2166,7 @@ pub struct PriorityLevelConfigurationCondition {
     )]
     pub type_: ::std::option::Option<::std::string::String>,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -2404,14 +2404,14 @@ pub struct PriorityLevelConfigurationList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<PriorityLevelConfiguration>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
@@ -2439,12 +2439,12 @@ fn __priority_level_configuration_list_identity_schema(schema: &mut ::schemars::
             );
     }
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.items);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.items);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.items)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
@@ -2523,13 +2523,13 @@ const _: () = {
         #[serde(
             rename = "items",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         items: ::std::vec::Vec<PriorityLevelConfiguration>,
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
     }
@@ -2540,13 +2540,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -2572,8 +2572,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -2582,13 +2582,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::Kind for PriorityLevelConfigurationList {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1";
     const KIND: &'static str = "PriorityLevelConfigurationList";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
 }
-impl super::super::ListKind for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::ListKind for PriorityLevelConfigurationList {
     type Item = PriorityLevelConfiguration;
 }
 /// Names the priority level that a FlowSchema uses.
@@ -2608,11 +2608,11 @@ pub struct PriorityLevelConfigurationReference {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -2695,19 +2695,19 @@ pub struct PriorityLevelConfigurationSpec {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["Exempt", "Limited"]))]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationSpec {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.exempt);
-        super::super::ApplyDefaults::apply_defaults(&mut self.limited);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.exempt);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.limited);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.exempt)
-            && super::super::ApplyDefaults::is_defaulted(&self.limited)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.exempt)
+            && ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.limited)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
@@ -2823,7 +2823,7 @@ pub struct PriorityLevelConfigurationStatus {
         ::std::vec::Vec<PriorityLevelConfigurationCondition>,
     >,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationStatus {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -2924,7 +2924,7 @@ pub struct QueuingConfiguration {
     )]
     pub queues: ::std::option::Option<i32>,
 }
-impl super::super::ApplyDefaults for QueuingConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for QueuingConfiguration {
     fn apply_defaults(&mut self) {
         if self.hand_size.as_ref().is_none_or(|value| *value == 0) {
             self.hand_size = ::std::option::Option::Some(8);
@@ -3117,7 +3117,7 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "apiGroups",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
@@ -3142,7 +3142,7 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "resources",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
@@ -3151,11 +3151,11 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "verbs",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
-impl super::super::ApplyDefaults for ResourcePolicyRule {
+impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -3320,18 +3320,18 @@ pub struct ServiceAccountSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
     /// Namespace of the service account.
     #[serde(
         rename = "namespace",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub namespace: ::std::string::String,
 }
-impl super::super::ApplyDefaults for ServiceAccountSubject {
+impl ::apfkit_runtime::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -3413,7 +3413,7 @@ pub struct Subject {
     #[serde(
         rename = "kind",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["User", "Group", "ServiceAccount"]))]
     pub kind: ::std::string::String,
@@ -3432,7 +3432,7 @@ pub struct Subject {
     )]
     pub user: ::std::option::Option<UserSubject>,
 }
-impl super::super::ApplyDefaults for Subject {
+impl ::apfkit_runtime::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -3567,11 +3567,11 @@ pub struct UserSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::super::ApplyDefaults for UserSubject {
+impl ::apfkit_runtime::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true

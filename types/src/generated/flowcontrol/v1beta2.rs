@@ -28,7 +28,7 @@ pub struct ExemptPriorityLevelConfiguration {
     )]
     pub nominal_concurrency_shares: ::std::option::Option<i32>,
 }
-impl super::super::ApplyDefaults for ExemptPriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for ExemptPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         if self.lendable_percent.is_none() {
             self.lendable_percent = ::std::option::Option::Some(0);
@@ -134,12 +134,12 @@ pub struct FlowDistinguisherMethod {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["ByUser", "ByNamespace"]))]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for FlowDistinguisherMethod {
+impl ::apfkit_runtime::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -200,14 +200,14 @@ pub struct FlowSchema {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Which requests the schema matches, and where they go.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: FlowSchemaSpec,
     /// Conditions observed by the server, such as `Dangling`.
@@ -241,12 +241,12 @@ fn __flow_schema_identity_schema(schema: &mut ::schemars::Schema) {
             );
     }
 }
-impl super::super::ApplyDefaults for FlowSchema {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.spec);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.spec)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for FlowSchema {
@@ -366,13 +366,13 @@ const _: () = {
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         #[serde(
             rename = "spec",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         spec: FlowSchemaSpec,
         #[serde(
@@ -389,13 +389,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -416,7 +416,7 @@ const _: () = {
         spec: &'w FlowSchemaSpec,
         #[serde(
             rename = "status",
-            skip_serializing_if = "super::super::__private::ref_is_none"
+            skip_serializing_if = "::apfkit_runtime::__private::ref_is_none"
         )]
         status: &'w ::std::option::Option<FlowSchemaStatus>,
     }
@@ -427,8 +427,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -438,13 +438,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for FlowSchema {
+impl ::apfkit_runtime::Kind for FlowSchema {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1beta2";
     const KIND: &'static str = "FlowSchema";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1beta2";
 }
-impl super::super::Resource for FlowSchema {
+impl ::apfkit_runtime::Resource for FlowSchema {
     const PLURAL: &'static str = "flowschemas";
     const NAMESPACED: bool = false;
 }
@@ -519,7 +519,7 @@ pub struct FlowSchemaCondition {
     )]
     pub type_: ::std::option::Option<::std::string::String>,
 }
-impl super::super::ApplyDefaults for FlowSchemaCondition {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -755,14 +755,14 @@ pub struct FlowSchemaList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<FlowSchema>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
@@ -789,12 +789,12 @@ fn __flow_schema_list_identity_schema(schema: &mut ::schemars::Schema) {
             );
     }
 }
-impl super::super::ApplyDefaults for FlowSchemaList {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.items);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.items);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.items)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
 impl crate::wire::protobuf::Message for FlowSchemaList {
@@ -872,13 +872,13 @@ const _: () = {
         #[serde(
             rename = "items",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         items: ::std::vec::Vec<FlowSchema>,
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
     }
@@ -889,13 +889,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -921,8 +921,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -931,13 +931,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for FlowSchemaList {
+impl ::apfkit_runtime::Kind for FlowSchemaList {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1beta2";
     const KIND: &'static str = "FlowSchemaList";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1beta2";
 }
-impl super::super::ListKind for FlowSchemaList {
+impl ::apfkit_runtime::ListKind for FlowSchemaList {
     type Item = FlowSchema;
 }
 /// What a FlowSchema matches and where matching requests go.
@@ -971,7 +971,7 @@ pub struct FlowSchemaSpec {
     #[serde(
         rename = "priorityLevelConfiguration",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
@@ -984,7 +984,7 @@ pub struct FlowSchemaSpec {
     )]
     pub rules: ::std::option::Option<::std::vec::Vec<PolicyRulesWithSubjects>>,
 }
-impl super::super::ApplyDefaults for FlowSchemaSpec {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
     fn apply_defaults(&mut self) {
         if self.matching_precedence.as_ref().is_none_or(|value| *value == 0) {
             self.matching_precedence = ::std::option::Option::Some(1000);
@@ -1167,7 +1167,7 @@ pub struct FlowSchemaStatus {
     )]
     pub conditions: ::std::option::Option<::std::vec::Vec<FlowSchemaCondition>>,
 }
-impl super::super::ApplyDefaults for FlowSchemaStatus {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1250,11 +1250,11 @@ pub struct GroupSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::super::ApplyDefaults for GroupSubject {
+impl ::apfkit_runtime::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1328,17 +1328,17 @@ pub struct LimitResponse {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["Queue", "Reject"]))]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for LimitResponse {
+impl ::apfkit_runtime::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.queuing);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.queuing);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.queuing)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.queuing)
     }
 }
 impl crate::wire::protobuf::Message for LimitResponse {
@@ -1444,11 +1444,11 @@ pub struct LimitedPriorityLevelConfiguration {
     #[serde(
         rename = "limitResponse",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub limit_response: LimitResponse,
 }
-impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for LimitedPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
         if self.assured_concurrency_shares.as_ref().is_none_or(|value| *value == 0) {
             self.assured_concurrency_shares = ::std::option::Option::Some(30);
@@ -1456,12 +1456,12 @@ impl super::super::ApplyDefaults for LimitedPriorityLevelConfiguration {
         if self.lendable_percent.is_none() {
             self.lendable_percent = ::std::option::Option::Some(0);
         }
-        super::super::ApplyDefaults::apply_defaults(&mut self.limit_response);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.limit_response);
     }
     fn is_defaulted(&self) -> bool {
         !(self.assured_concurrency_shares.as_ref().is_none_or(|value| *value == 0))
             && !(self.lendable_percent.is_none())
-            && super::super::ApplyDefaults::is_defaulted(&self.limit_response)
+            && ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.limit_response)
     }
 }
 impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
@@ -1617,7 +1617,7 @@ pub struct NonResourcePolicyRule {
     #[serde(
         rename = "nonResourceURLs",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
@@ -1626,11 +1626,11 @@ pub struct NonResourcePolicyRule {
     #[serde(
         rename = "verbs",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
-impl super::super::ApplyDefaults for NonResourcePolicyRule {
+impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1746,11 +1746,11 @@ pub struct PolicyRulesWithSubjects {
     #[serde(
         rename = "subjects",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub subjects: ::std::vec::Vec<Subject>,
 }
-impl super::super::ApplyDefaults for PolicyRulesWithSubjects {
+impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -1868,14 +1868,14 @@ pub struct PriorityLevelConfiguration {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// How this priority level is limited.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: PriorityLevelConfigurationSpec,
     /// Conditions observed by the server.
@@ -1911,12 +1911,12 @@ fn __priority_level_configuration_identity_schema(schema: &mut ::schemars::Schem
             );
     }
 }
-impl super::super::ApplyDefaults for PriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.spec);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.spec);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.spec)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
@@ -2036,13 +2036,13 @@ const _: () = {
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         #[serde(
             rename = "spec",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         spec: PriorityLevelConfigurationSpec,
         #[serde(
@@ -2059,13 +2059,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -2086,7 +2086,7 @@ const _: () = {
         spec: &'w PriorityLevelConfigurationSpec,
         #[serde(
             rename = "status",
-            skip_serializing_if = "super::super::__private::ref_is_none"
+            skip_serializing_if = "::apfkit_runtime::__private::ref_is_none"
         )]
         status: &'w ::std::option::Option<PriorityLevelConfigurationStatus>,
     }
@@ -2097,8 +2097,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -2108,13 +2108,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for PriorityLevelConfiguration {
+impl ::apfkit_runtime::Kind for PriorityLevelConfiguration {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1beta2";
     const KIND: &'static str = "PriorityLevelConfiguration";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1beta2";
 }
-impl super::super::Resource for PriorityLevelConfiguration {
+impl ::apfkit_runtime::Resource for PriorityLevelConfiguration {
     const PLURAL: &'static str = "prioritylevelconfigurations";
     const NAMESPACED: bool = false;
 }
@@ -2191,7 +2191,7 @@ pub struct PriorityLevelConfigurationCondition {
     )]
     pub type_: ::std::option::Option<::std::string::String>,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationCondition {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -2429,14 +2429,14 @@ pub struct PriorityLevelConfigurationList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<PriorityLevelConfiguration>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
@@ -2465,12 +2465,12 @@ fn __priority_level_configuration_list_identity_schema(schema: &mut ::schemars::
             );
     }
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.items);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.items);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.items)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
@@ -2549,13 +2549,13 @@ const _: () = {
         #[serde(
             rename = "items",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         items: ::std::vec::Vec<PriorityLevelConfiguration>,
         #[serde(
             rename = "metadata",
             default,
-            deserialize_with = "super::super::__private::null_as_default"
+            deserialize_with = "::apfkit_runtime::__private::null_as_default"
         )]
         metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
     }
@@ -2566,13 +2566,13 @@ const _: () = {
             let wire = <Wire<
                 'de,
             > as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
-            super::super::__private::check_identity::<
+            ::apfkit_runtime::__private::check_identity::<
                 D::Error,
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as super::super::Kind>::API_VERSION,
-                <Self as super::super::Kind>::KIND,
+                <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                <Self as ::apfkit_runtime::Kind>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -2598,8 +2598,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as super::super::Kind>::API_VERSION,
-                    __kind: <Self as super::super::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -2608,13 +2608,13 @@ const _: () = {
         }
     }
 };
-impl super::super::Kind for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::Kind for PriorityLevelConfigurationList {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1beta2";
     const KIND: &'static str = "PriorityLevelConfigurationList";
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1beta2";
 }
-impl super::super::ListKind for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::ListKind for PriorityLevelConfigurationList {
     type Item = PriorityLevelConfiguration;
 }
 /// Names the priority level that a FlowSchema uses.
@@ -2636,11 +2636,11 @@ pub struct PriorityLevelConfigurationReference {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationReference {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -2723,19 +2723,19 @@ pub struct PriorityLevelConfigurationSpec {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["Exempt", "Limited"]))]
     pub type_: ::std::string::String,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationSpec {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationSpec {
     fn apply_defaults(&mut self) {
-        super::super::ApplyDefaults::apply_defaults(&mut self.exempt);
-        super::super::ApplyDefaults::apply_defaults(&mut self.limited);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.exempt);
+        ::apfkit_runtime::ApplyDefaults::apply_defaults(&mut self.limited);
     }
     fn is_defaulted(&self) -> bool {
-        super::super::ApplyDefaults::is_defaulted(&self.exempt)
-            && super::super::ApplyDefaults::is_defaulted(&self.limited)
+        ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.exempt)
+            && ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.limited)
     }
 }
 impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
@@ -2851,7 +2851,7 @@ pub struct PriorityLevelConfigurationStatus {
         ::std::vec::Vec<PriorityLevelConfigurationCondition>,
     >,
 }
-impl super::super::ApplyDefaults for PriorityLevelConfigurationStatus {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -2952,7 +2952,7 @@ pub struct QueuingConfiguration {
     )]
     pub queues: ::std::option::Option<i32>,
 }
-impl super::super::ApplyDefaults for QueuingConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for QueuingConfiguration {
     fn apply_defaults(&mut self) {
         if self.hand_size.as_ref().is_none_or(|value| *value == 0) {
             self.hand_size = ::std::option::Option::Some(8);
@@ -3145,7 +3145,7 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "apiGroups",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
@@ -3170,7 +3170,7 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "resources",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
@@ -3179,11 +3179,11 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "verbs",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
-impl super::super::ApplyDefaults for ResourcePolicyRule {
+impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -3348,18 +3348,18 @@ pub struct ServiceAccountSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
     /// Namespace of the service account.
     #[serde(
         rename = "namespace",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub namespace: ::std::string::String,
 }
-impl super::super::ApplyDefaults for ServiceAccountSubject {
+impl ::apfkit_runtime::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -3441,7 +3441,7 @@ pub struct Subject {
     #[serde(
         rename = "kind",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     #[schemars(extend("enum" = ["User", "Group", "ServiceAccount"]))]
     pub kind: ::std::string::String,
@@ -3460,7 +3460,7 @@ pub struct Subject {
     )]
     pub user: ::std::option::Option<UserSubject>,
 }
-impl super::super::ApplyDefaults for Subject {
+impl ::apfkit_runtime::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -3595,11 +3595,11 @@ pub struct UserSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::super::ApplyDefaults for UserSubject {
+impl ::apfkit_runtime::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true

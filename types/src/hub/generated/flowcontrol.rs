@@ -19,7 +19,7 @@ pub struct ExemptPriorityLevelConfiguration {
     )]
     pub nominal_concurrency_shares: ::std::option::Option<i32>,
 }
-impl super::ApplyDefaults for ExemptPriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for ExemptPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -32,11 +32,11 @@ pub struct FlowDistinguisherMethod {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub type_: ::std::string::String,
 }
-impl super::ApplyDefaults for FlowDistinguisherMethod {
+impl ::apfkit_runtime::ApplyDefaults for FlowDistinguisherMethod {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -49,14 +49,14 @@ pub struct FlowSchema {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Which requests the schema matches, and where they go.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: FlowSchemaSpec,
     /// Conditions observed by the server, such as `Dangling`.
@@ -67,7 +67,7 @@ pub struct FlowSchema {
     )]
     pub status: ::std::option::Option<FlowSchemaStatus>,
 }
-impl super::ApplyDefaults for FlowSchema {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchema {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -114,7 +114,7 @@ pub struct FlowSchemaCondition {
     )]
     pub type_: ::std::option::Option<::std::string::String>,
 }
-impl super::ApplyDefaults for FlowSchemaCondition {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -127,18 +127,18 @@ pub struct FlowSchemaList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<FlowSchema>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
-impl super::ApplyDefaults for FlowSchemaList {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaList {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -165,7 +165,7 @@ pub struct FlowSchemaSpec {
     #[serde(
         rename = "priorityLevelConfiguration",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub priority_level_configuration: PriorityLevelConfigurationReference,
     /// A request matches the schema when it matches any rule; no rules match nothing.
@@ -178,7 +178,7 @@ pub struct FlowSchemaSpec {
     )]
     pub rules: ::std::option::Option<::std::vec::Vec<PolicyRulesWithSubjects>>,
 }
-impl super::ApplyDefaults for FlowSchemaSpec {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -197,7 +197,7 @@ pub struct FlowSchemaStatus {
     )]
     pub conditions: ::std::option::Option<::std::vec::Vec<FlowSchemaCondition>>,
 }
-impl super::ApplyDefaults for FlowSchemaStatus {
+impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -210,11 +210,11 @@ pub struct GroupSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::ApplyDefaults for GroupSubject {
+impl ::apfkit_runtime::ApplyDefaults for GroupSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -234,11 +234,11 @@ pub struct LimitResponse {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub type_: ::std::string::String,
 }
-impl super::ApplyDefaults for LimitResponse {
+impl ::apfkit_runtime::ApplyDefaults for LimitResponse {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -265,7 +265,7 @@ pub struct LimitedPriorityLevelConfiguration {
     #[serde(
         rename = "limitResponse",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub limit_response: LimitResponse,
     /// Share of the server's concurrency limit reserved for this level: nominalCL = ceil(serverConcurrencyLimit * shares / sum of all levels' shares). Unset (or null) means 30; 0 is kept and gives a level that can only run borrowed seats.
@@ -276,7 +276,7 @@ pub struct LimitedPriorityLevelConfiguration {
     )]
     pub nominal_concurrency_shares: ::std::option::Option<i32>,
 }
-impl super::ApplyDefaults for LimitedPriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for LimitedPriorityLevelConfiguration {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -291,7 +291,7 @@ pub struct NonResourcePolicyRule {
     #[serde(
         rename = "nonResourceURLs",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
@@ -300,11 +300,11 @@ pub struct NonResourcePolicyRule {
     #[serde(
         rename = "verbs",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
-impl super::ApplyDefaults for NonResourcePolicyRule {
+impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -339,11 +339,11 @@ pub struct PolicyRulesWithSubjects {
     #[serde(
         rename = "subjects",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub subjects: ::std::vec::Vec<Subject>,
 }
-impl super::ApplyDefaults for PolicyRulesWithSubjects {
+impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -356,14 +356,14 @@ pub struct PriorityLevelConfiguration {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// How this priority level is limited.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: PriorityLevelConfigurationSpec,
     /// Conditions observed by the server.
@@ -374,7 +374,7 @@ pub struct PriorityLevelConfiguration {
     )]
     pub status: ::std::option::Option<PriorityLevelConfigurationStatus>,
 }
-impl super::ApplyDefaults for PriorityLevelConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfiguration {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -421,7 +421,7 @@ pub struct PriorityLevelConfigurationCondition {
     )]
     pub type_: ::std::option::Option<::std::string::String>,
 }
-impl super::ApplyDefaults for PriorityLevelConfigurationCondition {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -434,18 +434,18 @@ pub struct PriorityLevelConfigurationList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<PriorityLevelConfiguration>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
-impl super::ApplyDefaults for PriorityLevelConfigurationList {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationList {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -458,11 +458,11 @@ pub struct PriorityLevelConfigurationReference {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::ApplyDefaults for PriorityLevelConfigurationReference {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationReference {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -489,11 +489,11 @@ pub struct PriorityLevelConfigurationSpec {
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub type_: ::std::string::String,
 }
-impl super::ApplyDefaults for PriorityLevelConfigurationSpec {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationSpec {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -514,7 +514,7 @@ pub struct PriorityLevelConfigurationStatus {
         ::std::vec::Vec<PriorityLevelConfigurationCondition>,
     >,
 }
-impl super::ApplyDefaults for PriorityLevelConfigurationStatus {
+impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -545,7 +545,7 @@ pub struct QueuingConfiguration {
     )]
     pub queues: ::std::option::Option<i32>,
 }
-impl super::ApplyDefaults for QueuingConfiguration {
+impl ::apfkit_runtime::ApplyDefaults for QueuingConfiguration {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -560,7 +560,7 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "apiGroups",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
@@ -585,7 +585,7 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "resources",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
@@ -594,11 +594,11 @@ pub struct ResourcePolicyRule {
     #[serde(
         rename = "verbs",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
-impl super::ApplyDefaults for ResourcePolicyRule {
+impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -611,18 +611,18 @@ pub struct ServiceAccountSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
     /// Namespace of the service account.
     #[serde(
         rename = "namespace",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub namespace: ::std::string::String,
 }
-impl super::ApplyDefaults for ServiceAccountSubject {
+impl ::apfkit_runtime::ApplyDefaults for ServiceAccountSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -642,7 +642,7 @@ pub struct Subject {
     #[serde(
         rename = "kind",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub kind: ::std::string::String,
     /// The service account; required when `kind` is `ServiceAccount`.
@@ -660,7 +660,7 @@ pub struct Subject {
     )]
     pub user: ::std::option::Option<UserSubject>,
 }
-impl super::ApplyDefaults for Subject {
+impl ::apfkit_runtime::ApplyDefaults for Subject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -673,11 +673,11 @@ pub struct UserSubject {
     #[serde(
         rename = "name",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub name: ::std::string::String,
 }
-impl super::ApplyDefaults for UserSubject {
+impl ::apfkit_runtime::ApplyDefaults for UserSubject {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true

@@ -8,14 +8,14 @@ pub struct APIService {
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Where the group-version is served and how it ranks in discovery.
     #[serde(
         rename = "spec",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub spec: APIServiceSpec,
     /// Whether the backend is available.
@@ -26,7 +26,7 @@ pub struct APIService {
     )]
     pub status: ::std::option::Option<APIServiceStatus>,
 }
-impl super::ApplyDefaults for APIService {
+impl ::apfkit_runtime::ApplyDefaults for APIService {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -62,18 +62,18 @@ pub struct APIServiceCondition {
     #[serde(
         rename = "status",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub status: ::std::string::String,
     /// Type of the condition; `Available` is the only one defined.
     #[serde(
         rename = "type",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub type_: ::std::string::String,
 }
-impl super::ApplyDefaults for APIServiceCondition {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceCondition {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -86,18 +86,18 @@ pub struct APIServiceList {
     #[serde(
         rename = "items",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub items: ::std::vec::Vec<APIService>,
     /// Standard list metadata.
     #[serde(
         rename = "metadata",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
 }
-impl super::ApplyDefaults for APIServiceList {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceList {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -112,7 +112,7 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "caBundle",
         default,
-        deserialize_with = "super::__private::optional_base64",
+        deserialize_with = "::apfkit_runtime::__private::optional_base64",
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub ca_bundle: ::std::option::Option<::std::string::String>,
@@ -127,7 +127,7 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "groupPriorityMinimum",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub group_priority_minimum: i32,
     /// Skip verifying the backend's certificate. Strongly discouraged; not allowed with caBundle.
@@ -155,11 +155,11 @@ pub struct APIServiceSpec {
     #[serde(
         rename = "versionPriority",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub version_priority: i32,
 }
-impl super::ApplyDefaults for APIServiceSpec {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceSpec {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -178,7 +178,7 @@ pub struct APIServiceStatus {
     )]
     pub conditions: ::std::option::Option<::std::vec::Vec<APIServiceCondition>>,
 }
-impl super::ApplyDefaults for APIServiceStatus {
+impl ::apfkit_runtime::ApplyDefaults for APIServiceStatus {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
@@ -205,11 +205,11 @@ pub struct ServiceReference {
     #[serde(
         rename = "port",
         default,
-        deserialize_with = "super::__private::null_as_default"
+        deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
     pub port: i32,
 }
-impl super::ApplyDefaults for ServiceReference {
+impl ::apfkit_runtime::ApplyDefaults for ServiceReference {
     fn apply_defaults(&mut self) {}
     fn is_defaulted(&self) -> bool {
         true
