@@ -36,6 +36,9 @@ pub struct Report {
 
 /// The generator settings for `apfkit-types`.
 pub fn types_settings() -> Settings {
+    let preserve_zero = openapi::flowcontrol::PRESERVE_ZERO_SHARES_VERSION;
+    let preserve_zero_level =
+        format!("io.k8s.api.flowcontrol.{preserve_zero}.PriorityLevelConfiguration");
     let mut settings = Settings::default();
     settings
         .map_namespace("io.k8s.api.flowcontrol.", &["flowcontrol"])
@@ -45,12 +48,14 @@ pub fn types_settings() -> Settings {
         )
         .use_k8s_openapi()
         .defaulting_hook(
-            "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration",
-            "crate::defaulting::v1beta3_priority_level_configuration",
+            &preserve_zero_level,
+            &format!("crate::defaulting::{preserve_zero}_priority_level_configuration"),
         )
         .defaulting_hook_check(
-            "io.k8s.api.flowcontrol.v1beta3.PriorityLevelConfiguration",
-            "crate::defaulting::v1beta3_priority_level_configuration_is_defaulted",
+            &preserve_zero_level,
+            &format!(
+                "crate::defaulting::{preserve_zero}_priority_level_configuration_is_defaulted"
+            ),
         )
         .with_schemars(true)
         // Go's types keep enum fields as strings, and kube-apiserver's validation (not the
@@ -133,10 +138,11 @@ pub fn groups() -> [Group; 2] {
             );
         }
     }
+    let preserve_zero = openapi::flowcontrol::PRESERVE_ZERO_SHARES_VERSION;
     flowcontrol.round_trip_check(
-        "v1beta3",
+        preserve_zero,
         "PriorityLevelConfiguration",
-        "crate::hooks::v1beta3::priority_level_configuration_round_trips",
+        &format!("crate::hooks::{preserve_zero}::priority_level_configuration_round_trips"),
     );
     for &version in openapi::apiregistration::VERSIONS {
         apiregistration.round_trip_check(
@@ -157,13 +163,13 @@ pub fn groups() -> [Group; 2] {
                 );
             }
         }
-        // v1beta3 keeps a zero `nominalConcurrencyShares` in an annotation (kube-apiserver's
-        // quirk for that version only).
+        // That version keeps a zero `nominalConcurrencyShares` in an annotation
+        // (kube-apiserver's quirk for it alone).
         flowcontrol.hook(
-            "v1beta3",
+            preserve_zero,
             "PriorityLevelConfiguration",
             direction,
-            &format!("crate::hooks::v1beta3::priority_level_configuration_{suffix}"),
+            &format!("crate::hooks::{preserve_zero}::priority_level_configuration_{suffix}"),
         );
         for &version in openapi::apiregistration::VERSIONS {
             apiregistration.hook(

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/openapi")
+        .join("tests/fixtures/openapi")
         .join(name)
 }
 
@@ -239,24 +239,24 @@ fn two_documents_that_disagree_are_a_conflict() {
 fn k8s_openapi_flag_reuses_its_types() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("api");
-    let document = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../schemas/openapi/flowcontrol.apiserver.k8s.io/v1.json");
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/crds/servers.policy.linkerd.io.yaml");
     let mut args = vec![
         std::ffi::OsStr::new("--k8s-openapi"),
         std::ffi::OsStr::new("--out"),
         out.as_os_str(),
     ];
-    args.push(document.as_os_str());
+    args.push(crd.as_os_str());
     let output = codegen(&args);
     assert!(output.status.success(), "{}", stderr(&output));
-    let v1 = std::fs::read_to_string(out.join("api/flowcontrol/v1.rs")).unwrap();
+    let v1beta1 = std::fs::read_to_string(out.join("io/linkerd/policy/v1beta1.rs")).unwrap();
     assert!(
-        v1.contains("::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
-        "{v1}"
+        v1beta1.contains("::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"),
+        "{v1beta1}"
     );
     assert!(
-        v1.contains("impl ::k8s_openapi::Resource for FlowSchema"),
-        "{v1}"
+        v1beta1.contains("impl ::k8s_openapi::Resource for Server"),
+        "{v1beta1}"
     );
     assert!(
         !out.join("apimachinery").exists(),
@@ -265,7 +265,7 @@ fn k8s_openapi_flag_reuses_its_types() {
 
     // Without the flag, the meta types are generated.
     let copy = dir.path().join("copy");
-    let output = run(&copy, &[&document]);
+    let output = run(&copy, &[&crd]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(copy.join("apimachinery").exists());
 }
@@ -276,7 +276,7 @@ fn generates_from_a_crd_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("api");
     let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/crds/servers.policy.linkerd.io.yaml");
+        .join("tests/fixtures/crds/servers.policy.linkerd.io.yaml");
     let output = run(&out, &[&crd]);
     assert!(output.status.success(), "{}", stderr(&output));
     let v1beta1 = std::fs::read_to_string(out.join("io/linkerd/policy/v1beta1.rs")).unwrap();

@@ -11,7 +11,7 @@ fn generate(bytes: &[u8]) -> Result<(), apfkit_codegen::Error> {
 fn fixture() -> Vec<u8> {
     std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/openapi/widgets.json"
+        "/tests/fixtures/openapi/widgets.json"
     ))
     .unwrap()
 }
@@ -159,7 +159,7 @@ fn the_scheme_registry_names_every_kind_once() {
 fn crd_fixture() -> String {
     std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/crds/servers.policy.linkerd.io.yaml"
+        "/tests/fixtures/crds/servers.policy.linkerd.io.yaml"
     ))
     .unwrap()
 }
@@ -248,7 +248,7 @@ fn broken_crds_are_errors_that_name_the_document() {
 fn structural_crd_input_never_panics() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/crds/edge-cases.yaml"
+        "/tests/fixtures/crds/edge-cases.yaml"
     ))
     .unwrap();
     generate_crd(&text).unwrap();

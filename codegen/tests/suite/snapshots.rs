@@ -12,7 +12,7 @@ fn generate_widgets() -> BTreeMap<PathBuf, String> {
         .add_file(
             concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../tests/fixtures/openapi/widgets.json"
+                "/tests/fixtures/openapi/widgets.json"
             )
             .as_ref(),
         )

@@ -10,7 +10,7 @@ use apfkit_codegen::{Generator, NestedNames, Settings};
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixtures/crds")
+            .join("tests/fixtures/crds")
             .join(name),
     )
     .unwrap()

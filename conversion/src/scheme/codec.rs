@@ -11,8 +11,11 @@ use crate::discovery::compare_kube_aware_version_strings;
 
 use apfkit_types::wire::{GoOrder, protobuf};
 
+use super::diff;
+use super::encoding::Encoding;
 use super::guard::{self, Guard};
-use super::{Encoding, ErrorKind, SchemeError, Target, UnknownFields, Warning, diff};
+use super::options::{Target, UnknownFields};
+use super::report::{ErrorKind, SchemeError, Warning};
 use crate::{FromHub, ToHub};
 
 pub use crate::generated::{CODECS, HubObject};

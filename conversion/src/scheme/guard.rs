@@ -31,8 +31,7 @@ use serde::de::{
     Visitor,
 };
 
-use super::input::Limits;
-use super::json_input::KeyHashes;
+use super::document::{KeyHashes, Limits};
 
 /// What a guarded decode checks.
 pub(super) struct Guard {

@@ -21,8 +21,8 @@ use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess
 use serde::de::{Error as _, Visitor};
 
 use super::codec::{self, Decoded};
+use super::document::{Document, InputError, KeyHashes, Limits, Position, ReadError};
 use super::guard::Guard;
-use super::input::{InputError, Limits, ReadError};
 
 /// Bytes asked of the reader at a time, at least.
 const CHUNK: usize = 64 << 10;
@@ -91,8 +91,8 @@ impl<'a> JsonDocument<'a> {
     /// # Errors
     ///
     /// None for a document the stream reader gave; kept for documents built by hand.
-    pub fn to_document(&self) -> Result<super::Document, InputError> {
-        let checked: super::input::Checked =
+    pub fn to_document(&self) -> Result<Document, InputError> {
+        let checked: super::document::Checked =
             serde_json::from_slice(self.bytes).map_err(|e| json_error(&e, Position::START))?;
         Ok(checked.into_document(self.index))
     }
@@ -187,31 +187,6 @@ fn utf8_prefix(bytes: &[u8]) -> &str {
     match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
-    }
-}
-
-/// Where a byte of the stream is: its 1-based line and the bytes before it on that line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Position {
-    pub(super) line: usize,
-    column: usize,
-}
-
-impl Position {
-    pub(super) const START: Position = Position { line: 1, column: 0 };
-
-    /// The position after `bytes`, which start here.
-    pub(super) fn after(self, bytes: &[u8]) -> Position {
-        match memchr::memrchr(b'\n', bytes) {
-            Some(last) => Position {
-                line: self.line + memchr::memchr_iter(b'\n', bytes).count(),
-                column: bytes.len() - last - 1,
-            },
-            None => Position {
-                line: self.line,
-                column: self.column + bytes.len(),
-            },
-        }
     }
 }
 
@@ -503,37 +478,6 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
             }
         }
         deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The hashes of an object's keys, to tell (with false alarms on collisions) whether one
-/// repeats; the first few are kept without allocating.
-#[derive(Default)]
-pub(super) struct KeyHashes {
-    inline: [u64; INLINE_KEYS],
-    count: usize,
-    /// Every hash, once an object has more than `INLINE_KEYS` keys.
-    spilled: rustc_hash::FxHashSet<u64>,
-}
-
-const INLINE_KEYS: usize = 16;
-
-impl KeyHashes {
-    /// Records `key`; false if its hash was seen before.
-    pub(super) fn insert(&mut self, key: &str) -> bool {
-        use std::hash::BuildHasher;
-        let hash = rustc_hash::FxBuildHasher.hash_one(key);
-        if self.count < INLINE_KEYS {
-            let seen = self.inline[..self.count].contains(&hash);
-            self.inline[self.count] = hash;
-            self.count += 1;
-            return !seen;
-        }
-        if self.count == INLINE_KEYS {
-            self.spilled.extend(self.inline);
-        }
-        self.count += 1;
-        self.spilled.insert(hash)
     }
 }
 

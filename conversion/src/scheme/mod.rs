@@ -20,192 +20,27 @@
 
 mod codec;
 mod diff;
+mod document;
 mod encoding;
 mod guard;
-mod input;
 mod json_input;
+mod options;
 mod protobuf_input;
+mod read;
+mod report;
 mod yaml_input;
-
-use std::fmt;
-use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
 pub use codec::{CODECS, Codec, HubKind, HubObject, supported};
+pub use document::{Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth};
 pub use encoding::Encoding;
-pub use input::{
-    Document, Input, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth, read_documents,
-    read_each, read_each_input,
-};
 pub use json_input::JsonDocument;
+pub use options::{Target, UnknownFields};
+pub use read::{Input, read_documents, read_each, read_each_input};
+use report::join;
+pub use report::{ErrorKind, SchemeError, Warning};
 pub use yaml_input::YamlDocument;
-
-/// What to do with fields that the version's schema does not have, like kube-apiserver's
-/// `fieldValidation` parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum UnknownFields {
-    /// Drop them silently.
-    Ignore,
-    /// Drop them and report each field path as a warning.
-    #[default]
-    Warn,
-    /// Fail, naming every unknown field.
-    Strict,
-}
-
-/// Something the caller should know about a conversion that succeeded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Warning {
-    /// A field the schema of the document's version does not have; it was dropped.
-    UnknownField {
-        /// Field path, such as `spec.limited.foo`.
-        path: String,
-    },
-    /// A key that appears more than once in one JSON object; the last one was kept, as Go's
-    /// decoder keeps it.
-    DuplicateField {
-        /// Field path, such as `metadata.name`.
-        path: String,
-    },
-    /// A value the target version cannot keep: reading the output back gives something else.
-    Lossy {
-        /// Field path.
-        path: String,
-        /// What happens to the value.
-        message: String,
-    },
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Warning::UnknownField { path } => write!(f, "unknown field {path:?}"),
-            Warning::DuplicateField { path } => write!(f, "duplicate field {path:?}"),
-            Warning::Lossy { path, message } => write!(f, "{path}: {message}"),
-        }
-    }
-}
-
-impl Warning {
-    fn prefixed(self, prefix: &str) -> Warning {
-        match self {
-            Warning::UnknownField { path } => Warning::UnknownField {
-                path: join(prefix, &path),
-            },
-            Warning::DuplicateField { path } => Warning::DuplicateField {
-                path: join(prefix, &path),
-            },
-            Warning::Lossy { path, message } => Warning::Lossy {
-                path: join(prefix, &path),
-                message,
-            },
-        }
-    }
-}
-
-/// What kind of failure a [`SchemeError`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The document's `apiVersion` and `kind` are not served (or a hub object of another kind
-    /// was given to a codec).
-    UnsupportedKind,
-    /// The target version names another API group than the object's.
-    WrongGroup,
-    /// The version is not served, or the target is not a version at all.
-    UnknownVersion,
-    /// Strict decoding found fields that the version does not have.
-    UnknownFields,
-    /// A value of the wrong type or out of its range; a malformed document.
-    InvalidValue,
-    /// The document nests deeper than [`MAX_DEPTH_LIMIT`].
-    TooDeep,
-    /// Writing the result failed.
-    Encoding,
-}
-
-/// Why a document could not be handled; `path` is the field path inside the document, empty
-/// for the document as a whole.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
-pub struct SchemeError {
-    /// What kind of failure it is.
-    pub kind: ErrorKind,
-    /// Field path, such as `spec.limited.nominalConcurrencyShares` or `items[2].kind`.
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl SchemeError {
-    fn new(kind: ErrorKind, path: impl Into<String>, message: impl Into<String>) -> Self {
-        SchemeError {
-            kind,
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-
-    fn prefixed(self, prefix: &str) -> Self {
-        SchemeError {
-            path: join(prefix, &self.path),
-            ..self
-        }
-    }
-}
-
-fn join(prefix: &str, path: &str) -> String {
-    match (prefix.is_empty(), path.is_empty()) {
-        (true, _) => path.to_owned(),
-        (false, true) => prefix.to_owned(),
-        (false, false) => format!("{prefix}.{path}"),
-    }
-}
-
-/// The version to convert to: `group/version`, or a bare version applied to each object's own group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// The group, when given.
-    pub group: Option<String>,
-    /// The version.
-    pub version: String,
-}
-
-impl FromStr for Target {
-    type Err = SchemeError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let invalid = || {
-            SchemeError::new(
-                ErrorKind::UnknownVersion,
-                "",
-                format!("invalid target version {s:?}: expected VERSION or GROUP/VERSION"),
-            )
-        };
-        let (group, version) = match s.split_once('/') {
-            Some((group, version)) if !group.is_empty() => (Some(group.to_owned()), version),
-            Some(_) => return Err(invalid()),
-            None => (None, s),
-        };
-        if version.is_empty() || version.contains('/') {
-            return Err(invalid());
-        }
-        Ok(Target {
-            group,
-            version: version.to_owned(),
-        })
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.group {
-            Some(group) => write!(f, "{group}/{}", self.version),
-            None => f.write_str(&self.version),
-        }
-    }
-}
 
 /// Checks that some served kind has `target`'s version (in `target`'s group, when it names
 /// one), so that a mistyped version is refused before any document is read.

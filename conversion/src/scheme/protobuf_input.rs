@@ -13,7 +13,7 @@ use std::io::Read;
 use apfkit_types::wire::envelope;
 use apfkit_types::wire::protobuf::{DecodeError, Exceeded};
 
-use super::input::{Document, InputError, Limits, ReadError};
+use super::document::{Document, InputError, Limits, ReadError};
 
 /// How objects follow one another in a protobuf input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,19 +187,19 @@ mod tests {
             "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 2},
         });
         let one = envelope::encode(&object).unwrap();
-        let documents = super::super::read_documents(&one).unwrap();
+        let documents = crate::scheme::read_documents(&one).unwrap();
         assert_eq!(documents.len(), 1);
         assert_eq!(documents[0].value["spec"]["matchingPrecedence"], 2);
         assert!(documents[0].unknown_fields.is_empty());
 
         let length = u32::try_from(one.len()).unwrap().to_be_bytes();
         let stream = [&length[..], &one, &length, &one].concat();
-        let documents = super::super::read_documents(&stream).unwrap();
+        let documents = crate::scheme::read_documents(&stream).unwrap();
         assert_eq!(
             documents.iter().map(|d| d.index).collect::<Vec<_>>(),
             [0, 1]
         );
-        let error = super::super::read_documents(&stream[..stream.len() - 1]).unwrap_err();
+        let error = crate::scheme::read_documents(&stream[..stream.len() - 1]).unwrap_err();
         assert!(
             error.to_string().contains("ends inside object 1"),
             "{error}"

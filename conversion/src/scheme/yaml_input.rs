@@ -17,9 +17,8 @@ use std::io::{BufRead, Read};
 use serde::Deserialize;
 
 use super::codec::{self, Decoded};
+use super::document::{Checked, Document, InputError, Limits, Position, ReadError};
 use super::guard::Guard;
-use super::input::{Checked, Document, Input, InputError, Limits, ReadError};
-use super::json_input::Position;
 
 /// Calls `each` with every non-empty document of `reader`, in order. `start` is where the
 /// reader starts in the stream (after blanks the caller skipped), for line numbers. Objects of
@@ -29,7 +28,7 @@ pub(super) fn read_each<E: From<ReadError>>(
     limits: &Limits,
     start: Position,
     decode: bool,
-    mut each: impl FnMut(Input<'_>) -> Result<(), E>,
+    mut each: impl FnMut(YamlRead<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let max = limits.max_document_bytes;
     let mut chunk = Chunk::new(start.line);
@@ -97,6 +96,16 @@ pub(super) fn read_each<E: From<ReadError>>(
     chunk.parse(limits, decode, &mut index, &mut each)
 }
 
+/// A YAML document as the reader hands it over: an object of a served kind with nothing to
+/// report, decoded into its type, or any other document built as a value.
+#[derive(Debug)]
+pub(super) enum YamlRead<'a> {
+    /// Decoded into its version's type.
+    Typed(YamlDocument<'a>),
+    /// Built as a JSON value.
+    Built(Document),
+}
+
 /// Bytes a marker line may take beyond a full document (`--- ` and a line break).
 const MARKER_ROOM: u64 = 8;
 
@@ -150,7 +159,7 @@ impl Chunk {
         limits: &Limits,
         decode: bool,
         index: &mut usize,
-        each: &mut impl FnMut(Input<'_>) -> Result<(), E>,
+        each: &mut impl FnMut(YamlRead<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         if !self.has_content {
             return Ok(());
@@ -164,7 +173,7 @@ impl Chunk {
                 decoded,
             };
             *index += 1;
-            return each(Input::Yaml(document));
+            return each(YamlRead::Typed(document));
         }
         let fail = |error| ReadError {
             document: *index,
@@ -175,7 +184,7 @@ impl Chunk {
         };
         let document = checked.into_document(*index);
         *index += 1;
-        each(Input::Value(document))
+        each(YamlRead::Built(document))
     }
 }
 

@@ -27,6 +27,12 @@ pub fn schemas(version: &str) -> Vec<(String, Value)> {
 }
 
 /// One version's descriptions: the parts that differ by version are methods.
+/// The one version whose defaulting replaces a Limited level's 0 shares by 30 unless the object
+/// carries the `flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares` annotation, which
+/// kube-apiserver adds when it returns such a level in that version (Kubernetes 1.29+). Its
+/// schema, its defaulting hook and its conversion hooks are all registered from here.
+pub const PRESERVE_ZERO_SHARES_VERSION: &str = "v1beta3";
+
 /// The name of a Limited level's concurrency shares in `version`: `assuredConcurrencyShares`
 /// before v1beta3 renamed them. The one place that says so: the schemas, the Go layouts and
 /// the conversion hooks' registration all ask here.
@@ -67,7 +73,7 @@ impl Version<'_> {
                     json!(30),
                 ),
             ),
-            "v1beta3" => (
+            PRESERVE_ZERO_SHARES_VERSION => (
                 name,
                 defaulted(
                     int32(

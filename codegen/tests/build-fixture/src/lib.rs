@@ -1,5 +1,5 @@
-//! Types generated at build time by apfkit-codegen from `tests/fixtures/openapi/widgets.json`
-//! and from real CustomResourceDefinitions (`tests/fixtures/crds`: Linkerd's Server, upstream's
+//! Types generated at build time by apfkit-codegen from `codegen/tests/fixtures/openapi/widgets.json`
+//! and from real CustomResourceDefinitions (`codegen/tests/fixtures/crds`: Linkerd's Server, upstream's
 //! embedded-resource test CRD, Gateway API's HTTPRoute, prometheus-operator's PodMonitor,
 //! cert-manager's Certificate, Crossplane's Operation), used as a user of the generator would
 //! use them.

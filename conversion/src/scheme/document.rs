@@ -1,26 +1,8 @@
-//! Reading documents: a stream of JSON values, or a multi-document YAML stream, into JSON values,
-//! one document at a time from any reader, with limits that hold while reading.
-//!
-//! Each document is bounded by [`Limits`]: its size in bytes (checked as the bytes arrive, so a
-//! 1 GB line is refused after `max_document_bytes`, not after it was buffered), its nesting
-//! depth and its node count. The same limits apply to JSON and YAML, so whatever one format
-//! accepts can be written in the other and read back. YAML alias bombs are refused by
-//! serde_yaml_ng; duplicate keys are an error in YAML (as in kubectl) and are reported with
-//! their paths for JSON, where kube-apiserver's field validation decides what they mean.
-//!
-//! JSON is cut into documents and scanned without building values (`json_input`), so that the
-//! scheme can decode each straight into its type; YAML is cut at its markers and each document
-//! parsed alone (`yaml_input`), a served object straight into its type when nothing about it
-//! needs reporting; protobuf is framed (`protobuf_input`).
-
-use std::io::{BufRead, BufReader, Read};
+//! What the readers produce, and the limits they hold every document to: the vocabulary that
+//! the JSON, YAML and protobuf readers share, below all of them.
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-
-use super::json_input::{self, JsonDocument, Position};
-use super::protobuf_input;
-use super::yaml_input::{self, YamlDocument};
 
 /// Per-document limits of the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,141 +132,28 @@ pub struct Document {
     pub unknown_fields: Vec<String>,
 }
 
-/// Reads every document of `bytes` with the default [`Limits`]. Input that starts with
-/// Kubernetes' protobuf prefix `k8s\0` is one protobuf object, and input that starts with a
-/// length (4 bytes big-endian, or a varint) followed by the prefix is a stream of them; input
-/// whose first non-blank character is `{` or `[` is read as a sequence of JSON values; anything
-/// else as YAML. Empty and null YAML documents are skipped.
-pub fn read_documents(bytes: &[u8]) -> Result<Vec<Document>, InputError> {
-    let protobuf = protobuf_input::sniff(&bytes[..bytes.len().min(protobuf_input::HEAD)]);
-    if let (None, Err(e)) = (protobuf, std::str::from_utf8(bytes)) {
-        return Err(InputError::Utf8 {
-            offset: e.valid_up_to(),
-        });
-    }
-    let mut documents = Vec::new();
-    read_each(bytes, &Limits::default(), |document| {
-        documents.push(document);
-        Ok::<_, ReadError>(())
-    })
-    .map_err(|e| e.error)?;
-    Ok(documents)
+/// Where a byte of the stream is: its 1-based line and the bytes before it on that line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Position {
+    pub(super) line: usize,
+    pub(super) column: usize,
 }
 
-/// Calls `each` with every document of `reader`, in order, holding one document at a time.
-/// The format is sniffed as in [`read_documents`]. Stops at the first error, from the input or
-/// from `each`.
-pub fn read_each<E: From<ReadError>>(
-    reader: impl Read,
-    limits: &Limits,
-    mut each: impl FnMut(Document) -> Result<(), E>,
-) -> Result<(), E> {
-    read_each_in(reader, limits, false, |input| match input {
-        Input::Json(json) => each(json.to_document().map_err(|error| ReadError {
-            document: json.index,
-            error,
-        })?),
-        Input::Yaml(yaml) => each(yaml.to_document().map_err(|error| ReadError {
-            document: yaml.index,
-            error,
-        })?),
-        Input::Value(document) => each(document),
-    })
-}
+impl Position {
+    pub(super) const START: Position = Position { line: 1, column: 0 };
 
-/// One document as the reader hands it over: JSON still in its bytes, checked against the
-/// limits (a served object with nothing to report already decoded into its typed form, which
-/// the scheme takes), a YAML object of a served kind with nothing to report, decoded into its
-/// typed form, or a built value (other YAML, and protobuf).
-#[derive(Debug)]
-pub enum Input<'a> {
-    /// A JSON document.
-    Json(JsonDocument<'a>),
-    /// A YAML document decoded into its version's type.
-    Yaml(YamlDocument<'a>),
-    /// A YAML or protobuf document.
-    Value(Document),
-}
-
-impl Input<'_> {
-    /// The document's 0-based index in the stream.
-    pub fn index(&self) -> usize {
-        match self {
-            Input::Json(json) => json.index,
-            Input::Yaml(yaml) => yaml.index,
-            Input::Value(document) => document.index,
+    /// The position after `bytes`, which start here.
+    pub(super) fn after(self, bytes: &[u8]) -> Position {
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last) => Position {
+                line: self.line + memchr::memchr_iter(b'\n', bytes).count(),
+                column: bytes.len() - last - 1,
+            },
+            None => Position {
+                line: self.line,
+                column: self.column + bytes.len(),
+            },
         }
-    }
-}
-
-/// Like [`read_each`], but JSON documents are handed over as bytes, unbuilt, and YAML objects
-/// of served kinds with nothing to report decoded into their types: the one reader of every
-/// format, for callers that convert without building values.
-pub fn read_each_input<E: From<ReadError>>(
-    reader: impl Read,
-    limits: &Limits,
-    each: impl FnMut(Input<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    read_each_in(reader, limits, true, each)
-}
-
-/// [`read_each_input`]; JSON and YAML objects of served kinds are decoded into their types as
-/// they are read if `decode`, for a caller that will convert them.
-fn read_each_in<E: From<ReadError>>(
-    reader: impl Read,
-    limits: &Limits,
-    decode: bool,
-    mut each: impl FnMut(Input<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    let limits = Limits {
-        max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
-        ..*limits
-    };
-    let mut reader = reader;
-    let mut head = Vec::with_capacity(protobuf_input::HEAD);
-    (&mut reader)
-        .take(protobuf_input::HEAD as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| ReadError {
-            document: 0,
-            error: InputError::Io(e),
-        })?;
-    let reader = std::io::Cursor::new(head).chain(reader);
-    if let Some(framing) = protobuf_input::sniff(reader.get_ref().0.get_ref()) {
-        return protobuf_input::read_each(reader, framing, &limits, |d| each(Input::Value(d)));
-    }
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let (first, skipped) = first_non_blank(&mut reader).map_err(|e| ReadError {
-        document: 0,
-        error: InputError::Io(e),
-    })?;
-    if first.is_some_and(|b| b == b'{' || b == b'[') {
-        return json_input::read_each(reader, &limits, skipped, decode, |d| each(Input::Json(d)));
-    }
-    yaml_input::read_each(reader, &limits, skipped, decode, each)
-}
-
-/// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it, and
-/// where it stands in the stream.
-fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<(Option<u8>, Position)> {
-    let mut position = Position::START;
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok((None, position));
-        }
-        let skip = if buffer.starts_with(&[0xEF, 0xBB, 0xBF]) {
-            3
-        } else {
-            match buffer.iter().position(|b| !b.is_ascii_whitespace()) {
-                Some(0) => return Ok((Some(buffer[0]), position)),
-                Some(n) => n,
-                None => buffer.len(),
-            }
-        };
-        // Whitespace before a document is harmless to drop.
-        position = position.after(&buffer[..skip]);
-        reader.consume(skip);
     }
 }
 
@@ -436,4 +305,35 @@ pub fn depth(value: &Value) -> usize {
         stack.extend(children.map(|child| (child, level + 1)));
     }
     deepest
+}
+
+/// The hashes of an object's keys, to tell (with false alarms on collisions) whether one
+/// repeats; the first few are kept without allocating.
+#[derive(Default)]
+pub(super) struct KeyHashes {
+    inline: [u64; INLINE_KEYS],
+    count: usize,
+    /// Every hash, once an object has more than `INLINE_KEYS` keys.
+    spilled: rustc_hash::FxHashSet<u64>,
+}
+
+const INLINE_KEYS: usize = 16;
+
+impl KeyHashes {
+    /// Records `key`; false if its hash was seen before.
+    pub(super) fn insert(&mut self, key: &str) -> bool {
+        use std::hash::BuildHasher;
+        let hash = rustc_hash::FxBuildHasher.hash_one(key);
+        if self.count < INLINE_KEYS {
+            let seen = self.inline[..self.count].contains(&hash);
+            self.inline[self.count] = hash;
+            self.count += 1;
+            return !seen;
+        }
+        if self.count == INLINE_KEYS {
+            self.spilled.extend(self.inline);
+        }
+        self.count += 1;
+        self.spilled.insert(hash)
+    }
 }

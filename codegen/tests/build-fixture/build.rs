@@ -1,6 +1,6 @@
 //! Generates, at build time, one module per fixture (with `OUT_DIR/<name>.rs` declaring each):
 //! `widgets` from the fixture OpenAPI document, and from real CustomResourceDefinitions
-//! (`tests/fixtures/crds`) `linkerd`, `embedded`, `gateway` (short names, open enums),
+//! (`codegen/tests/fixtures/crds`) `linkerd`, `embedded`, `gateway` (short names, open enums),
 //! `prometheus`, `certmanager`, `crossplane`, and `edges` (plus `edges_omitted`, with empty structs left out) from hand-written edge
 //! cases.
 
