@@ -154,9 +154,14 @@ pub fn emit_conversions(
             }
         });
     }
-    // A custom scheme lives in another crate than the conversions: see `emit_scheme`.
-    if let Some(scheme @ DynamicScheme::Runtime) = &settings.scheme {
-        let registry = scheme_registry(scheme, hub, settings, &served)?;
+    // `HubObject` and its `HubKind` impls go with the conversions (runtime's traits on the hub
+    // types, which only their crate may implement); a custom scheme's codec list lives in the
+    // scheme's own crate: see `emit_scheme`.
+    if let Some(scheme) = &settings.scheme {
+        let mut registry = hub_registry(hub, &served)?;
+        if *scheme == DynamicScheme::Runtime {
+            registry.extend(codec_list(scheme, &served)?);
+        }
         modules.entry(Vec::new()).or_default().push(registry);
     }
     let tree = module_tree(modules.keys());
@@ -176,10 +181,10 @@ pub fn emit_conversions(
     Ok(files)
 }
 
-/// For a [`DynamicScheme::Custom`] scheme: its registry (`HubObject`, the `HubKind` impls and
-/// `CODECS`) as one `mod.rs`, for the crate that holds the scheme, which names the types and
-/// hub by the sides' roots. Empty for other settings (a runtime scheme is emitted with the
-/// conversions).
+/// For a [`DynamicScheme::Custom`] scheme: its codec list (`CODECS`) as one `mod.rs`, for the
+/// crate that holds the scheme, which names the types by the external side's root (the
+/// conversions hold `HubObject`). Empty for other settings (a runtime scheme is emitted with
+/// the conversions).
 pub fn emit_scheme(
     external: &Side<'_>,
     hub: &Side<'_>,
@@ -209,7 +214,9 @@ pub fn emit_scheme(
             served.push((Pair::path(external, entry)?, hub_entry));
         }
     }
-    let registry = scheme_registry(scheme, hub, settings, &served)?;
+    // The conversions carry `HubObject`; its checks (one hub kind per name) hold here too.
+    hub_registry(hub, &served)?;
+    let registry = codec_list(scheme, &served)?;
     let tokens = quote! {
         #![allow(clippy::all)]
         #registry
@@ -259,14 +266,9 @@ fn parse_path(setting: &str, text: &str) -> Result<syn::Path> {
     })
 }
 
-/// `HubObject` and the codecs of the served kinds, each given by the path of its external
-/// type and its hub entry.
-fn scheme_registry(
-    scheme: &DynamicScheme,
-    hub: &Side<'_>,
-    settings: &ConversionSettings,
-    served: &[(syn::Path, &TypeEntry)],
-) -> Result<TokenStream> {
+/// `HubObject` (one variant per hub kind of the served kinds), its `apfkit_runtime::Object`
+/// impl and each hub kind's `apfkit_runtime::HubKind`.
+fn hub_registry(hub: &Side<'_>, served: &[(syn::Path, &TypeEntry)]) -> Result<TokenStream> {
     let mut hub_kinds: BTreeMap<&str, &TypeEntry> = BTreeMap::new();
     for (_, entry) in served {
         if let Some(other) = hub_kinds.insert(&entry.name, entry)
@@ -294,47 +296,42 @@ fn scheme_registry(
         hub_paths.push((variant, path));
     }
     let object_impl = object_impl(hub, &hub_kinds);
-    let hub_object = quote! {
+    let hub_kinds = hub_kind_impls(&hub_paths);
+    Ok(quote! {
         /// A hub object of any kind.
         #[derive(Debug, Clone, PartialEq)]
         pub enum HubObject {
             #(#variants)*
         }
         #object_impl
-    };
+        #hub_kinds
+    })
+}
+
+/// The codec of every served kind (given by the path of its external type): `CODECS` for a
+/// custom scheme, `SCHEME` for apfkit-runtime's.
+fn codec_list(scheme: &DynamicScheme, served: &[(syn::Path, &TypeEntry)]) -> Result<TokenStream> {
     match scheme {
         DynamicScheme::Custom(runtime) => {
             let runtime = parse_path("scheme", runtime)?;
-            let impls = hub_paths.iter().map(|(variant, path)| {
-                // A variant is named after its kind.
-                let kind = variant.to_string();
-                quote! {
-                    impl #runtime::HubKind for #path {
-                        const KIND: &'static str = #kind;
-                        fn wrap(self) -> HubObject {
-                            HubObject::#variant(self)
-                        }
-                        #[allow(unreachable_patterns)]
-                        fn take(object: HubObject) -> ::std::option::Option<Self> {
-                            match object {
-                                HubObject::#variant(inner) => ::std::option::Option::Some(inner),
-                                _ => ::std::option::Option::None,
-                            }
-                        }
-                    }
-                }
-            });
             let codecs = served
                 .iter()
                 .map(|(external, _)| quote! { #runtime::Codec::of::<#external>(), });
             Ok(quote! {
-                #hub_object
-                #(#impls)*
                 /// Every served kind of every version, in the order of the pairs.
                 pub static CODECS: &[#runtime::Codec] = &[#(#codecs)*];
             })
         }
-        DynamicScheme::Runtime => runtime_scheme(hub_object, &hub_paths, settings, served),
+        DynamicScheme::Runtime => {
+            let codecs = served.iter().map(|(external, _)| {
+                quote! { ::apfkit_runtime::scheme::Codec::of::<#external>(), }
+            });
+            Ok(quote! {
+                /// Every served kind of every version, with conversion through the hub.
+                pub static SCHEME: ::apfkit_runtime::scheme::Scheme<HubObject> =
+                    ::apfkit_runtime::scheme::Scheme::new(&[#(#codecs)*]);
+            })
+        }
     }
 }
 
@@ -389,97 +386,32 @@ fn object_impl(hub: &Side<'_>, hub_kinds: &BTreeMap<&str, &TypeEntry>) -> TokenS
     }
 }
 
-/// The registry over `apfkit_runtime::scheme`: `From`/`TryFrom` between each hub kind and
-/// `HubObject`, three generic functions, and `SCHEME` with one codec per served kind.
-fn runtime_scheme(
-    hub_object: TokenStream,
-    hub_paths: &[(proc_macro2::Ident, syn::Path)],
-    settings: &ConversionSettings,
-    served: &[(syn::Path, &TypeEntry)],
-) -> Result<TokenStream> {
-    let to_trait = parse_path("to_hub_trait", &settings.to_hub_trait)?;
-    let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
-    let defaults: syn::Path = syn::parse_quote!(::apfkit_runtime::ApplyDefaults);
-    let conversions = hub_paths.iter().map(|(variant, path)| {
+/// `apfkit_runtime::HubKind` for each hub kind: how `HubObject` holds it.
+fn hub_kind_impls(hub_paths: &[(proc_macro2::Ident, syn::Path)]) -> TokenStream {
+    let impls = hub_paths.iter().map(|(variant, path)| {
+        // A variant is named after its kind.
+        let kind = variant.to_string();
         quote! {
-            impl ::std::convert::From<#path> for HubObject {
-                fn from(hub: #path) -> Self {
-                    HubObject::#variant(hub)
+            impl ::apfkit_runtime::HubKind for #path {
+                type Object = HubObject;
+                const KIND: &'static str = #kind;
+                fn wrap(self) -> HubObject {
+                    HubObject::#variant(self)
                 }
-            }
-            impl ::std::convert::TryFrom<HubObject> for #path {
-                type Error = HubObject;
                 #[allow(unreachable_patterns)]
-                fn try_from(object: HubObject) -> ::std::result::Result<Self, HubObject> {
+                fn take(object: HubObject) -> ::std::option::Option<Self> {
                     match object {
-                        HubObject::#variant(inner) => ::std::result::Result::Ok(inner),
-                        other => ::std::result::Result::Err(other),
+                        HubObject::#variant(inner) => ::std::option::Option::Some(inner),
+                        _ => ::std::option::Option::None,
                     }
+                }
+                fn holds(object: &HubObject) -> bool {
+                    ::std::matches!(object, HubObject::#variant(_))
                 }
             }
         }
     });
-    let kind_trait: syn::Path = syn::parse_quote!(::apfkit_runtime::Kind);
-    let mut codecs = Vec::new();
-    for (path, hub_entry) in served {
-        let TypeBody::Struct(def) = &hub_entry.body else {
-            continue;
-        };
-        let (Some(_), Some(resource)) = (&def.kind, &def.resource) else {
-            continue;
-        };
-        let variant = format_ident!("{}", hub_entry.name);
-        let plural = &resource.plural;
-        codecs.push(quote! {
-            ::apfkit_runtime::scheme::Codec {
-                group: <#path as #kind_trait>::GROUP,
-                version: <#path as #kind_trait>::VERSION,
-                kind: <#path as #kind_trait>::KIND,
-                plural: #plural,
-                to_hub: to_hub_as::<#path>,
-                holds: |hub| matches!(hub, HubObject::#variant(_)),
-                from_hub: from_hub_as::<#path>,
-                default: default_as::<#path>,
-            },
-        });
-    }
-    Ok(quote! {
-        #hub_object
-        #(#conversions)*
-        fn to_hub_as<T>(object: ::serde_json::Value) -> ::std::result::Result<HubObject, ::apfkit_runtime::scheme::SchemeError>
-        where
-            T: ::serde::de::DeserializeOwned + #to_trait,
-            <T as #to_trait>::Hub: ::std::convert::Into<HubObject>,
-        {
-            let object: T = ::apfkit_runtime::scheme::decode(object)?;
-            ::std::result::Result::Ok(#to_trait::into_hub(object).into())
-        }
-        fn from_hub_as<T>(hub: HubObject) -> ::std::result::Result<::serde_json::Value, ::apfkit_runtime::scheme::SchemeError>
-        where
-            T: ::serde::Serialize + #from_trait + #kind_trait,
-            <T as #from_trait>::Hub: ::std::convert::TryFrom<HubObject, Error = HubObject>,
-        {
-            match <<T as #from_trait>::Hub as ::std::convert::TryFrom<HubObject>>::try_from(hub) {
-                ::std::result::Result::Ok(hub) => ::apfkit_runtime::scheme::encode(&<T as #from_trait>::from_owned_hub(hub)),
-                ::std::result::Result::Err(_) => ::std::result::Result::Err(::apfkit_runtime::scheme::SchemeError::new(
-                    ::apfkit_runtime::scheme::ErrorKind::UnsupportedKind,
-                    "",
-                    ::std::format!("the hub object is not a {}", <T as #kind_trait>::KIND),
-                )),
-            }
-        }
-        fn default_as<T>(object: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::apfkit_runtime::scheme::SchemeError>
-        where
-            T: ::serde::de::DeserializeOwned + ::serde::Serialize + #defaults,
-        {
-            let mut object: T = ::apfkit_runtime::scheme::decode(object)?;
-            #defaults::apply_defaults(&mut object);
-            ::apfkit_runtime::scheme::encode(&object)
-        }
-        /// Every served kind of every version, with conversion through the hub.
-        pub static SCHEME: ::apfkit_runtime::scheme::Scheme<HubObject> =
-            ::apfkit_runtime::scheme::Scheme::new(&[#(#codecs)*]);
-    })
+    quote! { #(#impls)* }
 }
 
 struct Pair<'a> {

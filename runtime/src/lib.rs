@@ -52,7 +52,7 @@ pub mod webhook;
 
 pub use convert::{FromHub, ToHub};
 pub use kind::{ApplyDefaults, Kind, ListKind, Resource};
-pub use object::Object;
+pub use object::{HubKind, Object};
 
 pub use date_time::{DateTime, DateTimeError};
 pub use int_or_string::IntOrString;

@@ -43,3 +43,18 @@ pub trait Object {
         self.metadata().name.as_deref().unwrap_or_default()
     }
 }
+
+/// A hub kind that the scheme's hub object (the generated `HubObject` enum) holds: how to put
+/// it in and take it out, and its kind. Generated for every hub kind of a scheme.
+pub trait HubKind: Sized {
+    /// The hub object of the scheme, which holds any of its hub kinds.
+    type Object;
+    /// The kind, as [`Object::kind`] tells it of the wrapped object.
+    const KIND: &'static str;
+    /// Wraps the object.
+    fn wrap(self) -> Self::Object;
+    /// The object, if `object` holds this kind.
+    fn take(object: Self::Object) -> Option<Self>;
+    /// Whether `object` holds this kind.
+    fn holds(object: &Self::Object) -> bool;
+}

@@ -115,8 +115,12 @@ fn the_hub_version_converts_by_the_identity_and_the_scheme_lists_every_version()
     let v1 = &files.conversions[std::path::Path::new("example/v1.rs")];
     assert!(v1.contains("fn into_hub(self) -> crate::api::types::com::example::v1::Gadget {\n        self\n    }"), "{v1}");
     let root = &files.conversions[std::path::Path::new("mod.rs")];
-    let v1beta1_codec = root.find("com::example::v1beta1::Gadget as").unwrap();
-    let v1_codec = root.find("com::example::v1::Gadget as").unwrap();
+    let v1beta1_codec = root
+        .find("crate::api::types::com::example::v1beta1::Gadget,\n        >()")
+        .unwrap();
+    let v1_codec = root
+        .find("crate::api::types::com::example::v1::Gadget,\n        >()")
+        .unwrap();
     assert!(
         v1beta1_codec < v1_codec,
         "registry order follows the group's versions"

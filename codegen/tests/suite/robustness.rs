@@ -90,8 +90,8 @@ fn settings_mistakes_are_settings_errors() {
     assert!(error.to_string().contains("is not a Rust path"), "{error}");
 }
 
-/// The conversion emitter's kind registry: one `HubObject` variant and one codec per served
-/// kind, apart from the conversions for a custom scheme, and a settings error when two hub
+/// The conversion emitter's kind registry: one `HubObject` variant (with the conversions) and
+/// one codec (apart, for a custom scheme) per served kind, and a settings error when two hub
 /// kinds share a name.
 #[test]
 fn the_scheme_registry_names_every_kind_once() {
@@ -121,23 +121,28 @@ fn the_scheme_registry_names_every_kind_once() {
         vec!["a".to_owned()],
     ));
     let conversions = emit_conversions(&side("::types"), &side("crate::hub"), &settings).unwrap();
-    let conversions_root = &conversions[std::path::Path::new("mod.rs")];
-    assert!(
-        !conversions_root.contains("HubObject"),
-        "a custom scheme's registry is emitted apart: {conversions_root}"
-    );
-    let files = emit_scheme(&side("::types"), &side("crate::hub"), &settings).unwrap();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let root = &files[std::path::Path::new("mod.rs")];
+    let root = &conversions[std::path::Path::new("mod.rs")];
     assert!(root.contains("pub enum HubObject"), "{root}");
     assert!(
         root.contains("Widget(crate::hub::com::example::v1::Widget)"),
         "{root}"
     );
     assert_eq!(
-        root.matches("crate::scheme::Codec::of::<").count(),
+        root.matches("impl ::apfkit_runtime::HubKind for").count(),
         1,
         "{root}"
+    );
+    assert!(
+        !root.contains("Codec::of"),
+        "a custom scheme's codecs are emitted apart: {root}"
+    );
+    let files = emit_scheme(&side("::types"), &side("crate::hub"), &settings).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let codecs = &files[std::path::Path::new("mod.rs")];
+    assert_eq!(
+        codecs.matches("crate::scheme::Codec::of::<").count(),
+        1,
+        "{codecs}"
     );
 
     settings.pairs.push((

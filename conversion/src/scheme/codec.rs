@@ -14,21 +14,19 @@ use apfkit_types::wire::{GoOrder, protobuf};
 use super::diff;
 use super::encoding::Encoding;
 use super::guard::{self, Guard};
-use super::options::{Target, UnknownFields};
-use super::report::{ErrorKind, SchemeError, Warning};
 use crate::{FromHub, ToHub};
+use apfkit_runtime::HubKind;
+use apfkit_runtime::scheme::{ErrorKind, SchemeError, Warning};
+use apfkit_runtime::scheme::{Target, UnknownFields};
 
-pub use crate::generated::{CODECS, HubObject};
+pub use crate::generated::CODECS;
+pub use apfkit_types::hub::HubObject;
 
-/// Hub types that a [`HubObject`] can hold; implemented by the generated registry.
-pub trait HubKind: Sized + Serialize + PartialEq {
-    /// The kind, as [`apfkit_runtime::Object::kind`] tells it of the wrapped object.
-    const KIND: &'static str;
-    /// Wraps the object.
-    fn wrap(self) -> HubObject;
-    /// The object, if `object` holds this kind.
-    fn take(object: HubObject) -> Option<Self>;
-}
+/// The hub types of this scheme: apfkit-runtime's [`HubKind`] held by a [`HubObject`], which
+/// the scheme compares and writes (a bound, implemented for every such type).
+pub trait SchemeHub: HubKind<Object = HubObject> + Serialize + PartialEq {}
+
+impl<T: HubKind<Object = HubObject> + Serialize + PartialEq> SchemeHub for T {}
 
 type DecodeFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<HubObject, SchemeError>;
 type DefaultFn = fn(&Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
@@ -129,7 +127,7 @@ impl Codec {
             + protobuf::Message
             + Send
             + 'static,
-        <T as FromHub>::Hub: HubKind + Clone,
+        <T as FromHub>::Hub: SchemeHub + Clone,
         T: Clone,
         for<'a> GoOrder<'a, T>: Serialize,
     {
@@ -435,7 +433,7 @@ fn decode_to_hub_as<T>(
 ) -> Result<HubObject, SchemeError>
 where
     T: DeserializeOwned + ApplyDefaults + ToHub,
-    T::Hub: HubKind,
+    T::Hub: SchemeHub,
 {
     let typed: T = decode(object, unknown, warnings)?;
     Ok(defaulted_hub(typed))
@@ -445,7 +443,7 @@ where
 fn defaulted_hub<T>(mut typed: T) -> HubObject
 where
     T: ApplyDefaults + ToHub,
-    T::Hub: HubKind,
+    T::Hub: SchemeHub,
 {
     typed.apply_defaults();
     typed.into_hub().wrap()
@@ -482,7 +480,7 @@ fn decode_yaml_as<T: DeserializeOwned + Send + 'static>(
 fn typed_to_hub_as<T>(typed: Typed) -> Option<HubObject>
 where
     T: ApplyDefaults + ToHub + 'static,
-    T::Hub: HubKind,
+    T::Hub: SchemeHub,
 {
     Some(defaulted_hub(*typed.downcast::<T>().ok()?))
 }
@@ -505,7 +503,7 @@ where
 fn hub_of<T>(object: HubObject) -> Result<<T as FromHub>::Hub, SchemeError>
 where
     T: FromHub + Kind,
-    <T as FromHub>::Hub: HubKind,
+    <T as FromHub>::Hub: SchemeHub,
 {
     <T as FromHub>::Hub::take(object).ok_or_else(|| {
         SchemeError::new(
@@ -535,7 +533,7 @@ fn encode_to_as<T>(
 where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
     T: protobuf::Message,
-    <T as FromHub>::Hub: HubKind + Clone,
+    <T as FromHub>::Hub: SchemeHub + Clone,
     for<'a> GoOrder<'a, T>: Serialize,
 {
     converted_as::<T, _>(object, warnings, |external| {
@@ -546,7 +544,7 @@ where
 fn encode_as<T>(object: HubObject, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
 where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
-    <T as FromHub>::Hub: HubKind + Clone,
+    <T as FromHub>::Hub: SchemeHub + Clone,
 {
     converted_as::<T, _>(object, warnings, |external| {
         serde_json::to_value(external)
@@ -562,7 +560,7 @@ fn converted_as<T, R>(
 ) -> Result<R, SchemeError>
 where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Kind + Clone,
-    <T as FromHub>::Hub: HubKind + Clone,
+    <T as FromHub>::Hub: SchemeHub + Clone,
 {
     let (external, read_back) = from_hub_checked::<T>(hub_of::<T>(object)?);
     let encoded = encode(&external)?;
@@ -619,7 +617,7 @@ fn report_lossy<T>(
 ) -> Result<(), SchemeError>
 where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Kind,
-    <T as FromHub>::Hub: HubKind,
+    <T as FromHub>::Hub: SchemeHub,
 {
     let mut read_back = external;
     read_back.apply_defaults();

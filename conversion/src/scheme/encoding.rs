@@ -6,7 +6,7 @@ use apfkit_types::wire::{GoOrder, envelope, go_json, protobuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::report::{ErrorKind, SchemeError};
+use apfkit_runtime::scheme::{ErrorKind, SchemeError};
 
 /// How a document is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

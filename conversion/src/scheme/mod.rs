@@ -24,23 +24,21 @@ mod document;
 mod encoding;
 mod guard;
 mod json_input;
-mod options;
 mod protobuf_input;
 mod read;
-mod report;
 mod yaml_input;
 
 use serde_json::{Map, Value};
 
-pub use codec::{CODECS, Codec, HubKind, HubObject, supported};
+pub use codec::{CODECS, Codec, HubObject, SchemeHub, supported};
 pub use document::{Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth};
 pub use encoding::Encoding;
 pub use json_input::JsonDocument;
-pub use options::{Target, UnknownFields};
 pub use read::{Input, read_documents, read_each, read_each_input};
-use report::join;
-pub use report::{ErrorKind, SchemeError, Warning};
 pub use yaml_input::YamlDocument;
+
+use apfkit_runtime::scheme::join;
+pub use apfkit_runtime::scheme::{ErrorKind, SchemeError, Target, UnknownFields, Warning};
 
 /// Checks that some served kind has `target`'s version (in `target`'s group, when it names
 /// one), so that a mistyped version is refused before any document is read.

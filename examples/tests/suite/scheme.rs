@@ -68,16 +68,21 @@ fn default_applies_the_versions_own_defaults() {
 #[test]
 fn errors_name_the_kind_of_failure_and_the_field() {
     let cases = [
-        (json!([1]), ErrorKind::TypeMeta, "", "expected an object"),
+        (
+            json!([1]),
+            ErrorKind::InvalidValue,
+            "",
+            "expected an object",
+        ),
         (
             json!({"kind": "Widget"}),
-            ErrorKind::TypeMeta,
+            ErrorKind::InvalidValue,
             "apiVersion",
             "required",
         ),
         (
             json!({"apiVersion": "example.com/v1", "kind": 7}),
-            ErrorKind::TypeMeta,
+            ErrorKind::InvalidValue,
             "kind",
             "expected a string",
         ),
@@ -89,13 +94,13 @@ fn errors_name_the_kind_of_failure_and_the_field() {
         ),
         (
             json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "spec": {"size": "two"}}),
-            ErrorKind::Decode,
+            ErrorKind::InvalidValue,
             "spec.size",
             "invalid type: string \"two\"",
         ),
         (
             json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "spec": {"size": 4294967296u64}}),
-            ErrorKind::Decode,
+            ErrorKind::InvalidValue,
             "spec.size",
             "invalid value",
         ),
@@ -112,13 +117,21 @@ fn errors_name_the_kind_of_failure_and_the_field() {
         assert!(err.message.contains(message), "{object}: {err}");
     }
     let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    for (target, message) in [
-        ("example.com/v2", "served in v1alpha1, v1beta1, v1"),
-        ("other.io/v1", "of group \"example.com\""),
-        ("v1", "of group \"example.com\""),
+    for (target, kind, message) in [
+        (
+            "example.com/v2",
+            ErrorKind::UnknownVersion,
+            "served in v1alpha1, v1beta1, v1",
+        ),
+        (
+            "other.io/v1",
+            ErrorKind::WrongGroup,
+            "of group \"example.com\"",
+        ),
+        ("v1", ErrorKind::WrongGroup, "of group \"example.com\""),
     ] {
         let err = SCHEME.convert(widget.clone(), target).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::UnsupportedVersion);
+        assert_eq!(err.kind, kind, "{target}");
         assert!(err.to_string().contains(message), "{target}: {err}");
     }
 }

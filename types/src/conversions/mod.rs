@@ -4,3 +4,5 @@
 
 #[rustfmt::skip]
 mod generated;
+
+pub use generated::HubObject;

@@ -8,4 +8,5 @@
 #[rustfmt::skip]
 mod generated;
 
+pub use crate::conversions::HubObject;
 pub use generated::{apiregistration, flowcontrol};

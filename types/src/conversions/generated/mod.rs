@@ -3,3 +3,94 @@
 #![allow(clippy::all)]
 pub mod apiregistration;
 pub mod flowcontrol;
+/// A hub object of any kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HubObject {
+    /// The hub APIService.
+    APIService(::apfkit_types::hub::apiregistration::APIService),
+    /// The hub FlowSchema.
+    FlowSchema(::apfkit_types::hub::flowcontrol::FlowSchema),
+    /// The hub PriorityLevelConfiguration.
+    PriorityLevelConfiguration(
+        ::apfkit_types::hub::flowcontrol::PriorityLevelConfiguration,
+    ),
+}
+impl ::apfkit_runtime::Object for HubObject {
+    fn kind(&self) -> &'static str {
+        match self {
+            HubObject::APIService(_) => "APIService",
+            HubObject::FlowSchema(_) => "FlowSchema",
+            HubObject::PriorityLevelConfiguration(_) => "PriorityLevelConfiguration",
+        }
+    }
+    fn metadata(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        match self {
+            HubObject::APIService(object) => &object.metadata,
+            HubObject::FlowSchema(object) => &object.metadata,
+            HubObject::PriorityLevelConfiguration(object) => &object.metadata,
+        }
+    }
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        match self {
+            HubObject::APIService(object) => &mut object.metadata,
+            HubObject::FlowSchema(object) => &mut object.metadata,
+            HubObject::PriorityLevelConfiguration(object) => &mut object.metadata,
+        }
+    }
+}
+impl ::apfkit_runtime::HubKind for ::apfkit_types::hub::apiregistration::APIService {
+    type Object = HubObject;
+    const KIND: &'static str = "APIService";
+    fn wrap(self) -> HubObject {
+        HubObject::APIService(self)
+    }
+    #[allow(unreachable_patterns)]
+    fn take(object: HubObject) -> ::std::option::Option<Self> {
+        match object {
+            HubObject::APIService(inner) => ::std::option::Option::Some(inner),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn holds(object: &HubObject) -> bool {
+        ::std::matches!(object, HubObject::APIService(_))
+    }
+}
+impl ::apfkit_runtime::HubKind for ::apfkit_types::hub::flowcontrol::FlowSchema {
+    type Object = HubObject;
+    const KIND: &'static str = "FlowSchema";
+    fn wrap(self) -> HubObject {
+        HubObject::FlowSchema(self)
+    }
+    #[allow(unreachable_patterns)]
+    fn take(object: HubObject) -> ::std::option::Option<Self> {
+        match object {
+            HubObject::FlowSchema(inner) => ::std::option::Option::Some(inner),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn holds(object: &HubObject) -> bool {
+        ::std::matches!(object, HubObject::FlowSchema(_))
+    }
+}
+impl ::apfkit_runtime::HubKind
+for ::apfkit_types::hub::flowcontrol::PriorityLevelConfiguration {
+    type Object = HubObject;
+    const KIND: &'static str = "PriorityLevelConfiguration";
+    fn wrap(self) -> HubObject {
+        HubObject::PriorityLevelConfiguration(self)
+    }
+    #[allow(unreachable_patterns)]
+    fn take(object: HubObject) -> ::std::option::Option<Self> {
+        match object {
+            HubObject::PriorityLevelConfiguration(inner) => {
+                ::std::option::Option::Some(inner)
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn holds(object: &HubObject) -> bool {
+        ::std::matches!(object, HubObject::PriorityLevelConfiguration(_))
+    }
+}

@@ -37,7 +37,8 @@ impl fmt::Display for Warning {
 }
 
 impl Warning {
-    pub(super) fn prefixed(self, prefix: &str) -> Warning {
+    /// The warning with its field path under `prefix` (`items[2]`).
+    pub fn prefixed(self, prefix: &str) -> Warning {
         match self {
             Warning::UnknownField { path } => Warning::UnknownField {
                 path: join(prefix, &path),
@@ -68,7 +69,7 @@ pub enum ErrorKind {
     UnknownFields,
     /// A value of the wrong type or out of its range; a malformed document.
     InvalidValue,
-    /// The document nests deeper than [`MAX_DEPTH_LIMIT`].
+    /// The document nests deeper than the reader's depth limit.
     TooDeep,
     /// Writing the result failed.
     Encoding,
@@ -88,11 +89,8 @@ pub struct SchemeError {
 }
 
 impl SchemeError {
-    pub(super) fn new(
-        kind: ErrorKind,
-        path: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// An error of `kind` at `path`.
+    pub fn new(kind: ErrorKind, path: impl Into<String>, message: impl Into<String>) -> Self {
         SchemeError {
             kind,
             path: path.into(),
@@ -100,7 +98,8 @@ impl SchemeError {
         }
     }
 
-    pub(super) fn prefixed(self, prefix: &str) -> Self {
+    /// The error with its field path under `prefix` (`items[2]`).
+    pub fn prefixed(self, prefix: &str) -> Self {
         SchemeError {
             path: join(prefix, &self.path),
             ..self
@@ -108,7 +107,8 @@ impl SchemeError {
     }
 }
 
-pub(super) fn join(prefix: &str, path: &str) -> String {
+/// `prefix.path`, either side possibly empty: the field path of `path` inside `prefix`.
+pub fn join(prefix: &str, path: &str) -> String {
     match (prefix.is_empty(), path.is_empty()) {
         (true, _) => path.to_owned(),
         (false, true) => prefix.to_owned(),

@@ -6,63 +6,19 @@
 //! every version. The scheme works on `serde_json::Value`s, which is what a conversion webhook
 //! or a command-line tool holds.
 
+mod options;
+mod report;
+
 use std::fmt;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// What went wrong, for callers that branch on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The object is not a JSON object, or its `apiVersion` or `kind` is missing or not a
-    /// string.
-    TypeMeta,
-    /// No codec serves this `apiVersion` and `kind`.
-    UnsupportedKind,
-    /// The requested `apiVersion` is malformed, of another group, or does not serve the kind.
-    UnsupportedVersion,
-    /// The object does not decode as its version's type.
-    Decode,
-    /// The object does not encode (a map key that is not a string, a number JSON cannot hold).
-    Encode,
-}
+pub use options::{Target, UnknownFields};
 
-/// Why the scheme refused an object: the field path (JSON pointer style, empty for the whole
-/// object) and a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemeError {
-    /// What went wrong.
-    pub kind: ErrorKind,
-    /// Where, as dotted field names with `[index]` for list items (`spec.ports[2].name`).
-    pub path: String,
-    /// Why.
-    pub message: String,
-}
-
-impl SchemeError {
-    /// An error of `kind` at `path`.
-    pub fn new(kind: ErrorKind, path: &str, message: impl Into<String>) -> Self {
-        SchemeError {
-            kind,
-            path: path.to_owned(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for SchemeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
-
-impl std::error::Error for SchemeError {}
+use crate::{ApplyDefaults, FromHub, HubKind, Kind, Resource, ToHub};
+pub use report::{ErrorKind, SchemeError, Warning, join};
 
 /// One kind of one version: its identity and its typed functions, made by generated code.
 pub struct Codec<H: 'static> {
@@ -85,6 +41,30 @@ pub struct Codec<H: 'static> {
 }
 
 impl<H> Codec<H> {
+    /// The codec of the versioned kind `T`, whose hub kind `H` holds: what a generated
+    /// `SCHEME` lists for every served kind of every version.
+    pub const fn of<T>() -> Codec<H>
+    where
+        T: DeserializeOwned
+            + Serialize
+            + ApplyDefaults
+            + Resource
+            + ToHub
+            + FromHub<Hub = <T as ToHub>::Hub>,
+        <T as ToHub>::Hub: HubKind<Object = H>,
+    {
+        Codec {
+            group: T::GROUP,
+            version: T::VERSION,
+            kind: T::KIND,
+            plural: T::PLURAL,
+            to_hub: to_hub_as::<T, H>,
+            holds: <T as ToHub>::Hub::holds,
+            from_hub: from_hub_as::<T, H>,
+            default: default_as::<T>,
+        }
+    }
+
     /// `group/version`, or only the version for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -140,7 +120,7 @@ impl<H> Scheme<H> {
     pub fn codec_of(&self, object: &Value) -> Result<&'static Codec<H>, SchemeError> {
         let Some(fields) = object.as_object() else {
             return Err(SchemeError::new(
-                ErrorKind::TypeMeta,
+                ErrorKind::InvalidValue,
                 "",
                 "expected an object with apiVersion and kind",
             ));
@@ -148,12 +128,12 @@ impl<H> Scheme<H> {
         let text = |name: &str| match fields.get(name) {
             Some(Value::String(text)) if !text.is_empty() => Ok(text.as_str()),
             Some(Value::String(_)) | None => Err(SchemeError::new(
-                ErrorKind::TypeMeta,
+                ErrorKind::InvalidValue,
                 name,
                 "required, and missing",
             )),
             Some(_) => Err(SchemeError::new(
-                ErrorKind::TypeMeta,
+                ErrorKind::InvalidValue,
                 name,
                 "expected a string",
             )),
@@ -190,17 +170,14 @@ impl<H> Scheme<H> {
         api_version: &str,
     ) -> Result<&'static Codec<H>, SchemeError> {
         let (target_group, version) = split_api_version(api_version);
-        let refuse = |message: String| {
-            Err(SchemeError::new(
-                ErrorKind::UnsupportedVersion,
-                "apiVersion",
-                message,
-            ))
+        let refuse = |kind_of_error: ErrorKind, message: String| {
+            Err(SchemeError::new(kind_of_error, "apiVersion", message))
         };
         if target_group != group {
-            return refuse(format!(
-                "cannot convert {kind} of group {group:?} to apiVersion {api_version:?}"
-            ));
+            return refuse(
+                ErrorKind::WrongGroup,
+                format!("cannot convert {kind} of group {group:?} to apiVersion {api_version:?}"),
+            );
         }
         match self.find(api_version, kind) {
             Some(codec) => Ok(codec),
@@ -211,10 +188,13 @@ impl<H> Scheme<H> {
                     .filter(|c| c.group == group && c.kind == kind)
                     .map(|c| c.version)
                     .collect();
-                refuse(format!(
-                    "{kind} is not served in {version:?}; it is served in {}",
-                    versions.join(", ")
-                ))
+                refuse(
+                    ErrorKind::UnknownVersion,
+                    format!(
+                        "{kind} is not served in {version:?}; it is served in {}",
+                        versions.join(", ")
+                    ),
+                )
             }
         }
     }
@@ -259,12 +239,45 @@ pub fn decode<T: DeserializeOwned>(object: Value) -> Result<T, SchemeError> {
     serde_path_to_error::deserialize(object).map_err(|err| {
         let path = err.path().to_string();
         let path = if path == "." { String::new() } else { path };
-        SchemeError::new(ErrorKind::Decode, &path, err.into_inner().to_string())
+        SchemeError::new(ErrorKind::InvalidValue, &path, err.into_inner().to_string())
     })
 }
 
 /// Encodes a typed object.
 pub fn encode<T: Serialize>(object: &T) -> Result<Value, SchemeError> {
     serde_json::to_value(object)
-        .map_err(|err| SchemeError::new(ErrorKind::Encode, "", err.to_string()))
+        .map_err(|err| SchemeError::new(ErrorKind::Encoding, "", err.to_string()))
+}
+
+fn to_hub_as<T, H>(object: Value) -> Result<H, SchemeError>
+where
+    T: DeserializeOwned + ToHub,
+    T::Hub: HubKind<Object = H>,
+{
+    let object: T = decode(object)?;
+    Ok(object.into_hub().wrap())
+}
+
+fn from_hub_as<T, H>(hub: H) -> Result<Value, SchemeError>
+where
+    T: Serialize + FromHub + Kind,
+    T::Hub: HubKind<Object = H>,
+{
+    match T::Hub::take(hub) {
+        Some(hub) => encode(&T::from_owned_hub(hub)),
+        None => Err(SchemeError::new(
+            ErrorKind::UnsupportedKind,
+            "",
+            format!("the hub object is not a {}", T::KIND),
+        )),
+    }
+}
+
+fn default_as<T>(object: Value) -> Result<Value, SchemeError>
+where
+    T: DeserializeOwned + Serialize + ApplyDefaults,
+{
+    let mut object: T = decode(object)?;
+    object.apply_defaults();
+    encode(&object)
 }
