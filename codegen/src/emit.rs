@@ -456,6 +456,7 @@ impl ModuleEmitter<'_> {
             let version = &gvk.version;
             let kind = &gvk.kind;
             let api_version = api_version(group, version);
+            items.push(self.encodings_impl(&name, def)?);
             items.push(quote! {
                 impl ::apfkit_runtime::Kind for #name {
                     const GROUP: &'static str = #group;
@@ -487,6 +488,39 @@ impl ModuleEmitter<'_> {
             }
         }
         Ok(quote! { #(#items)* })
+    }
+
+    /// `apfkit_runtime::scheme::Encodings` for a kind: kube-apiserver's JSON and protobuf from
+    /// the wire codecs when the kind has a Go layout, the trait's defaults otherwise.
+    fn encodings_impl(&self, name: &proc_macro2::Ident, def: &StructDef) -> Result<TokenStream> {
+        let wire = match wire_path(self.settings)? {
+            Some(wire) if def.go.is_some() => wire,
+            _ => return Ok(quote! { impl ::apfkit_runtime::scheme::Encodings for #name {} }),
+        };
+        Ok(quote! {
+            impl ::apfkit_runtime::scheme::Encodings for #name {
+                fn write_json(
+                    &self,
+                    out: &mut ::std::vec::Vec<u8>,
+                    pretty: bool,
+                ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
+                    #wire::go_json::write(out, &#wire::GoOrder(self), pretty)?;
+                    ::std::result::Result::Ok(())
+                }
+                fn to_protobuf(
+                    &self,
+                ) -> ::std::option::Option<::std::result::Result<::std::vec::Vec<u8>, ::apfkit_runtime::scheme::EncodingError>> {
+                    ::std::option::Option::Some(match #wire::protobuf::encode(self) {
+                        ::std::result::Result::Ok(raw) => ::std::result::Result::Ok(#wire::envelope::wrap(
+                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            &raw,
+                        )),
+                        ::std::result::Result::Err(error) => ::std::result::Result::Err(::std::boxed::Box::new(error)),
+                    })
+                }
+            }
+        })
     }
 
     /// k8s-openapi's `Resource`, `ListableResource` and `Metadata` for a resource kind.

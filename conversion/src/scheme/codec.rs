@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use crate::discovery::compare_kube_aware_version_strings;
 
-use apfkit_types::wire::{GoOrder, protobuf};
+use apfkit_runtime::scheme::Encodings;
 
 use super::diff;
 use super::encoding::Encoding;
@@ -124,12 +124,11 @@ impl Codec {
             + ToHub
             + FromHub
             + ToHub<Hub = <T as FromHub>::Hub>
-            + protobuf::Message
+            + Encodings
             + Send
             + 'static,
         <T as FromHub>::Hub: SchemeHub + Clone,
         T: Clone,
-        for<'a> GoOrder<'a, T>: Serialize,
     {
         Codec {
             group: T::GROUP,
@@ -491,8 +490,7 @@ fn default_typed_as<T>(
     capacity: usize,
 ) -> Option<Result<Vec<u8>, SchemeError>>
 where
-    T: Serialize + ApplyDefaults + Kind + protobuf::Message + 'static,
-    for<'a> GoOrder<'a, T>: Serialize,
+    T: Serialize + ApplyDefaults + Kind + Encodings + 'static,
 {
     let mut typed = *typed.downcast::<T>().ok()?;
     typed.apply_defaults();
@@ -531,10 +529,8 @@ fn encode_to_as<T>(
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<u8>, SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
-    T: protobuf::Message,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Encodings + ApplyDefaults + Kind + Clone,
     <T as FromHub>::Hub: SchemeHub + Clone,
-    for<'a> GoOrder<'a, T>: Serialize,
 {
     converted_as::<T, _>(object, warnings, |external| {
         encoding.encode::<T>(external, capacity)

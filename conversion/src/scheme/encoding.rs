@@ -1,9 +1,9 @@
 //! Writing one document: YAML, JSON in kube-apiserver's field order, or Kubernetes protobuf,
 //! from a typed object or from a JSON value, the same bytes either way.
 
-use apfkit_types::Kind;
-use apfkit_types::wire::{GoOrder, envelope, go_json, protobuf};
-use serde::Serialize;
+use apfkit_runtime::Kind;
+use apfkit_runtime::scheme::Encodings;
+use apfkit_types::wire::envelope;
 use serde_json::Value;
 
 use apfkit_runtime::scheme::{ErrorKind, SchemeError};
@@ -70,8 +70,7 @@ impl Encoding {
     /// A value the encoding cannot hold (a time outside RFC 3339's years).
     pub fn encode<T>(self, object: &T, capacity: usize) -> Result<Vec<u8>, SchemeError>
     where
-        T: Serialize + Kind + protobuf::Message,
-        for<'a> GoOrder<'a, T>: Serialize,
+        T: Kind + Encodings,
     {
         let failed = |message: String| SchemeError::new(ErrorKind::Encoding, "", message);
         match self {
@@ -82,23 +81,21 @@ impl Encoding {
             }
             Encoding::Json | Encoding::JsonPretty => {
                 let mut out = Vec::with_capacity(capacity);
-                go_json::write(&mut out, &GoOrder(object), self == Encoding::JsonPretty)
+                object
+                    .write_json(&mut out, self == Encoding::JsonPretty)
                     .map_err(|e| failed(e.to_string()))?;
                 Ok(out)
             }
-            Encoding::Protobuf => {
-                let raw = protobuf::encode(object).map_err(|source| {
-                    failed(
-                        envelope::EnvelopeError::Encode {
-                            api_version: T::API_VERSION.to_owned(),
-                            kind: T::KIND.to_owned(),
-                            source: source.into(),
-                        }
-                        .to_string(),
-                    )
-                })?;
-                Ok(envelope::wrap(T::API_VERSION, T::KIND, &raw))
-            }
+            Encoding::Protobuf => match object.to_protobuf() {
+                Some(written) => written.map_err(|source| {
+                    failed(format!("encoding {} {}: {source}", T::API_VERSION, T::KIND))
+                }),
+                None => Err(failed(format!(
+                    "{} {} has no protobuf form",
+                    T::API_VERSION,
+                    T::KIND
+                ))),
+            },
         }
     }
 }

@@ -6,6 +6,7 @@
 //! every version. The scheme works on `serde_json::Value`s, which is what a conversion webhook
 //! or a command-line tool holds.
 
+mod encodings;
 mod options;
 mod report;
 
@@ -15,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use encodings::{EncodingError, Encodings};
 pub use options::{Target, UnknownFields};
 
 use crate::{ApplyDefaults, FromHub, HubKind, Kind, Resource, ToHub};

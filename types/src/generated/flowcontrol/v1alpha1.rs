@@ -438,6 +438,41 @@ const _: () = {
         }
     }
 };
+impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
+    fn write_json(
+        &self,
+        out: &mut ::std::vec::Vec<u8>,
+        pretty: bool,
+    ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
+        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::std::result::Result::Ok(())
+    }
+    fn to_protobuf(
+        &self,
+    ) -> ::std::option::Option<
+        ::std::result::Result<
+            ::std::vec::Vec<u8>,
+            ::apfkit_runtime::scheme::EncodingError,
+        >,
+    > {
+        ::std::option::Option::Some(
+            match crate::wire::protobuf::encode(self) {
+                ::std::result::Result::Ok(raw) => {
+                    ::std::result::Result::Ok(
+                        crate::wire::envelope::wrap(
+                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            &raw,
+                        ),
+                    )
+                }
+                ::std::result::Result::Err(error) => {
+                    ::std::result::Result::Err(::std::boxed::Box::new(error))
+                }
+            },
+        )
+    }
+}
 impl ::apfkit_runtime::Kind for FlowSchema {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1alpha1";
@@ -931,6 +966,41 @@ const _: () = {
         }
     }
 };
+impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
+    fn write_json(
+        &self,
+        out: &mut ::std::vec::Vec<u8>,
+        pretty: bool,
+    ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
+        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::std::result::Result::Ok(())
+    }
+    fn to_protobuf(
+        &self,
+    ) -> ::std::option::Option<
+        ::std::result::Result<
+            ::std::vec::Vec<u8>,
+            ::apfkit_runtime::scheme::EncodingError,
+        >,
+    > {
+        ::std::option::Option::Some(
+            match crate::wire::protobuf::encode(self) {
+                ::std::result::Result::Ok(raw) => {
+                    ::std::result::Result::Ok(
+                        crate::wire::envelope::wrap(
+                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            &raw,
+                        ),
+                    )
+                }
+                ::std::result::Result::Err(error) => {
+                    ::std::result::Result::Err(::std::boxed::Box::new(error))
+                }
+            },
+        )
+    }
+}
 impl ::apfkit_runtime::Kind for FlowSchemaList {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1alpha1";
@@ -2108,6 +2178,41 @@ const _: () = {
         }
     }
 };
+impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
+    fn write_json(
+        &self,
+        out: &mut ::std::vec::Vec<u8>,
+        pretty: bool,
+    ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
+        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::std::result::Result::Ok(())
+    }
+    fn to_protobuf(
+        &self,
+    ) -> ::std::option::Option<
+        ::std::result::Result<
+            ::std::vec::Vec<u8>,
+            ::apfkit_runtime::scheme::EncodingError,
+        >,
+    > {
+        ::std::option::Option::Some(
+            match crate::wire::protobuf::encode(self) {
+                ::std::result::Result::Ok(raw) => {
+                    ::std::result::Result::Ok(
+                        crate::wire::envelope::wrap(
+                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            &raw,
+                        ),
+                    )
+                }
+                ::std::result::Result::Err(error) => {
+                    ::std::result::Result::Err(::std::boxed::Box::new(error))
+                }
+            },
+        )
+    }
+}
 impl ::apfkit_runtime::Kind for PriorityLevelConfiguration {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1alpha1";
@@ -2608,6 +2713,41 @@ const _: () = {
         }
     }
 };
+impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
+    fn write_json(
+        &self,
+        out: &mut ::std::vec::Vec<u8>,
+        pretty: bool,
+    ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
+        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::std::result::Result::Ok(())
+    }
+    fn to_protobuf(
+        &self,
+    ) -> ::std::option::Option<
+        ::std::result::Result<
+            ::std::vec::Vec<u8>,
+            ::apfkit_runtime::scheme::EncodingError,
+        >,
+    > {
+        ::std::option::Option::Some(
+            match crate::wire::protobuf::encode(self) {
+                ::std::result::Result::Ok(raw) => {
+                    ::std::result::Result::Ok(
+                        crate::wire::envelope::wrap(
+                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
+                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            &raw,
+                        ),
+                    )
+                }
+                ::std::result::Result::Err(error) => {
+                    ::std::result::Result::Err(::std::boxed::Box::new(error))
+                }
+            },
+        )
+    }
+}
 impl ::apfkit_runtime::Kind for PriorityLevelConfigurationList {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const VERSION: &'static str = "v1alpha1";
