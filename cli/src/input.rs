@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use apfkit_conversion::scheme::{
-    self, Document, HubObject, Input, InputError, Limits, ReadError, UnknownFields,
+    Document, HubObject, Input, InputError, Limits, ReadError, SCHEME, UnknownFields,
 };
 use apfkit_conversion::validation::{BadValue, FieldError};
 use apfkit_runtime::Object as _;
@@ -79,13 +79,7 @@ pub fn skipped_as_other_kind(location: &Location, input: &Input<'_>) -> Result<b
     if !SETTINGS.get().is_some_and(|s| s.skip_other_kinds) {
         return Ok(false);
     }
-    let served = match input {
-        Input::Json(json) => scheme::is_served_json(json),
-        // Only objects of served kinds are decoded while read.
-        Input::Yaml(_) => true,
-        Input::Value(document) => scheme::is_served(&document.value),
-    };
-    if served {
+    if SCHEME.is_served(input) {
         return Ok(false);
     }
     let text_built;
@@ -299,7 +293,7 @@ pub fn for_each_document(
         document: index,
     };
     let reader = source.open().map_err(|e| Failure::at(&location(None), e))?;
-    let result = scheme::read_each_input(reader, &limits(), |input| {
+    let result = SCHEME.read(reader, &limits(), |input| {
         each(location(Some(input.index())), input).map_err(Stop::Caller)
     });
     match result {
@@ -364,15 +358,9 @@ pub fn for_each_hub_object(
             if skipped_as_other_kind(&location, &input)? {
                 return Ok(());
             }
-            let decoded = match input {
-                Input::Json(json) => scheme::to_hub_json(&json, UnknownFields::Warn),
-                Input::Yaml(yaml) => scheme::to_hub_yaml(yaml).map(|hub| (vec![hub], Vec::new())),
-                Input::Value(document) => {
-                    check_fields(&location, &document, UnknownFields::Warn)?;
-                    scheme::to_hub(&document.value, UnknownFields::Warn)
-                }
-            };
-            let (objects, warnings) = decoded.map_err(|e| Failure::at(&location, e))?;
+            let (objects, warnings) = SCHEME
+                .to_hub(input, UnknownFields::Warn)
+                .map_err(|e| Failure::at(&location, e))?;
             for warning in warnings {
                 crate::failure::warn(&location, &warning.to_string());
             }

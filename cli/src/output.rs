@@ -20,7 +20,7 @@ use std::io::{BufWriter, IsTerminal, Seek, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use apfkit_conversion::scheme::Encoding;
+use apfkit_conversion::scheme::{Encoding, SCHEME};
 use serde_json::Value;
 use tempfile::NamedTempFile;
 
@@ -157,9 +157,8 @@ impl Sink {
     /// Appends one document given as a JSON value. A document larger than the reader's limit
     /// is refused, so that everything written can be read back.
     pub fn write(&mut self, value: &Value) -> Result<(), Failure> {
-        let bytes = self
-            .encoding()
-            .encode_value(value)
+        let bytes = SCHEME
+            .encode_value(value, self.encoding())
             .map_err(|e| self.encoding_failure(e.message))?;
         self.write_encoded(bytes)
     }

@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_conversion::scheme::{self, SCHEME, Target, UnknownFields};
 use apfkit_conversion::{FromHub, ToHub};
 use apfkit_types::ApplyDefaults;
 use apfkit_types::flowcontrol::{v1, v1beta1};
@@ -112,7 +112,9 @@ fn decode_default_convert_encode() -> Vec<u8> {
 fn scheme_convert_with_checks() -> Vec<u8> {
     let document: Value = serde_json::from_slice(divan::black_box(&LIST_JSON)).unwrap();
     let target: Target = "v1".parse().unwrap();
-    let converted = scheme::convert(&document, &target, UnknownFields::Warn).unwrap();
+    let converted = SCHEME
+        .convert_value(&document, &target, UnknownFields::Warn)
+        .unwrap();
     serde_json::to_vec(&converted.object).unwrap()
 }
 
@@ -141,30 +143,28 @@ fn stream_value_round_trip() -> usize {
 }
 
 /// The typed path from bytes: the reader (which decodes served objects as it cuts the
-/// stream), `scheme::convert_json` (default, hub, v1, typed lossy check) and Go-ordered
+/// stream), `SCHEME.convert` of a JSON input (default, hub, v1, typed lossy check) and Go-ordered
 /// compact JSON, document by document.
 #[divan::bench(counter = ItemsCount::new(OBJECTS), sample_count = 30)]
 fn stream_convert_json() -> usize {
     let target: Target = "v1".parse().unwrap();
     let mut written = 0;
-    scheme::read_each_input(
-        divan::black_box(&STREAM_JSON[..]),
-        &scheme::Limits::default(),
-        |input| {
-            let scheme::Input::Json(document) = input else {
-                unreachable!("JSON in, JSON documents out")
-            };
-            let converted = scheme::convert_json(
-                &document,
-                &target,
-                UnknownFields::Warn,
-                scheme::Encoding::Json,
-            )
-            .unwrap();
-            written += converted.bytes.len();
-            Ok::<_, scheme::ReadError>(())
-        },
-    )
-    .unwrap();
+    SCHEME
+        .read(
+            divan::black_box(&STREAM_JSON[..]),
+            &scheme::Limits::default(),
+            |input| {
+                assert!(
+                    matches!(input, scheme::Input::Json(_)),
+                    "JSON in, JSON documents out"
+                );
+                let converted = SCHEME
+                    .convert(input, &target, UnknownFields::Warn, scheme::Encoding::Json)
+                    .unwrap();
+                written += converted.bytes.len();
+                Ok::<_, scheme::ReadError>(())
+            },
+        )
+        .unwrap();
     written
 }

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
 /// The bootstrap objects as v1 YAML; the data lives with the types (`apfkit_types::bootstrap`).
@@ -19,12 +19,14 @@ struct Bootstrap {
 
 fn hub_objects(yaml: &str) -> Vec<HubObject> {
     // The embedded YAML is fixed and tested; a failure here is a build defect, not an input error.
-    let documents = scheme::read_documents(yaml.as_bytes())
+    let documents = SCHEME
+        .read_documents(yaml.as_bytes())
         .unwrap_or_else(|e| unreachable!("embedded bootstrap YAML: {e}"));
     documents
         .iter()
         .flat_map(|d| {
-            scheme::to_hub(&d.value, UnknownFields::Strict)
+            SCHEME
+                .to_hub_value(&d.value, UnknownFields::Strict)
                 .unwrap_or_else(|e| unreachable!("embedded bootstrap object: {e}"))
                 .0
         })

@@ -2,7 +2,7 @@
 //! return (an error is fine) and never panic.
 #![allow(dead_code)] // not every target uses every helper
 
-use apfkit_conversion::scheme::{self, Document, Limits, ReadError, Target, UnknownFields};
+use apfkit_conversion::scheme::{SCHEME, Document, Limits, ReadError, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
 
 /// Small limits, so that the fuzzer explores structure rather than size.
@@ -16,7 +16,7 @@ pub fn limits() -> Limits {
 
 /// Reads every document of `data` and runs the scheme on each.
 pub fn documents(data: &[u8]) {
-    let _ = scheme::read_each(data, &limits(), |document: Document| {
+    let _ = SCHEME.read_values(data, &limits(), |document: Document| {
         exercise(&document.value);
         Ok::<_, ReadError>(())
     });
@@ -27,15 +27,15 @@ pub fn exercise(value: &serde_json::Value) {
     for version in ["v1", "v1beta1", "v1beta3", "apiregistration.k8s.io/v1beta1"] {
         let target: Target = version.parse().expect("a valid target");
         for unknown in [UnknownFields::Strict, UnknownFields::Warn] {
-            if let Ok(converted) = scheme::convert(value, &target, unknown) {
+            if let Ok(converted) = SCHEME.convert_value(value, &target, unknown) {
                 // What was written reads back.
                 let text = serde_json::to_vec(&converted.object).expect("serializable");
-                assert!(scheme::read_documents(&text).is_ok());
+                assert!(SCHEME.read_documents(&text).is_ok());
             }
         }
     }
-    let _ = scheme::default(value, UnknownFields::Ignore);
-    if let Ok((objects, _)) = scheme::to_hub(value, UnknownFields::Ignore) {
+    let _ = SCHEME.default_value(value, UnknownFields::Ignore);
+    if let Ok((objects, _)) = SCHEME.to_hub_value(value, UnknownFields::Ignore) {
         for object in &objects {
             let _ = validation::validate(object, &Options::default());
         }

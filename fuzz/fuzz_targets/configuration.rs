@@ -2,7 +2,7 @@
 //! classification, limits, borrowing and the dump table.
 #![no_main]
 
-use apfkit_conversion::scheme::{self, HubObject, ReadError, UnknownFields};
+use apfkit_conversion::scheme::{SCHEME, HubObject, ReadError, UnknownFields};
 use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::dispatch::Dispatcher;
@@ -14,8 +14,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
-    let _ = scheme::read_each(rest, &common::limits(), |document| {
-        if let Ok((objects, _)) = scheme::to_hub(&document.value, UnknownFields::Ignore) {
+    let _ = SCHEME.read_values(rest, &common::limits(), |document| {
+        if let Ok((objects, _)) = SCHEME.to_hub_value(&document.value, UnknownFields::Ignore) {
             for object in objects {
                 match object {
                     HubObject::PriorityLevelConfiguration(level) => levels.push(level),

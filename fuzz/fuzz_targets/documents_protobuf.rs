@@ -5,14 +5,14 @@
 
 mod common;
 
-use apfkit_conversion::scheme::{self, Document, ReadError};
+use apfkit_conversion::scheme::{SCHEME, Document, ReadError};
 use apfkit_types::wire::{envelope, protobuf};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let input = [envelope::PREFIX, data].concat();
     let limits = common::limits();
-    let _ = scheme::read_each(&input[..], &limits, |document: Document| {
-        let shape = protobuf::measure(&document.value, &limits.protobuf());
+    let _ = SCHEME.read_values(&input[..], &limits, |document: Document| {
+        let shape = protobuf::measure(&document.value, &(&limits).into());
         assert!(shape.is_ok(), "the reader let through {shape:?}");
         common::exercise(&document.value);
         Ok::<_, ReadError>(())

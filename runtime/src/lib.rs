@@ -47,6 +47,7 @@ pub mod object;
 mod quantity;
 pub mod review;
 pub mod scheme;
+pub mod version;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 

@@ -133,7 +133,7 @@ fn convert_all<H>(
     let mut converted = Vec::with_capacity(objects.len());
     for (index, object) in objects.into_iter().enumerate() {
         let label = describe(&object);
-        match scheme.convert(object, desired_api_version) {
+        match scheme.convert_object(object, desired_api_version) {
             Ok(object) => converted.push(object),
             Err(source) => {
                 return Err(ObjectFailure {

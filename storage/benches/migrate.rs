@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::migrate::{self, MigrateOptions};
 use apfkit_storage::object::{self, Format};
@@ -42,7 +42,8 @@ fn target(version: &str) -> Target {
 }
 
 fn convert(object: &Value, version: &str) -> Value {
-    scheme::convert(object, &target(version), UnknownFields::Strict)
+    SCHEME
+        .convert_value(object, &target(version), UnknownFields::Strict)
         .expect("converts")
         .object
 }
@@ -55,7 +56,10 @@ fn seeds() -> Vec<Seed> {
         apfkit_dispatcher::bootstrap::FLOW_SCHEMAS_YAML,
         apfkit_dispatcher::bootstrap::PRIORITY_LEVELS_YAML,
     ] {
-        for document in scheme::read_documents(yaml.as_bytes()).expect("bootstrap parses") {
+        for document in SCHEME
+            .read_documents(yaml.as_bytes())
+            .expect("bootstrap parses")
+        {
             shapes.push(document.value);
         }
     }

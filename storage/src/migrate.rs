@@ -11,7 +11,7 @@
 //! would be larger than etcd takes once converted: one object never stops the others.
 //! Every write is atomic per key, so a run that stops half-way is finished by running it again.
 
-use apfkit_conversion::scheme::{self, Limits, SchemeError, Target, UnknownFields, Warning};
+use apfkit_conversion::scheme::{Limits, SCHEME, SchemeError, Target, UnknownFields, Warning};
 use futures_util::stream::{self, TryStreamExt};
 
 use crate::etcd::{
@@ -134,10 +134,12 @@ pub async fn migrate(
     options: &MigrateOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Summary, StorageError> {
-    scheme::check_target(&options.target).map_err(|err| StorageError::Request {
-        what: "the target version".to_owned(),
-        message: err.to_string(),
-    })?;
+    SCHEME
+        .check_target(&options.target)
+        .map_err(|err| StorageError::Request {
+            what: "the target version".to_owned(),
+            message: err.to_string(),
+        })?;
     let mut summary = Summary::default();
     for resource in RESOURCES {
         // Pages are read as the groups before them are written: the next page's read overlaps
@@ -299,7 +301,7 @@ fn plan(
             UnknownFields::Ignore => {}
         }
     }
-    let converted = scheme::convert(&stored.object, &options.target, options.unknown)?;
+    let converted = SCHEME.convert_value(&stored.object, &options.target, options.unknown)?;
     for warning in converted.warnings {
         match warning {
             Warning::Lossy { .. } => return Err(Refusal::Lossy(warning)),

@@ -8,7 +8,7 @@
 //! - Objects are written back in the encoding they were read in: protobuf in the envelope,
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
-use apfkit_conversion::scheme::{InputError, JsonDocument, Limits};
+use apfkit_conversion::scheme::{InputError, Limits, SCHEME};
 use apfkit_types::wire::Codec;
 use apfkit_types::wire::envelope as wire_envelope;
 use apfkit_types::wire::protobuf::UnknownField;
@@ -116,12 +116,12 @@ pub fn decode(
         return Err(ObjectError::Encrypted { provider });
     }
     let (mut object, format, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
-        let decoded = wire_envelope::decode(value, &limits.protobuf())?;
+        let decoded = wire_envelope::decode(value, &limits.into())?;
         (decoded.value, Format::Protobuf, decoded.unknown)
     } else {
         let stored = envelope::inspect(value)?;
         // Scanned against the limits before a value is built.
-        let object = JsonDocument::parse(value, limits)?.to_document()?.value;
+        let object = SCHEME.parse_json(value, limits)?.to_document()?.value;
         let (api_version, kind) = (
             stored.api_version.unwrap_or_default(),
             stored.kind.unwrap_or_default(),

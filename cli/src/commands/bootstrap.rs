@@ -1,6 +1,6 @@
 //! `bootstrap`.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_dispatcher::bootstrap::{FLOW_SCHEMAS_YAML, MANDATORY, PRIORITY_LEVELS_YAML};
 use clap::Args;
 
@@ -41,8 +41,9 @@ pub fn run(args: BootstrapArgs) -> Result<(), Failure> {
     }
     let mut sink = Sink::new(args.output, Destination::Stdout)?;
     for yaml in [PRIORITY_LEVELS_YAML, FLOW_SCHEMAS_YAML] {
-        let documents =
-            scheme::read_documents(yaml.as_bytes()).map_err(|e| Failure::Invalid(e.to_string()))?;
+        let documents = SCHEME
+            .read_documents(yaml.as_bytes())
+            .map_err(|e| Failure::Invalid(e.to_string()))?;
         for document in documents {
             let name = document
                 .value
@@ -52,7 +53,8 @@ pub fn run(args: BootstrapArgs) -> Result<(), Failure> {
             if args.mandatory_only && !MANDATORY.contains(&name) {
                 continue;
             }
-            let converted = scheme::convert(&document.value, &target, UnknownFields::Strict)
+            let converted = SCHEME
+                .convert_value(&document.value, &target, UnknownFields::Strict)
                 .map_err(|e| Failure::Usage(format!("--to {target}: {e}")))?;
             sink.write(&converted.object)?;
         }

@@ -1,7 +1,9 @@
 //! `convert` and `default`: the commands that read objects, rewrite each one (to another
 //! version, or with its defaults) and write them out.
 
-use apfkit_conversion::scheme::{self, Encoded, ErrorKind, Input, Target, UnknownFields, Warning};
+use apfkit_conversion::scheme::{
+    self, Encoded, ErrorKind, Input, SCHEME, Target, UnknownFields, Warning,
+};
 use clap::Args;
 
 use crate::failure::{Failure, Location};
@@ -134,29 +136,9 @@ impl Job {
         sink: &Sink,
     ) -> Result<Encoded, Failure> {
         let encoding = sink.encoding();
-        let encoded = match input {
-            Input::Json(json) => match self {
-                Job::Convert(target) => scheme::convert_json(&json, target, unknown, encoding),
-                Job::Default => scheme::default_json(&json, unknown, encoding),
-            },
-            Input::Yaml(yaml) => match self {
-                Job::Convert(target) => scheme::convert_yaml(yaml, target, encoding),
-                Job::Default => scheme::default_yaml(yaml, encoding),
-            },
-            Input::Value(document) => {
-                input::check_fields(location, &document, unknown)?;
-                let converted = match self {
-                    Job::Convert(target) => scheme::convert(&document.value, target, unknown),
-                    Job::Default => scheme::default(&document.value, unknown),
-                }
-                .map_err(|e| Failure::at(location, e))?;
-                encoding
-                    .encode_value(&converted.object)
-                    .map(|bytes| Encoded {
-                        bytes,
-                        warnings: converted.warnings,
-                    })
-            }
+        let encoded = match self {
+            Job::Convert(target) => SCHEME.convert(input, target, unknown, encoding),
+            Job::Default => SCHEME.default(input, unknown, encoding),
         };
         encoded.map_err(|e| match e.kind {
             ErrorKind::Encoding => sink.encoding_failure(e.message),
@@ -216,7 +198,8 @@ pub fn parse_target(to: &str) -> Result<Target, Failure> {
     let target: Target = to
         .parse()
         .map_err(|e: scheme::SchemeError| Failure::Usage(e.message))?;
-    scheme::check_target(&target)
+    SCHEME
+        .check_target(&target)
         .map_err(|e| Failure::Usage(format!("--to {to}: {}", e.message)))?;
     Ok(target)
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use apfkit_conversion::scheme::{self, Limits, Target, UnknownFields};
+use apfkit_conversion::scheme::{Limits, SCHEME, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, RESOURCES, StorageError, Store, StoredResource};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
@@ -305,7 +305,8 @@ fn get(args: GetArgs) -> Result<(), Failure> {
     }
     let mut value = stored.object;
     if let Some(target) = &target {
-        let converted = scheme::convert(&value, target, UnknownFields::Warn)
+        let converted = SCHEME
+            .convert_value(&value, target, UnknownFields::Warn)
             .map_err(|err| Failure::Invalid(format!("{key}: {err}")))?;
         for warning in &converted.warnings {
             eprintln!("warning: {key}: {warning}");
@@ -344,7 +345,9 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
         .to
         .parse()
         .map_err(|e: apfkit_conversion::scheme::SchemeError| Failure::Usage(e.to_string()))?;
-    scheme::check_target(&target).map_err(|e| Failure::Usage(e.to_string()))?;
+    SCHEME
+        .check_target(&target)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let connection = options(args.connection);
     let mut options = MigrateOptions::new(target);
     options.limits = args.values.limits();

@@ -1,6 +1,6 @@
 //! `validate`.
 
-use apfkit_conversion::scheme::{self, Input, Target, UnknownFields};
+use apfkit_conversion::scheme::{self, Input, SCHEME, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
 use clap::Args;
 
@@ -46,7 +46,7 @@ fn request_version(given: Option<&str>) -> Result<Option<String>, Failure> {
         version: target.version.clone(),
     };
     if target.group.as_deref().is_some_and(|g| g != FLOWCONTROL)
-        || scheme::check_target(&flowcontrol).is_err()
+        || SCHEME.check_target(&flowcontrol).is_err()
     {
         return Err(Failure::Usage(format!(
             "--request-version {given}: expected a version of {FLOWCONTROL} (v1alpha1, v1beta1, \
@@ -76,11 +76,11 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             let (own_version, decoded) = match read {
                 Input::Json(json) if !json.may_repeat_keys => (
                     json.api_version.as_deref().map(str::to_owned),
-                    scheme::to_hub_json(&json, UnknownFields::Ignore),
+                    SCHEME.to_hub(Input::Json(json), UnknownFields::Ignore),
                 ),
                 Input::Yaml(yaml) => (
                     Some(yaml.api_version()),
-                    scheme::to_hub_yaml(yaml).map(|hub| (vec![hub], Vec::new())),
+                    SCHEME.to_hub(Input::Yaml(yaml), UnknownFields::Ignore),
                 ),
                 read => {
                     let document = input::built(&location, read)?;
@@ -92,7 +92,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                         .map(str::to_owned);
                     (
                         own_version,
-                        scheme::to_hub(&document.value, UnknownFields::Ignore),
+                        SCHEME.to_hub_value(&document.value, UnknownFields::Ignore),
                     )
                 }
             };

@@ -1,7 +1,7 @@
 //! Validation of hub objects with kube-apiserver's rules, field paths and messages.
 //!
 //! ```
-//! use apfkit_conversion::scheme::{self, UnknownFields};
+//! use apfkit_conversion::scheme::{SCHEME, UnknownFields};
 //! use apfkit_conversion::validation::{self, Options};
 //!
 //! let document = serde_json::json!({
@@ -10,7 +10,7 @@
 //!     "metadata": {"name": "system-foo"},
 //!     "spec": {"matchingPrecedence": 10001, "priorityLevelConfiguration": {"name": "system-bar"}}
 //! });
-//! let (objects, _) = scheme::to_hub(&document, UnknownFields::Strict).unwrap();
+//! let (objects, _) = SCHEME.to_hub_value(&document, UnknownFields::Strict).unwrap();
 //! let errors = validation::validate(&objects[0], &Options::default());
 //! assert_eq!(errors[0].to_string(), "spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000");
 //! ```

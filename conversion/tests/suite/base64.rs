@@ -1,7 +1,7 @@
 //! `caBundle` (Go's `[]byte`) is checked on decode as kube-apiserver's JSON decoder checks it,
 //! and kept as written.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
 use serde_json::json;
 
 /// Go's own table: `encoding/base64`'s `TestDecodeCorrupt` (offset -1: valid).
@@ -49,7 +49,7 @@ fn api_service(ca_bundle: &str) -> serde_json::Value {
 fn ca_bundle_is_checked_like_go_base64() {
     let target: Target = "v1".parse().unwrap();
     for &(text, offset) in GO_VECTORS {
-        let result = scheme::convert(&api_service(text), &target, UnknownFields::Strict);
+        let result = SCHEME.convert_value(&api_service(text), &target, UnknownFields::Strict);
         if offset < 0 {
             let converted = result.unwrap_or_else(|e| panic!("{text:?}: {e}"));
             assert_eq!(
@@ -66,9 +66,17 @@ fn ca_bundle_is_checked_like_go_base64() {
         }
     }
     // Non-zero trailing bits are accepted, as Go's non-strict decoder accepts them.
-    assert!(scheme::convert(&api_service("AB=="), &target, UnknownFields::Strict).is_ok());
+    assert!(
+        SCHEME
+            .convert_value(&api_service("AB=="), &target, UnknownFields::Strict)
+            .is_ok()
+    );
     // null is no bundle.
     let mut null = api_service("");
     null["spec"]["caBundle"] = serde_json::Value::Null;
-    assert!(scheme::convert(&null, &target, UnknownFields::Strict).is_ok());
+    assert!(
+        SCHEME
+            .convert_value(&null, &target, UnknownFields::Strict)
+            .is_ok()
+    );
 }

@@ -4,13 +4,13 @@
 use std::io::Read;
 
 use apfkit_conversion::scheme::{
-    self, Document, InputError, Limits, ReadError, Target, UnknownFields, read_documents, read_each,
+    self, Document, InputError, Limits, ReadError, SCHEME, Target, UnknownFields,
 };
 use serde_json::{Value, json};
 
 fn read_with(input: impl Read, limits: &Limits) -> Result<Vec<Document>, ReadError> {
     let mut documents = Vec::new();
-    read_each(input, limits, |document| {
+    SCHEME.read_values(input, limits, |document| {
         documents.push(document);
         Ok::<_, ReadError>(())
     })?;
@@ -28,7 +28,7 @@ fn small(max_document_bytes: usize) -> Limits {
 fn duplicate_json_keys_are_reported_with_their_paths() {
     let input = br#"{"kind": "A", "kind": "B", "metadata": {"name": "x", "name": "y"},
         "items": [{"a": 1}, {"b": 1, "b": 2}]}"#;
-    let documents = read_documents(input).unwrap();
+    let documents = SCHEME.read_documents(input).unwrap();
     assert_eq!(
         documents[0].value["kind"], "B",
         "the last one wins, as in Go"
@@ -37,13 +37,16 @@ fn duplicate_json_keys_are_reported_with_their_paths() {
         documents[0].duplicate_fields,
         ["kind", "metadata.name", "items[1].b"]
     );
-    let clean = read_documents(br#"{"a": {"a": 1}}"#).unwrap();
+    let clean = SCHEME.read_documents(br#"{"a": {"a": 1}}"#).unwrap();
     assert!(clean[0].duplicate_fields.is_empty());
 }
 
 #[test]
 fn duplicate_yaml_keys_are_an_error() {
-    let err = read_documents(b"a: 1\na: 2\n").unwrap_err().to_string();
+    let err = SCHEME
+        .read_documents(b"a: 1\na: 2\n")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("duplicate"), "{err}");
 }
 
@@ -189,7 +192,10 @@ fn node_limits_are_the_same_for_json_and_yaml() {
 #[test]
 fn long_yaml_streams_are_read_whole() {
     let stream = "a: 1\n---\n".repeat(5000);
-    assert_eq!(read_documents(stream.as_bytes()).unwrap().len(), 5000);
+    assert_eq!(
+        SCHEME.read_documents(stream.as_bytes()).unwrap().len(),
+        5000
+    );
 }
 
 /// A caller-built value nested 10,000 deep is refused, not a stack overflow.
@@ -207,7 +213,9 @@ fn deep_caller_built_values_are_refused() {
     });
     document["spec"] = value;
     let target: Target = "v1".parse().unwrap();
-    let err = scheme::convert(&document, &target, UnknownFields::Warn).unwrap_err();
+    let err = SCHEME
+        .convert_value(&document, &target, UnknownFields::Warn)
+        .unwrap_err();
     assert!(err.message.contains("nested deeper than"), "{err}");
     assert_eq!(scheme::depth(&document), 10_001);
     // Dismantle the value without recursion.
@@ -236,12 +244,16 @@ fn list(extra: Value) -> Value {
 fn list_envelopes_are_decoded() {
     let target: Target = "v1beta3".parse().unwrap();
     let input = list(json!({"bogus": 1, "metadata": {"resourceVersion": "7", "extra": true}}));
-    let strict = scheme::convert(&input, &target, UnknownFields::Strict).unwrap_err();
+    let strict = SCHEME
+        .convert_value(&input, &target, UnknownFields::Strict)
+        .unwrap_err();
     assert_eq!(
         strict.message,
         "strict decoding error: unknown field \"bogus\", unknown field \"metadata.extra\""
     );
-    let warned = scheme::convert(&input, &target, UnknownFields::Warn).unwrap();
+    let warned = SCHEME
+        .convert_value(&input, &target, UnknownFields::Warn)
+        .unwrap();
     assert_eq!(
         warned.warnings,
         [
@@ -255,7 +267,8 @@ fn list_envelopes_are_decoded() {
     );
     for converted in [
         warned.object,
-        scheme::convert(&input, &target, UnknownFields::Ignore)
+        SCHEME
+            .convert_value(&input, &target, UnknownFields::Ignore)
             .unwrap()
             .object,
     ] {
@@ -269,12 +282,13 @@ fn list_envelopes_are_decoded() {
             })
         );
     }
-    let bad = scheme::convert(
-        &list(json!({"metadata": "not an object"})),
-        &target,
-        UnknownFields::Warn,
-    )
-    .unwrap_err();
+    let bad = SCHEME
+        .convert_value(
+            &list(json!({"metadata": "not an object"})),
+            &target,
+            UnknownFields::Warn,
+        )
+        .unwrap_err();
     assert_eq!(bad.path, "metadata");
 }
 
@@ -295,12 +309,14 @@ fn the_deepest_readable_document_converts() {
     });
     assert_eq!(scheme::depth(&document), scheme::MAX_DEPTH_LIMIT);
     let yaml = serde_saphyr::to_string(&document).unwrap();
-    let read = read_documents(yaml.as_bytes()).unwrap();
+    let read = SCHEME.read_documents(yaml.as_bytes()).unwrap();
     let target: Target = "v1".parse().unwrap();
-    let converted = scheme::convert(&read[0].value, &target, UnknownFields::Strict).unwrap();
+    let converted = SCHEME
+        .convert_value(&read[0].value, &target, UnknownFields::Strict)
+        .unwrap();
     let written = serde_saphyr::to_string(&converted.object).unwrap();
     assert_eq!(
-        read_documents(written.as_bytes()).unwrap()[0].value,
+        SCHEME.read_documents(written.as_bytes()).unwrap()[0].value,
         converted.object
     );
 }
@@ -317,7 +333,8 @@ fn scheme_errors_have_kinds() {
         "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}},
     });
     let kind_of = |document: &Value, to: &str, unknown| {
-        scheme::convert(document, &target(to), unknown)
+        SCHEME
+            .convert_value(document, &target(to), unknown)
             .unwrap_err()
             .kind
     };
@@ -357,7 +374,7 @@ fn scheme_errors_have_kinds() {
         ErrorKind::TooDeep
     );
     assert_eq!(
-        scheme::check_target(&target("v7")).unwrap_err().kind,
+        SCHEME.check_target(&target("v7")).unwrap_err().kind,
         ErrorKind::UnknownVersion
     );
 }
@@ -461,7 +478,7 @@ fn wide_objects_are_checked_for_repeated_keys() {
         text.push_str(&format!("\"k{i}\": {i},"));
     }
     text.push_str("\"k17\": 0}");
-    let documents = read_documents(text.as_bytes()).unwrap();
+    let documents = SCHEME.read_documents(text.as_bytes()).unwrap();
     assert_eq!(documents[0].duplicate_fields, ["k17"]);
 }
 
@@ -470,7 +487,8 @@ fn wide_objects_are_checked_for_repeated_keys() {
 #[test]
 fn yaml_streams_are_cut_at_their_markers() {
     let stream = b"%YAML 1.2\n---\na: 1\n...\n# between\n---\n---\n# only a comment\n--- |\n  text\n---\nb: [1, 2]\n";
-    let values: Vec<Value> = read_documents(stream)
+    let values: Vec<Value> = SCHEME
+        .read_documents(stream)
         .unwrap()
         .into_iter()
         .map(|d| d.value)
@@ -576,7 +594,7 @@ type Outcome = (Vec<(String, Vec<String>)>, Option<String>);
 fn converted_from_bytes(stream: &[u8], step: usize, limits: &Limits) -> Outcome {
     let target: Target = "v1".parse().unwrap();
     let mut out = Vec::new();
-    let result = scheme::read_each_input(
+    let result = SCHEME.read(
         Trickle {
             bytes: stream,
             step,
@@ -587,7 +605,13 @@ fn converted_from_bytes(stream: &[u8], step: usize, limits: &Limits) -> Outcome 
                 scheme::Input::Json(json) => json,
                 scheme::Input::Yaml(yaml) => {
                     let index = yaml.index;
-                    let encoded = scheme::convert_yaml(yaml, &target, scheme::Encoding::Json)
+                    let encoded = SCHEME
+                        .convert(
+                            scheme::Input::Yaml(yaml),
+                            &target,
+                            UnknownFields::Warn,
+                            scheme::Encoding::Json,
+                        )
                         .map_err(|e| Stop(format!("document {index}: {e}")))?;
                     let warnings = encoded.warnings.iter().map(ToString::to_string).collect();
                     out.push((String::from_utf8(encoded.bytes).unwrap(), warnings));
@@ -598,9 +622,15 @@ fn converted_from_bytes(stream: &[u8], step: usize, limits: &Limits) -> Outcome 
                     return Ok(());
                 }
             };
-            let encoded =
-                scheme::convert_json(&json, &target, UnknownFields::Warn, scheme::Encoding::Json)
-                    .map_err(|e| Stop(format!("document {}: {e}", json.index)))?;
+            let index = json.index;
+            let encoded = SCHEME
+                .convert(
+                    scheme::Input::Json(json),
+                    &target,
+                    UnknownFields::Warn,
+                    scheme::Encoding::Json,
+                )
+                .map_err(|e| Stop(format!("document {index}: {e}")))?;
             let warnings = encoded.warnings.iter().map(ToString::to_string).collect();
             out.push((String::from_utf8(encoded.bytes).unwrap(), warnings));
             Ok::<_, Stop>(())
@@ -623,7 +653,7 @@ impl From<ReadError> for Stop {
 fn converted_from_values(stream: &[u8], limits: &Limits) -> Outcome {
     let target: Target = "v1".parse().unwrap();
     let mut out = Vec::new();
-    let result = read_each(stream, limits, |document| {
+    let result = SCHEME.read_values(stream, limits, |document| {
         out.push(converted_value(&document, &target)?);
         Ok::<_, Stop>(())
     });
@@ -648,11 +678,12 @@ fn converted_value(document: &Document, target: &Target) -> Result<(String, Vec<
         .iter()
         .map(|path| scheme::Warning::DuplicateField { path: path.clone() }.to_string())
         .collect();
-    let converted = scheme::convert(&document.value, target, UnknownFields::Warn)
+    let converted = SCHEME
+        .convert_value(&document.value, target, UnknownFields::Warn)
         .map_err(|e| Stop(format!("document {}: {e}", document.index)))?;
     warnings.extend(converted.warnings.iter().map(ToString::to_string));
-    let bytes = scheme::Encoding::Json
-        .encode_value(&converted.object)
+    let bytes = SCHEME
+        .encode_value(&converted.object, scheme::Encoding::Json)
         .map_err(|e| Stop(format!("document {}: {e}", document.index)))?;
     Ok((String::from_utf8(bytes).unwrap(), warnings))
 }
@@ -746,7 +777,7 @@ fn decoding_while_reading_changes_nothing_a_value_path_would_say() {
 /// How many documents of a YAML stream the reader decoded into their types.
 fn yaml_decoded_while_reading(stream: &[u8]) -> usize {
     let mut decoded = 0;
-    let _ = scheme::read_each_input(stream, &Limits::default(), |input| {
+    let _ = SCHEME.read(stream, &Limits::default(), |input| {
         decoded += usize::from(matches!(input, scheme::Input::Yaml(_)));
         Ok::<_, ReadError>(())
     });

@@ -4,4 +4,3 @@ mod base64;
 mod discovery;
 mod input;
 mod scheme;
-mod structure;

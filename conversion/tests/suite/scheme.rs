@@ -2,7 +2,7 @@
 //! with unknown fields handled in three modes, lossy values reported, and clear errors with
 //! field paths for everything else.
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields, Warning, read_documents};
+use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields, Warning};
 use serde_json::{Value, json};
 
 const KEY: &str = "flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares";
@@ -27,7 +27,8 @@ fn apiservice(version: &str) -> Value {
 }
 
 fn error(document: &Value, to: &str) -> String {
-    scheme::convert(document, &target(to), UnknownFields::Strict)
+    SCHEME
+        .convert_value(document, &target(to), UnknownFields::Strict)
         .unwrap_err()
         .to_string()
 }
@@ -52,12 +53,13 @@ fn targets_parse() {
 
 #[test]
 fn bare_and_full_targets() {
-    let out = scheme::convert(
-        &fs("v1beta1", "a"),
-        &target("v1beta3"),
-        UnknownFields::Strict,
-    )
-    .unwrap();
+    let out = SCHEME
+        .convert_value(
+            &fs("v1beta1", "a"),
+            &target("v1beta3"),
+            UnknownFields::Strict,
+        )
+        .unwrap();
     assert_eq!(
         out.object["apiVersion"],
         "flowcontrol.apiserver.k8s.io/v1beta3"
@@ -66,12 +68,13 @@ fn bare_and_full_targets() {
         out.object["spec"]["matchingPrecedence"], 1000,
         "defaulted in the source version"
     );
-    let full = scheme::convert(
-        &fs("v1beta1", "a"),
-        &target("flowcontrol.apiserver.k8s.io/v1"),
-        UnknownFields::Strict,
-    )
-    .unwrap();
+    let full = SCHEME
+        .convert_value(
+            &fs("v1beta1", "a"),
+            &target("flowcontrol.apiserver.k8s.io/v1"),
+            UnknownFields::Strict,
+        )
+        .unwrap();
     assert_eq!(full.object["apiVersion"], "flowcontrol.apiserver.k8s.io/v1");
     assert!(full.warnings.is_empty());
 }
@@ -148,10 +151,14 @@ fn unknown_fields_in_three_modes() {
     );
     doc["spec"]["extra"] = json!(true);
     doc["bogus"] = json!({});
-    let ignore = scheme::convert(&doc, &target("v1"), UnknownFields::Ignore).unwrap();
+    let ignore = SCHEME
+        .convert_value(&doc, &target("v1"), UnknownFields::Ignore)
+        .unwrap();
     assert!(ignore.warnings.is_empty());
     assert!(ignore.object.get("bogus").is_none());
-    let warn = scheme::convert(&doc, &target("v1"), UnknownFields::Warn).unwrap();
+    let warn = SCHEME
+        .convert_value(&doc, &target("v1"), UnknownFields::Warn)
+        .unwrap();
     let paths: Vec<String> = warn.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         paths,
@@ -161,7 +168,8 @@ fn unknown_fields_in_three_modes() {
             "unknown field \"spec.limited.shares\""
         ]
     );
-    let strict = scheme::convert(&doc, &target("v1"), UnknownFields::Strict)
+    let strict = SCHEME
+        .convert_value(&doc, &target("v1"), UnknownFields::Strict)
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -175,7 +183,9 @@ fn unknown_fields_inside_lists_have_indexed_paths() {
     let mut doc = fs("v1", "a");
     doc["spec"]["rules"] = json!([{"subjects": [{"kind": "User", "user": {"name": "u", "uid": "1"}}], "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/"]}]}]);
     let list = json!({"apiVersion": "v1", "kind": "List", "items": [fs("v1", "ok"), doc]});
-    let out = scheme::convert(&list, &target("v1"), UnknownFields::Warn).unwrap();
+    let out = SCHEME
+        .convert_value(&list, &target("v1"), UnknownFields::Warn)
+        .unwrap();
     assert_eq!(
         out.warnings,
         [Warning::UnknownField {
@@ -191,7 +201,9 @@ fn lossy_conversions_are_reported() {
         "jail",
         json!({"nominalConcurrencyShares": 0, "limitResponse": {"type": "Reject"}}),
     );
-    let to_v1beta2 = scheme::convert(&zero, &target("v1beta2"), UnknownFields::Strict).unwrap();
+    let to_v1beta2 = SCHEME
+        .convert_value(&zero, &target("v1beta2"), UnknownFields::Strict)
+        .unwrap();
     assert_eq!(
         to_v1beta2.object["spec"]["limited"]["assuredConcurrencyShares"],
         0
@@ -208,7 +220,8 @@ fn lossy_conversions_are_reported() {
     );
     for version in ["v1alpha1", "v1beta1"] {
         assert_eq!(
-            scheme::convert(&zero, &target(version), UnknownFields::Strict)
+            SCHEME
+                .convert_value(&zero, &target(version), UnknownFields::Strict)
                 .unwrap()
                 .warnings
                 .len(),
@@ -216,7 +229,9 @@ fn lossy_conversions_are_reported() {
         );
     }
     // v1beta3 keeps the zero with the annotation: lossless.
-    let to_v1beta3 = scheme::convert(&zero, &target("v1beta3"), UnknownFields::Strict).unwrap();
+    let to_v1beta3 = SCHEME
+        .convert_value(&zero, &target("v1beta3"), UnknownFields::Strict)
+        .unwrap();
     assert!(to_v1beta3.warnings.is_empty(), "{:?}", to_v1beta3.warnings);
     assert_eq!(to_v1beta3.object["metadata"]["annotations"][KEY], "");
     // A v1 object carrying the v1beta3 annotation loses it through v1beta3.
@@ -226,7 +241,8 @@ fn lossy_conversions_are_reported() {
         json!({"nominalConcurrencyShares": 5, "limitResponse": {"type": "Reject"}}),
     );
     annotated["metadata"]["annotations"] = json!({KEY: "x"});
-    let warnings = scheme::convert(&annotated, &target("v1beta3"), UnknownFields::Strict)
+    let warnings = SCHEME
+        .convert_value(&annotated, &target("v1beta3"), UnknownFields::Strict)
         .unwrap()
         .warnings;
     assert_eq!(warnings.len(), 1);
@@ -243,7 +259,8 @@ fn lossy_conversions_are_reported() {
 fn typed_lists_convert_items_and_relabel() {
     let list = json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta1", "kind": "FlowSchemaList", "metadata": {"resourceVersion": "7"},
         "items": [{"metadata": {"name": "a"}, "spec": {"priorityLevelConfiguration": {"name": "x"}}}]});
-    let out = scheme::convert(&list, &target("v1"), UnknownFields::Strict)
+    let out = SCHEME
+        .convert_value(&list, &target("v1"), UnknownFields::Strict)
         .unwrap()
         .object;
     assert_eq!(out["apiVersion"], "flowcontrol.apiserver.k8s.io/v1");
@@ -256,7 +273,8 @@ fn typed_lists_convert_items_and_relabel() {
     assert_eq!(out["items"][0]["spec"]["matchingPrecedence"], 1000);
     let empty = json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta2", "kind": "PriorityLevelConfigurationList", "items": []});
     assert_eq!(
-        scheme::convert(&empty, &target("v1beta3"), UnknownFields::Strict)
+        SCHEME
+            .convert_value(&empty, &target("v1beta3"), UnknownFields::Strict)
             .unwrap()
             .object["apiVersion"],
         "flowcontrol.apiserver.k8s.io/v1beta3"
@@ -271,7 +289,8 @@ fn typed_lists_convert_items_and_relabel() {
 #[test]
 fn v1_lists_may_mix_kinds_and_versions() {
     let list = json!({"apiVersion": "v1", "kind": "List", "items": [fs("v1beta2", "a"), plc("v1", "p", json!({"limitResponse": {"type": "Reject"}})), apiservice("v1beta1")]});
-    let out = scheme::convert(&list, &target("v1"), UnknownFields::Strict)
+    let out = SCHEME
+        .convert_value(&list, &target("v1"), UnknownFields::Strict)
         .unwrap()
         .object;
     assert_eq!(out["apiVersion"], "v1");
@@ -302,7 +321,10 @@ fn default_keeps_the_version() {
         "p",
         json!({"nominalConcurrencyShares": 0, "limitResponse": {"type": "Queue", "queuing": {}}}),
     );
-    let out = scheme::default(&doc, UnknownFields::Strict).unwrap().object;
+    let out = SCHEME
+        .default_value(&doc, UnknownFields::Strict)
+        .unwrap()
+        .object;
     assert_eq!(out["apiVersion"], "flowcontrol.apiserver.k8s.io/v1beta3");
     assert_eq!(out["spec"]["limited"]["nominalConcurrencyShares"], 30);
     assert_eq!(
@@ -316,13 +338,15 @@ mod input {
 
     #[test]
     fn json_values_and_yaml_documents() {
-        let json = read_documents(br#"{"a": 1} {"b": 2}"#).unwrap();
+        let json = SCHEME.read_documents(br#"{"a": 1} {"b": 2}"#).unwrap();
         assert_eq!(
             json.iter().map(|d| d.value.clone()).collect::<Vec<_>>(),
             [json!({"a": 1}), json!({"b": 2})]
         );
         // Empty documents are skipped and not counted.
-        let yaml = read_documents(b"---\na: 1\n---\n---\nb: 2\n").unwrap();
+        let yaml = SCHEME
+            .read_documents(b"---\na: 1\n---\n---\nb: 2\n")
+            .unwrap();
         assert_eq!(
             yaml.iter()
                 .map(|d| (d.index, d.value.clone()))
@@ -334,7 +358,7 @@ mod input {
     #[test]
     fn invalid_utf8_names_the_offset() {
         assert_eq!(
-            read_documents(b"a: \xff\n").unwrap_err().to_string(),
+            SCHEME.read_documents(b"a: \xff\n").unwrap_err().to_string(),
             "not valid UTF-8 at byte 3"
         );
     }
@@ -343,14 +367,17 @@ mod input {
     fn deep_nesting_is_an_error_not_a_crash() {
         let depth = 10_000;
         let json = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-        let err = read_documents(json.as_bytes()).unwrap_err().to_string();
+        let err = SCHEME
+            .read_documents(json.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("recursion limit exceeded"), "{err}");
         let yaml = format!("a: {}{}", "[".repeat(depth), "]".repeat(depth));
-        assert!(read_documents(yaml.as_bytes()).is_err());
+        assert!(SCHEME.read_documents(yaml.as_bytes()).is_err());
         let block: String = (0..depth)
             .map(|i| format!("{}- \n", "  ".repeat(i)))
             .collect();
-        assert!(read_documents(block.as_bytes()).is_err());
+        assert!(SCHEME.read_documents(block.as_bytes()).is_err());
     }
 
     #[test]
@@ -364,7 +391,10 @@ mod input {
             bomb.push_str(&format!("{name}: &{name} [*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous}]\n"));
             previous = name;
         }
-        let err = read_documents(bomb.as_bytes()).unwrap_err().to_string();
+        let err = SCHEME
+            .read_documents(bomb.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("invalid YAML"), "{err}");
     }
 
@@ -374,13 +404,14 @@ mod input {
         let doc = format!(
             "{{\"apiVersion\": \"flowcontrol.apiserver.k8s.io/v1\", \"kind\": \"FlowSchema\", \"metadata\": {{\"name\": \"{name}\"}}}}"
         );
-        let documents = read_documents(doc.as_bytes()).unwrap();
-        let out = scheme::convert(
-            &documents[0].value,
-            &target("v1beta3"),
-            UnknownFields::Strict,
-        )
-        .unwrap();
+        let documents = SCHEME.read_documents(doc.as_bytes()).unwrap();
+        let out = SCHEME
+            .convert_value(
+                &documents[0].value,
+                &target("v1beta3"),
+                UnknownFields::Strict,
+            )
+            .unwrap();
         assert_eq!(
             out.object["metadata"]["name"].as_str().unwrap().len(),
             5_000_000
@@ -389,10 +420,11 @@ mod input {
 
     #[test]
     fn syntax_errors_have_positions() {
-        let err = read_documents(b"{\"a\": 1,\n \"b\": }")
+        let err = SCHEME
+            .read_documents(b"{\"a\": 1,\n \"b\": }")
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("invalid JSON at line 2, column"), "{err}");
-        assert!(read_documents(b"a: [1, 2\nb: 3").is_err());
+        assert!(SCHEME.read_documents(b"a: [1, 2\nb: 3").is_err());
     }
 }

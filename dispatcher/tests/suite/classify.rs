@@ -1,7 +1,7 @@
 //! Classification (`rule.go`, `apf_controller.go`'s `Match`) and configuration digestion
 //! (`digestConfigObjects`: matching order, static limits, imagined mandatory objects).
 
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::classify::{Classifier, Request};
 use apfkit_dispatcher::config::{Configuration, StaticLimits};
@@ -305,7 +305,8 @@ fn literal_config(subject: Value, rule: Value, non_resource: bool) -> Classifier
 }
 
 fn hub_object(document: Value) -> HubObject {
-    scheme::to_hub(&document, UnknownFields::Strict)
+    SCHEME
+        .to_hub_value(&document, UnknownFields::Strict)
         .unwrap()
         .0
         .remove(0)
@@ -471,10 +472,16 @@ fn service_account_subjects() {
 #[test]
 fn ordering_dangling_and_imagined_mandatory_objects() {
     let objects = |yaml: &str| -> Vec<HubObject> {
-        scheme::read_documents(yaml.as_bytes())
+        SCHEME
+            .read_documents(yaml.as_bytes())
             .unwrap()
             .iter()
-            .flat_map(|d| scheme::to_hub(&d.value, UnknownFields::Strict).unwrap().0)
+            .flat_map(|d| {
+                SCHEME
+                    .to_hub_value(&d.value, UnknownFields::Strict)
+                    .unwrap()
+                    .0
+            })
             .collect()
     };
     let levels: Vec<PriorityLevelConfiguration> = objects(bootstrap::PRIORITY_LEVELS_YAML)

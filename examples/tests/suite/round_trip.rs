@@ -135,9 +135,9 @@ where
 
     let json = serde_json::to_value(object).unwrap();
     let a_api_version = json["apiVersion"].as_str().unwrap().to_owned();
-    let there = SCHEME.convert(json.clone(), b_api_version).unwrap();
+    let there = SCHEME.convert_object(json.clone(), b_api_version).unwrap();
     prop_assert_eq!(there["apiVersion"].as_str(), Some(b_api_version));
-    let back = SCHEME.convert(there, &a_api_version).unwrap();
+    let back = SCHEME.convert_object(there, &a_api_version).unwrap();
     prop_assert_eq!(back, json);
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! say what is wrong and where.
 
 use apfkit_example_widgets::api::{HubObject, SCHEME};
-use apfkit_runtime::scheme::ErrorKind;
+use apfkit_runtime::scheme::{ErrorKind, UnknownFields};
 use serde_json::json;
 
 #[test]
@@ -30,7 +30,9 @@ fn convert_renames_splits_and_annotates() {
         "metadata": {"name": "w"},
         "spec": {"size": 2, "image": "app:1"},
     });
-    let new = SCHEME.convert(old.clone(), "example.com/v1").unwrap();
+    let new = SCHEME
+        .convert_object(old.clone(), "example.com/v1")
+        .unwrap();
     assert_eq!(
         new,
         json!({
@@ -40,11 +42,11 @@ fn convert_renames_splits_and_annotates() {
             "spec": {"replicas": 2, "image": {"repository": "app", "tag": "1"}},
         })
     );
-    let hub = SCHEME.to_hub(old).unwrap();
+    let hub = SCHEME.object_to_hub(old).unwrap();
     let HubObject::Widget(widget) = &hub;
     assert_eq!(widget.spec.as_ref().unwrap().replicas, Some(2));
     assert_eq!(
-        SCHEME.from_hub(hub, "example.com/v1beta1").unwrap()["spec"],
+        SCHEME.object_from_hub(hub, "example.com/v1beta1").unwrap()["spec"],
         json!({"replicas": 2, "image": "app:1"})
     );
 }
@@ -54,7 +56,9 @@ fn an_object_already_in_the_version_is_returned_untouched() {
     // Even what the type would not keep: kube-apiserver does not convert to the same version.
     let object = json!({"apiVersion": "example.com/v1", "kind": "Widget", "extra": [1]});
     assert_eq!(
-        SCHEME.convert(object.clone(), "example.com/v1").unwrap(),
+        SCHEME
+            .convert_object(object.clone(), "example.com/v1")
+            .unwrap(),
         object
     );
 }
@@ -62,7 +66,10 @@ fn an_object_already_in_the_version_is_returned_untouched() {
 #[test]
 fn default_applies_the_versions_own_defaults() {
     let object = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}});
-    assert_eq!(SCHEME.default(object).unwrap()["spec"], json!({"size": 1}));
+    let defaulted = SCHEME
+        .default_value(&object, UnknownFields::Strict)
+        .unwrap();
+    assert_eq!(defaulted.object["spec"], json!({"size": 1}));
 }
 
 #[test]
@@ -78,7 +85,7 @@ fn errors_name_the_kind_of_failure_and_the_field() {
             json!({"kind": "Widget"}),
             ErrorKind::InvalidValue,
             "apiVersion",
-            "required",
+            "Required value",
         ),
         (
             json!({"apiVersion": "example.com/v1", "kind": 7}),
@@ -107,7 +114,7 @@ fn errors_name_the_kind_of_failure_and_the_field() {
     ];
     for (object, kind, path, message) in cases {
         let err = SCHEME
-            .convert(object.clone(), "example.com/v1")
+            .convert_object(object.clone(), "example.com/v1")
             .unwrap_err();
         assert_eq!(
             (err.kind, err.path.as_str()),
@@ -121,16 +128,16 @@ fn errors_name_the_kind_of_failure_and_the_field() {
         (
             "example.com/v2",
             ErrorKind::UnknownVersion,
-            "served in v1alpha1, v1beta1, v1",
+            "it serves v1alpha1, v1beta1, v1",
         ),
         (
             "other.io/v1",
             ErrorKind::WrongGroup,
-            "of group \"example.com\"",
+            "a Widget of group example.com",
         ),
-        ("v1", ErrorKind::WrongGroup, "of group \"example.com\""),
+        ("v1", ErrorKind::WrongGroup, "a Widget of group example.com"),
     ] {
-        let err = SCHEME.convert(widget.clone(), target).unwrap_err();
+        let err = SCHEME.convert_object(widget.clone(), target).unwrap_err();
         assert_eq!(err.kind, kind, "{target}");
         assert!(err.to_string().contains(message), "{target}: {err}");
     }

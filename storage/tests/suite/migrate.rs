@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use apfkit_conversion::scheme::{self, Target, UnknownFields};
+use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
@@ -27,7 +27,8 @@ fn to(version: &str) -> Target {
 }
 
 fn convert(object: &Value, version: &str) -> Value {
-    scheme::convert(object, &to(version), UnknownFields::Strict)
+    SCHEME
+        .convert_value(object, &to(version), UnknownFields::Strict)
         .unwrap()
         .object
 }
@@ -39,7 +40,7 @@ fn bootstrap() -> Vec<(String, Value)> {
         apfkit_dispatcher::bootstrap::FLOW_SCHEMAS_YAML,
         apfkit_dispatcher::bootstrap::PRIORITY_LEVELS_YAML,
     ] {
-        for document in scheme::read_documents(yaml.as_bytes()).unwrap() {
+        for document in SCHEME.read_documents(yaml.as_bytes()).unwrap() {
             let value = document.value;
             let plural = match value["kind"].as_str().unwrap() {
                 "FlowSchema" => "flowschemas",

@@ -8,7 +8,7 @@ use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
 
-use apfkit_conversion::scheme::{self, HubObject, Target, UnknownFields};
+use apfkit_conversion::scheme::{HubObject, SCHEME, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
 use apfkit_conversion::{FromHub, ToHub};
 use apfkit_tests::flowcontrol_versions;
@@ -254,7 +254,8 @@ fn as_read(mut object: Value) -> Value {
 
 fn convert(document: &Value, version: &str) -> (Value, Vec<String>) {
     let target: Target = version.parse().unwrap();
-    let out = scheme::convert(document, &target, UnknownFields::Strict)
+    let out = SCHEME
+        .convert_value(document, &target, UnknownFields::Strict)
         .unwrap_or_else(|e| panic!("{e}\n{document}"));
     (
         out.object,
@@ -263,7 +264,9 @@ fn convert(document: &Value, version: &str) -> (Value, Vec<String>) {
 }
 
 fn assert_valid(document: &Value, version: &str) {
-    let (objects, _) = scheme::to_hub(document, UnknownFields::Strict).unwrap();
+    let (objects, _) = SCHEME
+        .to_hub_value(document, UnknownFields::Strict)
+        .unwrap();
     let errors = validation::validate(
         &objects[0],
         &Options {
@@ -282,7 +285,8 @@ fn check_all_pairs(make: &dyn Fn(&str) -> Value) {
     for a in flowcontrol_versions() {
         let source = make(a);
         assert_valid(&source, a);
-        let stored = scheme::default(&source, UnknownFields::Strict)
+        let stored = SCHEME
+            .default_value(&source, UnknownFields::Strict)
             .unwrap()
             .object;
         let zero_shares = ["nominalConcurrencyShares", "assuredConcurrencyShares"]
@@ -499,7 +503,7 @@ proptest! {
                     annotations.remove(KEY);
                 }
                 check_is_defaulted(&unmarked, version);
-                let (hubs, _) = scheme::to_hub(&document, UnknownFields::Strict).unwrap();
+                let (hubs, _) = SCHEME.to_hub_value(&document, UnknownFields::Strict).unwrap();
                 for hub in variants(&hubs[0]) {
                     check_predicates_everywhere(&hub);
                 }
@@ -535,7 +539,8 @@ fn v1_zero_shares_through_v1beta3_is_lossless() {
     assert_eq!(
         as_read(back.clone()),
         as_read(
-            scheme::default(&source, UnknownFields::Strict)
+            SCHEME
+                .default_value(&source, UnknownFields::Strict)
                 .unwrap()
                 .object
         )

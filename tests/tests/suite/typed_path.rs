@@ -1,12 +1,12 @@
-//! The typed path (`scheme::convert_json`, `default_json`, `to_hub_json`: JSON bytes decoded
+//! The typed path (`SCHEME.convert`, `default`, `to_hub` of a JSON input: bytes decoded
 //! straight into their version's type) against the value path it stands in for (build the
-//! JSON value, report repeated keys as field validation does, `scheme::convert` / `default` /
-//! `to_hub`, encode the value): the same bytes, warnings and errors for every fixture object,
+//! JSON value, report repeated keys as field validation does, `convert_value` /
+//! `default_value` / `to_hub_value`, encode the value): the same bytes, warnings and errors for every fixture object,
 //! every target version, every encoding and every unknown-field mode, and for documents the
 //! typed path hands back to the value path (unknown and repeated fields, lists, errors).
 
 use apfkit_conversion::scheme::{
-    self, Encoded, Encoding, JsonDocument, Limits, SchemeError, Target, UnknownFields, Warning,
+    self, Encoded, Encoding, Input, Limits, SCHEME, SchemeError, Target, UnknownFields, Warning,
 };
 use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions, upstream_wire_fixtures};
 use serde_json::{Value, json};
@@ -30,7 +30,7 @@ fn value_and_repeats(
     bytes: &[u8],
     unknown: UnknownFields,
 ) -> Result<(Value, Vec<Warning>), SchemeError> {
-    let document = scheme::read_documents(bytes).expect("reads").remove(0);
+    let document = SCHEME.read_documents(bytes).expect("reads").remove(0);
     let repeated: Vec<Warning> = document
         .duplicate_fields
         .into_iter()
@@ -61,7 +61,7 @@ fn through_value(
     let (value, mut warnings) = value_and_repeats(bytes, unknown)?;
     let converted = handle(&value)?;
     warnings.extend(converted.warnings);
-    let bytes = encoding.encode_value(&converted.object)?;
+    let bytes = SCHEME.encode_value(&converted.object, encoding)?;
     Ok(Encoded { bytes, warnings })
 }
 
@@ -80,15 +80,16 @@ fn targets_of(value: &Value) -> Vec<Target> {
 
 /// Checks every path on `bytes`; returns how many comparisons were made.
 fn same_either_way(bytes: &[u8], targets: &[Target]) -> usize {
-    let document = JsonDocument::parse(bytes, &Limits::default()).expect("scans");
+    let document = SCHEME.parse_json(bytes, &Limits::default()).expect("scans");
     let shown = String::from_utf8_lossy(bytes);
     let mut compared = 0;
     for unknown in MODES {
         for encoding in ENCODINGS {
             for target in targets {
-                let typed = scheme::convert_json(&document, target, unknown, encoding);
+                let typed =
+                    SCHEME.convert(Input::Json(document.clone()), target, unknown, encoding);
                 let oracle = through_value(bytes, unknown, encoding, |v| {
-                    scheme::convert(v, target, unknown)
+                    SCHEME.convert_value(v, target, unknown)
                 });
                 assert_eq!(
                     typed, oracle,
@@ -96,14 +97,16 @@ fn same_either_way(bytes: &[u8], targets: &[Target]) -> usize {
                 );
                 compared += 1;
             }
-            let typed = scheme::default_json(&document, unknown, encoding);
-            let oracle = through_value(bytes, unknown, encoding, |v| scheme::default(v, unknown));
+            let typed = SCHEME.default(Input::Json(document.clone()), unknown, encoding);
+            let oracle = through_value(bytes, unknown, encoding, |v| {
+                SCHEME.default_value(v, unknown)
+            });
             assert_eq!(typed, oracle, "default, {unknown:?}, {encoding:?}: {shown}");
             compared += 1;
         }
-        let typed = scheme::to_hub_json(&document, unknown);
+        let typed = SCHEME.to_hub(Input::Json(document.clone()), unknown);
         let oracle = value_and_repeats(bytes, unknown).and_then(|(value, mut warnings)| {
-            let (objects, more) = scheme::to_hub(&value, unknown)?;
+            let (objects, more) = SCHEME.to_hub_value(&value, unknown)?;
             warnings.extend(more);
             Ok((objects, warnings))
         });
@@ -221,14 +224,15 @@ fn the_typed_path_reports_lossy_values() {
     let bytes = br#"{"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
         "metadata": {"name": "p"}, "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 0,
         "limitResponse": {"type": "Reject"}}}}"#;
-    let document = JsonDocument::parse(bytes, &Limits::default()).unwrap();
-    let converted = scheme::convert_json(
-        &document,
-        &"v1beta2".parse().unwrap(),
-        UnknownFields::Strict,
-        Encoding::Json,
-    )
-    .unwrap();
+    let document = SCHEME.parse_json(bytes, &Limits::default()).unwrap();
+    let converted = SCHEME
+        .convert(
+            Input::Json(document),
+            &"v1beta2".parse().unwrap(),
+            UnknownFields::Strict,
+            Encoding::Json,
+        )
+        .unwrap();
     assert_eq!(
         converted.warnings,
         [Warning::Lossy {

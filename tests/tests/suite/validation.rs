@@ -4,13 +4,15 @@
 //! kube-aggregator's `ValidateAPIService`, with kube-apiserver's paths and messages. Objects are decoded, defaulted
 //! in their version and converted to the hub first, as the API server does.
 
-use apfkit_conversion::scheme::{self, HubObject, UnknownFields};
+use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_conversion::validation::{Options, validate};
 use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions};
 use serde_json::{Value, json};
 
 fn hub(document: &Value) -> HubObject {
-    let (mut objects, _) = scheme::to_hub(document, UnknownFields::Strict).expect("decodes");
+    let (mut objects, _) = SCHEME
+        .to_hub_value(document, UnknownFields::Strict)
+        .expect("decodes");
     objects.remove(0)
 }
 

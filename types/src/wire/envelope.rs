@@ -24,7 +24,7 @@ use super::protobuf::{DecodeError, Decoded, Limits};
 use super::{Codec, WireError};
 
 /// The first bytes of a protobuf-encoded object (`k8s` and a zero byte).
-pub const PREFIX: &[u8] = b"k8s\0";
+pub const PREFIX: &[u8] = apfkit_runtime::scheme::PROTOBUF_PREFIX;
 
 /// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
 #[derive(Clone, PartialEq, prost::Message)]

@@ -28,6 +28,8 @@ pub mod protobuf;
 
 pub use go_json::{GoEmpty, GoOrder};
 
+use apfkit_runtime::scheme::{self as runtime_scheme, Formats, InputError};
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -86,6 +88,40 @@ pub fn codec(api_version: &str, kind: &str) -> Option<Codec> {
         .iter()
         .find(|k| k.api_version == api_version && k.kind == kind)?
         .wire
+}
+
+/// What apfkit-runtime's scheme needs of these encodings to read and write documents it holds
+/// as JSON values: kube-apiserver's JSON of objects, typed lists and `v1 List`s
+/// ([`to_go_json`]), and objects in the protobuf envelope ([`envelope`]).
+pub static FORMATS: Formats = Formats {
+    json: |document, pretty| to_go_json(document, pretty).map(|written| Ok(written?)),
+    protobuf: |document| Ok(envelope::encode(document)?),
+    read_protobuf,
+};
+
+/// One enveloped object as a JSON value and the paths of the fields its type lacks, within the
+/// reader's depth and node limits (held while it is decoded, so a small message of many empty
+/// fields is refused before it grows).
+fn read_protobuf(
+    bytes: &[u8],
+    limits: &runtime_scheme::Limits,
+) -> Result<(Value, Vec<String>), InputError> {
+    let decoded = envelope::decode(bytes, &limits.into()).map_err(|error| match error {
+        envelope::EnvelopeError::Decode {
+            source:
+                protobuf::DecodeError {
+                    exceeded: Some(exceeded),
+                    ..
+                },
+            ..
+        } => match exceeded {
+            protobuf::Exceeded::Depth(limit) => InputError::TooDeep { limit },
+            protobuf::Exceeded::Nodes(limit) => InputError::TooManyNodes { limit },
+        },
+        other => InputError::Protobuf(other.to_string()),
+    })?;
+    let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
+    Ok((decoded.value, unknown))
 }
 
 /// A document as kube-apiserver writes it: JSON in Go's field order, compact or indented by two

@@ -102,6 +102,16 @@ impl Default for Limits {
     }
 }
 
+/// The depth and node limits of apfkit-runtime's readers.
+impl From<&apfkit_runtime::scheme::Limits> for Limits {
+    fn from(limits: &apfkit_runtime::scheme::Limits) -> Self {
+        Limits {
+            max_depth: limits.max_depth,
+            max_nodes: limits.max_nodes,
+        }
+    }
+}
+
 /// Which limit a message exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exceeded {

@@ -15,17 +15,18 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use super::Scheme;
 use super::document::{Document, InputError, Limits, MAX_DEPTH_LIMIT, Position, ReadError};
 use super::json_input::{self, JsonDocument};
 use super::protobuf_input;
 use super::yaml_input::{self, YamlDocument, YamlRead};
 
-/// Reads every document of `bytes` with the default [`Limits`]. Input that starts with
-/// Kubernetes' protobuf prefix `k8s\0` is one protobuf object, and input that starts with a
-/// length (4 bytes big-endian, or a varint) followed by the prefix is a stream of them; input
-/// whose first non-blank character is `{` or `[` is read as a sequence of JSON values; anything
-/// else as YAML. Empty and null YAML documents are skipped.
-pub fn read_documents(bytes: &[u8]) -> Result<Vec<Document>, InputError> {
+/// Every document of `bytes` with the default [`Limits`], built as JSON values; the format is
+/// sniffed as [`Scheme::read`] says.
+pub(super) fn read_documents<H>(
+    scheme: &Scheme<H>,
+    bytes: &[u8],
+) -> Result<Vec<Document>, InputError> {
     let protobuf = protobuf_input::sniff(&bytes[..bytes.len().min(protobuf_input::HEAD)]);
     if let (None, Err(e)) = (protobuf, std::str::from_utf8(bytes)) {
         return Err(InputError::Utf8 {
@@ -33,33 +34,13 @@ pub fn read_documents(bytes: &[u8]) -> Result<Vec<Document>, InputError> {
         });
     }
     let mut documents = Vec::new();
-    read_each(bytes, &Limits::default(), |document| {
-        documents.push(document);
-        Ok::<_, ReadError>(())
-    })
-    .map_err(|e| e.error)?;
+    scheme
+        .read_values(bytes, &Limits::default(), |document| {
+            documents.push(document);
+            Ok::<_, ReadError>(())
+        })
+        .map_err(|e| e.error)?;
     Ok(documents)
-}
-
-/// Calls `each` with every document of `reader`, in order, holding one document at a time.
-/// The format is sniffed as in [`read_documents`]. Stops at the first error, from the input or
-/// from `each`.
-pub fn read_each<E: From<ReadError>>(
-    reader: impl Read,
-    limits: &Limits,
-    mut each: impl FnMut(Document) -> Result<(), E>,
-) -> Result<(), E> {
-    read_each_in(reader, limits, false, |input| match input {
-        Input::Json(json) => each(json.to_document().map_err(|error| ReadError {
-            document: json.index,
-            error,
-        })?),
-        Input::Yaml(yaml) => each(yaml.to_document().map_err(|error| ReadError {
-            document: yaml.index,
-            error,
-        })?),
-        Input::Value(document) => each(document),
-    })
 }
 
 /// One document as the reader hands it over: JSON still in its bytes, checked against the
@@ -77,6 +58,29 @@ pub enum Input<'a> {
 }
 
 impl Input<'_> {
+    /// A document a program built, as the reader would hand it over.
+    pub fn from_value(value: serde_json::Value) -> Input<'static> {
+        Input::Value(Document {
+            index: 0,
+            value,
+            duplicate_fields: Vec::new(),
+            unknown_fields: Vec::new(),
+        })
+    }
+
+    /// The document built as a JSON value, with its repeated keys' paths.
+    ///
+    /// # Errors
+    ///
+    /// None for a document the reader gave; kept for documents built by hand.
+    pub fn into_document(self) -> Result<Document, InputError> {
+        match self {
+            Input::Json(json) => json.to_document(),
+            Input::Yaml(yaml) => yaml.to_document(),
+            Input::Value(document) => Ok(document),
+        }
+    }
+
     /// The document's 0-based index in the stream.
     pub fn index(&self) -> usize {
         match self {
@@ -87,20 +91,10 @@ impl Input<'_> {
     }
 }
 
-/// Like [`read_each`], but JSON documents are handed over as bytes, unbuilt, and YAML objects
-/// of served kinds with nothing to report decoded into their types: the one reader of every
-/// format, for callers that convert without building values.
-pub fn read_each_input<E: From<ReadError>>(
-    reader: impl Read,
-    limits: &Limits,
-    each: impl FnMut(Input<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    read_each_in(reader, limits, true, each)
-}
-
-/// [`read_each_input`]; JSON and YAML objects of served kinds are decoded into their types as
+/// [`Scheme::read`]; JSON and YAML objects of served kinds are decoded into their types as
 /// they are read if `decode`, for a caller that will convert them.
-fn read_each_in<E: From<ReadError>>(
+pub(super) fn read_each_in<H, E: From<ReadError>>(
+    scheme: &Scheme<H>,
     reader: impl Read,
     limits: &Limits,
     decode: bool,
@@ -121,7 +115,10 @@ fn read_each_in<E: From<ReadError>>(
         })?;
     let reader = std::io::Cursor::new(head).chain(reader);
     if let Some(framing) = protobuf_input::sniff(reader.get_ref().0.get_ref()) {
-        return protobuf_input::read_each(reader, framing, &limits, |d| each(Input::Value(d)));
+        let formats = scheme.formats;
+        return protobuf_input::read_each(reader, framing, formats, &limits, |d| {
+            each(Input::Value(d))
+        });
     }
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let (first, skipped) = first_non_blank(&mut reader).map_err(|e| ReadError {
@@ -129,9 +126,11 @@ fn read_each_in<E: From<ReadError>>(
         error: InputError::Io(e),
     })?;
     if first.is_some_and(|b| b == b'{' || b == b'[') {
-        return json_input::read_each(reader, &limits, skipped, decode, |d| each(Input::Json(d)));
+        let scheme = decode.then_some(scheme);
+        return json_input::read_each(reader, scheme, &limits, skipped, |d| each(Input::Json(d)));
     }
-    yaml_input::read_each(reader, &limits, skipped, decode, |read| match read {
+    let scheme = decode.then_some(scheme);
+    yaml_input::read_each(reader, scheme, &limits, skipped, |read| match read {
         YamlRead::Typed(yaml) => each(Input::Yaml(yaml)),
         YamlRead::Built(document) => each(Input::Value(document)),
     })

@@ -16,18 +16,19 @@ use std::io::{BufRead, Read};
 
 use serde::Deserialize;
 
-use super::codec::{self, Decoded};
+use super::Scheme;
+use super::codec::Decoded;
 use super::document::{Checked, Document, InputError, Limits, Position, ReadError};
 use super::guard::Guard;
 
 /// Calls `each` with every non-empty document of `reader`, in order. `start` is where the
 /// reader starts in the stream (after blanks the caller skipped), for line numbers. Objects of
-/// served kinds are decoded into their types as they are read if `decode`.
-pub(super) fn read_each<E: From<ReadError>>(
+/// served kinds are decoded into their types as they are read if a `scheme` is given.
+pub(super) fn read_each<H, E: From<ReadError>>(
     mut reader: impl BufRead,
+    scheme: Option<&Scheme<H>>,
     limits: &Limits,
     start: Position,
-    decode: bool,
     mut each: impl FnMut(YamlRead<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let max = limits.max_document_bytes;
@@ -73,14 +74,14 @@ pub(super) fn read_each<E: From<ReadError>>(
         offset += read;
         match kind {
             Some(Marker::Start) if chunk.has_content => {
-                chunk.parse(limits, decode, &mut index, &mut each)?;
+                chunk.parse(scheme, limits, &mut index, &mut each)?;
                 chunk = Chunk::new(line_number);
                 chunk.push(text, true);
             }
             Some(Marker::Start) => chunk.push(text, true),
             Some(Marker::End) => {
                 chunk.push(text, false);
-                chunk.parse(limits, decode, &mut index, &mut each)?;
+                chunk.parse(scheme, limits, &mut index, &mut each)?;
                 chunk = Chunk::new(line_number + 1);
             }
             None => {
@@ -93,7 +94,7 @@ pub(super) fn read_each<E: From<ReadError>>(
         }
         line_number += usize::from(text.ends_with('\n'));
     }
-    chunk.parse(limits, decode, &mut index, &mut each)
+    chunk.parse(scheme, limits, &mut index, &mut each)
 }
 
 /// A YAML document as the reader hands it over: an object of a served kind with nothing to
@@ -153,18 +154,20 @@ impl Chunk {
     }
 
     /// Gives the document to `each`, unless it is empty or null: decoded into its type if
-    /// `decode` and the guard allows, else as a JSON value.
-    fn parse<E: From<ReadError>>(
+    /// a `scheme` is given and the guard allows, else as a JSON value.
+    fn parse<H, E: From<ReadError>>(
         &self,
+        scheme: Option<&Scheme<H>>,
         limits: &Limits,
-        decode: bool,
         index: &mut usize,
         each: &mut impl FnMut(YamlRead<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         if !self.has_content {
             return Ok(());
         }
-        if decode && let Some(decoded) = decoded(&self.text, limits) {
+        if let Some(scheme) = scheme
+            && let Some(decoded) = decoded(scheme, &self.text, limits)
+        {
             let document = YamlDocument {
                 index: *index,
                 text: &self.text,
@@ -190,11 +193,11 @@ impl Chunk {
 
 /// The object of a document of a served kind that starts with its identity, decoded into its
 /// version's type, if the guard lets it through.
-fn decoded(text: &str, limits: &Limits) -> Option<Decoded> {
+fn decoded<H>(scheme: &Scheme<H>, text: &str, limits: &Limits) -> Option<Decoded> {
     let (api_version, kind) = identity(text)?;
-    let codec = codec::lookup(api_version, kind)?;
+    let codec = scheme.find(api_version, kind)?;
     let object = codec.decode_yaml(text, &Guard::checking_yaml(limits))?;
-    Some(Decoded { codec, object })
+    Some(Decoded::new(codec, object))
 }
 
 /// The `apiVersion` and `kind` of a document whose first two lines (after a `---` line,
@@ -292,7 +295,7 @@ impl YamlDocument<'_> {
 
     /// The document's `apiVersion`.
     pub fn api_version(&self) -> String {
-        self.decoded.codec.api_version()
+        self.decoded.api_version()
     }
 
     /// The decoded object, and the length of its text (to size the output).

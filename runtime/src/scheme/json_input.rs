@@ -20,7 +20,8 @@ use std::sync::Mutex;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
 use serde::de::{Error as _, Visitor};
 
-use super::codec::{self, Decoded};
+use super::Scheme;
+use super::codec::Decoded;
 use super::document::{Document, InputError, KeyHashes, Limits, Position, ReadError};
 use super::guard::Guard;
 
@@ -64,17 +65,22 @@ impl Clone for JsonDocument<'_> {
 }
 
 impl<'a> JsonDocument<'a> {
-    /// Scans the single JSON value `bytes` (blanks around it allowed) against `limits`.
+    /// Scans the single JSON value `bytes` (blanks around it allowed) against `limits`, a
+    /// served object decoded by `scheme`'s codec.
     ///
     /// # Errors
     ///
     /// Invalid JSON, trailing data, or a value over the limits.
-    pub fn parse(bytes: &'a [u8], limits: &Limits) -> Result<Self, InputError> {
+    pub(super) fn parse<H>(
+        scheme: &Scheme<H>,
+        bytes: &'a [u8],
+        limits: &Limits,
+    ) -> Result<Self, InputError> {
         if bytes.len() > limits.max_document_bytes {
             return Err(too_large(limits));
         }
         if let Ok(text) = std::str::from_utf8(bytes)
-            && let Some((end, document)) = JsonDocument::decoded(0, text, limits)
+            && let Some((end, document)) = JsonDocument::decoded(scheme, 0, text, limits)
             && end == bytes.trim_ascii_end().len()
         {
             return Ok(document);
@@ -107,9 +113,14 @@ impl<'a> JsonDocument<'a> {
     /// within `text` and the size limit, and the guard lets it through. The parse finds the
     /// end; an object cut short by the end of `text` fails it and is left to the caller,
     /// which reads more and tries again.
-    fn decoded(index: usize, text: &'a str, limits: &Limits) -> Option<(usize, Self)> {
+    fn decoded<H>(
+        scheme: &Scheme<H>,
+        index: usize,
+        text: &'a str,
+        limits: &Limits,
+    ) -> Option<(usize, Self)> {
         let (api_version, kind) = peek_identity(text)?;
-        let codec = codec::lookup(api_version, kind)?;
+        let codec = scheme.find(api_version, kind)?;
         let (object, end) = codec.decode_guarded(text, &Guard::checking(limits))?;
         if end > limits.max_document_bytes {
             return None;
@@ -121,7 +132,7 @@ impl<'a> JsonDocument<'a> {
             api_version: Some(Cow::Borrowed(api_version)),
             kind: Some(Cow::Borrowed(kind)),
             may_repeat_keys: false,
-            decoded: Mutex::new(Some(Decoded { codec, object })),
+            decoded: Mutex::new(Some(Decoded::new(codec, object))),
         };
         Some((end, document))
     }
@@ -219,12 +230,12 @@ fn json_error(error: &serde_json::Error, start: Position) -> InputError {
 
 /// Calls `each` with every JSON document of `reader`, holding one document (and at most one
 /// read ahead) at a time; objects of served kinds are decoded into their types as they are
-/// read if `decode`. Stops at the first error, from the input or from `each`.
-pub(super) fn read_each<E: From<ReadError>>(
+/// read if a `scheme` is given. Stops at the first error, from the input or from `each`.
+pub(super) fn read_each<H, E: From<ReadError>>(
     mut reader: impl Read,
+    scheme: Option<&Scheme<H>>,
     limits: &Limits,
     start: Position,
-    decode: bool,
     mut each: impl FnMut(JsonDocument<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let max = limits.max_document_bytes;
@@ -238,12 +249,17 @@ pub(super) fn read_each<E: From<ReadError>>(
     loop {
         // The part of `buffer` that is UTF-8, checked once per read for the decoding: up to
         // its first invalid byte, or a character cut by the end of what was read.
-        let text = if decode { utf8_prefix(&buffer) } else { "" };
+        let text = if scheme.is_some() {
+            utf8_prefix(&buffer)
+        } else {
+            ""
+        };
         // The documents of what was read, until one goes on past it.
         loop {
             let rest = &buffer[at..];
             if let Some(text) = text.get(at..)
-                && let Some((end, document)) = JsonDocument::decoded(index, text, limits)
+                && let Some(scheme) = scheme
+                && let Some((end, document)) = JsonDocument::decoded(scheme, index, text, limits)
             {
                 each(document)?;
                 at += end;
@@ -483,13 +499,17 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_kind::SCHEME;
     use super::{JsonDocument, Limits, peek_identity};
 
     #[test]
     fn served_objects_are_decoded_up_to_their_closing_brace() {
-        let object = r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"a}{[\"\\"}}"#;
+        let object =
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a}{[\"\\"}}"#;
         let limits = Limits::default();
-        let end = |text: &str, limits: &Limits| JsonDocument::decoded(0, text, limits).map(|d| d.0);
+        let end = |text: &str, limits: &Limits| {
+            JsonDocument::decoded(&SCHEME, 0, text, limits).map(|d| d.0)
+        };
         assert_eq!(end(&format!("{object} {{"), &limits), Some(object.len()));
         assert_eq!(
             end(&format!(" \n {object}"), &limits),
@@ -503,7 +523,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(end(object, &small), None);
-        assert_eq!(end(r#"{"kind":"FlowSchema"}"#, &limits), None);
+        assert_eq!(end(r#"{"kind":"Widget"}"#, &limits), None);
     }
 
     #[test]
@@ -530,18 +550,17 @@ mod tests {
 
     #[test]
     fn served_objects_with_nothing_to_report_are_decoded_once() {
-        let plain = br#"{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1","metadata":{"name":"a"}}"#;
-        let document = JsonDocument::parse(plain, &Limits::default()).unwrap();
+        let plain = br#"{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a"}}"#;
+        let document = JsonDocument::parse(&SCHEME, plain, &Limits::default()).unwrap();
         assert!(!document.may_repeat_keys);
-        assert_eq!(document.kind.as_deref(), Some("FlowSchema"));
+        assert_eq!(document.kind.as_deref(), Some("Widget"));
         let decoded = document.take_decoded().expect("decoded while read");
-        assert_eq!(decoded.codec.version, "v1");
+        assert_eq!(decoded.api_version(), "example.com/v1");
         assert!(document.take_decoded().is_none(), "taken once");
         assert!(document.clone().take_decoded().is_none());
-        let unknown =
-            br#"{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1","colour":1}"#;
-        let document = JsonDocument::parse(unknown, &Limits::default()).unwrap();
+        let unknown = br#"{"kind":"Widget","apiVersion":"example.com/v1","colour":1}"#;
+        let document = JsonDocument::parse(&SCHEME, unknown, &Limits::default()).unwrap();
         assert!(document.take_decoded().is_none(), "left to the scan");
-        assert_eq!(document.kind.as_deref(), Some("FlowSchema"));
+        assert_eq!(document.kind.as_deref(), Some("Widget"));
     }
 }

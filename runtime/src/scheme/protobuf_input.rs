@@ -3,17 +3,19 @@
 //! Kubernetes' own framer writes (`apimachinery/pkg/util/framer`), or a protobuf varint as
 //! `writeDelimitedTo` and Go's `protodelim` write.
 //!
-//! Each object decodes with its kind's generated codec; the fields its schema lacks are kept
+//! Each object decodes with the scheme's [`Formats`]; the fields its schema lacks are kept
 //! on the document for the caller's unknown-field mode. Every frame is bounded by
 //! [`Limits::max_document_bytes`] before it is read, and the decoded object by the depth and
 //! node limits, so that it can be written as JSON or YAML and read back.
 
 use std::io::Read;
 
-use apfkit_types::wire::envelope;
-use apfkit_types::wire::protobuf::{DecodeError, Exceeded};
-
 use super::document::{Document, InputError, Limits, ReadError};
+use super::encoding::Formats;
+
+/// The first bytes of a Kubernetes protobuf object (`k8s` and a zero byte), before its
+/// `runtime.Unknown` envelope.
+pub const PROTOBUF_PREFIX: &[u8] = b"k8s\0";
 
 /// How objects follow one another in a protobuf input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,14 +34,14 @@ pub const HEAD: usize = 9;
 
 /// What the first bytes of an input say, if they begin Kubernetes protobuf.
 pub fn sniff(head: &[u8]) -> Option<Framing> {
-    if head.starts_with(envelope::PREFIX) {
+    if head.starts_with(PROTOBUF_PREFIX) {
         return Some(Framing::Single);
     }
-    if head.get(4..8) == Some(envelope::PREFIX) {
+    if head.get(4..8) == Some(PROTOBUF_PREFIX) {
         return Some(Framing::Fixed32);
     }
     let (_, width) = varint(head)?;
-    (head.get(width..width + 4) == Some(envelope::PREFIX)).then_some(Framing::Varint)
+    (head.get(width..width + 4) == Some(PROTOBUF_PREFIX)).then_some(Framing::Varint)
 }
 
 /// A varint at the start of `bytes` (at most 5 bytes: a 32-bit length) and its width.
@@ -55,13 +57,28 @@ fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Calls `each` with every object of `reader`, framed as `framing` says.
+/// Without formats, the first object is refused.
 pub fn read_each<E: From<ReadError>>(
     mut reader: impl Read,
     framing: Framing,
+    formats: Option<&Formats>,
     limits: &Limits,
     mut each: impl FnMut(Document) -> Result<(), E>,
 ) -> Result<(), E> {
     let fail = |document, error| ReadError { document, error };
+    let Some(formats) = formats else {
+        let error = InputError::Protobuf("this scheme reads no protobuf".to_owned());
+        return Err(fail(0, error).into());
+    };
+    let decode = |bytes: &[u8], index: usize| -> Result<Document, InputError> {
+        let (value, unknown_fields) = (formats.read_protobuf)(bytes, limits)?;
+        Ok(Document {
+            index,
+            value,
+            duplicate_fields: Vec::new(),
+            unknown_fields,
+        })
+    };
     if framing == Framing::Single {
         let mut bytes = Vec::new();
         let limit = limits.max_document_bytes as u64;
@@ -72,7 +89,7 @@ pub fn read_each<E: From<ReadError>>(
         if bytes.len() as u64 > limit {
             return Err(fail(0, too_large(limits)).into());
         }
-        return each(decode(&bytes, 0, limits).map_err(|e| fail(0, e))?);
+        return each(decode(&bytes, 0).map_err(|e| fail(0, e))?);
     }
     let mut index = 0;
     while let Some(length) = frame_length(&mut reader, framing).map_err(|e| fail(index, e))? {
@@ -91,7 +108,7 @@ pub fn read_each<E: From<ReadError>>(
             );
             return Err(fail(index, InputError::Protobuf(message)).into());
         }
-        each(decode(&bytes, index, limits).map_err(|e| fail(index, e))?)?;
+        each(decode(&bytes, index).map_err(|e| fail(index, e))?)?;
         index += 1;
     }
     Ok(())
@@ -133,31 +150,6 @@ fn frame_length(reader: &mut impl Read, framing: Framing) -> Result<Option<u64>,
     }
 }
 
-/// One enveloped object, within the depth and node limits (held while it is decoded, so a
-/// small message of many empty fields is refused before it grows).
-fn decode(bytes: &[u8], index: usize, limits: &Limits) -> Result<Document, InputError> {
-    let decoded = envelope::decode(bytes, &limits.protobuf()).map_err(|error| match error {
-        envelope::EnvelopeError::Decode {
-            source:
-                DecodeError {
-                    exceeded: Some(exceeded),
-                    ..
-                },
-            ..
-        } => match exceeded {
-            Exceeded::Depth(limit) => InputError::TooDeep { limit },
-            Exceeded::Nodes(limit) => InputError::TooManyNodes { limit },
-        },
-        other => InputError::Protobuf(other.to_string()),
-    })?;
-    Ok(Document {
-        index,
-        value: decoded.value,
-        duplicate_fields: Vec::new(),
-        unknown_fields: decoded.unknown.into_iter().map(|u| u.path).collect(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,32 +169,5 @@ mod tests {
         ] {
             assert_eq!(sniff(text), None, "{text:?}");
         }
-    }
-
-    #[test]
-    fn read_documents_takes_one_object_or_a_stream() {
-        let object = serde_json::json!({
-            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
-            "metadata": {"name": "probes"},
-            "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 2},
-        });
-        let one = envelope::encode(&object).unwrap();
-        let documents = crate::scheme::read_documents(&one).unwrap();
-        assert_eq!(documents.len(), 1);
-        assert_eq!(documents[0].value["spec"]["matchingPrecedence"], 2);
-        assert!(documents[0].unknown_fields.is_empty());
-
-        let length = u32::try_from(one.len()).unwrap().to_be_bytes();
-        let stream = [&length[..], &one, &length, &one].concat();
-        let documents = crate::scheme::read_documents(&stream).unwrap();
-        assert_eq!(
-            documents.iter().map(|d| d.index).collect::<Vec<_>>(),
-            [0, 1]
-        );
-        let error = crate::scheme::read_documents(&stream[..stream.len() - 1]).unwrap_err();
-        assert!(
-            error.to_string().contains("ends inside object 1"),
-            "{error}"
-        );
     }
 }

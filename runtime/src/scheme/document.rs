@@ -17,14 +17,6 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The depth and node limits, for the protobuf decoder.
-    pub fn protobuf(&self) -> apfkit_types::wire::protobuf::Limits {
-        apfkit_types::wire::protobuf::Limits {
-            max_depth: self.max_depth,
-            max_nodes: self.max_nodes,
-        }
-    }
-
     /// Whether a document of this nesting depth and node count is within the limits.
     pub(super) fn check_shape(&self, depth: usize, nodes: usize) -> Result<(), InputError> {
         if depth > self.max_depth {

@@ -1,12 +1,37 @@
 //! Writing one document: YAML, JSON in kube-apiserver's field order, or Kubernetes protobuf,
 //! from a typed object or from a JSON value, the same bytes either way.
 
-use apfkit_runtime::Kind;
-use apfkit_runtime::scheme::Encodings;
-use apfkit_types::wire::envelope;
 use serde_json::Value;
 
-use apfkit_runtime::scheme::{ErrorKind, SchemeError};
+use super::document::{InputError, Limits};
+use super::encodings::{EncodingError, Encodings};
+use super::report::{ErrorKind, SchemeError};
+use crate::Kind;
+
+/// Writes a document as kube-apiserver does, compact or indented; `None` when the document is
+/// not one of the API's.
+pub type WriteJson = fn(&Value, bool) -> Option<Result<Vec<u8>, EncodingError>>;
+
+/// Reads one enveloped protobuf object as a JSON value and the paths of the fields its type
+/// lacks, within the depth and node limits.
+pub type ReadProtobuf = fn(&[u8], &Limits) -> Result<(Value, Vec<String>), InputError>;
+
+/// How an API writes and reads documents held as JSON values in its own formats, for a
+/// [`Scheme`](super::Scheme) built [`with_formats`](super::Scheme::with_formats). Typed objects
+/// are written by their [`Encodings`]; these cover what the scheme holds only as values: a
+/// list (typed or `v1 List`) and an object read from protobuf.
+#[derive(Debug, Clone, Copy)]
+pub struct Formats {
+    /// A document as kube-apiserver writes it (JSON in its Go structs' field order), compact
+    /// or indented by two spaces: an object or typed list of a served kind, or a `v1 List`.
+    /// `None` for any other document, which is written as serde_json writes it.
+    pub json: WriteJson,
+    /// An object or typed list of a served kind as Kubernetes protobuf in its envelope.
+    pub protobuf: fn(&Value) -> Result<Vec<u8>, EncodingError>,
+    /// One enveloped protobuf object (`k8s\0` first) read as a JSON value, with the paths of
+    /// the fields its type lacks, within the depth and node limits (held while decoding).
+    pub read_protobuf: ReadProtobuf,
+}
 
 /// How a document is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +55,11 @@ impl Encoding {
     /// # Errors
     ///
     /// A value that does not fit its kind, protobuf for a `v1` `List` or a kind not served.
-    pub fn encode_value(self, value: &Value) -> Result<Vec<u8>, SchemeError> {
+    pub(super) fn encode_value(
+        self,
+        value: &Value,
+        formats: Option<&Formats>,
+    ) -> Result<Vec<u8>, SchemeError> {
         let failed = |message: String| SchemeError::new(ErrorKind::Encoding, "", message);
         match self {
             Encoding::Yaml => serde_saphyr::to_string(value)
@@ -38,7 +67,7 @@ impl Encoding {
                 .map_err(|e| failed(e.to_string())),
             Encoding::Json | Encoding::JsonPretty => {
                 let pretty = self == Encoding::JsonPretty;
-                match apfkit_types::wire::to_go_json(value, pretty) {
+                match formats.and_then(|formats| (formats.json)(value, pretty)) {
                     Some(written) => written.map_err(|e| failed(e.to_string())),
                     // serde_json's writer, not Go's escaping: the document is not one
                     // kube-apiserver writes.
@@ -57,12 +86,15 @@ impl Encoding {
                             .to_owned(),
                     ));
                 }
-                envelope::encode(value).map_err(|e| failed(e.to_string()))
+                match formats {
+                    Some(formats) => (formats.protobuf)(value).map_err(|e| failed(e.to_string())),
+                    None => Err(failed("this scheme writes no protobuf".to_owned())),
+                }
             }
         }
     }
 
-    /// Writes a typed object: the bytes [`Encoding::encode_value`] writes for the same object
+    /// Writes a typed object: the bytes `encode_value` writes for the same object
     /// as a JSON value. `capacity` is the length expected, to allocate once.
     ///
     /// # Errors
@@ -77,7 +109,7 @@ impl Encoding {
             // Sorted keys, as the YAML of a JSON value has them.
             Encoding::Yaml => {
                 let value = serde_json::to_value(object).map_err(|e| failed(e.to_string()))?;
-                Encoding::Yaml.encode_value(&value)
+                Encoding::Yaml.encode_value(&value, None)
             }
             Encoding::Json | Encoding::JsonPretty => {
                 let mut out = Vec::with_capacity(capacity);

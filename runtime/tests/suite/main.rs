@@ -1,0 +1,3 @@
+//! The integration tests of apfkit-runtime, in one binary.
+
+mod structure;
