@@ -32,6 +32,22 @@
 //!
 //! Kinds implement k8s-openapi's `Resource`, `ListableResource` and `Metadata`, so they work with
 //! kube (`kube::Api<apfkit_types::flowcontrol::v1beta3::FlowSchema>`).
+//!
+//! Every version converts to the hub types ([`hub`], kube-apiserver's internal types) and back
+//! with apfkit-runtime's `ToHub` and `FromHub`, generated beside the types with the
+//! hand-written [`hooks`] for what differs:
+//!
+//! ```
+//! use apfkit_runtime::{FromHub, ToHub};
+//! use apfkit_types::flowcontrol::{v1, v1beta2};
+//!
+//! let old: v1beta2::PriorityLevelConfiguration = serde_json::from_str(r#"{
+//!     "metadata": {"name": "p"},
+//!     "spec": {"type": "Limited", "limited": {"assuredConcurrencyShares": 20, "limitResponse": {"type": "Reject"}}}
+//! }"#).unwrap();
+//! let new = v1::PriorityLevelConfiguration::from_hub(&old.to_hub());
+//! assert_eq!(new.spec.limited.unwrap().nominal_concurrency_shares, Some(20));
+//! ```
 
 #![forbid(unsafe_code)]
 
