@@ -1,0 +1,298 @@
+//! The model backend: every revision of every key in memory, as etcd's MVCC store keeps them.
+//!
+//! It is what the real backends are held to (the conformance tests run the same cases on each)
+//! and a backend for tests of what sits above storage. Nothing is persisted.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::sync::mpsc;
+
+use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
+
+/// Events a watcher may have waiting before it is ended.
+pub const WATCH_BUFFER: usize = 1024;
+
+/// Every key's history in memory.
+#[derive(Debug)]
+pub struct MemoryBackend {
+    state: Mutex<State>,
+    buffer: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    revision: Revision,
+    /// History before this revision is gone.
+    compacted: Revision,
+    /// Each key's versions, oldest first; `None` marks a delete.
+    keys: BTreeMap<Vec<u8>, Vec<Version>>,
+    /// Every change, in revision order (since the compaction point).
+    log: Vec<Event>,
+    watchers: Vec<Watcher>,
+}
+
+#[derive(Debug, Clone)]
+struct Version {
+    revision: Revision,
+    value: Option<KeyValue>,
+}
+
+#[derive(Debug)]
+struct Watcher {
+    prefix: Vec<u8>,
+    sender: mpsc::Sender<Event>,
+    ended: Arc<OnceLock<StoreError>>,
+}
+
+impl Default for MemoryBackend {
+    fn default() -> Self {
+        MemoryBackend::with_watch_buffer(WATCH_BUFFER)
+    }
+}
+
+impl MemoryBackend {
+    /// An empty store whose watchers may fall `buffer` events behind before they are ended.
+    pub fn with_watch_buffer(buffer: usize) -> Self {
+        MemoryBackend {
+            state: Mutex::new(State::default()),
+            buffer: buffer.max(1),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while the lock was held cannot leave a half-written state: every write
+        // below changes the state only after its checks passed.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl State {
+    /// The key's value at `revision`.
+    fn at(&self, key: &[u8], revision: Revision) -> Option<&KeyValue> {
+        let versions = self.keys.get(key)?;
+        let version = versions.iter().rev().find(|v| v.revision <= revision)?;
+        version.value.as_ref()
+    }
+
+    fn current(&self, key: &[u8]) -> Option<&KeyValue> {
+        self.keys.get(key)?.last()?.value.as_ref()
+    }
+
+    /// Records a change at the next revision and tells the watchers.
+    fn record(&mut self, key: &[u8], value: Option<KeyValue>, event: Event) {
+        self.keys.entry(key.to_vec()).or_default().push(Version {
+            revision: self.revision,
+            value,
+        });
+        self.watchers.retain(|watcher| {
+            if !event.key().starts_with(&watcher.prefix) {
+                return !watcher.sender.is_closed();
+            }
+            match watcher.sender.try_send(event.clone()) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    let buffer = watcher.sender.max_capacity();
+                    let _ = watcher.ended.set(StoreError::WatchOverflow { buffer });
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            }
+        });
+        self.log.push(event);
+    }
+
+    fn next_revision(&mut self) -> Revision {
+        self.revision = Revision(self.revision.0 + 1);
+        self.revision
+    }
+
+    fn check_readable(&self, revision: Revision) -> Result<(), StoreError> {
+        if revision > self.revision {
+            return Err(StoreError::FutureRevision {
+                requested: revision,
+                current: self.revision,
+            });
+        }
+        if revision < self.compacted {
+            return Err(StoreError::Compacted {
+                requested: revision,
+                compacted: self.compacted,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Backend for MemoryBackend {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        Ok(self.state().revision)
+    }
+
+    async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>, StoreError> {
+        Ok(self.state().current(key).cloned())
+    }
+
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, StoreError> {
+        let state = self.state();
+        let revision = options.revision.unwrap_or(state.revision);
+        state.check_readable(revision)?;
+        let start = if options.start.is_empty() {
+            options.prefix.clone()
+        } else {
+            options.start.clone()
+        };
+        let mut live = state
+            .keys
+            .range(start..)
+            .take_while(|(key, _)| key.starts_with(&options.prefix))
+            .filter_map(|(key, _)| state.at(key, revision));
+        let limit = if options.limit == 0 {
+            usize::MAX
+        } else {
+            options.limit
+        };
+        let items: Vec<KeyValue> = live.by_ref().take(limit).cloned().collect();
+        let rest: Vec<&KeyValue> = live.collect();
+        Ok(ListPage {
+            items,
+            revision,
+            next: rest.first().map(|kv| kv.key.clone()),
+            remaining: rest.len() as u64,
+        })
+    }
+
+    async fn create(&self, key: &[u8], value: Vec<u8>) -> Result<KeyValue, StoreError> {
+        let mut state = self.state();
+        if state.current(key).is_some() {
+            return Err(StoreError::AlreadyExists);
+        }
+        let revision = state.next_revision();
+        let kv = KeyValue {
+            key: key.to_vec(),
+            value,
+            create_revision: revision,
+            mod_revision: revision,
+        };
+        state.record(key, Some(kv.clone()), Event::Put(kv.clone()));
+        Ok(kv)
+    }
+
+    async fn update(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> Result<KeyValue, StoreError> {
+        let mut state = self.state();
+        let current = state.current(key).ok_or(StoreError::NotFound)?;
+        if current.mod_revision != expected {
+            return Err(StoreError::Conflict {
+                expected,
+                actual: current.mod_revision,
+            });
+        }
+        let create_revision = current.create_revision;
+        let revision = state.next_revision();
+        let kv = KeyValue {
+            key: key.to_vec(),
+            value,
+            create_revision,
+            mod_revision: revision,
+        };
+        state.record(key, Some(kv.clone()), Event::Put(kv.clone()));
+        Ok(kv)
+    }
+
+    async fn delete(
+        &self,
+        key: &[u8],
+        expected: Option<Revision>,
+    ) -> Result<(KeyValue, Revision), StoreError> {
+        let mut state = self.state();
+        let current = state.current(key).ok_or(StoreError::NotFound)?.clone();
+        if let Some(expected) = expected
+            && current.mod_revision != expected
+        {
+            return Err(StoreError::Conflict {
+                expected,
+                actual: current.mod_revision,
+            });
+        }
+        let revision = state.next_revision();
+        let event = Event::Delete {
+            previous: current.clone(),
+            revision,
+        };
+        state.record(key, None, event);
+        Ok((current, revision))
+    }
+
+    async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
+        let mut state = self.state();
+        // Changes after `after` must all be kept: the first is `after + 1`.
+        if after.0 + 1 < state.compacted.0 {
+            return Err(StoreError::Compacted {
+                requested: after,
+                compacted: state.compacted,
+            });
+        }
+        if after > state.revision {
+            return Err(StoreError::FutureRevision {
+                requested: after,
+                current: state.revision,
+            });
+        }
+        let (sender, events) = mpsc::channel(self.buffer);
+        let ended = Arc::new(OnceLock::new());
+        let replay = state
+            .log
+            .iter()
+            .filter(|e| e.revision() > after && e.key().starts_with(prefix));
+        for event in replay {
+            if sender.try_send(event.clone()).is_err() {
+                let _ = ended.set(StoreError::WatchOverflow {
+                    buffer: self.buffer,
+                });
+                return Ok(Watch::new(events, ended));
+            }
+        }
+        state.watchers.push(Watcher {
+            prefix: prefix.to_vec(),
+            sender,
+            ended: Arc::clone(&ended),
+        });
+        Ok(Watch::new(events, ended))
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if revision > state.revision {
+            return Err(StoreError::FutureRevision {
+                requested: revision,
+                current: state.revision,
+            });
+        }
+        if revision <= state.compacted {
+            return Ok(());
+        }
+        state.compacted = revision;
+        // The change at the compaction point stays: a watch may start there.
+        state.log.retain(|event| event.revision() >= revision);
+        // Each key keeps the version readable at `revision` and later ones.
+        state.keys.retain(|_, versions| {
+            let keep_from = versions
+                .iter()
+                .rposition(|v| v.revision <= revision)
+                .unwrap_or(0);
+            versions.drain(..keep_from);
+            // A key whose only version is a delete at or before the compaction is gone.
+            !(versions.len() == 1
+                && versions[0].value.is_none()
+                && versions[0].revision <= revision)
+        });
+        Ok(())
+    }
+}

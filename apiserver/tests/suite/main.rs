@@ -1,0 +1,3 @@
+//! The integration tests of apfkit-apiserver, in one binary.
+
+mod storage;

@@ -1,0 +1,293 @@
+//! The storage contract (kube-apiserver's semantics, taken from etcd's), as one suite of cases
+//! that every backend runs: today the in-memory model; the etcd and embedded backends join it.
+
+use std::sync::Arc;
+
+use apfkit_apiserver::storage::memory::MemoryBackend;
+use apfkit_apiserver::storage::{Backend, Event, ListOptions, Revision, StoreError};
+
+const A: &[u8] = b"/registry/widgets/a";
+const B: &[u8] = b"/registry/widgets/b";
+const C: &[u8] = b"/registry/widgets/c";
+const OTHER: &[u8] = b"/registry/gadgets/x";
+
+fn under(prefix: &[u8]) -> ListOptions {
+    ListOptions {
+        prefix: prefix.to_vec(),
+        ..ListOptions::default()
+    }
+}
+
+async fn writes_take_the_next_revision_and_compare_and_swap(store: &impl Backend) {
+    let a = store.create(A, b"1".to_vec()).await.unwrap();
+    assert_eq!(
+        (a.create_revision, a.mod_revision),
+        (Revision(1), Revision(1))
+    );
+    let b = store.create(B, b"1".to_vec()).await.unwrap();
+    assert_eq!(b.mod_revision, Revision(2));
+    assert_eq!(
+        store.create(A, b"again".to_vec()).await,
+        Err(StoreError::AlreadyExists)
+    );
+    assert_eq!(store.get(A).await.unwrap(), Some(a.clone()));
+
+    // A stale resourceVersion is a conflict naming both revisions; nothing is written.
+    let updated = store
+        .update(A, b"2".to_vec(), a.mod_revision)
+        .await
+        .unwrap();
+    assert_eq!(updated.create_revision, Revision(1));
+    assert_eq!(updated.mod_revision, Revision(3));
+    assert_eq!(
+        store.update(A, b"3".to_vec(), a.mod_revision).await,
+        Err(StoreError::Conflict {
+            expected: Revision(1),
+            actual: Revision(3)
+        })
+    );
+    assert_eq!(store.get(A).await.unwrap().unwrap().value, b"2");
+    assert_eq!(
+        store.update(C, b"1".to_vec(), Revision(1)).await,
+        Err(StoreError::NotFound)
+    );
+
+    // Deletes check the precondition when given, and a new create starts a new life.
+    assert!(matches!(
+        store.delete(A, Some(Revision(1))).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    let (previous, deleted_at) = store.delete(A, Some(Revision(3))).await.unwrap();
+    assert_eq!(
+        (previous.value.as_slice(), deleted_at),
+        (&b"2"[..], Revision(4))
+    );
+    assert_eq!(store.get(A).await.unwrap(), None);
+    assert_eq!(store.delete(A, None).await, Err(StoreError::NotFound));
+    let again = store.create(A, b"new".to_vec()).await.unwrap();
+    assert_eq!(again.create_revision, Revision(5));
+    assert_eq!(store.current_revision().await.unwrap(), Revision(5));
+}
+
+async fn lists_page_at_one_revision(store: &impl Backend) {
+    for key in [A, B, C, OTHER] {
+        store.create(key, b"v1".to_vec()).await.unwrap();
+    }
+    let first = store
+        .list(&ListOptions {
+            limit: 2,
+            ..under(b"/registry/widgets/")
+        })
+        .await
+        .unwrap();
+    let keys: Vec<&[u8]> = first.items.iter().map(|kv| kv.key.as_slice()).collect();
+    assert_eq!(keys, [A, B]);
+    assert_eq!((first.next.as_deref(), first.remaining), (Some(C), 1));
+    assert_eq!(first.revision, Revision(4));
+
+    // Writes after the first page do not show in the next one: it is read at the same
+    // revision, as a continue token is.
+    let c = store.get(C).await.unwrap().unwrap();
+    store
+        .update(C, b"v2".to_vec(), c.mod_revision)
+        .await
+        .unwrap();
+    store.delete(B, None).await.unwrap();
+    let second = store
+        .list(&ListOptions {
+            start: first.next.clone().unwrap(),
+            limit: 2,
+            revision: Some(first.revision),
+            ..under(b"/registry/widgets/")
+        })
+        .await
+        .unwrap();
+    assert_eq!(second.items.len(), 1);
+    assert_eq!(second.items[0].value, b"v1");
+    assert_eq!((second.next, second.remaining), (None, 0));
+
+    // Now: b is gone, c is new.
+    let now = store.list(&under(b"/registry/widgets/")).await.unwrap();
+    let values: Vec<(&[u8], &[u8])> = now
+        .items
+        .iter()
+        .map(|kv| (kv.key.as_slice(), kv.value.as_slice()))
+        .collect();
+    assert_eq!(values, [(A, &b"v1"[..]), (C, &b"v2"[..])]);
+
+    assert_eq!(
+        store
+            .list(&ListOptions {
+                revision: Some(Revision(99)),
+                ..under(b"/")
+            })
+            .await,
+        Err(StoreError::FutureRevision {
+            requested: Revision(99),
+            current: Revision(6)
+        })
+    );
+}
+
+async fn watches_replay_then_follow(store: &impl Backend) {
+    store.create(A, b"1".to_vec()).await.unwrap(); // 1
+    store.create(OTHER, b"1".to_vec()).await.unwrap(); // 2
+    let mut watch = store
+        .watch(b"/registry/widgets/", Revision(0))
+        .await
+        .unwrap();
+    let first = watch.next().await.unwrap().unwrap();
+    assert_eq!((first.key(), first.revision()), (A, Revision(1)));
+
+    store.update(A, b"2".to_vec(), Revision(1)).await.unwrap(); // 3
+    store
+        .create(OTHER.to_vec().as_slice(), b"dup".to_vec())
+        .await
+        .unwrap_err();
+    store.delete(A, None).await.unwrap(); // 4
+    let put = watch.next().await.unwrap().unwrap();
+    assert!(matches!(&put, Event::Put(kv) if kv.value == b"2" && kv.mod_revision == Revision(3)));
+    let delete = watch.next().await.unwrap().unwrap();
+    assert_eq!(
+        delete,
+        Event::Delete {
+            previous: store_value(A, b"2", 1, 3),
+            revision: Revision(4)
+        }
+    );
+
+    // From a later revision: only what came after it.
+    let mut late = store.watch(b"/registry/", Revision(3)).await.unwrap();
+    assert_eq!(late.next().await.unwrap().unwrap().revision(), Revision(4));
+}
+
+fn store_value(
+    key: &[u8],
+    value: &[u8],
+    created: u64,
+    modified: u64,
+) -> apfkit_apiserver::storage::KeyValue {
+    apfkit_apiserver::storage::KeyValue {
+        key: key.to_vec(),
+        value: value.to_vec(),
+        create_revision: Revision(created),
+        mod_revision: Revision(modified),
+    }
+}
+
+async fn compaction_forgets_history(store: &impl Backend) {
+    store.create(A, b"1".to_vec()).await.unwrap(); // 1
+    store.update(A, b"2".to_vec(), Revision(1)).await.unwrap(); // 2
+    store.create(B, b"1".to_vec()).await.unwrap(); // 3
+    store.delete(B, None).await.unwrap(); // 4
+    store.update(A, b"3".to_vec(), Revision(2)).await.unwrap(); // 5
+    store.compact(Revision(3)).await.unwrap();
+
+    let at = |revision| ListOptions {
+        revision: Some(Revision(revision)),
+        ..under(b"/registry/widgets/")
+    };
+    assert_eq!(
+        store.list(&at(2)).await,
+        Err(StoreError::Compacted {
+            requested: Revision(2),
+            compacted: Revision(3)
+        })
+    );
+    // The compaction point itself is still readable.
+    let kept = store.list(&at(3)).await.unwrap();
+    let values: Vec<&[u8]> = kept.items.iter().map(|kv| kv.value.as_slice()).collect();
+    assert_eq!(values, [&b"2"[..], &b"1"[..]]);
+    assert!(matches!(
+        store.watch(b"/registry/", Revision(1)).await,
+        Err(StoreError::Compacted { .. })
+    ));
+    // A watch may start at the compaction point (after = compaction - 1).
+    let mut watch = store.watch(b"/registry/", Revision(2)).await.unwrap();
+    assert_eq!(watch.next().await.unwrap().unwrap().revision(), Revision(3));
+    assert_eq!(watch.next().await.unwrap().unwrap().revision(), Revision(4));
+    assert_eq!(watch.next().await.unwrap().unwrap().revision(), Revision(5));
+    assert_eq!(store.get(A).await.unwrap().unwrap().value, b"3");
+}
+
+async fn concurrent_compare_and_swap_loses_no_write(store: Arc<impl Backend + 'static>) {
+    store.create(A, b"0".to_vec()).await.unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..50 {
+                loop {
+                    let current = store.get(A).await.unwrap().unwrap();
+                    let n: u64 = std::str::from_utf8(&current.value)
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    let next = (n + 1).to_string().into_bytes();
+                    match store.update(A, next, current.mod_revision).await {
+                        Ok(_) => break,
+                        Err(StoreError::Conflict { .. }) => tokio::task::yield_now().await,
+                        Err(other) => panic!("{other}"),
+                    }
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let last = store.get(A).await.unwrap().unwrap();
+    assert_eq!(last.value, b"400");
+    assert_eq!(last.mod_revision, Revision(401));
+}
+
+macro_rules! suite {
+    ($backend:ident, $make:expr) => {
+        mod $backend {
+            use super::*;
+
+            #[tokio::test]
+            async fn writes_take_the_next_revision_and_compare_and_swap() {
+                super::writes_take_the_next_revision_and_compare_and_swap(&$make).await;
+            }
+            #[tokio::test]
+            async fn lists_page_at_one_revision() {
+                super::lists_page_at_one_revision(&$make).await;
+            }
+            #[tokio::test]
+            async fn watches_replay_then_follow() {
+                super::watches_replay_then_follow(&$make).await;
+            }
+            #[tokio::test]
+            async fn compaction_forgets_history() {
+                super::compaction_forgets_history(&$make).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn concurrent_compare_and_swap_loses_no_write() {
+                super::concurrent_compare_and_swap_loses_no_write(Arc::new($make)).await;
+            }
+        }
+    };
+}
+
+suite!(memory, MemoryBackend::default());
+
+/// A watcher that never reads is ended once its buffer is full: its events so far, then one
+/// error, then nothing; the writes go on.
+#[tokio::test]
+async fn a_watcher_that_never_reads_is_ended_not_buffered_forever() {
+    let store = MemoryBackend::with_watch_buffer(4);
+    let mut watch = store.watch(b"/", Revision(0)).await.unwrap();
+    for n in 0..100u8 {
+        store.create(&[b'/', n], vec![n]).await.unwrap();
+    }
+    for n in 0..4u8 {
+        assert_eq!(watch.next().await.unwrap().unwrap().key(), [b'/', n]);
+    }
+    assert_eq!(
+        watch.next().await.unwrap(),
+        Err(StoreError::WatchOverflow { buffer: 4 })
+    );
+    assert!(watch.next().await.is_none());
+    assert_eq!(store.current_revision().await.unwrap(), Revision(100));
+}
