@@ -4,10 +4,9 @@
 //! and a backend for tests of what sits above storage. Nothing is persisted.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Mutex;
 
-use tokio::sync::mpsc;
-
+use super::watchers::Watchers;
 use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
 
 /// Events a watcher may have waiting before it is ended.
@@ -17,10 +16,9 @@ pub const WATCH_BUFFER: usize = 1024;
 #[derive(Debug)]
 pub struct MemoryBackend {
     state: Mutex<State>,
-    buffer: usize,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
     revision: Revision,
     /// History before this revision is gone.
@@ -29,20 +27,13 @@ struct State {
     keys: BTreeMap<Vec<u8>, Vec<Version>>,
     /// Every change, in revision order (since the compaction point).
     log: Vec<Event>,
-    watchers: Vec<Watcher>,
+    watchers: Watchers,
 }
 
 #[derive(Debug, Clone)]
 struct Version {
     revision: Revision,
     value: Option<KeyValue>,
-}
-
-#[derive(Debug)]
-struct Watcher {
-    prefix: Vec<u8>,
-    sender: mpsc::Sender<Event>,
-    ended: Arc<OnceLock<StoreError>>,
 }
 
 impl Default for MemoryBackend {
@@ -55,8 +46,13 @@ impl MemoryBackend {
     /// An empty store whose watchers may fall `buffer` events behind before they are ended.
     pub fn with_watch_buffer(buffer: usize) -> Self {
         MemoryBackend {
-            state: Mutex::new(State::default()),
-            buffer: buffer.max(1),
+            state: Mutex::new(State {
+                revision: Revision(0),
+                compacted: Revision(0),
+                keys: BTreeMap::new(),
+                log: Vec::new(),
+                watchers: Watchers::new(buffer),
+            }),
         }
     }
 
@@ -87,20 +83,7 @@ impl State {
             revision: self.revision,
             value,
         });
-        self.watchers.retain(|watcher| {
-            if !event.key().starts_with(&watcher.prefix) {
-                return !watcher.sender.is_closed();
-            }
-            match watcher.sender.try_send(event.clone()) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    let buffer = watcher.sender.max_capacity();
-                    let _ = watcher.ended.set(StoreError::WatchOverflow { buffer });
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-            }
-        });
+        self.watchers.notify(&event);
         self.log.push(event);
     }
 
@@ -245,26 +228,13 @@ impl Backend for MemoryBackend {
                 current: state.revision,
             });
         }
-        let (sender, events) = mpsc::channel(self.buffer);
-        let ended = Arc::new(OnceLock::new());
-        let replay = state
+        let replay: Vec<Event> = state
             .log
             .iter()
-            .filter(|e| e.revision() > after && e.key().starts_with(prefix));
-        for event in replay {
-            if sender.try_send(event.clone()).is_err() {
-                let _ = ended.set(StoreError::WatchOverflow {
-                    buffer: self.buffer,
-                });
-                return Ok(Watch::new(events, ended));
-            }
-        }
-        state.watchers.push(Watcher {
-            prefix: prefix.to_vec(),
-            sender,
-            ended: Arc::clone(&ended),
-        });
-        Ok(Watch::new(events, ended))
+            .filter(|e| e.revision() > after && e.key().starts_with(prefix))
+            .cloned()
+            .collect();
+        Ok(state.watchers.subscribe(prefix, replay))
     }
 
     async fn compact(&self, revision: Revision) -> Result<(), StoreError> {

@@ -9,6 +9,8 @@
 //! that contract; `memory` is its model.
 
 pub mod memory;
+pub mod sqlite;
+mod watchers;
 
 use std::fmt;
 
@@ -134,6 +136,9 @@ pub enum StoreError {
         /// The buffer it overflowed.
         buffer: usize,
     },
+    /// The backend itself failed (a disk error, a database that is not ours): 500.
+    #[error("storage: {0}")]
+    Backend(String),
 }
 
 /// A storage backend with kube-apiserver's semantics.

@@ -1,9 +1,11 @@
 //! The storage contract (kube-apiserver's semantics, taken from etcd's), as one suite of cases
-//! that every backend runs: today the in-memory model; the etcd and embedded backends join it.
+//! that every backend runs: the in-memory model and the embedded SQLite store; the etcd
+//! backend joins it.
 
 use std::sync::Arc;
 
 use apfkit_apiserver::storage::memory::MemoryBackend;
+use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::storage::{Backend, Event, ListOptions, Revision, StoreError};
 
 const A: &[u8] = b"/registry/widgets/a";
@@ -241,6 +243,13 @@ async fn concurrent_compare_and_swap_loses_no_write(store: Arc<impl Backend + 's
     assert_eq!(last.mod_revision, Revision(401));
 }
 
+/// A SQLite store in a new temporary directory, which lives as long as the guard.
+fn sqlite() -> (tempfile::TempDir, SqliteBackend) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = SqliteBackend::open(&dir.path().join("state.db")).expect("opens");
+    (dir, store)
+}
+
 macro_rules! suite {
     ($backend:ident, $make:expr) => {
         mod $backend {
@@ -248,29 +257,73 @@ macro_rules! suite {
 
             #[tokio::test]
             async fn writes_take_the_next_revision_and_compare_and_swap() {
-                super::writes_take_the_next_revision_and_compare_and_swap(&$make).await;
+                let (_guard, store) = $make;
+                super::writes_take_the_next_revision_and_compare_and_swap(&store).await;
             }
             #[tokio::test]
             async fn lists_page_at_one_revision() {
-                super::lists_page_at_one_revision(&$make).await;
+                let (_guard, store) = $make;
+                super::lists_page_at_one_revision(&store).await;
             }
             #[tokio::test]
             async fn watches_replay_then_follow() {
-                super::watches_replay_then_follow(&$make).await;
+                let (_guard, store) = $make;
+                super::watches_replay_then_follow(&store).await;
             }
             #[tokio::test]
             async fn compaction_forgets_history() {
-                super::compaction_forgets_history(&$make).await;
+                let (_guard, store) = $make;
+                super::compaction_forgets_history(&store).await;
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn concurrent_compare_and_swap_loses_no_write() {
-                super::concurrent_compare_and_swap_loses_no_write(Arc::new($make)).await;
+                let (_guard, store) = $make;
+                super::concurrent_compare_and_swap_loses_no_write(Arc::new(store)).await;
             }
         }
     };
 }
 
-suite!(memory, MemoryBackend::default());
+suite!(memory, ((), MemoryBackend::default()));
+suite!(sqlite, sqlite());
+
+/// What the embedded store acknowledged is there after it is opened again, and revisions go on
+/// from where they were; compaction is remembered.
+#[tokio::test]
+async fn the_embedded_store_keeps_its_data_and_revisions_across_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    {
+        let store = SqliteBackend::open(&path).unwrap();
+        store.create(A, b"1".to_vec()).await.unwrap();
+        store.update(A, b"2".to_vec(), Revision(1)).await.unwrap();
+        store.create(B, b"1".to_vec()).await.unwrap();
+        store.delete(B, None).await.unwrap();
+        store.compact(Revision(2)).await.unwrap();
+    }
+    let store = SqliteBackend::open(&path).unwrap();
+    assert_eq!(store.current_revision().await.unwrap(), Revision(4));
+    assert_eq!(store.get(A).await.unwrap().unwrap().value, b"2");
+    assert_eq!(store.get(B).await.unwrap(), None);
+    let created = store.create(C, b"1".to_vec()).await.unwrap();
+    assert_eq!(created.mod_revision, Revision(5));
+    assert!(matches!(
+        store
+            .list(&ListOptions {
+                revision: Some(Revision(1)),
+                ..under(b"/")
+            })
+            .await,
+        Err(StoreError::Compacted { .. })
+    ));
+    // A file that is not a database is an error, not a panic.
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, b"not a database, just bytes ".repeat(200)).unwrap();
+    assert!(matches!(
+        SqliteBackend::open(&garbage),
+        Err(StoreError::Backend(_))
+    ));
+}
 
 /// A watcher that never reads is ended once its buffer is full: its events so far, then one
 /// error, then nothing; the writes go on.

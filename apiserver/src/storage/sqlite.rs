@@ -1,0 +1,520 @@
+//! The embedded backend: kine's table in SQLite (decision 170), a row per revision.
+//!
+//! Each write appends one row in its own durable transaction (WAL, `synchronous=FULL`): its
+//! `id` is the revision, `prev_revision` the row it supersedes, `created`/`deleted` mark a
+//! key's first and last row, and `old_value` keeps what an update or delete replaced (so a
+//! watch can replay deletes with the value they removed). One difference from kine: `name` is a
+//! BLOB, because keys are bytes (as etcd's are), compared byte by byte.
+//!
+//! Watches are served in process: a write notifies the watchers while it holds the
+//! connection, and a new watch replays its missed rows under the same lock, so no change falls
+//! between. (Several processes on one data directory are not supported; several replicas use
+//! etcd.)
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::memory::WATCH_BUFFER;
+use super::watchers::Watchers;
+use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
+
+const SCHEMA: &str = "
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+CREATE TABLE IF NOT EXISTS kine (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name BLOB NOT NULL,
+    created INTEGER,
+    deleted INTEGER,
+    create_revision INTEGER,
+    prev_revision INTEGER,
+    lease INTEGER,
+    value BLOB,
+    old_value BLOB
+);
+CREATE INDEX IF NOT EXISTS kine_name_index ON kine (name);
+CREATE INDEX IF NOT EXISTS kine_name_id_index ON kine (name, id);
+CREATE UNIQUE INDEX IF NOT EXISTS kine_name_prev_revision_uindex ON kine (name, prev_revision);
+CREATE TABLE IF NOT EXISTS apfkit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+";
+
+/// A store in one SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteBackend {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The connection and the watchers, under one lock: a write and its notification are one
+    /// step for every watch.
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    connection: Connection,
+    watchers: Watchers,
+}
+
+/// A row of the table.
+struct Row {
+    id: u64,
+    name: Vec<u8>,
+    created: bool,
+    deleted: bool,
+    create_revision: u64,
+    prev_revision: u64,
+    value: Vec<u8>,
+    old_value: Option<Vec<u8>>,
+}
+
+impl Row {
+    const COLUMNS: &'static str =
+        "id, name, created, deleted, create_revision, prev_revision, value, old_value";
+
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+        Ok(Row {
+            id: row.get::<_, i64>(0)? as u64,
+            name: row.get(1)?,
+            created: row.get::<_, i64>(2)? != 0,
+            deleted: row.get::<_, i64>(3)? != 0,
+            create_revision: row.get::<_, i64>(4)? as u64,
+            prev_revision: row.get::<_, i64>(5)? as u64,
+            value: row.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
+            old_value: row.get(7)?,
+        })
+    }
+
+    /// The revision that created the key this row belongs to.
+    fn creation(&self) -> Revision {
+        Revision(if self.created {
+            self.id
+        } else {
+            self.create_revision
+        })
+    }
+
+    /// The key's value as of this row (for a live row).
+    fn key_value(&self) -> KeyValue {
+        KeyValue {
+            key: self.name.clone(),
+            value: self.value.clone(),
+            create_revision: self.creation(),
+            mod_revision: Revision(self.id),
+        }
+    }
+
+    /// The change this row records.
+    fn event(&self) -> Event {
+        if self.deleted {
+            Event::Delete {
+                previous: KeyValue {
+                    key: self.name.clone(),
+                    value: self.old_value.clone().unwrap_or_default(),
+                    create_revision: self.creation(),
+                    mod_revision: Revision(self.prev_revision),
+                },
+                revision: Revision(self.id),
+            }
+        } else {
+            Event::Put(self.key_value())
+        }
+    }
+}
+
+/// A storage failure that is not one of the contract's answers: the database itself.
+fn backend(error: rusqlite::Error) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+impl SqliteBackend {
+    /// Opens (creating if needed) the store in the file `path`.
+    ///
+    /// # Errors
+    ///
+    /// A file SQLite cannot open or a database that is not kine's table.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let connection = Connection::open(path).map_err(backend)?;
+        connection.execute_batch(SCHEMA).map_err(backend)?;
+        Ok(SqliteBackend {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    connection,
+                    watchers: Watchers::new(WATCH_BUFFER),
+                }),
+            }),
+        })
+    }
+
+    /// Runs `work` on the connection off the async threads.
+    async fn with<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut State) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || work(&mut lock(&inner)))
+            .await
+            .map_err(|e| StoreError::Backend(e.to_string()))?
+    }
+}
+
+fn lock(inner: &Inner) -> MutexGuard<'_, State> {
+    // Every write is one SQLite transaction, rolled back if it fails, so a panic while the
+    // lock was held leaves the database whole.
+    inner
+        .state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl State {
+    fn current_revision(&self) -> Result<Revision, StoreError> {
+        let seq: Option<i64> = self
+            .connection
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'kine'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?;
+        Ok(Revision(seq.unwrap_or(0) as u64))
+    }
+
+    fn compacted(&self) -> Result<Revision, StoreError> {
+        let value: Option<i64> = self
+            .connection
+            .query_row(
+                "SELECT value FROM apfkit_meta WHERE key = 'compact_revision'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?;
+        Ok(Revision(value.unwrap_or(0) as u64))
+    }
+
+    /// The key's last row.
+    fn latest(&self, key: &[u8]) -> Result<Option<Row>, StoreError> {
+        self.connection
+            .query_row(
+                &format!(
+                    "SELECT {} FROM kine WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+                    Row::COLUMNS
+                ),
+                [key],
+                Row::read,
+            )
+            .optional()
+            .map_err(backend)
+    }
+
+    /// Appends a row and tells the watchers of its change; returns the row as written.
+    #[allow(clippy::too_many_arguments)]
+    fn append(
+        &mut self,
+        key: &[u8],
+        created: bool,
+        deleted: bool,
+        create_revision: u64,
+        prev_revision: u64,
+        value: &[u8],
+        old_value: Option<&[u8]>,
+    ) -> Result<Row, StoreError> {
+        self.connection
+            .execute(
+                "INSERT INTO kine (name, created, deleted, create_revision, prev_revision, lease, value, old_value)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
+                params![key, created as i64, deleted as i64, create_revision as i64, prev_revision as i64, value, old_value],
+            )
+            .map_err(backend)?;
+        let row = Row {
+            id: self.connection.last_insert_rowid() as u64,
+            name: key.to_vec(),
+            created,
+            deleted,
+            create_revision,
+            prev_revision,
+            value: value.to_vec(),
+            old_value: old_value.map(<[u8]>::to_vec),
+        };
+        self.watchers.notify(&row.event());
+        Ok(row)
+    }
+
+    fn check_readable(&self, revision: Revision) -> Result<(), StoreError> {
+        let current = self.current_revision()?;
+        if revision > current {
+            return Err(StoreError::FutureRevision {
+                requested: revision,
+                current,
+            });
+        }
+        let compacted = self.compacted()?;
+        if revision < compacted {
+            return Err(StoreError::Compacted {
+                requested: revision,
+                compacted,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The first key after every key that starts with `prefix` (etcd's range end for a prefix);
+/// `None` when there is none (an empty prefix, or one of 0xff bytes).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+impl Backend for SqliteBackend {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        self.with(|state| state.current_revision()).await
+    }
+
+    async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>, StoreError> {
+        let key = key.to_vec();
+        self.with(move |state| {
+            Ok(state
+                .latest(&key)?
+                .filter(|row| !row.deleted)
+                .map(|row| row.key_value()))
+        })
+        .await
+    }
+
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, StoreError> {
+        let options = options.clone();
+        self.with(move |state| {
+            let revision = match options.revision {
+                Some(revision) => revision,
+                None => state.current_revision()?,
+            };
+            state.check_readable(revision)?;
+            let start = if options.start.is_empty() {
+                options.prefix.clone()
+            } else {
+                options.start.clone()
+            };
+            let end = prefix_end(&options.prefix);
+            let mut query = state
+                .connection
+                .prepare_cached(&format!(
+                    "SELECT {} FROM kine k JOIN (
+                         SELECT MAX(id) AS id FROM kine
+                         WHERE name >= ?1 AND (?2 IS NULL OR name < ?2) AND id <= ?3
+                         GROUP BY name
+                     ) m ON k.id = m.id
+                     WHERE k.deleted = 0
+                     ORDER BY k.name",
+                    Row::COLUMNS
+                        .split(", ")
+                        .map(|c| format!("k.{c}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .map_err(backend)?;
+            let rows = query
+                .query_map(params![start, end, revision.0 as i64], Row::read)
+                .map_err(backend)?;
+            let limit = if options.limit == 0 {
+                usize::MAX
+            } else {
+                options.limit
+            };
+            let mut items = Vec::new();
+            let mut next = None;
+            let mut remaining = 0u64;
+            for row in rows {
+                let row = row.map_err(backend)?;
+                if items.len() < limit {
+                    items.push(row.key_value());
+                } else {
+                    if next.is_none() {
+                        next = Some(row.name.clone());
+                    }
+                    remaining += 1;
+                }
+            }
+            Ok(ListPage {
+                items,
+                revision,
+                next,
+                remaining,
+            })
+        })
+        .await
+    }
+
+    async fn create(&self, key: &[u8], value: Vec<u8>) -> Result<KeyValue, StoreError> {
+        let key = key.to_vec();
+        self.with(move |state| {
+            let latest = state.latest(&key)?;
+            if latest.as_ref().is_some_and(|row| !row.deleted) {
+                return Err(StoreError::AlreadyExists);
+            }
+            let prev = latest.map_or(0, |row| row.id);
+            Ok(state
+                .append(&key, true, false, 0, prev, &value, None)?
+                .key_value())
+        })
+        .await
+    }
+
+    async fn update(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> Result<KeyValue, StoreError> {
+        let key = key.to_vec();
+        self.with(move |state| {
+            let current = state
+                .latest(&key)?
+                .filter(|row| !row.deleted)
+                .ok_or(StoreError::NotFound)?;
+            if current.id != expected.0 {
+                return Err(StoreError::Conflict {
+                    expected,
+                    actual: Revision(current.id),
+                });
+            }
+            let creation = current.creation().0;
+            let row = state.append(
+                &key,
+                false,
+                false,
+                creation,
+                current.id,
+                &value,
+                Some(&current.value),
+            )?;
+            Ok(row.key_value())
+        })
+        .await
+    }
+
+    async fn delete(
+        &self,
+        key: &[u8],
+        expected: Option<Revision>,
+    ) -> Result<(KeyValue, Revision), StoreError> {
+        let key = key.to_vec();
+        self.with(move |state| {
+            let current = state
+                .latest(&key)?
+                .filter(|row| !row.deleted)
+                .ok_or(StoreError::NotFound)?;
+            if let Some(expected) = expected
+                && current.id != expected.0
+            {
+                return Err(StoreError::Conflict {
+                    expected,
+                    actual: Revision(current.id),
+                });
+            }
+            let previous = current.key_value();
+            let creation = current.creation().0;
+            let row = state.append(
+                &key,
+                false,
+                true,
+                creation,
+                current.id,
+                &current.value,
+                Some(&current.value),
+            )?;
+            Ok((previous, Revision(row.id)))
+        })
+        .await
+    }
+
+    async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
+        let prefix = prefix.to_vec();
+        self.with(move |state| {
+            let compacted = state.compacted()?;
+            if after.0 + 1 < compacted.0 {
+                return Err(StoreError::Compacted {
+                    requested: after,
+                    compacted,
+                });
+            }
+            let current = state.current_revision()?;
+            if after > current {
+                return Err(StoreError::FutureRevision {
+                    requested: after,
+                    current,
+                });
+            }
+            let end = prefix_end(&prefix);
+            let replay: Vec<Event> = {
+                let mut query = state
+                    .connection
+                    .prepare_cached(&format!(
+                        "SELECT {} FROM kine WHERE id > ?1 AND name >= ?2 AND (?3 IS NULL OR name < ?3) ORDER BY id",
+                        Row::COLUMNS
+                    ))
+                    .map_err(backend)?;
+                let rows = query
+                    .query_map(params![after.0 as i64, prefix, end], Row::read)
+                    .map_err(backend)?;
+                rows.map(|row| row.map(|row| row.event()))
+                    .collect::<Result<_, _>>()
+                    .map_err(backend)?
+            };
+            Ok(state.watchers.subscribe(&prefix, replay))
+        })
+        .await
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
+        self.with(move |state| {
+            let current = state.current_revision()?;
+            if revision > current {
+                return Err(StoreError::FutureRevision {
+                    requested: revision,
+                    current,
+                });
+            }
+            if revision <= state.compacted()? {
+                return Ok(());
+            }
+            let transaction = state.connection.transaction().map_err(backend)?;
+            // Rows superseded at or before the compaction point are unreadable from it on;
+            // deletes before it leave nothing to read or replay.
+            transaction
+                .execute(
+                    "DELETE FROM kine WHERE id IN (
+                         SELECT prev_revision FROM kine WHERE id <= ?1 AND prev_revision != 0
+                     )",
+                    [revision.0 as i64],
+                )
+                .map_err(backend)?;
+            transaction
+                .execute(
+                    "DELETE FROM kine WHERE deleted = 1 AND id < ?1",
+                    [revision.0 as i64],
+                )
+                .map_err(backend)?;
+            transaction
+                .execute(
+                    "INSERT INTO apfkit_meta (key, value) VALUES ('compact_revision', ?1)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [revision.0 as i64],
+                )
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)
+        })
+        .await
+    }
+}
