@@ -171,30 +171,26 @@ fn lock(inner: &Inner) -> MutexGuard<'_, State> {
 }
 
 impl State {
-    fn current_revision(&self) -> Result<Revision, StoreError> {
-        let seq: Option<i64> = self
-            .connection
-            .query_row(
-                "SELECT seq FROM sqlite_sequence WHERE name = 'kine'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(backend)?;
-        Ok(Revision(seq.unwrap_or(0) as u64))
-    }
-
-    fn compacted(&self) -> Result<Revision, StoreError> {
+    /// The one integer `sql` selects, 0 when it selects no row.
+    fn integer(&self, sql: &str) -> Result<u64, StoreError> {
         let value: Option<i64> = self
             .connection
-            .query_row(
-                "SELECT value FROM apfkit_meta WHERE key = 'compact_revision'",
-                [],
-                |r| r.get(0),
-            )
+            .query_row(sql, [], |r| r.get(0))
             .optional()
             .map_err(backend)?;
-        Ok(Revision(value.unwrap_or(0) as u64))
+        Ok(value.unwrap_or(0) as u64)
+    }
+
+    /// The last revision written (AUTOINCREMENT never reuses one, even once its row is gone).
+    fn current_revision(&self) -> Result<Revision, StoreError> {
+        self.integer("SELECT seq FROM sqlite_sequence WHERE name = 'kine'")
+            .map(Revision)
+    }
+
+    /// The compaction point: history before it is gone.
+    fn compacted(&self) -> Result<Revision, StoreError> {
+        self.integer("SELECT value FROM apfkit_meta WHERE key = 'compact_revision'")
+            .map(Revision)
     }
 
     /// The key's last row.
