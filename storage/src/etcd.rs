@@ -483,7 +483,7 @@ impl Store {
     /// The page of `resource` at `cursor` ([`Cursor::FIRST`] for the first), with values: up
     /// to the cursor's number of keys, fewer when a response would be over the receive limit
     /// (it is asked for again in halves). The page's `next` says where the next page starts
-    /// and how many keys fit [`PAGE_BYTES`] at the sizes seen.
+    /// and how many keys fit `PAGE_BYTES` (4 MiB) at the sizes seen.
     pub async fn page(
         &self,
         resource: &StoredResource,

@@ -324,11 +324,11 @@ pub fn write<W: io::Write, V: Serialize + ?Sized>(
     }
 }
 
-/// `value` in Go's order, written by [`write`] into a new buffer.
+/// `value` in Go's order, written by [`write()`] into a new buffer.
 ///
 /// # Errors
 ///
-/// See [`write`].
+/// See [`write()`].
 pub fn to_vec<'a, T>(value: &'a T, pretty: bool) -> serde_json::Result<Vec<u8>>
 where
     GoOrder<'a, T>: Serialize,
@@ -338,12 +338,12 @@ where
     Ok(out)
 }
 
-/// Any value written by [`write`] as it is (a `serde_json::Value`'s keys sorted), for objects
+/// Any value written by [`write()`] as it is (a `serde_json::Value`'s keys sorted), for objects
 /// whose Go type is not known here.
 ///
 /// # Errors
 ///
-/// See [`write`].
+/// See [`write()`].
 pub fn to_vec_plain<V: Serialize + ?Sized>(value: &V, pretty: bool) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::new();
     write(&mut out, value, pretty)?;
