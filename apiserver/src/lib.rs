@@ -4,8 +4,8 @@
 //! semantics ([`storage::Backend`]: revisions, compare-and-swap writes, paged lists at a
 //! revision, watches from a revision, compaction), the in-memory model backend
 //! ([`storage::memory::MemoryBackend`]) that the conformance tests hold the real backends to,
-//! and the embedded store ([`storage::sqlite::SqliteBackend`]: kine's table in SQLite), which
-//! passes the same tests. The etcd backend comes next.
+//! the embedded store ([`storage::sqlite::SqliteBackend`]: kine's table in SQLite) and etcd
+//! ([`storage::etcd::EtcdBackend`]), which pass the same tests.
 
 #![forbid(unsafe_code)]
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::memory::MemoryBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::storage::{Backend, Event, ListOptions, Revision, StoreError};
@@ -21,13 +22,13 @@ fn under(prefix: &[u8]) -> ListOptions {
 }
 
 async fn writes_take_the_next_revision_and_compare_and_swap(store: &impl Backend) {
+    // Revisions counted from the store's revision at the start (etcd's first write is 2).
+    let base = store.current_revision().await.unwrap().0;
+    let r = |n: u64| Revision(base + n);
     let a = store.create(A, b"1".to_vec()).await.unwrap();
-    assert_eq!(
-        (a.create_revision, a.mod_revision),
-        (Revision(1), Revision(1))
-    );
+    assert_eq!((a.create_revision, a.mod_revision), (r(1), r(1)));
     let b = store.create(B, b"1".to_vec()).await.unwrap();
-    assert_eq!(b.mod_revision, Revision(2));
+    assert_eq!(b.mod_revision, r(2));
     assert_eq!(
         store.create(A, b"again".to_vec()).await,
         Err(StoreError::AlreadyExists)
@@ -39,39 +40,39 @@ async fn writes_take_the_next_revision_and_compare_and_swap(store: &impl Backend
         .update(A, b"2".to_vec(), a.mod_revision)
         .await
         .unwrap();
-    assert_eq!(updated.create_revision, Revision(1));
-    assert_eq!(updated.mod_revision, Revision(3));
+    assert_eq!(updated.create_revision, r(1));
+    assert_eq!(updated.mod_revision, r(3));
     assert_eq!(
         store.update(A, b"3".to_vec(), a.mod_revision).await,
         Err(StoreError::Conflict {
-            expected: Revision(1),
-            actual: Revision(3)
+            expected: r(1),
+            actual: r(3)
         })
     );
     assert_eq!(store.get(A).await.unwrap().unwrap().value, b"2");
     assert_eq!(
-        store.update(C, b"1".to_vec(), Revision(1)).await,
+        store.update(C, b"1".to_vec(), r(1)).await,
         Err(StoreError::NotFound)
     );
 
     // Deletes check the precondition when given, and a new create starts a new life.
     assert!(matches!(
-        store.delete(A, Some(Revision(1))).await,
+        store.delete(A, Some(r(1))).await,
         Err(StoreError::Conflict { .. })
     ));
-    let (previous, deleted_at) = store.delete(A, Some(Revision(3))).await.unwrap();
-    assert_eq!(
-        (previous.value.as_slice(), deleted_at),
-        (&b"2"[..], Revision(4))
-    );
+    let (previous, deleted_at) = store.delete(A, Some(r(3))).await.unwrap();
+    assert_eq!((previous.value.as_slice(), deleted_at), (&b"2"[..], r(4)));
     assert_eq!(store.get(A).await.unwrap(), None);
     assert_eq!(store.delete(A, None).await, Err(StoreError::NotFound));
     let again = store.create(A, b"new".to_vec()).await.unwrap();
-    assert_eq!(again.create_revision, Revision(5));
-    assert_eq!(store.current_revision().await.unwrap(), Revision(5));
+    assert_eq!(again.create_revision, r(5));
+    assert_eq!(store.current_revision().await.unwrap(), r(5));
 }
 
 async fn lists_page_at_one_revision(store: &impl Backend) {
+    // Revisions counted from the store's revision at the start (etcd's first write is 2).
+    let base = store.current_revision().await.unwrap().0;
+    let r = |n: u64| Revision(base + n);
     for key in [A, B, C, OTHER] {
         store.create(key, b"v1".to_vec()).await.unwrap();
     }
@@ -85,7 +86,7 @@ async fn lists_page_at_one_revision(store: &impl Backend) {
     let keys: Vec<&[u8]> = first.items.iter().map(|kv| kv.key.as_slice()).collect();
     assert_eq!(keys, [A, B]);
     assert_eq!((first.next.as_deref(), first.remaining), (Some(C), 1));
-    assert_eq!(first.revision, Revision(4));
+    assert_eq!(first.revision, r(4));
 
     // Writes after the first page do not show in the next one: it is read at the same
     // revision, as a continue token is.
@@ -120,47 +121,47 @@ async fn lists_page_at_one_revision(store: &impl Backend) {
     assert_eq!(
         store
             .list(&ListOptions {
-                revision: Some(Revision(99)),
+                revision: Some(r(99)),
                 ..under(b"/")
             })
             .await,
         Err(StoreError::FutureRevision {
-            requested: Revision(99),
-            current: Revision(6)
+            requested: r(99),
+            current: r(6)
         })
     );
 }
 
 async fn watches_replay_then_follow(store: &impl Backend) {
+    // Revisions counted from the store's revision at the start (etcd's first write is 2).
+    let base = store.current_revision().await.unwrap().0;
+    let r = |n: u64| Revision(base + n);
     store.create(A, b"1".to_vec()).await.unwrap(); // 1
     store.create(OTHER, b"1".to_vec()).await.unwrap(); // 2
-    let mut watch = store
-        .watch(b"/registry/widgets/", Revision(0))
-        .await
-        .unwrap();
+    let mut watch = store.watch(b"/registry/widgets/", r(0)).await.unwrap();
     let first = watch.next().await.unwrap().unwrap();
-    assert_eq!((first.key(), first.revision()), (A, Revision(1)));
+    assert_eq!((first.key(), first.revision()), (A, r(1)));
 
-    store.update(A, b"2".to_vec(), Revision(1)).await.unwrap(); // 3
+    store.update(A, b"2".to_vec(), r(1)).await.unwrap(); // 3
     store
         .create(OTHER.to_vec().as_slice(), b"dup".to_vec())
         .await
         .unwrap_err();
     store.delete(A, None).await.unwrap(); // 4
     let put = watch.next().await.unwrap().unwrap();
-    assert!(matches!(&put, Event::Put(kv) if kv.value == b"2" && kv.mod_revision == Revision(3)));
+    assert!(matches!(&put, Event::Put(kv) if kv.value == b"2" && kv.mod_revision == r(3)));
     let delete = watch.next().await.unwrap().unwrap();
     assert_eq!(
         delete,
         Event::Delete {
-            previous: store_value(A, b"2", 1, 3),
-            revision: Revision(4)
+            previous: store_value(A, b"2", base + 1, base + 3),
+            revision: r(4)
         }
     );
 
     // From a later revision: only what came after it.
-    let mut late = store.watch(b"/registry/", Revision(3)).await.unwrap();
-    assert_eq!(late.next().await.unwrap().unwrap().revision(), Revision(4));
+    let mut late = store.watch(b"/registry/", r(3)).await.unwrap();
+    assert_eq!(late.next().await.unwrap().unwrap().revision(), r(4));
 }
 
 fn store_value(
@@ -178,22 +179,25 @@ fn store_value(
 }
 
 async fn compaction_forgets_history(store: &impl Backend) {
+    // Revisions counted from the store's revision at the start (etcd's first write is 2).
+    let base = store.current_revision().await.unwrap().0;
+    let r = |n: u64| Revision(base + n);
     store.create(A, b"1".to_vec()).await.unwrap(); // 1
-    store.update(A, b"2".to_vec(), Revision(1)).await.unwrap(); // 2
+    store.update(A, b"2".to_vec(), r(1)).await.unwrap(); // 2
     store.create(B, b"1".to_vec()).await.unwrap(); // 3
     store.delete(B, None).await.unwrap(); // 4
-    store.update(A, b"3".to_vec(), Revision(2)).await.unwrap(); // 5
-    store.compact(Revision(3)).await.unwrap();
+    store.update(A, b"3".to_vec(), r(2)).await.unwrap(); // 5
+    store.compact(r(3)).await.unwrap();
 
     let at = |revision| ListOptions {
-        revision: Some(Revision(revision)),
+        revision: Some(r(revision)),
         ..under(b"/registry/widgets/")
     };
     assert_eq!(
         store.list(&at(2)).await,
         Err(StoreError::Compacted {
-            requested: Revision(2),
-            compacted: Revision(3)
+            requested: r(2),
+            compacted: r(3)
         })
     );
     // The compaction point itself is still readable.
@@ -201,18 +205,21 @@ async fn compaction_forgets_history(store: &impl Backend) {
     let values: Vec<&[u8]> = kept.items.iter().map(|kv| kv.value.as_slice()).collect();
     assert_eq!(values, [&b"2"[..], &b"1"[..]]);
     assert!(matches!(
-        store.watch(b"/registry/", Revision(1)).await,
+        store.watch(b"/registry/", r(1)).await,
         Err(StoreError::Compacted { .. })
     ));
     // A watch may start at the compaction point (after = compaction - 1).
-    let mut watch = store.watch(b"/registry/", Revision(2)).await.unwrap();
-    assert_eq!(watch.next().await.unwrap().unwrap().revision(), Revision(3));
-    assert_eq!(watch.next().await.unwrap().unwrap().revision(), Revision(4));
-    assert_eq!(watch.next().await.unwrap().unwrap().revision(), Revision(5));
+    let mut watch = store.watch(b"/registry/", r(2)).await.unwrap();
+    assert_eq!(watch.next().await.unwrap().unwrap().revision(), r(3));
+    assert_eq!(watch.next().await.unwrap().unwrap().revision(), r(4));
+    assert_eq!(watch.next().await.unwrap().unwrap().revision(), r(5));
     assert_eq!(store.get(A).await.unwrap().unwrap().value, b"3");
 }
 
 async fn concurrent_compare_and_swap_loses_no_write(store: Arc<impl Backend + 'static>) {
+    // Revisions counted from the store's revision at the start (etcd's first write is 2).
+    let base = store.current_revision().await.unwrap().0;
+    let r = |n: u64| Revision(base + n);
     store.create(A, b"0".to_vec()).await.unwrap();
     let mut tasks = Vec::new();
     for _ in 0..8 {
@@ -240,7 +247,17 @@ async fn concurrent_compare_and_swap_loses_no_write(store: Arc<impl Backend + 's
     }
     let last = store.get(A).await.unwrap().unwrap();
     assert_eq!(last.value, b"400");
-    assert_eq!(last.mod_revision, Revision(401));
+    assert_eq!(last.mod_revision, r(401));
+}
+
+/// A store on a new etcd (a real one, on loopback in a temporary directory), which runs as
+/// long as the guard.
+async fn etcd() -> (apfkit_test_support::etcd::Etcd, EtcdBackend) {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let store = EtcdBackend::connect(std::slice::from_ref(&etcd.endpoint))
+        .await
+        .expect("connects");
+    (etcd, store)
 }
 
 /// A SQLite store in a new temporary directory, which lives as long as the guard.
@@ -257,35 +274,36 @@ macro_rules! suite {
 
             #[tokio::test]
             async fn writes_take_the_next_revision_and_compare_and_swap() {
-                let (_guard, store) = $make;
+                let (_guard, store) = $make.await;
                 super::writes_take_the_next_revision_and_compare_and_swap(&store).await;
             }
             #[tokio::test]
             async fn lists_page_at_one_revision() {
-                let (_guard, store) = $make;
+                let (_guard, store) = $make.await;
                 super::lists_page_at_one_revision(&store).await;
             }
             #[tokio::test]
             async fn watches_replay_then_follow() {
-                let (_guard, store) = $make;
+                let (_guard, store) = $make.await;
                 super::watches_replay_then_follow(&store).await;
             }
             #[tokio::test]
             async fn compaction_forgets_history() {
-                let (_guard, store) = $make;
+                let (_guard, store) = $make.await;
                 super::compaction_forgets_history(&store).await;
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn concurrent_compare_and_swap_loses_no_write() {
-                let (_guard, store) = $make;
+                let (_guard, store) = $make.await;
                 super::concurrent_compare_and_swap_loses_no_write(Arc::new(store)).await;
             }
         }
     };
 }
 
-suite!(memory, ((), MemoryBackend::default()));
-suite!(sqlite, sqlite());
+suite!(memory, async { ((), MemoryBackend::default()) });
+suite!(sqlite, async { sqlite() });
+suite!(etcd, etcd());
 
 /// What the embedded store acknowledged is there after it is opened again, and revisions go on
 /// from where they were; compaction is remembered.

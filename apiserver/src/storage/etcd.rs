@@ -1,0 +1,410 @@
+//! etcd as kube-apiserver uses it: every operation is one etcd request, revisions are etcd's,
+//! and a watch is etcd's own watch, so several servers on one etcd serve one consistent API.
+//!
+//! Creates are transactions on `create_revision == 0`, updates and deletes on the key's
+//! `mod_revision`, as kube-apiserver's etcd3 store does them (`staging/src/k8s.io/apiserver/
+//! pkg/storage/etcd3/store.go`).
+
+use etcd_client::{
+    Client, Compare, CompareOp, DeleteOptions, EventType, GetOptions, Txn, TxnOp, TxnOpResponse,
+    WatchOptions,
+};
+use tokio::sync::mpsc;
+
+use super::memory::WATCH_BUFFER;
+use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
+
+/// A store on an etcd cluster.
+#[derive(Clone)]
+pub struct EtcdBackend {
+    client: Client,
+}
+
+impl std::fmt::Debug for EtcdBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdBackend").finish_non_exhaustive()
+    }
+}
+
+impl EtcdBackend {
+    /// Connects to the members at `endpoints` (`http://127.0.0.1:2379`).
+    ///
+    /// # Errors
+    ///
+    /// No member answers.
+    pub async fn connect(endpoints: &[String]) -> Result<Self, StoreError> {
+        let client = Client::connect(endpoints, None).await.map_err(error)?;
+        Ok(EtcdBackend { client })
+    }
+}
+
+/// etcd's errors: compaction and future revisions are the contract's; the rest is the backend's.
+fn error(err: etcd_client::Error) -> StoreError {
+    StoreError::Backend(err.to_string())
+}
+
+/// Whether etcd refused a read for a compacted revision (`mvcc.ErrCompacted`).
+fn is_compacted(err: &etcd_client::Error) -> bool {
+    err.to_string()
+        .contains("required revision has been compacted")
+}
+
+fn revision(value: i64) -> Revision {
+    Revision(u64::try_from(value).unwrap_or(0))
+}
+
+fn key_value(kv: &etcd_client::KeyValue) -> KeyValue {
+    KeyValue {
+        key: kv.key().to_vec(),
+        value: kv.value().to_vec(),
+        create_revision: revision(kv.create_revision()),
+        mod_revision: revision(kv.mod_revision()),
+    }
+}
+
+/// The first key after every key with `prefix`; etcd's `"\0"` (every key) when there is none.
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+impl EtcdBackend {
+    /// The answer to a read at `requested` that etcd refused: compacted (with the compaction
+    /// point, which etcd's error does not carry: a watch from revision 1 is told it), a future
+    /// revision (`mvcc.ErrFutureRev`), or the backend's error.
+    async fn read_error(
+        &self,
+        err: etcd_client::Error,
+        requested: Revision,
+        current: Revision,
+    ) -> StoreError {
+        if is_compacted(&err) {
+            return match self.compaction_point().await {
+                Ok(compacted) => StoreError::Compacted {
+                    requested,
+                    compacted,
+                },
+                Err(other) => other,
+            };
+        }
+        if err
+            .to_string()
+            .contains("required revision is a future revision")
+        {
+            return StoreError::FutureRevision { requested, current };
+        }
+        error(err)
+    }
+
+    /// The cluster's compaction point, from the answer etcd gives a watch of revision 1.
+    async fn compaction_point(&self) -> Result<Revision, StoreError> {
+        let options = WatchOptions::new().with_start_revision(1);
+        let (_watcher, mut stream) = self
+            .client
+            .watch_client()
+            .watch(vec![0], Some(options))
+            .await
+            .map_err(error)?;
+        // Called after etcd said a revision is compacted, so the cancel comes at once; the
+        // timeout only keeps a misbehaving member from hanging the request.
+        let wait = std::time::Duration::from_secs(5);
+        while let Ok(Ok(Some(response))) = tokio::time::timeout(wait, stream.message()).await {
+            if response.compact_revision() > 0 {
+                return Ok(revision(response.compact_revision()));
+            }
+            if response.canceled() {
+                break;
+            }
+        }
+        Err(StoreError::Backend(
+            "etcd said the revision is compacted but not where".to_owned(),
+        ))
+    }
+
+    /// The key now, read with the cluster's current revision.
+    async fn read(&self, key: &[u8]) -> Result<(Option<KeyValue>, Revision), StoreError> {
+        let response = self
+            .client
+            .kv_client()
+            .get(key, None)
+            .await
+            .map_err(error)?;
+        let now = response
+            .header()
+            .map_or(Revision(0), |h| revision(h.revision()));
+        Ok((response.kvs().first().map(key_value), now))
+    }
+}
+
+impl Backend for EtcdBackend {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        Ok(self.read(b"\0").await?.1)
+    }
+
+    async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>, StoreError> {
+        Ok(self.read(key).await?.0)
+    }
+
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, StoreError> {
+        let current = self.current_revision().await?;
+        let at = options.revision.unwrap_or(current);
+        let start = if options.start.is_empty() {
+            options.prefix.clone()
+        } else {
+            options.start.clone()
+        };
+        let start = if start.is_empty() { vec![0] } else { start };
+        let mut get = GetOptions::new()
+            .with_range(prefix_end(&options.prefix))
+            .with_revision(i64::try_from(at.0).unwrap_or(i64::MAX));
+        if options.limit > 0 {
+            // One more than asked: it tells where the next page starts.
+            get = get.with_limit(i64::try_from(options.limit + 1).unwrap_or(i64::MAX));
+        }
+        let response = self
+            .client
+            .kv_client()
+            .get(start, Some(get))
+            .await
+            .map_err(|e| (e, at, current));
+        let response = match response {
+            Ok(response) => response,
+            Err((err, at, current)) => return Err(self.read_error(err, at, current).await),
+        };
+        let mut items: Vec<KeyValue> = response.kvs().iter().map(key_value).collect();
+        let total = u64::try_from(response.count()).unwrap_or(0);
+        let (next, remaining) = if options.limit > 0 && items.len() > options.limit {
+            let next = items.pop().map(|kv| kv.key);
+            (next, total - options.limit as u64)
+        } else {
+            (None, 0)
+        };
+        Ok(ListPage {
+            items,
+            revision: at,
+            next,
+            remaining,
+        })
+    }
+
+    async fn create(&self, key: &[u8], value: Vec<u8>) -> Result<KeyValue, StoreError> {
+        let txn = Txn::new()
+            .when([Compare::create_revision(key, CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(key, value.clone(), None)]);
+        let response = self.client.kv_client().txn(txn).await.map_err(error)?;
+        if !response.succeeded() {
+            return Err(StoreError::AlreadyExists);
+        }
+        let at = response
+            .header()
+            .map_or(Revision(0), |h| revision(h.revision()));
+        Ok(KeyValue {
+            key: key.to_vec(),
+            value,
+            create_revision: at,
+            mod_revision: at,
+        })
+    }
+
+    async fn update(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> Result<KeyValue, StoreError> {
+        let expected_rev = i64::try_from(expected.0).unwrap_or(i64::MAX);
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key, CompareOp::Equal, expected_rev)])
+            .and_then([TxnOp::put(key, value.clone(), None)])
+            .or_else([TxnOp::get(key, None)]);
+        let response = self.client.kv_client().txn(txn).await.map_err(error)?;
+        if !response.succeeded() {
+            return Err(conflict_or_missing(&response, expected));
+        }
+        let at = response
+            .header()
+            .map_or(Revision(0), |h| revision(h.revision()));
+        // The create revision is the key's own: read what was written.
+        let written = self
+            .client
+            .kv_client()
+            .get(
+                key,
+                Some(GetOptions::new().with_revision(i64::try_from(at.0).unwrap_or(0))),
+            )
+            .await
+            .map_err(error)?;
+        let create_revision = written
+            .kvs()
+            .first()
+            .map_or(at, |kv| revision(kv.create_revision()));
+        Ok(KeyValue {
+            key: key.to_vec(),
+            value,
+            create_revision,
+            mod_revision: at,
+        })
+    }
+
+    async fn delete(
+        &self,
+        key: &[u8],
+        expected: Option<Revision>,
+    ) -> Result<(KeyValue, Revision), StoreError> {
+        let compare = match expected {
+            Some(expected) => Compare::mod_revision(
+                key,
+                CompareOp::Equal,
+                i64::try_from(expected.0).unwrap_or(i64::MAX),
+            ),
+            // Any live key: etcd's create revision of a missing key is 0.
+            None => Compare::create_revision(key, CompareOp::Greater, 0),
+        };
+        let txn = Txn::new()
+            .when([compare])
+            .and_then([TxnOp::delete(
+                key,
+                Some(DeleteOptions::new().with_prev_key()),
+            )])
+            .or_else([TxnOp::get(key, None)]);
+        let response = self.client.kv_client().txn(txn).await.map_err(error)?;
+        if !response.succeeded() {
+            return Err(conflict_or_missing(
+                &response,
+                expected.unwrap_or(Revision(0)),
+            ));
+        }
+        let at = response
+            .header()
+            .map_or(Revision(0), |h| revision(h.revision()));
+        let previous = response.op_responses().into_iter().find_map(|op| match op {
+            TxnOpResponse::Delete(deleted) => deleted.prev_kvs().first().map(key_value),
+            _ => None,
+        });
+        previous
+            .map(|previous| (previous, at))
+            .ok_or(StoreError::NotFound)
+    }
+
+    async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
+        let current = self.current_revision().await?;
+        if after > current {
+            return Err(StoreError::FutureRevision {
+                requested: after,
+                current,
+            });
+        }
+        // etcd cancels a watch from a compacted revision after it was created; a read at the
+        // first revision asked for tells before any watch is opened.
+        if after < current {
+            let probe = GetOptions::new()
+                .with_revision(i64::try_from(after.0 + 1).unwrap_or(i64::MAX))
+                .with_limit(1);
+            if let Err(err) = self.client.kv_client().get(vec![0], Some(probe)).await {
+                return Err(self.read_error(err, after, current).await);
+            }
+        }
+        let start = i64::try_from(after.0 + 1).unwrap_or(i64::MAX);
+        let key = if prefix.is_empty() {
+            vec![0]
+        } else {
+            prefix.to_vec()
+        };
+        let options = WatchOptions::new()
+            .with_range(prefix_end(prefix))
+            .with_start_revision(start)
+            .with_prev_key();
+        let (watcher, mut stream) = self
+            .client
+            .watch_client()
+            .watch(key, Some(options))
+            .await
+            .map_err(error)?;
+        let (sender, events) = mpsc::channel(WATCH_BUFFER);
+        let ended = std::sync::Arc::new(std::sync::OnceLock::new());
+        let ended_by_task = std::sync::Arc::clone(&ended);
+        tokio::spawn(async move {
+            // The watcher lives as long as the task: dropping it cancels the watch.
+            let _watcher = watcher;
+            let deliver = |event: Event| match sender.try_send(event) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    let _ = ended_by_task.set(StoreError::WatchOverflow {
+                        buffer: WATCH_BUFFER,
+                    });
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            };
+            while let Ok(Some(response)) = stream.message().await {
+                if response.canceled() {
+                    let _ = ended_by_task.set(StoreError::Compacted {
+                        requested: after,
+                        compacted: revision(response.compact_revision()),
+                    });
+                    return;
+                }
+                for event in response.events().iter().filter_map(event) {
+                    if !deliver(event) {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Watch::new(events, ended))
+    }
+
+    async fn compact(&self, revision_to: Revision) -> Result<(), StoreError> {
+        let current = self.current_revision().await?;
+        if revision_to > current {
+            return Err(StoreError::FutureRevision {
+                requested: revision_to,
+                current,
+            });
+        }
+        match self
+            .client
+            .kv_client()
+            .compact(i64::try_from(revision_to.0).unwrap_or(0), None)
+            .await
+        {
+            Ok(_) => Ok(()),
+            // Compacting at or before the last compaction is nothing to do.
+            Err(err) if is_compacted(&err) => Ok(()),
+            Err(err) => Err(error(err)),
+        }
+    }
+}
+
+/// Why a compare-and-swap transaction failed: the key's current state, from its `or_else` get.
+fn conflict_or_missing(response: &etcd_client::TxnResponse, expected: Revision) -> StoreError {
+    let current = response.op_responses().into_iter().find_map(|op| match op {
+        TxnOpResponse::Get(get) => get.kvs().first().map(key_value),
+        _ => None,
+    });
+    match current {
+        Some(kv) => StoreError::Conflict {
+            expected,
+            actual: kv.mod_revision,
+        },
+        None => StoreError::NotFound,
+    }
+}
+
+/// A change as the contract reports it.
+fn event(event: &etcd_client::Event) -> Option<Event> {
+    let kv = event.kv()?;
+    match event.event_type() {
+        EventType::Put => Some(Event::Put(key_value(kv))),
+        EventType::Delete => Some(Event::Delete {
+            previous: event.prev_kv().map(key_value)?,
+            revision: revision(kv.mod_revision()),
+        }),
+    }
+}
