@@ -14,10 +14,12 @@ use tokio::sync::mpsc;
 use super::memory::WATCH_BUFFER;
 use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
 
-/// A store on an etcd cluster.
+/// A store on an etcd cluster: one client per member, failing over as etcdctl does.
 #[derive(Clone)]
 pub struct EtcdBackend {
-    client: Client,
+    members: std::sync::Arc<[Client]>,
+    /// The member that answered last.
+    current: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for EtcdBackend {
@@ -33,8 +35,56 @@ impl EtcdBackend {
     ///
     /// No member answers.
     pub async fn connect(endpoints: &[String]) -> Result<Self, StoreError> {
-        let client = Client::connect(endpoints, None).await.map_err(error)?;
-        Ok(EtcdBackend { client })
+        let mut members = Vec::with_capacity(endpoints.len());
+        for endpoint in endpoints {
+            members.push(Client::connect([endpoint], None).await.map_err(error)?);
+        }
+        if members.is_empty() {
+            return Err(StoreError::Backend("no etcd endpoints".to_owned()));
+        }
+        Ok(EtcdBackend {
+            members: members.into(),
+            current: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        })
+    }
+
+    /// Runs `request` on the member that answered last, and on each other member in turn
+    /// while members cannot answer (down, unreachable, no leader). Writes are
+    /// compare-and-swap transactions, so one repeated after a lost answer fails its
+    /// comparison instead of writing twice.
+    async fn call<T, F, Fut>(&self, request: F) -> Result<T, etcd_client::Error>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        use std::sync::atomic::Ordering;
+        let count = self.members.len();
+        let first = self.current.load(Ordering::Relaxed) % count;
+        let mut last = None;
+        for step in 0..count {
+            let index = (first + step) % count;
+            match request(self.members[index].clone()).await {
+                Ok(answer) => {
+                    self.current.store(index, Ordering::Relaxed);
+                    return Ok(answer);
+                }
+                Err(err) if member_unavailable(&err) => last = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last.expect("at least one member"))
+    }
+}
+
+/// Whether a member failed to answer, rather than answered an error: another member may.
+fn member_unavailable(err: &etcd_client::Error) -> bool {
+    match err {
+        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
+        etcd_client::Error::GRpcStatus(status) => matches!(
+            status.code(),
+            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
+        ),
+        _ => false,
     }
 }
 
@@ -104,11 +154,11 @@ impl EtcdBackend {
 
     /// The cluster's compaction point, from the answer etcd gives a watch of revision 1.
     async fn compaction_point(&self) -> Result<Revision, StoreError> {
-        let options = WatchOptions::new().with_start_revision(1);
         let (_watcher, mut stream) = self
-            .client
-            .watch_client()
-            .watch(vec![0], Some(options))
+            .call(|mut client| async move {
+                let options = WatchOptions::new().with_start_revision(1);
+                client.watch(vec![0], Some(options)).await
+            })
             .await
             .map_err(error)?;
         // Called after etcd said a revision is compacted, so the cancel comes at once; the
@@ -130,9 +180,7 @@ impl EtcdBackend {
     /// The key now, read with the cluster's current revision.
     async fn read(&self, key: &[u8]) -> Result<(Option<KeyValue>, Revision), StoreError> {
         let response = self
-            .client
-            .kv_client()
-            .get(key, None)
+            .call(|mut client| async move { client.get(key, None).await })
             .await
             .map_err(error)?;
         let now = response
@@ -168,9 +216,10 @@ impl Backend for EtcdBackend {
             get = get.with_limit(i64::try_from(options.limit + 1).unwrap_or(i64::MAX));
         }
         let response = self
-            .client
-            .kv_client()
-            .get(start, Some(get))
+            .call(|mut client| {
+                let (start, get) = (start.clone(), get.clone());
+                async move { client.get(start, Some(get)).await }
+            })
             .await
             .map_err(|e| (e, at, current));
         let response = match response {
@@ -197,7 +246,13 @@ impl Backend for EtcdBackend {
         let txn = Txn::new()
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, value.clone(), None)]);
-        let response = self.client.kv_client().txn(txn).await.map_err(error)?;
+        let response = self
+            .call(|mut client| {
+                let txn = txn.clone();
+                async move { client.txn(txn).await }
+            })
+            .await
+            .map_err(error)?;
         if !response.succeeded() {
             return Err(StoreError::AlreadyExists);
         }
@@ -223,7 +278,13 @@ impl Backend for EtcdBackend {
             .when([Compare::mod_revision(key, CompareOp::Equal, expected_rev)])
             .and_then([TxnOp::put(key, value.clone(), None)])
             .or_else([TxnOp::get(key, None)]);
-        let response = self.client.kv_client().txn(txn).await.map_err(error)?;
+        let response = self
+            .call(|mut client| {
+                let txn = txn.clone();
+                async move { client.txn(txn).await }
+            })
+            .await
+            .map_err(error)?;
         if !response.succeeded() {
             return Err(conflict_or_missing(&response, expected));
         }
@@ -232,12 +293,10 @@ impl Backend for EtcdBackend {
             .map_or(Revision(0), |h| revision(h.revision()));
         // The create revision is the key's own: read what was written.
         let written = self
-            .client
-            .kv_client()
-            .get(
-                key,
-                Some(GetOptions::new().with_revision(i64::try_from(at.0).unwrap_or(0))),
-            )
+            .call(|mut client| async move {
+                let options = GetOptions::new().with_revision(i64::try_from(at.0).unwrap_or(0));
+                client.get(key, Some(options)).await
+            })
             .await
             .map_err(error)?;
         let create_revision = written
@@ -273,7 +332,13 @@ impl Backend for EtcdBackend {
                 Some(DeleteOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(key, None)]);
-        let response = self.client.kv_client().txn(txn).await.map_err(error)?;
+        let response = self
+            .call(|mut client| {
+                let txn = txn.clone();
+                async move { client.txn(txn).await }
+            })
+            .await
+            .map_err(error)?;
         if !response.succeeded() {
             return Err(conflict_or_missing(
                 &response,
@@ -306,7 +371,13 @@ impl Backend for EtcdBackend {
             let probe = GetOptions::new()
                 .with_revision(i64::try_from(after.0 + 1).unwrap_or(i64::MAX))
                 .with_limit(1);
-            if let Err(err) = self.client.kv_client().get(vec![0], Some(probe)).await {
+            let probed = self
+                .call(|mut client| {
+                    let probe = probe.clone();
+                    async move { client.get(vec![0], Some(probe)).await }
+                })
+                .await;
+            if let Err(err) = probed {
                 return Err(self.read_error(err, after, current).await);
             }
         }
@@ -321,9 +392,10 @@ impl Backend for EtcdBackend {
             .with_start_revision(start)
             .with_prev_key();
         let (watcher, mut stream) = self
-            .client
-            .watch_client()
-            .watch(key, Some(options))
+            .call(|mut client| {
+                let (key, options) = (key.clone(), options.clone());
+                async move { client.watch(key, Some(options)).await }
+            })
             .await
             .map_err(error)?;
         let (sender, events) = mpsc::channel(WATCH_BUFFER);
@@ -368,10 +440,9 @@ impl Backend for EtcdBackend {
                 current,
             });
         }
+        let at = i64::try_from(revision_to.0).unwrap_or(0);
         match self
-            .client
-            .kv_client()
-            .compact(i64::try_from(revision_to.0).unwrap_or(0), None)
+            .call(|mut client| async move { client.compact(at, None).await })
             .await
         {
             Ok(_) => Ok(()),

@@ -1,3 +1,4 @@
 //! The integration tests of apfkit-apiserver, in one binary.
 
+mod replicas;
 mod storage;
