@@ -320,31 +320,13 @@ pub fn check_fields(
     document: &Document,
     unknown: UnknownFields,
 ) -> Result<(), Failure> {
-    let problems: Vec<String> = document
-        .duplicate_fields
-        .iter()
-        .map(|f| format!("duplicate field {f:?}"))
-        .chain(
-            document
-                .unknown_fields
-                .iter()
-                .map(|f| format!("unknown field {f:?}")),
-        )
-        .collect();
-    match unknown {
-        UnknownFields::Ignore => Ok(()),
-        UnknownFields::Warn => {
-            for problem in &problems {
-                crate::failure::warn(location, problem);
-            }
-            Ok(())
-        }
-        UnknownFields::Strict if problems.is_empty() => Ok(()),
-        UnknownFields::Strict => Err(Failure::at(
-            location,
-            format!("strict decoding error: {}", problems.join(", ")),
-        )),
+    let warnings = document
+        .reported_fields(unknown)
+        .map_err(|e| Failure::at(location, e))?;
+    for warning in warnings {
+        crate::failure::warn(location, &warning.to_string());
     }
+    Ok(())
 }
 
 /// Calls `each` with every object of `paths` decoded and defaulted to its hub form (each item

@@ -365,7 +365,7 @@ fn decode<T: DeserializeOwned>(
     warnings: &mut Vec<Warning>,
 ) -> Result<T, SchemeError> {
     let (typed, unknown_paths) = decode_collecting(object)?;
-    apply_unknown(unknown_fields(unknown_paths), unknown, warnings)?;
+    unknown.apply(unknown_fields(unknown_paths), warnings)?;
     Ok(typed)
 }
 
@@ -395,30 +395,6 @@ pub fn decode_collecting<T: DeserializeOwned>(
         )
     })?;
     Ok((typed, unknown_paths))
-}
-
-/// Drops, reports or refuses `fields` (unknown or repeated), as `unknown` says.
-pub fn apply_unknown(
-    fields: Vec<Warning>,
-    unknown: UnknownFields,
-    warnings: &mut Vec<Warning>,
-) -> Result<(), SchemeError> {
-    match unknown {
-        UnknownFields::Ignore => Ok(()),
-        UnknownFields::Warn => {
-            warnings.extend(fields);
-            Ok(())
-        }
-        UnknownFields::Strict if fields.is_empty() => Ok(()),
-        UnknownFields::Strict => {
-            let fields: Vec<String> = fields.iter().map(Warning::to_string).collect();
-            Err(SchemeError::new(
-                ErrorKind::UnknownFields,
-                "",
-                format!("strict decoding error: {}", fields.join(", ")),
-            ))
-        }
-    }
 }
 
 /// The unknown fields at `paths`.

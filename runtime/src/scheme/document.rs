@@ -4,6 +4,9 @@
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::options::UnknownFields;
+use super::report::{SchemeError, Warning};
+
 /// Per-document limits of the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -122,6 +125,28 @@ pub struct Document {
     /// decoder skipped (`spec.#9`: field number 9). JSON and YAML documents keep theirs in
     /// `value`, where conversion finds them.
     pub unknown_fields: Vec<String>,
+}
+
+impl Document {
+    /// What the reader found about the document's fields (keys repeated in one object, and for
+    /// protobuf the fields its type lacks), dropped, reported or refused as `unknown` says.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownFields`](super::ErrorKind::UnknownFields) in `Strict` mode.
+    pub fn reported_fields(&self, unknown: UnknownFields) -> Result<Vec<Warning>, SchemeError> {
+        let repeated = self
+            .duplicate_fields
+            .iter()
+            .map(|path| Warning::DuplicateField { path: path.clone() });
+        let lacking = self
+            .unknown_fields
+            .iter()
+            .map(|path| Warning::UnknownField { path: path.clone() });
+        let mut warnings = Vec::new();
+        unknown.apply(repeated.chain(lacking).collect(), &mut warnings)?;
+        Ok(warnings)
+    }
 }
 
 /// Where a byte of the stream is: its 1-based line and the bytes before it on that line.

@@ -331,7 +331,7 @@ impl<H> Scheme<H> {
                 {
                     return self.encode_converted(codec, hub, target, encoding, json.bytes.len());
                 }
-                self.through_value(&json, unknown, encoding, |value| {
+                self.through_value(built(&json)?, unknown, encoding, |value| {
                     self.convert_value(value, target, unknown)
                 })
             }
@@ -341,13 +341,9 @@ impl<H> Scheme<H> {
                 let hub = decoded.into_hub(codec)?;
                 self.encode_converted(codec, hub, target, encoding, length)
             }
-            Input::Value(document) => {
-                let mut warnings = document_fields(&document, unknown)?;
-                let converted = self.convert_value(&document.value, target, unknown)?;
-                warnings.extend(converted.warnings);
-                let bytes = self.encode_value(&converted.object, encoding)?;
-                Ok(Encoded { bytes, warnings })
-            }
+            Input::Value(document) => self.through_value(document, unknown, encoding, |value| {
+                self.convert_value(value, target, unknown)
+            }),
         }
     }
 
@@ -373,7 +369,7 @@ impl<H> Scheme<H> {
                         warnings: Vec::new(),
                     });
                 }
-                self.through_value(&json, unknown, encoding, |value| {
+                self.through_value(built(&json)?, unknown, encoding, |value| {
                     self.default_value(value, unknown)
                 })
             }
@@ -385,13 +381,9 @@ impl<H> Scheme<H> {
                     warnings: Vec::new(),
                 })
             }
-            Input::Value(document) => {
-                let mut warnings = document_fields(&document, unknown)?;
-                let defaulted = self.default_value(&document.value, unknown)?;
-                warnings.extend(defaulted.warnings);
-                let bytes = self.encode_value(&defaulted.object, encoding)?;
-                Ok(Encoded { bytes, warnings })
-            }
+            Input::Value(document) => self.through_value(document, unknown, encoding, |value| {
+                self.default_value(value, unknown)
+            }),
         }
     }
 
@@ -413,22 +405,14 @@ impl<H> Scheme<H> {
                 {
                     return Ok((vec![hub], Vec::new()));
                 }
-                let (value, mut warnings) = built(&json, unknown)?;
-                let (objects, more) = self.to_hub_value(&value, unknown)?;
-                warnings.extend(more);
-                Ok((objects, warnings))
+                self.document_to_hub(built(&json)?, unknown)
             }
             Input::Yaml(yaml) => {
                 let (decoded, _) = yaml.into_decoded();
                 let codec = decoded.codec::<H>()?;
                 Ok((vec![decoded.into_hub(codec)?], Vec::new()))
             }
-            Input::Value(document) => {
-                let mut warnings = document_fields(&document, unknown)?;
-                let (objects, more) = self.to_hub_value(&document.value, unknown)?;
-                warnings.extend(more);
-                Ok((objects, warnings))
-            }
+            Input::Value(document) => self.document_to_hub(document, unknown),
         }
     }
 
@@ -528,20 +512,33 @@ impl<H> Scheme<H> {
         Ok(Encoded { bytes, warnings })
     }
 
-    /// The value path of a JSON document: built, its repeated keys reported, `handle`d,
+    /// The value path of a document: what reading it found reported, then `handle`d and
     /// encoded.
     fn through_value(
         &self,
-        document: &JsonDocument<'_>,
+        document: Document,
         unknown: UnknownFields,
         encoding: Encoding,
         handle: impl FnOnce(&Value) -> Result<Converted, SchemeError>,
     ) -> Result<Encoded, SchemeError> {
-        let (value, mut warnings) = built(document, unknown)?;
-        let handled = handle(&value)?;
+        let mut warnings = document.reported_fields(unknown)?;
+        let handled = handle(&document.value)?;
         warnings.extend(handled.warnings);
         let bytes = self.encode_value(&handled.object, encoding)?;
         Ok(Encoded { bytes, warnings })
+    }
+
+    /// The value path of `to_hub`: what reading the document found reported, then its hub
+    /// objects.
+    fn document_to_hub(
+        &self,
+        document: Document,
+        unknown: UnknownFields,
+    ) -> Result<(Vec<H>, Vec<Warning>), SchemeError> {
+        let mut warnings = document.reported_fields(unknown)?;
+        let (objects, more) = self.to_hub_value(&document.value, unknown)?;
+        warnings.extend(more);
+        Ok((objects, warnings))
     }
 
     /// The object of a JSON document in its version's type, with its codec, when nothing
@@ -660,46 +657,11 @@ impl<H> Scheme<H> {
     }
 }
 
-/// What a reader found about a document built as a value: its repeated keys and, for
-/// protobuf, the fields its type lacks, reported as `unknown` says.
-fn document_fields(
-    document: &Document,
-    unknown: UnknownFields,
-) -> Result<Vec<Warning>, SchemeError> {
-    let fields = document
-        .duplicate_fields
-        .iter()
-        .map(|path| Warning::DuplicateField { path: path.clone() })
-        .chain(
-            document
-                .unknown_fields
-                .iter()
-                .map(|path| Warning::UnknownField { path: path.clone() }),
-        )
-        .collect();
-    let mut warnings = Vec::new();
-    codec::apply_unknown(fields, unknown, &mut warnings)?;
-    Ok(warnings)
-}
-
-/// A JSON document built as a value, its repeated keys reported as `unknown` says.
-fn built(
-    document: &JsonDocument<'_>,
-    unknown: UnknownFields,
-) -> Result<(Value, Vec<Warning>), SchemeError> {
-    let built = document
+/// A JSON document built as a value, with its repeated keys' paths.
+fn built(document: &JsonDocument<'_>) -> Result<Document, SchemeError> {
+    document
         .to_document()
-        .map_err(|e| SchemeError::new(ErrorKind::InvalidValue, "", e.to_string()))?;
-    let mut warnings = Vec::new();
-    let repeated = built.duplicate_fields.into_iter();
-    codec::apply_unknown(
-        repeated
-            .map(|path| Warning::DuplicateField { path })
-            .collect(),
-        unknown,
-        &mut warnings,
-    )?;
-    Ok((built.value, warnings))
+        .map_err(|e| SchemeError::new(ErrorKind::InvalidValue, "", e.to_string()))
 }
 
 /// The `apiVersion` and `kind` of an object.
@@ -853,6 +815,6 @@ fn list_envelope(
             other => unknown_paths.push(other.to_owned()),
         }
     }
-    codec::apply_unknown(codec::unknown_fields(unknown_paths), unknown, warnings)?;
+    unknown.apply(codec::unknown_fields(unknown_paths), warnings)?;
     Ok(envelope)
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::report::{ErrorKind, SchemeError};
+use super::report::{ErrorKind, SchemeError, Warning};
 
 /// What to do with fields that the version's schema does not have, like kube-apiserver's
 /// `fieldValidation` parameter.
@@ -16,6 +16,37 @@ pub enum UnknownFields {
     Warn,
     /// Fail, naming every unknown field.
     Strict,
+}
+
+impl UnknownFields {
+    /// Drops, reports (into `warnings`) or refuses `fields` (unknown or repeated), as this
+    /// mode says.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownFields`] in `Strict` mode, naming every field.
+    pub fn apply(
+        self,
+        fields: Vec<Warning>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), SchemeError> {
+        match self {
+            UnknownFields::Ignore => Ok(()),
+            UnknownFields::Warn => {
+                warnings.extend(fields);
+                Ok(())
+            }
+            UnknownFields::Strict if fields.is_empty() => Ok(()),
+            UnknownFields::Strict => {
+                let fields: Vec<String> = fields.iter().map(Warning::to_string).collect();
+                Err(SchemeError::new(
+                    ErrorKind::UnknownFields,
+                    "",
+                    format!("strict decoding error: {}", fields.join(", ")),
+                ))
+            }
+        }
+    }
 }
 
 /// The version to convert to: `group/version`, or a bare version applied to each object's own group.
