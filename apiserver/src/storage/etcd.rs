@@ -5,14 +5,16 @@
 //! `mod_revision`, as kube-apiserver's etcd3 store does them (`staging/src/k8s.io/apiserver/
 //! pkg/storage/etcd3/store.go`).
 
+use super::memory::WATCH_BUFFER;
+use super::watchers::Feed;
+use super::{
+    Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch, not_ahead,
+    prefix_end,
+};
 use etcd_client::{
     Client, Compare, CompareOp, DeleteOptions, EventType, GetOptions, Txn, TxnOp, TxnOpResponse,
     WatchOptions,
 };
-use tokio::sync::mpsc;
-
-use super::memory::WATCH_BUFFER;
-use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
 
 /// A store on an etcd cluster: one client per member, failing over as etcdctl does.
 #[derive(Clone)]
@@ -112,16 +114,9 @@ fn key_value(kv: &etcd_client::KeyValue) -> KeyValue {
     }
 }
 
-/// The first key after every key with `prefix`; etcd's `"\0"` (every key) when there is none.
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
+/// etcd's range end for the keys under `prefix`: `"\0"` (every key) when the prefix has none.
+fn range_end(prefix: &[u8]) -> Vec<u8> {
+    prefix_end(prefix).unwrap_or_else(|| vec![0])
 }
 
 impl EtcdBackend {
@@ -209,7 +204,7 @@ impl Backend for EtcdBackend {
         };
         let start = if start.is_empty() { vec![0] } else { start };
         let mut get = GetOptions::new()
-            .with_range(prefix_end(&options.prefix))
+            .with_range(range_end(&options.prefix))
             .with_revision(i64::try_from(at.0).unwrap_or(i64::MAX));
         if options.limit > 0 {
             // One more than asked: it tells where the next page starts.
@@ -359,12 +354,7 @@ impl Backend for EtcdBackend {
 
     async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
         let current = self.current_revision().await?;
-        if after > current {
-            return Err(StoreError::FutureRevision {
-                requested: after,
-                current,
-            });
-        }
+        not_ahead(after, current)?;
         // etcd cancels a watch from a compacted revision after it was created; a read at the
         // first revision asked for tells before any watch is opened.
         if after < current {
@@ -388,7 +378,7 @@ impl Backend for EtcdBackend {
             prefix.to_vec()
         };
         let options = WatchOptions::new()
-            .with_range(prefix_end(prefix))
+            .with_range(range_end(prefix))
             .with_start_revision(start)
             .with_prev_key();
         let (watcher, mut stream) = self
@@ -398,48 +388,30 @@ impl Backend for EtcdBackend {
             })
             .await
             .map_err(error)?;
-        let (sender, events) = mpsc::channel(WATCH_BUFFER);
-        let ended = std::sync::Arc::new(std::sync::OnceLock::new());
-        let ended_by_task = std::sync::Arc::clone(&ended);
+        let (feed, watch) = Feed::open(WATCH_BUFFER);
         tokio::spawn(async move {
             // The watcher lives as long as the task: dropping it cancels the watch.
             let _watcher = watcher;
-            let deliver = |event: Event| match sender.try_send(event) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    let _ = ended_by_task.set(StoreError::WatchOverflow {
-                        buffer: WATCH_BUFFER,
-                    });
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-            };
             while let Ok(Some(response)) = stream.message().await {
                 if response.canceled() {
-                    let _ = ended_by_task.set(StoreError::Compacted {
+                    feed.end(StoreError::Compacted {
                         requested: after,
                         compacted: revision(response.compact_revision()),
                     });
                     return;
                 }
                 for event in response.events().iter().filter_map(event) {
-                    if !deliver(event) {
+                    if !feed.deliver(event) {
                         return;
                     }
                 }
             }
         });
-        Ok(Watch::new(events, ended))
+        Ok(watch)
     }
 
     async fn compact(&self, revision_to: Revision) -> Result<(), StoreError> {
-        let current = self.current_revision().await?;
-        if revision_to > current {
-            return Err(StoreError::FutureRevision {
-                requested: revision_to,
-                current,
-            });
-        }
+        not_ahead(revision_to, self.current_revision().await?)?;
         let at = i64::try_from(revision_to.0).unwrap_or(0);
         match self
             .call(|mut client| async move { client.compact(at, None).await })

@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use super::watchers::Watchers;
-use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
+use super::{
+    Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch, not_ahead,
+    readable, watchable,
+};
 
 /// Events a watcher may have waiting before it is ended.
 pub const WATCH_BUFFER: usize = 1024;
@@ -91,22 +94,6 @@ impl State {
         self.revision = Revision(self.revision.0 + 1);
         self.revision
     }
-
-    fn check_readable(&self, revision: Revision) -> Result<(), StoreError> {
-        if revision > self.revision {
-            return Err(StoreError::FutureRevision {
-                requested: revision,
-                current: self.revision,
-            });
-        }
-        if revision < self.compacted {
-            return Err(StoreError::Compacted {
-                requested: revision,
-                compacted: self.compacted,
-            });
-        }
-        Ok(())
-    }
 }
 
 impl Backend for MemoryBackend {
@@ -121,7 +108,7 @@ impl Backend for MemoryBackend {
     async fn list(&self, options: &ListOptions) -> Result<ListPage, StoreError> {
         let state = self.state();
         let revision = options.revision.unwrap_or(state.revision);
-        state.check_readable(revision)?;
+        readable(revision, state.revision, state.compacted)?;
         let start = if options.start.is_empty() {
             options.prefix.clone()
         } else {
@@ -138,12 +125,13 @@ impl Backend for MemoryBackend {
             options.limit
         };
         let items: Vec<KeyValue> = live.by_ref().take(limit).cloned().collect();
-        let rest: Vec<&KeyValue> = live.collect();
+        let next = live.next().map(|kv| kv.key.clone());
+        let remaining = next.as_ref().map_or(0, |_| 1 + live.count() as u64);
         Ok(ListPage {
             items,
             revision,
-            next: rest.first().map(|kv| kv.key.clone()),
-            remaining: rest.len() as u64,
+            next,
+            remaining,
         })
     }
 
@@ -215,19 +203,7 @@ impl Backend for MemoryBackend {
 
     async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
         let mut state = self.state();
-        // Changes after `after` must all be kept: the first is `after + 1`.
-        if after.0 + 1 < state.compacted.0 {
-            return Err(StoreError::Compacted {
-                requested: after,
-                compacted: state.compacted,
-            });
-        }
-        if after > state.revision {
-            return Err(StoreError::FutureRevision {
-                requested: after,
-                current: state.revision,
-            });
-        }
+        watchable(after, state.revision, state.compacted)?;
         let replay: Vec<Event> = state
             .log
             .iter()
@@ -239,12 +215,7 @@ impl Backend for MemoryBackend {
 
     async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
         let mut state = self.state();
-        if revision > state.revision {
-            return Err(StoreError::FutureRevision {
-                requested: revision,
-                current: state.revision,
-            });
-        }
+        not_ahead(revision, state.revision)?;
         if revision <= state.compacted {
             return Ok(());
         }

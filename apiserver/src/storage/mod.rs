@@ -142,6 +142,60 @@ pub enum StoreError {
     Backend(String),
 }
 
+/// Refuses a revision ahead of the store's `current` one.
+pub(crate) fn not_ahead(requested: Revision, current: Revision) -> Result<(), StoreError> {
+    if requested > current {
+        return Err(StoreError::FutureRevision { requested, current });
+    }
+    Ok(())
+}
+
+/// Whether a read at `revision` is within the kept history: not ahead of `current`, not
+/// before the compaction point.
+pub(crate) fn readable(
+    revision: Revision,
+    current: Revision,
+    compacted: Revision,
+) -> Result<(), StoreError> {
+    not_ahead(revision, current)?;
+    if revision < compacted {
+        return Err(StoreError::Compacted {
+            requested: revision,
+            compacted,
+        });
+    }
+    Ok(())
+}
+
+/// Whether every change after `after` is kept (the first is `after + 1`, which may be the
+/// compaction point itself) and `after` is not ahead of `current`.
+pub(crate) fn watchable(
+    after: Revision,
+    current: Revision,
+    compacted: Revision,
+) -> Result<(), StoreError> {
+    if after.0 + 1 < compacted.0 {
+        return Err(StoreError::Compacted {
+            requested: after,
+            compacted,
+        });
+    }
+    not_ahead(after, current)
+}
+
+/// The first key after every key that starts with `prefix` (etcd's range end for a prefix);
+/// `None` when there is none (an empty prefix, or one of 0xff bytes only).
+pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
 /// A storage backend with kube-apiserver's semantics.
 pub trait Backend: Send + Sync {
     /// The current revision (the last write's).

@@ -18,7 +18,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::memory::WATCH_BUFFER;
 use super::watchers::Watchers;
-use super::{Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch};
+use super::{
+    Backend, Event, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch, not_ahead,
+    prefix_end, readable, watchable,
+};
 
 const SCHEMA: &str = "
 PRAGMA journal_mode = WAL;
@@ -240,37 +243,6 @@ impl State {
         self.watchers.notify(&row.event());
         Ok(row)
     }
-
-    fn check_readable(&self, revision: Revision) -> Result<(), StoreError> {
-        let current = self.current_revision()?;
-        if revision > current {
-            return Err(StoreError::FutureRevision {
-                requested: revision,
-                current,
-            });
-        }
-        let compacted = self.compacted()?;
-        if revision < compacted {
-            return Err(StoreError::Compacted {
-                requested: revision,
-                compacted,
-            });
-        }
-        Ok(())
-    }
-}
-
-/// The first key after every key that starts with `prefix` (etcd's range end for a prefix);
-/// `None` when there is none (an empty prefix, or one of 0xff bytes).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
 }
 
 impl Backend for SqliteBackend {
@@ -296,7 +268,7 @@ impl Backend for SqliteBackend {
                 Some(revision) => revision,
                 None => state.current_revision()?,
             };
-            state.check_readable(revision)?;
+            readable(revision, state.current_revision()?, state.compacted()?)?;
             let start = if options.start.is_empty() {
                 options.prefix.clone()
             } else {
@@ -320,8 +292,8 @@ impl Backend for SqliteBackend {
                         .join(", ")
                 ))
                 .map_err(backend)?;
-            let rows = query
-                .query_map(params![start, end, revision.0 as i64], Row::read)
+            let mut rows = query
+                .query(params![start, end, revision.0 as i64])
                 .map_err(backend)?;
             let limit = if options.limit == 0 {
                 usize::MAX
@@ -331,13 +303,13 @@ impl Backend for SqliteBackend {
             let mut items = Vec::new();
             let mut next = None;
             let mut remaining = 0u64;
-            for row in rows {
-                let row = row.map_err(backend)?;
+            while let Some(row) = rows.next().map_err(backend)? {
                 if items.len() < limit {
-                    items.push(row.key_value());
+                    items.push(Row::read(row).map_err(backend)?.key_value());
                 } else {
+                    // Past the page only the next key and the count are needed, not values.
                     if next.is_none() {
-                        next = Some(row.name.clone());
+                        next = Some(row.get(1).map_err(backend)?);
                     }
                     remaining += 1;
                 }
@@ -438,20 +410,7 @@ impl Backend for SqliteBackend {
     async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
         let prefix = prefix.to_vec();
         self.with(move |state| {
-            let compacted = state.compacted()?;
-            if after.0 + 1 < compacted.0 {
-                return Err(StoreError::Compacted {
-                    requested: after,
-                    compacted,
-                });
-            }
-            let current = state.current_revision()?;
-            if after > current {
-                return Err(StoreError::FutureRevision {
-                    requested: after,
-                    current,
-                });
-            }
+            watchable(after, state.current_revision()?, state.compacted()?)?;
             let end = prefix_end(&prefix);
             let replay: Vec<Event> = {
                 let mut query = state
@@ -475,13 +434,7 @@ impl Backend for SqliteBackend {
 
     async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
         self.with(move |state| {
-            let current = state.current_revision()?;
-            if revision > current {
-                return Err(StoreError::FutureRevision {
-                    requested: revision,
-                    current,
-                });
-            }
+            not_ahead(revision, state.current_revision()?)?;
             if revision <= state.compacted()? {
                 return Ok(());
             }

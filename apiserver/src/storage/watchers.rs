@@ -1,6 +1,5 @@
-//! The watchers of one backend: each with a prefix and a bounded buffer; one that falls behind
-//! by more than its buffer is ended with [`StoreError::WatchOverflow`], never buffered without
-//! bound.
+//! The sending side of watches: each a bounded buffer; a watch that falls behind by more than
+//! its buffer is ended with [`StoreError::WatchOverflow`], never buffered without bound.
 
 use std::sync::{Arc, OnceLock};
 
@@ -8,18 +7,55 @@ use tokio::sync::mpsc;
 
 use super::{Event, StoreError, Watch};
 
-/// Every open watch of a backend.
+/// The sending side of one watch.
 #[derive(Debug)]
-pub(crate) struct Watchers {
-    open: Vec<Watcher>,
-    buffer: usize,
-}
-
-#[derive(Debug)]
-struct Watcher {
-    prefix: Vec<u8>,
+pub(crate) struct Feed {
     sender: mpsc::Sender<Event>,
     ended: Arc<OnceLock<StoreError>>,
+}
+
+impl Feed {
+    /// A watch holding up to `buffer` events, and the feed that fills it.
+    pub(crate) fn open(buffer: usize) -> (Feed, Watch) {
+        let (sender, events) = mpsc::channel(buffer.max(1));
+        let ended = Arc::new(OnceLock::new());
+        let feed = Feed {
+            sender,
+            ended: Arc::clone(&ended),
+        };
+        (feed, Watch::new(events, ended))
+    }
+
+    /// Hands `event` to the watch; `false` when the watch is over: dropped by its reader, or
+    /// ended now because its buffer is full.
+    pub(crate) fn deliver(&self, event: Event) -> bool {
+        match self.sender.try_send(event) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                let buffer = self.sender.max_capacity();
+                self.end(StoreError::WatchOverflow { buffer });
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Ends the watch with `error`, which its reader gets after the events already buffered.
+    pub(crate) fn end(&self, error: StoreError) {
+        let _ = self.ended.set(error);
+    }
+
+    /// Whether the reader dropped the watch.
+    fn is_closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+}
+
+/// Every open watch of a backend that serves watches itself.
+#[derive(Debug)]
+pub(crate) struct Watchers {
+    open: Vec<(Vec<u8>, Feed)>,
+    buffer: usize,
 }
 
 impl Watchers {
@@ -27,7 +63,7 @@ impl Watchers {
     pub(crate) fn new(buffer: usize) -> Self {
         Watchers {
             open: Vec::new(),
-            buffer: buffer.max(1),
+            buffer,
         }
     }
 
@@ -39,39 +75,23 @@ impl Watchers {
         prefix: &[u8],
         replay: impl IntoIterator<Item = Event>,
     ) -> Watch {
-        let (sender, events) = mpsc::channel(self.buffer);
-        let ended = Arc::new(OnceLock::new());
+        let (feed, watch) = Feed::open(self.buffer);
         for event in replay {
-            if sender.try_send(event).is_err() {
-                let _ = ended.set(StoreError::WatchOverflow {
-                    buffer: self.buffer,
-                });
-                return Watch::new(events, ended);
+            if !feed.deliver(event) {
+                return watch;
             }
         }
-        self.open.push(Watcher {
-            prefix: prefix.to_vec(),
-            sender,
-            ended: Arc::clone(&ended),
-        });
-        Watch::new(events, ended)
+        self.open.push((prefix.to_vec(), feed));
+        watch
     }
 
-    /// Hands a change to every watch of its key; ends those that are full and forgets those
-    /// that were dropped.
+    /// Hands a change to every watch of its key; forgets those that are over.
     pub(crate) fn notify(&mut self, event: &Event) {
-        self.open.retain(|watcher| {
-            if !event.key().starts_with(&watcher.prefix) {
-                return !watcher.sender.is_closed();
-            }
-            match watcher.sender.try_send(event.clone()) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    let buffer = watcher.sender.max_capacity();
-                    let _ = watcher.ended.set(StoreError::WatchOverflow { buffer });
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
+        self.open.retain(|(prefix, feed)| {
+            if event.key().starts_with(prefix) {
+                feed.deliver(event.clone())
+            } else {
+                !feed.is_closed()
             }
         });
     }
