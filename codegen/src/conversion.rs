@@ -98,7 +98,6 @@ pub fn emit_conversions(
     settings: &ConversionSettings,
 ) -> Result<BTreeMap<PathBuf, String>> {
     let mut modules: BTreeMap<Vec<String>, Vec<TokenStream>> = BTreeMap::new();
-    let mut served = Vec::new();
     // Modules whose `round_trips` bodies call the field helper.
     let mut with_helper = BTreeSet::new();
     for (external_prefix, hub_prefix, module) in &settings.pairs {
@@ -112,7 +111,6 @@ pub fn emit_conversions(
             if identity {
                 if is_resource(entry) {
                     items.push(identity_impls(external, entry, settings)?);
-                    served.push((Pair::path(external, entry)?, entry));
                 }
                 continue;
             }
@@ -135,9 +133,6 @@ pub fn emit_conversions(
             if uses_helper {
                 with_helper.insert(module.clone());
             }
-            if is_resource(entry) {
-                served.push((Pair::path(external, entry)?, hub_entry));
-            }
         }
     }
     let from_trait = parse_path("from_hub_trait", &settings.from_hub_trait)?;
@@ -158,6 +153,7 @@ pub fn emit_conversions(
     // types, which only their crate may implement); a custom scheme's codec list lives in the
     // scheme's own crate: see `emit_scheme`.
     if let Some(scheme) = &settings.scheme {
+        let served = served_kinds(external, hub, settings)?;
         let mut registry = hub_registry(hub, &served)?;
         if *scheme == DynamicScheme::Runtime {
             registry.extend(codec_list(scheme, &served)?);
@@ -193,6 +189,25 @@ pub fn emit_scheme(
     let Some(scheme @ DynamicScheme::Custom(_)) = &settings.scheme else {
         return Ok(BTreeMap::new());
     };
+    let served = served_kinds(external, hub, settings)?;
+    // The conversions carry `HubObject`; its checks (one hub kind per name) hold here too.
+    hub_registry(hub, &served)?;
+    let registry = codec_list(scheme, &served)?;
+    let tokens = quote! {
+        #![allow(clippy::all)]
+        #registry
+    };
+    let (path, text) = render(&[], false, &settings.header, tokens)?;
+    Ok(BTreeMap::from([(path, text)]))
+}
+
+/// Every served kind (a resource) of the paired versions, by the path of its external type,
+/// with its hub entry, in the order of the pairs.
+fn served_kinds<'a>(
+    external: &Side<'a>,
+    hub: &Side<'a>,
+    settings: &ConversionSettings,
+) -> Result<Vec<(syn::Path, &'a TypeEntry)>> {
     let mut served = Vec::new();
     for (external_prefix, hub_prefix, _) in &settings.pairs {
         let identity = external_prefix == hub_prefix && same_types(external, hub);
@@ -214,15 +229,7 @@ pub fn emit_scheme(
             served.push((Pair::path(external, entry)?, hub_entry));
         }
     }
-    // The conversions carry `HubObject`; its checks (one hub kind per name) hold here too.
-    hub_registry(hub, &served)?;
-    let registry = codec_list(scheme, &served)?;
-    let tokens = quote! {
-        #![allow(clippy::all)]
-        #registry
-    };
-    let (path, text) = render(&[], false, &settings.header, tokens)?;
-    Ok(BTreeMap::from([(path, text)]))
+    Ok(served)
 }
 
 /// A kind served as a resource (not a list and not a nested type).
