@@ -40,6 +40,7 @@ enum Command {
     Schema(commands::schema::SchemaArgs),
     Versions(commands::versions::VersionsArgs),
     Storage(commands::storage::StorageArgs),
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() {
@@ -56,6 +57,7 @@ fn main() {
         Command::Schema(args) => commands::schema::run(args),
         Command::Versions(args) => commands::versions::run(args),
         Command::Storage(args) => commands::storage::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     if let Err(failure) = result {
         if !matches!(failure, Failure::ValidationErrors(_)) {

@@ -29,6 +29,9 @@ pub struct StoredResource {
     /// bare plural (`flowschemas`), and kube-aggregator its APIServices under
     /// `apiregistration.k8s.io/apiservices`.
     pub path: &'static str,
+    /// How kube-apiserver encodes what it stores there: protobuf for its own groups, JSON for
+    /// kube-aggregator's APIServices.
+    pub format: crate::object::Format,
 }
 
 impl StoredResource {
@@ -56,16 +59,19 @@ pub const RESOURCES: &[StoredResource] = &[
         group: "flowcontrol.apiserver.k8s.io",
         plural: "flowschemas",
         path: "flowschemas",
+        format: crate::object::Format::Protobuf,
     },
     StoredResource {
         group: "flowcontrol.apiserver.k8s.io",
         plural: "prioritylevelconfigurations",
         path: "prioritylevelconfigurations",
+        format: crate::object::Format::Protobuf,
     },
     StoredResource {
         group: "apiregistration.k8s.io",
         plural: "apiservices",
         path: "apiregistration.k8s.io/apiservices",
+        format: crate::object::Format::Json,
     },
 ];
 

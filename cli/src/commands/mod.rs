@@ -5,6 +5,7 @@ pub mod explain;
 pub mod limits;
 pub mod rewrite;
 pub mod schema;
+pub mod serve;
 pub mod simulate;
 pub mod storage;
 pub mod validate;

@@ -9,6 +9,7 @@ mod files;
 mod go_json;
 mod hostile;
 mod protobuf;
+mod serve;
 mod simulate;
 mod storage;
 
@@ -57,7 +58,7 @@ pub fn apfkit_peak(args: &[&str], limit_mib: u64) -> (Output, u64) {
 
 /// Runs `command` feeding `stdin`, calling `sample` with its pid while it runs (every 2 ms);
 /// kills it and fails the test if it has not finished after `limit`.
-fn run_within(
+pub fn run_within(
     mut command: Command,
     stdin: &[u8],
     limit: Duration,

@@ -18,6 +18,17 @@ pub enum ErrorType {
 }
 
 impl ErrorType {
+    /// apimachinery's `CauseType` of the error, as a `Status` cause's `reason` carries it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+        }
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             ErrorType::Required => "Required value",
@@ -138,6 +149,15 @@ impl FieldError {
             bad_value: Some(value),
             detail: String::new(),
         }
+    }
+}
+
+impl FieldError {
+    /// The message without the field path (apimachinery's `ErrorBody`), as a `Status` cause's
+    /// `message` carries it: `Invalid value: 10001: must not be greater than 10000`.
+    pub fn body(&self) -> String {
+        let text = self.to_string();
+        text[self.path.len() + 2..].to_owned()
     }
 }
 

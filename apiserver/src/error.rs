@@ -1,0 +1,344 @@
+//! Errors as kube-apiserver answers them: a `metav1.Status` with its reason, code and wording
+//! (`k8s.io/apimachinery/pkg/api/errors/errors.go`).
+
+use serde::Serialize;
+
+use crate::storage::StoreError;
+
+/// The resource an error is about, as `StatusDetails` names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subject {
+    /// API group.
+    pub group: String,
+    /// Plural resource name (kube-apiserver's "kind" in most details), or the kind for
+    /// `Invalid`.
+    pub kind: String,
+    /// Object name.
+    pub name: String,
+}
+
+impl Subject {
+    /// `flowschemas.flowcontrol.apiserver.k8s.io`, as apimachinery's `GroupResource` prints.
+    fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+}
+
+/// One cause of an `Invalid` answer: a field and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cause {
+    /// `FieldValueRequired`, `FieldValueInvalid` and the like.
+    pub reason: String,
+    /// The message after the field path, such as `Required value`.
+    pub message: String,
+    /// The field path, such as `spec.rules[0].subjects`.
+    pub field: String,
+}
+
+/// An error answered as a `metav1.Status`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// `StatusReason`: `NotFound`, `Conflict`, ...
+    pub reason: &'static str,
+    /// The message.
+    pub message: String,
+    /// `details`, when the error is about a named object.
+    pub details: Option<Box<Subject>>,
+    /// `details.causes`.
+    pub causes: Vec<Cause>,
+    /// `details.retryAfterSeconds`.
+    pub retry_after_seconds: Option<u32>,
+}
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+            causes: Vec::new(),
+            retry_after_seconds: None,
+        }
+    }
+
+    fn about(mut self, subject: &Subject) -> Self {
+        self.details = Some(Box::new(subject.clone()));
+        self
+    }
+
+    /// 404 `NotFound`: `flowschemas.flowcontrol.apiserver.k8s.io "x" not found`.
+    pub fn not_found(subject: &Subject) -> Self {
+        let message = format!("{} {:?} not found", subject.qualified(), subject.name);
+        ApiError::new(404, "NotFound", message).about(subject)
+    }
+
+    /// 409 `AlreadyExists`.
+    pub fn already_exists(subject: &Subject) -> Self {
+        let message = format!("{} {:?} already exists", subject.qualified(), subject.name);
+        ApiError::new(409, "AlreadyExists", message).about(subject)
+    }
+
+    /// 409 `Conflict`: `Operation cannot be fulfilled on ...: <why>`.
+    pub fn conflict(subject: &Subject, why: &str) -> Self {
+        let message = format!(
+            "Operation cannot be fulfilled on {} {:?}: {why}",
+            subject.qualified(),
+            subject.name
+        );
+        ApiError::new(409, "Conflict", message).about(subject)
+    }
+
+    /// The conflict of a stale `resourceVersion`, in kube-apiserver's words.
+    pub fn modified(subject: &Subject) -> Self {
+        ApiError::conflict(
+            subject,
+            "the object has been modified; please apply your changes to the latest version and \
+             try again",
+        )
+    }
+
+    /// 422 `Invalid`: `Kind.group "x" is invalid: <causes>`; `subject.kind` is the kind here.
+    pub fn invalid(subject: &Subject, causes: Vec<Cause>) -> Self {
+        let listed: Vec<String> = causes
+            .iter()
+            .map(|c| {
+                if c.field.is_empty() {
+                    c.message.clone()
+                } else {
+                    format!("{}: {}", c.field, c.message)
+                }
+            })
+            .collect();
+        // apimachinery's `NewInvalid` prints one cause bare and several as a list.
+        let summary = match listed.as_slice() {
+            [one] => one.clone(),
+            _ => format!("[{}]", listed.join(", ")),
+        };
+        let message = format!(
+            "{} {:?} is invalid: {summary}",
+            subject.qualified(),
+            subject.name
+        );
+        let mut error = ApiError::new(422, "Invalid", message).about(subject);
+        error.causes = causes;
+        error
+    }
+
+    /// 400 `BadRequest`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(400, "BadRequest", message)
+    }
+
+    /// 405 `MethodNotAllowed`.
+    pub fn method_not_allowed() -> Self {
+        ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+    }
+
+    /// 404 for a path nothing is served at, as kube-apiserver's mux answers.
+    pub fn no_route() -> Self {
+        ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// 406 `NotAcceptable`.
+    pub fn not_acceptable(supported: &[&str]) -> Self {
+        ApiError::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "only the following media types are accepted: {}",
+                supported.join(", ")
+            ),
+        )
+    }
+
+    /// 415 `UnsupportedMediaType`.
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; found {content_type:?}"
+            ),
+        )
+    }
+
+    /// 413 `RequestEntityTooLarge`.
+    pub fn too_large(limit: usize) -> Self {
+        ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
+    }
+
+    /// 410 `Expired`.
+    pub fn expired(message: impl Into<String>) -> Self {
+        ApiError::new(410, "Expired", message)
+    }
+
+    /// 500 `InternalError`.
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        ApiError::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+    }
+
+    /// 504 `Timeout` (storage did not answer), with a retry hint.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        let mut error = ApiError::new(504, "Timeout", message);
+        error.retry_after_seconds = Some(1);
+        error
+    }
+
+    /// 403 `Forbidden`: `flowschemas.flowcontrol.apiserver.k8s.io "x" is forbidden: <why>`.
+    pub fn forbidden(subject: &Subject, why: &str) -> Self {
+        let message = format!(
+            "{} {:?} is forbidden: {why}",
+            subject.qualified(),
+            subject.name
+        );
+        ApiError::new(403, "Forbidden", message).about(subject)
+    }
+
+    /// A storage error about `subject`, in kube-apiserver's words.
+    pub fn from_store(error: StoreError, subject: &Subject) -> Self {
+        match error {
+            StoreError::NotFound => ApiError::not_found(subject),
+            StoreError::AlreadyExists => ApiError::already_exists(subject),
+            StoreError::Conflict { .. } => ApiError::modified(subject),
+            StoreError::Compacted {
+                requested,
+                compacted,
+            } => ApiError::expired(format!(
+                "too old resource version: {requested} ({compacted})"
+            )),
+            StoreError::FutureRevision { requested, current } => {
+                // kube-apiserver waits for a revision ahead of its cache, then answers this.
+                ApiError::timeout(format!(
+                    "Too large resource version: {requested}, current: {current}"
+                ))
+            }
+            StoreError::WatchOverflow { buffer } => ApiError::internal(format!(
+                "the watch fell {buffer} events behind and was ended"
+            )),
+            StoreError::Backend(message) => ApiError::internal(message),
+        }
+    }
+
+    /// The `metav1.Status` body.
+    pub fn status(&self) -> serde_json::Value {
+        let mut status = serde_json::json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        let mut details = serde_json::Map::new();
+        if let Some(subject) = &self.details {
+            if !subject.name.is_empty() {
+                details.insert("name".into(), subject.name.clone().into());
+            }
+            if !subject.group.is_empty() {
+                details.insert("group".into(), subject.group.clone().into());
+            }
+            details.insert("kind".into(), subject.kind.clone().into());
+        }
+        if !self.causes.is_empty() {
+            details.insert(
+                "causes".into(),
+                serde_json::to_value(&self.causes).unwrap_or_default(),
+            );
+        }
+        if let Some(seconds) = self.retry_after_seconds {
+            details.insert("retryAfterSeconds".into(), seconds.into());
+        }
+        if !details.is_empty() {
+            status["details"] = serde_json::Value::Object(details);
+        }
+        status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject() -> Subject {
+        Subject {
+            group: "flowcontrol.apiserver.k8s.io".into(),
+            kind: "flowschemas".into(),
+            name: "x".into(),
+        }
+    }
+
+    #[test]
+    fn messages_are_kube_apiservers() {
+        assert_eq!(
+            ApiError::not_found(&subject()).message,
+            r#"flowschemas.flowcontrol.apiserver.k8s.io "x" not found"#
+        );
+        assert_eq!(
+            ApiError::modified(&subject()).message,
+            "Operation cannot be fulfilled on flowschemas.flowcontrol.apiserver.k8s.io \"x\": \
+             the object has been modified; please apply your changes to the latest version and \
+             try again"
+        );
+        let invalid = Subject {
+            kind: "FlowSchema".into(),
+            ..subject()
+        };
+        let cause = |field: &str| Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: field.into(),
+        };
+        assert_eq!(
+            ApiError::invalid(&invalid, vec![cause("spec.a")]).message,
+            r#"FlowSchema.flowcontrol.apiserver.k8s.io "x" is invalid: spec.a: Required value"#
+        );
+        assert_eq!(
+            ApiError::invalid(&invalid, vec![cause("spec.a"), cause("spec.b")]).message,
+            "FlowSchema.flowcontrol.apiserver.k8s.io \"x\" is invalid: [spec.a: Required value, \
+             spec.b: Required value]"
+        );
+    }
+
+    #[test]
+    fn the_status_body_carries_details_and_causes() {
+        let status = ApiError::invalid(
+            &subject(),
+            vec![Cause {
+                reason: "FieldValueInvalid".into(),
+                message: "Invalid value: 1".into(),
+                field: "spec.x".into(),
+            }],
+        )
+        .status();
+        assert_eq!(status["code"], 422);
+        assert_eq!(status["reason"], "Invalid");
+        assert_eq!(status["details"]["name"], "x");
+        assert_eq!(status["details"]["causes"][0]["field"], "spec.x");
+        assert!(ApiError::no_route().status().get("details").is_none());
+    }
+}

@@ -1,0 +1,226 @@
+//! Discovery documents: `/api`, `/apis` (plain and aggregated), `/apis/<group>` and
+//! `/apis/<group>/<version>`, as kube-apiserver writes them
+//! (`k8s.io/apiserver/pkg/endpoints/discovery`).
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+use crate::resource::Served;
+
+/// The verbs of a resource's collection and objects.
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+/// The verbs of a `/status` subresource.
+const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
+
+/// A group with its versions, preferred first.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// The group name.
+    pub name: String,
+    /// Versions, preferred first.
+    pub versions: Vec<&'static str>,
+}
+
+/// The groups of the served resources in order of first appearance, each with the versions any
+/// of its resources serves, in kube-apiserver's version priority order.
+pub fn groups<H>(resources: &[Served<H>]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for served in resources {
+        let group = match groups.iter_mut().find(|g| g.name == served.config.group) {
+            Some(group) => group,
+            None => {
+                groups.push(Group {
+                    name: served.config.group.clone(),
+                    versions: Vec::new(),
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        for codec in &served.versions {
+            if !group.versions.contains(&codec.version) {
+                group.versions.push(codec.version);
+            }
+        }
+        group
+            .versions
+            .sort_by(|a, b| apfkit_runtime::version::compare_kube_aware_version_strings(b, a));
+    }
+    groups
+}
+
+/// apiserver's `StorageVersionHash`: the first 8 bytes of the SHA-256 of
+/// `group/version/kind`, base64 (`k8s.io/apiserver/pkg/endpoints/discovery/
+/// storageversionhash.go`).
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = sha2::Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+}
+
+fn group_version(group: &str, version: &str) -> Value {
+    json!({"groupVersion": format!("{group}/{version}"), "version": version})
+}
+
+fn api_group(group: &Group) -> Value {
+    let versions: Vec<Value> = group
+        .versions
+        .iter()
+        .map(|v| group_version(&group.name, v))
+        .collect();
+    json!({
+        "name": group.name,
+        "versions": versions,
+        "preferredVersion": group_version(&group.name, group.versions[0]),
+    })
+}
+
+/// `/apis` as an `APIGroupList`.
+pub fn group_list(groups: &[Group]) -> Value {
+    let groups: Vec<Value> = groups.iter().map(api_group).collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/<group>` as an `APIGroup`.
+pub fn group_document(group: &Group) -> Value {
+    let mut document = api_group(group);
+    let map = document.as_object_mut().expect("an object");
+    let mut with_kind = serde_json::Map::new();
+    with_kind.insert("kind".into(), "APIGroup".into());
+    with_kind.insert("apiVersion".into(), "v1".into());
+    with_kind.append(map);
+    Value::Object(with_kind)
+}
+
+/// `/api`: the legacy core group, which this server does not serve.
+pub fn core_versions() -> Value {
+    json!({"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": []})
+}
+
+/// `/apis/<group>/<version>` as an `APIResourceList`.
+pub fn resource_list<H>(resources: &[Served<H>], group: &str, version: &str) -> Value {
+    let mut listed = Vec::new();
+    for served in resources.iter().filter(|s| s.config.group == group) {
+        if served.version(version).is_none() {
+            continue;
+        }
+        let config = &served.config;
+        let mut resource = json!({
+            "name": served.plural,
+            "singularName": served.singular(),
+            "namespaced": config.namespaced,
+            "kind": config.kind,
+            "verbs": VERBS,
+            "storageVersionHash":
+                storage_version_hash(group, &config.storage_version, &config.kind),
+        });
+        if !config.short_names.is_empty() {
+            resource["shortNames"] = json!(config.short_names);
+        }
+        if !config.categories.is_empty() {
+            resource["categories"] = json!(config.categories);
+        }
+        listed.push(resource);
+        if config.status {
+            listed.push(json!({
+                "name": format!("{}/status", served.plural),
+                "singularName": "",
+                "namespaced": config.namespaced,
+                "kind": config.kind,
+                "verbs": STATUS_VERBS,
+            }));
+        }
+    }
+    json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": format!("{group}/{version}"),
+        "resources": listed,
+    })
+}
+
+/// `/apis` as aggregated discovery (`APIGroupDiscoveryList` of `apidiscovery.k8s.io/<version>`);
+/// `/api` has no groups here.
+pub fn aggregated<H>(resources: &[Served<H>], groups: &[Group], api_version: &str) -> Value {
+    let items: Vec<Value> = groups
+        .iter()
+        .map(|group| {
+            let versions: Vec<Value> = group
+                .versions
+                .iter()
+                .map(|version| {
+                    let listed: Vec<Value> = resources
+                        .iter()
+                        .filter(|s| s.config.group == group.name && s.version(version).is_some())
+                        .map(|served| aggregated_resource(served, version))
+                        .collect();
+                    json!({"version": version, "resources": listed, "freshness": "Current"})
+                })
+                .collect();
+            json!({
+                "metadata": {"name": group.name, "creationTimestamp": null},
+                "versions": versions,
+            })
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": format!("apidiscovery.k8s.io/{api_version}"),
+        "metadata": {},
+        "items": items,
+    })
+}
+
+fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
+    let config = &served.config;
+    let kind = json!({"group": config.group, "version": version, "kind": config.kind});
+    let mut resource = json!({
+        "resource": served.plural,
+        "responseKind": kind,
+        "scope": if config.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": served.singular(),
+        "verbs": VERBS,
+    });
+    if !config.short_names.is_empty() {
+        resource["shortNames"] = json!(config.short_names);
+    }
+    if !config.categories.is_empty() {
+        resource["categories"] = json!(config.categories);
+    }
+    if config.status {
+        resource["subresources"] = json!([{
+            "subresource": "status",
+            "responseKind": kind,
+            "verbs": STATUS_VERBS,
+        }]);
+    }
+    resource
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_version_hashes_are_kube_apiservers() {
+        // kubernetes/kubernetes `api/discovery/apis__flowcontrol.apiserver.k8s.io__v1.json`
+        // (commit 6f137b77), from a release that stored flowcontrol objects in v1beta3.
+        let group = "flowcontrol.apiserver.k8s.io";
+        assert_eq!(
+            storage_version_hash(group, "v1beta3", "FlowSchema"),
+            "9NnFrw7ZEmA="
+        );
+        assert_eq!(
+            storage_version_hash(group, "v1beta3", "PriorityLevelConfiguration"),
+            "+CwSrEWTDhc="
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! The HTTP API: discovery, every verb on every served version, errors as `metav1.Status`,
+//! over HTTPS (HTTP/1.1 and HTTP/2) with rustls.
+
+mod discovery;
+pub mod media;
+mod openapi;
+pub mod query;
+mod rest;
+mod watch;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::Limits;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::error::ApiError;
+use crate::objects::Objects;
+use crate::resource::Served;
+use crate::storage::Backend;
+use discovery::Group;
+pub use discovery::storage_version_hash;
+use media::{Format, Wanted};
+
+/// kube-apiserver's limit on request bodies (`MaxRequestBodyBytes`, 3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 << 20;
+
+/// What `/version` answers.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionInfo {
+    /// Major version.
+    pub major: String,
+    /// Minor version.
+    pub minor: String,
+    /// Full version, such as `v1.35.0`.
+    pub git_version: String,
+    /// Build platform.
+    pub platform: String,
+}
+
+/// An API server over the objects of a scheme.
+pub struct ApiServer<H: 'static, B> {
+    objects: Objects<H, B>,
+    resources: Vec<Served<H>>,
+    groups: Vec<Group>,
+    version: VersionInfo,
+    body_limits: Limits,
+    /// The OpenAPI v3 documents, made on first request.
+    openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
+}
+
+impl<H, B> ApiServer<H, B>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    /// Serves `resources` of the objects' scheme.
+    pub fn new(objects: Objects<H, B>, resources: Vec<Served<H>>, version: VersionInfo) -> Self {
+        let groups = discovery::groups(&resources);
+        ApiServer {
+            objects,
+            resources,
+            groups,
+            version,
+            body_limits: Limits {
+                max_document_bytes: MAX_BODY_BYTES,
+                ..Limits::default()
+            },
+            openapi: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The objects served.
+    pub fn objects(&self) -> &Objects<H, B> {
+        &self.objects
+    }
+
+    /// The served resources.
+    pub fn resources(&self) -> &[Served<H>] {
+        &self.resources
+    }
+
+    /// The router of the API, for tests and for embedding in another server.
+    pub fn router(self: Arc<Self>) -> axum::Router {
+        axum::Router::new()
+            .fallback(handle::<H, B>)
+            .with_state(self)
+    }
+
+    /// Serves HTTPS on `listener` until `shutdown` completes, then lets requests in flight
+    /// (watches included) finish within `grace`.
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: TcpListener,
+        tls: Arc<rustls::ServerConfig>,
+        shutdown: impl Future<Output = ()>,
+        grace: Duration,
+    ) {
+        let acceptor = TlsAcceptor::from(tls);
+        let app = self.router();
+        let graceful = GracefulShutdown::new();
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, _) = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(error) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!("accepting a connection: {error}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let acceptor = acceptor.clone();
+            let service = TowerToHyperService::new(app.clone());
+            let watcher = graceful.watcher();
+            tokio::spawn(async move {
+                let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+                let Ok(Ok(stream)) = handshake.await else {
+                    return;
+                };
+                let mut http = auto::Builder::new(TokioExecutor::new());
+                http.http1()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HANDSHAKE_TIMEOUT);
+                http.http2().timer(TokioTimer::new());
+                let connection = http.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                if let Err(error) = watcher.watch(connection.into_owned()).await {
+                    tracing::debug!("connection: {error}");
+                }
+            });
+        }
+        drop(listener);
+        if tokio::time::timeout(grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still in flight after {grace:?}; stopping");
+        }
+    }
+
+    fn openapi_documents(&self) -> &[(String, Vec<u8>)] {
+        self.openapi.get_or_init(|| {
+            openapi::documents(&self.resources, &self.groups, &self.version.git_version)
+        })
+    }
+
+    fn served(&self, group: &str, plural: &str) -> Option<&Served<H>> {
+        self.resources
+            .iter()
+            .find(|s| s.config.group == group && s.plural == plural)
+    }
+}
+
+/// How long a client has for its TLS handshake and request headers.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The TLS configuration of a server with this certificate chain and key, offering HTTP/2 and
+/// HTTP/1.1.
+///
+/// # Errors
+///
+/// A key that does not fit the certificate, or that rustls cannot use.
+pub fn tls_config(
+    chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+    key: rustls::pki_types::PrivateKeyDer<'static>,
+) -> Result<rustls::ServerConfig, rustls::Error> {
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// A response with a body.
+fn respond(code: u16, content_type: &str, body: impl Into<Body>) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+/// A JSON document.
+fn json_response(code: u16, value: &serde_json::Value) -> Response {
+    respond(
+        code,
+        media::JSON,
+        serde_json::to_vec(value).unwrap_or_default(),
+    )
+}
+
+/// An error as a `Status`.
+fn error_response(error: &ApiError) -> Response {
+    json_response(error.code, &error.status())
+}
+
+/// Adds `Warning` headers as kube-apiserver writes them (`299 - "text"`).
+fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        let text = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+async fn handle<H, B>(State(server): State<Arc<ApiServer<H, B>>>, request: Request) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    match route(&server, request).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn route<H, B>(server: &Arc<ApiServer<H, B>>, request: Request) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let path = request.uri().path().to_owned();
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let is_get = request.method() == Method::GET;
+    match segments.as_slice() {
+        ["version"] if is_get => Ok(json_response(
+            200,
+            &serde_json::to_value(&server.version).unwrap_or_default(),
+        )),
+        ["healthz" | "livez" | "readyz", ..] if is_get => Ok(respond(200, "text/plain", "ok")),
+        ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
+            Wanted::Discovery(version) => Ok(discovery_response(
+                version,
+                &discovery::aggregated::<H>(&[], &[], version),
+            )),
+            _ => Ok(json_response(200, &discovery::core_versions())),
+        },
+        ["apis"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
+            Wanted::Discovery(version) => Ok(discovery_response(
+                version,
+                &discovery::aggregated(&server.resources, &server.groups, version),
+            )),
+            _ => Ok(json_response(200, &discovery::group_list(&server.groups))),
+        },
+        ["apis", group] if is_get => {
+            let group = server
+                .groups
+                .iter()
+                .find(|g| g.name == *group)
+                .ok_or_else(ApiError::no_route)?;
+            Ok(json_response(200, &discovery::group_document(group)))
+        }
+        ["apis", group, version] if is_get => {
+            if !server
+                .groups
+                .iter()
+                .any(|g| g.name == *group && g.versions.contains(version))
+            {
+                return Err(ApiError::no_route());
+            }
+            Ok(json_response(
+                200,
+                &discovery::resource_list(&server.resources, group, version),
+            ))
+        }
+        ["openapi", "v3"] if is_get => Ok(json_response(
+            200,
+            &openapi::index(server.openapi_documents()),
+        )),
+        ["openapi", "v3", "apis", group, version] if is_get => {
+            let wanted = format!("{group}/{version}");
+            let (_, document) = server
+                .openapi_documents()
+                .iter()
+                .find(|(group_version, _)| *group_version == wanted)
+                .ok_or_else(ApiError::no_route)?;
+            Ok(respond(200, media::JSON, document.clone()))
+        }
+        ["apis", group, version, rest @ ..] => {
+            let target = rest::Target::parse(server, group, version, rest)?;
+            rest::serve(server, target, request).await
+        }
+        [
+            "version" | "healthz" | "livez" | "readyz" | "api" | "apis",
+            ..,
+        ] => Err(ApiError::method_not_allowed()),
+        _ => Err(ApiError::no_route()),
+    }
+}
+
+fn discovery_response(version: &str, document: &serde_json::Value) -> Response {
+    let content_type = if version == "v2" {
+        media::DISCOVERY_V2
+    } else {
+        media::DISCOVERY_V2BETA1
+    };
+    respond(
+        200,
+        content_type,
+        serde_json::to_vec(document).unwrap_or_default(),
+    )
+}
+
+/// The media type of a format for a response.
+fn content_type(format: Format) -> &'static str {
+    format.media_type()
+}

@@ -1,0 +1,310 @@
+//! OpenAPI v3 as kube-apiserver publishes it: an index at `/openapi/v3` and a document per
+//! group-version with every operation and its parameters (kubectl's `--validate=strict` looks
+//! for `fieldValidation` on the PATCH operation of the kind, cli-runtime
+//! `resource/query_param_verifier_v3.go`) and the kinds' schemas with
+//! `x-kubernetes-group-version-kind` (which `kubectl explain` finds them by).
+//!
+//! The schemas are the JSON Schemas (draft 2020-12) the generated types describe themselves
+//! with, moved to `components/schemas` and written in OpenAPI 3.0's dialect (`nullable`
+//! instead of a `null` type).
+
+use serde_json::{Map, Value, json};
+use sha2::Digest as _;
+
+use super::discovery::Group;
+use crate::resource::Served;
+
+/// The `/openapi/v3` index: a path per group-version, with the hash of its document.
+pub fn index(documents: &[(String, Vec<u8>)]) -> Value {
+    let mut paths = Map::new();
+    for (group_version, document) in documents {
+        let hash = hex_upper(&sha2::Sha512::digest(document));
+        paths.insert(
+            format!("apis/{group_version}"),
+            json!({"serverRelativeURL": format!("/openapi/v3/apis/{group_version}?hash={hash}")}),
+        );
+    }
+    json!({"paths": paths})
+}
+
+fn hex_upper(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02X}")).collect()
+}
+
+/// The document of every group-version of `groups`, as (`group/version`, JSON bytes).
+pub fn documents<H>(
+    resources: &[Served<H>],
+    groups: &[Group],
+    server_version: &str,
+) -> Vec<(String, Vec<u8>)> {
+    let mut documents = Vec::new();
+    for group in groups {
+        for version in &group.versions {
+            let document = document(resources, &group.name, version, server_version);
+            documents.push((
+                format!("{}/{version}", group.name),
+                serde_json::to_vec(&document).unwrap_or_default(),
+            ));
+        }
+    }
+    documents
+}
+
+fn document<H>(resources: &[Served<H>], group: &str, version: &str, server_version: &str) -> Value {
+    let mut paths = Map::new();
+    let mut schemas = Map::new();
+    for served in resources.iter().filter(|s| s.config.group == group) {
+        if served.version(version).is_none() {
+            continue;
+        }
+        let config = &served.config;
+        let kind_ref = add_schema(&mut schemas, served, version, &config.kind);
+        let list_ref = add_schema(&mut schemas, served, version, &served.list_kind());
+        let gvk = json!({"group": group, "version": version, "kind": config.kind});
+        let base = if config.namespaced {
+            format!(
+                "/apis/{group}/{version}/namespaces/{{namespace}}/{}",
+                served.plural
+            )
+        } else {
+            format!("/apis/{group}/{version}/{}", served.plural)
+        };
+        let scope = if config.namespaced {
+            vec![path_param("namespace")]
+        } else {
+            Vec::new()
+        };
+        let operation =
+            |action: &str, id: &str, parameters: Vec<Value>, response: &Value, body: bool| {
+                let mut op = json!({
+                    "operationId": format!("{id}{}", config.kind),
+                    "parameters": parameters,
+                    "responses": {"200": {"description": "OK", "content": content(response)}},
+                    "x-kubernetes-action": action,
+                    "x-kubernetes-group-version-kind": gvk,
+                });
+                if body {
+                    op["requestBody"] = json!({"content": content(&kind_ref), "required": true});
+                }
+                op
+            };
+        let mut collection = json!({
+            "get": operation("list", "list", list_parameters(), &list_ref, false),
+            "post": operation("post", "create", write_parameters(), &kind_ref, true),
+            "delete": operation("deletecollection", "deleteCollection", list_parameters(), &json!({"type": "object"}), false),
+            "parameters": [query_param("pretty", "string")],
+        });
+        collection["parameters"]
+            .as_array_mut()
+            .expect("an array")
+            .extend(scope.clone());
+        paths.insert(base.clone(), collection);
+        let mut item_parameters = vec![path_param("name"), query_param("pretty", "string")];
+        item_parameters.extend(scope.clone());
+        let mut patch = operation("patch", "patch", patch_parameters(), &kind_ref, false);
+        patch["requestBody"] = patch_body();
+        paths.insert(
+            format!("{base}/{{name}}"),
+            json!({
+                "get": operation("get", "read", Vec::new(), &kind_ref, false),
+                "put": operation("put", "replace", write_parameters(), &kind_ref, true),
+                "patch": patch,
+                "delete": operation("delete", "delete", vec![query_param("dryRun", "string")], &json!({"type": "object"}), false),
+                "parameters": item_parameters.clone(),
+            }),
+        );
+        if config.status {
+            let mut patch = operation("patch", "patchStatus", patch_parameters(), &kind_ref, false);
+            patch["requestBody"] = patch_body();
+            paths.insert(
+                format!("{base}/{{name}}/status"),
+                json!({
+                    "get": operation("get", "readStatus", Vec::new(), &kind_ref, false),
+                    "put": operation("put", "replaceStatus", write_parameters(), &kind_ref, true),
+                    "patch": patch,
+                    "parameters": item_parameters,
+                }),
+            );
+        }
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": server_version},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    })
+}
+
+fn content(schema: &Value) -> Value {
+    json!({
+        "application/json": {"schema": schema},
+        "application/yaml": {"schema": schema},
+        "application/vnd.kubernetes.protobuf": {"schema": schema},
+    })
+}
+
+fn patch_body() -> Value {
+    let object = json!({"schema": {"type": "object"}});
+    json!({
+        "content": {
+            "application/apply-patch+yaml": object,
+            "application/json-patch+json": object,
+            "application/merge-patch+json": object,
+            "application/strategic-merge-patch+json": object,
+        },
+        "required": true,
+    })
+}
+
+fn query_param(name: &str, type_name: &str) -> Value {
+    json!({"name": name, "in": "query", "schema": {"type": type_name, "uniqueItems": true}})
+}
+
+fn path_param(name: &str) -> Value {
+    json!({"name": name, "in": "path", "required": true, "schema": {"type": "string", "uniqueItems": true}})
+}
+
+fn list_parameters() -> Vec<Value> {
+    [
+        ("allowWatchBookmarks", "boolean"),
+        ("continue", "string"),
+        ("fieldSelector", "string"),
+        ("labelSelector", "string"),
+        ("limit", "integer"),
+        ("resourceVersion", "string"),
+        ("resourceVersionMatch", "string"),
+        ("timeoutSeconds", "integer"),
+        ("watch", "boolean"),
+    ]
+    .iter()
+    .map(|(name, type_name)| query_param(name, type_name))
+    .collect()
+}
+
+fn write_parameters() -> Vec<Value> {
+    ["dryRun", "fieldManager", "fieldValidation"]
+        .iter()
+        .map(|name| query_param(name, "string"))
+        .collect()
+}
+
+fn patch_parameters() -> Vec<Value> {
+    let mut parameters = write_parameters();
+    parameters.push(query_param("force", "boolean"));
+    parameters
+}
+
+/// Adds the schema of `kind` in `version` and the definitions it uses; answers a reference
+/// to it (an open object when the resource has no schema for it).
+fn add_schema<H>(
+    schemas: &mut Map<String, Value>,
+    served: &Served<H>,
+    version: &str,
+    kind: &str,
+) -> Value {
+    let group = &served.config.group;
+    let Some(mut schema) = served.config.schema.and_then(|f| f(group, version, kind)) else {
+        return json!({"type": "object"});
+    };
+    let definitions = schema
+        .as_object_mut()
+        .and_then(|s| s.remove("$defs"))
+        .and_then(|d| match d {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default();
+    for (name, mut definition) in definitions {
+        to_openapi_dialect(&mut definition);
+        schemas.entry(name).or_insert(definition);
+    }
+    let name = schema
+        .get("title")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("{group}.{version}.{kind}"), str::to_owned);
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+        map.remove("title");
+        map.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!([{"group": group, "version": version, "kind": kind}]),
+        );
+    }
+    to_openapi_dialect(&mut schema);
+    schemas.insert(name.clone(), schema);
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// Rewrites a draft 2020-12 schema in OpenAPI 3.0's dialect: `$defs` references point into
+/// `components/schemas`, `type: [T, "null"]` becomes `type: T` with `nullable`, and
+/// `const` an `enum` of one value.
+fn to_openapi_dialect(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix("#/$defs/")
+            {
+                *reference = format!("#/components/schemas/{name}");
+            }
+            if let Some(Value::Array(types)) = map.get("type") {
+                let named: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                let nullable = named.len() < types.len();
+                if let [only] = named.as_slice() {
+                    map.insert("type".into(), only.clone());
+                }
+                if nullable {
+                    map.insert("nullable".into(), true.into());
+                }
+            }
+            if let Some(value) = map.remove("const") {
+                map.insert("enum".into(), json!([value]));
+            }
+            for value in map.values_mut() {
+                to_openapi_dialect(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(to_openapi_dialect),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draft_2020_12_is_rewritten_for_openapi_3_0() {
+        let mut schema = json!({
+            "properties": {
+                "a": {"type": ["string", "null"]},
+                "b": {"$ref": "#/$defs/io.k8s.X"},
+                "c": {"const": "v1"},
+                "d": {"items": {"anyOf": [{"$ref": "#/$defs/Y"}, {"type": "null"}]}},
+            }
+        });
+        to_openapi_dialect(&mut schema);
+        assert_eq!(
+            schema["properties"]["a"],
+            json!({"type": "string", "nullable": true})
+        );
+        assert_eq!(
+            schema["properties"]["b"]["$ref"],
+            "#/components/schemas/io.k8s.X"
+        );
+        assert_eq!(schema["properties"]["c"], json!({"enum": ["v1"]}));
+        assert_eq!(
+            schema["properties"]["d"]["items"]["anyOf"][0]["$ref"],
+            "#/components/schemas/Y"
+        );
+    }
+
+    #[test]
+    fn the_index_names_each_document_with_its_hash() {
+        let index = index(&[("g/v1".to_owned(), b"{}".to_vec())]);
+        let url = index["paths"]["apis/g/v1"]["serverRelativeURL"]
+            .as_str()
+            .unwrap();
+        assert!(url.starts_with("/openapi/v3/apis/g/v1?hash="));
+        assert_eq!(url.len(), "/openapi/v3/apis/g/v1?hash=".len() + 128);
+    }
+}

@@ -1,0 +1,339 @@
+//! Query parameters of resource requests, and list continue tokens as kube-apiserver writes
+//! them (`k8s.io/apiserver/pkg/storage/continue.go`: base64url JSON of the API version, the
+//! list's revision and the next key relative to the listed prefix).
+
+use apfkit_runtime::scheme::UnknownFields;
+use base64::Engine as _;
+
+use crate::error::ApiError;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::storage::Revision;
+
+/// How a read names the revision it wants (`resourceVersion` and `resourceVersionMatch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAt {
+    /// No `resourceVersion`: the newest data.
+    Newest,
+    /// `resourceVersion=0`: any data (served from the newest here).
+    Any,
+    /// `resourceVersion=N` (`NotOlderThan`): data at least that new.
+    NotOlderThan(Revision),
+    /// `resourceVersionMatch=Exact`: data at exactly that revision.
+    Exact(Revision),
+}
+
+/// The query of a resource request.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// `watch=true`.
+    pub watch: bool,
+    /// `labelSelector`.
+    pub labels: LabelSelector,
+    /// `fieldSelector`.
+    pub fields: FieldSelector,
+    /// `limit`; 0 for none.
+    pub limit: usize,
+    /// `continue`, decoded.
+    pub resume: Option<Resume>,
+    /// `resourceVersion` with `resourceVersionMatch`.
+    pub read_at: ReadAt,
+    /// `timeoutSeconds` of a watch.
+    pub timeout_seconds: Option<u64>,
+    /// `allowWatchBookmarks`.
+    pub bookmarks: bool,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldValidation`; kube-apiserver's default is `Warn`.
+    pub field_validation: UnknownFields,
+    /// `includeObject` of a table: `None`, `Metadata` (default) or `Object`.
+    pub include_object: IncludeObject,
+}
+
+/// What a table row carries of its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncludeObject {
+    /// Nothing.
+    None,
+    /// The object's metadata (`PartialObjectMetadata`).
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+/// Where a continued list resumes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    /// The revision of the first page.
+    pub revision: Revision,
+    /// The next key, relative to the listed prefix.
+    pub start: Vec<u8>,
+}
+
+/// The `continue` token for a list read at `revision` whose next key is `start`.
+pub fn continue_token(revision: Revision, start: &[u8]) -> String {
+    let token = serde_json::json!({
+        "v": "meta.k8s.io/v1",
+        "rv": revision.0,
+        "start": String::from_utf8_lossy(start),
+    });
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
+}
+
+fn invalid_continue(why: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(format!("continue key is not valid: {why}"))
+}
+
+fn decode_continue(token: &str) -> Result<Resume, ApiError> {
+    if token.len() > 4096 {
+        return Err(invalid_continue("longer than 4096 bytes"));
+    }
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token.trim_end_matches('='))
+        .map_err(invalid_continue)?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(invalid_continue)?;
+    if value.get("v").and_then(|v| v.as_str()) != Some("meta.k8s.io/v1") {
+        return Err(invalid_continue(
+            "server does not recognize this encoded key",
+        ));
+    }
+    let revision = value
+        .get("rv")
+        .and_then(serde_json::Value::as_u64)
+        .filter(|rv| *rv > 0)
+        .ok_or_else(|| {
+            invalid_continue("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+        })?;
+    let start = value
+        .get("start")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| invalid_continue("encoded start key is missing"))?;
+    // apiserver refuses keys that would leave the listed prefix.
+    if start.is_empty() || start.split('/').any(|part| part == "..") || start.starts_with('/') {
+        return Err(invalid_continue(format!("invalid start key {start:?}")));
+    }
+    Ok(Resume {
+        revision: Revision(revision),
+        start: start.as_bytes().to_vec(),
+    })
+}
+
+fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
+    match value {
+        "true" | "1" | "True" | "TRUE" | "t" | "T" => Ok(true),
+        "false" | "0" | "False" | "FALSE" | "f" | "F" | "" => Ok(false),
+        _ => Err(ApiError::bad_request(format!(
+            "{name}: Invalid value: {value:?}: must be a boolean"
+        ))),
+    }
+}
+
+fn parse_number(name: &str, value: &str) -> Result<i64, ApiError> {
+    value.parse::<i64>().map_err(|_| {
+        ApiError::bad_request(format!(
+            "{name}: Invalid value: {value:?}: must be a 64-bit integer"
+        ))
+    })
+}
+
+fn parse_revision(value: &str) -> Result<Revision, ApiError> {
+    value.parse::<u64>().map(Revision).map_err(|_| {
+        ApiError::bad_request(format!(
+            "resourceVersion: Invalid value: {value:?}: must be a non-negative integer"
+        ))
+    })
+}
+
+impl Query {
+    /// Parses a request's query string.
+    ///
+    /// # Errors
+    ///
+    /// 400 for a malformed value, selector or continue token, or a combination kube-apiserver
+    /// refuses.
+    pub fn parse(query: Option<&str>) -> Result<Query, ApiError> {
+        let mut parsed = Query {
+            watch: false,
+            labels: LabelSelector::default(),
+            fields: FieldSelector::default(),
+            limit: 0,
+            resume: None,
+            read_at: ReadAt::Newest,
+            timeout_seconds: None,
+            bookmarks: false,
+            dry_run: false,
+            field_validation: UnknownFields::Warn,
+            include_object: IncludeObject::Metadata,
+        };
+        let mut resource_version: Option<String> = None;
+        let mut exact = false;
+        for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            match name.as_ref() {
+                "watch" => parsed.watch = parse_bool("watch", &value)?,
+                "labelSelector" => {
+                    parsed.labels = LabelSelector::parse(&value)
+                        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                }
+                "fieldSelector" => {
+                    parsed.fields = FieldSelector::parse(&value).map_err(ApiError::bad_request)?;
+                }
+                "limit" => {
+                    let limit = parse_number("limit", &value)?;
+                    parsed.limit = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
+                }
+                "continue" if !value.is_empty() => parsed.resume = Some(decode_continue(&value)?),
+                "resourceVersion" if !value.is_empty() => resource_version = Some(value.into()),
+                "resourceVersionMatch" => match value.as_ref() {
+                    "" | "NotOlderThan" => exact = false,
+                    "Exact" => exact = true,
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "resourceVersionMatch: Unsupported value: {other:?}: supported \
+                             values: \"Exact\", \"NotOlderThan\", \"\""
+                        )));
+                    }
+                },
+                "timeoutSeconds" => {
+                    let seconds = parse_number("timeoutSeconds", &value)?;
+                    parsed.timeout_seconds = Some(u64::try_from(seconds.max(0)).unwrap_or(0));
+                }
+                "allowWatchBookmarks" => {
+                    parsed.bookmarks = parse_bool("allowWatchBookmarks", &value)?;
+                }
+                "dryRun" => match value.as_ref() {
+                    "All" => parsed.dry_run = true,
+                    "" => {}
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "dryRun: Unsupported value: {other:?}: supported values: \"All\""
+                        )));
+                    }
+                },
+                "fieldValidation" => {
+                    parsed.field_validation = match value.as_ref() {
+                        "Strict" => UnknownFields::Strict,
+                        "Warn" | "" => UnknownFields::Warn,
+                        "Ignore" => UnknownFields::Ignore,
+                        other => {
+                            return Err(ApiError::bad_request(format!(
+                                "fieldValidation: Unsupported value: {other:?}: supported \
+                                 values: \"Ignore\", \"Strict\", \"Warn\""
+                            )));
+                        }
+                    }
+                }
+                "includeObject" => {
+                    parsed.include_object = match value.as_ref() {
+                        "None" => IncludeObject::None,
+                        "Object" => IncludeObject::Object,
+                        _ => IncludeObject::Metadata,
+                    }
+                }
+                _ => {}
+            }
+        }
+        parsed.read_at = match (resource_version.as_deref(), exact) {
+            (None, false) => ReadAt::Newest,
+            (None, true) => {
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless \
+                     resourceVersion is provided",
+                ));
+            }
+            (Some("0"), false) => ReadAt::Any,
+            (Some(rv), false) => ReadAt::NotOlderThan(parse_revision(rv)?),
+            (Some(rv), true) => {
+                let revision = parse_revision(rv)?;
+                if revision.0 == 0 {
+                    return Err(ApiError::bad_request(
+                        "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is \
+                         forbidden for resourceVersion \"0\"",
+                    ));
+                }
+                ReadAt::Exact(revision)
+            }
+        };
+        if parsed.resume.is_some() && resource_version.is_some() {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_refuse_tampering() {
+        let token = continue_token(Revision(42), b"system-leader-election\0");
+        let query = Query::parse(Some(&format!("continue={token}&limit=5"))).unwrap();
+        assert_eq!(
+            query.resume,
+            Some(Resume {
+                revision: Revision(42),
+                start: b"system-leader-election\0".to_vec()
+            })
+        );
+        assert_eq!(query.limit, 5);
+        for bad in [
+            "!!!".to_owned(),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("{}"),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"../secrets/x"}"#),
+            "a".repeat(10_000),
+        ] {
+            let error = Query::parse(Some(&format!("continue={bad}"))).unwrap_err();
+            assert_eq!(error.code, 400, "{bad}");
+            assert!(
+                error.message.starts_with("continue key is not valid"),
+                "{error}"
+            );
+        }
+        let error = Query::parse(Some(&format!("continue={token}&resourceVersion=3"))).unwrap_err();
+        assert_eq!(error.code, 400);
+    }
+
+    #[test]
+    fn resource_versions_and_limits_parse_as_kube_apiserver_reads_them() {
+        assert_eq!(Query::parse(None).unwrap().read_at, ReadAt::Newest);
+        assert_eq!(
+            Query::parse(Some("resourceVersion=0")).unwrap().read_at,
+            ReadAt::Any
+        );
+        assert_eq!(
+            Query::parse(Some("resourceVersion=7&resourceVersionMatch=Exact"))
+                .unwrap()
+                .read_at,
+            ReadAt::Exact(Revision(7))
+        );
+        assert_eq!(
+            Query::parse(Some("resourceVersion=7")).unwrap().read_at,
+            ReadAt::NotOlderThan(Revision(7))
+        );
+        for bad in [
+            "resourceVersion=x",
+            "resourceVersionMatch=Exact",
+            "resourceVersion=0&resourceVersionMatch=Exact",
+            "limit=9223372036854775808",
+            "limit=ten",
+            "watch=maybe",
+            "dryRun=Some",
+            "fieldValidation=Loose",
+            "labelSelector=a%20in%20(",
+            "fieldSelector=spec.x%3D1",
+        ] {
+            assert_eq!(Query::parse(Some(bad)).unwrap_err().code, 400, "{bad}");
+        }
+        assert_eq!(Query::parse(Some("limit=-3")).unwrap().limit, 0);
+        assert_eq!(
+            Query::parse(Some("limit=9223372036854775807"))
+                .unwrap()
+                .limit,
+            9_223_372_036_854_775_807
+        );
+    }
+}

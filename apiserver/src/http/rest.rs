@@ -1,0 +1,624 @@
+//! The verbs on a resource: get, list, create, update, patch, delete, deletecollection, and the
+//! `/status` subresource, as kube-apiserver's REST handlers answer them
+//! (`k8s.io/apiserver/pkg/endpoints/handlers`).
+
+use std::sync::Arc;
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::{Codec, ReadError};
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::{Method, header};
+use axum::response::Response;
+use serde_json::Value;
+
+use super::media::{self, Format, Wanted};
+use super::query::{self, Query, ReadAt};
+use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
+use crate::error::ApiError;
+use crate::objects::{ListRequest, Place, Preconditions, UpdateKind};
+use crate::resource::Served;
+use crate::storage::Backend;
+
+/// What a resource request is about.
+pub(super) struct Target<'s, H: 'static> {
+    pub(super) served: &'s Served<H>,
+    /// The codec of the URL's version.
+    pub(super) codec: &'static Codec<H>,
+    pub(super) namespace: Option<String>,
+    pub(super) name: Option<String>,
+    pub(super) status: bool,
+}
+
+impl<'s, H> Target<'s, H>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    /// Parses `<plural>[/<name>[/status]]` or `namespaces/<ns>/<plural>[/...]` under
+    /// `/apis/<group>/<version>`.
+    pub(super) fn parse<B: Backend + 'static>(
+        server: &'s ApiServer<H, B>,
+        group: &str,
+        version: &str,
+        rest: &[&str],
+    ) -> Result<Self, ApiError> {
+        let (namespace, plural, tail) = match rest {
+            ["namespaces", namespace, plural, tail @ ..]
+                if server
+                    .served(group, plural)
+                    .is_some_and(|s| s.config.namespaced) =>
+            {
+                (Some((*namespace).to_owned()), *plural, tail)
+            }
+            [plural, tail @ ..] => (None, *plural, tail),
+            [] => return Err(ApiError::no_route()),
+        };
+        let served = server
+            .served(group, plural)
+            .ok_or_else(ApiError::no_route)?;
+        let codec = served.version(version).ok_or_else(ApiError::no_route)?;
+        let (name, status) = match tail {
+            [] => (None, false),
+            [name] => (Some((*name).to_owned()), false),
+            [name, "status"] if served.config.status => (Some((*name).to_owned()), true),
+            _ => return Err(ApiError::no_route()),
+        };
+        if served.config.namespaced && namespace.is_none() && name.is_some() {
+            return Err(ApiError::no_route());
+        }
+        if name.as_deref().is_some_and(str::is_empty) {
+            return Err(ApiError::no_route());
+        }
+        Ok(Target {
+            served,
+            codec,
+            namespace,
+            name,
+            status,
+        })
+    }
+
+    fn place(&self) -> Place<'_> {
+        Place {
+            namespace: self.namespace.as_deref(),
+            name: self.name.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+/// Serves one resource request.
+pub(super) async fn serve<H, B>(
+    server: &Arc<ApiServer<H, B>>,
+    target: Target<'_, H>,
+    request: Request,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let query = Query::parse(request.uri().query())?;
+    let accept = header_text(&request, header::ACCEPT);
+    let request_type = header_text(&request, header::CONTENT_TYPE);
+    let method = request.method().clone();
+    let wanted = media::negotiate(accept.as_deref(), false, false, false)?;
+    let Wanted::Object(format) = wanted else {
+        return Err(ApiError::not_acceptable(&[media::JSON, media::YAML]));
+    };
+    match (method, target.name.is_some()) {
+        (Method::GET, false) if query.watch => {
+            Ok(super::watch::watch(server.clone(), &target, query, format).await)
+        }
+        (Method::GET, false) => list(server, &target, &query, format).await,
+        (Method::GET, true) => get(server, &target, format).await,
+        (Method::POST, false) => {
+            let body = read_body(request).await?;
+            create(
+                server,
+                &target,
+                &query,
+                request_type.as_deref(),
+                &body,
+                format,
+            )
+            .await
+        }
+        (Method::PUT, true) => {
+            let body = read_body(request).await?;
+            update(
+                server,
+                &target,
+                &query,
+                request_type.as_deref(),
+                &body,
+                format,
+            )
+            .await
+        }
+        (Method::DELETE, true) => {
+            let body = read_body(request).await?;
+            delete(server, &target, &query, &body).await
+        }
+        (Method::DELETE, false) => delete_collection(server, &target, &query, format).await,
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// A header's value, when it is text.
+fn header_text(request: &Request, name: header::HeaderName) -> Option<String> {
+    request
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`].
+async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+        .await
+        .map_err(|error| {
+            let source: &(dyn std::error::Error + 'static) = &error;
+            let mut cause = Some(source);
+            while let Some(error) = cause {
+                if error.is::<http_body_util::LengthLimitError>() {
+                    return ApiError::too_large(MAX_BODY_BYTES);
+                }
+                cause = error.source();
+            }
+            ApiError::bad_request(format!("reading the request body: {error}"))
+        })
+}
+
+/// An object in the URL's version, written as `format` asks.
+fn encode<H>(codec: &Codec<H>, object: H, format: Format) -> Result<Vec<u8>, ApiError> {
+    codec
+        .encode_to(object, format.encoding(), 0, &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+fn object_response<H>(
+    code: u16,
+    codec: &Codec<H>,
+    object: H,
+    format: Format,
+    warnings: &[String],
+) -> Result<Response, ApiError> {
+    let body = encode(codec, object, format)?;
+    Ok(with_warnings(
+        respond(code, content_type(format), body),
+        warnings,
+    ))
+}
+
+async fn get<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    format: Format,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let object = server.objects.get(target.served, target.place()).await?;
+    object_response(200, target.codec, object, format, &[])
+}
+
+async fn list<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    format: Format,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let (start, revision) = match (&query.resume, query.read_at) {
+        (Some(resume), _) => (resume.start.clone(), Some(resume.revision)),
+        (None, ReadAt::Exact(revision)) => (Vec::new(), Some(revision)),
+        (None, ReadAt::NotOlderThan(revision)) => {
+            let current = server.objects.current_revision().await?;
+            if revision > current {
+                return Err(ApiError::timeout(format!(
+                    "Too large resource version: {revision}, current: {current}"
+                )));
+            }
+            (Vec::new(), None)
+        }
+        (None, ReadAt::Newest | ReadAt::Any) => (Vec::new(), None),
+    };
+    let filtered = !query.labels.is_empty() || query.fields != Default::default();
+    let page = server
+        .objects
+        .list(
+            target.served,
+            &ListRequest {
+                namespace: target.namespace.as_deref(),
+                start,
+                limit: query.limit,
+                revision,
+            },
+        )
+        .await
+        .map_err(|error| match (error.code, &query.resume) {
+            (410, Some(_)) => ApiError::expired(
+                "The provided continue parameter is too old to display a consistent list \
+                 result. You can start a new list without the continue parameter, or use the \
+                 continue token in this response to retrieve the remainder of the results. \
+                 Continuing with the provided token results in an inconsistent list - objects \
+                 that were created, modified, or deleted between the time the first chunk was \
+                 returned and now may show up in the list.",
+            ),
+            _ => error,
+        })?;
+    let mut items = Vec::with_capacity(page.items.len());
+    for object in page.items {
+        if filtered && !selected(query, &object) {
+            continue;
+        }
+        items.push(encode(target.codec, object, Format::Json)?);
+    }
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("resourceVersion".into(), page.revision.to_string().into());
+    if let Some(next) = &page.next {
+        metadata.insert(
+            "continue".into(),
+            query::continue_token(page.revision, next).into(),
+        );
+        // kube-apiserver leaves the count out when a selector filtered the page.
+        if !filtered {
+            metadata.insert("remainingItemCount".into(), page.remaining.into());
+        }
+    }
+    let body = list_body(target, Value::Object(metadata), &items, format)?;
+    Ok(respond(200, content_type(format), body))
+}
+
+/// Whether an object passes the query's selectors.
+pub(super) fn selected<H: Object>(query: &Query, object: &H) -> bool {
+    let meta = object.metadata();
+    query.labels.matches(meta.labels.as_ref())
+        && query.fields.matches(
+            meta.name.as_deref().unwrap_or_default(),
+            meta.namespace.as_deref().unwrap_or_default(),
+        )
+}
+
+/// A `<Kind>List` around items already written as compact JSON.
+fn list_body<H>(
+    target: &Target<'_, H>,
+    metadata: Value,
+    items: &[Vec<u8>],
+    format: Format,
+) -> Result<Vec<u8>, ApiError> {
+    let mut body = Vec::with_capacity(items.iter().map(Vec::len).sum::<usize>() + 256);
+    body.extend_from_slice(b"{\"kind\":");
+    serde_json::to_writer(&mut body, &target.served.list_kind()).map_err(ApiError::internal)?;
+    body.extend_from_slice(b",\"apiVersion\":");
+    serde_json::to_writer(&mut body, &target.codec.api_version()).map_err(ApiError::internal)?;
+    body.extend_from_slice(b",\"metadata\":");
+    serde_json::to_writer(&mut body, &metadata).map_err(ApiError::internal)?;
+    body.extend_from_slice(b",\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    match format {
+        Format::Json => Ok(body),
+        Format::Yaml => {
+            let value: Value = serde_json::from_slice(&body).map_err(ApiError::internal)?;
+            serde_saphyr::to_string(&value)
+                .map(String::into_bytes)
+                .map_err(ApiError::internal)
+        }
+        Format::Protobuf => Err(ApiError::not_acceptable(&[media::JSON, media::YAML])),
+    }
+}
+
+/// A request body, read as `Content-Type` says, as the URL's kind: missing `apiVersion` and
+/// `kind` taken from the URL, others refused; fields reported as `fieldValidation` says.
+fn decode_body<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    request_type: Option<&str>,
+    body: &[u8],
+) -> Result<(H, Vec<String>), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let format = media::body_format(request_type)?;
+    let start = body.iter().position(|b| !b.is_ascii_whitespace());
+    let looks_right = match format {
+        Format::Json => start.is_some_and(|i| body[i] == b'{'),
+        Format::Protobuf => body.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX),
+        Format::Yaml => start.is_some(),
+    };
+    if !looks_right {
+        return Err(ApiError::bad_request(format!(
+            "the body is not a {} object",
+            format.media_type()
+        )));
+    }
+    let mut documents = Vec::new();
+    server
+        .objects
+        .scheme()
+        .read_values(body, &server.body_limits, |document| {
+            documents.push(document);
+            Ok::<(), ReadError>(())
+        })
+        .map_err(|error| ApiError::bad_request(error.error.to_string()))?;
+    let [document] = <[_; 1]>::try_from(documents).map_err(|documents| {
+        ApiError::bad_request(format!(
+            "the body holds {} documents; one object was expected",
+            documents.len()
+        ))
+    })?;
+    let mut value = document.value.clone();
+    let Value::Object(map) = &mut value else {
+        return Err(ApiError::bad_request("the body is not an object"));
+    };
+    let expected_version = target.codec.api_version();
+    match map.get("apiVersion") {
+        None => {
+            map.insert("apiVersion".into(), expected_version.clone().into());
+        }
+        Some(Value::String(v)) if *v == expected_version => {}
+        Some(other) => {
+            let found = other
+                .as_str()
+                .map_or_else(|| other.to_string(), str::to_owned);
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({found}) does not match the expected API version \
+                 ({expected_version})"
+            )));
+        }
+    }
+    match map.get("kind") {
+        None => {
+            map.insert("kind".into(), target.codec.kind.into());
+        }
+        Some(Value::String(k)) if k == target.codec.kind => {}
+        Some(other) => {
+            let found = other
+                .as_str()
+                .map_or_else(|| other.to_string(), str::to_owned);
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({found}) does not match the expected kind ({})",
+                target.codec.kind
+            )));
+        }
+    }
+    let unknown = query.field_validation;
+    let reported = document.reported_fields(unknown).map_err(bad_decode)?;
+    let mut warnings = Vec::new();
+    let object = target
+        .codec
+        .decode(&value, unknown, &mut warnings)
+        .map_err(bad_decode)?;
+    let mut texts: Vec<String> = reported.iter().map(ToString::to_string).collect();
+    texts.extend(warnings.iter().map(ToString::to_string));
+    Ok((object, texts))
+}
+
+fn bad_decode(error: apfkit_runtime::scheme::SchemeError) -> ApiError {
+    ApiError::bad_request(error.to_string())
+}
+
+async fn create<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    request_type: Option<&str>,
+    body: &[u8],
+    format: Format,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let (object, warnings) = decode_body(server, target, query, request_type, body)?;
+    let namespace = target.namespace.as_deref();
+    if target.served.config.namespaced
+        && let Some(given) = object.metadata().namespace.as_deref()
+        && !given.is_empty()
+        && Some(given) != namespace
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the \
+             request",
+        ));
+    }
+    let written = server
+        .objects
+        .create(
+            target.served,
+            namespace,
+            object,
+            &target.codec.api_version(),
+            query.dry_run,
+        )
+        .await?;
+    object_response(201, target.codec, written.object, format, &warnings)
+}
+
+async fn update<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    request_type: Option<&str>,
+    body: &[u8],
+    format: Format,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let (object, warnings) = decode_body(server, target, query, request_type, body)?;
+    let place = target.place();
+    if object.name() != place.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({})",
+            object.name(),
+            place.name
+        )));
+    }
+    if let Some(given) = object.metadata().namespace.as_deref()
+        && !given.is_empty()
+        && target.served.config.namespaced
+        && Some(given) != place.namespace
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({given}) does not match the namespace on the request \
+             ({})",
+            place.namespace.unwrap_or_default()
+        )));
+    }
+    let kind = if target.status {
+        UpdateKind::Status
+    } else {
+        UpdateKind::Main
+    };
+    let written = server
+        .objects
+        .update(
+            target.served,
+            place,
+            object,
+            &target.codec.api_version(),
+            kind,
+            query.dry_run,
+        )
+        .await?;
+    object_response(200, target.codec, written.object, format, &warnings)
+}
+
+/// `DeleteOptions` of a delete's body, if it has one.
+fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Preconditions::default());
+    }
+    let options: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("decoding DeleteOptions: {e}")))?;
+    let field = |name: &str| {
+        options
+            .pointer(&format!("/preconditions/{name}"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    Ok(Preconditions {
+        uid: field("uid"),
+        resource_version: field("resourceVersion"),
+    })
+}
+
+/// The `Status` kube-apiserver answers for a delete that removed the object at once.
+fn deleted_status<H: Object>(served: &Served<H>, object: &H) -> Value {
+    let meta = object.metadata();
+    serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {
+            "name": meta.name,
+            "group": served.config.group,
+            "kind": served.plural,
+            "uid": meta.uid,
+        },
+    })
+}
+
+async fn delete<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    body: &[u8],
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let preconditions = preconditions(body)?;
+    let object = server
+        .objects
+        .delete(target.served, target.place(), &preconditions, query.dry_run)
+        .await?;
+    Ok(super::json_response(
+        200,
+        &deleted_status(target.served, &object),
+    ))
+}
+
+async fn delete_collection<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    format: Format,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let page = server
+        .objects
+        .list(
+            target.served,
+            &ListRequest {
+                namespace: target.namespace.as_deref(),
+                ..ListRequest::default()
+            },
+        )
+        .await?;
+    let mut deleted = Vec::new();
+    for object in page.items.iter().filter(|o| selected(query, *o)) {
+        let place = Place {
+            namespace: object.metadata().namespace.as_deref(),
+            name: object.name(),
+        };
+        match server
+            .objects
+            .delete(
+                target.served,
+                place,
+                &Preconditions::default(),
+                query.dry_run,
+            )
+            .await
+        {
+            Ok(object) => deleted.push(encode(target.codec, object, Format::Json)?),
+            // Deleted by someone else meanwhile.
+            Err(error) if error.code == 404 => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let metadata = serde_json::json!({"resourceVersion": page.revision.to_string()});
+    let body = list_body(target, metadata, &deleted, format)?;
+    Ok(respond(200, content_type(format), body))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn delete_options_give_the_preconditions() {
+        assert!(super::preconditions(b"  ").unwrap().uid.is_none());
+        assert!(super::preconditions(b"{").is_err());
+        let options = br#"{"preconditions":{"uid":"u","resourceVersion":"5"}}"#;
+        let parsed = super::preconditions(options).unwrap();
+        assert_eq!(parsed.uid.as_deref(), Some("u"));
+        assert_eq!(parsed.resource_version.as_deref(), Some("5"));
+    }
+}

@@ -1,0 +1,292 @@
+//! Watches as kube-apiserver streams them: one `WatchEvent` per line (`ADDED`, `MODIFIED`,
+//! `DELETED`, `BOOKMARK`, `ERROR`), the current objects first when no resourceVersion (or `0`)
+//! is given, selectors applied with objects that stop matching sent as `DELETED`, ended after
+//! `timeoutSeconds`, and ended (never buffered without bound) when the client stops reading.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::Codec;
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::media::Format;
+use super::query::{Query, ReadAt};
+use super::rest::{Target, selected};
+use super::{ApiServer, respond};
+use crate::error::ApiError;
+use crate::objects::{Change, ListRequest};
+use crate::resource::Served;
+use crate::storage::{Backend, Revision};
+
+/// Events written ahead of a client that reads slowly.
+const FRAMES_AHEAD: usize = 64;
+/// How long a client may leave a written event unread before its watch is ended.
+const STALLED_CLIENT: Duration = Duration::from_secs(30);
+/// How often a watch that allows bookmarks gets one.
+const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+/// kube-apiserver's `--min-request-timeout`: watches without `timeoutSeconds` end after
+/// between this and twice this.
+const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// Starts a watch and answers its stream.
+pub(super) async fn watch<H, B>(
+    server: Arc<ApiServer<H, B>>,
+    target: &Target<'_, H>,
+    query: Query,
+    format: Format,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    if format == Format::Protobuf {
+        return super::error_response(&ApiError::not_acceptable(&[super::media::JSON]));
+    }
+    let served = resource_index(&server, target.served);
+    let codec = target.codec;
+    let namespace = target.namespace.clone();
+    let (frames, receiver) = mpsc::channel::<Frame>(FRAMES_AHEAD);
+    tokio::spawn(async move {
+        let served = &server.resources[served];
+        let mut stream = Stream {
+            frames,
+            codec,
+            format,
+            sent: HashSet::new(),
+            last: Revision(0),
+        };
+        if let Err(error) = stream
+            .run(&server, served, namespace.as_deref(), &query)
+            .await
+        {
+            stream.error(&error).await;
+        }
+    });
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
+    respond(200, format.media_type(), body)
+}
+
+fn resource_index<H, B>(server: &ApiServer<H, B>, served: &Served<H>) -> usize {
+    server
+        .resources
+        .iter()
+        .position(|s| std::ptr::eq(s, served))
+        .unwrap_or_default()
+}
+
+/// One event of the body stream, which never fails once started.
+type Frame = Result<Bytes, std::convert::Infallible>;
+
+struct Stream<H: 'static> {
+    frames: mpsc::Sender<Frame>,
+    codec: &'static Codec<H>,
+    format: Format,
+    /// Keys of the objects sent as matching the selectors, to send `DELETED` when they stop.
+    sent: HashSet<(Option<String>, String)>,
+    /// The newest revision sent.
+    last: Revision,
+}
+
+/// Why a watch stream stops without an error event.
+enum Stop {
+    /// The client went away or stopped reading.
+    Client,
+    /// An error to tell the client.
+    Error(ApiError),
+}
+
+impl From<ApiError> for Stop {
+    fn from(error: ApiError) -> Self {
+        Stop::Error(error)
+    }
+}
+
+impl<H: Object + Clone + Send + Sync + 'static> Stream<H> {
+    async fn run<B: Backend + 'static>(
+        &mut self,
+        server: &ApiServer<H, B>,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        query: &Query,
+    ) -> Result<(), ApiError> {
+        match self.events(server, served, namespace, query).await {
+            Ok(()) | Err(Stop::Client) => Ok(()),
+            Err(Stop::Error(error)) => Err(error),
+        }
+    }
+
+    async fn events<B: Backend + 'static>(
+        &mut self,
+        server: &ApiServer<H, B>,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        query: &Query,
+    ) -> Result<(), Stop> {
+        let timeout = query.timeout_seconds.map_or_else(
+            || MIN_REQUEST_TIMEOUT + jitter(MIN_REQUEST_TIMEOUT),
+            Duration::from_secs,
+        );
+        let deadline = Instant::now() + timeout;
+        let after = match query.read_at {
+            ReadAt::Newest | ReadAt::Any => self.initial(server, served, namespace, query).await?,
+            ReadAt::NotOlderThan(revision) | ReadAt::Exact(revision) => revision,
+        };
+        self.last = after;
+        let mut watch = server.objects.watch(served, namespace, after).await?;
+        let mut bookmark =
+            tokio::time::interval_at(Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return Ok(()),
+                () = self.frames.closed() => return Err(Stop::Client),
+                _ = bookmark.tick(), if query.bookmarks => self.bookmark().await?,
+                event = watch.next() => match event {
+                    None => return Ok(()),
+                    Some(Err(error)) => {
+                        return Err(Stop::Error(ApiError::from_store(error, &Default::default())));
+                    }
+                    Some(Ok(event)) => {
+                        self.last = event.revision();
+                        let change = server.objects.change(served, &event)?;
+                        self.send_change(change, query).await?;
+                    }
+                },
+            }
+        }
+    }
+
+    /// Sends the current objects as `ADDED` and answers the revision they were read at.
+    async fn initial<B: Backend + 'static>(
+        &mut self,
+        server: &ApiServer<H, B>,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        query: &Query,
+    ) -> Result<Revision, Stop> {
+        const PAGE: usize = 500;
+        let mut start = Vec::new();
+        let mut revision = None;
+        loop {
+            let page = server
+                .objects
+                .list(
+                    served,
+                    &ListRequest {
+                        namespace,
+                        start: start.clone(),
+                        limit: PAGE,
+                        revision,
+                    },
+                )
+                .await?;
+            revision = Some(page.revision);
+            for object in page.items {
+                if selected(query, &object) {
+                    self.remember(&object, true);
+                    self.send("ADDED", object).await?;
+                }
+            }
+            match page.next {
+                Some(next) => start = next,
+                None => return Ok(page.revision),
+            }
+        }
+    }
+
+    fn remember(&mut self, object: &H, matching: bool) -> bool {
+        let meta = object.metadata();
+        let key = (
+            meta.namespace.clone(),
+            meta.name.clone().unwrap_or_default(),
+        );
+        if matching {
+            !self.sent.insert(key)
+        } else {
+            self.sent.remove(&key)
+        }
+    }
+
+    /// Sends a change as kube-apiserver's watch does: a write that created the object is
+    /// `ADDED`, another `MODIFIED`; with selectors, an object that starts matching is `ADDED`
+    /// and one that stops matching (or is deleted) `DELETED`. kube-apiserver compares with the
+    /// previous state; a watch here knows which objects it sent as matching, and sends
+    /// `ADDED` for an object it had not (decision 171).
+    async fn send_change(&mut self, change: Change<H>, query: &Query) -> Result<(), Stop> {
+        let filtered = !query.labels.is_empty() || query.fields != Default::default();
+        match change {
+            Change::Put { object, created } => {
+                if selected(query, &object) {
+                    let known = self.remember(&object, true);
+                    let modified = !created && (known || !filtered);
+                    self.send(if modified { "MODIFIED" } else { "ADDED" }, object)
+                        .await
+                } else if self.remember(&object, false) {
+                    self.send("DELETED", object).await
+                } else {
+                    Ok(())
+                }
+            }
+            Change::Deleted(object) => {
+                let was_sent = self.remember(&object, false);
+                if selected(query, &object) || was_sent {
+                    self.send("DELETED", object).await
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    async fn send(&mut self, kind: &str, object: H) -> Result<(), Stop> {
+        let object = self
+            .codec
+            .encode_to(object, self.format.encoding(), 0, &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        self.frame(kind, &object).await
+    }
+
+    async fn bookmark(&mut self) -> Result<(), Stop> {
+        let object = serde_json::json!({
+            "kind": self.codec.kind,
+            "apiVersion": self.codec.api_version(),
+            "metadata": {"resourceVersion": self.last.to_string()},
+        });
+        let object = serde_json::to_vec(&object).map_err(ApiError::internal)?;
+        self.frame("BOOKMARK", &object).await
+    }
+
+    /// Writes one event: `{"type":...,"object":...}` and a newline.
+    async fn frame(&mut self, kind: &str, object: &[u8]) -> Result<(), Stop> {
+        let mut frame = Vec::with_capacity(object.len() + 32);
+        frame.extend_from_slice(b"{\"type\":\"");
+        frame.extend_from_slice(kind.as_bytes());
+        frame.extend_from_slice(b"\",\"object\":");
+        frame.extend_from_slice(object);
+        frame.extend_from_slice(b"}\n");
+        match tokio::time::timeout(STALLED_CLIENT, self.frames.send(Ok(Bytes::from(frame)))).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) | Err(_) => Err(Stop::Client),
+        }
+    }
+
+    /// Ends the watch with an `ERROR` event carrying a `Status`.
+    async fn error(&mut self, error: &ApiError) {
+        let status = serde_json::to_vec(&error.status()).unwrap_or_default();
+        let _ = self.frame("ERROR", &status).await;
+    }
+}
+
+/// A pseudo-random duration below `limit`, from the clock (spreads watch ends as
+/// kube-apiserver's random timeout does).
+fn jitter(limit: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    Duration::from_secs(u64::from(nanos) % limit.as_secs().max(1))
+}

@@ -1,0 +1,670 @@
+//! Objects on top of a [`Backend`], as kube-apiserver's generic registry keeps them: a key per
+//! object, bytes in the resource's storage version and encoding, `resourceVersion` from the mod
+//! revision, and the metadata the server owns (uid, creationTimestamp, generation) set on
+//! create and kept on update (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`,
+//! `k8s.io/apiserver/pkg/storage/etcd3/store.go`).
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::{Encoding, Limits, Scheme, SchemeError, UnknownFields};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+
+use crate::error::{ApiError, Cause, Subject};
+use crate::resource::{Served, StorageEncoding};
+use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError, Watch};
+
+/// Checks an object before it is stored: the new object, the stored one for an update, and
+/// the request's `group/version` (for field names that differ between versions). Returns
+/// kube-apiserver's field errors; empty when valid.
+pub type Validator<H> = fn(&H, Option<&H>, &str) -> Vec<Cause>;
+
+/// Objects of a scheme's kinds kept in a backend.
+pub struct Objects<H: 'static, B> {
+    scheme: &'static Scheme<H>,
+    backend: B,
+    prefix: String,
+    limits: Limits,
+    validate: Validator<H>,
+}
+
+/// Where an object is: its namespace (for namespaced resources) and name.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// The namespace, `None` for cluster-scoped resources or a list across namespaces.
+    pub namespace: Option<&'a str>,
+    /// The name.
+    pub name: &'a str,
+}
+
+/// A page of a list.
+#[derive(Debug)]
+pub struct Listed<H> {
+    /// The objects, each with its `resourceVersion`.
+    pub items: Vec<H>,
+    /// The revision the list was read at.
+    pub revision: Revision,
+    /// The key to continue from (relative to the listed prefix), if more remain.
+    pub next: Option<Vec<u8>>,
+    /// How many objects remain after this page, when more do.
+    pub remaining: u64,
+}
+
+/// What a list reads.
+#[derive(Debug, Clone, Default)]
+pub struct ListRequest<'a> {
+    /// The namespace, `None` for all.
+    pub namespace: Option<&'a str>,
+    /// Where to start, relative to the listed prefix (a continue token's key).
+    pub start: Vec<u8>,
+    /// Items per page, 0 for all.
+    pub limit: usize,
+    /// The revision to read at, `None` for the newest.
+    pub revision: Option<Revision>,
+}
+
+/// A change seen by a watch.
+#[derive(Debug)]
+pub enum Change<H> {
+    /// Created or updated; `created` when its create revision is its mod revision.
+    Put {
+        /// The object.
+        object: H,
+        /// Whether this write created it.
+        created: bool,
+    },
+    /// Deleted: the last state, with the revision of the delete as its `resourceVersion`.
+    Deleted(H),
+}
+
+/// What a write answers: the object stored, with its `resourceVersion`, and warnings for the
+/// client.
+#[derive(Debug)]
+pub struct Written<H> {
+    /// The object as stored.
+    pub object: H,
+    /// Warnings for the client (`Warning` headers).
+    pub warnings: Vec<String>,
+}
+
+/// How a write to an existing object is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateKind {
+    /// The object itself: the stored status is kept (when the resource has a status).
+    Main,
+    /// The `/status` subresource: only the status changes.
+    Status,
+}
+
+/// The preconditions of a delete (`DeleteOptions.preconditions`).
+#[derive(Debug, Clone, Default)]
+pub struct Preconditions {
+    /// The uid the object must have.
+    pub uid: Option<String>,
+    /// The resourceVersion the object must have.
+    pub resource_version: Option<String>,
+}
+
+impl<H, B> Objects<H, B>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend,
+{
+    /// Objects of `scheme` kept in `backend` under `prefix` (kube-apiserver's is `/registry`),
+    /// each stored value read within `limits`, checked by `validate` before it is written.
+    pub fn new(
+        scheme: &'static Scheme<H>,
+        backend: B,
+        prefix: &str,
+        limits: Limits,
+        validate: Validator<H>,
+    ) -> Self {
+        Objects {
+            scheme,
+            backend,
+            prefix: prefix.trim_end_matches('/').to_owned(),
+            limits,
+            validate,
+        }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The scheme.
+    pub fn scheme(&self) -> &'static Scheme<H> {
+        self.scheme
+    }
+
+    /// The key prefix of a resource's objects, in a namespace or all: ends with `/`.
+    pub fn prefix_of(&self, served: &Served<H>, namespace: Option<&str>) -> Vec<u8> {
+        let mut key = format!("{}/{}/", self.prefix, served.config.key_path);
+        if let Some(namespace) = namespace.filter(|_| served.config.namespaced) {
+            key.push_str(namespace);
+            key.push('/');
+        }
+        key.into_bytes()
+    }
+
+    fn key_of(&self, served: &Served<H>, place: Place<'_>) -> Vec<u8> {
+        let mut key = self.prefix_of(served, place.namespace);
+        key.extend_from_slice(place.name.as_bytes());
+        key
+    }
+
+    /// Decodes a stored value into the hub, with its `resourceVersion`.
+    fn decode(&self, served: &Served<H>, kv: &KeyValue, revision: Revision) -> Result<H, ApiError> {
+        let key = String::from_utf8_lossy(&kv.key);
+        let broken = |why: String| ApiError::internal(format!("stored object {key}: {why}"));
+        let mut decoded = None;
+        self.scheme
+            .read(&kv.value[..], &self.limits, |input| {
+                let (objects, _) = self.scheme.to_hub(input, UnknownFields::Ignore)?;
+                decoded = objects.into_iter().next();
+                Ok::<(), StoredError>(())
+            })
+            .map_err(|e| broken(e.0))?;
+        let mut object = decoded.ok_or_else(|| broken("empty".to_owned()))?;
+        if object.kind() != served.config.kind {
+            return Err(broken(format!(
+                "a {} where {} are kept",
+                object.kind(),
+                served.plural
+            )));
+        }
+        object.metadata_mut().resource_version = Some(revision.to_string());
+        Ok(object)
+    }
+
+    /// Encodes an object for storage, without its `resourceVersion`.
+    fn encode(&self, served: &Served<H>, object: &H) -> Result<Vec<u8>, ApiError> {
+        let mut object = object.clone();
+        object.metadata_mut().resource_version = None;
+        let encoding = match served.config.storage_encoding {
+            StorageEncoding::Protobuf => Encoding::Protobuf,
+            StorageEncoding::Json => Encoding::Json,
+        };
+        let mut bytes = served
+            .storage
+            .encode_to(object, encoding, 0, &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        if encoding == Encoding::Json {
+            bytes.push(b'\n');
+        }
+        Ok(bytes)
+    }
+
+    fn subject(served: &Served<H>, name: &str) -> Subject {
+        Subject {
+            group: served.config.group.clone(),
+            kind: served.plural.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    fn check(
+        &self,
+        served: &Served<H>,
+        object: &H,
+        old: Option<&H>,
+        api_version: &str,
+    ) -> Result<(), ApiError> {
+        let causes = (self.validate)(object, old, api_version);
+        if causes.is_empty() {
+            return Ok(());
+        }
+        let subject = Subject {
+            group: served.config.group.clone(),
+            kind: served.config.kind.clone(),
+            name: object.name().to_owned(),
+        };
+        Err(ApiError::invalid(&subject, causes))
+    }
+
+    /// Reads one object.
+    ///
+    /// # Errors
+    ///
+    /// 404 when there is none; storage errors.
+    pub async fn get(&self, served: &Served<H>, place: Place<'_>) -> Result<H, ApiError> {
+        let subject = Self::subject(served, place.name);
+        let kv = self
+            .backend
+            .get(&self.key_of(served, place))
+            .await
+            .map_err(|e| ApiError::from_store(e, &subject))?
+            .ok_or_else(|| ApiError::not_found(&subject))?;
+        self.decode(served, &kv, kv.mod_revision)
+    }
+
+    /// Reads a page of a resource's objects.
+    ///
+    /// # Errors
+    ///
+    /// A compacted revision (410) or one ahead of the store; storage errors.
+    pub async fn list(
+        &self,
+        served: &Served<H>,
+        request: &ListRequest<'_>,
+    ) -> Result<Listed<H>, ApiError> {
+        let prefix = self.prefix_of(served, request.namespace);
+        let mut start = prefix.clone();
+        start.extend_from_slice(&request.start);
+        let page = self
+            .backend
+            .list(&ListOptions {
+                prefix: prefix.clone(),
+                start,
+                limit: request.limit,
+                revision: request.revision,
+            })
+            .await
+            .map_err(|e| ApiError::from_store(e, &Self::subject(served, "")))?;
+        let items = page
+            .items
+            .iter()
+            .map(|kv| self.decode(served, kv, kv.mod_revision))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Listed {
+            items,
+            revision: page.revision,
+            next: page
+                .next
+                .map(|key| key.get(prefix.len()..).unwrap_or_default().to_vec()),
+            remaining: page.remaining,
+        })
+    }
+
+    /// Stores a new object: its name from `generateName` when it has none, uid,
+    /// creationTimestamp and generation 1 set, status cleared (resources with a status), then
+    /// validated. With `dry_run` nothing is written.
+    ///
+    /// # Errors
+    ///
+    /// 400 for a `resourceVersion` given, 422 for an invalid object, 409 when the name is
+    /// taken; storage errors.
+    pub async fn create(
+        &self,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        mut object: H,
+        api_version: &str,
+        dry_run: bool,
+    ) -> Result<Written<H>, ApiError> {
+        let metadata = object.metadata_mut();
+        if metadata
+            .resource_version
+            .as_deref()
+            .is_some_and(|rv| !rv.is_empty())
+        {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        if metadata.name.as_deref().unwrap_or_default().is_empty()
+            && let Some(base) = metadata.generate_name.as_deref().filter(|b| !b.is_empty())
+        {
+            metadata.name = Some(generated_name(base));
+        }
+        metadata.namespace = namespace
+            .filter(|_| served.config.namespaced)
+            .map(str::to_owned);
+        metadata.uid = Some(uuid::Uuid::new_v4().to_string());
+        metadata.creation_timestamp = Some(now());
+        metadata.generation = Some(1);
+        metadata.resource_version = None;
+        metadata.deletion_timestamp = None;
+        metadata.deletion_grace_period_seconds = None;
+        if served.config.status {
+            let mut value = storage_value(served, &object)?;
+            if let Some(map) = value.as_object_mut() {
+                map.remove("status");
+            }
+            object = hub_of_storage_value(served, &value)?;
+        }
+        self.check(served, &object, None, api_version)?;
+        let name = object.name().to_owned();
+        let subject = Self::subject(served, &name);
+        let bytes = self.encode(served, &object)?;
+        if dry_run {
+            return Ok(Written {
+                object,
+                warnings: Vec::new(),
+            });
+        }
+        let place = Place {
+            namespace,
+            name: &name,
+        };
+        let kv = self
+            .backend
+            .create(&self.key_of(served, place), bytes)
+            .await
+            .map_err(|e| ApiError::from_store(e, &subject))?;
+        object.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
+        Ok(Written {
+            object,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Replaces an object (or its status): a stale `resourceVersion` is a conflict, none means
+    /// "whatever is stored" (kube-apiserver allows unconditional updates of these kinds).
+    /// Metadata the server owns is kept; generation grows when the spec changes. An update
+    /// that changes nothing writes nothing and answers the stored object.
+    ///
+    /// # Errors
+    ///
+    /// 404, 409, 422; storage errors.
+    pub async fn update(
+        &self,
+        served: &Served<H>,
+        place: Place<'_>,
+        object: H,
+        api_version: &str,
+        kind: UpdateKind,
+        dry_run: bool,
+    ) -> Result<Written<H>, ApiError> {
+        let subject = Self::subject(served, place.name);
+        let key = self.key_of(served, place);
+        let expected = object
+            .metadata()
+            .resource_version
+            .clone()
+            .filter(|rv| !rv.is_empty());
+        loop {
+            let kv = self
+                .backend
+                .get(&key)
+                .await
+                .map_err(|e| ApiError::from_store(e, &subject))?
+                .ok_or_else(|| ApiError::not_found(&subject))?;
+            if let Some(expected) = &expected
+                && *expected != kv.mod_revision.to_string()
+            {
+                return Err(ApiError::modified(&subject));
+            }
+            let old = self.decode(served, &kv, kv.mod_revision)?;
+            let new = self.prepare_update(served, object.clone(), &old, kind)?;
+            self.check(served, &new, Some(&old), api_version)?;
+            let bytes = self.encode(served, &new)?;
+            if bytes == kv.value || dry_run {
+                let mut answered = if bytes == kv.value { old } else { new };
+                answered.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
+                return Ok(Written {
+                    object: answered,
+                    warnings: Vec::new(),
+                });
+            }
+            match self.backend.update(&key, bytes, kv.mod_revision).await {
+                Ok(written) => {
+                    let mut new = new;
+                    new.metadata_mut().resource_version = Some(written.mod_revision.to_string());
+                    return Ok(Written {
+                        object: new,
+                        warnings: Vec::new(),
+                    });
+                }
+                // Someone wrote between the read and the swap: an unconditional update tries
+                // again on what is stored now, as GuaranteedUpdate does.
+                Err(StoreError::Conflict { .. }) if expected.is_none() => continue,
+                Err(error) => return Err(ApiError::from_store(error, &subject)),
+            }
+        }
+    }
+
+    /// The object to store for an update of `old`: kube-apiserver's `PrepareForUpdate` of a
+    /// resource with a status (the status kept, or for `/status` everything but the status
+    /// kept), and the server-owned metadata kept.
+    fn prepare_update(
+        &self,
+        served: &Served<H>,
+        mut new: H,
+        old: &H,
+        kind: UpdateKind,
+    ) -> Result<H, ApiError> {
+        let old_meta = old.metadata();
+        if kind == UpdateKind::Status {
+            let mut value = storage_value(served, old)?;
+            let status = storage_value(served, &new)?.get("status").cloned();
+            let managed_fields = new.metadata().managed_fields.clone();
+            match status {
+                Some(status) => value["status"] = status,
+                None => {
+                    if let Some(map) = value.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+            let mut updated = hub_of_storage_value(served, &value)?;
+            updated.metadata_mut().managed_fields = managed_fields;
+            return Ok(updated);
+        }
+        {
+            let meta = new.metadata_mut();
+            meta.uid = old_meta.uid.clone();
+            meta.creation_timestamp = old_meta.creation_timestamp.clone();
+            meta.namespace = old_meta.namespace.clone();
+            meta.generation = old_meta.generation;
+            meta.deletion_timestamp = old_meta.deletion_timestamp.clone();
+            meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
+            meta.generate_name = meta.generate_name.take().or(old_meta.generate_name.clone());
+        }
+        let mut value = storage_value(served, &new)?;
+        let old_value = storage_value(served, old)?;
+        if value.get("spec") != old_value.get("spec") {
+            let generation = old_meta.generation.unwrap_or(0) + 1;
+            value["metadata"]["generation"] = generation.into();
+        }
+        if served.config.status {
+            match old_value.get("status") {
+                Some(status) => value["status"] = status.clone(),
+                None => {
+                    if let Some(map) = value.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        hub_of_storage_value(served, &value)
+    }
+
+    /// Deletes an object if the preconditions hold, and answers its last state.
+    ///
+    /// # Errors
+    ///
+    /// 404; 409 for a failed precondition; 403 for a name the resource keeps; storage errors.
+    pub async fn delete(
+        &self,
+        served: &Served<H>,
+        place: Place<'_>,
+        preconditions: &Preconditions,
+        dry_run: bool,
+    ) -> Result<H, ApiError> {
+        let subject = Self::subject(served, place.name);
+        if let Some((_, why)) = served
+            .config
+            .undeletable
+            .iter()
+            .find(|(name, _)| name == place.name)
+        {
+            return Err(ApiError::forbidden(&subject, why));
+        }
+        let key = self.key_of(served, place);
+        loop {
+            let kv = self
+                .backend
+                .get(&key)
+                .await
+                .map_err(|e| ApiError::from_store(e, &subject))?
+                .ok_or_else(|| ApiError::not_found(&subject))?;
+            let object = self.decode(served, &kv, kv.mod_revision)?;
+            check_preconditions(&subject, &object, preconditions)?;
+            if dry_run {
+                return Ok(object);
+            }
+            match self.backend.delete(&key, Some(kv.mod_revision)).await {
+                Ok(_) => return Ok(object),
+                Err(StoreError::Conflict { .. }) if preconditions.resource_version.is_none() => {
+                    continue;
+                }
+                Err(StoreError::Conflict { .. }) => return Err(ApiError::modified(&subject)),
+                Err(error) => return Err(ApiError::from_store(error, &subject)),
+            }
+        }
+    }
+
+    /// Watches a resource's objects (in a namespace or all) after `after`.
+    ///
+    /// # Errors
+    ///
+    /// A compacted revision (410) or one ahead of the store; storage errors.
+    pub async fn watch(
+        &self,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        after: Revision,
+    ) -> Result<Watch, ApiError> {
+        self.backend
+            .watch(&self.prefix_of(served, namespace), after)
+            .await
+            .map_err(|e| ApiError::from_store(e, &Self::subject(served, "")))
+    }
+
+    /// A watched event as a change of an object.
+    ///
+    /// # Errors
+    ///
+    /// A stored value that does not decode.
+    pub fn change(&self, served: &Served<H>, event: &Event) -> Result<Change<H>, ApiError> {
+        match event {
+            Event::Put(kv) => Ok(Change::Put {
+                object: self.decode(served, kv, kv.mod_revision)?,
+                created: kv.create_revision == kv.mod_revision,
+            }),
+            Event::Delete { previous, revision } => {
+                Ok(Change::Deleted(self.decode(served, previous, *revision)?))
+            }
+        }
+    }
+
+    /// The store's newest revision.
+    ///
+    /// # Errors
+    ///
+    /// Storage errors.
+    pub async fn current_revision(&self) -> Result<Revision, ApiError> {
+        self.backend
+            .current_revision()
+            .await
+            .map_err(|e| ApiError::from_store(e, &Subject::default()))
+    }
+}
+
+/// The object in the storage version, as a JSON value.
+fn storage_value<H: Clone>(served: &Served<H>, object: &H) -> Result<Value, ApiError> {
+    served
+        .storage
+        .encode(object.clone(), &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+/// A JSON value of the storage version back into the hub.
+fn hub_of_storage_value<H>(served: &Served<H>, value: &Value) -> Result<H, ApiError> {
+    served
+        .storage
+        .decode(value, UnknownFields::Ignore, &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+/// Why a stored value did not decode.
+struct StoredError(String);
+
+impl From<apfkit_runtime::scheme::ReadError> for StoredError {
+    fn from(error: apfkit_runtime::scheme::ReadError) -> Self {
+        StoredError(error.error.to_string())
+    }
+}
+
+impl From<SchemeError> for StoredError {
+    fn from(error: SchemeError) -> Self {
+        StoredError(error.to_string())
+    }
+}
+
+fn check_preconditions(
+    subject: &Subject,
+    object: &impl Object,
+    preconditions: &Preconditions,
+) -> Result<(), ApiError> {
+    let meta = object.metadata();
+    if let Some(uid) = &preconditions.uid
+        && meta.uid.as_ref() != Some(uid)
+    {
+        return Err(ApiError::conflict(
+            subject,
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta.uid.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(rv) = &preconditions.resource_version
+        && meta.resource_version.as_ref() != Some(rv)
+    {
+        return Err(ApiError::conflict(
+            subject,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in \
+                 object meta: {}",
+                meta.resource_version.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The current time at whole seconds, as metav1.Time keeps it.
+fn now() -> Time {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    Time(Timestamp::from_second(i64::try_from(seconds).unwrap_or(0)).unwrap_or_default())
+}
+
+/// apiserver's `SimpleNameGenerator`: the base (cut to 58 bytes) and five random characters
+/// from an alphabet without vowels or look-alikes (`k8s.io/apiserver/pkg/storage/names`).
+fn generated_name(base: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    const MAX_BASE: usize = 63 - 5;
+    let mut cut = base.len().min(MAX_BASE);
+    while !base.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let random = uuid::Uuid::new_v4();
+    let suffix: String = random.as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+        .collect();
+    format!("{}{suffix}", &base[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names_keep_the_base_and_add_five_characters() {
+        let name = generated_name("fs-");
+        assert!(name.starts_with("fs-"));
+        assert_eq!(name.len(), 8);
+        assert!(
+            name[3..]
+                .bytes()
+                .all(|b| b"bcdfghjklmnpqrstvwxz2456789".contains(&b))
+        );
+        assert_eq!(generated_name(&"a".repeat(100)).len(), 63);
+    }
+}

@@ -1,0 +1,177 @@
+//! Serving credentials kept in a data directory: a certificate authority and a serving
+//! certificate it signed, made on first start (rcgen), and a kubeconfig that trusts the
+//! authority, so that kubectl works against the server at once.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+/// The file names in the data directory.
+const CA_CERT: &str = "ca.crt";
+const CA_KEY: &str = "ca.key";
+const SERVING_CERT: &str = "serving.crt";
+const SERVING_KEY: &str = "serving.key";
+/// The kubeconfig written beside them.
+pub const KUBECONFIG: &str = "kubeconfig";
+
+/// Why credentials could not be made or read.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// A certificate or key could not be made or parsed.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The serving certificate chain and key, and the authority's certificate in PEM.
+#[derive(Debug)]
+pub struct Credentials {
+    /// The serving certificate.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// Its key.
+    pub key: PrivateKeyDer<'static>,
+    /// The authority's certificate, PEM, for clients to trust.
+    pub ca_pem: String,
+}
+
+fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> TlsError + '_ {
+    move |source| TlsError::File {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn invalid(path: &Path, message: impl std::fmt::Display) -> TlsError {
+    TlsError::Invalid {
+        path: path.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+/// Writes `contents` to `path` through a temporary file renamed into place, readable by the
+/// owner only when `private`.
+pub fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(file_error(path))?;
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(file_error(path))?;
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    file.write_all(contents).map_err(file_error(path))?;
+    file.as_file().sync_all().map_err(file_error(path))?;
+    file.persist(path).map_err(|e| TlsError::File {
+        path: path.to_owned(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// The credentials of `dir`, made when absent: an authority valid for ten years and a
+/// serving certificate for `localhost`, `127.0.0.1`, `::1` and `hosts`.
+///
+/// # Errors
+///
+/// Files that cannot be read or written, or that hold no usable certificate or key.
+pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Credentials, TlsError> {
+    std::fs::create_dir_all(dir).map_err(file_error(dir))?;
+    let [ca_cert, ca_key, cert, key] =
+        [CA_CERT, CA_KEY, SERVING_CERT, SERVING_KEY].map(|name| dir.join(name));
+    if !cert.exists() || !key.exists() || !ca_cert.exists() {
+        generate(&ca_cert, &ca_key, &cert, &key, hosts)?;
+    }
+    let chain = CertificateDer::pem_file_iter(&cert)
+        .map_err(|e| invalid(&cert, e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(&cert, e))?;
+    if chain.is_empty() {
+        return Err(invalid(&cert, "no certificate"));
+    }
+    let private = PrivateKeyDer::from_pem_file(&key).map_err(|e| invalid(&key, e))?;
+    let ca_pem = std::fs::read_to_string(&ca_cert).map_err(file_error(&ca_cert))?;
+    Ok(Credentials {
+        chain,
+        key: private,
+        ca_pem,
+    })
+}
+
+fn generate(
+    ca_cert: &Path,
+    ca_key: &Path,
+    cert: &Path,
+    key: &Path,
+    hosts: &[String],
+) -> Result<(), TlsError> {
+    let make = |message: rcgen::Error| invalid(cert, message);
+    let authority_key = rcgen::KeyPair::generate().map_err(make)?;
+    let mut authority = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(make)?;
+    authority
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "apfkit-ca");
+    authority.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    authority.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    authority.not_after = rcgen::date_time_ymd(2036, 1, 1);
+    let issuer = rcgen::CertifiedIssuer::self_signed(authority, authority_key).map_err(make)?;
+
+    let mut names = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    names.extend(hosts.iter().cloned());
+    let serving_key = rcgen::KeyPair::generate().map_err(make)?;
+    let mut serving = rcgen::CertificateParams::new(names).map_err(make)?;
+    serving
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "apfkit-serve");
+    serving.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+    serving.not_after = rcgen::date_time_ymd(2036, 1, 1);
+    let certificate = serving.signed_by(&serving_key, &issuer).map_err(make)?;
+
+    write_file(ca_key, issuer.key().serialize_pem().as_bytes(), true)?;
+    write_file(ca_cert, issuer.pem().as_bytes(), false)?;
+    write_file(key, serving_key.serialize_pem().as_bytes(), true)?;
+    write_file(cert, certificate.pem().as_bytes(), false)
+}
+
+/// A kubeconfig for `server` (`https://127.0.0.1:6443`) that trusts `ca_pem`, with one
+/// context named `apfkit`. The server authenticates nobody; the user has a placeholder
+/// token because kubectl asks for a user name and password when a user has no credentials.
+pub fn kubeconfig(server: &str, ca_pem: &str) -> String {
+    use base64::Engine as _;
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    format!(
+        "apiVersion: v1\n\
+         kind: Config\n\
+         clusters:\n\
+         - name: apfkit\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n\
+         users:\n\
+         - name: apfkit\n  user:\n    token: apfkit\n\
+         contexts:\n\
+         - name: apfkit\n  context:\n    cluster: apfkit\n    user: apfkit\n\
+         current-context: apfkit\n"
+    )
+}

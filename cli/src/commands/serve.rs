@@ -1,0 +1,273 @@
+//! `serve`: flowcontrol and apiregistration served to Kubernetes clients.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
+use apfkit_apiserver::objects::Objects;
+use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
+use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::storage::etcd::EtcdBackend;
+use apfkit_apiserver::storage::sqlite::SqliteBackend;
+use apfkit_apiserver::tls;
+use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
+use apfkit_conversion::validation::{self, Options};
+use apfkit_runtime::{HubKind, Object};
+use apfkit_storage::etcd::RESOURCES;
+use apfkit_storage::object::Format;
+use clap::Args;
+
+use crate::failure::Failure;
+
+/// Serve every version of the two groups to kubectl and other clients, over HTTPS.
+///
+/// flowcontrol.apiserver.k8s.io and apiregistration.k8s.io are served as kube-apiserver
+/// serves them: discovery, OpenAPI v3, every verb, watches, and errors as metav1.Status.
+/// With no --etcd-servers the objects are kept in DIR/apfkit.db (SQLite, an embedded
+/// database); with them, in etcd under --etcd-prefix, with kube-apiserver's keys and
+/// encodings. On first start a certificate authority and a serving certificate are made in
+/// DIR; a kubeconfig trusting them is written to DIR/kubeconfig on every start. The
+/// bootstrap configuration (kube-apiserver's mandatory and suggested objects) is created
+/// when missing, unless --no-bootstrap.
+///
+/// Stops on SIGINT or SIGTERM, letting requests in flight finish.
+///
+/// Examples:
+///   apfkit serve --data-dir apfkit-data
+///   kubectl --kubeconfig apfkit-data/kubeconfig get flowschemas
+///   apfkit serve --listen 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ServeArgs {
+    /// Where the embedded database, the certificates and the kubeconfig are kept.
+    #[arg(long, value_name = "DIR", default_value = "apfkit-data")]
+    data_dir: PathBuf,
+    /// Address to listen on (port 0: any free port, printed on start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// etcd client URLs, comma-separated (kube-apiserver's flag); the embedded database when
+    /// absent.
+    #[arg(long, value_name = "URLS", value_delimiter = ',')]
+    etcd_servers: Vec<String>,
+    /// kube-apiserver's --etcd-prefix.
+    #[arg(long, value_name = "PREFIX", default_value = "/registry")]
+    etcd_prefix: String,
+    /// The version objects of a group are stored in, as GROUP=VERSION (repeatable). By
+    /// default kube-apiserver 1.35's: v1 for both groups.
+    #[arg(long, value_name = "GROUP=VERSION")]
+    storage_version: Vec<String>,
+    /// Do not create the bootstrap configuration.
+    #[arg(long)]
+    no_bootstrap: bool,
+}
+
+/// The version kube-apiserver 1.35 stores both groups in.
+const DEFAULT_STORAGE_VERSION: &str = "v1";
+
+/// `apfkit serve`.
+pub fn run(args: ServeArgs) -> Result<(), Failure> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Invalid(format!("starting the runtime: {e}")))?;
+    runtime.block_on(async {
+        std::fs::create_dir_all(&args.data_dir)
+            .map_err(|e| Failure::Invalid(format!("{}: {e}", args.data_dir.display())))?;
+        if args.etcd_servers.is_empty() {
+            let path = args.data_dir.join("apfkit.db");
+            let backend = SqliteBackend::open(&path)
+                .map_err(|e| Failure::Invalid(format!("{}: {e}", path.display())))?;
+            serve(&args, backend).await
+        } else {
+            let backend = EtcdBackend::connect(&args.etcd_servers)
+                .await
+                .map_err(|e| Failure::Invalid(format!("--etcd-servers: {e}")))?;
+            serve(&args, backend).await
+        }
+    })
+}
+
+/// The served resources: every stored resource of the two groups, with its etcd path and
+/// encoding, the scope and subresources of its kind from the generated registry.
+fn resources(args: &ServeArgs) -> Result<Vec<Served<HubObject>>, Failure> {
+    let mut versions = std::collections::BTreeMap::new();
+    for pair in &args.storage_version {
+        let (group, version) = pair.split_once('=').ok_or_else(|| {
+            Failure::Usage(format!("--storage-version {pair}: expected GROUP=VERSION"))
+        })?;
+        versions.insert(group.to_owned(), version.to_owned());
+    }
+    let mut served = Vec::new();
+    for resource in RESOURCES {
+        let info = apfkit_types::KINDS
+            .iter()
+            .find(|k| k.group == resource.group && k.plural == Some(resource.plural))
+            .ok_or_else(|| Failure::Invalid(format!("no kind for {}", resource.plural)))?;
+        let storage_version = versions
+            .get(resource.group)
+            .cloned()
+            .unwrap_or_else(|| DEFAULT_STORAGE_VERSION.to_owned());
+        let config = ResourceConfig {
+            group: resource.group.to_owned(),
+            kind: info.kind.to_owned(),
+            namespaced: info.namespaced,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            status: info.subresources.contains(&"status"),
+            storage_version,
+            storage_encoding: match resource.format {
+                Format::Protobuf => StorageEncoding::Protobuf,
+                Format::Json => StorageEncoding::Json,
+            },
+            key_path: resource.path.to_owned(),
+            undeletable: Vec::new(),
+            schema: Some(kind_schema),
+        };
+        served.push(
+            Served::new(&SCHEME, config)
+                .map_err(|e| Failure::Usage(format!("--storage-version: {e}")))?,
+        );
+    }
+    for group in versions.keys() {
+        if !RESOURCES.iter().any(|r| r.group == group) {
+            return Err(Failure::Usage(format!(
+                "--storage-version {group}: not a served group"
+            )));
+        }
+    }
+    Ok(served)
+}
+
+/// The JSON Schema of a kind from the generated registry.
+fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Value> {
+    let info = apfkit_types::KINDS
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.kind == kind)?;
+    serde_json::to_value((info.json_schema)()).ok()
+}
+
+/// kube-apiserver's validation of flowcontrol and apiregistration objects.
+fn validate(object: &HubObject, old: Option<&HubObject>, api_version: &str) -> Vec<Cause> {
+    let old_priority_level = match old {
+        Some(HubObject::PriorityLevelConfiguration(level)) => Some(level),
+        _ => None,
+    };
+    let options = Options {
+        request_version: Some(api_version),
+        allow_zero_shares: true,
+        old_priority_level,
+    };
+    validation::validate(object, &options)
+        .into_iter()
+        .map(|error| Cause {
+            reason: error.error_type.reason().to_owned(),
+            message: error.body(),
+            field: error.path.clone(),
+        })
+        .collect()
+}
+
+async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(), Failure> {
+    let credentials =
+        tls::ensure(&args.data_dir, &[]).map_err(|e| Failure::Invalid(e.to_string()))?;
+    let objects = Objects::new(
+        &SCHEME,
+        backend,
+        &args.etcd_prefix,
+        Limits::default(),
+        validate,
+    );
+    let server = Arc::new(ApiServer::new(
+        objects,
+        resources(args)?,
+        VersionInfo {
+            major: "1".into(),
+            minor: "35".into(),
+            git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+    ));
+    if !args.no_bootstrap {
+        bootstrap(&server).await?;
+    }
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Failure::Invalid(format!("--listen {}: {e}", args.listen)))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| Failure::Invalid(e.to_string()))?;
+    let kubeconfig = args.data_dir.join(tls::KUBECONFIG);
+    let url = format!("https://{address}");
+    tls::write_file(
+        &kubeconfig,
+        tls::kubeconfig(&url, &credentials.ca_pem).as_bytes(),
+        true,
+    )
+    .map_err(|e| Failure::Invalid(e.to_string()))?;
+    let tls = tls_config(credentials.chain, credentials.key)
+        .map_err(|e| Failure::Invalid(format!("serving certificate: {e}")))?;
+    eprintln!(
+        "apfkit serve: listening on {url}; kubeconfig: {}",
+        kubeconfig.display()
+    );
+    server
+        .serve(listener, Arc::new(tls), shutdown(), Duration::from_secs(5))
+        .await;
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let terminated = async {
+        match terminate.as_mut() {
+            Some(signal) => {
+                signal.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
+}
+
+/// Creates the bootstrap objects that are missing, as kube-apiserver's configuration
+/// ensurer does on start.
+async fn bootstrap<B: Backend + 'static>(server: &ApiServer<HubObject, B>) -> Result<(), Failure> {
+    let levels = apfkit_dispatcher::bootstrap::priority_levels()
+        .iter()
+        .map(|level| level.clone().wrap());
+    let schemas = apfkit_dispatcher::bootstrap::flow_schemas()
+        .iter()
+        .map(|schema| schema.clone().wrap());
+    for object in levels.chain(schemas) {
+        let Some(served) = server
+            .resources()
+            .iter()
+            .find(|s| s.config.kind == object.kind())
+        else {
+            continue;
+        };
+        let api_version = served.storage.api_version();
+        match server
+            .objects()
+            .create(served, None, object, &api_version, false)
+            .await
+        {
+            Ok(_) => {}
+            Err(error) if error.code == 409 => {}
+            Err(error) => {
+                return Err(Failure::Invalid(format!(
+                    "bootstrap configuration: {error}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! `apfkit serve` against the real kubectl: discovery, every version, writes, deletes that wait
+//! on a watch, and `get -w`. kubectl must be on the PATH (`.ci/run` installs it); a test that
+//! cannot run it fails.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use apfkit_tests::flowcontrol_versions;
+
+use super::success;
+
+/// A running `apfkit serve` on a free port, with its data directory; stopped when dropped.
+pub struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts the server on the embedded store and waits until it listens.
+    pub fn start(extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("apfkit serve starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("a first line");
+        assert!(
+            line.contains("listening on https://127.0.0.1:"),
+            "apfkit serve did not start: {line}"
+        );
+        // Keep draining its standard error so that it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut rest = Vec::new();
+            let _ = stderr.read_to_end(&mut rest);
+        });
+        Server {
+            child,
+            kubeconfig: dir.path().join("kubeconfig"),
+            _dir: dir,
+        }
+    }
+
+    /// The kubeconfig the server wrote.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Runs kubectl against the server, failing the test after a minute.
+    pub fn kubectl(&self, args: &[&str], stdin: &[u8]) -> Output {
+        let mut command = kubectl_command(&self.kubeconfig);
+        command.args(args);
+        super::run_within(command, stdin, Duration::from_secs(60), |_| {})
+    }
+
+    /// Runs kubectl and returns its standard output, failing the test if it failed.
+    pub fn kubectl_ok(&self, args: &[&str], stdin: &[u8]) -> String {
+        let output = self.kubectl(args, stdin);
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("UTF-8")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kubectl_command(kubeconfig: &Path) -> Command {
+    let mut command = Command::new("kubectl");
+    command
+        .env("KUBECONFIG", kubeconfig)
+        // No cache shared between tests or with the user's.
+        .env("HOME", kubeconfig.parent().expect("a directory"));
+    command
+}
+
+const FLOW_SCHEMA: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
+kind: FlowSchema
+metadata:
+  name: team-a
+  labels: {team: a}
+spec:
+  priorityLevelConfiguration: {name: global-default}
+  matchingPrecedence: 500
+  rules:
+  - subjects:
+    - kind: User
+      user: {name: alice}
+    resourceRules:
+    - verbs: [get]
+      apiGroups: ['*']
+      resources: ['*']
+      clusterScope: true
+";
+
+#[test]
+fn kubectl_discovers_the_groups_and_reads_every_version() {
+    let server = Server::start(&[]);
+    let resources = server.kubectl_ok(&["api-resources", "--no-headers"], b"");
+    for (name, group_version) in [
+        ("flowschemas", "flowcontrol.apiserver.k8s.io/v1"),
+        (
+            "prioritylevelconfigurations",
+            "flowcontrol.apiserver.k8s.io/v1",
+        ),
+        ("apiservices", "apiregistration.k8s.io/v1"),
+    ] {
+        assert!(
+            resources
+                .lines()
+                .any(|l| l.starts_with(name) && l.contains(group_version)),
+            "{name} in {resources}"
+        );
+    }
+    // The bootstrap configuration was created on start; every version serves it, as
+    // `apfkit convert` writes it.
+    let v1 = server.kubectl_ok(&["get", "flowschemas", "exempt", "-o", "json"], b"");
+    for version in flowcontrol_versions() {
+        let resource = format!("flowschemas.{version}.flowcontrol.apiserver.k8s.io");
+        let served = server.kubectl_ok(&["get", &resource, "exempt", "-o", "json"], b"");
+        let converted = success(&["convert", "--to", version, "-o", "json"], v1.as_bytes());
+        let served: serde_json::Value = serde_json::from_str(&served).unwrap();
+        let converted: serde_json::Value = serde_json::from_slice(&converted).unwrap();
+        assert_eq!(served, converted, "{version}");
+        let names = server.kubectl_ok(
+            &[
+                "get",
+                &format!("prioritylevelconfigurations.{version}.flowcontrol.apiserver.k8s.io"),
+                "-o",
+                "name",
+            ],
+            b"",
+        );
+        assert!(names.contains("/catch-all\n"), "{version}: {names}");
+    }
+}
+
+#[test]
+fn kubectl_creates_replaces_and_deletes_waiting_on_a_watch() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let created = server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
+    assert_eq!(
+        created,
+        "flowschema.flowcontrol.apiserver.k8s.io/team-a created\n"
+    );
+    let again = server.kubectl(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains(
+            r#"(AlreadyExists): error when creating "STDIN": flowschemas.flowcontrol.apiserver.k8s.io "team-a" already exists"#
+        ),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let stored: serde_json::Value = serde_json::from_str(
+        &server.kubectl_ok(&["get", "flowschema", "team-a", "-o", "json"], b""),
+    )
+    .unwrap();
+    assert_eq!(stored["metadata"]["generation"], 1);
+    assert_eq!(
+        stored["spec"]["distinguisherMethod"],
+        serde_json::Value::Null
+    );
+    assert!(
+        stored["metadata"]["uid"]
+            .as_str()
+            .is_some_and(|u| u.len() == 36)
+    );
+
+    // A replace that changes the spec bumps the generation.
+    let changed = FLOW_SCHEMA.replace("matchingPrecedence: 500", "matchingPrecedence: 600");
+    server.kubectl_ok(&["replace", "-f", "-"], changed.as_bytes());
+    let replaced: serde_json::Value = serde_json::from_str(
+        &server.kubectl_ok(&["get", "flowschema", "team-a", "-o", "json"], b""),
+    )
+    .unwrap();
+    assert_eq!(replaced["spec"]["matchingPrecedence"], 600);
+    assert_eq!(replaced["metadata"]["generation"], 2);
+    assert_eq!(replaced["metadata"]["uid"], stored["metadata"]["uid"]);
+
+    // An invalid object is refused with kube-apiserver's message.
+    let invalid = FLOW_SCHEMA
+        .replace("team-a", "team-b")
+        .replace("matchingPrecedence: 500", "matchingPrecedence: 10001");
+    let refused = server.kubectl(&["create", "-f", "-"], invalid.as_bytes());
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(
+            // kubectl prints the Status's causes under the kind and name.
+            "The FlowSchema \"team-b\" is invalid: \
+             spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000"
+        ),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    // kubectl delete waits for the DELETED event of a watch on the name.
+    let deleted = server.kubectl_ok(&["delete", "flowschema", "team-a"], b"");
+    assert_eq!(
+        deleted,
+        "flowschema.flowcontrol.apiserver.k8s.io \"team-a\" deleted\n"
+    );
+    let gone = server.kubectl(&["get", "flowschema", "team-a"], b"");
+    assert!(
+        String::from_utf8_lossy(&gone.stderr)
+            .contains(r#"flowschemas.flowcontrol.apiserver.k8s.io "team-a" not found"#)
+    );
+}
+
+#[test]
+fn kubectl_get_watch_sees_create_update_and_delete() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let mut watch = kubectl_command(server.kubeconfig())
+        .args([
+            "get",
+            "flowschemas",
+            "--watch",
+            "--output-watch-events",
+            "-o",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl runs");
+    // Each event is printed as a JSON object: {"type": ..., "object": ...}.
+    let mut events = serde_json::Deserializer::from_reader(watch.stdout.take().expect("piped"))
+        .into_iter::<serde_json::Value>();
+    // The watch is open once kubectl has listed; a create then shows.
+    std::thread::sleep(Duration::from_millis(500));
+    server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
+    let changed = FLOW_SCHEMA.replace("matchingPrecedence: 500", "matchingPrecedence: 700");
+    server.kubectl_ok(&["replace", "-f", "-"], changed.as_bytes());
+    server.kubectl_ok(&["delete", "flowschema", "team-a"], b"");
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    while seen.len() < 3 && started.elapsed() < Duration::from_secs(30) {
+        match events.next() {
+            Some(Ok(event)) => seen.push(format!(
+                "{} {} {}",
+                event["type"].as_str().unwrap_or_default(),
+                event["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default(),
+                event["object"]["spec"]["matchingPrecedence"]
+            )),
+            other => panic!("kubectl get --watch ended: {other:?}"),
+        }
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert_eq!(
+        seen,
+        [
+            "ADDED team-a 500",
+            "MODIFIED team-a 700",
+            "DELETED team-a 700"
+        ]
+    );
+}
