@@ -178,6 +178,43 @@ impl ApiError {
         )
     }
 
+    /// 415 for a patch type the resource does not take.
+    pub fn unsupported_patch(content_type: &str, accepted: &[&str]) -> Self {
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types \
+                 include: {}; found {content_type:?}",
+                accepted.join(", ")
+            ),
+        )
+    }
+
+    /// A patch that could not be applied: 400 for a malformed patch, 413 for too many JSON
+    /// patch operations, 422 for one that does not apply (with the patch as the bad value,
+    /// as kube-apiserver reports it).
+    pub fn from_patch(error: &crate::patch::PatchError, patch: &[u8]) -> Self {
+        use crate::patch::PatchError;
+        match error {
+            PatchError::Malformed(message) => ApiError::bad_request(message.clone()),
+            PatchError::TooManyOperations(_) => {
+                ApiError::new(413, "RequestEntityTooLarge", error.to_string())
+            }
+            PatchError::Failed(message) => {
+                let shown: String = String::from_utf8_lossy(patch).chars().take(256).collect();
+                let mut error = ApiError::new(422, "Invalid", String::new());
+                error.causes = vec![Cause {
+                    reason: "FieldValueInvalid".to_owned(),
+                    message: format!("Invalid value: {shown:?}: {message}"),
+                    field: "patch".to_owned(),
+                }];
+                error.message = format!(" \"\" is invalid: patch: {}", error.causes[0].message);
+                error
+            }
+        }
+    }
+
     /// 413 `RequestEntityTooLarge`.
     pub fn too_large(limit: usize) -> Self {
         ApiError::new(

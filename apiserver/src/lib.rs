@@ -16,6 +16,7 @@
 pub mod error;
 pub mod http;
 pub mod objects;
+pub mod patch;
 pub mod resource;
 pub mod selector;
 pub mod storage;

@@ -39,6 +39,9 @@ pub struct ResourceConfig {
     /// resources under the bare plural, kube-aggregator APIServices under
     /// `apiregistration.k8s.io/apiservices`).
     pub key_path: String,
+    /// Whether strategic merge patches are taken (kube-apiserver's own kinds: yes; custom
+    /// resources: no, 415).
+    pub strategic_merge: bool,
     /// Names that may not be deleted, with the reason kube-apiserver gives.
     pub undeletable: Vec<(String, String)>,
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource

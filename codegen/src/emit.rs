@@ -345,7 +345,12 @@ impl ModuleEmitter<'_> {
             let values = &field.enum_values;
             quote! { #[schemars(extend("enum" = [#(#values),*]))] }
         });
-        quote! { #enum_values }
+        // schemars' `extend` takes a JSON literal: strings and arrays of strings here.
+        let extensions = field.extensions.iter().map(|(name, value)| {
+            let value = extension_literal(value);
+            quote! { #[schemars(extend(#name = #value))] }
+        });
+        quote! { #enum_values #(#extensions)* }
     }
 
     fn struct_tokens(&self, entry: &TypeEntry, def: &StructDef) -> Result<TokenStream> {
@@ -921,6 +926,22 @@ fn entry_doc(entry: &TypeEntry) -> Option<String> {
         Some(doc) => format!("{doc}\n\n{path}"),
         None => path,
     })
+}
+
+/// An extension's value (a string or an array of strings) as a JSON literal for schemars'
+/// `extend`.
+fn extension_literal(value: &Value) -> TokenStream {
+    match value {
+        Value::Array(items) => {
+            let items = items.iter().map(extension_literal);
+            quote! { [#(#items),*] }
+        }
+        Value::String(text) => quote! { #text },
+        other => {
+            let text = other.to_string();
+            quote! { #text }
+        }
+    }
 }
 
 /// A JSON value as a `serde_json::Value` expression.

@@ -151,6 +151,13 @@ pub struct Schema {
     /// `atomic` or `granular`, for maps and structs.
     #[serde(rename = "x-kubernetes-map-type")]
     pub map_type: Option<String>,
+    /// How a strategic merge patch merges the value (`merge`, `replace`, `retainKeys`, or
+    /// several joined by `,`), from the Go field's `patchStrategy` tag.
+    #[serde(rename = "x-kubernetes-patch-strategy")]
+    pub patch_strategy: Option<String>,
+    /// The key of a list's items that a strategic merge patch merges by.
+    #[serde(rename = "x-kubernetes-patch-merge-key")]
+    pub patch_merge_key: Option<String>,
     /// Accepts an integer or a string.
     #[serde(rename = "x-kubernetes-int-or-string", default)]
     pub int_or_string: bool,

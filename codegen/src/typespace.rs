@@ -192,6 +192,10 @@ pub struct FieldDef {
     pub default_on_zero: bool,
     /// Allowed string values, for the JSON Schema.
     pub enum_values: Vec<String>,
+    /// The Kubernetes extensions kept in the JSON Schema (`x-kubernetes-list-type`,
+    /// `x-kubernetes-list-map-keys`, `x-kubernetes-map-type`, `x-kubernetes-patch-strategy`,
+    /// `x-kubernetes-patch-merge-key`): what patches and server-side apply merge by.
+    pub extensions: Vec<(String, Value)>,
     /// Listed in the schema's `required`.
     pub required: bool,
     /// Whether the value must be boxed to break a cycle.
@@ -550,6 +554,7 @@ impl Builder<'_> {
                 default_on_zero: property.default_on_zero && default.is_some(),
                 default,
                 enum_values,
+                extensions: merge_extensions(property),
                 required: schema.required.contains(wire),
                 boxed: false,
                 site: field_ctx.site(),
@@ -625,6 +630,7 @@ impl Builder<'_> {
                 default: None,
                 default_on_zero: false,
                 enum_values: Vec::new(),
+                extensions: Vec::new(),
                 required: false,
                 boxed: false,
                 site: ctx.site(),
@@ -1293,6 +1299,31 @@ fn schema_notes(schema: &Schema) -> Vec<String> {
         notes.push("```".to_owned());
     }
     notes
+}
+
+/// The extensions of a property that say how patches and server-side apply merge it, in the
+/// order kube-openapi writes them.
+fn merge_extensions(schema: &Schema) -> Vec<(String, Value)> {
+    let text = |value: &Option<String>| value.clone().map(Value::String);
+    [
+        (
+            "x-kubernetes-list-map-keys",
+            schema
+                .list_map_keys
+                .clone()
+                .map(|keys| Value::Array(keys.into_iter().map(Value::String).collect())),
+        ),
+        ("x-kubernetes-list-type", text(&schema.list_type)),
+        ("x-kubernetes-map-type", text(&schema.map_type)),
+        (
+            "x-kubernetes-patch-merge-key",
+            text(&schema.patch_merge_key),
+        ),
+        ("x-kubernetes-patch-strategy", text(&schema.patch_strategy)),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some((name.to_owned(), value?)))
+    .collect()
 }
 
 /// Appends `notes` to a doc text, after a blank line.

@@ -236,8 +236,9 @@ fn add_schema<H>(
 }
 
 /// Rewrites a draft 2020-12 schema in OpenAPI 3.0's dialect: `$defs` references point into
-/// `components/schemas`, `type: [T, "null"]` becomes `type: T` with `nullable`, and
-/// `const` an `enum` of one value.
+/// `components/schemas`, a reference beside other keywords (a description, a default) is
+/// wrapped in `allOf` as kube-apiserver writes it (OpenAPI 3.0 ignores a `$ref`'s siblings),
+/// `type: [T, "null"]` becomes `type: T` with `nullable`, and `const` an `enum` of one value.
 fn to_openapi_dialect(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
@@ -245,6 +246,33 @@ fn to_openapi_dialect(schema: &mut Value) {
                 && let Some(name) = reference.strip_prefix("#/$defs/")
             {
                 *reference = format!("#/components/schemas/{name}");
+            }
+            // schemars writes an optional struct as `anyOf: [{$ref}, {type: null}]`.
+            if let Some(Value::Array(choices)) = map.get("anyOf")
+                && choices.len() == 2
+                && let Some(null_at) = choices.iter().position(|c| *c == json!({"type": "null"}))
+            {
+                let only = choices[1 - null_at].clone();
+                map.remove("anyOf");
+                match only {
+                    Value::Object(inner) if inner.len() == 1 && inner.contains_key("$ref") => {
+                        map.insert("$ref".into(), inner["$ref"].clone());
+                    }
+                    other => {
+                        map.insert("allOf".into(), json!([other]));
+                    }
+                }
+                map.insert("nullable".into(), true.into());
+            }
+            if let Some(Value::String(reference)) = map.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix("#/$defs/")
+            {
+                *reference = format!("#/components/schemas/{name}");
+            }
+            if map.len() > 1
+                && let Some(reference) = map.remove("$ref")
+            {
+                map.insert("allOf".into(), json!([{"$ref": reference}]));
             }
             if let Some(Value::Array(types)) = map.get("type") {
                 let named: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
@@ -293,8 +321,8 @@ mod tests {
         );
         assert_eq!(schema["properties"]["c"], json!({"enum": ["v1"]}));
         assert_eq!(
-            schema["properties"]["d"]["items"]["anyOf"][0]["$ref"],
-            "#/components/schemas/Y"
+            schema["properties"]["d"]["items"],
+            json!({"allOf": [{"$ref": "#/components/schemas/Y"}], "nullable": true})
         );
     }
 

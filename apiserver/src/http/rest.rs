@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Codec, ReadError};
+use apfkit_runtime::scheme::{Codec, Document, ReadError};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{Method, header};
@@ -125,6 +125,18 @@ where
         (Method::PUT, true) => {
             let body = read_body(request).await?;
             update(
+                server,
+                &target,
+                &query,
+                request_type.as_deref(),
+                &body,
+                format,
+            )
+            .await
+        }
+        (Method::PATCH, true) => {
+            let body = read_body(request).await?;
+            patch(
                 server,
                 &target,
                 &query,
@@ -367,6 +379,18 @@ where
             documents.len()
         ))
     })?;
+    decode_document(target, query, document)
+}
+
+/// A read document as the URL's kind; see [`decode_body`].
+fn decode_document<H>(
+    target: &Target<'_, H>,
+    query: &Query,
+    document: Document,
+) -> Result<(H, Vec<String>), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
     let mut value = document.value.clone();
     let Value::Object(map) = &mut value else {
         return Err(ApiError::bad_request("the body is not an object"));
@@ -504,6 +528,133 @@ where
         )
         .await?;
     object_response(200, target.codec, written.object, format, &warnings)
+}
+
+/// How many times a patch is tried again when the object changed under it, as
+/// kube-apiserver's patcher does (`maxRetryWhenPatchConflicts`).
+const PATCH_RETRIES: usize = 5;
+
+/// The patch types, by `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchType {
+    Json,
+    Merge,
+    Strategic,
+}
+
+fn patch_type<H>(
+    target: &Target<'_, H>,
+    content_type: Option<&str>,
+) -> Result<PatchType, ApiError> {
+    let content_type = content_type.unwrap_or_default();
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    match essence {
+        "application/json-patch+json" => Ok(PatchType::Json),
+        "application/merge-patch+json" => Ok(PatchType::Merge),
+        "application/strategic-merge-patch+json" if target.served.config.strategic_merge => {
+            Ok(PatchType::Strategic)
+        }
+        _ => {
+            let mut accepted = vec![
+                "application/json-patch+json",
+                "application/merge-patch+json",
+            ];
+            if target.served.config.strategic_merge {
+                accepted.push("application/strategic-merge-patch+json");
+            }
+            Err(ApiError::unsupported_patch(content_type, &accepted))
+        }
+    }
+}
+
+/// Applies a patch to the stored object in the URL's version, then updates it as a PUT of
+/// the result would; tried again when the object changed meanwhile, unless the patch names
+/// the `resourceVersion` it applies to.
+async fn patch<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    request_type: Option<&str>,
+    body: &[u8],
+    format: Format,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let kind = patch_type(target, request_type)?;
+    let place = target.place();
+    let config = &target.served.config;
+    let schema = match kind {
+        PatchType::Strategic => config
+            .schema
+            .and_then(|f| f(&config.group, target.codec.version, &config.kind)),
+        _ => None,
+    };
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let current = server.objects.get(target.served, place).await?;
+        let current_version = current.metadata().resource_version.clone();
+        let mut document = target
+            .codec
+            .encode(current, &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        let applied = match kind {
+            PatchType::Json => crate::patch::json_patch(&mut document, body),
+            PatchType::Merge => crate::patch::merge_patch(&mut document, body),
+            PatchType::Strategic => {
+                let view = match &schema {
+                    Some(schema) => crate::patch::SchemaView::new(schema),
+                    None => crate::patch::schemaless(),
+                };
+                crate::patch::strategic_merge_patch(&mut document, body, view)
+            }
+        };
+        applied.map_err(|error| ApiError::from_patch(&error, body))?;
+        let patched_version = document
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let names_version = patched_version != current_version;
+        let document = Document {
+            index: 0,
+            value: document,
+            duplicate_fields: Vec::new(),
+            unknown_fields: Vec::new(),
+        };
+        let (object, warnings) = decode_document(target, query, document)?;
+        if object.name() != place.name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({})",
+                object.name(),
+                place.name
+            )));
+        }
+        let kind = if target.status {
+            UpdateKind::Status
+        } else {
+            UpdateKind::Main
+        };
+        match server
+            .objects
+            .update(
+                target.served,
+                place,
+                object,
+                &target.codec.api_version(),
+                kind,
+                query.dry_run,
+            )
+            .await
+        {
+            Ok(written) => {
+                return object_response(200, target.codec, written.object, format, &warnings);
+            }
+            Err(error) if error.code == 409 && !names_version && tries < PATCH_RETRIES => {}
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// `DeleteOptions` of a delete's body, if it has one.

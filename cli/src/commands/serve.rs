@@ -123,6 +123,7 @@ fn resources(args: &ServeArgs) -> Result<Vec<Served<HubObject>>, Failure> {
                 Format::Json => StorageEncoding::Json,
             },
             key_path: resource.path.to_owned(),
+            strategic_merge: true,
             undeletable: Vec::new(),
             schema: Some(kind_schema),
         };

@@ -276,3 +276,191 @@ fn kubectl_get_watch_sees_create_update_and_delete() {
         ]
     );
 }
+
+#[test]
+fn kubectl_apply_is_a_no_op_the_second_time_and_configures_a_change() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let bootstrap = String::from_utf8(success(&["bootstrap"], b"")).unwrap();
+    let count =
+        bootstrap.matches("\nkind: ").count() + usize::from(bootstrap.starts_with("kind: "));
+    let outcome = |output: &str, word: &str| output.lines().filter(|l| l.ends_with(word)).count();
+    let first = server.kubectl_ok(&["apply", "-f", "-"], bootstrap.as_bytes());
+    assert_eq!(outcome(&first, " created"), count, "{first}");
+    let second = server.kubectl_ok(&["apply", "-f", "-"], bootstrap.as_bytes());
+    assert_eq!(outcome(&second, " unchanged"), count, "{second}");
+    let before: serde_json::Value = serde_json::from_str(
+        &server.kubectl_ok(&["get", "prioritylevelconfigurations", "-o", "json"], b""),
+    )
+    .unwrap();
+    let changed = bootstrap.replacen(
+        "nominalConcurrencyShares: 30",
+        "nominalConcurrencyShares: 31",
+        1,
+    );
+    assert_ne!(
+        changed, bootstrap,
+        "the bootstrap levels have a share of 30"
+    );
+    let third = server.kubectl_ok(&["apply", "-f", "-"], changed.as_bytes());
+    assert_eq!(outcome(&third, " configured"), 1, "{third}");
+    assert_eq!(outcome(&third, " unchanged"), count - 1, "{third}");
+    let after: serde_json::Value = serde_json::from_str(
+        &server.kubectl_ok(&["get", "prioritylevelconfigurations", "-o", "json"], b""),
+    )
+    .unwrap();
+    let generations = |list: &serde_json::Value| -> Vec<i64> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["generation"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        generations(&before).iter().sum::<i64>() + 1,
+        generations(&after).iter().sum::<i64>()
+    );
+    // kubectl diff shows the change that applying the old file would make, and exits 1.
+    let diff = server.kubectl(&["diff", "-f", "-"], bootstrap.as_bytes());
+    assert_eq!(
+        diff.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
+    let diff = String::from_utf8_lossy(&diff.stdout);
+    let changed_lines: Vec<String> = diff
+        .lines()
+        .filter(|l| l.contains("nominalConcurrencyShares") && !l.contains('{'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        changed_lines,
+        [
+            "- nominalConcurrencyShares: 31",
+            "+ nominalConcurrencyShares: 30"
+        ],
+        "{diff}"
+    );
+}
+
+#[test]
+fn kubectl_patches_by_merge_json_and_strategic_merge() {
+    let server = Server::start(&["--no-bootstrap"]);
+    server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
+    let precedence = || {
+        server.kubectl_ok(
+            &[
+                "get",
+                "flowschema",
+                "team-a",
+                "-o",
+                "jsonpath={.spec.matchingPrecedence} {.metadata.generation} {.metadata.labels}",
+            ],
+            b"",
+        )
+    };
+    server.kubectl_ok(
+        &[
+            "patch",
+            "flowschema",
+            "team-a",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"matchingPrecedence":501}}"#,
+        ],
+        b"",
+    );
+    assert_eq!(precedence(), r#"501 2 {"team":"a"}"#);
+    server.kubectl_ok(
+        &[
+            "patch",
+            "flowschema",
+            "team-a",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/matchingPrecedence","value":502}]"#,
+        ],
+        b"",
+    );
+    assert_eq!(precedence(), r#"502 3 {"team":"a"}"#);
+    // A label added by a strategic merge patch; metadata alone does not bump the generation.
+    server.kubectl_ok(
+        &[
+            "patch",
+            "flowschema",
+            "team-a",
+            "--type",
+            "strategic",
+            "-p",
+            r#"{"metadata":{"labels":{"tier":"x"}}}"#,
+        ],
+        b"",
+    );
+    assert_eq!(precedence(), r#"502 3 {"team":"a","tier":"x"}"#);
+    // A JSON patch whose test fails changes nothing and is refused with 422.
+    let failed = server.kubectl(
+        &[
+            "patch",
+            "flowschema",
+            "team-a",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"test","path":"/spec/matchingPrecedence","value":1}]"#,
+        ],
+        b"",
+    );
+    assert!(!failed.status.success());
+    assert!(
+        String::from_utf8_lossy(&failed.stderr).contains("is invalid"),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+    // Patching to an invalid object is refused as an update would be.
+    let invalid = server.kubectl(
+        &[
+            "patch",
+            "flowschema",
+            "team-a",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"matchingPrecedence":-5}}"#,
+        ],
+        b"",
+    );
+    assert!(
+        String::from_utf8_lossy(&invalid.stderr)
+            .contains("spec.matchingPrecedence: Invalid value: -5: must be a positive value")
+    );
+    assert_eq!(precedence(), r#"502 3 {"team":"a","tier":"x"}"#);
+}
+
+#[test]
+fn kubectl_explain_reads_the_openapi_documents() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let explained = server.kubectl_ok(&["explain", "flowschema.spec.rules"], b"");
+    assert!(explained.contains("KIND:       FlowSchema"), "{explained}");
+    assert!(
+        explained.contains("FIELD: rules <[]PolicyRulesWithSubjects>"),
+        "{explained}"
+    );
+    assert!(
+        explained.contains("subjects\t<[]Subject> -required-"),
+        "{explained}"
+    );
+    let older = server.kubectl_ok(
+        &[
+            "explain",
+            "prioritylevelconfiguration.spec.limited",
+            "--api-version",
+            "flowcontrol.apiserver.k8s.io/v1beta2",
+        ],
+        b"",
+    );
+    assert!(older.contains("VERSION:    v1beta2"), "{older}");
+    assert!(older.contains("assuredConcurrencyShares"), "{older}");
+}

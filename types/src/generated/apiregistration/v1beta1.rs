@@ -795,6 +795,7 @@ pub struct APIServiceSpec {
         deserialize_with = "::apfkit_runtime::__private::optional_base64",
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub ca_bundle: ::std::option::Option<::std::string::String>,
     /// The API group served; empty only for the legacy core group with version `v1`.
     #[serde(
@@ -1088,6 +1089,10 @@ pub struct APIServiceStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
+    #[schemars(extend("x-kubernetes-patch-merge-key" = "type"))]
+    #[schemars(extend("x-kubernetes-patch-strategy" = "merge"))]
     pub conditions: ::std::option::Option<::std::vec::Vec<APIServiceCondition>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for APIServiceStatus {

@@ -1050,6 +1050,7 @@ pub struct FlowSchemaSpec {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub rules: ::std::option::Option<::std::vec::Vec<PolicyRulesWithSubjects>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
@@ -1233,6 +1234,10 @@ pub struct FlowSchemaStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
+    #[schemars(extend("x-kubernetes-patch-merge-key" = "type"))]
+    #[schemars(extend("x-kubernetes-patch-strategy" = "merge"))]
     pub conditions: ::std::option::Option<::std::vec::Vec<FlowSchemaCondition>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
@@ -1667,6 +1672,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     ///
@@ -1676,6 +1682,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
@@ -1776,6 +1783,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub non_resource_rules: ::std::option::Option<
         ::std::vec::Vec<NonResourcePolicyRule>,
     >,
@@ -1787,6 +1795,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub resource_rules: ::std::option::Option<::std::vec::Vec<ResourcePolicyRule>>,
     /// Who the rule applies to; must not be empty.
     ///
@@ -1796,6 +1805,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub subjects: ::std::vec::Vec<Subject>,
 }
 impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
@@ -2959,6 +2969,10 @@ pub struct PriorityLevelConfigurationStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
+    #[schemars(extend("x-kubernetes-patch-merge-key" = "type"))]
+    #[schemars(extend("x-kubernetes-patch-strategy" = "merge"))]
     pub conditions: ::std::option::Option<
         ::std::vec::Vec<PriorityLevelConfigurationCondition>,
     >,
@@ -3259,6 +3273,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
     #[serde(
@@ -3275,6 +3290,7 @@ pub struct ResourcePolicyRule {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub namespaces: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Resources to match, lower-case plural, with `/subresource` where needed; `*` matches all and must be the only entry.
     ///
@@ -3284,6 +3300,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
     ///
@@ -3293,6 +3310,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {

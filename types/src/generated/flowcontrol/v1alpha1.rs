@@ -1052,6 +1052,7 @@ pub struct FlowSchemaSpec {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub rules: ::std::option::Option<::std::vec::Vec<PolicyRulesWithSubjects>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
@@ -1235,6 +1236,8 @@ pub struct FlowSchemaStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
     pub conditions: ::std::option::Option<::std::vec::Vec<FlowSchemaCondition>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
@@ -1689,6 +1692,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     ///
@@ -1698,6 +1702,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
@@ -1798,6 +1803,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub non_resource_rules: ::std::option::Option<
         ::std::vec::Vec<NonResourcePolicyRule>,
     >,
@@ -1809,6 +1815,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub resource_rules: ::std::option::Option<::std::vec::Vec<ResourcePolicyRule>>,
     /// Who the rule applies to; must not be empty.
     ///
@@ -1818,6 +1825,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub subjects: ::std::vec::Vec<Subject>,
 }
 impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
@@ -2987,6 +2995,8 @@ pub struct PriorityLevelConfigurationStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
     pub conditions: ::std::option::Option<
         ::std::vec::Vec<PriorityLevelConfigurationCondition>,
     >,
@@ -3287,6 +3297,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
     #[serde(
@@ -3303,6 +3314,7 @@ pub struct ResourcePolicyRule {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub namespaces: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Resources to match, lower-case plural, with `/subresource` where needed; `*` matches all and must be the only entry.
     ///
@@ -3312,6 +3324,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
     ///
@@ -3321,6 +3334,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {

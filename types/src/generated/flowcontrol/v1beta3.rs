@@ -1052,6 +1052,7 @@ pub struct FlowSchemaSpec {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub rules: ::std::option::Option<::std::vec::Vec<PolicyRulesWithSubjects>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
@@ -1235,6 +1236,10 @@ pub struct FlowSchemaStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
+    #[schemars(extend("x-kubernetes-patch-merge-key" = "type"))]
+    #[schemars(extend("x-kubernetes-patch-strategy" = "merge"))]
     pub conditions: ::std::option::Option<::std::vec::Vec<FlowSchemaCondition>>,
 }
 impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
@@ -1689,6 +1694,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub non_resource_urls: ::std::vec::Vec<::std::string::String>,
     /// Lower-case HTTP verbs to match; `*` matches all and must be the only entry.
     ///
@@ -1698,6 +1704,7 @@ pub struct NonResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
@@ -1798,6 +1805,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub non_resource_rules: ::std::option::Option<
         ::std::vec::Vec<NonResourcePolicyRule>,
     >,
@@ -1809,6 +1817,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub resource_rules: ::std::option::Option<::std::vec::Vec<ResourcePolicyRule>>,
     /// Who the rule applies to; must not be empty.
     ///
@@ -1818,6 +1827,7 @@ pub struct PolicyRulesWithSubjects {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     pub subjects: ::std::vec::Vec<Subject>,
 }
 impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
@@ -2989,6 +2999,10 @@ pub struct PriorityLevelConfigurationStatus {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(extend("x-kubernetes-list-type" = "map"))]
+    #[schemars(extend("x-kubernetes-patch-merge-key" = "type"))]
+    #[schemars(extend("x-kubernetes-patch-strategy" = "merge"))]
     pub conditions: ::std::option::Option<
         ::std::vec::Vec<PriorityLevelConfigurationCondition>,
     >,
@@ -3289,6 +3303,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub api_groups: ::std::vec::Vec<::std::string::String>,
     /// Whether requests without a namespace (cluster-scoped resources, or all namespaces) match.
     #[serde(
@@ -3305,6 +3320,7 @@ pub struct ResourcePolicyRule {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub namespaces: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// Resources to match, lower-case plural, with `/subresource` where needed; `*` matches all and must be the only entry.
     ///
@@ -3314,6 +3330,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub resources: ::std::vec::Vec<::std::string::String>,
     /// Verbs to match, such as `get` or `list`; `*` matches all and must be the only entry.
     ///
@@ -3323,6 +3340,7 @@ pub struct ResourcePolicyRule {
         default,
         deserialize_with = "::apfkit_runtime::__private::null_as_default"
     )]
+    #[schemars(extend("x-kubernetes-list-type" = "set"))]
     pub verbs: ::std::vec::Vec<::std::string::String>,
 }
 impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {

@@ -1,0 +1,523 @@
+//! Patches as kube-apiserver applies them: JSON patch (RFC 6902) and JSON merge patch
+//! (RFC 7386) with the `json-patch` crate, and strategic merge patch, which merges lists by
+//! the patch strategy and merge key each field's schema carries
+//! (`x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`), with its directives
+//! (`$patch`, `$retainKeys`, `$deleteFromPrimitiveList/`, `$setElementOrder/`), after
+//! apimachinery's `pkg/util/strategicpatch/patch.go`.
+
+use serde_json::{Map, Value};
+
+/// kube-apiserver's limit on the operations of one JSON patch
+/// (`k8s.io/apiserver/pkg/endpoints/handlers/patch.go`, `maxJSONPatchOperations`).
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// Why a patch could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    /// The patch is not what its media type says (400).
+    #[error("{0}")]
+    Malformed(String),
+    /// Too many JSON patch operations (413).
+    #[error(
+        "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {0}"
+    )]
+    TooManyOperations(usize),
+    /// The patch does not apply to the object (422).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Applies a JSON patch (a JSON array of operations) to `document`.
+///
+/// # Errors
+///
+/// A patch that is not an array of operations, has too many, or does not apply.
+pub fn json_patch(document: &mut Value, patch: &[u8]) -> Result<(), PatchError> {
+    let operations: Value =
+        serde_json::from_slice(patch).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    if let Some(count) = operations.as_array().map(Vec::len)
+        && count > MAX_JSON_PATCH_OPERATIONS
+    {
+        return Err(PatchError::TooManyOperations(count));
+    }
+    let operations: json_patch::Patch =
+        serde_json::from_value(operations).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    json_patch::patch(document, &operations).map_err(|e| PatchError::Failed(e.to_string()))
+}
+
+/// Applies a JSON merge patch (a JSON object) to `document`.
+///
+/// # Errors
+///
+/// A patch that is not a JSON object.
+pub fn merge_patch(document: &mut Value, patch: &[u8]) -> Result<(), PatchError> {
+    let patch = patch_object(patch)?;
+    json_patch::merge(document, &patch);
+    Ok(())
+}
+
+fn patch_object(patch: &[u8]) -> Result<Value, PatchError> {
+    let patch: Value =
+        serde_json::from_slice(patch).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    if !patch.is_object() {
+        return Err(PatchError::Malformed(
+            "the patch is not a JSON object".to_owned(),
+        ));
+    }
+    Ok(patch)
+}
+
+/// Where a value sits in the object's JSON Schema (draft 2020-12, definitions under `$defs`):
+/// what strategic merge patch asks of each field.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaView<'a> {
+    root: &'a Value,
+    node: Option<&'a Value>,
+}
+
+impl<'a> SchemaView<'a> {
+    /// The view of a whole object's schema.
+    pub fn new(root: &'a Value) -> Self {
+        SchemaView {
+            root,
+            node: Some(root),
+        }
+    }
+
+    /// A view that knows nothing (every list replaced).
+    fn unknown(root: &'a Value) -> Self {
+        SchemaView { root, node: None }
+    }
+
+    /// Follows `$ref` into `$defs`.
+    fn resolved(&self, node: &'a Value) -> &'a Value {
+        let mut node = node;
+        for _ in 0..16 {
+            let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+                break;
+            };
+            let name = reference.strip_prefix("#/$defs/").unwrap_or_default();
+            match self.root.pointer(&format!(
+                "/$defs/{}",
+                name.replace('~', "~0").replace('/', "~1")
+            )) {
+                Some(target) => node = target,
+                None => break,
+            }
+        }
+        node
+    }
+
+    /// The schema of property `name`.
+    fn property(&self, name: &str) -> SchemaView<'a> {
+        let node = self
+            .node
+            .map(|n| self.resolved(n))
+            .and_then(|n| n.get("properties"))
+            .and_then(|p| p.get(name));
+        SchemaView {
+            root: self.root,
+            node,
+        }
+    }
+
+    /// The schema of a list's items.
+    fn items(&self) -> SchemaView<'a> {
+        let node = self
+            .node
+            .map(|n| self.resolved(n))
+            .and_then(|n| n.get("items"));
+        SchemaView {
+            root: self.root,
+            node,
+        }
+    }
+
+    fn extension(&self, name: &str) -> Option<&'a str> {
+        self.node?.get(name)?.as_str()
+    }
+
+    /// The patch strategies of this field (`merge`, `retainKeys`, `replace`).
+    fn strategies(&self, name: &str) -> Vec<&'a str> {
+        self.extension("x-kubernetes-patch-strategy")
+            .map(|s| s.split(',').map(str::trim).collect())
+            .unwrap_or_else(|| metadata_strategy(name).into_iter().collect())
+    }
+
+    fn merge_key(&self, name: &str) -> Option<&'a str> {
+        self.extension("x-kubernetes-patch-merge-key")
+            .or_else(|| (name == "ownerReferences").then_some("uid"))
+    }
+}
+
+/// ObjectMeta's strategies, which its schema here does not carry: `finalizers` merges as a set
+/// and `ownerReferences` by `uid` (apimachinery `pkg/apis/meta/v1/types.go`).
+fn metadata_strategy(name: &str) -> Option<&'static str> {
+    match name {
+        "finalizers" | "ownerReferences" => Some("merge"),
+        _ => None,
+    }
+}
+
+const DIRECTIVE: &str = "$patch";
+const RETAIN_KEYS: &str = "$retainKeys";
+const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
+const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
+
+/// Applies a strategic merge patch (a JSON object) to `document`, whose schema `schema` views.
+///
+/// # Errors
+///
+/// A patch that is not a JSON object, or whose directives are malformed.
+pub fn strategic_merge_patch(
+    document: &mut Value,
+    patch: &[u8],
+    schema: SchemaView<'_>,
+) -> Result<(), PatchError> {
+    let patch = patch_object(patch)?;
+    let original = std::mem::take(document);
+    *document = merge_value(original, &patch, schema, "")?.unwrap_or(Value::Null);
+    Ok(())
+}
+
+fn directive_error(message: impl Into<String>) -> PatchError {
+    PatchError::Failed(message.into())
+}
+
+/// Merges `patch` into `original`; `None` when the patch deletes the value.
+fn merge_value(
+    original: Value,
+    patch: &Value,
+    schema: SchemaView<'_>,
+    name: &str,
+) -> Result<Option<Value>, PatchError> {
+    match (original, patch) {
+        (Value::Object(original), Value::Object(patch)) => merge_map(original, patch, schema),
+        (Value::Array(original), Value::Array(patch)) => {
+            merge_list(original, patch, schema, name).map(|v| Some(Value::Array(v)))
+        }
+        (_, Value::Object(patch)) => merge_map(Map::new(), patch, schema),
+        (_, Value::Array(patch)) => {
+            merge_list(Vec::new(), patch, schema, name).map(|v| Some(Value::Array(v)))
+        }
+        (_, other) => Ok(Some(other.clone())),
+    }
+}
+
+fn merge_map(
+    mut original: Map<String, Value>,
+    patch: &Map<String, Value>,
+    schema: SchemaView<'_>,
+) -> Result<Option<Value>, PatchError> {
+    match patch.get(DIRECTIVE).map(|d| d.as_str()) {
+        None | Some(Some("merge")) => {}
+        Some(Some("replace")) => {
+            let mut replaced = Map::new();
+            for (key, value) in patch.iter().filter(|(k, _)| *k != DIRECTIVE) {
+                if let Some(value) = merge_value(Value::Null, value, schema.property(key), key)? {
+                    replaced.insert(key.clone(), value);
+                }
+            }
+            return Ok(Some(Value::Object(replaced)));
+        }
+        Some(Some("delete")) => return Ok(None),
+        Some(other) => {
+            return Err(directive_error(format!(
+                "Unknown patch type: {}",
+                other.map_or_else(|| "non-string".to_owned(), str::to_owned)
+            )));
+        }
+    }
+    if let Some(retain) = patch.get(RETAIN_KEYS) {
+        let keys: Vec<&str> = retain
+            .as_array()
+            .ok_or_else(|| directive_error("$retainKeys must be a list of strings"))?
+            .iter()
+            .map(|k| {
+                k.as_str()
+                    .ok_or_else(|| directive_error("$retainKeys must be a list of strings"))
+            })
+            .collect::<Result<_, _>>()?;
+        original.retain(|key, _| keys.contains(&key.as_str()));
+    }
+    let mut orders = Vec::new();
+    for (key, value) in patch {
+        if key == DIRECTIVE || key == RETAIN_KEYS {
+            continue;
+        }
+        if let Some(field) = key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
+            let remove = value
+                .as_array()
+                .ok_or_else(|| directive_error(format!("{key} must be a list")))?;
+            if let Some(Value::Array(items)) = original.get_mut(field) {
+                items.retain(|item| !remove.contains(item));
+            }
+            continue;
+        }
+        if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
+            orders.push((field.to_owned(), value.clone()));
+            continue;
+        }
+        if value.is_null() {
+            original.remove(key);
+            continue;
+        }
+        let current = original.remove(key).unwrap_or(Value::Null);
+        if let Some(merged) = merge_value(current, value, schema.property(key), key)? {
+            original.insert(key.clone(), merged);
+        }
+    }
+    for (field, order) in orders {
+        let merge_key = schema.property(&field).merge_key(&field);
+        if let (Some(Value::Array(items)), Value::Array(order)) = (original.get_mut(&field), order)
+        {
+            apply_order(items, &order, merge_key);
+        }
+    }
+    Ok(Some(Value::Object(original)))
+}
+
+fn merge_list(
+    original: Vec<Value>,
+    patch: &[Value],
+    schema: SchemaView<'_>,
+    name: &str,
+) -> Result<Vec<Value>, PatchError> {
+    if !schema.strategies(name).contains(&"merge") {
+        // Replace, with directives inside the new items processed.
+        return patch
+            .iter()
+            .map(|item| merge_value(Value::Null, item, schema.items(), ""))
+            .filter_map(Result::transpose)
+            .collect();
+    }
+    let items = schema.items();
+    let Some(key) = schema.merge_key(name) else {
+        // A list of primitives merged as a set: new values appended.
+        let mut merged = original;
+        for value in patch {
+            if !merged.contains(value) {
+                merged.push(value.clone());
+            }
+        }
+        return Ok(merged);
+    };
+    if patch
+        .iter()
+        .any(|item| item.get(DIRECTIVE).and_then(Value::as_str) == Some("replace"))
+    {
+        return patch
+            .iter()
+            .filter(|item| item.get(DIRECTIVE).and_then(Value::as_str) != Some("replace"))
+            .map(|item| merge_value(Value::Null, item, items, ""))
+            .filter_map(Result::transpose)
+            .collect();
+    }
+    let mut merged = original;
+    for item in patch {
+        let Some(map) = item.as_object() else {
+            return Err(directive_error(format!(
+                "the items of {name} must be objects with the merge key {key:?}"
+            )));
+        };
+        let wanted = map.get(key).ok_or_else(|| {
+            directive_error(format!(
+                "map: {item} does not contain declared merge key: {key}"
+            ))
+        })?;
+        let position = merged.iter().position(|o| o.get(key) == Some(wanted));
+        if map.get(DIRECTIVE).and_then(Value::as_str) == Some("delete") {
+            if let Some(position) = position {
+                merged.remove(position);
+            }
+            continue;
+        }
+        match position {
+            Some(position) => {
+                let current = std::mem::take(&mut merged[position]);
+                match merge_value(current, item, items, "")? {
+                    Some(value) => merged[position] = value,
+                    None => {
+                        merged.remove(position);
+                    }
+                }
+            }
+            None => {
+                if let Some(value) = merge_value(Value::Null, item, items, "")? {
+                    merged.push(value);
+                }
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// Orders `items` as `$setElementOrder` lists them (by merge key, or by value for
+/// primitives); items it does not name keep their place after the named ones.
+fn apply_order(items: &mut Vec<Value>, order: &[Value], merge_key: Option<&str>) {
+    let rank = |item: &Value| {
+        order.iter().position(|o| match merge_key {
+            Some(key) => o.get(key).is_some() && o.get(key) == item.get(key),
+            None => o == item,
+        })
+    };
+    let mut ranked: Vec<(Option<usize>, usize, Value)> = items
+        .drain(..)
+        .enumerate()
+        .map(|(i, item)| (rank(&item), i, item))
+        .collect();
+    ranked.sort_by_key(|(rank, index, _)| (rank.unwrap_or(usize::MAX), *index));
+    items.extend(ranked.into_iter().map(|(_, _, item)| item));
+}
+
+/// A view for objects without a schema: every list replaced.
+pub fn schemaless() -> SchemaView<'static> {
+    static NOTHING: Value = Value::Null;
+    SchemaView::unknown(&NOTHING)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "properties": {
+                "metadata": {"$ref": "#/$defs/Meta"},
+                "spec": {"properties": {"rules": {"type": "array", "items": {"type": "object"}}}},
+                "status": {"properties": {"conditions": {
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/Condition"},
+                    "x-kubernetes-patch-strategy": "merge",
+                    "x-kubernetes-patch-merge-key": "type",
+                }}},
+            },
+            "$defs": {
+                "Meta": {"properties": {"finalizers": {"type": "array"}, "labels": {"type": "object"}}},
+                "Condition": {"properties": {"type": {"type": "string"}}},
+            }
+        })
+    }
+
+    fn smp(original: Value, patch: Value) -> Value {
+        let root = schema();
+        let mut document = original;
+        strategic_merge_patch(
+            &mut document,
+            patch.to_string().as_bytes(),
+            SchemaView::new(&root),
+        )
+        .unwrap();
+        document
+    }
+
+    #[test]
+    fn lists_with_a_merge_key_merge_and_others_are_replaced() {
+        let original = json!({
+            "spec": {"rules": [{"a": 1}, {"b": 2}]},
+            "status": {"conditions": [{"type": "A", "status": "True"}, {"type": "B", "status": "False"}]},
+        });
+        let patched = smp(
+            original,
+            json!({
+                "spec": {"rules": [{"c": 3}]},
+                "status": {"conditions": [{"type": "B", "status": "True"}, {"type": "C", "status": "True"}]},
+            }),
+        );
+        assert_eq!(patched["spec"]["rules"], json!([{"c": 3}]));
+        assert_eq!(
+            patched["status"]["conditions"],
+            json!([
+                {"type": "A", "status": "True"},
+                {"type": "B", "status": "True"},
+                {"type": "C", "status": "True"},
+            ])
+        );
+    }
+
+    #[test]
+    fn directives_delete_replace_retain_and_order() {
+        let original = json!({
+            "metadata": {"finalizers": ["a", "b"], "labels": {"x": "1", "y": "2"}},
+            "status": {"conditions": [{"type": "A"}, {"type": "B"}]},
+            "spec": {"keep": 1, "drop": 2},
+        });
+        let patched = smp(
+            original,
+            json!({
+                "metadata": {
+                    "finalizers": ["c"],
+                    "$deleteFromPrimitiveList/finalizers": ["a"],
+                    "labels": {"x": null},
+                },
+                "status": {
+                    "conditions": [{"type": "A", "$patch": "delete"}, {"type": "D"}],
+                    "$setElementOrder/conditions": [{"type": "D"}, {"type": "B"}],
+                },
+                "spec": {"$retainKeys": ["keep", "new"], "new": 3},
+            }),
+        );
+        assert_eq!(patched["metadata"]["finalizers"], json!(["b", "c"]));
+        assert_eq!(patched["metadata"]["labels"], json!({"y": "2"}));
+        assert_eq!(
+            patched["status"]["conditions"],
+            json!([{"type": "D"}, {"type": "B"}])
+        );
+        assert_eq!(patched["spec"], json!({"keep": 1, "new": 3}));
+
+        let replaced = smp(
+            json!({"spec": {"a": 1, "b": 2}}),
+            json!({"spec": {"$patch": "replace", "c": 3}}),
+        );
+        assert_eq!(replaced["spec"], json!({"c": 3}));
+        let deleted = smp(
+            json!({"spec": {"a": 1}}),
+            json!({"spec": {"$patch": "delete"}}),
+        );
+        assert!(deleted.get("spec").is_none());
+    }
+
+    #[test]
+    fn malformed_patches_are_refused() {
+        let root = schema();
+        let view = SchemaView::new(&root);
+        let mut document = json!({"status": {"conditions": []}});
+        for bad in [
+            &b"[1]"[..],
+            b"{",
+            br#"{"spec": {"$patch": "explode"}}"#,
+            br#"{"status": {"conditions": [{"status": "x"}]}}"#,
+            br#"{"spec": {"$retainKeys": "a"}}"#,
+        ] {
+            assert!(
+                strategic_merge_patch(&mut document, bad, view).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let many = format!(
+            "[{}]",
+            vec![r#"{"op":"test","path":"","value":1}"#; 10_001].join(",")
+        );
+        assert_eq!(
+            json_patch(&mut document, many.as_bytes()),
+            Err(PatchError::TooManyOperations(10_001))
+        );
+        assert!(matches!(
+            json_patch(&mut document, br#"[{"op":"remove","path":"/nope"}]"#),
+            Err(PatchError::Failed(_))
+        ));
+        assert!(matches!(
+            merge_patch(&mut document, b"[]"),
+            Err(PatchError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn deep_patches_fail_cleanly() {
+        let deep = format!("{}{}", "{\"a\":".repeat(10_000), "}".repeat(10_000));
+        let mut document = json!({});
+        assert!(merge_patch(&mut document, deep.as_bytes()).is_err());
+    }
+}
