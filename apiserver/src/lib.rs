@@ -20,4 +20,5 @@ pub mod patch;
 pub mod resource;
 pub mod selector;
 pub mod storage;
+pub mod table;
 pub mod tls;

@@ -44,6 +44,9 @@ pub struct ResourceConfig {
     pub strategic_merge: bool,
     /// Names that may not be deleted, with the reason kube-apiserver gives.
     pub undeletable: Vec<(String, String)>,
+    /// The columns of `kubectl get` (kube-apiserver's default when `None`: name and creation
+    /// time).
+    pub printer: Option<crate::table::Printer>,
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
     /// (the kind or its list) in a version, for the OpenAPI documents.
     pub schema: Option<SchemaFn>,

@@ -13,7 +13,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::media::{self, Format, Wanted};
-use super::query::{self, Query, ReadAt};
+use super::query::{self, IncludeObject, Query, ReadAt};
 use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
 use crate::error::ApiError;
 use crate::objects::{ListRequest, Place, Preconditions, UpdateKind};
@@ -100,16 +100,18 @@ where
     let accept = header_text(&request, header::ACCEPT);
     let request_type = header_text(&request, header::CONTENT_TYPE);
     let method = request.method().clone();
-    let wanted = media::negotiate(accept.as_deref(), false, false, false)?;
-    let Wanted::Object(format) = wanted else {
-        return Err(ApiError::not_acceptable(&[media::JSON, media::YAML]));
+    let reads = method == Method::GET;
+    let (format, table) = match media::negotiate(accept.as_deref(), reads, false, false)? {
+        Wanted::Object(format) => (format, None),
+        Wanted::Table(format) => (format, Some(query.include_object)),
+        Wanted::Discovery(_) => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
     match (method, target.name.is_some()) {
         (Method::GET, false) if query.watch => {
-            Ok(super::watch::watch(server.clone(), &target, query, format).await)
+            Ok(super::watch::watch(server.clone(), &target, query, format, table).await)
         }
-        (Method::GET, false) => list(server, &target, &query, format).await,
-        (Method::GET, true) => get(server, &target, format).await,
+        (Method::GET, false) => list(server, &target, &query, format, table).await,
+        (Method::GET, true) => get(server, &target, format, table).await,
         (Method::POST, false) => {
             let body = read_body(request).await?;
             create(
@@ -214,13 +216,88 @@ async fn get<H, B>(
     server: &ApiServer<H, B>,
     target: &Target<'_, H>,
     format: Format,
+    table: Option<IncludeObject>,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
     let object = server.objects.get(target.served, target.place()).await?;
+    if let Some(include) = table {
+        let metadata = serde_json::json!({
+            "resourceVersion": object.metadata().resource_version,
+        });
+        let table = table_of(target, vec![object], include, metadata)?;
+        return Ok(respond(200, content_type(format), written(&table, format)?));
+    }
     object_response(200, target.codec, object, format, &[])
+}
+
+/// A JSON value written as `format` asks (JSON or YAML).
+fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError> {
+    match format {
+        Format::Yaml => serde_saphyr::to_string(value)
+            .map(String::into_bytes)
+            .map_err(ApiError::internal),
+        _ => serde_json::to_vec(value).map_err(ApiError::internal),
+    }
+}
+
+/// A `Table` of `objects` with the resource's printer (or the default columns), rows in the
+/// printer's order, each row carrying what `includeObject` asks for.
+pub(super) fn table_of<H: Object + Clone>(
+    target: &Target<'_, H>,
+    objects: Vec<H>,
+    include: IncludeObject,
+    metadata: Value,
+) -> Result<Value, ApiError> {
+    let printer = target.served.config.printer;
+    let printed_in = printer
+        .and_then(|p| target.served.version(p.version))
+        .unwrap_or(target.codec);
+    let mut printed = Vec::with_capacity(objects.len());
+    for object in objects {
+        let value = printed_in
+            .encode(object.clone(), &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        printed.push((value, object));
+    }
+    if let Some(order) = printer.and_then(|p| p.order) {
+        printed.sort_by(|(a, _), (b, _)| order(a, b));
+    }
+    let mut rows = Vec::with_capacity(printed.len());
+    for (value, object) in printed {
+        let cells = match printer {
+            Some(printer) => (printer.cells)(&value),
+            None => crate::table::default_cells(&value),
+        };
+        let mut row = serde_json::json!({"cells": cells});
+        match include {
+            IncludeObject::None => {}
+            IncludeObject::Metadata => {
+                row["object"] = serde_json::json!({
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": value.get("metadata").cloned().unwrap_or_default(),
+                });
+            }
+            IncludeObject::Object => {
+                row["object"] = target
+                    .codec
+                    .encode(object, &mut Vec::new())
+                    .map_err(ApiError::internal)?;
+            }
+        }
+        rows.push(row);
+    }
+    let columns = printer.map_or(crate::table::DEFAULT_COLUMNS, |p| p.columns);
+    Ok(serde_json::json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "columnDefinitions": crate::table::column_definitions(columns),
+        "rows": rows,
+    }))
 }
 
 async fn list<H, B>(
@@ -228,6 +305,7 @@ async fn list<H, B>(
     target: &Target<'_, H>,
     query: &Query,
     format: Format,
+    table: Option<IncludeObject>,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -271,13 +349,10 @@ where
             ),
             _ => error,
         })?;
-    let mut items = Vec::with_capacity(page.items.len());
-    for object in page.items {
-        if filtered && !selected(query, &object) {
-            continue;
-        }
-        items.push(encode(target.codec, object, Format::Json)?);
-    }
+    let selected_items = page
+        .items
+        .into_iter()
+        .filter(|object| !filtered || selected(query, object));
     let mut metadata = serde_json::Map::new();
     metadata.insert("resourceVersion".into(), page.revision.to_string().into());
     if let Some(next) = &page.next {
@@ -290,6 +365,18 @@ where
             metadata.insert("remainingItemCount".into(), page.remaining.into());
         }
     }
+    if let Some(include) = table {
+        let table = table_of(
+            target,
+            selected_items.collect(),
+            include,
+            Value::Object(metadata),
+        )?;
+        return Ok(respond(200, content_type(format), written(&table, format)?));
+    }
+    let items = selected_items
+        .map(|object| encode(target.codec, object, Format::Json))
+        .collect::<Result<Vec<_>, _>>()?;
     let body = list_body(target, Value::Object(metadata), &items, format)?;
     Ok(respond(200, content_type(format), body))
 }

@@ -8,15 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::Codec;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::media::Format;
-use super::query::{Query, ReadAt};
-use super::rest::{Target, selected};
+use super::query::{IncludeObject, Query, ReadAt};
+use super::rest::{Target, selected, table_of};
 use super::{ApiServer, respond};
 use crate::error::ApiError;
 use crate::objects::{Change, ListRequest};
@@ -39,6 +38,7 @@ pub(super) async fn watch<H, B>(
     target: &Target<'_, H>,
     query: Query,
     format: Format,
+    table: Option<IncludeObject>,
 ) -> Response
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -49,14 +49,22 @@ where
     }
     let served = resource_index(&server, target.served);
     let codec = target.codec;
+    let target_namespace = target.namespace.clone();
     let namespace = target.namespace.clone();
     let (frames, receiver) = mpsc::channel::<Frame>(FRAMES_AHEAD);
     tokio::spawn(async move {
         let served = &server.resources[served];
         let mut stream = Stream {
             frames,
-            codec,
+            target: Target {
+                served,
+                codec,
+                namespace: target_namespace,
+                name: None,
+                status: false,
+            },
             format,
+            table,
             sent: HashSet::new(),
             last: Revision(0),
         };
@@ -82,10 +90,13 @@ fn resource_index<H, B>(server: &ApiServer<H, B>, served: &Served<H>) -> usize {
 /// One event of the body stream, which never fails once started.
 type Frame = Result<Bytes, std::convert::Infallible>;
 
-struct Stream<H: 'static> {
+struct Stream<'s, H: 'static> {
     frames: mpsc::Sender<Frame>,
-    codec: &'static Codec<H>,
+    /// The resource and version watched.
+    target: Target<'s, H>,
     format: Format,
+    /// Events as one-row tables, with what each row carries of its object.
+    table: Option<IncludeObject>,
     /// Keys of the objects sent as matching the selectors, to send `DELETED` when they stop.
     sent: HashSet<(Option<String>, String)>,
     /// The newest revision sent.
@@ -106,7 +117,7 @@ impl From<ApiError> for Stop {
     }
 }
 
-impl<H: Object + Clone + Send + Sync + 'static> Stream<H> {
+impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     async fn run<B: Backend + 'static>(
         &mut self,
         server: &ApiServer<H, B>,
@@ -243,17 +254,27 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<H> {
     }
 
     async fn send(&mut self, kind: &str, object: H) -> Result<(), Stop> {
-        let object = self
-            .codec
-            .encode_to(object, self.format.encoding(), 0, &mut Vec::new())
-            .map_err(ApiError::internal)?;
+        let object = match self.table {
+            Some(include) => {
+                let metadata = serde_json::json!({
+                    "resourceVersion": object.metadata().resource_version,
+                });
+                let table = table_of(&self.target, vec![object], include, metadata)?;
+                serde_json::to_vec(&table).map_err(ApiError::internal)?
+            }
+            None => self
+                .target
+                .codec
+                .encode_to(object, self.format.encoding(), 0, &mut Vec::new())
+                .map_err(ApiError::internal)?,
+        };
         self.frame(kind, &object).await
     }
 
     async fn bookmark(&mut self) -> Result<(), Stop> {
         let object = serde_json::json!({
-            "kind": self.codec.kind,
-            "apiVersion": self.codec.api_version(),
+            "kind": self.target.codec.kind,
+            "apiVersion": self.target.codec.api_version(),
             "metadata": {"resourceVersion": self.last.to_string()},
         });
         let object = serde_json::to_vec(&object).map_err(ApiError::internal)?;

@@ -464,3 +464,71 @@ fn kubectl_explain_reads_the_openapi_documents() {
     assert!(older.contains("VERSION:    v1beta2"), "{older}");
     assert!(older.contains("assuredConcurrencyShares"), "{older}");
 }
+
+#[test]
+fn kubectl_get_prints_kube_apiservers_columns() {
+    let server = Server::start(&[]);
+    let schemas = server.kubectl_ok(&["get", "flowschemas"], b"");
+    let rows: Vec<Vec<&str>> = schemas
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        [
+            "NAME",
+            "PRIORITYLEVEL",
+            "MATCHINGPRECEDENCE",
+            "DISTINGUISHERMETHOD",
+            "AGE",
+            "MISSINGPL"
+        ]
+    );
+    // Rows in matching order, as kube-apiserver sorts them.
+    let precedences: Vec<i64> = rows[1..].iter().map(|r| r[2].parse().unwrap()).collect();
+    assert!(precedences.windows(2).all(|w| w[0] <= w[1]), "{schemas}");
+    assert_eq!(rows[1][..4], ["exempt", "exempt", "1", "<none>"]);
+    assert_eq!(
+        rows.last().unwrap()[..4],
+        ["catch-all", "catch-all", "10000", "ByUser"]
+    );
+    let levels = server.kubectl_ok(
+        &[
+            "get",
+            "prioritylevelconfigurations",
+            "exempt",
+            "global-default",
+        ],
+        b"",
+    );
+    let rows: Vec<Vec<&str>> = levels
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        [
+            "NAME",
+            "TYPE",
+            "NOMINALCONCURRENCYSHARES",
+            "QUEUES",
+            "HANDSIZE",
+            "QUEUELENGTHLIMIT",
+            "AGE"
+        ]
+    );
+    assert_eq!(
+        rows[1][..6],
+        ["exempt", "Exempt", "<none>", "<none>", "<none>", "<none>"]
+    );
+    assert_eq!(
+        rows[2][..6],
+        ["global-default", "Limited", "20", "128", "6", "50"]
+    );
+    let none = server.kubectl(&["get", "api-extensions"], b"");
+    assert!(none.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "No resources found\n"
+    );
+}

@@ -1,5 +1,7 @@
 //! `serve`: flowcontrol and apiregistration served to Kubernetes clients.
 
+mod printers;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -115,7 +117,12 @@ fn resources(args: &ServeArgs) -> Result<Vec<Served<HubObject>>, Failure> {
             kind: info.kind.to_owned(),
             namespaced: info.namespaced,
             short_names: Vec::new(),
-            categories: Vec::new(),
+            // kube-aggregator puts APIServices in the `api-extensions` category.
+            categories: if resource.group == "apiregistration.k8s.io" {
+                vec!["api-extensions".to_owned()]
+            } else {
+                Vec::new()
+            },
             status: info.subresources.contains(&"status"),
             storage_version,
             storage_encoding: match resource.format {
@@ -126,6 +133,7 @@ fn resources(args: &ServeArgs) -> Result<Vec<Served<HubObject>>, Failure> {
             strategic_merge: true,
             undeletable: Vec::new(),
             schema: Some(kind_schema),
+            printer: printers::printer(info.kind),
         };
         served.push(
             Served::new(&SCHEME, config)

@@ -1,0 +1,239 @@
+//! The columns `kubectl get` shows for each kind, as kube-apiserver prints them
+//! (kubernetes `pkg/printers/internalversion/printers.go` for FlowSchema and
+//! PriorityLevelConfiguration; kube-aggregator `pkg/registry/apiservice/etcd/etcd.go` for
+//! APIService). The cells read the object in v1.
+
+use std::cmp::Ordering;
+
+use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
+use serde_json::Value;
+
+const fn column(name: &'static str, description: &'static str) -> Column {
+    Column {
+        name,
+        type_name: "string",
+        format: "",
+        description,
+        priority: 0,
+    }
+}
+
+const NAME: Column = Column {
+    name: "Name",
+    type_name: "string",
+    format: "name",
+    description: "The object's name.",
+    priority: 0,
+};
+const AGE: Column = column("Age", "Time since the object was created.");
+
+const FLOW_SCHEMA_COLUMNS: &[Column] = &[
+    NAME,
+    column("PriorityLevel", "The priority level requests go to."),
+    column("MatchingPrecedence", "Lower values are matched first."),
+    column("DistinguisherMethod", "How requests are split into flows."),
+    AGE,
+    column(
+        "MissingPL",
+        "Whether the priority level is missing (the Dangling condition).",
+    ),
+];
+
+const PRIORITY_LEVEL_COLUMNS: &[Column] = &[
+    NAME,
+    column("Type", "Exempt or Limited."),
+    column(
+        "NominalConcurrencyShares",
+        "The level's share of the server's seats.",
+    ),
+    column("Queues", "Queues of a queuing level."),
+    column("HandSize", "Queues each flow is shuffle-sharded over."),
+    column("QueueLengthLimit", "Requests each queue holds."),
+    AGE,
+];
+
+const API_SERVICE_COLUMNS: &[Column] = &[
+    NAME,
+    column("Service", "The service that serves the API, or Local."),
+    column("Available", "Whether the API is available."),
+    AGE,
+];
+
+/// The printer of a kind, if kube-apiserver has one.
+pub fn printer(kind: &str) -> Option<Printer> {
+    match kind {
+        "FlowSchema" => Some(Printer {
+            version: "v1",
+            columns: FLOW_SCHEMA_COLUMNS,
+            cells: flow_schema_cells,
+            order: Some(flow_schema_order),
+        }),
+        "PriorityLevelConfiguration" => Some(Printer {
+            version: "v1",
+            columns: PRIORITY_LEVEL_COLUMNS,
+            cells: priority_level_cells,
+            order: None,
+        }),
+        "APIService" => Some(Printer {
+            version: "v1",
+            columns: API_SERVICE_COLUMNS,
+            cells: api_service_cells,
+            order: None,
+        }),
+        _ => None,
+    }
+}
+
+fn text(object: &Value, pointer: &str) -> Value {
+    object
+        .pointer(pointer)
+        .cloned()
+        .unwrap_or(Value::String(String::new()))
+}
+
+fn or_none(object: &Value, pointer: &str) -> Value {
+    object
+        .pointer(pointer)
+        .filter(|v| !v.is_null())
+        .cloned()
+        .unwrap_or_else(|| Value::String("<none>".to_owned()))
+}
+
+fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
+    object
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+fn flow_schema_cells(object: &Value) -> Vec<Value> {
+    let missing = condition(object, "Dangling")
+        .and_then(|c| c.get("status").cloned())
+        .unwrap_or_else(|| Value::String("?".to_owned()));
+    vec![
+        text(object, "/metadata/name"),
+        text(object, "/spec/priorityLevelConfiguration/name"),
+        object
+            .pointer("/spec/matchingPrecedence")
+            .cloned()
+            .unwrap_or(Value::from(0)),
+        or_none(object, "/spec/distinguisherMethod/type"),
+        age(object, now_seconds()),
+        missing,
+    ]
+}
+
+/// apihelpers' `FlowSchemaSequence`: by matching precedence, then name.
+fn flow_schema_order(a: &Value, b: &Value) -> Ordering {
+    let key = |o: &Value| {
+        (
+            o.pointer("/spec/matchingPrecedence")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            o.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    };
+    key(a).cmp(&key(b))
+}
+
+fn priority_level_cells(object: &Value) -> Vec<Value> {
+    let limited = object.pointer("/spec/limited").filter(|l| !l.is_null());
+    let queuing = |field: &str| match limited {
+        Some(_) => or_none(
+            object,
+            &format!("/spec/limited/limitResponse/queuing/{field}"),
+        ),
+        None => Value::String("<none>".to_owned()),
+    };
+    vec![
+        text(object, "/metadata/name"),
+        text(object, "/spec/type"),
+        match limited {
+            Some(_) => or_none(object, "/spec/limited/nominalConcurrencyShares"),
+            None => Value::String("<none>".to_owned()),
+        },
+        queuing("queues"),
+        queuing("handSize"),
+        queuing("queueLengthLimit"),
+        age(object, now_seconds()),
+    ]
+}
+
+fn api_service_cells(object: &Value) -> Vec<Value> {
+    let service = match object.pointer("/spec/service").filter(|s| !s.is_null()) {
+        Some(service) => Value::String(format!(
+            "{}/{}",
+            service
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            service
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        )),
+        None => Value::String("Local".to_owned()),
+    };
+    let available = match condition(object, "Available") {
+        None => "Unknown".to_owned(),
+        Some(c) => {
+            let status = c.get("status").and_then(Value::as_str).unwrap_or_default();
+            let reason = c.get("reason").and_then(Value::as_str).unwrap_or_default();
+            if status == "True" || reason.is_empty() {
+                status.to_owned()
+            } else {
+                format!("{status} ({reason})")
+            }
+        }
+    };
+    vec![
+        text(object, "/metadata/name"),
+        service,
+        Value::String(available),
+        age(object, now_seconds()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cells_are_kube_apiservers() {
+        let exempt_level = json!({"metadata": {"name": "exempt"}, "spec": {"type": "Exempt"}});
+        let cells = priority_level_cells(&exempt_level);
+        assert_eq!(
+            cells[1..6],
+            [
+                json!("Exempt"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
+        let schema = json!({
+            "metadata": {"name": "a"},
+            "spec": {"priorityLevelConfiguration": {"name": "p"}, "matchingPrecedence": 10},
+            "status": {"conditions": [{"type": "Dangling", "status": "False"}]},
+        });
+        let cells = flow_schema_cells(&schema);
+        assert_eq!(
+            cells[..4],
+            [json!("a"), json!("p"), json!(10), json!("<none>")]
+        );
+        assert_eq!(cells[5], json!("False"));
+        let local = json!({"metadata": {"name": "v1.x"}, "spec": {}, "status": {"conditions": [
+            {"type": "Available", "status": "False", "reason": "ServiceNotFound"}
+        ]}});
+        assert_eq!(
+            api_service_cells(&local)[1..3],
+            [json!("Local"), json!("False (ServiceNotFound)")]
+        );
+    }
+}
