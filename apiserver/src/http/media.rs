@@ -128,7 +128,10 @@ pub fn negotiate(
         }
         match (range.as_kind, range.group, range.version) {
             (None, None, None) if !range.other_parameters => return Ok(Wanted::Object(format)),
-            (Some("Table"), Some("meta.k8s.io"), Some("v1" | "v1beta1")) if tables => {
+            // Tables are written as JSON or YAML; a protobuf table range is passed over.
+            (Some("Table"), Some("meta.k8s.io"), Some("v1" | "v1beta1"))
+                if tables && format != Format::Protobuf =>
+            {
                 return Ok(Wanted::Table(format));
             }
             (Some("APIGroupDiscoveryList"), Some("apidiscovery.k8s.io"), Some(version))

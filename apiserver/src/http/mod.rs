@@ -4,6 +4,7 @@
 mod discovery;
 pub mod media;
 mod openapi;
+mod proto;
 pub mod query;
 mod rest;
 mod watch;

@@ -101,7 +101,8 @@ where
     let request_type = header_text(&request, header::CONTENT_TYPE);
     let method = request.method().clone();
     let reads = method == Method::GET;
-    let (format, table) = match media::negotiate(accept.as_deref(), reads, false, false)? {
+    let protobuf = server.objects.scheme().writes_protobuf();
+    let (format, table) = match media::negotiate(accept.as_deref(), reads, false, protobuf)? {
         Wanted::Object(format) => (format, None),
         Wanted::Table(format) => (format, Some(query.include_object)),
         Wanted::Discovery(_) => return Err(ApiError::not_acceptable(&[media::JSON])),
@@ -166,29 +167,47 @@ fn header_text(request: &Request, name: header::HeaderName) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Reads a request body of at most [`MAX_BODY_BYTES`].
+/// Bytes past the body limit read and dropped before a 413 is answered, so that the client,
+/// still sending, reads the answer instead of a reset (Go's HTTP server reads up to 256 KiB
+/// of an unread body for the same reason).
+const DRAIN_BYTES: usize = 256 << 10;
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; a longer one (declared or sent) is
+/// drained up to [`DRAIN_BYTES`] more and answered 413.
 async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt as _;
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+    let mut too_large = declared.is_some_and(|length| length > MAX_BODY_BYTES as u64);
+    let mut body = request.into_body();
+    let mut kept = Vec::new();
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        read += data.len();
+        if read > MAX_BODY_BYTES {
+            too_large = true;
+        }
+        if too_large {
+            kept = Vec::new();
+            if read > MAX_BODY_BYTES + DRAIN_BYTES {
+                break;
+            }
+        } else {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if too_large {
         return Err(ApiError::too_large(MAX_BODY_BYTES));
     }
-    axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
-        .await
-        .map_err(|error| {
-            let source: &(dyn std::error::Error + 'static) = &error;
-            let mut cause = Some(source);
-            while let Some(error) = cause {
-                if error.is::<http_body_util::LengthLimitError>() {
-                    return ApiError::too_large(MAX_BODY_BYTES);
-                }
-                cause = error.source();
-            }
-            ApiError::bad_request(format!("reading the request body: {error}"))
-        })
+    Ok(Bytes::from(kept))
 }
 
 /// An object in the URL's version, written as `format` asks.
@@ -377,7 +396,13 @@ where
     let items = selected_items
         .map(|object| encode(target.codec, object, Format::Json))
         .collect::<Result<Vec<_>, _>>()?;
-    let body = list_body(target, Value::Object(metadata), &items, format)?;
+    let body = list_body(
+        server.objects.scheme(),
+        target,
+        Value::Object(metadata),
+        &items,
+        format,
+    )?;
     Ok(respond(200, content_type(format), body))
 }
 
@@ -393,6 +418,7 @@ pub(super) fn selected<H: Object>(query: &Query, object: &H) -> bool {
 
 /// A `<Kind>List` around items already written as compact JSON.
 fn list_body<H>(
+    scheme: &apfkit_runtime::scheme::Scheme<H>,
     target: &Target<'_, H>,
     metadata: Value,
     items: &[Vec<u8>],
@@ -421,7 +447,12 @@ fn list_body<H>(
                 .map(String::into_bytes)
                 .map_err(ApiError::internal)
         }
-        Format::Protobuf => Err(ApiError::not_acceptable(&[media::JSON, media::YAML])),
+        Format::Protobuf => {
+            let value: Value = serde_json::from_slice(&body).map_err(ApiError::internal)?;
+            scheme
+                .encode_value(&value, apfkit_runtime::scheme::Encoding::Protobuf)
+                .map_err(ApiError::internal)
+        }
     }
 }
 
@@ -844,7 +875,7 @@ where
         }
     }
     let metadata = serde_json::json!({"resourceVersion": page.revision.to_string()});
-    let body = list_body(target, metadata, &deleted, format)?;
+    let body = list_body(server.objects.scheme(), target, metadata, &deleted, format)?;
     Ok(respond(200, content_type(format), body))
 }
 

@@ -44,9 +44,6 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    if format == Format::Protobuf {
-        return super::error_response(&ApiError::not_acceptable(&[super::media::JSON]));
-    }
     let served = resource_index(&server, target.served);
     let codec = target.codec;
     let target_namespace = target.namespace.clone();
@@ -65,6 +62,7 @@ where
             },
             format,
             table,
+            scheme: server.objects.scheme(),
             sent: HashSet::new(),
             last: Revision(0),
         };
@@ -76,7 +74,11 @@ where
         }
     });
     let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
-    respond(200, format.media_type(), body)
+    let content_type = match format {
+        Format::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
+        other => other.media_type(),
+    };
+    respond(200, content_type, body)
 }
 
 fn resource_index<H, B>(server: &ApiServer<H, B>, served: &Served<H>) -> usize {
@@ -97,6 +99,8 @@ struct Stream<'s, H: 'static> {
     format: Format,
     /// Events as one-row tables, with what each row carries of its object.
     table: Option<IncludeObject>,
+    /// The scheme, which writes bookmarks in protobuf.
+    scheme: &'static apfkit_runtime::scheme::Scheme<H>,
     /// Keys of the objects sent as matching the selectors, to send `DELETED` when they stop.
     sent: HashSet<(Option<String>, String)>,
     /// The newest revision sent.
@@ -277,18 +281,29 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             "apiVersion": self.target.codec.api_version(),
             "metadata": {"resourceVersion": self.last.to_string()},
         });
-        let object = serde_json::to_vec(&object).map_err(ApiError::internal)?;
+        let object = match self.format {
+            Format::Protobuf => self
+                .scheme
+                .encode_value(&object, apfkit_runtime::scheme::Encoding::Protobuf)
+                .map_err(ApiError::internal)?,
+            _ => serde_json::to_vec(&object).map_err(ApiError::internal)?,
+        };
         self.frame("BOOKMARK", &object).await
     }
 
-    /// Writes one event: `{"type":...,"object":...}` and a newline.
+    /// Writes one event: `{"type":...,"object":...}` and a newline, or a protobuf frame.
     async fn frame(&mut self, kind: &str, object: &[u8]) -> Result<(), Stop> {
-        let mut frame = Vec::with_capacity(object.len() + 32);
-        frame.extend_from_slice(b"{\"type\":\"");
-        frame.extend_from_slice(kind.as_bytes());
-        frame.extend_from_slice(b"\",\"object\":");
-        frame.extend_from_slice(object);
-        frame.extend_from_slice(b"}\n");
+        let frame = if self.format == Format::Protobuf {
+            super::proto::watch_frame(kind, object)
+        } else {
+            let mut frame = Vec::with_capacity(object.len() + 32);
+            frame.extend_from_slice(b"{\"type\":\"");
+            frame.extend_from_slice(kind.as_bytes());
+            frame.extend_from_slice(b"\",\"object\":");
+            frame.extend_from_slice(object);
+            frame.extend_from_slice(b"}\n");
+            frame
+        };
         match tokio::time::timeout(STALLED_CLIENT, self.frames.send(Ok(Bytes::from(frame)))).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) | Err(_) => Err(Stop::Client),
@@ -297,7 +312,10 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
 
     /// Ends the watch with an `ERROR` event carrying a `Status`.
     async fn error(&mut self, error: &ApiError) {
-        let status = serde_json::to_vec(&error.status()).unwrap_or_default();
+        let status = match self.format {
+            Format::Protobuf => super::proto::status(&error.message, error.reason, error.code),
+            _ => serde_json::to_vec(&error.status()).unwrap_or_default(),
+        };
         let _ = self.frame("ERROR", &status).await;
     }
 }

@@ -15,7 +15,8 @@ use super::success;
 pub struct Server {
     child: Child,
     kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
+    url: String,
+    dir: tempfile::TempDir,
 }
 
 impl Server {
@@ -38,6 +39,12 @@ impl Server {
             line.contains("listening on https://127.0.0.1:"),
             "apfkit serve did not start: {line}"
         );
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("https://"))
+            .expect("a URL")
+            .trim_end_matches(';')
+            .to_owned();
         // Keep draining its standard error so that it never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut rest = Vec::new();
@@ -46,8 +53,67 @@ impl Server {
         Server {
             child,
             kubeconfig: dir.path().join("kubeconfig"),
-            _dir: dir,
+            url,
+            dir,
         }
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The certificate authority clients trust.
+    pub fn ca(&self) -> PathBuf {
+        self.dir.path().join("ca.crt")
+    }
+
+    /// The process id, to read its memory.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Runs curl against the server: `args` then the URL of `path`; answers the status code
+    /// and the body.
+    pub fn curl(&self, path: &str, args: &[&str], body: &[u8]) -> (u16, Vec<u8>) {
+        let mut command = Command::new("curl");
+        command
+            .args(["--silent", "--show-error", "--cacert"])
+            .arg(self.ca())
+            .args([
+                "--output",
+                "-",
+                "--write-out",
+                "\n%{http_code}",
+                "--max-time",
+                "30",
+            ])
+            .args(args)
+            .arg(format!("{}{path}", self.url));
+        let output = super::run_within(command, body, Duration::from_secs(60), |_| {});
+        assert!(
+            output.status.success(),
+            "curl {args:?} {path}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let split = output
+            .stdout
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .expect("the status code line");
+        let code = String::from_utf8_lossy(&output.stdout[split + 1..])
+            .trim()
+            .parse()
+            .expect("a status code");
+        (code, output.stdout[..split].to_vec())
+    }
+
+    /// curl answering the body as JSON.
+    pub fn curl_json(&self, path: &str, args: &[&str], body: &[u8]) -> (u16, serde_json::Value) {
+        let (code, body) = self.curl(path, args, body);
+        let value = serde_json::from_slice(&body)
+            .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&body)));
+        (code, value)
     }
 
     /// The kubeconfig the server wrote.

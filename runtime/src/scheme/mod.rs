@@ -106,6 +106,11 @@ impl<H> Scheme<H> {
         }
     }
 
+    /// Whether the scheme writes Kubernetes protobuf (it was made with [`Scheme::with_formats`]).
+    pub fn writes_protobuf(&self) -> bool {
+        self.formats.is_some()
+    }
+
     /// Every codec, in the registry's order.
     pub fn codecs(&self) -> &'static [Codec<H>] {
         self.codecs

@@ -1,0 +1,324 @@
+//! `apfkit serve` over plain HTTPS with curl: hostile bodies, query parameters and headers
+//! answered with kube-apiserver's statuses and nothing stored half-way, protobuf in and out
+//! (client-go's default for built-in kinds), and HTTP/1.1 and HTTP/2.
+
+use serde_json::Value;
+
+use super::serve::Server;
+use super::success;
+
+const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+
+fn flow_schema(name: &str, extra_spec: &str) -> String {
+    format!(
+        r#"{{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{{"name":"{name}"}},"spec":{{"priorityLevelConfiguration":{{"name":"global-default"}},"matchingPrecedence":500{extra_spec}}}}}"#
+    )
+}
+
+fn post(server: &Server, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+    let header = format!("Content-Type: {content_type}");
+    server.curl_json(
+        path,
+        &["-X", "POST", "-H", &header, "--data-binary", "@-"],
+        body,
+    )
+}
+
+fn names(server: &Server) -> Vec<String> {
+    let (code, list) = server.curl_json(FLOW_SCHEMAS, &[], b"");
+    assert_eq!(code, 200);
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn assert_status(answer: &(u16, Value), code: u16, reason: &str, message: &str) {
+    let (got, status) = answer;
+    assert_eq!(*got, code, "{status}");
+    assert_eq!(status["kind"], "Status", "{status}");
+    assert_eq!(status["code"], code, "{status}");
+    assert_eq!(status["reason"], reason, "{status}");
+    let text = status["message"].as_str().unwrap_or_default();
+    assert!(text.contains(message), "{text:?} lacks {message:?}");
+}
+
+#[test]
+fn hostile_bodies_are_refused_and_nothing_is_stored_half_way() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let json = "application/json";
+    let valid = flow_schema("valid", "");
+    // Truncated, garbage, deeply nested and oversized bodies.
+    let truncated = &valid.as_bytes()[..valid.len() / 2];
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, json, truncated),
+        400,
+        "BadRequest",
+        "",
+    );
+    assert_status(
+        &post(
+            &server,
+            FLOW_SCHEMAS,
+            "application/vnd.kubernetes.protobuf",
+            b"k8s\0\xff\xff\xff",
+        ),
+        400,
+        "BadRequest",
+        "",
+    );
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let nested = valid.replace(
+        r#""matchingPrecedence":500"#,
+        &format!(r#""x":{deep},"matchingPrecedence":500"#),
+    );
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, json, nested.as_bytes()),
+        400,
+        "BadRequest",
+        "",
+    );
+    let huge = valid.replace(
+        "\"valid\"",
+        &format!(
+            "\"valid\",\"annotations\":{{\"a\":\"{}\"}}",
+            "x".repeat(3 << 20)
+        ),
+    );
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, json, huge.as_bytes()),
+        413,
+        "RequestEntityTooLarge",
+        "Request entity too large: limit is 3145728",
+    );
+    // A body that disagrees with the URL.
+    let level = r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","metadata":{"name":"x"},"spec":{"type":"Exempt"}}"#;
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, json, level.as_bytes()),
+        400,
+        "BadRequest",
+        "the kind in the data (PriorityLevelConfiguration) does not match the expected kind (FlowSchema)",
+    );
+    let older = valid.replace("/v1\"", "/v1beta3\"");
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, json, older.as_bytes()),
+        400,
+        "BadRequest",
+        "the API version in the data (flowcontrol.apiserver.k8s.io/v1beta3) does not match the expected API version (flowcontrol.apiserver.k8s.io/v1)",
+    );
+    // Unknown and repeated fields under each fieldValidation mode.
+    let unknown = flow_schema("unknown", r#","bogus":1"#);
+    let strict = format!("{FLOW_SCHEMAS}?fieldValidation=Strict");
+    assert_status(
+        &post(&server, &strict, json, unknown.as_bytes()),
+        400,
+        "BadRequest",
+        r#"strict decoding error: unknown field "spec.bogus""#,
+    );
+    let repeated = valid.replace(r#""name":"valid""#, r#""name":"twice","name":"twice""#);
+    assert_status(
+        &post(&server, &strict, json, repeated.as_bytes()),
+        400,
+        "BadRequest",
+        r#"duplicate field "metadata.name""#,
+    );
+    // Warn: created, with the field named in a Warning header (curl prints it before the
+    // code the helper reads).
+    let (code, written) = server.curl(
+        &format!("{FLOW_SCHEMAS}?fieldValidation=Warn"),
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+            "--write-out",
+            "\n%header{warning}\n%{http_code}",
+        ],
+        unknown.as_bytes(),
+    );
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&written));
+    let warning = String::from_utf8_lossy(&written);
+    assert!(
+        warning.ends_with(r#"299 - "unknown field \"spec.bogus\"""#),
+        "{warning}"
+    );
+    let ignored = flow_schema("ignored", r#","bogus":1"#);
+    let (code, _) = post(
+        &server,
+        &format!("{FLOW_SCHEMAS}?fieldValidation=Ignore"),
+        json,
+        ignored.as_bytes(),
+    );
+    assert_eq!(code, 201);
+    // Media types.
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, "text/plain", valid.as_bytes()),
+        415,
+        "UnsupportedMediaType",
+        "",
+    );
+    let (code, _) = server.curl(FLOW_SCHEMAS, &["-H", "Accept: text/html"], b"");
+    assert_eq!(code, 406);
+    // YAML is a body format too.
+    let yaml = "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: yaml}\nspec:\n  priorityLevelConfiguration: {name: global-default}\n";
+    let (code, created) = post(&server, FLOW_SCHEMAS, "application/yaml", yaml.as_bytes());
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"]["matchingPrecedence"], 1000, "defaulted");
+    // Only the three valid creates were stored.
+    assert_eq!(names(&server), ["ignored", "unknown", "yaml"]);
+}
+
+#[test]
+fn hostile_queries_are_refused_with_kube_apiservers_words() {
+    let server = Server::start(&[]);
+    for (query, message) in [
+        ("labelSelector=a%20in%20(", "unable to parse requirement"),
+        (
+            "fieldSelector=spec.x%3D1",
+            "field label not supported: spec.x",
+        ),
+        ("continue=bm90LWpzb24", "continue key is not valid"),
+        ("limit=9223372036854775808", "limit"),
+        ("resourceVersion=abc", "resourceVersion"),
+        (
+            "resourceVersionMatch=Exact",
+            "resourceVersionMatch is forbidden",
+        ),
+        ("watch=perhaps", "watch"),
+    ] {
+        let answer = server.curl_json(&format!("{FLOW_SCHEMAS}?{query}"), &[], b"");
+        assert_status(&answer, 400, "BadRequest", message);
+    }
+    // The largest limit is just "everything".
+    let (code, list) = server.curl_json(
+        &format!("{FLOW_SCHEMAS}?limit=9223372036854775807"),
+        &[],
+        b"",
+    );
+    assert_eq!(code, 200);
+    assert!(list["metadata"].get("continue").is_none());
+    // A resourceVersion ahead of the store.
+    let answer = server.curl_json(&format!("{FLOW_SCHEMAS}?resourceVersion=999999"), &[], b"");
+    assert_status(&answer, 504, "Timeout", "Too large resource version");
+    // Paths and methods nothing serves.
+    let (code, _) = server.curl(
+        "/apis/flowcontrol.apiserver.k8s.io/v9/flowschemas",
+        &[],
+        b"",
+    );
+    assert_eq!(code, 404);
+    let (code, _) = server.curl("/apis", &["-X", "DELETE"], b"");
+    assert_eq!(code, 405);
+    let (code, _) = server.curl(&format!("{FLOW_SCHEMAS}/exempt/scale"), &[], b"");
+    assert_eq!(code, 404);
+}
+
+#[test]
+fn lists_page_with_continue_tokens_and_counts() {
+    let server = Server::start(&[]);
+    let all = names(&server);
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    let mut pages = 0;
+    loop {
+        let path = format!("{FLOW_SCHEMAS}?limit=4&continue={token}");
+        let (code, page) = server.curl_json(&path, &[], b"");
+        assert_eq!(code, 200, "{page}");
+        pages += 1;
+        seen.extend(
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned()),
+        );
+        match page["metadata"]["continue"].as_str() {
+            Some(next) => {
+                assert_eq!(
+                    page["metadata"]["remainingItemCount"],
+                    all.len() - seen.len(),
+                    "{page}"
+                );
+                token = next.to_owned();
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, all);
+    assert_eq!(pages, all.len().div_ceil(4));
+}
+
+#[test]
+fn protobuf_in_and_out_as_client_go_asks() {
+    let server = Server::start(&[]);
+    let protobuf = "Accept: application/vnd.kubernetes.protobuf, application/json";
+    let (code, object) = server.curl(&format!("{FLOW_SCHEMAS}/exempt"), &["-H", protobuf], b"");
+    assert_eq!(code, 200);
+    assert!(
+        object.starts_with(b"k8s\0"),
+        "{}",
+        String::from_utf8_lossy(&object)
+    );
+    let (_, json) = server.curl_json(&format!("{FLOW_SCHEMAS}/exempt"), &[], b"");
+    let decoded: Value =
+        serde_json::from_slice(&success(&["convert", "--to", "v1", "-o", "json"], &object))
+            .unwrap();
+    assert_eq!(decoded, json);
+    // A list in protobuf is a FlowSchemaList.
+    let (code, list) = server.curl(FLOW_SCHEMAS, &["-H", protobuf], b"");
+    assert_eq!(code, 200);
+    assert!(list.starts_with(b"k8s\0"));
+    assert!(list.windows(14).any(|w| w == b"FlowSchemaList"));
+    // A protobuf body is read as JSON would be.
+    let body = success(
+        &["convert", "--to", "v1", "-o", "protobuf"],
+        flow_schema("from-protobuf", "").as_bytes(),
+    );
+    let (code, created) = server.curl(
+        FLOW_SCHEMAS,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/vnd.kubernetes.protobuf",
+            "--data-binary",
+            "@-",
+        ],
+        &body,
+    );
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&created));
+    // A watch in protobuf: frames of a 4-byte length and a WatchEvent.
+    let (code, frames) = server.curl(
+        &format!("{FLOW_SCHEMAS}?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Dexempt"),
+        &["-H", protobuf],
+        b"",
+    );
+    assert_eq!(code, 200);
+    let length = u32::from_be_bytes(frames[..4].try_into().unwrap()) as usize;
+    assert_eq!(
+        frames.len(),
+        4 + length,
+        "one event: the object that exists"
+    );
+    assert_eq!(&frames[4..11], b"\x0a\x05ADDED");
+}
+
+#[test]
+fn http_1_1_and_http_2_both_serve() {
+    let server = Server::start(&[]);
+    for (flag, version) in [("--http1.1", "1.1"), ("--http2", "2")] {
+        let (code, body) = server.curl(
+            "/version",
+            // The last --write-out wins: the version, then the code the helper reads.
+            &[flag, "--write-out", "\n%{http_version}\n%{http_code}"],
+            b"",
+        );
+        assert_eq!(code, 200);
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.ends_with(&format!("\n{version}")), "{text}");
+    }
+}
