@@ -58,19 +58,9 @@ impl Server {
         }
     }
 
-    /// `https://127.0.0.1:PORT`.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     /// The certificate authority clients trust.
     pub fn ca(&self) -> PathBuf {
         self.dir.path().join("ca.crt")
-    }
-
-    /// The process id, to read its memory.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// Runs curl against the server: `args` then the URL of `path`; answers the status code
