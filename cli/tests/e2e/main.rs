@@ -10,6 +10,7 @@ mod go_json;
 mod hostile;
 mod protobuf;
 mod serve;
+mod serve_clients;
 mod serve_http;
 mod simulate;
 mod storage;

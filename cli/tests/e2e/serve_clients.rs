@@ -1,0 +1,195 @@
+//! `apfkit serve` against the other real clients: the Python `kubernetes` client (PyPI) and
+//! kube-rs with apfkit's own types. `.ci/run` installs the Python client; without it the test
+//! fails, naming the package.
+
+use std::process::Command;
+use std::time::Duration;
+
+use apfkit_types::flowcontrol::{v1, v1beta3};
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::watcher;
+
+use super::serve::Server;
+
+const PYTHON_CLIENT: &str = r#"
+import json, sys
+from kubernetes import client, config, watch
+
+config.load_kube_config(config_file=sys.argv[1])
+api = client.FlowcontrolApiserverV1Api()
+names = [fs.metadata.name for fs in api.list_flow_schema().items]
+body = client.V1FlowSchema(
+    metadata=client.V1ObjectMeta(name="from-python", labels={"client": "python"}),
+    spec=client.V1FlowSchemaSpec(
+        priority_level_configuration=client.V1PriorityLevelConfigurationReference(name="global-default"),
+        matching_precedence=700,
+    ),
+)
+created = api.create_flow_schema(body)
+events = []
+stream = watch.Watch()
+for event in stream.stream(api.list_flow_schema, label_selector="client=python", timeout_seconds=10):
+    events.append([event["type"], event["object"].metadata.name])
+    if event["type"] == "ADDED":
+        api.delete_flow_schema("from-python")
+    if event["type"] == "DELETED":
+        stream.stop()
+print(json.dumps({
+    "names": names,
+    "generation": created.metadata.generation,
+    "precedence": created.spec.matching_precedence,
+    "events": events,
+}))
+"#;
+
+#[test]
+fn the_python_client_lists_creates_and_watches() {
+    let server = Server::start(&[]);
+    let python = std::env::var("APFKIT_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let probe = Command::new(&python)
+        .args(["-c", "import kubernetes"])
+        .output();
+    assert!(
+        probe.as_ref().is_ok_and(|o| o.status.success()),
+        "the Python `kubernetes` client is needed (pip install kubernetes; .ci/run installs \
+         it): {probe:?}"
+    );
+    let mut command = Command::new(&python);
+    command.args(["-c", PYTHON_CLIENT]).arg(server.kubeconfig());
+    let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        report["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "catch-all"),
+        "{report}"
+    );
+    assert_eq!(report["generation"], 1);
+    assert_eq!(report["precedence"], 700);
+    assert_eq!(
+        report["events"],
+        serde_json::json!([["ADDED", "from-python"], ["DELETED", "from-python"]])
+    );
+}
+
+fn flow_schema(name: &str, precedence: i32) -> v1beta3::FlowSchema {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3",
+        "kind": "FlowSchema",
+        "metadata": {"name": name},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "global-default"},
+            "matchingPrecedence": precedence,
+        },
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let schemas: Api<v1beta3::FlowSchema> = Api::all(client.clone());
+
+    // A watcher on v1 sees what is written through v1beta3.
+    let v1_schemas: Api<v1::FlowSchema> = Api::all(client.clone());
+    let (seen_sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let watching = tokio::spawn(async move {
+        let mut events = watcher(v1_schemas, watcher::Config::default()).boxed();
+        while let Ok(Some(event)) = events.try_next().await {
+            let text = match event {
+                watcher::Event::Apply(fs) => format!(
+                    "apply {} {}",
+                    fs.metadata.name.unwrap_or_default(),
+                    fs.spec.matching_precedence.unwrap_or_default()
+                ),
+                watcher::Event::Delete(fs) => {
+                    format!("delete {}", fs.metadata.name.unwrap_or_default())
+                }
+                watcher::Event::InitDone => "init done".to_owned(),
+                _ => continue,
+            };
+            if seen_sender.send(text).is_err() {
+                break;
+            }
+        }
+    });
+    assert_eq!(seen.recv().await.as_deref(), Some("init done"));
+
+    let created = schemas
+        .create(&PostParams::default(), &flow_schema("team-rs", 300))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let patched = schemas
+        .patch(
+            "team-rs",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"matchingPrecedence": 301}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.spec.matching_precedence, Some(301));
+    for name in ["team-rs-2", "team-rs-3"] {
+        schemas
+            .create(&PostParams::default(), &flow_schema(name, 302))
+            .await
+            .unwrap();
+    }
+    // Pages of one, followed by continue tokens.
+    let first = schemas.list(&ListParams::default().limit(1)).await.unwrap();
+    assert_eq!(first.items.len(), 1);
+    let token = first.metadata.continue_.clone().expect("more pages");
+    let second = schemas
+        .list(&ListParams::default().limit(1).continue_token(&token))
+        .await
+        .unwrap();
+    assert_ne!(first.items[0].metadata.name, second.items[0].metadata.name);
+    let gone = schemas
+        .get("nothing-here")
+        .await
+        .expect_err("no such object");
+    match gone {
+        kube::Error::Api(status) => {
+            assert_eq!(status.code, 404);
+            assert_eq!(status.reason, "NotFound");
+        }
+        other => panic!("{other:?}"),
+    }
+    schemas
+        .delete("team-rs", &DeleteParams::default())
+        .await
+        .unwrap();
+
+    let mut events = Vec::new();
+    while events.len() < 5 {
+        match tokio::time::timeout(Duration::from_secs(20), seen.recv()).await {
+            Ok(Some(event)) => events.push(event),
+            other => panic!("watcher stopped after {events:?}: {other:?}"),
+        }
+    }
+    watching.abort();
+    assert_eq!(
+        events,
+        [
+            "apply team-rs 300",
+            "apply team-rs 301",
+            "apply team-rs-2 302",
+            "apply team-rs-3 302",
+            "delete team-rs",
+        ]
+    );
+}
