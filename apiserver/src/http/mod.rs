@@ -60,7 +60,15 @@ pub struct ApiServer<H: 'static, B> {
     body_limits: Limits,
     /// The OpenAPI v3 documents, made on first request.
     openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
+    /// How long a watch may wait on a client that does not read.
+    stalled_watch: Duration,
+    /// Watches open now.
+    watches: std::sync::atomic::AtomicUsize,
 }
+
+/// How long a watch waits for a client that stopped reading before it ends the watch (the
+/// events are buffered meanwhile, up to a bound).
+pub const STALLED_WATCH: Duration = Duration::from_secs(30);
 
 impl<H, B> ApiServer<H, B>
 where
@@ -80,7 +88,22 @@ where
                 ..Limits::default()
             },
             openapi: std::sync::OnceLock::new(),
+            stalled_watch: STALLED_WATCH,
+            watches: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// The server with another limit on how long a watch waits for a client that does not
+    /// read ([`STALLED_WATCH`] by default).
+    #[must_use]
+    pub fn with_stalled_watch(mut self, limit: Duration) -> Self {
+        self.stalled_watch = limit;
+        self
+    }
+
+    /// How many watches are open.
+    pub fn open_watches(&self) -> usize {
+        self.watches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The objects served.

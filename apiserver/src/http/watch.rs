@@ -24,8 +24,6 @@ use crate::storage::{Backend, Revision};
 
 /// Events written ahead of a client that reads slowly.
 const FRAMES_AHEAD: usize = 64;
-/// How long a client may leave a written event unread before its watch is ended.
-const STALLED_CLIENT: Duration = Duration::from_secs(30);
 /// How often a watch that allows bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
 /// kube-apiserver's `--min-request-timeout`: watches without `timeoutSeconds` end after
@@ -50,6 +48,7 @@ where
     let namespace = target.namespace.clone();
     let (frames, receiver) = mpsc::channel::<Frame>(FRAMES_AHEAD);
     tokio::spawn(async move {
+        let _open = OpenWatch::count(&server.watches);
         let served = &server.resources[served];
         let mut stream = Stream {
             frames,
@@ -63,6 +62,7 @@ where
             format,
             table,
             scheme: server.objects.scheme(),
+            stalled: server.stalled_watch,
             sent: HashSet::new(),
             last: Revision(0),
         };
@@ -79,6 +79,22 @@ where
         other => other.media_type(),
     };
     respond(200, content_type, body)
+}
+
+/// Counts a watch as open while it lives.
+struct OpenWatch<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> OpenWatch<'a> {
+    fn count(open: &'a std::sync::atomic::AtomicUsize) -> Self {
+        open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OpenWatch(open)
+    }
+}
+
+impl Drop for OpenWatch<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 fn resource_index<H, B>(server: &ApiServer<H, B>, served: &Served<H>) -> usize {
@@ -99,6 +115,8 @@ struct Stream<'s, H: 'static> {
     format: Format,
     /// Events as one-row tables, with what each row carries of its object.
     table: Option<IncludeObject>,
+    /// How long a written event may stay unread.
+    stalled: Duration,
     /// The scheme, which writes bookmarks in protobuf.
     scheme: &'static apfkit_runtime::scheme::Scheme<H>,
     /// Keys of the objects sent as matching the selectors, to send `DELETED` when they stop.
@@ -304,7 +322,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             frame.extend_from_slice(b"}\n");
             frame
         };
-        match tokio::time::timeout(STALLED_CLIENT, self.frames.send(Ok(Bytes::from(frame)))).await {
+        match tokio::time::timeout(self.stalled, self.frames.send(Ok(Bytes::from(frame)))).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) | Err(_) => Err(Stop::Client),
         }

@@ -1,4 +1,5 @@
 //! The integration tests of apfkit-apiserver, in one binary.
 
+mod clients;
 mod replicas;
 mod storage;

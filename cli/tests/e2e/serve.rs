@@ -588,3 +588,54 @@ fn kubectl_get_prints_kube_apiservers_columns() {
         "No resources found\n"
     );
 }
+
+#[test]
+fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let server = Server::start(&["--etcd-servers", &etcd.endpoint]);
+    server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
+    let api_service = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.widgets.example.com}\nspec:\n  group: widgets.example.com\n  version: v1\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {namespace: widgets, name: widgets-api, port: 443}\n";
+    server.kubectl_ok(&["create", "-f", "-"], api_service.as_bytes());
+    let endpoints = format!("--endpoints={}", etcd.endpoint);
+
+    // kube-apiserver's keys and encodings: protobuf in v1 for flowcontrol, JSON for
+    // APIServices (with the bootstrap configuration beside them).
+    let listed: serde_json::Value =
+        serde_json::from_slice(&success(&["storage", "ls", &endpoints, "-o", "json"], b""))
+            .unwrap();
+    let entry = |key: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == key)
+            .unwrap_or_else(|| panic!("{key} in {listed}"))
+            .clone()
+    };
+    let schema = entry("/registry/flowschemas/team-a");
+    assert_eq!(schema["encoding"], "protobuf");
+    assert_eq!(schema["apiVersion"], "flowcontrol.apiserver.k8s.io/v1");
+    let service = entry("/registry/apiregistration.k8s.io/apiservices/v1.widgets.example.com");
+    assert_eq!(service["encoding"], "json");
+    assert!(entry("/registry/prioritylevelconfigurations/catch-all")["encoding"] == "protobuf");
+
+    // What etcd holds reads back as what the API serves, resourceVersion included (the key's
+    // mod revision).
+    for (key, resource) in [
+        ("/registry/flowschemas/team-a", "flowschema/team-a"),
+        (
+            "/registry/apiregistration.k8s.io/apiservices/v1.widgets.example.com",
+            "apiservice/v1.widgets.example.com",
+        ),
+    ] {
+        let stored: serde_json::Value = serde_json::from_slice(&success(
+            &["storage", "get", key, &endpoints, "-o", "json"],
+            b"",
+        ))
+        .unwrap();
+        let served: serde_json::Value =
+            serde_json::from_str(&server.kubectl_ok(&["get", resource, "-o", "json"], b""))
+                .unwrap();
+        assert_eq!(stored, served, "{key}");
+    }
+}

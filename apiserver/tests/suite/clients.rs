@@ -1,0 +1,313 @@
+//! The HTTPS server against raw, hostile and numerous clients: a watcher that never reads is
+//! ended (its buffer bounded) without holding writers up; a thousand concurrent watches each
+//! see a write; clients that hang up mid-list or send garbage leave the server serving.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
+use apfkit_apiserver::objects::Objects;
+use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
+use apfkit_apiserver::storage::memory::MemoryBackend;
+use apfkit_apiserver::tls;
+use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+
+type Server = ApiServer<HubObject, MemoryBackend>;
+
+const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+
+/// A served FlowSchema resource stored in v1, without validation.
+fn flow_schemas() -> Served<HubObject> {
+    Served::new(
+        &SCHEME,
+        ResourceConfig {
+            group: "flowcontrol.apiserver.k8s.io".into(),
+            kind: "FlowSchema".into(),
+            namespaced: false,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            status: true,
+            storage_version: "v1".into(),
+            storage_encoding: StorageEncoding::Protobuf,
+            key_path: "flowschemas".into(),
+            strategic_merge: true,
+            undeletable: Vec::new(),
+            printer: None,
+            schema: None,
+        },
+    )
+    .unwrap()
+}
+
+struct Running {
+    server: Arc<Server>,
+    address: SocketAddr,
+    connector: TlsConnector,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn start(stalled_watch: Duration) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let credentials = tls::ensure(dir.path(), &[]).unwrap();
+    let objects = Objects::new(
+        &SCHEME,
+        MemoryBackend::default(),
+        "/registry",
+        Limits::default(),
+        |_, _, _| Vec::new(),
+    );
+    let version = VersionInfo {
+        major: "1".into(),
+        minor: "35".into(),
+        git_version: "v1.35.0".into(),
+        platform: "linux/amd64".into(),
+    };
+    let server = Arc::new(
+        ApiServer::new(objects, vec![flow_schemas()], version).with_stalled_watch(stalled_watch),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let tls = tls_config(credentials.chain, credentials.key).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(server.clone().serve(
+        listener,
+        Arc::new(tls),
+        async {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(1),
+    ));
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(credentials.ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let client = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Running {
+        server,
+        address,
+        connector: TlsConnector::from(Arc::new(client)),
+        _dir: dir,
+        stop: Some(stop),
+    }
+}
+
+use rustls::pki_types::pem::PemObject as _;
+
+impl Running {
+    async fn connect(&self) -> TlsStream<TcpStream> {
+        let tcp = TcpStream::connect(self.address).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        self.connector.connect(name, tcp).await.unwrap()
+    }
+
+    /// Sends a request on a new connection and answers the connection, unread.
+    async fn send(&self, method: &str, path: &str, body: &[u8]) -> TlsStream<TcpStream> {
+        let mut stream = self.connect().await;
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap();
+        stream.flush().await.unwrap();
+        stream
+    }
+
+    /// A whole response of a request, as text.
+    async fn fetch(&self, method: &str, path: &str, body: &[u8]) -> String {
+        let mut stream = self.send(method, path, body).await;
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response).await;
+        String::from_utf8_lossy(&response).into_owned()
+    }
+
+    async fn create(&self, name: &str, annotation_bytes: usize) {
+        let object = serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "FlowSchema",
+            "metadata": {"name": name, "annotations": {"filler": "x".repeat(annotation_bytes)}},
+            "spec": {"priorityLevelConfiguration": {"name": "global-default"}},
+        });
+        let (mut hubs, _) = SCHEME
+            .to_hub_value(&object, apfkit_conversion::scheme::UnknownFields::Strict)
+            .unwrap();
+        let served = &self.server.resources()[0];
+        let api_version = served.storage.api_version();
+        self.server
+            .objects()
+            .create(served, None, hubs.remove(0), &api_version, false)
+            .await
+            .unwrap();
+    }
+}
+
+async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
+    let running = start(Duration::from_millis(500)).await;
+    // Watch, then never read a byte.
+    let _silent = running
+        .send("GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"")
+        .await;
+    assert!(
+        wait_until(Duration::from_secs(5), || running.server.open_watches()
+            == 1)
+        .await
+    );
+    // 400 objects of 16 KiB: far more than the socket buffers and the watch's frames hold.
+    let started = Instant::now();
+    for i in 0..400 {
+        running.create(&format!("fs-{i:03}"), 16 << 10).await;
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "writes were held up: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || running.server.open_watches()
+            == 0)
+        .await,
+        "the stalled watch is still open"
+    );
+    // The server goes on serving.
+    assert!(running.fetch("GET", "/healthz", b"").await.ends_with("ok"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_watches_each_see_a_write() {
+    const WATCHES: usize = 1000;
+    let running = Arc::new(start(Duration::from_secs(30)).await);
+    let (seen, mut seen_by) = tokio::sync::mpsc::channel::<usize>(WATCHES);
+    let mut watchers = Vec::new();
+    for i in 0..WATCHES {
+        let running = running.clone();
+        let seen = seen.clone();
+        watchers.push(tokio::spawn(async move {
+            let mut stream = running
+                .send("GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"")
+                .await;
+            let mut read = Vec::new();
+            let mut buffer = [0u8; 4096];
+            loop {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => read.extend_from_slice(&buffer[..n]),
+                }
+                if read.windows(9).any(|w| w == b"\"the-one\"") {
+                    let _ = seen.send(i).await;
+                    return;
+                }
+            }
+        }));
+    }
+    drop(seen);
+    assert!(
+        wait_until(Duration::from_secs(60), || running.server.open_watches()
+            == WATCHES)
+        .await,
+        "{} watches open",
+        running.server.open_watches()
+    );
+    let written = Instant::now();
+    running.create("the-one", 0).await;
+    let mut count = 0;
+    while count < WATCHES {
+        match tokio::time::timeout(Duration::from_secs(30), seen_by.recv()).await {
+            Ok(Some(_)) => count += 1,
+            _ => break,
+        }
+    }
+    assert_eq!(count, WATCHES, "watches that saw the write");
+    eprintln!(
+        "{WATCHES} watches saw one write within {:?}",
+        written.elapsed()
+    );
+    for watcher in watchers {
+        watcher.abort();
+    }
+    // Closed connections end their watches.
+    assert!(
+        wait_until(Duration::from_secs(30), || running.server.open_watches()
+            == 0)
+        .await,
+        "{} watches still open",
+        running.server.open_watches()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_hang_up_or_send_garbage_leave_the_server_serving() {
+    let running = start(Duration::from_secs(30)).await;
+    for i in 0..300 {
+        running.create(&format!("fs-{i:03}"), 2 << 10).await;
+    }
+    // Hang up after the first bytes of a large list.
+    for _ in 0..20 {
+        let mut stream = running.send("GET", FLOW_SCHEMAS, b"").await;
+        let mut first = [0u8; 64];
+        let _ = stream.read(&mut first).await;
+        drop(stream);
+    }
+    // Garbage instead of HTTP, a request line without headers' end, a huge header.
+    for garbage in [
+        b"\x16\x03\x01 not http at all\r\n\r\n".to_vec(),
+        b"GET / HTTP/1.1\r\nHost".to_vec(),
+        format!(
+            "GET /healthz HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(1 << 20)
+        )
+        .into_bytes(),
+    ] {
+        let mut stream = running.connect().await;
+        let _ = stream.write_all(&garbage).await;
+        let _ = stream.shutdown().await;
+        let mut answer = Vec::new();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(15), stream.read_to_end(&mut answer)).await;
+    }
+    // Bodies that lie about their length.
+    let mut stream = running.connect().await;
+    let head = format!(
+        "POST {FLOW_SCHEMAS} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: 100000\r\n\r\n{{\"apiVersion\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    drop(stream);
+    let list = running
+        .fetch("GET", &format!("{FLOW_SCHEMAS}?limit=1"), b"")
+        .await;
+    assert!(list.starts_with("HTTP/1.1 200"), "{list}");
+    assert!(list.contains("\"remainingItemCount\":299"), "{list}");
+}
