@@ -639,3 +639,56 @@ fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
         assert_eq!(stored, served, "{key}");
     }
 }
+
+/// The commands of README.md's "Serving the API", run as written (the binary under test for
+/// `./target/release/apfkit`, a free port for 6443, the build step left out).
+#[test]
+fn the_readme_serving_commands_work_as_written() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("\n## Serving the API\n")
+        .nth(1)
+        .expect("a Serving the API section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a sh block");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script: String = block
+        .lines()
+        .filter(|line| !line.starts_with("cargo build"))
+        .map(|line| {
+            line.replace("./target/release/apfkit", env!("CARGO_BIN_EXE_apfkit"))
+                .replace("127.0.0.1:6443", &format!("127.0.0.1:{port}"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new("bash");
+    command
+        .args(["-euo", "pipefail", "-c", &script])
+        .current_dir(dir.path())
+        .env("HOME", dir.path());
+    let output = super::run_within(command, b"", Duration::from_secs(120), |_| {});
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script}\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "MATCHINGPRECEDENCE",
+        "kind: PriorityLevelConfiguration",
+        "assuredConcurrencyShares",
+        "flowschema.flowcontrol.apiserver.k8s.io/catch-all configured",
+        "FIELD: rules <[]PolicyRulesWithSubjects>",
+    ] {
+        assert!(stdout.contains(expected), "{expected} in\n{stdout}");
+    }
+}
