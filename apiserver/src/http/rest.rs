@@ -111,6 +111,11 @@ where
         (Method::GET, false) if query.watch => {
             Ok(super::watch::watch(server.clone(), &target, query, format, table).await)
         }
+        (Method::GET, false)
+            if format == Format::Json && table.is_none() && streams(query.limit) =>
+        {
+            stream_list(server, &target, &query).await
+        }
         (Method::GET, false) => list(server, &target, &query, format, table).await,
         (Method::GET, true) => get(server, &target, format, table).await,
         (Method::POST, false) => {
@@ -320,7 +325,7 @@ pub(super) fn table_of<H: Object + Clone>(
 }
 
 async fn list<H, B>(
-    server: &ApiServer<H, B>,
+    server: &Arc<ApiServer<H, B>>,
     target: &Target<'_, H>,
     query: &Query,
     format: Format,
@@ -330,20 +335,7 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let (start, revision) = match (&query.resume, query.read_at) {
-        (Some(resume), _) => (resume.start.clone(), Some(resume.revision)),
-        (None, ReadAt::Exact(revision)) => (Vec::new(), Some(revision)),
-        (None, ReadAt::NotOlderThan(revision)) => {
-            let current = server.objects.current_revision().await?;
-            if revision > current {
-                return Err(ApiError::timeout(format!(
-                    "Too large resource version: {revision}, current: {current}"
-                )));
-            }
-            (Vec::new(), None)
-        }
-        (None, ReadAt::Newest | ReadAt::Any) => (Vec::new(), None),
-    };
+    let (start, revision) = list_start(server, query).await?;
     let filtered = !query.labels.is_empty() || query.fields != Default::default();
     let page = server
         .objects
@@ -357,17 +349,7 @@ where
             },
         )
         .await
-        .map_err(|error| match (error.code, &query.resume) {
-            (410, Some(_)) => ApiError::expired(
-                "The provided continue parameter is too old to display a consistent list \
-                 result. You can start a new list without the continue parameter, or use the \
-                 continue token in this response to retrieve the remainder of the results. \
-                 Continuing with the provided token results in an inconsistent list - objects \
-                 that were created, modified, or deleted between the time the first chunk was \
-                 returned and now may show up in the list.",
-            ),
-            _ => error,
-        })?;
+        .map_err(|error| continue_expired(error, query))?;
     let selected_items = page
         .items
         .into_iter()
@@ -404,6 +386,168 @@ where
         format,
     )?;
     Ok(respond(200, content_type(format), body))
+}
+
+/// Where a list starts and the revision it reads at, from `continue` and `resourceVersion`.
+async fn list_start<H, B>(
+    server: &ApiServer<H, B>,
+    query: &Query,
+) -> Result<(Vec<u8>, Option<crate::storage::Revision>), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    Ok(match (&query.resume, query.read_at) {
+        (Some(resume), _) => (resume.start.clone(), Some(resume.revision)),
+        (None, ReadAt::Exact(revision)) => (Vec::new(), Some(revision)),
+        (None, ReadAt::NotOlderThan(revision)) => {
+            let current = server.objects.current_revision().await?;
+            if revision > current {
+                return Err(ApiError::timeout(format!(
+                    "Too large resource version: {revision}, current: {current}"
+                )));
+            }
+            (Vec::new(), None)
+        }
+        (None, ReadAt::Newest | ReadAt::Any) => (Vec::new(), None),
+    })
+}
+
+/// A compacted revision asked for by a continue token, in kube-apiserver's words.
+fn continue_expired(error: ApiError, query: &Query) -> ApiError {
+    match (error.code, &query.resume) {
+        (410, Some(_)) => ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. \
+             You can start a new list without the continue parameter, or use the continue \
+             token in this response to retrieve the remainder of the results. Continuing with \
+             the provided token results in an inconsistent list - objects that were created, \
+             modified, or deleted between the time the first chunk was returned and now may \
+             show up in the list.",
+        ),
+        _ => error,
+    }
+}
+
+/// Objects a streamed list reads from storage at a time.
+const STREAM_PAGE: usize = 500;
+
+/// Whether a list of `limit` items is streamed: all of them, or more than a page.
+fn streams(limit: usize) -> bool {
+    limit == 0 || limit > STREAM_PAGE
+}
+
+/// A JSON list written while it is read, a page of [`STREAM_PAGE`] objects at a time at one
+/// revision, so that its memory does not grow with its length. The list's `metadata` comes
+/// after its items (JSON decoders take keys in any order), once the continue token is known.
+/// The first page is read before answering, so that its errors are a `Status`; a later
+/// storage error cuts the body short, which clients see as a broken list.
+async fn stream_list<H, B>(
+    server: &Arc<ApiServer<H, B>>,
+    target: &Target<'_, H>,
+    query: &Query,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let (start, revision) = list_start(server, query).await?;
+    let limit = query.limit;
+    let page_size = move |read: usize| match limit {
+        0 => STREAM_PAGE,
+        limit => STREAM_PAGE.min(limit - read),
+    };
+    let request = ListRequest {
+        namespace: target.namespace.as_deref(),
+        start,
+        limit: page_size(0),
+        revision,
+    };
+    let first = server
+        .objects
+        .list(target.served, &request)
+        .await
+        .map_err(|error| continue_expired(error, query))?;
+    let served = server
+        .resources
+        .iter()
+        .position(|s| std::ptr::eq(s, target.served))
+        .unwrap_or_default();
+    let codec = target.codec;
+    let namespace = target.namespace.clone();
+    let query = query.clone();
+    let server = server.clone();
+    let (chunks, body) = tokio::sync::mpsc::channel::<Result<Bytes, std::convert::Infallible>>(4);
+    tokio::spawn(async move {
+        let served = &server.resources[served];
+        let filtered = !query.labels.is_empty() || query.fields != Default::default();
+        let mut head = Vec::new();
+        head.extend_from_slice(b"{\"kind\":");
+        let _ = serde_json::to_writer(&mut head, &served.list_kind());
+        head.extend_from_slice(b",\"apiVersion\":");
+        let _ = serde_json::to_writer(&mut head, &codec.api_version());
+        head.extend_from_slice(b",\"items\":[");
+        if chunks.send(Ok(Bytes::from(head))).await.is_err() {
+            return;
+        }
+        let revision = first.revision;
+        let mut page = first;
+        let mut read = 0;
+        let mut written = 0usize;
+        loop {
+            read += page.items.len();
+            let mut chunk = Vec::new();
+            for object in page.items {
+                if filtered && !selected(&query, &object) {
+                    continue;
+                }
+                let Ok(item) = encode(codec, object, Format::Json) else {
+                    return;
+                };
+                if written > 0 {
+                    chunk.push(b',');
+                }
+                chunk.extend_from_slice(&item);
+                written += 1;
+            }
+            if !chunk.is_empty() && chunks.send(Ok(Bytes::from(chunk))).await.is_err() {
+                return;
+            }
+            let next = match page.next {
+                Some(next) if query.limit == 0 || read < query.limit => next,
+                other => {
+                    let mut metadata = serde_json::Map::new();
+                    metadata.insert("resourceVersion".into(), revision.to_string().into());
+                    if let Some(next) = other {
+                        metadata.insert(
+                            "continue".into(),
+                            query::continue_token(revision, &next).into(),
+                        );
+                        if !filtered {
+                            metadata.insert("remainingItemCount".into(), page.remaining.into());
+                        }
+                    }
+                    let mut tail = b"],\"metadata\":".to_vec();
+                    let _ = serde_json::to_writer(&mut tail, &metadata);
+                    tail.push(b'}');
+                    let _ = chunks.send(Ok(Bytes::from(tail))).await;
+                    return;
+                }
+            };
+            let request = ListRequest {
+                namespace: namespace.as_deref(),
+                start: next,
+                limit: page_size(read),
+                revision: Some(revision),
+            };
+            page = match server.objects.list(served, &request).await {
+                Ok(page) => page,
+                // Cut short: the client sees a list that does not parse.
+                Err(_) => return,
+            };
+        }
+    });
+    let body = axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(body));
+    Ok(respond(200, media::JSON, body))
 }
 
 /// Whether an object passes the query's selectors.

@@ -311,3 +311,63 @@ async fn clients_that_hang_up_or_send_garbage_leave_the_server_serving() {
     assert!(list.starts_with("HTTP/1.1 200"), "{list}");
     assert!(list.contains("\"remainingItemCount\":299"), "{list}");
 }
+
+/// The JSON body of an HTTP/1.0 request (close-delimited: no chunked encoding to undo).
+async fn fetch_json(running: &Running, path: &str) -> serde_json::Value {
+    let mut stream = running.connect().await;
+    let head = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response).await;
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a header block");
+    serde_json::from_slice(&response[split + 4..])
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&response[..split])))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_lists_are_streamed_a_page_at_a_time_at_one_revision() {
+    let running = start(Duration::from_secs(30)).await;
+    for i in 0..1_200 {
+        running.create(&format!("fs-{i:04}"), 0).await;
+    }
+    let names = |list: &serde_json::Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Everything: three pages of storage, one list.
+    let all = fetch_json(&running, FLOW_SCHEMAS).await;
+    let expected: Vec<String> = (0..1_200).map(|i| format!("fs-{i:04}")).collect();
+    assert_eq!(names(&all), expected);
+    assert_eq!(all["kind"], "FlowSchemaList");
+    assert!(all["metadata"].get("continue").is_none());
+    let revision = all["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // More than a page, less than all: a continue token at the same revision.
+    let first = fetch_json(&running, &format!("{FLOW_SCHEMAS}?limit=700")).await;
+    assert_eq!(names(&first), expected[..700]);
+    assert_eq!(first["metadata"]["remainingItemCount"], 500);
+    assert_eq!(first["metadata"]["resourceVersion"], revision.as_str());
+    running.create("written-between-pages", 0).await;
+    let token = first["metadata"]["continue"].as_str().unwrap();
+    let rest = fetch_json(
+        &running,
+        &format!("{FLOW_SCHEMAS}?limit=700&continue={token}"),
+    )
+    .await;
+    assert_eq!(
+        names(&rest),
+        expected[700..],
+        "the rest, at the first page's revision"
+    );
+    assert_eq!(rest["metadata"]["resourceVersion"], revision.as_str());
+    assert!(rest["metadata"].get("continue").is_none());
+}
