@@ -322,3 +322,96 @@ fn http_1_1_and_http_2_both_serve() {
         assert!(text.ends_with(&format!("\n{version}")), "{text}");
     }
 }
+
+#[test]
+fn the_status_subresource_and_the_object_each_keep_the_others_fields() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let json = "application/json";
+    let (code, created) = post(&server, FLOW_SCHEMAS, json, flow_schema("s", "").as_bytes());
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        created["status"],
+        serde_json::json!({}),
+        "status cleared on create"
+    );
+    let put = |path: &str, object: &Value| {
+        server.curl_json(
+            path,
+            &[
+                "-X",
+                "PUT",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                "@-",
+            ],
+            object.to_string().as_bytes(),
+        )
+    };
+    // A write to /status changes the status only.
+    let mut object = created.clone();
+    object["status"] = serde_json::json!({"conditions": [{"type": "Dangling", "status": "False"}]});
+    object["spec"]["matchingPrecedence"] = 9.into();
+    let (code, written) = put(&format!("{FLOW_SCHEMAS}/s/status"), &object);
+    assert_eq!(code, 200, "{written}");
+    assert_eq!(written["status"]["conditions"][0]["type"], "Dangling");
+    assert_eq!(written["spec"]["matchingPrecedence"], 500, "spec kept");
+    assert_eq!(
+        written["metadata"]["generation"], 1,
+        "a status write is no spec change"
+    );
+    // A write to the object keeps the stored status and bumps the generation.
+    let mut object = written.clone();
+    object["status"] = serde_json::json!({});
+    object["spec"]["matchingPrecedence"] = 9.into();
+    let (code, written) = put(&format!("{FLOW_SCHEMAS}/s"), &object);
+    assert_eq!(code, 200, "{written}");
+    assert_eq!(written["spec"]["matchingPrecedence"], 9);
+    assert_eq!(
+        written["status"]["conditions"][0]["type"], "Dangling",
+        "status kept"
+    );
+    assert_eq!(written["metadata"]["generation"], 2);
+    // A stale resourceVersion is a conflict; a name that is not the URL's a bad request.
+    let mut stale = written.clone();
+    stale["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"].clone();
+    assert_status(
+        &put(&format!("{FLOW_SCHEMAS}/s"), &stale),
+        409,
+        "Conflict",
+        "the object has been modified; please apply your changes to the latest version and try again",
+    );
+    assert_status(
+        &put(&format!("{FLOW_SCHEMAS}/other"), &written),
+        400,
+        "BadRequest",
+        "the name of the object (s) does not match the name on the URL (other)",
+    );
+    // Delete with a failed precondition, then with the right one.
+    let precondition = |uid: &str| format!(r#"{{"preconditions":{{"uid":"{uid}"}}}}"#);
+    let delete = |body: String| {
+        server.curl_json(
+            &format!("{FLOW_SCHEMAS}/s"),
+            &[
+                "-X",
+                "DELETE",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                "@-",
+            ],
+            body.as_bytes(),
+        )
+    };
+    assert_status(
+        &delete(precondition("not-it")),
+        409,
+        "Conflict",
+        "Precondition failed: UID in precondition: not-it",
+    );
+    let (code, status) = delete(precondition(created["metadata"]["uid"].as_str().unwrap()));
+    assert_eq!(code, 200, "{status}");
+    assert_eq!(status["status"], "Success");
+    assert_eq!(status["details"]["name"], "s");
+    assert_eq!(status["details"]["kind"], "flowschemas");
+}
