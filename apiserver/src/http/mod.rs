@@ -132,49 +132,7 @@ where
         shutdown: impl Future<Output = ()>,
         grace: Duration,
     ) {
-        let acceptor = TlsAcceptor::from(tls);
-        let app = self.router();
-        let graceful = GracefulShutdown::new();
-        tokio::pin!(shutdown);
-        loop {
-            let (stream, _) = tokio::select! {
-                () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        tracing::warn!("accepting a connection: {error}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-            };
-            let acceptor = acceptor.clone();
-            let service = TowerToHyperService::new(app.clone());
-            let watcher = graceful.watcher();
-            tokio::spawn(async move {
-                let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
-                let Ok(Ok(stream)) = handshake.await else {
-                    return;
-                };
-                let mut http = auto::Builder::new(TokioExecutor::new());
-                http.http1()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(HANDSHAKE_TIMEOUT);
-                http.http2().timer(TokioTimer::new());
-                let connection = http.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                if let Err(error) = watcher.watch(connection.into_owned()).await {
-                    tracing::debug!("connection: {error}");
-                }
-            });
-        }
-        drop(listener);
-        if tokio::time::timeout(grace, graceful.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!("requests still in flight after {grace:?}; stopping");
-        }
+        serve_router(self.router(), listener, tls, shutdown, grace).await;
     }
 
     fn openapi_documents(&self) -> &[(String, Vec<u8>)] {
@@ -187,6 +145,60 @@ where
         self.resources
             .iter()
             .find(|s| s.config.group == group && s.plural == plural)
+    }
+}
+
+/// Serves any router over HTTPS as [`ApiServer::serve`] serves the API: HTTP/2 or HTTP/1.1 by
+/// ALPN, a handshake and headers within 10 s, connections drained within `grace` after
+/// `shutdown`. (The benchmarks serve a bare handler through it, to compare like with like.)
+pub async fn serve_router(
+    app: axum::Router,
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!("accepting a connection: {error}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let acceptor = acceptor.clone();
+        let service = TowerToHyperService::new(app.clone());
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+            let Ok(Ok(stream)) = handshake.await else {
+                return;
+            };
+            let mut http = auto::Builder::new(TokioExecutor::new());
+            http.http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HANDSHAKE_TIMEOUT);
+            http.http2().timer(TokioTimer::new());
+            let connection = http.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            if let Err(error) = watcher.watch(connection.into_owned()).await {
+                tracing::debug!("connection: {error}");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still in flight after {grace:?}; stopping");
     }
 }
 

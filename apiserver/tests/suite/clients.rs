@@ -2,164 +2,51 @@
 //! ended (its buffer bounded) without holding writers up; a thousand concurrent watches each
 //! see a write; clients that hang up mid-list or send garbage leave the server serving.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
-use apfkit_apiserver::objects::Objects;
-use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
 use apfkit_apiserver::storage::memory::MemoryBackend;
-use apfkit_apiserver::tls;
-use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-type Server = ApiServer<HubObject, MemoryBackend>;
+#[path = "../support/mod.rs"]
+mod support;
 
-const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+use support::FLOW_SCHEMAS;
 
-/// A served FlowSchema resource stored in v1, without validation.
-fn flow_schemas() -> Served<HubObject> {
-    Served::new(
-        &SCHEME,
-        ResourceConfig {
-            group: "flowcontrol.apiserver.k8s.io".into(),
-            kind: "FlowSchema".into(),
-            namespaced: false,
-            short_names: Vec::new(),
-            categories: Vec::new(),
-            status: true,
-            storage_version: "v1".into(),
-            storage_encoding: StorageEncoding::Protobuf,
-            key_path: "flowschemas".into(),
-            strategic_merge: true,
-            undeletable: Vec::new(),
-            printer: None,
-            schema: None,
-        },
-    )
-    .unwrap()
-}
-
-struct Running {
-    server: Arc<Server>,
-    address: SocketAddr,
-    connector: TlsConnector,
-    _dir: tempfile::TempDir,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
+type Running = support::Running<MemoryBackend>;
 
 async fn start(stalled_watch: Duration) -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let credentials = tls::ensure(dir.path(), &[]).unwrap();
-    let objects = Objects::new(
-        &SCHEME,
-        MemoryBackend::default(),
-        "/registry",
-        Limits::default(),
-        |_, _, _| Vec::new(),
-    );
-    let version = VersionInfo {
-        major: "1".into(),
-        minor: "35".into(),
-        git_version: "v1.35.0".into(),
-        platform: "linux/amd64".into(),
-    };
-    let server = Arc::new(
-        ApiServer::new(objects, vec![flow_schemas()], version).with_stalled_watch(stalled_watch),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let tls = tls_config(credentials.chain, credentials.key).unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel();
-    tokio::spawn(server.clone().serve(
-        listener,
-        Arc::new(tls),
-        async {
-            let _ = stopped.await;
-        },
-        Duration::from_secs(1),
-    ));
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(credentials.ca_pem.as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let client = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    Running {
-        server,
-        address,
-        connector: TlsConnector::from(Arc::new(client)),
-        _dir: dir,
-        stop: Some(stop),
-    }
+    support::start(MemoryBackend::default(), stalled_watch).await
 }
 
-use rustls::pki_types::pem::PemObject as _;
+async fn connect(running: &Running) -> TlsStream<TcpStream> {
+    let tcp = TcpStream::connect(running.address).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    running.connector.connect(name, tcp).await.unwrap()
+}
 
-impl Running {
-    async fn connect(&self) -> TlsStream<TcpStream> {
-        let tcp = TcpStream::connect(self.address).await.unwrap();
-        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        self.connector.connect(name, tcp).await.unwrap()
-    }
+/// Sends a request on a new connection and answers the connection, unread.
+async fn send(running: &Running, method: &str, path: &str, body: &[u8]) -> TlsStream<TcpStream> {
+    let mut stream = connect(running).await;
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    stream.flush().await.unwrap();
+    stream
+}
 
-    /// Sends a request on a new connection and answers the connection, unread.
-    async fn send(&self, method: &str, path: &str, body: &[u8]) -> TlsStream<TcpStream> {
-        let mut stream = self.connect().await;
-        let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        stream.write_all(head.as_bytes()).await.unwrap();
-        stream.write_all(body).await.unwrap();
-        stream.flush().await.unwrap();
-        stream
-    }
-
-    /// A whole response of a request, as text.
-    async fn fetch(&self, method: &str, path: &str, body: &[u8]) -> String {
-        let mut stream = self.send(method, path, body).await;
-        let mut response = Vec::new();
-        let _ = stream.read_to_end(&mut response).await;
-        String::from_utf8_lossy(&response).into_owned()
-    }
-
-    async fn create(&self, name: &str, annotation_bytes: usize) {
-        let object = serde_json::json!({
-            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-            "kind": "FlowSchema",
-            "metadata": {"name": name, "annotations": {"filler": "x".repeat(annotation_bytes)}},
-            "spec": {"priorityLevelConfiguration": {"name": "global-default"}},
-        });
-        let (mut hubs, _) = SCHEME
-            .to_hub_value(&object, apfkit_conversion::scheme::UnknownFields::Strict)
-            .unwrap();
-        let served = &self.server.resources()[0];
-        let api_version = served.storage.api_version();
-        self.server
-            .objects()
-            .create(served, None, hubs.remove(0), &api_version, false)
-            .await
-            .unwrap();
-    }
+/// A whole response of a request, as text.
+async fn fetch(running: &Running, method: &str, path: &str, body: &[u8]) -> String {
+    let mut stream = send(running, method, path, body).await;
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response).await;
+    String::from_utf8_lossy(&response).into_owned()
 }
 
 async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
@@ -177,9 +64,7 @@ async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
     let running = start(Duration::from_millis(500)).await;
     // Watch, then never read a byte.
-    let _silent = running
-        .send("GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"")
-        .await;
+    let _silent = send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await;
     assert!(
         wait_until(Duration::from_secs(5), || running.server.open_watches()
             == 1)
@@ -202,7 +87,11 @@ async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
         "the stalled watch is still open"
     );
     // The server goes on serving.
-    assert!(running.fetch("GET", "/healthz", b"").await.ends_with("ok"));
+    assert!(
+        fetch(&running, "GET", "/healthz", b"")
+            .await
+            .ends_with("ok")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -215,9 +104,8 @@ async fn a_thousand_concurrent_watches_each_see_a_write() {
         let running = running.clone();
         let seen = seen.clone();
         watchers.push(tokio::spawn(async move {
-            let mut stream = running
-                .send("GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"")
-                .await;
+            let mut stream =
+                send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await;
             let mut read = Vec::new();
             let mut buffer = [0u8; 4096];
             loop {
@@ -275,7 +163,7 @@ async fn clients_that_hang_up_or_send_garbage_leave_the_server_serving() {
     }
     // Hang up after the first bytes of a large list.
     for _ in 0..20 {
-        let mut stream = running.send("GET", FLOW_SCHEMAS, b"").await;
+        let mut stream = send(&running, "GET", FLOW_SCHEMAS, b"").await;
         let mut first = [0u8; 64];
         let _ = stream.read(&mut first).await;
         drop(stream);
@@ -290,7 +178,7 @@ async fn clients_that_hang_up_or_send_garbage_leave_the_server_serving() {
         )
         .into_bytes(),
     ] {
-        let mut stream = running.connect().await;
+        let mut stream = connect(&running).await;
         let _ = stream.write_all(&garbage).await;
         let _ = stream.shutdown().await;
         let mut answer = Vec::new();
@@ -298,23 +186,21 @@ async fn clients_that_hang_up_or_send_garbage_leave_the_server_serving() {
             tokio::time::timeout(Duration::from_secs(15), stream.read_to_end(&mut answer)).await;
     }
     // Bodies that lie about their length.
-    let mut stream = running.connect().await;
+    let mut stream = connect(&running).await;
     let head = format!(
         "POST {FLOW_SCHEMAS} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
          Content-Length: 100000\r\n\r\n{{\"apiVersion\":"
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     drop(stream);
-    let list = running
-        .fetch("GET", &format!("{FLOW_SCHEMAS}?limit=1"), b"")
-        .await;
+    let list = fetch(&running, "GET", &format!("{FLOW_SCHEMAS}?limit=1"), b"").await;
     assert!(list.starts_with("HTTP/1.1 200"), "{list}");
     assert!(list.contains("\"remainingItemCount\":299"), "{list}");
 }
 
 /// The JSON body of an HTTP/1.0 request (close-delimited: no chunked encoding to undo).
 async fn fetch_json(running: &Running, path: &str) -> serde_json::Value {
-    let mut stream = running.connect().await;
+    let mut stream = connect(running).await;
     let head = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut response = Vec::new();

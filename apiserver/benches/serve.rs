@@ -1,0 +1,253 @@
+//! `cargo bench -p apfkit-apiserver --bench serve`: the server against baselines measured in
+//! the same run (ratios; the machine is shared and noisy).
+//!
+//! - **GET**: one FlowSchema in v1beta3, stored in v1 in the embedded SQLite store (so a
+//!   conversion is on the path), by 64 keep-alive HTTPS connections, against a bare handler
+//!   that answers the same bytes, served by the same TLS and HTTP stack. Target ≥ 0.5×.
+//! - **LIST**: 10,000 FlowSchemas streamed as JSON in v1beta3, against converting the same
+//!   objects with the scheme (what `apfkit convert` does) in the same process. Target ≥ 1.0×
+//!   in MB/s, and the server's peak resident memory grows by at most 32 MiB.
+//!
+//! `APFKIT_BENCH_SECONDS` sets each GET run's length (default 5).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use apfkit_apiserver::http::serve_router;
+use apfkit_apiserver::storage::sqlite::SqliteBackend;
+use apfkit_conversion::scheme::{Encoding, Limits, SCHEME, Target, UnknownFields};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+const CONNECTIONS: usize = 64;
+const GET_PATH: &str = "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas/exempt";
+const LIST_OBJECTS: usize = 10_000;
+
+type Running = support::Running<SqliteBackend>;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().expect("a directory");
+        let backend = SqliteBackend::open(&dir.path().join("apfkit.db")).expect("the store");
+        let running = support::start(backend, Duration::from_secs(30)).await;
+        running.create("exempt", 0).await;
+        get_against_a_bare_handler(&running).await;
+        list_against_convert(&running).await;
+    });
+}
+
+fn seconds() -> u64 {
+    std::env::var("APFKIT_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+}
+
+/// Requests per second of `CONNECTIONS` keep-alive connections to `address` asking `path`
+/// for `seconds`, after a second of warming up.
+async fn request_rate(
+    address: std::net::SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+    path: &'static str,
+) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let warm_until = Instant::now() + Duration::from_secs(1);
+    let stop_at = warm_until + Duration::from_secs(seconds());
+    let mut clients = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let connector = connector.clone();
+        let done = done.clone();
+        clients.push(tokio::spawn(async move {
+            let tcp = TcpStream::connect(address).await.expect("connects");
+            let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+            let tls = connector.connect(name, tcp).await.expect("TLS");
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                    .await
+                    .expect("HTTP/1.1");
+            tokio::spawn(connection);
+            loop {
+                let now = Instant::now();
+                if now >= stop_at {
+                    return;
+                }
+                let request = Request::get(path)
+                    .header("host", "localhost")
+                    .body(Empty::<Bytes>::new())
+                    .expect("a request");
+                let response = sender.send_request(request).await.expect("an answer");
+                assert_eq!(response.status(), 200);
+                let body = response.into_body().collect().await.expect("a body");
+                assert!(!body.to_bytes().is_empty());
+                if now >= warm_until {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for client in clients {
+        client.await.expect("a client");
+    }
+    done.load(Ordering::Relaxed) as f64 / seconds() as f64
+}
+
+async fn get_against_a_bare_handler(running: &Running) {
+    // The bytes the API answers, served by a handler that only returns them.
+    let served = fetch(running, GET_PATH).await;
+    let bare = axum::Router::new().fallback(move || {
+        let served = served.clone();
+        async move { ([("content-type", "application/json")], served) }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let bare_address = listener.local_addr().expect("bound");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve_router(
+        bare,
+        listener,
+        running.tls.clone(),
+        async {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(1),
+    ));
+    println!("GET of one FlowSchema in v1beta3 (stored in v1, SQLite), {CONNECTIONS} connections:");
+    println!("| run | apfkit serve (req/s) | bare handler (req/s) | ratio |");
+    println!("|---|---|---|---|");
+    for run in 1..=2 {
+        let api = request_rate(running.address, &running.connector, GET_PATH).await;
+        let baseline = request_rate(bare_address, &running.connector, GET_PATH).await;
+        println!("| {run} | {api:.0} | {baseline:.0} | {:.2} |", api / baseline);
+    }
+    let _ = stop.send(());
+}
+
+/// One GET's body over a new connection.
+async fn fetch(running: &Running, path: &str) -> Bytes {
+    let tcp = TcpStream::connect(running.address).await.expect("connects");
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = running.connector.connect(name, tcp).await.expect("TLS");
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .expect("HTTP/1.1");
+    tokio::spawn(connection);
+    let request = Request::get(path)
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .expect("a request");
+    let response = sender.send_request(request).await.expect("an answer");
+    assert_eq!(response.status(), 200, "{path}");
+    response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes()
+}
+
+/// Peak resident memory of this process, in KiB (`VmHWM`), after resetting it.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn peak_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn resident_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+async fn list_against_convert(running: &Running) {
+    for i in 1..LIST_OBJECTS {
+        running.create(&format!("fs-{i:05}"), 0).await;
+    }
+    let path = "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas";
+    // Streamed through a client that reads and drops each chunk.
+    let before = resident_kib();
+    reset_peak();
+    let started = Instant::now();
+    let tcp = TcpStream::connect(running.address).await.expect("connects");
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = running.connector.connect(name, tcp).await.expect("TLS");
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .expect("HTTP/1.1");
+    tokio::spawn(connection);
+    let request = Request::get(path)
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .expect("a request");
+    let mut body = sender
+        .send_request(request)
+        .await
+        .expect("an answer")
+        .into_body();
+    let mut listed = 0usize;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.expect("a frame").into_data() {
+            listed += data.len();
+        }
+    }
+    let list_time = started.elapsed();
+    let growth_mib = peak_kib().saturating_sub(before) as f64 / 1024.0;
+
+    // The same objects, converted by the scheme from the v1 stream they are stored as.
+    let v1 = fetch(running, support::FLOW_SCHEMAS).await;
+    let value: serde_json::Value = serde_json::from_slice(&v1).expect("a list");
+    let mut stream = Vec::new();
+    for item in value["items"].as_array().expect("items") {
+        serde_json::to_writer(&mut stream, item).expect("JSON");
+        stream.push(b'\n');
+    }
+    let target: Target = "v1beta3".parse().expect("a version");
+    let started = Instant::now();
+    let mut converted = 0usize;
+    SCHEME
+        .read(&stream[..], &Limits::default(), |input| {
+            let written = SCHEME
+                .convert(input, &target, UnknownFields::Warn, Encoding::Json)
+                .expect("converts");
+            converted += written.bytes.len();
+            Ok::<(), apfkit_conversion::scheme::ReadError>(())
+        })
+        .expect("reads");
+    let convert_time = started.elapsed();
+    let list_rate = listed as f64 / list_time.as_secs_f64() / 1e6;
+    let convert_rate = converted as f64 / convert_time.as_secs_f64() / 1e6;
+    println!();
+    println!("LIST of {LIST_OBJECTS} FlowSchemas in v1beta3, streamed (stored in v1, SQLite):");
+    println!("| | bytes | seconds | MB/s | ratio | peak RSS growth |");
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| apfkit serve | {listed} | {:.3} | {list_rate:.1} | {:.2} | {growth_mib:.1} MiB |",
+        list_time.as_secs_f64(),
+        list_rate / convert_rate
+    );
+    println!(
+        "| scheme convert | {converted} | {:.3} | {convert_rate:.1} | 1.00 | |",
+        convert_time.as_secs_f64()
+    );
+}

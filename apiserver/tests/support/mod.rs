@@ -1,0 +1,157 @@
+//! A FlowSchema API over HTTPS in this process, for the client tests and the benchmarks: the
+//! flowcontrol scheme, FlowSchemas stored in v1 without validation, credentials in a
+//! temporary directory, and a TLS client configuration that trusts them.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
+use apfkit_apiserver::objects::Objects;
+use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
+use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::tls;
+use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
+use rustls::pki_types::pem::PemObject as _;
+use tokio_rustls::TlsConnector;
+
+/// The collection path of v1 FlowSchemas.
+pub const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+
+/// A served FlowSchema resource stored in v1 as protobuf, without validation.
+pub fn flow_schemas() -> Served<HubObject> {
+    Served::new(
+        &SCHEME,
+        ResourceConfig {
+            group: "flowcontrol.apiserver.k8s.io".into(),
+            kind: "FlowSchema".into(),
+            namespaced: false,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            status: true,
+            storage_version: "v1".into(),
+            storage_encoding: StorageEncoding::Protobuf,
+            key_path: "flowschemas".into(),
+            strategic_merge: true,
+            undeletable: Vec::new(),
+            printer: None,
+            schema: None,
+        },
+    )
+    .expect("FlowSchema is served")
+}
+
+/// A running server, stopped when dropped.
+pub struct Running<B: Backend + 'static> {
+    /// The server.
+    pub server: Arc<ApiServer<HubObject, B>>,
+    /// Where it listens.
+    pub address: SocketAddr,
+    /// A TLS client that trusts it (as `localhost`).
+    pub connector: TlsConnector,
+    /// The server's TLS configuration, to serve something else the same way (the
+    /// benchmarks' bare handler; the tests do not need it).
+    #[allow(dead_code)]
+    pub tls: Arc<rustls::ServerConfig>,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl<B: Backend + 'static> Drop for Running<B> {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Serves FlowSchemas kept in `backend`; a watch whose client stops reading ends after
+/// `stalled_watch`.
+pub async fn start<B: Backend + 'static>(backend: B, stalled_watch: Duration) -> Running<B> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let credentials = tls::ensure(dir.path(), &[]).expect("credentials");
+    let objects = Objects::new(
+        &SCHEME,
+        backend,
+        "/registry",
+        Limits::default(),
+        |_, _, _| Vec::new(),
+    );
+    let version = VersionInfo {
+        major: "1".into(),
+        minor: "35".into(),
+        git_version: "v1.35.0".into(),
+        platform: "linux/amd64".into(),
+    };
+    let server = Arc::new(
+        ApiServer::new(objects, vec![flow_schemas()], version).with_stalled_watch(stalled_watch),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("bound");
+    let tls = Arc::new(tls_config(credentials.chain, credentials.key).expect("TLS"));
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(server.clone().serve(
+        listener,
+        tls.clone(),
+        async {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(1),
+    ));
+    Running {
+        server,
+        address,
+        connector: connector(&credentials.ca_pem),
+        tls,
+        _dir: dir,
+        stop: Some(stop),
+    }
+}
+
+/// A TLS client trusting the certificates of `ca_pem`, offering HTTP/1.1.
+pub fn connector(ca_pem: &str) -> TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.expect("a certificate")).expect("a root");
+    }
+    let client = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    TlsConnector::from(Arc::new(client))
+}
+
+impl<B: Backend + 'static> Running<B> {
+    /// Creates a FlowSchema through the objects API, with an annotation of `filler` bytes.
+    pub async fn create(&self, name: &str, filler: usize) {
+        let object = serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "FlowSchema",
+            "metadata": {"name": name, "annotations": {"filler": "x".repeat(filler)}},
+            "spec": {
+                "priorityLevelConfiguration": {"name": "global-default"},
+                "distinguisherMethod": {"type": "ByUser"},
+                "rules": [{
+                    "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                       "namespaces": ["*"], "clusterScope": true}],
+                }],
+            },
+        });
+        let (mut hubs, _) = SCHEME
+            .to_hub_value(&object, UnknownFields::Strict)
+            .expect("a FlowSchema");
+        let served = &self.server.resources()[0];
+        let api_version = served.storage.api_version();
+        self.server
+            .objects()
+            .create(served, None, hubs.remove(0), &api_version, false)
+            .await
+            .expect("created");
+    }
+}

@@ -1,0 +1,60 @@
+//! What a client controls in a request to `apfkit serve`, besides bodies of objects (which the
+//! document targets cover): the query string (selectors, continue tokens, resource versions,
+//! limits) and patch bodies of each type, applied to a stored FlowSchema with the schema its
+//! strategic merges read. Never a panic; a query either parses or is a 400; a patch either
+//! applies or is refused, and a strategic merge leaves an object or nothing.
+#![no_main]
+
+use apfkit_apiserver::http::query::Query;
+use apfkit_apiserver::patch::{self, SchemaView};
+use apfkit_apiserver::selector::{FieldSelector, LabelSelector};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Some((&choice, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    match choice % 4 {
+        0 => {
+            if let Err(error) = Query::parse(Some(&text)) {
+                assert_eq!(error.code, 400, "{error:?}");
+            }
+            let _ = LabelSelector::parse(&text);
+            let _ = FieldSelector::parse(&text);
+        }
+        kind => {
+            let schema = schema();
+            let mut object = stored();
+            let result = match kind {
+                1 => patch::json_patch(&mut object, rest),
+                2 => patch::merge_patch(&mut object, rest),
+                _ => patch::strategic_merge_patch(&mut object, rest, SchemaView::new(&schema)),
+            };
+            if result.is_ok() && kind == 3 {
+                assert!(object.is_object() || object.is_null(), "{object}");
+            }
+        }
+    }
+});
+
+fn stored() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": "a", "labels": {"x": "1"}, "finalizers": ["f"]},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "p"},
+            "matchingPrecedence": 10,
+            "rules": [{"subjects": [{"kind": "User", "user": {"name": "u"}}]}],
+        },
+        "status": {"conditions": [{"type": "Dangling", "status": "False"}]},
+    })
+}
+
+fn schema() -> serde_json::Value {
+    let info = apfkit_types::KINDS
+        .iter()
+        .find(|k| k.api_version == "flowcontrol.apiserver.k8s.io/v1" && k.kind == "FlowSchema")
+        .expect("FlowSchema v1");
+    serde_json::to_value((info.json_schema)()).expect("a schema")
+}
