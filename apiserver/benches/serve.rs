@@ -72,10 +72,9 @@ async fn request_rate(
             let tcp = TcpStream::connect(address).await.expect("connects");
             let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
             let tls = connector.connect(name, tcp).await.expect("TLS");
-            let (mut sender, connection) =
-                hyper::client::conn::http1::handshake(TokioIo::new(tls))
-                    .await
-                    .expect("HTTP/1.1");
+            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .expect("HTTP/1.1");
             tokio::spawn(connection);
             loop {
                 let now = Instant::now();
@@ -129,13 +128,16 @@ async fn get_against_a_bare_handler(running: &Running) {
     for run in 1..=2 {
         let api = request_rate(running.address, &running.connector, GET_PATH).await;
         let baseline = request_rate(bare_address, &running.connector, GET_PATH).await;
-        println!("| {run} | {api:.0} | {baseline:.0} | {:.2} |", api / baseline);
+        println!(
+            "| {run} | {api:.0} | {baseline:.0} | {:.2} |",
+            api / baseline
+        );
     }
     let _ = stop.send(());
 }
 
-/// One GET's body over a new connection.
-async fn fetch(running: &Running, path: &str) -> Bytes {
+/// A GET of `path` on a new connection, answered with its status checked.
+async fn get(running: &Running, path: &str) -> hyper::body::Incoming {
     let tcp = TcpStream::connect(running.address).await.expect("connects");
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
     let tls = running.connector.connect(name, tcp).await.expect("TLS");
@@ -149,8 +151,13 @@ async fn fetch(running: &Running, path: &str) -> Bytes {
         .expect("a request");
     let response = sender.send_request(request).await.expect("an answer");
     assert_eq!(response.status(), 200, "{path}");
-    response
-        .into_body()
+    response.into_body()
+}
+
+/// One GET's whole body.
+async fn fetch(running: &Running, path: &str) -> Bytes {
+    get(running, path)
+        .await
         .collect()
         .await
         .expect("a body")
@@ -189,22 +196,7 @@ async fn list_against_convert(running: &Running) {
     let before = resident_kib();
     reset_peak();
     let started = Instant::now();
-    let tcp = TcpStream::connect(running.address).await.expect("connects");
-    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = running.connector.connect(name, tcp).await.expect("TLS");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .expect("HTTP/1.1");
-    tokio::spawn(connection);
-    let request = Request::get(path)
-        .header("host", "localhost")
-        .body(Empty::<Bytes>::new())
-        .expect("a request");
-    let mut body = sender
-        .send_request(request)
-        .await
-        .expect("an answer")
-        .into_body();
+    let mut body = get(running, path).await;
     let mut listed = 0usize;
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame.expect("a frame").into_data() {

@@ -223,6 +223,15 @@ where
         Err(ApiError::invalid(&subject, causes))
     }
 
+    /// The stored value of a key; 404 when there is none.
+    async fn stored(&self, key: &[u8], subject: &Subject) -> Result<KeyValue, ApiError> {
+        self.backend
+            .get(key)
+            .await
+            .map_err(|e| ApiError::from_store(e, subject))?
+            .ok_or_else(|| ApiError::not_found(subject))
+    }
+
     /// Reads one object.
     ///
     /// # Errors
@@ -230,12 +239,7 @@ where
     /// 404 when there is none; storage errors.
     pub async fn get(&self, served: &Served<H>, place: Place<'_>) -> Result<H, ApiError> {
         let subject = Self::subject(served, place.name);
-        let kv = self
-            .backend
-            .get(&self.key_of(served, place))
-            .await
-            .map_err(|e| ApiError::from_store(e, &subject))?
-            .ok_or_else(|| ApiError::not_found(&subject))?;
+        let kv = self.stored(&self.key_of(served, place), &subject).await?;
         self.decode(served, &kv, kv.mod_revision)
     }
 
@@ -375,12 +379,7 @@ where
             .clone()
             .filter(|rv| !rv.is_empty());
         loop {
-            let kv = self
-                .backend
-                .get(&key)
-                .await
-                .map_err(|e| ApiError::from_store(e, &subject))?
-                .ok_or_else(|| ApiError::not_found(&subject))?;
+            let kv = self.stored(&key, &subject).await?;
             if let Some(expected) = &expected
                 && *expected != kv.mod_revision.to_string()
             {
@@ -494,12 +493,7 @@ where
         }
         let key = self.key_of(served, place);
         loop {
-            let kv = self
-                .backend
-                .get(&key)
-                .await
-                .map_err(|e| ApiError::from_store(e, &subject))?
-                .ok_or_else(|| ApiError::not_found(&subject))?;
+            let kv = self.stored(&key, &subject).await?;
             let object = self.decode(served, &kv, kv.mod_revision)?;
             check_preconditions(&subject, &object, preconditions)?;
             if dry_run {

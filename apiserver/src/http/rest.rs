@@ -118,41 +118,22 @@ where
         }
         (Method::GET, false) => list(server, &target, &query, format, table).await,
         (Method::GET, true) => get(server, &target, format, table).await,
-        (Method::POST, false) => {
+        (method @ (Method::POST | Method::PUT | Method::PATCH), named)
+            if (method == Method::POST) != named =>
+        {
             let body = read_body(request).await?;
-            create(
-                server,
-                &target,
-                &query,
-                request_type.as_deref(),
-                &body,
+            let write = Write {
+                target: &target,
+                query: &query,
+                content_type: request_type.as_deref(),
+                body: &body,
                 format,
-            )
-            .await
-        }
-        (Method::PUT, true) => {
-            let body = read_body(request).await?;
-            update(
-                server,
-                &target,
-                &query,
-                request_type.as_deref(),
-                &body,
-                format,
-            )
-            .await
-        }
-        (Method::PATCH, true) => {
-            let body = read_body(request).await?;
-            patch(
-                server,
-                &target,
-                &query,
-                request_type.as_deref(),
-                &body,
-                format,
-            )
-            .await
+            };
+            match method {
+                Method::POST => create(server, &write).await,
+                Method::PUT => update(server, &write).await,
+                _ => patch(server, &write).await,
+            }
         }
         (Method::DELETE, true) => {
             let body = read_body(request).await?;
@@ -161,6 +142,15 @@ where
         (Method::DELETE, false) => delete_collection(server, &target, &query, format).await,
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// A write's request: what it is about and its body.
+struct Write<'a, H: 'static> {
+    target: &'a Target<'a, H>,
+    query: &'a Query,
+    content_type: Option<&'a str>,
+    body: &'a [u8],
+    format: Format,
 }
 
 /// A header's value, when it is text.
@@ -604,16 +594,14 @@ fn list_body<H>(
 /// `kind` taken from the URL, others refused; fields reported as `fieldValidation` says.
 fn decode_body<H, B>(
     server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
-    query: &Query,
-    request_type: Option<&str>,
-    body: &[u8],
+    write: &Write<'_, H>,
 ) -> Result<(H, Vec<String>), ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let format = media::body_format(request_type)?;
+    let (target, query, body) = (write.target, write.query, write.body);
+    let format = media::body_format(write.content_type)?;
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let looks_right = match format {
         Format::Json => start.is_some_and(|i| body[i] == b'{'),
@@ -704,19 +692,13 @@ fn bad_decode(error: apfkit_runtime::scheme::SchemeError) -> ApiError {
     ApiError::bad_request(error.to_string())
 }
 
-async fn create<H, B>(
-    server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
-    query: &Query,
-    request_type: Option<&str>,
-    body: &[u8],
-    format: Format,
-) -> Result<Response, ApiError>
+async fn create<H, B>(server: &ApiServer<H, B>, write: &Write<'_, H>) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let (object, warnings) = decode_body(server, target, query, request_type, body)?;
+    let (target, query, format) = (write.target, write.query, write.format);
+    let (object, warnings) = decode_body(server, write)?;
     let namespace = target.namespace.as_deref();
     if target.served.config.namespaced
         && let Some(given) = object.metadata().namespace.as_deref()
@@ -741,54 +723,14 @@ where
     object_response(201, target.codec, written.object, format, &warnings)
 }
 
-async fn update<H, B>(
-    server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
-    query: &Query,
-    request_type: Option<&str>,
-    body: &[u8],
-    format: Format,
-) -> Result<Response, ApiError>
+async fn update<H, B>(server: &ApiServer<H, B>, write: &Write<'_, H>) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let (object, warnings) = decode_body(server, target, query, request_type, body)?;
-    let place = target.place();
-    if object.name() != place.name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({})",
-            object.name(),
-            place.name
-        )));
-    }
-    if let Some(given) = object.metadata().namespace.as_deref()
-        && !given.is_empty()
-        && target.served.config.namespaced
-        && Some(given) != place.namespace
-    {
-        return Err(ApiError::bad_request(format!(
-            "the namespace of the object ({given}) does not match the namespace on the request \
-             ({})",
-            place.namespace.unwrap_or_default()
-        )));
-    }
-    let kind = if target.status {
-        UpdateKind::Status
-    } else {
-        UpdateKind::Main
-    };
-    let written = server
-        .objects
-        .update(
-            target.served,
-            place,
-            object,
-            &target.codec.api_version(),
-            kind,
-            query.dry_run,
-        )
-        .await?;
+    let (target, query, format) = (write.target, write.query, write.format);
+    let (object, warnings) = decode_body(server, write)?;
+    let written = replace(server, target, query, object).await?;
     object_response(200, target.codec, written.object, format, &warnings)
 }
 
@@ -832,19 +774,14 @@ fn patch_type<H>(
 /// Applies a patch to the stored object in the URL's version, then updates it as a PUT of
 /// the result would; tried again when the object changed meanwhile, unless the patch names
 /// the `resourceVersion` it applies to.
-async fn patch<H, B>(
-    server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
-    query: &Query,
-    request_type: Option<&str>,
-    body: &[u8],
-    format: Format,
-) -> Result<Response, ApiError>
+async fn patch<H, B>(server: &ApiServer<H, B>, write: &Write<'_, H>) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let kind = patch_type(target, request_type)?;
+    let (target, query, format) = (write.target, write.query, write.format);
+    let kind = patch_type(target, write.content_type)?;
+    let body = write.body;
     let place = target.place();
     let config = &target.served.config;
     let schema = match kind {
@@ -886,30 +823,7 @@ where
             unknown_fields: Vec::new(),
         };
         let (object, warnings) = decode_document(target, query, document)?;
-        if object.name() != place.name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({}) does not match the name on the URL ({})",
-                object.name(),
-                place.name
-            )));
-        }
-        let kind = if target.status {
-            UpdateKind::Status
-        } else {
-            UpdateKind::Main
-        };
-        match server
-            .objects
-            .update(
-                target.served,
-                place,
-                object,
-                &target.codec.api_version(),
-                kind,
-                query.dry_run,
-            )
-            .await
-        {
+        match replace(server, target, query, object).await {
             Ok(written) => {
                 return object_response(200, target.codec, written.object, format, &warnings);
             }
@@ -917,6 +831,55 @@ where
             Err(error) => return Err(error),
         }
     }
+}
+
+/// Writes `object` over the stored object of the URL (or its status, for `/status`), once its
+/// name and namespace are checked against the URL's.
+async fn replace<H, B>(
+    server: &ApiServer<H, B>,
+    target: &Target<'_, H>,
+    query: &Query,
+    object: H,
+) -> Result<crate::objects::Written<H>, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let place = target.place();
+    if object.name() != place.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({})",
+            object.name(),
+            place.name
+        )));
+    }
+    if let Some(given) = object.metadata().namespace.as_deref()
+        && !given.is_empty()
+        && target.served.config.namespaced
+        && Some(given) != place.namespace
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({given}) does not match the namespace on the request \
+             ({})",
+            place.namespace.unwrap_or_default()
+        )));
+    }
+    let kind = if target.status {
+        UpdateKind::Status
+    } else {
+        UpdateKind::Main
+    };
+    server
+        .objects
+        .update(
+            target.served,
+            place,
+            object,
+            &target.codec.api_version(),
+            kind,
+            query.dry_run,
+        )
+        .await
 }
 
 /// `DeleteOptions` of a delete's body, if it has one.
