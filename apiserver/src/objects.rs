@@ -26,6 +26,43 @@ pub struct Objects<H: 'static, B> {
     prefix: String,
     limits: Limits,
     validate: Validator<H>,
+    decoded: std::sync::Mutex<Decoded<H>>,
+}
+
+/// Objects decoded from storage, by key and mod revision: a key written at a revision holds
+/// one value for good, so reading it again needs no second decode (kube-apiserver keeps
+/// decoded objects in its watch cache for the same reason). Bounded; the oldest entry goes
+/// first.
+struct Decoded<H> {
+    entries: std::collections::HashMap<Vec<u8>, (Revision, H)>,
+    order: std::collections::VecDeque<Vec<u8>>,
+}
+
+/// Objects kept decoded.
+const DECODED_OBJECTS: usize = 1024;
+
+impl<H: Clone> Decoded<H> {
+    fn get(&self, key: &[u8], revision: Revision) -> Option<H> {
+        self.entries
+            .get(key)
+            .filter(|(kept, _)| *kept == revision)
+            .map(|(_, object)| object.clone())
+    }
+
+    fn insert(&mut self, key: &[u8], revision: Revision, object: H) {
+        if self
+            .entries
+            .insert(key.to_vec(), (revision, object))
+            .is_none()
+        {
+            self.order.push_back(key.to_vec());
+        }
+        while self.order.len() > DECODED_OBJECTS {
+            if let Some(oldest) = self.order.pop_front() {
+                self.entries.remove(&oldest);
+            }
+        }
+    }
 }
 
 /// Where an object is: its namespace (for namespaced resources) and name.
@@ -125,6 +162,10 @@ where
             prefix: prefix.trim_end_matches('/').to_owned(),
             limits,
             validate,
+            decoded: std::sync::Mutex::new(Decoded {
+                entries: std::collections::HashMap::new(),
+                order: std::collections::VecDeque::new(),
+            }),
         }
     }
 
@@ -156,6 +197,27 @@ where
 
     /// Decodes a stored value into the hub, with its `resourceVersion`.
     fn decode(&self, served: &Served<H>, kv: &KeyValue, revision: Revision) -> Result<H, ApiError> {
+        let kept = self
+            .decoded
+            .lock()
+            .ok()
+            .and_then(|decoded| decoded.get(&kv.key, kv.mod_revision));
+        let mut object = match kept {
+            Some(object) => object,
+            None => {
+                let object = self.decode_stored(served, kv)?;
+                if let Ok(mut decoded) = self.decoded.lock() {
+                    decoded.insert(&kv.key, kv.mod_revision, object.clone());
+                }
+                object
+            }
+        };
+        object.metadata_mut().resource_version = Some(revision.to_string());
+        Ok(object)
+    }
+
+    /// Decodes a stored value into the hub.
+    fn decode_stored(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
         let key = String::from_utf8_lossy(&kv.key);
         let broken = |why: String| ApiError::internal(format!("stored object {key}: {why}"));
         let mut decoded = None;
@@ -166,7 +228,7 @@ where
                 Ok::<(), StoredError>(())
             })
             .map_err(|e| broken(e.0))?;
-        let mut object = decoded.ok_or_else(|| broken("empty".to_owned()))?;
+        let object = decoded.ok_or_else(|| broken("empty".to_owned()))?;
         if object.kind() != served.config.kind {
             return Err(broken(format!(
                 "a {} where {} are kept",
@@ -174,7 +236,6 @@ where
                 served.plural
             )));
         }
-        object.metadata_mut().resource_version = Some(revision.to_string());
         Ok(object)
     }
 
@@ -648,6 +709,25 @@ fn generated_name(base: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoded_objects_are_kept_by_key_and_revision_and_bounded() {
+        let mut decoded = Decoded {
+            entries: std::collections::HashMap::new(),
+            order: std::collections::VecDeque::new(),
+        };
+        decoded.insert(b"a", Revision(3), "a at 3");
+        assert_eq!(decoded.get(b"a", Revision(3)), Some("a at 3"));
+        assert_eq!(decoded.get(b"a", Revision(4)), None, "another revision is another value");
+        decoded.insert(b"a", Revision(4), "a at 4");
+        assert_eq!(decoded.get(b"a", Revision(4)), Some("a at 4"));
+        for i in 0..DECODED_OBJECTS + 10 {
+            decoded.insert(format!("k{i}").as_bytes(), Revision(5), "k");
+        }
+        assert_eq!(decoded.entries.len(), DECODED_OBJECTS);
+        assert_eq!(decoded.order.len(), DECODED_OBJECTS);
+        assert_eq!(decoded.get(b"a", Revision(4)), None, "the oldest went first");
+    }
 
     #[test]
     fn generated_names_keep_the_base_and_add_five_characters() {
