@@ -31,35 +31,52 @@ pub struct Objects<H: 'static, B> {
 
 /// Objects decoded from storage, by key and mod revision: a key written at a revision holds
 /// one value for good, so reading it again needs no second decode (kube-apiserver keeps
-/// decoded objects in its watch cache for the same reason). Bounded; the oldest entry goes
-/// first.
+/// decoded objects in its watch cache for the same reason). Bounded in count and in the bytes
+/// of the stored values; the oldest entry goes first.
 struct Decoded<H> {
-    entries: std::collections::HashMap<Vec<u8>, (Revision, H)>,
+    entries: std::collections::HashMap<Vec<u8>, (Revision, H, usize)>,
     order: std::collections::VecDeque<Vec<u8>>,
+    bytes: usize,
 }
 
 /// Objects kept decoded.
 const DECODED_OBJECTS: usize = 1024;
+/// Stored bytes of the objects kept decoded (a decoded object takes a few times its stored
+/// size).
+const DECODED_BYTES: usize = 4 << 20;
 
 impl<H: Clone> Decoded<H> {
+    fn new() -> Self {
+        Decoded {
+            entries: std::collections::HashMap::new(),
+            order: std::collections::VecDeque::new(),
+            bytes: 0,
+        }
+    }
+
     fn get(&self, key: &[u8], revision: Revision) -> Option<H> {
         self.entries
             .get(key)
-            .filter(|(kept, _)| *kept == revision)
-            .map(|(_, object)| object.clone())
+            .filter(|(kept, _, _)| *kept == revision)
+            .map(|(_, object, _)| object.clone())
     }
 
-    fn insert(&mut self, key: &[u8], revision: Revision, object: H) {
-        if self
-            .entries
-            .insert(key.to_vec(), (revision, object))
-            .is_none()
-        {
-            self.order.push_back(key.to_vec());
+    /// Keeps `object`, decoded from `size` stored bytes, unless it alone is over the bound.
+    fn insert(&mut self, key: &[u8], revision: Revision, object: H, size: usize) {
+        if size > DECODED_BYTES {
+            return;
         }
-        while self.order.len() > DECODED_OBJECTS {
-            if let Some(oldest) = self.order.pop_front() {
-                self.entries.remove(&oldest);
+        match self.entries.insert(key.to_vec(), (revision, object, size)) {
+            Some((_, _, replaced)) => self.bytes -= replaced,
+            None => self.order.push_back(key.to_vec()),
+        }
+        self.bytes += size;
+        while self.order.len() > DECODED_OBJECTS || self.bytes > DECODED_BYTES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((_, _, size)) = self.entries.remove(&oldest) {
+                self.bytes -= size;
             }
         }
     }
@@ -162,10 +179,7 @@ where
             prefix: prefix.trim_end_matches('/').to_owned(),
             limits,
             validate,
-            decoded: std::sync::Mutex::new(Decoded {
-                entries: std::collections::HashMap::new(),
-                order: std::collections::VecDeque::new(),
-            }),
+            decoded: std::sync::Mutex::new(Decoded::new()),
         }
     }
 
@@ -207,7 +221,7 @@ where
             None => {
                 let object = self.decode_stored(served, kv)?;
                 if let Ok(mut decoded) = self.decoded.lock() {
-                    decoded.insert(&kv.key, kv.mod_revision, object.clone());
+                    decoded.insert(&kv.key, kv.mod_revision, object.clone(), kv.value.len());
                 }
                 object
             }
@@ -712,21 +726,35 @@ mod tests {
 
     #[test]
     fn decoded_objects_are_kept_by_key_and_revision_and_bounded() {
-        let mut decoded = Decoded {
-            entries: std::collections::HashMap::new(),
-            order: std::collections::VecDeque::new(),
-        };
-        decoded.insert(b"a", Revision(3), "a at 3");
+        let mut decoded = Decoded::new();
+        decoded.insert(b"a", Revision(3), "a at 3", 10);
         assert_eq!(decoded.get(b"a", Revision(3)), Some("a at 3"));
-        assert_eq!(decoded.get(b"a", Revision(4)), None, "another revision is another value");
-        decoded.insert(b"a", Revision(4), "a at 4");
+        assert_eq!(
+            decoded.get(b"a", Revision(4)),
+            None,
+            "another revision is another value"
+        );
+        decoded.insert(b"a", Revision(4), "a at 4", 10);
         assert_eq!(decoded.get(b"a", Revision(4)), Some("a at 4"));
+        assert_eq!(decoded.bytes, 10);
         for i in 0..DECODED_OBJECTS + 10 {
-            decoded.insert(format!("k{i}").as_bytes(), Revision(5), "k");
+            decoded.insert(format!("k{i}").as_bytes(), Revision(5), "k", 1);
         }
         assert_eq!(decoded.entries.len(), DECODED_OBJECTS);
         assert_eq!(decoded.order.len(), DECODED_OBJECTS);
-        assert_eq!(decoded.get(b"a", Revision(4)), None, "the oldest went first");
+        assert_eq!(
+            decoded.get(b"a", Revision(4)),
+            None,
+            "the oldest went first"
+        );
+        // Bounded by bytes too: large objects push the others out, and one over the bound is
+        // not kept at all.
+        decoded.insert(b"big", Revision(6), "big", DECODED_BYTES - 100);
+        decoded.insert(b"big2", Revision(6), "big2", 200);
+        assert!(decoded.bytes <= DECODED_BYTES);
+        assert_eq!(decoded.get(b"big", Revision(6)), None);
+        decoded.insert(b"huge", Revision(7), "huge", DECODED_BYTES + 1);
+        assert_eq!(decoded.get(b"huge", Revision(7)), None);
     }
 
     #[test]
