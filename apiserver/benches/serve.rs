@@ -8,6 +8,9 @@
 //!   objects with the scheme (what `apfkit convert` does) in the same process. Target ≥ 1.0×
 //!   in MB/s, and the server's peak resident memory grows by at most 32 MiB.
 //!
+//! - **Watch fan-out**: 1,000 watchers each receiving 1,000 events (FlowSchemas created one
+//!   after another); the delay from each write to its arrival at each watcher, p50 and p99.
+//!
 //! `APFKIT_BENCH_SECONDS` sets each GET run's length (default 5).
 
 use std::sync::Arc;
@@ -44,6 +47,7 @@ fn main() {
         running.create("exempt", 0).await;
         get_against_a_bare_handler(&running).await;
         list_against_convert(&running).await;
+        watch_fan_out(&running).await;
     });
 }
 
@@ -241,5 +245,95 @@ async fn list_against_convert(running: &Running) {
     println!(
         "| scheme convert | {converted} | {:.3} | {convert_rate:.1} | 1.00 | |",
         convert_time.as_secs_f64()
+    );
+}
+
+const WATCHERS: usize = 1_000;
+const EVENTS: usize = 1_000;
+
+/// Microseconds since the Unix epoch.
+fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// The write times (`sent-<micros>` annotations) found in a watch body's bytes, after what
+/// was left of the previous chunk.
+fn sent_times(carry: &mut Vec<u8>, chunk: &[u8], arrived: u64, delays: &mut Vec<u64>) {
+    carry.extend_from_slice(chunk);
+    let mut consumed = 0;
+    while let Some(at) = carry[consumed..].windows(5).position(|w| w == b"sent-") {
+        let start = consumed + at + 5;
+        let Some(end) = carry[start..].iter().position(|b| !b.is_ascii_digit()) else {
+            break;
+        };
+        if let Ok(sent) = std::str::from_utf8(&carry[start..start + end])
+            .unwrap_or_default()
+            .parse::<u64>()
+        {
+            delays.push(arrived.saturating_sub(sent));
+        }
+        consumed = start + end;
+    }
+    carry.drain(..consumed);
+}
+
+async fn watch_fan_out(running: &Running) {
+    let revision = running
+        .server
+        .objects()
+        .current_revision()
+        .await
+        .expect("a revision");
+    let path = format!(
+        "{}?watch=true&resourceVersion={revision}",
+        support::FLOW_SCHEMAS
+    );
+    let mut watchers = Vec::new();
+    for _ in 0..WATCHERS {
+        let mut body = get(running, &path).await;
+        watchers.push(tokio::spawn(async move {
+            let mut delays = Vec::with_capacity(EVENTS);
+            let mut carry = Vec::new();
+            while delays.len() < EVENTS {
+                match body.frame().await {
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            sent_times(&mut carry, &data, now_micros(), &mut delays);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            delays
+        }));
+    }
+    let started = Instant::now();
+    for i in 0..EVENTS {
+        running
+            .create_annotated(&format!("fan-{i:04}"), format!("sent-{}", now_micros()))
+            .await;
+    }
+    let written = started.elapsed();
+    let mut delays = Vec::with_capacity(WATCHERS * EVENTS);
+    for watcher in watchers {
+        delays.extend(watcher.await.expect("a watcher"));
+    }
+    let delivered = started.elapsed();
+    delays.sort_unstable();
+    let at = |q: f64| delays[((delays.len() as f64 * q) as usize).min(delays.len() - 1)];
+    println!();
+    println!("Watch fan-out: {WATCHERS} watchers, {EVENTS} events each (SQLite):");
+    println!("| events delivered | writes took | all delivered after | p50 delay | p99 delay |");
+    println!("|---|---|---|---|---|");
+    println!(
+        "| {} of {} | {:.2} s | {:.2} s | {:.1} ms | {:.1} ms |",
+        delays.len(),
+        WATCHERS * EVENTS,
+        written.as_secs_f64(),
+        delivered.as_secs_f64(),
+        at(0.50) as f64 / 1000.0,
+        at(0.99) as f64 / 1000.0
     );
 }

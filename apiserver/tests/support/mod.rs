@@ -129,10 +129,15 @@ pub fn connector(ca_pem: &str) -> TlsConnector {
 impl<B: Backend + 'static> Running<B> {
     /// Creates a FlowSchema through the objects API, with an annotation of `filler` bytes.
     pub async fn create(&self, name: &str, filler: usize) {
+        self.create_annotated(name, "x".repeat(filler)).await;
+    }
+
+    /// Creates a FlowSchema through the objects API, with `filler` as an annotation.
+    pub async fn create_annotated(&self, name: &str, filler: String) {
         let object = serde_json::json!({
             "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
             "kind": "FlowSchema",
-            "metadata": {"name": name, "annotations": {"filler": "x".repeat(filler)}},
+            "metadata": {"name": name, "annotations": {"filler": filler}},
             "spec": {
                 "priorityLevelConfiguration": {"name": "global-default"},
                 "distinguisherMethod": {"type": "ByUser"},
