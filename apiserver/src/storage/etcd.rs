@@ -76,6 +76,16 @@ impl EtcdBackend {
         }
         Err(last.expect("at least one member"))
     }
+
+    /// Runs one transaction, failing over between members.
+    async fn transaction(&self, txn: Txn) -> Result<etcd_client::TxnResponse, StoreError> {
+        self.call(|mut client| {
+            let txn = txn.clone();
+            async move { client.txn(txn).await }
+        })
+        .await
+        .map_err(error)
+    }
 }
 
 /// Whether a member failed to answer, rather than answered an error: another member may.
@@ -241,13 +251,7 @@ impl Backend for EtcdBackend {
         let txn = Txn::new()
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, value.clone(), None)]);
-        let response = self
-            .call(|mut client| {
-                let txn = txn.clone();
-                async move { client.txn(txn).await }
-            })
-            .await
-            .map_err(error)?;
+        let response = self.transaction(txn).await?;
         if !response.succeeded() {
             return Err(StoreError::AlreadyExists);
         }
@@ -273,13 +277,7 @@ impl Backend for EtcdBackend {
             .when([Compare::mod_revision(key, CompareOp::Equal, expected_rev)])
             .and_then([TxnOp::put(key, value.clone(), None)])
             .or_else([TxnOp::get(key, None)]);
-        let response = self
-            .call(|mut client| {
-                let txn = txn.clone();
-                async move { client.txn(txn).await }
-            })
-            .await
-            .map_err(error)?;
+        let response = self.transaction(txn).await?;
         if !response.succeeded() {
             return Err(conflict_or_missing(&response, expected));
         }
@@ -327,13 +325,7 @@ impl Backend for EtcdBackend {
                 Some(DeleteOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(key, None)]);
-        let response = self
-            .call(|mut client| {
-                let txn = txn.clone();
-                async move { client.txn(txn).await }
-            })
-            .await
-            .map_err(error)?;
+        let response = self.transaction(txn).await?;
         if !response.succeeded() {
             return Err(conflict_or_missing(
                 &response,

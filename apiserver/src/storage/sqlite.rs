@@ -235,6 +235,24 @@ impl State {
             .map_err(backend)
     }
 
+    /// The key's last row if it is not a delete, and (when `expected` is given) written at
+    /// that revision: the check of a compare-and-swap.
+    fn live(&self, key: &[u8], expected: Option<Revision>) -> Result<Row, StoreError> {
+        let current = self
+            .latest(key)?
+            .filter(|row| !row.deleted)
+            .ok_or(StoreError::NotFound)?;
+        if let Some(expected) = expected
+            && current.id != expected.0
+        {
+            return Err(StoreError::Conflict {
+                expected,
+                actual: Revision(current.id),
+            });
+        }
+        Ok(current)
+    }
+
     /// Appends a row and tells the watchers of its change; returns the row as written.
     #[allow(clippy::too_many_arguments)]
     fn append(
@@ -373,16 +391,7 @@ impl Backend for SqliteBackend {
     ) -> Result<KeyValue, StoreError> {
         let key = key.to_vec();
         self.with(move |state| {
-            let current = state
-                .latest(&key)?
-                .filter(|row| !row.deleted)
-                .ok_or(StoreError::NotFound)?;
-            if current.id != expected.0 {
-                return Err(StoreError::Conflict {
-                    expected,
-                    actual: Revision(current.id),
-                });
-            }
+            let current = state.live(&key, Some(expected))?;
             let creation = current.creation().0;
             let row = state.append(
                 &key,
@@ -405,18 +414,7 @@ impl Backend for SqliteBackend {
     ) -> Result<(KeyValue, Revision), StoreError> {
         let key = key.to_vec();
         self.with(move |state| {
-            let current = state
-                .latest(&key)?
-                .filter(|row| !row.deleted)
-                .ok_or(StoreError::NotFound)?;
-            if let Some(expected) = expected
-                && current.id != expected.0
-            {
-                return Err(StoreError::Conflict {
-                    expected,
-                    actual: Revision(current.id),
-                });
-            }
+            let current = state.live(&key, expected)?;
             let previous = current.key_value();
             let creation = current.creation().0;
             let row = state.append(

@@ -521,14 +521,19 @@ fn kubectl_explain_reads_the_openapi_documents() {
     assert!(older.contains("assuredConcurrencyShares"), "{older}");
 }
 
+/// The words of each line of `kubectl get`'s table.
+fn table_cells(table: &str) -> Vec<Vec<&str>> {
+    table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
 #[test]
 fn kubectl_get_prints_kube_apiservers_columns() {
     let server = Server::start(&[]);
     let schemas = server.kubectl_ok(&["get", "flowschemas"], b"");
-    let rows: Vec<Vec<&str>> = schemas
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = table_cells(&schemas);
     assert_eq!(
         rows[0],
         [
@@ -557,10 +562,7 @@ fn kubectl_get_prints_kube_apiservers_columns() {
         ],
         b"",
     );
-    let rows: Vec<Vec<&str>> = levels
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = table_cells(&levels);
     assert_eq!(
         rows[0],
         [
