@@ -524,6 +524,12 @@ impl ModuleEmitter<'_> {
                         ::std::result::Result::Err(error) => ::std::result::Result::Err(::std::boxed::Box::new(error)),
                     })
                 }
+                fn from_protobuf(
+                    bytes: &[u8],
+                    limits: &::apfkit_runtime::scheme::Limits,
+                ) -> ::std::option::Option<::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>> {
+                    #wire::envelope::decode_typed::<Self>(bytes, limits)
+                }
             }
         })
     }

@@ -41,6 +41,8 @@
 pub mod __private;
 pub mod convert;
 mod date_time;
+#[cfg(feature = "https")]
+pub mod https;
 mod int_or_string;
 pub mod kind;
 pub mod object;

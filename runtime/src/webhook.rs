@@ -34,15 +34,11 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 use crate::review::review;
 use crate::scheme::Scheme;
@@ -166,7 +162,6 @@ impl<H: Send + Sync + 'static> Webhook<H> {
         .with_no_client_auth()
         .with_cert_resolver(certificate.clone());
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let acceptor = TlsAcceptor::from(Arc::new(tls));
         let app = Router::new()
             .route(&config.path, post(convert::<H>))
             .route("/healthz", get(|| async { "ok" }))
@@ -177,49 +172,13 @@ impl<H: Send + Sync + 'static> Webhook<H> {
             ))
             .with_state(scheme);
         let reloader = tokio::spawn(reload_loop(certificate, config.reload_interval));
-        let graceful = GracefulShutdown::new();
-        tokio::pin!(shutdown);
-        loop {
-            let (stream, _) = tokio::select! {
-                () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(err) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        tracing::warn!("accepting a connection: {err}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-            };
-            let acceptor = acceptor.clone();
-            let service = TowerToHyperService::new(app.clone());
-            let deadline = config.handshake_timeout;
-            let watcher = graceful.watcher();
-            tokio::spawn(async move {
-                let Ok(Ok(stream)) = tokio::time::timeout(deadline, acceptor.accept(stream)).await
-                else {
-                    return;
-                };
-                let mut http = hyper::server::conn::http1::Builder::new();
-                http.timer(TokioTimer::new()).header_read_timeout(deadline);
-                let connection = http.serve_connection(TokioIo::new(stream), service);
-                if let Err(err) = watcher.watch(connection).await {
-                    tracing::debug!("connection: {err}");
-                }
-            });
-        }
-        drop(listener);
+        let connections = crate::https::Connections {
+            handshake_timeout: config.handshake_timeout,
+            http2: false,
+            grace: config.shutdown_grace,
+        };
+        crate::https::serve(app, listener, Arc::new(tls), connections, shutdown).await;
         reloader.abort();
-        if tokio::time::timeout(config.shutdown_grace, graceful.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                "requests still in flight after {:?}; stopping",
-                config.shutdown_grace
-            );
-        }
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::any::Any;
 
 use super::diff;
+use super::document::{InputError, Limits};
 use super::encoding::Encoding;
 use super::encodings::Encodings;
 use super::guard::{self, Guard};
@@ -115,7 +116,8 @@ type DecodeGuardedFn = fn(&str, &Guard) -> Option<(Typed, usize)>;
 type DecodeYamlFn = fn(&str, &Guard) -> Option<Typed>;
 type TypedToHubFn<H> = fn(Typed) -> Option<H>;
 type DefaultTypedFn = fn(Typed, Encoding, usize) -> Option<Result<Vec<u8>, SchemeError>>;
-type EncodeToFn<H> = fn(H, Encoding, usize, &mut Vec<Warning>) -> Result<Vec<u8>, SchemeError>;
+type EncodeIntoFn<H> = fn(H, Encoding, &mut Vec<u8>, &mut Vec<Warning>) -> Result<(), SchemeError>;
+type FromProtobufFn<H> = fn(&[u8], &Limits) -> Option<Result<H, InputError>>;
 
 /// One kind of one group-version: its identity and its typed functions, made by
 /// [`Codec::of`] in generated code.
@@ -138,7 +140,8 @@ pub struct Codec<H: 'static> {
     decode_yaml: DecodeYamlFn,
     typed_to_hub: TypedToHubFn<H>,
     default_typed: DefaultTypedFn,
-    encode_to: EncodeToFn<H>,
+    encode_into: EncodeIntoFn<H>,
+    from_protobuf: FromProtobufFn<H>,
 }
 
 impl<H> std::fmt::Debug for Codec<H> {
@@ -184,7 +187,8 @@ impl<H: 'static> Codec<H> {
             decode_yaml: decode_yaml_as::<T>,
             typed_to_hub: typed_to_hub_as::<T, H>,
             default_typed: default_typed_as::<T>,
-            encode_to: encode_to_as::<T, H>,
+            encode_into: encode_into_as::<T, H>,
+            from_protobuf: from_protobuf_as::<T, H>,
         }
     }
 
@@ -259,7 +263,34 @@ impl<H: 'static> Codec<H> {
         input_length: usize,
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<u8>, SchemeError> {
-        (self.encode_to)(hub, encoding, expected_length(input_length), warnings)
+        let mut out = Vec::with_capacity(expected_length(input_length));
+        (self.encode_into)(hub, encoding, &mut out, warnings)?;
+        Ok(out)
+    }
+
+    /// [`Codec::encode_to`], appending to `out` (many objects into one buffer). On an error
+    /// `out` may hold part of the object.
+    ///
+    /// # Errors
+    ///
+    /// As [`Codec::encode_to`].
+    pub fn encode_into(
+        &self,
+        hub: H,
+        encoding: Encoding,
+        out: &mut Vec<u8>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), SchemeError> {
+        (self.encode_into)(hub, encoding, out, warnings)
+    }
+
+    /// Reads an object of this codec's version and kind from Kubernetes protobuf in its
+    /// envelope (as etcd holds it) straight into its type, within `limits`, then defaults it
+    /// and converts it to the hub; fields its type lacks are dropped. `None` when the
+    /// envelope holds another version or kind, or the kind has no protobuf form: read it with
+    /// [`super::Scheme::read`] then.
+    pub fn decode_protobuf(&self, bytes: &[u8], limits: &Limits) -> Option<Result<H, InputError>> {
+        (self.from_protobuf)(bytes, limits)
     }
 
     /// Converts a hub object to this version and encodes it, reporting what it cannot keep.
@@ -473,6 +504,14 @@ where
     Some(defaulted_hub(*typed.downcast::<T>().ok()?))
 }
 
+fn from_protobuf_as<T, H>(bytes: &[u8], limits: &Limits) -> Option<Result<H, InputError>>
+where
+    T: Encodings + ApplyDefaults + ToHub,
+    T::Hub: HubKind<Object = H>,
+{
+    Some(T::from_protobuf(bytes, limits)?.map(defaulted_hub::<T, H>))
+}
+
 fn default_typed_as<T>(
     typed: Typed,
     encoding: Encoding,
@@ -511,18 +550,18 @@ fn expected_length(input_length: usize) -> usize {
     input_length.saturating_mul(2).saturating_add(256)
 }
 
-fn encode_to_as<T, H>(
+fn encode_into_as<T, H>(
     object: H,
     encoding: Encoding,
-    capacity: usize,
+    out: &mut Vec<u8>,
     warnings: &mut Vec<Warning>,
-) -> Result<Vec<u8>, SchemeError>
+) -> Result<(), SchemeError>
 where
     T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Encodings + ApplyDefaults + Kind + Clone,
     <T as FromHub>::Hub: SchemeHub<H>,
 {
     converted_as::<T, H, _>(object, warnings, |external| {
-        encoding.encode::<T>(external, capacity)
+        encoding.encode_into::<T>(external, out)
     })
 }
 

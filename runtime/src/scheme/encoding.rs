@@ -104,30 +104,44 @@ impl Encoding {
     where
         T: Kind + Encodings,
     {
+        let mut out = Vec::with_capacity(capacity);
+        self.encode_into(object, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Encoding::encode`], appending to `out`. On an error `out` may hold part of the
+    /// object.
+    ///
+    /// # Errors
+    ///
+    /// As [`Encoding::encode`].
+    pub fn encode_into<T>(self, object: &T, out: &mut Vec<u8>) -> Result<(), SchemeError>
+    where
+        T: Kind + Encodings,
+    {
         let failed = |message: String| SchemeError::new(ErrorKind::Encoding, "", message);
         match self {
             // Sorted keys, as the YAML of a JSON value has them.
             Encoding::Yaml => {
                 let value = serde_json::to_value(object).map_err(|e| failed(e.to_string()))?;
-                Encoding::Yaml.encode_value(&value, None)
+                out.extend(Encoding::Yaml.encode_value(&value, None)?);
             }
-            Encoding::Json | Encoding::JsonPretty => {
-                let mut out = Vec::with_capacity(capacity);
-                object
-                    .write_json(&mut out, self == Encoding::JsonPretty)
-                    .map_err(|e| failed(e.to_string()))?;
-                Ok(out)
-            }
+            Encoding::Json | Encoding::JsonPretty => object
+                .write_json(out, self == Encoding::JsonPretty)
+                .map_err(|e| failed(e.to_string()))?,
             Encoding::Protobuf => match object.to_protobuf() {
-                Some(written) => written.map_err(|source| {
+                Some(written) => out.extend(written.map_err(|source| {
                     failed(format!("encoding {} {}: {source}", T::API_VERSION, T::KIND))
-                }),
-                None => Err(failed(format!(
-                    "{} {} has no protobuf form",
-                    T::API_VERSION,
-                    T::KIND
-                ))),
+                })?),
+                None => {
+                    return Err(failed(format!(
+                        "{} {} has no protobuf form",
+                        T::API_VERSION,
+                        T::KIND
+                    )));
+                }
             },
         }
+        Ok(())
     }
 }

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use super::document::{InputError, Limits};
+
 /// Why an object could not be written; the encoder's own error.
 pub type EncodingError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -28,6 +30,18 @@ pub trait Encodings: Serialize {
     /// The object as Kubernetes protobuf in its storage envelope (`k8s\0`, then
     /// `runtime.Unknown`); `None` for a kind without a protobuf form (the default).
     fn to_protobuf(&self) -> Option<Result<Vec<u8>, EncodingError>> {
+        None
+    }
+
+    /// Reads what [`Encodings::to_protobuf`] writes straight into the type, within `limits`,
+    /// dropping fields the type lacks. `None` when the kind has no protobuf form (the
+    /// default), the bytes do not start with the envelope's prefix, or the envelope names
+    /// another apiVersion or kind: the caller reads them some other way.
+    fn from_protobuf(bytes: &[u8], limits: &Limits) -> Option<Result<Self, InputError>>
+    where
+        Self: Sized,
+    {
+        let _ = (bytes, limits);
         None
     }
 }

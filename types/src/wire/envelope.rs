@@ -18,9 +18,10 @@
 //! assert_eq!(decoded.value["status"], serde_json::json!({})); // a Go struct value
 //! ```
 
+use apfkit_runtime::scheme::InputError;
 use serde_json::Value;
 
-use super::protobuf::{DecodeError, Decoded, Limits};
+use super::protobuf::{self, DecodeError, Decoded, Exceeded, Limits, Message};
 use super::{Codec, WireError};
 
 /// The first bytes of a protobuf-encoded object (`k8s` and a zero byte).
@@ -190,4 +191,71 @@ pub fn encode(object: &Value) -> Result<Vec<u8>, EnvelopeError> {
         }
     })?;
     Ok(wrap(api_version, kind, &raw))
+}
+
+/// An enveloped object (prefix included) of the kind `T`, decoded straight into `T` (no JSON
+/// value on the way), the fields `T` lacks dropped; refused as soon as it exceeds `limits`.
+/// `None` when the bytes lack the prefix or the envelope names another apiVersion or kind.
+///
+/// ```
+/// use apfkit_types::flowcontrol::v1::FlowSchema;
+/// use apfkit_types::wire::envelope;
+/// use apfkit_runtime::scheme::Encodings;
+///
+/// let schema: FlowSchema = serde_json::from_str(
+///     r#"{"metadata": {"name": "probes"}, "spec": {"matchingPrecedence": 2}}"#,
+/// ).unwrap();
+/// let bytes = schema.to_protobuf().unwrap().unwrap();
+/// let read: FlowSchema = envelope::decode_typed(&bytes, &Default::default()).unwrap().unwrap();
+/// assert_eq!((read.metadata, read.spec), (schema.metadata, schema.spec));
+/// // Another kind's envelope is not for FlowSchema to read.
+/// let other = envelope::wrap("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", &[]);
+/// assert!(envelope::decode_typed::<FlowSchema>(&other, &Default::default()).is_none());
+/// ```
+pub fn decode_typed<T: Message + apfkit_runtime::Kind>(
+    bytes: &[u8],
+    limits: &apfkit_runtime::scheme::Limits,
+) -> Option<Result<T, InputError>> {
+    let message = bytes.strip_prefix(PREFIX)?;
+    let unknown = match unwrap(message) {
+        Ok(unknown) => unknown,
+        Err(error) => return Some(Err(input_error(error))),
+    };
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    if type_meta.api_version.as_deref() != Some(T::API_VERSION)
+        || type_meta.kind.as_deref() != Some(T::KIND)
+    {
+        return None;
+    }
+    let raw = unknown.raw.unwrap_or_default();
+    Some(
+        protobuf::decode_within::<T>(&raw, &limits.into())
+            .map(|decoded| decoded.value)
+            .map_err(|source| {
+                input_error(EnvelopeError::Decode {
+                    api_version: T::API_VERSION.to_owned(),
+                    kind: T::KIND.to_owned(),
+                    source,
+                })
+            }),
+    )
+}
+
+/// A reader's error for an envelope that could not be read: the depth and node limits as
+/// such, anything else as broken protobuf.
+pub fn input_error(error: EnvelopeError) -> InputError {
+    match error {
+        EnvelopeError::Decode {
+            source:
+                DecodeError {
+                    exceeded: Some(exceeded),
+                    ..
+                },
+            ..
+        } => match exceeded {
+            Exceeded::Depth(limit) => InputError::TooDeep { limit },
+            Exceeded::Nodes(limit) => InputError::TooManyNodes { limit },
+        },
+        other => InputError::Protobuf(other.to_string()),
+    }
 }

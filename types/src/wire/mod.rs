@@ -106,20 +106,7 @@ fn read_protobuf(
     bytes: &[u8],
     limits: &runtime_scheme::Limits,
 ) -> Result<(Value, Vec<String>), InputError> {
-    let decoded = envelope::decode(bytes, &limits.into()).map_err(|error| match error {
-        envelope::EnvelopeError::Decode {
-            source:
-                protobuf::DecodeError {
-                    exceeded: Some(exceeded),
-                    ..
-                },
-            ..
-        } => match exceeded {
-            protobuf::Exceeded::Depth(limit) => InputError::TooDeep { limit },
-            protobuf::Exceeded::Nodes(limit) => InputError::TooManyNodes { limit },
-        },
-        other => InputError::Protobuf(other.to_string()),
-    })?;
+    let decoded = envelope::decode(bytes, &limits.into()).map_err(envelope::input_error)?;
     let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
     Ok((decoded.value, unknown))
 }

@@ -283,6 +283,14 @@ impl ::apfkit_runtime::scheme::Encodings for APIService {
             },
         )
     }
+    fn from_protobuf(
+        bytes: &[u8],
+        limits: &::apfkit_runtime::scheme::Limits,
+    ) -> ::std::option::Option<
+        ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
+    > {
+        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+    }
 }
 impl ::apfkit_runtime::Kind for APIService {
     const GROUP: &'static str = "apiregistration.k8s.io";
@@ -760,6 +768,14 @@ impl ::apfkit_runtime::scheme::Encodings for APIServiceList {
                 }
             },
         )
+    }
+    fn from_protobuf(
+        bytes: &[u8],
+        limits: &::apfkit_runtime::scheme::Limits,
+    ) -> ::std::option::Option<
+        ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
+    > {
+        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::Kind for APIServiceList {

@@ -472,6 +472,14 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
             },
         )
     }
+    fn from_protobuf(
+        bytes: &[u8],
+        limits: &::apfkit_runtime::scheme::Limits,
+    ) -> ::std::option::Option<
+        ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
+    > {
+        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+    }
 }
 impl ::apfkit_runtime::Kind for FlowSchema {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
@@ -999,6 +1007,14 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
                 }
             },
         )
+    }
+    fn from_protobuf(
+        bytes: &[u8],
+        limits: &::apfkit_runtime::scheme::Limits,
+    ) -> ::std::option::Option<
+        ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
+    > {
+        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::Kind for FlowSchemaList {
@@ -2220,6 +2236,14 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
             },
         )
     }
+    fn from_protobuf(
+        bytes: &[u8],
+        limits: &::apfkit_runtime::scheme::Limits,
+    ) -> ::std::option::Option<
+        ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
+    > {
+        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+    }
 }
 impl ::apfkit_runtime::Kind for PriorityLevelConfiguration {
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
@@ -2754,6 +2778,14 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
                 }
             },
         )
+    }
+    fn from_protobuf(
+        bytes: &[u8],
+        limits: &::apfkit_runtime::scheme::Limits,
+    ) -> ::std::option::Option<
+        ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
+    > {
+        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::Kind for PriorityLevelConfigurationList {

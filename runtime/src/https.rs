@@ -1,0 +1,98 @@
+//! Serving a router over HTTPS (feature `https`): the accept loop of the conversion webhook
+//! ([`crate::webhook`]) and of apfkit-apiserver.
+//!
+//! - Each connection gets its TLS handshake and request head within
+//!   [`Connections::handshake_timeout`], so an idle or slow client cannot hold a task.
+//! - `TCP_NODELAY` on every connection, as Go's `net` package sets it by default (and so
+//!   kube-apiserver): the last small write of a response is not held back until the client
+//!   acknowledges the previous one (up to 40 ms on Linux with delayed acknowledgements).
+//! - HTTP/1.1, and HTTP/2 when [`Connections::http2`] says so (offer `h2` in the TLS
+//!   configuration's ALPN too).
+//! - When `shutdown` completes the listener closes; requests in flight get
+//!   [`Connections::grace`] to finish.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+/// How [`serve`] treats connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Connections {
+    /// How long a client has for its TLS handshake, then for each request's head.
+    pub handshake_timeout: Duration,
+    /// Whether HTTP/2 is served besides HTTP/1.1.
+    pub http2: bool,
+    /// How long requests in flight have to finish after shutdown.
+    pub grace: Duration,
+}
+
+/// Serves `app` on `listener` over TLS until `shutdown` completes, then lets requests in
+/// flight finish within the grace period. Failed accepts (out of file descriptors and the
+/// like) are logged and retried after a pause.
+pub async fn serve(
+    app: axum::Router,
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    connections: Connections,
+    shutdown: impl Future<Output = ()>,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!("accepting a connection: {error}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY: {error}");
+        }
+        let acceptor = acceptor.clone();
+        let service = TowerToHyperService::new(app.clone());
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let deadline = connections.handshake_timeout;
+            let Ok(Ok(stream)) = tokio::time::timeout(deadline, acceptor.accept(stream)).await
+            else {
+                return;
+            };
+            let mut http = auto::Builder::new(TokioExecutor::new());
+            http.http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(deadline);
+            if connections.http2 {
+                http.http2().timer(TokioTimer::new());
+            } else {
+                http = http.http1_only();
+            }
+            let connection = http.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            if let Err(error) = watcher.watch(connection.into_owned()).await {
+                tracing::debug!("connection: {error}");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(connections.grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "requests still in flight after {:?}; stopping",
+            connections.grace
+        );
+    }
+}
