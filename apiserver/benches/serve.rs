@@ -11,7 +11,8 @@
 //! - **Watch fan-out**: 1,000 watchers each receiving 1,000 events (FlowSchemas created one
 //!   after another); the delay from each write to its arrival at each watcher, p50 and p99.
 //!
-//! `APFKIT_BENCH_SECONDS` sets each GET run's length (default 5).
+//! `APFKIT_BENCH_SECONDS` sets each GET run's length (default 5). Arguments `get`, `list` and
+//! `watch` choose among the three (all by default): `cargo bench --bench serve -- list`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,10 +46,26 @@ fn main() {
         let backend = SqliteBackend::open(&dir.path().join("apfkit.db")).expect("the store");
         let running = support::start(backend, Duration::from_secs(30)).await;
         running.create("exempt", 0).await;
-        get_against_a_bare_handler(&running).await;
-        list_against_convert(&running).await;
-        watch_fan_out(&running).await;
+        if chosen("get") {
+            get_against_a_bare_handler(&running).await;
+        }
+        if chosen("list") {
+            list_against_convert(&running).await;
+        }
+        if chosen("watch") {
+            watch_fan_out(&running).await;
+        }
     });
+}
+
+/// Whether the command line chose the benchmark `name`: no names (other than cargo's
+/// `--bench`) choose all.
+fn chosen(name: &str) -> bool {
+    let names: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    names.is_empty() || names.iter().any(|n| n == name)
 }
 
 fn seconds() -> u64 {
@@ -142,9 +159,18 @@ async fn get_against_a_bare_handler(running: &Running) {
 
 /// A GET of `path` on a new connection, answered with its status checked.
 async fn get(running: &Running, path: &str) -> hyper::body::Incoming {
-    let tcp = TcpStream::connect(running.address).await.expect("connects");
+    get_from(running.address, &running.connector, path).await
+}
+
+/// A GET of `path` from the server at `address` on a new connection, its status checked.
+async fn get_from(
+    address: std::net::SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+    path: &str,
+) -> hyper::body::Incoming {
+    let tcp = TcpStream::connect(address).await.expect("connects");
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = running.connector.connect(name, tcp).await.expect("TLS");
+    let tls = connector.connect(name, tcp).await.expect("TLS");
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
         .expect("HTTP/1.1");
@@ -195,22 +221,7 @@ async fn list_against_convert(running: &Running) {
     for i in 1..LIST_OBJECTS {
         running.create(&format!("fs-{i:05}"), 0).await;
     }
-    let path = "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas";
-    // Streamed through a client that reads and drops each chunk.
-    let before = resident_kib();
-    reset_peak();
-    let started = Instant::now();
-    let mut body = get(running, path).await;
-    let mut listed = 0usize;
-    while let Some(frame) = body.frame().await {
-        if let Ok(data) = frame.expect("a frame").into_data() {
-            listed += data.len();
-        }
-    }
-    let list_time = started.elapsed();
-    let growth_mib = peak_kib().saturating_sub(before) as f64 / 1024.0;
-
-    // The same objects, converted by the scheme from the v1 stream they are stored as.
+    // The same objects as the scheme reads them: the v1 stream they are stored as.
     let v1 = fetch(running, support::FLOW_SCHEMAS).await;
     let value: serde_json::Value = serde_json::from_slice(&v1).expect("a list");
     let mut stream = Vec::new();
@@ -218,11 +229,71 @@ async fn list_against_convert(running: &Running) {
         serde_json::to_writer(&mut stream, item).expect("JSON");
         stream.push(b'\n');
     }
+    println!();
+    println!("LIST of {LIST_OBJECTS} FlowSchemas in v1beta3, streamed (stored in v1, SQLite):");
+    println!("| run | apfkit serve (MB/s) | scheme convert (MB/s) | ratio | peak RSS growth |");
+    println!("|---|---|---|---|---|");
+    for run in 1..=rounds() {
+        let (listed, list_time, growth_mib) = list_once(running).await;
+        let (converted, convert_time) = convert_once(&stream);
+        let list_rate = listed as f64 / list_time.as_secs_f64() / 1e6;
+        let convert_rate = converted as f64 / convert_time.as_secs_f64() / 1e6;
+        println!(
+            "| {run} | {list_rate:.1} | {convert_rate:.1} | {:.2} | {growth_mib:.1} MiB |",
+            list_rate / convert_rate
+        );
+    }
+}
+
+/// `APFKIT_BENCH_ROUNDS`: how many times LIST and its baseline run (default 3).
+fn rounds() -> usize {
+    std::env::var("APFKIT_BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+}
+
+/// One LIST of the FlowSchemas in v1beta3, streamed through a client that reads and drops
+/// each chunk, on its own thread and runtime as a client process would be: its bytes, its
+/// time and the growth of peak resident memory in MiB.
+async fn list_once(running: &Running) -> (usize, Duration, f64) {
+    let path = "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas";
+    let (address, connector) = (running.address, running.connector.clone());
+    let before = resident_kib();
+    reset_peak();
+    let started = Instant::now();
+    let client = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a client runtime");
+        runtime.block_on(async {
+            let mut body = get_from(address, &connector, path).await;
+            let mut listed = 0usize;
+            while let Some(frame) = body.frame().await {
+                if let Ok(data) = frame.expect("a frame").into_data() {
+                    listed += data.len();
+                }
+            }
+            listed
+        })
+    });
+    let listed = tokio::task::spawn_blocking(move || client.join().expect("the client"))
+        .await
+        .expect("joined");
+    let took = started.elapsed();
+    let growth_mib = peak_kib().saturating_sub(before) as f64 / 1024.0;
+    (listed, took, growth_mib)
+}
+
+/// The objects of `stream` converted to v1beta3 JSON by the scheme, as `apfkit convert`
+/// does: the bytes written and the time taken.
+fn convert_once(stream: &[u8]) -> (usize, Duration) {
     let target: Target = "v1beta3".parse().expect("a version");
     let started = Instant::now();
     let mut converted = 0usize;
     SCHEME
-        .read(&stream[..], &Limits::default(), |input| {
+        .read(stream, &Limits::default(), |input| {
             let written = SCHEME
                 .convert(input, &target, UnknownFields::Warn, Encoding::Json)
                 .expect("converts");
@@ -230,22 +301,7 @@ async fn list_against_convert(running: &Running) {
             Ok::<(), apfkit_conversion::scheme::ReadError>(())
         })
         .expect("reads");
-    let convert_time = started.elapsed();
-    let list_rate = listed as f64 / list_time.as_secs_f64() / 1e6;
-    let convert_rate = converted as f64 / convert_time.as_secs_f64() / 1e6;
-    println!();
-    println!("LIST of {LIST_OBJECTS} FlowSchemas in v1beta3, streamed (stored in v1, SQLite):");
-    println!("| | bytes | seconds | MB/s | ratio | peak RSS growth |");
-    println!("|---|---|---|---|---|---|");
-    println!(
-        "| apfkit serve | {listed} | {:.3} | {list_rate:.1} | {:.2} | {growth_mib:.1} MiB |",
-        list_time.as_secs_f64(),
-        list_rate / convert_rate
-    );
-    println!(
-        "| scheme convert | {converted} | {:.3} | {convert_rate:.1} | 1.00 | |",
-        convert_time.as_secs_f64()
-    );
+    (converted, started.elapsed())
 }
 
 const WATCHERS: usize = 1_000;

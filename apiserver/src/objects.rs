@@ -91,11 +91,11 @@ pub struct Place<'a> {
     pub name: &'a str,
 }
 
-/// A page of a list.
+/// A page of a list: of objects, or of stored values ([`Objects::list_stored`]).
 #[derive(Debug)]
-pub struct Listed<H> {
-    /// The objects, each with its `resourceVersion`.
-    pub items: Vec<H>,
+pub struct Listed<T> {
+    /// The objects, each with its `resourceVersion`, or their stored values.
+    pub items: Vec<T>,
     /// The revision the list was read at.
     pub revision: Revision,
     /// The key to continue from (relative to the listed prefix), if more remain.
@@ -115,6 +115,8 @@ pub struct ListRequest<'a> {
     pub limit: usize,
     /// The revision to read at, `None` for the newest.
     pub revision: Option<Revision>,
+    /// Whether [`Listed::remaining`] is wanted (counting may read the rest of the range).
+    pub count: bool,
 }
 
 /// A change seen by a watch.
@@ -209,8 +211,22 @@ where
         key
     }
 
-    /// Decodes a stored value into the hub, with its `resourceVersion`.
+    /// Decodes a stored value into the hub, with its `resourceVersion`, and keeps it decoded.
     fn decode(&self, served: &Served<H>, kv: &KeyValue, revision: Revision) -> Result<H, ApiError> {
+        self.decode_keeping(served, kv, revision, true)
+    }
+
+    /// Decodes a stored value into the hub, with its `resourceVersion`: the decoded object
+    /// kept for its key and mod revision when there is one, else decoded and, if `keep`,
+    /// kept. Lists do not keep what they decode: a long one would push out every object that
+    /// point reads come back to, and its own objects would push out each other.
+    fn decode_keeping(
+        &self,
+        served: &Served<H>,
+        kv: &KeyValue,
+        revision: Revision,
+        keep: bool,
+    ) -> Result<H, ApiError> {
         let kept = self
             .decoded
             .lock()
@@ -220,7 +236,7 @@ where
             Some(object) => object,
             None => {
                 let object = self.decode_stored(served, kv)?;
-                if let Ok(mut decoded) = self.decoded.lock() {
+                if keep && let Ok(mut decoded) = self.decoded.lock() {
                     decoded.insert(&kv.key, kv.mod_revision, object.clone(), kv.value.len());
                 }
                 object
@@ -234,6 +250,12 @@ where
     fn decode_stored(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
         let key = String::from_utf8_lossy(&kv.key);
         let broken = |why: String| ApiError::internal(format!("stored object {key}: {why}"));
+        // Objects kept in the storage version's protobuf decode straight into its type; other
+        // versions (written before the storage version changed) and JSON go through the
+        // scheme's readers.
+        if let Some(read) = served.storage.decode_protobuf(&kv.value, &self.limits) {
+            return read.map_err(|e| broken(e.to_string()));
+        }
         let mut decoded = None;
         self.scheme
             .read(&kv.value[..], &self.limits, |input| {
@@ -328,6 +350,32 @@ where
         served: &Served<H>,
         request: &ListRequest<'_>,
     ) -> Result<Listed<H>, ApiError> {
+        let page = self.list_stored(served, request).await?;
+        let items = page
+            .items
+            .iter()
+            .map(|kv| self.decode_listed(served, kv))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Listed {
+            items,
+            revision: page.revision,
+            next: page.next,
+            remaining: page.remaining,
+        })
+    }
+
+    /// Reads a page of a resource's objects as they are stored, to decode each with
+    /// [`Objects::decode_listed`] where it is used (a streamed list decodes each object just
+    /// before it writes it, on the same thread).
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::list`], but for decoding.
+    pub async fn list_stored(
+        &self,
+        served: &Served<H>,
+        request: &ListRequest<'_>,
+    ) -> Result<Listed<KeyValue>, ApiError> {
         let prefix = self.prefix_of(served, request.namespace);
         let mut start = prefix.clone();
         start.extend_from_slice(&request.start);
@@ -338,22 +386,27 @@ where
                 start,
                 limit: request.limit,
                 revision: request.revision,
+                count: request.count,
             })
             .await
             .map_err(|e| ApiError::from_store(e, &Self::subject(served, "")))?;
-        let items = page
-            .items
-            .iter()
-            .map(|kv| self.decode(served, kv, kv.mod_revision))
-            .collect::<Result<Vec<_>, _>>()?;
         Ok(Listed {
-            items,
+            items: page.items,
             revision: page.revision,
             next: page
                 .next
                 .map(|key| key.get(prefix.len()..).unwrap_or_default().to_vec()),
             remaining: page.remaining,
         })
+    }
+
+    /// An object of a page read by [`Objects::list_stored`], with its `resourceVersion`.
+    ///
+    /// # Errors
+    ///
+    /// A stored value that does not decode as the resource's kind (500).
+    pub fn decode_listed(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
+        self.decode_keeping(served, kv, kv.mod_revision, false)
     }
 
     /// Stores a new object: its name from `generateName` when it has none, uid,

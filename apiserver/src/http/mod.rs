@@ -19,12 +19,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 use crate::error::ApiError;
 use crate::objects::Objects;
@@ -149,7 +144,7 @@ where
 }
 
 /// Serves any router over HTTPS as [`ApiServer::serve`] serves the API: HTTP/2 or HTTP/1.1 by
-/// ALPN, a handshake and headers within 10 s, connections drained within `grace` after
+/// ALPN, a handshake and headers within 10 s, `TCP_NODELAY` as Go sets it, connections drained within `grace` after
 /// `shutdown`. (The benchmarks serve a bare handler through it, to compare like with like.)
 pub async fn serve_router(
     app: axum::Router,
@@ -158,48 +153,12 @@ pub async fn serve_router(
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) {
-    let acceptor = TlsAcceptor::from(tls);
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, _) = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off, keep serving.
-                    tracing::warn!("accepting a connection: {error}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
-        let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(app.clone());
-        let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
-            let Ok(Ok(stream)) = handshake.await else {
-                return;
-            };
-            let mut http = auto::Builder::new(TokioExecutor::new());
-            http.http1()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HANDSHAKE_TIMEOUT);
-            http.http2().timer(TokioTimer::new());
-            let connection = http.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            if let Err(error) = watcher.watch(connection.into_owned()).await {
-                tracing::debug!("connection: {error}");
-            }
-        });
-    }
-    drop(listener);
-    if tokio::time::timeout(grace, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("requests still in flight after {grace:?}; stopping");
-    }
+    let connections = apfkit_runtime::https::Connections {
+        handshake_timeout: HANDSHAKE_TIMEOUT,
+        http2: true,
+        grace,
+    };
+    apfkit_runtime::https::serve(app, listener, tls, connections, shutdown).await;
 }
 
 /// How long a client has for its TLS handshake and request headers.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Codec, Document, ReadError};
+use apfkit_runtime::scheme::{Codec, Document, Encoding, ReadError};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{Method, header};
@@ -16,9 +16,9 @@ use super::media::{self, Format, Wanted};
 use super::query::{self, IncludeObject, Query, ReadAt};
 use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
 use crate::error::ApiError;
-use crate::objects::{ListRequest, Place, Preconditions, UpdateKind};
+use crate::objects::{ListRequest, Listed, Place, Preconditions, UpdateKind};
 use crate::resource::Served;
-use crate::storage::Backend;
+use crate::storage::{Backend, KeyValue};
 
 /// What a resource request is about.
 pub(super) struct Target<'s, H: 'static> {
@@ -336,6 +336,7 @@ where
                 start,
                 limit: query.limit,
                 revision,
+                count: true,
             },
         )
         .await
@@ -426,11 +427,16 @@ fn streams(limit: usize) -> bool {
     limit == 0 || limit > STREAM_PAGE
 }
 
+/// Objects written into one chunk of a streamed list's body (about 60 KiB of FlowSchemas):
+/// the writer yields between chunks.
+const STREAM_CHUNK: usize = 100;
+
 /// A JSON list written while it is read, a page of [`STREAM_PAGE`] objects at a time at one
-/// revision, so that its memory does not grow with its length. The list's `metadata` comes
-/// after its items (JSON decoders take keys in any order), once the continue token is known.
-/// The first page is read before answering, so that its errors are a `Status`; a later
-/// storage error cuts the body short, which clients see as a broken list.
+/// revision, so that its memory does not grow with its length. One task reads and decodes the
+/// pages while another writes them, one page ahead at most. The list's `metadata` comes after
+/// its items (JSON decoders take keys in any order), once the continue token is known. The
+/// first page is read before answering, so that its errors are a `Status`; a later storage
+/// error cuts the body short, which clients see as a broken list.
 async fn stream_list<H, B>(
     server: &Arc<ApiServer<H, B>>,
     target: &Target<'_, H>,
@@ -442,19 +448,12 @@ where
 {
     let (start, revision) = list_start(server, query).await?;
     let limit = query.limit;
-    let page_size = move |read: usize| match limit {
-        0 => STREAM_PAGE,
-        limit => STREAM_PAGE.min(limit - read),
-    };
-    let request = ListRequest {
-        namespace: target.namespace.as_deref(),
-        start,
-        limit: page_size(0),
-        revision,
-    };
     let first = server
         .objects
-        .list(target.served, &request)
+        .list_stored(
+            target.served,
+            &stream_page(target.namespace.as_deref(), start, revision, limit, 0),
+        )
         .await
         .map_err(|error| continue_expired(error, query))?;
     let served = server
@@ -462,8 +461,35 @@ where
         .iter()
         .position(|s| std::ptr::eq(s, target.served))
         .unwrap_or_default();
+    let revision = first.revision;
+    let (pages, mut read) = tokio::sync::mpsc::channel::<Listed<KeyValue>>(1);
+    let reader = {
+        let server = server.clone();
+        let namespace = target.namespace.clone();
+        tokio::spawn(async move {
+            let served = &server.resources[served];
+            let mut listed = first.items.len();
+            let mut next = first.next.clone();
+            if pages.send(first).await.is_err() {
+                return;
+            }
+            while let Some(start) = next.filter(|_| limit == 0 || listed < limit) {
+                let request =
+                    stream_page(namespace.as_deref(), start, Some(revision), limit, listed);
+                let page = match server.objects.list_stored(served, &request).await {
+                    Ok(page) => page,
+                    // Cut short: the writer ends the body without closing the list.
+                    Err(_) => return,
+                };
+                listed += page.items.len();
+                next = page.next.clone();
+                if pages.send(page).await.is_err() {
+                    return;
+                }
+            }
+        })
+    };
     let codec = target.codec;
-    let namespace = target.namespace.clone();
     let query = query.clone();
     let server = server.clone();
     let (chunks, body) = tokio::sync::mpsc::channel::<Result<Bytes, std::convert::Infallible>>(4);
@@ -479,65 +505,82 @@ where
         if chunks.send(Ok(Bytes::from(head))).await.is_err() {
             return;
         }
-        let revision = first.revision;
-        let mut page = first;
-        let mut read = 0;
+        let mut listed = 0;
         let mut written = 0usize;
-        loop {
-            read += page.items.len();
-            let mut chunk = Vec::new();
-            for object in page.items {
-                if filtered && !selected(&query, &object) {
-                    continue;
-                }
-                let Ok(item) = encode(codec, object, Format::Json) else {
-                    return;
-                };
-                if written > 0 {
-                    chunk.push(b',');
-                }
-                chunk.extend_from_slice(&item);
-                written += 1;
-            }
-            if !chunk.is_empty() && chunks.send(Ok(Bytes::from(chunk))).await.is_err() {
-                return;
-            }
-            let next = match page.next {
-                Some(next) if query.limit == 0 || read < query.limit => next,
-                other => {
-                    let mut metadata = serde_json::Map::new();
-                    metadata.insert("resourceVersion".into(), revision.to_string().into());
-                    if let Some(next) = other {
-                        metadata.insert(
-                            "continue".into(),
-                            query::continue_token(revision, &next).into(),
-                        );
-                        if !filtered {
-                            metadata.insert("remainingItemCount".into(), page.remaining.into());
-                        }
+        while let Some(page) = read.recv().await {
+            listed += page.items.len();
+            let mut items = page.items.into_iter().peekable();
+            while items.peek().is_some() {
+                let mut chunk = Vec::new();
+                for kv in items.by_ref().take(STREAM_CHUNK) {
+                    // Decoded here, just before it is written, on this thread.
+                    let Ok(object) = server.objects.decode_listed(served, &kv) else {
+                        return;
+                    };
+                    if filtered && !selected(&query, &object) {
+                        continue;
                     }
-                    let mut tail = b"],\"metadata\":".to_vec();
-                    let _ = serde_json::to_writer(&mut tail, &metadata);
-                    tail.push(b'}');
-                    let _ = chunks.send(Ok(Bytes::from(tail))).await;
+                    if written > 0 {
+                        chunk.push(b',');
+                    }
+                    let Ok(()) =
+                        codec.encode_into(object, Encoding::Json, &mut chunk, &mut Vec::new())
+                    else {
+                        return;
+                    };
+                    written += 1;
+                }
+                if !chunk.is_empty() && chunks.send(Ok(Bytes::from(chunk))).await.is_err() {
                     return;
                 }
-            };
-            let request = ListRequest {
-                namespace: namespace.as_deref(),
-                start: next,
-                limit: page_size(read),
-                revision: Some(revision),
-            };
-            page = match server.objects.list(served, &request).await {
-                Ok(page) => page,
-                // Cut short: the client sees a list that does not parse.
-                Err(_) => return,
-            };
+            }
+            let more = page.next.as_ref().filter(|_| limit == 0 || listed < limit);
+            if more.is_some() {
+                continue;
+            }
+            let mut metadata = serde_json::Map::new();
+            metadata.insert("resourceVersion".into(), revision.to_string().into());
+            if let Some(next) = &page.next {
+                metadata.insert(
+                    "continue".into(),
+                    query::continue_token(revision, next).into(),
+                );
+                if !filtered {
+                    metadata.insert("remainingItemCount".into(), page.remaining.into());
+                }
+            }
+            let mut tail = b"],\"metadata\":".to_vec();
+            let _ = serde_json::to_writer(&mut tail, &metadata);
+            tail.push(b'}');
+            let _ = chunks.send(Ok(Bytes::from(tail))).await;
+            return;
         }
+        // The reader stopped early (a storage error): the body ends inside the list.
+        reader.abort();
     });
     let body = axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(body));
     Ok(respond(200, media::JSON, body))
+}
+
+/// The request for a streamed list's page after `listed` items: at most a page, or what is
+/// left of `limit`; counted when it is the page that reaches the limit.
+fn stream_page(
+    namespace: Option<&str>,
+    start: Vec<u8>,
+    revision: Option<crate::storage::Revision>,
+    limit: usize,
+    listed: usize,
+) -> ListRequest<'_> {
+    ListRequest {
+        namespace,
+        start,
+        limit: match limit {
+            0 => STREAM_PAGE,
+            limit => STREAM_PAGE.min(limit - listed),
+        },
+        revision,
+        count: limit != 0 && listed + STREAM_PAGE >= limit,
+    }
 }
 
 /// Whether an object passes the query's selectors.

@@ -214,6 +214,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                         start: start.clone(),
                         limit: PAGE,
                         revision,
+                        count: false,
                     },
                 )
                 .await?;

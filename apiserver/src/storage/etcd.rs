@@ -235,7 +235,12 @@ impl Backend for EtcdBackend {
         let total = u64::try_from(response.count()).unwrap_or(0);
         let (next, remaining) = if options.limit > 0 && items.len() > options.limit {
             let next = items.pop().map(|kv| kv.key);
-            (next, total - options.limit as u64)
+            let remaining = if options.count {
+                total - options.limit as u64
+            } else {
+                0
+            };
+            (next, remaining)
         } else {
             (None, 0)
         };

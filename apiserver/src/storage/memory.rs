@@ -126,7 +126,10 @@ impl Backend for MemoryBackend {
         };
         let items: Vec<KeyValue> = live.by_ref().take(limit).cloned().collect();
         let next = live.next().map(|kv| kv.key.clone());
-        let remaining = next.as_ref().map_or(0, |_| 1 + live.count() as u64);
+        let remaining = match next {
+            Some(_) if options.count => 1 + live.count() as u64,
+            _ => 0,
+        };
         Ok(ListPage {
             items,
             revision,

@@ -49,6 +49,9 @@ pub struct ListOptions {
     pub limit: usize,
     /// Read at this revision; `None`: the current one.
     pub revision: Option<Revision>,
+    /// Whether to count the keys after the page into [`ListPage::remaining`]; a store may
+    /// have to read them all to do so. Without it `remaining` is 0.
+    pub count: bool,
 }
 
 /// One page of a list.
@@ -60,7 +63,8 @@ pub struct ListPage {
     pub revision: Revision,
     /// Where the next page starts, when there are more keys.
     pub next: Option<Vec<u8>>,
-    /// How many keys the next pages hold (kube-apiserver's `remainingItemCount`).
+    /// How many keys the next pages hold (kube-apiserver's `remainingItemCount`), when
+    /// [`ListOptions::count`] asked for it; 0 otherwise.
     pub remaining: u64,
 }
 

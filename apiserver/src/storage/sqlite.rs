@@ -62,6 +62,28 @@ struct State {
     watchers: Watchers,
 }
 
+/// The rows that hold the live value of each key in `[?1, ?2)` (`?2` NULL: no end) at
+/// revision `?3`: each key's newest row at that revision, unless it is a delete.
+const LIVE_AT: &str = "WHERE k.name >= ?1 AND (?2 IS NULL OR k.name < ?2)
+     AND k.id = (SELECT MAX(l.id) FROM kine l WHERE l.name = k.name AND l.id <= ?3)
+     AND k.deleted = 0";
+
+/// A key's value from a row of `id, name, created, create_revision, value` (a live row).
+fn live_key_value(row: &rusqlite::Row<'_>) -> rusqlite::Result<KeyValue> {
+    let id = row.get::<_, i64>(0)? as u64;
+    let created = row.get::<_, i64>(2)? != 0;
+    Ok(KeyValue {
+        key: row.get(1)?,
+        value: row.get::<_, Option<Vec<u8>>>(4)?.unwrap_or_default(),
+        create_revision: Revision(if created {
+            id
+        } else {
+            row.get::<_, i64>(3)? as u64
+        }),
+        mod_revision: Revision(id),
+    })
+}
+
 /// A row of the table.
 struct Row {
     id: u64,
@@ -319,45 +341,47 @@ impl Backend for SqliteBackend {
                 options.start.clone()
             };
             let end = prefix_end(&options.prefix);
+            // Each key's newest row at the revision, in key order: the scan walks the name
+            // index and stops after the page, so a page costs its own rows, not the range's.
             let mut query = state
                 .connection
                 .prepare_cached(&format!(
-                    "SELECT {} FROM kine k JOIN (
-                         SELECT MAX(id) AS id FROM kine
-                         WHERE name >= ?1 AND (?2 IS NULL OR name < ?2) AND id <= ?3
-                         GROUP BY name
-                     ) m ON k.id = m.id
-                     WHERE k.deleted = 0
-                     ORDER BY k.name",
-                    Row::COLUMNS
-                        .split(", ")
-                        .map(|c| format!("k.{c}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "SELECT k.id, k.name, k.created, k.create_revision, k.value FROM kine k {LIVE_AT}
+                     ORDER BY k.name LIMIT ?4"
                 ))
                 .map_err(backend)?;
-            let mut rows = query
-                .query(params![start, end, revision.0 as i64])
-                .map_err(backend)?;
-            let limit = if options.limit == 0 {
-                usize::MAX
-            } else {
-                options.limit
+            // One more than asked: it tells where the next page starts (-1: no limit).
+            let sql_limit = match options.limit {
+                0 => -1,
+                limit => i64::try_from(limit).map_or(-1, |l| l.saturating_add(1)),
             };
+            let mut rows = query
+                .query(params![start, end, revision.0 as i64, sql_limit])
+                .map_err(backend)?;
             let mut items = Vec::new();
             let mut next = None;
-            let mut remaining = 0u64;
             while let Some(row) = rows.next().map_err(backend)? {
-                if items.len() < limit {
-                    items.push(Row::read(row).map_err(backend)?.key_value());
+                let kv = live_key_value(row).map_err(backend)?;
+                if options.limit == 0 || items.len() < options.limit {
+                    items.push(kv);
                 } else {
-                    // Past the page only the next key and the count are needed, not values.
-                    if next.is_none() {
-                        next = Some(row.get(1).map_err(backend)?);
-                    }
-                    remaining += 1;
+                    next = Some(kv.key);
                 }
             }
+            drop(rows);
+            let remaining = match &next {
+                Some(next) if options.count => {
+                    let mut count = state
+                        .connection
+                        .prepare_cached(&format!("SELECT COUNT(*) FROM kine k {LIVE_AT}"))
+                        .map_err(backend)?;
+                    let counted: i64 = count
+                        .query_row(params![next, end, revision.0 as i64], |row| row.get(0))
+                        .map_err(backend)?;
+                    counted as u64
+                }
+                _ => 0,
+            };
             Ok(ListPage {
                 items,
                 revision,

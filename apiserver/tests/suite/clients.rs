@@ -10,8 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 use support::FLOW_SCHEMAS;
 

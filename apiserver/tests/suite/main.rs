@@ -1,5 +1,8 @@
 //! The integration tests of apfkit-apiserver, in one binary.
 
 mod clients;
+mod objects;
 mod replicas;
 mod storage;
+#[path = "../support/mod.rs"]
+mod support;

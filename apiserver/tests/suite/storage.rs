@@ -79,6 +79,7 @@ async fn lists_page_at_one_revision(store: &impl Backend) {
     let first = store
         .list(&ListOptions {
             limit: 2,
+            count: true,
             ..under(b"/registry/widgets/")
         })
         .await
@@ -87,6 +88,18 @@ async fn lists_page_at_one_revision(store: &impl Backend) {
     assert_eq!(keys, [A, B]);
     assert_eq!((first.next.as_deref(), first.remaining), (Some(C), 1));
     assert_eq!(first.revision, r(4));
+    // Uncounted, the page is the same and says only where the next one starts.
+    let uncounted = store
+        .list(&ListOptions {
+            limit: 2,
+            ..under(b"/registry/widgets/")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (uncounted.items, uncounted.next, uncounted.remaining),
+        (first.items.clone(), first.next.clone(), 0)
+    );
 
     // Writes after the first page do not show in the next one: it is read at the same
     // revision, as a continue token is.
@@ -370,7 +383,8 @@ enum Op {
     Update(u8, u8, u64),
     Delete(u8, Option<u64>),
     Get(u8),
-    List(Vec<u8>, usize, Option<u64>),
+    /// Prefix, start (a key, used when under the prefix), limit, revision, count.
+    List(Vec<u8>, u8, usize, Option<u64>, bool),
     Compact(u64),
     Watch(Vec<u8>, u64),
 }
@@ -400,8 +414,14 @@ fn op() -> impl proptest::strategy::Strategy<Value = Op> {
         (any::<u8>(), any::<u8>(), 0..12u64).prop_map(|(k, v, r)| Op::Update(k, v, r)),
         (any::<u8>(), proptest::option::of(0..12u64)).prop_map(|(k, r)| Op::Delete(k, r)),
         any::<u8>().prop_map(Op::Get),
-        (prefix.clone(), 0..4usize, proptest::option::of(0..12u64))
-            .prop_map(|(p, l, r)| Op::List(p, l, r)),
+        (
+            prefix.clone(),
+            any::<u8>(),
+            0..4usize,
+            proptest::option::of(0..12u64),
+            any::<bool>()
+        )
+            .prop_map(|(p, s, l, r, c)| Op::List(p, s, l, r, c)),
         (0..12u64).prop_map(Op::Compact),
         (prefix, 0..12u64).prop_map(|(p, r)| Op::Watch(p, r)),
     ]
@@ -417,17 +437,24 @@ async fn apply(store: &impl Backend, op: &Op) -> String {
         ),
         Op::Delete(k, r) => format!("{:?}", store.delete(&key_of(*k), r.map(Revision)).await),
         Op::Get(k) => format!("{:?}", store.get(&key_of(*k)).await),
-        Op::List(prefix, limit, revision) => format!(
-            "{:?}",
-            store
-                .list(&ListOptions {
-                    prefix: prefix.clone(),
-                    limit: *limit,
-                    revision: revision.map(Revision),
-                    ..ListOptions::default()
-                })
-                .await
-        ),
+        Op::List(prefix, start, limit, revision, count) => {
+            // A start key is where a continue token points: under the prefix.
+            let start = Some(key_of(*start))
+                .filter(|key| key.starts_with(prefix))
+                .unwrap_or_default();
+            format!(
+                "{:?}",
+                store
+                    .list(&ListOptions {
+                        prefix: prefix.clone(),
+                        start,
+                        limit: *limit,
+                        revision: revision.map(Revision),
+                        count: *count,
+                    })
+                    .await
+            )
+        }
         Op::Compact(r) => format!("{:?}", store.compact(Revision(*r)).await),
         Op::Watch(prefix, after) => match store.watch(prefix, Revision(*after)).await {
             Err(error) => format!("{error:?}"),

@@ -1,0 +1,160 @@
+//! Reading what the store holds: objects kept in the storage version's protobuf (decoded
+//! straight into its type), in an older version or as JSON (through the scheme's readers), and
+//! values that are broken (an internal error naming the key, never a panic).
+
+use apfkit_apiserver::objects::{ListRequest, Objects, Place};
+use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::storage::memory::MemoryBackend;
+use apfkit_conversion::scheme::{Encoding, HubObject, Limits, SCHEME, Target, UnknownFields};
+use apfkit_runtime::Object as _;
+
+use crate::support;
+
+/// A FlowSchema named `name` in `version`, written as `encoding` says.
+fn stored(name: &str, version: &str, encoding: Encoding) -> Vec<u8> {
+    let document = serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": name, "uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"priorityLevelConfiguration": {"name": "global-default"}, "matchingPrecedence": 7},
+    });
+    let bytes = serde_json::to_vec(&document).unwrap();
+    let target: Target = version.parse().unwrap();
+    let mut written = None;
+    SCHEME
+        .read(&bytes[..], &Limits::default(), |input| {
+            written = Some(
+                SCHEME
+                    .convert(input, &target, UnknownFields::Strict, encoding)
+                    .unwrap()
+                    .bytes,
+            );
+            Ok::<(), apfkit_conversion::scheme::ReadError>(())
+        })
+        .unwrap();
+    written.unwrap()
+}
+
+/// Kubernetes' envelope around `raw`: `k8s\0`, then `runtime.Unknown` with its TypeMeta (short
+/// fields only).
+fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let field = |tag: u8, bytes: &[u8]| {
+        let mut out = vec![tag, u8::try_from(bytes.len()).unwrap()];
+        out.extend_from_slice(bytes);
+        out
+    };
+    let type_meta = [
+        field(0x0a, api_version.as_bytes()),
+        field(0x12, kind.as_bytes()),
+    ]
+    .concat();
+    [b"k8s\0".to_vec(), field(0x0a, &type_meta), field(0x12, raw)].concat()
+}
+
+fn objects() -> Objects<HubObject, MemoryBackend> {
+    Objects::new(
+        &SCHEME,
+        MemoryBackend::default(),
+        "/registry",
+        Limits::default(),
+        |_, _, _| Vec::new(),
+    )
+}
+
+fn place(name: &str) -> Place<'_> {
+    Place {
+        namespace: None,
+        name,
+    }
+}
+
+#[tokio::test]
+async fn objects_in_the_storage_version_an_older_one_or_json_all_read() {
+    let objects = objects();
+    let served = support::flow_schemas();
+    let cases = [
+        ("current", "v1", Encoding::Protobuf),
+        ("older", "v1beta3", Encoding::Protobuf),
+        ("oldest", "v1beta1", Encoding::Protobuf),
+        ("as-json", "v1", Encoding::Json),
+    ];
+    for (name, version, encoding) in cases {
+        let key = format!("/registry/flowschemas/{name}");
+        let kv = objects
+            .backend()
+            .create(key.as_bytes(), stored(name, version, encoding))
+            .await
+            .unwrap();
+        let object = objects.get(&served, place(name)).await.unwrap();
+        assert_eq!(object.name(), name, "{version} {encoding:?}");
+        assert_eq!(
+            object.metadata().resource_version,
+            Some(kv.mod_revision.to_string())
+        );
+        // Through the hub, in any version, the spec is what was stored.
+        let v1 = served.storage.encode(object, &mut Vec::new()).unwrap();
+        assert_eq!(v1["spec"]["matchingPrecedence"], 7, "{name}");
+        assert_eq!(
+            v1["spec"]["priorityLevelConfiguration"]["name"], "global-default",
+            "{name}"
+        );
+    }
+    let listed = objects
+        .list(&served, &ListRequest::default())
+        .await
+        .unwrap();
+    let names: Vec<&str> = listed.items.iter().map(|o| o.name()).collect();
+    assert_eq!(names, ["as-json", "current", "older", "oldest"]);
+}
+
+#[tokio::test]
+async fn a_broken_stored_value_is_an_internal_error_naming_its_key() {
+    let objects = objects();
+    let served = support::flow_schemas();
+    let good = stored("good", "v1", Encoding::Protobuf);
+    let broken: [(&str, Vec<u8>); 5] = [
+        // The storage version's envelope around bytes that are not a FlowSchema.
+        (
+            "garbage",
+            envelope("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", &[0xff; 9]),
+        ),
+        // Cut short inside the envelope.
+        ("truncated", good[..good.len() - 3].to_vec()),
+        // Another kind where FlowSchemas are kept.
+        (
+            "other-kind",
+            stored("x", "v1", Encoding::Protobuf)
+                .windows(10)
+                .position(|w| w == b"FlowSchema")
+                .map(|at| {
+                    let mut bytes = good.clone();
+                    bytes[at..at + 10].copy_from_slice(b"FlowSchemb");
+                    bytes
+                })
+                .unwrap(),
+        ),
+        ("empty", Vec::new()),
+        ("not-an-object", b"[1, 2]".to_vec()),
+    ];
+    for (name, value) in broken {
+        let key = format!("/registry/flowschemas/{name}");
+        objects
+            .backend()
+            .create(key.as_bytes(), value)
+            .await
+            .unwrap();
+        let error = objects.get(&served, place(name)).await.unwrap_err();
+        assert_eq!(error.code, 500, "{name}: {error:?}");
+        assert!(
+            error.message.contains(&format!("stored object {key}")),
+            "{name}: {}",
+            error.message
+        );
+    }
+    // A list that meets one is an internal error too, not a list with a hole.
+    let error = objects
+        .list(&served, &ListRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, 500);
+}
