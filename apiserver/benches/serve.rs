@@ -319,7 +319,8 @@ fn now_micros() -> u64 {
 fn sent_times(carry: &mut Vec<u8>, chunk: &[u8], arrived: u64, delays: &mut Vec<u64>) {
     carry.extend_from_slice(chunk);
     let mut consumed = 0;
-    while let Some(at) = carry[consumed..].windows(5).position(|w| w == b"sent-") {
+    let finder = memchr::memmem::Finder::new(b"sent-");
+    while let Some(at) = finder.find(&carry[consumed..]) {
         let start = consumed + at + 5;
         let Some(end) = carry[start..].iter().position(|b| !b.is_ascii_digit()) else {
             break;

@@ -20,7 +20,7 @@ pub const DISCOVERY_V2BETA1: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
 
 /// A body format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     /// JSON.
     Json,

@@ -2,6 +2,7 @@
 //! over HTTPS (HTTP/1.1 and HTTP/2) with rustls.
 
 mod discovery;
+mod frames;
 pub mod media;
 mod openapi;
 mod proto;
@@ -59,6 +60,8 @@ pub struct ApiServer<H: 'static, B> {
     stalled_watch: Duration,
     /// Watches open now.
     watches: std::sync::atomic::AtomicUsize,
+    /// Watch frames written once for the watches that send them alike.
+    frames: frames::SharedFrames,
 }
 
 /// How long a watch waits for a client that stopped reading before it ends the watch (the
@@ -85,6 +88,7 @@ where
             openapi: std::sync::OnceLock::new(),
             stalled_watch: STALLED_WATCH,
             watches: std::sync::atomic::AtomicUsize::new(0),
+            frames: frames::SharedFrames::default(),
         }
     }
 

@@ -185,8 +185,18 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                     }
                     Some(Ok(event)) => {
                         self.last = event.revision();
-                        let change = server.objects.change(served, &event)?;
-                        self.send_change(change, query).await?;
+                        if self.table.is_none() && !filtered(query) {
+                            let frame = server.frames.frame(
+                                &event,
+                                std::ptr::from_ref(self.target.codec) as usize,
+                                self.format,
+                                || self.change_frame(server, served, &event),
+                            )?;
+                            self.send_frame(frame).await?;
+                        } else {
+                            let change = server.objects.change(served, &event)?;
+                            self.send_change(change, query).await?;
+                        }
                     }
                 },
             }
@@ -251,7 +261,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     /// previous state; a watch here knows which objects it sent as matching, and sends
     /// `ADDED` for an object it had not (decision 171).
     async fn send_change(&mut self, change: Change<H>, query: &Query) -> Result<(), Stop> {
-        let filtered = !query.labels.is_empty() || query.fields != Default::default();
+        let filtered = filtered(query);
         match change {
             Change::Put { object, created } => {
                 if selected(query, &object) {
@@ -294,6 +304,27 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         self.frame(kind, &object).await
     }
 
+    /// The frame of a change for a watch without selectors: `ADDED` for a write that created
+    /// the object, `MODIFIED` for another, `DELETED` (what [`Stream::send_change`] sends
+    /// when nothing is filtered).
+    fn change_frame<B: Backend + 'static>(
+        &self,
+        server: &ApiServer<H, B>,
+        served: &Served<H>,
+        event: &crate::storage::Event,
+    ) -> Result<Bytes, ApiError> {
+        let (kind, object) = match server.objects.change(served, event)? {
+            Change::Put { object, created } => (if created { "ADDED" } else { "MODIFIED" }, object),
+            Change::Deleted(object) => ("DELETED", object),
+        };
+        let object = self
+            .target
+            .codec
+            .encode_to(object, self.format.encoding(), 0, &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        Ok(Bytes::from(self.frame_bytes(kind, &object)))
+    }
+
     async fn bookmark(&mut self) -> Result<(), Stop> {
         let object = serde_json::json!({
             "kind": self.target.codec.kind,
@@ -312,7 +343,13 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
 
     /// Writes one event: `{"type":...,"object":...}` and a newline, or a protobuf frame.
     async fn frame(&mut self, kind: &str, object: &[u8]) -> Result<(), Stop> {
-        let frame = if self.format == Format::Protobuf {
+        let frame = self.frame_bytes(kind, object);
+        self.send_frame(Bytes::from(frame)).await
+    }
+
+    /// One event's bytes in the watch's format.
+    fn frame_bytes(&self, kind: &str, object: &[u8]) -> Vec<u8> {
+        if self.format == Format::Protobuf {
             super::proto::watch_frame(kind, object)
         } else {
             let mut frame = Vec::with_capacity(object.len() + 32);
@@ -322,8 +359,12 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             frame.extend_from_slice(object);
             frame.extend_from_slice(b"}\n");
             frame
-        };
-        match tokio::time::timeout(self.stalled, self.frames.send(Ok(Bytes::from(frame)))).await {
+        }
+    }
+
+    /// Hands a written event to the body, waiting at most the stalled-watch limit for room.
+    async fn send_frame(&mut self, frame: Bytes) -> Result<(), Stop> {
+        match tokio::time::timeout(self.stalled, self.frames.send(Ok(frame))).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) | Err(_) => Err(Stop::Client),
         }
@@ -337,6 +378,11 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         };
         let _ = self.frame("ERROR", &status).await;
     }
+}
+
+/// Whether the query has selectors.
+fn filtered(query: &Query) -> bool {
+    !query.labels.is_empty() || query.fields != Default::default()
 }
 
 /// A pseudo-random duration below `limit`, from the clock (spreads watch ends as
