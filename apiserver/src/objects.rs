@@ -335,9 +335,33 @@ where
     ///
     /// 404 when there is none; storage errors.
     pub async fn get(&self, served: &Served<H>, place: Place<'_>) -> Result<H, ApiError> {
+        let kv = self.get_stored(served, place).await?;
+        self.decode_kept(served, &kv)
+    }
+
+    /// Reads one object as it is stored, to decode with [`Objects::decode_kept`] only when
+    /// it is needed (a server that keeps what it wrote of this revision does not).
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::get`], but for decoding.
+    pub async fn get_stored(
+        &self,
+        served: &Served<H>,
+        place: Place<'_>,
+    ) -> Result<KeyValue, ApiError> {
         let subject = Self::subject(served, place.name);
-        let kv = self.stored(&self.key_of(served, place), &subject).await?;
-        self.decode(served, &kv, kv.mod_revision)
+        self.stored(&self.key_of(served, place), &subject).await
+    }
+
+    /// An object read by [`Objects::get_stored`], with its `resourceVersion`; kept decoded
+    /// for the next reads of the same revision.
+    ///
+    /// # Errors
+    ///
+    /// A stored value that does not decode as the resource's kind (500).
+    pub fn decode_kept(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
+        self.decode(served, kv, kv.mod_revision)
     }
 
     /// Reads a page of a resource's objects.

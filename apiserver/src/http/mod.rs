@@ -2,13 +2,13 @@
 //! over HTTPS (HTTP/1.1 and HTTP/2) with rustls.
 
 mod discovery;
-mod frames;
 pub mod media;
 mod openapi;
 mod proto;
 pub mod query;
 mod rest;
 mod watch;
+mod written;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -60,8 +60,8 @@ pub struct ApiServer<H: 'static, B> {
     stalled_watch: Duration,
     /// Watches open now.
     watches: std::sync::atomic::AtomicUsize,
-    /// Watch frames written once for the watches that send them alike.
-    frames: frames::SharedFrames,
+    /// Objects and watch events written once for the requests that send them alike.
+    written: written::SharedWritings,
 }
 
 /// How long a watch waits for a client that stopped reading before it ends the watch (the
@@ -88,7 +88,7 @@ where
             openapi: std::sync::OnceLock::new(),
             stalled_watch: STALLED_WATCH,
             watches: std::sync::atomic::AtomicUsize::new(0),
-            frames: frames::SharedFrames::default(),
+            written: written::SharedWritings::default(),
         }
     }
 

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::media::{self, Format, Wanted};
 use super::query::{self, IncludeObject, Query, ReadAt};
+use super::written::Writing;
 use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
 use crate::error::ApiError;
 use crate::objects::{ListRequest, Listed, Place, Preconditions, UpdateKind};
@@ -236,15 +237,31 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let object = server.objects.get(target.served, target.place()).await?;
+    let kv = server
+        .objects
+        .get_stored(target.served, target.place())
+        .await?;
     if let Some(include) = table {
+        let object = server.objects.decode_kept(target.served, &kv)?;
         let metadata = serde_json::json!({
             "resourceVersion": object.metadata().resource_version,
         });
         let table = table_of(target, vec![object], include, metadata)?;
         return Ok(respond(200, content_type(format), written(&table, format)?));
     }
-    object_response(200, target.codec, object, format, &[])
+    // Written once per revision, version and format, for every GET that asks alike.
+    let how = (
+        std::ptr::from_ref(target.codec) as usize,
+        format,
+        Writing::Object,
+    );
+    let body = server
+        .written
+        .get_or_write(&kv.key, kv.mod_revision, how, || {
+            let object = server.objects.decode_kept(target.served, &kv)?;
+            Ok(Bytes::from(encode(target.codec, object, format)?))
+        })?;
+    Ok(respond(200, content_type(format), body))
 }
 
 /// A JSON value written as `format` asks (JSON or YAML).

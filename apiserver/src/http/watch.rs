@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use super::media::Format;
 use super::query::{IncludeObject, Query, ReadAt};
 use super::rest::{Target, selected, table_of};
+use super::written::Writing;
 use super::{ApiServer, respond};
 use crate::error::ApiError;
 use crate::objects::{Change, ListRequest};
@@ -186,10 +187,14 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                     Some(Ok(event)) => {
                         self.last = event.revision();
                         if self.table.is_none() && !filtered(query) {
-                            let frame = server.frames.frame(
-                                &event,
-                                std::ptr::from_ref(self.target.codec) as usize,
-                                self.format,
+                            let frame = server.written.get_or_write(
+                                event.key(),
+                                event.revision(),
+                                (
+                                    std::ptr::from_ref(self.target.codec) as usize,
+                                    self.format,
+                                    Writing::WatchEvent,
+                                ),
                                 || self.change_frame(server, served, &event),
                             )?;
                             self.send_frame(frame).await?;

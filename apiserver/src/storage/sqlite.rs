@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::memory::WATCH_BUFFER;
 use super::watchers::Watchers;
@@ -54,7 +54,18 @@ struct Inner {
     /// The connection and the watchers, under one lock: a write and its notification are one
     /// step for every watch.
     state: Mutex<State>,
+    /// Read-only connections: in WAL mode reads see the last commit and wait for no write,
+    /// so GETs and lists do not queue behind each other or behind writes.
+    readers: Vec<Mutex<Connection>>,
+    /// The reader a read that found them all busy waits for next.
+    next_reader: std::sync::atomic::AtomicUsize,
 }
+
+/// Read-only connections of a store.
+const READERS: usize = 4;
+/// How long a reader waits for the database when SQLite says it is busy (a checkpoint, or a
+/// recovery after a crash).
+const READ_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug)]
 struct State {
@@ -164,27 +175,71 @@ impl SqliteBackend {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let connection = Connection::open(path).map_err(backend)?;
         connection.execute_batch(SCHEMA).map_err(backend)?;
+        let readers = (0..READERS)
+            .map(|_| {
+                let reader = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                reader.busy_timeout(READ_BUSY_TIMEOUT)?;
+                Ok(Mutex::new(reader))
+            })
+            .collect::<rusqlite::Result<_>>()
+            .map_err(backend)?;
         Ok(SqliteBackend {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     connection,
                     watchers: Watchers::new(WATCH_BUFFER),
                 }),
+                readers,
+                next_reader: std::sync::atomic::AtomicUsize::new(0),
             }),
         })
     }
 
-    /// Runs a short read on the connection: here when nobody holds it (a point read from
-    /// SQLite's cache takes microseconds, less than handing it to another thread), off the
-    /// async threads when a write does (a commit waits for the disk).
+    /// Runs a short read (a point read from SQLite's cache takes microseconds, less than
+    /// handing it to another thread) here on a free reader, or off the async threads on the
+    /// next reader when all are busy.
     async fn read<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut State) -> Result<T, StoreError> + Send + 'static,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        match read_here(&self.inner, work) {
-            Ok(result) => result,
-            Err(work) => self.with(work).await,
+        for reader in &self.inner.readers {
+            match reader.try_lock() {
+                Ok(connection) => return work(&connection),
+                // A reader holds no state of its own: a panic while it was held harmed nothing.
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                    return work(&poisoned.into_inner());
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
         }
+        self.read_off_thread(work).await
+    }
+
+    /// Runs a read off the async threads on the next reader, in one read transaction (one
+    /// snapshot for all its statements).
+    async fn read_off_thread<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let at = inner
+                .next_reader
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                % inner.readers.len();
+            let connection = inner.readers[at]
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let snapshot = connection.unchecked_transaction().map_err(backend)?;
+            let result = work(&snapshot);
+            snapshot.finish().map_err(backend)?;
+            result
+        })
+        .await
+        .map_err(|e| StoreError::Backend(e.to_string()))?
     }
 
     /// Runs `work` on the connection off the async threads.
@@ -199,19 +254,6 @@ impl SqliteBackend {
     }
 }
 
-/// Runs `work` now if the connection is free; hands it back otherwise.
-fn read_here<T, F>(inner: &Inner, work: F) -> Result<Result<T, StoreError>, F>
-where
-    F: FnOnce(&mut State) -> Result<T, StoreError>,
-{
-    let mut state = match inner.state.try_lock() {
-        Ok(guard) => guard,
-        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return Err(work),
-    };
-    Ok(work(&mut state))
-}
-
 fn lock(inner: &Inner) -> MutexGuard<'_, State> {
     // Every write is one SQLite transaction, rolled back if it fails, so a panic while the
     // lock was held leaves the database whole.
@@ -221,18 +263,12 @@ fn lock(inner: &Inner) -> MutexGuard<'_, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-impl State {
+/// The reads of the store, on any of its connections.
+trait Queries {
     /// The one integer `sql` selects, 0 when it selects no row.
-    fn integer(&self, sql: &str) -> Result<u64, StoreError> {
-        // Statements are prepared once per connection: parsing and planning them took more
-        // time than running them (perf, the GET benchmark).
-        let value: Option<i64> = self
-            .connection
-            .prepare_cached(sql)
-            .and_then(|mut statement| statement.query_row([], |r| r.get(0)).optional())
-            .map_err(backend)?;
-        Ok(value.unwrap_or(0) as u64)
-    }
+    fn integer(&self, sql: &str) -> Result<u64, StoreError>;
+    /// The key's last row.
+    fn latest(&self, key: &[u8]) -> Result<Option<Row>, StoreError>;
 
     /// The last revision written (AUTOINCREMENT never reuses one, even once its row is gone).
     fn current_revision(&self) -> Result<Revision, StoreError> {
@@ -245,22 +281,35 @@ impl State {
         self.integer("SELECT value FROM apfkit_meta WHERE key = 'compact_revision'")
             .map(Revision)
     }
+}
 
-    /// The key's last row.
-    fn latest(&self, key: &[u8]) -> Result<Option<Row>, StoreError> {
-        self.connection
-            .prepare_cached(&format!(
-                "SELECT {} FROM kine WHERE name = ?1 ORDER BY id DESC LIMIT 1",
-                Row::COLUMNS
-            ))
-            .and_then(|mut statement| statement.query_row([key], Row::read).optional())
-            .map_err(backend)
+impl Queries for Connection {
+    fn integer(&self, sql: &str) -> Result<u64, StoreError> {
+        // Statements are prepared once per connection: parsing and planning them took more
+        // time than running them (perf, the GET benchmark).
+        let value: Option<i64> = self
+            .prepare_cached(sql)
+            .and_then(|mut statement| statement.query_row([], |r| r.get(0)).optional())
+            .map_err(backend)?;
+        Ok(value.unwrap_or(0) as u64)
     }
 
+    fn latest(&self, key: &[u8]) -> Result<Option<Row>, StoreError> {
+        self.prepare_cached(&format!(
+            "SELECT {} FROM kine WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+            Row::COLUMNS
+        ))
+        .and_then(|mut statement| statement.query_row([key], Row::read).optional())
+        .map_err(backend)
+    }
+}
+
+impl State {
     /// The key's last row if it is not a delete, and (when `expected` is given) written at
     /// that revision: the check of a compare-and-swap.
     fn live(&self, key: &[u8], expected: Option<Revision>) -> Result<Row, StoreError> {
         let current = self
+            .connection
             .latest(key)?
             .filter(|row| !row.deleted)
             .ok_or(StoreError::NotFound)?;
@@ -313,7 +362,7 @@ impl State {
 
 impl Backend for SqliteBackend {
     async fn current_revision(&self) -> Result<Revision, StoreError> {
-        self.with(|state| state.current_revision()).await
+        self.read(|connection| connection.current_revision()).await
     }
 
     async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>, StoreError> {
@@ -329,12 +378,12 @@ impl Backend for SqliteBackend {
 
     async fn list(&self, options: &ListOptions) -> Result<ListPage, StoreError> {
         let options = options.clone();
-        self.with(move |state| {
+        self.read_off_thread(move |connection| {
             let revision = match options.revision {
                 Some(revision) => revision,
-                None => state.current_revision()?,
+                None => connection.current_revision()?,
             };
-            readable(revision, state.current_revision()?, state.compacted()?)?;
+            readable(revision, connection.current_revision()?, connection.compacted()?)?;
             let start = if options.start.is_empty() {
                 options.prefix.clone()
             } else {
@@ -343,8 +392,7 @@ impl Backend for SqliteBackend {
             let end = prefix_end(&options.prefix);
             // Each key's newest row at the revision, in key order: the scan walks the name
             // index and stops after the page, so a page costs its own rows, not the range's.
-            let mut query = state
-                .connection
+            let mut query = connection
                 .prepare_cached(&format!(
                     "SELECT k.id, k.name, k.created, k.create_revision, k.value FROM kine k {LIVE_AT}
                      ORDER BY k.name LIMIT ?4"
@@ -371,8 +419,7 @@ impl Backend for SqliteBackend {
             drop(rows);
             let remaining = match &next {
                 Some(next) if options.count => {
-                    let mut count = state
-                        .connection
+                    let mut count = connection
                         .prepare_cached(&format!("SELECT COUNT(*) FROM kine k {LIVE_AT}"))
                         .map_err(backend)?;
                     let counted: i64 = count
@@ -395,7 +442,7 @@ impl Backend for SqliteBackend {
     async fn create(&self, key: &[u8], value: Vec<u8>) -> Result<KeyValue, StoreError> {
         let key = key.to_vec();
         self.with(move |state| {
-            let latest = state.latest(&key)?;
+            let latest = state.connection.latest(&key)?;
             if latest.as_ref().is_some_and(|row| !row.deleted) {
                 return Err(StoreError::AlreadyExists);
             }
@@ -458,7 +505,7 @@ impl Backend for SqliteBackend {
     async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
         let prefix = prefix.to_vec();
         self.with(move |state| {
-            watchable(after, state.current_revision()?, state.compacted()?)?;
+            watchable(after, state.connection.current_revision()?, state.connection.compacted()?)?;
             let end = prefix_end(&prefix);
             let replay: Vec<Event> = {
                 let mut query = state
@@ -482,8 +529,8 @@ impl Backend for SqliteBackend {
 
     async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
         self.with(move |state| {
-            not_ahead(revision, state.current_revision()?)?;
-            if revision <= state.compacted()? {
+            not_ahead(revision, state.connection.current_revision()?)?;
+            if revision <= state.connection.compacted()? {
                 return Ok(());
             }
             let transaction = state.connection.transaction().map_err(backend)?;
