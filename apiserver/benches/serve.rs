@@ -10,15 +10,21 @@
 //!
 //! - **Watch fan-out**: 1,000 watchers each receiving 1,000 events (FlowSchemas created one
 //!   after another); the delay from each write to its arrival at each watcher, p50 and p99.
+//! - **Create on etcd**: FlowSchemas POSTed by 64 connections to a server on a real etcd
+//!   (started here), against 64 concurrent writers of values of the same size straight to the
+//!   same etcd: plain puts (the issue's baseline, target ≥ 0.5×) and the put-if-absent
+//!   transaction that a create is, in kube-apiserver as here.
 //!
-//! `APFKIT_BENCH_SECONDS` sets each GET run's length (default 5). Arguments `get`, `list` and
-//! `watch` choose among the three (all by default): `cargo bench --bench serve -- list`.
+//! `APFKIT_BENCH_SECONDS` sets each GET and create run's length (default 5). Arguments `get`,
+//! `list`, `watch` and `create` choose among them (all by default):
+//! `cargo bench --bench serve -- list`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use apfkit_apiserver::http::serve_router;
+use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_conversion::scheme::{Encoding, Limits, SCHEME, Target, UnknownFields};
 use bytes::Bytes;
@@ -54,6 +60,9 @@ fn main() {
         }
         if chosen("watch") {
             watch_fan_out(&running).await;
+        }
+        if chosen("create") {
+            create_on_etcd().await;
         }
     });
 }
@@ -393,4 +402,141 @@ async fn watch_fan_out(running: &Running) {
         at(0.50) as f64 / 1000.0,
         at(0.99) as f64 / 1000.0
     );
+}
+
+/// Requests per second of `CONNECTIONS` keep-alive connections creating FlowSchemas (each
+/// with a new name) for `seconds`, after a second of warming up.
+async fn create_rate(running: &support::Running<EtcdBackend>, run: usize) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let warm_until = Instant::now() + Duration::from_secs(1);
+    let stop_at = warm_until + Duration::from_secs(seconds());
+    let mut clients = Vec::new();
+    for client in 0..CONNECTIONS {
+        let (address, connector) = (running.address, running.connector.clone());
+        let done = done.clone();
+        clients.push(tokio::spawn(async move {
+            let tcp = TcpStream::connect(address).await.expect("connects");
+            let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+            let tls = connector.connect(name, tcp).await.expect("TLS");
+            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .expect("HTTP/1.1");
+            tokio::spawn(connection);
+            for n in 0.. {
+                let now = Instant::now();
+                if now >= stop_at {
+                    return;
+                }
+                let body = serde_json::json!({
+                    "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+                    "kind": "FlowSchema",
+                    "metadata": {"name": format!("create-{run}-{client}-{n}")},
+                    "spec": {
+                        "priorityLevelConfiguration": {"name": "global-default"},
+                        "matchingPrecedence": 1000,
+                        "rules": [{
+                            "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"],
+                                               "resources": ["*"], "clusterScope": true}],
+                        }],
+                    },
+                });
+                let request = Request::post(support::FLOW_SCHEMAS)
+                    .header("host", "localhost")
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(Bytes::from(body.to_string())))
+                    .expect("a request");
+                let response = sender.send_request(request).await.expect("an answer");
+                assert_eq!(response.status(), 201);
+                response.into_body().collect().await.expect("a body");
+                if now >= warm_until {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for client in clients {
+        client.await.expect("a client");
+    }
+    done.load(Ordering::Relaxed) as f64 / seconds() as f64
+}
+
+/// Writes per second of `CONNECTIONS` concurrent writers putting `value` under new keys straight
+/// to etcd for `seconds`, after a second of warming up: plain puts, or (`conditional`) the
+/// transaction kube-apiserver's create sends, a put if the key does not exist
+/// (k8s.io/apiserver/pkg/storage/etcd3/store.go, `Create`: `If(notFound(key)).Then(OpPut)`).
+async fn put_rate(client: &etcd_client::Client, value: &[u8], tag: &str, conditional: bool) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let warm_until = Instant::now() + Duration::from_secs(1);
+    let stop_at = warm_until + Duration::from_secs(seconds());
+    let mut writers = Vec::new();
+    for writer in 0..CONNECTIONS {
+        let (mut client, value, done) = (client.clone(), value.to_vec(), done.clone());
+        let tag = tag.to_owned();
+        writers.push(tokio::spawn(async move {
+            for n in 0.. {
+                let now = Instant::now();
+                if now >= stop_at {
+                    return;
+                }
+                let key = format!("/bench/puts/{tag}-{writer}-{n}");
+                if conditional {
+                    let txn = etcd_client::Txn::new()
+                        .when([etcd_client::Compare::create_revision(
+                            key.clone(),
+                            etcd_client::CompareOp::Equal,
+                            0,
+                        )])
+                        .and_then([etcd_client::TxnOp::put(key, value.clone(), None)]);
+                    client.txn(txn).await.expect("a transaction");
+                } else {
+                    client.put(key, value.clone(), None).await.expect("a put");
+                }
+                if now >= warm_until {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.expect("a writer");
+    }
+    done.load(Ordering::Relaxed) as f64 / seconds() as f64
+}
+
+async fn create_on_etcd() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let endpoints = [etcd.endpoint.clone()];
+    let backend = EtcdBackend::connect(&endpoints).await.expect("etcd");
+    let running = support::start(backend, Duration::from_secs(30)).await;
+    running.create("sized", 0).await;
+    let mut client = etcd_client::Client::connect(&endpoints, None)
+        .await
+        .expect("etcd");
+    // What the server stores for one FlowSchema, so that both write values of one size.
+    let stored = client
+        .get("/registry/flowschemas/sized", None)
+        .await
+        .expect("a read");
+    let value = stored.kvs().first().expect("stored").value().to_vec();
+    println!();
+    println!(
+        "Create of a FlowSchema on etcd, {CONNECTIONS} connections, against etcd puts of {} bytes:",
+        value.len()
+    );
+    println!(
+        "| run | apfkit serve (creates/s) | etcd put-if-absent (txn/s) | etcd put (puts/s) | \
+         ratio to txn | ratio to put |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for run in 1..=2 {
+        let api = create_rate(&running, run).await;
+        let txn = put_rate(&client, &value, &format!("txn-{run}"), true).await;
+        let put = put_rate(&client, &value, &format!("put-{run}"), false).await;
+        println!(
+            "| {run} | {api:.0} | {txn:.0} | {put:.0} | {:.2} | {:.2} |",
+            api / txn,
+            api / put
+        );
+    }
 }
