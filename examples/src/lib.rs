@@ -32,3 +32,4 @@ include!(concat!(env!("OUT_DIR"), "/api.rs"));
 
 pub mod hooks;
 pub mod image;
+pub mod serving;

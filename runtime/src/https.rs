@@ -96,3 +96,26 @@ pub async fn serve(
         );
     }
 }
+
+/// Completes on SIGTERM (how Kubernetes stops a pod) or Ctrl-C: the `shutdown` of a server
+/// run as a command.
+pub async fn interrupted() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    () = interrupt => {}
+                }
+            }
+            Err(_) => interrupt.await,
+        }
+    }
+    #[cfg(not(unix))]
+    interrupt.await;
+}

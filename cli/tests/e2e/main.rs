@@ -15,10 +15,9 @@ mod serve_http;
 mod simulate;
 mod storage;
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use apfkit_tests::flowcontrol_versions;
 use proptest::prelude::*;
@@ -58,55 +57,7 @@ pub fn apfkit_peak(args: &[&str], limit_mib: u64) -> (Output, u64) {
     (output, peak_kib >> 10)
 }
 
-/// Runs `command` feeding `stdin`, calling `sample` with its pid while it runs (every 2 ms);
-/// kills it and fails the test if it has not finished after `limit`.
-pub fn run_within(
-    mut command: Command,
-    stdin: &[u8],
-    limit: Duration,
-    mut sample: impl FnMut(u32),
-) -> Output {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().expect("piped");
-    let stdin = stdin.to_vec();
-    // The command may exit before reading everything (a usage error); that is fine.
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&stdin);
-    });
-    // Read both pipes while waiting, so that a large output cannot block the command.
-    let collect = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
-        })
-    };
-    let stdout = collect(Box::new(child.stdout.take().expect("piped")));
-    let stderr = collect(Box::new(child.stderr.take().expect("piped")));
-    let started = Instant::now();
-    let status = loop {
-        sample(child.id());
-        if let Some(status) = child.try_wait().expect("waitable") {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{command:?} did not finish in {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let _ = feeder.join();
-    Output {
-        status,
-        stdout: stdout.join().expect("read"),
-        stderr: stderr.join().expect("read"),
-    }
-}
+pub use apfkit_test_support::process::run_within;
 
 /// Runs the binary and returns its standard output, failing the test if it failed.
 pub fn success(args: &[&str], stdin: &[u8]) -> Vec<u8> {

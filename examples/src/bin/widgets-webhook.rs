@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             "widgets-webhook: listening on https://{}{path}",
             webhook.local_addr()
         );
-        match webhook.serve(shutdown()).await {
+        match webhook.serve(apfkit_runtime::https::interrupted()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("widgets-webhook: {err}");
@@ -71,26 +71,4 @@ fn main() -> ExitCode {
             }
         }
     })
-}
-
-/// SIGTERM (how Kubernetes stops a pod) or Ctrl-C.
-async fn shutdown() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = terminate.recv() => {}
-                    () = interrupt => {}
-                }
-            }
-            Err(_) => interrupt.await,
-        }
-    }
-    #[cfg(not(unix))]
-    interrupt.await;
 }

@@ -223,27 +223,14 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         kubeconfig.display()
     );
     server
-        .serve(listener, Arc::new(tls), shutdown(), Duration::from_secs(5))
+        .serve(
+            listener,
+            Arc::new(tls),
+            apfkit_runtime::https::interrupted(),
+            Duration::from_secs(5),
+        )
         .await;
     Ok(())
-}
-
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown() {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let terminated = async {
-        match terminate.as_mut() {
-            Some(signal) => {
-                signal.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminated => {}
-    }
 }
 
 /// Creates the bootstrap objects that are missing, as kube-apiserver's configuration

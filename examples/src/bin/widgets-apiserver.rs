@@ -1,0 +1,127 @@
+//! The Widget API served by Rust itself: an extension API server on apfkit-apiserver.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
+use apfkit_apiserver::objects::Objects;
+use apfkit_apiserver::storage::sqlite::SqliteBackend;
+use apfkit_apiserver::tls;
+use apfkit_example_widgets::api::SCHEME;
+use apfkit_example_widgets::serving;
+use apfkit_runtime::scheme::Limits;
+use clap::Parser;
+
+/// Serves the Widget API (`example.com` v1alpha1, v1beta1 and v1, stored in v1) over HTTPS
+/// from an embedded SQLite store, as an extension API server that kube-aggregator could put
+/// behind kube-apiserver.
+///
+/// On first start a CA and a serving certificate are made in DIR, and a kubeconfig trusting
+/// them is written to DIR/kubeconfig on every start. `--print-apiservice NAMESPACE/NAME`
+/// prints the APIService objects that register the server behind that Service, and exits.
+#[derive(Debug, Parser)]
+#[command(
+    name = "widgets-apiserver",
+    after_help = "Examples:\n  widgets-apiserver --data-dir widgets-data --listen 127.0.0.1:8443 &\n  kubectl --kubeconfig widgets-data/kubeconfig get widgets.v1alpha1.example.com -A\n  widgets-apiserver --data-dir widgets-data --print-apiservice widgets-system/widgets-apiserver"
+)]
+struct Args {
+    /// Where the database, the certificates and the kubeconfig are kept.
+    #[arg(long, value_name = "DIR", default_value = "widgets-data")]
+    data_dir: PathBuf,
+    /// Address to listen on; port 0 picks a free port (printed on start).
+    #[arg(long, default_value = "127.0.0.1:8443")]
+    listen: SocketAddr,
+    /// Print the APIServices for the Service NAMESPACE/NAME (JSON, a v1 List) and exit.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    print_apiservice: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("widgets-apiserver: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let credentials = tls::ensure(&args.data_dir, &[]).map_err(|e| e.to_string())?;
+    if let Some(service) = &args.print_apiservice {
+        let Some((namespace, name)) = service
+            .split_once('/')
+            .filter(|(n, s)| !n.is_empty() && !s.is_empty() && !s.contains('/'))
+        else {
+            return Err(format!(
+                "--print-apiservice {service:?}: expected NAMESPACE/NAME"
+            ));
+        };
+        let list = serving::api_services(&credentials.ca_pem, namespace, name);
+        let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
+        println!("{text}");
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    runtime.block_on(serve(args, credentials))
+}
+
+async fn serve(args: &Args, credentials: tls::Credentials) -> Result<(), String> {
+    let database = args.data_dir.join("widgets.db");
+    let backend =
+        SqliteBackend::open(&database).map_err(|e| format!("{}: {e}", database.display()))?;
+    // Schema validation of custom resources (and CEL) is not done here yet: objects are
+    // checked by their types' decoding only.
+    let objects = Objects::new(
+        &SCHEME,
+        backend,
+        "/registry",
+        Limits::default(),
+        |_, _, _| Vec::new(),
+    );
+    let resources = serving::resources().map_err(|e| e.to_string())?;
+    let server = Arc::new(ApiServer::new(
+        objects,
+        resources,
+        VersionInfo {
+            major: "1".into(),
+            minor: "35".into(),
+            git_version: format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let url = format!("https://{address}");
+    let kubeconfig = args.data_dir.join(tls::KUBECONFIG);
+    tls::write_file(
+        &kubeconfig,
+        tls::kubeconfig(&url, &credentials.ca_pem).as_bytes(),
+        true,
+    )
+    .map_err(|e| e.to_string())?;
+    let tls = tls_config(credentials.chain, credentials.key)
+        .map_err(|e| format!("serving certificate: {e}"))?;
+    eprintln!(
+        "widgets-apiserver: listening on {url}; kubeconfig: {}",
+        kubeconfig.display()
+    );
+    server
+        .serve(
+            listener,
+            Arc::new(tls),
+            apfkit_runtime::https::interrupted(),
+            Duration::from_secs(5),
+        )
+        .await;
+    Ok(())
+}

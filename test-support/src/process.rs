@@ -1,0 +1,60 @@
+//! Running a command under test: fed its input, both outputs read while it runs, killed and
+//! failed after a time limit (no hung test).
+
+use std::io::{Read, Write};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `command` feeding `stdin`, calling `sample` with its pid while it runs (every 2 ms);
+/// kills it and fails the test if it has not finished after `limit`.
+///
+/// # Panics
+///
+/// When the command cannot start or does not finish within `limit`.
+pub fn run_within(
+    mut command: Command,
+    stdin: &[u8],
+    limit: Duration,
+    mut sample: impl FnMut(u32),
+) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().expect("piped");
+    let stdin = stdin.to_vec();
+    // The command may exit before reading everything (a usage error); that is fine.
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    // Read both pipes while waiting, so that a large output cannot block the command.
+    let collect = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = collect(Box::new(child.stdout.take().expect("piped")));
+    let stderr = collect(Box::new(child.stderr.take().expect("piped")));
+    let started = Instant::now();
+    let status = loop {
+        sample(child.id());
+        if let Some(status) = child.try_wait().expect("waitable") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{command:?} did not finish in {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let _ = feeder.join();
+    Output {
+        status,
+        stdout: stdout.join().expect("read"),
+        stderr: stderr.join().expect("read"),
+    }
+}
