@@ -12,6 +12,7 @@ mod protobuf;
 mod serve;
 mod serve_clients;
 mod serve_http;
+mod serve_replicas;
 mod simulate;
 mod storage;
 

@@ -81,7 +81,17 @@ fn the_python_client_lists_creates_and_watches() {
     );
 }
 
-fn flow_schema(name: &str, precedence: i32) -> v1beta3::FlowSchema {
+/// A kube-rs client of the server, from the kubeconfig it wrote.
+pub(super) async fn kube_client(server: &Server) -> kube::Client {
+    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// A v1beta3 FlowSchema of `name` at `precedence`.
+pub(super) fn flow_schema(name: &str, precedence: i32) -> v1beta3::FlowSchema {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3",
         "kind": "FlowSchema",
@@ -97,11 +107,7 @@ fn flow_schema(name: &str, precedence: i32) -> v1beta3::FlowSchema {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
     let server = Server::start(&["--no-bootstrap"]);
-    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .unwrap();
-    let client = kube::Client::try_from(config).unwrap();
+    let client = kube_client(&server).await;
     let schemas: Api<v1beta3::FlowSchema> = Api::all(client.clone());
 
     // A watcher on v1 sees what is written through v1beta3.
