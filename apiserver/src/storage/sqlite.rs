@@ -226,13 +226,22 @@ impl SqliteBackend {
     ) -> Result<T, StoreError> {
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
-            let at = inner
-                .next_reader
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                % inner.readers.len();
-            let connection = inner.readers[at]
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            // The first free reader, so that reads keep to the fewest connections and find
+            // their pages in those connections' caches; all busy, the next in turn.
+            let free = inner.readers.iter().find_map(|reader| match reader.try_lock() {
+                Ok(connection) => Some(connection),
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            });
+            let connection = free.unwrap_or_else(|| {
+                let at = inner
+                    .next_reader
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    % inner.readers.len();
+                inner.readers[at]
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+            });
             let snapshot = connection.unchecked_transaction().map_err(backend)?;
             let result = work(&snapshot);
             snapshot.finish().map_err(backend)?;
