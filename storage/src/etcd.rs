@@ -4,10 +4,9 @@
 use std::future::Future;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use apfkit_etcd::{CallError, Members};
 use etcd_client::{
     Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, KvClient,
     PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
@@ -213,9 +212,7 @@ struct Member {
 
 /// A connection to the etcd of a kube-apiserver: one client per member, with failover.
 pub struct Store {
-    members: Arc<[Member]>,
-    /// The member that answered last, tried first.
-    current: Arc<AtomicUsize>,
+    members: Members<Member>,
     prefix: String,
 }
 
@@ -395,15 +392,14 @@ impl Store {
                 kv,
             });
         }
-        if members.is_empty() {
+        let Some(members) = Members::new(members) else {
             return Err(StorageError::Connect {
                 endpoints,
                 message: "no endpoints".to_owned(),
             });
-        }
+        };
         let store = Store {
-            members: members.into(),
-            current: Arc::new(AtomicUsize::new(0)),
+            members,
             prefix: normalize_prefix(&options.prefix),
         };
         store
@@ -430,28 +426,18 @@ impl Store {
         F: Fn(Member) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        let count = self.members.len();
-        let first = self.current.load(Ordering::Relaxed) % count;
-        let mut failures = Vec::new();
-        for step in 0..count {
-            let index = (first + step) % count;
-            let member = self.members[index].clone();
-            let endpoint = member.endpoint.clone();
-            match request(member).await {
-                Ok(answer) => {
-                    self.current.store(index, Ordering::Relaxed);
-                    return Ok(answer);
-                }
-                Err(err) if member_unavailable(&err) => {
-                    failures.push(format!("{endpoint}: {}", describe(&err)));
-                }
-                Err(err) => return Err(request_error(what, err)),
-            }
+        match self.members.call(request).await {
+            Ok(answer) => Ok(answer),
+            Err(CallError::Refused(err)) => Err(request_error(what, err)),
+            Err(CallError::Unavailable(failures)) => Err(StorageError::Request {
+                what: Key(what.to_vec()).to_string(),
+                message: failures
+                    .iter()
+                    .map(|(member, err)| format!("{}: {}", member.endpoint, describe(err)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            }),
         }
-        Err(StorageError::Request {
-            what: Key(what.to_vec()).to_string(),
-            message: failures.join("; "),
-        })
     }
 
     /// The key prefix of a resource: `<prefix><path>/`.
@@ -633,8 +619,7 @@ impl Store {
     /// A handle on the same connections, for requests in parallel.
     pub fn handle(&self) -> Store {
         Store {
-            members: Arc::clone(&self.members),
-            current: Arc::clone(&self.current),
+            members: self.members.clone(),
             prefix: self.prefix.clone(),
         }
     }
@@ -691,18 +676,6 @@ pub struct Page {
     pub values: Vec<RawValue>,
     /// Where the next page starts, if there is one.
     pub next: Option<Cursor>,
-}
-
-/// Whether a member failed to answer, rather than answered an error: another member may.
-fn member_unavailable(err: &etcd_client::Error) -> bool {
-    match err {
-        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
-        etcd_client::Error::GRpcStatus(status) => matches!(
-            status.code(),
-            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
-        ),
-        _ => false,
-    }
 }
 
 /// Whether etcd (or our receive limit) refused a message for its size.

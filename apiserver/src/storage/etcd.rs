@@ -5,6 +5,10 @@
 //! `mod_revision`, as kube-apiserver's etcd3 store does them (`staging/src/k8s.io/apiserver/
 //! pkg/storage/etcd3/store.go`).
 
+use std::future::Future;
+
+use apfkit_etcd::{CallError, Members};
+
 use super::memory::WATCH_BUFFER;
 use super::watchers::Feed;
 use super::{
@@ -19,9 +23,7 @@ use etcd_client::{
 /// A store on an etcd cluster: one client per member, failing over as etcdctl does.
 #[derive(Clone)]
 pub struct EtcdBackend {
-    members: std::sync::Arc<[Client]>,
-    /// The member that answered last.
-    current: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    members: Members<Client>,
 }
 
 impl std::fmt::Debug for EtcdBackend {
@@ -41,40 +43,28 @@ impl EtcdBackend {
         for endpoint in endpoints {
             members.push(Client::connect([endpoint], None).await.map_err(error)?);
         }
-        if members.is_empty() {
-            return Err(StoreError::Backend("no etcd endpoints".to_owned()));
-        }
-        Ok(EtcdBackend {
-            members: members.into(),
-            current: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        })
+        let members = Members::new(members)
+            .ok_or_else(|| StoreError::Backend("no etcd endpoints".to_owned()))?;
+        Ok(EtcdBackend { members })
     }
 
-    /// Runs `request` on the member that answered last, and on each other member in turn
-    /// while members cannot answer (down, unreachable, no leader). Writes are
-    /// compare-and-swap transactions, so one repeated after a lost answer fails its
-    /// comparison instead of writing twice.
+    /// Runs `request` on the member that answered last, failing over to the others while
+    /// one cannot answer ([`Members::call`]); with every member down, the last one's error.
     async fn call<T, F, Fut>(&self, request: F) -> Result<T, etcd_client::Error>
     where
         F: Fn(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        use std::sync::atomic::Ordering;
-        let count = self.members.len();
-        let first = self.current.load(Ordering::Relaxed) % count;
-        let mut last = None;
-        for step in 0..count {
-            let index = (first + step) % count;
-            match request(self.members[index].clone()).await {
-                Ok(answer) => {
-                    self.current.store(index, Ordering::Relaxed);
-                    return Ok(answer);
-                }
-                Err(err) if member_unavailable(&err) => last = Some(err),
-                Err(err) => return Err(err),
-            }
-        }
-        Err(last.expect("at least one member"))
+        self.members
+            .call(request)
+            .await
+            .map_err(|error| match error {
+                CallError::Refused(error) => error,
+                CallError::Unavailable(mut failures) => match failures.pop() {
+                    Some((_, error)) => error,
+                    None => etcd_client::Error::InvalidArgs("no etcd members".to_owned()),
+                },
+            })
     }
 
     /// Runs one transaction, failing over between members.
@@ -85,18 +75,6 @@ impl EtcdBackend {
         })
         .await
         .map_err(error)
-    }
-}
-
-/// Whether a member failed to answer, rather than answered an error: another member may.
-fn member_unavailable(err: &etcd_client::Error) -> bool {
-    match err {
-        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
-        etcd_client::Error::GRpcStatus(status) => matches!(
-            status.code(),
-            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
-        ),
-        _ => false,
     }
 }
 

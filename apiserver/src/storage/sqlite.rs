@@ -228,11 +228,14 @@ impl SqliteBackend {
         tokio::task::spawn_blocking(move || {
             // The first free reader, so that reads keep to the fewest connections and find
             // their pages in those connections' caches; all busy, the next in turn.
-            let free = inner.readers.iter().find_map(|reader| match reader.try_lock() {
-                Ok(connection) => Some(connection),
-                Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => None,
-            });
+            let free = inner
+                .readers
+                .iter()
+                .find_map(|reader| match reader.try_lock() {
+                    Ok(connection) => Some(connection),
+                    Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+                    Err(std::sync::TryLockError::WouldBlock) => None,
+                });
             let connection = free.unwrap_or_else(|| {
                 let at = inner
                     .next_reader
