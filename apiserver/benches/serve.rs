@@ -99,13 +99,7 @@ async fn request_rate(
         let connector = connector.clone();
         let done = done.clone();
         clients.push(tokio::spawn(async move {
-            let tcp = TcpStream::connect(address).await.expect("connects");
-            let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-            let tls = connector.connect(name, tcp).await.expect("TLS");
-            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-                .await
-                .expect("HTTP/1.1");
-            tokio::spawn(connection);
+            let mut sender = connect(address, &connector).await;
             loop {
                 let now = Instant::now();
                 if now >= stop_at {
@@ -166,6 +160,26 @@ async fn get_against_a_bare_handler(running: &Running) {
     let _ = stop.send(());
 }
 
+/// A new keep-alive HTTP/1.1 connection over TLS to the server at `address`.
+async fn connect<B>(
+    address: std::net::SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+) -> hyper::client::conn::http1::SendRequest<B>
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let tcp = TcpStream::connect(address).await.expect("connects");
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = connector.connect(name, tcp).await.expect("TLS");
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .expect("HTTP/1.1");
+    tokio::spawn(connection);
+    sender
+}
+
 /// A GET of `path` on a new connection, answered with its status checked.
 async fn get(running: &Running, path: &str) -> hyper::body::Incoming {
     get_from(running.address, &running.connector, path).await
@@ -177,13 +191,7 @@ async fn get_from(
     connector: &tokio_rustls::TlsConnector,
     path: &str,
 ) -> hyper::body::Incoming {
-    let tcp = TcpStream::connect(address).await.expect("connects");
-    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = connector.connect(name, tcp).await.expect("TLS");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .expect("HTTP/1.1");
-    tokio::spawn(connection);
+    let mut sender = connect(address, connector).await;
     let request = Request::get(path)
         .header("host", "localhost")
         .body(Empty::<Bytes>::new())
@@ -415,13 +423,7 @@ async fn create_rate(running: &support::Running<EtcdBackend>, run: usize) -> f64
         let (address, connector) = (running.address, running.connector.clone());
         let done = done.clone();
         clients.push(tokio::spawn(async move {
-            let tcp = TcpStream::connect(address).await.expect("connects");
-            let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-            let tls = connector.connect(name, tcp).await.expect("TLS");
-            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-                .await
-                .expect("HTTP/1.1");
-            tokio::spawn(connection);
+            let mut sender = connect(address, &connector).await;
             for n in 0.. {
                 let now = Instant::now();
                 if now >= stop_at {

@@ -58,3 +58,35 @@ pub fn run_within(
         stderr: stderr.join().expect("read"),
     }
 }
+
+/// Starts a server that says `... listening on https://ADDRESS; ...` as the first line of
+/// its standard error (as `apfkit serve` and the example servers do), waits for that line and
+/// answers the child and the URL. The rest of its standard error is read and dropped, so that
+/// it never blocks on a full pipe.
+///
+/// # Panics
+///
+/// When the command cannot start or its first line is not that.
+pub fn start_server(mut command: Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("piped"));
+    let mut line = String::new();
+    let _ = stderr.read_line(&mut line);
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("https://"))
+        .map(|w| w.trim_end_matches(';').to_owned())
+        .filter(|_| line.contains("listening on"))
+        .unwrap_or_else(|| panic!("{command:?} did not start: {line}"));
+    std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        let _ = stderr.read_to_end(&mut rest);
+    });
+    (child, url)
+}

@@ -64,6 +64,25 @@ pub struct ApiServer<H: 'static, B> {
     written: written::SharedWritings,
 }
 
+/// Why [`ApiServer::serve_command`] could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The address could not be bound.
+    #[error("--listen {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: std::net::SocketAddr,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The credentials or the kubeconfig could not be made, read or written.
+    #[error(transparent)]
+    Credentials(#[from] crate::tls::TlsError),
+    /// rustls refused the serving certificate and key.
+    #[error("serving certificate: {0}")]
+    Certificate(String),
+}
+
 /// How long a watch waits for a client that stopped reading before it ends the watch (the
 /// events are buffered meanwhile, up to a bound).
 pub const STALLED_WATCH: Duration = Duration::from_secs(30);
@@ -132,6 +151,54 @@ where
         grace: Duration,
     ) {
         serve_router(self.router(), listener, tls, shutdown, grace).await;
+    }
+
+    /// Runs the server as a command does: binds `listen`, makes (on first start) or loads the
+    /// credentials in `data_dir`, writes `data_dir/kubeconfig` for the address bound (port 0
+    /// works), says `<name>: listening on https://ADDRESS; kubeconfig: PATH` on standard error,
+    /// and serves until SIGTERM or Ctrl-C, giving requests in flight 5 s.
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be bound, or credentials that cannot be made, read or used.
+    pub async fn serve_command(
+        self: Arc<Self>,
+        name: &str,
+        listen: std::net::SocketAddr,
+        data_dir: &std::path::Path,
+    ) -> Result<(), CommandError> {
+        let credentials = crate::tls::ensure(data_dir, &[])?;
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|source| CommandError::Bind {
+                address: listen,
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| CommandError::Bind {
+            address: listen,
+            source,
+        })?;
+        let url = format!("https://{address}");
+        let kubeconfig = data_dir.join(crate::tls::KUBECONFIG);
+        crate::tls::write_file(
+            &kubeconfig,
+            crate::tls::kubeconfig(&url, &credentials.ca_pem).as_bytes(),
+            true,
+        )?;
+        let tls = tls_config(credentials.chain, credentials.key)
+            .map_err(|e| CommandError::Certificate(e.to_string()))?;
+        eprintln!(
+            "{name}: listening on {url}; kubeconfig: {}",
+            kubeconfig.display()
+        );
+        self.serve(
+            listener,
+            Arc::new(tls),
+            apfkit_runtime::https::interrupted(),
+            Duration::from_secs(5),
+        )
+        .await;
+        Ok(())
     }
 
     fn openapi_documents(&self) -> &[(String, Vec<u8>)] {

@@ -2,7 +2,6 @@
 //! on a watch, and `get -w`. kubectl must be on the PATH (`.ci/run` installs it); a test that
 //! cannot run it fails.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -23,33 +22,13 @@ impl Server {
     /// Starts the server on the embedded store and waits until it listens.
     pub fn start(extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.path())
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("apfkit serve starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-        let mut line = String::new();
-        stderr.read_line(&mut line).expect("a first line");
-        assert!(
-            line.contains("listening on https://127.0.0.1:"),
-            "apfkit serve did not start: {line}"
-        );
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("https://"))
-            .expect("a URL")
-            .trim_end_matches(';')
-            .to_owned();
-        // Keep draining its standard error so that it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut rest = Vec::new();
-            let _ = stderr.read_to_end(&mut rest);
-        });
+            .args(extra);
+        let (child, url) = apfkit_test_support::process::start_server(command);
+        assert!(url.starts_with("https://127.0.0.1:"), "{url}");
         Server {
             child,
             kubeconfig: dir.path().join("kubeconfig"),

@@ -4,9 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
+use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::objects::Objects;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::tls;
@@ -51,8 +50,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let credentials = tls::ensure(&args.data_dir, &[]).map_err(|e| e.to_string())?;
     if let Some(service) = &args.print_apiservice {
+        let credentials = tls::ensure(&args.data_dir, &[]).map_err(|e| e.to_string())?;
         let Some((namespace, name)) = service
             .split_once('/')
             .filter(|(n, s)| !n.is_empty() && !s.is_empty() && !s.contains('/'))
@@ -70,10 +69,10 @@ fn run(args: &Args) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    runtime.block_on(serve(args, credentials))
+    runtime.block_on(serve(args))
 }
 
-async fn serve(args: &Args, credentials: tls::Credentials) -> Result<(), String> {
+async fn serve(args: &Args) -> Result<(), String> {
     let database = args.data_dir.join("widgets.db");
     let backend =
         SqliteBackend::open(&database).map_err(|e| format!("{}: {e}", database.display()))?;
@@ -97,31 +96,8 @@ async fn serve(args: &Args, credentials: tls::Credentials) -> Result<(), String>
             platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
         },
     ));
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let url = format!("https://{address}");
-    let kubeconfig = args.data_dir.join(tls::KUBECONFIG);
-    tls::write_file(
-        &kubeconfig,
-        tls::kubeconfig(&url, &credentials.ca_pem).as_bytes(),
-        true,
-    )
-    .map_err(|e| e.to_string())?;
-    let tls = tls_config(credentials.chain, credentials.key)
-        .map_err(|e| format!("serving certificate: {e}"))?;
-    eprintln!(
-        "widgets-apiserver: listening on {url}; kubeconfig: {}",
-        kubeconfig.display()
-    );
     server
-        .serve(
-            listener,
-            Arc::new(tls),
-            apfkit_runtime::https::interrupted(),
-            Duration::from_secs(5),
-        )
-        .await;
-    Ok(())
+        .serve_command("widgets-apiserver", args.listen, &args.data_dir)
+        .await
+        .map_err(|e| e.to_string())
 }

@@ -5,9 +5,8 @@
 //! APIService objects that register it, valid as kube-aggregator validates them. kubectl must
 //! be on the PATH (`.ci/run` installs it); a test that cannot run it fails.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::Duration;
 
 use apfkit_test_support::process::run_within;
@@ -24,25 +23,12 @@ struct Server {
 impl Server {
     fn start() -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_widgets-apiserver"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_widgets-apiserver"));
+        command
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("widgets-apiserver starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-        let mut line = String::new();
-        stderr.read_line(&mut line).expect("a first line");
-        assert!(
-            line.contains("listening on https://127.0.0.1:"),
-            "widgets-apiserver did not start: {line}"
-        );
-        std::thread::spawn(move || {
-            let mut rest = Vec::new();
-            let _ = stderr.read_to_end(&mut rest);
-        });
+            .arg(dir.path());
+        let (child, url) = apfkit_test_support::process::start_server(command);
+        assert!(url.starts_with("https://127.0.0.1:"), "{url}");
         Server {
             child,
             kubeconfig: dir.path().join("kubeconfig"),

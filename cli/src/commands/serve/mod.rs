@@ -5,16 +5,14 @@ mod printers;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
+use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::objects::Objects;
 use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
-use apfkit_apiserver::tls;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
 use apfkit_runtime::{HubKind, Object};
@@ -180,8 +178,6 @@ fn validate(object: &HubObject, old: Option<&HubObject>, api_version: &str) -> V
 }
 
 async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(), Failure> {
-    let credentials =
-        tls::ensure(&args.data_dir, &[]).map_err(|e| Failure::Invalid(e.to_string()))?;
     let objects = Objects::new(
         &SCHEME,
         backend,
@@ -202,34 +198,10 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
     if !args.no_bootstrap {
         bootstrap(&server).await?;
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| Failure::Invalid(format!("--listen {}: {e}", args.listen)))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| Failure::Invalid(e.to_string()))?;
-    let kubeconfig = args.data_dir.join(tls::KUBECONFIG);
-    let url = format!("https://{address}");
-    tls::write_file(
-        &kubeconfig,
-        tls::kubeconfig(&url, &credentials.ca_pem).as_bytes(),
-        true,
-    )
-    .map_err(|e| Failure::Invalid(e.to_string()))?;
-    let tls = tls_config(credentials.chain, credentials.key)
-        .map_err(|e| Failure::Invalid(format!("serving certificate: {e}")))?;
-    eprintln!(
-        "apfkit serve: listening on {url}; kubeconfig: {}",
-        kubeconfig.display()
-    );
     server
-        .serve(
-            listener,
-            Arc::new(tls),
-            apfkit_runtime::https::interrupted(),
-            Duration::from_secs(5),
-        )
-        .await;
+        .serve_command("apfkit serve", args.listen, &args.data_dir)
+        .await
+        .map_err(|e| Failure::Invalid(e.to_string()))?;
     Ok(())
 }
 
