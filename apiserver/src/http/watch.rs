@@ -1,16 +1,19 @@
 //! Watches as kube-apiserver streams them: one `WatchEvent` per line (`ADDED`, `MODIFIED`,
 //! `DELETED`, `BOOKMARK`, `ERROR`), the current objects first when no resourceVersion (or `0`)
 //! is given, selectors applied with objects that stop matching sent as `DELETED`, ended after
-//! `timeoutSeconds`, and ended (never buffered without bound) when the client stops reading.
+//! `timeoutSeconds`, and ended (never buffered without bound) when the client stops reading:
+//! the events queued for it are dropped and an `ERROR` event (410 `Expired`) is its last, so a
+//! client that reads again learns that it missed events and lists anew.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_runtime::Object;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::media::Format;
@@ -48,6 +51,7 @@ where
     let target_namespace = target.namespace.clone();
     let namespace = target.namespace.clone();
     let (frames, receiver) = mpsc::channel::<Frame>(FRAMES_AHEAD);
+    let (last_frame, last) = oneshot::channel::<Bytes>();
     tokio::spawn(async move {
         let _open = OpenWatch::count(&server.watches);
         let served = &server.resources[served];
@@ -67,14 +71,22 @@ where
             sent: HashSet::new(),
             last: Revision(0),
         };
-        if let Err(error) = stream
-            .run(&server, served, namespace.as_deref(), &query)
+        match stream
+            .events(&server, served, namespace.as_deref(), &query)
             .await
         {
-            stream.error(&error).await;
+            Ok(()) | Err(Stop::Client) => {}
+            Err(Stop::Error(error)) => stream.error(&error).await,
+            Err(Stop::Stalled) => {
+                let _ = last_frame.send(stream.stalled_frame());
+            }
         }
     });
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
+    let body = Body::from_stream(WatchBody {
+        frames: receiver,
+        last: Some(last),
+        ended: false,
+    });
     let content_type = match format {
         Format::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
         other => other.media_type(),
@@ -126,10 +138,12 @@ struct Stream<'s, H: 'static> {
     last: Revision,
 }
 
-/// Why a watch stream stops without an error event.
+/// Why a watch stream stops early.
 enum Stop {
-    /// The client went away or stopped reading.
+    /// The client went away.
     Client,
+    /// The client read nothing for the stalled-watch limit while events waited for it.
+    Stalled,
     /// An error to tell the client.
     Error(ApiError),
 }
@@ -141,19 +155,6 @@ impl From<ApiError> for Stop {
 }
 
 impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
-    async fn run<B: Backend + 'static>(
-        &mut self,
-        server: &ApiServer<H, B>,
-        served: &Served<H>,
-        namespace: Option<&str>,
-        query: &Query,
-    ) -> Result<(), ApiError> {
-        match self.events(server, served, namespace, query).await {
-            Ok(()) | Err(Stop::Client) => Ok(()),
-            Err(Stop::Error(error)) => Err(error),
-        }
-    }
-
     async fn events<B: Backend + 'static>(
         &mut self,
         server: &ApiServer<H, B>,
@@ -371,17 +372,71 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     async fn send_frame(&mut self, frame: Bytes) -> Result<(), Stop> {
         match tokio::time::timeout(self.stalled, self.frames.send(Ok(frame))).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) | Err(_) => Err(Stop::Client),
+            Ok(Err(_)) => Err(Stop::Client),
+            Err(_) => Err(Stop::Stalled),
         }
     }
 
     /// Ends the watch with an `ERROR` event carrying a `Status`.
     async fn error(&mut self, error: &ApiError) {
+        let _ = self.send_frame(Bytes::from(self.error_frame(error))).await;
+    }
+
+    /// The `ERROR` event of a watch whose client stopped reading: 410 `Expired`, which
+    /// client-go's reflector answers by listing anew (kube-apiserver closes such a watch
+    /// without an event; decision 171).
+    fn stalled_frame(&self) -> Bytes {
+        let error = ApiError::expired(format!(
+            "the watch was ended: the client read nothing for {}s while events waited \
+             (the last resourceVersion sent is {})",
+            self.stalled.as_secs_f64(),
+            self.last
+        ));
+        Bytes::from(self.error_frame(&error))
+    }
+
+    fn error_frame(&self, error: &ApiError) -> Vec<u8> {
         let status = match self.format {
             Format::Protobuf => super::proto::status(&error.message, error.reason, error.code),
             _ => serde_json::to_vec(&error.status()).unwrap_or_default(),
         };
-        let _ = self.frame("ERROR", &status).await;
+        self.frame_bytes("ERROR", &status)
+    }
+}
+
+/// The body of a watch: its frames as the client reads them, unless the watch was ended
+/// because the client stopped reading; then the frames still queued are dropped and the
+/// `ERROR` event the watch left is the last thing sent.
+struct WatchBody {
+    frames: mpsc::Receiver<Frame>,
+    /// The `ERROR` event of a stalled watch, until the watch ends another way.
+    last: Option<oneshot::Receiver<Bytes>>,
+    ended: bool,
+}
+
+impl tokio_stream::Stream for WatchBody {
+    type Item = Frame;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Frame>> {
+        use std::task::Poll;
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        if let Some(last) = self.last.as_mut() {
+            match std::pin::Pin::new(last).poll(context) {
+                Poll::Ready(Ok(frame)) => {
+                    self.ended = true;
+                    self.frames.close();
+                    return Poll::Ready(Some(Ok(frame)));
+                }
+                Poll::Ready(Err(_)) => self.last = None,
+                Poll::Pending => {}
+            }
+        }
+        self.frames.poll_recv(context)
     }
 }
 

@@ -94,6 +94,63 @@ async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_stops_reading_gets_an_error_event_last_when_it_reads_again() {
+    let running = start(Duration::from_millis(300)).await;
+    let mut watch = send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await;
+    assert!(
+        wait_until(Duration::from_secs(5), || running.server.open_watches()
+            == 1)
+        .await
+    );
+    for i in 0..400 {
+        running.create(&format!("fs-{i:03}"), 16 << 10).await;
+    }
+    assert!(
+        wait_until(Duration::from_secs(10), || running.server.open_watches()
+            == 0)
+        .await,
+        "the stalled watch is still open"
+    );
+    // Reading again: what was already on its way, then the ERROR event, then the end.
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), watch.read_to_end(&mut response))
+        .await
+        .expect("the ended watch's response ends")
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&response);
+    // Each event is a line of its own (`{"type":"ADDED","object":{...}}`).
+    let events: Vec<&str> = text
+        .match_indices("{\"type\":\"")
+        .map(|(at, _)| &text[at + 9..])
+        .filter_map(|event| event.split_once("\",\"object\":").map(|(kind, _)| kind))
+        .filter(|kind| ["ADDED", "MODIFIED", "DELETED", "ERROR"].contains(kind))
+        .collect();
+    assert!(
+        events.len() < 400,
+        "{} events: the queued ones were not dropped",
+        events.len()
+    );
+    assert!(
+        events.last() == Some(&"ERROR"),
+        "last events: {:?}",
+        &events[events.len().saturating_sub(3)..]
+    );
+    let last = &text[text.rfind("{\"type\":\"ERROR\"").unwrap()..];
+    let last = &last[..=last.find("}}").unwrap() + 1];
+    let event: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(event["object"]["kind"], "Status");
+    assert_eq!(event["object"]["code"], 410);
+    assert_eq!(event["object"]["reason"], "Expired");
+    assert!(
+        event["object"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the client read nothing"),
+        "{event}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_watches_each_see_a_write() {
     const WATCHES: usize = 1000;
     let running = Arc::new(start(Duration::from_secs(30)).await);
