@@ -5,6 +5,7 @@
 
 mod conversion;
 mod docs;
+mod field_manager;
 mod fixtures_roundtrip;
 mod jsonschema;
 mod kube_interop;
