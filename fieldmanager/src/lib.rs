@@ -46,6 +46,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod managed;
 pub mod path;
 pub mod schema;
 pub mod set;

@@ -144,6 +144,11 @@ impl<'v> Updater<'v> {
         }
     }
 
+    /// The versions of the kind.
+    pub fn versions(&self) -> &'v dyn Versions {
+        self.versions
+    }
+
     /// Fields of `api_version` that no manager owns.
     pub fn ignoring(mut self, api_version: &str, fields: FieldSet) -> Self {
         self.ignored.insert(api_version.to_owned(), fields);
