@@ -215,6 +215,21 @@ impl ApiError {
         }
     }
 
+    /// 409 `Conflict` of a server-side apply (`NewApplyConflict`): kube-apiserver's message,
+    /// and a `FieldManagerConflict` cause per field.
+    pub fn apply_conflict(message: String, causes: Vec<(String, String)>) -> Self {
+        let mut error = ApiError::new(409, "Conflict", message);
+        error.causes = causes
+            .into_iter()
+            .map(|(message, field)| Cause {
+                reason: "FieldManagerConflict".to_owned(),
+                message,
+                field,
+            })
+            .collect();
+        error
+    }
+
     /// 413 `RequestEntityTooLarge`.
     pub fn too_large(limit: usize) -> Self {
         ApiError::new(

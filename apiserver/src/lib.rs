@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod fields;
 pub mod http;
 pub mod objects;
 pub mod patch;

@@ -523,6 +523,35 @@ where
         kind: UpdateKind,
         dry_run: bool,
     ) -> Result<Written<H>, ApiError> {
+        self.update_with(
+            served,
+            place,
+            object,
+            api_version,
+            kind,
+            dry_run,
+            |_, new| Ok(new),
+        )
+        .await
+    }
+
+    /// [`Objects::update`], with `writer` making the object to write from the stored one and
+    /// the one given, on every try (the server records managed fields there).
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::update`], and what `writer` answers.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn update_with(
+        &self,
+        served: &Served<H>,
+        place: Place<'_>,
+        object: H,
+        api_version: &str,
+        kind: UpdateKind,
+        dry_run: bool,
+        writer: impl Fn(&H, H) -> Result<H, ApiError>,
+    ) -> Result<Written<H>, ApiError> {
         let subject = Self::subject(served, place.name);
         let key = self.key_of(served, place);
         let expected = object
@@ -538,7 +567,8 @@ where
                 return Err(ApiError::modified(&subject));
             }
             let old = self.decode(served, &kv, kv.mod_revision)?;
-            let new = self.prepare_update(served, object.clone(), &old, kind)?;
+            let new = writer(&old, object.clone())?;
+            let new = self.prepare_update(served, new, &old, kind)?;
             self.check(served, &new, Some(&old), api_version)?;
             let bytes = self.encode(served, &new)?;
             if bytes == kv.value || dry_run {

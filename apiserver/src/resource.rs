@@ -67,6 +67,10 @@ pub struct Served<H: 'static> {
     pub versions: Vec<&'static Codec<H>>,
     /// The codec of the storage version.
     pub storage: &'static Codec<H>,
+    /// The merge rules of each served version, for server-side apply, compiled on first use.
+    field_schemas: std::sync::OnceLock<
+        std::collections::BTreeMap<String, apfkit_fieldmanager::schema::Schema>,
+    >,
 }
 
 /// Why a resource cannot be served.
@@ -129,6 +133,29 @@ impl<H> Served<H> {
             plural,
             versions,
             storage,
+            field_schemas: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The merge rules of every served version, by `group/version`: compiled from the
+    /// configuration's JSON Schemas, or deduced from values for a resource without them.
+    pub fn field_schemas(
+        &self,
+    ) -> &std::collections::BTreeMap<String, apfkit_fieldmanager::schema::Schema> {
+        self.field_schemas.get_or_init(|| {
+            self.versions
+                .iter()
+                .map(|codec| {
+                    let schema = self
+                        .config
+                        .schema
+                        .and_then(|f| f(&self.config.group, codec.version, &self.config.kind))
+                        .map_or_else(apfkit_fieldmanager::schema::Schema::deduced, |json| {
+                            apfkit_fieldmanager::schema::Schema::compile(&json)
+                        });
+                    (codec.api_version(), schema)
+                })
+                .collect()
         })
     }
 

@@ -310,6 +310,19 @@ impl<'v> FieldManager<'v> {
         }
     }
 
+    /// `object` naming the request's version and kind when it names none (the empty live
+    /// object of a create), as kube-apiserver's empty object of the kind does.
+    fn of_this_version(&self, mut object: Value) -> Value {
+        if let Some(fields) = object.as_object_mut() {
+            for (name, value) in [("apiVersion", &self.api_version), ("kind", &self.kind)] {
+                fields
+                    .entry(name)
+                    .or_insert_with(|| Value::String(value.clone()));
+            }
+        }
+        object
+    }
+
     fn identifier(&self, manager: &str, operation: &str) -> String {
         ManagedFieldsEntry {
             manager: Some(
@@ -335,7 +348,7 @@ impl<'v> FieldManager<'v> {
         let subresource = self.subresource.is_some();
         let managed = self.live_or_new(live, &new, subresource);
         let live_fields = metadata_field(live, "managedFields").cloned();
-        let live = without_managed_fields(live);
+        let live = self.of_this_version(without_managed_fields(live));
         new = without_managed_fields(&new);
         // Objects that nobody manages are not tracked by updates once they exist.
         let exists = metadata_field(&live, "uid")
@@ -451,7 +464,7 @@ impl<'v> FieldManager<'v> {
         let managed = Managed::decode(metadata_field(live, "managedFields")).map_err(|e| {
             FieldManagerError::Internal(format!("failed to decode managed fields: {e}"))
         })?;
-        let live = without_managed_fields(live);
+        let live = self.of_this_version(without_managed_fields(live));
         let mut result = self.apply_managed(&live, applied, managed.clone(), manager, force, now);
         if manager == "kubectl"
             && let Err(ApplyError::Conflicts(conflicts)) = &result

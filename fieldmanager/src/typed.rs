@@ -22,6 +22,26 @@ pub struct TypedError {
     pub message: String,
 }
 
+/// Fields a value sets that its schema does not declare, by path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndeclaredFields(pub Vec<String>);
+
+impl std::fmt::Display for UndeclaredFields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const WHY: &str = "field not declared in schema";
+        match self.0.as_slice() {
+            [only] => write!(f, "{only}: {WHY}"),
+            all => {
+                f.write_str("errors:")?;
+                for path in all {
+                    write!(f, "\n  {path}: {WHY}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// How two values differ, by field: no path is in more than one set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Comparison {
@@ -592,6 +612,60 @@ impl<'s> Typed<'s> {
                 }
                 (!kept.is_empty()).then_some(Value::Object(kept))
             }
+        }
+    }
+
+    /// Checks that `value` sets only fields its schema declares (structured-merge-diff's
+    /// validation of an applied object: `field not declared in schema`).
+    ///
+    /// # Errors
+    ///
+    /// The undeclared fields, as structured-merge-diff lists them (one as `.path: message`,
+    /// several under `errors:`).
+    pub fn check_declared(&self, value: &Value) -> Result<(), UndeclaredFields> {
+        let mut found = Vec::new();
+        self.undeclared(self.schema.root(), value, &mut Vec::new(), &mut found);
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(UndeclaredFields(found))
+        }
+    }
+
+    fn undeclared(
+        &self,
+        node: NodeId,
+        value: &Value,
+        path: &mut Vec<PathElement>,
+        found: &mut Vec<String>,
+    ) {
+        match (self.schema.atom(node), value) {
+            (
+                Atom::Map {
+                    fields, elements, ..
+                },
+                Value::Object(entries),
+            ) => {
+                for (name, child) in entries {
+                    path.push(PathElement::Field(name.clone()));
+                    if fields.contains_key(name) || elements.is_some() {
+                        self.undeclared(self.schema.field(node, name), child, path, found);
+                    } else {
+                        found.push(print(path));
+                    }
+                    path.pop();
+                }
+            }
+            (Atom::List { element, list_type }, Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    let pe = item_element(self.schema, list_type, *element, item)
+                        .unwrap_or(PathElement::Index(i));
+                    path.push(pe);
+                    self.undeclared(*element, item, path, found);
+                    path.pop();
+                }
+            }
+            _ => {}
         }
     }
 

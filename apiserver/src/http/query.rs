@@ -47,6 +47,10 @@ pub struct Query {
     pub field_validation: UnknownFields,
     /// `includeObject` of a table: `None`, `Metadata` (default) or `Object`.
     pub include_object: IncludeObject,
+    /// `fieldManager` of a write.
+    pub field_manager: Option<String>,
+    /// `force` of an apply patch.
+    pub force: Option<bool>,
 }
 
 /// What a table row carries of its object.
@@ -163,6 +167,8 @@ impl Query {
             dry_run: false,
             field_validation: UnknownFields::Warn,
             include_object: IncludeObject::Metadata,
+            field_manager: None,
+            force: None,
         };
         let mut resource_version: Option<String> = None;
         let mut exact = false;
@@ -221,6 +227,8 @@ impl Query {
                         }
                     }
                 }
+                "fieldManager" => parsed.field_manager = Some(value.into_owned()),
+                "force" => parsed.force = Some(parse_bool("force", &value)?),
                 "includeObject" => {
                     parsed.include_object = match value.as_ref() {
                         "None" => IncludeObject::None,

@@ -100,6 +100,7 @@ where
     let query = Query::parse(request.uri().query())?;
     let accept = header_text(&request, header::ACCEPT);
     let request_type = header_text(&request, header::CONTENT_TYPE);
+    let user_agent = header_text(&request, header::USER_AGENT);
     let method = request.method().clone();
     let reads = method == Method::GET;
     let protobuf = server.objects.scheme().writes_protobuf();
@@ -127,6 +128,7 @@ where
                 target: &target,
                 query: &query,
                 content_type: request_type.as_deref(),
+                user_agent: user_agent.as_deref(),
                 body: &body,
                 format,
             };
@@ -150,8 +152,32 @@ struct Write<'a, H: 'static> {
     target: &'a Target<'a, H>,
     query: &'a Query,
     content_type: Option<&'a str>,
+    user_agent: Option<&'a str>,
     body: &'a [u8],
     format: Format,
+}
+
+/// The manager a write records: `fieldManager` (checked as kube-apiserver checks it, the
+/// options named by `options`) or the user agent's first word.
+fn writer_of<H>(write: &Write<'_, H>, options: &str) -> Result<String, ApiError> {
+    let given = write.query.field_manager.as_deref();
+    let causes = given
+        .map(crate::fields::field_manager_causes)
+        .unwrap_or_default();
+    if !causes.is_empty() {
+        return Err(invalid_options(options, causes));
+    }
+    Ok(crate::fields::manager_name(given, write.user_agent))
+}
+
+/// 422 about a request's options (`PatchOptions.meta.k8s.io "" is invalid: ...`).
+fn invalid_options(options: &str, causes: Vec<crate::error::Cause>) -> ApiError {
+    let subject = crate::error::Subject {
+        group: "meta.k8s.io".to_owned(),
+        kind: options.to_owned(),
+        name: String::new(),
+    };
+    ApiError::invalid(&subject, causes)
 }
 
 /// A header's value, when it is text.
@@ -758,7 +784,10 @@ where
     B: Backend + 'static,
 {
     let (target, query, format) = (write.target, write.query, write.format);
+    let manager = writer_of(write, "CreateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
+    let object =
+        crate::fields::record_update(target.served, target.codec, false, None, object, &manager)?;
     let namespace = target.namespace.as_deref();
     if target.served.config.namespaced
         && let Some(given) = object.metadata().namespace.as_deref()
@@ -789,8 +818,9 @@ where
     B: Backend + 'static,
 {
     let (target, query, format) = (write.target, write.query, write.format);
+    let manager = writer_of(write, "UpdateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
-    let written = replace(server, target, query, object).await?;
+    let written = replace(server, target, query, object, Some(&manager)).await?;
     object_response(200, target.codec, written.object, format, &warnings)
 }
 
@@ -804,6 +834,8 @@ enum PatchType {
     Json,
     Merge,
     Strategic,
+    /// Server-side apply (`application/apply-patch+yaml`).
+    Apply,
 }
 
 fn patch_type<H>(
@@ -818,6 +850,7 @@ fn patch_type<H>(
         "application/strategic-merge-patch+json" if target.served.config.strategic_merge => {
             Ok(PatchType::Strategic)
         }
+        "application/apply-patch+yaml" => Ok(PatchType::Apply),
         _ => {
             let mut accepted = vec![
                 "application/json-patch+json",
@@ -826,6 +859,7 @@ fn patch_type<H>(
             if target.served.config.strategic_merge {
                 accepted.push("application/strategic-merge-patch+json");
             }
+            accepted.push("application/apply-patch+yaml");
             Err(ApiError::unsupported_patch(content_type, &accepted))
         }
     }
@@ -841,6 +875,21 @@ where
 {
     let (target, query, format) = (write.target, write.query, write.format);
     let kind = patch_type(target, write.content_type)?;
+    if kind == PatchType::Apply {
+        return apply(server, write).await;
+    }
+    if query.force.is_some() {
+        let mut causes = vec![crate::error::Cause {
+            reason: "FieldValueForbidden".to_owned(),
+            message: "Forbidden: may not be specified for non-apply patch".to_owned(),
+            field: "force".to_owned(),
+        }];
+        if let Some(given) = query.field_manager.as_deref() {
+            causes.extend(crate::fields::field_manager_causes(given));
+        }
+        return Err(invalid_options("PatchOptions", causes));
+    }
+    let manager = writer_of(write, "PatchOptions")?;
     let body = write.body;
     let place = target.place();
     let config = &target.served.config;
@@ -869,6 +918,7 @@ where
                 };
                 crate::patch::strategic_merge_patch(&mut document, body, view)
             }
+            PatchType::Apply => unreachable!("answered above"),
         };
         applied.map_err(|error| ApiError::from_patch(&error, body))?;
         let patched_version = document
@@ -883,7 +933,7 @@ where
             unknown_fields: Vec::new(),
         };
         let (object, warnings) = decode_document(target, query, document)?;
-        match replace(server, target, query, object).await {
+        match replace(server, target, query, object, Some(&manager)).await {
             Ok(written) => {
                 return object_response(200, target.codec, written.object, format, &warnings);
             }
@@ -900,6 +950,7 @@ async fn replace<H, B>(
     target: &Target<'_, H>,
     query: &Query,
     object: H,
+    manager: Option<&str>,
 ) -> Result<crate::objects::Written<H>, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -931,15 +982,138 @@ where
     };
     server
         .objects
-        .update(
+        .update_with(
             target.served,
             place,
             object,
             &target.codec.api_version(),
             kind,
             query.dry_run,
+            |live, new| match manager {
+                Some(manager) => crate::fields::record_update(
+                    target.served,
+                    target.codec,
+                    target.status,
+                    Some(live),
+                    new,
+                    manager,
+                ),
+                None => Ok(new),
+            },
         )
         .await
+}
+
+/// Server-side apply (`PATCH` with `application/apply-patch+yaml`): the configuration
+/// merged into the stored object by the field manager, or the object created from it when
+/// there is none, as kube-apiserver's `applyPatcher` does; tried again when the object
+/// changed meanwhile.
+async fn apply<H, B>(server: &ApiServer<H, B>, write: &Write<'_, H>) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let (target, query, format) = (write.target, write.query, write.format);
+    let manager = match query.field_manager.as_deref() {
+        None | Some("") => {
+            return Err(invalid_options(
+                "PatchOptions",
+                vec![crate::error::Cause {
+                    reason: "FieldValueRequired".to_owned(),
+                    message: "Required value: is required for apply patch".to_owned(),
+                    field: "fieldManager".to_owned(),
+                }],
+            ));
+        }
+        Some(manager) => {
+            let causes = crate::fields::field_manager_causes(manager);
+            if !causes.is_empty() {
+                return Err(invalid_options("PatchOptions", causes));
+            }
+            manager
+        }
+    };
+    let force = query.force.unwrap_or(false);
+    let mut documents = Vec::new();
+    server
+        .objects
+        .scheme()
+        .read_values(write.body, &server.body_limits, |document| {
+            documents.push(document);
+            Ok::<(), ReadError>(())
+        })
+        .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {}", error.error)))?;
+    let [config] = <[_; 1]>::try_from(documents).map_err(|documents| {
+        ApiError::bad_request(format!(
+            "error decoding YAML: the body holds {} documents; one object was expected",
+            documents.len()
+        ))
+    })?;
+    if !config.value.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the body is not an object",
+        ));
+    }
+    let warnings: Vec<String> = config
+        .reported_fields(query.field_validation)
+        .map_err(|e| ApiError::bad_request(format!("error strict decoding YAML: {e}")))?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let place = target.place();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let current = match server.objects.get(target.served, place).await {
+            Ok(current) => Some(current),
+            Err(error) if error.code == 404 && !target.status => None,
+            Err(error) => return Err(error),
+        };
+        let applied = crate::fields::apply(
+            target.served,
+            target.codec,
+            target.status,
+            current.as_ref(),
+            &config.value,
+            manager,
+            force,
+        )?;
+        let document = Document {
+            index: 0,
+            value: applied,
+            duplicate_fields: Vec::new(),
+            unknown_fields: Vec::new(),
+        };
+        let (object, _) = decode_document(target, query, document)?;
+        let written = match current {
+            None => {
+                let namespace = target.namespace.as_deref();
+                server
+                    .objects
+                    .create(
+                        target.served,
+                        namespace,
+                        object,
+                        &target.codec.api_version(),
+                        query.dry_run,
+                    )
+                    .await
+                    .map(|written| (201, written))
+            }
+            Some(_) => replace(server, target, query, object, None)
+                .await
+                .map(|written| (200, written)),
+        };
+        match written {
+            Ok((code, written)) => {
+                return object_response(code, target.codec, written.object, format, &warnings);
+            }
+            // Created or changed meanwhile: apply again to what is stored now.
+            Err(error) if error.code == 409 && error.causes.is_empty() && tries < PATCH_RETRIES => {
+            }
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// `DeleteOptions` of a delete's body, if it has one.

@@ -10,6 +10,7 @@ mod go_json;
 mod hostile;
 mod protobuf;
 mod serve;
+mod serve_apply;
 mod serve_clients;
 mod serve_http;
 mod serve_replicas;

@@ -44,9 +44,9 @@ print(json.dumps({
 }))
 "#;
 
-#[test]
-fn the_python_client_lists_creates_and_watches() {
-    let server = Server::start(&[]);
+/// The Python interpreter (`APFKIT_PYTHON`, or `python3`), once it is known to have the
+/// `kubernetes` client; the test fails, naming the package, when it has not.
+fn python_with_client() -> String {
     let python = std::env::var("APFKIT_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let probe = Command::new(&python)
         .args(["-c", "import kubernetes"])
@@ -56,7 +56,13 @@ fn the_python_client_lists_creates_and_watches() {
         "the Python `kubernetes` client is needed (pip install kubernetes; .ci/run installs \
          it): {probe:?}"
     );
-    let mut command = Command::new(&python);
+    python
+}
+
+#[test]
+fn the_python_client_lists_creates_and_watches() {
+    let server = Server::start(&[]);
+    let mut command = Command::new(python_with_client());
     command.args(["-c", PYTHON_CLIENT]).arg(server.kubeconfig());
     let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
     assert!(
@@ -197,5 +203,129 @@ async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
             "apply team-rs-3 302",
             "delete team-rs",
         ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_rs_applies_server_side_across_versions() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let client = kube_client(&server).await;
+    let beta: Api<v1beta3::FlowSchema> = Api::all(client.clone());
+    let stable: Api<v1::FlowSchema> = Api::all(client);
+    let config = flow_schema("applied", 300);
+    let params = PatchParams::apply("rs-operator");
+    // Apply creates the object (stored in v1; applied in v1beta3).
+    let created = beta
+        .patch("applied", &params, &Patch::Apply(&config))
+        .await
+        .unwrap();
+    assert_eq!(created.spec.matching_precedence, Some(300));
+    let entries = created.metadata.managed_fields.clone().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].manager.as_deref(), Some("rs-operator"));
+    assert_eq!(entries[0].operation.as_deref(), Some("Apply"));
+    assert_eq!(
+        entries[0].api_version.as_deref(),
+        Some("flowcontrol.apiserver.k8s.io/v1beta3")
+    );
+    // The same configuration again changes nothing.
+    let again = beta
+        .patch("applied", &params, &Patch::Apply(&config))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    // Another manager applying in v1 conflicts on the field the first applied in v1beta3.
+    let other: v1::FlowSchema = serde_json::from_value(serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": "applied"},
+        "spec": {"priorityLevelConfiguration": {"name": "global-default"}, "matchingPrecedence": 310},
+    }))
+    .unwrap();
+    let refused = stable
+        .patch(
+            "applied",
+            &PatchParams::apply("other"),
+            &Patch::Apply(&other),
+        )
+        .await
+        .expect_err("a conflict");
+    match refused {
+        kube::Error::Api(status) => {
+            assert_eq!(status.code, 409);
+            assert_eq!(status.reason, "Conflict");
+            assert_eq!(
+                status.message,
+                "Apply failed with 1 conflict: conflict with \"rs-operator\": .spec.matchingPrecedence"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let forced = stable
+        .patch(
+            "applied",
+            &PatchParams::apply("other").force(),
+            &Patch::Apply(&other),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.spec.matching_precedence, Some(310));
+    let managers: Vec<(Option<String>, Option<String>)> = forced
+        .metadata
+        .managed_fields
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.manager, e.api_version))
+        .collect();
+    assert!(
+        managers.contains(&(
+            Some("other".to_owned()),
+            Some("flowcontrol.apiserver.k8s.io/v1".to_owned())
+        )),
+        "{managers:?}"
+    );
+}
+
+const PYTHON_APPLY: &str = r#"
+import json, sys
+from kubernetes import config, dynamic
+from kubernetes.client import api_client
+
+client = dynamic.DynamicClient(api_client.ApiClient(configuration=config.load_kube_config(config_file=sys.argv[1])))
+schemas = client.resources.get(api_version="flowcontrol.apiserver.k8s.io/v1", kind="FlowSchema")
+body = {
+    "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+    "kind": "FlowSchema",
+    "metadata": {"name": "from-python"},
+    "spec": {"priorityLevelConfiguration": {"name": "global-default"}, "matchingPrecedence": 800},
+}
+first = schemas.server_side_apply(body=body, name="from-python", field_manager="python")
+body["spec"]["matchingPrecedence"] = 801
+second = schemas.server_side_apply(body=body, name="from-python", field_manager="python")
+print(json.dumps({
+    "first": first.spec.matchingPrecedence,
+    "second": second.spec.matchingPrecedence,
+    "managers": [[m.manager, m.operation] for m in second.metadata.managedFields],
+}))
+"#;
+
+#[test]
+fn the_python_client_applies_server_side() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let mut command = Command::new(python_with_client());
+    command.args(["-c", PYTHON_APPLY]).arg(server.kubeconfig());
+    let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report,
+        serde_json::json!({"first": 800, "second": 801, "managers": [["python", "Apply"]]})
     );
 }

@@ -1,0 +1,257 @@
+//! Field management of a served resource: `metadata.managedFields` kept on every write and
+//! server-side apply, with `apfkit-fieldmanager` doing what kube-apiserver's field manager
+//! does. Objects are compared in the request's version; managers of other versions are
+//! compared in theirs, converted through the hub without defaulting (as kube-apiserver's
+//! `versionConverter` converts).
+
+use std::collections::BTreeMap;
+
+use apfkit_fieldmanager::managed::{FieldManager, FieldManagerError};
+use apfkit_fieldmanager::path::PathElement;
+use apfkit_fieldmanager::schema::Schema;
+use apfkit_fieldmanager::set::FieldSet;
+use apfkit_fieldmanager::updater::Versions;
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::Codec;
+use serde_json::Value;
+
+use crate::error::{ApiError, Cause};
+use crate::resource::Served;
+
+/// kube-apiserver's limit on a field manager's name (`FieldManagerMaxLength`).
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// The versions of a served resource, for the field manager.
+struct ServedVersions<'a, H: 'static> {
+    served: &'a Served<H>,
+}
+
+impl<H: Object + Clone + 'static> Versions for ServedVersions<'_, H> {
+    fn schema(&self, api_version: &str) -> Option<&Schema> {
+        self.served.field_schemas().get(api_version)
+    }
+
+    fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
+        let from = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if from == api_version {
+            return Ok(object.clone());
+        }
+        let codec_of = |api_version: &str| {
+            self.served
+                .versions
+                .iter()
+                .copied()
+                .find(|c| c.api_version() == api_version)
+                .ok_or_else(|| format!("{api_version} is not served"))
+        };
+        let hub = codec_of(from)?
+            .decode_as_is(object)
+            .map_err(|e| e.to_string())?;
+        codec_of(api_version)?
+            .encode(hub, &mut Vec::new())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The fields the strategy resets, by version: `status` on the main resource of a kind with
+/// a status subresource, `metadata` and `spec` on `/status` (kube-apiserver's
+/// `GetResetFields`, for example `pkg/registry/flowcontrol/flowschema/strategy.go`).
+fn reset_fields<H>(served: &Served<H>, status: bool) -> BTreeMap<String, FieldSet> {
+    let names: &[&str] = match (served.config.status, status) {
+        (true, false) => &["status"],
+        (true, true) => &["metadata", "spec"],
+        (false, _) => &[],
+    };
+    if names.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut set = FieldSet::new();
+    for name in names {
+        set.insert(&[PathElement::Field((*name).to_owned())]);
+    }
+    served
+        .versions
+        .iter()
+        .map(|codec| (codec.api_version(), set.clone()))
+        .collect()
+}
+
+/// The manager a request names: `fieldManager`, or else the user agent up to its first `/`,
+/// without unprintable characters, at most 128 bytes (`managerOrUserAgent` in
+/// `k8s.io/apiserver/pkg/endpoints/handlers/rest.go`).
+pub fn manager_name(field_manager: Option<&str>, user_agent: Option<&str>) -> String {
+    if let Some(manager) = field_manager.filter(|m| !m.is_empty()) {
+        return manager.to_owned();
+    }
+    let prefix = user_agent
+        .unwrap_or_default()
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let mut out = String::new();
+    for c in prefix.chars().filter(|c| !c.is_control()) {
+        if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The causes of a `fieldManager` that kube-apiserver refuses (`ValidateFieldManager`): too
+/// long, or with unprintable characters.
+pub fn field_manager_causes(field_manager: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    if field_manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        causes.push(Cause {
+            reason: "FieldValueTooLong".to_owned(),
+            message: format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
+            field: "fieldManager".to_owned(),
+        });
+    }
+    for (at, c) in field_manager.char_indices() {
+        if c.is_control() {
+            causes.push(Cause {
+                reason: "FieldValueInvalid".to_owned(),
+                message: format!(
+                    "Invalid value: {field_manager:?}: invalid character U+{:04X} (at position {at})",
+                    u32::from(c)
+                ),
+                field: "fieldManager".to_owned(),
+            });
+        }
+    }
+    causes
+}
+
+/// The time a manager's entry records: now, in RFC 3339 seconds.
+fn now() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let time = k8s_openapi::jiff::Timestamp::from_second(i64::try_from(seconds).unwrap_or(0))
+        .unwrap_or_default();
+    serde_json::to_value(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(time))
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// An object in the request's version, as the field manager reads it.
+fn value_of<H: Object + Clone>(codec: &Codec<H>, object: &H) -> Result<Value, ApiError> {
+    codec
+        .encode(object.clone(), &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+fn set_managed_fields<H: Object>(object: &mut H, value: &Value) -> Result<(), ApiError> {
+    let entries = value
+        .pointer("/metadata/managedFields")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(ApiError::internal)?;
+    object.metadata_mut().managed_fields = entries;
+    Ok(())
+}
+
+/// Records the writer of `new` over `live` (`None` for a create) in `new`'s
+/// `metadata.managedFields`, as kube-apiserver's `UpdateNoErrors` does for creates, updates
+/// and non-apply patches.
+///
+/// # Errors
+///
+/// An object that does not encode in the request's version (500).
+pub fn record_update<H>(
+    served: &Served<H>,
+    codec: &Codec<H>,
+    status: bool,
+    live: Option<&H>,
+    mut new: H,
+    manager: &str,
+) -> Result<H, ApiError>
+where
+    H: Object + Clone + 'static,
+{
+    let versions = ServedVersions { served };
+    let subresource = status.then_some("status");
+    let field_manager = FieldManager::new(
+        &versions,
+        &codec.api_version(),
+        codec.kind,
+        subresource,
+        reset_fields(served, status),
+    );
+    let live = match live {
+        Some(live) => value_of(codec, live)?,
+        None => serde_json::json!({}),
+    };
+    let written = field_manager.update(&live, value_of(codec, &new)?, manager, &now());
+    set_managed_fields(&mut new, &written)?;
+    Ok(new)
+}
+
+/// Applies `config` for `manager` to `live` (`None` when the object does not exist): the
+/// object to store, in the request's version, with its `managedFields`.
+///
+/// # Errors
+///
+/// kube-apiserver's answers: 409 for conflicts, 400 for an object of another kind or
+/// version or one that sets `managedFields`, 500 for a configuration its schema cannot
+/// merge.
+pub fn apply<H>(
+    served: &Served<H>,
+    codec: &Codec<H>,
+    status: bool,
+    live: Option<&H>,
+    config: &Value,
+    manager: &str,
+    force: bool,
+) -> Result<Value, ApiError>
+where
+    H: Object + Clone + 'static,
+{
+    let versions = ServedVersions { served };
+    let subresource = status.then_some("status");
+    let api_version = codec.api_version();
+    let field_manager = FieldManager::new(
+        &versions,
+        &api_version,
+        codec.kind,
+        subresource,
+        reset_fields(served, status),
+    );
+    let live = match live {
+        Some(live) => value_of(codec, live)?,
+        None => serde_json::json!({}),
+    };
+    if let Some(schema) = versions.schema(&api_version)
+        && let Err(error) = apfkit_fieldmanager::typed::Typed::new(schema).check_declared(config)
+    {
+        let meta = |name: &str| {
+            config
+                .pointer(&format!("/metadata/{name}"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        return Err(ApiError::internal(format!(
+            "failed to create typed patch object ({}/{}; {api_version}, Kind={}): {error}",
+            meta("namespace"),
+            meta("name"),
+            codec.kind
+        )));
+    }
+    field_manager
+        .apply(&live, config, manager, force, &now())
+        .map_err(|error| match error {
+            FieldManagerError::BadRequest(message) => ApiError::bad_request(message),
+            FieldManagerError::Conflict { message, causes } => {
+                ApiError::apply_conflict(message, causes)
+            }
+            FieldManagerError::Internal(message) => ApiError::internal(message),
+        })
+}
