@@ -21,14 +21,31 @@ use crate::resource::Served;
 /// kube-apiserver's limit on a field manager's name (`FieldManagerMaxLength`).
 pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
-/// The versions of a served resource, for the field manager.
-struct ServedVersions<'a, H: 'static> {
-    served: &'a Served<H>,
+/// One kind's versions, as the field manager sees them: the codec and merge rules of each,
+/// converted through the hub without defaulting (as kube-apiserver's `versionConverter`).
+pub struct KindVersions<'a, H: 'static> {
+    /// The codec of every version.
+    pub codecs: &'a [&'static Codec<H>],
+    /// The merge rules of every version, by `group/version`.
+    pub schemas: &'a BTreeMap<String, Schema>,
+    /// Whether the kind has a status subresource (its main resource then resets `status`).
+    pub has_status: bool,
 }
 
-impl<H: Object + Clone + 'static> Versions for ServedVersions<'_, H> {
+impl<'a, H> KindVersions<'a, H> {
+    /// The versions of a served resource.
+    pub fn of(served: &'a Served<H>) -> Self {
+        KindVersions {
+            codecs: &served.versions,
+            schemas: served.field_schemas(),
+            has_status: served.config.status,
+        }
+    }
+}
+
+impl<H: Object + Clone + 'static> Versions for KindVersions<'_, H> {
     fn schema(&self, api_version: &str) -> Option<&Schema> {
-        self.served.field_schemas().get(api_version)
+        self.schemas.get(api_version)
     }
 
     fn convert(&self, object: &Value, api_version: &str) -> Result<Value, String> {
@@ -40,8 +57,7 @@ impl<H: Object + Clone + 'static> Versions for ServedVersions<'_, H> {
             return Ok(object.clone());
         }
         let codec_of = |api_version: &str| {
-            self.served
-                .versions
+            self.codecs
                 .iter()
                 .copied()
                 .find(|c| c.api_version() == api_version)
@@ -59,8 +75,8 @@ impl<H: Object + Clone + 'static> Versions for ServedVersions<'_, H> {
 /// The fields the strategy resets, by version: `status` on the main resource of a kind with
 /// a status subresource, `metadata` and `spec` on `/status` (kube-apiserver's
 /// `GetResetFields`, for example `pkg/registry/flowcontrol/flowschema/strategy.go`).
-fn reset_fields<H>(served: &Served<H>, status: bool) -> BTreeMap<String, FieldSet> {
-    let names: &[&str] = match (served.config.status, status) {
+fn reset_fields<H>(kind: &KindVersions<'_, H>, status: bool) -> BTreeMap<String, FieldSet> {
+    let names: &[&str] = match (kind.has_status, status) {
         (true, false) => &["status"],
         (true, true) => &["metadata", "spec"],
         (false, _) => &[],
@@ -72,8 +88,7 @@ fn reset_fields<H>(served: &Served<H>, status: bool) -> BTreeMap<String, FieldSe
     for name in names {
         set.insert(&[PathElement::Field((*name).to_owned())]);
     }
-    served
-        .versions
+    kind.codecs
         .iter()
         .map(|codec| (codec.api_version(), set.clone()))
         .collect()
@@ -176,14 +191,13 @@ pub fn record_update<H>(
 where
     H: Object + Clone + 'static,
 {
-    let versions = ServedVersions { served };
-    let subresource = status.then_some("status");
+    let versions = KindVersions::of(served);
     let field_manager = FieldManager::new(
         &versions,
         &codec.api_version(),
         codec.kind,
-        subresource,
-        reset_fields(served, status),
+        status.then_some("status"),
+        reset_fields(&versions, status),
     );
     let live = match live {
         Some(live) => value_of(codec, live)?,
@@ -199,9 +213,7 @@ where
 ///
 /// # Errors
 ///
-/// kube-apiserver's answers: 409 for conflicts, 400 for an object of another kind or
-/// version or one that sets `managedFields`, 500 for a configuration its schema cannot
-/// merge.
+/// As [`apply_values`].
 pub fn apply<H>(
     served: &Served<H>,
     codec: &Codec<H>,
@@ -214,20 +226,59 @@ pub fn apply<H>(
 where
     H: Object + Clone + 'static,
 {
-    let versions = ServedVersions { served };
-    let subresource = status.then_some("status");
-    let api_version = codec.api_version();
-    let field_manager = FieldManager::new(
-        &versions,
-        &api_version,
-        codec.kind,
-        subresource,
-        reset_fields(served, status),
-    );
     let live = match live {
         Some(live) => value_of(codec, live)?,
         None => serde_json::json!({}),
     };
+    let request = ApplyRequest {
+        codec,
+        status,
+        manager,
+        force,
+    };
+    apply_values(&KindVersions::of(served), &request, &live, config)
+}
+
+/// A server-side apply: in which version and kind (the codec), through `/status` or not, by
+/// whom, forced or not.
+pub struct ApplyRequest<'a, H: 'static> {
+    /// The codec of the request's version.
+    pub codec: &'a Codec<H>,
+    /// Whether the apply is to `/status`.
+    pub status: bool,
+    /// The field manager.
+    pub manager: &'a str,
+    /// Whether conflicts are overridden.
+    pub force: bool,
+}
+
+/// Applies `config` to `live` (`{}` when there is none; both in the request's version) for
+/// the request's manager: what `apfkit serve` stores, and what `apfkit apply --server-side
+/// --dry-run` prints.
+///
+/// # Errors
+///
+/// kube-apiserver's answers: 409 for conflicts, 400 for an object of another kind or
+/// version or one that sets `managedFields`, 500 for a configuration its schema cannot
+/// merge (undeclared fields, duplicate keys).
+pub fn apply_values<H>(
+    versions: &KindVersions<'_, H>,
+    request: &ApplyRequest<'_, H>,
+    live: &Value,
+    config: &Value,
+) -> Result<Value, ApiError>
+where
+    H: Object + Clone + 'static,
+{
+    let codec = request.codec;
+    let api_version = codec.api_version();
+    let field_manager = FieldManager::new(
+        versions,
+        &api_version,
+        codec.kind,
+        request.status.then_some("status"),
+        reset_fields(versions, request.status),
+    );
     if let Some(schema) = versions.schema(&api_version)
         && let Err(error) = apfkit_fieldmanager::typed::Typed::new(schema).check_declared(config)
     {
@@ -246,7 +297,7 @@ where
         )));
     }
     field_manager
-        .apply(&live, config, manager, force, &now())
+        .apply(live, config, request.manager, request.force, &now())
         .map_err(|error| match error {
             FieldManagerError::BadRequest(message) => ApiError::bad_request(message),
             FieldManagerError::Conflict { message, causes } => {

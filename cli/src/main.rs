@@ -41,6 +41,7 @@ enum Command {
     Versions(commands::versions::VersionsArgs),
     Storage(commands::storage::StorageArgs),
     Serve(commands::serve::ServeArgs),
+    Apply(commands::apply::ApplyArgs),
 }
 
 fn main() {
@@ -58,6 +59,7 @@ fn main() {
         Command::Versions(args) => commands::versions::run(args),
         Command::Storage(args) => commands::storage::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Apply(args) => commands::apply::run(args),
     };
     if let Err(failure) = result {
         if !matches!(failure, Failure::ValidationErrors(_)) {

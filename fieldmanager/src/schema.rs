@@ -86,7 +86,8 @@ impl Schema {
         schema
     }
 
-    /// Gives the root's `metadata` ObjectMeta's merge rules, as upstream's OpenAPI declares
+    /// Gives the root `apiVersion` and `kind`, and its `metadata` ObjectMeta's merge rules, as
+    /// upstream's OpenAPI declares
     /// them (`k8s.io/apimachinery/pkg/apis/meta/v1/types.go`): `finalizers` a set,
     /// `ownerReferences` a map keyed by `uid`, `managedFields` atomic, `labels` and
     /// `annotations` granular maps. The schemas here take ObjectMeta from k8s-openapi, and a
@@ -153,6 +154,10 @@ impl Schema {
         });
         if let Atom::Map { fields, .. } = &mut self.atoms[self.root.0] {
             fields.insert("metadata".to_owned(), meta);
+            // A CRD's schema leaves out `apiVersion` and `kind` too; every object has them.
+            for name in ["apiVersion", "kind"] {
+                fields.entry(name.to_owned()).or_insert(scalar);
+            }
         }
     }
 

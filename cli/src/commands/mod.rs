@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod apply;
 pub mod bootstrap;
 pub mod explain;
 pub mod limits;

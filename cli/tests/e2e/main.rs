@@ -3,6 +3,7 @@
 //! any input; the modules test the snapshot cases of every command (`commands`), files and
 //! special files, hostile input, protobuf, etcd, configurations and simulations.
 
+mod apply;
 mod commands;
 mod configuration;
 mod files;

@@ -197,6 +197,64 @@ spec: {replicas: 1, image: {repository: app}}
             .contains("configured")
     );
 
+    // Server-side apply with the CRD's schema: a no-op the second time, a conflict for
+    // another manager, and the fields of each manager.
+    let server_side = "\
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: ssa, namespace: team, labels: {tier: web}}
+spec: {replicas: 2, image: {repository: app, tag: '1'}}
+";
+    for _ in 0..2 {
+        assert!(
+            server
+                .kubectl_ok(
+                    &["apply", "--server-side", "-f", "-"],
+                    server_side.as_bytes()
+                )
+                .contains("serverside-applied")
+        );
+    }
+    let scaled = server_side.replace("replicas: 2", "replicas: 3");
+    let refused = server.kubectl(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=scaler",
+            "-f",
+            "-",
+        ],
+        scaled.as_bytes(),
+    );
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("Apply failed with 1 conflict: conflict with \"kubectl\": .spec.replicas"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let object: Value = serde_json::from_str(&server.kubectl_ok(
+        &[
+            "get",
+            "widget",
+            "ssa",
+            "-n",
+            "team",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ],
+        b"",
+    ))
+    .expect("JSON");
+    assert_eq!(object["spec"]["replicas"], 2);
+    assert_eq!(
+        object["metadata"]["managedFields"][0]["fieldsV1"],
+        serde_json::json!({
+            "f:metadata": {"f:labels": {"f:tier": {}}},
+            "f:spec": {"f:image": {"f:repository": {}, "f:tag": {}}, "f:replicas": {}},
+        })
+    );
+
     // explain reads the CRD's schema from the OpenAPI v3 documents.
     let explained = server.kubectl_ok(&["explain", "widgets.spec.image"], b"");
     assert!(explained.contains("repository"), "{explained}");
