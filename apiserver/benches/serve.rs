@@ -15,8 +15,13 @@
 //!   same etcd: plain puts (the baseline, target ≥ 0.5×) and the put-if-absent
 //!   transaction that a create is, in kube-apiserver as here.
 //!
+//! - **Apply**: a server-side apply (`PATCH` `application/apply-patch+yaml`) of a FlowSchema
+//!   whose `matchingPrecedence` changes each time, against an update (`PUT`) of the same
+//!   object making the same change, one connection each, in alternating rounds: the time of
+//!   one apply over the time of one update. Target ≤ 2.0×.
+//!
 //! `APFKIT_BENCH_SECONDS` sets each GET and create run's length (default 5). Arguments `get`,
-//! `list`, `watch` and `create` choose among them (all by default):
+//! `list`, `watch`, `create` and `apply` choose among them (all by default):
 //! `cargo bench --bench serve -- list`.
 
 use std::sync::Arc;
@@ -63,6 +68,9 @@ fn main() {
         }
         if chosen("create") {
             create_on_etcd().await;
+        }
+        if chosen("apply") {
+            apply_against_update(&running).await;
         }
     });
 }
@@ -539,6 +547,111 @@ async fn create_on_etcd() {
             "| {run} | {api:.0} | {txn:.0} | {put:.0} | {:.2} | {:.2} |",
             api / txn,
             api / put
+        );
+    }
+}
+
+/// The FlowSchema both sides write, with `precedence`: as applied (no resourceVersion) and as
+/// put (the same object).
+fn changed_flow_schema(name: &str, precedence: u32) -> Vec<u8> {
+    serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": name, "labels": {"team": "bench"}},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "global-default"},
+            "matchingPrecedence": precedence,
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [{
+                "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                "resourceRules": [{"verbs": ["get", "list"], "apiGroups": ["*"],
+                                   "resources": ["*"], "namespaces": ["*"]}],
+            }],
+        },
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// Writes of one object for `seconds`, one after another on one connection, each changing
+/// `matchingPrecedence`: apply patches or puts. Answers the mean time of one.
+async fn write_time(running: &Running, apply: bool, from: u32) -> Duration {
+    let name = if apply { "applied" } else { "updated" };
+    let path = format!("{}/{name}", support::FLOW_SCHEMAS);
+    let uri = if apply {
+        format!("{path}?fieldManager=bench")
+    } else {
+        format!("{path}?fieldManager=bench-update")
+    };
+    let mut sender = connect(running.address, &running.connector).await;
+    let started = Instant::now();
+    let until = started + Duration::from_secs(seconds());
+    let mut writes = 0u32;
+    while Instant::now() < until {
+        let body = changed_flow_schema(name, 1 + (from + writes) % 9000);
+        let request = if apply {
+            Request::patch(uri.as_str()).header("content-type", "application/apply-patch+yaml")
+        } else {
+            Request::put(uri.as_str()).header("content-type", "application/json")
+        }
+        .header("host", "localhost")
+        .body(http_body_util::Full::new(Bytes::from(body)))
+        .expect("a request");
+        sender.ready().await.expect("the connection is ready");
+        let response = sender.send_request(request).await.expect("an answer");
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("a body")
+            .to_bytes();
+        assert!(
+            status.is_success(),
+            "{status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        writes += 1;
+    }
+    started.elapsed() / writes.max(1)
+}
+
+async fn apply_against_update(running: &Running) {
+    // Both objects exist, each with its manager.
+    let mut sender = connect(running.address, &running.connector).await;
+    for (name, method) in [("applied", "PATCH"), ("updated", "POST")] {
+        let uri = match method {
+            "PATCH" => format!("{}/{name}?fieldManager=bench", support::FLOW_SCHEMAS),
+            _ => format!("{}?fieldManager=bench-update", support::FLOW_SCHEMAS),
+        };
+        let content_type = match method {
+            "PATCH" => "application/apply-patch+yaml",
+            _ => "application/json",
+        };
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", "localhost")
+            .header("content-type", content_type)
+            .body(http_body_util::Full::new(Bytes::from(changed_flow_schema(
+                name, 1,
+            ))))
+            .expect("a request");
+        sender.ready().await.expect("the connection is ready");
+        let response = sender.send_request(request).await.expect("an answer");
+        assert!(response.status().is_success(), "{}", response.status());
+        let _ = response.into_body().collect().await;
+    }
+    println!("apply of a changed FlowSchema against an update of it (one connection, SQLite)");
+    for round in 0..3u32 {
+        let update = write_time(running, false, round * 1000).await;
+        let apply = write_time(running, true, round * 1000).await;
+        println!(
+            "  round {}: apply {:.0} µs, update {:.0} µs: {:.2}x (target <= 2.0)",
+            round + 1,
+            apply.as_secs_f64() * 1e6,
+            update.as_secs_f64() * 1e6,
+            apply.as_secs_f64() / update.as_secs_f64()
         );
     }
 }

@@ -18,6 +18,16 @@ use tokio_rustls::TlsConnector;
 /// The collection path of v1 FlowSchemas.
 pub const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
 
+/// The generated JSON Schema of a kind in a version (merge rules for server-side apply, and
+/// the OpenAPI documents).
+fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Value> {
+    let info = apfkit_types::find_kind(group, version, kind)?;
+    Some(apfkit_types::json_schema::schema(
+        info,
+        apfkit_types::json_schema::Variant::Open,
+    ))
+}
+
 /// A served FlowSchema resource stored in v1 as protobuf, without validation.
 pub fn flow_schemas() -> Served<HubObject> {
     Served::new(
@@ -35,7 +45,7 @@ pub fn flow_schemas() -> Served<HubObject> {
             strategic_merge: true,
             undeletable: Vec::new(),
             printer: None,
-            schema: None,
+            schema: Some(kind_schema),
         },
     )
     .expect("FlowSchema is served")

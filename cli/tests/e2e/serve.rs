@@ -625,12 +625,49 @@ fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
 /// `./target/release/apfkit`, a free port for 6443, the build step left out).
 #[test]
 fn the_readme_serving_commands_work_as_written() {
+    let (stdout, _) = run_readme_section("Serving the API");
+    for expected in [
+        "MATCHINGPRECEDENCE",
+        "kind: PriorityLevelConfiguration",
+        "assuredConcurrencyShares",
+        "flowschema.flowcontrol.apiserver.k8s.io/catch-all configured",
+        "FIELD: rules <[]PolicyRulesWithSubjects>",
+    ] {
+        assert!(stdout.contains(expected), "{expected} in\n{stdout}");
+    }
+}
+
+#[test]
+fn the_readme_server_side_apply_commands_work_as_written() {
+    let (stdout, stderr) = run_readme_section("Server-side apply");
+    assert!(
+        stdout.contains("flowschema.flowcontrol.apiserver.k8s.io/team-a serverside-applied"),
+        "{stdout}"
+    );
+    for expected in [
+        "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.matchingPrecedence",
+        "document 1: Apply failed with 1 conflict: conflict with \"tuner\": .spec.matchingPrecedence",
+    ] {
+        assert!(stderr.contains(expected), "{expected} in\n{stderr}");
+    }
+    // The forced offline apply: kubectl's value back, and both managers.
+    let forced = stdout.rsplit("\nkind: FlowSchema\n").next().unwrap();
+    assert!(forced.contains("matchingPrecedence: 500"), "{forced}");
+    assert!(
+        forced.contains("manager: kubectl") && forced.contains("manager: tuner"),
+        "{forced}"
+    );
+}
+
+/// Runs the first `sh` block of the README section `title` in a temporary directory, with the
+/// built `apfkit` and a free port; answers its standard output and error.
+fn run_readme_section(title: &str) -> (String, String) {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
         .expect("README.md");
     let section = readme
-        .split("\n## Serving the API\n")
+        .split(&format!("\n## {title}\n"))
         .nth(1)
-        .expect("a Serving the API section");
+        .unwrap_or_else(|| panic!("a {title} section"));
     let block = section
         .split("```sh\n")
         .nth(1)
@@ -657,19 +694,8 @@ fn the_readme_serving_commands_work_as_written() {
         .current_dir(dir.path())
         .env("HOME", dir.path());
     let output = super::run_within(command, b"", Duration::from_secs(120), |_| {});
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{script}\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    for expected in [
-        "MATCHINGPRECEDENCE",
-        "kind: PriorityLevelConfiguration",
-        "assuredConcurrencyShares",
-        "flowschema.flowcontrol.apiserver.k8s.io/catch-all configured",
-        "FIELD: rules <[]PolicyRulesWithSubjects>",
-    ] {
-        assert!(stdout.contains(expected), "{expected} in\n{stdout}");
-    }
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{script}\n{stdout}\n{stderr}");
+    (stdout, stderr)
 }
