@@ -333,3 +333,114 @@ fn duplicate_keys_in_an_applied_configuration_are_refused() {
         "{error}"
     );
 }
+
+fn associative_list() -> Value {
+    json!({"type": "object", "properties": {
+        "list": {"type": "array", "x-kubernetes-list-type": "map",
+                 "x-kubernetes-list-map-keys": ["name"],
+                 "items": {"type": "object", "properties": {
+                     "name": {"type": "string"}, "value": {"type": "number"}}}},
+    }})
+}
+
+#[test]
+fn keyed_list_items_no_longer_applied_are_removed() {
+    // merge/key_test.go, TestUpdateAssociativeLists "removing_obsolete_applied_structs".
+    let (object, managers) = run(
+        associative_list(),
+        vec![
+            Op::Apply("default", "v1", json!({"list": [{"name": "a", "value": 1}]})),
+            Op::Apply("default", "v1", json!({"list": [{"name": "b", "value": 2}]})),
+        ],
+    );
+    assert_eq!(object, json!({"list": [{"name": "b", "value": 2}]}));
+    assert_managers(
+        &managers,
+        json!({"default": ["v1", {"f:list": {"k:{\"name\":\"b\"}": {".": {}, "f:name": {}, "f:value": {}}}}]}),
+    );
+}
+
+fn nested() -> Value {
+    json!({"type": "object", "properties": {
+        "mapOfMaps": {"type": "object", "additionalProperties": {
+            "type": "object", "additionalProperties": {"type": "string"}}},
+        "struct": {"type": "object", "properties": {
+            "name": {"type": "string"}, "value": {"type": "number"}}},
+    }})
+}
+
+#[test]
+fn maps_of_maps_merge_entry_by_entry() {
+    // merge/nested_test.go, TestUpdateNestedType "mapOfMaps_change_value".
+    let (object, managers) = run(
+        nested(),
+        vec![
+            Op::Apply("default", "v1", json!({"mapOfMaps": {"a": {"b": "x", "c": "y"}}})),
+            Op::Apply("default", "v1", json!({"mapOfMaps": {"a": {"a": "x", "c": "z"}}})),
+        ],
+    );
+    assert_eq!(object, json!({"mapOfMaps": {"a": {"a": "x", "c": "z"}}}));
+    assert_managers(
+        &managers,
+        json!({"default": ["v1", {"f:mapOfMaps": {"f:a": {".": {}, "f:a": {}, "f:c": {}}}}]}),
+    );
+}
+
+#[test]
+fn fields_an_updater_took_over_stay_when_the_applier_lets_go() {
+    // merge/nested_test.go, TestUpdateNestedType "struct_apply_update_took_over".
+    let (object, _) = run(
+        nested(),
+        vec![
+            Op::Apply("default", "v1", json!({"struct": {"name": "a"}})),
+            Op::Update("controller", "v1", json!({"struct": {"name": "b", "value": 1}})),
+            Op::Apply("default", "v1", json!({"struct": null})),
+        ],
+    );
+    assert_eq!(object, json!({"struct": {"name": "b", "value": 1}}));
+}
+
+fn overrides() -> Value {
+    json!({"type": "object", "properties": {
+        "atomicMapReference": {"$ref": "#/$defs/unspecifiedMap", "x-kubernetes-map-type": "atomic"},
+        "separableMapReference": {"$ref": "#/$defs/atomicMap", "x-kubernetes-map-type": "granular"},
+    }, "$defs": {
+        "unspecifiedMap": {"type": "object", "properties": {
+            "name": {"type": "string"}, "value": {"type": "number"}}},
+        "atomicMap": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {
+            "name": {"type": "string"}, "value": {"type": "number"}}},
+    }})
+}
+
+#[test]
+fn a_reference_can_make_its_type_atomic_or_granular() {
+    // merge/field_level_overrides_test.go, TestFieldLevelOverrides
+    // "test_override_unspecified_map_with_atomic" and "test_override_atomic_map_with_separable".
+    let (object, managers) = run(
+        overrides(),
+        vec![
+            Op::Apply("apply_one", "v1", json!({"separableMapReference": {"name": "a"}})),
+            Op::Apply("apply_two", "v1", json!({"separableMapReference": {"value": 2}})),
+            // (Other managers: apply_one applying only the atomic map would prune its name.)
+            Op::Apply("apply_three", "v1", json!({"atomicMapReference": {"name": "a"}})),
+            Op::Conflicts(
+                "apply_four",
+                "v1",
+                json!({"atomicMapReference": {"value": 2}}),
+                "conflict with \"apply_three\": .atomicMapReference",
+            ),
+        ],
+    );
+    assert_eq!(
+        object,
+        json!({"separableMapReference": {"name": "a", "value": 2}, "atomicMapReference": {"name": "a"}})
+    );
+    assert_managers(
+        &managers,
+        json!({
+            "apply_one": ["v1", {"f:separableMapReference": {"f:name": {}}}],
+            "apply_three": ["v1", {"f:atomicMapReference": {}}],
+            "apply_two": ["v1", {"f:separableMapReference": {"f:value": {}}}],
+        }),
+    );
+}
