@@ -349,8 +349,16 @@ fn keyed_list_items_no_longer_applied_are_removed() {
     let (object, managers) = run(
         associative_list(),
         vec![
-            Op::Apply("default", "v1", json!({"list": [{"name": "a", "value": 1}]})),
-            Op::Apply("default", "v1", json!({"list": [{"name": "b", "value": 2}]})),
+            Op::Apply(
+                "default",
+                "v1",
+                json!({"list": [{"name": "a", "value": 1}]}),
+            ),
+            Op::Apply(
+                "default",
+                "v1",
+                json!({"list": [{"name": "b", "value": 2}]}),
+            ),
         ],
     );
     assert_eq!(object, json!({"list": [{"name": "b", "value": 2}]}));
@@ -375,8 +383,16 @@ fn maps_of_maps_merge_entry_by_entry() {
     let (object, managers) = run(
         nested(),
         vec![
-            Op::Apply("default", "v1", json!({"mapOfMaps": {"a": {"b": "x", "c": "y"}}})),
-            Op::Apply("default", "v1", json!({"mapOfMaps": {"a": {"a": "x", "c": "z"}}})),
+            Op::Apply(
+                "default",
+                "v1",
+                json!({"mapOfMaps": {"a": {"b": "x", "c": "y"}}}),
+            ),
+            Op::Apply(
+                "default",
+                "v1",
+                json!({"mapOfMaps": {"a": {"a": "x", "c": "z"}}}),
+            ),
         ],
     );
     assert_eq!(object, json!({"mapOfMaps": {"a": {"a": "x", "c": "z"}}}));
@@ -393,7 +409,11 @@ fn fields_an_updater_took_over_stay_when_the_applier_lets_go() {
         nested(),
         vec![
             Op::Apply("default", "v1", json!({"struct": {"name": "a"}})),
-            Op::Update("controller", "v1", json!({"struct": {"name": "b", "value": 1}})),
+            Op::Update(
+                "controller",
+                "v1",
+                json!({"struct": {"name": "b", "value": 1}}),
+            ),
             Op::Apply("default", "v1", json!({"struct": null})),
         ],
     );
@@ -419,10 +439,22 @@ fn a_reference_can_make_its_type_atomic_or_granular() {
     let (object, managers) = run(
         overrides(),
         vec![
-            Op::Apply("apply_one", "v1", json!({"separableMapReference": {"name": "a"}})),
-            Op::Apply("apply_two", "v1", json!({"separableMapReference": {"value": 2}})),
+            Op::Apply(
+                "apply_one",
+                "v1",
+                json!({"separableMapReference": {"name": "a"}}),
+            ),
+            Op::Apply(
+                "apply_two",
+                "v1",
+                json!({"separableMapReference": {"value": 2}}),
+            ),
             // (Other managers: apply_one applying only the atomic map would prune its name.)
-            Op::Apply("apply_three", "v1", json!({"atomicMapReference": {"name": "a"}})),
+            Op::Apply(
+                "apply_three",
+                "v1",
+                json!({"atomicMapReference": {"name": "a"}}),
+            ),
             Op::Conflicts(
                 "apply_four",
                 "v1",
