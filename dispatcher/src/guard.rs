@@ -62,8 +62,22 @@ struct State {
 pub struct Permit {
     shared: Arc<Shared>,
     ticket: Ticket,
-    flow_schema: String,
-    priority_level: String,
+    matched: Matched,
+}
+
+/// What a request matched: its FlowSchema and priority level, by name and `metadata.uid`
+/// (empty for objects without one), as kube-apiserver reports them in its
+/// `X-Kubernetes-PF-*` response headers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matched {
+    /// The FlowSchema's name.
+    pub flow_schema: String,
+    /// The FlowSchema's uid.
+    pub flow_schema_uid: String,
+    /// The priority level's name.
+    pub priority_level: String,
+    /// The priority level's uid.
+    pub priority_level_uid: String,
 }
 
 /// A request rejected with HTTP 429.
@@ -74,6 +88,8 @@ pub struct Rejection {
     pub flow_schema: String,
     /// Its priority level.
     pub priority_level: String,
+    /// What it matched, with the objects' uids.
+    pub matched: Matched,
     /// Why.
     pub reason: RejectReason,
     /// The Retry-After header value, in seconds.
@@ -139,25 +155,35 @@ impl Guard {
         estimate: WorkEstimate,
     ) -> Result<Permit, Rejection> {
         let shared = &self.shared;
-        let (ticket, flow_schema, priority_level, woken) = {
+        let (ticket, matched, woken) = {
             let mut state = shared.lock();
             let now = shared.now();
             let classification = state.dispatcher.classifier().classify(request);
-            let (flow_schema, priority_level, hash) = match &classification {
-                Some(c) => (
-                    c.flow_schema.to_owned(),
-                    c.priority_level.to_owned(),
-                    c.hash,
-                ),
-                None => (String::new(), String::new(), 0),
+            let (matched, hash) = match &classification {
+                Some(c) => {
+                    let config = state.dispatcher.classifier().config();
+                    let uid_of_schema = config
+                        .flow_schemas()
+                        .iter()
+                        .find(|f| f.name() == c.flow_schema)
+                        .and_then(|f| f.object.metadata.uid.clone());
+                    let uid_of_level = config
+                        .priority_level(c.priority_level)
+                        .and_then(|p| p.object.metadata.uid.clone());
+                    (
+                        Matched {
+                            flow_schema: c.flow_schema.to_owned(),
+                            flow_schema_uid: uid_of_schema.unwrap_or_default(),
+                            priority_level: c.priority_level.to_owned(),
+                            priority_level_uid: uid_of_level.unwrap_or_default(),
+                        },
+                        c.hash,
+                    )
+                }
+                None => (Matched::default(), 0),
             };
-            let Some(level) = state.dispatcher.level_index(&priority_level) else {
-                return Err(Rejection {
-                    flow_schema,
-                    priority_level,
-                    reason: RejectReason::ConcurrencyLimit,
-                    retry_after: 1,
-                });
+            let Some(level) = state.dispatcher.level_index(&matched.priority_level) else {
+                return Err(Rejection::new(matched, RejectReason::ConcurrencyLimit, 1));
             };
             let arrived = state.dispatcher.start(now, level, hash, estimate);
             state.wake(&arrived.dispatched);
@@ -166,8 +192,7 @@ impl Guard {
                     return Ok(Permit {
                         shared: shared.clone(),
                         ticket,
-                        flow_schema,
-                        priority_level,
+                        matched,
                     });
                 }
                 Decision::Reject {
@@ -175,17 +200,12 @@ impl Guard {
                     retry_after,
                     ..
                 } => {
-                    return Err(Rejection {
-                        flow_schema,
-                        priority_level,
-                        reason,
-                        retry_after,
-                    });
+                    return Err(Rejection::new(matched, reason, retry_after));
                 }
                 Decision::Wait(ticket) => {
                     let (sender, receiver) = oneshot::channel();
                     state.waiters.insert(ticket, sender);
-                    (ticket, flow_schema, priority_level, receiver)
+                    (ticket, matched, receiver)
                 }
             }
         };
@@ -211,17 +231,23 @@ impl Guard {
             Ok(Permit {
                 shared: shared.clone(),
                 ticket,
-                flow_schema,
-                priority_level,
+                matched,
             })
         } else {
             let retry_after = shared.lock().dispatcher.retry_after(ticket.level);
-            Err(Rejection {
-                flow_schema,
-                priority_level,
-                reason: RejectReason::TimeOut,
-                retry_after,
-            })
+            Err(Rejection::new(matched, RejectReason::TimeOut, retry_after))
+        }
+    }
+}
+
+impl Rejection {
+    fn new(matched: Matched, reason: RejectReason, retry_after: i64) -> Self {
+        Rejection {
+            flow_schema: matched.flow_schema.clone(),
+            priority_level: matched.priority_level.clone(),
+            matched,
+            reason,
+            retry_after,
         }
     }
 }
@@ -229,12 +255,17 @@ impl Guard {
 impl Permit {
     /// The FlowSchema the request matched.
     pub fn flow_schema(&self) -> &str {
-        &self.flow_schema
+        &self.matched.flow_schema
     }
 
     /// Its priority level.
     pub fn priority_level(&self) -> &str {
-        &self.priority_level
+        &self.matched.priority_level
+    }
+
+    /// What the request matched, with the objects' uids.
+    pub fn matched(&self) -> &Matched {
+        &self.matched
     }
 }
 
@@ -242,8 +273,7 @@ impl std::fmt::Debug for Permit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Permit")
             .field("ticket", &self.ticket)
-            .field("flow_schema", &self.flow_schema)
-            .field("priority_level", &self.priority_level)
+            .field("matched", &self.matched)
             .finish_non_exhaustive()
     }
 }

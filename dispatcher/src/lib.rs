@@ -94,6 +94,8 @@ pub mod estimate;
 pub mod flow;
 #[cfg(feature = "tokio")]
 pub mod guard;
+#[cfg(feature = "tower")]
+pub mod layer;
 pub mod queueset;
 pub mod rejection;
 mod seat_seconds;

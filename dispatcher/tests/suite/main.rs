@@ -6,6 +6,7 @@ mod classify;
 mod estimate;
 mod fairness;
 mod hash_and_dealer;
+mod layer;
 mod properties;
 mod rejection;
 mod simulation;

@@ -1,0 +1,326 @@
+//! API Priority and Fairness in front of any HTTP service (feature `tower`): a tower
+//! [`Layer`] that asks a function of yours who is asking and for what ([`Attributes`]), waits
+//! for the request's turn in the [`Guard`], and answers as kube-apiserver's APF filter does
+//! (`k8s.io/apiserver/pkg/server/filters/priority-and-fairness.go`): the
+//! `X-Kubernetes-PF-FlowSchema-UID` and `X-Kubernetes-PF-PriorityLevel-UID` headers on every
+//! classified request, and for a request rejected or timed out in its queue a 429 with
+//! `Retry-After` and Go's `http.Error` text body. The seats are held until the response body
+//! ends (or is dropped); a long-running request (a watch) holds them only until its response
+//! starts.
+//!
+//! ```
+//! use apfkit_dispatcher::config::Configuration;
+//! use apfkit_dispatcher::guard::Guard;
+//! use apfkit_dispatcher::layer::{ApfLayer, Attributes};
+//! use axum::{Router, routing::get};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let guard = Guard::new(Configuration::kubernetes_default(600).unwrap());
+//! // Who is asking comes from your authentication; here, a header.
+//! let layer = ApfLayer::new(guard, |request: &axum::extract::Request| {
+//!     let user = request.headers().get("x-user").and_then(|v| v.to_str().ok());
+//!     Attributes::non_resource(user.unwrap_or("system:anonymous"), &["system:authenticated"],
+//!         "get", request.uri().path())
+//! });
+//! let app: Router = Router::new().route("/healthz", get(|| async { "ok" })).layer(layer);
+//! # let _ = app;
+//! # }
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::classify::Request;
+use crate::guard::{Guard, Matched, Permit, Rejection};
+use crate::queueset::WorkEstimate;
+
+/// The response header naming the matched FlowSchema's uid.
+pub const FLOW_SCHEMA_UID_HEADER: &str = "X-Kubernetes-PF-FlowSchema-UID";
+/// The response header naming the matched priority level's uid.
+pub const PRIORITY_LEVEL_UID_HEADER: &str = "X-Kubernetes-PF-PriorityLevel-UID";
+/// The body of a 429, as kube-apiserver writes it with Go's `http.Error`.
+pub const TOO_MANY_REQUESTS: &str = "Too many requests, please try again later.\n";
+
+/// What APF needs to know of a request, owned: who asks (user and groups) and for what (as
+/// kube-apiserver's `RequestInfo` says), with its work estimate and whether it is
+/// long-running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attributes {
+    /// User name.
+    pub user: String,
+    /// The user's groups.
+    pub groups: Vec<String>,
+    /// Kubernetes verb for resource requests, the lower-case HTTP method otherwise.
+    pub verb: String,
+    /// Whether the request is for a resource (or a non-resource URL).
+    pub is_resource_request: bool,
+    /// API group; empty for the core group.
+    pub api_group: String,
+    /// Resource.
+    pub resource: String,
+    /// Subresource.
+    pub subresource: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+    /// URL path (non-resource requests).
+    pub path: String,
+    /// The seats it occupies.
+    pub estimate: WorkEstimate,
+    /// A long-running request (a watch) holds its seats only until its response starts.
+    pub long_running: bool,
+}
+
+impl Attributes {
+    /// A resource request of one seat.
+    pub fn resource(
+        user: &str,
+        groups: &[&str],
+        verb: &str,
+        api_group: &str,
+        resource: &str,
+        namespace: &str,
+    ) -> Self {
+        Attributes {
+            user: user.to_owned(),
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            verb: verb.to_owned(),
+            is_resource_request: true,
+            api_group: api_group.to_owned(),
+            resource: resource.to_owned(),
+            subresource: String::new(),
+            namespace: namespace.to_owned(),
+            name: String::new(),
+            path: String::new(),
+            estimate: WorkEstimate::ONE_SEAT,
+            long_running: false,
+        }
+    }
+
+    /// A non-resource request (a URL path such as `/healthz`) of one seat.
+    pub fn non_resource(user: &str, groups: &[&str], verb: &str, path: &str) -> Self {
+        Attributes {
+            is_resource_request: false,
+            path: path.to_owned(),
+            ..Attributes::resource(user, groups, verb, "", "", "")
+        }
+    }
+
+    fn request<'a>(&'a self, groups: &'a [&'a str]) -> Request<'a> {
+        Request {
+            user: &self.user,
+            groups,
+            verb: &self.verb,
+            is_resource_request: self.is_resource_request,
+            api_group: &self.api_group,
+            resource: &self.resource,
+            subresource: &self.subresource,
+            namespace: &self.namespace,
+            name: &self.name,
+            path: &self.path,
+        }
+    }
+}
+
+/// The layer: wraps a service in [`Apf`].
+pub struct ApfLayer<F> {
+    guard: Guard,
+    classify: Arc<F>,
+}
+
+impl<F> Clone for ApfLayer<F> {
+    fn clone(&self) -> Self {
+        ApfLayer {
+            guard: self.guard.clone(),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+impl<F> ApfLayer<F> {
+    /// A layer admitting requests through `guard`, with `classify` telling what each
+    /// request is.
+    pub fn new(guard: Guard, classify: F) -> Self {
+        ApfLayer {
+            guard,
+            classify: Arc::new(classify),
+        }
+    }
+}
+
+impl<S, F> Layer<S> for ApfLayer<F> {
+    type Service = Apf<S, F>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Apf {
+            inner,
+            guard: self.guard.clone(),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+/// A service behind API Priority and Fairness.
+pub struct Apf<S, F> {
+    inner: S,
+    guard: Guard,
+    classify: Arc<F>,
+}
+
+impl<S: Clone, F> Clone for Apf<S, F> {
+    fn clone(&self) -> Self {
+        Apf {
+            inner: self.inner.clone(),
+            guard: self.guard.clone(),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+impl<S, F, B, RB> Service<http::Request<B>> for Apf<S, F>
+where
+    S: Service<http::Request<B>, Response = Response<RB>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send,
+    F: Fn(&http::Request<B>) -> Attributes + Send + Sync + 'static,
+    B: Send + 'static,
+    RB: Body<Data = Bytes> + Send + 'static,
+{
+    type Response = Response<ApfBody<RB>>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(context)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let attributes = (self.classify)(&request);
+        let guard = self.guard.clone();
+        // The clone that was made ready serves this request (tower's usual swap).
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        Box::pin(async move {
+            let groups: Vec<&str> = attributes.groups.iter().map(String::as_str).collect();
+            let acquired = guard
+                .acquire(&attributes.request(&groups), attributes.estimate)
+                .await;
+            drop(groups);
+            let permit = match acquired {
+                Ok(permit) => permit,
+                Err(rejection) => return Ok(too_many_requests(&rejection)),
+            };
+            let matched = permit.matched().clone();
+            let response = inner.call(request).await?;
+            let permit = (!attributes.long_running).then_some(permit);
+            let mut response = response.map(|body| ApfBody {
+                kind: Kind::Served {
+                    body: Box::pin(body),
+                    permit,
+                },
+            });
+            set_headers(response.headers_mut(), &matched);
+            Ok(response)
+        })
+    }
+}
+
+/// Sets the uid headers, as kube-apiserver's `setResponseHeaders` does (empty for objects
+/// without a uid, as a configuration read from files may be).
+fn set_headers(headers: &mut http::HeaderMap, matched: &Matched) {
+    for (name, uid) in [
+        (PRIORITY_LEVEL_UID_HEADER, &matched.priority_level_uid),
+        (FLOW_SCHEMA_UID_HEADER, &matched.flow_schema_uid),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(uid) {
+            headers.insert(name, value);
+        }
+    }
+}
+
+/// kube-apiserver's answer to a request its priority level rejected or that waited too long
+/// (`tooManyRequests`: Go's `http.Error`, which writes plain text).
+fn too_many_requests<RB>(rejection: &Rejection) -> Response<ApfBody<RB>> {
+    let mut response = Response::new(ApfBody {
+        kind: Kind::Rejected(Some(Bytes::from_static(TOO_MANY_REQUESTS.as_bytes()))),
+    });
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::RETRY_AFTER,
+        HeaderValue::from(rejection.retry_after),
+    );
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    set_headers(headers, &rejection.matched);
+    response
+}
+
+/// A response body behind APF: the service's, holding the request's seats until it ends, or
+/// the text of a 429.
+pub struct ApfBody<B> {
+    kind: Kind<B>,
+}
+
+enum Kind<B> {
+    Served {
+        body: Pin<Box<B>>,
+        permit: Option<Permit>,
+    },
+    Rejected(Option<Bytes>),
+}
+
+impl<B: Body<Data = Bytes>> Body for ApfBody<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        match &mut self.get_mut().kind {
+            Kind::Served { body, permit } => {
+                let polled = body.as_mut().poll_frame(context);
+                if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
+                    // The response is over: the seats are free (kube-apiserver's handler
+                    // returns when it has written the body).
+                    permit.take();
+                }
+                polled
+            }
+            Kind::Rejected(text) => Poll::Ready(text.take().map(|t| Ok(Frame::data(t)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.kind {
+            Kind::Served { body, .. } => body.is_end_stream(),
+            Kind::Rejected(text) => text.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Served { body, .. } => body.size_hint(),
+            Kind::Rejected(text) => {
+                SizeHint::with_exact(text.as_ref().map_or(0, |t| t.len() as u64))
+            }
+        }
+    }
+}
