@@ -6,6 +6,7 @@ pub mod media;
 mod openapi;
 mod proto;
 pub mod query;
+pub mod request_info;
 mod rest;
 mod watch;
 mod written;
