@@ -160,6 +160,9 @@ pub fn run(args: ApplyArgs) -> Result<(), Failure> {
     let mut kinds: BTreeMap<(String, String), Kind> = BTreeMap::new();
     for source in input::sources(&args.paths)? {
         input::for_each_document(&source, |location, document| {
+            if input::skipped_as_other_kind(&location, &document)? {
+                return Ok(());
+            }
             let document = input::built(&location, document)?;
             input::check_fields(&location, &document, UnknownFields::Warn)?;
             let config = &document.value;

@@ -156,6 +156,20 @@ fn apply_refuses_what_kube_apiserver_refuses_and_insists_on_dry_run() {
         String::from_utf8_lossy(&refused.stderr)
             .contains("v1 ConfigMap is not a kind apfkit serves")
     );
+    let skipped = apfkit(
+        &[
+            "apply",
+            "--server-side",
+            "--dry-run",
+            "--skip-other-kinds",
+            "-f",
+            &other,
+        ],
+        b"",
+    );
+    assert!(skipped.status.success());
+    assert!(skipped.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&skipped.stderr).contains("note: skipped v1 ConfigMap"));
     let config = write(&dir, "config.yaml", CONFIG);
     for args in [
         vec!["apply", "-f", &config],

@@ -614,9 +614,11 @@ fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
             b"",
         ))
         .unwrap();
-        let served: serde_json::Value =
-            serde_json::from_str(&server.kubectl_ok(&["get", resource, "-o", "json"], b""))
-                .unwrap();
+        let served: serde_json::Value = serde_json::from_str(&server.kubectl_ok(
+            &["get", resource, "-o", "json", "--show-managed-fields"],
+            b"",
+        ))
+        .unwrap();
         assert_eq!(stored, served, "{key}");
     }
 }
