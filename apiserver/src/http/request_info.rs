@@ -84,12 +84,12 @@ impl RequestInfo {
             }
             .to_owned();
         }
-        if rest.first() == Some(&"namespaces") {
-            if let Some(namespace) = rest.get(1) {
-                info.namespace = (*namespace).to_owned();
-                if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
-                    rest = &rest[2..];
-                }
+        if rest.first() == Some(&"namespaces")
+            && let Some(namespace) = rest.get(1)
+        {
+            info.namespace = (*namespace).to_owned();
+            if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
+                rest = &rest[2..];
             }
         }
         if rest.len() >= 3 && info.verb != "proxy" {
