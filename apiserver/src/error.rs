@@ -230,6 +230,11 @@ impl ApiError {
         error
     }
 
+    /// 401 `Unauthorized`, as kube-apiserver answers a request it could not authenticate.
+    pub fn unauthorized() -> Self {
+        ApiError::new(401, "Unauthorized", "Unauthorized")
+    }
+
     /// 413 `RequestEntityTooLarge`.
     pub fn too_large(limit: usize) -> Self {
         ApiError::new(

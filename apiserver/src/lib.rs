@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod error;
 pub mod fields;
 pub mod http;

@@ -774,6 +774,17 @@ where
     Ok((object, texts))
 }
 
+/// A document the server made (a patched or applied object): nothing to report of how it
+/// was written.
+fn made_here(value: Value) -> Document {
+    Document {
+        index: 0,
+        value,
+        duplicate_fields: Vec::new(),
+        unknown_fields: Vec::new(),
+    }
+}
+
 fn bad_decode(error: apfkit_runtime::scheme::SchemeError) -> ApiError {
     ApiError::bad_request(error.to_string())
 }
@@ -926,13 +937,7 @@ where
             .and_then(Value::as_str)
             .map(str::to_owned);
         let names_version = patched_version != current_version;
-        let document = Document {
-            index: 0,
-            value: document,
-            duplicate_fields: Vec::new(),
-            unknown_fields: Vec::new(),
-        };
-        let (object, warnings) = decode_document(target, query, document)?;
+        let (object, warnings) = decode_document(target, query, made_here(document))?;
         match replace(server, target, query, object, Some(&manager)).await {
             Ok(written) => {
                 return object_response(200, target.codec, written.object, format, &warnings);
@@ -1078,13 +1083,7 @@ where
             manager,
             force,
         )?;
-        let document = Document {
-            index: 0,
-            value: applied,
-            duplicate_fields: Vec::new(),
-            unknown_fields: Vec::new(),
-        };
-        let (object, _) = decode_document(target, query, document)?;
+        let (object, _) = decode_document(target, query, made_here(applied))?;
         let written = match current {
             None => {
                 let namespace = target.namespace.as_deref();

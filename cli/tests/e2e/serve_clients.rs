@@ -59,18 +59,24 @@ fn python_with_client() -> String {
     python
 }
 
-#[test]
-fn the_python_client_lists_creates_and_watches() {
-    let server = Server::start(&[]);
+/// Runs a Python `script` with the server's kubeconfig as its argument; answers the JSON it
+/// printed.
+fn run_python(server: &Server, script: &str) -> serde_json::Value {
     let mut command = Command::new(python_with_client());
-    command.args(["-c", PYTHON_CLIENT]).arg(server.kubeconfig());
+    command.args(["-c", script]).arg(server.kubeconfig());
     let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_python_client_lists_creates_and_watches() {
+    let server = Server::start(&[]);
+    let report = run_python(&server, PYTHON_CLIENT);
     assert!(
         report["names"]
             .as_array()
@@ -315,15 +321,7 @@ print(json.dumps({
 #[test]
 fn the_python_client_applies_server_side() {
     let server = Server::start(&["--no-bootstrap"]);
-    let mut command = Command::new(python_with_client());
-    command.args(["-c", PYTHON_APPLY]).arg(server.kubeconfig());
-    let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = run_python(&server, PYTHON_APPLY);
     assert_eq!(
         report,
         serde_json::json!({"first": 800, "second": 801, "managers": [["python", "Apply"]]})

@@ -1,0 +1,367 @@
+//! Who is asking, as kube-apiserver authenticates a request
+//! (`k8s.io/apiserver/pkg/authentication`): a client certificate signed by the server's CA
+//! (its subject's common name is the user, its organizations the groups), a bearer token from
+//! a file in `--token-auth-file` format, or else an anonymous request, which can be refused;
+//! every authenticated user is in `system:authenticated`. Then impersonation
+//! (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`), here allowed to
+//! `system:masters` only.
+
+use std::collections::HashMap;
+
+use axum::http::HeaderMap;
+
+use crate::error::{ApiError, Subject};
+
+/// The anonymous user.
+pub const ANONYMOUS: &str = "system:anonymous";
+/// The group of anonymous requests.
+pub const UNAUTHENTICATED: &str = "system:unauthenticated";
+/// The group of every authenticated user.
+pub const AUTHENTICATED: &str = "system:authenticated";
+/// The group that may do anything, impersonation included.
+pub const MASTERS: &str = "system:masters";
+
+/// An authenticated user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserInfo {
+    /// The user name.
+    pub name: String,
+    /// The uid, when the authenticator knows one.
+    pub uid: String,
+    /// The groups.
+    pub groups: Vec<String>,
+}
+
+impl UserInfo {
+    /// The anonymous user, in `system:unauthenticated`.
+    pub fn anonymous() -> Self {
+        UserInfo {
+            name: ANONYMOUS.to_owned(),
+            uid: String::new(),
+            groups: vec![UNAUTHENTICATED.to_owned()],
+        }
+    }
+
+    /// The user of a client certificate (DER): the subject's common name, and its
+    /// organizations as groups; `None` for a certificate without a common name.
+    pub fn of_certificate(der: &[u8]) -> Option<Self> {
+        let (_, certificate) = x509_parser::parse_x509_certificate(der).ok()?;
+        let subject = certificate.subject();
+        let name = subject.iter_common_name().next()?.as_str().ok()?.to_owned();
+        let groups = subject
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok().map(str::to_owned))
+            .collect();
+        Some(UserInfo {
+            name,
+            uid: String::new(),
+            groups,
+        })
+    }
+
+    /// Whether the user is in `group`.
+    pub fn in_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g == group)
+    }
+
+    /// Adds `system:authenticated` unless the user is anonymous or already in it
+    /// (`AuthenticatedGroupAdder`).
+    fn with_authenticated_group(mut self) -> Self {
+        if self.name != ANONYMOUS && !self.in_group(AUTHENTICATED) {
+            self.groups.push(AUTHENTICATED.to_owned());
+        }
+        self
+    }
+}
+
+/// A token file that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("token file: {0}")]
+pub struct TokenFileError(String);
+
+/// How requests are authenticated.
+#[derive(Debug, Clone, Default)]
+pub struct Authenticator {
+    tokens: HashMap<String, UserInfo>,
+    anonymous: bool,
+}
+
+impl Authenticator {
+    /// Client certificates only, and anonymous requests when `anonymous`
+    /// (kube-apiserver's `--anonymous-auth`, true by default).
+    pub fn new(anonymous: bool) -> Self {
+        Authenticator {
+            tokens: HashMap::new(),
+            anonymous,
+        }
+    }
+
+    /// Adds the tokens of a `--token-auth-file`: CSV lines `token,user,uid` with an
+    /// optional fourth column of groups (`"group1,group2"`), as kube-apiserver's
+    /// `tokenfile` reads them: fewer than three columns is an error, an empty token is
+    /// skipped, a repeated token replaces the earlier one.
+    ///
+    /// # Errors
+    ///
+    /// A line with fewer than three columns, or CSV that does not parse.
+    pub fn with_token_file(mut self, text: &str) -> Result<Self, TokenFileError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::Fields)
+            .from_reader(text.trim_start_matches('\u{feff}').as_bytes());
+        for (line, record) in reader.records().enumerate() {
+            let record = record.map_err(|e| TokenFileError(e.to_string()))?;
+            if record.len() < 3 {
+                return Err(TokenFileError(format!(
+                    "line {}: must have at least 3 columns (token, user name, user uid), found {}",
+                    line + 1,
+                    record.len()
+                )));
+            }
+            let token = &record[0];
+            if token.is_empty() {
+                continue;
+            }
+            let groups = record
+                .get(3)
+                .filter(|g| !g.is_empty())
+                .map(|g| g.split(',').map(str::to_owned).collect())
+                .unwrap_or_default();
+            self.tokens.insert(
+                token.to_owned(),
+                UserInfo {
+                    name: record[1].to_owned(),
+                    uid: record[2].to_owned(),
+                    groups,
+                },
+            );
+        }
+        Ok(self)
+    }
+
+    /// The user of a request: the client certificate's (`peer`, verified by TLS), else the
+    /// bearer token's, else anonymous. A bearer token that is not known is 401, whether or
+    /// not anonymous requests are allowed (kube-apiserver does not treat a bad token as
+    /// anonymous); so is a request without credentials when they are not.
+    ///
+    /// # Errors
+    ///
+    /// 401 `Unauthorized`.
+    pub fn authenticate(
+        &self,
+        peer: Option<&UserInfo>,
+        headers: &HeaderMap,
+    ) -> Result<UserInfo, ApiError> {
+        if let Some(user) = peer {
+            return Ok(user.clone().with_authenticated_group());
+        }
+        let bearer = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .filter(|token| !token.is_empty());
+        match bearer {
+            Some(token) => self
+                .tokens
+                .get(token)
+                .map(|user| user.clone().with_authenticated_group())
+                .ok_or_else(ApiError::unauthorized),
+            None if self.anonymous => Ok(UserInfo::anonymous()),
+            None => Err(ApiError::unauthorized()),
+        }
+    }
+}
+
+/// The user a request acts as: `user` itself, or the one its impersonation headers name when
+/// `user` is in `system:masters` (kube-apiserver asks the authorizer; this server has none
+/// and lets only `system:masters` impersonate).
+///
+/// # Errors
+///
+/// 403 for a user who may not impersonate; 400 for groups or a uid without a user.
+pub fn impersonated(user: UserInfo, headers: &HeaderMap) -> Result<UserInfo, ApiError> {
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect()
+    };
+    let users = values("Impersonate-User");
+    let groups = values("Impersonate-Group");
+    let uids = values("Impersonate-Uid");
+    let Some(name) = users.first() else {
+        if groups.is_empty() && uids.is_empty() {
+            return Ok(user);
+        }
+        return Err(ApiError::bad_request(format!(
+            "requested {} without impersonating a user",
+            if groups.is_empty() { "uid" } else { "groups" }
+        )));
+    };
+    if !user.in_group(MASTERS) {
+        let subject = Subject {
+            group: String::new(),
+            kind: "users".to_owned(),
+            name: name.clone(),
+        };
+        return Err(ApiError::forbidden(
+            &subject,
+            &format!(
+                "User {:?} cannot impersonate resource \"users\" in API group \"\" at the \
+                 cluster scope",
+                user.name
+            ),
+        ));
+    }
+    let mut acting = UserInfo {
+        name: name.clone(),
+        uid: uids.first().cloned().unwrap_or_default(),
+        groups,
+    };
+    // kube-apiserver puts an impersonated user in system:authenticated (system:anonymous in
+    // system:unauthenticated) unless the headers name it.
+    let implied = if acting.name == ANONYMOUS {
+        UNAUTHENTICATED
+    } else {
+        AUTHENTICATED
+    };
+    if !acting.in_group(implied) {
+        acting.groups.push(implied.to_owned());
+    }
+    Ok(acting)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn tokens_are_read_as_kube_apiservers_token_file() {
+        let auth = Authenticator::new(true)
+            .with_token_file(
+                "\u{feff}t1,alice,1,\"dev,ops\"\n,nobody,2\nt2, bob ,3\nt1,alice2,4,admins\n",
+            )
+            .unwrap();
+        let by = |token: &str| {
+            auth.authenticate(
+                None,
+                &headers(&[("authorization", &format!("Bearer {token}"))]),
+            )
+        };
+        assert_eq!(
+            by("t1").unwrap(),
+            UserInfo {
+                name: "alice2".into(),
+                uid: "4".into(),
+                groups: vec!["admins".into(), AUTHENTICATED.into()],
+            }
+        );
+        assert_eq!(by("t2").unwrap().name, "bob");
+        assert_eq!(by("t2").unwrap().groups, [AUTHENTICATED]);
+        let unknown = by("t3").unwrap_err();
+        assert_eq!((unknown.code, unknown.reason), (401, "Unauthorized"));
+        assert!(Authenticator::new(true).with_token_file("t,u\n").is_err());
+        assert!(Authenticator::new(true).with_token_file("t,\"u\n").is_err());
+    }
+
+    #[test]
+    fn anonymous_requests_unless_refused() {
+        let open = Authenticator::new(true);
+        assert_eq!(
+            open.authenticate(None, &HeaderMap::new()).unwrap(),
+            UserInfo::anonymous()
+        );
+        let closed = Authenticator::new(false);
+        assert_eq!(
+            closed
+                .authenticate(None, &HeaderMap::new())
+                .unwrap_err()
+                .code,
+            401
+        );
+        // A client certificate's user wins over any token.
+        let peer = UserInfo {
+            name: "admin".into(),
+            uid: String::new(),
+            groups: vec![MASTERS.into()],
+        };
+        let user = closed
+            .authenticate(Some(&peer), &headers(&[("authorization", "Bearer nope")]))
+            .unwrap();
+        assert_eq!(user.groups, [MASTERS, AUTHENTICATED]);
+    }
+
+    #[test]
+    fn certificates_name_the_user_and_groups() {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "alice");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, "dev");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let certificate = params.self_signed(&key).unwrap();
+        let user = UserInfo::of_certificate(certificate.der()).unwrap();
+        assert_eq!(user.name, "alice");
+        assert_eq!(user.groups, ["dev"]);
+        assert!(UserInfo::of_certificate(b"not a certificate").is_none());
+    }
+
+    #[test]
+    fn only_masters_impersonate() {
+        let admin = UserInfo {
+            name: "admin".into(),
+            uid: String::new(),
+            groups: vec![MASTERS.into(), AUTHENTICATED.into()],
+        };
+        let plain = UserInfo {
+            name: "bob".into(),
+            uid: String::new(),
+            groups: vec![AUTHENTICATED.into()],
+        };
+        let asked = headers(&[
+            ("Impersonate-User", "carol"),
+            ("Impersonate-Group", "dev"),
+            ("Impersonate-Group", "ops"),
+        ]);
+        let acting = impersonated(admin.clone(), &asked).unwrap();
+        assert_eq!(acting.name, "carol");
+        assert_eq!(acting.groups, ["dev", "ops", AUTHENTICATED]);
+        let refused = impersonated(plain.clone(), &asked).unwrap_err();
+        assert_eq!(refused.code, 403);
+        assert_eq!(
+            refused.message,
+            "users \"carol\" is forbidden: User \"bob\" cannot impersonate resource \"users\" \
+             in API group \"\" at the cluster scope"
+        );
+        assert_eq!(
+            impersonated(plain.clone(), &HeaderMap::new()).unwrap(),
+            plain
+        );
+        let groups_only = headers(&[("Impersonate-Group", "dev")]);
+        assert_eq!(
+            impersonated(admin.clone(), &groups_only).unwrap_err().code,
+            400
+        );
+        let anonymous = headers(&[("Impersonate-User", ANONYMOUS)]);
+        assert_eq!(
+            impersonated(admin, &anonymous).unwrap().groups,
+            [UNAUTHENTICATED]
+        );
+    }
+}
