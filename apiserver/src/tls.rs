@@ -1,6 +1,7 @@
-//! Serving credentials kept in a data directory: a certificate authority and a serving
-//! certificate it signed, made on first start (rcgen), and a kubeconfig that trusts the
-//! authority, so that kubectl works against the server at once.
+//! Serving credentials kept in a data directory: a certificate authority, a serving
+//! certificate it signed and two client certificates (an administrator in `system:masters`
+//! and a plain user), made on first start (rcgen), and a kubeconfig that trusts the authority
+//! with a context for each client, so that kubectl works against the server at once.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,13 @@ const SERVING_CERT: &str = "serving.crt";
 const SERVING_KEY: &str = "serving.key";
 /// The kubeconfig written beside them.
 pub const KUBECONFIG: &str = "kubeconfig";
+
+/// The clients a data directory has certificates for: (file stem, user, groups, kubeconfig
+/// context). The first is the kubeconfig's current context.
+pub const CLIENTS: [(&str, &str, &[&str], &str); 2] = [
+    ("admin", "apfkit-admin", &["system:masters"], "apfkit"),
+    ("user", "apfkit-user", &[], "apfkit-user"),
+];
 
 /// Why credentials could not be made or read.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +54,8 @@ pub struct Credentials {
     pub key: PrivateKeyDer<'static>,
     /// The authority's certificate, PEM, for clients to trust.
     pub ca_pem: String,
+    /// Each client's certificate and key, PEM, in the order of [`CLIENTS`].
+    pub clients: Vec<(String, String)>,
 }
 
 fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> TlsError + '_ {
@@ -107,11 +117,55 @@ pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Credentials, TlsError> {
     }
     let private = PrivateKeyDer::from_pem_file(&key).map_err(|e| invalid(&key, e))?;
     let ca_pem = std::fs::read_to_string(&ca_cert).map_err(file_error(&ca_cert))?;
+    let mut clients = Vec::new();
+    for (stem, user, groups, _) in CLIENTS {
+        let [client_cert, client_key] = ["crt", "key"].map(|ext| dir.join(format!("{stem}.{ext}")));
+        if !client_cert.exists() || !client_key.exists() {
+            issue_client(&ca_cert, &ca_key, &client_cert, &client_key, user, groups)?;
+        }
+        let read = |path: &Path| std::fs::read_to_string(path).map_err(file_error(path));
+        clients.push((read(&client_cert)?, read(&client_key)?));
+    }
     Ok(Credentials {
         chain,
         key: private,
         ca_pem,
+        clients,
     })
+}
+
+/// A client certificate for `user` in `groups` (its subject's common name and
+/// organizations, as kube-apiserver reads them), signed by the authority of `dir`.
+fn issue_client(
+    ca_cert: &Path,
+    ca_key: &Path,
+    cert: &Path,
+    key: &Path,
+    user: &str,
+    groups: &[&str],
+) -> Result<(), TlsError> {
+    let make = |message: rcgen::Error| invalid(cert, message);
+    let authority_pem = std::fs::read_to_string(ca_cert).map_err(file_error(ca_cert))?;
+    let authority_key_pem = std::fs::read_to_string(ca_key).map_err(file_error(ca_key))?;
+    let authority_key =
+        rcgen::KeyPair::from_pem(&authority_key_pem).map_err(|e| invalid(ca_key, e))?;
+    let issuer = rcgen::Issuer::from_ca_cert_pem(&authority_pem, authority_key)
+        .map_err(|e| invalid(ca_cert, e))?;
+    let client_key = rcgen::KeyPair::generate().map_err(make)?;
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(make)?;
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, user);
+    for group in groups {
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, *group);
+    }
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    params.not_after = rcgen::date_time_ymd(2036, 1, 1);
+    let certificate = params.signed_by(&client_key, &issuer).map_err(make)?;
+    write_file(key, client_key.serialize_pem().as_bytes(), true)?;
+    write_file(cert, certificate.pem().as_bytes(), false)
 }
 
 fn generate(
@@ -157,21 +211,33 @@ fn generate(
     write_file(cert, certificate.pem().as_bytes(), false)
 }
 
-/// A kubeconfig for `server` (`https://127.0.0.1:6443`) that trusts `ca_pem`, with one
-/// context named `apfkit`. The server authenticates nobody; the user has a placeholder
-/// token because kubectl asks for a user name and password when a user has no credentials.
-pub fn kubeconfig(server: &str, ca_pem: &str) -> String {
+/// A kubeconfig for `server` (`https://127.0.0.1:6443`) that trusts `ca_pem`, with a user and
+/// a context for each client of [`CLIENTS`] (certificate and key in `clients`), the
+/// administrator's (`apfkit`) current.
+pub fn kubeconfig(server: &str, ca_pem: &str, clients: &[(String, String)]) -> String {
     use base64::Engine as _;
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let mut users = String::new();
+    let mut contexts = String::new();
+    for ((_, user, _, context), (cert, key)) in CLIENTS.iter().zip(clients) {
+        users.push_str(&format!(
+            "- name: {user}\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
+            encode(cert),
+            encode(key)
+        ));
+        contexts.push_str(&format!(
+            "- name: {context}\n  context:\n    cluster: apfkit\n    user: {user}\n"
+        ));
+    }
     format!(
         "apiVersion: v1\n\
          kind: Config\n\
          clusters:\n\
-         - name: apfkit\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n\
-         users:\n\
-         - name: apfkit\n  user:\n    token: apfkit\n\
-         contexts:\n\
-         - name: apfkit\n  context:\n    cluster: apfkit\n    user: apfkit\n\
-         current-context: apfkit\n"
+         - name: apfkit\n  cluster:\n    server: {server}\n    certificate-authority-data: {}\n\
+         users:\n{users}\
+         contexts:\n{contexts}\
+         current-context: {}\n",
+        encode(ca_pem),
+        CLIENTS[0].3
     )
 }

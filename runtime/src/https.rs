@@ -10,6 +10,8 @@
 //!   configuration's ALPN too).
 //! - When `shutdown` completes the listener closes; requests in flight get
 //!   [`Connections::grace`] to finish.
+//! - A client that presented certificates (when the TLS configuration asks for them) has
+//!   them in every request's extensions as [`PeerCertificates`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,6 +23,11 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
+
+/// The certificates a client presented in its TLS handshake, its own first; in the
+/// extensions of each of its requests.
+#[derive(Debug, Clone)]
+pub struct PeerCertificates(pub Arc<Vec<rustls::pki_types::CertificateDer<'static>>>);
 
 /// How [`serve`] treats connections.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +69,7 @@ pub async fn serve(
             tracing::debug!("TCP_NODELAY: {error}");
         }
         let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(app.clone());
+        let app = app.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let deadline = connections.handshake_timeout;
@@ -70,6 +77,23 @@ pub async fn serve(
             else {
                 return;
             };
+            let peer = stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .filter(|certificates| !certificates.is_empty())
+                .map(|certificates| {
+                    PeerCertificates(Arc::new(
+                        certificates
+                            .iter()
+                            .map(|c| c.clone().into_owned())
+                            .collect(),
+                    ))
+                });
+            let service = TowerToHyperService::new(match peer {
+                Some(peer) => app.layer(axum::Extension(peer)),
+                None => app,
+            });
             let mut http = auto::Builder::new(TokioExecutor::new());
             http.http1()
                 .timer(TokioTimer::new())

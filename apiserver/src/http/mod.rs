@@ -63,6 +63,8 @@ pub struct ApiServer<H: 'static, B> {
     watches: std::sync::atomic::AtomicUsize,
     /// Objects and watch events written once for the requests that send them alike.
     written: written::SharedWritings,
+    /// Who may ask: client certificates, tokens, anonymous requests.
+    authenticator: crate::auth::Authenticator,
 }
 
 /// Why [`ApiServer::serve_command`] could not serve.
@@ -109,7 +111,16 @@ where
             stalled_watch: STALLED_WATCH,
             watches: std::sync::atomic::AtomicUsize::new(0),
             written: written::SharedWritings::default(),
+            authenticator: crate::auth::Authenticator::new(true),
         }
+    }
+
+    /// The server authenticating requests with `authenticator` (by default: client
+    /// certificates, and anonymous requests).
+    #[must_use]
+    pub fn with_authenticator(mut self, authenticator: crate::auth::Authenticator) -> Self {
+        self.authenticator = authenticator;
+        self
     }
 
     /// The server with another limit on how long a watch waits for a client that does not
@@ -183,11 +194,15 @@ where
         let kubeconfig = data_dir.join(crate::tls::KUBECONFIG);
         crate::tls::write_file(
             &kubeconfig,
-            crate::tls::kubeconfig(&url, &credentials.ca_pem).as_bytes(),
+            crate::tls::kubeconfig(&url, &credentials.ca_pem, &credentials.clients).as_bytes(),
             true,
         )?;
-        let tls = tls_config(credentials.chain, credentials.key)
-            .map_err(|e| CommandError::Certificate(e.to_string()))?;
+        let tls = tls_config_with_clients(
+            credentials.chain,
+            credentials.key,
+            Some(&credentials.ca_pem),
+        )
+        .map_err(|e| CommandError::Certificate(e.to_string()))?;
         eprintln!(
             "{name}: listening on {url}; kubeconfig: {}",
             kubeconfig.display()
@@ -246,12 +261,44 @@ pub fn tls_config(
     chain: Vec<rustls::pki_types::CertificateDer<'static>>,
     key: rustls::pki_types::PrivateKeyDer<'static>,
 ) -> Result<rustls::ServerConfig, rustls::Error> {
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_single_cert(chain, key)?;
+    tls_config_with_clients(chain, key, None)
+}
+
+/// [`tls_config`], asking clients for certificates signed by the authority of `client_ca_pem`
+/// when given: a client may present none (it is then authenticated otherwise), but one that
+/// presents a certificate the authority did not sign fails its handshake.
+///
+/// # Errors
+///
+/// As [`tls_config`], and an authority rustls cannot use.
+pub fn tls_config_with_clients(
+    chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+    key: rustls::pki_types::PrivateKeyDer<'static>,
+    client_ca_pem: Option<&str>,
+) -> Result<rustls::ServerConfig, rustls::Error> {
+    use rustls::pki_types::pem::PemObject as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
+    let builder = match client_ca_pem {
+        None => builder.with_no_client_auth(),
+        Some(pem) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for certificate in rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                let certificate = certificate.map_err(|e| rustls::Error::General(e.to_string()))?;
+                roots.add(certificate)?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| rustls::Error::General(e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder.with_single_cert(chain, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }
@@ -296,10 +343,57 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
+    let user = match authenticate(&server, &request) {
+        Ok(user) => user,
+        Err(error) => return error_response(&error),
+    };
+    let mut request = request;
+    request.extensions_mut().insert(user);
     match route(&server, request).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
     }
+}
+
+/// The user a request acts as: authenticated by its client certificate (which TLS verified
+/// against the server's authority), bearer token or as anonymous, then impersonated when it
+/// asks to be and may.
+fn authenticate<H, B>(
+    server: &ApiServer<H, B>,
+    request: &Request,
+) -> Result<crate::auth::UserInfo, ApiError> {
+    let peer = request
+        .extensions()
+        .get::<apfkit_runtime::https::PeerCertificates>()
+        .and_then(|certificates| certificates.0.first())
+        .and_then(|certificate| crate::auth::UserInfo::of_certificate(certificate));
+    let user = server
+        .authenticator
+        .authenticate(peer.as_ref(), request.headers())?;
+    crate::auth::impersonated(user, request.headers())
+}
+
+/// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`,
+/// `authentication.k8s.io/v1`), 201 as kube-apiserver answers the create.
+fn self_subject_review(request: &Request) -> Response {
+    let user = request
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .cloned()
+        .unwrap_or_default();
+    let mut user_info = serde_json::json!({"username": user.name, "groups": user.groups});
+    if !user.uid.is_empty() {
+        user_info["uid"] = user.uid.into();
+    }
+    json_response(
+        201,
+        &serde_json::json!({
+            "kind": "SelfSubjectReview",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "status": {"userInfo": user_info},
+        }),
+    )
 }
 
 async fn route<H, B>(server: &Arc<ApiServer<H, B>>, request: Request) -> Result<Response, ApiError>
@@ -321,6 +415,11 @@ where
             &serde_json::to_value(&server.version).unwrap_or_default(),
         )),
         ["healthz" | "livez" | "readyz", ..] if is_get => Ok(respond(200, "text/plain", "ok")),
+        ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"]
+            if request.method() == Method::POST =>
+        {
+            Ok(self_subject_review(&request))
+        }
         ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,

@@ -12,6 +12,7 @@ mod hostile;
 mod protobuf;
 mod serve;
 mod serve_apply;
+mod serve_auth;
 mod serve_clients;
 mod serve_http;
 mod serve_replicas;

@@ -42,6 +42,16 @@ impl Server {
         self.dir.path().join("ca.crt")
     }
 
+    /// The server's base URL (`https://127.0.0.1:PORT`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The data directory (credentials, kubeconfig, database).
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Runs curl against the server: `args` then the URL of `path`; answers the status code
     /// and the body.
     pub fn curl(&self, path: &str, args: &[&str], body: &[u8]) -> (u16, Vec<u8>) {
@@ -634,6 +644,7 @@ fn the_readme_serving_commands_work_as_written() {
         "assuredConcurrencyShares",
         "flowschema.flowcontrol.apiserver.k8s.io/catch-all configured",
         "FIELD: rules <[]PolicyRulesWithSubjects>",
+        "apfkit-user",
     ] {
         assert!(stdout.contains(expected), "{expected} in\n{stdout}");
     }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::objects::Objects;
@@ -33,12 +34,22 @@ use crate::failure::Failure;
 /// bootstrap configuration (kube-apiserver's mandatory and suggested objects) is created
 /// when missing, unless --no-bootstrap.
 ///
+/// Requests are authenticated as kube-apiserver authenticates them: client certificates
+/// signed by the server's authority (the subject's CN is the user, its O entries the
+/// groups), bearer tokens of --token-auth-file, and otherwise anonymous (system:anonymous in
+/// system:unauthenticated) unless --anonymous-auth=false. DIR holds client certificates for
+/// an administrator (apfkit-admin in system:masters, the kubeconfig's current context
+/// apfkit) and a plain user (apfkit-user, context apfkit-user). system:masters may
+/// impersonate (kubectl --as, --as-group).
+///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
 /// Examples:
 ///   apfkit serve --data-dir apfkit-data
 ///   kubectl --kubeconfig apfkit-data/kubeconfig get flowschemas
+///   kubectl --kubeconfig apfkit-data/kubeconfig --context apfkit-user auth whoami
 ///   apfkit serve --listen 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379
+///   apfkit serve --token-auth-file tokens.csv --anonymous-auth=false
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ServeArgs {
@@ -62,6 +73,14 @@ pub struct ServeArgs {
     /// Do not create the bootstrap configuration.
     #[arg(long)]
     no_bootstrap: bool,
+    /// Bearer tokens, in kube-apiserver's format: CSV lines token,user,uid and an optional
+    /// quoted, comma-separated list of groups.
+    #[arg(long, value_name = "FILE")]
+    token_auth_file: Option<PathBuf>,
+    /// Serve requests without credentials as system:anonymous (kube-apiserver's default);
+    /// false answers them 401.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
 }
 
 /// The version kube-apiserver 1.35 stores both groups in.
@@ -185,16 +204,19 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         Limits::default(),
         validate,
     );
-    let server = Arc::new(ApiServer::new(
-        objects,
-        resources(args)?,
-        VersionInfo {
-            major: "1".into(),
-            minor: "35".into(),
-            git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
-            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-        },
-    ));
+    let server = Arc::new(
+        ApiServer::new(
+            objects,
+            resources(args)?,
+            VersionInfo {
+                major: "1".into(),
+                minor: "35".into(),
+                git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
+                platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+            },
+        )
+        .with_authenticator(authenticator(args)?),
+    );
     if !args.no_bootstrap {
         bootstrap(&server).await?;
     }
@@ -203,6 +225,20 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         .await
         .map_err(|e| Failure::Invalid(e.to_string()))?;
     Ok(())
+}
+
+/// Client certificates (always), the tokens of --token-auth-file, anonymous requests unless
+/// --anonymous-auth=false.
+fn authenticator(args: &ServeArgs) -> Result<Authenticator, Failure> {
+    let authenticator = Authenticator::new(args.anonymous_auth);
+    let Some(path) = &args.token_auth_file else {
+        return Ok(authenticator);
+    };
+    let text = crate::input::read_bounded(path)
+        .map_err(|e| Failure::Invalid(format!("--token-auth-file {}: {e}", path.display())))?;
+    authenticator
+        .with_token_file(&text)
+        .map_err(|e| Failure::Invalid(format!("--token-auth-file {}: {e}", path.display())))
 }
 
 /// Creates the bootstrap objects that are missing, as kube-apiserver's configuration
