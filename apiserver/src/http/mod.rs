@@ -65,7 +65,12 @@ pub struct ApiServer<H: 'static, B> {
     written: written::SharedWritings,
     /// Who may ask: client certificates, tokens, anonymous requests.
     authenticator: crate::auth::Authenticator,
+    /// What the embedding server puts between authentication and the handler.
+    wrap: Option<RouterWrap>,
 }
+
+/// A function wrapping the API's routes in layers of the embedding server's.
+type RouterWrap = Box<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
 
 /// Why [`ApiServer::serve_command`] could not serve.
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +117,21 @@ where
             watches: std::sync::atomic::AtomicUsize::new(0),
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
+            wrap: None,
         }
+    }
+
+    /// The server with `wrap` around its routes: layers that see each request after it is
+    /// authenticated (its [`crate::auth::UserInfo`] in the extensions) and before it is
+    /// served, as kube-apiserver's filters after authentication (API Priority and Fairness,
+    /// for `apfkit serve`).
+    #[must_use]
+    pub fn with_layers(
+        mut self,
+        wrap: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
+    ) -> Self {
+        self.wrap = Some(Box::new(wrap));
+        self
     }
 
     /// The server authenticating requests with `authenticator` (by default: client
@@ -148,9 +167,17 @@ where
 
     /// The router of the API, for tests and for embedding in another server.
     pub fn router(self: Arc<Self>) -> axum::Router {
-        axum::Router::new()
+        let routes = axum::Router::new()
             .fallback(handle::<H, B>)
-            .with_state(self)
+            .with_state(self.clone());
+        let routes = match &self.wrap {
+            Some(wrap) => wrap(routes),
+            None => routes,
+        };
+        routes.layer(axum::middleware::from_fn_with_state(
+            self,
+            authenticated::<H, B>,
+        ))
     }
 
     /// Serves HTTPS on `listener` until `shutdown` completes, then lets requests in flight
@@ -343,14 +370,28 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let user = match authenticate(&server, &request) {
-        Ok(user) => user,
-        Err(error) => return error_response(&error),
-    };
-    let mut request = request;
-    request.extensions_mut().insert(user);
     match route(&server, request).await {
         Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+/// Authenticates every request before anything else sees it: 401 (or 403 for a refused
+/// impersonation) in kube-apiserver's words, else the user in the request's extensions.
+async fn authenticated<H, B>(
+    State(server): State<Arc<ApiServer<H, B>>>,
+    mut request: Request,
+    next: axum::middleware::Next,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    match authenticate(&server, &request) {
+        Ok(user) => {
+            request.extensions_mut().insert(user);
+            next.run(request).await
+        }
         Err(error) => error_response(&error),
     }
 }

@@ -14,6 +14,7 @@ mod serve;
 mod serve_apply;
 mod serve_auth;
 mod serve_clients;
+mod serve_flow_control;
 mod serve_http;
 mod serve_replicas;
 mod simulate;

@@ -15,31 +15,45 @@ pub struct Server {
     child: Child,
     kubeconfig: PathBuf,
     url: String,
-    dir: tempfile::TempDir,
+    /// The data directory.
+    data: PathBuf,
+    /// The temporary directory that holds it, when the test did not give one.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Server {
     /// Starts the server on the embedded store and waits until it listens.
     pub fn start(extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().to_owned();
+        Self::start_with(Some(dir), data, extra)
+    }
+
+    /// Starts the server on the data directory `data` (kept when the server stops).
+    pub fn start_in(data: &str, extra: &[&str]) -> Server {
+        Self::start_with(None, PathBuf::from(data), extra)
+    }
+
+    fn start_with(dir: Option<tempfile::TempDir>, data: PathBuf, extra: &[&str]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.path())
+            .arg(&data)
             .args(extra);
         let (child, url) = apfkit_test_support::process::start_server(command);
         assert!(url.starts_with("https://127.0.0.1:"), "{url}");
         Server {
             child,
-            kubeconfig: dir.path().join("kubeconfig"),
+            kubeconfig: data.join("kubeconfig"),
             url,
-            dir,
+            data,
+            _dir: dir,
         }
     }
 
     /// The certificate authority clients trust.
     pub fn ca(&self) -> PathBuf {
-        self.dir.path().join("ca.crt")
+        self.data.join("ca.crt")
     }
 
     /// The server's base URL (`https://127.0.0.1:PORT`).
@@ -49,7 +63,7 @@ impl Server {
 
     /// The data directory (credentials, kubeconfig, database).
     pub fn data_dir(&self) -> &Path {
-        self.dir.path()
+        &self.data
     }
 
     /// Runs curl against the server: `args` then the URL of `path`; answers the status code

@@ -1,5 +1,6 @@
 //! `serve`: flowcontrol and apiregistration served to Kubernetes clients.
 
+mod flow_control;
 mod printers;
 
 use std::net::SocketAddr;
@@ -42,6 +43,12 @@ use crate::failure::Failure;
 /// apfkit) and a plain user (apfkit-user, context apfkit-user). system:masters may
 /// impersonate (kubectl --as, --as-group).
 ///
+/// Requests then pass API Priority and Fairness, configured by the stored FlowSchemas and
+/// PriorityLevelConfigurations as they are at start, with --max-requests-inflight plus
+/// --max-mutating-requests-inflight seats: each answer names its flow schema and priority
+/// level by uid (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID), and a
+/// rejected request gets 429 with Retry-After.
+///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
 /// Examples:
@@ -81,6 +88,17 @@ pub struct ServeArgs {
     /// false answers them 401.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
+    /// Guard requests with API Priority and Fairness, configured by the stored FlowSchemas
+    /// and PriorityLevelConfigurations as they are at start (kube-apiserver's default: true).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    enable_priority_and_fairness: bool,
+    /// kube-apiserver's --max-requests-inflight: with the next, the server's concurrency
+    /// limit that APF shares among priority levels.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    max_requests_inflight: i32,
+    /// kube-apiserver's --max-mutating-requests-inflight.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    max_mutating_requests_inflight: i32,
 }
 
 /// The version kube-apiserver 1.35 stores both groups in.
@@ -204,23 +222,37 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         Limits::default(),
         validate,
     );
-    let server = Arc::new(
-        ApiServer::new(
-            objects,
-            resources(args)?,
-            VersionInfo {
-                major: "1".into(),
-                minor: "35".into(),
-                git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
-                platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-            },
-        )
-        .with_authenticator(authenticator(args)?),
-    );
+    let mut server = ApiServer::new(
+        objects,
+        resources(args)?,
+        VersionInfo {
+            major: "1".into(),
+            minor: "35".into(),
+            git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+    )
+    .with_authenticator(authenticator(args)?);
     if !args.no_bootstrap {
         bootstrap(&server).await?;
     }
-    server
+    if args.enable_priority_and_fairness {
+        let limit = args
+            .max_requests_inflight
+            .checked_add(args.max_mutating_requests_inflight)
+            .filter(|limit| *limit > 0)
+            .ok_or_else(|| {
+                Failure::Usage(
+                    "--max-requests-inflight and --max-mutating-requests-inflight must add up \
+                     to a positive number"
+                        .to_owned(),
+                )
+            })?;
+        let config = flow_control::stored_configuration(&server, limit).await?;
+        let guard = apfkit_dispatcher::guard::Guard::new(config);
+        server = server.with_layers(move |routes| routes.layer(flow_control::layer(guard.clone())));
+    }
+    Arc::new(server)
         .serve_command("apfkit serve", args.listen, &args.data_dir)
         .await
         .map_err(|e| Failure::Invalid(e.to_string()))?;

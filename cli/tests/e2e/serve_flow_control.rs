@@ -1,0 +1,194 @@
+//! API Priority and Fairness in front of `apfkit serve`: every answer names the FlowSchema
+//! and priority level that classified the request (by uid, as kube-apiserver's headers do),
+//! by the user its client certificate names; and a level with `Reject` answers 429 with
+//! `Retry-After` once its seats are taken, while `system:masters` stays exempt.
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::serve::Server;
+
+const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+
+/// The response headers of a GET of `path` with curl and `args`; answers the status and the
+/// headers, lower-cased.
+fn head(server: &Server, path: &str, args: &[&str]) -> (u16, Vec<(String, String)>) {
+    let mut command = Command::new("curl");
+    command
+        .args([
+            "--silent",
+            "--show-error",
+            "--output",
+            "/dev/null",
+            "--dump-header",
+            "-",
+            "--cacert",
+        ])
+        .arg(server.ca())
+        .args(args)
+        .arg(format!("{}{path}", server.url()));
+    let output = super::run_within(command, b"", Duration::from_secs(30), |_| {});
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut lines = text.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers)
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn uid(server: &Server, kind: &str, name: &str) -> String {
+    server.kubectl_ok(&["get", kind, name, "-o", "jsonpath={.metadata.uid}"], b"")
+}
+
+fn client(server: &Server, who: &str) -> Vec<String> {
+    let dir = server.data_dir();
+    vec![
+        "--cert".into(),
+        dir.join(format!("{who}.crt")).display().to_string(),
+        "--key".into(),
+        dir.join(format!("{who}.key")).display().to_string(),
+    ]
+}
+
+#[test]
+fn answers_name_the_flow_schema_and_level_of_who_asked() {
+    let server = Server::start(&[]);
+    for (who, path, schema, level) in [
+        ("admin", FLOW_SCHEMAS, "exempt", "exempt"),
+        ("user", FLOW_SCHEMAS, "global-default", "global-default"),
+        ("user", "/healthz", "probes", "exempt"),
+    ] {
+        let args = client(&server, who);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (status, headers) = head(&server, path, &args);
+        assert_eq!(status, 200, "{who} {path}");
+        assert_eq!(
+            header(&headers, "x-kubernetes-pf-flowschema-uid"),
+            Some(uid(&server, "flowschema", schema).as_str()),
+            "{who} {path}"
+        );
+        assert_eq!(
+            header(&headers, "x-kubernetes-pf-prioritylevel-uid"),
+            Some(uid(&server, "prioritylevelconfiguration", level).as_str()),
+            "{who} {path}"
+        );
+    }
+}
+
+const TINY: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: tiny}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 1
+    lendablePercent: 0
+    borrowingLimitPercent: 0
+    limitResponse: {type: Reject}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: plain-users}
+spec:
+  priorityLevelConfiguration: {name: tiny}
+  matchingPrecedence: 100
+  rules:
+  - subjects: [{kind: User, user: {name: apfkit-user}}]
+    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*']}]
+";
+
+#[test]
+fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().display().to_string();
+    {
+        // The configuration is read at start: store it, then start again.
+        let first = Server::start_in(&dir, &[]);
+        first.kubectl_ok(&["apply", "-f", "-"], TINY.as_bytes());
+    }
+    // Ten seats in all: `tiny` gets one.
+    let server = Server::start_in(
+        &dir,
+        &[
+            "--max-requests-inflight",
+            "10",
+            "--max-mutating-requests-inflight",
+            "0",
+        ],
+    );
+    // The plain user takes tiny's seat with a PUT whose body never comes.
+    let fifo = data.path().join("body");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let user = client(&server, "user");
+    let mut holder = Command::new("curl")
+        .args(["--silent", "--max-time", "60", "--cacert"])
+        .arg(server.ca())
+        .args(&user)
+        .args([
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/json",
+            "-H",
+            "Expect:",
+        ])
+        // Streamed from the FIFO (chunked), unlike --data-binary, which reads it all first.
+        .arg("--upload-file")
+        .arg(&fifo)
+        .arg(format!("{}{FLOW_SCHEMAS}/plain-users", server.url()))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writer.write_all(b"{").unwrap();
+    writer.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+
+    let args: Vec<&str> = user.iter().map(String::as_str).collect();
+    let (status, headers) = head(&server, FLOW_SCHEMAS, &args);
+    assert_eq!(status, 429, "{headers:?}");
+    assert!(header(&headers, "retry-after").is_some_and(|s| s.parse::<u32>().is_ok()));
+    assert_eq!(
+        header(&headers, "x-kubernetes-pf-prioritylevel-uid"),
+        Some(uid(&server, "prioritylevelconfiguration", "tiny").as_str())
+    );
+    // The administrator is exempt.
+    let admin = client(&server, "admin");
+    let args: Vec<&str> = admin.iter().map(String::as_str).collect();
+    assert_eq!(head(&server, FLOW_SCHEMAS, &args).0, 200);
+
+    // The body ends: the seat is free again.
+    drop(writer);
+    let _ = holder.wait();
+    let args: Vec<&str> = user.iter().map(String::as_str).collect();
+    assert_eq!(head(&server, FLOW_SCHEMAS, &args).0, 200);
+}
+
+#[test]
+fn priority_and_fairness_can_be_switched_off() {
+    let server = Server::start(&["--enable-priority-and-fairness=false"]);
+    let (status, headers) = head(&server, FLOW_SCHEMAS, &[]);
+    assert_eq!(status, 200);
+    assert!(header(&headers, "x-kubernetes-pf-flowschema-uid").is_none());
+}
