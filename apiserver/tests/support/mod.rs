@@ -78,6 +78,18 @@ impl<B: Backend + 'static> Drop for Running<B> {
 /// Serves FlowSchemas kept in `backend`; a watch whose client stops reading ends after
 /// `stalled_watch`.
 pub async fn start<B: Backend + 'static>(backend: B, stalled_watch: Duration) -> Running<B> {
+    start_layered(backend, stalled_watch, None).await
+}
+
+/// Layers an embedding server puts around the API's routes.
+pub type Layers = Box<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
+
+/// [`start`], with `layers` between authentication and the handlers when given.
+pub async fn start_layered<B: Backend + 'static>(
+    backend: B,
+    stalled_watch: Duration,
+    layers: Option<Layers>,
+) -> Running<B> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let credentials = tls::ensure(dir.path(), &[]).expect("credentials");
     let objects = Objects::new(
@@ -93,9 +105,12 @@ pub async fn start<B: Backend + 'static>(backend: B, stalled_watch: Duration) ->
         git_version: "v1.35.0".into(),
         platform: "linux/amd64".into(),
     };
-    let server = Arc::new(
-        ApiServer::new(objects, vec![flow_schemas()], version).with_stalled_watch(stalled_watch),
-    );
+    let mut server =
+        ApiServer::new(objects, vec![flow_schemas()], version).with_stalled_watch(stalled_watch);
+    if let Some(layers) = layers {
+        server = server.with_layers(layers);
+    }
+    let server = Arc::new(server);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");
