@@ -25,7 +25,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -42,7 +42,8 @@ pub const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(15);
 /// Shares one [`Dispatcher`] between tasks.
 #[derive(Debug, Clone)]
 pub struct Guard {
-    shared: Arc<Shared>,
+    /// The dispatcher new requests go to; [`Guard::reconfigure`] replaces it.
+    current: Arc<RwLock<Arc<Shared>>>,
 }
 
 #[derive(Debug)]
@@ -97,6 +98,21 @@ pub struct Rejection {
 }
 
 impl Shared {
+    /// A dispatcher for `config`, with its periodic borrowing adjustment (which stops when
+    /// the last reference to it goes).
+    fn start(config: Configuration, wait_limit: Duration) -> Arc<Shared> {
+        let shared = Arc::new(Shared {
+            epoch: Instant::now(),
+            wait_limit,
+            state: Mutex::new(State {
+                dispatcher: Dispatcher::new(config, Duration::ZERO),
+                waiters: HashMap::new(),
+            }),
+        });
+        tokio::spawn(adjust_periodically(Arc::downgrade(&shared)));
+        shared
+    }
+
     fn now(&self) -> Duration {
         Instant::now().saturating_duration_since(self.epoch)
     }
@@ -130,21 +146,36 @@ impl Guard {
 
     /// Like [`Guard::new`] with another wait limit.
     pub fn with_wait_limit(config: Configuration, wait_limit: Duration) -> Self {
-        let shared = Arc::new(Shared {
-            epoch: Instant::now(),
-            wait_limit,
-            state: Mutex::new(State {
-                dispatcher: Dispatcher::new(config, Duration::ZERO),
-                waiters: HashMap::new(),
-            }),
-        });
-        tokio::spawn(adjust_periodically(Arc::downgrade(&shared)));
-        Guard { shared }
+        Guard {
+            current: Arc::new(RwLock::new(Shared::start(config, wait_limit))),
+        }
+    }
+
+    /// The dispatcher new requests go to.
+    fn shared(&self) -> Arc<Shared> {
+        self.current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Puts a dispatcher for `config` in front of new requests (the configuration
+    /// controller's step when stored objects change). Requests admitted or queued before keep
+    /// the dispatcher they entered, which drains as they finish: for that while both
+    /// dispatchers' limits apply (kube-apiserver instead keeps each level's queue set by name
+    /// and lets removed levels quiesce).
+    pub fn reconfigure(&self, config: Configuration) {
+        let wait_limit = self.shared().wait_limit;
+        let next = Shared::start(config, wait_limit);
+        *self
+            .current
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = next;
     }
 
     /// Reads the dispatcher's state (levels, queue sets, the dump table).
     pub fn inspect<R>(&self, read: impl FnOnce(&Dispatcher) -> R) -> R {
-        read(&self.shared.lock().dispatcher)
+        read(&self.shared().lock().dispatcher)
     }
 
     /// Classifies `request` and waits until it may execute, it is rejected, or its wait
@@ -154,7 +185,7 @@ impl Guard {
         request: &Request<'_>,
         estimate: WorkEstimate,
     ) -> Result<Permit, Rejection> {
-        let shared = &self.shared;
+        let shared = &self.shared();
         let (ticket, matched, woken) = {
             let mut state = shared.lock();
             let now = shared.now();

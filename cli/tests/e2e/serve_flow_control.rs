@@ -192,3 +192,57 @@ fn priority_and_fairness_can_be_switched_off() {
     assert_eq!(status, 200);
     assert!(header(&headers, "x-kubernetes-pf-flowschema-uid").is_none());
 }
+
+const PLAIN_USERS_LOW: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: plain-users}
+spec:
+  priorityLevelConfiguration: {name: workload-low}
+  matchingPrecedence: 100
+  rules:
+  - subjects: [{kind: User, user: {name: apfkit-user}}]
+    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*']}]
+";
+
+#[test]
+fn applying_a_flow_schema_changes_how_the_next_requests_are_classified() {
+    let server = Server::start(&[]);
+    let user = client(&server, "user");
+    let args: Vec<&str> = user.iter().map(String::as_str).collect();
+    let schema_of = || {
+        let (_, headers) = head(&server, FLOW_SCHEMAS, &args);
+        header(&headers, "x-kubernetes-pf-flowschema-uid").map(str::to_owned)
+    };
+    assert_eq!(
+        schema_of(),
+        Some(uid(&server, "flowschema", "global-default"))
+    );
+    server.kubectl_ok(&["apply", "-f", "-"], PLAIN_USERS_LOW.as_bytes());
+    let wanted = uid(&server, "flowschema", "plain-users");
+    // The configuration controller picks the change up within moments.
+    let started = std::time::Instant::now();
+    while schema_of().as_deref() != Some(wanted.as_str()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still classified by the old configuration"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, headers) = head(&server, FLOW_SCHEMAS, &args);
+    assert_eq!(
+        header(&headers, "x-kubernetes-pf-prioritylevel-uid"),
+        Some(uid(&server, "prioritylevelconfiguration", "workload-low").as_str())
+    );
+    // And back, once it is deleted.
+    server.kubectl_ok(&["delete", "flowschema", "plain-users"], b"");
+    let global = uid(&server, "flowschema", "global-default");
+    let started = std::time::Instant::now();
+    while schema_of().as_deref() != Some(global.as_str()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the deletion was not seen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,13 +1,17 @@
 //! API Priority and Fairness in front of `apfkit serve`: the dispatcher configured by the
-//! FlowSchemas and PriorityLevelConfigurations the server stores, and the dispatcher's tower
-//! layer between authentication and the handler, classifying each request by its user and
-//! what kube-apiserver's `RequestInfo` says it asks for.
+//! FlowSchemas and PriorityLevelConfigurations the server stores (and configured again when
+//! they change, as kube-apiserver's configuration controller does), and the dispatcher's
+//! tower layer between authentication and the handler, classifying each request by its user
+//! and what kube-apiserver's `RequestInfo` says it asks for.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::http::request_info::RequestInfo;
 use apfkit_apiserver::objects::ListRequest;
-use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::storage::{Backend, Revision};
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::guard::Guard;
@@ -17,13 +21,15 @@ use axum::extract::Request;
 
 use crate::failure::{Failure, printable};
 
-/// The configuration of the objects stored now, for a server of `limit` seats; objects it
-/// leaves out are reported on standard error.
+/// The configuration of the objects stored now, for a server of `limit` seats, and the
+/// revision it was read at (the earlier of the two lists'); objects it leaves out are
+/// reported on standard error.
 pub async fn stored_configuration<B: Backend + 'static>(
     server: &ApiServer<HubObject, B>,
     limit: i32,
-) -> Result<Configuration, Failure> {
+) -> Result<(Configuration, Revision), Failure> {
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
+    let mut read_at: Option<Revision> = None;
     for served in server.resources() {
         if served.config.group != "flowcontrol.apiserver.k8s.io" {
             continue;
@@ -40,6 +46,7 @@ pub async fn stored_configuration<B: Backend + 'static>(
             .list(served, &request)
             .await
             .map_err(|e| Failure::Invalid(format!("reading the APF configuration: {e}")))?;
+        read_at = Some(read_at.map_or(listed.revision, |r| r.min(listed.revision)));
         for object in listed.items {
             match object {
                 HubObject::FlowSchema(schema) => schemas.push(schema),
@@ -58,7 +65,7 @@ pub async fn stored_configuration<B: Backend + 'static>(
             printable(&crate::configuration::join(&skipped.reasons))
         );
     }
-    Ok(config)
+    Ok((config, read_at.unwrap_or(Revision(0))))
 }
 
 /// What APF sees of a request: the authenticated user (anonymous when the request carries
@@ -91,4 +98,64 @@ pub fn attributes(request: &Request) -> Attributes {
 /// The layer guarding the server's routes.
 pub fn layer(guard: Guard) -> ApfLayer<fn(&Request) -> Attributes> {
     ApfLayer::new(guard, attributes as fn(&Request) -> Attributes)
+}
+
+/// How long the controller waits after a change for more before it configures again.
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// Keeps `guard` configured by the stored objects: watches FlowSchemas and
+/// PriorityLevelConfigurations, and after changes (gathered for [`SETTLE`]) reads them again
+/// and puts a dispatcher for them in front of new requests. A watch that fails (compaction,
+/// storage) starts again from the newest revision.
+pub fn keep_configured<B: Backend + 'static>(
+    server: Arc<ApiServer<HubObject, B>>,
+    guard: Guard,
+    limit: i32,
+    read_at: Revision,
+) {
+    let (changed, mut changes) = tokio::sync::mpsc::channel::<()>(1);
+    for (index, served) in server.resources().iter().enumerate() {
+        if served.config.group != "flowcontrol.apiserver.k8s.io" {
+            continue;
+        }
+        let server = server.clone();
+        let changed = changed.clone();
+        tokio::spawn(async move {
+            let served = &server.resources()[index];
+            // The first watch starts where the configuration was read; a later one from the
+            // newest revision, counting as a change (events may have been missed).
+            let mut after = Some(read_at);
+            loop {
+                let from = match after.take() {
+                    Some(revision) => Some(revision),
+                    None => {
+                        let newest = server.objects().current_revision().await.ok();
+                        let _ = changed.try_send(());
+                        newest
+                    }
+                };
+                if let Some(from) = from
+                    && let Ok(mut watch) = server.objects().watch(served, None, from).await
+                {
+                    while let Some(Ok(_)) = watch.next().await {
+                        let _ = changed.try_send(());
+                    }
+                }
+                if changed.is_closed() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+    }
+    tokio::spawn(async move {
+        while changes.recv().await.is_some() {
+            tokio::time::sleep(SETTLE).await;
+            while changes.try_recv().is_ok() {}
+            match stored_configuration(&server, limit).await {
+                Ok((config, _)) => guard.reconfigure(config),
+                Err(error) => eprintln!("apfkit serve: warning: {error}"),
+            }
+        }
+    });
 }

@@ -44,7 +44,7 @@ use crate::failure::Failure;
 /// impersonate (kubectl --as, --as-group).
 ///
 /// Requests then pass API Priority and Fairness, configured by the stored FlowSchemas and
-/// PriorityLevelConfigurations as they are at start, with --max-requests-inflight plus
+/// PriorityLevelConfigurations (again whenever they change), with --max-requests-inflight plus
 /// --max-mutating-requests-inflight seats: each answer names its flow schema and priority
 /// level by uid (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID), and a
 /// rejected request gets 429 with Retry-After.
@@ -89,7 +89,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
     /// Guard requests with API Priority and Fairness, configured by the stored FlowSchemas
-    /// and PriorityLevelConfigurations as they are at start (kube-apiserver's default: true).
+    /// and PriorityLevelConfigurations (kube-apiserver's default: true).
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     enable_priority_and_fairness: bool,
     /// kube-apiserver's --max-requests-inflight: with the next, the server's concurrency
@@ -236,7 +236,7 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
     if !args.no_bootstrap {
         bootstrap(&server).await?;
     }
-    if args.enable_priority_and_fairness {
+    let server = if args.enable_priority_and_fairness {
         let limit = args
             .max_requests_inflight
             .checked_add(args.max_mutating_requests_inflight)
@@ -248,11 +248,18 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
                         .to_owned(),
                 )
             })?;
-        let config = flow_control::stored_configuration(&server, limit).await?;
+        let (config, read_at) = flow_control::stored_configuration(&server, limit).await?;
         let guard = apfkit_dispatcher::guard::Guard::new(config);
-        server = server.with_layers(move |routes| routes.layer(flow_control::layer(guard.clone())));
-    }
-    Arc::new(server)
+        let layered = guard.clone();
+        server =
+            server.with_layers(move |routes| routes.layer(flow_control::layer(layered.clone())));
+        let server = Arc::new(server);
+        flow_control::keep_configured(server.clone(), guard, limit, read_at);
+        server
+    } else {
+        Arc::new(server)
+    };
+    server
         .serve_command("apfkit serve", args.listen, &args.data_dir)
         .await
         .map_err(|e| Failure::Invalid(e.to_string()))?;
