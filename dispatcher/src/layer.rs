@@ -33,7 +33,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Buf as _, Bytes};
 use http::{HeaderValue, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use tower_layer::Layer;
@@ -187,13 +187,32 @@ impl<S: Clone, F> Clone for Apf<S, F> {
     }
 }
 
+/// Reads and drops what the client sends of a rejected request's body (up to 256 KiB, for
+/// at most a second), so that an HTTP/2 client reads the 429 rather than a reset stream.
+async fn drain<B: Body + Send + 'static>(body: B) {
+    let mut body = Box::pin(body);
+    let draining = async {
+        let mut read = 0usize;
+        while let Some(Ok(frame)) =
+            std::future::poll_fn(|context| body.as_mut().poll_frame(context)).await
+        {
+            read += frame.data_ref().map_or(0, |data| data.remaining());
+            if read > 256 << 10 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), draining).await;
+}
+
 impl<S, F, B, RB> Service<http::Request<B>> for Apf<S, F>
 where
     S: Service<http::Request<B>, Response = Response<RB>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Send,
     F: Fn(&http::Request<B>) -> Attributes + Send + Sync + 'static,
-    B: Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
     RB: Body<Data = Bytes> + Send + 'static,
 {
     type Response = Response<ApfBody<RB>>;
@@ -218,7 +237,10 @@ where
             drop(groups);
             let permit = match acquired {
                 Ok(permit) => permit,
-                Err(rejection) => return Ok(too_many_requests(&rejection)),
+                Err(rejection) => {
+                    drain(request.into_body()).await;
+                    return Ok(too_many_requests(&rejection));
+                }
             };
             let matched = permit.matched().clone();
             let response = inner.call(request).await?;

@@ -392,7 +392,10 @@ where
             request.extensions_mut().insert(user);
             next.run(request).await
         }
-        Err(error) => error_response(&error),
+        Err(error) => {
+            rest::drain(request.into_body()).await;
+            error_response(&error)
+        }
     }
 }
 
@@ -416,12 +419,7 @@ fn authenticate<H, B>(
 
 /// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`,
 /// `authentication.k8s.io/v1`), 201 as kube-apiserver answers the create.
-fn self_subject_review(request: &Request) -> Response {
-    let user = request
-        .extensions()
-        .get::<crate::auth::UserInfo>()
-        .cloned()
-        .unwrap_or_default();
+fn self_subject_review(user: crate::auth::UserInfo) -> Response {
     let mut user_info = serde_json::json!({"username": user.name, "groups": user.groups});
     if !user.uid.is_empty() {
         user_info["uid"] = user.uid.into();
@@ -459,7 +457,10 @@ where
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"]
             if request.method() == Method::POST =>
         {
-            Ok(self_subject_review(&request))
+            let user = request.extensions().get::<crate::auth::UserInfo>().cloned();
+            // The review's body says nothing the answer needs, but it is read (bounded).
+            rest::read_body(request).await?;
+            Ok(self_subject_review(user.unwrap_or_default()))
         }
         ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(

@@ -196,7 +196,7 @@ const DRAIN_BYTES: usize = 256 << 10;
 
 /// Reads a request body of at most [`MAX_BODY_BYTES`]; a longer one (declared or sent) is
 /// drained up to [`DRAIN_BYTES`] more and answered 413.
-async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+pub(super) async fn read_body(request: Request) -> Result<Bytes, ApiError> {
     use http_body_util::BodyExt as _;
     let declared = request
         .headers()
@@ -230,6 +230,24 @@ async fn read_body(request: Request) -> Result<Bytes, ApiError> {
         return Err(ApiError::too_large(MAX_BODY_BYTES));
     }
     Ok(Bytes::from(kept))
+}
+
+/// Reads and drops what a client sends of a body that is refused before it is read (up to
+/// [`DRAIN_BYTES`], for at most a second), so that an HTTP/2 client still sending reads the
+/// answer rather than a reset of its stream.
+pub(super) async fn drain(body: axum::body::Body) {
+    use http_body_util::BodyExt as _;
+    let mut body = body;
+    let draining = async {
+        let mut read = 0usize;
+        while let Some(Ok(frame)) = body.frame().await {
+            read += frame.data_ref().map_or(0, Bytes::len);
+            if read > DRAIN_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), draining).await;
 }
 
 /// An object in the URL's version, written as `format` asks.

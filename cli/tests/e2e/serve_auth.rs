@@ -131,6 +131,18 @@ fn tokens_authenticate_and_anonymous_requests_can_be_refused() {
             "{status}"
         );
     }
+    // Refused or answered without needing it, a large body is still read, so that an HTTP/2
+    // client gets the answer rather than a reset stream.
+    let large = vec![b' '; 200 << 10];
+    for (token, code) in [("wrong", 401), ("secret-1", 201)] {
+        let header = format!("Authorization: Bearer {token}");
+        let (got, _) = server.curl_json(
+            REVIEWS,
+            &["-X", "POST", "-H", &header, "--data-binary", "@-"],
+            &large,
+        );
+        assert_eq!(got, code, "{token}");
+    }
     // kubectl's client certificate still works.
     assert_eq!(whoami(&server, &[]).0, "apfkit-admin");
 }
