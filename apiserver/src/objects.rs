@@ -803,7 +803,9 @@ fn check_preconditions(
 }
 
 /// The current time at whole seconds, as metav1.Time keeps it.
-fn now() -> Time {
+/// Now, to the second, as kube-apiserver stamps objects (`creationTimestamp`,
+/// `lastTransitionTime`).
+pub fn now() -> Time {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());

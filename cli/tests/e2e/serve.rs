@@ -10,6 +10,11 @@ use apfkit_tests::flowcontrol_versions;
 
 use super::success;
 
+/// The flag that turns API Priority and Fairness, and with it the configuration controller
+/// that writes FlowSchemas' `Dangling` condition, off: for tests of other things, which
+/// compare objects and watch events that the controller's writes would change.
+pub const NO_APF: &str = "--enable-priority-and-fairness=false";
+
 /// A running `apfkit serve` on a free port, with its data directory; stopped when dropped.
 pub struct Server {
     child: Child,
@@ -172,7 +177,7 @@ spec:
 
 #[test]
 fn kubectl_discovers_the_groups_and_reads_every_version() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     let resources = server.kubectl_ok(&["api-resources", "--no-headers"], b"");
     for (name, group_version) in [
         ("flowschemas", "flowcontrol.apiserver.k8s.io/v1"),
@@ -214,7 +219,7 @@ fn kubectl_discovers_the_groups_and_reads_every_version() {
 
 #[test]
 fn kubectl_creates_replaces_and_deletes_waiting_on_a_watch() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let created = server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
     assert_eq!(
         created,
@@ -286,7 +291,7 @@ fn kubectl_creates_replaces_and_deletes_waiting_on_a_watch() {
 
 #[test]
 fn kubectl_get_watch_sees_create_update_and_delete() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let mut watch = kubectl_command(server.kubeconfig())
         .args([
             "get",
@@ -338,7 +343,7 @@ fn kubectl_get_watch_sees_create_update_and_delete() {
 
 #[test]
 fn kubectl_apply_is_a_no_op_the_second_time_and_configures_a_change() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let bootstrap = String::from_utf8(success(&["bootstrap"], b"")).unwrap();
     let count =
         bootstrap.matches("\nkind: ").count() + usize::from(bootstrap.starts_with("kind: "));
@@ -405,7 +410,7 @@ fn kubectl_apply_is_a_no_op_the_second_time_and_configures_a_change() {
 
 #[test]
 fn kubectl_patches_by_merge_json_and_strategic_merge() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
     let precedence = || {
         server.kubectl_ok(
@@ -500,7 +505,7 @@ fn kubectl_patches_by_merge_json_and_strategic_merge() {
 
 #[test]
 fn kubectl_explain_reads_the_openapi_documents() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let explained = server.kubectl_ok(&["explain", "flowschema.spec.rules"], b"");
     assert!(explained.contains("KIND:       FlowSchema"), "{explained}");
     assert!(
@@ -534,7 +539,7 @@ fn table_cells(table: &str) -> Vec<Vec<&str>> {
 
 #[test]
 fn kubectl_get_prints_kube_apiservers_columns() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     let schemas = server.kubectl_ok(&["get", "flowschemas"], b"");
     let rows = table_cells(&schemas);
     assert_eq!(
@@ -597,7 +602,7 @@ fn kubectl_get_prints_kube_apiservers_columns() {
 #[test]
 fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
     let etcd = apfkit_test_support::etcd::Etcd::start();
-    let server = Server::start(&["--etcd-servers", &etcd.endpoint]);
+    let server = Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]);
     server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
     let api_service = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.widgets.example.com}\nspec:\n  group: widgets.example.com\n  version: v1\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {namespace: widgets, name: widgets-api, port: 443}\n";
     server.kubectl_ok(&["create", "-f", "-"], api_service.as_bytes());

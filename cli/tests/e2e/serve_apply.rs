@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::serve::Server;
+use super::serve::{NO_APF, Server};
 
 const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
 
@@ -87,7 +87,7 @@ fn assert_status(answer: &(u16, Value), code: u16, reason: &str, message: &str) 
 
 #[test]
 fn kubectl_server_side_apply_is_a_no_op_the_second_time_and_records_its_fields() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let first = server.kubectl_ok(&["apply", "--server-side", "-f", "-"], TEAM_A.as_bytes());
     assert_eq!(
         first,
@@ -120,7 +120,7 @@ fn kubectl_server_side_apply_is_a_no_op_the_second_time_and_records_its_fields()
 
 #[test]
 fn a_second_manager_conflicts_then_forces_and_shares_equal_fields() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     server.kubectl_ok(&["apply", "--server-side", "-f", "-"], TEAM_A.as_bytes());
     let changed = TEAM_A.replace("matchingPrecedence: 500", "matchingPrecedence: 400");
     let refused = server.kubectl(
@@ -162,7 +162,7 @@ fn a_second_manager_conflicts_then_forces_and_shares_equal_fields() {
 
 #[test]
 fn server_side_apply_takes_over_from_client_side_apply() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     server.kubectl_ok(&["apply", "-f", "-"], TEAM_A.as_bytes());
     let before = stored(&server, "team-a");
     assert_eq!(managers(&before)[0].0, "kubectl-client-side-apply");
@@ -189,7 +189,7 @@ fn server_side_apply_takes_over_from_client_side_apply() {
 
 #[test]
 fn every_write_records_its_manager() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     server.kubectl_ok(&["create", "-f", "-"], TEAM_A.as_bytes());
     server.kubectl_ok(
         &[
@@ -247,7 +247,7 @@ fn every_write_records_its_manager() {
 
 #[test]
 fn hostile_apply_requests_are_answered_as_kube_apiserver_answers_them() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let team_a = format!("{FLOW_SCHEMAS}/team-a");
     assert_status(
         &apply_patch(&server, &team_a, "", TEAM_A.as_bytes()),

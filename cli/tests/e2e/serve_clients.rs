@@ -11,7 +11,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::watcher;
 
-use super::serve::Server;
+use super::serve::{NO_APF, Server};
 
 const PYTHON_CLIENT: &str = r#"
 import json, sys
@@ -75,7 +75,7 @@ fn run_python(server: &Server, script: &str) -> serde_json::Value {
 
 #[test]
 fn the_python_client_lists_creates_and_watches() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     let report = run_python(&server, PYTHON_CLIENT);
     assert!(
         report["names"]
@@ -118,7 +118,7 @@ pub(super) fn flow_schema(name: &str, precedence: i32) -> v1beta3::FlowSchema {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let client = kube_client(&server).await;
     let schemas: Api<v1beta3::FlowSchema> = Api::all(client.clone());
 
@@ -214,7 +214,7 @@ async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_applies_server_side_across_versions() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let client = kube_client(&server).await;
     let beta: Api<v1beta3::FlowSchema> = Api::all(client.clone());
     let stable: Api<v1::FlowSchema> = Api::all(client);
@@ -320,7 +320,7 @@ print(json.dumps({
 
 #[test]
 fn the_python_client_applies_server_side() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let report = run_python(&server, PYTHON_APPLY);
     assert_eq!(
         report,

@@ -246,3 +246,78 @@ fn applying_a_flow_schema_changes_how_the_next_requests_are_classified() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+const LOST: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: lost}
+spec:
+  priorityLevelConfiguration: {name: nowhere}
+  matchingPrecedence: 600
+";
+
+const NOWHERE: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: nowhere}
+spec:
+  type: Limited
+  limited: {nominalConcurrencyShares: 5, limitResponse: {type: Reject}}
+";
+
+/// The `Dangling` condition of a FlowSchema once it is `status`, within 10 s.
+fn dangling_becomes(server: &Server, name: &str, status: &str) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    loop {
+        let text = server.kubectl_ok(&["get", "flowschema", name, "-o", "json"], b"");
+        let object: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let condition = object["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Dangling"))
+            .cloned();
+        if let Some(condition) = condition.filter(|c| c["status"] == status) {
+            return condition;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{name} is not Dangling={status}: {object}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn flow_schemas_say_whether_their_priority_level_is_missing() {
+    let server = Server::start(&[]);
+    // The bootstrap schemas find their levels.
+    let exempt = dangling_becomes(&server, "exempt", "False");
+    assert_eq!(exempt["reason"], "Found");
+    server.kubectl_ok(&["apply", "-f", "-"], LOST.as_bytes());
+    let lost = dangling_becomes(&server, "lost", "True");
+    assert_eq!(lost["reason"], "NotFound");
+    assert_eq!(
+        lost["message"],
+        "This FlowSchema references the PriorityLevelConfiguration object named \"nowhere\" but there is no such object"
+    );
+    let columns = server.kubectl_ok(&["get", "flowschema", "lost", "--no-headers"], b"");
+    assert!(columns.trim_end().ends_with("True"), "{columns}");
+    server.kubectl_ok(&["apply", "-f", "-"], NOWHERE.as_bytes());
+    let found = dangling_becomes(&server, "lost", "False");
+    assert_eq!(found["reason"], "Found");
+    // Written once per change: the objects settle.
+    let version = |name: &str| {
+        server.kubectl_ok(
+            &[
+                "get",
+                "flowschema",
+                name,
+                "-o",
+                "jsonpath={.metadata.resourceVersion}",
+            ],
+            b"",
+        )
+    };
+    let before = (version("lost"), version("exempt"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!((version("lost"), version("exempt")), before);
+}

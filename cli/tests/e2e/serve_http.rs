@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::serve::Server;
+use super::serve::{NO_APF, Server};
 use super::success;
 
 const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
@@ -47,7 +47,7 @@ fn assert_status(answer: &(u16, Value), code: u16, reason: &str, message: &str) 
 
 #[test]
 fn hostile_bodies_are_refused_and_nothing_is_stored_half_way() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let json = "application/json";
     let valid = flow_schema("valid", "");
     // Truncated, garbage, deeply nested and oversized bodies.
@@ -174,7 +174,7 @@ fn hostile_bodies_are_refused_and_nothing_is_stored_half_way() {
 
 #[test]
 fn hostile_queries_are_refused_with_kube_apiservers_words() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     for (query, message) in [
         ("labelSelector=a%20in%20(", "unable to parse requirement"),
         (
@@ -219,7 +219,7 @@ fn hostile_queries_are_refused_with_kube_apiservers_words() {
 
 #[test]
 fn lists_page_with_continue_tokens_and_counts() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     let all = names(&server);
     let mut seen = Vec::new();
     let mut token = String::new();
@@ -254,7 +254,7 @@ fn lists_page_with_continue_tokens_and_counts() {
 
 #[test]
 fn protobuf_in_and_out_as_client_go_asks() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     let protobuf = "Accept: application/vnd.kubernetes.protobuf, application/json";
     let (code, object) = server.curl(&format!("{FLOW_SCHEMAS}/exempt"), &["-H", protobuf], b"");
     assert_eq!(code, 200);
@@ -309,7 +309,7 @@ fn protobuf_in_and_out_as_client_go_asks() {
 
 #[test]
 fn http_1_1_and_http_2_both_serve() {
-    let server = Server::start(&[]);
+    let server = Server::start(&[NO_APF]);
     for (flag, version) in [("--http1.1", "1.1"), ("--http2", "2")] {
         let (code, body) = server.curl(
             "/version",
@@ -325,7 +325,7 @@ fn http_1_1_and_http_2_both_serve() {
 
 #[test]
 fn the_status_subresource_and_the_object_each_keep_the_others_fields() {
-    let server = Server::start(&["--no-bootstrap"]);
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
     let json = "application/json";
     let (code, created) = post(&server, FLOW_SCHEMAS, json, flow_schema("s", "").as_bytes());
     assert_eq!(code, 201, "{created}");

@@ -10,24 +10,26 @@ use std::time::Duration;
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::http::request_info::RequestInfo;
-use apfkit_apiserver::objects::ListRequest;
+use apfkit_apiserver::objects::{ListRequest, Place, UpdateKind};
 use apfkit_apiserver::storage::{Backend, Revision};
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::layer::{ApfLayer, Attributes};
 use apfkit_dispatcher::queueset::WorkEstimate;
+use apfkit_runtime::Object as _;
+use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition};
 use axum::extract::Request;
 
 use crate::failure::{Failure, printable};
 
-/// The configuration of the objects stored now, for a server of `limit` seats, and the
-/// revision it was read at (the earlier of the two lists'); objects it leaves out are
-/// reported on standard error.
-pub async fn stored_configuration<B: Backend + 'static>(
+/// The configuration of the objects stored now, for a server of `limit` seats, the revision
+/// it was read at (the earlier of the two lists') and the FlowSchemas as stored; objects the
+/// configuration leaves out are reported on standard error.
+async fn stored<B: Backend + 'static>(
     server: &ApiServer<HubObject, B>,
     limit: i32,
-) -> Result<(Configuration, Revision), Failure> {
+) -> Result<(Configuration, Revision, Vec<FlowSchema>), Failure> {
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
     let mut read_at: Option<Revision> = None;
     for served in server.resources() {
@@ -55,7 +57,7 @@ pub async fn stored_configuration<B: Backend + 'static>(
             }
         }
     }
-    let config = Configuration::new_trusted(levels, schemas, limit)
+    let config = Configuration::new_trusted(levels, schemas.clone(), limit)
         .map_err(|e| Failure::Invalid(format!("the APF configuration: {e}")))?;
     for skipped in config.skipped() {
         eprintln!(
@@ -65,7 +67,97 @@ pub async fn stored_configuration<B: Backend + 'static>(
             printable(&crate::configuration::join(&skipped.reasons))
         );
     }
-    Ok((config, read_at.unwrap_or(Revision(0))))
+    Ok((config, read_at.unwrap_or(Revision(0)), schemas))
+}
+
+/// Reads the stored configuration and writes each stored FlowSchema's `Dangling` condition
+/// where it differs from what the configuration says (its priority level exists or not),
+/// through `/status`, with the messages of kube-apiserver's controller
+/// (`apf_controller.go`); `lastTransitionTime` changes with the status. Answers the
+/// configuration and the revision after the writes.
+pub async fn configure_and_mark_dangling<B: Backend + 'static>(
+    server: &ApiServer<HubObject, B>,
+    limit: i32,
+) -> Result<(Configuration, Revision), Failure> {
+    let (config, mut read_at, schemas) = stored(server, limit).await?;
+    let Some(served) = server.resources().iter().find(|s| {
+        s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == "FlowSchema"
+    }) else {
+        return Ok((config, read_at));
+    };
+    for wanted in config.dangling_conditions() {
+        let Some(schema) = schemas
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(wanted.flow_schema.as_str()))
+        else {
+            continue;
+        };
+        let current = schema
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_.as_deref() == Some("Dangling")));
+        let same_status = current.is_some_and(|c| c.status.as_deref() == Some(wanted.status));
+        let same = same_status
+            && current.is_some_and(|c| {
+                c.reason.as_deref() == Some(wanted.reason)
+                    && c.message.as_deref() == Some(wanted.message.as_str())
+            });
+        if same {
+            continue;
+        }
+        let mut object = schema.clone();
+        let condition = FlowSchemaCondition {
+            type_: Some("Dangling".to_owned()),
+            status: Some(wanted.status.to_owned()),
+            reason: Some(wanted.reason.to_owned()),
+            message: Some(wanted.message.clone()),
+            last_transition_time: if same_status {
+                current.and_then(|c| c.last_transition_time.clone())
+            } else {
+                Some(apfkit_apiserver::objects::now())
+            },
+        };
+        let status = object.status.get_or_insert_with(Default::default);
+        let conditions = status.conditions.get_or_insert_with(Vec::new);
+        conditions.retain(|c| c.type_.as_deref() != Some("Dangling"));
+        conditions.push(condition);
+        let name = wanted.flow_schema.clone();
+        let place = Place {
+            namespace: None,
+            name: &name,
+        };
+        match server
+            .objects()
+            .update(
+                served,
+                place,
+                HubObject::FlowSchema(object),
+                &served.storage.api_version(),
+                UpdateKind::Status,
+                false,
+            )
+            .await
+        {
+            Ok(written) => {
+                if let Some(revision) = written
+                    .object
+                    .metadata()
+                    .resource_version
+                    .as_deref()
+                    .and_then(|rv| rv.parse().ok())
+                {
+                    read_at = read_at.max(Revision(revision));
+                }
+            }
+            // Changed or deleted meanwhile: the watch brings the next round.
+            Err(error) => eprintln!(
+                "apfkit serve: warning: the Dangling condition of {}: {error}",
+                printable(&name)
+            ),
+        }
+    }
+    Ok((config, read_at))
 }
 
 /// What APF sees of a request: the authenticated user (anonymous when the request carries
@@ -152,7 +244,7 @@ pub fn keep_configured<B: Backend + 'static>(
         while changes.recv().await.is_some() {
             tokio::time::sleep(SETTLE).await;
             while changes.try_recv().is_ok() {}
-            match stored_configuration(&server, limit).await {
+            match configure_and_mark_dangling(&server, limit).await {
                 Ok((config, _)) => guard.reconfigure(config),
                 Err(error) => eprintln!("apfkit serve: warning: {error}"),
             }

@@ -248,7 +248,7 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
                         .to_owned(),
                 )
             })?;
-        let (config, read_at) = flow_control::stored_configuration(&server, limit).await?;
+        let (config, read_at) = flow_control::configure_and_mark_dangling(&server, limit).await?;
         let guard = apfkit_dispatcher::guard::Guard::new(config);
         let layered = guard.clone();
         server =
