@@ -321,3 +321,32 @@ fn flow_schemas_say_whether_their_priority_level_is_missing() {
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!((version("lost"), version("exempt")), before);
 }
+
+#[test]
+fn the_priority_levels_are_dumped_as_kube_apiserver_dumps_them() {
+    let server = Server::start(&[]);
+    let path = "/debug/api_priority_and_fairness/dump_priority_levels";
+    let (code, body) = server.curl(path, &[], b"");
+    assert_eq!(code, 200);
+    let text = String::from_utf8(body).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').map(str::trim).collect();
+    assert_eq!(
+        header,
+        [
+            "PriorityLevelName",
+            "ActiveQueues",
+            "IsIdle",
+            "IsQuiescing",
+            "WaitingRequests",
+            "ExecutingRequests"
+        ]
+    );
+    let levels: Vec<&str> = lines.map(|l| l.split(',').next().unwrap().trim()).collect();
+    for level in ["catch-all", "exempt", "global-default", "workload-low"] {
+        assert!(levels.contains(&level), "{level} in {text}");
+    }
+    // Without APF there is nothing to dump.
+    let plain = Server::start(&["--enable-priority-and-fairness=false"]);
+    assert_eq!(plain.curl(path, &[], b"").0, 404);
+}

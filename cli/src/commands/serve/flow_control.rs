@@ -251,3 +251,9 @@ pub fn keep_configured<B: Backend + 'static>(
         }
     });
 }
+
+/// kube-apiserver's `/debug/api_priority_and_fairness/dump_priority_levels`: the dispatcher's
+/// table of levels (names, active queues, waiting and executing requests), as text.
+pub fn dump_priority_levels(guard: &Guard) -> String {
+    guard.inspect(apfkit_dispatcher::dispatch::Dispatcher::dump_priority_levels)
+}

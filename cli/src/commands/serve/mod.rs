@@ -251,8 +251,18 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         let (config, read_at) = flow_control::configure_and_mark_dangling(&server, limit).await?;
         let guard = apfkit_dispatcher::guard::Guard::new(config);
         let layered = guard.clone();
-        server =
-            server.with_layers(move |routes| routes.layer(flow_control::layer(layered.clone())));
+        server = server.with_layers(move |routes| {
+            let dumped = layered.clone();
+            routes
+                .route(
+                    "/debug/api_priority_and_fairness/dump_priority_levels",
+                    axum::routing::get(move || {
+                        let text = flow_control::dump_priority_levels(&dumped);
+                        async move { ([("content-type", "text/plain; charset=utf-8")], text) }
+                    }),
+                )
+                .layer(flow_control::layer(layered.clone()))
+        });
         let server = Arc::new(server);
         flow_control::keep_configured(server.clone(), guard, limit, read_at);
         server
