@@ -142,14 +142,10 @@ pub fn field_manager_causes(field_manager: &str) -> Vec<Cause> {
     causes
 }
 
-/// The time a manager's entry records: now, in RFC 3339 seconds.
+/// The time a manager's entry records: now, in RFC 3339 seconds, as the server stamps
+/// objects.
 fn now() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    let time = k8s_openapi::jiff::Timestamp::from_second(i64::try_from(seconds).unwrap_or(0))
-        .unwrap_or_default();
-    serde_json::to_value(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(time))
+    serde_json::to_value(crate::objects::now())
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
