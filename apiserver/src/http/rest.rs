@@ -980,24 +980,7 @@ where
     B: Backend + 'static,
 {
     let place = target.place();
-    if object.name() != place.name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({})",
-            object.name(),
-            place.name
-        )));
-    }
-    if let Some(given) = object.metadata().namespace.as_deref()
-        && !given.is_empty()
-        && target.served.config.namespaced
-        && Some(given) != place.namespace
-    {
-        return Err(ApiError::bad_request(format!(
-            "the namespace of the object ({given}) does not match the namespace on the request \
-             ({})",
-            place.namespace.unwrap_or_default()
-        )));
-    }
+    check_place(target, &object)?;
     let kind = if target.status {
         UpdateKind::Status
     } else {
@@ -1027,6 +1010,34 @@ where
         .await
 }
 
+/// Checks that an object written to a named URL has the URL's name, and its namespace when
+/// it names one.
+fn check_place<H: Object + Clone + Send + Sync>(
+    target: &Target<'_, H>,
+    object: &H,
+) -> Result<(), ApiError> {
+    let place = target.place();
+    if object.name() != place.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({})",
+            object.name(),
+            place.name
+        )));
+    }
+    if let Some(given) = object.metadata().namespace.as_deref()
+        && !given.is_empty()
+        && target.served.config.namespaced
+        && Some(given) != place.namespace
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({given}) does not match the namespace on the request \
+             ({})",
+            place.namespace.unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
 /// Server-side apply (`PATCH` with `application/apply-patch+yaml`): the configuration
 /// merged into the stored object by the field manager, or the object created from it when
 /// there is none, as kube-apiserver's `applyPatcher` does; tried again when the object
@@ -1037,25 +1048,17 @@ where
     B: Backend + 'static,
 {
     let (target, query, format) = (write.target, write.query, write.format);
-    let manager = match query.field_manager.as_deref() {
-        None | Some("") => {
-            return Err(invalid_options(
-                "PatchOptions",
-                vec![crate::error::Cause {
-                    reason: "FieldValueRequired".to_owned(),
-                    message: "Required value: is required for apply patch".to_owned(),
-                    field: "fieldManager".to_owned(),
-                }],
-            ));
-        }
-        Some(manager) => {
-            let causes = crate::fields::field_manager_causes(manager);
-            if !causes.is_empty() {
-                return Err(invalid_options("PatchOptions", causes));
-            }
-            manager
-        }
-    };
+    if query.field_manager.as_deref().is_none_or(str::is_empty) {
+        return Err(invalid_options(
+            "PatchOptions",
+            vec![crate::error::Cause {
+                reason: "FieldValueRequired".to_owned(),
+                message: "Required value: is required for apply patch".to_owned(),
+                field: "fieldManager".to_owned(),
+            }],
+        ));
+    }
+    let manager = &writer_of(write, "PatchOptions")?;
     let force = query.force.unwrap_or(false);
     let mut documents = Vec::new();
     server
@@ -1104,6 +1107,8 @@ where
         let (object, _) = decode_document(target, query, made_here(applied))?;
         let written = match current {
             None => {
+                // A replace checks it; a create must too.
+                check_place(target, &object)?;
                 let namespace = target.namespace.as_deref();
                 server
                     .objects

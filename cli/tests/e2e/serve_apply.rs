@@ -349,6 +349,16 @@ fn hostile_apply_requests_are_answered_as_kube_apiserver_answers_them() {
         "{status}"
     );
     // (Truncated YAML is often still YAML; truncated JSON is not.)
+    // An apply to one name of an object of another creates nothing.
+    let other_name = TEAM_A.replace("name: team-a", "name: team-b");
+    assert_status(
+        &apply_patch(&server, &team_a, "fieldManager=m", other_name.as_bytes()),
+        400,
+        "BadRequest",
+        "the name of the object (team-b) does not match the name on the URL (team-a)",
+    );
+    let (code, _) = server.curl_json(&format!("{FLOW_SCHEMAS}/team-b"), &[], b"");
+    assert_eq!(code, 404);
     let truncated = &json_duplicate[..json_duplicate.len() / 2];
     let (code, status) = apply_patch(&server, &team_a, "fieldManager=m", truncated);
     assert_eq!(code, 400, "{status}");
