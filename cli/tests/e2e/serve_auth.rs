@@ -149,25 +149,47 @@ fn tokens_authenticate_and_anonymous_requests_can_be_refused() {
 
 #[test]
 fn a_bad_token_file_stops_the_server_naming_it() {
-    let tokens = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(tokens.path(), "only,two\n").unwrap();
+    let short = b"only,two\n".to_vec();
+    let oversized = vec![b'a'; (4 << 20) + 1];
+    let garbage = vec![0xff, 0xfe, b',', 0x80];
+    let unclosed = b"t,\"u,1\n".to_vec();
+    for (contents, expected) in [
+        (short, "token file: line 1: must have at least 3 columns"),
+        (oversized, "larger than 4 MiB"),
+        (garbage, "not UTF-8 text"),
+        (unclosed, "token file: "),
+    ] {
+        let tokens = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(tokens.path(), &contents).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .arg("--token-auth-file")
+            .arg(tokens.path());
+        let output = super::run_within(command, b"", Duration::from_secs(30), |_| {});
+        assert_eq!(output.status.code(), Some(1), "{expected}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "--token-auth-file {}: {expected}",
+                tokens.path().display()
+            )),
+            "{stderr}"
+        );
+    }
+    // A directory, or nothing at all, is refused the same way.
     let dir = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
+        .arg(dir.path().join("data"))
         .arg("--token-auth-file")
-        .arg(tokens.path());
+        .arg(dir.path());
     let output = super::run_within(command, b"", Duration::from_secs(30), |_| {});
     assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "--token-auth-file {}: token file: line 1: must have at least 3 columns",
-            tokens.path().display()
-        )),
-        "{stderr}"
-    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--token-auth-file"));
 }
 
 #[test]
