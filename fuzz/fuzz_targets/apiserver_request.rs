@@ -1,11 +1,14 @@
 //! What a client controls in a request to `apfkit serve`, besides bodies of objects (which the
 //! document targets cover): the query string (selectors, continue tokens, resource versions,
 //! limits) and patch bodies of each type, applied to a stored FlowSchema with the schema its
-//! strategic merges read. Never a panic; a query either parses or is a 400; a patch either
+//! strategic merges read; the query bytes also as a URL (`RequestInfo`) and as a token file.
+//! Never a panic; a query either parses or is a 400; a patch either
 //! applies or is refused, and a strategic merge leaves an object or nothing.
 #![no_main]
 
+use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::http::query::Query;
+use apfkit_apiserver::http::request_info::RequestInfo;
 use apfkit_apiserver::patch::{self, SchemaView};
 use apfkit_apiserver::selector::{FieldSelector, LabelSelector};
 
@@ -21,6 +24,14 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             }
             let _ = LabelSelector::parse(&text);
             let _ = FieldSelector::parse(&text);
+            // The same bytes as a URL path and query, as APF reads requests, and as a token
+            // file, as authentication reads it.
+            let (path, query) = text.split_once('?').unwrap_or((&text, ""));
+            for method in ["GET", "POST", "DELETE"] {
+                let info = RequestInfo::new(method, path, Some(query));
+                assert!(info.is_resource_request || info.verb == method.to_ascii_lowercase());
+            }
+            let _ = Authenticator::new(true).with_token_file(&text);
         }
         kind => {
             let schema = schema();
