@@ -69,6 +69,9 @@ pub struct PriorityLevel {
     pub shares: i32,
     /// Static limits for the configuration's server concurrency limit.
     pub limits: StaticLimits,
+    /// True for a level whose object is gone but whose requests still drain (see
+    /// [`Configuration::holding_over`]): no schema sends requests to it.
+    pub quiescing: bool,
 }
 
 impl PriorityLevel {
@@ -178,6 +181,7 @@ struct UsableLevel {
     object: PriorityLevelConfiguration,
     imagined: bool,
     behavior: LevelBehavior,
+    quiescing: bool,
 }
 
 /// The levels that pass `check` and that the dealer accepts, plus the mandatory levels the
@@ -204,6 +208,7 @@ fn usable_levels(
                 object: level,
                 imagined: false,
                 behavior,
+                quiescing: false,
             }),
             Err(err) => skipped.push(Skipped {
                 kind: PriorityLevelConfiguration::KIND,
@@ -225,6 +230,7 @@ fn usable_levels(
                 object: builtin.clone(),
                 imagined: true,
                 behavior: behavior(builtin).unwrap_or(LevelBehavior::Reject),
+                quiescing: false,
             });
         }
     }
@@ -304,8 +310,28 @@ fn digest_levels(usable: Vec<UsableLevel>, server_concurrency_limit: i32) -> Vec
                 behavior: level.behavior,
                 shares,
                 limits,
+                quiescing: level.quiescing,
             }
         })
+        .collect()
+}
+
+impl From<PriorityLevel> for UsableLevel {
+    fn from(level: PriorityLevel) -> Self {
+        UsableLevel {
+            object: level.object,
+            imagined: level.imagined,
+            behavior: level.behavior,
+            quiescing: level.quiescing,
+        }
+    }
+}
+
+fn index_by_name(levels: &[PriorityLevel]) -> BTreeMap<String, usize> {
+    levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name().to_owned(), i))
         .collect()
 }
 
@@ -370,11 +396,7 @@ impl Configuration {
             .collect();
         let (schemas, dangling) = ordered_schemas(schemas, &real_levels, &check, &mut skipped);
         let levels = digest_levels(usable, server_concurrency_limit);
-        let level_index = levels
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.name().to_owned(), i))
-            .collect();
+        let level_index = index_by_name(&levels);
         Ok(Configuration {
             server_concurrency_limit,
             levels,
@@ -383,6 +405,32 @@ impl Configuration {
             dangling,
             skipped,
         })
+    }
+
+    /// This configuration with `draining` levels held over: levels of an earlier
+    /// configuration that this one lacks but that still have requests waiting or executing.
+    /// As kube-apiserver's controller does (`apf_controller.go`, `processOldPLsLocked`), they
+    /// keep their behaviour, count in the division of the server's concurrency (so every
+    /// level's nominal limit is computed again), and are marked quiescing; no schema sends
+    /// requests to them. Levels this configuration has already are not added twice.
+    pub fn holding_over(&self, draining: impl IntoIterator<Item = PriorityLevel>) -> Self {
+        let mut usable: Vec<UsableLevel> =
+            self.levels.iter().cloned().map(UsableLevel::from).collect();
+        for level in draining {
+            if !self.level_index.contains_key(level.name()) {
+                usable.push(UsableLevel {
+                    quiescing: true,
+                    ..UsableLevel::from(level)
+                });
+            }
+        }
+        usable.sort_by(|a, b| a.object.metadata.name.cmp(&b.object.metadata.name));
+        let levels = digest_levels(usable, self.server_concurrency_limit);
+        Configuration {
+            level_index: index_by_name(&levels),
+            levels,
+            ..self.clone()
+        }
     }
 
     /// The Kubernetes default configuration: the mandatory and suggested objects of upstream's

@@ -25,9 +25,11 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
+use rustc_hash::FxHashMap;
+
 use crate::borrowing::{Adjustment, DemandStats, Integrator, LevelInput, adjust};
 use crate::classify::{Classifier, Request};
-use crate::config::{Configuration, LevelBehavior, StaticLimits};
+use crate::config::{Configuration, LevelBehavior, PriorityLevel, StaticLimits};
 use crate::estimate::max_seats;
 use crate::queueset::{
     Arrival, QueueSet, QueueSetConfig, QueueSummary, RejectReason, RequestId, WorkEstimate,
@@ -100,6 +102,12 @@ pub struct Level {
     pub stats: DemandStats,
     /// Its queue set.
     pub queue_set: QueueSet,
+    /// True while its object is gone and its requests drain (kube-apiserver's
+    /// `quiescing`).
+    pub quiescing: bool,
+    /// True when the slot belongs to no configured level any more (the level was removed and
+    /// had drained); a later level may take the slot.
+    retired: bool,
     demand: Integrator,
 }
 
@@ -107,58 +115,164 @@ pub struct Level {
 #[derive(Debug)]
 pub struct Dispatcher {
     classifier: Classifier,
+    /// The configuration as given last, without held-over levels.
+    desired: Configuration,
+    /// Level states. A level keeps its slot (its index in tickets) for as long as it is
+    /// configured; a new configuration keeps the state of every level it names again.
     levels: Vec<Level>,
+    /// The slot of each level of the classifier's configuration, in its order.
+    slot_of: Vec<usize>,
     nominal_sum: i64,
     next_adjustment: Duration,
     retry_after: RetryAfterTracker,
+}
+
+/// The queue set behaviour and the estimator's seat cap of a configured level.
+fn queue_set_config(level: &PriorityLevel) -> (QueueSetConfig, u64) {
+    match &level.behavior {
+        LevelBehavior::Exempt => (QueueSetConfig::Exempt, 0),
+        LevelBehavior::Reject => (QueueSetConfig::Reject, 0),
+        LevelBehavior::Queue {
+            hand_size,
+            queue_length_limit,
+            dealer,
+            ..
+        } => (
+            QueueSetConfig::Queue {
+                dealer: *dealer,
+                queue_length_limit: (*queue_length_limit).max(0) as usize,
+            },
+            max_seats(level.limits.nominal, *hand_size),
+        ),
+    }
+}
+
+impl Level {
+    fn new(level: &PriorityLevel, now: Duration) -> Self {
+        let (queue_config, max_seats) = queue_set_config(level);
+        Level {
+            name: level.name().to_owned(),
+            exempt: matches!(level.behavior, LevelBehavior::Exempt),
+            limits: level.limits,
+            current: level.limits.nominal,
+            max_seats,
+            stats: DemandStats::default(),
+            queue_set: QueueSet::new(queue_config, level.limits.nominal.max(0) as u64, now),
+            quiescing: level.quiescing,
+            retired: false,
+            demand: Integrator::new(now, 0.0),
+        }
+    }
+
+    /// Takes the behaviour and limits of `level` (the same name, configured again), keeping
+    /// the queues, their requests and the demand statistics. Answers what now fits.
+    fn reconfigure(&mut self, level: &PriorityLevel, now: Duration) -> Vec<RequestId> {
+        let (queue_config, max_seats) = queue_set_config(level);
+        self.exempt = matches!(level.behavior, LevelBehavior::Exempt);
+        self.limits = level.limits;
+        self.max_seats = max_seats;
+        self.quiescing = level.quiescing;
+        self.queue_set.reconfigure(now, queue_config)
+    }
+
+    /// True when the slot belongs to no configured level.
+    pub fn is_retired(&self) -> bool {
+        self.retired
+    }
 }
 
 impl Dispatcher {
     /// A dispatcher for `config`, started at `now`. As the upstream controller, it runs one
     /// adjustment at once; call [`Dispatcher::tick`] to run the later ones.
     pub fn new(config: Configuration, now: Duration) -> Self {
-        let levels: Vec<Level> = config
-            .priority_levels()
-            .iter()
-            .map(|level| {
-                let (queue_config, max) = match &level.behavior {
-                    LevelBehavior::Exempt => (QueueSetConfig::Exempt, 0),
-                    LevelBehavior::Reject => (QueueSetConfig::Reject, 0),
-                    LevelBehavior::Queue {
-                        hand_size,
-                        queue_length_limit,
-                        dealer,
-                        ..
-                    } => (
-                        QueueSetConfig::Queue {
-                            dealer: *dealer,
-                            queue_length_limit: (*queue_length_limit).max(0) as usize,
-                        },
-                        max_seats(level.limits.nominal, *hand_size),
-                    ),
-                };
-                Level {
-                    name: level.name().to_owned(),
-                    exempt: matches!(level.behavior, LevelBehavior::Exempt),
-                    limits: level.limits,
-                    current: level.limits.nominal,
-                    max_seats: max,
-                    stats: DemandStats::default(),
-                    queue_set: QueueSet::new(queue_config, level.limits.nominal.max(0) as u64, now),
-                    demand: Integrator::new(now, 0.0),
-                }
-            })
-            .collect();
-        let nominal_sum = levels.iter().map(|l| l.limits.nominal).sum();
         let mut dispatcher = Dispatcher {
-            classifier: Classifier::new(config),
-            levels,
-            nominal_sum,
-            next_adjustment: now,
+            classifier: Classifier::new(config.clone()),
+            desired: config.clone(),
+            levels: Vec::new(),
+            slot_of: Vec::new(),
+            nominal_sum: 0,
+            next_adjustment: now + ADJUSTMENT_PERIOD,
             retry_after: RetryAfterTracker::new(),
         };
-        dispatcher.tick(now);
+        dispatcher.install(now, config);
+        dispatcher.adjust(now);
         dispatcher
+    }
+
+    /// Puts `config` in place at `now`, as kube-apiserver's configuration controller digests
+    /// a change of the stored objects: every level named again keeps its queues, waiting and
+    /// executing requests, current limit and demand statistics, taking its new behaviour and
+    /// limits; a level that is gone but still has requests is held over, quiescing, until
+    /// they drain ([`Configuration::holding_over`]); new levels start empty. New requests are
+    /// classified by `config`'s schemas at once. Runs a borrowing adjustment (as upstream
+    /// does after a change) and answers the waiting requests that then started.
+    pub fn reconfigure(&mut self, now: Duration, config: Configuration) -> Vec<Ticket> {
+        let config_now = self.classifier.config();
+        let draining: Vec<PriorityLevel> = self
+            .slot_of
+            .iter()
+            .zip(config_now.priority_levels())
+            .filter(|(slot, level)| {
+                !self.levels[**slot].queue_set.is_idle()
+                    && config.priority_level(level.name()).is_none()
+            })
+            .map(|(_, level)| level.clone())
+            .collect();
+        let held = config.holding_over(draining);
+        self.desired = config;
+        let mut dispatched = self.install(now, held);
+        let (_, more) = self.adjust(now);
+        dispatched.extend(more);
+        dispatched
+    }
+
+    /// Installs `config` (held-over levels included): level states by name, the classifier
+    /// and the nominal sum.
+    fn install(&mut self, now: Duration, config: Configuration) -> Vec<Ticket> {
+        let mut by_name: FxHashMap<String, usize> = self
+            .slot_of
+            .iter()
+            .map(|&slot| (self.levels[slot].name.clone(), slot))
+            .collect();
+        let mut dispatched = Vec::new();
+        let mut slot_of = Vec::with_capacity(config.priority_levels().len());
+        for level in config.priority_levels() {
+            let slot = match by_name.remove(level.name()) {
+                Some(slot) => {
+                    let ids = self.levels[slot].reconfigure(level, now);
+                    self.levels[slot].note_demand(now);
+                    dispatched.extend(tickets(slot, ids));
+                    slot
+                }
+                None => {
+                    let state = Level::new(level, now);
+                    // A retired slot is idle: no ticket names it any more.
+                    match self.levels.iter().position(|l| l.retired) {
+                        Some(free) => {
+                            self.levels[free] = state;
+                            free
+                        }
+                        None => {
+                            self.levels.push(state);
+                            self.levels.len() - 1
+                        }
+                    }
+                }
+            };
+            slot_of.push(slot);
+        }
+        // Levels left out were idle (busy ones are held over).
+        for slot in by_name.into_values() {
+            self.levels[slot].retired = true;
+        }
+        self.slot_of = slot_of;
+        self.nominal_sum = config
+            .priority_levels()
+            .iter()
+            .map(|l| l.limits.nominal)
+            .sum();
+        self.classifier = Classifier::new(config);
+        dispatched
     }
 
     /// The compiled classifier.
@@ -166,9 +280,17 @@ impl Dispatcher {
         &self.classifier
     }
 
-    /// Every level, in the configuration's order.
+    /// Every level slot, by index (the configuration's order until it is reconfigured;
+    /// retired slots included, see [`Level::is_retired`]).
     pub fn levels(&self) -> &[Level] {
         &self.levels
+    }
+
+    /// The configured levels (held-over ones included), by name, with their indexes.
+    pub fn configured_levels(&self) -> impl Iterator<Item = (usize, &Level)> {
+        let mut slots = self.slot_of.clone();
+        slots.sort_by(|a, b| self.levels[*a].name.cmp(&self.levels[*b].name));
+        slots.into_iter().map(|slot| (slot, &self.levels[slot]))
     }
 
     /// One level.
@@ -178,8 +300,8 @@ impl Dispatcher {
 
     /// The index of the level named `name`.
     pub fn level_index(&self, name: &str) -> Option<usize> {
-        // Levels are kept in the configuration's order, so its name index serves.
-        self.classifier.config().priority_level_index(name)
+        let position = self.classifier.config().priority_level_index(name)?;
+        self.slot_of.get(position).copied()
     }
 
     /// When the next periodic adjustment is due.
@@ -281,21 +403,33 @@ impl Dispatcher {
 
     /// Runs the borrowing adjustment if it is due (every [`ADJUSTMENT_PERIOD`], the first at
     /// construction). Returns the requests that the new limits dispatched.
+    ///
+    /// Held-over levels that have drained are removed then, with a new adjustment, as
+    /// kube-apiserver's controller reloads its configuration when one goes idle.
     pub fn tick(&mut self, now: Duration) -> Vec<Ticket> {
         if now < self.next_adjustment {
             return Vec::new();
         }
         self.next_adjustment = now + ADJUSTMENT_PERIOD;
+        let drained = self
+            .slot_of
+            .iter()
+            .any(|&slot| self.levels[slot].quiescing && self.levels[slot].queue_set.is_idle());
+        if drained {
+            return self.reconfigure(now, self.desired.clone());
+        }
         self.adjust(now).1
     }
 
     /// Runs the borrowing adjustment now: ends every level's demand period, updates its
     /// statistics, computes new current limits and applies them.
     pub fn adjust(&mut self, now: Duration) -> (Adjustment, Vec<Ticket>) {
-        let inputs: Vec<LevelInput> = self
-            .levels
-            .iter_mut()
-            .map(|level| {
+        let slots = &self.slot_of;
+        let levels = &mut self.levels;
+        let inputs: Vec<LevelInput> = slots
+            .iter()
+            .map(|&slot| {
+                let level = &mut levels[slot];
                 let results = level.demand.reset(now);
                 level.stats.update(&results);
                 LevelInput {
@@ -308,9 +442,8 @@ impl Dispatcher {
             .collect();
         let adjustment = adjust(&inputs, self.nominal_sum);
         let mut dispatched = Vec::new();
-        for (index, (level, &current)) in
-            self.levels.iter_mut().zip(&adjustment.current).enumerate()
-        {
+        for (&index, &current) in self.slot_of.iter().zip(&adjustment.current) {
+            let level = &mut self.levels[index];
             level.current = current;
             let ids = level
                 .queue_set
@@ -333,7 +466,7 @@ impl Dispatcher {
             "ExecutingRequests",
         ];
         let mut rows = vec![header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
-        for level in &self.levels {
+        for (_, level) in self.configured_levels() {
             let set = &level.queue_set;
             let active = set
                 .queues()
@@ -343,7 +476,7 @@ impl Dispatcher {
                 level.name.clone(),
                 active.to_string(),
                 set.is_idle().to_string(),
-                "false".to_owned(),
+                level.quiescing.to_string(),
                 set.waiting().to_string(),
                 set.executing().to_string(),
             ]);

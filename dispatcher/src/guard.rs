@@ -25,7 +25,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -42,8 +42,7 @@ pub const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(15);
 /// Shares one [`Dispatcher`] between tasks.
 #[derive(Debug, Clone)]
 pub struct Guard {
-    /// The dispatcher new requests go to; [`Guard::reconfigure`] replaces it.
-    current: Arc<RwLock<Arc<Shared>>>,
+    shared: Arc<Shared>,
 }
 
 #[derive(Debug)]
@@ -147,35 +146,23 @@ impl Guard {
     /// Like [`Guard::new`] with another wait limit.
     pub fn with_wait_limit(config: Configuration, wait_limit: Duration) -> Self {
         Guard {
-            current: Arc::new(RwLock::new(Shared::start(config, wait_limit))),
+            shared: Shared::start(config, wait_limit),
         }
     }
 
-    /// The dispatcher new requests go to.
-    fn shared(&self) -> Arc<Shared> {
-        self.current
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-
-    /// Puts a dispatcher for `config` in front of new requests (the configuration
-    /// controller's step when stored objects change). Requests admitted or queued before keep
-    /// the dispatcher they entered, which drains as they finish: for that while both
-    /// dispatchers' limits apply (kube-apiserver instead keeps each level's queue set by name
-    /// and lets removed levels quiesce).
+    /// Puts `config` in place (the configuration controller's step when stored objects
+    /// change), as [`Dispatcher::reconfigure`] does: levels named again keep their queues
+    /// and requests, removed levels drain, new requests are classified by `config`.
     pub fn reconfigure(&self, config: Configuration) {
-        let wait_limit = self.shared().wait_limit;
-        let next = Shared::start(config, wait_limit);
-        *self
-            .current
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = next;
+        let mut state = self.shared.lock();
+        let now = self.shared.now();
+        let dispatched = state.dispatcher.reconfigure(now, config);
+        state.wake(&dispatched);
     }
 
     /// Reads the dispatcher's state (levels, queue sets, the dump table).
     pub fn inspect<R>(&self, read: impl FnOnce(&Dispatcher) -> R) -> R {
-        read(&self.shared().lock().dispatcher)
+        read(&self.shared.lock().dispatcher)
     }
 
     /// Classifies `request` and waits until it may execute, it is rejected, or its wait
@@ -185,7 +172,7 @@ impl Guard {
         request: &Request<'_>,
         estimate: WorkEstimate,
     ) -> Result<Permit, Rejection> {
-        let shared = &self.shared();
+        let shared = &self.shared;
         let (ticket, matched, woken) = {
             let mut state = shared.lock();
             let now = shared.now();

@@ -139,38 +139,3 @@ async fn many_real_tasks_all_finish_and_leave_the_dispatcher_idle() {
     assert!(executed > 0);
     assert!(guard.inspect(|d| d.level(level).queue_set.is_idle()));
 }
-
-#[tokio::test(start_paused = true)]
-async fn a_new_configuration_takes_new_requests_while_the_old_one_drains() {
-    let (guard, level, limit) = small_guard(DEFAULT_WAIT_LIMIT);
-    let mut permits = fill(&guard, limit).await;
-    let queued = {
-        let guard = guard.clone();
-        tokio::spawn(async move {
-            guard
-                .acquire(&request("bob"), WorkEstimate::ONE_SEAT)
-                .await
-                .is_ok()
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(waiting(&guard, level), 1);
-
-    guard.reconfigure(Configuration::kubernetes_default(24).unwrap());
-    // New requests go to the new dispatcher, idle: they run at once.
-    let fresh = guard
-        .acquire(&request("carol"), WorkEstimate::ONE_SEAT)
-        .await
-        .expect("a seat of the new configuration");
-    assert_eq!(waiting(&guard, level), 0, "the new dispatcher has no queue");
-    // The old dispatcher drains: bob runs when one of the old permits ends.
-    drop(permits.pop());
-    let ran = tokio::time::timeout(Duration::from_secs(1), queued)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(ran, "bob, queued before, ran");
-    drop(permits);
-    drop(fresh);
-    assert!(guard.inspect(|d| d.level(level).queue_set.is_idle()));
-}

@@ -8,5 +8,6 @@ mod fairness;
 mod hash_and_dealer;
 mod layer;
 mod properties;
+mod reconfigure;
 mod rejection;
 mod simulation;
