@@ -35,6 +35,7 @@ use crate::queueset::{
     Arrival, QueueSet, QueueSetConfig, QueueSummary, RejectReason, RequestId, WorkEstimate,
 };
 use crate::rejection::RetryAfterTracker;
+use crate::timing::{TimingHistogram, TimingSnapshot};
 
 /// How often the borrowing adjustment runs.
 pub const ADJUSTMENT_PERIOD: Duration = Duration::from_secs(10);
@@ -109,6 +110,10 @@ pub struct Level {
     /// had drained); a later level may take the slot.
     retired: bool,
     demand: Integrator,
+    /// Seat demand over [`Level::demand_denominator`], through time (the `demand_seats`
+    /// metric).
+    demand_ratio: TimingHistogram,
+    demand_denominator: f64,
 }
 
 /// The dispatcher of one server.
@@ -125,6 +130,7 @@ pub struct Dispatcher {
     nominal_sum: i64,
     next_adjustment: Duration,
     retry_after: RetryAfterTracker,
+    fair_fraction: Option<f64>,
 }
 
 /// The queue set behaviour and the estimator's seat cap of a configured level.
@@ -161,6 +167,8 @@ impl Level {
             quiescing: level.quiescing,
             retired: false,
             demand: Integrator::new(now, 0.0),
+            demand_ratio: TimingHistogram::new(DEMAND_SEATS_BUCKETS, 0.0, now),
+            demand_denominator: 1.0,
         }
     }
 
@@ -179,7 +187,20 @@ impl Level {
     pub fn is_retired(&self) -> bool {
         self.retired
     }
+
+    /// The time the level's seat demand spent at each ratio to its current limit, up to
+    /// `now` (kube-apiserver's `apiserver_flowcontrol_demand_seats`; the denominator is the
+    /// current limit, or a tenth of the server's limit while that is 0, as
+    /// `updateBorrowingLocked` sets it).
+    pub fn demand_seats(&self, now: Duration) -> TimingSnapshot {
+        self.demand_ratio.snapshot(now)
+    }
 }
+
+/// The buckets of kube-apiserver's `apiserver_flowcontrol_demand_seats`
+/// (`k8s.io/apiserver/pkg/util/flowcontrol/metrics/metrics.go`).
+pub const DEMAND_SEATS_BUCKETS: &[f64] =
+    &[0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0, 2.8, 4.0, 6.0];
 
 impl Dispatcher {
     /// A dispatcher for `config`, started at `now`. As the upstream controller, it runs one
@@ -193,6 +214,7 @@ impl Dispatcher {
             nominal_sum: 0,
             next_adjustment: now + ADJUSTMENT_PERIOD,
             retry_after: RetryAfterTracker::new(),
+            fair_fraction: None,
         };
         dispatcher.install(now, config);
         dispatcher.adjust(now);
@@ -302,6 +324,11 @@ impl Dispatcher {
     pub fn level_index(&self, name: &str) -> Option<usize> {
         let position = self.classifier.config().priority_level_index(name)?;
         self.slot_of.get(position).copied()
+    }
+
+    /// The last adjustment's fair fraction, when its solver ran and succeeded.
+    pub fn fair_fraction(&self) -> Option<f64> {
+        self.fair_fraction
     }
 
     /// When the next periodic adjustment is due.
@@ -441,10 +468,17 @@ impl Dispatcher {
             })
             .collect();
         let adjustment = adjust(&inputs, self.nominal_sum);
+        self.fair_fraction = adjustment.fair_fraction;
         let mut dispatched = Vec::new();
+        let server_limit = f64::from(self.classifier.config().server_concurrency_limit());
         for (&index, &current) in self.slot_of.iter().zip(&adjustment.current) {
             let level = &mut self.levels[index];
             level.current = current;
+            level.demand_denominator = if current > 0 {
+                current as f64
+            } else {
+                (server_limit / 10.0).round().max(1.0)
+            };
             let ids = level
                 .queue_set
                 .set_concurrency_limit(now, current.max(0) as u64);
@@ -491,6 +525,10 @@ impl Level {
         let demand = self.queue_set.seat_demand() as f64;
         if demand != self.demand.value() {
             self.demand.set(now, demand);
+        }
+        let ratio = demand / self.demand_denominator;
+        if ratio != self.demand_ratio.value() {
+            self.demand_ratio.set(now, ratio);
         }
     }
 }

@@ -25,7 +25,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -34,6 +34,7 @@ use tokio::time::Instant;
 use crate::classify::Request;
 use crate::config::Configuration;
 use crate::dispatch::{ADJUSTMENT_PERIOD, Decision, Dispatcher, Ticket};
+use crate::metrics::ApfMetrics;
 use crate::queueset::{RejectReason, WorkEstimate};
 
 /// kube-apiserver's default wait limit: a quarter of the 60 s request timeout.
@@ -50,6 +51,7 @@ struct Shared {
     epoch: Instant,
     wait_limit: Duration,
     state: Mutex<State>,
+    metrics: OnceLock<ApfMetrics>,
 }
 
 #[derive(Debug)]
@@ -63,6 +65,11 @@ pub struct Permit {
     shared: Arc<Shared>,
     ticket: Ticket,
     matched: Matched,
+    /// When it started executing, its initial seats and whether it is a watch (for the
+    /// metrics).
+    started: Instant,
+    seats: u64,
+    watch: bool,
 }
 
 /// What a request matched: its FlowSchema and priority level, by name and `metadata.uid`
@@ -107,6 +114,7 @@ impl Shared {
                 dispatcher: Dispatcher::new(config, Duration::ZERO),
                 waiters: HashMap::new(),
             }),
+            metrics: OnceLock::new(),
         });
         tokio::spawn(adjust_periodically(Arc::downgrade(&shared)));
         shared
@@ -114,6 +122,10 @@ impl Shared {
 
     fn now(&self) -> Duration {
         Instant::now().saturating_duration_since(self.epoch)
+    }
+
+    fn metrics(&self) -> Option<&ApfMetrics> {
+        self.metrics.get()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -158,6 +170,34 @@ impl Guard {
         let now = self.shared.now();
         let dispatched = state.dispatcher.reconfigure(now, config);
         state.wake(&dispatched);
+        if let Some(metrics) = self.shared.metrics() {
+            metrics.note_levels(&state.dispatcher);
+        }
+    }
+
+    /// Keeps kube-apiserver's APF metrics in `metrics` from now on (once; later calls are
+    /// ignored): per flow, requests and seats waiting and executing, dispatches, rejections
+    /// by reason, wait and execution times, queue lengths and estimated seats; per level,
+    /// its limits and `demand_seats`.
+    pub fn record_metrics(&self, metrics: ApfMetrics) {
+        let weak = Arc::downgrade(&self.shared);
+        metrics.read_demand_with(Box::new(move || {
+            let Some(shared) = weak.upgrade() else {
+                return Vec::new();
+            };
+            let now = shared.now();
+            let state = shared.lock();
+            state
+                .dispatcher
+                .configured_levels()
+                .map(|(_, level)| (level.name.clone(), level.demand_seats(now)))
+                .collect()
+        }));
+        if self.shared.metrics.set(metrics).is_ok()
+            && let Some(metrics) = self.shared.metrics()
+        {
+            metrics.note_levels(&self.shared.lock().dispatcher);
+        }
     }
 
     /// Reads the dispatcher's state (levels, queue sets, the dump table).
@@ -173,6 +213,8 @@ impl Guard {
         estimate: WorkEstimate,
     ) -> Result<Permit, Rejection> {
         let shared = &self.shared;
+        let metrics = shared.metrics();
+        let watch = request.verb == "watch";
         let (ticket, matched, woken) = {
             let mut state = shared.lock();
             let now = shared.now();
@@ -203,34 +245,65 @@ impl Guard {
             let Some(level) = state.dispatcher.level_index(&matched.priority_level) else {
                 return Err(Rejection::new(matched, RejectReason::ConcurrencyLimit, 1));
             };
+            if let Some(metrics) = metrics {
+                metrics
+                    .estimated_seats
+                    .with_label_values(&ApfMetrics::flow(&matched))
+                    .observe(estimate.max_seats() as f64);
+            }
             let arrived = state.dispatcher.start(now, level, hash, estimate);
             state.wake(&arrived.dispatched);
             match arrived.decision {
                 Decision::Execute(ticket) => {
-                    return Ok(Permit {
-                        shared: shared.clone(),
-                        ticket,
-                        matched,
-                    });
+                    drop(state);
+                    return Ok(Permit::start(
+                        shared, ticket, matched, estimate, watch, None,
+                    ));
                 }
                 Decision::Reject {
                     reason,
                     retry_after,
                     ..
                 } => {
+                    drop(state);
+                    if let Some(metrics) = metrics {
+                        note_rejected(metrics, &matched, reason, None);
+                    }
                     return Err(Rejection::new(matched, reason, retry_after));
                 }
                 Decision::Wait(ticket) => {
                     let (sender, receiver) = oneshot::channel();
                     state.waiters.insert(ticket, sender);
+                    let length = state
+                        .dispatcher
+                        .level(ticket.level)
+                        .queue_set
+                        .queue_length_of(ticket.id);
+                    drop(state);
+                    if let Some(metrics) = metrics {
+                        let flow = ApfMetrics::flow(&matched);
+                        metrics.in_queue_requests.with_label_values(&flow).inc();
+                        metrics
+                            .in_queue_seats
+                            .with_label_values(&flow)
+                            .add(seats(estimate.max_seats()));
+                        metrics
+                            .queue_length
+                            .with_label_values(&flow)
+                            .observe(length as f64);
+                    }
                     (ticket, matched, receiver)
                 }
             }
         };
+        let enqueued = Instant::now();
         let mut wait = PendingWait {
             shared: shared.clone(),
             ticket,
             settled: false,
+            matched: &matched,
+            enqueued,
+            estimate,
         };
         let outcome = tokio::time::timeout(shared.wait_limit, woken).await;
         let executing = match outcome {
@@ -245,17 +318,62 @@ impl Guard {
             }
         };
         wait.settled = true;
+        drop(wait);
+        if let Some(metrics) = metrics {
+            note_left_queue(metrics, &matched, estimate);
+        }
         if executing {
-            Ok(Permit {
-                shared: shared.clone(),
+            Ok(Permit::start(
+                shared,
                 ticket,
                 matched,
-            })
+                estimate,
+                watch,
+                Some(enqueued),
+            ))
         } else {
+            if let Some(metrics) = metrics {
+                note_rejected(metrics, &matched, RejectReason::TimeOut, Some(enqueued));
+            }
             let retry_after = shared.lock().dispatcher.retry_after(ticket.level);
             Err(Rejection::new(matched, RejectReason::TimeOut, retry_after))
         }
     }
+}
+
+/// Whole seats as a gauge delta.
+fn seats(seats: u64) -> i64 {
+    i64::try_from(seats).unwrap_or(i64::MAX)
+}
+
+/// A rejection by reason; with the wait it ends when the request had queued.
+fn note_rejected(
+    metrics: &ApfMetrics,
+    matched: &Matched,
+    reason: RejectReason,
+    enqueued: Option<Instant>,
+) {
+    let [level, schema] = ApfMetrics::flow(matched);
+    metrics
+        .rejected
+        .with_label_values(&[level, schema, reason.as_str()])
+        .inc();
+    if let Some(enqueued) = enqueued {
+        metrics
+            .wait
+            .with_label_values(&[level, schema, "false"])
+            .observe(enqueued.elapsed().as_secs_f64());
+    }
+}
+
+/// A request left its queue (to execute or not).
+fn note_left_queue(metrics: &ApfMetrics, matched: &Matched, estimate: WorkEstimate) {
+    let flow = ApfMetrics::flow(matched);
+    metrics.in_queue_requests.with_label_values(&flow).dec();
+    metrics
+        .in_queue_seats
+        .with_label_values(&flow)
+        .sub(seats(estimate.max_seats()));
 }
 
 impl Rejection {
@@ -271,6 +389,43 @@ impl Rejection {
 }
 
 impl Permit {
+    /// A request starts executing; `enqueued` is when it entered its queue, if it waited.
+    fn start(
+        shared: &Arc<Shared>,
+        ticket: Ticket,
+        matched: Matched,
+        estimate: WorkEstimate,
+        watch: bool,
+        enqueued: Option<Instant>,
+    ) -> Permit {
+        let started = Instant::now();
+        if let Some(metrics) = shared.metrics() {
+            let [level, schema] = ApfMetrics::flow(&matched);
+            metrics.dispatched.with_label_values(&[level, schema]).inc();
+            let waited = enqueued.map_or(0.0, |at| started.duration_since(at).as_secs_f64());
+            metrics
+                .wait
+                .with_label_values(&[level, schema, "true"])
+                .observe(waited);
+            metrics
+                .executing_requests
+                .with_label_values(&[level, schema])
+                .inc();
+            metrics
+                .executing_seats
+                .with_label_values(&[level, schema])
+                .add(seats(estimate.initial_seats));
+        }
+        Permit {
+            shared: shared.clone(),
+            ticket,
+            matched,
+            started,
+            seats: estimate.initial_seats,
+            watch,
+        }
+    }
+
     /// The FlowSchema the request matched.
     pub fn flow_schema(&self) -> &str {
         &self.matched.flow_schema
@@ -299,18 +454,37 @@ impl std::fmt::Debug for Permit {
 impl Drop for Permit {
     fn drop(&mut self) {
         finish(&self.shared, self.ticket);
+        if let Some(metrics) = self.shared.metrics() {
+            let [level, schema] = ApfMetrics::flow(&self.matched);
+            metrics
+                .executing_requests
+                .with_label_values(&[level, schema])
+                .dec();
+            metrics
+                .executing_seats
+                .with_label_values(&[level, schema])
+                .sub(seats(self.seats));
+            let kind = if self.watch { "watch" } else { "regular" };
+            metrics
+                .execution
+                .with_label_values(&[level, schema, kind])
+                .observe(self.started.elapsed().as_secs_f64());
+        }
     }
 }
 
 /// A request waiting in a queue; if the waiting future is dropped before it settles, the
 /// request leaves its queue (or, dispatched meanwhile, finishes at once).
-struct PendingWait {
+struct PendingWait<'a> {
     shared: Arc<Shared>,
     ticket: Ticket,
     settled: bool,
+    matched: &'a Matched,
+    enqueued: Instant,
+    estimate: WorkEstimate,
 }
 
-impl Drop for PendingWait {
+impl Drop for PendingWait<'_> {
     fn drop(&mut self) {
         if self.settled {
             return;
@@ -321,6 +495,21 @@ impl Drop for PendingWait {
             state.waiters.remove(&self.ticket);
             state.dispatcher.cancel(now, self.ticket)
         };
+        if let Some(metrics) = self.shared.metrics() {
+            note_left_queue(metrics, self.matched, self.estimate);
+            if cancelled {
+                note_rejected(
+                    metrics,
+                    self.matched,
+                    RejectReason::Cancelled,
+                    Some(self.enqueued),
+                );
+            } else {
+                // Dispatched meanwhile, and finished at once.
+                let [level, schema] = ApfMetrics::flow(self.matched);
+                metrics.dispatched.with_label_values(&[level, schema]).inc();
+            }
+        }
         if !cancelled {
             finish(&self.shared, self.ticket);
         }
@@ -368,5 +557,8 @@ async fn adjust_periodically(shared: Weak<Shared>) {
         let now = shared.now();
         let dispatched = state.dispatcher.tick(now);
         state.wake(&dispatched);
+        if let Some(metrics) = shared.metrics() {
+            metrics.note_levels(&state.dispatcher);
+        }
     }
 }

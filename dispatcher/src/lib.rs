@@ -96,11 +96,14 @@ pub mod flow;
 pub mod guard;
 #[cfg(feature = "tower")]
 pub mod layer;
+#[cfg(feature = "tokio")]
+pub mod metrics;
 pub mod queueset;
 pub mod rejection;
 mod seat_seconds;
 pub mod shuffle;
 pub mod sim;
+pub mod timing;
 
 pub use classify::{Classification, Classifier, Request};
 pub use config::{Configuration, PriorityLevel};

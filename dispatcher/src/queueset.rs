@@ -241,9 +241,16 @@ impl QueueSet {
     }
 
     /// The queue a request was put in (`None` for queueless levels or unknown requests).
-    #[cfg(test)]
-    pub(crate) fn queue_of(&self, id: RequestId) -> Option<usize> {
+    pub fn queue_of(&self, id: RequestId) -> Option<usize> {
         self.requests.get(&id).and_then(|r| r.queue)
+    }
+
+    /// How many requests wait in the queue of request `id` (itself included while it
+    /// waits); 0 for queueless levels and unknown requests.
+    pub fn queue_length_of(&self, id: RequestId) -> usize {
+        self.queue_of(id)
+            .and_then(|q| self.queues.get(q))
+            .map_or(0, |queue| queue.waiting.len())
     }
 
     /// The virtual start (`nextDispatchR`) of queue `index`.

@@ -3,6 +3,7 @@
 
 mod discovery;
 pub mod media;
+pub mod metrics;
 mod openapi;
 mod proto;
 pub mod query;
@@ -67,6 +68,8 @@ pub struct ApiServer<H: 'static, B> {
     authenticator: crate::auth::Authenticator,
     /// What the embedding server puts between authentication and the handler.
     wrap: Option<RouterWrap>,
+    /// The request metrics, and `/metrics`, when asked for.
+    metrics: Option<Arc<metrics::RequestMetrics>>,
 }
 
 /// A function wrapping the API's routes in layers of the embedding server's.
@@ -118,6 +121,7 @@ where
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
             wrap: None,
+            metrics: None,
         }
     }
 
@@ -132,6 +136,19 @@ where
     ) -> Self {
         self.wrap = Some(Box::new(wrap));
         self
+    }
+
+    /// The server keeping kube-apiserver's request metrics (`apiserver_request_total`,
+    /// `apiserver_request_duration_seconds`) in `registry`, and answering `GET /metrics`
+    /// (authenticated, behind the layers of [`ApiServer::with_layers`]) with every family
+    /// registered there, in the Prometheus text format.
+    ///
+    /// # Errors
+    ///
+    /// The registry has families of those names already.
+    pub fn with_metrics(mut self, registry: &prometheus::Registry) -> prometheus::Result<Self> {
+        self.metrics = Some(Arc::new(metrics::RequestMetrics::register(registry)?));
+        Ok(self)
     }
 
     /// The server authenticating requests with `authenticator` (by default: client
@@ -167,13 +184,28 @@ where
 
     /// The router of the API, for tests and for embedding in another server.
     pub fn router(self: Arc<Self>) -> axum::Router {
-        let routes = axum::Router::new()
+        let mut routes = axum::Router::new()
             .fallback(handle::<H, B>)
             .with_state(self.clone());
-        let routes = match &self.wrap {
+        if let Some(metrics) = &self.metrics {
+            let scraped = metrics.clone();
+            routes = routes.route(
+                "/metrics",
+                axum::routing::get(move || async move {
+                    ([("content-type", prometheus::TEXT_FORMAT)], scraped.text())
+                }),
+            );
+        }
+        let mut routes = match &self.wrap {
             Some(wrap) => wrap(routes),
             None => routes,
         };
+        if let Some(metrics) = &self.metrics {
+            routes = routes.layer(axum::middleware::from_fn_with_state(
+                metrics.clone(),
+                metrics::record,
+            ));
+        }
         routes.layer(axum::middleware::from_fn_with_state(
             self,
             authenticated::<H, B>,

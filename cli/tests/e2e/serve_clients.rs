@@ -45,15 +45,15 @@ print(json.dumps({
 "#;
 
 /// The Python interpreter (`APFKIT_PYTHON`, or `python3`), once it is known to have the
-/// `kubernetes` client; the test fails, naming the package, when it has not.
-fn python_with_client() -> String {
+/// package `module`; the test fails, naming the package, when it has not.
+pub(super) fn python_with(module: &str) -> String {
     let python = std::env::var("APFKIT_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let probe = Command::new(&python)
-        .args(["-c", "import kubernetes"])
+        .args(["-c", &format!("import {module}")])
         .output();
     assert!(
         probe.as_ref().is_ok_and(|o| o.status.success()),
-        "the Python `kubernetes` client is needed (pip install kubernetes; .ci/run installs \
+        "the Python package `{module}` is needed (pip install {module}; .ci/run installs \
          it): {probe:?}"
     );
     python
@@ -62,7 +62,7 @@ fn python_with_client() -> String {
 /// Runs a Python `script` with the server's kubeconfig as its argument; answers the JSON it
 /// printed.
 fn run_python(server: &Server, script: &str) -> serde_json::Value {
-    let mut command = Command::new(python_with_client());
+    let mut command = Command::new(python_with("kubernetes"));
     command.args(["-c", script]).arg(server.kubeconfig());
     let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
     assert!(

@@ -7,6 +7,7 @@ mod estimate;
 mod fairness;
 mod hash_and_dealer;
 mod layer;
+mod metrics;
 mod properties;
 mod reconfigure;
 mod rejection;

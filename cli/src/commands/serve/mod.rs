@@ -233,6 +233,10 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         },
     )
     .with_authenticator(authenticator(args)?);
+    let registry = prometheus::Registry::new();
+    server = server
+        .with_metrics(&registry)
+        .map_err(|e| Failure::Invalid(format!("metrics: {e}")))?;
     if !args.no_bootstrap {
         bootstrap(&server).await?;
     }
@@ -250,6 +254,10 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
             })?;
         let (config, read_at) = flow_control::configure_and_mark_dangling(&server, limit).await?;
         let guard = apfkit_dispatcher::guard::Guard::new(config);
+        guard.record_metrics(
+            apfkit_dispatcher::metrics::ApfMetrics::register(&registry)
+                .map_err(|e| Failure::Invalid(format!("metrics: {e}")))?,
+        );
         let layered = guard.clone();
         server = server.with_layers(move |routes| {
             let dumped = layered.clone();
