@@ -30,6 +30,8 @@ pub struct Request<'a> {
     pub is_resource_request: bool,
     /// API group; empty for the core group.
     pub api_group: &'a str,
+    /// API version; classification ignores it (`dump_requests` shows it).
+    pub api_version: &'a str,
     /// Resource, such as `pods`.
     pub resource: &'a str,
     /// Subresource, such as `status`; empty for none.

@@ -489,7 +489,9 @@ impl Dispatcher {
     }
 
     /// The table of kube-apiserver's `/debug/api_priority_and_fairness/dump_priority_levels`:
-    /// one row per level, columns separated by `,` and aligned as Go's tabwriter does.
+    /// one row per level, by name, columns separated by `,` and aligned as Go's tabwriter
+    /// does. `TimedoutRequests` is always 0, as upstream never counts it (its queue set
+    /// counts a request that leaves its queue as rejected and cancelled).
     pub fn dump_priority_levels(&self) -> String {
         let header = [
             "PriorityLevelName",
@@ -498,6 +500,10 @@ impl Dispatcher {
             "IsQuiescing",
             "WaitingRequests",
             "ExecutingRequests",
+            "DispatchedRequests",
+            "RejectedRequests",
+            "TimedoutRequests",
+            "CancelledRequests",
         ];
         let mut rows = vec![header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
         for (_, level) in self.configured_levels() {
@@ -506,6 +512,7 @@ impl Dispatcher {
                 .queues()
                 .filter(|q: &QueueSummary| q.waiting > 0)
                 .count();
+            let totals = set.totals();
             rows.push(vec![
                 level.name.clone(),
                 active.to_string(),
@@ -513,7 +520,44 @@ impl Dispatcher {
                 level.quiescing.to_string(),
                 set.waiting().to_string(),
                 set.executing().to_string(),
+                totals.dispatched.to_string(),
+                totals.rejected.to_string(),
+                "0".to_owned(),
+                totals.cancelled.to_string(),
             ]);
+        }
+        tab_table(&rows)
+    }
+
+    /// The table of kube-apiserver's `/debug/api_priority_and_fairness/dump_queues`: one row
+    /// per queue of every level (levels without queues have none), levels by name.
+    pub fn dump_queues(&self) -> String {
+        let header = [
+            "PriorityLevelName",
+            "Index",
+            "PendingRequests",
+            "ExecutingRequests",
+            "SeatsInUse",
+            "NextDispatchR",
+            "InitialSeatsSum",
+            "MaxSeatsSum",
+            "TotalWorkSum",
+        ];
+        let mut rows = vec![header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
+        for (_, level) in self.configured_levels() {
+            for queue in level.queue_set.queues() {
+                rows.push(vec![
+                    level.name.clone(),
+                    queue.index.to_string(),
+                    queue.waiting.to_string(),
+                    queue.executing.to_string(),
+                    queue.seats_in_use.to_string(),
+                    queue.virtual_start.to_string(),
+                    queue.waiting_initial_seats.to_string(),
+                    queue.waiting_seats.to_string(),
+                    queue.waiting_work.to_string(),
+                ]);
+            }
         }
         tab_table(&rows)
     }

@@ -26,16 +26,18 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use rustc_hash::FxHashMap;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::classify::Request;
 use crate::config::Configuration;
-use crate::dispatch::{ADJUSTMENT_PERIOD, Decision, Dispatcher, Ticket};
+use crate::dispatch::{ADJUSTMENT_PERIOD, Decision, Dispatcher, Ticket, tab_table};
+use crate::dump::{go_duration, rfc3339_nano};
 use crate::metrics::ApfMetrics;
-use crate::queueset::{RejectReason, WorkEstimate};
+use crate::queueset::{QueueSetConfig, RejectReason, WorkEstimate};
 
 /// kube-apiserver's default wait limit: a quarter of the 60 s request timeout.
 pub const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(15);
@@ -49,6 +51,8 @@ pub struct Guard {
 #[derive(Debug)]
 struct Shared {
     epoch: Instant,
+    /// The wall-clock time of `epoch`, for the times the dumps print.
+    wall_epoch: SystemTime,
     wait_limit: Duration,
     state: Mutex<State>,
     metrics: OnceLock<ApfMetrics>,
@@ -58,6 +62,41 @@ struct Shared {
 struct State {
     dispatcher: Dispatcher,
     waiters: HashMap<Ticket, oneshot::Sender<()>>,
+    /// What `dump_requests` shows of each admitted request beyond the dispatcher's state.
+    notes: FxHashMap<Ticket, Note>,
+}
+
+/// A request's flow and who asked for what, for `dump_requests`.
+#[derive(Debug)]
+struct Note {
+    flow_schema: String,
+    distinguisher: String,
+    /// User, verb, path, namespace, name, group/version, resource, subresource.
+    details: [String; 8],
+}
+
+impl Note {
+    fn of(request: &Request<'_>, flow_schema: &str, distinguisher: &str) -> Self {
+        // Go's `schema.GroupVersion.String`.
+        let group_version = match (request.api_group, request.api_version) {
+            ("", version) => version.to_owned(),
+            (group, version) => format!("{group}/{version}"),
+        };
+        Note {
+            flow_schema: flow_schema.to_owned(),
+            distinguisher: distinguisher.to_owned(),
+            details: [
+                request.user.to_owned(),
+                request.verb.to_owned(),
+                request.path.to_owned(),
+                request.namespace.to_owned(),
+                request.name.to_owned(),
+                group_version,
+                request.resource.to_owned(),
+                request.subresource.to_owned(),
+            ],
+        }
+    }
 }
 
 /// A request allowed to execute. Dropping it finishes the request.
@@ -109,10 +148,12 @@ impl Shared {
     fn start(config: Configuration, wait_limit: Duration) -> Arc<Shared> {
         let shared = Arc::new(Shared {
             epoch: Instant::now(),
+            wall_epoch: SystemTime::now(),
             wait_limit,
             state: Mutex::new(State {
                 dispatcher: Dispatcher::new(config, Duration::ZERO),
                 waiters: HashMap::new(),
+                notes: FxHashMap::default(),
             }),
             metrics: OnceLock::new(),
         });
@@ -175,6 +216,74 @@ impl Guard {
         }
     }
 
+    /// kube-apiserver's `/debug/api_priority_and_fairness/dump_requests`: a row per request
+    /// waiting or executing (levels by name; in each, every queue's waiting requests in order
+    /// and then its executing ones, then those of no queue), with who asked for what when
+    /// `details` is set (upstream's `includeRequestDetails`).
+    pub fn dump_requests(&self, details: bool) -> String {
+        let mut header: Vec<String> = [
+            "PriorityLevelName",
+            "FlowSchemaName",
+            "QueueIndex",
+            "RequestIndexInQueue",
+            "FlowDistingsher",
+            "ArriveTime",
+            "InitialSeats",
+            "FinalSeats",
+            "AdditionalLatency",
+            "StartTime",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if details {
+            header.extend(
+                [
+                    "UserName",
+                    "Verb",
+                    "APIPath",
+                    "Namespace",
+                    "Name",
+                    "APIVersion",
+                    "Resource",
+                    "SubResource",
+                ]
+                .map(str::to_owned),
+            );
+        }
+        let wall = |at: Duration| self.shared.wall_epoch + at;
+        let index = |i: Option<usize>| i.map_or("-1".to_owned(), |i| i.to_string());
+        let mut rows = vec![header];
+        let state = self.shared.lock();
+        for (slot, level) in state.dispatcher.configured_levels() {
+            for request in level.queue_set.request_summaries() {
+                let note = state.notes.get(&Ticket {
+                    level: slot,
+                    id: request.id,
+                });
+                let mut row = vec![
+                    level.name.clone(),
+                    note.map(|n| n.flow_schema.clone()).unwrap_or_default(),
+                    index(request.queue),
+                    index(request.position),
+                    note.map(|n| n.distinguisher.clone()).unwrap_or_default(),
+                    rfc3339_nano(Some(wall(request.arrived))),
+                    request.estimate.initial_seats.to_string(),
+                    request.estimate.final_seats.to_string(),
+                    go_duration(request.estimate.additional_latency),
+                    rfc3339_nano(request.started.map(wall)),
+                ];
+                if details {
+                    match note {
+                        Some(note) => row.extend(note.details.iter().cloned()),
+                        None => row.extend(std::iter::repeat_n(String::new(), 8)),
+                    }
+                }
+                rows.push(row);
+            }
+        }
+        tab_table(&rows)
+    }
+
     /// Keeps kube-apiserver's APF metrics in `metrics` from now on (once; later calls are
     /// ignored): per flow, requests and seats waiting and executing, dispatches, rejections
     /// by reason, wait and execution times, queue lengths and estimated seats; per level,
@@ -219,7 +328,7 @@ impl Guard {
             let mut state = shared.lock();
             let now = shared.now();
             let classification = state.dispatcher.classifier().classify(request);
-            let (matched, hash) = match &classification {
+            let (matched, hash, note) = match &classification {
                 Some(c) => {
                     let config = state.dispatcher.classifier().config();
                     let uid_of_schema = config
@@ -238,9 +347,10 @@ impl Guard {
                             priority_level_uid: uid_of_level.unwrap_or_default(),
                         },
                         c.hash,
+                        Note::of(request, c.flow_schema, c.distinguisher),
                     )
                 }
-                None => (Matched::default(), 0),
+                None => (Matched::default(), 0, Note::of(request, "", "")),
             };
             let Some(level) = state.dispatcher.level_index(&matched.priority_level) else {
                 return Err(Rejection::new(matched, RejectReason::ConcurrencyLimit, 1));
@@ -255,9 +365,29 @@ impl Guard {
             state.wake(&arrived.dispatched);
             match arrived.decision {
                 Decision::Execute(ticket) => {
+                    state.notes.insert(ticket, note);
+                    // On a level with queues a request is enqueued, then dispatched at once
+                    // when it can be: kube-apiserver observes its (empty) wait and its queue
+                    // of one; exempt and `Reject` levels have no queue to observe.
+                    let queued = matches!(
+                        state.dispatcher.level(ticket.level).queue_set.config(),
+                        QueueSetConfig::Queue { .. }
+                    );
                     drop(state);
+                    let now = Instant::now();
+                    if queued && let Some(metrics) = metrics {
+                        metrics
+                            .queue_length
+                            .with_label_values(&ApfMetrics::flow(&matched))
+                            .observe(1.0);
+                    }
                     return Ok(Permit::start(
-                        shared, ticket, matched, estimate, watch, None,
+                        shared,
+                        ticket,
+                        matched,
+                        estimate,
+                        watch,
+                        queued.then_some(now),
                     ));
                 }
                 Decision::Reject {
@@ -274,6 +404,7 @@ impl Guard {
                 Decision::Wait(ticket) => {
                     let (sender, receiver) = oneshot::channel();
                     state.waiters.insert(ticket, sender);
+                    state.notes.insert(ticket, note);
                     let length = state
                         .dispatcher
                         .level(ticket.level)
@@ -314,7 +445,11 @@ impl Guard {
                 let mut state = shared.lock();
                 let now = shared.now();
                 state.waiters.remove(&ticket);
-                !state.dispatcher.cancel(now, ticket)
+                let cancelled = state.dispatcher.cancel(now, ticket);
+                if cancelled {
+                    state.notes.remove(&ticket);
+                }
+                !cancelled
             }
         };
         wait.settled = true;
@@ -389,7 +524,8 @@ impl Rejection {
 }
 
 impl Permit {
-    /// A request starts executing; `enqueued` is when it entered its queue, if it waited.
+    /// A request starts executing; `enqueued` is when it entered its queue, if its level
+    /// has queues (its wait is observed then, as kube-apiserver observes queued requests').
     fn start(
         shared: &Arc<Shared>,
         ticket: Ticket,
@@ -402,11 +538,12 @@ impl Permit {
         if let Some(metrics) = shared.metrics() {
             let [level, schema] = ApfMetrics::flow(&matched);
             metrics.dispatched.with_label_values(&[level, schema]).inc();
-            let waited = enqueued.map_or(0.0, |at| started.duration_since(at).as_secs_f64());
-            metrics
-                .wait
-                .with_label_values(&[level, schema, "true"])
-                .observe(waited);
+            if let Some(at) = enqueued {
+                metrics
+                    .wait
+                    .with_label_values(&[level, schema, "true"])
+                    .observe(started.duration_since(at).as_secs_f64());
+            }
             metrics
                 .executing_requests
                 .with_label_values(&[level, schema])
@@ -493,15 +630,21 @@ impl Drop for PendingWait<'_> {
             let mut state = self.shared.lock();
             let now = self.shared.now();
             state.waiters.remove(&self.ticket);
-            state.dispatcher.cancel(now, self.ticket)
+            let cancelled = state.dispatcher.cancel(now, self.ticket);
+            if cancelled {
+                state.notes.remove(&self.ticket);
+            }
+            cancelled
         };
         if let Some(metrics) = self.shared.metrics() {
             note_left_queue(metrics, self.matched, self.estimate);
             if cancelled {
+                // kube-apiserver's queue set counts every request taken out of its queue,
+                // for its wait limit or its client gone, with the reason `time-out`.
                 note_rejected(
                     metrics,
                     self.matched,
-                    RejectReason::Cancelled,
+                    RejectReason::TimeOut,
                     Some(self.enqueued),
                 );
             } else {
@@ -523,6 +666,9 @@ fn finish(shared: &Arc<Shared>, ticket: Ticket) {
         let now = shared.now();
         let finished = state.dispatcher.finish(now, ticket);
         state.wake(&finished.dispatched);
+        if finished.release_at.is_none() {
+            state.notes.remove(&ticket);
+        }
         finished.release_at
     };
     let Some(at) = release_at else { return };
@@ -533,6 +679,7 @@ fn finish(shared: &Arc<Shared>, ticket: Ticket) {
             let now = shared.now().max(at);
             let dispatched = state.dispatcher.release(now, ticket);
             state.wake(&dispatched);
+            state.notes.remove(&ticket);
         }
     };
     match tokio::runtime::Handle::try_current() {

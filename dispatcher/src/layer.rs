@@ -65,6 +65,8 @@ pub struct Attributes {
     pub is_resource_request: bool,
     /// API group; empty for the core group.
     pub api_group: String,
+    /// API version (shown by `dump_requests`).
+    pub api_version: String,
     /// Resource.
     pub resource: String,
     /// Subresource.
@@ -97,6 +99,7 @@ impl Attributes {
             verb: verb.to_owned(),
             is_resource_request: true,
             api_group: api_group.to_owned(),
+            api_version: String::new(),
             resource: resource.to_owned(),
             subresource: String::new(),
             namespace: namespace.to_owned(),
@@ -123,6 +126,7 @@ impl Attributes {
             verb: &self.verb,
             is_resource_request: self.is_resource_request,
             api_group: &self.api_group,
+            api_version: &self.api_version,
             resource: &self.resource,
             subresource: &self.subresource,
             namespace: &self.namespace,

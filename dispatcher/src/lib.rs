@@ -90,6 +90,7 @@ pub mod borrowing;
 pub mod classify;
 pub mod config;
 pub mod dispatch;
+pub mod dump;
 pub mod estimate;
 pub mod flow;
 #[cfg(feature = "tokio")]

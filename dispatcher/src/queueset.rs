@@ -104,6 +104,9 @@ pub enum Arrival {
 #[derive(Debug, Clone)]
 struct Request {
     queue: Option<usize>,
+    /// When it arrived.
+    arrived: Duration,
+    /// When it arrived, then when it started executing.
     start: Duration,
     estimate: WorkEstimate,
     total_work: SeatSeconds,
@@ -181,6 +184,20 @@ pub struct QueueSet {
     requests: FxHashMap<RequestId, Request>,
     next_id: RequestId,
     epoch_advances: u64,
+    totals: Totals,
+}
+
+/// Requests a queue set has seen end one way or another, as kube-apiserver's queue set
+/// counts them for `dump_priority_levels`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Requests that started executing (not counted on exempt levels, whose upstream
+    /// queue set is a different type that keeps no count).
+    pub dispatched: u64,
+    /// Requests rejected at arrival or taken out of their queue.
+    pub rejected: u64,
+    /// Requests taken out of their queue (wait limit passed or client gone).
+    pub cancelled: u64,
 }
 
 impl QueueSet {
@@ -207,6 +224,7 @@ impl QueueSet {
             requests: FxHashMap::default(),
             next_id: 0,
             epoch_advances: 0,
+            totals: Totals::default(),
         }
     }
 
@@ -351,6 +369,7 @@ impl QueueSet {
             id,
             Request {
                 queue,
+                arrived: now,
                 start: now,
                 estimate,
                 total_work: initial_work.wrapping_add(final_work),
@@ -367,6 +386,9 @@ impl QueueSet {
         };
         request.executing = true;
         request.start = now;
+        if !matches!(self.config, QueueSetConfig::Exempt) {
+            self.totals.dispatched += 1;
+        }
         let seats = request.max_seats();
         self.executing += 1;
         self.seats_in_use += seats;
@@ -395,6 +417,7 @@ impl QueueSet {
             }
             QueueSetConfig::Reject => {
                 if !self.can_accommodate(estimate.max_seats()) {
+                    self.totals.rejected += 1;
                     return Arrival::Rejected(RejectReason::ConcurrencyLimit);
                 }
                 let id = self.new_request(estimate, None, now);
@@ -412,6 +435,7 @@ impl QueueSet {
                 if self.seats_in_use >= self.concurrency_limit
                     && self.queues[q].waiting.len() >= queue_length_limit
                 {
+                    self.totals.rejected += 1;
                     return Arrival::Rejected(RejectReason::QueueFull);
                 }
                 let id = self.new_request(estimate, Some(q), now);
@@ -651,6 +675,8 @@ impl QueueSet {
         self.seats_waiting = self.seats_waiting.saturating_sub(seats);
         self.requests.remove(&id);
         self.bound_virtual_start(q);
+        self.totals.rejected += 1;
+        self.totals.cancelled += 1;
         true
     }
 
@@ -703,8 +729,66 @@ impl QueueSet {
                 executing: queue.executing,
                 seats_in_use: queue.seats_in_use,
                 waiting_seats: queue.max_seats_sum,
+                waiting_initial_seats: queue
+                    .waiting
+                    .iter()
+                    .filter_map(|w| self.requests.get(&w.id))
+                    .map(|r| r.estimate.initial_seats)
+                    .sum(),
+                waiting_work: queue.total_work_sum,
                 virtual_start: queue.next_dispatch_r,
             })
+    }
+
+    /// The counts of requests dispatched, rejected and cancelled so far.
+    pub fn totals(&self) -> Totals {
+        self.totals
+    }
+
+    /// Every request, in the order of kube-apiserver's `dump_requests`: each queue's waiting
+    /// requests in queue order then its executing ones, then the executing requests of no
+    /// queue (exempt and `Reject` levels).
+    pub fn request_summaries(&self) -> Vec<RequestSummary> {
+        let summary = |id: RequestId, position: Option<usize>| {
+            self.requests.get(&id).map(|r| RequestSummary {
+                id,
+                queue: r.queue,
+                position,
+                estimate: r.estimate,
+                arrived: r.arrived,
+                started: r.executing.then_some(r.start),
+            })
+        };
+        let mut executing: Vec<(Option<usize>, RequestId)> = self
+            .requests
+            .iter()
+            .filter(|(_, r)| r.executing)
+            .map(|(id, r)| (r.queue, *id))
+            .collect();
+        executing.sort_unstable();
+        let mut out = Vec::with_capacity(self.requests.len());
+        for (q, queue) in self.queues.iter().enumerate() {
+            out.extend(
+                queue
+                    .waiting
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(position, w)| summary(w.id, Some(position))),
+            );
+            out.extend(
+                executing
+                    .iter()
+                    .filter(|(queue, _)| *queue == Some(q))
+                    .filter_map(|(_, id)| summary(*id, None)),
+            );
+        }
+        out.extend(
+            executing
+                .iter()
+                .filter(|(queue, _)| queue.is_none())
+                .filter_map(|(_, id)| summary(*id, None)),
+        );
+        out
     }
 
     /// How many arrivals have chosen a queue so far (upstream `enqueues`; quirk Q9: rejected
@@ -730,10 +814,31 @@ pub struct QueueSummary {
     pub executing: usize,
     /// Seats held by its requests not yet released.
     pub seats_in_use: u64,
-    /// Seats of its waiting requests.
+    /// Seats of its waiting requests (the most each will hold).
     pub waiting_seats: u64,
+    /// Initial seats of its waiting requests.
+    pub waiting_initial_seats: u64,
+    /// Work of its waiting requests.
+    pub waiting_work: SeatSeconds,
     /// Its virtual start (`nextDispatchR`).
     pub virtual_start: SeatSeconds,
+}
+
+/// One request, as `dump_requests` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestSummary {
+    /// Its id.
+    pub id: RequestId,
+    /// Its queue (`None` on levels without queues).
+    pub queue: Option<usize>,
+    /// Its place in its queue while it waits.
+    pub position: Option<usize>,
+    /// Its work estimate.
+    pub estimate: WorkEstimate,
+    /// When it arrived.
+    pub arrived: Duration,
+    /// When it started executing.
+    pub started: Option<Duration>,
 }
 
 fn desired_queues(config: &QueueSetConfig) -> usize {

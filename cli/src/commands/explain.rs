@@ -117,6 +117,7 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
         verb: &args.verb,
         is_resource_request: args.resource.is_some(),
         api_group: args.api_group.as_deref().unwrap_or_default(),
+        api_version: "",
         resource: args.resource.as_deref().unwrap_or_default(),
         subresource: args.subresource.as_deref().unwrap_or_default(),
         namespace: args.namespace.as_deref().unwrap_or_default(),

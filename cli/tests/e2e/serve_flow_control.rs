@@ -339,13 +339,82 @@ fn the_priority_levels_are_dumped_as_kube_apiserver_dumps_them() {
             "IsIdle",
             "IsQuiescing",
             "WaitingRequests",
-            "ExecutingRequests"
+            "ExecutingRequests",
+            "DispatchedRequests",
+            "RejectedRequests",
+            "TimedoutRequests",
+            "CancelledRequests"
         ]
     );
     let levels: Vec<&str> = lines.map(|l| l.split(',').next().unwrap().trim()).collect();
     for level in ["catch-all", "exempt", "global-default", "workload-low"] {
         assert!(levels.contains(&level), "{level} in {text}");
     }
+    // A row per queue: global-default has 128, exempt none.
+    let (code, body) = server.curl("/debug/api_priority_and_fairness/dump_queues", &[], b"");
+    assert_eq!(code, 200);
+    let queues = String::from_utf8(body).unwrap();
+    let header: Vec<&str> = queues
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "PriorityLevelName",
+            "Index",
+            "PendingRequests",
+            "ExecutingRequests",
+            "SeatsInUse",
+            "NextDispatchR",
+            "InitialSeatsSum",
+            "MaxSeatsSum",
+            "TotalWorkSum"
+        ]
+    );
+    let rows_of = |level: &str| {
+        queues
+            .lines()
+            .filter(|l| l.starts_with(&format!("{level},")))
+            .count()
+    };
+    assert_eq!((rows_of("global-default"), rows_of("exempt")), (128, 0));
+    // The dump of requests shows the one asking for it, executing on the exempt level
+    // without a queue, and who it is when asked for details.
+    let admin = client(&server, "admin");
+    let admin: Vec<&str> = admin.iter().map(String::as_str).collect();
+    let (code, body) = server.curl(
+        "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
+        &admin,
+        b"",
+    );
+    assert_eq!(code, 200);
+    let requests = String::from_utf8(body).unwrap();
+    let rows: Vec<Vec<&str>> = requests
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::trim).collect())
+        .collect();
+    let own = rows
+        .iter()
+        .find(|r| r[12] == "/debug/api_priority_and_fairness/dump_requests")
+        .unwrap_or_else(|| panic!("{requests}"));
+    assert_eq!(&own[..4], ["exempt", "exempt", "-1", "-1"]);
+    assert_eq!(&own[10..12], ["apfkit-admin", "get"]);
+    let (_, body) = server.curl("/debug/api_priority_and_fairness/dump_requests", &[], b"");
+    assert_eq!(
+        String::from_utf8(body)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .count(),
+        10
+    );
     // Without APF there is nothing to dump.
     let plain = Server::start(&["--enable-priority-and-fairness=false"]);
     assert_eq!(plain.curl(path, &[], b"").0, 404);

@@ -100,6 +100,7 @@ impl Stream {
             verb: &self.verb,
             is_resource_request: !self.resource.is_empty(),
             api_group: &self.api_group,
+            api_version: "",
             resource: &self.resource,
             subresource: &self.subresource,
             namespace: &self.namespace,

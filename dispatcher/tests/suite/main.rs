@@ -3,6 +3,7 @@
 mod async_guard;
 mod borrowing;
 mod classify;
+mod dumps;
 mod estimate;
 mod fairness;
 mod hash_and_dealer;

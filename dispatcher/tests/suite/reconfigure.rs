@@ -106,7 +106,11 @@ fn a_removed_level_quiesces_while_its_requests_run_then_goes() {
     let dump = dispatcher.dump_priority_levels();
     let row = dump.lines().find(|l| l.starts_with("team,")).unwrap();
     let cells: Vec<&str> = row.split(',').map(str::trim).collect();
-    assert_eq!(cells, ["team", "0", "false", "true", "0", "1"], "{dump}");
+    assert_eq!(
+        cells,
+        ["team", "0", "false", "true", "0", "1", "1", "0", "0", "0"],
+        "{dump}"
+    );
     // Meanwhile its shares still count: global-default's nominal limit is below the one of
     // a server without the level.
     let without = Dispatcher::new(configuration(false), start);

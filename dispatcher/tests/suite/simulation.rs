@@ -72,7 +72,7 @@ fn the_default_workload_shows_isolation_and_borrowing() {
     let text = report.to_text();
     assert!(text.contains("PriorityLevelName, NominalCL"));
     assert!(text.contains(
-        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
+        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests"
     ));
 }
 
@@ -84,13 +84,14 @@ fn dump_priority_levels_is_aligned_like_gos_tabwriter() {
     );
     let dump = dispatcher.dump_priority_levels();
     let lines: Vec<&str> = dump.lines().collect();
+    // The ten columns kube-apiserver prints since 1.26 (`apf_controller_debug.go`).
     assert_eq!(
         lines[0],
-        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
+        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests"
     );
     assert_eq!(
         lines[1],
-        "catch-all,         0,            true,   false,       0,               0"
+        "catch-all,         0,            true,   false,       0,               0,                 0,                  0,                0,                0"
     );
     assert_eq!(lines.len(), 9);
 }

@@ -178,6 +178,7 @@ pub fn attributes(request: &Request) -> Attributes {
         verb: info.verb,
         is_resource_request: info.is_resource_request,
         api_group: info.api_group,
+        api_version: info.api_version,
         resource: info.resource,
         subresource: info.subresource,
         namespace: info.namespace,
@@ -252,8 +253,37 @@ pub fn keep_configured<B: Backend + 'static>(
     });
 }
 
-/// kube-apiserver's `/debug/api_priority_and_fairness/dump_priority_levels`: the dispatcher's
-/// table of levels (names, active queues, waiting and executing requests), as text.
-pub fn dump_priority_levels(guard: &Guard) -> String {
-    guard.inspect(apfkit_dispatcher::dispatch::Dispatcher::dump_priority_levels)
+/// `routes` with kube-apiserver's `/debug/api_priority_and_fairness/` tables of `guard`:
+/// `dump_priority_levels`, `dump_queues` and `dump_requests` (with who asked for what when
+/// the query's `includeRequestDetails` is not empty, as upstream reads it), as text.
+pub fn debug_routes(routes: axum::Router, guard: &Guard) -> axum::Router {
+    use apfkit_dispatcher::dispatch::Dispatcher;
+    use axum::routing::get;
+    let text = |body: String| ([("content-type", "text/plain; charset=utf-8")], body);
+    let (levels, queues, requests) = (guard.clone(), guard.clone(), guard.clone());
+    routes
+        .route(
+            "/debug/api_priority_and_fairness/dump_priority_levels",
+            get(move || {
+                let body = levels.inspect(Dispatcher::dump_priority_levels);
+                async move { text(body) }
+            }),
+        )
+        .route(
+            "/debug/api_priority_and_fairness/dump_queues",
+            get(move || {
+                let body = queues.inspect(Dispatcher::dump_queues);
+                async move { text(body) }
+            }),
+        )
+        .route(
+            "/debug/api_priority_and_fairness/dump_requests",
+            get(move |uri: axum::http::Uri| {
+                let details = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+                    .find(|(key, _)| key == "includeRequestDetails")
+                    .is_some_and(|(_, value)| !value.is_empty());
+                let body = requests.dump_requests(details);
+                async move { text(body) }
+            }),
+        )
 }

@@ -260,16 +260,7 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         );
         let layered = guard.clone();
         server = server.with_layers(move |routes| {
-            let dumped = layered.clone();
-            routes
-                .route(
-                    "/debug/api_priority_and_fairness/dump_priority_levels",
-                    axum::routing::get(move || {
-                        let text = flow_control::dump_priority_levels(&dumped);
-                        async move { ([("content-type", "text/plain; charset=utf-8")], text) }
-                    }),
-                )
-                .layer(flow_control::layer(layered.clone()))
+            flow_control::debug_routes(routes, &layered).layer(flow_control::layer(layered.clone()))
         });
         let server = Arc::new(server);
         flow_control::keep_configured(server.clone(), guard, limit, read_at);
