@@ -12,10 +12,12 @@ pub fn go_duration(d: Duration) -> String {
         return "0s".to_owned();
     }
     if nanos < 1_000_000_000 {
-        let (unit, scale) = match nanos {
-            ..1_000 => ("ns", 1),
-            ..1_000_000 => ("µs", 1_000),
-            _ => ("ms", 1_000_000),
+        let (unit, scale) = if nanos < 1_000 {
+            ("ns", 1)
+        } else if nanos < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
         };
         return format!("{}{unit}", decimal(nanos, scale));
     }
