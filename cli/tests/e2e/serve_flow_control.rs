@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::serve::Server;
+use super::serve::{NO_APF, Server};
 
 const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
 
@@ -586,5 +586,118 @@ fn metrics_have_kube_apiservers_names_labels_and_buckets_and_parse_as_prometheus
             &list
         ),
         Some(2.0)
+    );
+}
+
+/// The stored `metadata.resourceVersion` and `spec.matchingPrecedence` of a FlowSchema, and
+/// its auto-update annotation (`-` when missing, `none` when the object is).
+fn schema_state(server: &Server, name: &str) -> (String, String, String) {
+    let output = server.kubectl(
+        &[
+            "get",
+            "flowschema",
+            name,
+            "-o",
+            r#"jsonpath={.metadata.resourceVersion} {.spec.matchingPrecedence} {.metadata.annotations.apf\.kubernetes\.io/autoupdate-spec}"#,
+        ],
+        b"",
+    );
+    if !output.status.success() {
+        return ("none".into(), "none".into(), "none".into());
+    }
+    let text = String::from_utf8(output.stdout).unwrap();
+    let mut fields = text.split(' ');
+    let mut next = || {
+        fields
+            .next()
+            .filter(|f| !f.is_empty())
+            .unwrap_or("-")
+            .to_owned()
+    };
+    (next(), next(), next())
+}
+
+/// kube-apiserver's configuration producer, seen across a restart (it runs at start and then
+/// every minute): mandatory objects restored, suggested ones restored while their annotation
+/// is true, deleted ones created again, auto-updated leftovers deleted, and nothing written
+/// when nothing changed.
+#[test]
+fn the_bootstrap_objects_are_kept_as_kube_apiserver_keeps_them() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().display().to_string();
+    let names = [
+        "exempt",
+        "catch-all",
+        "global-default",
+        "system-leader-election",
+        "probes",
+    ];
+    {
+        let server = Server::start_in(&dir, &[NO_APF]);
+        let before: Vec<_> = names.iter().map(|n| schema_state(&server, n)).collect();
+        assert!(
+            before.iter().all(|(_, _, annotation)| annotation == "true"),
+            "{before:?}"
+        );
+        drop(server);
+        // A start with nothing changed writes nothing.
+        let server = Server::start_in(&dir, &[NO_APF]);
+        let again: Vec<_> = names.iter().map(|n| schema_state(&server, n)).collect();
+        assert_eq!(again, before);
+
+        let patch = |name: &str, patch: &str| {
+            server.kubectl_ok(
+                &["patch", "flowschema", name, "--type=merge", "-p", patch],
+                b"",
+            );
+        };
+        patch("global-default", r#"{"spec":{"matchingPrecedence":9100}}"#);
+        patch(
+            "system-leader-election",
+            r#"{"metadata":{"annotations":{"apf.kubernetes.io/autoupdate-spec":"false"}},"spec":{"matchingPrecedence":9200}}"#,
+        );
+        // The spec of a mandatory object cannot be changed (validation); its annotation can.
+        patch(
+            "catch-all",
+            r#"{"metadata":{"annotations":{"apf.kubernetes.io/autoupdate-spec":"false"}}}"#,
+        );
+        server.kubectl_ok(&["delete", "flowschema", "probes"], b"");
+        for (name, annotation) in [("retired", Some("true")), ("mine", None)] {
+            let annotations = annotation
+                .map(|a| format!("  annotations: {{apf.kubernetes.io/autoupdate-spec: \"{a}\"}}\n"))
+                .unwrap_or_default();
+            let manifest = format!(
+                "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata:\n  name: {name}\n{annotations}spec:\n  priorityLevelConfiguration: {{name: global-default}}\n  matchingPrecedence: 5000\n"
+            );
+            server.kubectl_ok(&["create", "-f", "-"], manifest.as_bytes());
+        }
+    }
+    let server = Server::start_in(&dir, &[NO_APF]);
+    let precedence = |name: &str| schema_state(&server, name).1;
+    assert_eq!(
+        precedence("global-default"),
+        "9900",
+        "restored: its annotation is true"
+    );
+    assert_eq!(
+        precedence("system-leader-election"),
+        "9200",
+        "kept: its annotation is false"
+    );
+    assert_eq!(
+        schema_state(&server, "catch-all").1..=schema_state(&server, "catch-all").2,
+        "10000".to_owned()..="true".to_owned(),
+        "mandatory: restored and marked auto-updated"
+    );
+    assert_eq!(schema_state(&server, "probes").2, "true", "created again");
+    assert_eq!(
+        schema_state(&server, "retired").0,
+        "none",
+        "an auto-updated leftover is deleted"
+    );
+    assert_eq!(
+        schema_state(&server, "mine").1,
+        "5000",
+        "an operator's own object stays"
     );
 }

@@ -4,6 +4,7 @@ mod async_guard;
 mod borrowing;
 mod classify;
 mod dumps;
+mod ensurer;
 mod estimate;
 mod fairness;
 mod hash_and_dealer;

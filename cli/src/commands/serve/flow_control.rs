@@ -18,18 +18,16 @@ use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::layer::{ApfLayer, Attributes};
 use apfkit_dispatcher::queueset::WorkEstimate;
 use apfkit_runtime::Object as _;
-use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition};
+use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition, PriorityLevelConfiguration};
 use axum::extract::Request;
 
 use crate::failure::{Failure, printable};
 
-/// The configuration of the objects stored now, for a server of `limit` seats, the revision
-/// it was read at (the earlier of the two lists') and the FlowSchemas as stored; objects the
-/// configuration leaves out are reported on standard error.
-async fn stored<B: Backend + 'static>(
+/// The stored PriorityLevelConfigurations and FlowSchemas, and the revision they were read
+/// at (the earlier of the two lists').
+pub async fn stored_objects<B: Backend + 'static>(
     server: &ApiServer<HubObject, B>,
-    limit: i32,
-) -> Result<(Configuration, Revision, Vec<FlowSchema>), Failure> {
+) -> Result<(Vec<PriorityLevelConfiguration>, Vec<FlowSchema>, Revision), Failure> {
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
     let mut read_at: Option<Revision> = None;
     for served in server.resources() {
@@ -57,6 +55,17 @@ async fn stored<B: Backend + 'static>(
             }
         }
     }
+    Ok((levels, schemas, read_at.unwrap_or(Revision(0))))
+}
+
+/// The configuration of the objects stored now, for a server of `limit` seats, the revision
+/// it was read at and the FlowSchemas as stored; objects the configuration leaves out are
+/// reported on standard error.
+async fn stored<B: Backend + 'static>(
+    server: &ApiServer<HubObject, B>,
+    limit: i32,
+) -> Result<(Configuration, Revision, Vec<FlowSchema>), Failure> {
+    let (levels, schemas, read_at) = stored_objects(server).await?;
     let config = Configuration::new_trusted(levels, schemas.clone(), limit)
         .map_err(|e| Failure::Invalid(format!("the APF configuration: {e}")))?;
     for skipped in config.skipped() {
@@ -67,7 +76,7 @@ async fn stored<B: Backend + 'static>(
             printable(&crate::configuration::join(&skipped.reasons))
         );
     }
-    Ok((config, read_at.unwrap_or(Revision(0)), schemas))
+    Ok((config, read_at, schemas))
 }
 
 /// Reads the stored configuration and writes each stored FlowSchema's `Dangling` condition

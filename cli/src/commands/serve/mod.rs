@@ -1,5 +1,6 @@
 //! `serve`: flowcontrol and apiregistration served to Kubernetes clients.
 
+mod ensurer;
 mod flow_control;
 mod printers;
 
@@ -17,7 +18,6 @@ use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
-use apfkit_runtime::{HubKind, Object};
 use apfkit_storage::etcd::RESOURCES;
 use apfkit_storage::object::Format;
 use clap::Args;
@@ -77,9 +77,15 @@ pub struct ServeArgs {
     /// default kube-apiserver 1.35's: v1 for both groups.
     #[arg(long, value_name = "GROUP=VERSION")]
     storage_version: Vec<String>,
-    /// Do not create the bootstrap configuration.
+    /// Do not create or keep the bootstrap APF configuration (by default, as kube-apiserver,
+    /// the mandatory and suggested objects are created when missing at start and every
+    /// minute, mandatory ones kept as they are defined, suggested ones while their
+    /// apf.kubernetes.io/autoupdate-spec annotation is true).
     #[arg(long)]
     no_bootstrap: bool,
+    /// Create and keep the suggested bootstrap objects, not only the mandatory ones.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    suggested_apf_configuration: bool,
     /// Bearer tokens, in kube-apiserver's format: CSV lines token,user,uid and an optional
     /// quoted, comma-separated list of groups.
     #[arg(long, value_name = "FILE")]
@@ -238,7 +244,7 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         .with_metrics(&registry)
         .map_err(|e| Failure::Invalid(format!("metrics: {e}")))?;
     if !args.no_bootstrap {
-        bootstrap(&server).await?;
+        ensurer::ensure_once(&server, args.suggested_apf_configuration).await?;
     }
     let server = if args.enable_priority_and_fairness {
         let limit = args
@@ -268,6 +274,9 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
     } else {
         Arc::new(server)
     };
+    if !args.no_bootstrap {
+        ensurer::keep_ensured(server.clone(), args.suggested_apf_configuration);
+    }
     server
         .serve_command("apfkit serve", args.listen, &args.data_dir)
         .await
@@ -287,39 +296,4 @@ fn authenticator(args: &ServeArgs) -> Result<Authenticator, Failure> {
     authenticator
         .with_token_file(&text)
         .map_err(|e| Failure::Invalid(format!("--token-auth-file {}: {e}", path.display())))
-}
-
-/// Creates the bootstrap objects that are missing, as kube-apiserver's configuration
-/// ensurer does on start.
-async fn bootstrap<B: Backend + 'static>(server: &ApiServer<HubObject, B>) -> Result<(), Failure> {
-    let levels = apfkit_dispatcher::bootstrap::priority_levels()
-        .iter()
-        .map(|level| level.clone().wrap());
-    let schemas = apfkit_dispatcher::bootstrap::flow_schemas()
-        .iter()
-        .map(|schema| schema.clone().wrap());
-    for object in levels.chain(schemas) {
-        let Some(served) = server
-            .resources()
-            .iter()
-            .find(|s| s.config.kind == object.kind())
-        else {
-            continue;
-        };
-        let api_version = served.storage.api_version();
-        match server
-            .objects()
-            .create(served, None, object, &api_version, false)
-            .await
-        {
-            Ok(_) => {}
-            Err(error) if error.code == 409 => {}
-            Err(error) => {
-                return Err(Failure::Invalid(format!(
-                    "bootstrap configuration: {error}"
-                )));
-            }
-        }
-    }
-    Ok(())
 }

@@ -1,0 +1,95 @@
+//! kube-apiserver's APF configuration producer in `apfkit serve`: at start and then every
+//! minute, the bootstrap objects are created when missing, kept as
+//! `apfkit_dispatcher::bootstrap::ensure` decides (mandatory ones always, suggested ones
+//! as their `apf.kubernetes.io/autoupdate-spec` annotation says), and auto-updated objects
+//! the bootstrap configuration no longer has are deleted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::objects::{Place, Preconditions, UpdateKind};
+use apfkit_apiserver::storage::Backend;
+use apfkit_conversion::scheme::HubObject;
+use apfkit_dispatcher::bootstrap::{Change, ensure};
+use apfkit_runtime::Object as _;
+
+use super::flow_control::stored_objects;
+use crate::failure::{Failure, printable};
+
+/// How often the producer runs after start, as kube-apiserver's post-start hook does.
+const PERIOD: Duration = Duration::from_secs(60);
+
+/// One round: reads the stored objects and makes the writes the producer decides. Writes
+/// that meet a concurrent change (409) or a deleted object (404) are left to the next round.
+///
+/// # Errors
+///
+/// The stored objects cannot be read, or a write fails otherwise.
+pub async fn ensure_once<B: Backend + 'static>(
+    server: &ApiServer<HubObject, B>,
+    suggested: bool,
+) -> Result<(), Failure> {
+    let (levels, schemas, _) = stored_objects(server).await?;
+    for change in ensure(&levels, &schemas, suggested) {
+        let (kind, name) = match &change {
+            Change::Create(object) | Change::Update(object) => (
+                object.kind(),
+                object.metadata().name.clone().unwrap_or_default(),
+            ),
+            Change::Delete { kind, name } => (*kind, name.clone()),
+        };
+        let Some(served) = server
+            .resources()
+            .iter()
+            .find(|s| s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == kind)
+        else {
+            continue;
+        };
+        let api_version = served.storage.api_version();
+        let place = Place {
+            namespace: None,
+            name: &name,
+        };
+        let written = match change {
+            Change::Create(object) => server
+                .objects()
+                .create(served, None, object, &api_version, false)
+                .await
+                .map(drop),
+            Change::Update(object) => server
+                .objects()
+                .update(served, place, object, &api_version, UpdateKind::Main, false)
+                .await
+                .map(drop),
+            Change::Delete { .. } => server
+                .objects()
+                .delete(served, place, &Preconditions::default(), false)
+                .await
+                .map(drop),
+        };
+        match written {
+            Ok(()) => {}
+            Err(error) if matches!(error.code, 404 | 409) => {}
+            Err(error) => {
+                return Err(Failure::Invalid(format!(
+                    "the bootstrap {kind} {}: {error}",
+                    printable(&name)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs [`ensure_once`] every minute from now on, reporting failures on standard error.
+pub fn keep_ensured<B: Backend + 'static>(server: Arc<ApiServer<HubObject, B>>, suggested: bool) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(PERIOD).await;
+            if let Err(error) = ensure_once(&server, suggested).await {
+                eprintln!("apfkit serve: warning: {error}");
+            }
+        }
+    });
+}
