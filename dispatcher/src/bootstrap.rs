@@ -198,17 +198,14 @@ fn is_mandatory(metadata: &ObjectMeta) -> bool {
 }
 
 /// One bootstrap object against the stored one of its name.
-fn ensure_one<T: Clone>(
+fn ensure_one<T: Clone + HasMetadata>(
     current: Option<&T>,
     bootstrap: &T,
     mandatory: bool,
     copy_spec: impl Fn(&mut T, &T),
     same_spec: impl Fn(&T) -> bool,
     wrap: impl Fn(T) -> HubObject,
-) -> Option<Change>
-where
-    T: HasMetadata,
-{
+) -> Option<Change> {
     let Some(current) = current else {
         return Some(Change::Create(wrap(bootstrap.clone())));
     };
