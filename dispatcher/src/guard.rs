@@ -321,10 +321,21 @@ impl Guard {
         request: &Request<'_>,
         estimate: WorkEstimate,
     ) -> Result<Permit, Rejection> {
+        self.acquire_with(request, |_| estimate).await
+    }
+
+    /// Like [`Guard::acquire`], with the work estimate made once the request's priority
+    /// level is known, from that level's seat cap ([`crate::dispatch::Level::max_seats`];
+    /// 0 for exempt and `Reject` levels), as kube-apiserver calls its work estimator.
+    pub async fn acquire_with(
+        &self,
+        request: &Request<'_>,
+        estimate: impl FnOnce(u64) -> WorkEstimate,
+    ) -> Result<Permit, Rejection> {
         let shared = &self.shared;
         let metrics = shared.metrics();
         let watch = request.verb == "watch";
-        let (ticket, matched, woken) = {
+        let (ticket, matched, woken, estimate) = {
             let mut state = shared.lock();
             let now = shared.now();
             let classification = state.dispatcher.classifier().classify(request);
@@ -355,6 +366,7 @@ impl Guard {
             let Some(level) = state.dispatcher.level_index(&matched.priority_level) else {
                 return Err(Rejection::new(matched, RejectReason::ConcurrencyLimit, 1));
             };
+            let estimate = estimate(state.dispatcher.level(level).max_seats);
             if let Some(metrics) = metrics {
                 metrics
                     .estimated_seats
@@ -423,7 +435,7 @@ impl Guard {
                             .with_label_values(&flow)
                             .observe(length as f64);
                     }
-                    (ticket, matched, receiver)
+                    (ticket, matched, receiver, estimate)
                 }
             }
         };

@@ -40,8 +40,10 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::classify::Request;
+use crate::estimate::{Estimator, Observed};
 use crate::guard::{Guard, Matched, Permit, Rejection};
 use crate::queueset::WorkEstimate;
+use crate::watches::{Registration, WatchTracker, Watched};
 
 /// The response header naming the matched FlowSchema's uid.
 pub const FLOW_SCHEMA_UID_HEADER: &str = "X-Kubernetes-PF-FlowSchema-UID";
@@ -77,8 +79,14 @@ pub struct Attributes {
     pub name: String,
     /// URL path (non-resource requests).
     pub path: String,
-    /// The seats it occupies.
+    /// The seats it occupies, unless `observed` is set.
     pub estimate: WorkEstimate,
+    /// What the server knows of the stored objects and open watches the request touches:
+    /// when set, the seats are estimated as kube-apiserver's work estimator does (from this,
+    /// `query` and the seat cap of the request's level) instead of taken from `estimate`.
+    pub observed: Option<Observed>,
+    /// The URL's query (`limit`, `resourceVersion`, selectors: what the estimator reads).
+    pub query: String,
     /// A long-running request (a watch) holds its seats only until its response starts.
     pub long_running: bool,
 }
@@ -106,6 +114,8 @@ impl Attributes {
             name: String::new(),
             path: String::new(),
             estimate: WorkEstimate::ONE_SEAT,
+            observed: None,
+            query: String::new(),
             long_running: false,
         }
     }
@@ -116,6 +126,16 @@ impl Attributes {
             is_resource_request: false,
             path: path.to_owned(),
             ..Attributes::resource(user, groups, verb, "", "", "")
+        }
+    }
+
+    /// What the request touches, for the watch tracker.
+    pub fn watched(&self) -> Watched<'_> {
+        Watched {
+            api_group: &self.api_group,
+            resource: &self.resource,
+            namespace: &self.namespace,
+            name: &self.name,
         }
     }
 
@@ -140,6 +160,7 @@ impl Attributes {
 pub struct ApfLayer<F> {
     guard: Guard,
     classify: Arc<F>,
+    watches: Option<WatchTracker>,
 }
 
 impl<F> Clone for ApfLayer<F> {
@@ -147,6 +168,7 @@ impl<F> Clone for ApfLayer<F> {
         ApfLayer {
             guard: self.guard.clone(),
             classify: self.classify.clone(),
+            watches: self.watches.clone(),
         }
     }
 }
@@ -158,7 +180,17 @@ impl<F> ApfLayer<F> {
         ApfLayer {
             guard,
             classify: Arc::new(classify),
+            watches: None,
         }
+    }
+
+    /// The layer counting each admitted watch in `watches` while its response lasts, as
+    /// kube-apiserver's filter registers watches (so that `classify` can tell mutating
+    /// requests how many watches they wake, [`Observed::watchers`]).
+    #[must_use]
+    pub fn with_watch_tracker(mut self, watches: WatchTracker) -> Self {
+        self.watches = Some(watches);
+        self
     }
 }
 
@@ -170,6 +202,7 @@ impl<S, F> Layer<S> for ApfLayer<F> {
             inner,
             guard: self.guard.clone(),
             classify: self.classify.clone(),
+            watches: self.watches.clone(),
         }
     }
 }
@@ -179,6 +212,7 @@ pub struct Apf<S, F> {
     inner: S,
     guard: Guard,
     classify: Arc<F>,
+    watches: Option<WatchTracker>,
 }
 
 impl<S: Clone, F> Clone for Apf<S, F> {
@@ -187,6 +221,7 @@ impl<S: Clone, F> Clone for Apf<S, F> {
             inner: self.inner.clone(),
             guard: self.guard.clone(),
             classify: self.classify.clone(),
+            watches: self.watches.clone(),
         }
     }
 }
@@ -230,13 +265,23 @@ where
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let attributes = (self.classify)(&request);
         let guard = self.guard.clone();
+        let watches = self.watches.clone();
         // The clone that was made ready serves this request (tower's usual swap).
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         Box::pin(async move {
             let groups: Vec<&str> = attributes.groups.iter().map(String::as_str).collect();
+            let apf_request = attributes.request(&groups);
             let acquired = guard
-                .acquire(&attributes.request(&groups), attributes.estimate)
+                .acquire_with(&apf_request, |max_seats| match &attributes.observed {
+                    Some(observed) => Estimator::default().estimate(
+                        &apf_request,
+                        &attributes.query,
+                        observed,
+                        max_seats,
+                    ),
+                    None => attributes.estimate,
+                })
                 .await;
             drop(groups);
             let permit = match acquired {
@@ -247,12 +292,16 @@ where
                 }
             };
             let matched = permit.matched().clone();
+            let watch = watches
+                .filter(|_| attributes.verb == "watch")
+                .map(|tracker| tracker.register(attributes.watched()));
             let response = inner.call(request).await?;
             let permit = (!attributes.long_running).then_some(permit);
             let mut response = response.map(|body| ApfBody {
                 kind: Kind::Served {
                     body: Box::pin(body),
                     permit,
+                    watch,
                 },
             });
             set_headers(response.headers_mut(), &matched);
@@ -308,6 +357,8 @@ enum Kind<B> {
     Served {
         body: Pin<Box<B>>,
         permit: Option<Permit>,
+        /// A watch counted while its response lasts.
+        watch: Option<Registration>,
     },
     Rejected(Option<Bytes>),
 }
@@ -321,12 +372,17 @@ impl<B: Body<Data = Bytes>> Body for ApfBody<B> {
         context: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         match &mut self.get_mut().kind {
-            Kind::Served { body, permit } => {
+            Kind::Served {
+                body,
+                permit,
+                watch,
+            } => {
                 let polled = body.as_mut().poll_frame(context);
                 if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
                     // The response is over: the seats are free (kube-apiserver's handler
-                    // returns when it has written the body).
+                    // returns when it has written the body), a watch no longer counts.
                     permit.take();
+                    watch.take();
                 }
                 polled
             }

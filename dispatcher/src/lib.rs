@@ -105,6 +105,7 @@ mod seat_seconds;
 pub mod shuffle;
 pub mod sim;
 pub mod timing;
+pub mod watches;
 
 pub use classify::{Classification, Classifier, Request};
 pub use config::{Configuration, PriorityLevel};

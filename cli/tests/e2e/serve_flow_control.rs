@@ -435,9 +435,12 @@ for family in text_string_to_metric_families(sys.stdin.read()):
 print(json.dumps(families))
 "#;
 
-/// `/metrics`, parsed by Prometheus' Python client.
+/// `/metrics`, read as the admin (exempt, so that scrapes do not count in the flows they
+/// read), parsed by Prometheus' Python client.
 fn scrape(server: &Server) -> serde_json::Value {
-    let (code, body) = server.curl("/metrics", &[], b"");
+    let admin = client(server, "admin");
+    let admin: Vec<&str> = admin.iter().map(String::as_str).collect();
+    let (code, body) = server.curl("/metrics", &admin, b"");
     assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
     let mut command = Command::new(super::serve_clients::python_with("prometheus_client"));
     command.args(["-c", PARSE_METRICS]);
@@ -700,4 +703,59 @@ fn the_bootstrap_objects_are_kept_as_kube_apiserver_keeps_them() {
         "5000",
         "an operator's own object stays"
     );
+}
+
+/// The estimated seats the metrics have seen for a flow: (count, sum).
+fn estimated_seats(server: &Server, flow: &str) -> (f64, f64) {
+    let families = scrape(server);
+    let labels = [("priority_level", flow), ("flow_schema", flow)];
+    let family = "apiserver_flowcontrol_work_estimated_seats";
+    (
+        value(&families, family, &format!("{family}_count"), &labels).unwrap_or(0.0),
+        value(&families, family, &format!("{family}_sum"), &labels).unwrap_or(0.0),
+    )
+}
+
+/// Work is estimated from the store as kube-apiserver's estimator does: a LIST of a
+/// thousand stored objects takes several seats (their bytes over 100 kB a seat, at most the
+/// level's cap), a GET one.
+#[test]
+fn a_list_of_many_stored_objects_is_estimated_at_several_seats() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().display().to_string();
+    {
+        let server = Server::start_in(&dir, &[NO_APF]);
+        let manifests: String = (0..1000)
+            .map(|i| {
+                format!(
+                    "---\napiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata:\n  name: many-{i:04}\n  labels: {{purpose: estimate-test}}\nspec:\n  priorityLevelConfiguration: {{name: workload-low}}\n  matchingPrecedence: {}\n  rules:\n  - subjects: [{{kind: User, user: {{name: nobody-{i}}}}}]\n    resourceRules: [{{verbs: [get], apiGroups: [''], resources: [configmaps], namespaces: ['*']}}]\n",
+                    1000 + i
+                )
+            })
+            .collect();
+        server.kubectl_ok(&["create", "-f", "-"], manifests.as_bytes());
+    }
+    // The counts are read at start (and then every minute).
+    let server = Server::start_in(&dir, &[]);
+    let user = client(&server, "user");
+    let user: Vec<&str> = user.iter().map(String::as_str).collect();
+    let flow = "global-default";
+    let before = estimated_seats(&server, flow);
+    head(&server, &format!("{FLOW_SCHEMAS}/many-0001"), &user);
+    let after_get = estimated_seats(&server, flow);
+    assert_eq!(after_get.0 - before.0, 1.0);
+    assert_eq!(after_get.1 - before.1, 1.0, "a GET is one seat");
+    head(&server, FLOW_SCHEMAS, &user);
+    let after_list = estimated_seats(&server, flow);
+    assert_eq!(after_list.0 - after_get.0, 1.0);
+    let seats = after_list.1 - after_get.1;
+    // global-default's cap on a 600-seat server: min(ceil(49 × 0.15), 49 / 6) = 8.
+    assert!(
+        (3.0..=8.0).contains(&seats),
+        "a LIST of 1,000 objects: {seats} seats"
+    );
+    // A LIST with limit=10 reads ten objects: one seat.
+    head(&server, &format!("{FLOW_SCHEMAS}?limit=10"), &user);
+    let after_page = estimated_seats(&server, flow);
+    assert_eq!(after_page.1 - after_list.1, 1.0);
 }

@@ -13,6 +13,7 @@ use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::layer::{
     ApfLayer, Attributes, FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER, TOO_MANY_REQUESTS,
 };
+use apfkit_dispatcher::watches::{WatchTracker, Watched};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -73,6 +74,11 @@ fn classify(request: &Request) -> Attributes {
 /// A router whose `/slow` waits for `release`, and whose `/stream` and `/watch` answer a
 /// body that ends only when `release` is notified.
 fn app(guard: &Guard, release: Arc<Notify>) -> Router {
+    app_without_layer(release).layer(ApfLayer::new(guard.clone(), classify))
+}
+
+/// [`app`]'s routes without the APF layer.
+fn app_without_layer(release: Arc<Notify>) -> Router {
     let streaming = {
         let release = release.clone();
         move || {
@@ -97,7 +103,6 @@ fn app(guard: &Guard, release: Arc<Notify>) -> Router {
         )
         .route("/stream", get(streaming.clone()))
         .route("/watch", get(streaming))
-        .layer(ApfLayer::new(guard.clone(), classify))
 }
 
 /// One chunk at once, then the end once `release` is notified.
@@ -231,4 +236,43 @@ async fn seats_are_held_until_the_body_ends_but_not_by_long_running_requests() {
     assert!(!global_default_idle(&guard));
     drop(dropped);
     assert!(global_default_idle(&guard));
+}
+
+/// With a watch tracker, an admitted watch counts while its response lasts (kube-apiserver's
+/// filter registers it), so that a mutation of the same resource is told of one watcher.
+#[tokio::test]
+async fn a_watch_counts_in_the_tracker_while_its_response_lasts() {
+    let guard = Guard::new(configuration(600));
+    let release = Arc::new(Notify::new());
+    let watches = WatchTracker::default();
+    let app = app_without_layer(release.clone())
+        .layer(ApfLayer::new(guard.clone(), classify).with_watch_tracker(watches.clone()));
+    let update = Watched {
+        api_group: "",
+        resource: "pods",
+        namespace: "default",
+        name: "web",
+    };
+    assert_eq!(watches.interested("update", &update), 0);
+    let mut watch = app
+        .clone()
+        .oneshot(get_request("/watch", "alice"))
+        .await
+        .unwrap();
+    assert_eq!(watches.interested("update", &update), 1);
+    // A GET is not a watch.
+    let get = app.oneshot(get_request("/slow", "bob"));
+    let pending = tokio::spawn(get);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(watches.interested("update", &update), 1);
+    release.notify_waiters();
+    pending.await.unwrap().unwrap();
+    // The watch's body ends: it no longer counts.
+    let first = watch.body_mut().frame().await.unwrap().unwrap();
+    assert_eq!(first.into_data().unwrap(), "first\n");
+    release.notify_one();
+    while let Some(frame) = watch.body_mut().frame().await {
+        frame.unwrap();
+    }
+    assert_eq!(watches.interested("update", &update), 0);
 }

@@ -14,13 +14,16 @@ use apfkit_apiserver::objects::{ListRequest, Place, UpdateKind};
 use apfkit_apiserver::storage::{Backend, Revision};
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::Configuration;
+use apfkit_dispatcher::estimate::Observed;
 use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::layer::{ApfLayer, Attributes};
 use apfkit_dispatcher::queueset::WorkEstimate;
+use apfkit_dispatcher::watches::{WatchTracker, Watched};
 use apfkit_runtime::Object as _;
 use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition, PriorityLevelConfiguration};
 use axum::extract::Request;
 
+use super::estimates::ObjectStats;
 use crate::failure::{Failure, printable};
 
 /// The stored PriorityLevelConfigurations and FlowSchemas, and the revision they were read
@@ -170,9 +173,10 @@ pub async fn configure_and_mark_dangling<B: Backend + 'static>(
 }
 
 /// What APF sees of a request: the authenticated user (anonymous when the request carries
-/// none) and kube-apiserver's reading of its method and URL; one seat each, and watches
-/// long-running.
-pub fn attributes(request: &Request) -> Attributes {
+/// none) and kube-apiserver's reading of its method and URL, watches long-running; resource
+/// requests are estimated from the stored objects and open watches (`stats`, `watches`) as
+/// kube-apiserver's work estimator does, others take one seat.
+pub fn attributes(request: &Request, stats: &ObjectStats, watches: &WatchTracker) -> Attributes {
     let user = request
         .extensions()
         .get::<UserInfo>()
@@ -180,6 +184,18 @@ pub fn attributes(request: &Request) -> Attributes {
         .unwrap_or_else(UserInfo::anonymous);
     let uri = request.uri();
     let info = RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
+    let observed = info.is_resource_request.then(|| Observed {
+        objects: stats.get(&info.api_group, &info.resource),
+        watchers: watches.interested(
+            &info.verb,
+            &Watched {
+                api_group: &info.api_group,
+                resource: &info.resource,
+                namespace: &info.namespace,
+                name: &info.name,
+            },
+        ),
+    });
     Attributes {
         user: user.name,
         groups: user.groups,
@@ -194,12 +210,23 @@ pub fn attributes(request: &Request) -> Attributes {
         name: info.name,
         path: info.path,
         estimate: WorkEstimate::ONE_SEAT,
+        observed,
+        query: uri.query().unwrap_or_default().to_owned(),
     }
 }
 
-/// The layer guarding the server's routes.
-pub fn layer(guard: Guard) -> ApfLayer<fn(&Request) -> Attributes> {
-    ApfLayer::new(guard, attributes as fn(&Request) -> Attributes)
+/// The layer guarding the server's routes, estimating work from `stats` and the watches it
+/// counts itself.
+pub fn layer(
+    guard: Guard,
+    stats: ObjectStats,
+) -> ApfLayer<impl Fn(&Request) -> Attributes + Send + Sync + 'static> {
+    let watches = WatchTracker::default();
+    let counted = watches.clone();
+    ApfLayer::new(guard, move |request: &Request| {
+        attributes(request, &stats, &counted)
+    })
+    .with_watch_tracker(watches)
 }
 
 /// How long the controller waits after a change for more before it configures again.
@@ -295,4 +322,51 @@ pub fn debug_routes(routes: axum::Router, guard: &Guard) -> axum::Router {
                 async move { text(body) }
             }),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apfkit_dispatcher::estimate::ObjectCount;
+
+    fn request(method: &str, uri: &str) -> Request {
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .unwrap()
+    }
+
+    #[test]
+    fn resource_requests_carry_what_the_estimator_reads() {
+        let stats = ObjectStats::default();
+        let watches = WatchTracker::default();
+        let fs = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+        let _watch = watches.register(Watched {
+            api_group: "flowcontrol.apiserver.k8s.io",
+            resource: "flowschemas",
+            namespace: "",
+            name: "",
+        });
+        let update = attributes(&request("PUT", &format!("{fs}/a")), &stats, &watches);
+        let observed = update.observed.expect("a resource request is estimated");
+        assert_eq!(observed.watchers, 1, "the watch of every FlowSchema wakes");
+        assert_eq!(observed.objects, ObjectCount::Untracked, "not counted yet");
+        let list = attributes(&request("GET", &format!("{fs}?limit=5")), &stats, &watches);
+        assert_eq!(
+            (list.verb.as_str(), list.query.as_str()),
+            ("list", "limit=5")
+        );
+        assert_eq!(
+            list.observed.map(|o| o.watchers),
+            Some(0),
+            "reads wake no watch"
+        );
+        assert!(
+            attributes(&request("GET", "/healthz"), &stats, &watches)
+                .observed
+                .is_none()
+        );
+        assert_eq!(list.user, "system:anonymous");
+    }
 }

@@ -1,6 +1,7 @@
 //! `serve`: flowcontrol and apiregistration served to Kubernetes clients.
 
 mod ensurer;
+mod estimates;
 mod flow_control;
 mod printers;
 
@@ -264,12 +265,16 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
             apfkit_dispatcher::metrics::ApfMetrics::register(&registry)
                 .map_err(|e| Failure::Invalid(format!("metrics: {e}")))?,
         );
-        let layered = guard.clone();
+        let stats = estimates::ObjectStats::default();
+        stats.refresh(&server).await;
+        let (layered, counted) = (guard.clone(), stats.clone());
         server = server.with_layers(move |routes| {
-            flow_control::debug_routes(routes, &layered).layer(flow_control::layer(layered.clone()))
+            flow_control::debug_routes(routes, &layered)
+                .layer(flow_control::layer(layered.clone(), counted.clone()))
         });
         let server = Arc::new(server);
         flow_control::keep_configured(server.clone(), guard, limit, read_at);
+        estimates::keep_counted(server.clone(), stats);
         server
     } else {
         Arc::new(server)
