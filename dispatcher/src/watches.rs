@@ -44,7 +44,7 @@ pub struct WatchTracker {
 #[derive(Debug)]
 pub struct Registration {
     counts: Arc<Mutex<FxHashMap<Key, u64>>>,
-    key: Option<Key>,
+    key: Option<Box<Key>>,
 }
 
 fn key(watched: &Watched<'_>) -> Key {
@@ -69,7 +69,7 @@ impl WatchTracker {
         *lock(&self.counts).entry(key.clone()).or_default() += 1;
         Registration {
             counts: self.counts.clone(),
-            key: Some(key),
+            key: Some(Box::new(key)),
         }
     }
 
@@ -109,10 +109,10 @@ impl Drop for Registration {
     fn drop(&mut self) {
         let Some(key) = self.key.take() else { return };
         let mut counts = lock(&self.counts);
-        if let Some(count) = counts.get_mut(&key) {
+        if let Some(count) = counts.get_mut(&*key) {
             *count = count.saturating_sub(1);
             if *count == 0 {
-                counts.remove(&key);
+                counts.remove(&*key);
             }
         }
     }
