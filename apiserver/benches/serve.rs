@@ -672,6 +672,11 @@ async fn get_through_priority_and_fairness(running: &Running) {
     let config = apfkit_dispatcher::config::Configuration::kubernetes_default(10_000)
         .expect("the default configuration");
     let guard = apfkit_dispatcher::guard::Guard::new(config);
+    // As `apfkit serve` runs it: the metrics kept, the work estimated from (empty) statistics.
+    guard.record_metrics(
+        apfkit_dispatcher::metrics::ApfMetrics::register(&prometheus::Registry::new())
+            .expect("the metrics"),
+    );
     let classify = |request: &axum::extract::Request| {
         let path = request.uri().path();
         let name = path.rsplit('/').next().unwrap_or_default();
@@ -684,6 +689,8 @@ async fn get_through_priority_and_fairness(running: &Running) {
             "",
         );
         attributes.name = name.to_owned();
+        attributes.observed = Some(apfkit_dispatcher::estimate::Observed::default());
+        attributes.query = request.uri().query().unwrap_or_default().to_owned();
         attributes
     };
     let layers: support::Layers =
@@ -693,12 +700,19 @@ async fn get_through_priority_and_fairness(running: &Running) {
     println!("GET of one FlowSchema in v1beta3, {CONNECTIONS} connections, with and without APF:");
     println!("| run | through APF (req/s) | without (req/s) | ratio | target |");
     println!("|---|---|---|---|---|");
-    for run in 1..=3 {
+    let mut ratios = Vec::new();
+    for run in 1..=5 {
         let through = request_rate(guarded.address, &guarded.connector, GET_PATH).await;
         let without = request_rate(running.address, &running.connector, GET_PATH).await;
+        ratios.push(through / without);
         println!(
             "| {run} | {through:.0} | {without:.0} | {:.2} | >= 0.9 |",
             through / without
         );
     }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "median ratio: {:.2} (target >= 0.9)",
+        ratios[ratios.len() / 2]
+    );
 }

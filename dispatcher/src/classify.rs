@@ -49,6 +49,8 @@ pub struct Request<'a> {
 pub struct Classification<'c> {
     /// The matching FlowSchema (or the catch-all fallback).
     pub flow_schema: &'c str,
+    /// Its position in the configuration's [`crate::Configuration::flow_schemas`].
+    pub schema_index: usize,
     /// Its priority level.
     pub priority_level: &'c str,
     /// The flow distinguisher (the request's user or namespace); empty unless the level
@@ -457,6 +459,7 @@ impl Classifier {
         };
         Some(Classification {
             flow_schema: schema.name(),
+            schema_index: position,
             priority_level: schema.priority_level(),
             distinguisher,
             hash,

@@ -23,8 +23,10 @@
 //! ```
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rustc_hash::FxHashMap;
 
 use crate::borrowing::{Adjustment, DemandStats, Integrator, LevelInput, adjust};
@@ -116,10 +118,27 @@ pub struct Level {
     demand_denominator: f64,
 }
 
+/// What a request matched: its FlowSchema and priority level, by name and `metadata.uid`
+/// (empty for objects without one), as kube-apiserver reports them in its
+/// `X-Kubernetes-PF-*` response headers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matched {
+    /// The FlowSchema's name.
+    pub flow_schema: String,
+    /// The FlowSchema's uid.
+    pub flow_schema_uid: String,
+    /// The priority level's name.
+    pub priority_level: String,
+    /// The priority level's uid.
+    pub priority_level_uid: String,
+}
+
 /// The dispatcher of one server.
 #[derive(Debug)]
 pub struct Dispatcher {
     classifier: Classifier,
+    /// What each schema of the classifier's configuration matches, by its position.
+    matched: Vec<Arc<Matched>>,
     /// The configuration as given last, without held-over levels.
     desired: Configuration,
     /// Level states. A level keeps its slot (its index in tickets) for as long as it is
@@ -208,6 +227,7 @@ impl Dispatcher {
     pub fn new(config: Configuration, now: Duration) -> Self {
         let mut dispatcher = Dispatcher {
             classifier: Classifier::new(config.clone()),
+            matched: Vec::new(),
             desired: config.clone(),
             levels: Vec::new(),
             slot_of: Vec::new(),
@@ -293,8 +313,30 @@ impl Dispatcher {
             .iter()
             .map(|l| l.limits.nominal)
             .sum();
+        let uid = |meta: &ObjectMeta| meta.uid.clone().unwrap_or_default();
+        self.matched = config
+            .flow_schemas()
+            .iter()
+            .map(|schema| {
+                Arc::new(Matched {
+                    flow_schema: schema.name().to_owned(),
+                    flow_schema_uid: uid(&schema.object.metadata),
+                    priority_level: schema.priority_level().to_owned(),
+                    priority_level_uid: config
+                        .priority_level(schema.priority_level())
+                        .map(|level| uid(&level.object.metadata))
+                        .unwrap_or_default(),
+                })
+            })
+            .collect();
         self.classifier = Classifier::new(config);
         dispatched
+    }
+
+    /// What a request classified to the schema at `schema_index` matched
+    /// ([`crate::Classification::schema_index`]).
+    pub fn matched(&self, schema_index: usize) -> Option<&Arc<Matched>> {
+        self.matched.get(schema_index)
     }
 
     /// The compiled classifier.

@@ -34,9 +34,10 @@ use tokio::time::Instant;
 
 use crate::classify::Request;
 use crate::config::Configuration;
+pub use crate::dispatch::Matched;
 use crate::dispatch::{ADJUSTMENT_PERIOD, Decision, Dispatcher, Ticket, tab_table};
 use crate::dump::{go_duration, rfc3339_nano};
-use crate::metrics::ApfMetrics;
+use crate::metrics::{ApfMetrics, FlowMetrics};
 use crate::queueset::{QueueSetConfig, RejectReason, WorkEstimate};
 
 /// kube-apiserver's default wait limit: a quarter of the 60 s request timeout.
@@ -64,38 +65,76 @@ struct State {
     waiters: HashMap<Ticket, oneshot::Sender<()>>,
     /// What `dump_requests` shows of each admitted request beyond the dispatcher's state.
     notes: FxHashMap<Ticket, Note>,
+    /// Each schema's metric children, by its position in the configuration (made when
+    /// first needed, forgotten on a new configuration).
+    flows: Vec<Option<Arc<FlowMetrics>>>,
 }
 
-/// A request's flow and who asked for what, for `dump_requests`.
+/// A request's flow and who asked for what, for `dump_requests`: the distinguisher and the
+/// user, verb, path, namespace, name, group/version, resource and subresource, kept in one
+/// string.
 #[derive(Debug)]
 struct Note {
-    flow_schema: String,
-    distinguisher: String,
-    /// User, verb, path, namespace, name, group/version, resource, subresource.
-    details: [String; 8],
+    matched: Arc<Matched>,
+    text: String,
+    ends: [u32; 9],
 }
 
 impl Note {
-    fn of(request: &Request<'_>, flow_schema: &str, distinguisher: &str) -> Self {
-        // Go's `schema.GroupVersion.String`.
-        let group_version = match (request.api_group, request.api_version) {
-            ("", version) => version.to_owned(),
-            (group, version) => format!("{group}/{version}"),
-        };
-        Note {
-            flow_schema: flow_schema.to_owned(),
-            distinguisher: distinguisher.to_owned(),
-            details: [
-                request.user.to_owned(),
-                request.verb.to_owned(),
-                request.path.to_owned(),
-                request.namespace.to_owned(),
-                request.name.to_owned(),
-                group_version,
-                request.resource.to_owned(),
-                request.subresource.to_owned(),
-            ],
+    fn of(request: &Request<'_>, matched: Arc<Matched>, distinguisher: &str) -> Self {
+        let mut text = String::with_capacity(
+            distinguisher.len()
+                + request.user.len()
+                + request.verb.len()
+                + request.path.len()
+                + request.namespace.len()
+                + request.name.len()
+                + request.api_group.len()
+                + request.api_version.len()
+                + request.resource.len()
+                + request.subresource.len()
+                + 1,
+        );
+        let mut ends = [0u32; 9];
+        let before_group_version = [
+            distinguisher,
+            request.user,
+            request.verb,
+            request.path,
+            request.namespace,
+            request.name,
+        ];
+        for (index, field) in before_group_version.iter().enumerate() {
+            text.push_str(field);
+            ends[index] = text.len() as u32;
         }
+        // Go's `schema.GroupVersion.String`: the version alone for the core group.
+        if !request.api_group.is_empty() {
+            text.push_str(request.api_group);
+            text.push('/');
+        }
+        text.push_str(request.api_version);
+        ends[6] = text.len() as u32;
+        text.push_str(request.resource);
+        ends[7] = text.len() as u32;
+        text.push_str(request.subresource);
+        ends[8] = text.len() as u32;
+        Note {
+            matched,
+            text,
+            ends,
+        }
+    }
+
+    /// Field `index`: 0 the distinguisher, then user, verb, path, namespace, name,
+    /// group/version, resource and subresource.
+    fn field(&self, index: usize) -> &str {
+        let start = index
+            .checked_sub(1)
+            .and_then(|i| self.ends.get(i))
+            .map_or(0, |e| *e as usize);
+        let end = self.ends.get(index).map_or(start, |e| *e as usize);
+        self.text.get(start..end).unwrap_or_default()
     }
 }
 
@@ -103,27 +142,13 @@ impl Note {
 pub struct Permit {
     shared: Arc<Shared>,
     ticket: Ticket,
-    matched: Matched,
+    matched: Arc<Matched>,
+    metrics: Option<Arc<FlowMetrics>>,
     /// When it started executing, its initial seats and whether it is a watch (for the
     /// metrics).
     started: Instant,
     seats: u64,
     watch: bool,
-}
-
-/// What a request matched: its FlowSchema and priority level, by name and `metadata.uid`
-/// (empty for objects without one), as kube-apiserver reports them in its
-/// `X-Kubernetes-PF-*` response headers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Matched {
-    /// The FlowSchema's name.
-    pub flow_schema: String,
-    /// The FlowSchema's uid.
-    pub flow_schema_uid: String,
-    /// The priority level's name.
-    pub priority_level: String,
-    /// The priority level's uid.
-    pub priority_level_uid: String,
 }
 
 /// A request rejected with HTTP 429.
@@ -154,6 +179,7 @@ impl Shared {
                 dispatcher: Dispatcher::new(config, Duration::ZERO),
                 waiters: HashMap::new(),
                 notes: FxHashMap::default(),
+                flows: Vec::new(),
             }),
             metrics: OnceLock::new(),
         });
@@ -211,6 +237,7 @@ impl Guard {
         let now = self.shared.now();
         let dispatched = state.dispatcher.reconfigure(now, config);
         state.wake(&dispatched);
+        state.flows.clear();
         if let Some(metrics) = self.shared.metrics() {
             metrics.note_levels(&state.dispatcher);
         }
@@ -262,10 +289,11 @@ impl Guard {
                 });
                 let mut row = vec![
                     level.name.clone(),
-                    note.map(|n| n.flow_schema.clone()).unwrap_or_default(),
+                    note.map(|n| n.matched.flow_schema.clone())
+                        .unwrap_or_default(),
                     index(request.queue),
                     index(request.position),
-                    note.map(|n| n.distinguisher.clone()).unwrap_or_default(),
+                    note.map(|n| n.field(0).to_owned()).unwrap_or_default(),
                     rfc3339_nano(Some(wall(request.arrived))),
                     request.estimate.initial_seats.to_string(),
                     request.estimate.final_seats.to_string(),
@@ -273,10 +301,9 @@ impl Guard {
                     rfc3339_nano(request.started.map(wall)),
                 ];
                 if details {
-                    match note {
-                        Some(note) => row.extend(note.details.iter().cloned()),
-                        None => row.extend(std::iter::repeat_n(String::new(), 8)),
-                    }
+                    row.extend(
+                        (1..=8).map(|i| note.map(|n| n.field(i).to_owned()).unwrap_or_default()),
+                    );
                 }
                 rows.push(row);
             }
@@ -333,49 +360,43 @@ impl Guard {
         estimate: impl FnOnce(u64) -> WorkEstimate,
     ) -> Result<Permit, Rejection> {
         let shared = &self.shared;
-        let metrics = shared.metrics();
         let watch = request.verb == "watch";
-        let (ticket, matched, woken, estimate) = {
+        let (admitted, matched, metrics, estimate) = {
             let mut state = shared.lock();
             let now = shared.now();
-            let classification = state.dispatcher.classifier().classify(request);
-            let (matched, hash, note) = match &classification {
-                Some(c) => {
-                    let config = state.dispatcher.classifier().config();
-                    let uid_of_schema = config
-                        .flow_schemas()
-                        .iter()
-                        .find(|f| f.name() == c.flow_schema)
-                        .and_then(|f| f.object.metadata.uid.clone());
-                    let uid_of_level = config
-                        .priority_level(c.priority_level)
-                        .and_then(|p| p.object.metadata.uid.clone());
+            let Some((schema, hash, note)) =
+                state.dispatcher.classifier().classify(request).map(|c| {
+                    let matched = state
+                        .dispatcher
+                        .matched(c.schema_index)
+                        .cloned()
+                        .unwrap_or_default();
                     (
-                        Matched {
-                            flow_schema: c.flow_schema.to_owned(),
-                            flow_schema_uid: uid_of_schema.unwrap_or_default(),
-                            priority_level: c.priority_level.to_owned(),
-                            priority_level_uid: uid_of_level.unwrap_or_default(),
-                        },
+                        c.schema_index,
                         c.hash,
-                        Note::of(request, c.flow_schema, c.distinguisher),
+                        Note::of(request, matched, c.distinguisher),
                     )
-                }
-                None => (Matched::default(), 0, Note::of(request, "", "")),
+                })
+            else {
+                return Err(Rejection::new(
+                    Matched::default(),
+                    RejectReason::ConcurrencyLimit,
+                    1,
+                ));
             };
+            let matched = note.matched.clone();
             let Some(level) = state.dispatcher.level_index(&matched.priority_level) else {
-                return Err(Rejection::new(matched, RejectReason::ConcurrencyLimit, 1));
+                return Err(Rejection::new(
+                    (*matched).clone(),
+                    RejectReason::ConcurrencyLimit,
+                    1,
+                ));
             };
             let estimate = estimate(state.dispatcher.level(level).max_seats);
-            if let Some(metrics) = metrics {
-                metrics
-                    .estimated_seats
-                    .with_label_values(&ApfMetrics::flow(&matched))
-                    .observe(estimate.max_seats() as f64);
-            }
+            let metrics = state.flow_metrics(shared, schema, &matched);
             let arrived = state.dispatcher.start(now, level, hash, estimate);
             state.wake(&arrived.dispatched);
-            match arrived.decision {
+            let admitted = match arrived.decision {
                 Decision::Execute(ticket) => {
                     state.notes.insert(ticket, note);
                     // On a level with queues a request is enqueued, then dispatched at once
@@ -385,34 +406,13 @@ impl Guard {
                         state.dispatcher.level(ticket.level).queue_set.config(),
                         QueueSetConfig::Queue { .. }
                     );
-                    drop(state);
-                    let now = Instant::now();
-                    if queued && let Some(metrics) = metrics {
-                        metrics
-                            .queue_length
-                            .with_label_values(&ApfMetrics::flow(&matched))
-                            .observe(1.0);
-                    }
-                    return Ok(Permit::start(
-                        shared,
-                        ticket,
-                        matched,
-                        estimate,
-                        watch,
-                        queued.then_some(now),
-                    ));
+                    Admitted::Now(ticket, queued)
                 }
                 Decision::Reject {
                     reason,
                     retry_after,
                     ..
-                } => {
-                    drop(state);
-                    if let Some(metrics) = metrics {
-                        note_rejected(metrics, &matched, reason, None);
-                    }
-                    return Err(Rejection::new(matched, reason, retry_after));
-                }
+                } => Admitted::No(reason, retry_after),
                 Decision::Wait(ticket) => {
                     let (sender, receiver) = oneshot::channel();
                     state.waiters.insert(ticket, sender);
@@ -422,21 +422,41 @@ impl Guard {
                         .level(ticket.level)
                         .queue_set
                         .queue_length_of(ticket.id);
-                    drop(state);
-                    if let Some(metrics) = metrics {
-                        let flow = ApfMetrics::flow(&matched);
-                        metrics.in_queue_requests.with_label_values(&flow).inc();
-                        metrics
-                            .in_queue_seats
-                            .with_label_values(&flow)
-                            .add(seats(estimate.max_seats()));
-                        metrics
-                            .queue_length
-                            .with_label_values(&flow)
-                            .observe(length as f64);
-                    }
-                    (ticket, matched, receiver, estimate)
+                    Admitted::Later(ticket, receiver, length)
                 }
+            };
+            (admitted, matched, metrics, estimate)
+        };
+        if let Some(metrics) = &metrics {
+            metrics.estimated(estimate.max_seats());
+        }
+        let (ticket, woken) = match admitted {
+            Admitted::Now(ticket, queued) => {
+                let now = Instant::now();
+                if queued && let Some(metrics) = &metrics {
+                    metrics.passed_queue();
+                }
+                return Ok(Permit::start(
+                    shared,
+                    ticket,
+                    matched,
+                    metrics,
+                    estimate,
+                    watch,
+                    queued.then_some(now),
+                ));
+            }
+            Admitted::No(reason, retry_after) => {
+                if let Some(metrics) = &metrics {
+                    metrics.rejected(reason, None);
+                }
+                return Err(Rejection::new((*matched).clone(), reason, retry_after));
+            }
+            Admitted::Later(ticket, woken, length) => {
+                if let Some(metrics) = &metrics {
+                    metrics.enqueued(estimate.max_seats(), length);
+                }
+                (ticket, woken)
             }
         };
         let enqueued = Instant::now();
@@ -444,7 +464,7 @@ impl Guard {
             shared: shared.clone(),
             ticket,
             settled: false,
-            matched: &matched,
+            metrics: metrics.as_deref(),
             enqueued,
             estimate,
         };
@@ -466,61 +486,62 @@ impl Guard {
         };
         wait.settled = true;
         drop(wait);
-        if let Some(metrics) = metrics {
-            note_left_queue(metrics, &matched, estimate);
+        if let Some(metrics) = &metrics {
+            metrics.dequeued(estimate.max_seats());
         }
         if executing {
             Ok(Permit::start(
                 shared,
                 ticket,
                 matched,
+                metrics,
                 estimate,
                 watch,
                 Some(enqueued),
             ))
         } else {
-            if let Some(metrics) = metrics {
-                note_rejected(metrics, &matched, RejectReason::TimeOut, Some(enqueued));
+            if let Some(metrics) = &metrics {
+                metrics.rejected(RejectReason::TimeOut, Some(enqueued.elapsed()));
             }
             let retry_after = shared.lock().dispatcher.retry_after(ticket.level);
-            Err(Rejection::new(matched, RejectReason::TimeOut, retry_after))
+            Err(Rejection::new(
+                (*matched).clone(),
+                RejectReason::TimeOut,
+                retry_after,
+            ))
         }
     }
 }
 
-/// Whole seats as a gauge delta.
-fn seats(seats: u64) -> i64 {
-    i64::try_from(seats).unwrap_or(i64::MAX)
+/// How an arriving request was admitted.
+enum Admitted {
+    /// It executes now; true when its level has queues.
+    Now(Ticket, bool),
+    /// Rejected, with the Retry-After value.
+    No(RejectReason, i64),
+    /// It waits in its queue, which then held this many requests.
+    Later(Ticket, oneshot::Receiver<()>, usize),
 }
 
-/// A rejection by reason; with the wait it ends when the request had queued.
-fn note_rejected(
-    metrics: &ApfMetrics,
-    matched: &Matched,
-    reason: RejectReason,
-    enqueued: Option<Instant>,
-) {
-    let [level, schema] = ApfMetrics::flow(matched);
-    metrics
-        .rejected
-        .with_label_values(&[level, schema, reason.as_str()])
-        .inc();
-    if let Some(enqueued) = enqueued {
-        metrics
-            .wait
-            .with_label_values(&[level, schema, "false"])
-            .observe(enqueued.elapsed().as_secs_f64());
+impl State {
+    /// The metric children of the schema at `schema`, made when first needed; `None` when
+    /// the guard keeps no metrics.
+    fn flow_metrics(
+        &mut self,
+        shared: &Shared,
+        schema: usize,
+        matched: &Matched,
+    ) -> Option<Arc<FlowMetrics>> {
+        let families = shared.metrics()?;
+        if self.flows.len() <= schema {
+            self.flows.resize(schema + 1, None);
+        }
+        Some(
+            self.flows[schema]
+                .get_or_insert_with(|| Arc::new(FlowMetrics::new(families, matched)))
+                .clone(),
+        )
     }
-}
-
-/// A request left its queue (to execute or not).
-fn note_left_queue(metrics: &ApfMetrics, matched: &Matched, estimate: WorkEstimate) {
-    let flow = ApfMetrics::flow(matched);
-    metrics.in_queue_requests.with_label_values(&flow).dec();
-    metrics
-        .in_queue_seats
-        .with_label_values(&flow)
-        .sub(seats(estimate.max_seats()));
 }
 
 impl Rejection {
@@ -541,34 +562,24 @@ impl Permit {
     fn start(
         shared: &Arc<Shared>,
         ticket: Ticket,
-        matched: Matched,
+        matched: Arc<Matched>,
+        metrics: Option<Arc<FlowMetrics>>,
         estimate: WorkEstimate,
         watch: bool,
         enqueued: Option<Instant>,
     ) -> Permit {
         let started = Instant::now();
-        if let Some(metrics) = shared.metrics() {
-            let [level, schema] = ApfMetrics::flow(&matched);
-            metrics.dispatched.with_label_values(&[level, schema]).inc();
-            if let Some(at) = enqueued {
-                metrics
-                    .wait
-                    .with_label_values(&[level, schema, "true"])
-                    .observe(started.duration_since(at).as_secs_f64());
-            }
-            metrics
-                .executing_requests
-                .with_label_values(&[level, schema])
-                .inc();
-            metrics
-                .executing_seats
-                .with_label_values(&[level, schema])
-                .add(seats(estimate.initial_seats));
+        if let Some(metrics) = &metrics {
+            metrics.started(
+                estimate.initial_seats,
+                enqueued.map(|at| started.duration_since(at)),
+            );
         }
         Permit {
             shared: shared.clone(),
             ticket,
             matched,
+            metrics,
             started,
             seats: estimate.initial_seats,
             watch,
@@ -585,8 +596,9 @@ impl Permit {
         &self.matched.priority_level
     }
 
-    /// What the request matched, with the objects' uids.
-    pub fn matched(&self) -> &Matched {
+    /// What the request matched, with the objects' uids (shared with the other requests of
+    /// its flow schema).
+    pub fn matched(&self) -> &Arc<Matched> {
         &self.matched
     }
 }
@@ -603,21 +615,8 @@ impl std::fmt::Debug for Permit {
 impl Drop for Permit {
     fn drop(&mut self) {
         finish(&self.shared, self.ticket);
-        if let Some(metrics) = self.shared.metrics() {
-            let [level, schema] = ApfMetrics::flow(&self.matched);
-            metrics
-                .executing_requests
-                .with_label_values(&[level, schema])
-                .dec();
-            metrics
-                .executing_seats
-                .with_label_values(&[level, schema])
-                .sub(seats(self.seats));
-            let kind = if self.watch { "watch" } else { "regular" };
-            metrics
-                .execution
-                .with_label_values(&[level, schema, kind])
-                .observe(self.started.elapsed().as_secs_f64());
+        if let Some(metrics) = &self.metrics {
+            metrics.finished(self.seats, self.started.elapsed(), self.watch);
         }
     }
 }
@@ -628,7 +627,7 @@ struct PendingWait<'a> {
     shared: Arc<Shared>,
     ticket: Ticket,
     settled: bool,
-    matched: &'a Matched,
+    metrics: Option<&'a FlowMetrics>,
     enqueued: Instant,
     estimate: WorkEstimate,
 }
@@ -648,21 +647,14 @@ impl Drop for PendingWait<'_> {
             }
             cancelled
         };
-        if let Some(metrics) = self.shared.metrics() {
-            note_left_queue(metrics, self.matched, self.estimate);
+        if let Some(metrics) = self.metrics {
+            metrics.dequeued(self.estimate.max_seats());
             if cancelled {
                 // kube-apiserver's queue set counts every request taken out of its queue,
                 // for its wait limit or its client gone, with the reason `time-out`.
-                note_rejected(
-                    metrics,
-                    self.matched,
-                    RejectReason::TimeOut,
-                    Some(self.enqueued),
-                );
+                metrics.rejected(RejectReason::TimeOut, Some(self.enqueued.elapsed()));
             } else {
-                // Dispatched meanwhile, and finished at once.
-                let [level, schema] = ApfMetrics::flow(self.matched);
-                metrics.dispatched.with_label_values(&[level, schema]).inc();
+                metrics.dispatched_unserved();
             }
         }
         if !cancelled {

@@ -40,8 +40,9 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::classify::Request;
+use crate::dispatch::Matched;
 use crate::estimate::{Estimator, Observed};
-use crate::guard::{Guard, Matched, Permit, Rejection};
+use crate::guard::{Guard, Permit, Rejection};
 use crate::queueset::WorkEstimate;
 use crate::watches::{Registration, WatchTracker, Watched};
 

@@ -19,16 +19,18 @@
 //! # }
 //! ```
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use prometheus::core::{Collector, Desc};
-use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricFamily, MetricType};
+use prometheus::proto::{self, Bucket, LabelPair, Metric, MetricFamily, MetricType};
 use prometheus::{
-    Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
+    Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry,
 };
 
-use crate::dispatch::Dispatcher;
-use crate::guard::Matched;
+use crate::dispatch::{Dispatcher, Matched};
+use crate::queueset::RejectReason;
 use crate::timing::TimingSnapshot;
 
 const QUEUE_LENGTH_BUCKETS: &[f64] = &[0.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
@@ -43,16 +45,16 @@ const SCHEMA: &str = "flow_schema";
 /// The APF metric families, registered in one registry.
 #[derive(Clone)]
 pub struct ApfMetrics {
-    pub(crate) rejected: IntCounterVec,
-    pub(crate) dispatched: IntCounterVec,
-    pub(crate) in_queue_requests: IntGaugeVec,
-    pub(crate) in_queue_seats: IntGaugeVec,
-    pub(crate) executing_requests: IntGaugeVec,
-    pub(crate) executing_seats: IntGaugeVec,
-    pub(crate) queue_length: HistogramVec,
-    pub(crate) wait: HistogramVec,
-    pub(crate) execution: HistogramVec,
-    pub(crate) estimated_seats: HistogramVec,
+    rejected: IntCounterVec,
+    dispatched: IntCounterVec,
+    in_queue_requests: IntGaugeVec,
+    in_queue_seats: IntGaugeVec,
+    executing_requests: IntGaugeVec,
+    executing_seats: IntGaugeVec,
+    queue_length: HistogramVec,
+    wait: HistogramVec,
+    execution: HistogramVec,
+    estimated_seats: HistogramVec,
     levels: LevelGauges,
     demand: Arc<DemandSeats>,
 }
@@ -364,11 +366,6 @@ impl ApfMetrics {
     pub(crate) fn read_demand_with(&self, read: ReadDemand) {
         *self.demand.read.lock().unwrap_or_else(|p| p.into_inner()) = Some(read);
     }
-
-    /// The label values of a request's flow.
-    pub(crate) fn flow(matched: &Matched) -> [&str; 2] {
-        [&matched.priority_level, &matched.flow_schema]
-    }
 }
 
 /// Reads every configured level's name and `demand_seats` histogram.
@@ -417,7 +414,7 @@ impl Collector for DemandSeatsCollector {
             let mut label = LabelPair::default();
             label.set_name(LEVEL.to_owned());
             label.set_value(level);
-            let mut histogram = Histogram::default();
+            let mut histogram = proto::Histogram::default();
             histogram.set_sample_count(snapshot.count);
             histogram.set_sample_sum(snapshot.sum);
             histogram.set_bucket(
@@ -440,4 +437,199 @@ impl Collector for DemandSeatsCollector {
         family.set_metric(metrics);
         vec![family]
     }
+}
+
+/// One flow's metric children (priority level and FlowSchema), each looked up in its family
+/// once, when first used (so that, as with client_golang, a flow shows only in the families
+/// it has touched).
+pub(crate) struct FlowMetrics {
+    families: ApfMetrics,
+    level: String,
+    schema: String,
+    estimated_seats: OnceLock<Histogram>,
+    dispatched: OnceLock<IntCounter>,
+    waited_executed: OnceLock<Histogram>,
+    waited_rejected: OnceLock<Histogram>,
+    in_queue_requests: OnceLock<IntGauge>,
+    in_queue_seats: OnceLock<IntGauge>,
+    queue_length: OnceLock<Histogram>,
+    executing_requests: OnceLock<IntGauge>,
+    executing_seats: OnceLock<IntGauge>,
+    execution_regular: OnceLock<Histogram>,
+    execution_watch: OnceLock<Histogram>,
+}
+
+impl FlowMetrics {
+    pub(crate) fn new(families: &ApfMetrics, matched: &Matched) -> Self {
+        FlowMetrics {
+            families: families.clone(),
+            level: matched.priority_level.clone(),
+            schema: matched.flow_schema.clone(),
+            estimated_seats: OnceLock::new(),
+            dispatched: OnceLock::new(),
+            waited_executed: OnceLock::new(),
+            waited_rejected: OnceLock::new(),
+            in_queue_requests: OnceLock::new(),
+            in_queue_seats: OnceLock::new(),
+            queue_length: OnceLock::new(),
+            executing_requests: OnceLock::new(),
+            executing_seats: OnceLock::new(),
+            execution_regular: OnceLock::new(),
+            execution_watch: OnceLock::new(),
+        }
+    }
+
+    fn labels(&self) -> [&str; 2] {
+        [&self.level, &self.schema]
+    }
+
+    fn with<'a>(&'a self, third: &'a str) -> [&'a str; 3] {
+        [&self.level, &self.schema, third]
+    }
+
+    /// The request's estimated seats (the most it will hold).
+    pub(crate) fn estimated(&self, seats: u64) {
+        self.estimated_seats
+            .get_or_init(|| {
+                self.families
+                    .estimated_seats
+                    .with_label_values(&self.labels())
+            })
+            .observe(seats as f64);
+    }
+
+    /// A request entered its queue, which then held `length` requests.
+    pub(crate) fn enqueued(&self, seats: u64, length: usize) {
+        self.in_queue_requests
+            .get_or_init(|| {
+                self.families
+                    .in_queue_requests
+                    .with_label_values(&self.labels())
+            })
+            .inc();
+        self.in_queue_seats
+            .get_or_init(|| {
+                self.families
+                    .in_queue_seats
+                    .with_label_values(&self.labels())
+            })
+            .add(gauge(seats));
+        self.queue_length
+            .get_or_init(|| self.families.queue_length.with_label_values(&self.labels()))
+            .observe(length as f64);
+    }
+
+    /// A request entered an empty queue and left it at once (its queue held one request).
+    pub(crate) fn passed_queue(&self) {
+        self.queue_length
+            .get_or_init(|| self.families.queue_length.with_label_values(&self.labels()))
+            .observe(1.0);
+    }
+
+    /// A request left its queue.
+    pub(crate) fn dequeued(&self, seats: u64) {
+        self.in_queue_requests
+            .get_or_init(|| {
+                self.families
+                    .in_queue_requests
+                    .with_label_values(&self.labels())
+            })
+            .dec();
+        self.in_queue_seats
+            .get_or_init(|| {
+                self.families
+                    .in_queue_seats
+                    .with_label_values(&self.labels())
+            })
+            .sub(gauge(seats));
+    }
+
+    /// A request started executing with `seats`, after `waited` in its queue (`None` on
+    /// levels without queues, whose waits are not observed).
+    pub(crate) fn started(&self, seats: u64, waited: Option<Duration>) {
+        self.dispatched
+            .get_or_init(|| self.families.dispatched.with_label_values(&self.labels()))
+            .inc();
+        if let Some(waited) = waited {
+            self.waited_executed
+                .get_or_init(|| self.families.wait.with_label_values(&self.with("true")))
+                .observe(waited.as_secs_f64());
+        }
+        self.executing_requests
+            .get_or_init(|| {
+                self.families
+                    .executing_requests
+                    .with_label_values(&self.labels())
+            })
+            .inc();
+        self.executing_seats
+            .get_or_init(|| {
+                self.families
+                    .executing_seats
+                    .with_label_values(&self.labels())
+            })
+            .add(gauge(seats));
+    }
+
+    /// A request dispatched from its queue whose waiter was gone: it finished at once.
+    pub(crate) fn dispatched_unserved(&self) {
+        self.dispatched
+            .get_or_init(|| self.families.dispatched.with_label_values(&self.labels()))
+            .inc();
+    }
+
+    /// A request ended its execution of `took`, holding `seats`.
+    pub(crate) fn finished(&self, seats: u64, took: Duration, watch: bool) {
+        self.executing_requests
+            .get_or_init(|| {
+                self.families
+                    .executing_requests
+                    .with_label_values(&self.labels())
+            })
+            .dec();
+        self.executing_seats
+            .get_or_init(|| {
+                self.families
+                    .executing_seats
+                    .with_label_values(&self.labels())
+            })
+            .sub(gauge(seats));
+        let cell = if watch {
+            &self.execution_watch
+        } else {
+            &self.execution_regular
+        };
+        cell.get_or_init(|| {
+            let kind = if watch { "watch" } else { "regular" };
+            self.families.execution.with_label_values(&self.with(kind))
+        })
+        .observe(took.as_secs_f64());
+    }
+
+    /// A rejection by reason; with its wait when the request had queued.
+    pub(crate) fn rejected(&self, reason: RejectReason, waited: Option<Duration>) {
+        self.families
+            .rejected
+            .with_label_values(&self.with(reason.as_str()))
+            .inc();
+        if let Some(waited) = waited {
+            self.waited_rejected
+                .get_or_init(|| self.families.wait.with_label_values(&self.with("false")))
+                .observe(waited.as_secs_f64());
+        }
+    }
+}
+
+impl std::fmt::Debug for FlowMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowMetrics")
+            .field("level", &self.level)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whole seats as a gauge delta.
+fn gauge(seats: u64) -> i64 {
+    i64::try_from(seats).unwrap_or(i64::MAX)
 }

@@ -9,11 +9,14 @@ mod configuration;
 mod files;
 mod go_json;
 mod hostile;
+#[path = "../load/mod.rs"]
+mod load;
 mod protobuf;
 mod serve;
 mod serve_apply;
 mod serve_auth;
 mod serve_clients;
+mod serve_fairness;
 mod serve_flow_control;
 mod serve_http;
 mod serve_replicas;

@@ -54,7 +54,8 @@ fn uid(server: &Server, kind: &str, name: &str) -> String {
     server.kubectl_ok(&["get", kind, name, "-o", "jsonpath={.metadata.uid}"], b"")
 }
 
-fn client(server: &Server, who: &str) -> Vec<String> {
+/// curl's arguments for the client certificate of `who` (`admin` or `user`).
+pub(super) fn client(server: &Server, who: &str) -> Vec<String> {
     let dir = server.data_dir();
     vec![
         "--cert".into(),

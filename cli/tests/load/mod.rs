@@ -1,0 +1,202 @@
+//! Real load on `apfkit serve` over HTTPS, shared by the fairness test (`e2e`) and benchmark
+//! (`benches/fairness.rs`): clients that authenticate with bearer tokens (kube-rs, each
+//! keeping its own pool of connections), an elephant that LISTs many stored objects from
+//! many connections, a mouse that GETs one object at a modest rate, and a flood.
+
+#![allow(dead_code)] // Each user of this module takes the parts it needs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// The users of `--token-auth-file`: the elephant and the mouse are plain users (the
+/// `global-default` level, one flow each); the flood is a service account (the
+/// `service-accounts` schema, level `workload-low`).
+pub const TOKENS: &str = "\
+elephant-token,elephant,1001,\"team-a\"
+mouse-token,mouse,1002,\"team-b\"
+flood-token,system:serviceaccount:default:flood,1003,\"system:serviceaccounts,system:serviceaccounts:default\"
+";
+
+/// Where the objects of the load live: APIServices, which play no part in the APF
+/// configuration.
+pub const API_SERVICES: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
+
+/// A client of the server whose kubeconfig is at `kubeconfig`: as its administrator, or
+/// with `token` instead of the client certificate; it does not retry.
+pub async fn client(kubeconfig: &std::path::Path, token: Option<&str>) -> kube::Client {
+    let mut kubeconfig = Kubeconfig::read_from(kubeconfig).unwrap();
+    if let Some(token) = token {
+        for named in &mut kubeconfig.auth_infos {
+            if let Some(auth) = named.auth_info.as_mut() {
+                auth.client_certificate_data = None;
+                auth.client_key_data = None;
+                auth.client_certificate = None;
+                auth.client_key = None;
+                auth.token = Some(token.to_owned().into());
+            }
+        }
+    }
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .unwrap();
+    // kube-rs sends a request again after a 429 by default: the load counts each answer.
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap()
+}
+
+/// Sends a request; answers its status and how long the whole answer took.
+pub async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> (u16, Duration) {
+    let started = Instant::now();
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(kube::client::Body::from(body))
+        .unwrap();
+    match client.send(request).await {
+        Ok(response) => {
+            let status = response.status().as_u16();
+            // Read the whole body: the time is the client's.
+            let _ = http_body_util::BodyExt::collect(response.into_body()).await;
+            (status, started.elapsed())
+        }
+        Err(_) => (0, started.elapsed()),
+    }
+}
+
+/// Creates `count` APIServices (`v1.g<i>.load.example`), 32 at a time.
+pub async fn create_api_services(client: &kube::Client, count: usize) {
+    for batch in (0..count).collect::<Vec<_>>().chunks(32) {
+        let sends = batch.iter().map(|i| {
+            let body = serde_json::json!({
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": format!("v1.g{i}.load.example"), "labels": {"load": "yes"}},
+                "spec": {"group": format!("g{i}.load.example"), "version": "v1",
+                    "groupPriorityMinimum": 1000, "versionPriority": 15},
+            });
+            send(
+                client,
+                "POST",
+                API_SERVICES,
+                serde_json::to_vec(&body).unwrap(),
+            )
+        });
+        for (status, _) in futures::future::join_all(sends).await {
+            assert!(status == 201 || status == 409, "create: {status}");
+        }
+    }
+}
+
+/// What one side of the load saw.
+#[derive(Debug, Default, Clone)]
+pub struct Seen {
+    /// Latencies of the answers with status 200.
+    pub latencies: Vec<Duration>,
+    /// Answers with 429.
+    pub rejected: u64,
+    /// Other answers, and transport failures.
+    pub failed: u64,
+}
+
+impl Seen {
+    /// The `p`-th percentile (0–100) of the latencies.
+    pub fn percentile(&self, p: f64) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        if sorted.is_empty() {
+            return Duration::ZERO;
+        }
+        let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+        sorted[rank.min(sorted.len() - 1)]
+    }
+
+    fn note(&mut self, status: u16, latency: Duration) {
+        match status {
+            200 => self.latencies.push(latency),
+            429 => self.rejected += 1,
+            _ => self.failed += 1,
+        }
+    }
+}
+
+/// The mouse: GETs of `path`, one every `1 / rate` seconds (sent on time whatever the
+/// previous answer's delay, as an open-loop client), for `duration`.
+pub async fn mouse(client: &kube::Client, path: &str, rate: f64, duration: Duration) -> Seen {
+    let period = Duration::from_secs_f64(1.0 / rate);
+    let started = Instant::now();
+    let mut sends = Vec::new();
+    let mut next = started;
+    while next < started + duration {
+        tokio::time::sleep_until(next.into()).await;
+        let (client, path) = (client.clone(), path.to_owned());
+        sends.push(tokio::spawn(async move {
+            send(&client, "GET", &path, Vec::new()).await
+        }));
+        next += period;
+    }
+    let mut seen = Seen::default();
+    for sent in sends {
+        let (status, latency) = sent.await.unwrap();
+        seen.note(status, latency);
+    }
+    seen
+}
+
+/// Clients of one user, `count` of them: each keeps its own connection (an HTTP/2
+/// connection carries a client's concurrent requests, so "many connections" needs many
+/// clients).
+pub async fn clients(kubeconfig: &std::path::Path, token: &str, count: usize) -> Vec<kube::Client> {
+    let mut clients = Vec::with_capacity(count);
+    for _ in 0..count {
+        clients.push(client(kubeconfig, Some(token)).await);
+    }
+    clients
+}
+
+/// A closed-loop load: `tasks` tasks, spread over `clients`, each sending `method path`
+/// again as soon as the last answer came (after `Retry-After`'s second when rejected),
+/// until `stop` is set.
+pub async fn closed_loop(
+    clients: &[kube::Client],
+    method: &str,
+    path: &str,
+    tasks: usize,
+    stop: Arc<AtomicBool>,
+) -> Seen {
+    let sent = Arc::new(AtomicU64::new(0));
+    let loops = (0..tasks).map(|task| {
+        let client = clients[task % clients.len()].clone();
+        let (stop, sent) = (stop.clone(), sent.clone());
+        let (method, path) = (method.to_owned(), path.to_owned());
+        tokio::spawn(async move {
+            let mut seen = Seen::default();
+            while !stop.load(Ordering::Relaxed) {
+                let (status, latency) = send(&client, &method, &path, Vec::new()).await;
+                sent.fetch_add(1, Ordering::Relaxed);
+                seen.note(status, latency);
+                if status == 429 {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+            seen
+        })
+    });
+    let mut all = Seen::default();
+    for seen in futures::future::join_all(loops).await {
+        let seen = seen.unwrap();
+        all.latencies.extend(seen.latencies);
+        all.rejected += seen.rejected;
+        all.failed += seen.failed;
+    }
+    all
+}
