@@ -731,3 +731,39 @@ fn run_readme_section(title: &str) -> (String, String) {
     assert!(output.status.success(), "{script}\n{stdout}\n{stderr}");
     (stdout, stderr)
 }
+
+#[test]
+fn the_readme_priority_and_fairness_commands_work_as_written() {
+    let (stdout, _) = run_readme_section("Priority and fairness, live");
+    let lines: Vec<&str> = stdout.lines().collect();
+    // The headers name global-default, then, after the apply, plain-user.
+    let uid_after = |header: &str, from: usize| {
+        lines[from..]
+            .iter()
+            .position(|l| l.to_ascii_lowercase().starts_with(header))
+            .map(|i| lines[from + i].split(':').nth(1).unwrap().trim().to_owned())
+            .unwrap()
+    };
+    let first = uid_after("x-kubernetes-pf-flowschema-uid", 0);
+    let global = lines
+        .iter()
+        .position(|l| *l == first)
+        .expect("kubectl printed global-default's uid");
+    let second = uid_after("x-kubernetes-pf-flowschema-uid", global + 1);
+    assert_ne!(first, second);
+    assert!(
+        lines.iter().skip(global + 1).any(|l| *l == second),
+        "plain-user's uid is the one the headers name: {stdout}"
+    );
+    assert!(stdout.contains("flowschema.flowcontrol.apiserver.k8s.io/plain-user created"));
+    assert!(stdout.contains("PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing"));
+    assert!(
+        lines.iter().any(|l| *l == "128"),
+        "workload-low's queues: {stdout}"
+    );
+    assert!(stdout.contains("/debug/api_priority_and_fairness/dump_requests"));
+    assert!(stdout.contains(
+        "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"workload-low\"} 245"
+    ));
+    assert!(stdout.contains("apiserver_flowcontrol_dispatched_requests_total{"));
+}
