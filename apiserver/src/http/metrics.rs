@@ -360,6 +360,36 @@ mod tests {
     }
 
     #[test]
+    fn hostile_queries_and_paths_give_labels_without_panicking() {
+        let fs = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+        let long = "dryRun=All&".repeat(4_000);
+        for query in [
+            "?dryRun=%FF%FE",
+            "?dryRun=%ZZ&watch=%",
+            "?watch=&watch=true",
+            "?=&&&==",
+            &format!("?{long}"),
+        ] {
+            let (verb, scope, dry_run) = labels("GET", &format!("{fs}{query}"), None);
+            assert!(!verb.is_empty() && scope == "cluster", "{query}");
+            assert!(
+                dry_run.len() <= "invalid".len().max(3),
+                "{query}: {dry_run}"
+            );
+        }
+        // A truncated or nested path is what RequestInfo makes of it.
+        for path in [
+            "/apis",
+            "/apis/",
+            "/apis/g/v/r/n/s/x/y/z",
+            "/%2e%2e/metrics",
+        ] {
+            let (verb, _, _) = labels("GET", path, None);
+            assert_eq!(verb, "GET", "{path}");
+        }
+    }
+
+    #[test]
     fn dry_run_values_are_sorted_deduplicated_or_invalid() {
         let fs = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
         for (query, expected) in [

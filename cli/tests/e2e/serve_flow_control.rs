@@ -416,6 +416,29 @@ fn the_priority_levels_are_dumped_as_kube_apiserver_dumps_them() {
             .count(),
         10
     );
+    // Hostile queries and methods: answered, never a panic.
+    for (path, method, code) in [
+        (
+            "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=%ZZ&&=",
+            "GET",
+            200,
+        ),
+        (
+            "/debug/api_priority_and_fairness/dump_queues?x=%FF%FE",
+            "GET",
+            200,
+        ),
+        ("/metrics?dryRun=%FF&watch=%", "GET", 200),
+        ("/metrics", "POST", 405),
+        (
+            "/debug/api_priority_and_fairness/dump_priority_levels",
+            "DELETE",
+            405,
+        ),
+    ] {
+        let (got, _) = server.curl(path, &["-X", method], b"");
+        assert_eq!(got, code, "{method} {path}");
+    }
     // Without APF there is nothing to dump.
     let plain = Server::start(&["--enable-priority-and-fairness=false"]);
     assert_eq!(plain.curl(path, &[], b"").0, 404);
