@@ -758,7 +758,7 @@ fn the_readme_priority_and_fairness_commands_work_as_written() {
     assert!(stdout.contains("flowschema.flowcontrol.apiserver.k8s.io/plain-user created"));
     assert!(stdout.contains("PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing"));
     assert!(
-        lines.iter().any(|l| *l == "128"),
+        lines.contains(&"128"),
         "workload-low's queues: {stdout}"
     );
     assert!(stdout.contains("/debug/api_priority_and_fairness/dump_requests"));
