@@ -757,10 +757,7 @@ fn the_readme_priority_and_fairness_commands_work_as_written() {
     );
     assert!(stdout.contains("flowschema.flowcontrol.apiserver.k8s.io/plain-user created"));
     assert!(stdout.contains("PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing"));
-    assert!(
-        lines.contains(&"128"),
-        "workload-low's queues: {stdout}"
-    );
+    assert!(lines.contains(&"128"), "workload-low's queues: {stdout}");
     assert!(stdout.contains("/debug/api_priority_and_fairness/dump_requests"));
     assert!(stdout.contains(
         "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"workload-low\"} 245"

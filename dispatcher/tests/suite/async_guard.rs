@@ -4,23 +4,12 @@
 
 use std::time::Duration;
 
-use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
+
+use super::support::request;
 use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard, Permit};
 use apfkit_dispatcher::queueset::{RejectReason, WorkEstimate};
 use tokio::time::Instant;
-
-fn request(user: &'static str) -> Request<'static> {
-    Request {
-        user,
-        groups: &["system:authenticated"],
-        verb: "get",
-        is_resource_request: true,
-        resource: "pods",
-        namespace: "default",
-        ..Request::default()
-    }
-}
 
 /// A guard with a small server limit (24), and global-default's index and current limit.
 fn small_guard(wait_limit: Duration) -> (Guard, usize, u64) {

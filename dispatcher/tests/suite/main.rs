@@ -14,3 +14,4 @@ mod properties;
 mod reconfigure;
 mod rejection;
 mod simulation;
+mod support;

@@ -4,23 +4,12 @@
 
 use std::time::Duration;
 
-use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
+
+use super::support::request;
 use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::metrics::ApfMetrics;
 use apfkit_dispatcher::queueset::WorkEstimate;
-
-fn request(user: &'static str) -> Request<'static> {
-    Request {
-        user,
-        groups: &["system:authenticated"],
-        verb: "get",
-        is_resource_request: true,
-        resource: "pods",
-        namespace: "default",
-        ..Request::default()
-    }
-}
 
 /// The value of the sample `name{labels}` in the text format, labels in any order (the
 /// values here hold no commas or braces).

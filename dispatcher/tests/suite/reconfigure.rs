@@ -15,18 +15,12 @@ use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard};
 use apfkit_dispatcher::queueset::WorkEstimate;
 use serde_json::json;
 
+use super::support::request;
+
 const SERVER: i32 = 600;
 
 fn alice() -> Request<'static> {
-    Request {
-        user: "alice",
-        groups: &["system:authenticated"],
-        verb: "get",
-        is_resource_request: true,
-        resource: "pods",
-        namespace: "default",
-        ..Request::default()
-    }
+    request("alice")
 }
 
 /// The bootstrap objects plus, when `team` is set, a level `team` (shares 30) and a schema
