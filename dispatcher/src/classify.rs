@@ -159,6 +159,25 @@ struct Rule {
     non_resource_rules: Vec<NonResourceRule>,
 }
 
+/// Whether one subject selects the request's user (`rule.go`'s `matchesASubject`).
+fn subject_matches(subject: &hub::Subject, r: &Request<'_>) -> bool {
+    match subject.kind.as_str() {
+        "User" => subject
+            .user
+            .as_ref()
+            .is_some_and(|u| u.name == "*" || u.name == r.user),
+        "Group" => subject
+            .group
+            .as_ref()
+            .is_some_and(|g| g.name == "*" || r.groups.contains(&g.name.as_str())),
+        "ServiceAccount" => subject
+            .service_account
+            .as_ref()
+            .is_some_and(|a| service_account_matches(r.user, &a.namespace, &a.name)),
+        _ => false,
+    }
+}
+
 impl Rule {
     fn matches(&self, r: &Request<'_>) -> bool {
         if r.is_resource_request {
@@ -386,6 +405,28 @@ impl Classifier {
     /// The configuration it was compiled from.
     pub fn config(&self) -> &Configuration {
         &self.config
+    }
+
+    /// Whether the schema at `position` (in matching order) matches `r` by one of its own
+    /// rules, whatever the schemas before it match (no catch-all fallback).
+    pub fn schema_matches(&self, position: usize, r: &Request<'_>) -> bool {
+        let Some(schema) = self.config.flow_schemas().get(position) else {
+            return false;
+        };
+        let compiled = self
+            .rules
+            .iter()
+            .filter(|rule| rule.schema as usize == position);
+        schema
+            .object
+            .spec
+            .rules
+            .iter()
+            .flatten()
+            .zip(compiled)
+            .any(|(rule, compiled)| {
+                rule.subjects.iter().any(|s| subject_matches(s, r)) && compiled.matches(r)
+            })
     }
 
     /// Position (in matching order) of the first schema with a rule in `candidates` matching `r`.

@@ -4,6 +4,7 @@ pub mod apply;
 pub mod bootstrap;
 pub mod explain;
 pub mod limits;
+pub mod lint;
 pub mod rewrite;
 pub mod schema;
 pub mod serve;

@@ -676,3 +676,70 @@ fn trusted_levels_the_dealer_refuses_are_skipped_at_the_queuing_field() {
         skipped.reasons[0]
     );
 }
+
+/// `schema_matches` agrees with the classifier: the schema a request is classified to is
+/// the first that matches it by its own rules (catch-all when none does).
+#[test]
+fn schema_matches_agrees_with_match_schema() {
+    let classifier = default_classifier();
+    let schemas = classifier.config().flow_schemas().len();
+    let users = [
+        "alice",
+        "system:kube-scheduler",
+        "system:serviceaccount:kube-system:x",
+        "system:node:n1",
+        "system:apiserver",
+    ];
+    let groups: [&[&str]; 4] = [
+        &["system:authenticated"],
+        &["system:unauthenticated"],
+        &["system:masters", "system:authenticated"],
+        &["system:nodes", "system:authenticated"],
+    ];
+    let paths = ["/healthz", "/readyz/etcd", "/apis", "/metrics"];
+    for user in users {
+        for groups in groups {
+            for verb in ["get", "list", "create", "watch"] {
+                for (resource, namespace) in [
+                    ("pods", "default"),
+                    ("leases", "kube-system"),
+                    ("nodes", ""),
+                    ("configmaps", "kube-system"),
+                ] {
+                    let request = Request {
+                        user,
+                        groups,
+                        verb,
+                        is_resource_request: true,
+                        resource,
+                        namespace,
+                        api_group: if resource == "leases" {
+                            "coordination.k8s.io"
+                        } else {
+                            ""
+                        },
+                        ..Request::default()
+                    };
+                    let first = (0..schemas).find(|p| classifier.schema_matches(*p, &request));
+                    let chosen = classifier.match_schema(&request);
+                    assert_eq!(first.or(chosen), chosen, "{request:?}");
+                    assert!(first.is_none() || first == chosen, "{request:?}");
+                }
+                for path in paths {
+                    let request = Request {
+                        user,
+                        groups,
+                        verb,
+                        path,
+                        ..Request::default()
+                    };
+                    let first = (0..schemas).find(|p| classifier.schema_matches(*p, &request));
+                    assert!(
+                        first.is_none() || first == classifier.match_schema(&request),
+                        "{request:?}"
+                    );
+                }
+            }
+        }
+    }
+}
