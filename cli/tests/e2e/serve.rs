@@ -764,3 +764,18 @@ fn the_readme_priority_and_fairness_commands_work_as_written() {
     ));
     assert!(stdout.contains("apiserver_flowcontrol_dispatched_requests_total{"));
 }
+
+#[test]
+fn the_readme_lint_commands_work_as_written() {
+    let (stdout, _) = run_readme_section("Linting a configuration");
+    assert!(
+        stdout.contains("apf.yaml: document 2: warning APF001 FlowSchema/team-a-pods spec.rules: every request team-a-pods matches goes first to team-a"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("exit 1"),
+        "--fail-on warning fails: {stdout}"
+    );
+    assert!(stdout.contains("APF001 shadowed-flow-schema (warning)"));
+    assert!(stdout.contains("APF012  invalid-object"));
+}
