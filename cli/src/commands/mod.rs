@@ -5,6 +5,7 @@ pub mod bootstrap;
 pub mod explain;
 pub mod limits;
 pub mod lint;
+pub mod report;
 pub mod rewrite;
 pub mod schema;
 pub mod serve;

@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Read};
 use std::time::{Duration, Instant};
 
-use apfkit_dispatcher::sim::server::simulate_within;
+use apfkit_dispatcher::sim::server::{simulate_recording, simulate_within};
 use apfkit_dispatcher::sim::workload::{Limits, Workload};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -20,9 +20,15 @@ use crate::failure::{Failure, Location};
 /// a table per priority level and per flow (executed, rejected by reason, wait p50/p99,
 /// average seats) and kube-apiserver's dump_priority_levels table.
 ///
+/// With --report, also writes one self-contained HTML page (no script, no network) with the
+/// tables and, as inline SVG charts, every busy level's seats against its limits, its queues
+/// and its rejections over time, and every stream's wait times; --plot writes the charts alone
+/// as SVG files into a directory.
+///
 /// Examples:
 ///   apfkit simulate
 ///   apfkit simulate -f apf/ --workload load.yaml --server-concurrency 400 --seed 7 -o json
+///   apfkit simulate --report report.html --plot charts/
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct SimulateArgs {
@@ -48,6 +54,12 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: ReportFormat,
+    /// Also write the report as one HTML page with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<std::path::PathBuf>,
+    /// Also write the charts as SVG files into DIR (made if missing).
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
 }
 
 fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
@@ -114,12 +126,31 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         });
         bar.set_position((fraction * 1000.0) as u64);
     };
-    let report = simulate_within(config, &workload, &limits, args.seed, progress).map_err(|e| {
+    let record = args.report.is_some() || args.plot.is_some();
+    let simulated = if record {
+        simulate_recording(config, &workload, &limits, args.seed, progress)
+    } else {
+        simulate_within(config, &workload, &limits, args.seed, progress)
+    };
+    let mut report = simulated.map_err(|e| {
         Failure::Invalid(format!(
             "{}: {e}",
             args.workload.as_deref().unwrap_or("embedded workload")
         ))
     })?;
+    if let Some(timeline) = report.timeline.take() {
+        let charts = super::report::charts(&timeline)?;
+        if let Some(dir) = &args.plot {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::output(&dir.display().to_string(), e))?;
+            for chart in &charts {
+                super::report::write_whole(&dir.join(&chart.file_name), chart.svg.as_bytes())?;
+            }
+        }
+        if let Some(path) = &args.report {
+            super::report::write_whole(path, super::report::page(&report, &charts).as_bytes())?;
+        }
+    }
     match args.output {
         ReportFormat::Json => print_json(&report),
         ReportFormat::Text => emit(&report.to_text()),

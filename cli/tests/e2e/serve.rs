@@ -779,3 +779,15 @@ fn the_readme_lint_commands_work_as_written() {
     assert!(stdout.contains("APF001 shadowed-flow-schema (warning)"));
     assert!(stdout.contains("APF012  invalid-object"));
 }
+
+#[test]
+fn the_readme_report_commands_work_as_written() {
+    let (stdout, _) = run_readme_section("Simulations to look at");
+    for chart in [
+        "seats-global-default.svg",
+        "queue-global-default.svg",
+        "waits-5-noisy-user.svg",
+    ] {
+        assert!(stdout.lines().any(|l| l == chart), "{chart} in {stdout}");
+    }
+}

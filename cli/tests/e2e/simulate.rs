@@ -201,3 +201,122 @@ proptest! {
         }
     }
 }
+
+/// Debian's Chromium (`.ci/run` installs it); the test fails, naming the package, without it.
+fn chromium() -> String {
+    let candidates = ["chromium", "chromium-browser", "google-chrome"];
+    candidates
+        .iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(|c| (*c).to_owned())
+        .unwrap_or_else(|| {
+            panic!("headless Chromium is needed (apt-get install chromium; .ci/run installs it)")
+        })
+}
+
+/// Runs headless Chromium on `page` with `arguments` (the flags a sandboxed root needs and
+/// that keep it off the network), in a fresh profile.
+fn browse(page: &std::path::Path, profile: &std::path::Path, arguments: &[&str]) -> Output {
+    let mut command = std::process::Command::new(chromium());
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(arguments)
+        .arg(format!("file://{}", page.display()));
+    super::run_within(command, b"", Duration::from_secs(120), |_| {})
+}
+
+/// The simulation report is one self-contained page that a real browser renders: the
+/// screenshot is not blank, and the charts are there with their titles.
+#[test]
+fn the_report_renders_in_headless_chromium_with_its_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let plots = dir.path().join("charts");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_apfkit"));
+    command
+        .args(["simulate", "--report"])
+        .arg(&page)
+        .arg("--plot")
+        .arg(&plots);
+    let output = super::run_within(command, b"", Duration::from_secs(120), |_| {});
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: no script, nothing loaded (the SVG namespace is a name, not a link).
+    let links = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(
+        !html.contains("<script")
+            && !links.contains("http")
+            && !html.contains("src=")
+            && !html.contains("href="),
+        "self-contained"
+    );
+    let svgs: Vec<_> = std::fs::read_dir(&plots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(svgs.len() >= 8, "{svgs:?}");
+    assert_eq!(
+        html.matches("<svg").count(),
+        svgs.len(),
+        "the page holds every chart"
+    );
+
+    // The DOM Chromium builds has every chart, titled.
+    let profile = dir.path().join("profile");
+    let dom = browse(&page, &profile, &["--dump-dom"]);
+    // plotters writes each text on a line of its own.
+    let dom = String::from_utf8_lossy(&dom.stdout).replace('\n', "");
+    for title in [
+        "global-default: seats in use and limits",
+        "global-default: requests waiting",
+        "noisy-user: wait times",
+        "kubelets: wait times",
+    ] {
+        assert!(
+            dom.contains(&format!("<figure title=\"{title}\">")),
+            "{title}"
+        );
+        assert!(dom.contains(&format!(">{title}</text>")), "{title} drawn");
+    }
+    // Its screenshot is not blank: a good share of its pixels are not white.
+    let shot = dir.path().join("shot.png");
+    let taken = browse(
+        &page,
+        &profile,
+        &[
+            "--window-size=1400,2400",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    assert!(shot.exists(), "{}", String::from_utf8_lossy(&taken.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let channels = info.color_type.samples();
+    let drawn = pixels[..info.buffer_size()]
+        .chunks(channels)
+        .filter(|p| p.iter().take(3).any(|c| *c < 200))
+        .count();
+    let total = (info.width * info.height) as usize;
+    assert!(drawn * 100 > total, "{drawn} of {total} pixels drawn");
+}

@@ -31,7 +31,9 @@ use crate::queueset::{RejectReason, WorkEstimate};
 use crate::sim::events::EventQueue;
 use crate::sim::workload::{Limits, Workload, WorkloadError};
 use report::Tally;
-pub use report::{Figures, LevelReport, Rejections, Report, StreamReport};
+pub use report::{
+    Figures, LevelReport, LevelTimeline, Rejections, Report, StreamReport, StreamWaits, Timeline,
+};
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
@@ -70,7 +72,12 @@ struct Simulation<'w> {
     levels: Vec<Tally>,
     requests: u64,
     dump: Option<String>,
+    /// The samples taken so far, when recording.
+    timeline: Option<Timeline>,
 }
+
+/// How many samples a recorded run takes through its arrival period.
+const SAMPLES: u32 = 300;
 
 /// Runs `workload` against `config` with arrivals drawn from `seed`, calling `progress` with
 /// the fraction of the arrival period simulated so far. The same inputs give the same report.
@@ -92,10 +99,56 @@ pub fn simulate_within(
     seed: u64,
     progress: impl FnMut(f64),
 ) -> Result<Report, WorkloadError> {
+    run(config, workload, limits, seed, progress, false)
+}
+
+/// [`simulate_within`], also recording what happened over time ([`Report::timeline`]): every
+/// level's seats in use, current limit, waiting and rejected requests at 300 even steps
+/// through the arrival period, and every stream's waits. Sampling reads the state between
+/// events and changes nothing: the rest of the report is the same as without it.
+pub fn simulate_recording(
+    config: Configuration,
+    workload: &Workload,
+    limits: &Limits,
+    seed: u64,
+    progress: impl FnMut(f64),
+) -> Result<Report, WorkloadError> {
+    run(config, workload, limits, seed, progress, true)
+}
+
+fn run(
+    config: Configuration,
+    workload: &Workload,
+    limits: &Limits,
+    seed: u64,
+    progress: impl FnMut(f64),
+    record: bool,
+) -> Result<Report, WorkloadError> {
     workload.check_within(limits)?;
     let dispatcher = Dispatcher::new(config, Duration::ZERO);
     let flows = classify_streams(&dispatcher, workload)?;
     let mut sim = Simulation::new(workload, dispatcher, flows, seed);
+    if record {
+        sim.timeline = Some(Timeline {
+            seconds: Vec::new(),
+            levels: sim
+                .dispatcher
+                .levels()
+                .iter()
+                .map(|level| LevelTimeline {
+                    name: level.name.clone(),
+                    nominal: level.limits.nominal,
+                    lower: level.limits.min,
+                    upper: level.limits.max,
+                    seats_in_use: Vec::new(),
+                    current_limit: Vec::new(),
+                    waiting: Vec::new(),
+                    rejected: Vec::new(),
+                })
+                .collect(),
+            streams: Vec::new(),
+        });
+    }
     sim.start();
     sim.run(limits, progress)?;
     Ok(sim.report(seed))
@@ -170,6 +223,29 @@ impl<'w> Simulation<'w> {
                 .collect(),
             requests: 0,
             dump: None,
+            timeline: None,
+        }
+    }
+
+    /// Takes the samples due up to `now` (the state is the same since the last event).
+    fn sample_until(&mut self, now: Duration, next: &mut Duration, step: Duration) {
+        let Some(timeline) = self.timeline.as_mut() else {
+            return;
+        };
+        while *next <= now && *next <= self.workload.duration {
+            timeline.seconds.push(next.as_secs_f64());
+            for ((series, level), tally) in timeline
+                .levels
+                .iter_mut()
+                .zip(self.dispatcher.levels())
+                .zip(&self.levels)
+            {
+                series.seats_in_use.push(level.queue_set.seats_in_use());
+                series.current_limit.push(level.current);
+                series.waiting.push(level.queue_set.waiting() as u64);
+                series.rejected.push(tally.figures.rejected.total());
+            }
+            *next += step;
         }
     }
 
@@ -203,7 +279,10 @@ impl<'w> Simulation<'w> {
         let end = self.workload.duration;
         let step = (end / 100).max(Duration::from_millis(1));
         let mut checkpoint = Duration::ZERO;
+        let sample_step = (end / SAMPLES).max(Duration::from_micros(1));
+        let mut next_sample = Duration::ZERO;
         while let Some((now, event)) = self.events.next_until(None) {
+            self.sample_until(now, &mut next_sample, sample_step);
             if now >= checkpoint && now <= end {
                 progress(now.as_secs_f64() / end.as_secs_f64().max(f64::MIN_POSITIVE));
                 checkpoint = now + step;
@@ -223,6 +302,7 @@ impl<'w> Simulation<'w> {
                 ));
             }
         }
+        self.sample_until(end, &mut next_sample, sample_step);
         progress(1.0);
         Ok(())
     }
@@ -230,6 +310,19 @@ impl<'w> Simulation<'w> {
     /// The figures of every stream and level once every event has run.
     fn report(mut self, seed: u64) -> Report {
         let finished = self.events.now().max(self.workload.duration);
+        let timeline = self.timeline.take().map(|mut timeline| {
+            timeline.streams = self
+                .workload
+                .streams
+                .iter()
+                .zip(&self.streams)
+                .map(|(stream, tally)| StreamWaits {
+                    name: stream.name.clone(),
+                    buckets: tally.wait_buckets(),
+                })
+                .collect();
+            timeline
+        });
         let dump = self
             .dump
             .take()
@@ -281,6 +374,7 @@ impl<'w> Simulation<'w> {
             priority_levels,
             streams,
             dump_priority_levels: dump,
+            timeline,
         }
     }
 }

@@ -245,3 +245,49 @@ fn duplicate_names_cannot_make_a_configuration() {
         })
     ));
 }
+
+/// Recording the course of a run changes nothing else, and the course adds up: samples at
+/// even steps, each level's rejections never going down and ending at its total, every
+/// stream's waits counted once.
+#[test]
+fn a_recorded_run_reports_the_same_and_its_course_adds_up() {
+    use apfkit_dispatcher::sim::server::simulate_recording;
+    use apfkit_dispatcher::sim::workload::Limits;
+    let workload = Workload::embedded_default();
+    let config = || Configuration::kubernetes_default(600).unwrap();
+    let plain = simulate(config(), &workload, 3, |_| {}).unwrap();
+    let mut recorded =
+        simulate_recording(config(), &workload, &Limits::default(), 3, |_| {}).unwrap();
+    let timeline = recorded.timeline.take().expect("a timeline");
+    assert_eq!(recorded, plain, "recording changes nothing else");
+    assert_eq!(timeline.seconds.len(), 301);
+    assert_eq!(timeline.seconds[0], 0.0);
+    for (series, level) in timeline.levels.iter().zip(&plain.priority_levels) {
+        assert_eq!(series.name, level.name);
+        assert!(
+            series.rejected.windows(2).all(|w| w[0] <= w[1]),
+            "{}",
+            series.name
+        );
+        assert!(*series.rejected.last().unwrap() <= level.figures.rejected.total());
+        assert_eq!(series.seats_in_use.len(), 301);
+    }
+    let global = timeline
+        .levels
+        .iter()
+        .find(|l| l.name == "global-default")
+        .unwrap();
+    assert!(
+        global.waiting.iter().any(|w| *w > 0),
+        "the noisy user queues"
+    );
+    for (waits, stream) in timeline.streams.iter().zip(&plain.streams) {
+        let counted: u64 = waits.buckets.iter().map(|(_, n)| n).sum();
+        assert_eq!(
+            counted,
+            stream.figures.executed + stream.figures.rejected.time_out,
+            "{}",
+            stream.name
+        );
+    }
+}

@@ -102,6 +102,55 @@ pub struct Report {
     /// Requests, executing requests and seats still held once every event has run (0 unless
     /// something leaked).
     pub left_over: u64,
+    /// What happened over time, when it was recorded ([`super::simulate_recording`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
+}
+
+/// A simulation's course: every level sampled at even steps through the arrival period, and
+/// every stream's waits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeline {
+    /// The sample times, in seconds.
+    pub seconds: Vec<f64>,
+    /// Per level, in the configuration's order.
+    pub levels: Vec<LevelTimeline>,
+    /// Per stream, in the workload's order.
+    pub streams: Vec<StreamWaits>,
+}
+
+/// One level through time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelTimeline {
+    /// The level's name.
+    pub name: String,
+    /// Its nominal, lower and upper limits (seats).
+    pub nominal: i64,
+    /// Its lower limit.
+    pub lower: i64,
+    /// Its upper limit.
+    pub upper: i64,
+    /// Seats in use at each sample.
+    pub seats_in_use: Vec<u64>,
+    /// The current limit at each sample.
+    pub current_limit: Vec<i64>,
+    /// Requests waiting in its queues at each sample.
+    pub waiting: Vec<u64>,
+    /// Requests rejected so far at each sample.
+    pub rejected: Vec<u64>,
+}
+
+/// How long one stream's requests waited.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamWaits {
+    /// The stream's name.
+    pub name: String,
+    /// (upper bound in milliseconds, requests) per bucket, buckets doubling from 1 ms; the
+    /// first holds the waits of at most 1 ms (those that did not wait included).
+    pub buckets: Vec<(f64, u64)>,
 }
 
 impl Report {
@@ -217,6 +266,24 @@ impl Tally {
                 integral: 0.0,
             },
         }
+    }
+
+    /// The waits counted so far, in buckets doubling from 1 ms.
+    pub(super) fn wait_buckets(&self) -> Vec<(f64, u64)> {
+        let mut buckets = Vec::new();
+        let mut upper_us = 1_000u64;
+        let mut counted = 0;
+        let total = self.waits.len();
+        while counted < total {
+            let count = self.waits.count_between(0, upper_us) - counted;
+            counted += count;
+            buckets.push((upper_us as f64 / 1e3, count));
+            upper_us = upper_us.saturating_mul(2);
+            if upper_us == u64::MAX {
+                break;
+            }
+        }
+        buckets
     }
 
     pub(super) fn finish(mut self) -> Figures {
