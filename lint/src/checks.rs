@@ -145,9 +145,42 @@ fn mandatory(input: &Input, finding: &Make<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// C(n, k) as a float (exact enough for a probability).
+/// C(n, k) as a float (exact enough for a probability); 0 when k > n.
 fn choose(n: usize, k: usize) -> f64 {
+    if k > n {
+        return 0.0;
+    }
     (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+}
+
+/// The probability that a flow's hand of `hand` of `queues` queues lies wholly among the
+/// queues of `elephants` other flows' hands (each dealt at random): the union's size after
+/// each hand is a Markov chain (a new hand adds k queues with the hypergeometric
+/// probability C(queues − u, k) C(u, hand − k) / C(queues, hand)); then the mouse's hand is
+/// inside a union of u queues with probability C(u, hand) / C(queues, hand).
+fn crushed(queues: usize, hand: usize, elephants: usize) -> f64 {
+    let hand = hand.min(queues);
+    let all = choose(queues, hand);
+    let mut union = vec![0.0f64; queues + 1];
+    union[0] = 1.0;
+    for _ in 0..elephants {
+        let mut next = vec![0.0f64; queues + 1];
+        for (size, p) in union.iter().enumerate().filter(|(_, p)| **p > 0.0) {
+            for new in 0..=hand.min(queues - size) {
+                let old = hand - new;
+                if old > size {
+                    continue;
+                }
+                next[size + new] += p * choose(queues - size, new) * choose(size, old) / all;
+            }
+        }
+        union = next;
+    }
+    union
+        .iter()
+        .enumerate()
+        .map(|(size, p)| p * choose(size, hand) / all)
+        .sum()
 }
 
 fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
@@ -162,17 +195,19 @@ fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
             continue;
         };
         let (queues, hand) = (queues.max(1) as usize, hand_size.max(1) as usize);
-        let shared = 1.0 / choose(queues, hand.min(queues));
+        let shared = crushed(queues, hand, 1);
         if shared > 0.01 {
+            let ten = crushed(queues, hand, 10);
             out.push(finding(
                 "APF009",
                 PRIORITY_LEVEL,
                 name,
                 "spec.limited.limitResponse.queuing.handSize",
                 format!(
-                    "with {queues} queues and a hand of {hand}, a flow shares all its queues with a given heavy flow with probability {:.3} (1 in {:.0})",
+                    "with {queues} queues and a hand of {hand}, a flow shares all its queues with a given heavy flow with probability {:.3} (1 in {:.0}), with ten heavy flows {:.3}",
                     shared,
-                    1.0 / shared
+                    1.0 / shared,
+                    ten
                 ),
             ));
         }
@@ -410,5 +445,29 @@ fn broad(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{choose, crushed};
+
+    #[test]
+    fn one_elephant_is_one_hand_in_c_queues_hand() {
+        assert!((crushed(8, 2, 1) - 1.0 / 28.0).abs() < 1e-12);
+        assert!((crushed(64, 6, 1) - 1.0 / choose(64, 6)).abs() < 1e-18);
+        assert_eq!(crushed(4, 4, 1), 1.0, "a hand of every queue");
+    }
+
+    #[test]
+    fn more_elephants_crush_more_and_the_chain_sums_to_one() {
+        let few = crushed(8, 2, 1);
+        let many = crushed(8, 2, 10);
+        assert!(many > few && many < 1.0, "{few} {many}");
+        // Ten hands of 2 out of 4 queues cover all of them almost surely.
+        assert!(crushed(4, 2, 10) > 0.99);
+        // Against a brute count: 3 queues, hands of 1, two elephants: the mouse's queue is
+        // among theirs with probability 1 − (2/3)² = 5/9.
+        assert!((crushed(3, 1, 2) - 5.0 / 9.0).abs() < 1e-12);
     }
 }

@@ -129,7 +129,8 @@ whatever the annotation says, so the change does not last.",
         summary: "the level's queues and hand size let one heavy flow crowd out others",
         explanation: "Shuffle sharding deals each flow handSize of the level's queues. A flow \
 shares all its queues with one given other flow with probability 1 / C(queues, handSize), and \
-then cannot get ahead of it. Reported when that is above 1%. Raise queues or handSize (as \
+then cannot get ahead of it; the finding also gives the chance that its queues all lie among \
+those of ten heavy flows. Reported when the first is above 1%. Raise queues or handSize (as \
 kube-apiserver's documentation tabulates; handSize 6 of 64 queues puts it near 1 in 75 \
 million).",
     },
