@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::classify::Classifier;
 use apfkit_dispatcher::config::{Configuration, LevelBehavior};
+use apfkit_dispatcher::estimate::max_seats;
 use apfkit_types::hub::flowcontrol::PolicyRulesWithSubjects;
 
 use crate::shadow::{Coverage, Vocabulary, overlaps, rule_coverage};
@@ -208,6 +209,19 @@ fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
                     shared,
                     1.0 / shared,
                     ten
+                ),
+            ));
+        }
+        let cap = max_seats(level.limits.nominal, hand_size);
+        if cap < 2 && level.limits.nominal > 0 {
+            out.push(finding(
+                "APF013",
+                PRIORITY_LEVEL,
+                name,
+                "spec.limited.nominalConcurrencyShares",
+                format!(
+                    "with {} nominal seats and a hand of {hand}, a request may take at most {cap} seat: a LIST of any size counts as one",
+                    level.limits.nominal
                 ),
             ));
         }

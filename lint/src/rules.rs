@@ -161,6 +161,18 @@ which others may not lend. Give it shares.",
         explanation: "The object fails kube-apiserver's validation (the messages name the \
 fields); `apfkit validate` reports the same. It is left out of the other checks.",
     },
+    Rule {
+        id: "APF013",
+        name: "list-width-capped",
+        severity: Severity::Warning,
+        summary: "the level is too small to give a LIST more than one seat",
+        explanation: "kube-apiserver estimates a LIST's seats from the bytes it reads (100 kB a \
+seat), but caps every request's seats at the level's limit max(1, min(ceil(nominalCL × 0.15), \
+nominalCL / handSize)). Where that cap is 1, a LIST of thousands of objects weighs as much as \
+a GET: the level's queues cannot hold a LIST's real cost, and a few large LISTs take far more \
+of the server than their seats say. Give the level more shares (or a smaller handSize) at the \
+server concurrency it runs with.",
+    },
 ];
 
 /// The rule of `id` or name, in any case.

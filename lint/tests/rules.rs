@@ -132,6 +132,17 @@ fn apf001_is_exact_across_several_schemas_and_subject_kinds() {
 
 #[test]
 fn apf002_one_rule_shadowed_while_another_reaches() {
+    // Without the earlier schema, neither rule is shadowed.
+    let both = format!(
+        "{TEAM_A_PODS}  - subjects: [{{kind: Group, group: {{name: team-b}}}}]\n    resourceRules: [{{verbs: [get], apiGroups: [''], resources: [pods], namespaces: [b]}}]\n"
+    );
+    assert!(
+        of(
+            &findings(&schema("second", 600, "workload-high", &both)),
+            "APF002"
+        )
+        .is_empty()
+    );
     let rules = format!(
         "{TEAM_A_PODS}  - subjects: [{{kind: Group, group: {{name: team-b}}}}]\n    resourceRules: [{{verbs: [get], apiGroups: [''], resources: [pods], namespaces: [b]}}]\n"
     );
@@ -300,6 +311,34 @@ fn apf009_to_apf011_queuing_lending_and_seats() {
         of(&found, "APF011"),
         [(
             "none".to_owned(),
+            "spec.limited.nominalConcurrencyShares".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn apf013_a_level_too_small_to_weigh_a_list() {
+    let tiny = level(
+        "tiny",
+        "{nominalConcurrencyShares: 1, limitResponse: {type: Queue, queuing: {queues: 64, handSize: 6, queueLengthLimit: 50}}}",
+    );
+    let roomy = level(
+        "roomy",
+        "{nominalConcurrencyShares: 30, limitResponse: {type: Queue, queuing: {queues: 64, handSize: 6, queueLengthLimit: 50}}}",
+    );
+    let users = |l: &str| {
+        schema(
+            &format!("to-{l}"),
+            500,
+            l,
+            &TEAM_A_PODS.replace("team-a", l),
+        )
+    };
+    let yaml = tiny + &roomy + &users("tiny") + &users("roomy");
+    assert_eq!(
+        of(&findings(&yaml), "APF013"),
+        [(
+            "tiny".to_owned(),
             "spec.limited.nominalConcurrencyShares".to_owned()
         )]
     );
