@@ -4,7 +4,9 @@
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
 
-use crate::failure::{Failure, printable};
+use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
+
+use crate::failure::{Failure, Location, printable};
 use crate::input;
 
 /// Reasons as one line: `path: message; path: message`.
@@ -14,6 +16,37 @@ pub fn join(reasons: &[impl ToString]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The PriorityLevelConfigurations and FlowSchemas of `paths`, each with where it was read
+/// (other kinds, and a second object of a kind and name, are an error).
+pub type Objects = (
+    Vec<(PriorityLevelConfiguration, Location)>,
+    Vec<(FlowSchema, Location)>,
+);
+
+/// Reads the APF objects of `paths` (standard input when empty).
+pub fn read(paths: &[String]) -> Result<Objects, Failure> {
+    let (mut levels, mut schemas) = (Vec::new(), Vec::new());
+    let mut names = input::Names::default();
+    input::for_each_hub_object(paths, |location, object| {
+        if let Some(duplicate) = names.record(location, &object) {
+            let label = input::label(&object);
+            return Err(Failure::at(location, format!("{label}: {duplicate}")));
+        }
+        match object {
+            HubObject::PriorityLevelConfiguration(level) => levels.push((level, location.clone())),
+            HubObject::FlowSchema(schema) => schemas.push((schema, location.clone())),
+            HubObject::APIService(_) => {
+                return Err(Failure::at(
+                    location,
+                    "an APIService is not part of an APF configuration",
+                ));
+            }
+        }
+        Ok(())
+    })?;
+    Ok((levels, schemas))
 }
 
 /// Reads the PriorityLevelConfigurations and FlowSchemas of `paths` (other kinds are an
@@ -34,25 +67,9 @@ pub fn load(
         return Configuration::kubernetes_default(limit)
             .map_err(|e| Failure::Invalid(e.to_string()));
     }
-    let (mut levels, mut schemas) = (Vec::new(), Vec::new());
-    let mut names = input::Names::default();
-    input::for_each_hub_object(paths, |location, object| {
-        if let Some(duplicate) = names.record(location, &object) {
-            let label = input::label(&object);
-            return Err(Failure::at(location, format!("{label}: {duplicate}")));
-        }
-        match object {
-            HubObject::PriorityLevelConfiguration(level) => levels.push(level),
-            HubObject::FlowSchema(schema) => schemas.push(schema),
-            HubObject::APIService(_) => {
-                return Err(Failure::at(
-                    location,
-                    "an APIService is not part of an APF configuration",
-                ));
-            }
-        }
-        Ok(())
-    })?;
+    let (levels, schemas) = read(paths)?;
+    let levels = levels.into_iter().map(|(level, _)| level);
+    let schemas = schemas.into_iter().map(|(schema, _)| schema);
     let config =
         Configuration::new(levels, schemas, limit).map_err(|e| Failure::Invalid(e.to_string()))?;
     for skipped in config.skipped() {

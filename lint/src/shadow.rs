@@ -195,9 +195,9 @@ fn subject_atoms(subjects: &[Subject]) -> Vec<(String, Vec<String>)> {
 /// The representatives of one resource rule, for each subject request.
 fn resource_representatives(
     rule: &ResourcePolicyRule,
-    subjects: &[(String, Vec<String>)],
+    subjects: Vec<(String, Vec<String>)>,
     known: &Vocabulary,
-) -> impl Iterator<Item = Representative> {
+) -> impl Iterator<Item = Representative> + use<> {
     let verbs = atoms(&rule.verbs, &known.verbs);
     let groups = atoms(&rule.api_groups, &known.api_groups);
     let resources = atoms(&rule.resources, &known.resources);
@@ -208,7 +208,6 @@ fn resource_representatives(
     if rule.cluster_scope.unwrap_or_default() {
         namespaces.insert(0, String::new());
     }
-    let subjects = subjects.to_vec();
     // Fresh values first: a rule that is not shadowed is usually found out at once.
     let fresh_first = |mut values: Vec<String>| {
         values.sort_by_key(|v| !v.contains(FRESH));
@@ -303,6 +302,28 @@ fn non_resource_representatives(
     out
 }
 
+/// Every representative request of `rule`: its resource rules' and its non-resource rules',
+/// for each of its subjects.
+fn representatives<'a>(
+    rule: &'a PolicyRulesWithSubjects,
+    known: &'a Vocabulary,
+) -> impl Iterator<Item = Representative> + 'a {
+    let subjects = subject_atoms(&rule.subjects);
+    let resource = {
+        let subjects = subjects.clone();
+        rule.resource_rules
+            .iter()
+            .flatten()
+            .flat_map(move |r| resource_representatives(r, subjects.clone(), known))
+    };
+    let non_resource = rule
+        .non_resource_rules
+        .iter()
+        .flatten()
+        .flat_map(move |r| non_resource_representatives(r, &subjects, known));
+    resource.chain(non_resource)
+}
+
 /// What the check found of one rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Coverage {
@@ -327,20 +348,9 @@ pub fn rule_coverage(
     rule: &PolicyRulesWithSubjects,
     known: &Vocabulary,
 ) -> Coverage {
-    let subjects = subject_atoms(&rule.subjects);
-    let resource = rule
-        .resource_rules
-        .iter()
-        .flatten()
-        .flat_map(|r| resource_representatives(r, &subjects, known));
-    let non_resource = rule
-        .non_resource_rules
-        .iter()
-        .flatten()
-        .flat_map(|r| non_resource_representatives(r, &subjects, known));
     let mut by = BTreeSet::new();
     let mut checked = 0usize;
-    for representative in resource.chain(non_resource) {
+    for representative in representatives(rule, known) {
         checked += 1;
         if checked > MAX_REPRESENTATIVES {
             return Coverage::Undecided;
@@ -376,19 +386,7 @@ pub fn overlaps(
     rule: &PolicyRulesWithSubjects,
     known: &Vocabulary,
 ) -> bool {
-    let subjects = subject_atoms(&rule.subjects);
-    let resource = rule
-        .resource_rules
-        .iter()
-        .flatten()
-        .flat_map(|r| resource_representatives(r, &subjects, known));
-    let non_resource = rule
-        .non_resource_rules
-        .iter()
-        .flatten()
-        .flat_map(|r| non_resource_representatives(r, &subjects, known));
-    resource
-        .chain(non_resource)
+    representatives(rule, known)
         .take(MAX_REPRESENTATIVES)
         .any(|representative| {
             representative.with(|request| classifier.schema_matches(other_position, request))

@@ -1,12 +1,11 @@
 //! `lint`.
 
-use apfkit_conversion::scheme::HubObject;
 use apfkit_lint::{Finding, Input, Options, RULES, Report, Severity, Source};
 use clap::Args;
 
 use super::{emit, print_json};
-use crate::failure::{Failure, printable};
-use crate::input;
+use crate::configuration;
+use crate::failure::{Failure, Location, printable};
 
 /// Find what an APF configuration does that was probably not meant, before applying it.
 ///
@@ -122,29 +121,17 @@ pub fn run(args: LintArgs) -> Result<(), Failure> {
         )));
     }
     args.input.apply();
-    let mut objects = Input::default();
-    let mut names = input::Names::default();
-    input::for_each_hub_object(&args.paths, |location, object| {
-        if let Some(duplicate) = names.record(location, &object) {
-            let label = input::label(&object);
-            return Err(Failure::at(location, format!("{label}: {duplicate}")));
-        }
-        let source = Some(Source {
-            file: location.file.clone(),
+    let (levels, schemas) = configuration::read(&args.paths)?;
+    let source = |location: Location| {
+        Some(Source {
+            file: location.file,
             document: location.document,
-        });
-        match object {
-            HubObject::PriorityLevelConfiguration(level) => objects.levels.push((level, source)),
-            HubObject::FlowSchema(schema) => objects.schemas.push((schema, source)),
-            HubObject::APIService(_) => {
-                return Err(Failure::at(
-                    location,
-                    "an APIService is not part of an APF configuration",
-                ));
-            }
-        }
-        Ok(())
-    })?;
+        })
+    };
+    let mut objects = Input::new(
+        levels.into_iter().map(|(level, at)| (level, source(at))),
+        schemas.into_iter().map(|(schema, at)| (schema, source(at))),
+    );
     if args.with_bootstrap {
         objects = objects.with_bootstrap();
     }
