@@ -6,32 +6,17 @@ use std::time::Duration;
 
 use apfkit_dispatcher::config::Configuration;
 
-use super::support::request;
-use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard, Permit};
+use super::support::{fill, global_default, request};
+use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard};
 use apfkit_dispatcher::queueset::{RejectReason, WorkEstimate};
 use tokio::time::Instant;
 
 /// A guard with a small server limit (24), and global-default's index and current limit.
 fn small_guard(wait_limit: Duration) -> (Guard, usize, u64) {
     let guard = Guard::with_wait_limit(Configuration::kubernetes_default(24).unwrap(), wait_limit);
-    let (level, limit) = guard.inspect(|d| {
-        let level = d.level_index("global-default").unwrap();
-        (level, d.level(level).current as u64)
-    });
+    let (level, limit) = global_default(&guard);
     assert!(limit >= 1);
     (guard, level, limit)
-}
-
-/// Takes every seat of global-default with alice's requests.
-async fn fill(guard: &Guard, limit: u64) -> Vec<Permit> {
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        let permit = guard
-            .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
-            .await;
-        permits.push(permit.expect("a free seat"));
-    }
-    permits
 }
 
 fn waiting(guard: &Guard, level: usize) -> usize {

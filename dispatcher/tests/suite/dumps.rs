@@ -9,6 +9,8 @@ use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::queueset::WorkEstimate;
 
+use super::support::{fill, global_default};
+
 fn request(user: &'static str) -> Request<'static> {
     Request {
         user,
@@ -33,17 +35,9 @@ async fn queues_and_requests_are_dumped_with_their_flows_places_and_times() {
         Configuration::kubernetes_default(24).unwrap(),
         Duration::from_secs(5),
     );
-    let level = guard.inspect(|d| d.level_index("global-default").unwrap());
-    let limit = guard.inspect(|d| d.level(level).current) as usize;
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        permits.push(
-            guard
-                .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
-                .await
-                .unwrap(),
-        );
-    }
+    let (_, seats) = global_default(&guard);
+    let permits = fill(&guard, seats).await;
+    let limit = seats as usize;
     let bob = {
         let guard = guard.clone();
         tokio::spawn(async move {

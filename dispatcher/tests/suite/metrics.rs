@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use apfkit_dispatcher::config::Configuration;
 
-use super::support::request;
+use super::support::{fill, global_default, request};
 use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::metrics::ApfMetrics;
 use apfkit_dispatcher::queueset::WorkEstimate;
@@ -41,17 +41,8 @@ async fn the_guard_counts_dispatches_waits_rejections_and_seats_per_flow() {
         Duration::from_secs(5),
     );
     guard.record_metrics(ApfMetrics::register(&registry).unwrap());
-    let level = guard.inspect(|d| d.level_index("global-default").unwrap());
-    let limit = guard.inspect(|d| d.level(level).current);
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        permits.push(
-            guard
-                .acquire(&request("alice"), WorkEstimate::ONE_SEAT)
-                .await
-                .unwrap(),
-        );
-    }
+    let (_, limit) = global_default(&guard);
+    let permits = fill(&guard, limit).await;
     let flow = r#"flow_schema="global-default",priority_level="global-default""#;
     let text = scrape(&registry);
     assert_eq!(

@@ -15,7 +15,7 @@ use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard};
 use apfkit_dispatcher::queueset::WorkEstimate;
 use serde_json::json;
 
-use super::support::request;
+use super::support::{fill, global_default, request};
 
 const SERVER: i32 = 600;
 
@@ -161,17 +161,8 @@ async fn queued_requests_keep_their_place_across_a_new_configuration() {
         Configuration::kubernetes_default(24).unwrap(),
         DEFAULT_WAIT_LIMIT,
     );
-    let level = guard.inspect(|d| d.level_index("global-default").unwrap());
-    let limit = guard.inspect(|d| d.level(level).current);
-    let mut permits = Vec::new();
-    for _ in 0..limit {
-        permits.push(
-            guard
-                .acquire(&alice(), WorkEstimate::ONE_SEAT)
-                .await
-                .unwrap(),
-        );
-    }
+    let (level, limit) = global_default(&guard);
+    let permits = fill(&guard, limit).await;
     const USERS: [&str; 40] = [
         "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11", "u12", "u13",
         "u14", "u15", "u16", "u17", "u18", "u19", "u20", "u21", "u22", "u23", "u24", "u25", "u26",
