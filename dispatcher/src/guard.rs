@@ -191,6 +191,19 @@ impl Shared {
         Instant::now().saturating_duration_since(self.epoch)
     }
 
+    /// Takes a waiting request out of its queue, with its waiter and note; false when it
+    /// was dispatched meanwhile (it then executes, or finishes at once).
+    fn leave_queue(&self, ticket: Ticket) -> bool {
+        let mut state = self.lock();
+        let now = self.now();
+        state.waiters.remove(&ticket);
+        let cancelled = state.dispatcher.cancel(now, ticket);
+        if cancelled {
+            state.notes.remove(&ticket);
+        }
+        cancelled
+    }
+
     fn metrics(&self) -> Option<&ApfMetrics> {
         self.metrics.get()
     }
@@ -473,16 +486,7 @@ impl Guard {
             Ok(Ok(())) => true,
             // The wait limit passed, or the sender is gone: leave the queue unless the
             // request was dispatched meanwhile.
-            _ => {
-                let mut state = shared.lock();
-                let now = shared.now();
-                state.waiters.remove(&ticket);
-                let cancelled = state.dispatcher.cancel(now, ticket);
-                if cancelled {
-                    state.notes.remove(&ticket);
-                }
-                !cancelled
-            }
+            _ => !shared.leave_queue(ticket),
         };
         wait.settled = true;
         drop(wait);
@@ -637,16 +641,7 @@ impl Drop for PendingWait<'_> {
         if self.settled {
             return;
         }
-        let cancelled = {
-            let mut state = self.shared.lock();
-            let now = self.shared.now();
-            state.waiters.remove(&self.ticket);
-            let cancelled = state.dispatcher.cancel(now, self.ticket);
-            if cancelled {
-                state.notes.remove(&self.ticket);
-            }
-            cancelled
-        };
+        let cancelled = self.shared.leave_queue(self.ticket);
         if let Some(metrics) = self.metrics {
             metrics.dequeued(self.estimate.max_seats());
             if cancelled {
