@@ -136,13 +136,25 @@ impl NonResourceRule {
                 None => true,
                 Some(urls) => urls
                     .iter()
-                    .any(|(url, prefix)| url == r.path || r.path.starts_with(prefix.as_str())),
+                    .any(|(url, prefix)| url_matches_with_prefix(url, prefix, r.path)),
             }
     }
 }
 
-/// `u` without one trailing `*`, ending in `/` (`rule.go`'s `matchesNonResourceURL`).
-fn url_prefix(url: &str) -> String {
+/// Whether a `nonResourceURLs` entry matches `path` (`rule.go`'s `matchesNonResourceURL`):
+/// `*`, the path itself, or any path below the entry's prefix ([`url_prefix`]).
+pub fn non_resource_url_matches(url: &str, path: &str) -> bool {
+    url == "*" || url_matches_with_prefix(url, &url_prefix(url), path)
+}
+
+/// [`non_resource_url_matches`] for an entry other than `*` whose prefix is computed already.
+fn url_matches_with_prefix(url: &str, prefix: &str, path: &str) -> bool {
+    url == path || path.starts_with(prefix)
+}
+
+/// The paths below a `nonResourceURLs` entry that it matches start with this: the entry
+/// without one trailing `*`, ending in `/`.
+pub fn url_prefix(url: &str) -> String {
     let trimmed = url.strip_suffix('*').unwrap_or(url);
     if trimmed.ends_with('/') {
         trimmed.to_owned()

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use apfkit_dispatcher::classify::{Classifier, Request};
+use apfkit_dispatcher::classify::{Classifier, Request, non_resource_url_matches, url_prefix};
 use apfkit_types::hub::flowcontrol::{
     FlowSchema, NonResourcePolicyRule, PolicyRulesWithSubjects, ResourcePolicyRule, Subject,
 };
@@ -113,21 +113,6 @@ fn atoms(values: &[String], known: &BTreeSet<String>) -> Vec<String> {
     }
 }
 
-/// The prefix a non-resource URL pattern matches below it (`rule.go`: the URL without a
-/// trailing `*`, ending in `/`).
-fn url_prefix(url: &str) -> String {
-    let trimmed = url.strip_suffix('*').unwrap_or(url);
-    if trimmed.ends_with('/') {
-        trimmed.to_owned()
-    } else {
-        format!("{trimmed}/")
-    }
-}
-
-fn url_matches(pattern: &str, path: &str) -> bool {
-    pattern == "*" || pattern == path || path.starts_with(&url_prefix(pattern))
-}
-
 /// The paths standing for the URLs `patterns` match: each pattern and each known one, as
 /// itself and with a fresh segment below it, that a pattern matches.
 fn url_atoms(patterns: &[String], known: &BTreeSet<String>) -> Vec<String> {
@@ -139,7 +124,7 @@ fn url_atoms(patterns: &[String], known: &BTreeSet<String>) -> Vec<String> {
     candidates.insert(format!("/{FRESH}"));
     candidates
         .into_iter()
-        .filter(|path| patterns.iter().any(|p| url_matches(p, path)))
+        .filter(|path| patterns.iter().any(|p| non_resource_url_matches(p, path)))
         .collect()
 }
 
