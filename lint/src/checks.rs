@@ -288,59 +288,72 @@ fn names(classifier: &Classifier, positions: &BTreeSet<usize>) -> String {
 
 fn shadowed(classifier: &Classifier, finding: &Make<'_>, out: &mut Vec<Finding>) {
     let schemas = classifier.config().flow_schemas();
+    // The values of the schemas before the one checked, gathered once as the loop goes.
+    let mut known = Vocabulary::default();
     for (position, schema) in schemas.iter().enumerate() {
         // The mandatory catch-all is shadowed by global-default by design: it is the net for
         // configurations without it.
-        if schema.imagined || bootstrap::MANDATORY.contains(&schema.name()) {
-            continue;
+        if !schema.imagined && !bootstrap::MANDATORY.contains(&schema.name()) {
+            shadowed_schema(classifier, position, &known, finding, out);
         }
-        let known = Vocabulary::of(schemas[..position].iter().map(|s| &s.object));
-        let rules: Vec<&PolicyRulesWithSubjects> =
-            schema.object.spec.rules.iter().flatten().collect();
-        let coverage: Vec<Coverage> = rules
+        known.extend(&schema.object);
+    }
+}
+
+/// The APF001 or APF002 findings of the schema at `position`, whose predecessors' values
+/// are `known`.
+fn shadowed_schema(
+    classifier: &Classifier,
+    position: usize,
+    known: &Vocabulary,
+    finding: &Make<'_>,
+    out: &mut Vec<Finding>,
+) {
+    let schema = &classifier.config().flow_schemas()[position];
+    let rules: Vec<&PolicyRulesWithSubjects> = schema.object.spec.rules.iter().flatten().collect();
+    let coverage: Vec<Coverage> = rules
+        .iter()
+        .map(|rule| rule_coverage(classifier, position, rule, known))
+        .collect();
+    let shadowed: Vec<(usize, &BTreeSet<usize>)> = coverage
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| match c {
+            Coverage::Shadowed(by) => Some((i, by)),
+            _ => None,
+        })
+        .collect();
+    let reaching = coverage
+        .iter()
+        .any(|c| matches!(c, Coverage::Reaches | Coverage::Undecided));
+    if !rules.is_empty() && !reaching && !shadowed.is_empty() {
+        let by: BTreeSet<usize> = shadowed
             .iter()
-            .map(|rule| rule_coverage(classifier, position, rule, &known))
+            .flat_map(|(_, by)| by.iter().copied())
             .collect();
-        let shadowed: Vec<(usize, &BTreeSet<usize>)> = coverage
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| match c {
-                Coverage::Shadowed(by) => Some((i, by)),
-                _ => None,
-            })
-            .collect();
-        let reaching = coverage
-            .iter()
-            .any(|c| matches!(c, Coverage::Reaches | Coverage::Undecided));
-        if !rules.is_empty() && !reaching && !shadowed.is_empty() {
-            let by: BTreeSet<usize> = shadowed
-                .iter()
-                .flat_map(|(_, by)| by.iter().copied())
-                .collect();
+        out.push(finding(
+            "APF001",
+            FLOW_SCHEMA,
+            schema.name(),
+            "spec.rules",
+            format!(
+                "every request {} matches goes first to {}",
+                schema.name(),
+                names(classifier, &by)
+            ),
+        ));
+    } else if reaching {
+        for (index, by) in shadowed {
             out.push(finding(
-                "APF001",
+                "APF002",
                 FLOW_SCHEMA,
                 schema.name(),
-                "spec.rules",
+                &format!("spec.rules[{index}]"),
                 format!(
-                    "every request {} matches goes first to {}",
-                    schema.name(),
-                    names(classifier, &by)
+                    "every request this rule matches goes first to {}",
+                    names(classifier, by)
                 ),
             ));
-        } else if reaching {
-            for (index, by) in shadowed {
-                out.push(finding(
-                    "APF002",
-                    FLOW_SCHEMA,
-                    schema.name(),
-                    &format!("spec.rules[{index}]"),
-                    format!(
-                        "every request this rule matches goes first to {}",
-                        names(classifier, by)
-                    ),
-                ));
-            }
         }
     }
 }

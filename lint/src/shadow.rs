@@ -73,11 +73,16 @@ impl Vocabulary {
     pub fn of<'a>(schemas: impl IntoIterator<Item = &'a FlowSchema>) -> Self {
         let mut vocabulary = Vocabulary::default();
         for schema in schemas {
-            for rule in schema.spec.rules.iter().flatten() {
-                vocabulary.add(rule);
-            }
+            vocabulary.extend(schema);
         }
         vocabulary
+    }
+
+    /// Adds the values of `schema`'s rules.
+    pub fn extend(&mut self, schema: &FlowSchema) {
+        for rule in schema.spec.rules.iter().flatten() {
+            self.add(rule);
+        }
     }
 
     fn add(&mut self, rule: &PolicyRulesWithSubjects) {
