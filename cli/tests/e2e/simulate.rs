@@ -320,3 +320,39 @@ fn the_report_renders_in_headless_chromium_with_its_charts() {
     let total = (info.width * info.height) as usize;
     assert!(drawn * 100 > total, "{drawn} of {total} pixels drawn");
 }
+
+/// A run that takes over a second shows a progress bar on a terminal (a pseudo-terminal
+/// from util-linux's `script`), and none when standard error is a pipe.
+#[test]
+fn a_long_simulation_shows_a_progress_bar_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let workload = dir.path().join("long.yaml");
+    std::fs::write(
+        &workload,
+        "duration: 600s\nstreams:\n- {name: s, user: u, verb: get, resource: pods, namespace: default, rate: 4000, service: 10ms}\n",
+    )
+    .unwrap();
+    let run = format!(
+        "{} simulate --workload {} --max-requests 3000000 > /dev/null",
+        env!("CARGO_BIN_EXE_apfkit"),
+        workload.display()
+    );
+    let mut on_terminal = std::process::Command::new("script");
+    on_terminal.args(["-qec", &run, "/dev/null"]);
+    let output = super::run_within(on_terminal, b"", Duration::from_secs(120), |_| {});
+    assert!(
+        output.status.success(),
+        "util-linux's script runs the command on a pseudo-terminal: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        shown.contains("simulating") && shown.contains("100%"),
+        "{shown}"
+    );
+    let mut piped = std::process::Command::new("bash");
+    piped.args(["-c", &run]);
+    let output = super::run_within(piped, b"", Duration::from_secs(120), |_| {});
+    assert!(output.status.success());
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("simulating"));
+}
