@@ -346,8 +346,10 @@ fn a_long_simulation_shows_a_progress_bar_on_a_terminal_only() {
         String::from_utf8_lossy(&output.stderr)
     );
     let shown = String::from_utf8_lossy(&output.stdout);
+    // The bar redraws at most a few times a second, so which percentages show depends on the
+    // machine's speed: assert a drawn bar with a percentage, not a particular one.
     assert!(
-        shown.contains("simulating") && shown.contains("100%"),
+        shown.contains("simulating") && shown.contains('█') && shown.contains("% ("),
         "{shown}"
     );
     let mut piped = std::process::Command::new("bash");
