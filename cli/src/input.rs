@@ -120,7 +120,7 @@ pub fn built(location: &Location, input: Input<'_>) -> Result<Document, Failure>
 }
 
 /// A document still in its text built as a JSON value; a built one copied.
-fn built_text(location: &Location, input: &Input<'_>) -> Result<Document, Failure> {
+pub fn built_text(location: &Location, input: &Input<'_>) -> Result<Document, Failure> {
     match input {
         Input::Json(json) => json.to_document(),
         Input::Yaml(yaml) => yaml.to_document(),

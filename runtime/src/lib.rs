@@ -41,6 +41,7 @@
 pub mod __private;
 pub mod convert;
 mod date_time;
+pub mod field;
 #[cfg(feature = "https")]
 pub mod https;
 mod int_or_string;

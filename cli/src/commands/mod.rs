@@ -2,6 +2,7 @@
 
 pub mod apply;
 pub mod bootstrap;
+pub mod crds;
 pub mod explain;
 pub mod limits;
 pub mod lint;

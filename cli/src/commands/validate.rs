@@ -13,9 +13,14 @@ use crate::input;
 /// Prints one line per error, FILE: document N: Kind/name: message, with kube-apiserver's field paths
 /// and messages. Exits with 1 if there is any error, 0 otherwise.
 ///
+/// With --crd, objects of the kinds the CustomResourceDefinitions define are checked as
+/// kube-apiserver checks custom resources: unknown fields pruned (a warning each), defaults
+/// applied, then the schema, list types and x-kubernetes-validations (CEL) rules.
+///
 /// Examples:
 ///   apfkit validate -f flowcontrol/
 ///   apfkit validate -f levels.yaml --request-version v1beta2 --forbid-zero-shares
+///   apfkit validate --crd widgets.crd.yaml -f widgets/
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ValidateArgs {
@@ -31,6 +36,10 @@ pub struct ValidateArgs {
     /// Reject nominalConcurrencyShares 0, as Kubernetes 1.29 does by default.
     #[arg(long)]
     forbid_zero_shares: bool,
+    /// CustomResourceDefinition file or directory (repeatable): validate the objects of its
+    /// kinds as custom resources.
+    #[arg(long = "crd", value_name = "PATH")]
+    crds: Vec<String>,
 }
 
 /// The version `--request-version` names, checked: a flowcontrol version, bare or in full.
@@ -65,8 +74,23 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let mut errors = 0;
     let mut names = input::Names::default();
     let mut objects = 0;
+    let definitions = super::crds::load(&args.crds)?;
     for source in input::sources(&args.paths)? {
         let result = input::for_each_document(&source, |location, read| {
+            if !definitions.is_empty()
+                && let Some(found) = super::crds::validate(&definitions, &location, &read)?
+            {
+                objects += 1;
+                for line in &found.errors {
+                    emit(&format!(
+                        "{location}: {}: {}\n",
+                        found.label,
+                        printable(line)
+                    ))?;
+                }
+                errors += found.errors.len();
+                return Ok(());
+            }
             if input::skipped_as_other_kind(&location, &read)? {
                 return Ok(());
             }

@@ -16,11 +16,11 @@
 //! ```
 
 mod apiregistration;
-mod field;
 mod flowcontrol;
 mod mandatory;
 mod names;
 
+pub use apfkit_runtime::field;
 pub use field::{BadValue, ErrorType, FieldError, Path};
 
 use crate::scheme::HubObject;

@@ -1,90 +1,9 @@
-//! apimachinery's name checks (DNS-1123 subdomain and label, DNS-1035 label) and the object
-//! metadata rules of cluster-scoped objects, with apimachinery's messages.
+//! The object metadata rules of cluster-scoped objects, with apimachinery's messages (the name
+//! checks themselves are `apfkit_runtime::field::names`).
 
 use super::field::{BadValue, FieldError, Path};
 
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
-
-/// apimachinery's regex error: the message, examples and the regex.
-fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
-    let mut out = format!("{message} (e.g. ");
-    for (i, example) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push_str(&format!("'{example}', "));
-    }
-    out.push_str(&format!("regex used for validation is '{regex}')"));
-    out
-}
-
-fn max_len(limit: usize) -> String {
-    format!("must be no more than {limit} characters")
-}
-
-fn alnum(c: u8) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit()
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && alnum(b[0])
-        && alnum(b[b.len() - 1])
-        && b.iter().all(|&c| alnum(c) || c == b'-')
-}
-
-/// Messages of every DNS-1123 label rule that `value` breaks (empty when valid).
-pub fn dns1123_label(value: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    if value.len() > 63 {
-        errors.push(max_len(63));
-    }
-    if !is_label(value) {
-        errors.push(regex_error(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-            DNS1123_LABEL_FMT,
-            &["my-name", "123-abc"],
-        ));
-    }
-    errors
-}
-
-/// Messages of every DNS-1123 subdomain rule that `value` breaks (empty when valid).
-pub fn dns1123_subdomain(value: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    if value.len() > 253 {
-        errors.push(max_len(253));
-    }
-    if !value.split('.').all(is_label) {
-        errors.push(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errors
-}
-
-/// Messages of every DNS-1035 label rule that `value` breaks (empty when valid).
-pub fn dns1035_label(value: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    if value.len() > 63 {
-        errors.push(max_len(63));
-    }
-    if !(is_label(value) && value.as_bytes()[0].is_ascii_lowercase()) {
-        errors.push(regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-            DNS1035_LABEL_FMT,
-            &["my-name", "abc-123"],
-        ));
-    }
-    errors
-}
+pub use apfkit_runtime::field::names::{dns1035_label, dns1123_label, dns1123_subdomain};
 
 /// The object-metadata rules of a cluster-scoped object: a name (or generateName) is required, a
 /// namespace is forbidden, and the name must pass `name_check`.

@@ -1,0 +1,300 @@
+//! Costs of CEL rules, for kube-apiserver's limits.
+//!
+//! cel-go estimates a rule's cost from its checked AST and the schema's size limits, and
+//! counts its actual cost while it runs; the `cel` crate does neither, so both are computed
+//! here by one model of what cel-go counts: one per identifier, field selection and call, ten
+//! per list or map literal, a tenth of a string's length for the string functions that read
+//! the whole string, and each comprehension's body once per element. Sizes come from the
+//! schema's `maxItems`, `maxProperties` and `maxLength` for the estimate (or, where a schema
+//! sets none, from the most that fits in kube-apiserver's 3 MiB request limit), and from the
+//! object itself at run time.
+
+use cel::IdedExpr;
+use cel::common::ast::{EntryExpr, Expr};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use serde_json::Value;
+
+use super::values::escape;
+use crate::schema::{Schema, Type};
+
+/// kube-apiserver's largest request body, which bounds what an unbounded list can hold.
+const MAX_REQUEST_BYTES: u64 = 3 * 1024 * 1024;
+
+/// The string functions that read their whole receiver (cel-go's traversal cost).
+const STRING_TRAVERSALS: [&str; 14] = [
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "find",
+    "findAll",
+    "split",
+    "lowerAscii",
+    "upperAscii",
+    "replace",
+    "indexOf",
+    "lastIndexOf",
+    "trim",
+    "join",
+];
+
+/// The smallest JSON a value of the schema can be, as apiserver's `SchemaDeclType` counts
+/// it (`k8s.io/apiserver/pkg/cel/common/schemas.go`): `""`, `0`, `true`, `[]`, and for an
+/// object `{}` plus each required property that has no default.
+fn min_json_size(schema: Option<&Schema>) -> u64 {
+    let Some(schema) = schema else {
+        return 1;
+    };
+    match schema.kind {
+        Some(Type::String) => 2,
+        Some(Type::Boolean) => 4,
+        Some(Type::Array) => 2,
+        Some(Type::Object) => {
+            2 + schema
+                .required
+                .iter()
+                .filter_map(|name| Some((name, schema.properties.get(name)?)))
+                .filter(|(_, property)| property.default.is_none())
+                .map(|(name, property)| name.len() as u64 + min_json_size(Some(property)) + 4)
+                .sum::<u64>()
+        }
+        _ => 1,
+    }
+}
+
+/// [`min_json_size`] of a schema not yet compiled.
+fn min_json_size_of_props(props: &JSONSchemaProps, depth: usize) -> u64 {
+    match props.type_.as_deref() {
+        Some("string") => 2,
+        Some("boolean") => 4,
+        Some("array") => 2,
+        Some("object") if depth < crate::schema::MAX_SCHEMA_DEPTH => {
+            let required = props.required.iter().flatten();
+            2 + required
+                .filter_map(|name| Some((name, props.properties.as_ref()?.get(name)?)))
+                .filter(|(_, property)| property.default.is_none())
+                .map(|(name, property)| {
+                    name.len() as u64 + min_json_size_of_props(property, depth + 1) + 4
+                })
+                .sum::<u64>()
+        }
+        Some("object") => 2,
+        _ => 1,
+    }
+}
+
+/// The most elements a list (or map) of elements of `min_size` can have in one request
+/// (`estimateMaxArrayItemsFromMinSize`, `estimateMaxAdditionalPropertiesFromMinSize`).
+fn fitting(min_size: u64, map: bool) -> u64 {
+    (MAX_REQUEST_BYTES - 2) / (min_size + if map { 6 } else { 1 })
+}
+
+/// How many elements a list or map under `schema` can have at most.
+fn max_elements(schema: &Schema) -> u64 {
+    match schema.kind {
+        Some(Type::Array) => match schema.max_items {
+            Some(max) => max.max(0) as u64,
+            None => fitting(min_json_size(schema.items.as_deref()), false),
+        },
+        Some(Type::Object) => match schema.max_properties {
+            Some(max) => max.max(0) as u64,
+            None => fitting(min_json_size(schema.additional_properties.as_deref()), true),
+        },
+        _ => fitting(1, false),
+    }
+}
+
+/// How many elements a list (or map) whose elements are `element` can hold: its declared
+/// limit, or what fits in a request; a rule on its elements can run that many times more.
+pub fn max_children(declared: Option<i64>, element: &JSONSchemaProps, map: bool) -> u64 {
+    match declared {
+        Some(max) => max.max(1) as u64,
+        None => fitting(min_json_size_of_props(element, 0), map),
+    }
+}
+
+/// The estimated cost of one evaluation of `expr` at a node of `schema`.
+pub fn estimate(expr: &IdedExpr, schema: &Schema) -> u64 {
+    let mut walk = CostWalk {
+        scopes: vec![("self".to_owned(), Bound::new(Some(schema), None))],
+    };
+    walk.cost(expr)
+}
+
+/// The cost of evaluating `expr` on `value`, sizes read from the value.
+pub fn runtime(expr: &IdedExpr, schema: &Schema, value: &Value) -> u64 {
+    let mut walk = CostWalk {
+        scopes: vec![("self".to_owned(), Bound::new(Some(schema), Some(value)))],
+    };
+    walk.cost(expr)
+}
+
+/// kube-apiserver's message for a cost over its limit (`getCostErrorMessage`).
+pub fn over_limit_message(name: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_owned()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!(
+        "{name} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
+}
+
+/// What an expression is known to be: its schema and, at run time, its value.
+#[derive(Clone, Copy)]
+struct Bound<'a> {
+    schema: Option<&'a Schema>,
+    value: Option<&'a Value>,
+}
+
+impl<'a> Bound<'a> {
+    fn new(schema: Option<&'a Schema>, value: Option<&'a Value>) -> Self {
+        Bound { schema, value }
+    }
+
+    const UNKNOWN: Bound<'static> = Bound {
+        schema: None,
+        value: None,
+    };
+
+    /// The field `name` (escaped as rules write it).
+    fn field(self, name: &str) -> Bound<'a> {
+        let Some(schema) = self.schema else {
+            return Bound::UNKNOWN;
+        };
+        let declared = schema
+            .properties
+            .iter()
+            .find(|(key, _)| escape(key).as_deref() == Some(name));
+        match declared {
+            Some((key, sub)) => Bound::new(Some(sub), self.value.and_then(|v| v.get(key))),
+            None => Bound::new(
+                schema.additional_properties.as_deref(),
+                self.value.and_then(|v| v.get(name)),
+            ),
+        }
+    }
+
+    /// The elements a comprehension over this ranges over, and how many there are.
+    fn elements(self) -> (Bound<'a>, u64) {
+        match (self.value, self.schema) {
+            (Some(Value::Array(items)), schema) => (
+                Bound::new(schema.and_then(|s| s.items.as_deref()), None),
+                items.len() as u64,
+            ),
+            (Some(Value::Object(map)), _) => (Bound::UNKNOWN, map.len() as u64),
+            (_, Some(schema)) => {
+                let element = match schema.kind {
+                    Some(Type::Array) => schema.items.as_deref(),
+                    _ => None,
+                };
+                (Bound::new(element, None), max_elements(schema))
+            }
+            _ => (Bound::UNKNOWN, MAX_REQUEST_BYTES / 2),
+        }
+    }
+
+    /// The length of the string this is.
+    fn string_length(self) -> u64 {
+        match (self.value, self.schema) {
+            (Some(Value::String(s)), _) => s.chars().count() as u64,
+            (_, Some(schema)) => match (schema.max_length, schema.enumeration.is_empty()) {
+                (Some(max), _) => max.max(0) as u64,
+                (None, false) => schema
+                    .enumeration
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| s.len() as u64)
+                    .max()
+                    .unwrap_or(0),
+                (None, true) => MAX_REQUEST_BYTES - 2,
+            },
+            _ => MAX_REQUEST_BYTES,
+        }
+    }
+}
+
+struct CostWalk<'a> {
+    scopes: Vec<(String, Bound<'a>)>,
+}
+
+impl<'a> CostWalk<'a> {
+    fn bound(&self, expr: &IdedExpr) -> Bound<'a> {
+        match &expr.expr {
+            Expr::Ident(name) => self
+                .scopes
+                .iter()
+                .rev()
+                .find(|(bound, _)| bound == name)
+                .map_or(Bound::UNKNOWN, |(_, b)| *b),
+            Expr::Select(select) => self.bound(&select.operand).field(&select.field),
+            _ => Bound::UNKNOWN,
+        }
+    }
+
+    fn cost(&mut self, expr: &IdedExpr) -> u64 {
+        match &expr.expr {
+            Expr::Unspecified | Expr::Literal(_) => 0,
+            Expr::Ident(_) => 1,
+            Expr::Select(select) => 1 + self.cost(&select.operand),
+            Expr::Call(call) => {
+                let mut total: u64 = 1;
+                if let Some(target) = &call.target {
+                    total = total.saturating_add(self.cost(target));
+                    if STRING_TRAVERSALS.contains(&call.func_name.as_str()) {
+                        let length = self.bound(target).string_length();
+                        total = total.saturating_add(length.div_ceil(10));
+                    }
+                }
+                for arg in &call.args {
+                    total = total.saturating_add(self.cost(arg));
+                }
+                total
+            }
+            Expr::List(list) => list
+                .elements
+                .iter()
+                .fold(10u64, |acc, e| acc.saturating_add(self.cost(e))),
+            Expr::Map(map) => map
+                .entries
+                .iter()
+                .fold(10u64, |acc, entry| match &entry.expr {
+                    EntryExpr::MapEntry(e) => acc
+                        .saturating_add(self.cost(&e.key))
+                        .saturating_add(self.cost(&e.value)),
+                    EntryExpr::StructField(f) => acc.saturating_add(self.cost(&f.value)),
+                }),
+            Expr::Struct(s) => s
+                .entries
+                .iter()
+                .fold(10u64, |acc, entry| match &entry.expr {
+                    EntryExpr::MapEntry(e) => acc.saturating_add(self.cost(&e.value)),
+                    EntryExpr::StructField(f) => acc.saturating_add(self.cost(&f.value)),
+                }),
+            Expr::Comprehension(comp) => {
+                let range_cost = self.cost(&comp.iter_range);
+                let (element, count) = self.bound(&comp.iter_range).elements();
+                let init = self.cost(&comp.accu_init);
+                self.scopes.push((comp.iter_var.clone(), element));
+                if let Some(second) = &comp.iter_var2 {
+                    self.scopes.push((second.clone(), Bound::UNKNOWN));
+                }
+                self.scopes.push((comp.accu_var.clone(), Bound::UNKNOWN));
+                let body = self
+                    .cost(&comp.loop_cond)
+                    .saturating_add(self.cost(&comp.loop_step));
+                let result = self.cost(&comp.result);
+                self.scopes
+                    .truncate(self.scopes.len() - 2 - usize::from(comp.iter_var2.is_some()));
+                range_cost
+                    .saturating_add(init)
+                    .saturating_add(count.saturating_mul(body))
+                    .saturating_add(result)
+            }
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! `x-kubernetes-validations`: CEL rules compiled with the `cel` crate (cel-rust) and
+//! evaluated as apiextensions-apiserver evaluates them
+//! (`pkg/apiserver/schema/cel/validation.go`): `self` (and at the resource's root `apiVersion`,
+//! `kind`, `metadata.name` and `metadata.generateName`), `oldSelf` for transition rules (run
+//! only on updates, unless `optionalOldSelf`), `message`, `messageExpression`, `reason` and
+//! `fieldPath`, the object's runtime cost budget, and the Kubernetes libraries in [`library`].
+//!
+//! Costs follow kube-apiserver's limits and messages: a rule whose estimated cost times the
+//! number of times it can run is over 10,000,000 is refused when the CRD is compiled
+//! (`estimated rule cost exceeds budget by factor of ...`), and an object's rules share a
+//! runtime budget of 10,000,000. The costs themselves come from apfkit's model ([`cost`]),
+//! which counts what cel-go counts (every node, each comprehension's iterations, strings'
+//! lengths) but not with cel-go's exact weights: a rule near a limit may be judged
+//! differently (docs/crd-validation.md).
+
+pub mod cost;
+pub mod library;
+mod values;
+
+use std::sync::{Arc, OnceLock};
+
+use apfkit_runtime::field::{BadValue, FieldError, Path};
+use cel::{Context, Env, Program};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
+use serde_json::Value;
+
+use crate::schema::{Schema, Type};
+
+/// kube-apiserver's runtime CEL budget for one object's rules (`RuntimeCELCostBudget`).
+pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
+/// kube-apiserver's limit on one rule's estimated cost (`StaticEstimatedCostLimit`).
+pub const STATIC_COST_LIMIT: u64 = 10_000_000;
+/// kube-apiserver's limit on one call's cost (`PerCallLimit`).
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// kube-apiserver's limit on an evaluated `messageExpression`
+/// (`MaxEvaluatedMessageExpressionSizeBytes`).
+pub const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
+
+/// The reasons a rule may give (`reason`), as field errors report them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// `FieldValueInvalid` (the default).
+    Invalid,
+    /// `FieldValueForbidden`.
+    Forbidden,
+    /// `FieldValueRequired`.
+    Required,
+    /// `FieldValueDuplicate`.
+    Duplicate,
+}
+
+impl Reason {
+    const NAMES: [&'static str; 4] = [
+        "FieldValueDuplicate",
+        "FieldValueForbidden",
+        "FieldValueInvalid",
+        "FieldValueRequired",
+    ];
+
+    fn parse(name: &str) -> Option<Reason> {
+        Some(match name {
+            "FieldValueInvalid" => Reason::Invalid,
+            "FieldValueForbidden" => Reason::Forbidden,
+            "FieldValueRequired" => Reason::Required,
+            "FieldValueDuplicate" => Reason::Duplicate,
+            _ => return None,
+        })
+    }
+}
+
+/// One compiled rule of `x-kubernetes-validations`.
+pub struct CompiledRule {
+    /// The rule as written.
+    pub rule: String,
+    /// `message`, trimmed.
+    pub message: Option<String>,
+    /// `messageExpression`, compiled.
+    message_expression: Option<(String, Program)>,
+    /// `reason`.
+    pub reason: Option<Reason>,
+    /// `fieldPath`, as a path relative to the rule's node (`spec.replicas`).
+    pub field_path: Option<String>,
+    /// `optionalOldSelf`.
+    pub optional_old_self: bool,
+    /// Whether the rule reads `oldSelf` (a transition rule).
+    pub uses_old_self: bool,
+    program: Program,
+    /// The rule's estimated cost for one evaluation.
+    pub estimated_cost: u64,
+}
+
+impl std::fmt::Debug for CompiledRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledRule")
+            .field("rule", &self.rule)
+            .field("estimated_cost", &self.estimated_cost)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The environment rules are compiled and run in: CEL's standard library, its strings
+/// extension, optionals, and the Kubernetes libraries.
+pub fn environment() -> Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        env.add_extension(cel::extensions::strings)
+            .and_then(|()| env.add_extension(library::extension))
+            .expect("the Kubernetes libraries declare no overload twice");
+        Arc::new(env)
+    })
+    .clone()
+}
+
+/// Compiles a node's rules; `path` is the node's `x-kubernetes-validations` path,
+/// `cardinality` how many times its rules can run for one object. Errors go to `errors` with kube-apiserver's
+/// paths; a rule that fails to compile is left out.
+pub(crate) fn compile_rules(
+    rules: &[ValidationRule],
+    schema: &Schema,
+    cardinality: u64,
+    path: &Path,
+    errors: &mut Vec<FieldError>,
+) -> Vec<CompiledRule> {
+    let env = environment();
+    let mut compiled = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let at = path.index(i);
+        if rule.rule.trim().is_empty() {
+            errors.push(FieldError::required(
+                at.child("rule"),
+                "rule is not specified",
+            ));
+            continue;
+        }
+        let program = match env.compile(&rule.rule) {
+            Ok(program) => program,
+            Err(err) => {
+                errors.push(FieldError::invalid(
+                    at.child("rule"),
+                    BadValue::Str(rule.rule.clone()),
+                    format!("compilation failed: {}", one_line(&err.to_string())),
+                ));
+                continue;
+            }
+        };
+        let uses_old_self = program.references().has_variable("oldSelf");
+        if !uses_old_self && rule.optional_old_self.is_some() {
+            errors.push(FieldError::invalid(
+                at.child("optionalOldSelf"),
+                BadValue::Go(rule.optional_old_self.unwrap_or(false).to_string()),
+                "may not be set if oldSelf is not used in rule",
+            ));
+        }
+        let message_expression = match &rule.message_expression {
+            Some(source) if !source.trim().is_empty() => match env.compile(source) {
+                Ok(program) => Some((source.clone(), program)),
+                Err(err) => {
+                    errors.push(FieldError::invalid(
+                        at.child("messageExpression"),
+                        BadValue::Str(source.clone()),
+                        format!(
+                            "messageExpression compilation failed: {}",
+                            one_line(&err.to_string())
+                        ),
+                    ));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let reason = match rule.reason.as_deref() {
+            None => None,
+            Some(name) => match Reason::parse(name) {
+                Some(reason) => Some(reason),
+                None => {
+                    errors.push(FieldError::not_supported(
+                        at.child("reason"),
+                        BadValue::Str(name.to_owned()),
+                        &Reason::NAMES,
+                    ));
+                    None
+                }
+            },
+        };
+        let estimated_cost = cost::estimate(program.expression(), schema);
+        let total = estimated_cost.saturating_mul(cardinality);
+        if total > STATIC_COST_LIMIT {
+            errors.push(FieldError::forbidden(
+                at.child("rule"),
+                cost::over_limit_message("estimated rule cost", total, STATIC_COST_LIMIT),
+            ));
+        }
+        compiled.push(CompiledRule {
+            rule: rule.rule.clone(),
+            message: rule
+                .message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+            message_expression,
+            reason,
+            field_path: rule.field_path.as_deref().map(normalize_field_path),
+            optional_old_self: rule.optional_old_self.unwrap_or(false),
+            uses_old_self,
+            program,
+            estimated_cost,
+        });
+    }
+    compiled
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A rule's `fieldPath` (`.spec.replicas`, `.spec['a-b']`) as a field path (`spec.replicas`,
+/// `spec[a-b]`).
+fn normalize_field_path(path: &str) -> String {
+    let path = path.strip_prefix('.').unwrap_or(path);
+    path.replace("['", "[").replace("']", "]")
+}
+
+/// The message of a rule that does not hold, when it has no `messageExpression` that
+/// evaluates: `message`, or `failed rule: <rule>`.
+fn message_or_default(rule: &CompiledRule) -> String {
+    match &rule.message {
+        Some(message) => message.clone(),
+        None => format!("failed rule: {}", rule.rule.trim()),
+    }
+}
+
+/// The rule as errors name it: its message, or its text.
+fn rule_error_string(rule: &CompiledRule) -> String {
+    rule.message
+        .clone()
+        .unwrap_or_else(|| rule.rule.trim().to_owned())
+}
+
+/// Evaluates every rule of `schema` and below against `value` (`old` for an update),
+/// appending kube-apiserver's errors; returns the budget left (negative once spent).
+pub fn validate(
+    schema: &Schema,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) -> i64 {
+    let mut walk = Walk {
+        budget: RUNTIME_COST_BUDGET as i64,
+        errors,
+    };
+    walk.node(schema, Path::root(), value, old, true);
+    walk.budget
+}
+
+struct Walk<'e> {
+    budget: i64,
+    errors: &'e mut Vec<FieldError>,
+}
+
+impl Walk<'_> {
+    fn node(
+        &mut self,
+        schema: &Schema,
+        path: Path,
+        value: &Value,
+        old: Option<&Value>,
+        root: bool,
+    ) {
+        if self.budget < 0 || value.is_null() {
+            return;
+        }
+        let old = old.filter(|old| !old.is_null());
+        self.expressions(schema, &path, value, old, root);
+        if self.budget < 0 {
+            return;
+        }
+        for sub in &schema.all_of {
+            self.node(sub, path.clone(), value, old, root);
+            if self.budget < 0 {
+                return;
+            }
+        }
+        match value {
+            Value::Array(items) => {
+                let Some(item_schema) = &schema.items else {
+                    return;
+                };
+                let olds = old.and_then(Value::as_array);
+                for (i, item) in items.iter().enumerate() {
+                    let old_item = olds.and_then(|olds| correlate(schema, olds, item));
+                    self.node(item_schema, path.index(i), item, old_item, false);
+                    if self.budget < 0 {
+                        return;
+                    }
+                }
+            }
+            Value::Object(map) => {
+                let correlatable = matches!(
+                    schema.map_type.as_deref(),
+                    None | Some("granular") | Some("atomic")
+                );
+                let old_map = old.and_then(Value::as_object).filter(|_| correlatable);
+                for (key, item) in map {
+                    let old_item = old_map.and_then(|m| m.get(key));
+                    if let Some(property) = schema.properties.get(key) {
+                        self.node(property, path.child_of_root(key), item, old_item, false);
+                    } else if let Some(values) = &schema.additional_properties {
+                        self.node(values, path.key(key), item, old_item, false);
+                    }
+                    if self.budget < 0 {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn expressions(
+        &mut self,
+        schema: &Schema,
+        path: &Path,
+        value: &Value,
+        old: Option<&Value>,
+        root: bool,
+    ) {
+        if schema.rules.is_empty() {
+            return;
+        }
+        let type_name = schema.kind.unwrap_or(Type::Any).name();
+        let invalid =
+            |detail: String| FieldError::invalid(path, BadValue::Str(type_name.to_owned()), detail);
+        if self.budget <= 0 {
+            self.errors.push(invalid(
+                "validation failed due to running out of cost budget, no further validation rules will be run".into(),
+            ));
+            self.budget = -1;
+            return;
+        }
+        let env = environment();
+        let self_value = values::to_cel(value, schema, root);
+        let old_value = old.map(|old| values::to_cel(old, schema, root));
+        for rule in &schema.rules {
+            if rule.uses_old_self && old.is_none() && !rule.optional_old_self {
+                continue;
+            }
+            let mut context = Context::with_env(env.clone());
+            context.add_variable_from_value("self", self_value.clone());
+            if rule.uses_old_self {
+                if rule.optional_old_self {
+                    context.add_variable_from_value("oldSelf", values::optional(old_value.clone()));
+                } else if let Some(old_value) = &old_value {
+                    context.add_variable_from_value("oldSelf", old_value.clone());
+                }
+            }
+            let cost = cost::runtime(rule.program.expression(), schema, value);
+            if cost > PER_CALL_LIMIT {
+                self.errors.push(invalid(format!(
+                    "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                    rule_error_string(rule)
+                )));
+                self.budget = -1;
+                return;
+            }
+            if cost as i64 > self.budget {
+                self.errors.push(invalid(
+                    "validation failed due to running out of cost budget, no further validation rules will be run".into(),
+                ));
+                self.budget = -1;
+                return;
+            }
+            self.budget -= cost as i64;
+            let holds = match rule.program.execute(&context) {
+                Ok(cel::Value::Bool(holds)) => holds,
+                Ok(other) => {
+                    self.errors.push(invalid(format!(
+                        "rule did not evaluate to a bool: {other:?} evaluating rule: {}",
+                        rule_error_string(rule)
+                    )));
+                    continue;
+                }
+                Err(err) => {
+                    let text = err.to_string();
+                    let detail = if text.contains("No such overload")
+                        || text.contains("no such overload")
+                        || text.contains("Unsupported")
+                    {
+                        format!(
+                            "'no such overload: {text}': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                            rule_error_string(rule)
+                        )
+                    } else {
+                        format!("{text} evaluating rule: {}", rule_error_string(rule))
+                    };
+                    self.errors.push(invalid(detail));
+                    continue;
+                }
+            };
+            if holds {
+                continue;
+            }
+            let at = match &rule.field_path {
+                Some(relative) => Path::new(&match path.to_string().as_str() {
+                    "" => relative.clone(),
+                    parent => format!("{parent}.{relative}"),
+                }),
+                None => path.clone(),
+            };
+            let mut detail = None;
+            if let Some((source, program)) = &rule.message_expression {
+                let cost = cost::runtime(program.expression(), schema, value);
+                let over = if cost > PER_CALL_LIMIT {
+                    Some(format!(
+                        "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
+                        apfkit_runtime::field::go_quote(source)
+                    ))
+                } else if cost as i64 > self.budget {
+                    Some("messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run".to_owned())
+                } else {
+                    None
+                };
+                if let Some(over) = over {
+                    self.errors.push(FieldError::invalid(
+                        &at,
+                        BadValue::Str(type_name.to_owned()),
+                        over,
+                    ));
+                    self.budget = -1;
+                    return;
+                }
+                self.budget -= cost as i64;
+                // Upstream logs a message expression that fails and falls back to the message.
+                detail = evaluate_message(program, &context).ok();
+            }
+            let detail = detail.unwrap_or_else(|| message_or_default(rule));
+            let bad = match schema.kind {
+                Some(Type::Object) | Some(Type::Array) => None,
+                _ => Some(BadValue::from_json(value)),
+            };
+            self.errors
+                .push(match rule.reason.unwrap_or(Reason::Invalid) {
+                    Reason::Forbidden => FieldError::forbidden(&at, detail),
+                    Reason::Required => FieldError::required(&at, detail),
+                    Reason::Duplicate => match bad {
+                        Some(bad) => FieldError::duplicate(&at, bad),
+                        None => FieldError::duplicate(&at, BadValue::Go(String::new())),
+                    },
+                    Reason::Invalid => match bad {
+                        Some(bad) => FieldError::invalid(&at, bad, detail),
+                        None => FieldError::invalid_omitted(&at, detail),
+                    },
+                });
+        }
+    }
+}
+
+/// The old item of a list that correlates with `item`: only `x-kubernetes-list-type: map`
+/// lists correlate, by their keys.
+fn correlate<'a>(schema: &Schema, olds: &'a [Value], item: &Value) -> Option<&'a Value> {
+    if schema.list_type.as_deref() != Some("map") || schema.list_map_keys.is_empty() {
+        return None;
+    }
+    let key_of = |v: &Value| {
+        schema
+            .list_map_keys
+            .iter()
+            .map(|k| v.get(k).cloned())
+            .collect::<Vec<_>>()
+    };
+    let key = key_of(item);
+    olds.iter().find(|old| key_of(old) == key)
+}
+
+/// A `messageExpression`'s message: a non-empty string of one line within 5 KiB, trimmed;
+/// otherwise why not, in upstream's words.
+fn evaluate_message(program: &Program, context: &Context<'_, '_>) -> Result<String, String> {
+    let value = program
+        .execute(context)
+        .map_err(|err| format!("messageExpression evaluation failed due to: {err}"))?;
+    let cel::Value::String(text) = value else {
+        return Err("messageExpression failed to convert to string".into());
+    };
+    let trimmed = text.trim();
+    if trimmed.len() > MAX_MESSAGE_EXPRESSION_BYTES {
+        return Err(format!(
+            "messageExpression beyond allowable length of {MAX_MESSAGE_EXPRESSION_BYTES}"
+        ));
+    }
+    if trimmed.contains('\n') {
+        return Err("messageExpression should not contain line breaks".into());
+    }
+    if trimmed.is_empty() {
+        return Err("messageExpression should evaluate to a non-empty string".into());
+    }
+    Ok(trimmed.to_owned())
+}

@@ -1,0 +1,249 @@
+//! A CustomResourceDefinition read and compiled: its names, scope and versions, each version's
+//! schema ready to prune, default and validate objects as kube-apiserver does on a create or
+//! an update.
+
+use apfkit_runtime::field::{BadValue, FieldError, Path};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
+use serde_json::Value;
+
+use crate::schema::Schema;
+use crate::{cel, listtype, prune, validate};
+
+/// A compiled CustomResourceDefinition.
+#[derive(Debug)]
+pub struct CustomResourceDefinition {
+    /// `metadata.name` (`<plural>.<group>`).
+    pub name: String,
+    /// `spec.group`.
+    pub group: String,
+    /// `spec.names.kind`.
+    pub kind: String,
+    /// `spec.names.plural`.
+    pub plural: String,
+    /// `spec.scope` is `Namespaced`.
+    pub namespaced: bool,
+    /// The versions, in the definition's order.
+    pub versions: Vec<Version>,
+}
+
+/// One version of a CustomResourceDefinition.
+#[derive(Debug)]
+pub struct Version {
+    /// `name` (`v1`).
+    pub name: String,
+    /// `served`.
+    pub served: bool,
+    /// `storage`.
+    pub storage: bool,
+    /// The compiled `schema.openAPIV3Schema`.
+    pub schema: Schema,
+}
+
+/// Why a CustomResourceDefinition cannot be used, in kube-apiserver's words.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    /// Not a CustomResourceDefinition of `apiextensions.k8s.io/v1`.
+    #[error("{0}")]
+    Malformed(String),
+    /// The definition's fields are invalid; the errors are kube-apiserver's.
+    #[error("CustomResourceDefinition.apiextensions.k8s.io {name:?} is invalid: {}", join(.errors))]
+    Invalid {
+        /// `metadata.name`.
+        name: String,
+        /// What is wrong, field by field.
+        errors: Vec<FieldError>,
+    },
+}
+
+fn join(errors: &[FieldError]) -> String {
+    let texts: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    if texts.len() == 1 {
+        texts[0].clone()
+    } else {
+        format!("[{}]", texts.join(", "))
+    }
+}
+
+/// An object checked against a version, with what kube-apiserver would have done to it.
+#[derive(Debug, Default)]
+pub struct Admission {
+    /// The paths of the unknown fields pruned (`spec.foo`), in the order found.
+    pub pruned: Vec<String>,
+    /// The errors, in kube-apiserver's order: metadata, schema, list types, CEL.
+    pub errors: Vec<FieldError>,
+}
+
+impl CustomResourceDefinition {
+    /// Reads and compiles a definition from its JSON (or YAML read as JSON).
+    pub fn from_value(value: &Value) -> Result<Self, DefinitionError> {
+        let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let api_version = value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if kind != "CustomResourceDefinition" || api_version != "apiextensions.k8s.io/v1" {
+            return Err(DefinitionError::Malformed(format!(
+                "not an apiextensions.k8s.io/v1 CustomResourceDefinition (apiVersion {api_version:?}, kind {kind:?})"
+            )));
+        }
+        let crd: api::CustomResourceDefinition =
+            serde_json::from_value(value.clone()).map_err(|err| {
+                DefinitionError::Malformed(format!("not a CustomResourceDefinition: {err}"))
+            })?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let spec = &crd.spec;
+        // kube-apiserver reports a schema shared by every version at `spec.validation`, as
+        // its internal version holds it; different schemas at each version's place.
+        let schemas: Vec<Option<&api::JSONSchemaProps>> = spec
+            .versions
+            .iter()
+            .map(|v| {
+                v.schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.as_ref())
+            })
+            .collect();
+        let shared = schemas.windows(2).all(|w| w[0] == w[1]);
+        let mut errors = Vec::new();
+        let mut versions = Vec::new();
+        for (i, version) in spec.versions.iter().enumerate() {
+            let path = if shared {
+                Path::new("spec")
+                    .child("validation")
+                    .child("openAPIV3Schema")
+            } else {
+                Path::new("spec")
+                    .child("versions")
+                    .index(i)
+                    .child("schema")
+                    .child("openAPIV3Schema")
+            };
+            let schema = match schemas[i] {
+                Some(props) => match Schema::compile(props, path) {
+                    Ok(schema) => schema,
+                    Err(found) => {
+                        if !(shared && i > 0) {
+                            errors.extend(found);
+                        }
+                        Schema::default()
+                    }
+                },
+                None => {
+                    errors.push(FieldError::required(
+                        Path::new("spec").child("versions").index(i).child("schema"),
+                        "schemas are required",
+                    ));
+                    Schema::default()
+                }
+            };
+            versions.push(Version {
+                name: version.name.clone(),
+                served: version.served,
+                storage: version.storage,
+                schema,
+            });
+        }
+        let storage = versions.iter().filter(|v| v.storage).count();
+        if storage != 1 {
+            errors.push(FieldError::invalid(
+                Path::new("spec").child("versions"),
+                BadValue::Go(format!(
+                    "{:?}",
+                    versions.iter().map(|v| &v.name).collect::<Vec<_>>()
+                )),
+                "must have exactly one version marked as storage version",
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(DefinitionError::Invalid { name, errors });
+        }
+        Ok(CustomResourceDefinition {
+            name,
+            group: spec.group.clone(),
+            kind: spec.names.kind.clone(),
+            plural: spec.names.plural.clone(),
+            namespaced: spec.scope == "Namespaced",
+            versions,
+        })
+    }
+
+    /// The version an object's `apiVersion` names, if it is this definition's group.
+    pub fn version_of(&self, api_version: &str) -> Option<&Version> {
+        let (group, version) = api_version.split_once('/')?;
+        (group == self.group)
+            .then(|| self.versions.iter().find(|v| v.name == version))
+            .flatten()
+    }
+
+    /// The message kube-apiserver answers an invalid object with:
+    /// `CELBasic.stable.example.com "my-basic" is invalid: value: ...`.
+    pub fn invalid_message(&self, name: &str, errors: &[FieldError]) -> String {
+        format!(
+            "{}.{} {} is invalid: {}",
+            self.kind,
+            self.group,
+            apfkit_runtime::field::go_quote(name),
+            join(errors)
+        )
+    }
+}
+
+impl Version {
+    /// Does to `object` what kube-apiserver does to a custom resource on a create (`old` is
+    /// `None`) or an update: drops nulls that may not be null, prunes unknown fields,
+    /// applies defaults, then validates the metadata, the schema, the list types and, when
+    /// nothing blocks them, the CEL rules.
+    pub fn admit(&self, object: &mut Value, old: Option<&Value>) -> Admission {
+        prune::prune_nulls(&self.schema, object);
+        let pruned = prune::prune(&self.schema, object);
+        prune::apply_defaults(&self.schema, object);
+        Admission {
+            pruned,
+            errors: self.validate(object, old),
+        }
+    }
+
+    /// Validates an object already pruned and defaulted, in kube-apiserver's order.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        crate::metadata::validate(object, &mut errors);
+        validate::validate(&self.schema, object, &mut errors);
+        match old {
+            // An update checks list types only if the old object passed them (ratcheting).
+            Some(old) => {
+                let mut old_errors = Vec::new();
+                listtype::validate(&self.schema, old, &mut old_errors);
+                if old_errors.is_empty() {
+                    listtype::validate(&self.schema, object, &mut errors);
+                }
+            }
+            None => listtype::validate(&self.schema, object, &mut errors),
+        }
+        if self.schema.has_rules() {
+            if errors.iter().any(blocks_rules) {
+                errors.push(FieldError::invalid(
+                    "",
+                    BadValue::Go("null".to_owned()),
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            } else {
+                cel::validate(&self.schema, object, old, &mut errors);
+            }
+        }
+        errors
+    }
+}
+
+/// The errors after which kube-apiserver does not run CEL rules (`hasBlockingErr`): the
+/// object is not the shape the rules were compiled for.
+fn blocks_rules(error: &FieldError) -> bool {
+    use apfkit_runtime::field::ErrorType;
+    matches!(
+        error.error_type,
+        ErrorType::NotSupported
+            | ErrorType::Required
+            | ErrorType::TooLong
+            | ErrorType::TooMany
+            | ErrorType::TypeInvalid
+    )
+}

@@ -1,0 +1,92 @@
+//! `x-kubernetes-list-type: set` and `map`: no two items the same (a set) or with the same
+//! keys (a map), as apiextensions-apiserver's `ValidateListSetsAndMaps`
+//! (`pkg/apiserver/schema/listtype/validation.go`) reports them: a `Duplicate value` at the
+//! second of each repeated item.
+
+use apfkit_runtime::field::{BadValue, FieldError, Path};
+use serde_json::{Map, Value};
+
+use crate::schema::Schema;
+use crate::validate::same_value;
+
+/// Checks every list under `schema` in `value`, appending errors.
+pub fn validate(schema: &Schema, value: &Value, errors: &mut Vec<FieldError>) {
+    walk(schema, &Path::root(), value, errors);
+}
+
+fn walk(schema: &Schema, path: &Path, value: &Value, errors: &mut Vec<FieldError>) {
+    match value {
+        Value::Array(items) => {
+            match schema.list_type.as_deref() {
+                Some("set") => {
+                    for i in repeated(items) {
+                        errors.push(FieldError::duplicate(
+                            path.index(i),
+                            BadValue::from_json(&items[i]),
+                        ));
+                    }
+                }
+                Some("map") => list_map(schema, path, items, errors),
+                _ => {}
+            }
+            if let Some(item_schema) = &schema.items {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item_schema, &path.index(i), item, errors);
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                if let Some(property) = schema.properties.get(key) {
+                    walk(property, &path.child_of_root(key), item, errors);
+                } else if let Some(values) = &schema.additional_properties {
+                    walk(values, &path.key(key), item, errors);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The indexes of the second occurrence of each repeated value.
+fn repeated(items: &[Value]) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let earlier = items[..i].iter().filter(|e| same_value(e, item)).count();
+        if earlier == 1 {
+            found.push(i);
+        }
+    }
+    found
+}
+
+fn list_map(schema: &Schema, path: &Path, items: &[Value], errors: &mut Vec<FieldError>) {
+    for (i, item) in items.iter().enumerate() {
+        if !item.is_null() && !item.is_object() {
+            errors.push(FieldError::invalid(
+                path.index(i),
+                BadValue::from_json(item),
+                "must be an object for an array of list-type map",
+            ));
+            return;
+        }
+    }
+    let keys: Vec<Value> = items
+        .iter()
+        .map(|item| {
+            let mut key = Map::new();
+            for name in &schema.list_map_keys {
+                if let Some(k) = item.get(name) {
+                    key.insert(name.clone(), k.clone());
+                }
+            }
+            Value::Object(key)
+        })
+        .collect();
+    for i in repeated(&keys) {
+        errors.push(FieldError::duplicate(
+            path.index(i),
+            BadValue::from_json(&keys[i]),
+        ));
+    }
+}

@@ -1,0 +1,334 @@
+//! A CRD version's `openAPIV3Schema`, compiled once for validating, pruning and defaulting
+//! many objects: patterns compiled, CEL rules compiled, types checked.
+//!
+//! The checks kube-apiserver makes of the schema itself (apiextensions-apiserver's
+//! `ValidateCustomResourceDefinition`) are partly made here: an unknown `type`, a pattern
+//! that does not compile, a CEL rule that does not compile or whose estimated cost is over
+//! the limit are refused with kube-apiserver's field path and message.
+
+use std::collections::BTreeMap;
+
+use apfkit_runtime::field::{BadValue, FieldError, Path};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+use serde_json::Value;
+
+use crate::cel::{self, CompiledRule};
+
+/// The JSON types a schema names (`type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    /// No `type` (allowed with `x-kubernetes-int-or-string` or
+    /// `x-kubernetes-preserve-unknown-fields`).
+    Any,
+    /// `object`.
+    Object,
+    /// `array`.
+    Array,
+    /// `string`.
+    String,
+    /// `integer`.
+    Integer,
+    /// `number`.
+    Number,
+    /// `boolean`.
+    Boolean,
+}
+
+impl Type {
+    /// The types kube-apiserver accepts, in its message's order.
+    pub const NAMES: [&'static str; 6] =
+        ["array", "boolean", "integer", "number", "object", "string"];
+
+    fn parse(name: &str) -> Option<Type> {
+        Some(match name {
+            "" => Type::Any,
+            "object" => Type::Object,
+            "array" => Type::Array,
+            "string" => Type::String,
+            "integer" => Type::Integer,
+            "number" => Type::Number,
+            "boolean" => Type::Boolean,
+            _ => return None,
+        })
+    }
+
+    /// The name as written in a schema.
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::Any => "",
+            Type::Object => "object",
+            Type::Array => "array",
+            Type::String => "string",
+            Type::Integer => "integer",
+            Type::Number => "number",
+            Type::Boolean => "boolean",
+        }
+    }
+}
+
+/// One node of a compiled schema.
+#[derive(Debug, Default)]
+pub struct Schema {
+    /// `type`.
+    pub kind: Option<Type>,
+    /// `nullable`.
+    pub nullable: bool,
+    /// `x-kubernetes-int-or-string`: an integer or a string.
+    pub int_or_string: bool,
+    /// `format`, when set.
+    pub format: Option<String>,
+    /// `properties`.
+    pub properties: BTreeMap<String, Schema>,
+    /// `additionalProperties` as a schema (a map's values).
+    pub additional_properties: Option<Box<Schema>>,
+    /// `additionalProperties: false`.
+    pub no_additional_properties: bool,
+    /// `items`.
+    pub items: Option<Box<Schema>>,
+    /// `required`.
+    pub required: Vec<String>,
+    /// `enum`.
+    pub enumeration: Vec<Value>,
+    /// `maximum`, and whether it is exclusive.
+    pub maximum: Option<(f64, bool)>,
+    /// `minimum`, and whether it is exclusive.
+    pub minimum: Option<(f64, bool)>,
+    /// `multipleOf`.
+    pub multiple_of: Option<f64>,
+    /// `maxLength`, in characters.
+    pub max_length: Option<i64>,
+    /// `minLength`, in characters.
+    pub min_length: Option<i64>,
+    /// `maxItems`.
+    pub max_items: Option<i64>,
+    /// `minItems`.
+    pub min_items: Option<i64>,
+    /// `maxProperties`.
+    pub max_properties: Option<i64>,
+    /// `minProperties`.
+    pub min_properties: Option<i64>,
+    /// `pattern`, as written and compiled.
+    pub pattern: Option<(String, regex::Regex)>,
+    /// `uniqueItems`.
+    pub unique_items: bool,
+    /// `default`.
+    pub default: Option<Value>,
+    /// `x-kubernetes-preserve-unknown-fields`.
+    pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource`.
+    pub embedded_resource: bool,
+    /// `x-kubernetes-list-type`.
+    pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type`.
+    pub map_type: Option<String>,
+    /// `allOf`, `anyOf`, `oneOf` (value validations only, in a structural schema).
+    pub all_of: Vec<Schema>,
+    /// `anyOf`.
+    pub any_of: Vec<Schema>,
+    /// `oneOf`.
+    pub one_of: Vec<Schema>,
+    /// `not`.
+    pub not: Option<Box<Schema>>,
+    /// `x-kubernetes-validations`, compiled.
+    pub rules: Vec<CompiledRule>,
+}
+
+/// Where a schema sits, for the paths of the errors found in it.
+pub(crate) struct SchemaPath<'a> {
+    pub path: Path,
+    pub errors: &'a mut Vec<FieldError>,
+    pub depth: usize,
+    /// How many times a rule here can run for one object (the element counts above).
+    pub cardinality: u64,
+}
+
+/// Deeper than this a schema is refused (kube-apiserver's CRDs are far shallower; the limit
+/// keeps recursion bounded on hostile input).
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+impl Schema {
+    /// Compiles a version's `openAPIV3Schema`; `path` names it in errors
+    /// (`spec.validation.openAPIV3Schema` or `spec.versions[0].schema.openAPIV3Schema`).
+    pub fn compile(props: &JSONSchemaProps, path: Path) -> Result<Schema, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let schema = {
+            let mut at = SchemaPath {
+                path,
+                errors: &mut errors,
+                depth: 0,
+                cardinality: 1,
+            };
+            Schema::compile_node(props, &mut at)
+        };
+        if errors.is_empty() {
+            Ok(schema)
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn compile_node(props: &JSONSchemaProps, at: &mut SchemaPath<'_>) -> Schema {
+        if at.depth > MAX_SCHEMA_DEPTH {
+            at.errors.push(FieldError::forbidden(
+                &at.path,
+                format!("must not be nested more than {MAX_SCHEMA_DEPTH} levels deep"),
+            ));
+            return Schema::default();
+        }
+        let type_name = props.type_.as_deref().unwrap_or("");
+        let kind = match Type::parse(type_name) {
+            Some(kind) => Some(kind),
+            None => {
+                at.errors.push(FieldError::not_supported(
+                    at.path.child("type"),
+                    BadValue::Str(type_name.to_owned()),
+                    &Type::NAMES,
+                ));
+                None
+            }
+        };
+        let pattern = props
+            .pattern
+            .as_ref()
+            .and_then(|pattern| match regex::Regex::new(pattern) {
+                Ok(compiled) => Some((pattern.clone(), compiled)),
+                Err(err) => {
+                    at.errors.push(FieldError::invalid(
+                        at.path.child("pattern"),
+                        BadValue::Str(pattern.clone()),
+                        format!("must be a valid regular expression, but isn't: {err}"),
+                    ));
+                    None
+                }
+            });
+        let child = |name: String, props: &JSONSchemaProps, at: &mut SchemaPath<'_>, times: u64| {
+            let saved = at.path.clone();
+            let saved_cardinality = at.cardinality;
+            at.path = Path::new(&format!("{saved}{name}"));
+            at.depth += 1;
+            at.cardinality = at.cardinality.saturating_mul(times);
+            let schema = Schema::compile_node(props, at);
+            at.depth -= 1;
+            at.cardinality = saved_cardinality;
+            at.path = saved;
+            schema
+        };
+        let properties = props
+            .properties
+            .iter()
+            .flatten()
+            .map(|(name, sub)| {
+                let schema = child(format!(".properties[{name}]"), sub, at, 1);
+                (name.clone(), schema)
+            })
+            .collect();
+        let (additional_properties, no_additional_properties) = match &props.additional_properties {
+            Some(JSONSchemaPropsOrBool::Schema(sub)) => {
+                let times = cel::cost::max_children(props.max_properties, sub, true);
+                let schema = child(".additionalProperties".into(), sub, at, times);
+                (Some(Box::new(schema)), false)
+            }
+            Some(JSONSchemaPropsOrBool::Bool(allows)) => (None, !allows),
+            None => (None, false),
+        };
+        let items = match &props.items {
+            Some(JSONSchemaPropsOrArray::Schema(sub)) => {
+                let times = cel::cost::max_children(props.max_items, sub, false);
+                Some(Box::new(child(".items".into(), sub, at, times)))
+            }
+            Some(JSONSchemaPropsOrArray::Schemas(_)) => {
+                at.errors.push(FieldError::forbidden(
+                    at.path.child("items"),
+                    "items must be a schema object and not an array",
+                ));
+                None
+            }
+            None => None,
+        };
+        let list = |list: &Option<Vec<JSONSchemaProps>>, name: &str, at: &mut SchemaPath<'_>| {
+            list.iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, sub)| child(format!(".{name}[{i}]"), sub, at, 1))
+                .collect::<Vec<_>>()
+        };
+        let all_of = list(&props.all_of, "allOf", at);
+        let any_of = list(&props.any_of, "anyOf", at);
+        let one_of = list(&props.one_of, "oneOf", at);
+        let not = props
+            .not
+            .as_ref()
+            .map(|sub| Box::new(child(".not".into(), sub, at, 1)));
+        let mut schema = Schema {
+            kind,
+            nullable: props.nullable.unwrap_or(false),
+            int_or_string: props.x_kubernetes_int_or_string.unwrap_or(false),
+            format: props.format.clone().filter(|f| !f.is_empty()),
+            properties,
+            additional_properties,
+            no_additional_properties,
+            items,
+            required: props.required.clone().unwrap_or_default(),
+            enumeration: props
+                .enum_
+                .iter()
+                .flatten()
+                .map(|value| value.0.clone())
+                .collect(),
+            maximum: props
+                .maximum
+                .map(|max| (max, props.exclusive_maximum.unwrap_or(false))),
+            minimum: props
+                .minimum
+                .map(|min| (min, props.exclusive_minimum.unwrap_or(false))),
+            multiple_of: props.multiple_of,
+            max_length: props.max_length,
+            min_length: props.min_length,
+            max_items: props.max_items,
+            min_items: props.min_items,
+            max_properties: props.max_properties,
+            min_properties: props.min_properties,
+            pattern,
+            unique_items: props.unique_items.unwrap_or(false),
+            default: props.default.as_ref().map(|value| value.0.clone()),
+            preserve_unknown_fields: props.x_kubernetes_preserve_unknown_fields.unwrap_or(false),
+            embedded_resource: props.x_kubernetes_embedded_resource.unwrap_or(false),
+            list_type: props.x_kubernetes_list_type.clone(),
+            list_map_keys: props.x_kubernetes_list_map_keys.clone().unwrap_or_default(),
+            map_type: props.x_kubernetes_map_type.clone(),
+            all_of,
+            any_of,
+            one_of,
+            not,
+            rules: Vec::new(),
+        };
+        if let Some(rules) = &props.x_kubernetes_validations {
+            let path = at.path.child("x-kubernetes-validations");
+            schema.rules = cel::compile_rules(rules, &schema, at.cardinality, &path, at.errors);
+        }
+        schema
+    }
+
+    /// The schema of a field of this object: a declared property, or the map's values.
+    pub fn field(&self, name: &str) -> Option<&Schema> {
+        self.properties
+            .get(name)
+            .or(self.additional_properties.as_deref())
+    }
+
+    /// Whether this node or any below it has CEL rules.
+    pub fn has_rules(&self) -> bool {
+        !self.rules.is_empty()
+            || self.properties.values().any(Schema::has_rules)
+            || self
+                .additional_properties
+                .as_deref()
+                .is_some_and(Schema::has_rules)
+            || self.items.as_deref().is_some_and(Schema::has_rules)
+            || self.all_of.iter().any(Schema::has_rules)
+    }
+}

@@ -1,0 +1,397 @@
+//! Schema validation of a custom resource, as kube-apiserver makes it: kube-openapi's
+//! validator (`k8s.io/kube-openapi/pkg/validation/validate`, go-openapi's fork) turned into
+//! field errors by apiextensions-apiserver's `kubeOpenAPIResultToFieldErrors`
+//! (`pkg/apiserver/validation/validation.go`).
+//!
+//! Each node is checked in kube-openapi's order (type, `allOf`/`anyOf`/`oneOf`/`not`, string,
+//! format, number, array, `enum`, object), and each message is kube-openapi's, naming the
+//! field "in body": `spec.replicas in body should be less than or equal to 10`. One
+//! difference: kube-openapi visits an object's properties in Go's random map order; here they
+//! come in name order, so the errors of one object always come in the same order.
+
+use apfkit_runtime::field::{BadValue, FieldError, go_float, go_quote};
+use serde_json::{Map, Value};
+
+use crate::format;
+use crate::schema::{Schema, Type};
+
+/// The `in` of kube-openapi's messages: a CRD's object is the request's body.
+const IN: &str = "body";
+
+/// Validates `value` against `schema`, appending kube-apiserver's errors.
+pub fn validate(schema: &Schema, value: &Value, errors: &mut Vec<FieldError>) {
+    check(schema, "", value, errors);
+}
+
+/// The field path of kube-openapi's name: its leading `.` (a root property reached through
+/// `additionalProperties` or `required`) trimmed; the root itself is the empty path.
+fn field_path(name: &str) -> String {
+    name.strip_prefix('.').unwrap_or(name).to_owned()
+}
+
+/// The JSON type kube-openapi reports for a value.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The `type` a schema requires, as kube-openapi prints it (`integer,string` for
+/// int-or-string), or `None` when it requires none.
+fn required_types(schema: &Schema) -> Option<&'static str> {
+    if schema.int_or_string {
+        return Some("integer,string");
+    }
+    match schema.kind {
+        None | Some(Type::Any) => None,
+        Some(kind) => Some(kind.name()),
+    }
+}
+
+fn type_error(name: &str, types: &str, found: &str) -> FieldError {
+    FieldError::type_invalid(
+        field_path(name),
+        BadValue::Str(found.to_owned()),
+        format!(
+            "{name} in {IN} must be of type {types}: {}",
+            go_quote(found)
+        ),
+    )
+}
+
+fn check(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
+    // kube-openapi checks only the type and the enum of a null.
+    if value.is_null() {
+        if let Some(types) = required_types(schema)
+            && !schema.nullable
+        {
+            errors.push(type_error(name, types, "null"));
+        }
+        check_enum(schema, name, value, errors);
+        return;
+    }
+    if let Some(types) = required_types(schema) {
+        let found = json_type(value);
+        let matches = types.split(',').any(|t| t == found)
+            || (found == "integer" && types == "number")
+            || (found == "number"
+                && types.split(',').any(|t| t == "integer")
+                && value.as_f64().is_some_and(|f| f.fract() == 0.0));
+        if !matches {
+            errors.push(type_error(name, types, found));
+        }
+    }
+    check_composition(schema, name, value, errors);
+    match value {
+        Value::String(text) => {
+            check_string(schema, name, text, errors);
+            if let Some(format) = &schema.format
+                && !format::is_valid(format, text)
+            {
+                errors.push(FieldError::type_invalid(
+                    field_path(name),
+                    BadValue::Str(text.clone()),
+                    format!(
+                        "{name} in {IN} must be of type {format}: {}",
+                        go_quote(text)
+                    ),
+                ));
+            }
+        }
+        Value::Number(_) => check_number(schema, name, value, errors),
+        Value::Array(items) => check_array(schema, name, items, errors),
+        _ => {}
+    }
+    check_enum(schema, name, value, errors);
+    if let Value::Object(map) = value {
+        check_object(schema, name, map, errors);
+    }
+}
+
+/// `allOf`, `anyOf`, `oneOf`, `not`, with kube-openapi's messages for the last three.
+fn check_composition(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
+    for sub in &schema.all_of {
+        check(sub, name, value, errors);
+    }
+    let passes = |sub: &Schema| {
+        let mut found = Vec::new();
+        check(sub, name, value, &mut found);
+        found.is_empty()
+    };
+    let subject = if name.is_empty() { "" } else { name };
+    if !schema.any_of.is_empty() && !schema.any_of.iter().any(passes) {
+        errors.push(FieldError::invalid(
+            "",
+            BadValue::Str(String::new()),
+            format!(
+                "{} must validate at least one schema (anyOf)",
+                go_quote(subject)
+            ),
+        ));
+    }
+    if !schema.one_of.is_empty() {
+        let valid = schema.one_of.iter().filter(|sub| passes(sub)).count();
+        if valid != 1 {
+            let why = if valid == 0 {
+                "Found none valid"
+            } else {
+                "Found too many valid"
+            };
+            errors.push(FieldError::invalid(
+                "",
+                BadValue::Str(String::new()),
+                format!(
+                    "{} must validate one and only one schema (oneOf). {why}",
+                    go_quote(subject)
+                ),
+            ));
+        }
+    }
+    if let Some(not) = &schema.not
+        && passes(not)
+    {
+        errors.push(FieldError::invalid(
+            "",
+            BadValue::Str(String::new()),
+            format!("{} must not validate the schema (not)", go_quote(subject)),
+        ));
+    }
+}
+
+/// `maxLength`, `minLength`, `pattern`: the first that fails is reported, as kube-openapi does.
+fn check_string(schema: &Schema, name: &str, text: &str, errors: &mut Vec<FieldError>) {
+    let chars = text.chars().count() as i64;
+    if let Some(max) = schema.max_length
+        && chars > max
+    {
+        errors.push(FieldError::too_long(field_path(name), max));
+        return;
+    }
+    if let Some(min) = schema.min_length
+        && chars < min
+    {
+        errors.push(FieldError::invalid(
+            field_path(name),
+            BadValue::Str(text.to_owned()),
+            format!("{name} in {IN} should be at least {min} chars long"),
+        ));
+        return;
+    }
+    if let Some((pattern, compiled)) = &schema.pattern
+        && !compiled.is_match(text)
+    {
+        errors.push(FieldError::invalid(
+            field_path(name),
+            BadValue::Str(text.to_owned()),
+            format!("{name} in {IN} should match '{pattern}'"),
+        ));
+    }
+}
+
+/// `multipleOf`, `minimum`, `maximum`, in kube-openapi's order.
+fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
+    let Some(number) = value.as_f64() else {
+        return;
+    };
+    let bad = || BadValue::from_json(value);
+    if let Some(factor) = schema.multiple_of {
+        if factor <= 0.0 {
+            errors.push(FieldError::invalid(
+                field_path(name),
+                BadValue::Go(go_float(factor)),
+                format!(
+                    "factor MultipleOf declared for {name} must be positive: {}",
+                    go_float(factor)
+                ),
+            ));
+        } else {
+            let quotient = number / factor;
+            if quotient.fract() != 0.0 {
+                errors.push(FieldError::invalid(
+                    field_path(name),
+                    bad(),
+                    format!(
+                        "{name} in {IN} should be a multiple of {}",
+                        go_float(factor)
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some((min, exclusive)) = schema.minimum
+        && (number < min || (exclusive && number == min))
+    {
+        let relation = if exclusive {
+            "greater than"
+        } else {
+            "greater than or equal to"
+        };
+        errors.push(FieldError::invalid(
+            field_path(name),
+            bad(),
+            format!("{name} in {IN} should be {relation} {}", go_float(min)),
+        ));
+    }
+    if let Some((max, exclusive)) = schema.maximum
+        && (number > max || (exclusive && number == max))
+    {
+        let relation = if exclusive {
+            "less than"
+        } else {
+            "less than or equal to"
+        };
+        errors.push(FieldError::invalid(
+            field_path(name),
+            bad(),
+            format!("{name} in {IN} should be {relation} {}", go_float(max)),
+        ));
+    }
+}
+
+/// The items, then `minItems`, `maxItems`, `uniqueItems`.
+fn check_array(schema: &Schema, name: &str, items: &[Value], errors: &mut Vec<FieldError>) {
+    if let Some(item_schema) = &schema.items {
+        for (i, item) in items.iter().enumerate() {
+            check(item_schema, &format!("{name}[{i}]"), item, errors);
+        }
+    }
+    let size = items.len() as i64;
+    if let Some(min) = schema.min_items
+        && size < min
+    {
+        errors.push(FieldError::invalid(
+            field_path(name),
+            BadValue::Int(size),
+            format!("{name} in {IN} should have at least {min} items"),
+        ));
+    }
+    if let Some(max) = schema.max_items
+        && size > max
+    {
+        errors.push(FieldError::too_many(field_path(name), size, max));
+    }
+    if schema.unique_items && has_duplicates(items) {
+        errors.push(FieldError::invalid(
+            field_path(name),
+            BadValue::Str(String::new()),
+            format!("{name} in {IN} shouldn't contain duplicates"),
+        ));
+    }
+}
+
+fn has_duplicates(items: &[Value]) -> bool {
+    items
+        .iter()
+        .enumerate()
+        .any(|(i, a)| items[..i].iter().any(|b| same_value(a, b)))
+}
+
+/// Equality as Go's `reflect.DeepEqual` after kube-openapi's conversion: numbers by value.
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// `enum`: an unsupported value, its allowed values quoted (non-strings as JSON).
+fn check_enum(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
+    if schema.enumeration.is_empty()
+        || schema
+            .enumeration
+            .iter()
+            .any(|allowed| same_value(allowed, value))
+    {
+        return;
+    }
+    let allowed: Vec<String> = schema
+        .enumeration
+        .iter()
+        .map(|allowed| match allowed {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+    errors.push(FieldError::not_supported(
+        field_path(name),
+        BadValue::from_json(value),
+        &allowed,
+    ));
+}
+
+fn child_name(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// `minProperties`, `maxProperties`, `additionalProperties`, the properties, `required`.
+fn check_object(
+    schema: &Schema,
+    name: &str,
+    map: &Map<String, Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    let count = map.len() as i64;
+    if let Some(min) = schema.min_properties
+        && count < min
+    {
+        errors.push(FieldError::invalid(
+            field_path(name),
+            BadValue::Int(count),
+            format!("{name} in {IN} should have at least {min} properties"),
+        ));
+    }
+    if let Some(max) = schema.max_properties
+        && count > max
+    {
+        errors.push(FieldError::too_many(field_path(name), count, max));
+    }
+    if schema.no_additional_properties {
+        for key in map.keys() {
+            if !schema.properties.contains_key(key) {
+                errors.push(FieldError::invalid(
+                    field_path(name),
+                    BadValue::Str(key.clone()),
+                    format!("{name}.{key} in {IN} is a forbidden property"),
+                ));
+            }
+        }
+    } else if let Some(values) = &schema.additional_properties {
+        for (key, item) in map {
+            if !schema.properties.contains_key(key) {
+                check(values, &format!("{name}.{key}"), item, errors);
+            }
+        }
+    }
+    for (key, property) in &schema.properties {
+        if let Some(item) = map.get(key) {
+            check(property, &child_name(name, key), item, errors);
+        }
+    }
+    for key in &schema.required {
+        if !map.contains_key(key) {
+            errors.push(FieldError::required(
+                field_path(&format!("{name}.{key}")),
+                "",
+            ));
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! Field errors in apimachinery's model and wording: `path: Type: value: detail`.
+
+use std::fmt;
+
+pub mod names {
+    //! apimachinery's name checks (DNS-1123 subdomain and label, DNS-1035 label), each
+    //! returning the messages of every rule a value breaks.
+
+    const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+    const DNS1123_SUBDOMAIN_FMT: &str =
+        "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+    const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+
+    /// apimachinery's regex error: the message, examples and the regex.
+    fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
+        let mut out = format!("{message} (e.g. ");
+        for (i, example) in examples.iter().enumerate() {
+            if i > 0 {
+                out.push_str(" or ");
+            }
+            out.push_str(&format!("'{example}', "));
+        }
+        out.push_str(&format!("regex used for validation is '{regex}')"));
+        out
+    }
+
+    fn max_len(limit: usize) -> String {
+        format!("must be no more than {limit} characters")
+    }
+
+    fn alnum(c: u8) -> bool {
+        c.is_ascii_lowercase() || c.is_ascii_digit()
+    }
+
+    /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
+    fn is_label(s: &str) -> bool {
+        let b = s.as_bytes();
+        !b.is_empty()
+            && alnum(b[0])
+            && alnum(b[b.len() - 1])
+            && b.iter().all(|&c| alnum(c) || c == b'-')
+    }
+
+    /// Messages of every DNS-1123 label rule that `value` breaks (empty when valid).
+    pub fn dns1123_label(value: &str) -> Vec<String> {
+        let mut errors = Vec::new();
+        if value.len() > 63 {
+            errors.push(max_len(63));
+        }
+        if !is_label(value) {
+            errors.push(regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
+        errors
+    }
+
+    /// Messages of every DNS-1123 subdomain rule that `value` breaks (empty when valid).
+    pub fn dns1123_subdomain(value: &str) -> Vec<String> {
+        let mut errors = Vec::new();
+        if value.len() > 253 {
+            errors.push(max_len(253));
+        }
+        if !value.split('.').all(is_label) {
+            errors.push(regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                DNS1123_SUBDOMAIN_FMT,
+                &["example.com"],
+            ));
+        }
+        errors
+    }
+
+    /// Messages of every DNS-1035 label rule that `value` breaks (empty when valid).
+    pub fn dns1035_label(value: &str) -> Vec<String> {
+        let mut errors = Vec::new();
+        if value.len() > 63 {
+            errors.push(max_len(63));
+        }
+        if !(is_label(value) && value.as_bytes()[0].is_ascii_lowercase()) {
+            errors.push(regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+                DNS1035_LABEL_FMT,
+                &["my-name", "abc-123"],
+            ));
+        }
+        errors
+    }
+}
+
+/// The kind of a field error, printed as apimachinery prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorType {
+    /// `Required value`.
+    Required,
+    /// `Invalid value`.
+    Invalid,
+    /// `Unsupported value` (apimachinery's NotSupported).
+    NotSupported,
+    /// `Forbidden`.
+    Forbidden,
+    /// `Duplicate value`.
+    Duplicate,
+    /// `Invalid value`, for a value of the wrong type (apimachinery's TypeInvalid).
+    TypeInvalid,
+    /// `Too long`: the value is never printed.
+    TooLong,
+    /// `Too many`: the count is printed, not the value.
+    TooMany,
+    /// `Internal error`.
+    Internal,
+}
+
+impl ErrorType {
+    /// apimachinery's `CauseType` of the error, as a `Status` cause's `reason` carries it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+        }
+    }
+}
+
+/// The offending value, printed as Go's `fmt` prints it in apimachinery's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadValue {
+    /// An integer: `10001`.
+    Int(i64),
+    /// A string: `"system+++$$"` (quoted).
+    Str(String),
+    /// A list of strings: `[]string{"feed"}`.
+    Strings(Vec<String>),
+    /// Already in Go syntax, such as a struct: `flowcontrol.FlowDistinguisherMethod{Type:"ByGroup"}`.
+    Go(String),
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadValue::Int(v) => write!(f, "{v}"),
+            BadValue::Str(s) => write!(f, "{}", go_quote(s)),
+            BadValue::Strings(items) => {
+                let items: Vec<String> = items.iter().map(|s| go_quote(s)).collect();
+                write!(f, "[]string{{{}}}", items.join(", "))
+            }
+            BadValue::Go(s) => f.write_str(s),
+        }
+    }
+}
+
+impl BadValue {
+    /// A JSON value as apimachinery prints an unstructured one: integers and booleans bare,
+    /// floats as Go's `%v`, strings quoted, `null`, lists and maps as Go's `json.Marshal`
+    /// writes them (keys sorted).
+    pub fn from_json(value: &serde_json::Value) -> Self {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => BadValue::Str(s.clone()),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => BadValue::Int(i),
+                None => BadValue::Go(go_float(n.as_f64().unwrap_or(f64::NAN))),
+            },
+            Value::Bool(b) => BadValue::Go(b.to_string()),
+            Value::Null => BadValue::Go("null".to_owned()),
+            Value::Array(_) | Value::Object(_) => BadValue::Go(value.to_string()),
+        }
+    }
+}
+
+/// A float as Go's `%v` prints a `float64` (strconv's shortest `'g'`): the shortest digits
+/// that read back, with an exponent (`1e+06`, `1e-05`) when the decimal exponent is below -4
+/// or at least 6 (Go's `ftoa.go`: "if precision was the shortest possible, use precision 6").
+pub fn go_float(value: f64) -> String {
+    if value.is_nan() {
+        return "NaN".to_owned();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
+    }
+    // Rust's `{:e}` is the shortest round-trip form with an exponent: `1.234567e6`.
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if value != 0.0 && !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exponent.abs());
+    }
+    // Rust's `Display` is the shortest round-trip form without an exponent.
+    format!("{value}")
+}
+
+/// A string as Go's `%q` prints it (for the characters that occur in names and paths).
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One validation error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Field path, such as `spec.limited.nominalConcurrencyShares`.
+    pub path: String,
+    /// The kind of error.
+    pub error_type: ErrorType,
+    /// The offending value; Required and Forbidden errors never print one.
+    pub bad_value: Option<BadValue>,
+    /// Explanation; may be empty.
+    pub detail: String,
+}
+
+impl FieldError {
+    /// A missing value.
+    pub fn required(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::Required,
+            bad_value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// A wrong value.
+    pub fn invalid(path: impl Into<String>, value: BadValue, detail: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::Invalid,
+            bad_value: Some(value),
+            detail: detail.into(),
+        }
+    }
+
+    /// A value outside a closed set; the detail lists the set, quoted and sorted as given.
+    pub fn not_supported(path: impl Into<String>, value: BadValue, supported: &[&str]) -> Self {
+        let supported: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
+        Self {
+            path: path.into(),
+            error_type: ErrorType::NotSupported,
+            bad_value: Some(value),
+            detail: format!("supported values: {}", supported.join(", ")),
+        }
+    }
+
+    /// A value that must not be there.
+    pub fn forbidden(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::Forbidden,
+            bad_value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// A value of the wrong type: the value is the JSON type found (`"array"`).
+    pub fn type_invalid(
+        path: impl Into<String>,
+        value: BadValue,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::TypeInvalid,
+            bad_value: Some(value),
+            detail: detail.into(),
+        }
+    }
+
+    /// A string longer than `max` bytes (apimachinery's `TooLong`: the value is not printed).
+    pub fn too_long(path: impl Into<String>, max: i64) -> Self {
+        let detail = match max {
+            1 => "may not be more than 1 byte".to_owned(),
+            max if max >= 0 => format!("may not be more than {max} bytes"),
+            _ => "value is too long".to_owned(),
+        };
+        Self {
+            path: path.into(),
+            error_type: ErrorType::TooLong,
+            bad_value: None,
+            detail,
+        }
+    }
+
+    /// A list or map with `actual` entries where at most `max` are allowed.
+    pub fn too_many(path: impl Into<String>, actual: i64, max: i64) -> Self {
+        let detail = match max {
+            1 => "must have at most 1 item".to_owned(),
+            max if max >= 0 => format!("must have at most {max} items"),
+            _ => "has too many items".to_owned(),
+        };
+        Self {
+            path: path.into(),
+            error_type: ErrorType::TooMany,
+            bad_value: (actual >= 0).then_some(BadValue::Int(actual)),
+            detail,
+        }
+    }
+
+    /// Something that went wrong that is not the input's fault.
+    pub fn internal(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::Internal,
+            bad_value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// An invalid value that is not printed (apimachinery's `OmitValueType`): `Invalid value:
+    /// detail`.
+    pub fn invalid_omitted(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::Invalid,
+            bad_value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// A repeated value.
+    pub fn duplicate(path: impl Into<String>, value: BadValue) -> Self {
+        Self {
+            path: path.into(),
+            error_type: ErrorType::Duplicate,
+            bad_value: Some(value),
+            detail: String::new(),
+        }
+    }
+}
+
+impl FieldError {
+    /// The message without the field path (apimachinery's `ErrorBody`), as a `Status` cause's
+    /// `message` carries it: `Invalid value: 10001: must not be greater than 10000`.
+    pub fn body(&self) -> String {
+        let mut text = self.error_type.as_str().to_owned();
+        match (self.error_type, &self.bad_value) {
+            (
+                ErrorType::Required
+                | ErrorType::Forbidden
+                | ErrorType::TooLong
+                | ErrorType::Internal,
+                _,
+            )
+            | (_, None) => {}
+            (_, Some(value)) => text.push_str(&format!(": {value}")),
+        }
+        if !self.detail.is_empty() {
+            text.push_str(": ");
+            text.push_str(&self.detail);
+        }
+        text
+    }
+
+    /// The field path as apimachinery prints it: `<nil>` for the object itself.
+    pub fn field(&self) -> &str {
+        if self.path.is_empty() {
+            "<nil>"
+        } else {
+            &self.path
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field(), self.body())
+    }
+}
+
+/// A field path under construction, as apimachinery's `field.Path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Path(String);
+
+impl Path {
+    /// A path from its first segment.
+    pub fn new(root: &str) -> Self {
+        Path(root.to_owned())
+    }
+
+    /// The path of a child field.
+    pub fn child(&self, name: &str) -> Self {
+        Path(format!("{}.{name}", self.0))
+    }
+
+    /// The path of a list element.
+    pub fn index(&self, index: usize) -> Self {
+        Path(format!("{}[{index}]", self.0))
+    }
+
+    /// The path of the object itself, printed `<nil>` in an error, as apimachinery's nil path.
+    pub fn root() -> Self {
+        Path(String::new())
+    }
+
+    /// The path of a child field; under the root, the field alone.
+    pub fn child_of_root(&self, name: &str) -> Self {
+        if self.0.is_empty() {
+            Path(name.to_owned())
+        } else {
+            self.child(name)
+        }
+    }
+
+    /// The path of a map entry.
+    pub fn key(&self, key: &str) -> Self {
+        Path(format!("{}[{key}]", self.0))
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&Path> for String {
+    fn from(path: &Path) -> String {
+        path.0.clone()
+    }
+}
+
+impl From<Path> for String {
+    fn from(path: Path) -> String {
+        path.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_values_print_as_go_prints_unstructured_ones() {
+        let cases = [
+            ("-3", "-3"),
+            ("1.5", "1.5"),
+            ("3.0", "3"),
+            ("1e21", "1e+21"),
+            ("1e20", "1e+20"),
+            ("1000000.5", "1.0000005e+06"),
+            ("999999.5", "999999.5"),
+            ("0.0001", "0.0001"),
+            ("0.00001", "1e-05"),
+            ("true", "true"),
+            ("null", "null"),
+            (r#""a""#, r#""a""#),
+            (
+                r#"{"protocol":"TCP","containerPort":88}"#,
+                r#"{"containerPort":88,"protocol":"TCP"}"#,
+            ),
+        ];
+        for (json, printed) in cases {
+            let value: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(BadValue::from_json(&value).to_string(), printed, "{json}");
+        }
+    }
+
+    #[test]
+    fn prints_like_apimachinery() {
+        let p = Path::new("spec").child("matchingPrecedence");
+        assert_eq!(
+            FieldError::invalid(&p, BadValue::Int(10001), "must not be greater than 10000")
+                .to_string(),
+            "spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000"
+        );
+        assert_eq!(
+            FieldError::required("spec.rules[0].subjects[0].user.name", "").to_string(),
+            "spec.rules[0].subjects[0].user.name: Required value"
+        );
+        assert_eq!(
+            FieldError::not_supported(
+                "spec.type",
+                BadValue::Str("Foo".into()),
+                &["Exempt", "Limited"]
+            )
+            .to_string(),
+            r#"spec.type: Unsupported value: "Foo": supported values: "Exempt", "Limited""#
+        );
+        assert_eq!(
+            FieldError::invalid(
+                "v",
+                BadValue::Strings(vec!["feed".into(), "a\"b".into()]),
+                "x"
+            )
+            .to_string(),
+            r#"v: Invalid value: []string{"feed", "a\"b"}: x"#
+        );
+        assert_eq!(
+            FieldError::forbidden("spec.limited", "must be nil if the type is not Limited")
+                .to_string(),
+            "spec.limited: Forbidden: must be nil if the type is not Limited"
+        );
+        assert_eq!(
+            FieldError::invalid_omitted("", "Other must be a multiple of value").to_string(),
+            "<nil>: Invalid value: Other must be a multiple of value"
+        );
+        assert_eq!(
+            FieldError::too_long("spec.name", 5).to_string(),
+            "spec.name: Too long: may not be more than 5 bytes"
+        );
+        assert_eq!(
+            FieldError::too_many("spec.items", 3, 2).to_string(),
+            "spec.items: Too many: 3: must have at most 2 items"
+        );
+        assert_eq!(
+            FieldError::type_invalid("data", BadValue::Str("array".into()), "x").body(),
+            r#"Invalid value: "array": x"#
+        );
+        assert_eq!(
+            FieldError::duplicate("status.conditions[1].type", BadValue::Str("A".into()))
+                .to_string(),
+            r#"status.conditions[1].type: Duplicate value: "A""#
+        );
+    }
+}
