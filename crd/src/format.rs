@@ -9,6 +9,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
 
+use apfkit_runtime::field::names;
 use base64::Engine;
 use regex::Regex;
 
@@ -52,6 +53,9 @@ pub fn is_valid(format: &str, text: &str) -> bool {
         "hexcolor" => matches(&HEX_COLOR, text, r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"),
         "rgbcolor" => is_rgb(text),
         "ssn" => matches(&SSN, text, r"^\d{3}[- ]?\d{2}[- ]?\d{4}$"),
+        // Kubernetes 1.34's formats (a DNS-1123 label and a DNS-1123 subdomain).
+        "k8s-short-name" => names::dns1123_label(text).is_empty(),
+        "k8s-long-name" => names::dns1123_subdomain(text).is_empty(),
         _ => true,
     }
 }

@@ -11,11 +11,13 @@ use crate::schema::Schema;
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 /// Removes the fields `schema` does not declare (unless it preserves unknown fields) and
-/// returns their paths (`spec.foo`, `spec.items[0].bar`), as kube-apiserver reports them in
+/// returns their paths, sorted (`spec.foo`, `spec.items[0].bar`), as kube-apiserver reports them in
 /// its `unknown field` warnings and strict-decoding errors.
 pub fn prune(schema: &Schema, value: &mut Value) -> Vec<String> {
     let mut pruned = Vec::new();
     prune_node(Some(schema), value, "", true, &mut pruned);
+    // kube-apiserver finds them in Go's random map order; sorted, they read the same each time.
+    pruned.sort();
     pruned
 }
 

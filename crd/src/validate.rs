@@ -114,54 +114,128 @@ fn check(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError
     }
 }
 
-/// `allOf`, `anyOf`, `oneOf`, `not`, with kube-openapi's messages for the last three.
+/// `anyOf`, `oneOf`, `allOf`, `not`, as kube-openapi's `schemaPropsValidator`: its message
+/// (an error without a field, so `<nil>`), and the errors of the first alternative that
+/// failed (for `anyOf` and `oneOf`) or of every schema (for `allOf`). Upstream keeps the
+/// failed alternative with the most checks applied (`MatchCount`), the first of equals; its
+/// checks apply by the value's kind, so the alternatives of one value nearly always tie.
 fn check_composition(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
-    for sub in &schema.all_of {
-        check(sub, name, value, errors);
-    }
-    let passes = |sub: &Schema| {
+    let run = |sub: &Schema| {
         let mut found = Vec::new();
         check(sub, name, value, &mut found);
-        found.is_empty()
+        found
     };
-    let subject = if name.is_empty() { "" } else { name };
-    if !schema.any_of.is_empty() && !schema.any_of.iter().any(passes) {
-        errors.push(FieldError::invalid(
-            "",
-            BadValue::Str(String::new()),
-            format!(
-                "{} must validate at least one schema (anyOf)",
-                go_quote(subject)
-            ),
-        ));
+    let composition_error =
+        |message: String| FieldError::invalid("", BadValue::Str(String::new()), message);
+    let subject = go_quote(name);
+    if !schema.any_of.is_empty() {
+        let mut best: Option<Vec<FieldError>> = None;
+        let mut succeeded = false;
+        for sub in &schema.any_of {
+            let found = run(sub);
+            if found.is_empty() {
+                succeeded = true;
+                best = None;
+                break;
+            }
+            if best.is_none() {
+                best = Some(found);
+            }
+        }
+        if !succeeded {
+            errors.push(composition_error(format!(
+                "{subject} must validate at least one schema (anyOf)"
+            )));
+        }
+        errors.extend(best.unwrap_or_default());
     }
     if !schema.one_of.is_empty() {
-        let valid = schema.one_of.iter().filter(|sub| passes(sub)).count();
+        let mut best: Option<Vec<FieldError>> = None;
+        let mut valid = 0;
+        for sub in &schema.one_of {
+            let found = run(sub);
+            if found.is_empty() {
+                valid += 1;
+                best = None;
+            } else if valid == 0 && best.is_none() {
+                best = Some(found);
+            }
+        }
         if valid != 1 {
             let why = if valid == 0 {
-                "Found none valid"
+                "Found none valid".to_owned()
             } else {
-                "Found too many valid"
+                format!("Found {valid} valid alternatives")
             };
-            errors.push(FieldError::invalid(
-                "",
-                BadValue::Str(String::new()),
-                format!(
-                    "{} must validate one and only one schema (oneOf). {why}",
-                    go_quote(subject)
-                ),
-            ));
+            errors.push(composition_error(format!(
+                "{subject} must validate one and only one schema (oneOf). {why}"
+            )));
+            errors.extend(best.unwrap_or_default());
+        }
+    }
+    if !schema.all_of.is_empty() {
+        let mut valid = 0;
+        for sub in &schema.all_of {
+            let found = run(sub);
+            if found.is_empty() {
+                valid += 1;
+            }
+            errors.extend(found);
+        }
+        if valid != schema.all_of.len() {
+            let none = if valid == 0 { ". None validated" } else { "" };
+            errors.push(composition_error(format!(
+                "{subject} must validate all the schemas (allOf){none}"
+            )));
         }
     }
     if let Some(not) = &schema.not
-        && passes(not)
+        && run(not).is_empty()
     {
-        errors.push(FieldError::invalid(
-            "",
-            BadValue::Str(String::new()),
-            format!("{} must not validate the schema (not)", go_quote(subject)),
-        ));
+        errors.push(composition_error(format!(
+            "{subject} must not validate the schema (not)"
+        )));
     }
+}
+
+/// kube-openapi's range check of a number against its type and format
+/// (`IsValueValidAgainstRange`): an integer that is not one, or out of `int32`, `uint32`,
+/// `int64`; a `float` beyond `float32`.
+fn range_error(schema: &Schema, name: &str, value: &Value) -> Option<FieldError> {
+    let type_name = match schema.kind {
+        Some(Type::Integer) if !schema.int_or_string => "integer",
+        Some(Type::Number) if !schema.int_or_string => "number",
+        _ => return None,
+    };
+    let format = schema.format.as_deref().unwrap_or("");
+    let fits = match (type_name, format) {
+        ("integer", "int32") => value.as_i64().is_some_and(|i| i32::try_from(i).is_ok()),
+        ("integer", "uint32") => value.as_u64().is_some_and(|i| u32::try_from(i).is_ok()),
+        ("integer", "uint64") => value.as_u64().is_some(),
+        ("integer", _) => {
+            value.as_i64().is_some()
+                || value
+                    .as_f64()
+                    .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+        }
+        ("number", "float" | "float32") => value
+            .as_f64()
+            .is_some_and(|f| f.abs() <= f64::from(f32::MAX)),
+        _ => true,
+    };
+    if fits {
+        return None;
+    }
+    let detail = if format.is_empty() {
+        format!("Checked value must be of type {type_name} (default format) in {name}")
+    } else {
+        format!("Checked value must be of type {type_name} with format {format} in {name}")
+    };
+    Some(FieldError::invalid(
+        "",
+        BadValue::Str(String::new()),
+        detail,
+    ))
 }
 
 /// `maxLength`, `minLength`, `pattern`: the first that fails is reported, as kube-openapi does.
@@ -200,6 +274,9 @@ fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<Fie
         return;
     };
     let bad = || BadValue::from_json(value);
+    if let Some(range) = range_error(schema, name, value) {
+        errors.push(range);
+    }
     if let Some(factor) = schema.multiple_of {
         if factor <= 0.0 {
             errors.push(FieldError::invalid(

@@ -351,6 +351,14 @@ impl FieldError {
         }
     }
 
+    /// The same error with `value` as its bad value (`None`: not printed).
+    pub fn with_value(self, value: Option<BadValue>) -> Self {
+        Self {
+            bad_value: value,
+            ..self
+        }
+    }
+
     /// A repeated value.
     pub fn duplicate(path: impl Into<String>, value: BadValue) -> Self {
         Self {

@@ -232,6 +232,8 @@ impl<'a> CostWalk<'a> {
                 .find(|(bound, _)| bound == name)
                 .map_or(Bound::UNKNOWN, |(_, b)| *b),
             Expr::Select(select) => self.bound(&select.operand).field(&select.field),
+            // A macro's result (`filter`, `map`) is sized and typed as the list it ranges over.
+            Expr::Comprehension(comp) => self.bound(&comp.iter_range),
             _ => Bound::UNKNOWN,
         }
     }

@@ -133,6 +133,20 @@ pub(crate) fn compile_rules(
             ));
             continue;
         }
+        let reason = match rule.reason.as_deref() {
+            None => None,
+            Some(name) => match Reason::parse(name) {
+                Some(reason) => Some(reason),
+                None => {
+                    errors.push(FieldError::not_supported(
+                        at.child("reason"),
+                        BadValue::Str(name.to_owned()),
+                        &Reason::NAMES,
+                    ));
+                    None
+                }
+            },
+        };
         let program = match env.compile(&rule.rule) {
             Ok(program) => program,
             Err(err) => {
@@ -168,20 +182,6 @@ pub(crate) fn compile_rules(
                 }
             },
             _ => None,
-        };
-        let reason = match rule.reason.as_deref() {
-            None => None,
-            Some(name) => match Reason::parse(name) {
-                Some(reason) => Some(reason),
-                None => {
-                    errors.push(FieldError::not_supported(
-                        at.child("reason"),
-                        BadValue::Str(name.to_owned()),
-                        &Reason::NAMES,
-                    ));
-                    None
-                }
-            },
         };
         let estimated_cost = cost::estimate(program.expression(), schema);
         let total = estimated_cost.saturating_mul(cardinality);
@@ -443,10 +443,11 @@ impl Walk<'_> {
                 .push(match rule.reason.unwrap_or(Reason::Invalid) {
                     Reason::Forbidden => FieldError::forbidden(&at, detail),
                     Reason::Required => FieldError::required(&at, detail),
-                    Reason::Duplicate => match bad {
-                        Some(bad) => FieldError::duplicate(&at, bad),
-                        None => FieldError::duplicate(&at, BadValue::Go(String::new())),
-                    },
+                    Reason::Duplicate => FieldError {
+                        error_type: apfkit_runtime::field::ErrorType::Duplicate,
+                        ..FieldError::invalid_omitted(&at, String::new())
+                    }
+                    .with_value(bad),
                     Reason::Invalid => match bad {
                         Some(bad) => FieldError::invalid(&at, bad, detail),
                         None => FieldError::invalid_omitted(&at, detail),

@@ -1,0 +1,470 @@
+//! `x-kubernetes-validations` as kube-apiserver evaluates them: messages, `messageExpression`,
+//! `reason`, `fieldPath`, transition rules and `optionalOldSelf`, the resource root's
+//! envelope, the Kubernetes libraries, kube-apiserver's cost limits, and the examples of the
+//! Kubernetes documentation ("Validation rules" in "Extend the Kubernetes API with
+//! CustomResourceDefinitions").
+
+use apfkit_crd::{CustomResourceDefinition, DefinitionError};
+use serde_json::{Value, json};
+
+/// A namespaced `Widget` whose root schema is `{type: object, properties: {spec: <spec>}}`.
+fn crd(spec: Value) -> Result<CustomResourceDefinition, DefinitionError> {
+    CustomResourceDefinition::from_value(&json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]
+        }
+    }))
+}
+
+fn widget(spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
+}
+
+/// The errors of creating (or, with `old`, updating) a widget.
+fn errors(crd: &CustomResourceDefinition, spec: Value, old: Option<Value>) -> Vec<String> {
+    let mut object = widget(spec);
+    let old = old.map(widget);
+    crd.versions[0]
+        .admit(&mut object, old.as_ref())
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn a_rule_that_does_not_hold_gives_its_message_or_failed_rule() {
+    let crd = crd(json!({"type": "object", "properties": {
+        "replicas": {"type": "integer", "x-kubernetes-validations": [
+            {"rule": "self >= 0", "message": "  must not be negative  "},
+            {"rule": "self <= 100"}
+        ]}
+    }}))
+    .unwrap();
+    assert!(errors(&crd, json!({"replicas": 5}), None).is_empty());
+    assert_eq!(
+        errors(&crd, json!({"replicas": -1}), None),
+        ["spec.replicas: Invalid value: -1: must not be negative"]
+    );
+    assert_eq!(
+        errors(&crd, json!({"replicas": 101}), None),
+        ["spec.replicas: Invalid value: 101: failed rule: self <= 100"]
+    );
+}
+
+#[test]
+fn message_expressions_name_the_values_and_fall_back_to_the_message() {
+    let crd = crd(json!({"type": "object",
+        "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+        "x-kubernetes-validations": [
+            {"rule": "self.min <= self.max", "message": "min above max",
+             "messageExpression": "'min ' + string(self.min) + ' is above max ' + string(self.max)"},
+            {"rule": "self.min != 7", "message": "seven is unlucky", "messageExpression": "'   '"},
+            {"rule": "self.max != 99", "message": "not 99", "messageExpression": "self.nosuch"}
+        ]
+    }))
+    .unwrap();
+    assert_eq!(
+        errors(&crd, json!({"min": 5, "max": 3}), None),
+        ["spec: Invalid value: min 5 is above max 3"]
+    );
+    // An empty message and a failing expression fall back to the message.
+    assert_eq!(
+        errors(&crd, json!({"min": 7, "max": 8}), None),
+        ["spec: Invalid value: seven is unlucky"]
+    );
+    assert_eq!(
+        errors(&crd, json!({"min": 1, "max": 99}), None),
+        ["spec: Invalid value: not 99"]
+    );
+}
+
+#[test]
+fn reasons_and_field_paths_shape_the_error() {
+    let crd = crd(json!({"type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "integer"}},
+        "x-kubernetes-validations": [
+            {"rule": "has(self.a)", "message": "a is required here", "reason": "FieldValueRequired", "fieldPath": ".a"},
+            {"rule": "!has(self.b)", "message": "b is not allowed", "reason": "FieldValueForbidden", "fieldPath": ".b"},
+            {"rule": "!has(self.c) || self.c != 3", "reason": "FieldValueDuplicate", "fieldPath": ".c"}
+        ]
+    }))
+    .unwrap();
+    assert_eq!(
+        errors(&crd, json!({"b": "x", "c": 3}), None),
+        [
+            "spec.a: Required value: a is required here",
+            "spec.b: Forbidden: b is not allowed",
+            // A duplicate at an object's rule prints no value (apimachinery's OmitValue).
+            "spec.c: Duplicate value",
+        ]
+    );
+}
+
+#[test]
+fn an_unknown_reason_and_a_rule_that_does_not_parse_refuse_the_crd() {
+    let err = crd(json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.a ==", "reason": "FieldValueSomething"}
+    ]}))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(r#"spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.a ==": compilation failed: "#),
+        "{err}"
+    );
+    assert!(
+        err.contains(r#"x-kubernetes-validations[0].reason: Unsupported value: "FieldValueSomething": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired""#),
+        "{err}"
+    );
+    let err = crd(json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "self == self", "optionalOldSelf": true}
+    ]}))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"),
+        "{err}"
+    );
+}
+
+#[test]
+fn transition_rules_run_on_updates_and_optional_old_self_on_creates_too() {
+    let crd = crd(json!({"type": "object", "properties": {
+        "name": {"type": "string", "x-kubernetes-validations": [
+            {"rule": "self == oldSelf", "message": "name is immutable"}
+        ]},
+        "size": {"type": "integer", "x-kubernetes-validations": [
+            {"rule": "!oldSelf.hasValue() ? self < 10 : self >= oldSelf.value()",
+             "message": "size starts below 10 and never shrinks", "optionalOldSelf": true}
+        ]}
+    }}))
+    .unwrap();
+    // On a create, `self == oldSelf` is not run; the optional one is, with no old value.
+    assert!(errors(&crd, json!({"name": "a", "size": 5}), None).is_empty());
+    assert_eq!(
+        errors(&crd, json!({"name": "a", "size": 50}), None),
+        ["spec.size: Invalid value: 50: size starts below 10 and never shrinks"]
+    );
+    // On an update both run against the old object.
+    let old = json!({"name": "a", "size": 5});
+    assert!(errors(&crd, json!({"name": "a", "size": 50}), Some(old.clone())).is_empty());
+    assert_eq!(
+        errors(&crd, json!({"name": "b", "size": 4}), Some(old)),
+        [
+            r#"spec.name: Invalid value: "b": name is immutable"#,
+            "spec.size: Invalid value: 4: size starts below 10 and never shrinks",
+        ]
+    );
+}
+
+#[test]
+fn the_root_sees_the_envelope_but_not_the_rest_of_the_metadata() {
+    let crd = CustomResourceDefinition::from_value(&json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {"type": "object", "properties": {"prefix": {"type": "string"}}}},
+                    "x-kubernetes-validations": [
+                        {"rule": "self.metadata.name.startsWith(self.spec.prefix)", "message": "name must start with the prefix"},
+                        {"rule": "self.kind == 'Widget' && self.apiVersion == 'example.com/v1'"},
+                        {"rule": "!has(self.metadata.labels)", "message": "labels are not visible"}
+                    ]
+                }}}]
+        }
+    }))
+    .unwrap();
+    let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "blue-w", "labels": {"a": "b"}}, "spec": {"prefix": "red-"}});
+    let found: Vec<String> = crd.versions[0]
+        .admit(&mut object, None)
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        ["<nil>: Invalid value: name must start with the prefix"]
+    );
+}
+
+#[test]
+fn schema_errors_that_block_rules_leave_them_unchecked() {
+    let crd = crd(json!({"type": "object", "required": ["a"],
+        "properties": {"a": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.a > 0"}]
+    }))
+    .unwrap();
+    assert_eq!(
+        errors(&crd, json!({}), None),
+        [
+            "spec.a: Required value",
+            "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        ]
+    );
+}
+
+#[test]
+fn the_kubernetes_libraries_and_the_strings_extension_are_there() {
+    let rules = [
+        "[1, 2, 3].isSorted() && ![3, 1].isSorted()",
+        "[1, 2, 3].sum() == 6 && [1.5, 2.5].sum() == 4.0",
+        "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3",
+        "['a', 'b', 'a'].indexOf('a') == 0 && ['a', 'b', 'a'].lastIndexOf('a') == 2",
+        "'abc 123 def 456'.find('[0-9]+') == '123'",
+        "'abc 123 def 456'.findAll('[0-9]+') == ['123', '456']",
+        "'abc 123 def 456'.findAll('[0-9]+', 1) == ['123']",
+        "isURL('https://example.com/x') && !isURL('not a url')",
+        "isIP('10.0.0.1') && isIP('fe80::1') && !isIP('::ffff:10.0.0.1') && !isIP('10.0.0')",
+        "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33')",
+        "isQuantity('1.5Gi') && !isQuantity('1.5.Gi')",
+        "'Hello'.lowerAscii() == 'hello' && 'a,b'.split(',') == ['a', 'b']",
+        "'abc'.matches('^a')",
+        "self.when < timestamp('2030-01-01T00:00:00Z')",
+        "self.wait == duration('90s')",
+    ];
+    let validations: Vec<Value> = rules
+        .iter()
+        .map(|rule| json!({"rule": rule, "message": rule}))
+        .collect();
+    let crd = crd(json!({"type": "object",
+        "properties": {
+            "when": {"type": "string", "format": "date-time"},
+            "wait": {"type": "string", "format": "duration"}
+        },
+        "x-kubernetes-validations": validations
+    }))
+    .unwrap();
+    assert_eq!(
+        errors(
+            &crd,
+            json!({"when": "2026-11-26T09:00:00Z", "wait": "1m30s"}),
+            None
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn property_names_are_escaped_and_preserved_unknown_fields_are_invisible() {
+    let crd = crd(json!({"type": "object",
+        "properties": {
+            "max-size": {"type": "integer"},
+            "namespace": {"type": "string"},
+            "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+        },
+        "x-kubernetes-validations": [
+            {"rule": "self.max__dash__size > 0", "message": "dash"},
+            {"rule": "self.__namespace__ == 'x'", "message": "keyword"},
+            {"rule": "!has(self.extra.hidden)", "message": "preserved fields are not visible"}
+        ]
+    }))
+    .unwrap();
+    assert!(
+        errors(
+            &crd,
+            json!({"max-size": 1, "namespace": "x", "extra": {"hidden": 1}}),
+            None
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        errors(
+            &crd,
+            json!({"max-size": 0, "namespace": "y", "extra": {}}),
+            None
+        ),
+        ["spec: Invalid value: dash", "spec: Invalid value: keyword"]
+    );
+}
+
+#[test]
+fn rules_too_costly_for_kube_apiserver_are_refused_when_the_crd_is_read() {
+    // Every pair of an unbounded list's strings: far over 10,000,000.
+    let err = crd(json!({"type": "object", "properties": {
+        "names": {"type": "array", "items": {"type": "string"},
+            "x-kubernetes-validations": [{"rule": "self.all(a, self.all(b, a == b || !a.contains(b)))"}]}
+    }}))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"),
+        "{err}"
+    );
+    // The same rule with the sizes bounded is accepted.
+    crd(json!({"type": "object", "properties": {
+        "names": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 20},
+            "x-kubernetes-validations": [{"rule": "self.all(a, self.all(b, a == b || !a.contains(b)))"}]}
+    }}))
+    .unwrap();
+    // A cheap rule on every item of an unbounded list is multiplied by how many items fit
+    // in a request, and a costly one refused.
+    let err = crd(json!({"type": "object", "properties": {
+        "names": {"type": "array", "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self.contains('x') && self.startsWith('y') && self.endsWith('z')"}]}}
+    }}))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_call_over_the_per_call_limit_stops_the_rules() {
+    let crd = crd(json!({"type": "object", "properties": {
+        "numbers": {"type": "array", "maxItems": 1000, "items": {"type": "integer"},
+            "x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, y == x))"}]}
+    }}))
+    .unwrap();
+    let small: Vec<i64> = (0..100).collect();
+    assert!(errors(&crd, json!({"numbers": small}), None).is_empty());
+    let large: Vec<i64> = (0..1000).collect();
+    assert_eq!(
+        errors(&crd, json!({"numbers": large}), None),
+        [
+            r#"spec.numbers: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.exists(y, y == x))"#
+        ]
+    );
+}
+
+#[test]
+fn an_objects_rules_share_one_runtime_budget() {
+    // Twenty rules each under the per-call limit, together over the object's budget.
+    let rules: Vec<Value> = (0..20)
+        .map(|i| json!({"rule": format!("self.all(x, self.exists(y, y == x + {i} - {i}))"), "message": format!("rule {i}")}))
+        .collect();
+    let crd = crd(json!({"type": "object", "properties": {
+        "numbers": {"type": "array", "maxItems": 300, "items": {"type": "integer"},
+            "x-kubernetes-validations": rules}
+    }}))
+    .unwrap();
+    let numbers: Vec<i64> = (0..300).collect();
+    let found = errors(&crd, json!({"numbers": numbers}), None);
+    assert_eq!(
+        found,
+        [
+            r#"spec.numbers: Invalid value: "array": validation failed due to running out of cost budget, no further validation rules will be run"#
+        ]
+    );
+}
+
+/// The examples of the Kubernetes documentation's "Validation rules" table, each with an
+/// object it accepts and one it refuses.
+#[test]
+fn the_kubernetes_documentations_examples_hold_and_fail_as_described() {
+    let examples = [
+        (
+            "self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas",
+            json!({"minReplicas": 1, "replicas": 2, "maxReplicas": 3}),
+            json!({"minReplicas": 3, "replicas": 2, "maxReplicas": 3}),
+        ),
+        (
+            "'Available' in self.stateCounts",
+            json!({"stateCounts": {"Available": 1}}),
+            json!({"stateCounts": {"Pending": 1}}),
+        ),
+        (
+            "(size(self.list1) == 0) != (size(self.list2) == 0)",
+            json!({"list1": ["a"], "list2": []}),
+            json!({"list1": [], "list2": []}),
+        ),
+        (
+            "!('MY_KEY' in self.map1) || self['map1']['MY_KEY'].matches('^[a-zA-Z]*$')",
+            json!({"map1": {"MY_KEY": "abc"}}),
+            json!({"map1": {"MY_KEY": "ab1"}}),
+        ),
+        (
+            "self.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$'))",
+            json!({"envars": [{"name": "MY_ENV", "value": "abc"}, {"name": "OTHER", "value": "1"}]}),
+            json!({"envars": [{"name": "MY_ENV", "value": "a1"}]}),
+        ),
+        (
+            "has(self.expired) && self.created + self.ttl < self.expired",
+            json!({"created": "2024-01-01T00:00:00Z", "ttl": "1h", "expired": "2024-01-02T00:00:00Z"}),
+            json!({"created": "2024-01-01T00:00:00Z", "ttl": "48h", "expired": "2024-01-02T00:00:00Z"}),
+        ),
+        (
+            "self.health.startsWith('ok')",
+            json!({"health": "ok: fine"}),
+            json!({"health": "bad"}),
+        ),
+        (
+            "self.widgets.exists(w, w.key == 'x' && w.foo < 10)",
+            json!({"widgets": [{"key": "x", "foo": 3}]}),
+            json!({"widgets": [{"key": "x", "foo": 30}]}),
+        ),
+        (
+            "type(self.value) == string ? self.value == '100%' : self.value == 1000",
+            json!({"value": "100%"}),
+            json!({"value": 999}),
+        ),
+        (
+            "self.set1.all(e, !(e in self.set2))",
+            json!({"set1": ["a"], "set2": ["b"]}),
+            json!({"set1": ["a"], "set2": ["a"]}),
+        ),
+        (
+            "size(self.names) == size(self.details) && self.names.all(n, n in self.details)",
+            json!({"names": ["a"], "details": {"a": "x"}}),
+            json!({"names": ["a"], "details": {"b": "x"}}),
+        ),
+        (
+            "size(self.clusters.filter(c, c.name == self.primary)) == 1",
+            json!({"primary": "a", "clusters": [{"name": "a"}, {"name": "b"}]}),
+            json!({"primary": "c", "clusters": [{"name": "a"}]}),
+        ),
+    ];
+    let strings =
+        json!({"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}});
+    let schema = json!({"type": "object", "properties": {
+        "minReplicas": {"type": "integer"}, "replicas": {"type": "integer"}, "maxReplicas": {"type": "integer"},
+        "stateCounts": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "integer"}},
+        "list1": strings, "list2": strings, "set1": strings, "set2": strings, "names": strings,
+        "map1": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 10}},
+        "details": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 10}},
+        "envars": {"type": "array", "maxItems": 10, "items": {"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 10}, "value": {"type": "string", "maxLength": 10}}}},
+        "created": {"type": "string", "format": "date-time"},
+        "expired": {"type": "string", "format": "date-time"},
+        "ttl": {"type": "string", "format": "duration"},
+        "health": {"type": "string", "maxLength": 20},
+        "widgets": {"type": "array", "maxItems": 10, "items": {"type": "object", "properties": {
+            "key": {"type": "string", "maxLength": 10}, "foo": {"type": "integer"}}}},
+        "value": {"x-kubernetes-int-or-string": true},
+        "primary": {"type": "string", "maxLength": 10},
+        "clusters": {"type": "array", "maxItems": 10, "items": {"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 10}}}}
+    }});
+    for (rule, holds, fails) in examples {
+        let mut spec = schema.clone();
+        spec["x-kubernetes-validations"] = json!([{"rule": rule}]);
+        let crd = crd(spec).unwrap_or_else(|e| panic!("{rule}: {e}"));
+        assert_eq!(
+            errors(&crd, holds.clone(), None),
+            Vec::<String>::new(),
+            "{rule} on {holds}"
+        );
+        assert_eq!(
+            errors(&crd, fails.clone(), None),
+            [format!("spec: Invalid value: failed rule: {rule}")],
+            "{rule} on {fails}"
+        );
+    }
+}
