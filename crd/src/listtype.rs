@@ -3,11 +3,12 @@
 //! (`pkg/apiserver/schema/listtype/validation.go`) reports them: a `Duplicate value` at the
 //! second of each repeated item.
 
+use std::collections::HashMap;
+
 use apfkit_runtime::field::{BadValue, FieldError, Path};
 use serde_json::{Map, Value};
 
 use crate::schema::Schema;
-use crate::validate::same_value;
 
 /// Checks every list under `schema` in `value`, appending errors.
 pub fn validate(schema: &Schema, value: &Value, errors: &mut Vec<FieldError>) {
@@ -48,12 +49,16 @@ fn walk(schema: &Schema, path: &Path, value: &Value, errors: &mut Vec<FieldError
     }
 }
 
-/// The indexes of the second occurrence of each repeated value.
+/// The indexes of the second occurrence of each repeated value, in one pass: values are
+/// told apart by their JSON text (keys sorted), as upstream tells compound values apart by
+/// `json.Marshal` and scalars by Go's equality (`1` and `1.0` differ in both).
 fn repeated(items: &[Value]) -> Vec<usize> {
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(items.len());
     let mut found = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let earlier = items[..i].iter().filter(|e| same_value(e, item)).count();
-        if earlier == 1 {
+        let times = seen.entry(item.to_string()).or_insert(0);
+        *times += 1;
+        if *times == 2 {
             found.push(i);
         }
     }

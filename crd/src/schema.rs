@@ -135,6 +135,8 @@ pub struct Schema {
     pub not: Option<Box<Schema>>,
     /// `x-kubernetes-validations`, compiled.
     pub rules: Vec<CompiledRule>,
+    /// Whether this node or any below it has rules (so that walks skip what has none).
+    rules_below: bool,
 }
 
 /// Where a schema sits, for the paths of the errors found in it.
@@ -305,11 +307,20 @@ impl Schema {
             one_of,
             not,
             rules: Vec::new(),
+            rules_below: false,
         };
         if let Some(rules) = &props.x_kubernetes_validations {
             let path = at.path.child("x-kubernetes-validations");
             schema.rules = cel::compile_rules(rules, &schema, at.cardinality, &path, at.errors);
         }
+        schema.rules_below = !schema.rules.is_empty()
+            || schema.properties.values().any(|s| s.rules_below)
+            || schema
+                .additional_properties
+                .as_deref()
+                .is_some_and(|s| s.rules_below)
+            || schema.items.as_deref().is_some_and(|s| s.rules_below)
+            || schema.all_of.iter().any(|s| s.rules_below);
         schema
     }
 
@@ -322,13 +333,6 @@ impl Schema {
 
     /// Whether this node or any below it has CEL rules.
     pub fn has_rules(&self) -> bool {
-        !self.rules.is_empty()
-            || self.properties.values().any(Schema::has_rules)
-            || self
-                .additional_properties
-                .as_deref()
-                .is_some_and(Schema::has_rules)
-            || self.items.as_deref().is_some_and(Schema::has_rules)
-            || self.all_of.iter().any(Schema::has_rules)
+        self.rules_below
     }
 }

@@ -22,6 +22,7 @@ mod serve_http;
 mod serve_replicas;
 mod simulate;
 mod storage;
+mod validate_crd;
 
 use std::path::Path;
 use std::process::{Command, Output};

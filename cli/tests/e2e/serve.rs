@@ -693,7 +693,7 @@ fn the_readme_server_side_apply_commands_work_as_written() {
 
 /// Runs the first `sh` block of the README section `title` in a temporary directory, with the
 /// built `apfkit` and a free port; answers its standard output and error.
-fn run_readme_section(title: &str) -> (String, String) {
+pub fn run_readme_section(title: &str) -> (String, String) {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
         .expect("README.md");
     let section = readme

@@ -268,7 +268,7 @@ impl Walk<'_> {
         old: Option<&Value>,
         root: bool,
     ) {
-        if self.budget < 0 || value.is_null() {
+        if self.budget < 0 || value.is_null() || !schema.has_rules() {
             return;
         }
         let old = old.filter(|old| !old.is_null());
@@ -342,19 +342,27 @@ impl Walk<'_> {
         let env = environment();
         let self_value = values::to_cel(value, schema, root);
         let old_value = old.map(|old| values::to_cel(old, schema, root));
+        let mut plain_context = Context::with_env(env.clone());
+        plain_context.add_variable_from_value("self", self_value.clone());
+        if let Some(old_value) = &old_value {
+            plain_context.add_variable_from_value("oldSelf", old_value.clone());
+        }
+        let mut optional_context: Option<Context<'_, '_>> = None;
         for rule in &schema.rules {
             if rule.uses_old_self && old.is_none() && !rule.optional_old_self {
                 continue;
             }
-            let mut context = Context::with_env(env.clone());
-            context.add_variable_from_value("self", self_value.clone());
-            if rule.uses_old_self {
-                if rule.optional_old_self {
+            // One context per node (and one more for `optionalOldSelf` rules), not per rule.
+            let context: &Context<'_, '_> = if rule.optional_old_self {
+                optional_context.get_or_insert_with(|| {
+                    let mut context = Context::with_env(env.clone());
+                    context.add_variable_from_value("self", self_value.clone());
                     context.add_variable_from_value("oldSelf", values::optional(old_value.clone()));
-                } else if let Some(old_value) = &old_value {
-                    context.add_variable_from_value("oldSelf", old_value.clone());
-                }
-            }
+                    context
+                })
+            } else {
+                &plain_context
+            };
             let cost = cost::runtime(rule.program.expression(), schema, value);
             if cost > PER_CALL_LIMIT {
                 self.errors.push(invalid(format!(
@@ -372,7 +380,7 @@ impl Walk<'_> {
                 return;
             }
             self.budget -= cost as i64;
-            let holds = match rule.program.execute(&context) {
+            let holds = match rule.program.execute(context) {
                 Ok(cel::Value::Bool(holds)) => holds,
                 Ok(other) => {
                     self.errors.push(invalid(format!(
@@ -432,7 +440,7 @@ impl Walk<'_> {
                 }
                 self.budget -= cost as i64;
                 // Upstream logs a message expression that fails and falls back to the message.
-                detail = evaluate_message(program, &context).ok();
+                detail = evaluate_message(program, context).ok();
             }
             let detail = detail.unwrap_or_else(|| message_or_default(rule));
             let bad = match schema.kind {

@@ -51,6 +51,9 @@ pub fn escape(name: &str) -> Option<String> {
     if RESERVED.contains(&name) {
         return Some(format!("__{name}__"));
     }
+    if !name.contains(['.', '-', '/']) && !name.contains("__") {
+        return Some(name.to_owned());
+    }
     Some(
         name.replace("__", "__underscores__")
             .replace('.', "__dot__")
