@@ -449,11 +449,38 @@ impl ApiBuilder {
         if self.layout.scheme == Some(DynamicScheme::Runtime) {
             root.push_str("pub use conversion::{HubObject, SCHEME};\n");
         }
+        root.push_str(&crd_constant(self.types.custom_resource_definitions()));
         files.insert(PathBuf::from("mod.rs"), root);
         let tree = out_dir.join(&module);
         output::write_tree(&tree, &files)?;
         crate::declare_module(out_dir, &module, &tree)
     }
+}
+
+/// The `CUSTOM_RESOURCE_DEFINITIONS` constant of a module generated from CRDs: each one as
+/// compact JSON, so that the types carry their schemas and `x-kubernetes-validations` rules
+/// (for `apfkit_crd::CustomResourceDefinition::from_json`). Empty when no CRD was read.
+fn crd_constant(crds: &[serde_json::Value]) -> String {
+    if crds.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from(
+        "/// The CustomResourceDefinitions these types were generated from, as JSON: their schemas\n\
+         /// and `x-kubernetes-validations` rules, for validating objects as kube-apiserver does\n\
+         /// (`apfkit_crd::CustomResourceDefinition::from_json`).\n\
+         pub const CUSTOM_RESOURCE_DEFINITIONS: &[&str] = &[\n",
+    );
+    for crd in crds {
+        let json = crd.to_string();
+        // A raw string whose delimiter the JSON does not contain.
+        let mut hashes = String::from("#");
+        while json.contains(&format!("\"{hashes}")) {
+            hashes.push('#');
+        }
+        text.push_str(&format!("    r{hashes}\"{json}\"{hashes},\n"));
+    }
+    text.push_str("];\n");
+    text
 }
 
 /// The definition prefix (`com.example.stable.v1.`) of each version of `group`, from its
@@ -474,4 +501,27 @@ fn version_prefixes(space: &TypeSpace, group: &str) -> BTreeMap<String, String> 
         }
     }
     prefixes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crd_constant;
+
+    #[test]
+    fn the_crd_constant_holds_each_crd_in_a_raw_string_its_text_cannot_end() {
+        assert_eq!(crd_constant(&[]), "");
+        let crd = serde_json::json!({"kind": "CustomResourceDefinition", "description": "a \"# and \"## inside"});
+        let text = crd_constant(std::slice::from_ref(&crd));
+        assert!(
+            text.contains("pub const CUSTOM_RESOURCE_DEFINITIONS: &[&str] = &["),
+            "{text}"
+        );
+        // The delimiter is one hash longer than the longest `"#...` run of the JSON.
+        let start = text.find("r###\"").expect("a three-hash raw string");
+        let json = &text[start + 5..text.rfind("\"###").unwrap()];
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(json).unwrap(),
+            crd
+        );
+    }
 }

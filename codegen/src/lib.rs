@@ -80,6 +80,8 @@ pub const DEFAULT_MAX_INPUT_SIZE: u64 = 64 << 20;
 pub struct Generator {
     settings: Settings,
     documents: Vec<LoadedDocument>,
+    /// The CustomResourceDefinitions read, as they were written.
+    crds: Vec<serde_json::Value>,
     max_input_size: u64,
 }
 
@@ -95,6 +97,7 @@ impl Generator {
         Generator {
             settings,
             documents: Vec::new(),
+            crds: Vec::new(),
             max_input_size: DEFAULT_MAX_INPUT_SIZE,
         }
     }
@@ -177,6 +180,7 @@ impl Generator {
             }
             for crd in crds {
                 self.documents.extend(crd::documents(origin, 0, crd)?);
+                self.crds.push(crd.clone());
             }
             return Ok(self);
         }
@@ -193,6 +197,7 @@ impl Generator {
                     });
                 }
                 self.documents.extend(crd::documents(origin, index, crd)?);
+                self.crds.push((*crd).clone());
                 found = true;
             }
         }
@@ -204,6 +209,11 @@ impl Generator {
             });
         }
         Ok(self)
+    }
+
+    /// The CustomResourceDefinitions added so far, as they were read.
+    pub fn custom_resource_definitions(&self) -> &[serde_json::Value] {
+        &self.crds
     }
 
     /// The type space of the documents added so far.

@@ -167,6 +167,15 @@ impl CustomResourceDefinition {
         })
     }
 
+    /// Reads and compiles a definition from JSON text, such as one of the
+    /// `CUSTOM_RESOURCE_DEFINITIONS` that `apfkit-codegen` writes beside the types it
+    /// generates from CRDs.
+    pub fn from_json(text: &str) -> Result<Self, DefinitionError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|err| DefinitionError::Malformed(format!("not JSON: {err}")))?;
+        Self::from_value(&value)
+    }
+
     /// The version an object's `apiVersion` names, if it is this definition's group.
     pub fn version_of(&self, api_version: &str) -> Option<&Version> {
         let (group, version) = api_version.split_once('/')?;
@@ -201,6 +210,18 @@ impl Version {
             pruned,
             errors: self.validate(object, old),
         }
+    }
+
+    /// Validates a typed object (a generated type, or anything that serializes to the
+    /// object's JSON), with `old` for an update: what [`Version::validate`] does with its JSON.
+    pub fn validate_typed<T: serde::Serialize>(
+        &self,
+        object: &T,
+        old: Option<&T>,
+    ) -> Result<Vec<FieldError>, serde_json::Error> {
+        let object = serde_json::to_value(object)?;
+        let old = old.map(serde_json::to_value).transpose()?;
+        Ok(self.validate(&object, old.as_ref()))
     }
 
     /// Validates an object already pruned and defaulted, in kube-apiserver's order.

@@ -11,4 +11,5 @@ mod curl;
 mod review;
 mod round_trip;
 mod scheme;
+mod validation;
 mod webhook;
