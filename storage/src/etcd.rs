@@ -26,7 +26,8 @@ pub struct StoredResource {
     pub plural: &'static str,
     /// The path under the prefix. kube-apiserver keeps its own groups' resources under the
     /// bare plural (`flowschemas`), and kube-aggregator its APIServices under
-    /// `apiregistration.k8s.io/apiservices`.
+    /// `apiregistration.k8s.io/apiservices`. Empty for a custom resource, which
+    /// apiextensions-apiserver keeps under `<group>/<plural>`.
     pub path: &'static str,
     /// How kube-apiserver encodes what it stores there: protobuf for its own groups, JSON for
     /// kube-aggregator's APIServices.
@@ -34,6 +35,26 @@ pub struct StoredResource {
 }
 
 impl StoredResource {
+    /// A custom resource of a CRD: stored as JSON under `<group>/<plural>/`, as
+    /// apiextensions-apiserver stores them.
+    pub const fn custom(group: &'static str, plural: &'static str) -> StoredResource {
+        StoredResource {
+            group,
+            plural,
+            path: "",
+            format: crate::object::Format::Json,
+        }
+    }
+
+    /// The path under the prefix: `path`, or `<group>/<plural>` for a custom resource.
+    pub fn key_path(&self) -> String {
+        if self.path.is_empty() {
+            format!("{}/{}", self.group, self.plural)
+        } else {
+            self.path.to_owned()
+        }
+    }
+
     /// Why an object of `api_version` and `kind` cannot be stored under this resource, when it
     /// is a kind of another resource: kube-apiserver decodes what it reads there as this
     /// resource's kind and fails. `None` when the kind fits, or is not a known kind at all
@@ -47,7 +68,8 @@ impl StoredResource {
         }
         Some(format!(
             "a {kind} stored under {}/, where kube-apiserver reads only {}; left untouched",
-            self.path, self.plural
+            self.key_path(),
+            self.plural
         ))
     }
 }
@@ -442,7 +464,7 @@ impl Store {
 
     /// The key prefix of a resource: `<prefix><path>/`.
     pub fn resource_prefix(&self, resource: &StoredResource) -> String {
-        format!("{}{}/", self.prefix, resource.path)
+        format!("{}{}/", self.prefix, resource.key_path())
     }
 
     /// The resource whose keys `key` is among, if any.

@@ -12,14 +12,140 @@
 //! Every write is atomic per key, so a run that stops half-way is finished by running it again.
 
 use apfkit_conversion::scheme::{Limits, SCHEME, SchemeError, Target, UnknownFields, Warning};
+use apfkit_runtime::scheme::{Converted, Scheme};
 use futures_util::stream::{self, TryStreamExt};
+use serde_json::Value;
 
 use crate::etcd::{
     Cursor, DEFAULT_MAX_REQUEST_BYTES, RESOURCES, RawValue, StorageError, Store, StoredResource,
     Swap, Swapped,
 };
 use crate::key::Key;
-use crate::object::{self, ObjectError};
+use crate::object::{self, Format, ObjectError, StoredObject};
+
+/// The kinds a migration reads and writes, and how: kube-apiserver's flowcontrol and
+/// apiregistration objects ([`Builtin`]), or the custom resources of a user's scheme
+/// ([`Custom`]).
+pub trait StoredKinds: Sync {
+    /// Whether `target` names a version of these kinds.
+    fn check_target(&self, target: &Target) -> Result<(), SchemeError>;
+    /// Decodes a stored value.
+    fn decode(
+        &self,
+        value: &[u8],
+        mod_revision: i64,
+        limits: &Limits,
+    ) -> Result<StoredObject, ObjectError>;
+    /// Why an object of this kind does not belong under `resource`, if it does not.
+    fn misplaced(&self, resource: &StoredResource, api_version: &str, kind: &str)
+    -> Option<String>;
+    /// Converts a decoded object to `target`.
+    fn convert(
+        &self,
+        object: &Value,
+        target: &Target,
+        unknown: UnknownFields,
+    ) -> Result<Converted, SchemeError>;
+    /// Encodes a converted object for storage in `format`.
+    fn encode(&self, object: &Value, format: Format) -> Result<Vec<u8>, ObjectError>;
+}
+
+/// kube-apiserver's flowcontrol and apiregistration objects, through `SCHEME`, under
+/// [`RESOURCES`].
+pub struct Builtin;
+
+impl StoredKinds for Builtin {
+    fn check_target(&self, target: &Target) -> Result<(), SchemeError> {
+        SCHEME.check_target(target)
+    }
+
+    fn decode(
+        &self,
+        value: &[u8],
+        mod_revision: i64,
+        limits: &Limits,
+    ) -> Result<StoredObject, ObjectError> {
+        object::decode(value, mod_revision, limits)
+    }
+
+    fn misplaced(
+        &self,
+        resource: &StoredResource,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<String> {
+        resource.misplaced(api_version, kind)
+    }
+
+    fn convert(
+        &self,
+        object: &Value,
+        target: &Target,
+        unknown: UnknownFields,
+    ) -> Result<Converted, SchemeError> {
+        SCHEME.convert_value(object, target, unknown)
+    }
+
+    fn encode(&self, object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
+        object::encode(object, format)
+    }
+}
+
+/// The custom resources of a user's scheme (the one `apfkit-codegen` generates from a
+/// multi-version CRD): stored as JSON under `<group>/<plural>/`
+/// ([`StoredResource::custom`]), converted through the scheme's hub.
+pub struct Custom<'a, H: 'static>(pub &'a Scheme<H>);
+
+impl<H: 'static> StoredKinds for Custom<'_, H>
+where
+    Scheme<H>: Sync,
+{
+    fn check_target(&self, target: &Target) -> Result<(), SchemeError> {
+        self.0.check_target(target)
+    }
+
+    fn decode(
+        &self,
+        value: &[u8],
+        mod_revision: i64,
+        limits: &Limits,
+    ) -> Result<StoredObject, ObjectError> {
+        object::decode_custom(self.0, value, mod_revision, limits)
+    }
+
+    fn misplaced(
+        &self,
+        resource: &StoredResource,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<String> {
+        let codec = self
+            .0
+            .codecs()
+            .iter()
+            .find(|c| c.api_version() == api_version && c.kind == kind)?;
+        (codec.group != resource.group || codec.plural != resource.plural).then(|| {
+            format!(
+                "a {kind} stored under {}/, where kube-apiserver reads only {}; left untouched",
+                resource.key_path(),
+                resource.plural
+            )
+        })
+    }
+
+    fn convert(
+        &self,
+        object: &Value,
+        target: &Target,
+        unknown: UnknownFields,
+    ) -> Result<Converted, SchemeError> {
+        self.0.convert_value(object, target, unknown)
+    }
+
+    fn encode(&self, object: &Value, _format: Format) -> Result<Vec<u8>, ObjectError> {
+        Ok(object::encode_custom(object))
+    }
+}
 
 /// What to migrate and how.
 #[derive(Debug, Clone)]
@@ -117,8 +243,17 @@ pub struct Summary {
 ///
 /// When etcd does not answer.
 pub async fn total(store: &Store) -> Result<u64, StorageError> {
+    total_of(store, RESOURCES).await
+}
+
+/// How many keys a migration of `resources` will look at.
+///
+/// # Errors
+///
+/// When etcd does not answer.
+pub async fn total_of(store: &Store, resources: &[StoredResource]) -> Result<u64, StorageError> {
     let mut total = 0;
-    for resource in RESOURCES {
+    for resource in resources {
         total += store.count(resource).await?;
     }
     Ok(total)
@@ -134,24 +269,45 @@ pub async fn migrate(
     options: &MigrateOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Summary, StorageError> {
-    SCHEME
+    migrate_kinds(store, &Builtin, RESOURCES, options, progress).await
+}
+
+/// Migrates every stored object of `resources`, read and written as `kinds` says: with
+/// [`Custom`], a user's binary migrates its own custom resources with the same grouped
+/// compare-and-swap.
+///
+/// # Errors
+///
+/// Only when etcd fails (unreachable, deadline) or the target is not a version of the
+/// kinds: the keys done so far stay done.
+pub async fn migrate_kinds(
+    store: &Store,
+    kinds: &dyn StoredKinds,
+    resources: &[StoredResource],
+    options: &MigrateOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Summary, StorageError> {
+    kinds
         .check_target(&options.target)
         .map_err(|err| StorageError::Request {
             what: "the target version".to_owned(),
             message: err.to_string(),
         })?;
     let mut summary = Summary::default();
-    for resource in RESOURCES {
+    for resource in resources {
         // Pages are read as the groups before them are written: the next page's read overlaps
         // the writes in flight.
         let handle = store.handle();
+        let owned = *resource;
         let pages = stream::try_unfold(Some(Cursor::FIRST), move |cursor| {
-            next_page(handle.handle(), resource, cursor)
+            next_page(handle.handle(), owned, cursor)
         });
         let groups = pages
             .map_ok(|page| stream::iter(groups(page, options.batch).into_iter().map(Ok)))
             .try_flatten()
-            .map_ok(|group| migrate_group(store.handle(), resource, group, options, progress))
+            .map_ok(|group| {
+                migrate_group(store.handle(), kinds, resource, group, options, progress)
+            })
             .try_buffer_unordered(options.parallel.max(1));
         let mut groups = std::pin::pin!(groups);
         while let Some(outcomes) = groups.try_next().await? {
@@ -282,11 +438,12 @@ fn request_bytes(key: &[u8], value: &[u8]) -> usize {
 /// Decodes, converts and encodes one stored value of `resource`.
 fn plan(
     raw: &RawValue,
+    kinds: &dyn StoredKinds,
     resource: &StoredResource,
     options: &MigrateOptions,
 ) -> Result<Plan, Refusal> {
-    let stored = object::decode(&raw.value, raw.mod_revision, &options.limits)?;
-    if let Some(reason) = resource.misplaced(stored.api_version(), stored.kind()) {
+    let stored = kinds.decode(&raw.value, raw.mod_revision, &options.limits)?;
+    if let Some(reason) = kinds.misplaced(resource, stored.api_version(), stored.kind()) {
         return Err(Refusal::Misplaced(reason));
     }
     let mut warnings = Vec::new();
@@ -301,7 +458,7 @@ fn plan(
             UnknownFields::Ignore => {}
         }
     }
-    let converted = SCHEME.convert_value(&stored.object, &options.target, options.unknown)?;
+    let converted = kinds.convert(&stored.object, &options.target, options.unknown)?;
     for warning in converted.warnings {
         match warning {
             Warning::Lossy { .. } => return Err(Refusal::Lossy(warning)),
@@ -318,7 +475,7 @@ fn plan(
     if from == to && !options.all {
         return Ok(Plan::Current);
     }
-    let bytes = object::encode(&converted.object, stored.format)?;
+    let bytes = kinds.encode(&converted.object, stored.format)?;
     let size = request_bytes(&raw.key, &bytes);
     if size > options.max_request_bytes {
         return Err(Refusal::TooLarge {
@@ -338,13 +495,13 @@ fn plan(
 /// The page of `resource` at `cursor` (`None`: there are no more), and the next cursor.
 async fn next_page(
     store: Store,
-    resource: &'static StoredResource,
+    resource: StoredResource,
     cursor: Option<Cursor>,
 ) -> Result<Option<(Vec<RawValue>, Option<Cursor>)>, StorageError> {
     let Some(cursor) = cursor else {
         return Ok(None);
     };
-    let page = store.page(resource, cursor).await?;
+    let page = store.page(&resource, cursor).await?;
     Ok(Some((page.values, page.next)))
 }
 
@@ -396,6 +553,7 @@ struct Pending {
 /// large fails.
 async fn migrate_group(
     store: Store,
+    kinds: &dyn StoredKinds,
     resource: &StoredResource,
     group: Vec<RawValue>,
     options: &MigrateOptions,
@@ -408,14 +566,14 @@ async fn migrate_group(
     };
     let mut pending = Vec::new();
     for raw in group {
-        match start(raw, resource, 0, options) {
+        match start(raw, kinds, resource, 0, options) {
             Ok(next) => pending.push(next),
             Err((key, outcome)) => done(key, outcome),
         }
     }
     let limit = GROUP_BYTES.min(options.max_request_bytes);
     for chunk in chunks(pending, limit) {
-        write_chunk(&store, resource, chunk, options, &mut done).await?;
+        write_chunk(&store, kinds, resource, chunk, options, &mut done).await?;
     }
     Ok(outcomes)
 }
@@ -430,6 +588,7 @@ fn chunks(pending: Vec<Pending>, limit: usize) -> Vec<Vec<Pending>> {
 /// Writes one transaction's keys (see [`migrate_group`]).
 async fn write_chunk(
     store: &Store,
+    kinds: &dyn StoredKinds,
     resource: &StoredResource,
     mut pending: Vec<Pending>,
     options: &MigrateOptions,
@@ -462,7 +621,7 @@ async fn write_chunk(
                 for p in pending.drain(..) {
                     let key = p.raw.key.clone();
                     let current = Some(p.raw.clone());
-                    let outcome = migrate_key(store, resource, p, current, options).await?;
+                    let outcome = migrate_key(store, kinds, resource, p, current, options).await?;
                     done(key, outcome);
                 }
                 break;
@@ -477,7 +636,7 @@ async fn write_chunk(
                 Some(raw) if raw.mod_revision == p.raw.mod_revision => unchanged.push(p),
                 current => {
                     let key = p.raw.key.clone();
-                    let outcome = migrate_key(store, resource, p, current, options).await?;
+                    let outcome = migrate_key(store, kinds, resource, p, current, options).await?;
                     done(key, outcome);
                 }
             }
@@ -492,6 +651,7 @@ async fn write_chunk(
 /// key did not change (`current` is what it was planned from) is written once more alone.
 async fn migrate_key(
     store: &Store,
+    kinds: &dyn StoredKinds,
     resource: &StoredResource,
     mut pending: Pending,
     mut current: Option<RawValue>,
@@ -509,7 +669,7 @@ async fn migrate_key(
                 let reason = format!("still changing after {conflicts} conflicts; run again");
                 return Ok(Outcome::Failed { conflicts, reason });
             }
-            pending = match start(raw, resource, conflicts, options) {
+            pending = match start(raw, kinds, resource, conflicts, options) {
                 Ok(next) => next,
                 Err((_, outcome)) => return Ok(outcome),
             };
@@ -539,11 +699,12 @@ async fn migrate_key(
 /// when there is nothing to write.
 fn start(
     raw: RawValue,
+    kinds: &dyn StoredKinds,
     resource: &StoredResource,
     conflicts: u32,
     options: &MigrateOptions,
 ) -> Result<Pending, (Vec<u8>, Outcome)> {
-    match plan(&raw, resource, options) {
+    match plan(&raw, kinds, resource, options) {
         Ok(Plan::Current) => Err((raw.key, Outcome::Current)),
         Err(refusal) => Err((
             raw.key,

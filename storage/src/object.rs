@@ -78,6 +78,16 @@ pub enum ObjectError {
     /// parse under them.
     #[error("{0}")]
     Limits(#[from] InputError),
+    /// A custom resource stored as protobuf, which apiextensions-apiserver never writes.
+    #[error(
+        "{api_version} {kind} is stored as protobuf; custom resources are stored as JSON; left untouched"
+    )]
+    NotJson {
+        /// Its apiVersion, as the envelope tells.
+        api_version: String,
+        /// Its kind.
+        kind: String,
+    },
 }
 
 fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
@@ -168,4 +178,73 @@ pub fn encode(object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
             Ok(json)
         }
     }
+}
+
+/// Decodes a stored custom resource, read by `scheme` (a user's scheme, from
+/// `apfkit-codegen`): JSON, as apiextensions-apiserver stores custom resources, within `limits`.
+///
+/// # Errors
+///
+/// Encrypted values, protobuf values, JSON that does not parse within the limits, and kinds
+/// the scheme does not have.
+pub fn decode_custom<H: 'static>(
+    scheme: &apfkit_runtime::scheme::Scheme<H>,
+    value: &[u8],
+    mod_revision: i64,
+    limits: &Limits,
+) -> Result<StoredObject, ObjectError> {
+    if value.len() > limits.max_document_bytes {
+        return Err(InputError::TooLarge {
+            limit: limits.max_document_bytes,
+            line: None,
+        }
+        .into());
+    }
+    if value.starts_with(ENCRYPTED_PREFIX) {
+        let provider = match envelope::inspect(value)?.encoding {
+            envelope::Encoding::Encrypted { provider } => provider,
+            _ => String::new(),
+        };
+        return Err(ObjectError::Encrypted { provider });
+    }
+    let stored = envelope::inspect(value)?;
+    let (api_version, kind) = (
+        stored.api_version.unwrap_or_default(),
+        stored.kind.unwrap_or_default(),
+    );
+    if value.starts_with(PROTOBUF_PREFIX) {
+        return Err(ObjectError::NotJson { api_version, kind });
+    }
+    let mut object = scheme.parse_json(value, limits)?.to_document()?.value;
+    let known = scheme
+        .codecs()
+        .iter()
+        .any(|c| c.api_version() == api_version && c.kind == kind);
+    if !known {
+        return Err(wire_envelope::EnvelopeError::UnknownKind { api_version, kind }.into());
+    }
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert(
+            "resourceVersion".to_owned(),
+            Value::String(mod_revision.to_string()),
+        );
+    }
+    Ok(StoredObject {
+        object,
+        format: Format::Json,
+        unknown: Vec::new(),
+    })
+}
+
+/// Encodes a custom resource as apiextensions-apiserver stores it: compact JSON with its
+/// keys sorted (Go's `json.Marshal` of an unstructured object) and a final newline, without
+/// `metadata.resourceVersion`.
+pub fn encode_custom(object: &Value) -> Vec<u8> {
+    let mut object = object.clone();
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("resourceVersion");
+    }
+    let mut json = object.to_string().into_bytes();
+    json.push(b'\n');
+    json
 }

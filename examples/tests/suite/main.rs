@@ -11,5 +11,6 @@ mod curl;
 mod review;
 mod round_trip;
 mod scheme;
+mod storage;
 mod validation;
 mod webhook;
