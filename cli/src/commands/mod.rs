@@ -6,6 +6,7 @@ pub mod crds;
 pub mod explain;
 pub mod limits;
 pub mod lint;
+pub mod migrate_api;
 pub mod report;
 pub mod rewrite;
 pub mod schema;

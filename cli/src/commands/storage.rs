@@ -36,6 +36,7 @@ enum StorageCommand {
     Ls(LsArgs),
     Get(GetArgs),
     Migrate(MigrateArgs),
+    MigrateApi(super::migrate_api::MigrateApiArgs),
 }
 
 /// Print one stored object, decoded, in its stored version or another.
@@ -229,6 +230,7 @@ pub fn run(args: StorageArgs) -> Result<(), Failure> {
         StorageCommand::Ls(args) => ls(args),
         StorageCommand::Get(args) => get(args),
         StorageCommand::Migrate(args) => migrate(args),
+        StorageCommand::MigrateApi(args) => super::migrate_api::run(args),
     }
 }
 

@@ -11,6 +11,7 @@ mod go_json;
 mod hostile;
 #[path = "../load/mod.rs"]
 mod load;
+mod migrate_api;
 mod protobuf;
 mod serve;
 mod serve_apply;

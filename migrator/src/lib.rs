@@ -1,0 +1,241 @@
+//! Storage-version migration through the API, as kube-storage-version-migrator does it: the
+//! only way on a cluster whose etcd is out of reach.
+//!
+//! Every object of a resource is listed, page by page, and written back unchanged with its
+//! `resourceVersion` (a `PUT`). An update that changes nothing still makes the API server
+//! encode the object again, and it stores the encoding only if it differs from what is
+//! stored (`GuaranteedUpdate`): an object stored in an older version is rewritten in the
+//! storage version, one already current is left as it is. A conflict (someone wrote
+//! meanwhile) means the object was just written in the storage version by that writer; it is
+//! read again and written once more all the same, as the upstream migrator does. An object
+//! deleted meanwhile is skipped. A run that stops (the server gone, a network failure)
+//! answers where it was ([`Interrupted`]), and a run given that place goes on from it; a
+//! place the server no longer knows (`410 Gone`: the continue token expired) starts the list
+//! again, which is harmless since writing back is idempotent.
+
+#![forbid(unsafe_code)]
+
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use kube::discovery::{self, Scope};
+use kube::{Client, ResourceExt};
+use serde::Serialize;
+
+/// How to migrate.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Objects per list page.
+    pub page_size: u32,
+    /// Conflicts on one object before it is reported as failed.
+    pub max_conflicts: u32,
+    /// Where an interrupted run stopped: the continue token of the next page.
+    pub resume_from: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            page_size: 500,
+            max_conflicts: 10,
+            resume_from: None,
+        }
+    }
+}
+
+/// One object that was not migrated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failed {
+    /// Its namespace, for a namespaced resource.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// The resource, `plural.group`.
+    pub resource: String,
+    /// Objects listed.
+    pub listed: u64,
+    /// Objects written back.
+    pub migrated: u64,
+    /// Conflicts met and retried.
+    pub conflicts_retried: u64,
+    /// Objects deleted between the list and their write.
+    pub deleted_meanwhile: u64,
+    /// Times the list started again because its continue token had expired.
+    pub restarts: u64,
+    /// Objects that could not be written back.
+    pub failed: Vec<Failed>,
+}
+
+/// A run that stopped before its end: what it did, where to go on from, and why it stopped.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Interrupted {
+    /// What was done before it stopped.
+    pub summary: Summary,
+    /// The continue token of the page to go on from ([`Options::resume_from`]); `None` to
+    /// start from the beginning.
+    pub resume_from: Option<String>,
+    /// Why it stopped.
+    pub error: kube::Error,
+}
+
+/// Errors before a run starts.
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// `plural.group` (or a plural of the core group) that the server does not serve.
+    #[error("the server serves no resource {0}")]
+    NoSuchResource(String),
+    /// The server could not be asked.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+}
+
+/// The resource `plural.group` (`flowschemas.flowcontrol.apiserver.k8s.io`, `widgets.example.com`,
+/// `configmaps` for the core group) as the server serves it, in its preferred version.
+///
+/// # Errors
+///
+/// A resource the server does not serve, or a server that cannot be asked.
+pub async fn resource(client: &Client, name: &str) -> Result<(ApiResource, bool), MigrateError> {
+    let (plural, group) = name.split_once('.').unwrap_or((name, ""));
+    let group_api = match discovery::group(client, group).await {
+        Ok(found) => found,
+        Err(kube::Error::Discovery(_)) => {
+            return Err(MigrateError::NoSuchResource(name.to_owned()));
+        }
+        Err(other) => return Err(other.into()),
+    };
+    group_api
+        .recommended_resources()
+        .into_iter()
+        .find(|(resource, _)| resource.plural == plural)
+        .map(|(resource, capabilities)| (resource, capabilities.scope == Scope::Namespaced))
+        .ok_or_else(|| MigrateError::NoSuchResource(name.to_owned()))
+}
+
+/// Writes back every object of `resource`; `progress` is told the count of objects done after
+/// each one.
+///
+/// # Errors
+///
+/// [`Interrupted`] when the server stops answering: what was done, and where to go on from.
+pub async fn migrate(
+    client: &Client,
+    resource: &ApiResource,
+    namespaced: bool,
+    options: &Options,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Summary, Box<Interrupted>> {
+    let all: Api<DynamicObject> = Api::all_with(client.clone(), resource);
+    let mut summary = Summary {
+        resource: if resource.group.is_empty() {
+            resource.plural.clone()
+        } else {
+            format!("{}.{}", resource.plural, resource.group)
+        },
+        ..Summary::default()
+    };
+    let mut continue_token = options.resume_from.clone();
+    loop {
+        let mut params = ListParams::default().limit(options.page_size.max(1));
+        if let Some(token) = &continue_token {
+            params = params.continue_token(token);
+        }
+        let page = match all.list(&params).await {
+            Ok(page) => page,
+            // The token expired (compaction): the list starts again.
+            Err(kube::Error::Api(status)) if status.code == 410 && continue_token.is_some() => {
+                summary.restarts += 1;
+                continue_token = None;
+                continue;
+            }
+            Err(error) => {
+                return Err(Box::new(Interrupted {
+                    summary,
+                    resume_from: continue_token,
+                    error,
+                }));
+            }
+        };
+        summary.listed += page.items.len() as u64;
+        for object in page.items {
+            let api = if namespaced {
+                let namespace = object.namespace().unwrap_or_default();
+                Api::namespaced_with(client.clone(), &namespace, resource)
+            } else {
+                all.clone()
+            };
+            if let Err(error) = write_back(&api, object, options, &mut summary).await {
+                return Err(Box::new(Interrupted {
+                    summary,
+                    resume_from: continue_token,
+                    error,
+                }));
+            }
+            progress(summary.migrated + summary.deleted_meanwhile + summary.failed.len() as u64);
+        }
+        continue_token = page.metadata.continue_.filter(|token| !token.is_empty());
+        if continue_token.is_none() {
+            return Ok(summary);
+        }
+    }
+}
+
+/// Writes one object back, reading it again after each conflict.
+async fn write_back(
+    api: &Api<DynamicObject>,
+    mut object: DynamicObject,
+    options: &Options,
+    summary: &mut Summary,
+) -> Result<(), kube::Error> {
+    let name = object.name_any();
+    let failed = |reason: String, object: &DynamicObject| Failed {
+        namespace: object.namespace(),
+        name: object.name_any(),
+        reason,
+    };
+    let mut conflicts = 0;
+    loop {
+        match api.replace(&name, &PostParams::default(), &object).await {
+            Ok(_) => {
+                summary.migrated += 1;
+                return Ok(());
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                summary.deleted_meanwhile += 1;
+                return Ok(());
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                conflicts += 1;
+                summary.conflicts_retried += 1;
+                if conflicts >= options.max_conflicts {
+                    let reason = format!("still changing after {conflicts} conflicts; run again");
+                    summary.failed.push(failed(reason, &object));
+                    return Ok(());
+                }
+                match api.get(&name).await {
+                    Ok(current) => object = current,
+                    Err(kube::Error::Api(status)) if status.code == 404 => {
+                        summary.deleted_meanwhile += 1;
+                        return Ok(());
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            // The server refuses the object as it is (it no longer validates, say): reported,
+            // and the others go on.
+            Err(kube::Error::Api(status)) if status.code == 422 || status.code == 400 => {
+                summary.failed.push(failed(status.message.clone(), &object));
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
