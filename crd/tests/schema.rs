@@ -286,11 +286,9 @@ fn hostile_objects_never_panic() {
     }
     // A division by zero is the rule's error, not a panic.
     let (_, _, errors) = admit(&crd, json!({"n": 1}));
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(
-        errors[0].starts_with("spec.n: Invalid value: \"integer\": ")
-            && errors[0].ends_with("evaluating rule: self / 0 == 1"),
-        "{errors:?}"
+    assert_eq!(
+        errors,
+        [r#"spec.n: Invalid value: "integer": division by zero evaluating rule: self / 0 == 1"#]
     );
     // A deeply nested value under a schema that preserves it is pruned and walked without
     // overflowing the stack (as deep as a JSON reader gives).

@@ -390,17 +390,14 @@ impl Walk<'_> {
                     continue;
                 }
                 Err(err) => {
-                    let text = err.to_string();
-                    let detail = if text.contains("No such overload")
-                        || text.contains("no such overload")
-                        || text.contains("Unsupported")
-                    {
-                        format!(
-                            "'no such overload: {text}': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                    let detail = match runtime_error(&err) {
+                        RuntimeError::NoSuchOverload => format!(
+                            "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}",
                             rule_error_string(rule)
-                        )
-                    } else {
-                        format!("{text} evaluating rule: {}", rule_error_string(rule))
+                        ),
+                        RuntimeError::Other(text) => {
+                            format!("{text} evaluating rule: {}", rule_error_string(rule))
+                        }
                     };
                     self.errors.push(invalid(detail));
                     continue;
@@ -462,6 +459,51 @@ impl Walk<'_> {
                     },
                 });
         }
+    }
+}
+
+/// A rule's runtime error, in cel-go's words where the `cel` crate's would differ. The
+/// crate's messages print the values involved (`Unsupported binary operator 'rem': Int(8),
+/// Map(...)`): a whole object in an error, in a map's random order; cel-go names none, and
+/// neither does this.
+enum RuntimeError {
+    /// No operator or function takes these arguments (cel-go's "no such overload").
+    NoSuchOverload,
+    /// Anything else, as cel-go words it.
+    Other(String),
+}
+
+#[allow(deprecated)]
+fn runtime_error(error: &cel::ExecutionError) -> RuntimeError {
+    use cel::ExecutionError as E;
+    let other = |text: &str| RuntimeError::Other(text.to_owned());
+    match error {
+        E::NoSuchOverload(_)
+        | E::UnsupportedBinaryOperator(..)
+        | E::UnsupportedUnaryOperator(..)
+        | E::UnsupportedTargetType { .. }
+        | E::NotSupportedAsMethod { .. }
+        | E::UnexpectedType { .. }
+        | E::ValuesNotComparable(..)
+        | E::UnsupportedKeyType(_)
+        | E::UnsupportedIndex(..)
+        | E::UnsupportedMapIndex(_)
+        | E::UnsupportedListIndex(_)
+        | E::InvalidArgumentCount { .. } => RuntimeError::NoSuchOverload,
+        E::NoSuchKey(key) => RuntimeError::Other(format!("no such key: {key}")),
+        E::UndeclaredReference(name) => RuntimeError::Other(format!("no such attribute: {name}")),
+        E::DivisionByZero(_) => other("division by zero"),
+        E::RemainderByZero(_) => other("modulus by zero"),
+        E::Overflow(..) => other("integer overflow"),
+        E::IndexOutOfBounds(cel::Value::Int(index)) => {
+            RuntimeError::Other(format!("index out of bounds: {index}"))
+        }
+        E::IndexOutOfBounds(_) => other("index out of bounds"),
+        E::DuplicateKey(_) => other("repeated key in a map literal"),
+        E::FunctionError { function, message } => {
+            RuntimeError::Other(format!("{function}: {message}"))
+        }
+        _ => other("evaluation error"),
     }
 }
 
