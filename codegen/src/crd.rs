@@ -24,6 +24,23 @@ const META_PREFIX: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 const MAX_DEPTH: usize = 64;
 const MAX_NODES: usize = 5_000_000;
 
+/// Refuses a CRD kube-apiserver would refuse, with its message: an unknown `type`, a pattern
+/// that does not compile, a CEL rule that does not parse or whose estimated cost is over
+/// kube-apiserver's limit (feature `crd-checks`, on by default; `apfkit-crd` compiles it).
+pub(crate) fn check(origin: &str, index: usize, crd: &Value) -> Result<()> {
+    #[cfg(feature = "crd-checks")]
+    if let Err(err) = apfkit_crd::CustomResourceDefinition::from_value(crd) {
+        return Err(Error::Malformed {
+            file: format!("{origin} (document {})", index + 1),
+            pointer: "/spec".to_owned(),
+            message: err.to_string(),
+        });
+    }
+    #[cfg(not(feature = "crd-checks"))]
+    let _ = (origin, index, crd);
+    Ok(())
+}
+
 /// Whether `value` is an `apiextensions.k8s.io/v1` CustomResourceDefinition.
 pub(crate) fn is_crd(value: &Value) -> bool {
     value.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")

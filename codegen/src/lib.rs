@@ -180,6 +180,7 @@ impl Generator {
             }
             for crd in crds {
                 self.documents.extend(crd::documents(origin, 0, crd)?);
+                crd::check(origin, 0, crd)?;
                 self.crds.push(crd.clone());
             }
             return Ok(self);
@@ -197,6 +198,7 @@ impl Generator {
                     });
                 }
                 self.documents.extend(crd::documents(origin, index, crd)?);
+                crd::check(origin, index, crd)?;
                 self.crds.push((*crd).clone());
                 found = true;
             }

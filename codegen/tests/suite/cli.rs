@@ -299,3 +299,44 @@ fn generates_from_a_crd_manifest() {
         stderr(&output)
     );
 }
+
+/// A CRD kube-apiserver would refuse fails generation with kube-apiserver's message: here a
+/// rule whose estimated cost is over the limit (every pair of an unbounded list's strings).
+#[test]
+fn a_crd_the_api_server_would_refuse_fails_generation_with_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let costly = document(
+        dir.path(),
+        "costly.yaml",
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, plural: things}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          names:
+            type: array
+            items: {type: string}
+            x-kubernetes-validations:
+            - rule: "self.all(a, self.all(b, a == b || !a.contains(b)))"
+"#,
+    );
+    let output = run(&dir.path().join("out"), &[&costly]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains(
+            "costly.yaml (document 1): /spec: CustomResourceDefinition.apiextensions.k8s.io \"things.example.com\" is invalid: spec.validation.openAPIV3Schema.properties[names].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
