@@ -126,3 +126,45 @@ pub fn api_services(ca_pem: &str, namespace: &str, name: &str) -> Value {
         .collect();
     json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 }
+
+/// kube-apiserver's checks of a widget in the request's version (`api_version`): the CRD's
+/// schema, list types and `x-kubernetes-validations` rules, from the CRD the types were
+/// generated from (`api::CUSTOM_RESOURCE_DEFINITIONS`), as apiextensions-apiserver checks a
+/// custom resource in the version it was sent in; transition rules see `old`.
+pub fn validate(
+    object: &crate::api::HubObject,
+    old: Option<&crate::api::HubObject>,
+    api_version: &str,
+) -> Vec<apfkit_apiserver::error::Cause> {
+    static DEFINITION: std::sync::OnceLock<apfkit_crd::CustomResourceDefinition> =
+        std::sync::OnceLock::new();
+    let definition = DEFINITION.get_or_init(|| {
+        apfkit_crd::CustomResourceDefinition::from_json(crate::api::CUSTOM_RESOURCE_DEFINITIONS[0])
+            .expect("the CRD compiled when the types were generated")
+    });
+    let Some(version) = definition.version_of(api_version) else {
+        return Vec::new();
+    };
+    let in_version =
+        |hub: &crate::api::HubObject| crate::api::SCHEME.object_from_hub(hub.clone(), api_version);
+    let object = match in_version(object) {
+        Ok(object) => object,
+        Err(err) => {
+            return vec![apfkit_apiserver::error::Cause {
+                reason: "InternalError".to_owned(),
+                message: err.to_string(),
+                field: "<nil>".to_owned(),
+            }];
+        }
+    };
+    let old = old.and_then(|old| in_version(old).ok());
+    version
+        .validate(&object, old.as_ref())
+        .into_iter()
+        .map(|error| apfkit_apiserver::error::Cause {
+            reason: error.error_type.reason().to_owned(),
+            message: error.body(),
+            field: error.field().to_owned(),
+        })
+        .collect()
+}

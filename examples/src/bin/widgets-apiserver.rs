@@ -76,14 +76,14 @@ async fn serve(args: &Args) -> Result<(), String> {
     let database = args.data_dir.join("widgets.db");
     let backend =
         SqliteBackend::open(&database).map_err(|e| format!("{}: {e}", database.display()))?;
-    // Schema validation of custom resources (and CEL) is not done here yet: objects are
-    // checked by their types' decoding only.
+    // Widgets are checked as kube-apiserver checks custom resources: the CRD's schema, list
+    // types and CEL rules, in the version of the request.
     let objects = Objects::new(
         &SCHEME,
         backend,
         "/registry",
         Limits::default(),
-        |_, _, _| Vec::new(),
+        serving::validate,
     );
     let resources = serving::resources().map_err(|e| e.to_string())?;
     let server = Arc::new(ApiServer::new(

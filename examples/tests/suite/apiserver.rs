@@ -321,3 +321,60 @@ fn the_apiservices_register_the_server_as_kube_aggregator_validates_them() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("expected NAMESPACE/NAME"));
 }
+
+/// The server checks widgets as kube-apiserver checks custom resources: the CRD's CEL rule
+/// (no `latest` tag) on a create in v1, and its transition rule (the repository never
+/// changes) on an update, each refused with kube-apiserver's 422 message; a widget sent in
+/// v1alpha1, whose schema has no such rules, is taken.
+#[test]
+fn widgets_are_refused_by_the_crds_rules_as_kube_apiserver_refuses_them() {
+    let server = Server::start();
+    let latest = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team}\n\
+                  spec: {replicas: 1, image: {repository: registry/app, tag: latest}}\n";
+    let refused = server.kubectl(&["create", "-f", "-"], latest.as_bytes());
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(r#"The Widget "w" is invalid: spec.image.tag: Invalid value: pin a tag other than latest"#),
+        "{stderr}"
+    );
+
+    server.kubectl_ok(
+        &["create", "-f", "-"],
+        latest.replace("latest", "'1.2'").as_bytes(),
+    );
+    let moved = server.kubectl(
+        &[
+            "patch",
+            "widget.v1.example.com",
+            "w",
+            "-n",
+            "team",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec": {"image": {"repository": "registry/other"}}}"#,
+        ],
+        b"",
+    );
+    assert!(!moved.status.success());
+    let stderr = String::from_utf8_lossy(&moved.stderr);
+    assert!(
+        stderr.contains(r#"spec.image.repository: Invalid value: "registry/other": the repository cannot change"#),
+        "{stderr}"
+    );
+    server.kubectl_ok(
+        &[
+            "patch",
+            "widget.v1.example.com",
+            "w",
+            "-n",
+            "team",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec": {"image": {"tag": "1.3"}}}"#,
+        ],
+        b"",
+    );
+}
