@@ -88,6 +88,54 @@ pub mod names {
         }
         errors
     }
+
+    use super::{BadValue, FieldError, Path};
+
+    /// apimachinery's checks of an object's `metadata.name` and `metadata.generateName`
+    /// (`ValidateObjectMeta`): one of them is required, and each must pass `name_check` (a
+    /// generateName with a trailing `-` replaced by `a`, as apimachinery checks a prefix).
+    pub fn object_name(
+        name: &str,
+        generate_name: &str,
+        name_check: impl Fn(&str) -> Vec<String>,
+    ) -> Vec<FieldError> {
+        let path = Path::new("metadata");
+        let mut errors = Vec::new();
+        if !generate_name.is_empty() {
+            for message in name_check(&mask_trailing_dash(generate_name)) {
+                errors.push(FieldError::invalid(
+                    path.child("generateName"),
+                    BadValue::Str(generate_name.to_owned()),
+                    message,
+                ));
+            }
+        }
+        if name.is_empty() {
+            if generate_name.is_empty() {
+                errors.push(FieldError::required(
+                    path.child("name"),
+                    "name or generateName is required",
+                ));
+            }
+        } else {
+            for message in name_check(name) {
+                errors.push(FieldError::invalid(
+                    path.child("name"),
+                    BadValue::Str(name.to_owned()),
+                    message,
+                ));
+            }
+        }
+        errors
+    }
+
+    /// apimachinery checks a generateName prefix with a trailing `-` replaced by `a`.
+    fn mask_trailing_dash(name: &str) -> String {
+        match name.strip_suffix('-') {
+            Some(rest) if !rest.is_empty() => format!("{rest}a"),
+            _ => name.to_owned(),
+        }
+    }
 }
 
 /// The kind of a field error, printed as apimachinery prints it.

@@ -98,19 +98,9 @@ fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
     Ok(apfkit_types::wire::codec(api_version, kind).ok_or_else(unknown)?)
 }
 
-/// Decodes a stored value whose key has `mod_revision`, within `limits` as a document read
-/// from a file would be: its size first, then its nesting and nodes while it is decoded (a
-/// 1 MB value of empty list items is refused before it becomes a 1 GB object).
-///
-/// # Errors
-///
-/// Encrypted values, values that are neither protobuf nor JSON, unknown kinds, objects that
-/// do not decode, and values over the limits.
-pub fn decode(
-    value: &[u8],
-    mod_revision: i64,
-    limits: &Limits,
-) -> Result<StoredObject, ObjectError> {
+/// Refuses a stored value over the size limit, or encrypted at rest (only kube-apiserver
+/// holds the key), before anything is decoded.
+fn readable(value: &[u8], limits: &Limits) -> Result<(), ObjectError> {
     if value.len() > limits.max_document_bytes {
         return Err(InputError::TooLarge {
             limit: limits.max_document_bytes,
@@ -125,6 +115,23 @@ pub fn decode(
         };
         return Err(ObjectError::Encrypted { provider });
     }
+    Ok(())
+}
+
+/// Decodes a stored value whose key has `mod_revision`, within `limits` as a document read
+/// from a file would be: its size first, then its nesting and nodes while it is decoded (a
+/// 1 MB value of empty list items is refused before it becomes a 1 GB object).
+///
+/// # Errors
+///
+/// Encrypted values, values that are neither protobuf nor JSON, unknown kinds, objects that
+/// do not decode, and values over the limits.
+pub fn decode(
+    value: &[u8],
+    mod_revision: i64,
+    limits: &Limits,
+) -> Result<StoredObject, ObjectError> {
+    readable(value, limits)?;
     let (mut object, format, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
         let decoded = wire_envelope::decode(value, &limits.into())?;
         (decoded.value, Format::Protobuf, decoded.unknown)
@@ -193,20 +200,7 @@ pub fn decode_custom<H: 'static>(
     mod_revision: i64,
     limits: &Limits,
 ) -> Result<StoredObject, ObjectError> {
-    if value.len() > limits.max_document_bytes {
-        return Err(InputError::TooLarge {
-            limit: limits.max_document_bytes,
-            line: None,
-        }
-        .into());
-    }
-    if value.starts_with(ENCRYPTED_PREFIX) {
-        let provider = match envelope::inspect(value)?.encoding {
-            envelope::Encoding::Encrypted { provider } => provider,
-            _ => String::new(),
-        };
-        return Err(ObjectError::Encrypted { provider });
-    }
+    readable(value, limits)?;
     let stored = envelope::inspect(value)?;
     let (api_version, kind) = (
         stored.api_version.unwrap_or_default(),

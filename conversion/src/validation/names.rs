@@ -1,7 +1,7 @@
 //! The object metadata rules of cluster-scoped objects, with apimachinery's messages (the name
 //! checks themselves are `apfkit_runtime::field::names`).
 
-use super::field::{BadValue, FieldError, Path};
+use super::field::{FieldError, Path};
 
 pub use apfkit_runtime::field::names::{dns1035_label, dns1123_label, dns1123_subdomain};
 
@@ -12,34 +12,11 @@ pub fn cluster_scoped_meta(
     name_check: impl Fn(&str) -> Vec<String>,
 ) -> Vec<FieldError> {
     let path = Path::new("metadata");
-    let mut errors = Vec::new();
-    let name = meta.name.as_deref().unwrap_or_default();
-    let generate_name = meta.generate_name.as_deref().unwrap_or_default();
-    if !generate_name.is_empty() {
-        for message in name_check(&mask_trailing_dash(generate_name)) {
-            errors.push(FieldError::invalid(
-                path.child("generateName"),
-                BadValue::Str(generate_name.to_owned()),
-                message,
-            ));
-        }
-    }
-    if name.is_empty() {
-        if generate_name.is_empty() {
-            errors.push(FieldError::required(
-                path.child("name"),
-                "name or generateName is required",
-            ));
-        }
-    } else {
-        for message in name_check(name) {
-            errors.push(FieldError::invalid(
-                path.child("name"),
-                BadValue::Str(name.to_owned()),
-                message,
-            ));
-        }
-    }
+    let mut errors = apfkit_runtime::field::names::object_name(
+        meta.name.as_deref().unwrap_or_default(),
+        meta.generate_name.as_deref().unwrap_or_default(),
+        name_check,
+    );
     if meta.namespace.as_deref().is_some_and(|ns| !ns.is_empty()) {
         errors.push(FieldError::forbidden(
             path.child("namespace"),
@@ -47,14 +24,6 @@ pub fn cluster_scoped_meta(
         ));
     }
     errors
-}
-
-/// apimachinery checks a generateName prefix with a trailing `-` replaced by `a`.
-fn mask_trailing_dash(name: &str) -> String {
-    match name.strip_suffix('-') {
-        Some(rest) if !rest.is_empty() => format!("{rest}a"),
-        _ => name.to_owned(),
-    }
 }
 
 #[cfg(test)]
