@@ -144,8 +144,9 @@ pub(crate) struct SchemaPath<'a> {
     pub path: Path,
     pub errors: &'a mut Vec<FieldError>,
     pub depth: usize,
-    /// How many times a rule here can run for one object (the element counts above).
-    pub cardinality: u64,
+    /// How many times a rule here can run for one object: the product of the declared element
+    /// counts of the lists and maps above, `None` once one of them is unbounded.
+    pub cardinality: Option<u64>,
 }
 
 /// Deeper than this a schema is refused (kube-apiserver's CRDs are far shallower; the limit
@@ -162,7 +163,7 @@ impl Schema {
                 path,
                 errors: &mut errors,
                 depth: 0,
-                cardinality: 1,
+                cardinality: Some(1),
             };
             Schema::compile_node(props, &mut at)
         };
@@ -207,30 +208,34 @@ impl Schema {
                     None
                 }
             });
-        let child = |name: String, props: &JSONSchemaProps, at: &mut SchemaPath<'_>, times: u64| {
-            let saved = at.path.clone();
-            let saved_cardinality = at.cardinality;
-            at.path = Path::new(&format!("{saved}{name}"));
-            at.depth += 1;
-            at.cardinality = at.cardinality.saturating_mul(times);
-            let schema = Schema::compile_node(props, at);
-            at.depth -= 1;
-            at.cardinality = saved_cardinality;
-            at.path = saved;
-            schema
-        };
+        let child =
+            |name: String, props: &JSONSchemaProps, at: &mut SchemaPath<'_>, times: Option<u64>| {
+                let saved = at.path.clone();
+                let saved_cardinality = at.cardinality;
+                at.path = Path::new(&format!("{saved}{name}"));
+                at.depth += 1;
+                at.cardinality = at
+                    .cardinality
+                    .zip(times)
+                    .map(|(above, here)| above.saturating_mul(here));
+                let schema = Schema::compile_node(props, at);
+                at.depth -= 1;
+                at.cardinality = saved_cardinality;
+                at.path = saved;
+                schema
+            };
         let properties = props
             .properties
             .iter()
             .flatten()
             .map(|(name, sub)| {
-                let schema = child(format!(".properties[{name}]"), sub, at, 1);
+                let schema = child(format!(".properties[{name}]"), sub, at, Some(1));
                 (name.clone(), schema)
             })
             .collect();
         let (additional_properties, no_additional_properties) = match &props.additional_properties {
             Some(JSONSchemaPropsOrBool::Schema(sub)) => {
-                let times = cel::cost::max_children(props.max_properties, sub, true);
+                let times = cel::cost::max_children(props.max_properties);
                 let schema = child(".additionalProperties".into(), sub, at, times);
                 (Some(Box::new(schema)), false)
             }
@@ -239,7 +244,7 @@ impl Schema {
         };
         let items = match &props.items {
             Some(JSONSchemaPropsOrArray::Schema(sub)) => {
-                let times = cel::cost::max_children(props.max_items, sub, false);
+                let times = cel::cost::max_children(props.max_items);
                 Some(Box::new(child(".items".into(), sub, at, times)))
             }
             Some(JSONSchemaPropsOrArray::Schemas(_)) => {
@@ -255,7 +260,7 @@ impl Schema {
             list.iter()
                 .flatten()
                 .enumerate()
-                .map(|(i, sub)| child(format!(".{name}[{i}]"), sub, at, 1))
+                .map(|(i, sub)| child(format!(".{name}[{i}]"), sub, at, Some(1)))
                 .collect::<Vec<_>>()
         };
         let all_of = list(&props.all_of, "allOf", at);
@@ -264,7 +269,7 @@ impl Schema {
         let not = props
             .not
             .as_ref()
-            .map(|sub| Box::new(child(".not".into(), sub, at, 1)));
+            .map(|sub| Box::new(child(".not".into(), sub, at, Some(1))));
         let mut schema = Schema {
             kind,
             nullable: props.nullable.unwrap_or(false),

@@ -492,3 +492,29 @@ fn an_operator_on_the_wrong_types_is_no_such_overload_and_names_no_value() {
         assert_eq!(errors(&crd, spec.clone(), None), first);
     }
 }
+
+/// A cheap rule on the items of an unbounded list inside a bounded one is accepted, as
+/// kube-apiserver accepts Crossplane's `operations.ops.crossplane.io` (its
+/// `requiredResources` rule): under an unbounded list the rule's cost is multiplied by how
+/// many of its smallest items fit in a request, not by the bounds above as well
+/// (apiextensions-apiserver's `getExpressionCost`). Found by CI: the first model multiplied
+/// both and refused the CRD by a factor of 3.7.
+#[test]
+fn a_rule_under_an_unbounded_list_is_multiplied_by_what_fits_in_a_request() {
+    crd(json!({"type": "object", "properties": {
+        "pipeline": {"type": "array", "maxItems": 99, "items": {"type": "object", "properties": {
+            "required": {"type": "array", "items": {
+                "type": "object",
+                "required": ["apiVersion", "kind", "requirementName"],
+                "properties": {
+                    "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                    "requirementName": {"type": "string"}, "name": {"type": "string"},
+                    "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}
+                },
+                "x-kubernetes-validations": [{"rule": "!(has(self.name) && has(self.matchLabels))",
+                    "message": "name and matchLabels are mutually exclusive"}]
+            }}
+        }}}
+    }}))
+    .unwrap();
+}

@@ -2,16 +2,16 @@
 //!
 //! cel-go estimates a rule's cost from its checked AST and the schema's size limits, and
 //! counts its actual cost while it runs; the `cel` crate does neither, so both are computed
-//! here by one model of what cel-go counts: one per identifier, field selection and call, ten
-//! per list or map literal, a tenth of a string's length for the string functions that read
-//! the whole string, and each comprehension's body once per element. Sizes come from the
+//! here by one model of what cel-go counts (`checker/cost.go`): nothing for a literal, one per
+//! identifier and field selection, nothing more for `has()`, one per call but `&&`, `||` and
+//! `?:`, ten per list or map literal, a tenth of a string's length for the string functions
+//! that read the whole string, and each comprehension's body once per element. Sizes come from the
 //! schema's `maxItems`, `maxProperties` and `maxLength` for the estimate (or, where a schema
 //! sets none, from the most that fits in kube-apiserver's 3 MiB request limit), and from the
 //! object itself at run time.
 
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 use serde_json::Value;
 
 use super::values::escape;
@@ -62,27 +62,6 @@ fn min_json_size(schema: Option<&Schema>) -> u64 {
     }
 }
 
-/// [`min_json_size`] of a schema not yet compiled.
-fn min_json_size_of_props(props: &JSONSchemaProps, depth: usize) -> u64 {
-    match props.type_.as_deref() {
-        Some("string") => 2,
-        Some("boolean") => 4,
-        Some("array") => 2,
-        Some("object") if depth < crate::schema::MAX_SCHEMA_DEPTH => {
-            let required = props.required.iter().flatten();
-            2 + required
-                .filter_map(|name| Some((name, props.properties.as_ref()?.get(name)?)))
-                .filter(|(_, property)| property.default.is_none())
-                .map(|(name, property)| {
-                    name.len() as u64 + min_json_size_of_props(property, depth + 1) + 4
-                })
-                .sum::<u64>()
-        }
-        Some("object") => 2,
-        _ => 1,
-    }
-}
-
 /// The most elements a list (or map) of elements of `min_size` can have in one request
 /// (`estimateMaxArrayItemsFromMinSize`, `estimateMaxAdditionalPropertiesFromMinSize`).
 fn fitting(min_size: u64, map: bool) -> u64 {
@@ -104,13 +83,17 @@ fn max_elements(schema: &Schema) -> u64 {
     }
 }
 
-/// How many elements a list (or map) whose elements are `element` can hold: its declared
-/// limit, or what fits in a request; a rule on its elements can run that many times more.
-pub fn max_children(declared: Option<i64>, element: &JSONSchemaProps, map: bool) -> u64 {
-    match declared {
-        Some(max) => max.max(1) as u64,
-        None => fitting(min_json_size_of_props(element, 0), map),
-    }
+/// How many times a rule on a node of `schema` can run when a list or map above it is
+/// unbounded: as many values of its smallest size as fit in a request
+/// (apiextensions-apiserver's `maxCardinality`, from the node's own type).
+pub fn unbounded_cardinality(schema: &Schema) -> u64 {
+    MAX_REQUEST_BYTES / (min_json_size(Some(schema)) + 1)
+}
+
+/// How many elements a list (or map) can hold by its declared limit (`maxItems`,
+/// `maxProperties`); `None` when it declares none (unbounded).
+pub fn max_children(declared: Option<i64>) -> Option<u64> {
+    declared.map(|max| max.max(0) as u64)
 }
 
 /// The estimated cost of one evaluation of `expr` at a node of `schema`.
@@ -242,9 +225,16 @@ impl<'a> CostWalk<'a> {
         match &expr.expr {
             Expr::Unspecified | Expr::Literal(_) => 0,
             Expr::Ident(_) => 1,
+            // `has(a.b)` costs what `a` costs (kube-apiserver counts no presence-test cost).
+            Expr::Select(select) if select.test => self.cost(&select.operand),
             Expr::Select(select) => 1 + self.cost(&select.operand),
             Expr::Call(call) => {
-                let mut total: u64 = 1;
+                // `&&`, `||` and `?:` cost only their arguments; every other call one more.
+                let free = matches!(
+                    call.func_name.as_str(),
+                    "_&&_" | "_||_" | "_?_:_" | "@not_strictly_false"
+                );
+                let mut total: u64 = u64::from(!free);
                 if let Some(target) = &call.target {
                     total = total.saturating_add(self.cost(target));
                     if STRING_TRAVERSALS.contains(&call.func_name.as_str()) {

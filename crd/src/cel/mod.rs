@@ -113,12 +113,13 @@ pub fn environment() -> Arc<Env> {
 }
 
 /// Compiles a node's rules; `path` is the node's `x-kubernetes-validations` path,
-/// `cardinality` how many times its rules can run for one object. Errors go to `errors` with kube-apiserver's
+/// `cardinality` how many times its rules can run for one object (`None`: under an unbounded
+/// list or map). Errors go to `errors` with kube-apiserver's
 /// paths; a rule that fails to compile is left out.
 pub(crate) fn compile_rules(
     rules: &[ValidationRule],
     schema: &Schema,
-    cardinality: u64,
+    cardinality: Option<u64>,
     path: &Path,
     errors: &mut Vec<FieldError>,
 ) -> Vec<CompiledRule> {
@@ -184,7 +185,8 @@ pub(crate) fn compile_rules(
             _ => None,
         };
         let estimated_cost = cost::estimate(program.expression(), schema);
-        let total = estimated_cost.saturating_mul(cardinality);
+        let times = cardinality.unwrap_or_else(|| cost::unbounded_cardinality(schema));
+        let total = estimated_cost.saturating_mul(times);
         if total > STATIC_COST_LIMIT {
             errors.push(FieldError::forbidden(
                 at.child("rule"),
