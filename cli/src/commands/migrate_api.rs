@@ -60,16 +60,17 @@ struct State {
 }
 
 fn read_state(path: &std::path::Path) -> Result<Option<State>, Failure> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|err| {
-            Failure::Invalid(format!(
-                "{}: not a state this command wrote: {err}",
-                path.display()
-            ))
-        }),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(Failure::Invalid(format!("{}: {err}", path.display()))),
+    if !path.exists() {
+        return Ok(None);
     }
+    let text = crate::input::read_bounded(path)
+        .map_err(|err| Failure::Invalid(format!("--state {}: {err}", path.display())))?;
+    serde_json::from_str(&text).map(Some).map_err(|err| {
+        Failure::Invalid(format!(
+            "--state {}: not a state this command wrote: {err}",
+            path.display()
+        ))
+    })
 }
 
 fn write_state(path: &std::path::Path, state: &State) -> Result<(), Failure> {
@@ -134,8 +135,11 @@ async fn client(args: &MigrateApiArgs) -> Result<kube::Client, Failure> {
     };
     let config = match &args.kubeconfig {
         Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
+            let invalid =
+                |err: String| Failure::Invalid(format!("--kubeconfig {}: {err}", path.display()));
+            let text = crate::input::read_bounded(path).map_err(invalid)?;
+            let kubeconfig =
+                Kubeconfig::from_yaml(&text).map_err(|err| invalid(err.to_string()))?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &options).await
         }
         None => kube::Config::from_kubeconfig(&options).await,

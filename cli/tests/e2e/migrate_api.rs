@@ -200,3 +200,59 @@ async fn flow_schemas_stored_as_v1beta3_are_rewritten_in_v1_through_the_api() {
     assert_eq!(written.metadata.uid.as_deref(), Some("uid-team-310"));
     drop(server);
 }
+
+/// Hostile inputs of `migrate-api`: a state or kubeconfig that is garbage, endless
+/// (`/dev/zero`) or a directory is refused naming the flag and the file, at once, in little
+/// memory; a server that does not answer is an error, not a hang.
+#[test]
+fn hostile_states_and_kubeconfigs_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, "{\"resource\": 3").unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n\
+         users: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let run = |extra: &[&std::ffi::OsStr]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
+        command.args([
+            "storage",
+            "migrate-api",
+            "--resource",
+            "flowschemas.flowcontrol.apiserver.k8s.io",
+        ]);
+        command.args(extra);
+        super::run_within(command, b"", Duration::from_secs(60), |_| {})
+    };
+    for (flag, file) in [
+        ("--state", garbage.as_os_str()),
+        ("--state", std::ffi::OsStr::new("/dev/zero")),
+        ("--kubeconfig", garbage.as_os_str()),
+        ("--kubeconfig", std::ffi::OsStr::new("/dev/zero")),
+        ("--kubeconfig", dir.path().as_os_str()),
+    ] {
+        let mut args = vec![std::ffi::OsStr::new(flag), file];
+        if flag == "--state" {
+            args.extend([std::ffi::OsStr::new("--kubeconfig"), kubeconfig.as_os_str()]);
+        }
+        let output = run(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{flag} {file:?}");
+        assert!(
+            stderr.contains(flag) && stderr.contains(&*file.to_string_lossy()),
+            "{flag} {file:?}: {stderr}"
+        );
+    }
+    // Nothing listens on port 1: an error naming the resource, well within the time limit.
+    let output = run(&[std::ffi::OsStr::new("--kubeconfig"), kubeconfig.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("flowschemas.flowcontrol.apiserver.k8s.io"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
