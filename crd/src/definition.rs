@@ -7,7 +7,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
 use serde_json::Value;
 
 use crate::schema::Schema;
-use crate::{cel, listtype, prune, validate};
+use crate::{cel, checks, listtype, prune, validate};
 
 /// A compiled CustomResourceDefinition.
 #[derive(Debug)]
@@ -104,9 +104,13 @@ impl CustomResourceDefinition {
             })
             .collect();
         let shared = schemas.windows(2).all(|w| w[0] == w[1]);
-        let mut errors = Vec::new();
+        // kube-apiserver's order: metadata, group, scope, each version (its name, then its
+        // own schema), the versions together, the names, a shared schema, the conversion.
+        let mut errors = checks::head(&crd);
+        let mut shared_errors = Vec::new();
         let mut versions = Vec::new();
         for (i, version) in spec.versions.iter().enumerate() {
+            errors.extend(checks::version_name(i, &version.name));
             let path = if shared {
                 Path::new("spec")
                     .child("validation")
@@ -122,16 +126,22 @@ impl CustomResourceDefinition {
                 Some(props) => match Schema::compile(props, path) {
                     Ok(schema) => schema,
                     Err(found) => {
-                        if !(shared && i > 0) {
+                        if !shared {
                             errors.extend(found);
+                        } else if i == 0 {
+                            shared_errors.extend(found);
                         }
                         Schema::default()
                     }
                 },
                 None => {
                     errors.push(FieldError::required(
-                        Path::new("spec").child("versions").index(i).child("schema"),
-                        "schemas are required",
+                        Path::new("spec")
+                            .child("versions")
+                            .index(i)
+                            .child("schema")
+                            .child("openAPIV3Schema"),
+                        "",
                     ));
                     Schema::default()
                 }
@@ -143,17 +153,9 @@ impl CustomResourceDefinition {
                 schema,
             });
         }
-        let storage = versions.iter().filter(|v| v.storage).count();
-        if storage != 1 {
-            errors.push(FieldError::invalid(
-                Path::new("spec").child("versions"),
-                BadValue::Go(format!(
-                    "{:?}",
-                    versions.iter().map(|v| &v.name).collect::<Vec<_>>()
-                )),
-                "must have exactly one version marked as storage version",
-            ));
-        }
+        errors.extend(checks::versions_and_names(&crd));
+        errors.extend(shared_errors);
+        errors.extend(checks::tail(&crd));
         if !errors.is_empty() {
             return Err(DefinitionError::Invalid { name, errors });
         }

@@ -57,6 +57,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cel;
+mod checks;
 mod definition;
 pub mod format;
 pub mod listtype;

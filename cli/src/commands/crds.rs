@@ -91,3 +91,34 @@ pub fn validate(
         errors: admission.errors.iter().map(ToString::to_string).collect(),
     }))
 }
+
+/// Checks `read` if it is a CustomResourceDefinition, as kube-apiserver checks one when it is
+/// written (its names, versions, conversion, columns and schemas). `None` for other objects.
+pub fn validate_definition(
+    location: &Location,
+    read: &Input<'_>,
+) -> Result<Option<Checked>, Failure> {
+    let document = input::built_text(location, read)?;
+    let object = &document.value;
+    if object.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
+        || object.get("apiVersion").and_then(Value::as_str) != Some("apiextensions.k8s.io/v1")
+    {
+        return Ok(None);
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let label = format!(
+        "CustomResourceDefinition/{}",
+        crate::failure::printable(name)
+    );
+    let errors = match CustomResourceDefinition::from_value(object) {
+        Ok(_) => Vec::new(),
+        Err(apfkit_crd::DefinitionError::Invalid { errors, .. }) => {
+            errors.iter().map(ToString::to_string).collect()
+        }
+        Err(other) => vec![other.to_string()],
+    };
+    Ok(Some(Checked { label, errors }))
+}

@@ -13,13 +13,16 @@ use crate::input;
 /// Prints one line per error, FILE: document N: Kind/name: message, with kube-apiserver's field paths
 /// and messages. Exits with 1 if there is any error, 0 otherwise.
 ///
-/// With --crd, objects of the kinds the CustomResourceDefinitions define are checked as
-/// kube-apiserver checks custom resources: unknown fields pruned (a warning each), defaults
-/// applied, then the schema, list types and x-kubernetes-validations (CEL) rules.
+/// CustomResourceDefinitions are checked as kube-apiserver checks them when they are written
+/// (names, versions, conversion, printer columns, schemas, CEL rules and their costs). With
+/// --crd, objects of the kinds the definitions define are checked as kube-apiserver checks
+/// custom resources: unknown fields pruned (a warning each), defaults applied, then the
+/// schema, list types and x-kubernetes-validations (CEL) rules.
 ///
 /// Examples:
 ///   apfkit validate -f flowcontrol/
 ///   apfkit validate -f levels.yaml --request-version v1beta2 --forbid-zero-shares
+///   apfkit validate -f crds/
 ///   apfkit validate --crd widgets.crd.yaml -f widgets/
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -77,9 +80,14 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let definitions = super::crds::load(&args.crds)?;
     for source in input::sources(&args.paths)? {
         let result = input::for_each_document(&source, |location, read| {
-            if !definitions.is_empty()
-                && let Some(found) = super::crds::validate(&definitions, &location, &read)?
-            {
+            let checked = match super::crds::validate_definition(&location, &read)? {
+                Some(found) => Some(found),
+                None if !definitions.is_empty() => {
+                    super::crds::validate(&definitions, &location, &read)?
+                }
+                None => None,
+            };
+            if let Some(found) = checked {
                 objects += 1;
                 for line in &found.errors {
                     emit(&format!(

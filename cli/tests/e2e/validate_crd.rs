@@ -144,3 +144,34 @@ fn definitions_that_cannot_be_used_are_refused_naming_the_file_and_field() {
     assert_ne!(output.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&output.stderr).contains(&missing));
 }
+
+#[test]
+fn definitions_themselves_are_checked_as_kube_apiserver_checks_them_on_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.yaml", CRD);
+    assert_eq!(
+        apfkit(&["validate", "-f", &good], b"").status.code(),
+        Some(0)
+    );
+    let bad = write(
+        dir.path(),
+        "bad.yaml",
+        &CRD.replace("name: gadgets.example.com", "name: gizmos.example.com")
+            .replace("scope: Namespaced", "scope: Galaxy"),
+    );
+    let output = apfkit(&["validate", "-f", &bad], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        [
+            format!(
+                r#"{bad}: document 1: CustomResourceDefinition/gizmos.example.com: metadata.name: Invalid value: "gizmos.example.com": must be spec.names.plural+"."+spec.group"#
+            ),
+            format!(
+                r#"{bad}: document 1: CustomResourceDefinition/gizmos.example.com: spec.scope: Unsupported value: "Galaxy": supported values: "Cluster", "Namespaced""#
+            ),
+        ]
+    );
+}

@@ -1,0 +1,127 @@
+//! A CustomResourceDefinition checked as kube-apiserver checks it when it is written
+//! (apiextensions-apiserver's `ValidateCustomResourceDefinition`), in its order and words.
+
+use apfkit_crd::CustomResourceDefinition;
+use serde_json::{Value, json};
+
+fn errors(crd: Value) -> Vec<String> {
+    match CustomResourceDefinition::from_value(&crd) {
+        Ok(_) => Vec::new(),
+        Err(apfkit_crd::DefinitionError::Invalid { errors, .. }) => {
+            errors.iter().map(ToString::to_string).collect()
+        }
+        Err(other) => panic!("{other}"),
+    }
+}
+
+fn valid() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Gadget", "plural": "gadgets"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}},
+                "additionalPrinterColumns": [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]
+        }
+    })
+}
+
+#[test]
+fn a_valid_definition_has_no_error() {
+    assert_eq!(errors(valid()), Vec::<String>::new());
+}
+
+#[test]
+fn every_part_is_checked_in_kube_apiservers_order_and_words() {
+    let mut crd = valid();
+    crd["metadata"]["name"] = json!("gizmos.example.com");
+    crd["spec"]["group"] = json!("example");
+    crd["spec"]["scope"] = json!("Galaxy");
+    crd["spec"]["names"]["listKind"] = json!("Gadget");
+    crd["spec"]["names"]["shortNames"] = json!(["GD"]);
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("V2");
+    v2["additionalPrinterColumns"] =
+        json!([{"name": "", "type": "text", "jsonPath": "", "format": "money"}]);
+    crd["spec"]["versions"].as_array_mut().unwrap().push(v2);
+    crd["spec"]["conversion"] =
+        json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1", "v1", "v3"]}});
+    assert_eq!(
+        errors(crd),
+        [
+            r#"metadata.name: Invalid value: "gizmos.example.com": must be spec.names.plural+"."+spec.group"#,
+            r#"spec.group: Invalid value: "example": should be a domain with at least one dot"#,
+            r#"spec.scope: Unsupported value: "Galaxy": supported values: "Cluster", "Namespaced""#,
+            r#"spec.versions[1].name: Invalid value: "V2": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"#,
+            r#"spec.versions: Invalid value: ["v1", "V2"]: must have exactly one version marked as storage version"#,
+            r#"spec.names.shortNames[0]: Invalid value: "GD": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"#,
+            r#"spec.names.listKind: Invalid value: "Gadget": kind and listKind may not be the same"#,
+            "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
+            r#"spec.conversion.conversionReviewVersions[1]: Invalid value: "v1": duplicate version"#,
+            "spec.versions[1].additionalPrinterColumns[0].name: Required value",
+            r#"spec.versions[1].additionalPrinterColumns[0].type: Invalid value: "text": must be one of boolean,date,integer,number,string"#,
+            r#"spec.versions[1].additionalPrinterColumns[0].format: Invalid value: "money": must be one of byte,date,date-time,double,float,int32,int64,password"#,
+            "spec.versions[1].additionalPrinterColumns[0].JSONPath: Required value",
+        ]
+    );
+}
+
+#[test]
+fn conversion_fields_belong_to_a_webhook_only() {
+    let mut crd = valid();
+    crd["spec"]["conversion"] = json!({"strategy": "None", "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://example.com/convert"}}});
+    assert_eq!(
+        errors(crd.clone()),
+        [
+            "spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook",
+            "spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook",
+        ]
+    );
+    crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v3"],
+        "clientConfig": {"url": "https://example.com/convert", "service": {"namespace": "a", "name": "b"}}}});
+    assert_eq!(
+        errors(crd),
+        [
+            "spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required",
+            r#"spec.conversion.conversionReviewVersions: Invalid value: []string{"v3"}: must include at least one of v1, v1beta1"#,
+        ]
+    );
+}
+
+#[test]
+fn a_version_without_a_schema_and_names_that_are_not_labels_are_refused() {
+    let mut crd = valid();
+    crd["spec"]["versions"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("schema");
+    crd["spec"]["names"]["kind"] = json!("Gad_get");
+    crd["metadata"]["name"] = json!("gadgets.example.com");
+    let found = errors(crd);
+    assert_eq!(
+        found[0],
+        "spec.versions[0].schema.openAPIV3Schema: Required value"
+    );
+    // The singular and list kind v1 defaults from the kind are refused with it.
+    let fields: Vec<&str> = found.iter().map(|e| e.split(':').next().unwrap()).collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.versions[0].schema.openAPIV3Schema",
+            "spec.names.singular",
+            "spec.names.kind",
+            "spec.names.listKind"
+        ]
+    );
+    assert!(
+        found[2].starts_with(r#"spec.names.kind: Invalid value: "Gad_get": may have mixed case, but should otherwise match: a DNS-1035 label"#),
+        "{found:?}"
+    );
+}
