@@ -111,8 +111,6 @@ pub struct Schema {
     pub min_properties: Option<i64>,
     /// `pattern`, as written and compiled.
     pub pattern: Option<(String, regex::Regex)>,
-    /// `uniqueItems`.
-    pub unique_items: bool,
     /// `default`.
     pub default: Option<Value>,
     /// `x-kubernetes-preserve-unknown-fields`.
@@ -194,6 +192,12 @@ impl Schema {
                 None
             }
         };
+        if props.unique_items == Some(true) {
+            at.errors.push(FieldError::forbidden(
+                at.path.child("uniqueItems"),
+                "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            ));
+        }
         let pattern = props
             .pattern
             .as_ref()
@@ -300,7 +304,6 @@ impl Schema {
             max_properties: props.max_properties,
             min_properties: props.min_properties,
             pattern,
-            unique_items: props.unique_items.unwrap_or(false),
             default: props.default.as_ref().map(|value| value.0.clone()),
             preserve_unknown_fields: props.x_kubernetes_preserve_unknown_fields.unwrap_or(false),
             embedded_resource: props.x_kubernetes_embedded_resource.unwrap_or(false),

@@ -338,7 +338,7 @@ fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<Fie
     }
 }
 
-/// The items, then `minItems`, `maxItems`, `uniqueItems`.
+/// The items, then `minItems`, `maxItems` (`uniqueItems` is refused in a CRD's schema).
 fn check_array(schema: &Schema, name: &str, items: &[Value], errors: &mut Vec<FieldError>) {
     if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
@@ -360,19 +360,6 @@ fn check_array(schema: &Schema, name: &str, items: &[Value], errors: &mut Vec<Fi
     {
         errors.push(FieldError::too_many(field_path(name), size, max));
     }
-    if schema.unique_items && has_duplicates(items) {
-        errors.push(FieldError::invalid(
-            field_path(name),
-            BadValue::Str(String::new()),
-            format!("{name} in {IN} shouldn't contain duplicates"),
-        ));
-    }
-}
-
-/// Whether two items are the same, in one pass over their JSON texts (keys sorted).
-fn has_duplicates(items: &[Value]) -> bool {
-    let mut seen = std::collections::HashSet::with_capacity(items.len());
-    items.iter().any(|item| !seen.insert(item.to_string()))
 }
 
 /// Equality as Go's `reflect.DeepEqual` after kube-openapi's conversion: numbers by value.
