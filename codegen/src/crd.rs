@@ -24,12 +24,14 @@ const META_PREFIX: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 const MAX_DEPTH: usize = 64;
 const MAX_NODES: usize = 5_000_000;
 
-/// Refuses a CRD kube-apiserver would refuse, with its message: an unknown `type`, a pattern
-/// that does not compile, a CEL rule that does not parse or whose estimated cost is over
-/// kube-apiserver's limit (feature `crd-checks`, on by default; `apfkit-crd` compiles it).
+/// Refuses a CRD whose schemas kube-apiserver would refuse, with its message: an unknown
+/// `type`, a pattern that does not compile, a CEL rule that does not parse or whose estimated
+/// cost is over kube-apiserver's limit (feature `crd-checks`, on by default; `apfkit-crd`
+/// compiles the schemas). Non-structural schemas and the rest of the definition are left to
+/// the generator, which reads more than kube-apiserver takes.
 pub(crate) fn check(origin: &str, index: usize, crd: &Value) -> Result<()> {
     #[cfg(feature = "crd-checks")]
-    if let Err(err) = apfkit_crd::CustomResourceDefinition::from_value(crd) {
+    if let Err(err) = apfkit_crd::CustomResourceDefinition::compile_schemas(crd) {
         return Err(Error::Malformed {
             file: format!("{origin} (document {})", index + 1),
             pointer: "/spec".to_owned(),

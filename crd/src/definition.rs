@@ -64,6 +64,15 @@ fn join(errors: &[FieldError]) -> String {
     }
 }
 
+/// Which checks reading a definition makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// kube-apiserver's, all of them.
+    All,
+    /// Its schemas' own only.
+    SchemasOnly,
+}
+
 /// An object checked against a version, with what kube-apiserver would have done to it.
 #[derive(Debug, Default)]
 pub struct Admission {
@@ -74,8 +83,22 @@ pub struct Admission {
 }
 
 impl CustomResourceDefinition {
-    /// Reads and compiles a definition from its JSON (or YAML read as JSON).
+    /// Reads and compiles a definition from its JSON (or YAML read as JSON), checking it as
+    /// kube-apiserver checks a CRD when it is written.
     pub fn from_value(value: &Value) -> Result<Self, DefinitionError> {
+        Self::read(value, Checks::All)
+    }
+
+    /// Reads and compiles only the definition's schemas: their types, patterns and CEL rules
+    /// (parsed, within kube-apiserver's cost limits), without the checks of the rest of the
+    /// definition or of structural schemas. What a code generator needs before it trusts the
+    /// rules: it takes any schema it can read.
+    pub fn compile_schemas(value: &Value) -> Result<Self, DefinitionError> {
+        Self::read(value, Checks::SchemasOnly)
+    }
+
+    fn read(value: &Value, checks: Checks) -> Result<Self, DefinitionError> {
+        let all = checks == Checks::All;
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         let api_version = value
             .get("apiVersion")
@@ -106,11 +129,13 @@ impl CustomResourceDefinition {
         let shared = schemas.windows(2).all(|w| w[0] == w[1]);
         // kube-apiserver's order: metadata, group, scope, each version (its name, then its
         // own schema), the versions together, the names, a shared schema, the conversion.
-        let mut errors = checks::head(&crd);
+        let mut errors = if all { checks::head(&crd) } else { Vec::new() };
         let mut shared_errors = Vec::new();
         let mut versions = Vec::new();
         for (i, version) in spec.versions.iter().enumerate() {
-            errors.extend(checks::version_name(i, &version.name));
+            if all {
+                errors.extend(checks::version_name(i, &version.name));
+            }
             let path = if shared {
                 Path::new("spec")
                     .child("validation")
@@ -123,17 +148,29 @@ impl CustomResourceDefinition {
                     .child("openAPIV3Schema")
             };
             let schema = match schemas[i] {
-                Some(props) => match Schema::compile(props, path) {
-                    Ok(schema) => schema,
-                    Err(found) => {
-                        if !shared {
-                            errors.extend(found);
-                        } else if i == 0 {
-                            shared_errors.extend(found);
+                Some(props) => {
+                    // A CRD's schema must also be structural: those errors come after the
+                    // schema's own.
+                    let compiled = Schema::compile(props, path.clone());
+                    let structural = if all {
+                        crate::structural::check(props, &path)
+                    } else {
+                        Vec::new()
+                    };
+                    match compiled {
+                        Ok(schema) if structural.is_empty() => schema,
+                        compiled => {
+                            let mut found = compiled.err().unwrap_or_default();
+                            found.extend(structural);
+                            if !shared {
+                                errors.extend(found);
+                            } else if i == 0 {
+                                shared_errors.extend(found);
+                            }
+                            Schema::default()
                         }
-                        Schema::default()
                     }
-                },
+                }
                 None => {
                     errors.push(FieldError::required(
                         Path::new("spec")
@@ -153,9 +190,13 @@ impl CustomResourceDefinition {
                 schema,
             });
         }
-        errors.extend(checks::versions_and_names(&crd));
+        if all {
+            errors.extend(checks::versions_and_names(&crd));
+        }
         errors.extend(shared_errors);
-        errors.extend(checks::tail(&crd));
+        if all {
+            errors.extend(checks::tail(&crd));
+        }
         if !errors.is_empty() {
             return Err(DefinitionError::Invalid { name, errors });
         }

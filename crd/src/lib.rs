@@ -64,6 +64,7 @@ pub mod listtype;
 mod metadata;
 pub mod prune;
 pub mod schema;
+mod structural;
 pub mod validate;
 
 pub use definition::{Admission, CustomResourceDefinition, DefinitionError, Version};

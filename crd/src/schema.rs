@@ -141,6 +141,9 @@ pub struct Schema {
 pub(crate) struct SchemaPath<'a> {
     pub path: Path,
     pub errors: &'a mut Vec<FieldError>,
+    /// The errors of CEL rules, kept apart: kube-apiserver reports them after the schema's,
+    /// and only when the schema has none.
+    pub rule_errors: &'a mut Vec<FieldError>,
     pub depth: usize,
     /// How many times a rule here can run for one object: the product of the declared element
     /// counts of the lists and maps above, `None` once one of them is unbounded.
@@ -154,17 +157,26 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 impl Schema {
     /// Compiles a version's `openAPIV3Schema`; `path` names it in errors
     /// (`spec.validation.openAPIV3Schema` or `spec.versions[0].schema.openAPIV3Schema`).
+    /// The errors come in kube-apiserver's order: the schema's own, then its CEL rules' (only
+    /// when the schema has none). Whether the schema is structural is a check of the CRD
+    /// (`CustomResourceDefinition::from_value`), not of the schema: kube-openapi's validator
+    /// takes any schema, as this does.
     pub fn compile(props: &JSONSchemaProps, path: Path) -> Result<Schema, Vec<FieldError>> {
         let mut errors = Vec::new();
+        let mut rule_errors = Vec::new();
         let schema = {
             let mut at = SchemaPath {
                 path,
                 errors: &mut errors,
+                rule_errors: &mut rule_errors,
                 depth: 0,
                 cardinality: Some(1),
             };
             Schema::compile_node(props, &mut at)
         };
+        if errors.is_empty() {
+            errors = rule_errors;
+        }
         if errors.is_empty() {
             Ok(schema)
         } else {
@@ -319,7 +331,8 @@ impl Schema {
         };
         if let Some(rules) = &props.x_kubernetes_validations {
             let path = at.path.child("x-kubernetes-validations");
-            schema.rules = cel::compile_rules(rules, &schema, at.cardinality, &path, at.errors);
+            schema.rules =
+                cel::compile_rules(rules, &schema, at.cardinality, &path, at.rule_errors);
         }
         schema.rules_below = !schema.rules.is_empty()
             || schema.properties.values().any(|s| s.rules_below)

@@ -125,3 +125,38 @@ fn a_version_without_a_schema_and_names_that_are_not_labels_are_refused() {
         "{found:?}"
     );
 }
+
+/// A schema that is not structural is refused, with upstream's errors sorted by their text
+/// (`ValidateStructural`) after the schema's own.
+#[test]
+fn schemas_must_be_structural() {
+    let mut crd = valid();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "properties": {
+            "metadata": {"type": "object", "properties": {"name": {"type": "string"}, "labels": {"type": "object"}}},
+            "spec": {"type": "object", "properties": {
+                "untyped": {"description": "no type"},
+                "list": {"type": "array"},
+                "either": {"type": "string", "anyOf": [{"type": "string"}, {"maxLength": 3}]},
+                "counted": {"type": "object", "x-kubernetes-list-type": "set"},
+                "free": {"x-kubernetes-preserve-unknown-fields": true},
+                "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]}
+            }}
+        }
+    });
+    let root = "spec.validation.openAPIV3Schema";
+    assert_eq!(
+        errors(crd),
+        [
+            format!("{root}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"),
+            format!("{root}.additionalProperties: Forbidden: must not be used at the root"),
+            format!("{root}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"),
+            format!(r#"{root}.properties[spec].properties[counted].type: Invalid value: "object": must be array if x-kubernetes-list-type is specified"#),
+            format!("{root}.properties[spec].properties[either].anyOf[0].type: Forbidden: must be empty to be structural"),
+            format!("{root}.properties[spec].properties[list].items: Required value: must be specified"),
+            format!("{root}.properties[spec].properties[untyped].type: Required value: must not be empty for specified object fields"),
+        ]
+    );
+}

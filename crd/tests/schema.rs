@@ -187,8 +187,8 @@ fn every_keyword_fails_with_kube_openapis_message() {
         "high": {"type": "integer", "maximum": 10, "exclusiveMaximum": true},
         "few": {"type": "array", "minItems": 2, "items": {"type": "string"}},
         "props": {"type": "object", "minProperties": 2, "additionalProperties": {"type": "string"}},
-        "one": {"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 9}]},
-        "never": {"type": "string", "not": {"type": "string"}}
+        "one": {"type": "string", "oneOf": [{"minLength": 1}, {"maxLength": 9}]},
+        "never": {"type": "string", "not": {"pattern": "^y$"}}
     }}));
     let (_, _, errors) = admit(
         &crd,
