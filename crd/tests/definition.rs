@@ -150,13 +150,25 @@ fn schemas_must_be_structural() {
     assert_eq!(
         errors(crd),
         [
-            format!("{root}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"),
+            format!(
+                "{root}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
+            ),
             format!("{root}.additionalProperties: Forbidden: must not be used at the root"),
-            format!("{root}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"),
-            format!(r#"{root}.properties[spec].properties[counted].type: Invalid value: "object": must be array if x-kubernetes-list-type is specified"#),
-            format!("{root}.properties[spec].properties[either].anyOf[0].type: Forbidden: must be empty to be structural"),
-            format!("{root}.properties[spec].properties[list].items: Required value: must be specified"),
-            format!("{root}.properties[spec].properties[untyped].type: Required value: must not be empty for specified object fields"),
+            format!(
+                "{root}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
+            ),
+            format!(
+                r#"{root}.properties[spec].properties[counted].type: Invalid value: "object": must be array if x-kubernetes-list-type is specified"#
+            ),
+            format!(
+                "{root}.properties[spec].properties[either].anyOf[0].type: Forbidden: must be empty to be structural"
+            ),
+            format!(
+                "{root}.properties[spec].properties[list].items: Required value: must be specified"
+            ),
+            format!(
+                "{root}.properties[spec].properties[untyped].type: Required value: must not be empty for specified object fields"
+            ),
         ]
     );
 }
