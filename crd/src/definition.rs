@@ -157,6 +157,20 @@ impl CustomResourceDefinition {
                     } else {
                         Vec::new()
                     };
+                    let compiled = compiled.and_then(|schema| {
+                        if !all || !structural.is_empty() {
+                            return Ok(schema);
+                        }
+                        // Defaults must be valid values of their schemas, as kube-apiserver
+                        // requires (only for a structural schema with no other error).
+                        let mut found = Vec::new();
+                        crate::defaults::check(&schema, &path, &mut found);
+                        if found.is_empty() {
+                            Ok(schema)
+                        } else {
+                            Err(found)
+                        }
+                    });
                     match compiled {
                         Ok(schema) if structural.is_empty() => schema,
                         compiled => {

@@ -58,6 +58,7 @@
 
 pub mod cel;
 mod checks;
+mod defaults;
 mod definition;
 pub mod format;
 pub mod listtype;

@@ -21,6 +21,21 @@ pub fn prune(schema: &Schema, value: &mut Value) -> Vec<String> {
     pruned
 }
 
+/// Whether pruning `value` under `schema` (the envelope kept only where `schema` is an
+/// embedded resource) would remove something: what kube-apiserver asks of a default.
+pub(crate) fn has_unknown_fields(schema: &Schema, value: &Value) -> bool {
+    let mut pruned = value.clone();
+    let mut found = Vec::new();
+    prune_node(
+        Some(schema),
+        &mut pruned,
+        "",
+        schema.embedded_resource,
+        &mut found,
+    );
+    !found.is_empty()
+}
+
 fn prune_node(
     schema: Option<&Schema>,
     value: &mut Value,

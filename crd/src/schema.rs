@@ -331,6 +331,7 @@ impl Schema {
         };
         if let Some(rules) = &props.x_kubernetes_validations {
             let path = at.path.child("x-kubernetes-validations");
+            cel::check_rule_fields(rules, &schema, &path, at.errors);
             schema.rules =
                 cel::compile_rules(rules, &schema, at.cardinality, &path, at.rule_errors);
         }

@@ -439,6 +439,70 @@ fn list_and_map_types(props: &JSONSchemaProps, path: &Path, errors: &mut Vec<Fie
             )),
         }
     }
+    if matches!(list_type, Some("set" | "map"))
+        && let Some(items) = items_of(props)
+        && items.nullable == Some(true)
+    {
+        errors.push(FieldError::forbidden(
+            path.child("items").child("nullable"),
+            format!(
+                "cannot be nullable when x-kubernetes-list-type is {}",
+                list_type.unwrap_or("")
+            ),
+        ));
+    }
+    if list_type == Some("map")
+        && let Some(items) = items_of(props)
+    {
+        if type_of(items) != "object" {
+            errors.push(FieldError::invalid(
+                path.child("items").child("type"),
+                BadValue::Str(type_of(items).to_owned()),
+                "must be object if parent array's x-kubernetes-list-type is map",
+            ));
+        } else {
+            let keys_value = || BadValue::Strings(keys.to_vec());
+            for (i, key) in keys.iter().enumerate() {
+                let at = path.child("items").child("properties").key(key);
+                match items.properties.as_ref().and_then(|p| p.get(key)) {
+                    Some(property) => {
+                        if matches!(type_of(property), "array" | "object") {
+                            errors.push(FieldError::invalid(
+                                at.child("type"),
+                                BadValue::Str(type_of(items).to_owned()),
+                                "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                            ));
+                        }
+                        let required = items.required.iter().flatten().any(|r| r == key);
+                        if !required && property.default.is_none() {
+                            errors.push(FieldError::required(
+                                at.child("default"),
+                                "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property",
+                            ));
+                        }
+                        if property.nullable == Some(true) {
+                            errors.push(FieldError::forbidden(
+                                at.child("nullable"),
+                                "this property is in x-kubernetes-list-map-keys, so it cannot be nullable",
+                            ));
+                        }
+                    }
+                    None => errors.push(FieldError::invalid(
+                        path.child("x-kubernetes-list-map-keys"),
+                        keys_value(),
+                        "entries must all be names of item properties",
+                    )),
+                }
+                if keys[..i].contains(key) {
+                    errors.push(FieldError::invalid(
+                        path.child("x-kubernetes-list-map-keys"),
+                        keys_value(),
+                        "must not contain duplicate entries",
+                    ));
+                }
+            }
+        }
+    }
     if list_type == Some("map") {
         if keys.is_empty() {
             errors.push(FieldError::required(

@@ -110,17 +110,22 @@ fn reasons_and_field_paths_shape_the_error() {
 
 #[test]
 fn an_unknown_reason_and_a_rule_that_does_not_parse_refuse_the_crd() {
+    // The reason is checked with the schema; a rule's compilation only when the schema has
+    // no error, as kube-apiserver does.
     let err = crd(json!({"type": "object", "x-kubernetes-validations": [
         {"rule": "self.a ==", "reason": "FieldValueSomething"}
     ]}))
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains(r#"spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.a ==": compilation failed: "#),
+        err.ends_with(r#"is invalid: spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].reason: Unsupported value: "FieldValueSomething": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired""#),
         "{err}"
     );
+    let err = crd(json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.a =="}]}))
+        .unwrap_err()
+        .to_string();
     assert!(
-        err.contains(r#"x-kubernetes-validations[0].reason: Unsupported value: "FieldValueSomething": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired""#),
+        err.contains(r#"spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.a ==": compilation failed: "#),
         "{err}"
     );
     let err = crd(json!({"type": "object", "x-kubernetes-validations": [
@@ -131,6 +136,43 @@ fn an_unknown_reason_and_a_rule_that_does_not_parse_refuse_the_crd() {
     assert!(
         err.contains("x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"),
         "{err}"
+    );
+}
+
+#[test]
+fn messages_and_field_paths_of_rules_are_checked_with_the_schema() {
+    let err = crd(
+        json!({"type": "object", "properties": {"a": {"type": "string"}},
+            "x-kubernetes-validations": [
+                {"rule": "self.a != ''", "message": "   "},
+                {"rule": "self.a != 'x'", "message": "two\nlines"},
+                {"rule": "self.a !=\n'y'"},
+                {"rule": "self.a != 'z'", "messageExpression": "  "},
+                {"rule": "self.a != 'w'", "fieldPath": ".b"}
+            ]
+        }),
+    )
+    .unwrap_err();
+    let apfkit_crd::DefinitionError::Invalid { errors, .. } = err else {
+        panic!("{err}");
+    };
+    let at = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations";
+    let found: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        found,
+        [
+            format!(r#"{at}[0].message: Invalid value: "   ": must be non-empty if specified"#),
+            format!(
+                r#"{at}[1].message: Invalid value: "two\nlines": must not contain line breaks"#
+            ),
+            format!(
+                "{at}[2].message: Required value: message must be specified if rule contains line breaks"
+            ),
+            format!(
+                "{at}[3].messageExpression: Required value: messageExpression must be non-empty if specified"
+            ),
+            format!(r#"{at}[4].fieldPath: Invalid value: ".b": must be a valid path"#),
+        ]
     );
 }
 

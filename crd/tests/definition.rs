@@ -172,3 +172,37 @@ fn schemas_must_be_structural() {
         ]
     );
 }
+
+/// Defaults must be valid values of their schemas, without fields the schema would prune, and
+/// hold their rules, as kube-apiserver checks them when the CRD is written.
+#[test]
+fn defaults_must_be_valid_values_of_their_schemas() {
+    let mut crd = valid();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "maximum": 10, "default": 20},
+            "mode": {"type": "string", "enum": ["fast", "slow"], "default": "medium"},
+            "limits": {"type": "object", "properties": {"cpu": {"type": "string"}}, "default": {"cpu": "1", "gpu": "2"}},
+            "window": {"type": "integer", "default": 0,
+                "x-kubernetes-validations": [{"rule": "self > 0", "message": "must be positive"}]},
+            "fine": {"type": "integer", "minimum": 1, "default": 3}
+        }}}
+    });
+    let at = "spec.validation.openAPIV3Schema.properties[spec].properties";
+    assert_eq!(
+        errors(crd),
+        [
+            format!(
+                r#"{at}[limits].default: Invalid value: {{"cpu":"1","gpu":"2"}}: must not have unknown fields"#
+            ),
+            format!(
+                r#"{at}[mode].default: Unsupported value: "medium": supported values: "fast", "slow""#
+            ),
+            format!(
+                "{at}[replicas].default: Invalid value: 20:  in body should be less than or equal to 10"
+            ),
+            format!("{at}[window].default: Invalid value: 0: must be positive"),
+        ]
+    );
+}

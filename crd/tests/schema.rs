@@ -220,7 +220,7 @@ fn list_types_refuse_repeated_items_and_keys_at_the_second_one() {
         "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
         "ports": {"type": "array", "x-kubernetes-list-type": "map",
             "x-kubernetes-list-map-keys": ["port", "protocol"],
-            "items": {"type": "object", "properties": {
+            "items": {"type": "object", "required": ["port"], "properties": {
                 "port": {"type": "integer"}, "protocol": {"type": "string", "default": "TCP"}}}}
     }}));
     let (_, _, errors) = admit(

@@ -128,26 +128,10 @@ pub(crate) fn compile_rules(
     for (i, rule) in rules.iter().enumerate() {
         let at = path.index(i);
         if rule.rule.trim().is_empty() {
-            errors.push(FieldError::required(
-                at.child("rule"),
-                "rule is not specified",
-            ));
+            // Reported with the schema's errors (`check_rule_fields`).
             continue;
         }
-        let reason = match rule.reason.as_deref() {
-            None => None,
-            Some(name) => match Reason::parse(name) {
-                Some(reason) => Some(reason),
-                None => {
-                    errors.push(FieldError::not_supported(
-                        at.child("reason"),
-                        BadValue::Str(name.to_owned()),
-                        &Reason::NAMES,
-                    ));
-                    None
-                }
-            },
-        };
+        let reason = rule.reason.as_deref().and_then(Reason::parse);
         let program = match env.compile(&rule.rule) {
             Ok(program) => program,
             Err(err) => {
@@ -222,6 +206,116 @@ fn one_line(text: &str) -> String {
 fn normalize_field_path(path: &str) -> String {
     let path = path.strip_prefix('.').unwrap_or(path);
     path.replace("['", "[").replace("']", "]")
+}
+
+/// The checks kube-apiserver makes of a node's rules with the schema's own (its
+/// `SchemaErrors`, reported before the rules' compilation errors): a rule, a message and a
+/// `messageExpression` that are not blank, no line breaks in a message or a field path (and a
+/// message for a rule that has some), a known `reason`, a `fieldPath` that names a field of
+/// the node.
+pub(crate) fn check_rule_fields(
+    rules: &[ValidationRule],
+    schema: &Schema,
+    path: &Path,
+    errors: &mut Vec<FieldError>,
+) {
+    for (i, rule) in rules.iter().enumerate() {
+        let at = path.index(i);
+        let trimmed_rule = rule.rule.trim();
+        let message = rule.message.as_deref().unwrap_or("");
+        let trimmed_message = message.trim();
+        if trimmed_rule.is_empty() {
+            errors.push(FieldError::required(
+                at.child("rule"),
+                "rule is not specified",
+            ));
+        } else if !message.is_empty() && trimmed_message.is_empty() {
+            errors.push(FieldError::invalid(
+                at.child("message"),
+                BadValue::Str(message.to_owned()),
+                "must be non-empty if specified",
+            ));
+        } else if trimmed_message.contains(['\n', '\r']) {
+            errors.push(FieldError::invalid(
+                at.child("message"),
+                BadValue::Str(message.to_owned()),
+                "must not contain line breaks",
+            ));
+        } else if trimmed_rule.contains(['\n', '\r']) && trimmed_message.is_empty() {
+            errors.push(FieldError::required(
+                at.child("message"),
+                "message must be specified if rule contains line breaks",
+            ));
+        }
+        if let Some(expression) = &rule.message_expression
+            && !expression.is_empty()
+            && expression.trim().is_empty()
+        {
+            errors.push(FieldError::required(
+                at.child("messageExpression"),
+                "messageExpression must be non-empty if specified",
+            ));
+        }
+        if let Some(reason) = rule.reason.as_deref()
+            && Reason::parse(reason).is_none()
+        {
+            errors.push(FieldError::not_supported(
+                at.child("reason"),
+                BadValue::Str(reason.to_owned()),
+                &Reason::NAMES,
+            ));
+        }
+        if let Some(field_path) = rule.field_path.as_deref().filter(|p| !p.is_empty()) {
+            let invalid = |detail: &str| {
+                FieldError::invalid(
+                    at.child("fieldPath"),
+                    BadValue::Str(field_path.to_owned()),
+                    detail,
+                )
+            };
+            if field_path.trim().is_empty() {
+                errors.push(invalid("must be non-empty if specified"));
+            }
+            if field_path.contains(['\n', '\r']) {
+                errors.push(invalid("must not contain line breaks"));
+            }
+            if !field_path.trim().is_empty() && !field_path_resolves(field_path.trim(), schema) {
+                errors.push(invalid("must be a valid path"));
+            }
+        }
+    }
+}
+
+/// Whether a rule's `fieldPath` (`.a.b`, `.a['b.c']`) names a field under `schema`: each
+/// step a declared property, or a key of a map (apiextensions-apiserver's `ValidFieldPath`,
+/// without list indexes).
+fn field_path_resolves(path: &str, schema: &Schema) -> bool {
+    let mut node = schema;
+    let mut rest = path;
+    while !rest.is_empty() {
+        let name;
+        if let Some(after) = rest.strip_prefix("['") {
+            let Some(end) = after.find("']") else {
+                return false;
+            };
+            name = &after[..end];
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            name = &after[..end];
+            rest = &after[end..];
+        } else {
+            return false;
+        }
+        if name.is_empty() {
+            return false;
+        }
+        match node.field(name) {
+            Some(next) => node = next,
+            None => return false,
+        }
+    }
+    true
 }
 
 /// The message of a rule that does not hold, when it has no `messageExpression` that
