@@ -149,7 +149,7 @@ impl RequestMetrics {
 impl Labels {
     fn of(request: &Request) -> Labels {
         let uri = request.uri();
-        let info = RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
+        let info = super::request_info::of(request);
         let scope = scope(&info);
         let method = request.method().as_str().to_ascii_uppercase();
         let canonical = match method.as_str() {
@@ -176,7 +176,11 @@ impl Labels {
             "other".to_owned()
         };
         let (group, version, resource) = if info.is_resource_request {
-            (info.api_group, info.api_version, info.resource)
+            (
+                info.api_group.clone(),
+                info.api_version.clone(),
+                info.resource.clone(),
+            )
         } else {
             Default::default()
         };
@@ -186,7 +190,7 @@ impl Labels {
             group,
             version,
             resource,
-            subresource: info.subresource,
+            subresource: info.subresource.clone(),
             scope,
             counted: info.is_resource_request,
         }

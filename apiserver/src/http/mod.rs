@@ -409,7 +409,9 @@ where
 }
 
 /// Authenticates every request before anything else sees it: 401 (or 403 for a refused
-/// impersonation) in kube-apiserver's words, else the user in the request's extensions.
+/// impersonation) in kube-apiserver's words, else the user in the request's extensions, with
+/// kube-apiserver's reading of its method and URL (`RequestInfo`), made once for every layer
+/// behind (the request metrics, APF).
 async fn authenticated<H, B>(
     State(server): State<Arc<ApiServer<H, B>>>,
     mut request: Request,
@@ -421,7 +423,11 @@ where
 {
     match authenticate(&server, &request) {
         Ok(user) => {
+            let uri = request.uri();
+            let info =
+                request_info::RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
             request.extensions_mut().insert(user);
+            request.extensions_mut().insert(std::sync::Arc::new(info));
             next.run(request).await
         }
         Err(error) => {

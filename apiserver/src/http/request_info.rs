@@ -4,6 +4,23 @@
 //! every other path a non-resource request. API Priority and Fairness classifies requests by
 //! it.
 
+/// kube-apiserver's reading of a request (the server's authentication layer puts it in the
+/// request's extensions, as an `Arc`), or, for a request that did not pass that layer, made
+/// now.
+pub fn of<B>(request: &http::Request<B>) -> std::sync::Arc<RequestInfo> {
+    match request.extensions().get::<std::sync::Arc<RequestInfo>>() {
+        Some(info) => info.clone(),
+        None => {
+            let uri = request.uri();
+            std::sync::Arc::new(RequestInfo::new(
+                request.method().as_str(),
+                uri.path(),
+                uri.query(),
+            ))
+        }
+    }
+}
+
 /// The request's information.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestInfo {

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::http::request_info::RequestInfo;
 use apfkit_apiserver::objects::{ListRequest, Place, UpdateKind};
 use apfkit_apiserver::storage::{Backend, Revision};
 use apfkit_conversion::scheme::HubObject;
@@ -182,8 +181,7 @@ pub fn attributes(request: &Request, stats: &ObjectStats, watches: &WatchTracker
         .get::<UserInfo>()
         .cloned()
         .unwrap_or_else(UserInfo::anonymous);
-    let uri = request.uri();
-    let info = RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
+    let info = apfkit_apiserver::http::request_info::of(request);
     let observed = info.is_resource_request.then(|| Observed {
         objects: stats.get(&info.api_group, &info.resource),
         watchers: watches.interested(
@@ -200,18 +198,18 @@ pub fn attributes(request: &Request, stats: &ObjectStats, watches: &WatchTracker
         user: user.name,
         groups: user.groups,
         long_running: info.is_long_running(),
-        verb: info.verb,
+        verb: info.verb.clone(),
         is_resource_request: info.is_resource_request,
-        api_group: info.api_group,
-        api_version: info.api_version,
-        resource: info.resource,
-        subresource: info.subresource,
-        namespace: info.namespace,
-        name: info.name,
-        path: info.path,
+        api_group: info.api_group.clone(),
+        api_version: info.api_version.clone(),
+        resource: info.resource.clone(),
+        subresource: info.subresource.clone(),
+        namespace: info.namespace.clone(),
+        name: info.name.clone(),
+        path: info.path.clone(),
         estimate: WorkEstimate::ONE_SEAT,
         observed,
-        query: uri.query().unwrap_or_default().to_owned(),
+        query: request.uri().query().unwrap_or_default().to_owned(),
     }
 }
 
