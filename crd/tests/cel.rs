@@ -7,20 +7,11 @@
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
 use serde_json::{Value, json};
 
+mod support;
+
 /// A namespaced `Widget` whose root schema is `{type: object, properties: {spec: <spec>}}`.
 fn crd(spec: Value) -> Result<CustomResourceDefinition, DefinitionError> {
-    CustomResourceDefinition::from_value(&json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]
-        }
-    }))
+    support::widget_crd(spec)
 }
 
 fn widget(spec: Value) -> Value {

@@ -4,26 +4,12 @@
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
 use serde_json::{Value, json};
 
-fn definition(root: Value) -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": root}}]
-        }
-    })
-}
+mod support;
+
+use support::definition;
 
 fn crd(spec: Value) -> CustomResourceDefinition {
-    CustomResourceDefinition::from_value(&definition(json!({
-        "type": "object", "properties": {"spec": spec}
-    })))
-    .unwrap()
+    support::widget_crd(spec).unwrap()
 }
 
 fn admit(crd: &CustomResourceDefinition, spec: Value) -> (Value, Vec<String>, Vec<String>) {
