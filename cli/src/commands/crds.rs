@@ -1,7 +1,7 @@
 //! CustomResourceDefinitions given with `--crd`, and the custom resources they define checked
 //! as kube-apiserver checks them (apfkit-crd).
 
-use apfkit_conversion::scheme::Input;
+use apfkit_conversion::scheme::{Input, SCHEME};
 use apfkit_crd::CustomResourceDefinition;
 use serde_json::Value;
 
@@ -47,34 +47,49 @@ pub struct Checked {
     pub errors: Vec<String>,
 }
 
-/// Checks `read` if it is an object of a kind the definitions define (create semantics); the
-/// unknown fields pruned are warnings. `None` for other objects.
-pub fn validate(
+/// Checks `read` if it is a CustomResourceDefinition, as kube-apiserver checks one when it is
+/// written (its names, versions, conversion, columns and schemas), or an object of a kind
+/// `definitions` define, as kube-apiserver checks a custom resource on a create (the unknown
+/// fields pruned are warnings). `None` for other objects: those the flowcontrol scheme serves
+/// are not even built into JSON values here.
+pub fn check(
     definitions: &[CustomResourceDefinition],
     location: &Location,
     read: &Input<'_>,
 ) -> Result<Option<Checked>, Failure> {
+    if SCHEME.is_served(read) {
+        return Ok(None);
+    }
     let document = input::built_text(location, read)?;
     let object = &document.value;
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-    let found = definitions
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let (api_version, kind) = (text("/apiVersion"), text("/kind"));
+    let label = format!(
+        "{kind}/{}",
+        crate::failure::printable(text("/metadata/name"))
+    );
+    if kind == "CustomResourceDefinition" && api_version == "apiextensions.k8s.io/v1" {
+        let errors = match CustomResourceDefinition::from_value(object) {
+            Ok(_) => Vec::new(),
+            Err(apfkit_crd::DefinitionError::Invalid { errors, .. }) => {
+                errors.iter().map(ToString::to_string).collect()
+            }
+            Err(other) => vec![other.to_string()],
+        };
+        return Ok(Some(Checked { label, errors }));
+    }
+    let version = definitions
         .iter()
-        .find(|d| d.kind == kind && d.version_of(api_version).is_some());
-    let Some(definition) = found else {
+        .filter(|d| d.kind == kind)
+        .find_map(|d| d.version_of(api_version));
+    let Some(version) = version else {
         return Ok(None);
     };
-    let version = definition
-        .version_of(api_version)
-        .expect("the definition was found by this version");
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let label = format!("{kind}/{}", crate::failure::printable(name));
     let mut object = object.clone();
     let admission = version.admit(&mut object, None);
     for field in &admission.pruned {
@@ -90,35 +105,4 @@ pub fn validate(
         label,
         errors: admission.errors.iter().map(ToString::to_string).collect(),
     }))
-}
-
-/// Checks `read` if it is a CustomResourceDefinition, as kube-apiserver checks one when it is
-/// written (its names, versions, conversion, columns and schemas). `None` for other objects.
-pub fn validate_definition(
-    location: &Location,
-    read: &Input<'_>,
-) -> Result<Option<Checked>, Failure> {
-    let document = input::built_text(location, read)?;
-    let object = &document.value;
-    if object.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
-        || object.get("apiVersion").and_then(Value::as_str) != Some("apiextensions.k8s.io/v1")
-    {
-        return Ok(None);
-    }
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let label = format!(
-        "CustomResourceDefinition/{}",
-        crate::failure::printable(name)
-    );
-    let errors = match CustomResourceDefinition::from_value(object) {
-        Ok(_) => Vec::new(),
-        Err(apfkit_crd::DefinitionError::Invalid { errors, .. }) => {
-            errors.iter().map(ToString::to_string).collect()
-        }
-        Err(other) => vec![other.to_string()],
-    };
-    Ok(Some(Checked { label, errors }))
 }

@@ -80,14 +80,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let definitions = super::crds::load(&args.crds)?;
     for source in input::sources(&args.paths)? {
         let result = input::for_each_document(&source, |location, read| {
-            let checked = match super::crds::validate_definition(&location, &read)? {
-                Some(found) => Some(found),
-                None if !definitions.is_empty() => {
-                    super::crds::validate(&definitions, &location, &read)?
-                }
-                None => None,
-            };
-            if let Some(found) = checked {
+            if let Some(found) = super::crds::check(&definitions, &location, &read)? {
                 objects += 1;
                 for line in &found.errors {
                     emit(&format!(
