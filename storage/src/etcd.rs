@@ -63,14 +63,19 @@ impl StoredResource {
         let info = apfkit_types::KINDS
             .iter()
             .find(|k| k.api_version == api_version && k.kind == kind && k.plural.is_some())?;
-        if info.group == self.group && info.plural == Some(self.plural) {
-            return None;
-        }
-        Some(format!(
-            "a {kind} stored under {}/, where kube-apiserver reads only {}; left untouched",
-            self.key_path(),
-            self.plural
-        ))
+        self.misplaced_kind(kind, info.group, info.plural.unwrap_or_default())
+    }
+
+    /// Why an object of `kind`, whose resource is `plural` of `group`, cannot be stored under
+    /// this resource; `None` when that resource is this one.
+    pub fn misplaced_kind(&self, kind: &str, group: &str, plural: &str) -> Option<String> {
+        (group != self.group || plural != self.plural).then(|| {
+            format!(
+                "a {kind} stored under {}/, where kube-apiserver reads only {}; left untouched",
+                self.key_path(),
+                self.plural
+            )
+        })
     }
 }
 

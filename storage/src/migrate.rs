@@ -124,13 +124,7 @@ where
             .codecs()
             .iter()
             .find(|c| c.api_version() == api_version && c.kind == kind)?;
-        (codec.group != resource.group || codec.plural != resource.plural).then(|| {
-            format!(
-                "a {kind} stored under {}/, where kube-apiserver reads only {}; left untouched",
-                resource.key_path(),
-                resource.plural
-            )
-        })
+        resource.misplaced_kind(kind, codec.group, codec.plural)
     }
 
     fn convert(

@@ -98,6 +98,26 @@ fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
     Ok(apfkit_types::wire::codec(api_version, kind).ok_or_else(unknown)?)
 }
 
+/// Gives a decoded object its key's mod revision as `metadata.resourceVersion`, as the API
+/// shows it.
+fn set_resource_version(object: &mut Value, mod_revision: i64) {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert(
+            "resourceVersion".to_owned(),
+            Value::String(mod_revision.to_string()),
+        );
+    }
+}
+
+/// A copy of an object to store: kube-apiserver never stores `metadata.resourceVersion`.
+fn without_resource_version(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("resourceVersion");
+    }
+    object
+}
+
 /// Refuses a stored value over the size limit, or encrypted at rest (only kube-apiserver
 /// holds the key), before anything is decoded.
 fn readable(value: &[u8], limits: &Limits) -> Result<(), ObjectError> {
@@ -146,12 +166,7 @@ pub fn decode(
         codec(&api_version, &kind)?;
         (object, Format::Json, Vec::new())
     };
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.insert(
-            "resourceVersion".to_owned(),
-            Value::String(mod_revision.to_string()),
-        );
-    }
+    set_resource_version(&mut object, mod_revision);
     Ok(StoredObject {
         object,
         format,
@@ -168,10 +183,7 @@ pub fn encode(object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let codec = codec(api_version, kind)?;
-    let mut object = object.clone();
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("resourceVersion");
-    }
+    let object = without_resource_version(object);
     let failed = |source| wire_envelope::EnvelopeError::Encode {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
@@ -217,12 +229,7 @@ pub fn decode_custom<H: 'static>(
     if !known {
         return Err(wire_envelope::EnvelopeError::UnknownKind { api_version, kind }.into());
     }
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.insert(
-            "resourceVersion".to_owned(),
-            Value::String(mod_revision.to_string()),
-        );
-    }
+    set_resource_version(&mut object, mod_revision);
     Ok(StoredObject {
         object,
         format: Format::Json,
@@ -234,10 +241,7 @@ pub fn decode_custom<H: 'static>(
 /// keys sorted (Go's `json.Marshal` of an unstructured object) and a final newline, without
 /// `metadata.resourceVersion`.
 pub fn encode_custom(object: &Value) -> Vec<u8> {
-    let mut object = object.clone();
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("resourceVersion");
-    }
+    let object = without_resource_version(object);
     let mut json = object.to_string().into_bytes();
     json.push(b'\n');
     json
