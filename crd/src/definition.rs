@@ -2,6 +2,8 @@
 //! schema ready to prune, default and validate objects as kube-apiserver does on a create or
 //! an update.
 
+use std::sync::Arc;
+
 use apfkit_runtime::field::{BadValue, FieldError, Path};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
 use serde_json::Value;
@@ -35,8 +37,8 @@ pub struct Version {
     pub served: bool,
     /// `storage`.
     pub storage: bool,
-    /// The compiled `schema.openAPIV3Schema`.
-    pub schema: Schema,
+    /// The compiled `schema.openAPIV3Schema` (one for every version that shares it).
+    pub schema: Arc<Schema>,
 }
 
 /// Why a CustomResourceDefinition cannot be used, in kube-apiserver's words.
@@ -131,70 +133,42 @@ impl CustomResourceDefinition {
         // own schema), the versions together, the names, a shared schema, the conversion.
         let mut errors = if all { checks::head(&crd) } else { Vec::new() };
         let mut shared_errors = Vec::new();
-        let mut versions = Vec::new();
+        let mut versions: Vec<Version> = Vec::new();
         for (i, version) in spec.versions.iter().enumerate() {
             if all {
                 errors.extend(checks::version_name(i, &version.name));
             }
-            let path = if shared {
-                Path::new("spec")
-                    .child("validation")
-                    .child("openAPIV3Schema")
-            } else {
-                Path::new("spec")
-                    .child("versions")
-                    .index(i)
-                    .child("schema")
-                    .child("openAPIV3Schema")
-            };
-            let schema = match schemas[i] {
-                Some(props) => {
-                    // A CRD's schema must also be structural: those errors come after the
-                    // schema's own.
-                    let compiled = Schema::compile(props, path.clone());
-                    let structural = if all {
-                        crate::structural::check(props, &path)
+            let own_path = Path::new("spec")
+                .child("versions")
+                .index(i)
+                .child("schema")
+                .child("openAPIV3Schema");
+            let schema = match (schemas[i], versions.first()) {
+                // A schema every version shares is compiled (and checked) once.
+                (Some(_), Some(first)) if shared => Arc::clone(&first.schema),
+                (Some(props), _) => {
+                    let path = if shared {
+                        Path::new("spec")
+                            .child("validation")
+                            .child("openAPIV3Schema")
                     } else {
-                        Vec::new()
+                        own_path
                     };
-                    let compiled = compiled.and_then(|schema| {
-                        if !all || !structural.is_empty() {
-                            return Ok(schema);
-                        }
-                        // Defaults must be valid values of their schemas, as kube-apiserver
-                        // requires (only for a structural schema with no other error).
-                        let mut found = Vec::new();
-                        crate::defaults::check(&schema, &path, &mut found);
-                        if found.is_empty() {
-                            Ok(schema)
-                        } else {
-                            Err(found)
-                        }
-                    });
-                    match compiled {
-                        Ok(schema) if structural.is_empty() => schema,
-                        compiled => {
-                            let mut found = compiled.err().unwrap_or_default();
-                            found.extend(structural);
-                            if !shared {
-                                errors.extend(found);
-                            } else if i == 0 {
+                    match compile_checked(props, &path, all) {
+                        Ok(schema) => Arc::new(schema),
+                        Err(found) => {
+                            if shared {
                                 shared_errors.extend(found);
+                            } else {
+                                errors.extend(found);
                             }
-                            Schema::default()
+                            Arc::default()
                         }
                     }
                 }
-                None => {
-                    errors.push(FieldError::required(
-                        Path::new("spec")
-                            .child("versions")
-                            .index(i)
-                            .child("schema")
-                            .child("openAPIV3Schema"),
-                        "",
-                    ));
-                    Schema::default()
+                (None, _) => {
+                    errors.push(FieldError::required(own_path, ""));
+                    Arc::default()
                 }
             };
             versions.push(Version {
@@ -309,6 +283,37 @@ impl Version {
             }
         }
         errors
+    }
+}
+
+/// A version's schema compiled at `path`; with `all`, also checked as kube-apiserver checks a
+/// CRD's schema when it is written: structural (those errors after the schema's own), and,
+/// when it is and has no other error, with valid defaults.
+fn compile_checked(
+    props: &api::JSONSchemaProps,
+    path: &Path,
+    all: bool,
+) -> Result<Schema, Vec<FieldError>> {
+    let compiled = Schema::compile(props, path.clone());
+    if !all {
+        return compiled;
+    }
+    let structural = crate::structural::check(props, path);
+    match compiled {
+        Ok(schema) if structural.is_empty() => {
+            let mut found = Vec::new();
+            crate::defaults::check(&schema, path, &mut found);
+            if found.is_empty() {
+                Ok(schema)
+            } else {
+                Err(found)
+            }
+        }
+        Ok(_) => Err(structural),
+        Err(mut found) => {
+            found.extend(structural);
+            Err(found)
+        }
     }
 }
 

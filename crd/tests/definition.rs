@@ -206,3 +206,19 @@ fn defaults_must_be_valid_values_of_their_schemas() {
         ]
     );
 }
+
+/// A schema every version shares is compiled once (its CEL programs too), as kube-apiserver's
+/// internal version keeps it once at `spec.validation`.
+#[test]
+fn a_shared_schema_is_compiled_once_for_every_version() {
+    let mut crd = valid();
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    crd["spec"]["versions"].as_array_mut().unwrap().push(v2);
+    let compiled = CustomResourceDefinition::from_value(&crd).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &compiled.versions[0].schema,
+        &compiled.versions[1].schema
+    ));
+}
