@@ -43,59 +43,37 @@ fn prune_node(
     root: bool,
     pruned: &mut Vec<String>,
 ) {
-    if schema.is_some_and(|s| s.preserve_unknown_fields) {
-        // Below a preserving node, declared properties are still pruned by their schemas.
-        let schema = schema.expect("checked");
-        match value {
-            Value::Object(map) => {
-                for (key, item) in map.iter_mut() {
-                    let child = join(path, key);
-                    if let Some(property) = schema.properties.get(key) {
-                        prune_node(Some(property), item, &child, false, pruned);
-                    } else if let Some(values) = &schema.additional_properties {
-                        prune_node(Some(values), item, &child, false, pruned);
-                    }
-                }
-            }
-            Value::Array(items) => {
-                if let Some(item_schema) = &schema.items {
-                    for (i, item) in items.iter_mut().enumerate() {
-                        prune_node(
-                            Some(item_schema),
-                            item,
-                            &format!("{path}[{i}]"),
-                            false,
-                            pruned,
-                        );
-                    }
-                }
-            }
-            _ => {}
-        }
-        return;
-    }
+    // Under `x-kubernetes-preserve-unknown-fields` unknown fields stay, and are not walked;
+    // declared ones are still pruned by their schemas (upstream's `skipPrune`).
+    let preserve = schema.is_some_and(|s| s.preserve_unknown_fields);
     match value {
         Value::Object(map) => {
             // At a resource's root (and an embedded resource's) the envelope is kept as it
             // is: kube-apiserver coerces `metadata` on its own, never by the schema.
             let envelope = root || schema.is_some_and(|s| s.embedded_resource);
             let is_envelope = |key: &str| envelope && META_FIELDS.contains(&key);
-            map.retain(|key, _| {
-                let known = is_envelope(key) || schema.is_some_and(|s| s.field(key).is_some());
-                if !known {
-                    pruned.push(join(path, key));
-                }
-                known
-            });
+            if !preserve {
+                map.retain(|key, _| {
+                    let known = is_envelope(key) || schema.is_some_and(|s| s.field(key).is_some());
+                    if !known {
+                        pruned.push(join(path, key));
+                    }
+                    known
+                });
+            }
             for (key, item) in map.iter_mut() {
-                if !is_envelope(key) {
-                    let child = schema.and_then(|s| s.field(key));
-                    prune_node(child, item, &join(path, key), false, pruned);
+                if let Some(child) = schema.and_then(|s| s.field(key))
+                    && !is_envelope(key)
+                {
+                    prune_node(Some(child), item, &join(path, key), false, pruned);
                 }
             }
         }
         Value::Array(items) => {
             let item_schema = schema.and_then(|s| s.items.as_deref());
+            if preserve && item_schema.is_none() {
+                return;
+            }
             for (i, item) in items.iter_mut().enumerate() {
                 prune_node(item_schema, item, &format!("{path}[{i}]"), false, pruned);
             }

@@ -292,3 +292,24 @@ fn hostile_objects_never_panic() {
     let (_, pruned, _) = admit(&crd, json!({"unknown": deep}));
     assert_eq!(pruned, ["spec.unknown"]);
 }
+
+/// A root that preserves unknown fields keeps its envelope as it is, even where the schema
+/// declares `metadata`: upstream's `skipPrune` skips the envelope of a resource's root, as
+/// `prune` does. (Before, the preserving root walked `metadata` with its declared schema and
+/// dropped the labels.)
+#[test]
+fn a_preserving_root_keeps_the_whole_metadata() {
+    let crd = CustomResourceDefinition::from_value(&definition(json!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true,
+        "properties": {"metadata": {"type": "object"}, "spec": {"type": "object", "properties": {"a": {"type": "string"}}}}
+    })))
+    .unwrap();
+    let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "labels": {"team": "a"}}, "spec": {"a": "x", "b": 1}, "extra": true});
+    let admission = crd.versions[0].admit(&mut object, None);
+    assert!(admission.errors.is_empty(), "{:?}", admission.errors);
+    assert_eq!(admission.pruned, ["spec.b"]);
+    assert_eq!(object["metadata"]["labels"]["team"], "a");
+    assert_eq!(object["extra"], true);
+}
