@@ -242,95 +242,68 @@ fn value_validation(
     if depth > MAX_SCHEMA_DEPTH {
         return;
     }
-    let forbid = |errors: &mut Vec<FieldError>, field: &str, set: bool, detail: &str| {
+    const EMPTY: &str = "must be empty to be structural";
+    const UNDEFINED: &str = "must be undefined to be structural";
+    const FALSE: &str = "must be false to be structural";
+    let text = |t: &Option<String>| t.as_deref().is_some_and(|t| !t.is_empty());
+    let forbidden = [
+        ("type", text(&props.type_), EMPTY),
+        (
+            "additionalProperties",
+            props.additional_properties.is_some(),
+            UNDEFINED,
+        ),
+        ("default", props.default.is_some(), UNDEFINED),
+        ("title", text(&props.title), EMPTY),
+        ("description", text(&props.description), EMPTY),
+        ("nullable", props.nullable == Some(true), FALSE),
+        (
+            "x-kubernetes-preserve-unknown-fields",
+            props.x_kubernetes_preserve_unknown_fields.is_some(),
+            FALSE,
+        ),
+        (
+            "x-kubernetes-embedded-resource",
+            props.x_kubernetes_embedded_resource == Some(true),
+            FALSE,
+        ),
+        (
+            "x-kubernetes-int-or-string",
+            props.x_kubernetes_int_or_string == Some(true),
+            FALSE,
+        ),
+        (
+            "x-kubernetes-list-map-keys",
+            props
+                .x_kubernetes_list_map_keys
+                .as_ref()
+                .is_some_and(|k| !k.is_empty()),
+            EMPTY,
+        ),
+        (
+            "x-kubernetes-list-type",
+            props.x_kubernetes_list_type.is_some(),
+            UNDEFINED,
+        ),
+        (
+            "x-kubernetes-map-type",
+            props.x_kubernetes_map_type.is_some(),
+            UNDEFINED,
+        ),
+        (
+            "x-kubernetes-validations",
+            props
+                .x_kubernetes_validations
+                .as_ref()
+                .is_some_and(|v| !v.is_empty()),
+            EMPTY,
+        ),
+    ];
+    for (field, set, detail) in forbidden {
         if set {
             errors.push(FieldError::forbidden(path.child(field), detail));
         }
-    };
-    forbid(
-        errors,
-        "type",
-        props.type_.as_deref().is_some_and(|t| !t.is_empty()),
-        "must be empty to be structural",
-    );
-    forbid(
-        errors,
-        "additionalProperties",
-        props.additional_properties.is_some(),
-        "must be undefined to be structural",
-    );
-    forbid(
-        errors,
-        "default",
-        props.default.is_some(),
-        "must be undefined to be structural",
-    );
-    forbid(
-        errors,
-        "title",
-        props.title.as_deref().is_some_and(|t| !t.is_empty()),
-        "must be empty to be structural",
-    );
-    forbid(
-        errors,
-        "description",
-        props.description.as_deref().is_some_and(|t| !t.is_empty()),
-        "must be empty to be structural",
-    );
-    forbid(
-        errors,
-        "nullable",
-        props.nullable == Some(true),
-        "must be false to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-preserve-unknown-fields",
-        props.x_kubernetes_preserve_unknown_fields.is_some(),
-        "must be false to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-embedded-resource",
-        props.x_kubernetes_embedded_resource == Some(true),
-        "must be false to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-int-or-string",
-        props.x_kubernetes_int_or_string == Some(true),
-        "must be false to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-list-map-keys",
-        props
-            .x_kubernetes_list_map_keys
-            .as_ref()
-            .is_some_and(|k| !k.is_empty()),
-        "must be empty to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-list-type",
-        props.x_kubernetes_list_type.is_some(),
-        "must be undefined to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-map-type",
-        props.x_kubernetes_map_type.is_some(),
-        "must be undefined to be structural",
-    );
-    forbid(
-        errors,
-        "x-kubernetes-validations",
-        props
-            .x_kubernetes_validations
-            .as_ref()
-            .is_some_and(|v| !v.is_empty()),
-        "must be empty to be structural",
-    );
+    }
     if props
         .properties
         .as_ref()
