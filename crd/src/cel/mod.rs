@@ -32,6 +32,10 @@ pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
 pub const STATIC_COST_LIMIT: u64 = 10_000_000;
 /// kube-apiserver's limit on one call's cost (`PerCallLimit`).
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// What kube-apiserver says when an object's rules have spent its runtime budget.
+const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
+
 /// kube-apiserver's limit on an evaluated `messageExpression`
 /// (`MaxEvaluatedMessageExpressionSizeBytes`).
 pub const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
@@ -429,9 +433,7 @@ impl Walk<'_> {
         let invalid =
             |detail: String| FieldError::invalid(path, BadValue::Str(type_name.to_owned()), detail);
         if self.budget <= 0 {
-            self.errors.push(invalid(
-                "validation failed due to running out of cost budget, no further validation rules will be run".into(),
-            ));
+            self.errors.push(invalid(OUT_OF_BUDGET.into()));
             self.budget = -1;
             return;
         }
@@ -459,23 +461,20 @@ impl Walk<'_> {
             } else {
                 &plain_context
             };
-            let cost = cost::runtime(rule.program.expression(), schema, value);
-            if cost > PER_CALL_LIMIT {
-                self.errors.push(invalid(format!(
-                    "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
-                    rule_error_string(rule)
-                )));
-                self.budget = -1;
-                return;
+            match self.spend(cost::runtime(rule.program.expression(), schema, value)) {
+                Ok(()) => {}
+                Err(Overrun::Call) => {
+                    self.errors.push(invalid(format!(
+                        "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                        rule_error_string(rule)
+                    )));
+                    return;
+                }
+                Err(Overrun::Budget) => {
+                    self.errors.push(invalid(OUT_OF_BUDGET.into()));
+                    return;
+                }
             }
-            if cost as i64 > self.budget {
-                self.errors.push(invalid(
-                    "validation failed due to running out of cost budget, no further validation rules will be run".into(),
-                ));
-                self.budget = -1;
-                return;
-            }
-            self.budget -= cost as i64;
             let holds = match rule.program.execute(context) {
                 Ok(cel::Value::Bool(holds)) => holds,
                 Ok(other) => {
@@ -503,24 +502,21 @@ impl Walk<'_> {
                 continue;
             }
             let at = match &rule.field_path {
-                Some(relative) => Path::new(&match path.to_string().as_str() {
-                    "" => relative.clone(),
-                    parent => format!("{parent}.{relative}"),
-                }),
+                Some(relative) => path.child_of_root(relative),
                 None => path.clone(),
             };
             let mut detail = None;
             if let Some((source, program)) = &rule.message_expression {
-                let cost = cost::runtime(program.expression(), schema, value);
-                let over = if cost > PER_CALL_LIMIT {
-                    Some(format!(
+                let over = match self.spend(cost::runtime(program.expression(), schema, value)) {
+                    Ok(()) => None,
+                    Err(Overrun::Call) => Some(format!(
                         "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
                         apfkit_runtime::field::go_quote(source)
-                    ))
-                } else if cost as i64 > self.budget {
-                    Some("messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run".to_owned())
-                } else {
-                    None
+                    )),
+                    Err(Overrun::Budget) => Some(
+                        "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"
+                            .to_owned(),
+                    ),
                 };
                 if let Some(over) = over {
                     self.errors.push(FieldError::invalid(
@@ -528,10 +524,8 @@ impl Walk<'_> {
                         BadValue::Str(type_name.to_owned()),
                         over,
                     ));
-                    self.budget = -1;
                     return;
                 }
-                self.budget -= cost as i64;
                 // Upstream logs a message expression that fails and falls back to the message.
                 detail = evaluate_message(program, context).ok();
             }
@@ -549,12 +543,33 @@ impl Walk<'_> {
                         ..FieldError::invalid_omitted(&at, String::new())
                     }
                     .with_value(bad),
-                    Reason::Invalid => match bad {
-                        Some(bad) => FieldError::invalid(&at, bad, detail),
-                        None => FieldError::invalid_omitted(&at, detail),
-                    },
+                    Reason::Invalid => FieldError::invalid_omitted(&at, detail).with_value(bad),
                 });
         }
+    }
+}
+
+/// Why a rule (or its message expression) may not run: its cost is over the per-call limit,
+/// or over what is left of the object's budget.
+enum Overrun {
+    Call,
+    Budget,
+}
+
+impl Walk<'_> {
+    /// Takes `cost` from the budget, or says why it cannot; either way over, the budget is
+    /// spent (no further rule runs).
+    fn spend(&mut self, cost: u64) -> Result<(), Overrun> {
+        let overrun = if cost > PER_CALL_LIMIT {
+            Overrun::Call
+        } else if cost as i64 > self.budget {
+            Overrun::Budget
+        } else {
+            self.budget -= cost as i64;
+            return Ok(());
+        };
+        self.budget = -1;
+        Err(overrun)
     }
 }
 
