@@ -39,6 +39,18 @@ pub struct Cause {
     pub field: String,
 }
 
+impl From<&apfkit_runtime::field::FieldError> for Cause {
+    /// The cause of a field error, as kube-apiserver's `Status` carries it: its reason, its
+    /// message without the field, and the field (`<nil>` for the object itself).
+    fn from(error: &apfkit_runtime::field::FieldError) -> Self {
+        Cause {
+            reason: error.error_type.reason().to_owned(),
+            message: error.body(),
+            field: error.field().to_owned(),
+        }
+    }
+}
+
 /// An error answered as a `metav1.Status`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]

@@ -161,10 +161,6 @@ pub fn validate(
     version
         .validate(&object, old.as_ref())
         .into_iter()
-        .map(|error| apfkit_apiserver::error::Cause {
-            reason: error.error_type.reason().to_owned(),
-            message: error.body(),
-            field: error.field().to_owned(),
-        })
+        .map(|error| apfkit_apiserver::error::Cause::from(&error))
         .collect()
 }

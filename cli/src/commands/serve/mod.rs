@@ -213,11 +213,7 @@ fn validate(object: &HubObject, old: Option<&HubObject>, api_version: &str) -> V
     };
     validation::validate(object, &options)
         .into_iter()
-        .map(|error| Cause {
-            reason: error.error_type.reason().to_owned(),
-            message: error.body(),
-            field: error.path.clone(),
-        })
+        .map(|error| Cause::from(&error))
         .collect()
 }
 
