@@ -175,3 +175,59 @@ fn definitions_themselves_are_checked_as_kube_apiserver_checks_them_on_write() {
         ]
     );
 }
+
+/// CRD files are read by the same bounded readers as every input: a repeated key, nesting
+/// deeper than the limit and a document over the size limit are refused naming the file,
+/// with a non-zero exit code, never a panic.
+#[test]
+fn hostile_crd_files_are_refused_by_the_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = write(
+        dir.path(),
+        "o.yaml",
+        "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: a}\n",
+    );
+    let repeated = write(
+        dir.path(),
+        "repeated.yaml",
+        &CRD.replace(
+            "  group: example.com\n",
+            "  group: example.com\n  group: other.com\n",
+        ),
+    );
+    let deep = write(
+        dir.path(),
+        "deep.yaml",
+        &format!("{CRD}  deep: {}{}\n", "[".repeat(300), "]".repeat(300)),
+    );
+    let large = write(
+        dir.path(),
+        "large.yaml",
+        &format!("{CRD}  note: {}\n", "a".repeat(4096)),
+    );
+    for (file, expected) in [
+        (&repeated, "duplicate key"),
+        (&deep, "recursion limit"),
+        (&large, "larger than 2048 bytes"),
+    ] {
+        let output = apfkit(
+            &[
+                "validate",
+                "--max-document-size",
+                "2K",
+                "--crd",
+                file,
+                "-f",
+                &objects,
+            ],
+            b"",
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{file}");
+        assert!(
+            stderr.contains(file.as_str()) && stderr.contains(expected),
+            "{file}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
