@@ -12,11 +12,10 @@ use apfkit_fieldmanager::schema::Schema;
 use apfkit_fieldmanager::set::FieldSet;
 use apfkit_fieldmanager::updater::Versions;
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::Codec;
 use serde_json::Value;
 
 use crate::error::{ApiError, Cause};
-use crate::resource::Served;
+use crate::resource::{Served, SharedVersion, VersionCodec};
 
 /// kube-apiserver's limit on a field manager's name (`FieldManagerMaxLength`).
 pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
@@ -25,7 +24,7 @@ pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 /// converted through the hub without defaulting (as kube-apiserver's `versionConverter`).
 pub struct KindVersions<'a, H: 'static> {
     /// The codec of every version.
-    pub codecs: &'a [&'static Codec<H>],
+    pub codecs: &'a [SharedVersion<H>],
     /// The merge rules of every version, by `group/version`.
     pub schemas: &'a BTreeMap<String, Schema>,
     /// Whether the kind has a status subresource (its main resource then resets `status`).
@@ -59,7 +58,6 @@ impl<H: Object + Clone + 'static> Versions for KindVersions<'_, H> {
         let codec_of = |api_version: &str| {
             self.codecs
                 .iter()
-                .copied()
                 .find(|c| c.api_version() == api_version)
                 .ok_or_else(|| format!("{api_version} is not served"))
         };
@@ -152,7 +150,7 @@ fn now() -> String {
 }
 
 /// An object in the request's version, as the field manager reads it.
-fn value_of<H: Object + Clone>(codec: &Codec<H>, object: &H) -> Result<Value, ApiError> {
+fn value_of<H: Object + Clone>(codec: &dyn VersionCodec<H>, object: &H) -> Result<Value, ApiError> {
     codec
         .encode(object.clone(), &mut Vec::new())
         .map_err(ApiError::internal)
@@ -178,7 +176,7 @@ fn set_managed_fields<H: Object>(object: &mut H, value: &Value) -> Result<(), Ap
 /// An object that does not encode in the request's version (500).
 pub fn record_update<H>(
     served: &Served<H>,
-    codec: &Codec<H>,
+    codec: &dyn VersionCodec<H>,
     status: bool,
     live: Option<&H>,
     mut new: H,
@@ -191,7 +189,7 @@ where
     let field_manager = FieldManager::new(
         &versions,
         &codec.api_version(),
-        codec.kind,
+        codec.kind(),
         status.then_some("status"),
         reset_fields(&versions, status),
     );
@@ -212,7 +210,7 @@ where
 /// As [`apply_values`].
 pub fn apply<H>(
     served: &Served<H>,
-    codec: &Codec<H>,
+    codec: &dyn VersionCodec<H>,
     status: bool,
     live: Option<&H>,
     config: &Value,
@@ -239,7 +237,7 @@ where
 /// whom, forced or not.
 pub struct ApplyRequest<'a, H: 'static> {
     /// The codec of the request's version.
-    pub codec: &'a Codec<H>,
+    pub codec: &'a dyn VersionCodec<H>,
     /// Whether the apply is to `/status`.
     pub status: bool,
     /// The field manager.
@@ -271,7 +269,7 @@ where
     let field_manager = FieldManager::new(
         versions,
         &api_version,
-        codec.kind,
+        codec.kind(),
         request.status.then_some("status"),
         reset_fields(versions, request.status),
     );
@@ -289,7 +287,7 @@ where
             "failed to create typed patch object ({}/{}; {api_version}, Kind={}): {error}",
             meta("namespace"),
             meta("name"),
-            codec.kind
+            codec.kind()
         )));
     }
     field_manager

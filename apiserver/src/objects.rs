@@ -5,7 +5,7 @@
 //! `k8s.io/apiserver/pkg/storage/etcd3/store.go`).
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Encoding, Limits, Scheme, SchemeError, UnknownFields};
+use apfkit_runtime::scheme::{Encoding, Formats, Limits, Scheme, UnknownFields};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
@@ -19,9 +19,11 @@ use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError
 /// kube-apiserver's field errors; empty when valid.
 pub type Validator<H> = fn(&H, Option<&H>, &str) -> Vec<Cause>;
 
-/// Objects of a scheme's kinds kept in a backend.
+/// Objects of served kinds kept in a backend.
 pub struct Objects<H: 'static, B> {
-    scheme: &'static Scheme<H>,
+    /// The readers and writers of documents of no particular kind (request bodies, lists,
+    /// watch events), with the API's own formats when it has them.
+    wire: Scheme<()>,
     backend: B,
     prefix: String,
     limits: Limits,
@@ -166,17 +168,23 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend,
 {
-    /// Objects of `scheme` kept in `backend` under `prefix` (kube-apiserver's is `/registry`),
-    /// each stored value read within `limits`, checked by `validate` before it is written.
+    /// Objects kept in `backend` under `prefix` (kube-apiserver's is `/registry`), each
+    /// stored value read within `limits`, checked by `validate` before it is written;
+    /// `formats` are the API's own (a generated scheme's [`Scheme::formats`]), which let the
+    /// server speak Kubernetes protobuf.
     pub fn new(
-        scheme: &'static Scheme<H>,
+        formats: Option<&'static Formats>,
         backend: B,
         prefix: &str,
         limits: Limits,
         validate: Validator<H>,
     ) -> Self {
+        let wire = match formats {
+            Some(formats) => Scheme::with_formats(&[], formats),
+            None => Scheme::new(&[]),
+        };
         Objects {
-            scheme,
+            wire,
             backend,
             prefix: prefix.trim_end_matches('/').to_owned(),
             limits,
@@ -190,9 +198,9 @@ where
         &self.backend
     }
 
-    /// The scheme.
-    pub fn scheme(&self) -> &'static Scheme<H> {
-        self.scheme
+    /// The readers and writers of documents of no particular kind.
+    pub fn wire(&self) -> &Scheme<()> {
+        &self.wire
     }
 
     /// The key prefix of a resource's objects, in a namespace or all: ends with `/`.
@@ -250,21 +258,10 @@ where
     fn decode_stored(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
         let key = String::from_utf8_lossy(&kv.key);
         let broken = |why: String| ApiError::internal(format!("stored object {key}: {why}"));
-        // Objects kept in the storage version's protobuf decode straight into its type; other
-        // versions (written before the storage version changed) and JSON go through the
-        // scheme's readers.
-        if let Some(read) = served.storage.decode_protobuf(&kv.value, &self.limits) {
-            return read.map_err(|e| broken(e.to_string()));
-        }
-        let mut decoded = None;
-        self.scheme
-            .read(&kv.value[..], &self.limits, |input| {
-                let (objects, _) = self.scheme.to_hub(input, UnknownFields::Ignore)?;
-                decoded = objects.into_iter().next();
-                Ok::<(), StoredError>(())
-            })
-            .map_err(|e| broken(e.0))?;
-        let object = decoded.ok_or_else(|| broken("empty".to_owned()))?;
+        let object = served
+            .storage
+            .decode_stored(&kv.value, &self.limits)
+            .map_err(broken)?;
         if object.kind() != served.config.kind {
             return Err(broken(format!(
                 "a {} where {} are kept",
@@ -285,7 +282,7 @@ where
         };
         let mut bytes = served
             .storage
-            .encode_to(object, encoding, 0, &mut Vec::new())
+            .encode_to(object, encoding, &mut Vec::new())
             .map_err(ApiError::internal)?;
         if encoding == Encoding::Json {
             bytes.push(b'\n');
@@ -308,7 +305,11 @@ where
         old: Option<&H>,
         api_version: &str,
     ) -> Result<(), ApiError> {
-        let causes = (self.validate)(object, old, api_version);
+        let mut causes = (self.validate)(object, old, api_version);
+        let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+        if let Some(codec) = served.version(version) {
+            causes.extend(codec.validate(object, old));
+        }
         if causes.is_empty() {
             return Ok(());
         }
@@ -753,21 +754,6 @@ fn hub_of_storage_value<H>(served: &Served<H>, value: &Value) -> Result<H, ApiEr
         .storage
         .decode(value, UnknownFields::Ignore, &mut Vec::new())
         .map_err(ApiError::internal)
-}
-
-/// Why a stored value did not decode.
-struct StoredError(String);
-
-impl From<apfkit_runtime::scheme::ReadError> for StoredError {
-    fn from(error: apfkit_runtime::scheme::ReadError) -> Self {
-        StoredError(error.error.to_string())
-    }
-}
-
-impl From<SchemeError> for StoredError {
-    fn from(error: SchemeError) -> Self {
-        StoredError(error.to_string())
-    }
 }
 
 fn check_preconditions(

@@ -1,8 +1,11 @@
 //! What the server serves of each resource: its names, scope, subresources and where and how
 //! it is stored, with the versions the scheme has for its kind.
 
-use apfkit_runtime::scheme::{Codec, Scheme};
+use apfkit_runtime::scheme::{
+    Codec, Encoding, Limits, Scheme, SchemeError, UnknownFields, Warning,
+};
 use apfkit_runtime::version::compare_kube_aware_version_strings;
+use serde_json::Value;
 
 /// How stored objects are encoded: kube-apiserver stores its own groups' objects as protobuf
 /// and APIServices and custom resources as JSON.
@@ -55,6 +58,186 @@ pub struct ResourceConfig {
 /// The JSON Schema of `kind` in `group`/`version`, if known: (group, version, kind).
 pub type SchemaFn = fn(&str, &str, &str) -> Option<serde_json::Value>;
 
+/// One served version of a kind: how the server takes its objects to the hub object `H` and
+/// back. A generated scheme's codecs serve through [`SchemeVersion`]; kinds known only at run
+/// time (custom resources) implement it themselves.
+pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
+    /// API group, empty for the core group.
+    fn group(&self) -> &str;
+    /// Version.
+    fn version(&self) -> &str;
+    /// Kind.
+    fn kind(&self) -> &str;
+    /// `group/version`.
+    fn api_version(&self) -> String {
+        format!("{}/{}", self.group(), self.version())
+    }
+    /// A request's object of this version decoded, defaulted and taken to the hub, fields
+    /// reported as `unknown` says.
+    ///
+    /// # Errors
+    ///
+    /// An object that does not decode as this version.
+    fn decode(
+        &self,
+        object: &Value,
+        unknown: UnknownFields,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<H, SchemeError>;
+    /// An object of this version taken to the hub as it is: no defaulting, unknown fields
+    /// dropped (kube-apiserver's `versionConverter`, for managed fields).
+    ///
+    /// # Errors
+    ///
+    /// An object that does not decode as this version.
+    fn decode_as_is(&self, object: &Value) -> Result<H, SchemeError>;
+    /// A hub object converted to this version and appended to `out` as `encoding` says. On an
+    /// error `out` may hold part of the object.
+    ///
+    /// # Errors
+    ///
+    /// An object this version cannot hold, or an encoding it has no form in.
+    fn encode_into(
+        &self,
+        hub: H,
+        encoding: Encoding,
+        out: &mut Vec<u8>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), SchemeError>;
+    /// A hub object converted to this version as a JSON value.
+    ///
+    /// # Errors
+    ///
+    /// As [`VersionCodec::encode_into`].
+    fn encode(&self, hub: H, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>;
+    /// A stored value of the kind, in any version it was written in, read within `limits`
+    /// and taken to the hub.
+    ///
+    /// # Errors
+    ///
+    /// A value that does not read or decode, said in words.
+    fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<H, String>;
+    /// Whether objects of this version have a Kubernetes protobuf form.
+    fn protobuf(&self) -> bool;
+    /// What this version's own rules find wrong with an object about to be written (the
+    /// old object on an update), beside the embedding server's validation: none by default.
+    fn validate(&self, object: &H, old: Option<&H>) -> Vec<crate::error::Cause> {
+        let _ = (object, old);
+        Vec::new()
+    }
+}
+
+impl<H> dyn VersionCodec<H> + '_ {
+    /// [`VersionCodec::encode_into`] into a new buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`VersionCodec::encode_into`].
+    pub fn encode_to(
+        &self,
+        hub: H,
+        encoding: Encoding,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<u8>, SchemeError> {
+        let mut out = Vec::new();
+        self.encode_into(hub, encoding, &mut out, warnings)?;
+        Ok(out)
+    }
+}
+
+/// A version of a kind of a generated [`Scheme`]: its [`Codec`], and the scheme's readers for
+/// stored values.
+pub struct SchemeVersion<H: 'static> {
+    codec: &'static Codec<H>,
+    scheme: &'static Scheme<H>,
+}
+
+impl<H> std::fmt::Debug for SchemeVersion<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.codec.fmt(f)
+    }
+}
+
+impl<H> SchemeVersion<H> {
+    /// `codec`, one of `scheme`'s.
+    pub fn new(codec: &'static Codec<H>, scheme: &'static Scheme<H>) -> Self {
+        SchemeVersion { codec, scheme }
+    }
+}
+
+impl<H: Send + Sync + 'static> VersionCodec<H> for SchemeVersion<H> {
+    fn group(&self) -> &str {
+        self.codec.group
+    }
+    fn version(&self) -> &str {
+        self.codec.version
+    }
+    fn kind(&self) -> &str {
+        self.codec.kind
+    }
+    fn decode(
+        &self,
+        object: &Value,
+        unknown: UnknownFields,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<H, SchemeError> {
+        self.codec.decode(object, unknown, warnings)
+    }
+    fn decode_as_is(&self, object: &Value) -> Result<H, SchemeError> {
+        self.codec.decode_as_is(object)
+    }
+    fn encode_into(
+        &self,
+        hub: H,
+        encoding: Encoding,
+        out: &mut Vec<u8>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), SchemeError> {
+        self.codec.encode_into(hub, encoding, out, warnings)
+    }
+    fn encode(&self, hub: H, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError> {
+        self.codec.encode(hub, warnings)
+    }
+    fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<H, String> {
+        // Objects kept in this version's protobuf decode straight into its type; other
+        // versions (written before the storage version changed) and JSON go through the
+        // scheme's readers.
+        if let Some(read) = self.codec.decode_protobuf(bytes, limits) {
+            return read.map_err(|e| e.to_string());
+        }
+        let mut decoded = None;
+        self.scheme
+            .read(bytes, limits, |input| {
+                let (objects, _) = self.scheme.to_hub(input, UnknownFields::Ignore)?;
+                decoded = objects.into_iter().next();
+                Ok::<(), ReadFailure>(())
+            })
+            .map_err(|e| e.0)?;
+        decoded.ok_or_else(|| "empty".to_owned())
+    }
+    fn protobuf(&self) -> bool {
+        self.scheme.writes_protobuf()
+    }
+}
+
+/// Why a stored value did not read.
+struct ReadFailure(String);
+
+impl From<apfkit_runtime::scheme::ReadError> for ReadFailure {
+    fn from(error: apfkit_runtime::scheme::ReadError) -> Self {
+        ReadFailure(error.error.to_string())
+    }
+}
+
+impl From<SchemeError> for ReadFailure {
+    fn from(error: SchemeError) -> Self {
+        ReadFailure(error.to_string())
+    }
+}
+
+/// A version of a kind, shared by the resources that serve it.
+pub type SharedVersion<H> = std::sync::Arc<dyn VersionCodec<H>>;
+
 /// A served resource: its configuration and its kind's codec in every served version,
 /// the preferred version first.
 #[derive(Debug)]
@@ -62,11 +245,14 @@ pub struct Served<H: 'static> {
     /// The configuration.
     pub config: ResourceConfig,
     /// The plural name used in URLs.
-    pub plural: &'static str,
+    pub plural: String,
     /// Codecs of every served version, in kube-apiserver's version priority order.
-    pub versions: Vec<&'static Codec<H>>,
+    pub versions: Vec<SharedVersion<H>>,
     /// The codec of the storage version.
-    pub storage: &'static Codec<H>,
+    pub storage: SharedVersion<H>,
+    /// Which resource this is among every one made in this process: answers written for one
+    /// of its versions are kept under it.
+    serial: usize,
     /// The merge rules of each served version, for server-side apply, compiled on first use.
     field_schemas: std::sync::OnceLock<
         std::collections::BTreeMap<String, apfkit_fieldmanager::schema::Schema>,
@@ -96,43 +282,72 @@ pub enum ResourceError {
     },
 }
 
-impl<H> Served<H> {
+impl<H: Send + Sync + 'static> Served<H> {
     /// Resolves `config` against the codecs of `scheme`.
     ///
     /// # Errors
     ///
     /// A kind the scheme lacks, or a storage version it does not serve.
     pub fn new(scheme: &'static Scheme<H>, config: ResourceConfig) -> Result<Self, ResourceError> {
-        let mut versions: Vec<&'static Codec<H>> = scheme
+        let versions: Vec<SharedVersion<H>> = scheme
             .codecs()
             .iter()
             .filter(|c| c.group == config.group && c.kind == config.kind)
+            .map(|codec| std::sync::Arc::new(SchemeVersion::new(codec, scheme)) as SharedVersion<H>)
             .collect();
-        let Some(first) = versions.first() else {
+        let Some(plural) = scheme
+            .codecs()
+            .iter()
+            .find(|c| c.group == config.group && c.kind == config.kind)
+            .map(|c| c.plural.to_owned())
+        else {
             return Err(ResourceError::NoKind {
                 group: config.group,
                 kind: config.kind,
             });
         };
-        let plural = first.plural;
-        versions.sort_by(|a, b| compare_kube_aware_version_strings(b.version, a.version));
+        Self::with_versions(config, plural, versions)
+    }
+}
+
+impl<H> Served<H> {
+    /// A resource named `plural` serving `versions` (of the configuration's group and kind,
+    /// in any order), storing objects in the configuration's storage version.
+    ///
+    /// # Errors
+    ///
+    /// No version, or a storage version that is not among `versions`.
+    pub fn with_versions(
+        config: ResourceConfig,
+        plural: String,
+        mut versions: Vec<SharedVersion<H>>,
+    ) -> Result<Self, ResourceError> {
+        if versions.is_empty() {
+            return Err(ResourceError::NoKind {
+                group: config.group,
+                kind: config.kind,
+            });
+        }
+        versions.sort_by(|a, b| compare_kube_aware_version_strings(b.version(), a.version()));
         let Some(storage) = versions
             .iter()
-            .copied()
-            .find(|c| c.version == config.storage_version)
+            .find(|c| c.version() == config.storage_version)
+            .cloned()
         else {
-            let served: Vec<&str> = versions.iter().map(|c| c.version).collect();
+            let served: Vec<&str> = versions.iter().map(|c| c.version()).collect();
             return Err(ResourceError::NoStorageVersion {
                 kind: config.kind,
                 version: config.storage_version,
                 served: served.join(", "),
             });
         };
+        static SERIALS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
         Ok(Served {
             config,
             plural,
             versions,
             storage,
+            serial: SERIALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             field_schemas: std::sync::OnceLock::new(),
         })
     }
@@ -149,7 +364,7 @@ impl<H> Served<H> {
                     let schema = self
                         .config
                         .schema
-                        .and_then(|f| f(&self.config.group, codec.version, &self.config.kind))
+                        .and_then(|f| f(&self.config.group, codec.version(), &self.config.kind))
                         .map_or_else(apfkit_fieldmanager::schema::Schema::deduced, |json| {
                             apfkit_fieldmanager::schema::Schema::compile(&json)
                         });
@@ -160,8 +375,22 @@ impl<H> Served<H> {
     }
 
     /// The codec of `version`, if served.
-    pub fn version(&self, version: &str) -> Option<&'static Codec<H>> {
-        self.versions.iter().copied().find(|c| c.version == version)
+    pub fn version(&self, version: &str) -> Option<&dyn VersionCodec<H>> {
+        self.versions
+            .iter()
+            .find(|c| c.version() == version)
+            .map(|c| &**c)
+    }
+
+    /// An identity of the codec of the version at `index` among every codec of every
+    /// resource made in this process, to keep what it wrote.
+    pub fn codec_id(&self, index: usize) -> usize {
+        self.serial << 8 | index
+    }
+
+    /// Whether the resource's objects have a Kubernetes protobuf form.
+    pub fn protobuf(&self) -> bool {
+        self.storage.protobuf()
     }
 
     /// `<plural>.<group>`, as messages and `StatusDetails` name the resource.

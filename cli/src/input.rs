@@ -361,15 +361,15 @@ pub fn label(object: &HubObject) -> String {
 }
 
 /// An object's kind and name.
-fn kind_and_name(object: &HubObject) -> (&'static str, String) {
-    (object.kind(), object.name().to_owned())
+fn kind_and_name(object: &HubObject) -> (String, String) {
+    (object.kind().to_owned(), object.name().to_owned())
 }
 
 /// Where each object was first seen, by kind and name: a cluster holds one object of a kind
 /// per name, so a second one in the input is an error.
 #[derive(Default)]
 pub struct Names {
-    seen: HashMap<(&'static str, String), Location>,
+    seen: HashMap<(String, String), Location>,
 }
 
 impl Names {
@@ -377,7 +377,7 @@ impl Names {
     /// kube-apiserver's validation would give a duplicate, naming where the first one is.
     pub fn record(&mut self, location: &Location, object: &HubObject) -> Option<String> {
         let (kind, name) = kind_and_name(object);
-        match self.seen.get(&(kind, name.clone())) {
+        match self.seen.get(&(kind.clone(), name.clone())) {
             Some(first) => {
                 let error = FieldError::duplicate("metadata.name", BadValue::Str(name));
                 Some(format!("{error}: first defined at {first}"))

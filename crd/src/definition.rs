@@ -26,6 +26,9 @@ pub struct CustomResourceDefinition {
     pub namespaced: bool,
     /// The versions, in the definition's order.
     pub versions: Vec<Version>,
+    /// The definition as it was read, for what the fields above do not say (conversion,
+    /// subresources, printer columns, short names).
+    pub source: api::CustomResourceDefinition,
 }
 
 /// One version of a CustomResourceDefinition.
@@ -195,6 +198,7 @@ impl CustomResourceDefinition {
             plural: spec.names.plural.clone(),
             namespaced: spec.scope == "Namespaced",
             versions,
+            source: crd,
         })
     }
 
@@ -234,13 +238,21 @@ impl Version {
     /// applies defaults, then validates the metadata, the schema, the list types and, when
     /// nothing blocks them, the CEL rules.
     pub fn admit(&self, object: &mut Value, old: Option<&Value>) -> Admission {
-        prune::prune_nulls(&self.schema, object);
-        let pruned = prune::prune(&self.schema, object);
-        prune::apply_defaults(&self.schema, object);
+        let pruned = self.prune_and_default(object);
         Admission {
             pruned,
             errors: self.validate(object, old),
         }
+    }
+
+    /// Does to `object` what kube-apiserver does to a custom resource it decodes, from a
+    /// request or from storage: drops nulls that may not be null, prunes unknown fields (their
+    /// paths returned, `spec.foo`) and applies defaults.
+    pub fn prune_and_default(&self, object: &mut Value) -> Vec<String> {
+        prune::prune_nulls(&self.schema, object);
+        let pruned = prune::prune(&self.schema, object);
+        prune::apply_defaults(&self.schema, object);
+        pruned
     }
 
     /// Validates a typed object (a generated type, or anything that serializes to the

@@ -12,8 +12,8 @@
 //! ```
 //! let resources = apfkit_example_widgets::serving::resources().unwrap();
 //! assert_eq!(resources[0].plural, "widgets");
-//! assert_eq!(resources[0].storage.version, "v1");
-//! let versions: Vec<&str> = resources[0].versions.iter().map(|c| c.version).collect();
+//! assert_eq!(resources[0].storage.version(), "v1");
+//! let versions: Vec<&str> = resources[0].versions.iter().map(|c| c.version()).collect();
 //! assert_eq!(versions, ["v1", "v1beta1", "v1alpha1"]);
 //! ```
 

@@ -33,7 +33,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 /// ```
 pub trait Object {
     /// The kind, such as `FlowSchema`.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> &str;
     /// The object's metadata.
     fn metadata(&self) -> &ObjectMeta;
     /// The object's metadata, to change it.

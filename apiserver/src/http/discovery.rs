@@ -28,12 +28,12 @@ pub struct Group {
     /// The group name.
     pub name: String,
     /// Versions, preferred first.
-    pub versions: Vec<&'static str>,
+    pub versions: Vec<String>,
 }
 
 /// The groups of the served resources in order of first appearance, each with the versions any
 /// of its resources serves, in kube-apiserver's version priority order.
-pub fn groups<H>(resources: &[Served<H>]) -> Vec<Group> {
+pub fn groups<H>(resources: &[std::sync::Arc<Served<H>>]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for served in resources {
         let group = match groups.iter_mut().find(|g| g.name == served.config.group) {
@@ -47,8 +47,8 @@ pub fn groups<H>(resources: &[Served<H>]) -> Vec<Group> {
             }
         };
         for codec in &served.versions {
-            if !group.versions.contains(&codec.version) {
-                group.versions.push(codec.version);
+            if !group.versions.iter().any(|v| v == codec.version()) {
+                group.versions.push(codec.version().to_owned());
             }
         }
         group
@@ -79,7 +79,7 @@ fn api_group(group: &Group) -> Value {
     json!({
         "name": group.name,
         "versions": versions,
-        "preferredVersion": group_version(&group.name, group.versions[0]),
+        "preferredVersion": group_version(&group.name, &group.versions[0]),
     })
 }
 
@@ -106,7 +106,11 @@ pub fn core_versions() -> Value {
 }
 
 /// `/apis/<group>/<version>` as an `APIResourceList`.
-pub fn resource_list<H>(resources: &[Served<H>], group: &str, version: &str) -> Value {
+pub fn resource_list<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    group: &str,
+    version: &str,
+) -> Value {
     let mut listed = Vec::new();
     for served in resources.iter().filter(|s| s.config.group == group) {
         if served.version(version).is_none() {
@@ -149,7 +153,11 @@ pub fn resource_list<H>(resources: &[Served<H>], group: &str, version: &str) -> 
 
 /// `/apis` as aggregated discovery (`APIGroupDiscoveryList` of `apidiscovery.k8s.io/<version>`);
 /// `/api` has no groups here.
-pub fn aggregated<H>(resources: &[Served<H>], groups: &[Group], api_version: &str) -> Value {
+pub fn aggregated<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    groups: &[Group],
+    api_version: &str,
+) -> Value {
     let items: Vec<Value> = groups
         .iter()
         .map(|group| {

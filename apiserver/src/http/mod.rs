@@ -52,12 +52,10 @@ pub struct VersionInfo {
 /// An API server over the objects of a scheme.
 pub struct ApiServer<H: 'static, B> {
     objects: Objects<H, B>,
-    resources: Vec<Served<H>>,
-    groups: Vec<Group>,
+    /// The resources served now; a request reads the catalog of when it came.
+    catalog: std::sync::RwLock<Arc<Catalog<H>>>,
     version: VersionInfo,
     body_limits: Limits,
-    /// The OpenAPI v3 documents, made on first request.
-    openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
     /// How long a watch may wait on a client that does not read.
     stalled_watch: Duration,
     /// Watches open now.
@@ -70,6 +68,35 @@ pub struct ApiServer<H: 'static, B> {
     wrap: Option<RouterWrap>,
     /// The request metrics, and `/metrics`, when asked for.
     metrics: Option<Arc<metrics::RequestMetrics>>,
+}
+
+/// The resources served at one time, with the discovery and OpenAPI documents made of them.
+struct Catalog<H: 'static> {
+    resources: Vec<Arc<Served<H>>>,
+    groups: Vec<Group>,
+    /// The OpenAPI v3 documents, made on first request.
+    openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
+}
+
+impl<H> Catalog<H> {
+    fn new(resources: Vec<Arc<Served<H>>>) -> Self {
+        Catalog {
+            groups: discovery::groups(&resources),
+            resources,
+            openapi: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn served(&self, group: &str, plural: &str) -> Option<&Arc<Served<H>>> {
+        self.resources
+            .iter()
+            .find(|s| s.config.group == group && s.plural == plural)
+    }
+
+    fn openapi_documents(&self, server_version: &str) -> &[(String, Vec<u8>)] {
+        self.openapi
+            .get_or_init(|| openapi::documents(&self.resources, &self.groups, server_version))
+    }
 }
 
 /// A function wrapping the API's routes in layers of the embedding server's.
@@ -105,17 +132,15 @@ where
 {
     /// Serves `resources` of the objects' scheme.
     pub fn new(objects: Objects<H, B>, resources: Vec<Served<H>>, version: VersionInfo) -> Self {
-        let groups = discovery::groups(&resources);
+        let resources = resources.into_iter().map(Arc::new).collect();
         ApiServer {
             objects,
-            resources,
-            groups,
+            catalog: std::sync::RwLock::new(Arc::new(Catalog::new(resources))),
             version,
             body_limits: Limits {
                 max_document_bytes: MAX_BODY_BYTES,
                 ..Limits::default()
             },
-            openapi: std::sync::OnceLock::new(),
             stalled_watch: STALLED_WATCH,
             watches: std::sync::atomic::AtomicUsize::new(0),
             written: written::SharedWritings::default(),
@@ -177,9 +202,32 @@ where
         &self.objects
     }
 
-    /// The served resources.
-    pub fn resources(&self) -> &[Served<H>] {
-        &self.resources
+    /// The resources served now.
+    pub fn resources(&self) -> Vec<Arc<Served<H>>> {
+        self.catalog().resources.clone()
+    }
+
+    /// The resource `plural` of `group`, if served now.
+    pub fn resource(&self, group: &str, plural: &str) -> Option<Arc<Served<H>>> {
+        self.catalog().served(group, plural).cloned()
+    }
+
+    /// Serves `resources` from now on, in place of those served so far: requests under way
+    /// finish with the resources they started with (kube-apiserver's handling of
+    /// CustomResourceDefinitions that come, change and go).
+    pub fn set_resources(&self, resources: Vec<Arc<Served<H>>>) {
+        let catalog = Arc::new(Catalog::new(resources));
+        match self.catalog.write() {
+            Ok(mut current) => *current = catalog,
+            Err(poisoned) => *poisoned.into_inner() = catalog,
+        }
+    }
+
+    fn catalog(&self) -> Arc<Catalog<H>> {
+        match self.catalog.read() {
+            Ok(catalog) => catalog.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// The router of the API, for tests and for embedding in another server.
@@ -274,18 +322,6 @@ where
         )
         .await;
         Ok(())
-    }
-
-    fn openapi_documents(&self) -> &[(String, Vec<u8>)] {
-        self.openapi.get_or_init(|| {
-            openapi::documents(&self.resources, &self.groups, &self.version.git_version)
-        })
-    }
-
-    fn served(&self, group: &str, plural: &str) -> Option<&Served<H>> {
-        self.resources
-            .iter()
-            .find(|s| s.config.group == group && s.plural == plural)
     }
 }
 
@@ -486,6 +522,7 @@ where
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let is_get = request.method() == Method::GET;
+    let catalog = server.catalog();
     match segments.as_slice() {
         ["version"] if is_get => Ok(json_response(
             200,
@@ -510,12 +547,12 @@ where
         ["apis"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
-                &discovery::aggregated(&server.resources, &server.groups, version),
+                &discovery::aggregated(&catalog.resources, &catalog.groups, version),
             )),
-            _ => Ok(json_response(200, &discovery::group_list(&server.groups))),
+            _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
         },
         ["apis", group] if is_get => {
-            let group = server
+            let group = catalog
                 .groups
                 .iter()
                 .find(|g| g.name == *group)
@@ -523,33 +560,33 @@ where
             Ok(json_response(200, &discovery::group_document(group)))
         }
         ["apis", group, version] if is_get => {
-            if !server
+            if !catalog
                 .groups
                 .iter()
-                .any(|g| g.name == *group && g.versions.contains(version))
+                .any(|g| g.name == *group && g.versions.iter().any(|v| v == version))
             {
                 return Err(ApiError::no_route());
             }
             Ok(json_response(
                 200,
-                &discovery::resource_list(&server.resources, group, version),
+                &discovery::resource_list(&catalog.resources, group, version),
             ))
         }
         ["openapi", "v3"] if is_get => Ok(json_response(
             200,
-            &openapi::index(server.openapi_documents()),
+            &openapi::index(catalog.openapi_documents(&server.version.git_version)),
         )),
         ["openapi", "v3", "apis", group, version] if is_get => {
             let wanted = format!("{group}/{version}");
-            let (_, document) = server
-                .openapi_documents()
+            let (_, document) = catalog
+                .openapi_documents(&server.version.git_version)
                 .iter()
                 .find(|(group_version, _)| *group_version == wanted)
                 .ok_or_else(ApiError::no_route)?;
             Ok(respond(200, media::JSON, document.clone()))
         }
         ["apis", group, version, rest @ ..] => {
-            let target = rest::Target::parse(server, group, version, rest)?;
+            let target = rest::Target::parse(&catalog, group, version, rest)?;
             rest::serve(server, target, request).await
         }
         [

@@ -33,7 +33,7 @@ fn hex_upper(bytes: &[u8]) -> String {
 
 /// The document of every group-version of `groups`, as (`group/version`, JSON bytes).
 pub fn documents<H>(
-    resources: &[Served<H>],
+    resources: &[std::sync::Arc<Served<H>>],
     groups: &[Group],
     server_version: &str,
 ) -> Vec<(String, Vec<u8>)> {
@@ -50,7 +50,12 @@ pub fn documents<H>(
     documents
 }
 
-fn document<H>(resources: &[Served<H>], group: &str, version: &str, server_version: &str) -> Value {
+fn document<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    group: &str,
+    version: &str,
+    server_version: &str,
+) -> Value {
     let mut paths = Map::new();
     let mut schemas = Map::new();
     for served in resources.iter().filter(|s| s.config.group == group) {

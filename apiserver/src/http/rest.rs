@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Codec, Document, Encoding, ReadError};
+use apfkit_runtime::scheme::{Document, Encoding, ReadError};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{Method, header};
@@ -18,34 +18,34 @@ use super::written::Writing;
 use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
 use crate::error::ApiError;
 use crate::objects::{ListRequest, Listed, Place, Preconditions, UpdateKind};
-use crate::resource::Served;
+use crate::resource::{Served, VersionCodec};
 use crate::storage::{Backend, KeyValue};
 
 /// What a resource request is about.
-pub(super) struct Target<'s, H: 'static> {
-    pub(super) served: &'s Served<H>,
-    /// The codec of the URL's version.
-    pub(super) codec: &'static Codec<H>,
+pub(super) struct Target<H: 'static> {
+    pub(super) served: Arc<Served<H>>,
+    /// The index of the URL's version in the resource's versions.
+    pub(super) version: usize,
     pub(super) namespace: Option<String>,
     pub(super) name: Option<String>,
     pub(super) status: bool,
 }
 
-impl<'s, H> Target<'s, H>
+impl<H> Target<H>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
     /// Parses `<plural>[/<name>[/status]]` or `namespaces/<ns>/<plural>[/...]` under
     /// `/apis/<group>/<version>`.
-    pub(super) fn parse<B: Backend + 'static>(
-        server: &'s ApiServer<H, B>,
+    pub(super) fn parse(
+        catalog: &super::Catalog<H>,
         group: &str,
         version: &str,
         rest: &[&str],
     ) -> Result<Self, ApiError> {
         let (namespace, plural, tail) = match rest {
             ["namespaces", namespace, plural, tail @ ..]
-                if server
+                if catalog
                     .served(group, plural)
                     .is_some_and(|s| s.config.namespaced) =>
             {
@@ -54,10 +54,15 @@ where
             [plural, tail @ ..] => (None, *plural, tail),
             [] => return Err(ApiError::no_route()),
         };
-        let served = server
+        let served = catalog
             .served(group, plural)
+            .cloned()
             .ok_or_else(ApiError::no_route)?;
-        let codec = served.version(version).ok_or_else(ApiError::no_route)?;
+        let version = served
+            .versions
+            .iter()
+            .position(|c| c.version() == version)
+            .ok_or_else(ApiError::no_route)?;
         let (name, status) = match tail {
             [] => (None, false),
             [name] => (Some((*name).to_owned()), false),
@@ -72,11 +77,18 @@ where
         }
         Ok(Target {
             served,
-            codec,
+            version,
             namespace,
             name,
             status,
         })
+    }
+}
+
+impl<H> Target<H> {
+    /// The codec of the URL's version.
+    pub(super) fn codec(&self) -> &dyn VersionCodec<H> {
+        &*self.served.versions[self.version]
     }
 
     fn place(&self) -> Place<'_> {
@@ -90,7 +102,7 @@ where
 /// Serves one resource request.
 pub(super) async fn serve<H, B>(
     server: &Arc<ApiServer<H, B>>,
-    target: Target<'_, H>,
+    target: Target<H>,
     request: Request,
 ) -> Result<Response, ApiError>
 where
@@ -103,7 +115,7 @@ where
     let user_agent = header_text(&request, header::USER_AGENT);
     let method = request.method().clone();
     let reads = method == Method::GET;
-    let protobuf = server.objects.scheme().writes_protobuf();
+    let protobuf = server.objects.wire().writes_protobuf() && target.served.protobuf();
     let (format, table) = match media::negotiate(accept.as_deref(), reads, false, protobuf)? {
         Wanted::Object(format) => (format, None),
         Wanted::Table(format) => (format, Some(query.include_object)),
@@ -149,7 +161,7 @@ where
 
 /// A write's request: what it is about and its body.
 struct Write<'a, H: 'static> {
-    target: &'a Target<'a, H>,
+    target: &'a Target<H>,
     query: &'a Query,
     content_type: Option<&'a str>,
     user_agent: Option<&'a str>,
@@ -251,15 +263,15 @@ pub(super) async fn drain(body: axum::body::Body) {
 }
 
 /// An object in the URL's version, written as `format` asks.
-fn encode<H>(codec: &Codec<H>, object: H, format: Format) -> Result<Vec<u8>, ApiError> {
+fn encode<H>(codec: &dyn VersionCodec<H>, object: H, format: Format) -> Result<Vec<u8>, ApiError> {
     codec
-        .encode_to(object, format.encoding(), 0, &mut Vec::new())
+        .encode_to(object, format.encoding(), &mut Vec::new())
         .map_err(ApiError::internal)
 }
 
 fn object_response<H>(
     code: u16,
-    codec: &Codec<H>,
+    codec: &dyn VersionCodec<H>,
     object: H,
     format: Format,
     warnings: &[String],
@@ -273,7 +285,7 @@ fn object_response<H>(
 
 async fn get<H, B>(
     server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     format: Format,
     table: Option<IncludeObject>,
 ) -> Result<Response, ApiError>
@@ -283,10 +295,10 @@ where
 {
     let kv = server
         .objects
-        .get_stored(target.served, target.place())
+        .get_stored(&target.served, target.place())
         .await?;
     if let Some(include) = table {
-        let object = server.objects.decode_kept(target.served, &kv)?;
+        let object = server.objects.decode_kept(&target.served, &kv)?;
         let metadata = serde_json::json!({
             "resourceVersion": object.metadata().resource_version,
         });
@@ -295,15 +307,15 @@ where
     }
     // Written once per revision, version and format, for every GET that asks alike.
     let how = (
-        std::ptr::from_ref(target.codec) as usize,
+        target.served.codec_id(target.version),
         format,
         Writing::Object,
     );
     let body = server
         .written
         .get_or_write(&kv.key, kv.mod_revision, how, || {
-            let object = server.objects.decode_kept(target.served, &kv)?;
-            Ok(Bytes::from(encode(target.codec, object, format)?))
+            let object = server.objects.decode_kept(&target.served, &kv)?;
+            Ok(Bytes::from(encode(target.codec(), object, format)?))
         })?;
     Ok(respond(200, content_type(format), body))
 }
@@ -321,7 +333,7 @@ fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError> {
 /// A `Table` of `objects` with the resource's printer (or the default columns), rows in the
 /// printer's order, each row carrying what `includeObject` asks for.
 pub(super) fn table_of<H: Object + Clone>(
-    target: &Target<'_, H>,
+    target: &Target<H>,
     objects: Vec<H>,
     include: IncludeObject,
     metadata: Value,
@@ -329,7 +341,7 @@ pub(super) fn table_of<H: Object + Clone>(
     let printer = target.served.config.printer;
     let printed_in = printer
         .and_then(|p| target.served.version(p.version))
-        .unwrap_or(target.codec);
+        .unwrap_or(target.codec());
     let mut printed = Vec::with_capacity(objects.len());
     for object in objects {
         let value = printed_in
@@ -358,7 +370,7 @@ pub(super) fn table_of<H: Object + Clone>(
             }
             IncludeObject::Object => {
                 row["object"] = target
-                    .codec
+                    .codec()
                     .encode(object, &mut Vec::new())
                     .map_err(ApiError::internal)?;
             }
@@ -377,7 +389,7 @@ pub(super) fn table_of<H: Object + Clone>(
 
 async fn list<H, B>(
     server: &Arc<ApiServer<H, B>>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: &Query,
     format: Format,
     table: Option<IncludeObject>,
@@ -391,7 +403,7 @@ where
     let page = server
         .objects
         .list(
-            target.served,
+            &target.served,
             &ListRequest {
                 namespace: target.namespace.as_deref(),
                 start,
@@ -428,10 +440,10 @@ where
         return Ok(respond(200, content_type(format), written(&table, format)?));
     }
     let items = selected_items
-        .map(|object| encode(target.codec, object, Format::Json))
+        .map(|object| encode(target.codec(), object, Format::Json))
         .collect::<Result<Vec<_>, _>>()?;
     let body = list_body(
-        server.objects.scheme(),
+        server.objects.wire(),
         target,
         Value::Object(metadata),
         &items,
@@ -500,7 +512,7 @@ const STREAM_CHUNK: usize = 100;
 /// error cuts the body short, which clients see as a broken list.
 async fn stream_list<H, B>(
     server: &Arc<ApiServer<H, B>>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: &Query,
 ) -> Result<Response, ApiError>
 where
@@ -512,23 +524,19 @@ where
     let first = server
         .objects
         .list_stored(
-            target.served,
+            &target.served,
             &stream_page(target.namespace.as_deref(), start, revision, limit, 0),
         )
         .await
         .map_err(|error| continue_expired(error, query))?;
-    let served = server
-        .resources
-        .iter()
-        .position(|s| std::ptr::eq(s, target.served))
-        .unwrap_or_default();
     let revision = first.revision;
     let (pages, mut read) = tokio::sync::mpsc::channel::<Listed<KeyValue>>(1);
     let reader = {
         let server = server.clone();
         let namespace = target.namespace.clone();
+        let served = target.served.clone();
         tokio::spawn(async move {
-            let served = &server.resources[served];
+            let served = &served;
             let mut listed = first.items.len();
             let mut next = first.next.clone();
             if pages.send(first).await.is_err() {
@@ -550,12 +558,13 @@ where
             }
         })
     };
-    let codec = target.codec;
+    let (served, version) = (target.served.clone(), target.version);
     let query = query.clone();
     let server = server.clone();
     let (chunks, body) = tokio::sync::mpsc::channel::<Result<Bytes, std::convert::Infallible>>(4);
     tokio::spawn(async move {
-        let served = &server.resources[served];
+        let served = &served;
+        let codec = &*served.versions[version];
         let filtered = !query.labels.is_empty() || query.fields != Default::default();
         let mut head = Vec::new();
         head.extend_from_slice(b"{\"kind\":");
@@ -656,8 +665,8 @@ pub(super) fn selected<H: Object>(query: &Query, object: &H) -> bool {
 
 /// A `<Kind>List` around items already written as compact JSON.
 fn list_body<H>(
-    scheme: &apfkit_runtime::scheme::Scheme<H>,
-    target: &Target<'_, H>,
+    scheme: &apfkit_runtime::scheme::Scheme<()>,
+    target: &Target<H>,
     metadata: Value,
     items: &[Vec<u8>],
     format: Format,
@@ -666,7 +675,7 @@ fn list_body<H>(
     body.extend_from_slice(b"{\"kind\":");
     serde_json::to_writer(&mut body, &target.served.list_kind()).map_err(ApiError::internal)?;
     body.extend_from_slice(b",\"apiVersion\":");
-    serde_json::to_writer(&mut body, &target.codec.api_version()).map_err(ApiError::internal)?;
+    serde_json::to_writer(&mut body, &target.codec().api_version()).map_err(ApiError::internal)?;
     body.extend_from_slice(b",\"metadata\":");
     serde_json::to_writer(&mut body, &metadata).map_err(ApiError::internal)?;
     body.extend_from_slice(b",\"items\":[");
@@ -706,6 +715,9 @@ where
 {
     let (target, query, body) = (write.target, write.query, write.body);
     let format = media::body_format(write.content_type)?;
+    if format == Format::Protobuf && !target.served.protobuf() {
+        return Err(ApiError::unsupported_media_type(format.media_type()));
+    }
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let looks_right = match format {
         Format::Json => start.is_some_and(|i| body[i] == b'{'),
@@ -721,7 +733,7 @@ where
     let mut documents = Vec::new();
     server
         .objects
-        .scheme()
+        .wire()
         .read_values(body, &server.body_limits, |document| {
             documents.push(document);
             Ok::<(), ReadError>(())
@@ -738,7 +750,7 @@ where
 
 /// A read document as the URL's kind; see [`decode_body`].
 fn decode_document<H>(
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: &Query,
     document: Document,
 ) -> Result<(H, Vec<String>), ApiError>
@@ -749,7 +761,7 @@ where
     let Value::Object(map) = &mut value else {
         return Err(ApiError::bad_request("the body is not an object"));
     };
-    let expected_version = target.codec.api_version();
+    let expected_version = target.codec().api_version();
     match map.get("apiVersion") {
         None => {
             map.insert("apiVersion".into(), expected_version.clone().into());
@@ -767,16 +779,16 @@ where
     }
     match map.get("kind") {
         None => {
-            map.insert("kind".into(), target.codec.kind.into());
+            map.insert("kind".into(), target.codec().kind().into());
         }
-        Some(Value::String(k)) if k == target.codec.kind => {}
+        Some(Value::String(k)) if k == target.codec().kind() => {}
         Some(other) => {
             let found = other
                 .as_str()
                 .map_or_else(|| other.to_string(), str::to_owned);
             return Err(ApiError::bad_request(format!(
                 "the kind in the data ({found}) does not match the expected kind ({})",
-                target.codec.kind
+                target.codec().kind()
             )));
         }
     }
@@ -784,7 +796,7 @@ where
     let reported = document.reported_fields(unknown).map_err(bad_decode)?;
     let mut warnings = Vec::new();
     let object = target
-        .codec
+        .codec()
         .decode(&value, unknown, &mut warnings)
         .map_err(bad_decode)?;
     let mut texts: Vec<String> = reported.iter().map(ToString::to_string).collect();
@@ -815,8 +827,14 @@ where
     let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "CreateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
-    let object =
-        crate::fields::record_update(target.served, target.codec, false, None, object, &manager)?;
+    let object = crate::fields::record_update(
+        &target.served,
+        target.codec(),
+        false,
+        None,
+        object,
+        &manager,
+    )?;
     let namespace = target.namespace.as_deref();
     if target.served.config.namespaced
         && let Some(given) = object.metadata().namespace.as_deref()
@@ -831,14 +849,14 @@ where
     let written = server
         .objects
         .create(
-            target.served,
+            &target.served,
             namespace,
             object,
-            &target.codec.api_version(),
+            &target.codec().api_version(),
             query.dry_run,
         )
         .await?;
-    object_response(201, target.codec, written.object, format, &warnings)
+    object_response(201, target.codec(), written.object, format, &warnings)
 }
 
 async fn update<H, B>(server: &ApiServer<H, B>, write: &Write<'_, H>) -> Result<Response, ApiError>
@@ -850,7 +868,7 @@ where
     let manager = writer_of(write, "UpdateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
     let written = replace(server, target, query, object, Some(&manager)).await?;
-    object_response(200, target.codec, written.object, format, &warnings)
+    object_response(200, target.codec(), written.object, format, &warnings)
 }
 
 /// How many times a patch is tried again when the object changed under it, as
@@ -867,10 +885,7 @@ enum PatchType {
     Apply,
 }
 
-fn patch_type<H>(
-    target: &Target<'_, H>,
-    content_type: Option<&str>,
-) -> Result<PatchType, ApiError> {
+fn patch_type<H>(target: &Target<H>, content_type: Option<&str>) -> Result<PatchType, ApiError> {
     let content_type = content_type.unwrap_or_default();
     let essence = content_type.split(';').next().unwrap_or_default().trim();
     match essence {
@@ -925,16 +940,16 @@ where
     let schema = match kind {
         PatchType::Strategic => config
             .schema
-            .and_then(|f| f(&config.group, target.codec.version, &config.kind)),
+            .and_then(|f| f(&config.group, target.codec().version(), &config.kind)),
         _ => None,
     };
     let mut tries = 0;
     loop {
         tries += 1;
-        let current = server.objects.get(target.served, place).await?;
+        let current = server.objects.get(&target.served, place).await?;
         let current_version = current.metadata().resource_version.clone();
         let mut document = target
-            .codec
+            .codec()
             .encode(current, &mut Vec::new())
             .map_err(ApiError::internal)?;
         let applied = match kind {
@@ -958,7 +973,7 @@ where
         let (object, warnings) = decode_document(target, query, made_here(document))?;
         match replace(server, target, query, object, Some(&manager)).await {
             Ok(written) => {
-                return object_response(200, target.codec, written.object, format, &warnings);
+                return object_response(200, target.codec(), written.object, format, &warnings);
             }
             Err(error) if error.code == 409 && !names_version && tries < PATCH_RETRIES => {}
             Err(error) => return Err(error),
@@ -970,7 +985,7 @@ where
 /// name and namespace are checked against the URL's.
 async fn replace<H, B>(
     server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: &Query,
     object: H,
     manager: Option<&str>,
@@ -989,16 +1004,16 @@ where
     server
         .objects
         .update_with(
-            target.served,
+            &target.served,
             place,
             object,
-            &target.codec.api_version(),
+            &target.codec().api_version(),
             kind,
             query.dry_run,
             |live, new| match manager {
                 Some(manager) => crate::fields::record_update(
-                    target.served,
-                    target.codec,
+                    &target.served,
+                    target.codec(),
                     target.status,
                     Some(live),
                     new,
@@ -1013,7 +1028,7 @@ where
 /// Checks that an object written to a named URL has the URL's name, and its namespace when
 /// it names one.
 fn check_place<H: Object + Clone + Send + Sync>(
-    target: &Target<'_, H>,
+    target: &Target<H>,
     object: &H,
 ) -> Result<(), ApiError> {
     let place = target.place();
@@ -1063,7 +1078,7 @@ where
     let mut documents = Vec::new();
     server
         .objects
-        .scheme()
+        .wire()
         .read_values(write.body, &server.body_limits, |document| {
             documents.push(document);
             Ok::<(), ReadError>(())
@@ -1090,14 +1105,14 @@ where
     let mut tries = 0;
     loop {
         tries += 1;
-        let current = match server.objects.get(target.served, place).await {
+        let current = match server.objects.get(&target.served, place).await {
             Ok(current) => Some(current),
             Err(error) if error.code == 404 && !target.status => None,
             Err(error) => return Err(error),
         };
         let applied = crate::fields::apply(
-            target.served,
-            target.codec,
+            &target.served,
+            target.codec(),
             target.status,
             current.as_ref(),
             &config.value,
@@ -1113,10 +1128,10 @@ where
                 server
                     .objects
                     .create(
-                        target.served,
+                        &target.served,
                         namespace,
                         object,
-                        &target.codec.api_version(),
+                        &target.codec().api_version(),
                         query.dry_run,
                     )
                     .await
@@ -1128,7 +1143,7 @@ where
         };
         match written {
             Ok((code, written)) => {
-                return object_response(code, target.codec, written.object, format, &warnings);
+                return object_response(code, target.codec(), written.object, format, &warnings);
             }
             // Created or changed meanwhile: apply again to what is stored now.
             Err(error) if error.code == 409 && error.causes.is_empty() && tries < PATCH_RETRIES => {
@@ -1176,7 +1191,7 @@ fn deleted_status<H: Object>(served: &Served<H>, object: &H) -> Value {
 
 async fn delete<H, B>(
     server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: &Query,
     body: &[u8],
 ) -> Result<Response, ApiError>
@@ -1187,17 +1202,22 @@ where
     let preconditions = preconditions(body)?;
     let object = server
         .objects
-        .delete(target.served, target.place(), &preconditions, query.dry_run)
+        .delete(
+            &target.served,
+            target.place(),
+            &preconditions,
+            query.dry_run,
+        )
         .await?;
     Ok(super::json_response(
         200,
-        &deleted_status(target.served, &object),
+        &deleted_status(&target.served, &object),
     ))
 }
 
 async fn delete_collection<H, B>(
     server: &ApiServer<H, B>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: &Query,
     format: Format,
 ) -> Result<Response, ApiError>
@@ -1208,7 +1228,7 @@ where
     let page = server
         .objects
         .list(
-            target.served,
+            &target.served,
             &ListRequest {
                 namespace: target.namespace.as_deref(),
                 ..ListRequest::default()
@@ -1224,21 +1244,21 @@ where
         match server
             .objects
             .delete(
-                target.served,
+                &target.served,
                 place,
                 &Preconditions::default(),
                 query.dry_run,
             )
             .await
         {
-            Ok(object) => deleted.push(encode(target.codec, object, Format::Json)?),
+            Ok(object) => deleted.push(encode(target.codec(), object, Format::Json)?),
             // Deleted by someone else meanwhile.
             Err(error) if error.code == 404 => {}
             Err(error) => return Err(error),
         }
     }
     let metadata = serde_json::json!({"resourceVersion": page.revision.to_string()});
-    let body = list_body(server.objects.scheme(), target, metadata, &deleted, format)?;
+    let body = list_body(server.objects.wire(), target, metadata, &deleted, format)?;
     Ok(respond(200, content_type(format), body))
 }
 

@@ -37,7 +37,7 @@ const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Starts a watch and answers its stream.
 pub(super) async fn watch<H, B>(
     server: Arc<ApiServer<H, B>>,
-    target: &Target<'_, H>,
+    target: &Target<H>,
     query: Query,
     format: Format,
     table: Option<IncludeObject>,
@@ -46,33 +46,31 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
-    let served = resource_index(&server, target.served);
-    let codec = target.codec;
+    let (served, version) = (target.served.clone(), target.version);
     let target_namespace = target.namespace.clone();
     let namespace = target.namespace.clone();
     let (frames, receiver) = mpsc::channel::<Frame>(FRAMES_AHEAD);
     let (last_frame, last) = oneshot::channel::<Bytes>();
     tokio::spawn(async move {
         let _open = OpenWatch::count(&server.watches);
-        let served = &server.resources[served];
         let mut stream = Stream {
             frames,
             target: Target {
-                served,
-                codec,
+                served: served.clone(),
+                version,
                 namespace: target_namespace,
                 name: None,
                 status: false,
             },
             format,
             table,
-            scheme: server.objects.scheme(),
+            scheme: server.objects.wire(),
             stalled: server.stalled_watch,
             sent: HashSet::new(),
             last: Revision(0),
         };
         match stream
-            .events(&server, served, namespace.as_deref(), &query)
+            .events(&server, &served, namespace.as_deref(), &query)
             .await
         {
             Ok(()) | Err(Stop::Client) => {}
@@ -110,28 +108,20 @@ impl Drop for OpenWatch<'_> {
     }
 }
 
-fn resource_index<H, B>(server: &ApiServer<H, B>, served: &Served<H>) -> usize {
-    server
-        .resources
-        .iter()
-        .position(|s| std::ptr::eq(s, served))
-        .unwrap_or_default()
-}
-
 /// One event of the body stream, which never fails once started.
 type Frame = Result<Bytes, std::convert::Infallible>;
 
 struct Stream<'s, H: 'static> {
     frames: mpsc::Sender<Frame>,
     /// The resource and version watched.
-    target: Target<'s, H>,
+    target: Target<H>,
     format: Format,
     /// Events as one-row tables, with what each row carries of its object.
     table: Option<IncludeObject>,
     /// How long a written event may stay unread.
     stalled: Duration,
     /// The scheme, which writes bookmarks in protobuf.
-    scheme: &'static apfkit_runtime::scheme::Scheme<H>,
+    scheme: &'s apfkit_runtime::scheme::Scheme<()>,
     /// Keys of the objects sent as matching the selectors, to send `DELETED` when they stop.
     sent: HashSet<(Option<String>, String)>,
     /// The newest revision sent.
@@ -192,7 +182,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                                 event.key(),
                                 event.revision(),
                                 (
-                                    std::ptr::from_ref(self.target.codec) as usize,
+                                    self.target.served.codec_id(self.target.version),
                                     self.format,
                                     Writing::WatchEvent,
                                 ),
@@ -303,8 +293,8 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             }
             None => self
                 .target
-                .codec
-                .encode_to(object, self.format.encoding(), 0, &mut Vec::new())
+                .codec()
+                .encode_to(object, self.format.encoding(), &mut Vec::new())
                 .map_err(ApiError::internal)?,
         };
         self.frame(kind, &object).await
@@ -325,16 +315,16 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         };
         let object = self
             .target
-            .codec
-            .encode_to(object, self.format.encoding(), 0, &mut Vec::new())
+            .codec()
+            .encode_to(object, self.format.encoding(), &mut Vec::new())
             .map_err(ApiError::internal)?;
         Ok(Bytes::from(self.frame_bytes(kind, &object)))
     }
 
     async fn bookmark(&mut self) -> Result<(), Stop> {
         let object = serde_json::json!({
-            "kind": self.target.codec.kind,
-            "apiVersion": self.target.codec.api_version(),
+            "kind": self.target.codec().kind(),
+            "apiVersion": self.target.codec().api_version(),
             "metadata": {"resourceVersion": self.last.to_string()},
         });
         let object = match self.format {

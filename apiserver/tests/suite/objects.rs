@@ -53,7 +53,7 @@ fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
 
 fn objects() -> Objects<HubObject, MemoryBackend> {
     Objects::new(
-        &SCHEME,
+        SCHEME.formats(),
         MemoryBackend::default(),
         "/registry",
         Limits::default(),

@@ -93,7 +93,7 @@ pub async fn start_layered<B: Backend + 'static>(
     let dir = tempfile::tempdir().expect("a temporary directory");
     let credentials = tls::ensure(dir.path(), &[]).expect("credentials");
     let objects = Objects::new(
-        &SCHEME,
+        SCHEME.formats(),
         backend,
         "/registry",
         Limits::default(),

@@ -2,9 +2,11 @@
 //! computed offline with the server's own field manager.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use apfkit_apiserver::fields::{ApplyRequest, KindVersions, apply_values};
-use apfkit_conversion::scheme::{Codec, SCHEME, UnknownFields};
+use apfkit_apiserver::resource::{SchemeVersion, SharedVersion};
+use apfkit_conversion::scheme::{Codec, HubObject, SCHEME, UnknownFields};
 use apfkit_fieldmanager::schema::Schema;
 use apfkit_types::json_schema::{self, Variant};
 use clap::Args;
@@ -112,14 +114,14 @@ fn codec_of(location: &Location, value: &Value) -> Result<&'static Codec, Failur
 
 /// The codecs and merge rules of every version of `codec`'s kind.
 struct Kind {
-    codecs: Vec<&'static Codec>,
+    codecs: Vec<SharedVersion<HubObject>>,
     schemas: BTreeMap<String, Schema>,
     has_status: bool,
 }
 
 impl Kind {
     fn of(codec: &Codec) -> Kind {
-        let codecs: Vec<_> = SCHEME
+        let codecs: Vec<&'static Codec> = SCHEME
             .codecs()
             .iter()
             .filter(|c| c.group == codec.group && c.kind == codec.kind)
@@ -138,7 +140,10 @@ impl Kind {
             })
             .collect();
         Kind {
-            codecs,
+            codecs: codecs
+                .into_iter()
+                .map(|c| Arc::new(SchemeVersion::new(c, &SCHEME)) as SharedVersion<HubObject>)
+                .collect(),
             schemas,
             has_status,
         }
@@ -188,7 +193,7 @@ pub fn run(args: ApplyArgs) -> Result<(), Failure> {
                 has_status: kind.has_status,
             };
             let request = ApplyRequest {
-                codec,
+                codec: &SchemeVersion::new(codec, &SCHEME),
                 status: false,
                 manager: &args.field_manager,
                 force: args.force_conflicts,

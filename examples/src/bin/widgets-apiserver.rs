@@ -79,7 +79,7 @@ async fn serve(args: &Args) -> Result<(), String> {
     // Widgets are checked as kube-apiserver checks custom resources: the CRD's schema, list
     // types and CEL rules, in the version of the request.
     let objects = Objects::new(
-        &SCHEME,
+        SCHEME.formats(),
         backend,
         "/registry",
         Limits::default(),

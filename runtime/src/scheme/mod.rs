@@ -111,6 +111,11 @@ impl<H> Scheme<H> {
         self.formats.is_some()
     }
 
+    /// The API's own formats (protobuf, kube-apiserver's JSON of lists), if the scheme has them.
+    pub fn formats(&self) -> Option<&'static Formats> {
+        self.formats
+    }
+
     /// Every codec, in the registry's order.
     pub fn codecs(&self) -> &'static [Codec<H>] {
         self.codecs

@@ -34,14 +34,14 @@ pub async fn ensure_once<B: Backend + 'static>(
     for change in ensure(&levels, &schemas, suggested) {
         let (kind, name) = match &change {
             Change::Create(object) | Change::Update(object) => (
-                object.kind(),
+                object.kind().to_owned(),
                 object.metadata().name.clone().unwrap_or_default(),
             ),
-            Change::Delete { kind, name } => (*kind, name.clone()),
+            Change::Delete { kind, name } => ((*kind).to_owned(), name.clone()),
         };
         let Some(served) = server
             .resources()
-            .iter()
+            .into_iter()
             .find(|s| s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == kind)
         else {
             continue;
@@ -54,17 +54,24 @@ pub async fn ensure_once<B: Backend + 'static>(
         let written = match change {
             Change::Create(object) => server
                 .objects()
-                .create(served, None, object, &api_version, false)
+                .create(&served, None, object, &api_version, false)
                 .await
                 .map(drop),
             Change::Update(object) => server
                 .objects()
-                .update(served, place, object, &api_version, UpdateKind::Main, false)
+                .update(
+                    &served,
+                    place,
+                    object,
+                    &api_version,
+                    UpdateKind::Main,
+                    false,
+                )
                 .await
                 .map(drop),
             Change::Delete { .. } => server
                 .objects()
-                .delete(served, place, &Preconditions::default(), false)
+                .delete(&served, place, &Preconditions::default(), false)
                 .await
                 .map(drop),
         };

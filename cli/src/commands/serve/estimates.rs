@@ -52,7 +52,7 @@ impl ObjectStats {
             };
             let (mut count, mut bytes) = (0i64, 0i64);
             let counted = loop {
-                match server.objects().list_stored(served, &request).await {
+                match server.objects().list_stored(&served, &request).await {
                     Ok(page) => {
                         count += page.items.len() as i64;
                         bytes += page

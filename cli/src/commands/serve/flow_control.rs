@@ -45,7 +45,7 @@ pub async fn stored_objects<B: Backend + 'static>(
         };
         let listed = server
             .objects()
-            .list(served, &request)
+            .list(&served, &request)
             .await
             .map_err(|e| Failure::Invalid(format!("reading the APF configuration: {e}")))?;
         read_at = Some(read_at.map_or(listed.revision, |r| r.min(listed.revision)));
@@ -91,7 +91,7 @@ pub async fn configure_and_mark_dangling<B: Backend + 'static>(
     limit: i32,
 ) -> Result<(Configuration, Revision), Failure> {
     let (config, mut read_at, schemas) = stored(server, limit).await?;
-    let Some(served) = server.resources().iter().find(|s| {
+    let Some(served) = server.resources().into_iter().find(|s| {
         s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == "FlowSchema"
     }) else {
         return Ok((config, read_at));
@@ -141,7 +141,7 @@ pub async fn configure_and_mark_dangling<B: Backend + 'static>(
         match server
             .objects()
             .update(
-                served,
+                &served,
                 place,
                 HubObject::FlowSchema(object),
                 &served.storage.api_version(),

@@ -219,7 +219,7 @@ fn validate(object: &HubObject, old: Option<&HubObject>, api_version: &str) -> V
 
 async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(), Failure> {
     let objects = Objects::new(
-        &SCHEME,
+        SCHEME.formats(),
         backend,
         &args.etcd_prefix,
         Limits::default(),
