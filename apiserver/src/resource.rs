@@ -18,7 +18,7 @@ pub enum StorageEncoding {
 }
 
 /// How to serve one resource of a scheme: what the scheme's codecs do not say.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ResourceConfig {
     /// API group.
     pub group: String,
@@ -55,8 +55,25 @@ pub struct ResourceConfig {
     pub schema: Option<SchemaFn>,
 }
 
+impl std::fmt::Debug for ResourceConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceConfig")
+            .field("group", &self.group)
+            .field("kind", &self.kind)
+            .field("namespaced", &self.namespaced)
+            .field("status", &self.status)
+            .field("storage_version", &self.storage_version)
+            .field("storage_encoding", &self.storage_encoding)
+            .field("key_path", &self.key_path)
+            .field("printer", &self.printer)
+            .field("schema", &self.schema.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The JSON Schema of `kind` in `group`/`version`, if known: (group, version, kind).
-pub type SchemaFn = fn(&str, &str, &str) -> Option<serde_json::Value>;
+pub type SchemaFn =
+    std::sync::Arc<dyn Fn(&str, &str, &str) -> Option<serde_json::Value> + Send + Sync>;
 
 /// One served version of a kind: how the server takes its objects to the hub object `H` and
 /// back. A generated scheme's codecs serve through [`SchemeVersion`]; kinds known only at run
@@ -364,6 +381,7 @@ impl<H> Served<H> {
                     let schema = self
                         .config
                         .schema
+                        .as_ref()
                         .and_then(|f| f(&self.config.group, codec.version(), &self.config.kind))
                         .map_or_else(apfkit_fieldmanager::schema::Schema::deduced, |json| {
                             apfkit_fieldmanager::schema::Schema::compile(&json)

@@ -2,53 +2,67 @@
 //! defines, or kube-apiserver's default (name and creation time,
 //! `k8s.io/apiserver/pkg/registry/rest/table.go`).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 /// One column of a table.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Column {
     /// The header, such as `PriorityLevel`.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// `string`, `integer`, `number`, `boolean` or `date`.
-    pub type_name: &'static str,
+    pub type_name: Cow<'static, str>,
     /// `name` for the object's name column, otherwise empty.
-    pub format: &'static str,
+    pub format: Cow<'static, str>,
     /// What the column shows.
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
     /// 0 for the columns `kubectl get` shows, 1 and above for `-o wide`.
     pub priority: i32,
 }
 
 /// How a resource's objects are printed: the columns, the cells of an object given in
 /// `version`, and the order of a list's rows (the store's order when `None`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Printer {
     /// The version the cells read the object in.
-    pub version: &'static str,
+    pub version: Cow<'static, str>,
     /// The columns.
-    pub columns: &'static [Column],
+    pub columns: Cow<'static, [Column]>,
     /// The cells of an object, one per column.
-    pub cells: fn(&Value) -> Vec<Value>,
+    pub cells: Cells,
     /// The order of a list's rows.
     pub order: Option<fn(&Value, &Value) -> Ordering>,
+}
+
+/// The cells of an object, one per column.
+pub type Cells = Arc<dyn Fn(&Value) -> Vec<Value> + Send + Sync>;
+
+impl std::fmt::Debug for Printer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Printer")
+            .field("version", &self.version)
+            .field("columns", &self.columns)
+            .finish_non_exhaustive()
+    }
 }
 
 /// kube-apiserver's table for a resource without a printer.
 pub const DEFAULT_COLUMNS: &[Column] = &[
     Column {
-        name: "Name",
-        type_name: "string",
-        format: "name",
-        description: "The object's name.",
+        name: Cow::Borrowed("Name"),
+        type_name: Cow::Borrowed("string"),
+        format: Cow::Borrowed("name"),
+        description: Cow::Borrowed("The object's name."),
         priority: 0,
     },
     Column {
-        name: "Created At",
-        type_name: "date",
-        format: "",
-        description: "When the object was created.",
+        name: Cow::Borrowed("Created At"),
+        type_name: Cow::Borrowed("date"),
+        format: Cow::Borrowed(""),
+        description: Cow::Borrowed("When the object was created."),
         priority: 0,
     },
 ];

@@ -86,7 +86,7 @@ pub fn resources() -> Result<Vec<Served<HubObject>>, ResourceError> {
             strategic_merge: false,
             undeletable: Vec::new(),
             printer: None,
-            schema: Some(widget_schema),
+            schema: Some(std::sync::Arc::new(widget_schema)),
         };
         served.push(Served::new(&SCHEME, config)?);
     }

@@ -208,7 +208,12 @@ fn add_schema<H>(
     kind: &str,
 ) -> Value {
     let group = &served.config.group;
-    let Some(mut schema) = served.config.schema.and_then(|f| f(group, version, kind)) else {
+    let Some(mut schema) = served
+        .config
+        .schema
+        .as_ref()
+        .and_then(|f| f(group, version, kind))
+    else {
         return json!({"type": "object"});
     };
     let definitions = schema

@@ -338,9 +338,9 @@ pub(super) fn table_of<H: Object + Clone>(
     include: IncludeObject,
     metadata: Value,
 ) -> Result<Value, ApiError> {
-    let printer = target.served.config.printer;
+    let printer = target.served.config.printer.as_ref();
     let printed_in = printer
-        .and_then(|p| target.served.version(p.version))
+        .and_then(|p| target.served.version(&p.version))
         .unwrap_or(target.codec());
     let mut printed = Vec::with_capacity(objects.len());
     for object in objects {
@@ -377,7 +377,7 @@ pub(super) fn table_of<H: Object + Clone>(
         }
         rows.push(row);
     }
-    let columns = printer.map_or(crate::table::DEFAULT_COLUMNS, |p| p.columns);
+    let columns = printer.map_or(crate::table::DEFAULT_COLUMNS, |p| &p.columns);
     Ok(serde_json::json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
@@ -940,6 +940,7 @@ where
     let schema = match kind {
         PatchType::Strategic => config
             .schema
+            .as_ref()
             .and_then(|f| f(&config.group, target.codec().version(), &config.kind)),
         _ => None,
     };

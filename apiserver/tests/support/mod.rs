@@ -45,7 +45,7 @@ pub fn flow_schemas() -> Served<HubObject> {
             strategic_merge: true,
             undeletable: Vec::new(),
             printer: None,
-            schema: Some(kind_schema),
+            schema: Some(std::sync::Arc::new(kind_schema)),
         },
     )
     .expect("FlowSchema is served")

@@ -11,10 +11,23 @@ use crate::input;
 /// Reads and compiles every CustomResourceDefinition under `paths` (files or directories);
 /// other kinds there are skipped with a warning.
 pub fn load(paths: &[String]) -> Result<Vec<CustomResourceDefinition>, Failure> {
+    manifests(paths)?
+        .into_iter()
+        .map(|(location, manifest)| {
+            CustomResourceDefinition::from_value(&manifest)
+                .map_err(|err| Failure::at(&location, err.to_string()))
+        })
+        .collect()
+}
+
+/// Every CustomResourceDefinition document under `paths` (files or directories), as read,
+/// with where it was read; other kinds there are skipped with a warning. Nothing found is an
+/// error.
+pub fn manifests(paths: &[String]) -> Result<Vec<(Location, Value)>, Failure> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let mut definitions = Vec::new();
+    let mut manifests = Vec::new();
     for source in input::sources(paths)? {
         input::for_each_document(&source, |location, read| {
             let document = input::built(&location, read)?;
@@ -24,19 +37,17 @@ pub fn load(paths: &[String]) -> Result<Vec<CustomResourceDefinition>, Failure> 
                 crate::failure::warn(&location, "not a CustomResourceDefinition: skipped");
                 return Ok(());
             }
-            let definition = CustomResourceDefinition::from_value(&document.value)
-                .map_err(|err| Failure::at(&location, err.to_string()))?;
-            definitions.push(definition);
+            manifests.push((location, document.value));
             Ok(())
         })?;
     }
-    if definitions.is_empty() {
+    if manifests.is_empty() {
         return Err(Failure::Invalid(format!(
             "--crd {}: no CustomResourceDefinition found",
             paths.join(", ")
         )));
     }
-    Ok(definitions)
+    Ok(manifests)
 }
 
 /// A custom resource checked: its label (`Widget/name`) and error lines.

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::objects::{Place, Preconditions, UpdateKind};
 use apfkit_apiserver::storage::Backend;
-use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::bootstrap::{Change, ensure};
 use apfkit_runtime::Object as _;
 
@@ -27,7 +27,7 @@ const PERIOD: Duration = Duration::from_secs(60);
 ///
 /// The stored objects cannot be read, or a write fails otherwise.
 pub async fn ensure_once<B: Backend + 'static>(
-    server: &ApiServer<HubObject, B>,
+    server: &ApiServer<super::ServeObject, B>,
     suggested: bool,
 ) -> Result<(), Failure> {
     let (levels, schemas, _) = stored_objects(server).await?;
@@ -54,7 +54,13 @@ pub async fn ensure_once<B: Backend + 'static>(
         let written = match change {
             Change::Create(object) => server
                 .objects()
-                .create(&served, None, object, &api_version, false)
+                .create(
+                    &served,
+                    None,
+                    ServedObject::Builtin(object),
+                    &api_version,
+                    false,
+                )
                 .await
                 .map(drop),
             Change::Update(object) => server
@@ -62,7 +68,7 @@ pub async fn ensure_once<B: Backend + 'static>(
                 .update(
                     &served,
                     place,
-                    object,
+                    ServedObject::Builtin(object),
                     &api_version,
                     UpdateKind::Main,
                     false,
@@ -90,7 +96,10 @@ pub async fn ensure_once<B: Backend + 'static>(
 }
 
 /// Runs [`ensure_once`] every minute from now on, reporting failures on standard error.
-pub fn keep_ensured<B: Backend + 'static>(server: Arc<ApiServer<HubObject, B>>, suggested: bool) {
+pub fn keep_ensured<B: Backend + 'static>(
+    server: Arc<ApiServer<super::ServeObject, B>>,
+    suggested: bool,
+) {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(PERIOD).await;

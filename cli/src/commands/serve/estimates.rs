@@ -10,7 +10,6 @@ use std::time::Duration;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::objects::ListRequest;
 use apfkit_apiserver::storage::Backend;
-use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::estimate::ObjectCount;
 
 /// How often the counts are read again, as kube-apiserver's tracker does.
@@ -41,7 +40,7 @@ impl ObjectStats {
     /// Counts every served resource's stored objects and their bytes, a page at a time. A
     /// resource that cannot be read is marked stale (the estimator then assumes the worst,
     /// as upstream does when its statistics fail).
-    pub async fn refresh<B: Backend + 'static>(&self, server: &ApiServer<HubObject, B>) {
+    pub async fn refresh<B: Backend + 'static>(&self, server: &ApiServer<super::ServeObject, B>) {
         for served in server.resources() {
             let mut request = ListRequest {
                 namespace: None,
@@ -92,7 +91,7 @@ impl ObjectStats {
 
 /// Refreshes `stats` every minute from now on.
 pub fn keep_counted<B: Backend + 'static>(
-    server: Arc<ApiServer<HubObject, B>>,
+    server: Arc<ApiServer<super::ServeObject, B>>,
     stats: ObjectStats,
 ) {
     tokio::spawn(async move {

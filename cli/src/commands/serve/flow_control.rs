@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::objects::{ListRequest, Place, UpdateKind};
@@ -28,7 +29,7 @@ use crate::failure::{Failure, printable};
 /// The stored PriorityLevelConfigurations and FlowSchemas, and the revision they were read
 /// at (the earlier of the two lists').
 pub async fn stored_objects<B: Backend + 'static>(
-    server: &ApiServer<HubObject, B>,
+    server: &ApiServer<super::ServeObject, B>,
 ) -> Result<(Vec<PriorityLevelConfiguration>, Vec<FlowSchema>, Revision), Failure> {
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
     let mut read_at: Option<Revision> = None;
@@ -51,9 +52,11 @@ pub async fn stored_objects<B: Backend + 'static>(
         read_at = Some(read_at.map_or(listed.revision, |r| r.min(listed.revision)));
         for object in listed.items {
             match object {
-                HubObject::FlowSchema(schema) => schemas.push(schema),
-                HubObject::PriorityLevelConfiguration(level) => levels.push(level),
-                HubObject::APIService(_) => {}
+                ServedObject::Builtin(HubObject::FlowSchema(schema)) => schemas.push(schema),
+                ServedObject::Builtin(HubObject::PriorityLevelConfiguration(level)) => {
+                    levels.push(level);
+                }
+                ServedObject::Builtin(HubObject::APIService(_)) | ServedObject::Custom(_) => {}
             }
         }
     }
@@ -64,7 +67,7 @@ pub async fn stored_objects<B: Backend + 'static>(
 /// it was read at and the FlowSchemas as stored; objects the configuration leaves out are
 /// reported on standard error.
 async fn stored<B: Backend + 'static>(
-    server: &ApiServer<HubObject, B>,
+    server: &ApiServer<super::ServeObject, B>,
     limit: i32,
 ) -> Result<(Configuration, Revision, Vec<FlowSchema>), Failure> {
     let (levels, schemas, read_at) = stored_objects(server).await?;
@@ -87,7 +90,7 @@ async fn stored<B: Backend + 'static>(
 /// (`apf_controller.go`); `lastTransitionTime` changes with the status. Answers the
 /// configuration and the revision after the writes.
 pub async fn configure_and_mark_dangling<B: Backend + 'static>(
-    server: &ApiServer<HubObject, B>,
+    server: &ApiServer<super::ServeObject, B>,
     limit: i32,
 ) -> Result<(Configuration, Revision), Failure> {
     let (config, mut read_at, schemas) = stored(server, limit).await?;
@@ -143,7 +146,7 @@ pub async fn configure_and_mark_dangling<B: Backend + 'static>(
             .update(
                 &served,
                 place,
-                HubObject::FlowSchema(object),
+                ServedObject::Builtin(HubObject::FlowSchema(object)),
                 &served.storage.api_version(),
                 UpdateKind::Status,
                 false,
@@ -235,20 +238,20 @@ const SETTLE: Duration = Duration::from_millis(100);
 /// and puts a dispatcher for them in front of new requests. A watch that fails (compaction,
 /// storage) starts again from the newest revision.
 pub fn keep_configured<B: Backend + 'static>(
-    server: Arc<ApiServer<HubObject, B>>,
+    server: Arc<ApiServer<super::ServeObject, B>>,
     guard: Guard,
     limit: i32,
     read_at: Revision,
 ) {
     let (changed, mut changes) = tokio::sync::mpsc::channel::<()>(1);
-    for (index, served) in server.resources().iter().enumerate() {
+    for served in server.resources() {
         if served.config.group != "flowcontrol.apiserver.k8s.io" {
             continue;
         }
         let server = server.clone();
         let changed = changed.clone();
         tokio::spawn(async move {
-            let served = &server.resources()[index];
+            let served = &served;
             // The first watch starts where the configuration was read; a later one from the
             // newest revision, counting as a change (events may have been missed).
             let mut after = Some(read_at);

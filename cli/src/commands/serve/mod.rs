@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use apfkit_apiextensions::{CustomResources, ServedObject};
 use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::http::{ApiServer, VersionInfo};
@@ -24,6 +25,9 @@ use apfkit_storage::object::Format;
 use clap::Args;
 
 use crate::failure::Failure;
+
+/// The objects `apfkit serve` holds: of the two groups, or custom resources and their CRDs.
+pub type ServeObject = ServedObject<HubObject>;
 
 /// Serve every version of the two groups to kubectl and other clients, over HTTPS.
 ///
@@ -106,6 +110,10 @@ pub struct ServeArgs {
     /// kube-apiserver's --max-mutating-requests-inflight.
     #[arg(long, value_name = "N", default_value_t = 200)]
     max_mutating_requests_inflight: i32,
+    /// CustomResourceDefinitions to create, or update, at start (files or directories,
+    /// repeatable), as `kubectl apply -f` would; CRDs may also be created through the API.
+    #[arg(long, value_name = "FILE")]
+    crd: Vec<String>,
 }
 
 /// The version kube-apiserver 1.35 stores both groups in.
@@ -136,7 +144,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
 
 /// The served resources: every stored resource of the two groups, with its etcd path and
 /// encoding, the scope and subresources of its kind from the generated registry.
-fn resources(args: &ServeArgs) -> Result<Vec<Served<HubObject>>, Failure> {
+fn resources(args: &ServeArgs) -> Result<Vec<Served<ServeObject>>, Failure> {
     let mut versions = std::collections::BTreeMap::new();
     for pair in &args.storage_version {
         let (group, version) = pair.split_once('=').ok_or_else(|| {
@@ -174,13 +182,13 @@ fn resources(args: &ServeArgs) -> Result<Vec<Served<HubObject>>, Failure> {
             key_path: resource.path.to_owned(),
             strategic_merge: true,
             undeletable: Vec::new(),
-            schema: Some(kind_schema),
+            schema: Some(std::sync::Arc::new(kind_schema)),
             printer: printers::printer(info.kind),
         };
-        served.push(
-            Served::new(&SCHEME, config)
-                .map_err(|e| Failure::Usage(format!("--storage-version: {e}")))?,
-        );
+        let resource = Served::new(&SCHEME, config)
+            .and_then(apfkit_apiextensions::object::builtin)
+            .map_err(|e| Failure::Usage(format!("--storage-version: {e}")))?;
+        served.push(resource);
     }
     for group in versions.keys() {
         if !RESOURCES.iter().any(|r| r.group == group) {
@@ -200,10 +208,14 @@ fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Val
     serde_json::to_value((info.json_schema)()).ok()
 }
 
-/// kube-apiserver's validation of flowcontrol and apiregistration objects.
-fn validate(object: &HubObject, old: Option<&HubObject>, api_version: &str) -> Vec<Cause> {
+/// kube-apiserver's validation of flowcontrol and apiregistration objects (custom resources
+/// and CRDs are validated by their resources' versions).
+fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) -> Vec<Cause> {
+    let ServedObject::Builtin(object) = object else {
+        return Vec::new();
+    };
     let old_priority_level = match old {
-        Some(HubObject::PriorityLevelConfiguration(level)) => Some(level),
+        Some(ServedObject::Builtin(HubObject::PriorityLevelConfiguration(level))) => Some(level),
         _ => None,
     };
     let options = Options {
@@ -278,6 +290,21 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
     if !args.no_bootstrap {
         ensurer::keep_ensured(server.clone(), args.suggested_apf_configuration);
     }
+    let custom = Arc::new(
+        CustomResources::new(server.clone(), server.resources())
+            .map_err(|e| Failure::Invalid(e.message))?,
+    );
+    for (location, manifest) in crate::commands::crds::manifests(&args.crd)? {
+        custom
+            .apply(&manifest)
+            .await
+            .map_err(|e| Failure::at(&location, e.message))?;
+    }
+    custom
+        .sync()
+        .await
+        .map_err(|e| Failure::Invalid(e.message))?;
+    custom.keep_synced();
     server
         .serve_command("apfkit serve", args.listen, &args.data_dir)
         .await

@@ -3,26 +3,28 @@
 //! PriorityLevelConfiguration; kube-aggregator `pkg/registry/apiservice/etcd/etcd.go` for
 //! APIService). The cells read the object in v1.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
 use serde_json::Value;
 
 const fn column(name: &'static str, description: &'static str) -> Column {
     Column {
-        name,
-        type_name: "string",
-        format: "",
-        description,
+        name: Cow::Borrowed(name),
+        type_name: Cow::Borrowed("string"),
+        format: Cow::Borrowed(""),
+        description: Cow::Borrowed(description),
         priority: 0,
     }
 }
 
 const NAME: Column = Column {
-    name: "Name",
-    type_name: "string",
-    format: "name",
-    description: "The object's name.",
+    name: Cow::Borrowed("Name"),
+    type_name: Cow::Borrowed("string"),
+    format: Cow::Borrowed("name"),
+    description: Cow::Borrowed("The object's name."),
     priority: 0,
 };
 const AGE: Column = column("Age", "Time since the object was created.");
@@ -63,21 +65,21 @@ const API_SERVICE_COLUMNS: &[Column] = &[
 pub fn printer(kind: &str) -> Option<Printer> {
     match kind {
         "FlowSchema" => Some(Printer {
-            version: "v1",
-            columns: FLOW_SCHEMA_COLUMNS,
-            cells: flow_schema_cells,
+            version: Cow::Borrowed("v1"),
+            columns: Cow::Borrowed(FLOW_SCHEMA_COLUMNS),
+            cells: Arc::new(flow_schema_cells),
             order: Some(flow_schema_order),
         }),
         "PriorityLevelConfiguration" => Some(Printer {
-            version: "v1",
-            columns: PRIORITY_LEVEL_COLUMNS,
-            cells: priority_level_cells,
+            version: Cow::Borrowed("v1"),
+            columns: Cow::Borrowed(PRIORITY_LEVEL_COLUMNS),
+            cells: Arc::new(priority_level_cells),
             order: None,
         }),
         "APIService" => Some(Printer {
-            version: "v1",
-            columns: API_SERVICE_COLUMNS,
-            cells: api_service_cells,
+            version: Cow::Borrowed("v1"),
+            columns: Cow::Borrowed(API_SERVICE_COLUMNS),
+            cells: Arc::new(api_service_cells),
             order: None,
         }),
         _ => None,

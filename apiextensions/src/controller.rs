@@ -1,0 +1,432 @@
+//! What kube-apiserver's apiextensions controllers do for the CRDs a server stores: each
+//! valid CRD's resource served in every served version, its status written (accepted names,
+//! `NamesAccepted` and `Established`, stored versions), the resources of deleted CRDs
+//! withdrawn and their objects deleted. Kept in step by a watch on the CRDs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiserver::error::ApiError;
+use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::objects::{ListRequest, Place, Preconditions, UpdateKind};
+use apfkit_apiserver::resource::{
+    ResourceConfig, SchemaFn, Served, SharedVersion, StorageEncoding,
+};
+use apfkit_apiserver::storage::{Backend, Revision};
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::UnknownFields;
+use apfkit_runtime::version::compare_kube_aware_version_strings;
+use serde_json::{Value, json};
+
+use crate::custom::{CustomVersion, Definition};
+use crate::definitions;
+use crate::object::{CustomObject, ServedObject};
+
+/// A served resource of a server of [`ServedObject`]s over the hub `H`.
+pub type Resource<H> = Arc<Served<ServedObject<H>>>;
+
+/// The custom resources of a server: the server's own resources, the CRD resource, and a
+/// resource for each established CRD.
+pub struct CustomResources<H: 'static, B> {
+    server: Arc<ApiServer<ServedObject<H>, B>>,
+    builtins: Vec<Resource<H>>,
+    definitions: Resource<H>,
+    /// The CRDs served now, by name, with the spec each resource was made from (to make it
+    /// again only when the spec changes, and to delete its objects when the CRD goes).
+    served: tokio::sync::Mutex<BTreeMap<String, (Value, Resource<H>)>>,
+}
+
+/// How long a burst of CRD changes settles before the resources are made again.
+const SETTLE: Duration = Duration::from_millis(20);
+
+impl<H, B> CustomResources<H, B>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    /// The custom resources of `server`, whose own resources are `builtins`; the server
+    /// serves `builtins` and the CRD resource from now on.
+    pub fn new(
+        server: Arc<ApiServer<ServedObject<H>, B>>,
+        builtins: Vec<Resource<H>>,
+    ) -> Result<Self, ApiError> {
+        let definitions = Arc::new(definitions::resource().map_err(ApiError::internal)?);
+        let mut resources = builtins.clone();
+        resources.push(definitions.clone());
+        server.set_resources(resources);
+        Ok(CustomResources {
+            server,
+            builtins,
+            definitions,
+            served: tokio::sync::Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Creates, or updates when one of its name is stored, the CRD of a manifest (what
+    /// `kubectl apply` would leave, without managed fields), as kube-apiserver checks it.
+    ///
+    /// # Errors
+    ///
+    /// A manifest that is not a valid v1 CRD (422 with kube-apiserver's causes); storage
+    /// errors.
+    pub async fn apply(&self, manifest: &Value) -> Result<(), ApiError> {
+        let version = self
+            .definitions
+            .version(definitions::VERSION)
+            .ok_or_else(|| ApiError::internal("no v1 CustomResourceDefinitions"))?;
+        let mut object = version
+            .decode(manifest, UnknownFields::Ignore, &mut Vec::new())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let api_version = format!("{}/{}", definitions::GROUP, definitions::VERSION);
+        let name = object.name().to_owned();
+        let place = Place {
+            namespace: None,
+            name: &name,
+        };
+        let objects = self.server.objects();
+        match objects.get(&self.definitions, place).await {
+            Ok(stored) => {
+                object.metadata_mut().resource_version = stored.metadata().resource_version.clone();
+                objects
+                    .update(
+                        &self.definitions,
+                        place,
+                        object,
+                        &api_version,
+                        UpdateKind::Main,
+                        false,
+                    )
+                    .await?;
+            }
+            Err(error) if error.code == 404 => {
+                objects
+                    .create(&self.definitions, None, object, &api_version, false)
+                    .await?;
+            }
+            Err(error) => return Err(error),
+        }
+        Ok(())
+    }
+
+    /// Reads every stored CRD and serves the valid ones, writing their status; withdraws the
+    /// resources of CRDs gone and deletes their objects. Answers the revision read at.
+    ///
+    /// # Errors
+    ///
+    /// Storage errors (the resources served stay as they were).
+    pub async fn sync(&self) -> Result<Revision, ApiError> {
+        let objects = self.server.objects();
+        let listed = objects
+            .list(
+                &self.definitions,
+                &ListRequest {
+                    namespace: None,
+                    start: Vec::new(),
+                    limit: 0,
+                    revision: None,
+                    count: false,
+                },
+            )
+            .await?;
+        let mut served = self.served.lock().await;
+        let mut now: BTreeMap<String, (Value, Resource<H>)> = BTreeMap::new();
+        let mut kinds: Vec<(String, String)> = Vec::new();
+        for stored in listed.items {
+            let ServedObject::Custom(crd) = stored else {
+                continue;
+            };
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let spec = crd.fields.get("spec").cloned().unwrap_or_default();
+            let resource = match served.get(&name) {
+                // Unchanged since it was made: served as it is.
+                Some((made_from, resource)) if *made_from == spec => Ok(resource.clone()),
+                _ => self.resource_of(&crd),
+            };
+            let resource = match resource {
+                Ok(resource) => resource,
+                Err(why) => {
+                    tracing::warn!("CustomResourceDefinition {name}: not served: {why}");
+                    continue;
+                }
+            };
+            let kind = (resource.config.group.clone(), resource.config.kind.clone());
+            let conflict = self.builtins.iter().any(|b| {
+                b.config.group == resource.config.group
+                    && (b.plural == resource.plural || b.config.kind == resource.config.kind)
+            }) || kinds.contains(&kind);
+            self.write_status(&crd, !conflict).await;
+            if conflict {
+                continue;
+            }
+            kinds.push(kind);
+            now.insert(name, (spec, resource));
+        }
+        let gone: Vec<Resource<H>> = served
+            .iter()
+            .filter(|(name, _)| !now.contains_key(*name))
+            .map(|(_, (_, resource))| resource.clone())
+            .collect();
+        let mut resources = self.builtins.clone();
+        resources.push(self.definitions.clone());
+        resources.extend(now.values().map(|(_, resource)| resource.clone()));
+        self.server.set_resources(resources);
+        *served = now;
+        drop(served);
+        for resource in gone {
+            self.delete_all(&resource).await;
+        }
+        Ok(listed.revision)
+    }
+
+    /// The resource of a stored CRD.
+    fn resource_of(&self, crd: &CustomObject) -> Result<Resource<H>, String> {
+        let compiled = definitions::compile(crd).map_err(|e| e.to_string())?;
+        let source = &compiled.source.spec;
+        let storage = compiled
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .map(|v| v.name.clone())
+            .ok_or("no storage version")?;
+        let status = source
+            .versions
+            .iter()
+            .any(|v| v.subresources.as_ref().is_some_and(|s| s.status.is_some()));
+        let printer = source
+            .versions
+            .iter()
+            .filter(|v| v.served)
+            .max_by(|a, b| compare_kube_aware_version_strings(&a.name, &b.name))
+            .map(crate::printer::printer);
+        // Each version's OpenAPI schema: the OpenAPI documents' and server-side apply's.
+        let schemas: BTreeMap<String, Value> = source
+            .versions
+            .iter()
+            .filter_map(|v| {
+                let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
+                Some((v.name.clone(), serde_json::to_value(schema).ok()?))
+            })
+            .collect();
+        let kind = compiled.kind.clone();
+        let schema: SchemaFn = Arc::new(move |_group: &str, version: &str, of: &str| {
+            (of == kind)
+                .then(|| schemas.get(version).cloned())
+                .flatten()
+        });
+        let config = ResourceConfig {
+            group: compiled.group.clone(),
+            kind: compiled.kind.clone(),
+            namespaced: compiled.namespaced,
+            short_names: source.names.short_names.clone().unwrap_or_default(),
+            categories: source.names.categories.clone().unwrap_or_default(),
+            status,
+            storage_version: storage,
+            storage_encoding: StorageEncoding::Json,
+            key_path: format!("{}/{}", compiled.group, compiled.plural),
+            strategic_merge: false,
+            undeletable: Vec::new(),
+            printer,
+            schema: Some(schema),
+        };
+        let plural = compiled.plural.clone();
+        let served: Vec<usize> = compiled
+            .versions
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.served)
+            .map(|(index, _)| index)
+            .collect();
+        let definition = Arc::new(Definition::new(compiled));
+        let versions = served
+            .into_iter()
+            .map(|index| {
+                Arc::new(CustomVersion::new(definition.clone(), index))
+                    as SharedVersion<ServedObject<H>>
+            })
+            .collect();
+        let resource =
+            Served::with_versions(config, plural, versions).map_err(|e| e.to_string())?;
+        Ok(Arc::new(resource))
+    }
+
+    /// Writes the status kube-apiserver's controllers give a CRD whose names were accepted
+    /// (`accepted`) or conflict, if it differs from the stored one.
+    async fn write_status(&self, crd: &CustomObject, accepted: bool) {
+        let current = crd.fields.get("status").cloned().unwrap_or(Value::Null);
+        let wanted = status_of(crd, accepted, &current);
+        if wanted == current {
+            return;
+        }
+        let mut updated = crd.clone();
+        updated.fields.insert("status".into(), wanted);
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let api_version = format!("{}/{}", definitions::GROUP, definitions::VERSION);
+        let written = self
+            .server
+            .objects()
+            .update(
+                &self.definitions,
+                Place {
+                    namespace: None,
+                    name: &name,
+                },
+                ServedObject::custom(updated),
+                &api_version,
+                UpdateKind::Status,
+                false,
+            )
+            .await;
+        if let Err(error) = written {
+            // Written again on the next change (a conflict is one).
+            tracing::debug!("CustomResourceDefinition {name}: status not written: {error}");
+        }
+    }
+
+    /// Deletes every object of a withdrawn resource, as kube-apiserver's
+    /// `customresourcecleanup` finalizer does.
+    async fn delete_all(&self, resource: &Resource<H>) {
+        let objects = self.server.objects();
+        let Ok(listed) = objects
+            .list(
+                resource,
+                &ListRequest {
+                    namespace: None,
+                    start: Vec::new(),
+                    limit: 0,
+                    revision: None,
+                    count: false,
+                },
+            )
+            .await
+        else {
+            return;
+        };
+        for object in listed.items {
+            let meta = object.metadata();
+            let place = Place {
+                namespace: meta.namespace.as_deref(),
+                name: meta.name.as_deref().unwrap_or_default(),
+            };
+            let _ = objects
+                .delete(resource, place, &Preconditions::default(), false)
+                .await;
+        }
+    }
+
+    /// Keeps the resources in step with the stored CRDs until the server is dropped: syncs,
+    /// then syncs again after every change a watch sees (and after a watch fails, from the
+    /// newest revision).
+    pub fn keep_synced(self: Arc<Self>) {
+        tokio::spawn(async move {
+            let mut after = self.sync().await.ok();
+            loop {
+                if let Some(from) = after
+                    && let Ok(mut watch) = self
+                        .server
+                        .objects()
+                        .watch(&self.definitions, None, from)
+                        .await
+                {
+                    while let Some(Ok(_)) = watch.next().await {
+                        tokio::time::sleep(SETTLE).await;
+                        if self.sync().await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                if Arc::strong_count(&self.server) == 1 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                after = self.sync().await.ok();
+            }
+        });
+    }
+}
+
+/// The status of a CRD: its accepted names, its conditions (kept with their transition times
+/// when unchanged) and its stored versions (the storage version added).
+fn status_of(crd: &CustomObject, accepted: bool, current: &Value) -> Value {
+    let spec = crd.fields.get("spec").cloned().unwrap_or(Value::Null);
+    let names = spec.get("names").cloned().unwrap_or_else(|| json!({}));
+    let storage = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .and_then(|versions| {
+            versions
+                .iter()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        })
+        .and_then(|v| v.get("name"))
+        .cloned();
+    let mut stored: Vec<Value> = current
+        .get("storedVersions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(storage) = storage
+        && !stored.contains(&storage)
+    {
+        stored.push(storage);
+    }
+    let (names_status, names_reason, names_message) = if accepted {
+        ("True", "NoConflicts", "no conflicts found")
+    } else {
+        (
+            "False",
+            "NameConflict",
+            "the kind or resource name is served already",
+        )
+    };
+    let established = if accepted {
+        (
+            "True",
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        )
+    } else {
+        ("False", "NotAccepted", "not all names are accepted")
+    };
+    let conditions = [
+        ("NamesAccepted", names_status, names_reason, names_message),
+        ("Established", established.0, established.1, established.2),
+    ]
+    .into_iter()
+    .map(|(kind, status, reason, message)| condition(current, kind, status, reason, message))
+    .collect::<Vec<_>>();
+    json!({
+        "acceptedNames": if accepted { names } else { json!({"plural": "", "kind": ""}) },
+        "conditions": conditions,
+        "storedVersions": stored,
+    })
+}
+
+/// A condition, with the transition time of the current one of its type when its status is
+/// the same.
+fn condition(current: &Value, kind: &str, status: &str, reason: &str, message: &str) -> Value {
+    let previous = current
+        .get("conditions")
+        .and_then(Value::as_array)
+        .and_then(|conditions| {
+            conditions
+                .iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+        });
+    let time = match previous {
+        Some(previous) if previous.get("status").and_then(Value::as_str) == Some(status) => {
+            previous
+                .get("lastTransitionTime")
+                .cloned()
+                .unwrap_or(Value::Null)
+        }
+        _ => serde_json::to_value(apfkit_apiserver::objects::now()).unwrap_or(Value::Null),
+    };
+    json!({
+        "type": kind,
+        "status": status,
+        "lastTransitionTime": time,
+        "reason": reason,
+        "message": message,
+    })
+}

@@ -1,0 +1,245 @@
+//! One served version of a custom resource: objects decoded in it are pruned and defaulted by
+//! its schema and kept in that version; written in another version, they are converted as
+//! the CRD says (`None`: the `apiVersion` changes; `Webhook`: the CRD's webhook converts them),
+//! then pruned and defaulted again in that version, as kube-apiserver does when it reads.
+
+use std::sync::Arc;
+
+use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::resource::VersionCodec;
+use apfkit_crd::CustomResourceDefinition;
+use apfkit_runtime::scheme::{
+    Encoding, ErrorKind, Limits, Scheme, SchemeError, UnknownFields, Warning,
+};
+use serde_json::Value;
+
+use crate::object::{CustomObject, ServedObject, not_this_kind};
+use crate::webhook::Webhook;
+
+/// A CustomResourceDefinition compiled for serving: its schemas and how its versions convert.
+#[derive(Debug)]
+pub struct Definition {
+    /// The definition, its schemas compiled.
+    pub crd: CustomResourceDefinition,
+    /// How objects change version.
+    conversion: Conversion,
+}
+
+/// `spec.conversion.strategy`.
+#[derive(Debug)]
+enum Conversion {
+    /// Only `apiVersion` changes.
+    None,
+    /// The CRD's webhook converts.
+    Webhook(Webhook),
+    /// A webhook the server cannot call: every conversion fails, saying why (kube-apiserver
+    /// serves such a CRD too, and fails its conversions).
+    Unavailable(String),
+}
+
+impl Definition {
+    /// `crd` served: `None` conversion, or the webhook its `spec.conversion` names. A
+    /// webhook the server cannot call (a `service` reference: apfkit serves no Services; a
+    /// CA bundle without a certificate) fails every conversion, saying why.
+    pub fn new(crd: CustomResourceDefinition) -> Self {
+        let conversion = match crd.source.spec.conversion.as_ref() {
+            Some(conversion) if conversion.strategy == "Webhook" => {
+                let webhook = conversion
+                    .webhook
+                    .as_ref()
+                    .and_then(|w| w.client_config.as_ref())
+                    .ok_or_else(|| {
+                        "spec.conversion.webhook.clientConfig: Required value".to_owned()
+                    })
+                    .and_then(Webhook::new);
+                match webhook {
+                    Ok(webhook) => Conversion::Webhook(webhook),
+                    Err(why) => Conversion::Unavailable(why),
+                }
+            }
+            _ => Conversion::None,
+        };
+        Definition { crd, conversion }
+    }
+
+    /// `object` (of one of the definition's versions) in `api_version`.
+    fn convert(&self, object: Value, api_version: &str) -> Result<Value, String> {
+        match &self.conversion {
+            Conversion::None => {
+                let mut object = object;
+                if let Value::Object(map) = &mut object {
+                    map.insert("apiVersion".into(), api_version.into());
+                }
+                Ok(object)
+            }
+            Conversion::Webhook(webhook) => webhook.convert(object, api_version),
+            Conversion::Unavailable(why) => Err(format!(
+                "conversion webhook for {} failed: {why}",
+                crate::webhook::kind_of(&object)
+            )),
+        }
+    }
+}
+
+/// A served version of a custom resource.
+#[derive(Debug)]
+pub struct CustomVersion {
+    definition: Arc<Definition>,
+    /// The version's index among the definition's versions.
+    index: usize,
+    api_version: String,
+}
+
+impl CustomVersion {
+    /// The version at `index` of `definition`'s versions.
+    pub fn new(definition: Arc<Definition>, index: usize) -> Self {
+        let api_version = format!(
+            "{}/{}",
+            definition.crd.group, definition.crd.versions[index].name
+        );
+        CustomVersion {
+            definition,
+            index,
+            api_version,
+        }
+    }
+
+    fn schema(&self) -> &apfkit_crd::Version {
+        &self.definition.crd.versions[self.index]
+    }
+
+    /// `object` in this version: converted if it is in another, then pruned and defaulted.
+    fn in_this_version(&self, object: &CustomObject) -> Result<Value, SchemeError> {
+        let mut value = object.to_value();
+        if object.api_version != self.api_version {
+            value = self
+                .definition
+                .convert(value, &self.api_version)
+                .map_err(|message| SchemeError::new(ErrorKind::Encoding, "", message))?;
+            self.schema().prune_and_default(&mut value);
+        }
+        Ok(value)
+    }
+}
+
+impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
+    fn group(&self) -> &str {
+        &self.definition.crd.group
+    }
+    fn version(&self) -> &str {
+        &self.schema().name
+    }
+    fn kind(&self) -> &str {
+        &self.definition.crd.kind
+    }
+    fn api_version(&self) -> String {
+        self.api_version.clone()
+    }
+    fn decode(
+        &self,
+        object: &Value,
+        unknown: UnknownFields,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<ServedObject<H>, SchemeError> {
+        let mut object = object.clone();
+        let pruned = self.schema().prune_and_default(&mut object);
+        unknown.apply(
+            pruned
+                .into_iter()
+                .map(|path| Warning::UnknownField { path })
+                .collect(),
+            warnings,
+        )?;
+        CustomObject::from_value(object).map(ServedObject::custom)
+    }
+    fn decode_as_is(&self, object: &Value) -> Result<ServedObject<H>, SchemeError> {
+        CustomObject::from_value(object.clone()).map(ServedObject::custom)
+    }
+    fn encode_into(
+        &self,
+        hub: ServedObject<H>,
+        encoding: Encoding,
+        out: &mut Vec<u8>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), SchemeError> {
+        let value = self.encode(hub, warnings)?;
+        write(&value, encoding, out, &self.definition.crd.kind)
+    }
+    fn encode(
+        &self,
+        hub: ServedObject<H>,
+        _warnings: &mut Vec<Warning>,
+    ) -> Result<Value, SchemeError> {
+        match hub {
+            ServedObject::Custom(object) if object.kind == self.definition.crd.kind => {
+                self.in_this_version(&object)
+            }
+            _ => Err(not_this_kind(&self.definition.crd.kind)),
+        }
+    }
+    fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
+        let reader: Scheme<()> = Scheme::new(&[]);
+        let document = reader
+            .parse_json(bytes, limits)
+            .and_then(|document| document.to_document())
+            .map_err(|error| error.to_string())?;
+        let crd = &self.definition.crd;
+        let api_version = document.value.get("apiVersion").and_then(Value::as_str);
+        let Some(version) = api_version.and_then(|v| crd.version_of(v)) else {
+            return Err(format!(
+                "apiVersion {:?} is not a version of {}",
+                api_version.unwrap_or_default(),
+                crd.name
+            ));
+        };
+        let mut value = document.value;
+        version.prune_and_default(&mut value);
+        let object = CustomObject::from_value(value).map_err(|error| error.to_string())?;
+        if object.kind != crd.kind {
+            return Err(format!("a {} where {} are kept", object.kind, crd.plural));
+        }
+        Ok(ServedObject::custom(object))
+    }
+    fn protobuf(&self) -> bool {
+        false
+    }
+    fn validate(&self, object: &ServedObject<H>, old: Option<&ServedObject<H>>) -> Vec<Cause> {
+        let in_this_version = |object: Option<&ServedObject<H>>| match object {
+            Some(ServedObject::Custom(object)) => self.in_this_version(object).ok(),
+            _ => None,
+        };
+        let Some(value) = in_this_version(Some(object)) else {
+            return Vec::new();
+        };
+        let old = in_this_version(old);
+        self.schema()
+            .validate(&value, old.as_ref())
+            .iter()
+            .map(Cause::from)
+            .collect()
+    }
+}
+
+/// `value` appended to `out` as `encoding` says; custom resources have no protobuf form.
+pub(crate) fn write(
+    value: &Value,
+    encoding: Encoding,
+    out: &mut Vec<u8>,
+    kind: &str,
+) -> Result<(), SchemeError> {
+    let failed = |message: String| SchemeError::new(ErrorKind::Encoding, "", message);
+    match encoding {
+        Encoding::Json => serde_json::to_writer(out, value).map_err(|e| failed(e.to_string())),
+        Encoding::JsonPretty => {
+            serde_json::to_writer_pretty(out, value).map_err(|e| failed(e.to_string()))
+        }
+        Encoding::Yaml => {
+            let text = serde_saphyr::to_string(value).map_err(|e| failed(e.to_string()))?;
+            out.extend_from_slice(text.as_bytes());
+            Ok(())
+        }
+        Encoding::Protobuf => Err(failed(format!(
+            "{kind} has no protobuf form: custom resources are JSON"
+        ))),
+    }
+}

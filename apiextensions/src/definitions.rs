@@ -1,0 +1,179 @@
+//! The `apiextensions.k8s.io/v1` CustomResourceDefinition resource: objects held as
+//! [`CustomObject`]s, defaulted as kube-apiserver defaults v1 CRDs, checked as it checks them on
+//! a write (apfkit-crd), stored as JSON under
+//! `<prefix>/apiextensions.k8s.io/customresourcedefinitions/<name>`.
+
+use std::sync::Arc;
+
+use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::resource::{
+    ResourceConfig, ResourceError, Served, SharedVersion, StorageEncoding, VersionCodec,
+};
+use apfkit_crd::{CustomResourceDefinition, DefinitionError};
+use apfkit_runtime::scheme::{Encoding, Limits, Scheme, SchemeError, UnknownFields, Warning};
+use serde_json::{Map, Value, json};
+
+use crate::object::{CustomObject, ServedObject, not_this_kind};
+
+/// The group of CustomResourceDefinitions.
+pub const GROUP: &str = "apiextensions.k8s.io";
+/// Their kind.
+pub const KIND: &str = "CustomResourceDefinition";
+/// Their one served version.
+pub const VERSION: &str = "v1";
+/// Their resource.
+pub const PLURAL: &str = "customresourcedefinitions";
+
+/// The CustomResourceDefinition resource, served in a server of [`ServedObject`]s.
+///
+/// # Errors
+///
+/// None in practice: its one version is its storage version.
+pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, ResourceError> {
+    let config = ResourceConfig {
+        group: GROUP.to_owned(),
+        kind: KIND.to_owned(),
+        namespaced: false,
+        short_names: vec!["crd".to_owned(), "crds".to_owned()],
+        categories: vec!["api-extensions".to_owned()],
+        status: true,
+        storage_version: VERSION.to_owned(),
+        storage_encoding: StorageEncoding::Json,
+        key_path: format!("{GROUP}/{PLURAL}"),
+        strategic_merge: false,
+        undeletable: Vec::new(),
+        printer: None,
+        schema: None,
+    };
+    let versions = vec![Arc::new(DefinitionVersion) as SharedVersion<ServedObject<H>>];
+    Served::with_versions(config, PLURAL.to_owned(), versions)
+}
+
+/// `apiextensions.k8s.io/v1` CustomResourceDefinition.
+#[derive(Debug)]
+struct DefinitionVersion;
+
+/// kube-apiserver's defaults of a v1 CRD (`SetDefaults_CustomResourceDefinitionSpec` and
+/// `SetDefaults_CustomResourceConversion`): the singular and list kind from the kind, `None`
+/// conversion.
+pub fn apply_defaults(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let empty = |names: &Map<String, Value>, field: &str| {
+            names
+                .get(field)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        };
+        if empty(names, "singular") {
+            names.insert("singular".into(), kind.to_lowercase().into());
+        }
+        if empty(names, "listKind") && !kind.is_empty() {
+            names.insert("listKind".into(), format!("{kind}List").into());
+        }
+    }
+    let conversion = spec
+        .entry("conversion")
+        .or_insert_with(|| json!({"strategy": "None"}));
+    if let Value::Object(conversion) = conversion
+        && conversion.get("strategy").is_none_or(Value::is_null)
+    {
+        conversion.insert("strategy".into(), "None".into());
+    }
+}
+
+/// A CRD as the server serves it: read and compiled, checked as kube-apiserver checks it.
+///
+/// # Errors
+///
+/// The checks' errors, field by field.
+pub fn compile(object: &CustomObject) -> Result<CustomResourceDefinition, DefinitionError> {
+    CustomResourceDefinition::from_value(&object.to_value())
+}
+
+impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersion {
+    fn group(&self) -> &str {
+        GROUP
+    }
+    fn version(&self) -> &str {
+        VERSION
+    }
+    fn kind(&self) -> &str {
+        KIND
+    }
+    fn decode(
+        &self,
+        object: &Value,
+        _unknown: UnknownFields,
+        _warnings: &mut Vec<Warning>,
+    ) -> Result<ServedObject<H>, SchemeError> {
+        let mut object = object.clone();
+        apply_defaults(&mut object);
+        CustomObject::from_value(object).map(ServedObject::custom)
+    }
+    fn decode_as_is(&self, object: &Value) -> Result<ServedObject<H>, SchemeError> {
+        CustomObject::from_value(object.clone()).map(ServedObject::custom)
+    }
+    fn encode_into(
+        &self,
+        hub: ServedObject<H>,
+        encoding: Encoding,
+        out: &mut Vec<u8>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), SchemeError> {
+        let value = self.encode(hub, warnings)?;
+        crate::custom::write(&value, encoding, out, KIND)
+    }
+    fn encode(
+        &self,
+        hub: ServedObject<H>,
+        _warnings: &mut Vec<Warning>,
+    ) -> Result<Value, SchemeError> {
+        match hub {
+            ServedObject::Custom(object) if object.kind == KIND => Ok(object.to_value()),
+            _ => Err(not_this_kind(KIND)),
+        }
+    }
+    fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
+        let reader: Scheme<()> = Scheme::new(&[]);
+        let document = reader
+            .parse_json(bytes, limits)
+            .and_then(|document| document.to_document())
+            .map_err(|error| error.to_string())?;
+        let object = CustomObject::from_value(document.value).map_err(|e| e.to_string())?;
+        if object.kind != KIND {
+            return Err(format!("a {} where {PLURAL} are kept", object.kind));
+        }
+        Ok(ServedObject::custom(object))
+    }
+    fn protobuf(&self) -> bool {
+        false
+    }
+    fn validate(&self, object: &ServedObject<H>, _old: Option<&ServedObject<H>>) -> Vec<Cause> {
+        let ServedObject::Custom(object) = object else {
+            return vec![Cause {
+                reason: "FieldValueInvalid".to_owned(),
+                message: not_this_kind(KIND).to_string(),
+                field: String::new(),
+            }];
+        };
+        match compile(object) {
+            Ok(_) => Vec::new(),
+            Err(DefinitionError::Invalid { errors, .. }) => {
+                errors.iter().map(Cause::from).collect()
+            }
+            Err(DefinitionError::Malformed(message)) => vec![Cause {
+                reason: "FieldValueInvalid".to_owned(),
+                message,
+                field: String::new(),
+            }],
+        }
+    }
+}
