@@ -104,49 +104,73 @@ impl Webhook {
             Ok(bytes)
         })
         .map_err(failed)?;
-        let answer: Value = serde_json::from_slice(&answer)
-            .map_err(|e| failed(format!("the answer is not JSON: {e}")))?;
-        let response = answer
-            .get("response")
-            .ok_or_else(|| failed("no response in the ConversionReview".to_owned()))?;
-        let answered_uid = response
-            .get("uid")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if answered_uid != uid {
-            return Err(failed(format!(
-                "expected response uid {uid:?}, got {answered_uid:?}"
-            )));
-        }
-        let status = response
-            .pointer("/result/status")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if status != "Success" {
-            let message = response
-                .pointer("/result/message")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            return Err(format!(
-                "conversion webhook for {kind} returned failure: {message}"
-            ));
-        }
-        let converted = match response.get("convertedObjects").and_then(Value::as_array) {
-            Some(objects) if objects.len() == 1 => objects[0].clone(),
-            Some(objects) => {
-                return Err(failed(format!(
-                    "returned {} objects, expected 1",
-                    objects.len()
-                )));
-            }
-            None => return Err(failed("returned no convertedObjects".to_owned())),
-        };
         let original = review
             .pointer("/request/objects/0")
             .cloned()
             .unwrap_or_default();
-        restore_metadata(&original, converted, api_version).map_err(failed)
+        converted_object(&uid, &original, &answer, api_version).map_err(|why| match why {
+            Answer::Failed(why) => failed(why),
+            Answer::Refused(message) => {
+                format!("conversion webhook for {kind} returned failure: {message}")
+            }
+        })
     }
+}
+
+/// What is wrong with a webhook's answer.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    /// Not a valid answer.
+    Failed(String),
+    /// A valid answer that the conversion failed, with its message.
+    Refused(String),
+}
+
+/// The object a webhook's answer `bytes` holds for the request `uid` of `original`, checked
+/// as kube-apiserver checks it.
+fn converted_object(
+    uid: &str,
+    original: &Value,
+    bytes: &[u8],
+    api_version: &str,
+) -> Result<Value, Answer> {
+    let failed = |why: String| Answer::Failed(why);
+    let answer: Value = serde_json::from_slice(bytes)
+        .map_err(|e| failed(format!("the answer is not JSON: {e}")))?;
+    let response = answer
+        .get("response")
+        .ok_or_else(|| failed("no response in the ConversionReview".to_owned()))?;
+    let answered_uid = response
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if answered_uid != uid {
+        return Err(failed(format!(
+            "expected response uid {uid:?}, got {answered_uid:?}"
+        )));
+    }
+    let status = response
+        .pointer("/result/status")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if status != "Success" {
+        let message = response
+            .pointer("/result/message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return Err(Answer::Refused(message.to_owned()));
+    }
+    let converted = match response.get("convertedObjects").and_then(Value::as_array) {
+        Some(objects) if objects.len() == 1 => objects[0].clone(),
+        Some(objects) => {
+            return Err(failed(format!(
+                "returned {} objects, expected 1",
+                objects.len()
+            )));
+        }
+        None => return Err(failed("returned no convertedObjects".to_owned())),
+    };
+    restore_metadata(original, converted, api_version).map_err(failed)
 }
 
 /// The converted object with the original's metadata, but for its labels and annotations,
@@ -208,5 +232,93 @@ fn blocking<T>(call: impl FnOnce() -> T) -> T {
             tokio::task::block_in_place(call)
         }
         _ => call(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn original() -> Value {
+        json!({
+            "apiVersion": "example.com/v1alpha1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default", "uid": "u-1", "labels": {"a": "1"}},
+            "spec": {"size": 3},
+        })
+    }
+
+    fn answer(response: Value) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "response": response,
+        }))
+        .unwrap()
+    }
+
+    fn converted(object: Value) -> Vec<u8> {
+        answer(json!({"uid": "r", "result": {"status": "Success"}, "convertedObjects": [object]}))
+    }
+
+    #[test]
+    fn a_good_answer_keeps_the_metadata_but_labels_and_annotations() {
+        let object = json!({
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "renamed", "uid": "other", "labels": {"b": "2"}, "annotations": {"c": "3"}},
+            "spec": {"replicas": 3},
+        });
+        let out = converted_object("r", &original(), &converted(object), "example.com/v1").unwrap();
+        assert_eq!(
+            out["metadata"],
+            json!({"name": "w", "namespace": "default", "uid": "u-1", "labels": {"b": "2"}, "annotations": {"c": "3"}})
+        );
+        assert_eq!(out["spec"], json!({"replicas": 3}));
+    }
+
+    #[test]
+    fn bad_answers_are_refused_with_a_reason() {
+        let v1 = |kind: &str| json!({"apiVersion": "example.com/v1", "kind": kind, "metadata": {}});
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (b"".to_vec(), "not JSON"),
+            (b"{\"response\": {\"uid\": \"r\"".to_vec(), "not JSON"),
+            (b"\x00\xff garbage".to_vec(), "not JSON"),
+            (deep.into_bytes(), "not JSON"),
+            (b"{}".to_vec(), "no response"),
+            (
+                answer(json!({"uid": "other", "result": {"status": "Success"}})),
+                "expected response uid",
+            ),
+            (
+                answer(json!({"uid": "r", "result": {"status": "Success"}})),
+                "no convertedObjects",
+            ),
+            (
+                answer(
+                    json!({"uid": "r", "result": {"status": "Success"}, "convertedObjects": [v1("Widget"), v1("Widget")]}),
+                ),
+                "returned 2 objects",
+            ),
+            (
+                converted(json!({"apiVersion": "example.com/v1beta1", "kind": "Widget"})),
+                "expected apiVersion",
+            ),
+            (converted(v1("Gadget")), "the kind changed"),
+            (converted(json!([1])), "not an object"),
+        ];
+        for (bytes, expected) in cases {
+            match converted_object("r", &original(), &bytes, "example.com/v1") {
+                Err(Answer::Failed(why)) => assert!(why.contains(expected), "{why} / {expected}"),
+                other => panic!("{expected}: {other:?}"),
+            }
+        }
+        let refused =
+            answer(json!({"uid": "r", "result": {"status": "Failure", "message": "no way"}}));
+        assert_eq!(
+            converted_object("r", &original(), &refused, "example.com/v1"),
+            Err(Answer::Refused("no way".to_owned()))
+        );
     }
 }

@@ -291,3 +291,145 @@ fn crds_that_kube_apiserver_refuses_are_refused_with_its_causes() {
     assert!(stderr.contains("bad.yaml"), "{stderr}");
     assert!(stderr.contains("spec.versions: Invalid value"), "{stderr}");
 }
+
+/// The widgets example's conversion webhook, served on loopback with a certificate of its own
+/// until dropped; answers the CRD of the example pointing at it.
+struct WidgetsWebhook {
+    runtime: Option<tokio::runtime::Runtime>,
+    crd: String,
+    _dir: tempfile::TempDir,
+}
+
+impl WidgetsWebhook {
+    fn start() -> WidgetsWebhook {
+        use base64::Engine as _;
+        let dir = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        let certificate = params.self_signed(&key).unwrap();
+        let (cert, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+        std::fs::write(&cert, certificate.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let config = apfkit_runtime::webhook::WebhookConfig::new(
+            "127.0.0.1:0".parse().unwrap(),
+            &cert,
+            &key_file,
+        );
+        let webhook = runtime
+            .block_on(apfkit_runtime::webhook::Webhook::bind(
+                config,
+                &apfkit_example_widgets::api::SCHEME,
+            ))
+            .unwrap();
+        let address = webhook.local_addr();
+        runtime.spawn(webhook.serve(std::future::pending::<()>()));
+        let bundle = base64::engine::general_purpose::STANDARD.encode(certificate.pem());
+        let crd = include_str!("../../../examples/widgets.crd.yaml").replace(
+            "service: {namespace: widgets-system, name: widgets-webhook, path: /convert}",
+            &format!("{{url: \"https://{address}/convert\", caBundle: {bundle}}}"),
+        );
+        assert!(
+            crd.contains("caBundle"),
+            "the example's clientConfig changed"
+        );
+        WidgetsWebhook {
+            runtime: Some(runtime),
+            crd,
+            _dir: dir,
+        }
+    }
+
+    /// Stops serving: conversions fail from now on.
+    fn stop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+#[test]
+fn the_widgets_crd_given_on_the_command_line_converts_through_its_webhook() {
+    let mut webhook = WidgetsWebhook::start();
+    let dir = tempfile::tempdir().unwrap();
+    let crd = dir.path().join("widgets.crd.yaml");
+    std::fs::write(&crd, &webhook.crd).unwrap();
+    let server = Server::start(&[NO_APF, "--no-bootstrap", "--crd", crd.to_str().unwrap()]);
+    wait_served(&server, "widgets");
+
+    // Written in v1alpha1 (size, image as one string), read in every version: the webhook
+    // renames size to replicas and splits the image in v1.
+    let widget = "apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata: {name: w1, namespace: default, labels: {app: demo}}\nspec: {size: 3, image: \"reg/app:1.2\"}\n";
+    server.kubectl_ok(&["apply", "-f", "-"], widget.as_bytes());
+    let read = |version: &str| {
+        json_of(&server.kubectl_ok(
+            &[
+                "get",
+                &format!("widgets.{version}.example.com"),
+                "w1",
+                "-n",
+                "default",
+                "-o",
+                "json",
+            ],
+            b"",
+        ))
+    };
+    let v1 = read("v1");
+    assert_eq!(v1["apiVersion"], "example.com/v1");
+    assert_eq!(v1["spec"]["replicas"], 3);
+    assert_eq!(
+        v1["spec"]["image"],
+        serde_json::json!({"repository": "reg/app", "tag": "1.2"})
+    );
+    assert_eq!(v1["metadata"]["labels"], serde_json::json!({"app": "demo"}));
+    let v1beta1 = read("v1beta1");
+    assert_eq!(
+        v1beta1["spec"],
+        serde_json::json!({"replicas": 3, "image": "reg/app:1.2"})
+    );
+    let v1alpha1 = read("v1alpha1");
+    assert_eq!(
+        v1alpha1["spec"],
+        serde_json::json!({"size": 3, "image": "reg/app:1.2"})
+    );
+    assert_eq!(v1alpha1["metadata"]["uid"], v1["metadata"]["uid"]);
+
+    // v1's rules hold for objects written in v1; a list converts every item.
+    let latest = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2, namespace: default}\nspec: {image: {repository: reg/app, tag: latest}}\n";
+    let refused = stderr_of(&server.kubectl(&["apply", "-f", "-"], latest.as_bytes()));
+    assert!(
+        refused.contains("spec.image.tag: Invalid value")
+            && refused.contains("pin a tag other than latest"),
+        "{refused}"
+    );
+    let listed = json_of(&server.kubectl_ok(
+        &["get", "widgets.v1alpha1.example.com", "-A", "-o", "json"],
+        b"",
+    ));
+    assert_eq!(listed["items"][0]["spec"]["size"], 3);
+
+    // The webhook gone, a conversion fails as kube-apiserver fails it (answers written
+    // before are kept per stored revision, so the object is one not read in that version
+    // yet); the storage version still reads.
+    let fresh = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w3, namespace: default}\nspec: {image: {repository: reg/app, tag: \"2\"}}\n";
+    server.kubectl_ok(&["apply", "-f", "-"], fresh.as_bytes());
+    webhook.stop();
+    let failed = stderr_of(&server.kubectl(
+        &[
+            "get",
+            "widgets.v1alpha1.example.com",
+            "w3",
+            "-n",
+            "default",
+            "-o",
+            "json",
+        ],
+        b"",
+    ));
+    assert!(
+        failed.contains("conversion webhook for example.com/v1, Kind=Widget failed: Post"),
+        "{failed}"
+    );
+    assert_eq!(read("v1")["spec"]["replicas"], 3);
+}

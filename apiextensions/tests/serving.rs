@@ -1,0 +1,197 @@
+//! A server of custom resources only (no kind of its own), in this process on the in-memory
+//! store: requests go to its router. Hostile bodies for a custom resource, and writes racing
+//! with changes of their CRD.
+
+use std::sync::Arc;
+
+use apfkit_apiextensions::{CustomResources, ServedObject};
+use apfkit_apiserver::http::{ApiServer, VersionInfo};
+use apfkit_apiserver::objects::Objects;
+use apfkit_apiserver::storage::memory::MemoryBackend;
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::Limits;
+use axum::body::Body;
+use http_body_util::BodyExt as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+/// A server with no kind of its own.
+#[derive(Debug, Clone)]
+enum NoKind {}
+
+impl Object for NoKind {
+    fn kind(&self) -> &str {
+        match *self {}
+    }
+    fn metadata(&self) -> &ObjectMeta {
+        match *self {}
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        match *self {}
+    }
+}
+
+type Server = ApiServer<ServedObject<NoKind>, MemoryBackend>;
+
+fn gadgets(versions: &[&str]) -> Value {
+    let schema = json!({"openAPIV3Schema": {
+        "type": "object",
+        "properties": {"spec": {
+            "type": "object",
+            "properties": {"replicas": {"type": "integer", "default": 1, "maximum": 10}},
+        }},
+    }});
+    let versions: Vec<Value> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, name)| json!({"name": name, "served": true, "storage": i == 0, "schema": schema}))
+        .collect();
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Gadget", "plural": "gadgets"},
+            "scope": "Namespaced",
+            "versions": versions,
+        },
+    })
+}
+
+async fn start() -> (Arc<Server>, Arc<CustomResources<NoKind, MemoryBackend>>) {
+    let objects = Objects::new(
+        None,
+        MemoryBackend::default(),
+        "/registry",
+        Limits::default(),
+        |_, _, _| Vec::new(),
+    );
+    let version = VersionInfo {
+        major: "1".into(),
+        minor: "35".into(),
+        git_version: "v1.35.0".into(),
+        platform: "linux/amd64".into(),
+    };
+    let server = Arc::new(ApiServer::new(objects, Vec::new(), version));
+    let custom = Arc::new(CustomResources::new(server.clone(), Vec::new()).unwrap());
+    custom.apply(&gadgets(&["v1"])).await.unwrap();
+    custom.sync().await.unwrap();
+    (server, custom)
+}
+
+async fn request(server: &Arc<Server>, method: &str, path: &str, body: Vec<u8>) -> (u16, Value) {
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .unwrap();
+    let response = server.clone().router().oneshot(request).await.unwrap();
+    let code = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (code, value)
+}
+
+const GADGETS: &str = "/apis/example.com/v1/namespaces/default/gadgets";
+
+fn gadget(name: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": name},
+        "spec": {"replicas": 2},
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_bodies_get_a_status_and_the_server_goes_on() {
+    let (server, _custom) = start().await;
+    let deep = format!(
+        "{{\"apiVersion\":\"example.com/v1\",\"kind\":\"Gadget\",\"metadata\":{{\"name\":\"d\"}},\"spec\":{}{}}}",
+        "{\"a\":".repeat(5000),
+        "}".repeat(5000)
+    );
+    let cases: Vec<(Vec<u8>, u16)> = vec![
+        (b"{\"apiVersion\":\"example.com/v1\",\"kind\":\"Gad".to_vec(), 400),
+        (b"\x00\xff\xfe garbage".to_vec(), 400),
+        (deep.into_bytes(), 400),
+        (vec![b' '; 4 << 20], 413),
+        (
+            br#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"x"},"spec":{"replicas":11}}"#.to_vec(),
+            422,
+        ),
+        (
+            br#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"}}"#.to_vec(),
+            400,
+        ),
+        (br#"[1, 2]"#.to_vec(), 400),
+    ];
+    for (body, expected) in cases {
+        let shown = String::from_utf8_lossy(&body[..body.len().min(60)]).into_owned();
+        let (code, status) = request(&server, "POST", GADGETS, body).await;
+        assert_eq!(code, expected, "{shown}: {status}");
+        assert_eq!(status["kind"], "Status", "{shown}");
+        assert_eq!(status["code"], expected, "{shown}");
+    }
+    // A repeated key: the last one wins, as in Go.
+    let repeated = br#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"r"},"spec":{"replicas":3,"replicas":4}}"#;
+    let (code, created) = request(&server, "POST", GADGETS, repeated.to_vec()).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"]["replicas"], 4);
+    let (code, _) = request(&server, "POST", GADGETS, gadget("after")).await;
+    assert_eq!(code, 201);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_racing_with_changes_of_their_crd_all_land() {
+    let (server, custom) = start().await;
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            let server = server.clone();
+            tokio::spawn(async move {
+                for i in 0..25 {
+                    let (code, body) =
+                        request(&server, "POST", GADGETS, gadget(&format!("g-{writer}-{i}"))).await;
+                    assert_eq!(code, 201, "{body}");
+                }
+            })
+        })
+        .collect();
+    // Meanwhile the CRD gains a version and loses it again, each change served at once.
+    for round in 0..10 {
+        let versions: &[&str] = if round % 2 == 0 {
+            &["v1", "v2"]
+        } else {
+            &["v1"]
+        };
+        custom.apply(&gadgets(versions)).await.unwrap();
+        custom.sync().await.unwrap();
+        let served: Vec<String> = server
+            .resource("example.com", "gadgets")
+            .unwrap()
+            .versions
+            .iter()
+            .map(|v| v.version().to_owned())
+            .collect();
+        assert_eq!(served, versions.iter().rev().copied().collect::<Vec<_>>());
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let (code, list) = request(&server, "GET", GADGETS, Vec::new()).await;
+    assert_eq!(code, 200);
+    assert_eq!(list["items"].as_array().unwrap().len(), 4 * 25);
+    // The CRD's status lists the one storage version.
+    let (_, crd) = request(
+        &server,
+        "GET",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com",
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+}
