@@ -71,6 +71,10 @@ pub struct Summary {
     pub restarts: u64,
     /// Objects that could not be written back.
     pub failed: Vec<Failed>,
+    /// For a custom resource whose every object was written back: the versions removed from
+    /// its CRD's `status.storedVersions` (see [`trim_stored_versions`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stored_versions_removed: Vec<String>,
 }
 
 /// A run that stopped before its end: what it did, where to go on from, and why it stopped.
@@ -84,6 +88,114 @@ pub struct Interrupted {
     pub resume_from: Option<String>,
     /// Why it stopped.
     pub error: kube::Error,
+}
+
+/// The resource of CustomResourceDefinitions.
+fn definitions() -> ApiResource {
+    ApiResource {
+        group: "apiextensions.k8s.io".to_owned(),
+        version: "v1".to_owned(),
+        api_version: "apiextensions.k8s.io/v1".to_owned(),
+        kind: "CustomResourceDefinition".to_owned(),
+        plural: "customresourcedefinitions".to_owned(),
+    }
+}
+
+/// The storage version of the CRD of `name` (`plural.group`); `None` when no CRD defines it
+/// (a kind of the API server's own).
+///
+/// # Errors
+///
+/// A server that cannot be asked.
+pub async fn storage_version(client: &Client, name: &str) -> Result<Option<String>, kube::Error> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &definitions());
+    let Some(crd) = api.get_opt(name).await? else {
+        return Ok(None);
+    };
+    Ok(crd.data["spec"]["versions"]
+        .as_array()
+        .and_then(|versions| {
+            versions
+                .iter()
+                .find(|v| v["storage"].as_bool() == Some(true))
+        })
+        .and_then(|v| v["name"].as_str())
+        .map(str::to_owned))
+}
+
+/// Why a CRD's stored versions were not trimmed.
+#[derive(Debug, thiserror::Error)]
+pub enum TrimError {
+    /// The storage version changed while objects were written back: some may be stored in the
+    /// old one. Running again migrates them.
+    #[error(
+        "the storage version of {name} changed during the run ({before} to {now}); run again to migrate every object to {now}"
+    )]
+    StorageVersionChanged {
+        /// `plural.group`.
+        name: String,
+        /// The storage version when the run started.
+        before: String,
+        /// The storage version now.
+        now: String,
+    },
+    /// The server could not be asked, or refused the write.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+}
+
+/// After every object of the custom resource `name` was written back in `storage` (its CRD's
+/// storage version when the run started): sets the CRD's `status.storedVersions` to that one
+/// version, as kube-storage-version-migrator does, so that the old versions may be removed
+/// from the CRD. Answers the versions removed; nothing for a resource no CRD defines.
+///
+/// # Errors
+///
+/// [`TrimError::StorageVersionChanged`] when the CRD's storage version is no longer
+/// `storage` (nothing is written); a conflict or another API error.
+pub async fn trim_stored_versions(
+    client: &Client,
+    name: &str,
+    storage: &str,
+) -> Result<Vec<String>, TrimError> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &definitions());
+    let Some(mut crd) = api.get_opt(name).await? else {
+        return Ok(Vec::new());
+    };
+    let now = crd.data["spec"]["versions"]
+        .as_array()
+        .and_then(|versions| {
+            versions
+                .iter()
+                .find(|v| v["storage"].as_bool() == Some(true))
+        })
+        .and_then(|v| v["name"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    if now != storage {
+        return Err(TrimError::StorageVersionChanged {
+            name: name.to_owned(),
+            before: storage.to_owned(),
+            now,
+        });
+    }
+    let stored: Vec<String> = crd.data["status"]["storedVersions"]
+        .as_array()
+        .map(|versions| {
+            versions
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let removed: Vec<String> = stored.into_iter().filter(|v| v != storage).collect();
+    if removed.is_empty() {
+        return Ok(removed);
+    }
+    crd.data["status"]["storedVersions"] = serde_json::json!([storage]);
+    api.replace_status(name, &PostParams::default(), &crd)
+        .await?;
+    Ok(removed)
 }
 
 /// Errors before a run starts.

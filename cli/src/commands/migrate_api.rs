@@ -22,7 +22,12 @@ use crate::failure::Failure;
 /// it was to --state, and a run given the same --state goes on from there. The kubeconfig is
 /// read as kubectl reads it: --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
 ///
-/// Exit code 1 if any object was not migrated or the run stopped.
+/// For a custom resource whose every object was written back, the older versions are then
+/// removed from its CRD's status.storedVersions (after which they may be dropped from the
+/// CRD), unless the CRD's storage version changed during the run.
+///
+/// Exit code 1 if any object was not migrated, the storage version changed, or the run
+/// stopped.
 ///
 /// Examples:
 ///   apfkit storage migrate-api --resource flowschemas.flowcontrol.apiserver.k8s.io
@@ -113,6 +118,13 @@ pub fn run(args: MigrateApiArgs) -> Result<(), Failure> {
                     summary.deleted_meanwhile,
                     summary.failed.len()
                 ));
+                if !summary.stored_versions_removed.is_empty() {
+                    text.push_str(&format!(
+                        "{}: {} removed from the CRD's stored versions\n",
+                        summary.resource,
+                        summary.stored_versions_removed.join(", ")
+                    ));
+                }
             }
             emit(&text)?;
         }
@@ -177,6 +189,10 @@ async fn migrate_all(
             resume_from,
             ..Options::default()
         };
+        // A custom resource's storage version, to trim its CRD's stored versions after.
+        let storage = apfkit_migrator::storage_version(&client, name)
+            .await
+            .map_err(|err| Failure::Invalid(format!("--resource {name}: {err}")))?;
         let bar = progress_bar(name);
         let outcome = apfkit_migrator::migrate(&client, &resource, namespaced, &options, &|done| {
             bar.set_position(done);
@@ -184,7 +200,21 @@ async fn migrate_all(
         .await;
         bar.finish_and_clear();
         match outcome {
-            Ok(summary) => summaries.push(summary),
+            Ok(mut summary) => {
+                if let Some(storage) = storage.filter(|_| summary.failed.is_empty()) {
+                    match apfkit_migrator::trim_stored_versions(&client, name, &storage).await {
+                        Ok(removed) => summary.stored_versions_removed = removed,
+                        Err(err) => {
+                            summaries.push(summary);
+                            return Ok((
+                                summaries,
+                                Some(Failure::Invalid(format!("{name}: {err}"))),
+                            ));
+                        }
+                    }
+                }
+                summaries.push(summary);
+            }
             Err(interrupted) => {
                 let Interrupted {
                     summary,

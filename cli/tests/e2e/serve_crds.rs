@@ -433,3 +433,205 @@ fn the_widgets_crd_given_on_the_command_line_converts_through_its_webhook() {
     );
     assert_eq!(read("v1")["spec"]["replicas"], 3);
 }
+
+#[test]
+fn on_etcd_crds_and_their_objects_are_kept_as_kube_apiserver_keeps_them() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let crd = dir.path().join("gadgets.yaml");
+    std::fs::write(&crd, GADGETS).unwrap();
+    let data = dir.path().join("data");
+    let args = [
+        NO_APF,
+        "--no-bootstrap",
+        "--etcd-servers",
+        &etcd.endpoint,
+        "--crd",
+        crd.to_str().unwrap(),
+    ];
+    {
+        let server = Server::start_in(data.to_str().unwrap(), &args);
+        wait_served(&server, "gadgets");
+        let gadget = "apiVersion: example.com/v1beta1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\nspec: {replicas: 2}\n";
+        server.kubectl_ok(&["create", "-f", "-"], gadget.as_bytes());
+    }
+    let read = |key: &str| -> Value {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let value = runtime.block_on(async {
+            let mut client = etcd_client::Client::connect([etcd.endpoint.as_str()], None)
+                .await
+                .unwrap();
+            let got = client.get(key, None).await.unwrap();
+            got.kvs().first().map(|kv| kv.value().to_vec())
+        });
+        let value = value.unwrap_or_else(|| panic!("{key} is not stored"));
+        assert_eq!(
+            value.last(),
+            Some(&b'\n'),
+            "JSON with a final newline, as Go writes it"
+        );
+        serde_json::from_slice(&value).unwrap()
+    };
+    let stored = read("/registry/example.com/gadgets/default/g1");
+    assert_eq!(
+        stored["apiVersion"], "example.com/v1",
+        "stored in the storage version"
+    );
+    assert_eq!(
+        stored["spec"],
+        serde_json::json!({"replicas": 2, "minReplicas": 0})
+    );
+    assert!(stored["metadata"].get("resourceVersion").is_none());
+    let definition =
+        read("/registry/apiextensions.k8s.io/customresourcedefinitions/gadgets.example.com");
+    assert_eq!(definition["kind"], "CustomResourceDefinition");
+    assert_eq!(
+        definition["status"]["storedVersions"],
+        serde_json::json!(["v1"])
+    );
+
+    // Started again on the same etcd (without --crd), the CRD is served from what is stored.
+    let server = Server::start_in(data.to_str().unwrap(), &args[..4]);
+    wait_served(&server, "gadgets");
+    let object = json_of(&server.kubectl_ok(
+        &[
+            "get",
+            "gadgets.v1beta1.example.com",
+            "g1",
+            "-n",
+            "default",
+            "-o",
+            "json",
+        ],
+        b"",
+    ));
+    assert_eq!(object["spec"]["replicas"], 2);
+}
+
+/// The stored `apiVersion` of every gadget in etcd, sorted by key.
+fn stored_gadget_versions(endpoint: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut client = etcd_client::Client::connect([endpoint], None)
+            .await
+            .unwrap();
+        let options = etcd_client::GetOptions::new().with_prefix();
+        let got = client
+            .get("/registry/example.com/gadgets/", Some(options))
+            .await
+            .unwrap();
+        got.kvs()
+            .iter()
+            .map(|kv| {
+                let value: Value = serde_json::from_slice(kv.value()).unwrap();
+                value["apiVersion"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn migrate_api_rewrites_a_crds_objects_then_trims_its_stored_versions() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let server = Server::start(&[NO_APF, "--no-bootstrap", "--etcd-servers", &etcd.endpoint]);
+    server.kubectl_ok(&["apply", "-f", "-"], GADGETS.as_bytes());
+    wait_served(&server, "gadgets");
+    let mut objects = String::new();
+    for i in 0..30 {
+        objects.push_str(&format!(
+            "---\napiVersion: example.com/v1\nkind: Gadget\nmetadata: {{name: g{i}, namespace: default}}\nspec: {{replicas: {}}}\n",
+            i % 5 + 1
+        ));
+    }
+    server.kubectl_ok(&["create", "-f", "-"], objects.as_bytes());
+    // The storage version moves to v1beta1: stored versions lists both, objects stay in v1.
+    let moved = GADGETS
+        .replacen("storage: false", "storage: STORAGE", 1)
+        .replacen("storage: true", "storage: false", 1)
+        .replacen("storage: STORAGE", "storage: true", 1);
+    server.kubectl_ok(&["apply", "-f", "-"], moved.as_bytes());
+    let stored_versions = || {
+        let crd =
+            json_of(&server.kubectl_ok(&["get", "crd", "gadgets.example.com", "-o", "json"], b""));
+        crd["status"]["storedVersions"].clone()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stored_versions() != serde_json::json!(["v1", "v1beta1"]) {
+        assert!(
+            Instant::now() < deadline,
+            "stored versions: {}",
+            stored_versions()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        stored_gadget_versions(&etcd.endpoint)
+            .iter()
+            .all(|v| v == "example.com/v1")
+    );
+
+    let output = super::apfkit_within(
+        &[
+            "storage",
+            "migrate-api",
+            "--resource",
+            "gadgets.example.com",
+            "--page-size",
+            "7",
+            "--kubeconfig",
+            server.kubeconfig().to_str().unwrap(),
+        ],
+        b"",
+        Duration::from_secs(120),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("gadgets.example.com: 30 listed, 30 migrated"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("gadgets.example.com: v1 removed from the CRD's stored versions"),
+        "{stdout}"
+    );
+    let versions = stored_gadget_versions(&etcd.endpoint);
+    assert_eq!(versions.len(), 30);
+    assert!(
+        versions.iter().all(|v| v == "example.com/v1beta1"),
+        "{versions:?}"
+    );
+    assert_eq!(stored_versions(), serde_json::json!(["v1beta1"]));
+
+    // A storage version that changed since the run started: the stored versions are left.
+    server.kubectl_ok(&["apply", "-f", "-"], GADGETS.as_bytes());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let error = runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(server.kubeconfig()).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        apfkit_migrator::trim_stored_versions(&client, "gadgets.example.com", "v1beta1")
+            .await
+            .unwrap_err()
+    });
+    assert!(
+        error
+            .to_string()
+            .contains("changed during the run (v1beta1 to v1)"),
+        "{error}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stored_versions() != serde_json::json!(["v1beta1", "v1"]) {
+        assert!(
+            Instant::now() < deadline,
+            "stored versions: {}",
+            stored_versions()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
