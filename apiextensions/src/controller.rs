@@ -11,7 +11,7 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::objects::{ListRequest, Place, Preconditions, UpdateKind};
 use apfkit_apiserver::resource::{
-    ResourceConfig, SchemaFn, Served, SharedVersion, StorageEncoding,
+    ResourceConfig, ScalePaths, SchemaFn, Served, SharedVersion, StorageEncoding,
 };
 use apfkit_apiserver::storage::{Backend, Revision};
 use apfkit_runtime::Object;
@@ -193,6 +193,15 @@ where
             .versions
             .iter()
             .any(|v| v.subresources.as_ref().is_some_and(|s| s.status.is_some()));
+        let scale = source
+            .versions
+            .iter()
+            .find_map(|v| v.subresources.as_ref()?.scale.as_ref())
+            .map(|scale| ScalePaths {
+                spec_replicas: scale.spec_replicas_path.clone(),
+                status_replicas: scale.status_replicas_path.clone(),
+                label_selector: scale.label_selector_path.clone(),
+            });
         let printer = source
             .versions
             .iter()
@@ -226,6 +235,7 @@ where
             key_path: format!("{}/{}", compiled.group, compiled.plural),
             strategic_merge: false,
             undeletable: Vec::new(),
+            scale,
             printer,
             schema: Some(schema),
         };

@@ -41,6 +41,7 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
         storage_encoding: StorageEncoding::Json,
         key_path: format!("{GROUP}/{PLURAL}"),
         strategic_merge: false,
+        scale: None,
         undeletable: Vec::new(),
         printer: None,
         schema: None,

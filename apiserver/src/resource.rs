@@ -50,9 +50,23 @@ pub struct ResourceConfig {
     /// The columns of `kubectl get` (kube-apiserver's default when `None`: name and creation
     /// time).
     pub printer: Option<crate::table::Printer>,
+    /// The paths of a `/scale` subresource, when the resource has one.
+    pub scale: Option<ScalePaths>,
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
     /// (the kind or its list) in a version, for the OpenAPI documents.
     pub schema: Option<SchemaFn>,
+}
+
+/// Where the `autoscaling/v1` `Scale` of an object reads and writes its replicas (a CRD's
+/// `subresources.scale`): simple JSON paths such as `.spec.replicas`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// The desired replicas, written by `/scale` (`specReplicasPath`).
+    pub spec_replicas: String,
+    /// The observed replicas (`statusReplicasPath`).
+    pub status_replicas: String,
+    /// The selector, a label selector in its string form (`labelSelectorPath`).
+    pub label_selector: Option<String>,
 }
 
 impl std::fmt::Debug for ResourceConfig {
@@ -66,6 +80,7 @@ impl std::fmt::Debug for ResourceConfig {
             .field("storage_encoding", &self.storage_encoding)
             .field("key_path", &self.key_path)
             .field("printer", &self.printer)
+            .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
             .finish_non_exhaustive()
     }

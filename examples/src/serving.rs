@@ -84,6 +84,7 @@ pub fn resources() -> Result<Vec<Served<HubObject>>, ResourceError> {
             key_path: format!("{}/{plural}", info.group),
             // Custom resources take no strategic merge patch (415), as in kube-apiserver.
             strategic_merge: false,
+            scale: None,
             undeletable: Vec::new(),
             printer: None,
             schema: Some(std::sync::Arc::new(widget_schema)),

@@ -19,7 +19,7 @@ const VERBS: &[&str] = &[
     "update",
     "watch",
 ];
-/// The verbs of a `/status` subresource.
+/// The verbs of a `/status` or `/scale` subresource.
 const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
 
 /// A group with its versions, preferred first.
@@ -142,6 +142,17 @@ pub fn resource_list<H>(
                 "verbs": STATUS_VERBS,
             }));
         }
+        if config.scale.is_some() {
+            listed.push(json!({
+                "name": format!("{}/scale", served.plural),
+                "singularName": "",
+                "namespaced": config.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": STATUS_VERBS,
+            }));
+        }
     }
     json!({
         "kind": "APIResourceList",
@@ -203,12 +214,23 @@ fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
     if !config.categories.is_empty() {
         resource["categories"] = json!(config.categories);
     }
+    let mut subresources = Vec::new();
     if config.status {
-        resource["subresources"] = json!([{
+        subresources.push(json!({
             "subresource": "status",
             "responseKind": kind,
             "verbs": STATUS_VERBS,
-        }]);
+        }));
+    }
+    if config.scale.is_some() {
+        subresources.push(json!({
+            "subresource": "scale",
+            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "verbs": STATUS_VERBS,
+        }));
+    }
+    if !subresources.is_empty() {
+        resource["subresources"] = Value::Array(subresources);
     }
     resource
 }

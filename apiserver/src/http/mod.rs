@@ -9,6 +9,7 @@ mod proto;
 pub mod query;
 pub mod request_info;
 mod rest;
+mod scale;
 mod watch;
 mod written;
 

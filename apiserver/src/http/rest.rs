@@ -29,6 +29,8 @@ pub(super) struct Target<H: 'static> {
     pub(super) namespace: Option<String>,
     pub(super) name: Option<String>,
     pub(super) status: bool,
+    /// The `/scale` subresource.
+    pub(super) scale: bool,
 }
 
 impl<H> Target<H>
@@ -63,10 +65,13 @@ where
             .iter()
             .position(|c| c.version() == version)
             .ok_or_else(ApiError::no_route)?;
-        let (name, status) = match tail {
-            [] => (None, false),
-            [name] => (Some((*name).to_owned()), false),
-            [name, "status"] if served.config.status => (Some((*name).to_owned()), true),
+        let (name, status, scale) = match tail {
+            [] => (None, false, false),
+            [name] => (Some((*name).to_owned()), false, false),
+            [name, "status"] if served.config.status => (Some((*name).to_owned()), true, false),
+            [name, "scale"] if served.config.scale.is_some() => {
+                (Some((*name).to_owned()), false, true)
+            }
             _ => return Err(ApiError::no_route()),
         };
         if served.config.namespaced && namespace.is_none() && name.is_some() {
@@ -81,6 +86,7 @@ where
             namespace,
             name,
             status,
+            scale,
         })
     }
 }
@@ -91,7 +97,7 @@ impl<H> Target<H> {
         &*self.served.versions[self.version]
     }
 
-    fn place(&self) -> Place<'_> {
+    pub(super) fn place(&self) -> Place<'_> {
         Place {
             namespace: self.namespace.as_deref(),
             name: self.name.as_deref().unwrap_or_default(),
@@ -109,6 +115,9 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
+    if let (true, Some(paths)) = (target.scale, target.served.config.scale.as_ref()) {
+        return super::scale::serve(server, &target, paths, request).await;
+    }
     let query = Query::parse(request.uri().query())?;
     let accept = header_text(&request, header::ACCEPT);
     let request_type = header_text(&request, header::CONTENT_TYPE);
@@ -321,7 +330,7 @@ where
 }
 
 /// A JSON value written as `format` asks (JSON or YAML).
-fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError> {
+pub(super) fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError> {
     match format {
         Format::Yaml => serde_saphyr::to_string(value)
             .map(String::into_bytes)

@@ -61,6 +61,7 @@ where
                 namespace: target_namespace,
                 name: None,
                 status: false,
+                scale: false,
             },
             format,
             table,

@@ -43,6 +43,7 @@ pub fn flow_schemas() -> Served<HubObject> {
             storage_encoding: StorageEncoding::Protobuf,
             key_path: "flowschemas".into(),
             strategic_merge: true,
+            scale: None,
             undeletable: Vec::new(),
             printer: None,
             schema: Some(std::sync::Arc::new(kind_schema)),

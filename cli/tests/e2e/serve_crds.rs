@@ -42,7 +42,10 @@ spec:
               type: object
               properties:
                 ready: {type: integer}
-      subresources: {status: {}}
+                selector: {type: string}
+      subresources: &subresources
+        status: {}
+        scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.ready, labelSelectorPath: .status.selector}
       additionalPrinterColumns: &columns
         - {name: Replicas, type: integer, jsonPath: .spec.replicas}
         - {name: Color, type: string, jsonPath: .spec.color}
@@ -51,7 +54,7 @@ spec:
       served: true
       storage: true
       schema: *schema
-      subresources: {status: {}}
+      subresources: *subresources
       additionalPrinterColumns: *columns
 "#;
 
@@ -227,6 +230,41 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
         .collect();
     assert_eq!(lines[0], ["NAME", "REPLICAS", "COLOR", "READY"], "{table}");
     assert_eq!(lines[1], ["g1", "2", "red", "1"], "{table}");
+
+    // The scale subresource: an autoscaling/v1 Scale of the replica paths; kubectl scale
+    // writes the spec path, a stale resourceVersion is a conflict.
+    server.kubectl_ok(
+        &["scale", "gadget", "g1", "-n", "default", "--replicas=4"],
+        b"",
+    );
+    let scale_path = "/apis/example.com/v1/namespaces/default/gadgets/g1/scale";
+    let scale = json_of(&server.kubectl_ok(&["get", "--raw", scale_path], b""));
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"], serde_json::json!({"replicas": 4}));
+    assert_eq!(scale["status"], serde_json::json!({"replicas": 1}));
+    let object =
+        json_of(&server.kubectl_ok(&["get", "gd", "g1", "-n", "default", "-o", "json"], b""));
+    assert_eq!(object["spec"]["replicas"], 4);
+    let mut stale = scale.clone();
+    stale["metadata"]["resourceVersion"] = "1".into();
+    stale["spec"]["replicas"] = 5.into();
+    let conflict = stderr_of(&server.kubectl(
+        &["replace", "--raw", scale_path, "-f", "-"],
+        stale.to_string().as_bytes(),
+    ));
+    assert!(
+        conflict.contains("the object has been modified"),
+        "{conflict}"
+    );
+    let discovery = json_of(&server.kubectl_ok(&["get", "--raw", "/apis/example.com/v1"], b""));
+    let names: Vec<&str> = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gadgets", "gadgets/status", "gadgets/scale"]);
 
     // Deleting the CRD withdraws the resource and deletes its objects.
     server.kubectl_ok(&["delete", "crd", "gadgets.example.com"], b"");

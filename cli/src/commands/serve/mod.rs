@@ -181,6 +181,7 @@ fn resources(args: &ServeArgs) -> Result<Vec<Served<ServeObject>>, Failure> {
             },
             key_path: resource.path.to_owned(),
             strategic_merge: true,
+            scale: None,
             undeletable: Vec::new(),
             schema: Some(std::sync::Arc::new(kind_schema)),
             printer: printers::printer(info.kind),
