@@ -246,10 +246,10 @@ fn set(object: &mut Value, path: &str, value: Value) {
     };
     let mut at = object;
     for name in parents {
-        if !at.get(*name).is_some_and(Value::is_object) {
-            if let Some(map) = at.as_object_mut() {
-                map.insert((*name).to_owned(), json!({}));
-            }
+        if !at.get(*name).is_some_and(Value::is_object)
+            && let Some(map) = at.as_object_mut()
+        {
+            map.insert((*name).to_owned(), json!({}));
         }
         match at.get_mut(*name) {
             Some(next) => at = next,
