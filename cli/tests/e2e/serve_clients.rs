@@ -61,7 +61,7 @@ pub(super) fn python_with(module: &str) -> String {
 
 /// Runs a Python `script` with the server's kubeconfig as its argument; answers the JSON it
 /// printed.
-fn run_python(server: &Server, script: &str) -> serde_json::Value {
+pub(super) fn run_python(server: &Server, script: &str) -> serde_json::Value {
     let mut command = Command::new(python_with("kubernetes"));
     command.args(["-c", script]).arg(server.kubeconfig());
     let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});

@@ -673,3 +673,46 @@ fn migrate_api_rewrites_a_crds_objects_then_trims_its_stored_versions() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+const PYTHON_CUSTOM_OBJECTS: &str = r#"
+import json, sys
+from kubernetes import client, config, watch
+
+config.load_kube_config(config_file=sys.argv[1])
+api = client.CustomObjectsApi()
+group, plural = "example.com", "gadgets"
+api.create_namespaced_custom_object(group, "v1beta1", "default", plural, {
+    "apiVersion": "example.com/v1beta1", "kind": "Gadget",
+    "metadata": {"name": "from-python"}, "spec": {"replicas": 2},
+})
+read = api.get_namespaced_custom_object(group, "v1", "default", plural, "from-python")
+api.patch_namespaced_custom_object_scale(group, "v1", "default", plural, "from-python", {"spec": {"replicas": 3}})
+scale = api.get_namespaced_custom_object_scale(group, "v1", "default", plural, "from-python")
+events = []
+stream = watch.Watch()
+for event in stream.stream(api.list_namespaced_custom_object, group, "v1", "default", plural, timeout_seconds=10):
+    events.append([event["type"], event["object"]["spec"]["replicas"]])
+    if event["type"] == "ADDED":
+        api.delete_namespaced_custom_object(group, "v1", "default", plural, "from-python")
+    if event["type"] == "DELETED":
+        stream.stop()
+print(json.dumps({"apiVersion": read["apiVersion"], "spec": read["spec"], "scale": scale["spec"], "events": events}))
+"#;
+
+#[test]
+fn the_python_client_reads_writes_scales_and_watches_custom_objects() {
+    let server = Server::start(&[NO_APF, "--no-bootstrap"]);
+    server.kubectl_ok(&["apply", "-f", "-"], GADGETS.as_bytes());
+    wait_served(&server, "gadgets");
+    let answer = super::serve_clients::run_python(&server, PYTHON_CUSTOM_OBJECTS);
+    assert_eq!(answer["apiVersion"], "example.com/v1");
+    assert_eq!(
+        answer["spec"],
+        serde_json::json!({"replicas": 2, "minReplicas": 0})
+    );
+    assert_eq!(answer["scale"], serde_json::json!({"replicas": 3}));
+    assert_eq!(
+        answer["events"],
+        serde_json::json!([["ADDED", 3], ["DELETED", 3]])
+    );
+}
