@@ -716,3 +716,15 @@ fn the_python_client_reads_writes_scales_and_watches_custom_objects() {
         serde_json::json!([["ADDED", 3], ["DELETED", 3]])
     );
 }
+
+#[test]
+fn the_readme_serving_commands_work_as_written() {
+    let (stdout, _) = super::serve::run_readme_section("Serving custom resources");
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    // The README shows exactly what the commands print.
+    assert!(
+        readme.contains(&format!("```text\n{stdout}```")),
+        "{stdout}"
+    );
+}
