@@ -48,6 +48,11 @@ pub type ServeObject = ServedObject<HubObject>;
 /// apfkit) and a plain user (apfkit-user, context apfkit-user). system:masters may
 /// impersonate (kubectl --as, --as-group).
 ///
+/// CustomResourceDefinitions given with --crd, or created through the API
+/// (apiextensions.k8s.io/v1), are served too, as kube-apiserver serves them: every served
+/// version, pruning, defaults, schema and CEL validation, None or webhook conversion (the
+/// CRD's clientConfig.url), /status, /scale and printer columns.
+///
 /// Requests then pass API Priority and Fairness, configured by the stored FlowSchemas and
 /// PriorityLevelConfigurations (again whenever they change), with --max-requests-inflight plus
 /// --max-mutating-requests-inflight seats: each answer names its flow schema and priority
@@ -62,6 +67,7 @@ pub type ServeObject = ServedObject<HubObject>;
 ///   kubectl --kubeconfig apfkit-data/kubeconfig --context apfkit-user auth whoami
 ///   apfkit serve --listen 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379
 ///   apfkit serve --token-auth-file tokens.csv --anonymous-auth=false
+///   apfkit serve --crd widgets.crd.yaml
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ServeArgs {
