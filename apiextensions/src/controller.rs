@@ -117,18 +117,7 @@ where
     /// Storage errors (the resources served stay as they were).
     pub async fn sync(&self) -> Result<Revision, ApiError> {
         let objects = self.server.objects();
-        let listed = objects
-            .list(
-                &self.definitions,
-                &ListRequest {
-                    namespace: None,
-                    start: Vec::new(),
-                    limit: 0,
-                    revision: None,
-                    count: false,
-                },
-            )
-            .await?;
+        let listed = objects.list(&self.definitions, &everything()).await?;
         let mut served = self.served.lock().await;
         let mut now: BTreeMap<String, (Value, Resource<H>)> = BTreeMap::new();
         let mut kinds: Vec<(String, String)> = Vec::new();
@@ -297,19 +286,7 @@ where
     /// `customresourcecleanup` finalizer does.
     async fn delete_all(&self, resource: &Resource<H>) {
         let objects = self.server.objects();
-        let Ok(listed) = objects
-            .list(
-                resource,
-                &ListRequest {
-                    namespace: None,
-                    start: Vec::new(),
-                    limit: 0,
-                    revision: None,
-                    count: false,
-                },
-            )
-            .await
-        else {
+        let Ok(listed) = objects.list(resource, &everything()).await else {
             return;
         };
         for object in listed.items {
@@ -352,6 +329,17 @@ where
                 after = self.sync().await.ok();
             }
         });
+    }
+}
+
+/// A list of every object of a resource, at the newest revision.
+fn everything() -> ListRequest<'static> {
+    ListRequest {
+        namespace: None,
+        start: Vec::new(),
+        limit: 0,
+        revision: None,
+        count: false,
     }
 }
 

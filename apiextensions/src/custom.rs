@@ -8,9 +8,7 @@ use std::sync::Arc;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::resource::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
-use apfkit_runtime::scheme::{
-    Encoding, ErrorKind, Limits, Scheme, SchemeError, UnknownFields, Warning,
-};
+use apfkit_runtime::scheme::{Encoding, ErrorKind, Limits, SchemeError, UnknownFields, Warning};
 use serde_json::Value;
 
 use crate::object::{CustomObject, ServedObject, not_this_kind};
@@ -178,27 +176,22 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
         }
     }
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
-        let reader: Scheme<()> = Scheme::new(&[]);
-        let document = reader
-            .parse_json(bytes, limits)
-            .and_then(|document| document.to_document())
-            .map_err(|error| error.to_string())?;
         let crd = &self.definition.crd;
-        let api_version = document.value.get("apiVersion").and_then(Value::as_str);
-        let Some(version) = api_version.and_then(|v| crd.version_of(v)) else {
+        let stored = crate::object::read_stored(bytes, limits)?;
+        let Some(version) = crd.version_of(&stored.api_version) else {
             return Err(format!(
                 "apiVersion {:?} is not a version of {}",
-                api_version.unwrap_or_default(),
-                crd.name
+                stored.api_version, crd.name
             ));
         };
-        let mut value = document.value;
-        version.prune_and_default(&mut value);
-        let object = CustomObject::from_value(value).map_err(|error| error.to_string())?;
-        if object.kind != crd.kind {
-            return Err(format!("a {} where {} are kept", object.kind, crd.plural));
+        if stored.kind != crd.kind {
+            return Err(format!("a {} where {} are kept", stored.kind, crd.plural));
         }
-        Ok(ServedObject::custom(object))
+        let mut value = stored.to_value();
+        version.prune_and_default(&mut value);
+        CustomObject::from_value(value)
+            .map(ServedObject::custom)
+            .map_err(|error| error.to_string())
     }
     fn protobuf(&self) -> bool {
         false

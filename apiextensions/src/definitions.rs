@@ -10,7 +10,7 @@ use apfkit_apiserver::resource::{
     ResourceConfig, ResourceError, Served, SharedVersion, StorageEncoding, VersionCodec,
 };
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
-use apfkit_runtime::scheme::{Encoding, Limits, Scheme, SchemeError, UnknownFields, Warning};
+use apfkit_runtime::scheme::{Encoding, Limits, SchemeError, UnknownFields, Warning};
 use serde_json::{Map, Value, json};
 
 use crate::object::{CustomObject, ServedObject, not_this_kind};
@@ -143,12 +143,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
         }
     }
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
-        let reader: Scheme<()> = Scheme::new(&[]);
-        let document = reader
-            .parse_json(bytes, limits)
-            .and_then(|document| document.to_document())
-            .map_err(|error| error.to_string())?;
-        let object = CustomObject::from_value(document.value).map_err(|e| e.to_string())?;
+        let object = crate::object::read_stored(bytes, limits)?;
         if object.kind != KIND {
             return Err(format!("a {} where {PLURAL} are kept", object.kind));
         }

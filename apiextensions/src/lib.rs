@@ -22,4 +22,4 @@ pub mod printer;
 pub mod webhook;
 
 pub use controller::CustomResources;
-pub use object::{CustomObject, ServedObject};
+pub use object::{CustomObject, NoKind, ServedObject};

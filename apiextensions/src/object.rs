@@ -7,7 +7,9 @@ use std::sync::Arc;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::resource::{ResourceError, Served, SharedVersion, VersionCodec};
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Encoding, ErrorKind, Limits, SchemeError, UnknownFields, Warning};
+use apfkit_runtime::scheme::{
+    Encoding, ErrorKind, Limits, Scheme, SchemeError, UnknownFields, Warning,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value};
 
@@ -119,6 +121,38 @@ impl<H: Object> Object for ServedObject<H> {
             ServedObject::Custom(object) => &mut object.metadata,
         }
     }
+}
+
+/// The scheme of a server that serves custom resources only: no kind of its own. Its hub
+/// object is `ServedObject<NoKind>`, always [`ServedObject::Custom`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoKind {}
+
+impl Object for NoKind {
+    fn kind(&self) -> &str {
+        match *self {}
+    }
+    fn metadata(&self) -> &ObjectMeta {
+        match *self {}
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        match *self {}
+    }
+}
+
+/// A stored JSON value read within `limits` as a [`CustomObject`].
+///
+/// # Errors
+///
+/// Bytes that are not one JSON object within the limits, or metadata that is not an
+/// ObjectMeta, in words.
+pub(crate) fn read_stored(bytes: &[u8], limits: &Limits) -> Result<CustomObject, String> {
+    let reader: Scheme<()> = Scheme::new(&[]);
+    let document = reader
+        .parse_json(bytes, limits)
+        .and_then(|document| document.to_document())
+        .map_err(|error| error.to_string())?;
+    CustomObject::from_value(document.value).map_err(|error| error.to_string())
 }
 
 /// A version of one of the scheme's kinds, serving [`ServedObject::Builtin`] objects.

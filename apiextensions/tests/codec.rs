@@ -4,29 +4,12 @@
 
 use std::sync::Arc;
 
-use apfkit_apiextensions::ServedObject;
 use apfkit_apiextensions::custom::{CustomVersion, Definition};
+use apfkit_apiextensions::{NoKind, ServedObject};
 use apfkit_apiserver::resource::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
-use apfkit_runtime::Object;
 use apfkit_runtime::scheme::{Limits, UnknownFields, Warning};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone, PartialEq)]
-enum NoKind {}
-
-impl Object for NoKind {
-    fn kind(&self) -> &str {
-        match *self {}
-    }
-    fn metadata(&self) -> &ObjectMeta {
-        match *self {}
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        match *self {}
-    }
-}
 
 type Served = ServedObject<NoKind>;
 

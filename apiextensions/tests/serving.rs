@@ -4,33 +4,15 @@
 
 use std::sync::Arc;
 
-use apfkit_apiextensions::{CustomResources, ServedObject};
+use apfkit_apiextensions::{CustomResources, NoKind, ServedObject};
 use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::objects::Objects;
 use apfkit_apiserver::storage::memory::MemoryBackend;
-use apfkit_runtime::Object;
 use apfkit_runtime::scheme::Limits;
 use axum::body::Body;
 use http_body_util::BodyExt as _;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
-
-/// A server with no kind of its own.
-#[derive(Debug, Clone)]
-enum NoKind {}
-
-impl Object for NoKind {
-    fn kind(&self) -> &str {
-        match *self {}
-    }
-    fn metadata(&self) -> &ObjectMeta {
-        match *self {}
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        match *self {}
-    }
-}
 
 type Server = ApiServer<ServedObject<NoKind>, MemoryBackend>;
 

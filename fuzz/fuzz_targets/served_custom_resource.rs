@@ -7,30 +7,12 @@
 
 use std::sync::{Arc, OnceLock};
 
-use apfkit_apiextensions::ServedObject;
+use apfkit_apiextensions::{NoKind, ServedObject};
 use apfkit_apiextensions::custom::{CustomVersion, Definition};
 use apfkit_apiserver::resource::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
-use apfkit_runtime::Object;
 use apfkit_runtime::scheme::{Encoding, Limits, UnknownFields};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
-
-/// A server with no kind of its own.
-#[derive(Debug, Clone, PartialEq)]
-enum NoKind {}
-
-impl Object for NoKind {
-    fn kind(&self) -> &str {
-        match *self {}
-    }
-    fn metadata(&self) -> &ObjectMeta {
-        match *self {}
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        match *self {}
-    }
-}
 
 fn versions() -> &'static [CustomVersion] {
     static VERSIONS: OnceLock<Vec<CustomVersion>> = OnceLock::new();

@@ -112,15 +112,16 @@ pub async fn storage_version(client: &Client, name: &str) -> Result<Option<Strin
     let Some(crd) = api.get_opt(name).await? else {
         return Ok(None);
     };
-    Ok(crd.data["spec"]["versions"]
-        .as_array()
-        .and_then(|versions| {
-            versions
-                .iter()
-                .find(|v| v["storage"].as_bool() == Some(true))
-        })
-        .and_then(|v| v["name"].as_str())
-        .map(str::to_owned))
+    Ok(storage_version_of(&crd).map(str::to_owned))
+}
+
+/// The version a CRD marks `storage: true`.
+fn storage_version_of(crd: &DynamicObject) -> Option<&str> {
+    crd.data["spec"]["versions"]
+        .as_array()?
+        .iter()
+        .find(|v| v["storage"].as_bool() == Some(true))?["name"]
+        .as_str()
 }
 
 /// Why a CRD's stored versions were not trimmed.
@@ -162,16 +163,7 @@ pub async fn trim_stored_versions(
     let Some(mut crd) = api.get_opt(name).await? else {
         return Ok(Vec::new());
     };
-    let now = crd.data["spec"]["versions"]
-        .as_array()
-        .and_then(|versions| {
-            versions
-                .iter()
-                .find(|v| v["storage"].as_bool() == Some(true))
-        })
-        .and_then(|v| v["name"].as_str())
-        .unwrap_or_default()
-        .to_owned();
+    let now = storage_version_of(&crd).unwrap_or_default().to_owned();
     if now != storage {
         return Err(TrimError::StorageVersionChanged {
             name: name.to_owned(),

@@ -202,7 +202,7 @@ fn invalid_options(options: &str, causes: Vec<crate::error::Cause>) -> ApiError 
 }
 
 /// A header's value, when it is text.
-fn header_text(request: &Request, name: header::HeaderName) -> Option<String> {
+pub(super) fn header_text(request: &Request, name: header::HeaderName) -> Option<String> {
     request
         .headers()
         .get(name)

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::media::{self, Format, Wanted};
 use super::query::Query;
-use super::rest::{Target, read_body, written};
+use super::rest::{Target, header_text, read_body, written};
 use super::{ApiServer, content_type, respond};
 use crate::error::{ApiError, Cause, Subject};
 use crate::objects::UpdateKind;
@@ -32,16 +32,8 @@ where
     B: Backend + 'static,
 {
     let query = Query::parse(request.uri().query())?;
-    let accept = request
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let content = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let accept = header_text(&request, header::ACCEPT);
+    let content = header_text(&request, header::CONTENT_TYPE);
     let method = request.method().clone();
     let format = match media::negotiate(accept.as_deref(), false, false, false)? {
         Wanted::Object(format) => format,

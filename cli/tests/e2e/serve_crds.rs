@@ -58,21 +58,24 @@ spec:
       additionalPrinterColumns: *columns
 "#;
 
-/// Waits until `kubectl get <resource>` works: the CRD's resource is served.
-fn wait_served(server: &Server, resource: &str) {
+/// Waits until `done` says so, within 20 s (the controller works after the write that
+/// starts it); `what` names what was waited for.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let output = server.kubectl(&["get", resource, "-A"], b"");
-        if output.status.success() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{resource} not served: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+    while !done() {
+        assert!(Instant::now() < deadline, "still not {what}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Waits until `kubectl get <resource>` works: the CRD's resource is served.
+fn wait_served(server: &Server, resource: &str) {
+    eventually(&format!("{resource} served"), || {
+        server
+            .kubectl(&["get", resource, "-A"], b"")
+            .status
+            .success()
+    });
 }
 
 fn json_of(text: &str) -> Value {
@@ -268,15 +271,12 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
 
     // Deleting the CRD withdraws the resource and deletes its objects.
     server.kubectl_ok(&["delete", "crd", "gadgets.example.com"], b"");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server
-        .kubectl(&["get", "gadgets", "-A"], b"")
-        .status
-        .success()
-    {
-        assert!(Instant::now() < deadline, "gadgets still served");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually("gadgets withdrawn", || {
+        !server
+            .kubectl(&["get", "gadgets", "-A"], b"")
+            .status
+            .success()
+    });
     server.kubectl_ok(&["apply", "-f", "-"], GADGETS.as_bytes());
     wait_served(&server, "gadgets");
     let listed = json_of(&server.kubectl_ok(&["get", "gadgets", "-A", "-o", "json"], b""));
@@ -593,15 +593,9 @@ fn migrate_api_rewrites_a_crds_objects_then_trims_its_stored_versions() {
             json_of(&server.kubectl_ok(&["get", "crd", "gadgets.example.com", "-o", "json"], b""));
         crd["status"]["storedVersions"].clone()
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while stored_versions() != serde_json::json!(["v1", "v1beta1"]) {
-        assert!(
-            Instant::now() < deadline,
-            "stored versions: {}",
-            stored_versions()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually("stored versions [v1, v1beta1]", || {
+        stored_versions() == serde_json::json!(["v1", "v1beta1"])
+    });
     assert!(
         stored_gadget_versions(&etcd.endpoint)
             .iter()
@@ -663,15 +657,9 @@ fn migrate_api_rewrites_a_crds_objects_then_trims_its_stored_versions() {
             .contains("changed during the run (v1beta1 to v1)"),
         "{error}"
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while stored_versions() != serde_json::json!(["v1beta1", "v1"]) {
-        assert!(
-            Instant::now() < deadline,
-            "stored versions: {}",
-            stored_versions()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually("stored versions [v1beta1, v1]", || {
+        stored_versions() == serde_json::json!(["v1beta1", "v1"])
+    });
 }
 
 const PYTHON_CUSTOM_OBJECTS: &str = r#"
