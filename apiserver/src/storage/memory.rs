@@ -47,10 +47,11 @@ impl Default for MemoryBackend {
 
 impl MemoryBackend {
     /// An empty store whose watchers may fall `buffer` events behind before they are ended.
+    /// It is at revision 1, as a new etcd is: the first write is 2.
     pub fn with_watch_buffer(buffer: usize) -> Self {
         MemoryBackend {
             state: Mutex::new(State {
-                revision: Revision(0),
+                revision: Revision(1),
                 compacted: Revision(0),
                 keys: BTreeMap::new(),
                 log: Vec::new(),

@@ -41,6 +41,11 @@ CREATE INDEX IF NOT EXISTS kine_name_index ON kine (name);
 CREATE INDEX IF NOT EXISTS kine_name_id_index ON kine (name, id);
 CREATE UNIQUE INDEX IF NOT EXISTS kine_name_prev_revision_uindex ON kine (name, prev_revision);
 CREATE TABLE IF NOT EXISTS apfkit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+-- A new store is at revision 1, as a new etcd is (its first write is 2): a list of an empty
+-- store answers resourceVersion \"1\", never \"0\", which a watch would read as \"any\" and
+-- start from the objects as they are by then, missing the writes in between.
+INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'kine', 1 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'kine');
 ";
 
 /// A store in one SQLite file.
