@@ -117,27 +117,28 @@ pub fn manager_name(field_manager: Option<&str>, user_agent: Option<&str>) -> St
 /// The causes of a `fieldManager` that kube-apiserver refuses (`ValidateFieldManager`): too
 /// long, or with unprintable characters.
 pub fn field_manager_causes(field_manager: &str) -> Vec<Cause> {
-    let mut causes = Vec::new();
+    use apfkit_runtime::field::{BadValue, FieldError, go_printable};
+    let mut errors = Vec::new();
     if field_manager.len() > FIELD_MANAGER_MAX_LENGTH {
-        causes.push(Cause {
-            reason: "FieldValueTooLong".to_owned(),
-            message: format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
-            field: "fieldManager".to_owned(),
-        });
+        errors.push(FieldError::too_long(
+            "fieldManager",
+            FIELD_MANAGER_MAX_LENGTH as i64,
+        ));
     }
+    // apimachinery's `ValidateFieldManager` (pkg/apis/meta/v1/validation/validation.go);
     for (at, c) in field_manager.char_indices() {
-        if c.is_control() {
-            causes.push(Cause {
-                reason: "FieldValueInvalid".to_owned(),
-                message: format!(
-                    "Invalid value: {field_manager:?}: invalid character U+{:04X} (at position {at})",
+        if !go_printable(c) {
+            errors.push(FieldError::invalid(
+                "fieldManager",
+                BadValue::Str(field_manager.to_owned()),
+                format!(
+                    "invalid character U+{:04X} (at position {at})",
                     u32::from(c)
                 ),
-                field: "fieldManager".to_owned(),
-            });
+            ));
         }
     }
-    causes
+    errors.iter().map(Cause::from).collect()
 }
 
 /// The time a manager's entry records: now, in RFC 3339 seconds, as the server stamps
@@ -299,4 +300,33 @@ where
             }
             FieldManagerError::Internal(message) => ApiError::internal(message),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_managers_are_checked_as_apimachinery_checks_them() {
+        assert!(field_manager_causes("kubectl-client-side-apply").is_empty());
+        let messages = |name: &str| -> Vec<String> {
+            field_manager_causes(name)
+                .into_iter()
+                .map(|c| c.message)
+                .collect()
+        };
+        assert_eq!(
+            messages("a\u{1}b"),
+            [r#"Invalid value: "a\x01b": invalid character U+0001 (at position 1)"#]
+        );
+        // A space other than ASCII's is not printable in Go either.
+        assert_eq!(
+            messages("a\u{a0}"),
+            [r#"Invalid value: "a\u00a0": invalid character U+00A0 (at position 1)"#]
+        );
+        assert_eq!(
+            messages(&"m".repeat(129)),
+            ["Too long: may not be more than 128 bytes"]
+        );
+    }
 }

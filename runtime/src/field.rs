@@ -260,7 +260,8 @@ pub fn go_float(value: f64) -> String {
     format!("{value}")
 }
 
-/// A string as Go's `%q` prints it (for the characters that occur in names and paths).
+/// A string as Go's `%q` (`strconv.Quote`) prints it: Go's escapes, `\xHH` below a space,
+/// `\uHHHH` or `\UHHHHHHHH` for what Go does not print ([`go_printable`]).
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -268,15 +269,54 @@ pub fn go_quote(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if go_printable(c) => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
         }
     }
     out.push('"');
     out
+}
+
+/// Go's `unicode.IsPrint`, as far as std knows Unicode's categories: not a control
+/// character, no space but ASCII's, and none of the format characters (category Cf) or
+/// private-use ones (Co) Go leaves unprinted. (Unassigned code points, which Go does not
+/// print either, are printed here.)
+pub fn go_printable(c: char) -> bool {
+    let code = c as u32;
+    let format = matches!(
+        code,
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    );
+    let private = matches!(code, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
+    !(c.is_control() || (c.is_whitespace() && c != ' ') || format || private)
 }
 
 /// One validation error.
@@ -518,6 +558,25 @@ impl From<Path> for String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_are_quoted_as_go_quotes_them() {
+        // What `strconv.Quote` answers for each (go 1.24).
+        let cases = [
+            ("plain", r#""plain""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("\u{7}\u{8}\u{c}\n\r\t\u{b}", r#""\a\b\f\n\r\t\v""#),
+            ("\u{1}\u{1f}\u{7f}", r#""\x01\x1f\x7f""#),
+            ("\u{80}\u{9f}", r#""\u0080\u009f""#),
+            ("a\u{a0}b\u{2028}", r#""a\u00a0b\u2028""#),
+            ("zero\u{200b}width\u{feff}", r#""zero\u200bwidth\ufeff""#),
+            ("\u{e000}\u{10fffd}", r#""\ue000\U0010fffd""#),
+            ("héllo 世界 🙂", r#""héllo 世界 🙂""#),
+        ];
+        for (input, quoted) in cases {
+            assert_eq!(go_quote(input), quoted, "{input:?}");
+        }
+    }
 
     #[test]
     fn json_values_print_as_go_prints_unstructured_ones() {

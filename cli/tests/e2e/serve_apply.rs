@@ -259,7 +259,7 @@ fn hostile_apply_requests_are_answered_as_kube_apiserver_answers_them() {
         &apply_patch(&server, &team_a, "fieldManager=a%01b", TEAM_A.as_bytes()),
         422,
         "Invalid",
-        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\u{1}b\": invalid character U+0001 (at position 1)",
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\x01b\": invalid character U+0001 (at position 1)",
     );
     let merge = server.curl_json(
         &format!("{team_a}?force=true"),
