@@ -177,7 +177,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
     }
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
         let crd = &self.definition.crd;
-        let stored = crate::object::read_stored(bytes, limits)?;
+        let mut stored = crate::object::read_stored(bytes, limits)?;
         let Some(version) = crd.version_of(&stored.api_version) else {
             return Err(format!(
                 "apiVersion {:?} is not a version of {}",
@@ -187,11 +187,8 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
         if stored.kind != crd.kind {
             return Err(format!("a {} where {} are kept", stored.kind, crd.plural));
         }
-        let mut value = stored.to_value();
-        version.prune_and_default(&mut value);
-        CustomObject::from_value(value)
-            .map(ServedObject::custom)
-            .map_err(|error| error.to_string())
+        version.prune_and_default(&mut stored.value);
+        stored.into_object().map(ServedObject::custom)
     }
     fn protobuf(&self) -> bool {
         false

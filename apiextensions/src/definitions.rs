@@ -143,11 +143,11 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
         }
     }
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
-        let object = crate::object::read_stored(bytes, limits)?;
-        if object.kind != KIND {
-            return Err(format!("a {} where {PLURAL} are kept", object.kind));
+        let stored = crate::object::read_stored(bytes, limits)?;
+        if stored.kind != KIND {
+            return Err(format!("a {} where {PLURAL} are kept", stored.kind));
         }
-        Ok(ServedObject::custom(object))
+        stored.into_object().map(ServedObject::custom)
     }
     fn protobuf(&self) -> bool {
         false

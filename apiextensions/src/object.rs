@@ -74,13 +74,6 @@ impl CustomObject {
         );
         Value::Object(object)
     }
-
-    /// The version of `apiVersion` (`v1` of `example.com/v1`).
-    pub fn version(&self) -> &str {
-        self.api_version
-            .rsplit_once('/')
-            .map_or(self.api_version.as_str(), |(_, version)| version)
-    }
 }
 
 /// The hub object of a server that serves custom resources beside the kinds of its scheme,
@@ -140,19 +133,43 @@ impl Object for NoKind {
     }
 }
 
-/// A stored JSON value read within `limits` as a [`CustomObject`].
+/// A stored JSON value read within `limits`, with its `apiVersion` and `kind`.
 ///
 /// # Errors
 ///
-/// Bytes that are not one JSON object within the limits, or metadata that is not an
-/// ObjectMeta, in words.
-pub(crate) fn read_stored(bytes: &[u8], limits: &Limits) -> Result<CustomObject, String> {
+/// Bytes that are not one JSON value within the limits, in words.
+pub(crate) fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Stored, String> {
     let reader: Scheme<()> = Scheme::new(&[]);
-    let document = reader
+    let read = reader
         .parse_json(bytes, limits)
-        .and_then(|document| document.to_document())
         .map_err(|error| error.to_string())?;
-    CustomObject::from_value(document.value).map_err(|error| error.to_string())
+    let document = read.to_document().map_err(|error| error.to_string())?;
+    Ok(Stored {
+        api_version: read.api_version.unwrap_or_default().into_owned(),
+        kind: read.kind.unwrap_or_default().into_owned(),
+        value: document.value,
+    })
+}
+
+/// A stored value as read, before it becomes a [`CustomObject`].
+pub(crate) struct Stored {
+    /// Its `apiVersion`, empty when it has none.
+    pub(crate) api_version: String,
+    /// Its `kind`, empty when it has none.
+    pub(crate) kind: String,
+    /// The value.
+    pub(crate) value: Value,
+}
+
+impl Stored {
+    /// The value as a [`CustomObject`].
+    ///
+    /// # Errors
+    ///
+    /// Not an object, or metadata that is not an ObjectMeta, in words.
+    pub(crate) fn into_object(self) -> Result<CustomObject, String> {
+        CustomObject::from_value(self.value).map_err(|error| error.to_string())
+    }
 }
 
 /// A version of one of the scheme's kinds, serving [`ServedObject::Builtin`] objects.

@@ -321,23 +321,21 @@ impl<H: Send + Sync + 'static> Served<H> {
     ///
     /// A kind the scheme lacks, or a storage version it does not serve.
     pub fn new(scheme: &'static Scheme<H>, config: ResourceConfig) -> Result<Self, ResourceError> {
-        let versions: Vec<SharedVersion<H>> = scheme
+        let codecs: Vec<&'static Codec<H>> = scheme
             .codecs()
             .iter()
             .filter(|c| c.group == config.group && c.kind == config.kind)
-            .map(|codec| std::sync::Arc::new(SchemeVersion::new(codec, scheme)) as SharedVersion<H>)
             .collect();
-        let Some(plural) = scheme
-            .codecs()
-            .iter()
-            .find(|c| c.group == config.group && c.kind == config.kind)
-            .map(|c| c.plural.to_owned())
-        else {
+        let Some(plural) = codecs.first().map(|c| c.plural.to_owned()) else {
             return Err(ResourceError::NoKind {
                 group: config.group,
                 kind: config.kind,
             });
         };
+        let versions = codecs
+            .into_iter()
+            .map(|codec| std::sync::Arc::new(SchemeVersion::new(codec, scheme)) as SharedVersion<H>)
+            .collect();
         Self::with_versions(config, plural, versions)
     }
 }
