@@ -2,6 +2,8 @@
 //! with unknown fields reported as the field mode says, stored values read back unchanged,
 //! `None` conversion between versions.
 
+mod support;
+
 use std::sync::Arc;
 
 use apfkit_apiextensions::custom::{CustomVersion, Definition};
@@ -14,30 +16,14 @@ use serde_json::{Value, json};
 type Served = ServedObject<NoKind>;
 
 fn versions() -> Vec<CustomVersion> {
-    let schema = json!({"openAPIV3Schema": {
-        "type": "object",
-        "properties": {"spec": {
-            "type": "object",
-            "properties": {
-                "replicas": {"type": "integer", "default": 1},
-                "weight": {"type": "number"},
-            },
-        }},
-    }});
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Gadget", "plural": "gadgets"},
-            "scope": "Namespaced",
-            "versions": [
-                {"name": "v1", "served": true, "storage": true, "schema": schema},
-                {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
-            ],
-        },
-    });
+    let crd = support::gadgets(
+        &["v1", "v1beta1"],
+        json!({
+            "replicas": {"type": "integer", "default": 1},
+            "weight": {"type": "number"},
+        }),
+        json!({}),
+    );
     let definition = Arc::new(Definition::new(
         CustomResourceDefinition::from_value(&crd).unwrap(),
     ));

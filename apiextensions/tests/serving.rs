@@ -2,6 +2,8 @@
 //! store: requests go to its router. Hostile bodies for a custom resource, and writes racing
 //! with changes of their CRD.
 
+mod support;
+
 use std::sync::Arc;
 
 use apfkit_apiextensions::{CustomResources, NoKind, ServedObject};
@@ -16,30 +18,16 @@ use tower::ServiceExt as _;
 
 type Server = ApiServer<ServedObject<NoKind>, MemoryBackend>;
 
+/// Gadgets with at most 10 replicas, a status and a scale subresource.
 fn gadgets(versions: &[&str]) -> Value {
-    let schema = json!({"openAPIV3Schema": {
-        "type": "object",
-        "properties": {"spec": {
-            "type": "object",
-            "properties": {"replicas": {"type": "integer", "default": 1, "maximum": 10}},
-        }},
-    }});
-    let versions: Vec<Value> = versions
-        .iter()
-        .enumerate()
-        .map(|(i, name)| json!({"name": name, "served": true, "storage": i == 0, "schema": schema}))
-        .collect();
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Gadget", "plural": "gadgets"},
-            "scope": "Namespaced",
-            "versions": versions,
-        },
-    })
+    support::gadgets(
+        versions,
+        json!({"replicas": {"type": "integer", "default": 1, "maximum": 10}}),
+        json!({
+            "status": {},
+            "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+        }),
+    )
 }
 
 async fn start() -> (Arc<Server>, Arc<CustomResources<NoKind, MemoryBackend>>) {
@@ -64,10 +52,20 @@ async fn start() -> (Arc<Server>, Arc<CustomResources<NoKind, MemoryBackend>>) {
 }
 
 async fn request(server: &Arc<Server>, method: &str, path: &str, body: Vec<u8>) -> (u16, Value) {
+    request_as(server, method, path, "application/json", body).await
+}
+
+async fn request_as(
+    server: &Arc<Server>,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, Value) {
     let request = axum::http::Request::builder()
         .method(method)
         .uri(path)
-        .header("content-type", "application/json")
+        .header("content-type", content_type)
         .body(Body::from(body))
         .unwrap();
     let response = server.clone().router().oneshot(request).await.unwrap();
@@ -176,4 +174,83 @@ async fn writes_racing_with_changes_of_their_crd_all_land() {
     )
     .await;
     assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_scale_bodies_get_a_status_and_leave_the_object_as_it_was() {
+    let (server, _custom) = start().await;
+    let (code, _) = request(&server, "POST", GADGETS, gadget("g")).await;
+    assert_eq!(code, 201);
+    let scale = format!("{GADGETS}/g/scale");
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let cases: Vec<(&str, &str, Vec<u8>, u16)> = vec![
+        (
+            "PUT",
+            "application/json",
+            b"{\"spec\":{\"replicas\":".to_vec(),
+            400,
+        ),
+        ("PUT", "application/json", b"\x00\xff garbage".to_vec(), 400),
+        ("PUT", "application/json", deep.into_bytes(), 400),
+        ("PUT", "application/json", vec![b' '; 4 << 20], 413),
+        ("PUT", "application/json", br#"[1]"#.to_vec(), 400),
+        (
+            "PUT",
+            "application/json",
+            br#"{"kind":"Deployment","spec":{"replicas":3}}"#.to_vec(),
+            400,
+        ),
+        (
+            "PUT",
+            "application/json",
+            br#"{"spec":{"replicas":"3"}}"#.to_vec(),
+            400,
+        ),
+        (
+            "PUT",
+            "application/json",
+            br#"{"spec":{"replicas":-1}}"#.to_vec(),
+            422,
+        ),
+        (
+            "PUT",
+            "application/json",
+            br#"{"spec":{"replicas":11}}"#.to_vec(),
+            422,
+        ),
+        (
+            "PATCH",
+            "application/merge-patch+json",
+            b"{not json".to_vec(),
+            400,
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            br#"[{"op":"nonsense"}]"#.to_vec(),
+            400,
+        ),
+        (
+            "PATCH",
+            "application/apply-patch+yaml",
+            b"spec: {replicas: 3}".to_vec(),
+            415,
+        ),
+        ("DELETE", "application/json", Vec::new(), 405),
+    ];
+    for (method, content_type, body, expected) in cases {
+        let shown = String::from_utf8_lossy(&body[..body.len().min(50)]).into_owned();
+        let (code, status) = request_as(&server, method, &scale, content_type, body).await;
+        assert_eq!(code, expected, "{method} {shown}: {status}");
+        assert_eq!(status["kind"], "Status", "{method} {shown}");
+    }
+    let (_, object) = request(&server, "GET", &format!("{GADGETS}/g"), Vec::new()).await;
+    assert_eq!(object["spec"]["replicas"], 2, "unchanged");
+    // A repeated key: the last one wins, as in Go.
+    let repeated = br#"{"spec":{"replicas":3,"replicas":4}}"#.to_vec();
+    let (code, answer) = request(&server, "PUT", &scale, repeated).await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["spec"]["replicas"], 4);
+    let (_, object) = request(&server, "GET", &format!("{GADGETS}/g"), Vec::new()).await;
+    assert_eq!(object["spec"]["replicas"], 4);
 }

@@ -78,6 +78,12 @@ fn wait_served(server: &Server, resource: &str) {
     });
 }
 
+/// `kubectl get ARGS -o json`, read.
+fn get_json(server: &Server, args: &[&str]) -> Value {
+    let args = [&["get"][..], args, &["-o", "json"]].concat();
+    json_of(&server.kubectl_ok(&args, b""))
+}
+
 fn json_of(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
@@ -94,8 +100,7 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
     wait_served(&server, "gadgets");
 
     // The CRD's status, as kube-apiserver's controllers write it.
-    let crd =
-        json_of(&server.kubectl_ok(&["get", "crd", "gadgets.example.com", "-o", "json"], b""));
+    let crd = get_json(&server, &["crd", "gadgets.example.com"]);
     let status = &crd["status"];
     assert_eq!(status["storedVersions"], serde_json::json!(["v1"]));
     assert_eq!(status["acceptedNames"]["listKind"], "GadgetList");
@@ -136,18 +141,15 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
         String::from_utf8_lossy(&created.stderr)
     );
     for version in ["v1beta1", "v1"] {
-        let object = json_of(&server.kubectl_ok(
+        let object = get_json(
+            &server,
             &[
-                "get",
                 &format!("gadgets.{version}.example.com"),
                 "g1",
                 "-n",
                 "default",
-                "-o",
-                "json",
             ],
-            b"",
-        ));
+        );
         assert_eq!(object["apiVersion"], format!("example.com/{version}"));
         assert_eq!(
             object["spec"],
@@ -220,8 +222,7 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
         ],
         b"",
     );
-    let object =
-        json_of(&server.kubectl_ok(&["get", "gd", "g1", "-n", "default", "-o", "json"], b""));
+    let object = get_json(&server, &["gd", "g1", "-n", "default"]);
     assert_eq!(object["status"], serde_json::json!({"ready": 1}));
     assert_eq!(object["spec"]["replicas"], 2);
 
@@ -246,8 +247,7 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
     assert_eq!(scale["apiVersion"], "autoscaling/v1");
     assert_eq!(scale["spec"], serde_json::json!({"replicas": 4}));
     assert_eq!(scale["status"], serde_json::json!({"replicas": 1}));
-    let object =
-        json_of(&server.kubectl_ok(&["get", "gd", "g1", "-n", "default", "-o", "json"], b""));
+    let object = get_json(&server, &["gd", "g1", "-n", "default"]);
     assert_eq!(object["spec"]["replicas"], 4);
     let mut stale = scale.clone();
     stale["metadata"]["resourceVersion"] = "1".into();
@@ -279,7 +279,7 @@ fn a_crd_applied_through_the_api_serves_its_objects_in_every_version() {
     });
     server.kubectl_ok(&["apply", "-f", "-"], GADGETS.as_bytes());
     wait_served(&server, "gadgets");
-    let listed = json_of(&server.kubectl_ok(&["get", "gadgets", "-A", "-o", "json"], b""));
+    let listed = get_json(&server, &["gadgets", "-A"]);
     assert_eq!(listed["items"], serde_json::json!([]));
 }
 
@@ -304,7 +304,7 @@ fn crds_that_kube_apiserver_refuses_are_refused_with_its_causes() {
         "{refused}"
     );
     // Nothing was stored, nothing is served.
-    let listed = json_of(&server.kubectl_ok(&["get", "crds", "-o", "json"], b""));
+    let listed = get_json(&server, &["crds"]);
     assert_eq!(listed["items"], serde_json::json!([]));
     // A CRD file given with --crd that is not valid stops the server at start, naming it.
     let dir = tempfile::tempdir().unwrap();
@@ -400,18 +400,15 @@ fn the_widgets_crd_given_on_the_command_line_converts_through_its_webhook() {
     let widget = "apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata: {name: w1, namespace: default, labels: {app: demo}}\nspec: {size: 3, image: \"reg/app:1.2\"}\n";
     server.kubectl_ok(&["apply", "-f", "-"], widget.as_bytes());
     let read = |version: &str| {
-        json_of(&server.kubectl_ok(
+        get_json(
+            &server,
             &[
-                "get",
                 &format!("widgets.{version}.example.com"),
                 "w1",
                 "-n",
                 "default",
-                "-o",
-                "json",
             ],
-            b"",
-        ))
+        )
     };
     let v1 = read("v1");
     assert_eq!(v1["apiVersion"], "example.com/v1");
@@ -441,10 +438,7 @@ fn the_widgets_crd_given_on_the_command_line_converts_through_its_webhook() {
             && refused.contains("pin a tag other than latest"),
         "{refused}"
     );
-    let listed = json_of(&server.kubectl_ok(
-        &["get", "widgets.v1alpha1.example.com", "-A", "-o", "json"],
-        b"",
-    ));
+    let listed = get_json(&server, &["widgets.v1alpha1.example.com", "-A"]);
     assert_eq!(listed["items"][0]["spec"]["size"], 3);
 
     // The webhook gone, a conversion fails as kube-apiserver fails it (answers written
@@ -531,18 +525,10 @@ fn on_etcd_crds_and_their_objects_are_kept_as_kube_apiserver_keeps_them() {
     // Started again on the same etcd (without --crd), the CRD is served from what is stored.
     let server = Server::start_in(data.to_str().unwrap(), &args[..4]);
     wait_served(&server, "gadgets");
-    let object = json_of(&server.kubectl_ok(
-        &[
-            "get",
-            "gadgets.v1beta1.example.com",
-            "g1",
-            "-n",
-            "default",
-            "-o",
-            "json",
-        ],
-        b"",
-    ));
+    let object = get_json(
+        &server,
+        &["gadgets.v1beta1.example.com", "g1", "-n", "default"],
+    );
     assert_eq!(object["spec"]["replicas"], 2);
 }
 
@@ -589,8 +575,7 @@ fn migrate_api_rewrites_a_crds_objects_then_trims_its_stored_versions() {
         .replacen("storage: STORAGE", "storage: true", 1);
     server.kubectl_ok(&["apply", "-f", "-"], moved.as_bytes());
     let stored_versions = || {
-        let crd =
-            json_of(&server.kubectl_ok(&["get", "crd", "gadgets.example.com", "-o", "json"], b""));
+        let crd = get_json(&server, &["crd", "gadgets.example.com"]);
         crd["status"]["storedVersions"].clone()
     };
     eventually("stored versions [v1, v1beta1]", || {
