@@ -208,6 +208,48 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
             .map(Cause::from)
             .collect()
     }
+    /// The name, the namespace of a namespaced resource, and this version's
+    /// `selectableFields` (apiextensions-apiserver's `crConverter.ConvertFieldLabel`).
+    fn selects_field(&self, field: &str) -> bool {
+        match field {
+            "metadata.name" => true,
+            "metadata.namespace" => self.definition.crd.namespaced,
+            field => self.selectable_fields().any(|path| path == field),
+        }
+    }
+    /// A selectable field's value in the object as it reads in this version, printed as Go's
+    /// `fmt.Sprint` prints it (apiextensions-apiserver's `customResourceStrategy.selectableFields`);
+    /// a missing field is `None`, compared as "".
+    fn field_value(&self, object: &ServedObject<H>, field: &str) -> Option<String> {
+        let ServedObject::Custom(object) = object else {
+            return None;
+        };
+        let value = self.in_this_version(object).ok()?;
+        match field
+            .split('.')
+            .try_fold(&value, |node, name| node.get(name))?
+        {
+            Value::String(text) => Some(text.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    }
+}
+
+impl CustomVersion {
+    /// This version's `selectableFields`, each a field label (its `jsonPath` without the
+    /// leading dot).
+    fn selectable_fields(&self) -> impl Iterator<Item = &str> {
+        self.definition
+            .crd
+            .source
+            .spec
+            .versions
+            .iter()
+            .filter(|version| version.name == self.schema().name)
+            .flat_map(|version| version.selectable_fields.iter().flatten())
+            .map(|field| field.json_path.trim_start_matches('.'))
+    }
 }
 
 /// `value` appended to `out` as `encoding` says; custom resources have no protobuf form.

@@ -40,7 +40,9 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
         storage_version: VERSION.to_owned(),
         storage_encoding: StorageEncoding::Json,
         key_path: format!("{GROUP}/{PLURAL}"),
-        strategic_merge: false,
+        // A built-in type: strategic merge patch applies (no field of the CRD's types has a
+        // patch strategy, so it merges as a JSON merge patch but for ObjectMeta's lists).
+        strategic_merge: true,
         scale: None,
         undeletable: Vec::new(),
         printer: None,

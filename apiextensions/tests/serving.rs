@@ -254,3 +254,227 @@ async fn hostile_scale_bodies_get_a_status_and_leave_the_object_as_it_was() {
     let (_, object) = request(&server, "GET", &format!("{GADGETS}/g"), Vec::new()).await;
     assert_eq!(object["spec"]["replicas"], 4);
 }
+
+/// A watch through the router: its events as they come.
+struct Watch(axum::body::Body, Vec<u8>);
+
+impl Watch {
+    async fn start(server: &Arc<Server>, path: &str) -> Watch {
+        let request = axum::http::Request::get(path).body(Body::empty()).unwrap();
+        let response = server.clone().router().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        Watch(response.into_body(), Vec::new())
+    }
+
+    /// The (type, name) of the events that come within 300 ms of each other.
+    async fn events(&mut self) -> Vec<(String, String)> {
+        let mut events = Vec::new();
+        loop {
+            while let Some(end) = self.1.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.1.drain(..=end).collect();
+                let event: Value = serde_json::from_slice(&line).unwrap();
+                events.push((
+                    event["type"].as_str().unwrap().to_owned(),
+                    event["object"]["metadata"]["name"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                ));
+            }
+            let wait = std::time::Duration::from_millis(300);
+            match tokio::time::timeout(wait, self.0.frame()).await {
+                Ok(Some(Ok(frame))) => self.1.extend_from_slice(&frame.into_data().unwrap()),
+                _ => return events,
+            }
+        }
+    }
+}
+
+fn names(list: &Value) -> Vec<&str> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap())
+        .collect()
+}
+
+/// test/e2e/apimachinery/crd_selectable_fields.go, "MUST list and watch custom resources
+/// matching the field selector" (CustomResourceFieldSelectors, GA in 1.32): lists and
+/// watches in each version select on that version's `selectableFields`; a delete-collection
+/// with a field selector deletes what it selects; an update that stops matching is `DELETED`
+/// for the watch. Upstream's v1 reads `hostPort` through a conversion webhook from v2's
+/// `host` and `port`; here conversion is `None` and each object carries all three.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources_are_listed_and_watched_by_their_selectable_fields() {
+    let (server, custom) = start().await;
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "host": {"type": "string"}, "port": {"type": "string"}, "hostPort": {"type": "string"},
+    }}});
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "e2e-test-crds.stable.example.com"},
+        "spec": {
+            "group": "stable.example.com",
+            "names": {"kind": "E2eTestCrd", "plural": "e2e-test-crds"},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema,
+                 "selectableFields": [{"jsonPath": ".hostPort"}]},
+                {"name": "v2", "served": true, "storage": false, "schema": schema,
+                 "selectableFields": [{"jsonPath": ".host"}, {"jsonPath": ".port"}]},
+            ],
+        },
+    });
+    custom.apply(&crd).await.unwrap();
+    custom.sync().await.unwrap();
+    const V1: &str = "/apis/stable.example.com/v1/namespaces/default/e2e-test-crds";
+    const V2: &str = "/apis/stable.example.com/v2/namespaces/default/e2e-test-crds";
+    let mut v2_host =
+        Watch::start(&server, &format!("{V2}?watch=1&fieldSelector=host%3Dhost1")).await;
+    let mut v2_host_port = Watch::start(
+        &server,
+        &format!("{V2}?watch=1&fieldSelector=host%3Dhost1,port%3D80"),
+    )
+    .await;
+    let mut v1_host_port = Watch::start(
+        &server,
+        &format!("{V1}?watch=1&fieldSelector=hostPort%3Dhost1:80"),
+    )
+    .await;
+    for (name, host, port) in [
+        ("cr-0", "host1", "80"),
+        ("cr-1", "host1", "8080"),
+        ("cr-2", "host2", ""),
+    ] {
+        let object = json!({
+            "apiVersion": "stable.example.com/v2", "kind": "E2eTestCrd",
+            "metadata": {"name": name},
+            "host": host, "port": port, "hostPort": format!("{host}:{port}"),
+        });
+        let (code, body) = request(&server, "POST", V2, serde_json::to_vec(&object).unwrap()).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let list = |selector: &'static str, base: &'static str| {
+        let server = server.clone();
+        async move {
+            let (code, list) = request(
+                &server,
+                "GET",
+                &format!("{base}?fieldSelector={selector}"),
+                Vec::new(),
+            )
+            .await;
+            assert_eq!(code, 200, "{selector}: {list}");
+            names(&list)
+                .into_iter()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(list("host%3Dhost1", V2).await, ["cr-0", "cr-1"]);
+    assert_eq!(list("host%3Dhost1,port%3D80", V2).await, ["cr-0"]);
+    assert_eq!(list("hostPort%3Dhost1:80", V1).await, ["cr-0"]);
+    assert_eq!(list("hostPort%3Dhost1:8080", V1).await, ["cr-1"]);
+    let added = |names: &[&str]| -> Vec<(String, String)> {
+        names
+            .iter()
+            .map(|n| ("ADDED".to_owned(), (*n).to_owned()))
+            .collect()
+    };
+    assert_eq!(v2_host.events().await, added(&["cr-0", "cr-1"]));
+    assert_eq!(v2_host_port.events().await, added(&["cr-0"]));
+    assert_eq!(v1_host_port.events().await, added(&["cr-0"]));
+
+    // Deletions and updates are observed.
+    let (code, body) = request(
+        &server,
+        "DELETE",
+        &format!("{V2}?fieldSelector=host%3Dhost1,port%3D80"),
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = request_as(
+        &server,
+        "PATCH",
+        &format!("{V2}/cr-1"),
+        "application/merge-patch+json",
+        br#"{"host":"host2"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(list("host%3Dhost1", V2).await.is_empty());
+    assert!(list("host%3Dhost1,port%3D80", V2).await.is_empty());
+    let deleted = |name: &str| vec![("DELETED".to_owned(), name.to_owned())];
+    assert_eq!(
+        v2_host.events().await,
+        [deleted("cr-0"), deleted("cr-1")].concat()
+    );
+    assert_eq!(v2_host_port.events().await, deleted("cr-0"));
+    assert_eq!(v1_host_port.events().await, deleted("cr-0"));
+
+    // A label a version does not make selectable is refused as kube-apiserver refuses it.
+    for (base, selector, label) in [
+        (V1, "host%3Dhost1", "host"),
+        (V2, "hostPort%3Dx", "hostPort"),
+        (V2, "spec.nothing%3Dx", "spec.nothing"),
+    ] {
+        let (code, status) = request(
+            &server,
+            "GET",
+            &format!("{base}?fieldSelector={selector}"),
+            Vec::new(),
+        )
+        .await;
+        assert_eq!(code, 400, "{status}");
+        assert_eq!(
+            status["message"],
+            format!("field label not supported: {label}")
+        );
+    }
+}
+
+/// A CustomResourceDefinition is a built-in type: it takes a strategic merge patch (and so
+/// does its `/status`), which merges as a JSON merge patch since none of its fields has a
+/// patch strategy; custom resources refuse it (415), as kube-apiserver's do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_takes_a_strategic_merge_patch_and_a_custom_resource_refuses_it() {
+    let (server, _custom) = start().await;
+    const CRD: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com";
+    let smp = "application/strategic-merge-patch+json";
+    let (code, patched) = request_as(
+        &server,
+        "PATCH",
+        CRD,
+        smp,
+        br#"{"metadata":{"labels":{"team":"a"},"finalizers":["x/y"]},"spec":{"names":{"shortNames":["gd"]}}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["metadata"]["labels"]["team"], "a");
+    assert_eq!(patched["spec"]["names"]["shortNames"], json!(["gd"]));
+    // Unchanged fields stay (a merge, not a replacement).
+    assert_eq!(patched["spec"]["group"], "example.com");
+    let (code, status) = request_as(
+        &server,
+        "PATCH",
+        &format!("{CRD}/status"),
+        smp,
+        br#"{"metadata":{"labels":{"status":"patched"}}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 200, "{status}");
+    let (code, _) = request(&server, "POST", GADGETS, gadget("g")).await;
+    assert_eq!(code, 201);
+    let (code, refused) = request_as(
+        &server,
+        "PATCH",
+        &format!("{GADGETS}/g"),
+        smp,
+        br#"{"spec":{"replicas":3}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 415, "{refused}");
+}

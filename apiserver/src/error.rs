@@ -67,6 +67,9 @@ pub struct ApiError {
     pub causes: Vec<Cause>,
     /// `details.retryAfterSeconds`.
     pub retry_after_seconds: Option<u32>,
+    /// `metadata.continue`: the token a list whose continue token expired may go on with
+    /// (kube-apiserver's "inconsistent" continue token).
+    pub list_continue: Option<String>,
 }
 
 impl ApiError {
@@ -78,6 +81,7 @@ impl ApiError {
             details: None,
             causes: Vec::new(),
             retry_after_seconds: None,
+            list_continue: None,
         }
     }
 
@@ -261,6 +265,13 @@ impl ApiError {
         ApiError::new(410, "Expired", message)
     }
 
+    /// This error with `token` as its Status's `metadata.continue`.
+    #[must_use]
+    pub fn with_list_continue(mut self, token: String) -> Self {
+        self.list_continue = Some(token);
+        self
+    }
+
     /// 500 `InternalError`.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         ApiError::new(
@@ -317,7 +328,10 @@ impl ApiError {
         let mut status = serde_json::json!({
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": match &self.list_continue {
+                Some(token) => serde_json::json!({"continue": token}),
+                None => serde_json::json!({}),
+            },
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

@@ -389,6 +389,71 @@ where
         })
     }
 
+    /// Reads a page of at most `request.limit` objects that `keep` keeps, reading on past the
+    /// others until the page is full or the range ends, as kube-apiserver's storage fills a
+    /// filtered page (k8s.io/apiserver/pkg/storage/etcd3/store.go, `GetList`): each read
+    /// asks for twice the keys of the one before, up to 10,000, all at the first read's
+    /// revision. `next` is the first key not read, so a continue token skips nothing a
+    /// later page would keep; `remaining` is counted (when asked) only for a page read at
+    /// once, which is every page `keep` keeps all of.
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::list`].
+    pub async fn list_matching(
+        &self,
+        served: &Served<H>,
+        request: &ListRequest<'_>,
+        keep: impl Fn(&H) -> bool,
+    ) -> Result<Listed<H>, ApiError> {
+        /// kube-apiserver's `maxLimit`: the most keys one read of a filtered list asks for.
+        const MOST_READ_AT_ONCE: usize = 10_000;
+        let prefix_len = self.prefix_of(served, request.namespace).len();
+        let mut read = ListRequest {
+            namespace: request.namespace,
+            start: request.start.clone(),
+            limit: request.limit,
+            revision: request.revision,
+            count: request.count,
+        };
+        let mut items = Vec::new();
+        loop {
+            let page = self.list_stored(served, &read).await?;
+            let mut stored = page.items.iter();
+            for kv in stored.by_ref() {
+                if request.limit != 0 && items.len() == request.limit {
+                    // Full before this key: the next page starts at it.
+                    return Ok(Listed {
+                        items,
+                        revision: page.revision,
+                        next: Some(kv.key.get(prefix_len..).unwrap_or_default().to_vec()),
+                        remaining: 0,
+                    });
+                }
+                let object = self.decode_listed(served, kv)?;
+                if keep(&object) {
+                    items.push(object);
+                }
+            }
+            match page.next {
+                Some(next) if items.len() < request.limit => {
+                    read.start = next;
+                    read.revision = Some(page.revision);
+                    read.limit = read.limit.saturating_mul(2).min(MOST_READ_AT_ONCE);
+                    read.count = false;
+                }
+                next => {
+                    return Ok(Listed {
+                        items,
+                        revision: page.revision,
+                        remaining: if next.is_some() { page.remaining } else { 0 },
+                        next,
+                    });
+                }
+            }
+        }
+    }
+
     /// Reads a page of a resource's objects as they are stored, to decode each with
     /// [`Objects::decode_listed`] where it is used (a streamed list decodes each object just
     /// before it writes it, on the same thread).
@@ -717,13 +782,30 @@ where
     /// A stored value that does not decode.
     pub fn change(&self, served: &Served<H>, event: &Event) -> Result<Change<H>, ApiError> {
         match event {
-            Event::Put(kv) => Ok(Change::Put {
-                object: self.decode(served, kv, kv.mod_revision)?,
-                created: kv.create_revision == kv.mod_revision,
+            Event::Put { current, .. } => Ok(Change::Put {
+                object: self.decode(served, current, current.mod_revision)?,
+                created: current.create_revision == current.mod_revision,
             }),
             Event::Delete { previous, revision } => {
                 Ok(Change::Deleted(self.decode(served, previous, *revision)?))
             }
+        }
+    }
+
+    /// What an updated object was before a watched write, with the write's revision as its
+    /// `resourceVersion` (as kube-apiserver's watch cache sends an object that stopped
+    /// matching a selector); `None` for a create or a delete.
+    ///
+    /// # Errors
+    ///
+    /// A stored value that does not decode.
+    pub fn previous(&self, served: &Served<H>, event: &Event) -> Result<Option<H>, ApiError> {
+        match event {
+            Event::Put {
+                previous: Some(previous),
+                current,
+            } => Ok(Some(self.decode(served, previous, current.mod_revision)?)),
+            _ => Ok(None),
         }
     }
 

@@ -157,6 +157,18 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
         let _ = (object, old);
         Vec::new()
     }
+    /// Whether lists and watches in this version may select on the field label `field`
+    /// (kube-apiserver's `ConvertFieldLabel`): `metadata.name` and `metadata.namespace` by
+    /// default.
+    fn selects_field(&self, field: &str) -> bool {
+        matches!(field, crate::selector::NAME | crate::selector::NAMESPACE)
+    }
+    /// The value of a selectable field label other than the name and namespace, of `object`
+    /// as it reads in this version; `None` when it has none.
+    fn field_value(&self, object: &H, field: &str) -> Option<String> {
+        let _ = (object, field);
+        None
+    }
 }
 
 impl<H> dyn VersionCodec<H> + '_ {

@@ -213,24 +213,33 @@ fn label_value(value: &str) -> Result<String, SelectorError> {
     }
 }
 
-/// A field selector over the fields every object has: `metadata.name` and
-/// `metadata.namespace`, with `=`, `==` and `!=`.
+/// A field selector (`metadata.name=x,spec.color!=red`), with `=`, `==` and `!=`. Any field
+/// label parses, as in apimachinery's `fields.ParseSelector`; which labels a resource
+/// supports is its version's to say ([`crate::resource::VersionCodec::selects_field`]), and
+/// the value of a label other than `metadata.name` and `metadata.namespace` comes from it too
+/// (a CRD version's `selectableFields`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldSelector(Vec<(Field, bool, String)>);
+pub struct FieldSelector(Vec<Term>);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
-    Name,
-    Namespace,
+/// One term: a field label, whether it must equal or differ from a value, and the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Term {
+    field: String,
+    equal: bool,
+    value: String,
 }
+
+/// The field labels every object has.
+pub const NAME: &str = "metadata.name";
+/// The namespace's field label (empty for cluster-scoped objects).
+pub const NAMESPACE: &str = "metadata.namespace";
 
 impl FieldSelector {
     /// Parses `metadata.name=x,metadata.namespace!=y`.
     ///
     /// # Errors
     ///
-    /// A term without an operator, or a field other than the two supported, in
-    /// kube-apiserver's words (`field label not supported: spec.x`).
+    /// A term without an operator, or without a field label, in apimachinery's words.
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut terms = Vec::new();
         for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
@@ -245,24 +254,62 @@ impl FieldSelector {
                     "invalid selector: '{text}'; can't understand '{term}'"
                 ));
             };
-            let field = match field.trim() {
-                "metadata.name" => Field::Name,
-                "metadata.namespace" => Field::Namespace,
-                other => return Err(format!("field label not supported: {other}")),
-            };
-            terms.push((field, equal, value.trim().to_owned()));
+            let field = field.trim();
+            if field.is_empty() {
+                return Err(format!(
+                    "invalid selector: '{text}'; can't understand '{term}'"
+                ));
+            }
+            terms.push(Term {
+                field: field.to_owned(),
+                equal,
+                value: value.trim().to_owned(),
+            });
         }
         Ok(FieldSelector(terms))
     }
 
-    /// Whether an object with this name and namespace is selected.
-    pub fn matches(&self, name: &str, namespace: &str) -> bool {
-        self.0.iter().all(|(field, equal, value)| {
-            let actual = match field {
-                Field::Name => name,
-                Field::Namespace => namespace,
+    /// The field labels the selector names, in its order.
+    pub fn fields(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|term| term.field.as_str())
+    }
+
+    /// This selector for a request about the object `name`: `metadata.name=NAME` when it
+    /// selects everything, itself when it requires exactly that name.
+    ///
+    /// # Errors
+    ///
+    /// A selector that does not require exactly that name, in kube-apiserver's words.
+    pub fn for_name(self, name: &str) -> Result<Self, String> {
+        if self.0.is_empty() {
+            return Ok(FieldSelector(vec![Term {
+                field: NAME.to_owned(),
+                equal: true,
+                value: name.to_owned(),
+            }]));
+        }
+        if self.single_name() == Some(name) {
+            Ok(self)
+        } else {
+            Err("fieldSelector metadata.name doesn't match requested name".to_owned())
+        }
+    }
+
+    /// Whether an object with this name and namespace is selected; `other` gives the value
+    /// of any other field label (`None`: the empty string, as an absent field's).
+    pub fn matches(
+        &self,
+        name: &str,
+        namespace: &str,
+        other: impl Fn(&str) -> Option<String>,
+    ) -> bool {
+        self.0.iter().all(|term| {
+            let equal = match term.field.as_str() {
+                NAME => name == term.value,
+                NAMESPACE => namespace == term.value,
+                field => other(field).unwrap_or_default() == term.value,
             };
-            (actual == value) == *equal
+            equal == term.equal
         })
     }
 
@@ -270,8 +317,8 @@ impl FieldSelector {
     pub fn single_name(&self) -> Option<&str> {
         self.0
             .iter()
-            .find(|(field, equal, _)| *field == Field::Name && *equal)
-            .map(|(_, _, v)| v.as_str())
+            .find(|term| term.field == NAME && term.equal)
+            .map(|term| term.value.as_str())
     }
 }
 
@@ -334,16 +381,50 @@ mod tests {
     }
 
     #[test]
-    fn field_selectors_know_name_and_namespace_only() {
+    fn field_selectors_compare_name_namespace_and_other_fields() {
         let selector = FieldSelector::parse("metadata.name=x,metadata.namespace!=kube").unwrap();
-        assert!(selector.matches("x", "default"));
-        assert!(!selector.matches("y", "default"));
-        assert!(!selector.matches("x", "kube"));
+        let none = |_: &str| None;
+        assert!(selector.matches("x", "default", none));
+        assert!(!selector.matches("y", "default", none));
+        assert!(!selector.matches("x", "kube", none));
         assert_eq!(selector.single_name(), Some("x"));
+        // Other labels parse; their values come from the resource (absent: "").
+        let color = FieldSelector::parse("spec.color=red, spec.size!=").unwrap();
         assert_eq!(
-            FieldSelector::parse("spec.x=1").unwrap_err(),
-            "field label not supported: spec.x"
+            color.fields().collect::<Vec<_>>(),
+            ["spec.color", "spec.size"]
         );
-        assert!(FieldSelector::parse("metadata.name").is_err());
+        let object = |field: &str| match field {
+            "spec.color" => Some("red".to_owned()),
+            "spec.size" => Some("3".to_owned()),
+            _ => None,
+        };
+        assert!(color.matches("a", "", object));
+        assert!(!color.matches("a", "", none));
+        for bad in ["metadata.name", "=x", "a,b"] {
+            assert!(FieldSelector::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_named_request_selects_its_name() {
+        let named = FieldSelector::default().for_name("x").unwrap();
+        assert_eq!(named.single_name(), Some("x"));
+        let same = FieldSelector::parse("metadata.name=x,metadata.namespace=ns").unwrap();
+        assert_eq!(same.clone().for_name("x"), Ok(same));
+        for other in [
+            "metadata.name=y",
+            "metadata.name!=x",
+            "metadata.namespace=ns",
+        ] {
+            assert_eq!(
+                FieldSelector::parse(other)
+                    .unwrap()
+                    .for_name("x")
+                    .unwrap_err(),
+                "fieldSelector metadata.name doesn't match requested name",
+                "{other}"
+            );
+        }
     }
 }

@@ -586,15 +586,34 @@ where
                 .ok_or_else(ApiError::no_route)?;
             Ok(respond(200, media::JSON, document.clone()))
         }
-        ["apis", group, version, rest @ ..] => {
+        // The deprecated watch paths, which kube-apiserver still serves (and Ruby's
+        // kubeclient watches through): `/apis/G/V/watch/[namespaces/NS/]RESOURCE[/NAME]`.
+        ["apis", group, version, "watch", rest @ ..] => {
             let target = rest::Target::parse(&catalog, group, version, rest)?;
-            rest::serve(server, target, request).await
+            rest::serve(server, target, request, rest::Path::Watch).await
         }
-        [
-            "version" | "healthz" | "livez" | "readyz" | "api" | "apis",
-            ..,
-        ] => Err(ApiError::method_not_allowed()),
+        ["apis", group, version, rest @ ..] if !rest.is_empty() => {
+            let target = rest::Target::parse(&catalog, group, version, rest)?;
+            rest::serve(server, target, request, rest::Path::Resource).await
+        }
+        _ if !is_get && served_on_get(&catalog, &segments) => Err(ApiError::method_not_allowed()),
         _ => Err(ApiError::no_route()),
+    }
+}
+
+/// Whether a path that is not a resource's is served to a GET: another method there is 405,
+/// any other path 404, as kube-apiserver answers for paths it has no route for (`/api/v1/...`
+/// included: no core resources are served here).
+fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool {
+    match segments {
+        ["version" | "api" | "apis"] | ["healthz" | "livez" | "readyz", ..] => true,
+        ["openapi", "v3", ..] => true,
+        ["apis", group] => catalog.groups.iter().any(|g| g.name == *group),
+        ["apis", group, version] => catalog
+            .groups
+            .iter()
+            .any(|g| g.name == *group && g.versions.iter().any(|v| v == version)),
+        _ => false,
     }
 }
 

@@ -41,6 +41,13 @@ pub struct Query {
     pub timeout_seconds: Option<u64>,
     /// `allowWatchBookmarks`.
     pub bookmarks: bool,
+    /// `sendInitialEvents` of a watch (WatchList): `Some(true)` sends the objects as `ADDED`
+    /// and then, with bookmarks allowed, a bookmark marking their end.
+    pub send_initial_events: Option<bool>,
+    /// `resourceVersionMatch` as given (empty when not), for [`Query::validate`].
+    pub resource_version_match: String,
+    /// Whether `resourceVersion` was given, for [`Query::validate`].
+    resource_version_given: bool,
     /// `dryRun=All`.
     pub dry_run: bool,
     /// `fieldValidation`; kube-apiserver's default is `Warn`.
@@ -67,17 +74,21 @@ pub enum IncludeObject {
 /// Where a continued list resumes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resume {
-    /// The revision of the first page.
-    pub revision: Revision,
+    /// The revision of the first page; `None` for the newest (an "inconsistent" token, given
+    /// with a 410 once the first page's revision was compacted: kube-apiserver writes it with
+    /// revision -1).
+    pub revision: Option<Revision>,
     /// The next key, relative to the listed prefix.
     pub start: Vec<u8>,
 }
 
-/// The `continue` token for a list read at `revision` whose next key is `start`.
-pub fn continue_token(revision: Revision, start: &[u8]) -> String {
+/// The `continue` token for a list read at `revision` (`None`: at the newest, as the
+/// "inconsistent" token of an expired one) whose next key is `start`.
+pub fn continue_token(revision: Option<Revision>, start: &[u8]) -> String {
+    let rv = revision.map_or(-1, |revision| i64::try_from(revision.0).unwrap_or(i64::MAX));
     let token = serde_json::json!({
         "v": "meta.k8s.io/v1",
-        "rv": revision.0,
+        "rv": rv,
         "start": String::from_utf8_lossy(start),
     });
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
@@ -100,13 +111,17 @@ fn decode_continue(token: &str) -> Result<Resume, ApiError> {
             "server does not recognize this encoded key",
         ));
     }
-    let revision = value
-        .get("rv")
-        .and_then(serde_json::Value::as_u64)
-        .filter(|rv| *rv > 0)
-        .ok_or_else(|| {
-            invalid_continue("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-        })?;
+    // k8s.io/apiserver/pkg/storage/continue.go: 0 is invalid, a negative revision reads the
+    // newest data.
+    let revision = match value.get("rv").and_then(serde_json::Value::as_i64) {
+        Some(rv) if rv > 0 => Some(Revision(rv as u64)),
+        Some(rv) if rv < 0 => None,
+        _ => {
+            return Err(invalid_continue(
+                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            ));
+        }
+    };
     let start = value
         .get("start")
         .and_then(|s| s.as_str())
@@ -116,7 +131,7 @@ fn decode_continue(token: &str) -> Result<Resume, ApiError> {
         return Err(invalid_continue(format!("invalid start key {start:?}")));
     }
     Ok(Resume {
-        revision: Revision(revision),
+        revision,
         start: start.as_bytes().to_vec(),
     })
 }
@@ -164,6 +179,9 @@ impl Query {
             read_at: ReadAt::Newest,
             timeout_seconds: None,
             bookmarks: false,
+            send_initial_events: None,
+            resource_version_match: String::new(),
+            resource_version_given: false,
             dry_run: false,
             field_validation: UnknownFields::Warn,
             include_object: IncludeObject::Metadata,
@@ -171,7 +189,6 @@ impl Query {
             force: None,
         };
         let mut resource_version: Option<String> = None;
-        let mut exact = false;
         for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
             match name.as_ref() {
                 "watch" => parsed.watch = parse_bool("watch", &value)?,
@@ -188,16 +205,10 @@ impl Query {
                 }
                 "continue" if !value.is_empty() => parsed.resume = Some(decode_continue(&value)?),
                 "resourceVersion" if !value.is_empty() => resource_version = Some(value.into()),
-                "resourceVersionMatch" => match value.as_ref() {
-                    "" | "NotOlderThan" => exact = false,
-                    "Exact" => exact = true,
-                    other => {
-                        return Err(ApiError::bad_request(format!(
-                            "resourceVersionMatch: Unsupported value: {other:?}: supported \
-                             values: \"Exact\", \"NotOlderThan\", \"\""
-                        )));
-                    }
-                },
+                "resourceVersionMatch" => parsed.resource_version_match = value.into_owned(),
+                "sendInitialEvents" => {
+                    parsed.send_initial_events = Some(parse_bool("sendInitialEvents", &value)?);
+                }
                 "timeoutSeconds" => {
                     let seconds = parse_number("timeoutSeconds", &value)?;
                     parsed.timeout_seconds = Some(u64::try_from(seconds.max(0)).unwrap_or(0));
@@ -239,33 +250,112 @@ impl Query {
                 _ => {}
             }
         }
-        parsed.read_at = match (resource_version.as_deref(), exact) {
-            (None, false) => ReadAt::Newest,
-            (None, true) => {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless \
-                     resourceVersion is provided",
-                ));
-            }
-            (Some("0"), false) => ReadAt::Any,
-            (Some(rv), false) => ReadAt::NotOlderThan(parse_revision(rv)?),
-            (Some(rv), true) => {
-                let revision = parse_revision(rv)?;
-                if revision.0 == 0 {
-                    return Err(ApiError::bad_request(
-                        "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is \
-                         forbidden for resourceVersion \"0\"",
-                    ));
-                }
-                ReadAt::Exact(revision)
-            }
+        let exact = parsed.resource_version_match == "Exact";
+        parsed.read_at = match resource_version.as_deref() {
+            None => ReadAt::Newest,
+            Some("0") => ReadAt::Any,
+            Some(rv) if exact => ReadAt::Exact(parse_revision(rv)?),
+            Some(rv) => ReadAt::NotOlderThan(parse_revision(rv)?),
         };
-        if parsed.resume.is_some() && resource_version.is_some() {
+        parsed.resource_version_given = resource_version.is_some();
+        // k8s.io/apiserver/pkg/storage/etcd3/store.go (GetList): a continue token takes no
+        // resourceVersion but "0".
+        if parsed.resume.is_some() && resource_version.as_deref().is_some_and(|rv| rv != "0") {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue",
             ));
         }
         Ok(parsed)
+    }
+}
+
+impl Query {
+    /// Holds the list options to apimachinery's `ValidateListOptions`
+    /// (k8s.io/apimachinery/pkg/apis/meta/internalversion/validation/validation.go) once the
+    /// request is known to be a list or a watch, answering its errors as kube-apiserver does:
+    /// 422 `Invalid` about `ListOptions.meta.k8s.io ""`. WatchList is on, as in
+    /// kube-apiserver 1.34 and later.
+    ///
+    /// # Errors
+    ///
+    /// A combination of `resourceVersion`, `resourceVersionMatch`, `continue` and
+    /// `sendInitialEvents` that kube-apiserver refuses.
+    pub fn validate(&self) -> Result<(), ApiError> {
+        use apfkit_runtime::field::{BadValue, FieldError};
+        const MATCH: &str = "resourceVersionMatch";
+        let matched = self.resource_version_match.as_str();
+        let unsupported = |supported: &[&str]| {
+            FieldError::not_supported(MATCH, BadValue::Str(matched.to_owned()), supported)
+        };
+        let mut errors = Vec::new();
+        if self.watch {
+            if self.send_initial_events.is_some() && matched != "NotOlderThan" {
+                errors.push(FieldError::forbidden(
+                    MATCH,
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if !matched.is_empty() {
+                if self.send_initial_events.is_none() {
+                    errors.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents \
+                         is provided",
+                    ));
+                }
+                if matched != "NotOlderThan" {
+                    errors.push(unsupported(&["NotOlderThan"]));
+                }
+                if self.resume.is_some() {
+                    errors.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden when continue is provided",
+                    ));
+                }
+            }
+        } else {
+            if !matched.is_empty() {
+                if !self.resource_version_given {
+                    errors.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ));
+                }
+                if self.resume.is_some() {
+                    errors.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden when continue is provided",
+                    ));
+                }
+                if matched != "Exact" && matched != "NotOlderThan" {
+                    errors.push(unsupported(&["Exact", "NotOlderThan", ""]));
+                }
+                if matched == "Exact" && self.read_at == ReadAt::Any {
+                    errors.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ));
+                }
+            }
+            if self.send_initial_events.is_some() {
+                errors.push(FieldError::forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for list",
+                ));
+            }
+        }
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let subject = crate::error::Subject {
+            group: "meta.k8s.io".into(),
+            kind: "ListOptions".into(),
+            name: String::new(),
+        };
+        Err(ApiError::invalid(
+            &subject,
+            errors.iter().map(crate::error::Cause::from).collect(),
+        ))
     }
 }
 
@@ -275,12 +365,12 @@ mod tests {
 
     #[test]
     fn continue_tokens_round_trip_and_refuse_tampering() {
-        let token = continue_token(Revision(42), b"system-leader-election\0");
+        let token = continue_token(Some(Revision(42)), b"system-leader-election\0");
         let query = Query::parse(Some(&format!("continue={token}&limit=5"))).unwrap();
         assert_eq!(
             query.resume,
             Some(Resume {
-                revision: Revision(42),
+                revision: Some(Revision(42)),
                 start: b"system-leader-election\0".to_vec()
             })
         );
@@ -303,6 +393,20 @@ mod tests {
         }
         let error = Query::parse(Some(&format!("continue={token}&resourceVersion=3"))).unwrap_err();
         assert_eq!(error.code, 400);
+        // "0" goes with a continue token, as kube-apiserver's storage allows
+        // (RunTestListInconsistentContinuation lists so).
+        let query = Query::parse(Some(&format!("continue={token}&resourceVersion=0"))).unwrap();
+        assert!(query.resume.is_some());
+        // The inconsistent token of an expired one: revision -1, the newest.
+        let inconsistent = continue_token(None, b"b");
+        let query = Query::parse(Some(&format!("continue={inconsistent}"))).unwrap();
+        assert_eq!(
+            query.resume,
+            Some(Resume {
+                revision: None,
+                start: b"b".to_vec()
+            })
+        );
     }
 
     #[test]
@@ -324,15 +428,13 @@ mod tests {
         );
         for bad in [
             "resourceVersion=x",
-            "resourceVersionMatch=Exact",
-            "resourceVersion=0&resourceVersionMatch=Exact",
             "limit=9223372036854775808",
             "limit=ten",
             "watch=maybe",
             "dryRun=Some",
             "fieldValidation=Loose",
             "labelSelector=a%20in%20(",
-            "fieldSelector=spec.x%3D1",
+            "fieldSelector=spec.x",
         ] {
             assert_eq!(Query::parse(Some(bad)).unwrap_err().code, 400, "{bad}");
         }

@@ -105,20 +105,48 @@ impl<H> Target<H> {
     }
 }
 
+/// Which of a resource's paths a request came by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Path {
+    /// `/apis/G/V/[namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]]`.
+    Resource,
+    /// The deprecated `/apis/G/V/watch/[namespaces/NS/]RESOURCE[/NAME]`: a watch of the
+    /// collection, of the one object when named.
+    Watch,
+}
+
 /// Serves one resource request.
 pub(super) async fn serve<H, B>(
     server: &Arc<ApiServer<H, B>>,
-    target: Target<H>,
+    mut target: Target<H>,
     request: Request,
+    path: Path,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
+    if path == Path::Watch && (target.status || target.scale) {
+        return Err(ApiError::no_route());
+    }
     if let (true, Some(paths)) = (target.scale, target.served.config.scale.as_ref()) {
         return super::scale::serve(server, &target, paths, request).await;
     }
-    let query = Query::parse(request.uri().query())?;
+    let mut query = Query::parse(request.uri().query())?;
+    if path == Path::Watch {
+        query.watch = true;
+        // kube-apiserver watches a named object through a `metadata.name` field selector
+        // (k8s.io/apiserver/pkg/endpoints/handlers/get.go, ListResource).
+        if let Some(name) = target.name.take() {
+            query.fields = std::mem::take(&mut query.fields)
+                .for_name(&name)
+                .map_err(ApiError::bad_request)?;
+        }
+    }
+    if target.name.is_none() && request.method() == Method::GET {
+        query.validate()?;
+    }
+    check_field_labels(&target, &query)?;
     let accept = header_text(&request, header::ACCEPT);
     let request_type = header_text(&request, header::CONTENT_TYPE);
     let user_agent = header_text(&request, header::USER_AGENT);
@@ -134,9 +162,7 @@ where
         (Method::GET, false) if query.watch => {
             Ok(super::watch::watch(server.clone(), &target, query, format, table).await)
         }
-        (Method::GET, false)
-            if format == Format::Json && table.is_none() && streams(query.limit) =>
-        {
+        (Method::GET, false) if format == Format::Json && table.is_none() && streams(&query) => {
             stream_list(server, &target, &query).await
         }
         (Method::GET, false) => list(server, &target, &query, format, table).await,
@@ -408,31 +434,28 @@ where
     B: Backend + 'static,
 {
     let (start, revision) = list_start(server, query).await?;
-    let filtered = !query.labels.is_empty() || query.fields != Default::default();
+    let filtered = filtered(query);
     let page = server
         .objects
-        .list(
+        .list_matching(
             &target.served,
             &ListRequest {
                 namespace: target.namespace.as_deref(),
                 start,
                 limit: query.limit,
                 revision,
-                count: true,
+                count: !filtered,
             },
+            |object| !filtered || selected(query, target.codec(), object),
         )
         .await
         .map_err(|error| continue_expired(error, query))?;
-    let selected_items = page
-        .items
-        .into_iter()
-        .filter(|object| !filtered || selected(query, object));
     let mut metadata = serde_json::Map::new();
     metadata.insert("resourceVersion".into(), page.revision.to_string().into());
     if let Some(next) = &page.next {
         metadata.insert(
             "continue".into(),
-            query::continue_token(page.revision, next).into(),
+            query::continue_token(Some(page.revision), next).into(),
         );
         // kube-apiserver leaves the count out when a selector filtered the page.
         if !filtered {
@@ -440,15 +463,12 @@ where
         }
     }
     if let Some(include) = table {
-        let table = table_of(
-            target,
-            selected_items.collect(),
-            include,
-            Value::Object(metadata),
-        )?;
+        let table = table_of(target, page.items, include, Value::Object(metadata))?;
         return Ok(respond(200, content_type(format), written(&table, format)?));
     }
-    let items = selected_items
+    let items = page
+        .items
+        .into_iter()
         .map(|object| encode(target.codec(), object, Format::Json))
         .collect::<Result<Vec<_>, _>>()?;
     let body = list_body(
@@ -471,7 +491,7 @@ where
     B: Backend + 'static,
 {
     Ok(match (&query.resume, query.read_at) {
-        (Some(resume), _) => (resume.start.clone(), Some(resume.revision)),
+        (Some(resume), _) => (resume.start.clone(), resume.revision),
         (None, ReadAt::Exact(revision)) => (Vec::new(), Some(revision)),
         (None, ReadAt::NotOlderThan(revision)) => {
             let current = server.objects.current_revision().await?;
@@ -486,17 +506,20 @@ where
     })
 }
 
-/// A compacted revision asked for by a continue token, in kube-apiserver's words.
+/// A compacted revision asked for by a continue token, in kube-apiserver's words and with
+/// its "inconsistent" continue token, which goes on from the same key at the newest revision
+/// (k8s.io/apiserver/pkg/storage/etcd3/store.go, `handleCompactedErrorForPaging`).
 fn continue_expired(error: ApiError, query: &Query) -> ApiError {
     match (error.code, &query.resume) {
-        (410, Some(_)) => ApiError::expired(
+        (410, Some(resume)) => ApiError::expired(
             "The provided continue parameter is too old to display a consistent list result. \
              You can start a new list without the continue parameter, or use the continue \
              token in this response to retrieve the remainder of the results. Continuing with \
              the provided token results in an inconsistent list - objects that were created, \
              modified, or deleted between the time the first chunk was returned and now may \
              show up in the list.",
-        ),
+        )
+        .with_list_continue(query::continue_token(None, &resume.start)),
         _ => error,
     }
 }
@@ -504,9 +527,16 @@ fn continue_expired(error: ApiError, query: &Query) -> ApiError {
 /// Objects a streamed list reads from storage at a time.
 const STREAM_PAGE: usize = 500;
 
-/// Whether a list of `limit` items is streamed: all of them, or more than a page.
-fn streams(limit: usize) -> bool {
-    limit == 0 || limit > STREAM_PAGE
+/// Whether a list is streamed: all of its objects, or more than a page of them unfiltered
+/// (a filtered page with a limit reads on until it holds that many objects that match,
+/// [`Objects::list_matching`]).
+fn streams(query: &Query) -> bool {
+    query.limit == 0 || (query.limit > STREAM_PAGE && !filtered(query))
+}
+
+/// Whether the query has selectors.
+pub(super) fn filtered(query: &Query) -> bool {
+    !query.labels.is_empty() || query.fields != Default::default()
 }
 
 /// Objects written into one chunk of a streamed list's body (about 60 KiB of FlowSchemas):
@@ -574,7 +604,7 @@ where
     tokio::spawn(async move {
         let served = &served;
         let codec = &*served.versions[version];
-        let filtered = !query.labels.is_empty() || query.fields != Default::default();
+        let filtered = filtered(&query);
         let mut head = Vec::new();
         head.extend_from_slice(b"{\"kind\":");
         let _ = serde_json::to_writer(&mut head, &served.list_kind());
@@ -596,7 +626,7 @@ where
                     let Ok(object) = server.objects.decode_listed(served, &kv) else {
                         return;
                     };
-                    if filtered && !selected(&query, &object) {
+                    if filtered && !selected(&query, codec, &object) {
                         continue;
                     }
                     if written > 0 {
@@ -622,7 +652,7 @@ where
             if let Some(next) = &page.next {
                 metadata.insert(
                     "continue".into(),
-                    query::continue_token(revision, next).into(),
+                    query::continue_token(Some(revision), next).into(),
                 );
                 if !filtered {
                     metadata.insert("remainingItemCount".into(), page.remaining.into());
@@ -662,14 +692,31 @@ fn stream_page(
     }
 }
 
-/// Whether an object passes the query's selectors.
-pub(super) fn selected<H: Object>(query: &Query, object: &H) -> bool {
+/// Whether an object passes the query's selectors, its fields other than its name and
+/// namespace read as they are in `codec`'s version.
+pub(super) fn selected<H: Object>(query: &Query, codec: &dyn VersionCodec<H>, object: &H) -> bool {
     let meta = object.metadata();
     query.labels.matches(meta.labels.as_ref())
         && query.fields.matches(
             meta.name.as_deref().unwrap_or_default(),
             meta.namespace.as_deref().unwrap_or_default(),
+            |field| codec.field_value(object, field),
         )
+}
+
+/// Refuses a field selector on a label the URL's version does not support, as
+/// kube-apiserver does (400, `field label not supported: spec.x`).
+fn check_field_labels<H>(target: &Target<H>, query: &Query) -> Result<(), ApiError> {
+    match query
+        .fields
+        .fields()
+        .find(|field| !target.codec().selects_field(field))
+    {
+        Some(field) => Err(ApiError::bad_request(format!(
+            "field label not supported: {field}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A `<Kind>List` around items already written as compact JSON.
@@ -1246,7 +1293,11 @@ where
         )
         .await?;
     let mut deleted = Vec::new();
-    for object in page.items.iter().filter(|o| selected(query, *o)) {
+    for object in page
+        .items
+        .iter()
+        .filter(|o| selected(query, target.codec(), *o))
+    {
         let place = Place {
             namespace: object.metadata().namespace.as_deref(),
             name: object.name(),

@@ -5,7 +5,6 @@
 //! the events queued for it are dropped and an `ERROR` event (410 `Expired`) is its last, so a
 //! client that reads again learns that it missed events and lists anew.
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +17,7 @@ use tokio::time::Instant;
 
 use super::media::Format;
 use super::query::{IncludeObject, Query, ReadAt};
-use super::rest::{Target, selected, table_of};
+use super::rest::{Target, filtered, selected, table_of};
 use super::written::Writing;
 use super::{ApiServer, respond};
 use crate::error::ApiError;
@@ -67,7 +66,6 @@ where
             table,
             scheme: server.objects.wire(),
             stalled: server.stalled_watch,
-            sent: HashSet::new(),
             last: Revision(0),
         };
         match stream
@@ -123,8 +121,6 @@ struct Stream<'s, H: 'static> {
     stalled: Duration,
     /// The scheme, which writes bookmarks in protobuf.
     scheme: &'s apfkit_runtime::scheme::Scheme<()>,
-    /// Keys of the objects sent as matching the selectors, to send `DELETED` when they stop.
-    sent: HashSet<(Option<String>, String)>,
     /// The newest revision sent.
     last: Revision,
 }
@@ -158,9 +154,34 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             Duration::from_secs,
         );
         let deadline = Instant::now() + timeout;
-        let after = match query.read_at {
-            ReadAt::Newest | ReadAt::Any => self.initial(server, served, namespace, query).await?,
-            ReadAt::NotOlderThan(revision) | ReadAt::Exact(revision) => revision,
+        // Where the watch starts, as kube-apiserver's watch cache decides
+        // (k8s.io/apiserver/pkg/storage/testing/watcher_tests.go, RunWatchSemantics).
+        let after = match (query.send_initial_events, query.read_at) {
+            // WatchList: the objects as they are, then (with bookmarks) the bookmark that
+            // marks their end, at the revision they were read at.
+            (Some(true), read_at) => {
+                if let ReadAt::NotOlderThan(wanted) | ReadAt::Exact(wanted) = read_at {
+                    let current = server.objects.current_revision().await?;
+                    if wanted > current {
+                        return Err(Stop::Error(ApiError::timeout(format!(
+                            "Too large resource version: {wanted}, current: {current}"
+                        ))));
+                    }
+                }
+                let revision = self.initial(server, served, namespace, query).await?;
+                self.last = revision;
+                if query.bookmarks {
+                    self.bookmark(true).await?;
+                }
+                revision
+            }
+            (Some(false), ReadAt::Newest | ReadAt::Any) => {
+                server.objects.current_revision().await?
+            }
+            (None, ReadAt::Newest | ReadAt::Any) => {
+                self.initial(server, served, namespace, query).await?
+            }
+            (_, ReadAt::NotOlderThan(revision) | ReadAt::Exact(revision)) => revision,
         };
         self.last = after;
         let mut watch = server.objects.watch(served, namespace, after).await?;
@@ -170,7 +191,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return Ok(()),
                 () = self.frames.closed() => return Err(Stop::Client),
-                _ = bookmark.tick(), if query.bookmarks => self.bookmark().await?,
+                _ = bookmark.tick(), if query.bookmarks => self.bookmark(false).await?,
                 event = watch.next() => match event {
                     None => return Ok(()),
                     Some(Err(error)) => {
@@ -192,7 +213,12 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                             self.send_frame(frame).await?;
                         } else {
                             let change = server.objects.change(served, &event)?;
-                            self.send_change(change, query).await?;
+                            let previous = if filtered(query) {
+                                server.objects.previous(served, &event)?
+                            } else {
+                                None
+                            };
+                            self.send_change(change, previous, query).await?;
                         }
                     }
                 },
@@ -227,8 +253,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                 .await?;
             revision = Some(page.revision);
             for object in page.items {
-                if selected(query, &object) {
-                    self.remember(&object, true);
+                if selected(query, self.target.codec(), &object) {
                     self.send("ADDED", object).await?;
                 }
             }
@@ -239,47 +264,42 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         }
     }
 
-    fn remember(&mut self, object: &H, matching: bool) -> bool {
-        let meta = object.metadata();
-        let key = (
-            meta.namespace.clone(),
-            meta.name.clone().unwrap_or_default(),
-        );
-        if matching {
-            !self.sent.insert(key)
-        } else {
-            self.sent.remove(&key)
-        }
-    }
-
-    /// Sends a change as kube-apiserver's watch does: a write that created the object is
-    /// `ADDED`, another `MODIFIED`; with selectors, an object that starts matching is `ADDED`
-    /// and one that stops matching (or is deleted) `DELETED`. kube-apiserver compares with the
-    /// previous state; a watch here knows which objects it sent as matching, and sends
-    /// `ADDED` for an object it had not (decision 171).
-    async fn send_change(&mut self, change: Change<H>, query: &Query) -> Result<(), Stop> {
-        let filtered = filtered(query);
+    /// Sends a change as kube-apiserver's watch cache does (`convertToWatchEvent`,
+    /// k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go): the object after the write and
+    /// the one before it are each held to the selectors; both pass: `MODIFIED`; only the new
+    /// one (or a create): `ADDED`; only the old one: `DELETED`, the old object at the write's
+    /// revision; a delete: `DELETED` when the deleted object passes. Without selectors that is
+    /// `ADDED` for a create, `MODIFIED` for an update.
+    async fn send_change(
+        &mut self,
+        change: Change<H>,
+        previous: Option<H>,
+        query: &Query,
+    ) -> Result<(), Stop> {
         match change {
             Change::Put { object, created } => {
-                if selected(query, &object) {
-                    let known = self.remember(&object, true);
-                    let modified = !created && (known || !filtered);
-                    self.send(if modified { "MODIFIED" } else { "ADDED" }, object)
-                        .await
-                } else if self.remember(&object, false) {
-                    self.send("DELETED", object).await
+                let passed = if filtered(query) {
+                    previous
+                        .as_ref()
+                        .is_some_and(|old| selected(query, self.target.codec(), old))
                 } else {
-                    Ok(())
+                    !created
+                };
+                match (
+                    selected(query, self.target.codec(), &object),
+                    passed,
+                    previous,
+                ) {
+                    (true, true, _) => self.send("MODIFIED", object).await,
+                    (true, false, _) => self.send("ADDED", object).await,
+                    (false, true, Some(old)) => self.send("DELETED", old).await,
+                    (false, _, _) => Ok(()),
                 }
             }
-            Change::Deleted(object) => {
-                let was_sent = self.remember(&object, false);
-                if selected(query, &object) || was_sent {
-                    self.send("DELETED", object).await
-                } else {
-                    Ok(())
-                }
+            Change::Deleted(object) if selected(query, self.target.codec(), &object) => {
+                self.send("DELETED", object).await
             }
+            Change::Deleted(_) => Ok(()),
         }
     }
 
@@ -322,11 +342,18 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         Ok(Bytes::from(self.frame_bytes(kind, &object)))
     }
 
-    async fn bookmark(&mut self) -> Result<(), Stop> {
+    /// Sends a `BOOKMARK` at the newest revision sent; `initial_events_end` annotates it
+    /// `k8s.io/initial-events-end: "true"`, the end of a WatchList's initial objects, which
+    /// client-go's reflector waits for.
+    async fn bookmark(&mut self, initial_events_end: bool) -> Result<(), Stop> {
+        let mut metadata = serde_json::json!({"resourceVersion": self.last.to_string()});
+        if initial_events_end {
+            metadata["annotations"] = serde_json::json!({"k8s.io/initial-events-end": "true"});
+        }
         let object = serde_json::json!({
             "kind": self.target.codec().kind(),
             "apiVersion": self.target.codec().api_version(),
-            "metadata": {"resourceVersion": self.last.to_string()},
+            "metadata": metadata,
         });
         let object = match self.format {
             Format::Protobuf => self
@@ -429,11 +456,6 @@ impl tokio_stream::Stream for WatchBody {
         }
         self.frames.poll_recv(context)
     }
-}
-
-/// Whether the query has selectors.
-fn filtered(query: &Query) -> bool {
-    !query.labels.is_empty() || query.fields != Default::default()
 }
 
 /// A pseudo-random duration below `limit`, from the clock (spreads watch ends as

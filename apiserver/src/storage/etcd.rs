@@ -419,7 +419,11 @@ fn conflict_or_missing(response: &etcd_client::TxnResponse, expected: Revision) 
 fn event(event: &etcd_client::Event) -> Option<Event> {
     let kv = event.kv()?;
     match event.event_type() {
-        EventType::Put => Some(Event::Put(key_value(kv))),
+        EventType::Put => Some(Event::Put {
+            current: key_value(kv),
+            // The watch asks for `prev_kv`; etcd has none for a create.
+            previous: event.prev_kv().map(key_value),
+        }),
         EventType::Delete => Some(Event::Delete {
             previous: event.prev_kv().map(key_value)?,
             revision: revision(kv.mod_revision()),

@@ -151,7 +151,11 @@ impl Backend for MemoryBackend {
             create_revision: revision,
             mod_revision: revision,
         };
-        state.record(key, Some(kv.clone()), Event::Put(kv.clone()));
+        let event = Event::Put {
+            current: kv.clone(),
+            previous: None,
+        };
+        state.record(key, Some(kv.clone()), event);
         Ok(kv)
     }
 
@@ -169,15 +173,19 @@ impl Backend for MemoryBackend {
                 actual: current.mod_revision,
             });
         }
-        let create_revision = current.create_revision;
+        let previous = current.clone();
         let revision = state.next_revision();
         let kv = KeyValue {
             key: key.to_vec(),
             value,
-            create_revision,
+            create_revision: previous.create_revision,
             mod_revision: revision,
         };
-        state.record(key, Some(kv.clone()), Event::Put(kv.clone()));
+        let event = Event::Put {
+            current: kv.clone(),
+            previous: Some(previous),
+        };
+        state.record(key, Some(kv.clone()), event);
         Ok(kv)
     }
 

@@ -71,8 +71,15 @@ pub struct ListPage {
 /// A change a watch reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// The key was created or updated: its new value and revisions.
-    Put(KeyValue),
+    /// The key was created or updated: its new value and revisions, and for an update what it
+    /// held before (etcd's `prev_kv`), which a watch with selectors compares with, as
+    /// kube-apiserver's watch does, to tell `ADDED`, `MODIFIED` and `DELETED` apart.
+    Put {
+        /// The value written.
+        current: KeyValue,
+        /// The value it replaced; `None` when the write created the key.
+        previous: Option<KeyValue>,
+    },
     /// The key was deleted at `revision`; `previous` is what it held.
     Delete {
         /// The value before the delete.
@@ -86,7 +93,7 @@ impl Event {
     /// The revision of the change.
     pub fn revision(&self) -> Revision {
         match self {
-            Event::Put(kv) => kv.mod_revision,
+            Event::Put { current, .. } => current.mod_revision,
             Event::Delete { revision, .. } => *revision,
         }
     }
@@ -94,7 +101,7 @@ impl Event {
     /// The key that changed.
     pub fn key(&self) -> &[u8] {
         match self {
-            Event::Put(kv) => &kv.key,
+            Event::Put { current, .. } => &current.key,
             Event::Delete { previous, .. } => &previous.key,
         }
     }

@@ -161,7 +161,16 @@ impl Row {
                 revision: Revision(self.id),
             }
         } else {
-            Event::Put(self.key_value())
+            Event::Put {
+                current: self.key_value(),
+                // An update's row keeps what it replaced; a create's has none.
+                previous: self.old_value.as_ref().map(|value| KeyValue {
+                    key: self.name.clone(),
+                    value: value.clone(),
+                    create_revision: self.creation(),
+                    mod_revision: Revision(self.prev_revision),
+                }),
+            }
         }
     }
 }

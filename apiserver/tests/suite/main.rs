@@ -1,6 +1,7 @@
 //! The integration tests of apfkit-apiserver, in one binary.
 
 mod clients;
+mod conformance;
 mod objects;
 mod replicas;
 mod storage;

@@ -28,7 +28,13 @@ async fn two_replicas_on_three_members_lose_no_acknowledged_write() {
         .expect("the other replica's watch sees the write")
         .unwrap()
         .unwrap();
-    assert_eq!(seen, Event::Put(written));
+    assert_eq!(
+        seen,
+        Event::Put {
+            current: written,
+            previous: None
+        }
+    );
 
     // Writes go on while a member is killed; every write that was acknowledged is there after.
     let load = tokio::spawn(async move {

@@ -161,8 +161,15 @@ async fn watches_replay_then_follow(store: &impl Backend) {
         .await
         .unwrap_err();
     store.delete(A, None).await.unwrap(); // 4
+    // An update carries what it replaced (etcd's prev_kv), which selectors are held to.
     let put = watch.next().await.unwrap().unwrap();
-    assert!(matches!(&put, Event::Put(kv) if kv.value == b"2" && kv.mod_revision == r(3)));
+    assert_eq!(
+        put,
+        Event::Put {
+            current: store_value(A, b"2", base + 1, base + 3),
+            previous: Some(store_value(A, b"1", base + 1, base + 1)),
+        }
+    );
     let delete = watch.next().await.unwrap().unwrap();
     assert_eq!(
         delete,

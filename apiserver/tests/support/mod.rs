@@ -186,3 +186,202 @@ impl<B: Backend + 'static> Running<B> {
             .expect("created");
     }
 }
+
+/// One answer of [`Running::call`]: the status and the body as JSON (`Null` when it is not).
+#[allow(dead_code)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, parsed.
+    pub body: serde_json::Value,
+}
+
+/// The events of a watch as they come, each line parsed.
+#[allow(dead_code)]
+pub struct WatchEvents {
+    body: hyper::body::Incoming,
+    pending: Vec<u8>,
+}
+
+#[allow(dead_code)]
+impl WatchEvents {
+    /// The next event, or `None` when none comes within `wait` or the watch ended.
+    pub async fn next_within(&mut self, wait: Duration) -> Option<serde_json::Value> {
+        use http_body_util::BodyExt as _;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=end).collect();
+                return Some(serde_json::from_slice(&line).expect("a JSON event"));
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame()).await;
+            match frame {
+                Ok(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.pending.extend_from_slice(&data);
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The next event, which must come within 10 s: its type and object.
+    pub async fn next(&mut self) -> (String, serde_json::Value) {
+        let event = self
+            .next_within(Duration::from_secs(10))
+            .await
+            .expect("an event within 10 s");
+        (
+            event["type"].as_str().expect("a type").to_owned(),
+            event["object"].clone(),
+        )
+    }
+
+    /// The events that come within `wait`, as (type, name) pairs; bookmarks left out.
+    pub async fn rest_within(&mut self, wait: Duration) -> Vec<(String, String)> {
+        let mut seen = Vec::new();
+        while let Some(event) = self.next_within(wait).await {
+            if event["type"] != "BOOKMARK" {
+                seen.push((
+                    event["type"].as_str().unwrap_or_default().to_owned(),
+                    event["object"]["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                ));
+            }
+        }
+        seen
+    }
+}
+
+#[allow(dead_code)]
+impl<B: Backend + 'static> Running<B> {
+    /// Opens an HTTP/1.1 connection over TLS to the server.
+    async fn connection(
+        &self,
+    ) -> hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>> {
+        let tcp = tokio::net::TcpStream::connect(self.address)
+            .await
+            .expect("connects");
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+        let tls = self.connector.connect(name, tcp).await.expect("TLS");
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+                .await
+                .expect("HTTP/1.1");
+        tokio::spawn(connection);
+        sender
+    }
+
+    /// Sends a request with a JSON body (or none) and answers its response, unread.
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Option<serde_json::Value>,
+    ) -> hyper::Response<hyper::body::Incoming> {
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let request = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "localhost")
+            .header("content-type", content_type)
+            .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+            .expect("a request");
+        self.connection()
+            .await
+            .send_request(request)
+            .await
+            .expect("an answer")
+    }
+
+    /// A request with a JSON body (or none), answered whole.
+    pub async fn call(&self, method: &str, path: &str, body: Option<serde_json::Value>) -> Answer {
+        self.call_as(method, path, "application/json", body).await
+    }
+
+    /// [`Running::call`] with another `Content-Type`, such as a patch's.
+    pub async fn call_as(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Option<serde_json::Value>,
+    ) -> Answer {
+        use http_body_util::BodyExt as _;
+        let response = self.send(method, path, content_type, body).await;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("a whole body")
+            .to_bytes();
+        Answer {
+            status,
+            body: serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// Starts a watch at `path` (a query included) and answers its events.
+    pub async fn watch(&self, path: &str) -> WatchEvents {
+        let response = self.send("GET", path, "application/json", None).await;
+        assert_eq!(response.status(), 200, "watch {path}");
+        WatchEvents {
+            body: response.into_body(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Creates a FlowSchema named `name` with `labels` through the API; answers its
+    /// `resourceVersion`.
+    pub async fn create_labelled(&self, name: &str, labels: serde_json::Value) -> String {
+        let answer = self
+            .call("POST", FLOW_SCHEMAS, Some(flow_schema(name, labels)))
+            .await;
+        assert_eq!(answer.status, 201, "create {name}: {}", answer.body);
+        answer.body["metadata"]["resourceVersion"]
+            .as_str()
+            .expect("a resourceVersion")
+            .to_owned()
+    }
+
+    /// Sets a FlowSchema's labels with a merge patch; answers its new `resourceVersion`.
+    pub async fn relabel(&self, name: &str, labels: serde_json::Value) -> String {
+        let answer = self
+            .call_as(
+                "PATCH",
+                &format!("{FLOW_SCHEMAS}/{name}"),
+                "application/merge-patch+json",
+                Some(serde_json::json!({"metadata": {"labels": labels}})),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "relabel {name}: {}", answer.body);
+        answer.body["metadata"]["resourceVersion"]
+            .as_str()
+            .expect("a resourceVersion")
+            .to_owned()
+    }
+}
+
+/// A v1 FlowSchema named `name` with `labels`.
+#[allow(dead_code)]
+pub fn flow_schema(name: &str, labels: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "priorityLevelConfiguration": {"name": "global-default"},
+            "matchingPrecedence": 1000,
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [{
+                "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            }],
+        },
+    })
+}

@@ -212,6 +212,81 @@ async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
     );
 }
 
+/// kube-rs's watcher in streaming-list mode (WatchList: `sendInitialEvents=true`, what
+/// client-go 1.35's informers ask for first) syncs: the objects come as initial events, the
+/// bookmark annotated `k8s.io/initial-events-end` ends them (kube-rs waits for it, as
+/// client-go's reflector does), and later writes keep coming.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_rs_watcher_syncs_by_streaming_list_and_keeps_receiving() {
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let client = kube_client(&server).await;
+    let schemas: Api<v1::FlowSchema> = Api::all(client.clone());
+    let writer: Api<v1beta3::FlowSchema> = Api::all(client);
+    for name in ["stream-a", "stream-b", "stream-c"] {
+        writer
+            .create(&PostParams::default(), &flow_schema(name, 500))
+            .await
+            .unwrap();
+    }
+    let (seen_sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let watching = tokio::spawn(async move {
+        let config = watcher::Config::default().streaming_lists();
+        let mut events = watcher(schemas, config).boxed();
+        while let Ok(Some(event)) = events.try_next().await {
+            let text = match event {
+                watcher::Event::Init => "init".to_owned(),
+                watcher::Event::InitApply(fs) => {
+                    format!("init apply {}", fs.metadata.name.unwrap_or_default())
+                }
+                watcher::Event::InitDone => "init done".to_owned(),
+                watcher::Event::Apply(fs) => {
+                    format!("apply {}", fs.metadata.name.unwrap_or_default())
+                }
+                watcher::Event::Delete(fs) => {
+                    format!("delete {}", fs.metadata.name.unwrap_or_default())
+                }
+            };
+            if seen_sender.send(text).is_err() {
+                break;
+            }
+        }
+    });
+    let mut events = Vec::new();
+    while events.last().map(String::as_str) != Some("init done") {
+        match tokio::time::timeout(Duration::from_secs(20), seen.recv()).await {
+            Ok(Some(event)) => events.push(event),
+            other => panic!("the watcher did not sync: {events:?} then {other:?}"),
+        }
+    }
+    assert_eq!(
+        events,
+        [
+            "init",
+            "init apply stream-a",
+            "init apply stream-b",
+            "init apply stream-c",
+            "init done"
+        ]
+    );
+    writer
+        .create(&PostParams::default(), &flow_schema("stream-d", 500))
+        .await
+        .unwrap();
+    writer
+        .delete("stream-a", &DeleteParams::default())
+        .await
+        .unwrap();
+    let mut after = Vec::new();
+    while after.len() < 2 {
+        match tokio::time::timeout(Duration::from_secs(20), seen.recv()).await {
+            Ok(Some(event)) => after.push(event),
+            other => panic!("the watcher stopped after {after:?}: {other:?}"),
+        }
+    }
+    watching.abort();
+    assert_eq!(after, ["apply stream-d", "delete stream-a"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_applies_server_side_across_versions() {
     let server = Server::start(&["--no-bootstrap", NO_APF]);
