@@ -184,15 +184,24 @@ fn hostile_queries_are_refused_with_kube_apiservers_words() {
         ("continue=bm90LWpzb24", "continue key is not valid"),
         ("limit=9223372036854775808", "limit"),
         ("resourceVersion=abc", "resourceVersion"),
-        (
-            "resourceVersionMatch=Exact",
-            "resourceVersionMatch is forbidden",
-        ),
         ("watch=perhaps", "watch"),
     ] {
         let answer = server.curl_json(&format!("{FLOW_SCHEMAS}?{query}"), &[], b"");
         assert_status(&answer, 400, "BadRequest", message);
     }
+    // List options apimachinery's ValidateListOptions refuses are 422 about ListOptions.
+    let answer = server.curl_json(
+        &format!("{FLOW_SCHEMAS}?resourceVersionMatch=Exact"),
+        &[],
+        b"",
+    );
+    assert_status(
+        &answer,
+        422,
+        "Invalid",
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: \
+         resourceVersionMatch is forbidden unless resourceVersion is provided",
+    );
     // The largest limit is just "everything".
     let (code, list) = server.curl_json(
         &format!("{FLOW_SCHEMAS}?limit=9223372036854775807"),

@@ -4,8 +4,10 @@
 //! counts its actual cost while it runs; the `cel` crate does neither, so both are computed
 //! here by one model of what cel-go counts (`checker/cost.go`): nothing for a literal, one per
 //! identifier and field selection, nothing more for `has()`, one per call but `&&`, `||` and
-//! `?:`, ten per list or map literal, a tenth of a string's length for the string functions
-//! that read the whole string, and each comprehension's body once per element. Sizes come from the
+//! `?:` (whose branches count as the dearer of the two), ten per list literal, thirty per map
+//! literal and forty per message literal, a tenth of a string's length for the string
+//! functions that read the whole string, and each comprehension's body once per element of
+//! what it ranges over (a literal list or map: its own length). Sizes come from the
 //! schema's `maxItems`, `maxProperties` and `maxLength` for the estimate (or, where a schema
 //! sets none, from the most that fits in kube-apiserver's 3 MiB request limit), and from the
 //! object itself at run time.
@@ -97,7 +99,7 @@ pub fn max_children(declared: Option<i64>) -> Option<u64> {
 }
 
 /// The estimated cost of one evaluation of `expr` at a node of `schema`.
-pub fn estimate(expr: &IdedExpr, schema: &Schema) -> u64 {
+pub fn estimate<'a>(expr: &'a IdedExpr, schema: &'a Schema) -> u64 {
     let mut walk = CostWalk {
         scopes: vec![("self".to_owned(), Bound::new(Some(schema), None))],
     };
@@ -105,7 +107,7 @@ pub fn estimate(expr: &IdedExpr, schema: &Schema) -> u64 {
 }
 
 /// The cost of evaluating `expr` on `value`, sizes read from the value.
-pub fn runtime(expr: &IdedExpr, schema: &Schema, value: &Value) -> u64 {
+pub fn runtime<'a>(expr: &'a IdedExpr, schema: &'a Schema, value: &'a Value) -> u64 {
     let mut walk = CostWalk {
         scopes: vec![("self".to_owned(), Bound::new(Some(schema), Some(value)))],
     };
@@ -127,22 +129,42 @@ pub fn over_limit_message(name: &str, cost: u64, limit: u64) -> String {
     )
 }
 
-/// What an expression is known to be: its schema and, at run time, its value.
+/// What an expression is known to be: its schema and, at run time, its value; or the list or
+/// map literal it is (whose length cel-go's estimator knows).
 #[derive(Clone, Copy)]
 struct Bound<'a> {
     schema: Option<&'a Schema>,
     value: Option<&'a Value>,
+    literal: Option<&'a IdedExpr>,
 }
 
 impl<'a> Bound<'a> {
     fn new(schema: Option<&'a Schema>, value: Option<&'a Value>) -> Self {
-        Bound { schema, value }
+        Bound {
+            schema,
+            value,
+            literal: None,
+        }
     }
 
     const UNKNOWN: Bound<'static> = Bound {
         schema: None,
         value: None,
+        literal: None,
     };
+
+    /// A list, map or string literal (anything else: unknown).
+    fn literal(expr: &'a IdedExpr) -> Self {
+        match &expr.expr {
+            Expr::List(_)
+            | Expr::Map(_)
+            | Expr::Literal(cel::common::ast::LiteralValue::String(_)) => Bound {
+                literal: Some(expr),
+                ..Bound::UNKNOWN
+            },
+            _ => Bound::UNKNOWN,
+        }
+    }
 
     /// The field `name` (escaped as rules write it).
     fn field(self, name: &str) -> Bound<'a> {
@@ -164,6 +186,20 @@ impl<'a> Bound<'a> {
 
     /// The elements a comprehension over this ranges over, and how many there are.
     fn elements(self) -> (Bound<'a>, u64) {
+        match self.literal.map(|literal| &literal.expr) {
+            // The longest element stands for them all (cel-go unions their sizes).
+            Some(Expr::List(list)) => {
+                let longest = list
+                    .elements
+                    .iter()
+                    .map(Bound::literal)
+                    .max_by_key(|element| element.elements().1)
+                    .unwrap_or(Bound::UNKNOWN);
+                return (longest, list.elements.len() as u64);
+            }
+            Some(Expr::Map(map)) => return (Bound::UNKNOWN, map.entries.len() as u64),
+            _ => {}
+        }
         match (self.value, self.schema) {
             (Some(Value::Array(items)), schema) => (
                 Bound::new(schema.and_then(|s| s.items.as_deref()), None),
@@ -183,6 +219,11 @@ impl<'a> Bound<'a> {
 
     /// The length of the string this is.
     fn string_length(self) -> u64 {
+        if let Some(Expr::Literal(cel::common::ast::LiteralValue::String(text))) =
+            self.literal.map(|literal| &literal.expr)
+        {
+            return text.chars().count() as u64;
+        }
         match (self.value, self.schema) {
             (Some(Value::String(s)), _) => s.chars().count() as u64,
             (_, Some(schema)) => match (schema.max_length, schema.enumeration.is_empty()) {
@@ -206,7 +247,7 @@ struct CostWalk<'a> {
 }
 
 impl<'a> CostWalk<'a> {
-    fn bound(&self, expr: &IdedExpr) -> Bound<'a> {
+    fn bound(&self, expr: &'a IdedExpr) -> Bound<'a> {
         match &expr.expr {
             Expr::Ident(name) => self
                 .scopes
@@ -217,23 +258,26 @@ impl<'a> CostWalk<'a> {
             Expr::Select(select) => self.bound(&select.operand).field(&select.field),
             // A macro's result (`filter`, `map`) is sized and typed as the list it ranges over.
             Expr::Comprehension(comp) => self.bound(&comp.iter_range),
-            _ => Bound::UNKNOWN,
+            _ => Bound::literal(expr),
         }
     }
 
-    fn cost(&mut self, expr: &IdedExpr) -> u64 {
+    fn cost(&mut self, expr: &'a IdedExpr) -> u64 {
         match &expr.expr {
             Expr::Unspecified | Expr::Literal(_) => 0,
             Expr::Ident(_) => 1,
             // `has(a.b)` costs what `a` costs (kube-apiserver counts no presence-test cost).
             Expr::Select(select) if select.test => self.cost(&select.operand),
             Expr::Select(select) => 1 + self.cost(&select.operand),
+            // `?:` costs its condition and the dearer branch (cel-go's `Conditional`).
+            Expr::Call(call) if call.func_name == "_?_:_" && call.args.len() == 3 => {
+                let condition = self.cost(&call.args[0]);
+                let branches = self.cost(&call.args[1]).max(self.cost(&call.args[2]));
+                condition.saturating_add(branches)
+            }
             Expr::Call(call) => {
-                // `&&`, `||` and `?:` cost only their arguments; every other call one more.
-                let free = matches!(
-                    call.func_name.as_str(),
-                    "_&&_" | "_||_" | "_?_:_" | "@not_strictly_false"
-                );
+                // `&&` and `||` cost only their arguments; every other call one more.
+                let free = matches!(call.func_name.as_str(), "_&&_" | "_||_");
                 let mut total: u64 = u64::from(!free);
                 if let Some(target) = &call.target {
                     total = total.saturating_add(self.cost(target));
@@ -254,7 +298,7 @@ impl<'a> CostWalk<'a> {
             Expr::Map(map) => map
                 .entries
                 .iter()
-                .fold(10u64, |acc, entry| match &entry.expr {
+                .fold(30u64, |acc, entry| match &entry.expr {
                     EntryExpr::MapEntry(e) => acc
                         .saturating_add(self.cost(&e.key))
                         .saturating_add(self.cost(&e.value)),
@@ -263,7 +307,7 @@ impl<'a> CostWalk<'a> {
             Expr::Struct(s) => s
                 .entries
                 .iter()
-                .fold(10u64, |acc, entry| match &entry.expr {
+                .fold(40u64, |acc, entry| match &entry.expr {
                     EntryExpr::MapEntry(e) => acc.saturating_add(self.cost(&e.value)),
                     EntryExpr::StructField(f) => acc.saturating_add(self.cost(&f.value)),
                 }),
@@ -288,5 +332,100 @@ impl<'a> CostWalk<'a> {
                     .saturating_add(result)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimated(rule: &str) -> u64 {
+        let program = cel::Program::compile(rule).expect("compiles");
+        estimate(program.expression(), &Schema::default())
+    }
+
+    /// cel-go's own estimates (checker/cost_test.go, `TestCost`) of the expressions that need
+    /// no declared variables: the most each may cost, which kube-apiserver holds rules to.
+    #[test]
+    fn estimates_match_cel_gos_cost_test_vectors() {
+        for (name, rule, max) in [
+            ("const", "true", 0),
+            ("create list", "[1, 2, 3]", 10),
+            ("create map", r#"{"a": 1, "b": 2, "c": 3}"#, 30),
+            ("all comprehension on literal", "[1, 2, 3].all(x, true)", 20),
+            (
+                "variable cost function with constant",
+                "'123'.matches('[0-9]')",
+                2,
+            ),
+            ("ternary", "true ? 1 : 2", 0),
+            (
+                ".filter list literal",
+                "[1,2,3,4,5].filter(x, x % 2 == 0)",
+                101,
+            ),
+            (".map list literal", "[1,2,3,4,5].map(x, x)", 86),
+            (
+                ".map.filter list literal",
+                "[1,2,3,4,5].map(x, x).filter(x, x % 2 == 0)",
+                177,
+            ),
+            (
+                ".map.exists list literal",
+                "[1,2,3,4,5].map(x, x).exists(x, x == 5) == true",
+                118,
+            ),
+            (
+                ".map.map list literal",
+                "[1,2,3,4,5].map(x, x).map(x, x)",
+                162,
+            ),
+            (
+                ".map list literal selection",
+                "[1,2,3,4,5].map(x, x)[4]",
+                87,
+            ),
+            (
+                "nested array selection",
+                "[[1,2],[1,2],[1,2],[1,2],[1,2]][4]",
+                61,
+            ),
+            (
+                "nested map selection",
+                "{'a': [1,2], 'b': [1,2], 'c': [1,2], 'd': [1,2], 'e': [1,2]}.b",
+                81,
+            ),
+            (
+                "comprehension on nested list",
+                "[[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]].all(y, y.all(y, y == 1))",
+                136,
+            ),
+            (
+                "comprehension chaining with concat",
+                "[1,2,3,4,5].map(x, x).map(x, x) + [1]",
+                173,
+            ),
+            (
+                "literal map access",
+                "{'hello': 'hi'}['hello'] != {'hello': 'bye'}['hello']",
+                63,
+            ),
+            (
+                "literal list access",
+                "['hello', 'hi'][0] != ['hello', 'bye'][1]",
+                23,
+            ),
+        ] {
+            assert_eq!(estimated(rule), max, "{name}: {rule}");
+        }
+    }
+
+    /// prometheus-operator 0.93's ScrapeConfig CRD has this one rule; kube-apiserver accepts
+    /// it (issue 37): a comprehension over a literal of three ranges three times.
+    #[test]
+    fn a_comprehension_over_a_list_literal_ranges_over_its_elements() {
+        let rule = "[has(self.a), has(self.b), has(self.c)].filter(x, x).size() <= 1";
+        let cost = estimated(rule);
+        assert!(cost < 100, "{cost}");
     }
 }
