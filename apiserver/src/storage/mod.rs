@@ -8,6 +8,7 @@
 //! asking for it is refused (kube-apiserver answers 410 Gone, reason `Expired`). [`Backend`] is
 //! that contract; `memory` is its model.
 
+pub mod compaction;
 pub mod etcd;
 pub mod memory;
 pub mod sqlite;

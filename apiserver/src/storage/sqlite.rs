@@ -26,6 +26,9 @@ use super::{
 const SCHEMA: &str = "
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = FULL;
+-- The write-ahead log is cut back to 4 MiB after each checkpoint, so that with compaction
+-- (storage::compaction) the files stay bounded under a steady load of writes.
+PRAGMA journal_size_limit = 4194304;
 CREATE TABLE IF NOT EXISTS kine (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name BLOB NOT NULL,

@@ -16,6 +16,7 @@ use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::objects::Objects;
 use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
 use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::storage::compaction::Compactor;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
@@ -120,6 +121,18 @@ pub struct ServeArgs {
     /// repeatable), as `kubectl apply -f` would; CRDs may also be created through the API.
     #[arg(long, value_name = "FILE")]
     crd: Vec<String>,
+    /// How often history is compacted, in etcd or the embedded database (kube-apiserver's
+    /// flag): each round compacts to the revision the round before saw; 0 never compacts.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    etcd_compaction_interval: std::time::Duration,
+}
+
+/// A duration as kube-apiserver's flags take it: `5m`, `5m0s`, `90s`, `0`.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    if text == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e}"))
 }
 
 /// The version kube-apiserver 1.35 stores both groups in.
@@ -312,6 +325,14 @@ async fn serve<B: Backend + 'static>(args: &ServeArgs, backend: B) -> Result<(),
         .await
         .map_err(|e| Failure::Invalid(e.message))?;
     custom.keep_synced();
+    if !args.etcd_compaction_interval.is_zero() {
+        let (compacted, interval) = (server.clone(), args.etcd_compaction_interval);
+        tokio::spawn(async move {
+            Compactor::new()
+                .run(compacted.objects().backend(), interval)
+                .await;
+        });
+    }
     server
         .serve_command("apfkit serve", args.listen, &args.data_dir)
         .await
