@@ -166,7 +166,7 @@ where
             stream_list(server, &target, &query).await
         }
         (Method::GET, false) => list(server, &target, &query, format, table).await,
-        (Method::GET, true) => get(server, &target, format, table).await,
+        (Method::GET, true) => get(server, &target, &query, format, table).await,
         (method @ (Method::POST | Method::PUT | Method::PATCH), named)
             if (method == Method::POST) != named =>
         {
@@ -321,6 +321,7 @@ fn object_response<H>(
 async fn get<H, B>(
     server: &ApiServer<H, B>,
     target: &Target<H>,
+    query: &Query,
     format: Format,
     table: Option<IncludeObject>,
 ) -> Result<Response, ApiError>
@@ -328,6 +329,10 @@ where
     H: Object + Clone + Send + Sync + 'static,
     B: Backend + 'static,
 {
+    // A resourceVersion is "not older than" for a get (store_tests.go, RunTestGet).
+    if let ReadAt::NotOlderThan(wanted) | ReadAt::Exact(wanted) = query.read_at {
+        not_ahead(server, wanted).await?;
+    }
     let kv = server
         .objects
         .get_stored(&target.served, target.place())
@@ -494,16 +499,30 @@ where
         (Some(resume), _) => (resume.start.clone(), resume.revision),
         (None, ReadAt::Exact(revision)) => (Vec::new(), Some(revision)),
         (None, ReadAt::NotOlderThan(revision)) => {
-            let current = server.objects.current_revision().await?;
-            if revision > current {
-                return Err(ApiError::timeout(format!(
-                    "Too large resource version: {revision}, current: {current}"
-                )));
-            }
+            not_ahead(server, revision).await?;
             (Vec::new(), None)
         }
         (None, ReadAt::Newest | ReadAt::Any) => (Vec::new(), None),
     })
+}
+
+/// Refuses a revision ahead of the store's as kube-apiserver does once it has waited for its
+/// cache in vain: 504 `Timeout`, "Too large resource version".
+pub(super) async fn not_ahead<H, B>(
+    server: &ApiServer<H, B>,
+    wanted: crate::storage::Revision,
+) -> Result<(), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+    B: Backend + 'static,
+{
+    let current = server.objects.current_revision().await?;
+    if wanted > current {
+        return Err(ApiError::timeout(format!(
+            "Too large resource version: {wanted}, current: {current}"
+        )));
+    }
+    Ok(())
 }
 
 /// A compacted revision asked for by a continue token, in kube-apiserver's words and with

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use super::media::Format;
 use super::query::{IncludeObject, Query, ReadAt};
-use super::rest::{Target, filtered, selected, table_of};
+use super::rest::{Target, filtered, not_ahead, selected, table_of};
 use super::written::Writing;
 use super::{ApiServer, respond};
 use crate::error::ApiError;
@@ -161,12 +161,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             // marks their end, at the revision they were read at.
             (Some(true), read_at) => {
                 if let ReadAt::NotOlderThan(wanted) | ReadAt::Exact(wanted) = read_at {
-                    let current = server.objects.current_revision().await?;
-                    if wanted > current {
-                        return Err(Stop::Error(ApiError::timeout(format!(
-                            "Too large resource version: {wanted}, current: {current}"
-                        ))));
-                    }
+                    not_ahead(server, wanted).await?;
                 }
                 let revision = self.initial(server, served, namespace, query).await?;
                 self.last = revision;
