@@ -402,3 +402,198 @@ fn the_python_client_applies_server_side() {
         serde_json::json!({"first": 800, "second": 801, "managers": [["python", "Apply"]]})
     );
 }
+
+/// test/e2e/apimachinery/watch.go's Watchers tests, rewritten from ConfigMaps onto
+/// FlowSchemas (a data mutation becomes an annotation), with the Python client. Each watch
+/// starts at the revision of a list taken just before (upstream starts at "now" and relies on
+/// the watch being open before the writes).
+const WATCHERS: &str = r#"
+import json, sys, threading, time
+from kubernetes import client, config, watch
+
+config.load_kube_config(config_file=sys.argv[1])
+api = client.FlowcontrolApiserverV1Api()
+KEY = "watch-this-configmap"
+
+def create(name, value):
+    body = client.V1FlowSchema(
+        metadata=client.V1ObjectMeta(name=name, labels={KEY: value}),
+        spec=client.V1FlowSchemaSpec(
+            priority_level_configuration=client.V1PriorityLevelConfigurationReference(name="global-default"),
+            matching_precedence=900,
+        ),
+    )
+    return api.create_flow_schema(body).metadata.resource_version
+
+def mutate(name, value):
+    return api.patch_flow_schema(name, {"metadata": {"annotations": {"mutation": value}}}).metadata.resource_version
+
+def relabel(name, value):
+    return api.patch_flow_schema(name, {"metadata": {"labels": {KEY: value}}}).metadata.resource_version
+
+def delete(name):
+    api.delete_flow_schema(name)
+
+def now():
+    return api.list_flow_schema().metadata.resource_version
+
+class Watcher:
+    def __init__(self, values, resource_version):
+        self.events = []
+        self.stream = watch.Watch()
+        selector = "%s in (%s)" % (KEY, ",".join(values))
+        threading.Thread(target=self.run, args=(selector, resource_version), daemon=True).start()
+
+    def run(self, selector, resource_version):
+        for event in self.stream.stream(api.list_flow_schema, label_selector=selector,
+                                        resource_version=resource_version, timeout_seconds=30):
+            meta = event["object"].metadata
+            self.events.append([event["type"], meta.name, meta.resource_version])
+
+    def wait_for(self, count):
+        deadline = time.time() + 20
+        while len(self.events) < count and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # anything more that comes is an event too many
+        return list(self.events)
+
+report = {}
+
+# "should observe add, update, and delete watch notifications on configmaps"
+A, B = "multiple-watchers-A", "multiple-watchers-B"
+rv = now()
+watch_a, watch_b, watch_ab = Watcher([A], rv), Watcher([B], rv), Watcher([A, B], rv)
+create("e2e-watch-test-configmap-a", A)
+mutate("e2e-watch-test-configmap-a", "1")
+mutate("e2e-watch-test-configmap-a", "2")
+delete("e2e-watch-test-configmap-a")
+create("e2e-watch-test-configmap-b", B)
+delete("e2e-watch-test-configmap-b")
+report["multiple"] = {
+    "A": [e[:2] for e in watch_a.wait_for(4)],
+    "B": [e[:2] for e in watch_b.wait_for(2)],
+    "AB": [e[:2] for e in watch_ab.wait_for(6)],
+}
+
+# "should be able to start watching from a specific resource version"
+name, value = "e2e-watch-test-resource-version", "from-resource-version"
+create(name, value)
+first = mutate(name, "1")
+second = mutate(name, "2")
+delete(name)
+report["from_resource_version"] = {
+    "events": Watcher([value], first).wait_for(2), "second": second,
+}
+
+# "should be able to restart watching from the last resource version observed by the
+# previous watch"
+name, value = "e2e-watch-test-watch-closed", "watch-closed-and-restarted"
+broken = Watcher([value], now())
+create(name, value)
+mutate(name, "1")
+seen = broken.wait_for(2)
+broken.stream.stop()
+second = mutate(name, "2")
+restarted = Watcher([value], seen[-1][2])
+delete(name)
+report["restarted"] = {
+    "first": [e[:2] for e in seen], "events": restarted.wait_for(2), "second": second,
+}
+
+# "should observe an object deletion if it stops meeting the requirements of the selector"
+name, value = "e2e-watch-test-label-changed", "label-changed-and-restored"
+changed = Watcher([value], now())
+create(name, value)
+first = mutate(name, "1")
+relabel(name, "wrong-value")
+before = changed.wait_for(3)
+mutate(name, "2")
+restored = relabel(name, value)
+third = mutate(name, "3")
+delete(name)
+report["label_changed"] = {
+    "events": changed.wait_for(6), "first": first, "restored": restored, "third": third,
+}
+print(json.dumps(report))
+"#;
+
+/// watch.go's four Watchers tests against `server`, each event checked by type, name and,
+/// where upstream checks the object, its resourceVersion.
+fn watchers_observe_what_kube_apiservers_would(server: &Server) {
+    let report = run_python(server, WATCHERS);
+    let named = |events: &[(&str, &str)]| -> serde_json::Value {
+        events
+            .iter()
+            .map(|(kind, name)| serde_json::json!([kind, name]))
+            .collect()
+    };
+    let (a, b) = ("e2e-watch-test-configmap-a", "e2e-watch-test-configmap-b");
+    let multiple = &report["multiple"];
+    assert_eq!(
+        multiple["A"],
+        named(&[
+            ("ADDED", a),
+            ("MODIFIED", a),
+            ("MODIFIED", a),
+            ("DELETED", a)
+        ])
+    );
+    assert_eq!(multiple["B"], named(&[("ADDED", b), ("DELETED", b)]));
+    assert_eq!(
+        multiple["AB"],
+        named(&[
+            ("ADDED", a),
+            ("MODIFIED", a),
+            ("MODIFIED", a),
+            ("DELETED", a),
+            ("ADDED", b),
+            ("DELETED", b)
+        ])
+    );
+    let from = &report["from_resource_version"];
+    let events = from["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{from}");
+    assert_eq!(
+        (&events[0][0], &events[0][2]),
+        (&"MODIFIED".into(), &from["second"])
+    );
+    assert_eq!(events[1][0], "DELETED");
+    let restarted = &report["restarted"];
+    let name = "e2e-watch-test-watch-closed";
+    assert_eq!(
+        restarted["first"],
+        named(&[("ADDED", name), ("MODIFIED", name)])
+    );
+    let events = restarted["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{restarted}");
+    assert_eq!(
+        (&events[0][0], &events[0][2]),
+        (&"MODIFIED".into(), &restarted["second"])
+    );
+    assert_eq!(events[1][0], "DELETED");
+    let changed = &report["label_changed"];
+    let events = changed["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e[0].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "ADDED", "MODIFIED", "DELETED", "ADDED", "MODIFIED", "DELETED"
+        ]
+    );
+    assert_eq!(events[1][2], changed["first"]);
+    assert_eq!(events[3][2], changed["restored"]);
+    assert_eq!(events[4][2], changed["third"]);
+}
+
+#[test]
+fn watch_go_watchers_with_the_python_client_on_the_embedded_store() {
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    watchers_observe_what_kube_apiservers_would(&server);
+}
+
+#[test]
+fn watch_go_watchers_with_the_python_client_on_etcd() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let server = Server::start(&["--etcd-servers", &etcd.endpoint, "--no-bootstrap", NO_APF]);
+    watchers_observe_what_kube_apiservers_would(&server);
+}
