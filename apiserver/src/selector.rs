@@ -241,6 +241,11 @@ impl FieldSelector {
     ///
     /// A term without an operator, or without a field label, in apimachinery's words.
     pub fn parse(text: &str) -> Result<Self, String> {
+        if text.len() > MAX_SELECTOR_BYTES {
+            return Err(format!(
+                "invalid selector: longer than {MAX_SELECTOR_BYTES} bytes"
+            ));
+        }
         let mut terms = Vec::new();
         for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             let (field, equal, value) = if let Some((f, v)) = term.split_once("!=") {
@@ -296,18 +301,28 @@ impl FieldSelector {
     }
 
     /// Whether an object with this name and namespace is selected; `other` gives the value
-    /// of any other field label (`None`: the empty string, as an absent field's).
+    /// of any other field label (`None`: the empty string, as an absent field's), asked once
+    /// per label however many terms name it (it may convert the object).
     pub fn matches(
         &self,
         name: &str,
         namespace: &str,
         other: impl Fn(&str) -> Option<String>,
     ) -> bool {
+        let mut read: Vec<(&str, String)> = Vec::new();
         self.0.iter().all(|term| {
             let equal = match term.field.as_str() {
                 NAME => name == term.value,
                 NAMESPACE => namespace == term.value,
-                field => other(field).unwrap_or_default() == term.value,
+                field => match read.iter().find(|(known, _)| *known == field) {
+                    Some((_, value)) => *value == term.value,
+                    None => {
+                        let value = other(field).unwrap_or_default();
+                        let equal = value == term.value;
+                        read.push((field, value));
+                        equal
+                    }
+                },
             };
             equal == term.equal
         })
@@ -404,6 +419,16 @@ mod tests {
         for bad in ["metadata.name", "=x", "a,b"] {
             assert!(FieldSelector::parse(bad).is_err(), "{bad}");
         }
+        assert!(FieldSelector::parse(&"spec.a=1,".repeat(10_000)).is_err());
+        // A label named by many terms is read once per object.
+        let repeated = FieldSelector::parse(&"spec.a=1,".repeat(1_000)).unwrap();
+        let reads = std::cell::Cell::new(0);
+        let counted = |_: &str| {
+            reads.set(reads.get() + 1);
+            Some("1".to_owned())
+        };
+        assert!(repeated.matches("a", "", counted));
+        assert_eq!(reads.get(), 1);
     }
 
     #[test]

@@ -313,3 +313,114 @@ async fn long_lists_are_streamed_a_page_at_a_time_at_one_revision() {
     assert_eq!(rest["metadata"]["resourceVersion"], revision.as_str());
     assert!(rest["metadata"].get("continue").is_none());
 }
+
+/// A WatchList client (`sendInitialEvents=true`) that never reads: the initial events for
+/// 400 objects of 16 KiB fill what the watch may hold, and the watch is ended like any other
+/// stalled watch, without holding writers up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_list_client_that_never_reads_is_ended() {
+    let running = start(Duration::from_millis(500)).await;
+    for i in 0..400 {
+        running.create(&format!("fs-{i:03}"), 16 << 10).await;
+    }
+    let _silent = send(
+        &running,
+        "GET",
+        &format!(
+            "{FLOW_SCHEMAS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan\
+             &allowWatchBookmarks=true"
+        ),
+        b"",
+    )
+    .await;
+    assert!(
+        wait_until(Duration::from_secs(20), || running.server.open_watches()
+            == 0)
+        .await,
+        "the stalled WatchList is still open"
+    );
+    running.create("after", 0).await;
+    assert!(
+        fetch(&running, "GET", "/healthz", b"")
+            .await
+            .ends_with("ok")
+    );
+}
+
+/// WatchList's and continue's parameters, hostile: each is a 400 or 422 `Status`, and the
+/// server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_watch_list_and_continue_parameters_are_refused() {
+    use base64::Engine as _;
+    let running = start(Duration::from_secs(30)).await;
+    let token = |json: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+    for (query, status) in [
+        (
+            "watch=1&sendInitialEvents=perhaps&resourceVersionMatch=NotOlderThan".to_owned(),
+            400,
+        ),
+        (
+            "watch=1&sendInitialEvents=true&resourceVersionMatch=".to_owned() + &"x".repeat(10_000),
+            422,
+        ),
+        (
+            "watch=1&sendInitialEvents=true&sendInitialEvents=false&resourceVersionMatch=Exact"
+                .to_owned(),
+            422,
+        ),
+        (
+            format!(
+                "continue={}",
+                token(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"../other"}"#)
+            ),
+            400,
+        ),
+        (
+            format!(
+                "continue={}",
+                token(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":""}"#)
+            ),
+            400,
+        ),
+        (
+            format!(
+                "continue={}",
+                token(r#"{"v":"meta.k8s.io/v1","rv":-1.5,"start":"a"}"#)
+            ),
+            400,
+        ),
+        (
+            format!(
+                "continue={}&resourceVersion=3",
+                token(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"a"}"#)
+            ),
+            400,
+        ),
+        // A query past hyper's URI limit never reaches the handlers.
+        (
+            format!("fieldSelector={}", "metadata.name%3Da,".repeat(20_000)),
+            414,
+        ),
+    ] {
+        let answer = fetch(&running, "GET", &format!("{FLOW_SCHEMAS}?{query}"), b"").await;
+        let status_line = answer.lines().next().unwrap_or_default().to_owned();
+        assert!(
+            status_line.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{}: {status_line}",
+            &query[..query.len().min(80)]
+        );
+    }
+    // A deprecated watch path of a name far too long is a watch of nothing, ended on time.
+    let long = format!(
+        "/apis/flowcontrol.apiserver.k8s.io/v1/watch/flowschemas/{}",
+        "n".repeat(5000)
+    );
+    let answer = fetch(&running, "GET", &format!("{long}?timeoutSeconds=1"), b"").await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(!answer.contains("\"type\":\"ADDED\""), "{answer}");
+    assert!(
+        fetch(&running, "GET", "/healthz", b"")
+            .await
+            .ends_with("ok")
+    );
+}
