@@ -154,7 +154,8 @@ pub enum UpdateKind {
     Status,
 }
 
-/// The preconditions of a delete (`DeleteOptions.preconditions`).
+/// The preconditions of a delete (`DeleteOptions.preconditions`), or of an update (the uid
+/// of the object given).
 #[derive(Debug, Clone, Default)]
 pub struct Preconditions {
     /// The uid the object must have.
@@ -290,7 +291,7 @@ where
         Ok(bytes)
     }
 
-    fn subject(served: &Served<H>, name: &str) -> Subject {
+    pub(crate) fn subject(served: &Served<H>, name: &str) -> Subject {
         Subject {
             group: served.config.group.clone(),
             kind: served.plural.to_owned(),
@@ -838,7 +839,7 @@ fn hub_of_storage_value<H>(served: &Served<H>, value: &Value) -> Result<H, ApiEr
         .map_err(ApiError::internal)
 }
 
-fn check_preconditions(
+pub(crate) fn check_preconditions(
     subject: &Subject,
     object: &impl Object,
     preconditions: &Preconditions,

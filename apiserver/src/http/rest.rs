@@ -17,7 +17,7 @@ use super::query::{self, IncludeObject, Query, ReadAt};
 use super::written::Writing;
 use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
 use crate::error::ApiError;
-use crate::objects::{ListRequest, Listed, Place, Preconditions, UpdateKind};
+use crate::objects::{ListRequest, Listed, Objects, Place, Preconditions, UpdateKind};
 use crate::resource::{Served, VersionCodec};
 use crate::storage::{Backend, KeyValue};
 
@@ -942,7 +942,22 @@ where
     let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "UpdateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
-    let written = replace(server, target, query, object, Some(&manager)).await?;
+    // The body's uid is a precondition of the update, as kube-apiserver's
+    // `defaultUpdatedObjectInfo.Preconditions` makes it (store_tests.go,
+    // RunTestGuaranteedUpdate "UID mismatch").
+    let preconditions = Preconditions {
+        uid: object.metadata().uid.clone().filter(|uid| !uid.is_empty()),
+        resource_version: None,
+    };
+    let written = replace(
+        server,
+        target,
+        query,
+        object,
+        Some(&manager),
+        &preconditions,
+    )
+    .await?;
     object_response(200, target.codec(), written.object, format, &warnings)
 }
 
@@ -1047,7 +1062,16 @@ where
             .map(str::to_owned);
         let names_version = patched_version != current_version;
         let (object, warnings) = decode_document(target, query, made_here(document))?;
-        match replace(server, target, query, object, Some(&manager)).await {
+        match replace(
+            server,
+            target,
+            query,
+            object,
+            Some(&manager),
+            &Default::default(),
+        )
+        .await
+        {
             Ok(written) => {
                 return object_response(200, target.codec(), written.object, format, &warnings);
             }
@@ -1065,6 +1089,7 @@ async fn replace<H, B>(
     query: &Query,
     object: H,
     manager: Option<&str>,
+    preconditions: &Preconditions,
 ) -> Result<crate::objects::Written<H>, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -1072,6 +1097,7 @@ where
 {
     let place = target.place();
     check_place(target, &object)?;
+    let subject = Objects::<H, B>::subject(&target.served, place.name);
     let kind = if target.status {
         UpdateKind::Status
     } else {
@@ -1086,16 +1112,19 @@ where
             &target.codec().api_version(),
             kind,
             query.dry_run,
-            |live, new| match manager {
-                Some(manager) => crate::fields::record_update(
-                    &target.served,
-                    target.codec(),
-                    target.status,
-                    Some(live),
-                    new,
-                    manager,
-                ),
-                None => Ok(new),
+            |live, new| {
+                crate::objects::check_preconditions(&subject, live, preconditions)?;
+                match manager {
+                    Some(manager) => crate::fields::record_update(
+                        &target.served,
+                        target.codec(),
+                        target.status,
+                        Some(live),
+                        new,
+                        manager,
+                    ),
+                    None => Ok(new),
+                }
             },
         )
         .await
@@ -1213,7 +1242,7 @@ where
                     .await
                     .map(|written| (201, written))
             }
-            Some(_) => replace(server, target, query, object, None)
+            Some(_) => replace(server, target, query, object, None, &Default::default())
                 .await
                 .map(|written| (200, written)),
         };

@@ -67,6 +67,7 @@ macro_rules! on_every_backend {
 
 on_every_backend!(
     run_test_get,
+    run_test_guaranteed_update,
     run_test_unconditional_delete,
     run_test_conditional_delete,
     run_test_watch,
@@ -250,6 +251,73 @@ async fn run_test_conditional_delete<B: Backend>(running: &Running<B>) {
             delete(running, "foo").await;
         }
     }
+}
+
+/// `store_tests.go` `RunTestGuaranteedUpdate`, through PUT: an update of a missing object is
+/// 404 (FlowSchemas are not created by an update); a changed object gets a new revision; the
+/// same object again, or with its own UID, writes nothing and keeps its revision; another UID
+/// is a 409 precondition failure (kube-apiserver takes the body's UID as a precondition).
+/// ("ignoreNotFound" and "stale" are storage options with no API form.)
+async fn run_test_guaranteed_update<B: Backend>(running: &Running<B>) {
+    let put = |body: Value| async move {
+        running
+            .call("PUT", &format!("{FLOW_SCHEMAS}/foo"), Some(body))
+            .await
+    };
+    let missing = running
+        .call(
+            "PUT",
+            &format!("{FLOW_SCHEMAS}/non-existing"),
+            Some(support::flow_schema("non-existing", json!({}))),
+        )
+        .await;
+    assert_eq!(missing.status, 404, "non-existing key: {}", missing.body);
+    let created = running
+        .call(
+            "POST",
+            FLOW_SCHEMAS,
+            Some(support::flow_schema("foo", json!({}))),
+        )
+        .await
+        .body;
+    let mut changed = created.clone();
+    changed["metadata"]["annotations"] = json!({"version": "2"});
+    let existing = put(changed).await;
+    assert_eq!(existing.status, 200, "existing key: {}", existing.body);
+    assert_ne!(resource_version(&existing.body), resource_version(&created));
+    let from = resource_version(&existing.body).to_owned();
+    let mut watch = running
+        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={from}"))
+        .await;
+    for case in ["same data", "UID match"] {
+        let mut same = existing.body.clone();
+        if case == "same data" {
+            same["metadata"].as_object_mut().unwrap().remove("uid");
+        }
+        let answer = put(same).await;
+        assert_eq!(answer.status, 200, "{case}: {}", answer.body);
+        assert_eq!(
+            resource_version(&answer.body),
+            from,
+            "{case}: no new revision"
+        );
+    }
+    let mut other = existing.body.clone();
+    other["metadata"]["uid"] = json!("B");
+    let mismatch = put(other).await;
+    assert_eq!(mismatch.status, 409, "UID mismatch: {}", mismatch.body);
+    let uid = existing.body["metadata"]["uid"].as_str().unwrap();
+    assert!(
+        mismatch.body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(
+                "Precondition failed: UID in precondition: B, UID in object meta: {uid}"
+            )),
+        "{}",
+        mismatch.body
+    );
+    assert_eq!(watch.rest_within(QUIET).await, [], "nothing was written");
 }
 
 /// One write of a `RunTestWatch` case: the labels written (`None`: a delete), and the event
