@@ -67,6 +67,8 @@ macro_rules! on_every_backend {
 
 on_every_backend!(
     run_test_get,
+    run_test_cluster_scoped_watch,
+    run_test_watch_from_zero,
     run_test_guaranteed_update,
     run_test_unconditional_delete,
     run_test_conditional_delete,
@@ -447,6 +449,178 @@ async fn run_test_watch_from_non_zero<B: Backend>(running: &Running<B>) {
     assert_eq!(kind, "MODIFIED");
     assert_eq!(resource_version(&object), updated);
     assert_eq!(object["metadata"]["labels"]["version"], "2");
+}
+
+/// `watcher_tests.go` `RunTestWatchFromZero`: a watch from "0" sends the object as it is
+/// (`ADDED`) and then its changes; after a compaction it still does, and a watch from a
+/// revision before the compaction point ends with an `ERROR`, 410 `Expired`. (Upstream watches
+/// from the first update's revision, which its etcd harness's compaction write puts behind
+/// the point; here the watch starts from the create's.)
+async fn run_test_watch_from_zero<B: Backend>(running: &Running<B>) {
+    let stored = running.create_labelled("foo", json!({})).await;
+    let mut watch = running
+        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0"))
+        .await;
+    let (kind, object) = watch.next().await;
+    assert_eq!(
+        (kind.as_str(), resource_version(&object)),
+        ("ADDED", stored.as_str())
+    );
+    let out = running.relabel("foo", json!({"a": "1"})).await;
+    let (kind, object) = watch.next().await;
+    assert_eq!(
+        (kind.as_str(), resource_version(&object)),
+        ("MODIFIED", out.as_str())
+    );
+    let mut again = running
+        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0"))
+        .await;
+    let (kind, object) = again.next().await;
+    assert_eq!(
+        (kind.as_str(), resource_version(&object)),
+        ("ADDED", out.as_str())
+    );
+
+    let new_out = running.relabel("foo", json!({"a": null})).await;
+    running
+        .server
+        .objects()
+        .backend()
+        .compact(Revision(new_out.parse().unwrap()))
+        .await
+        .expect("compacts");
+    let mut after = running
+        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0"))
+        .await;
+    let (kind, object) = after.next().await;
+    assert_eq!(
+        (kind.as_str(), resource_version(&object)),
+        ("ADDED", new_out.as_str())
+    );
+    let mut too_old = running
+        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={stored}"))
+        .await;
+    let (kind, status) = too_old.next().await;
+    assert_eq!(kind, "ERROR", "{status}");
+    assert_eq!(
+        (&status["code"], &status["reason"]),
+        (&json!(410), &json!("Expired"))
+    );
+}
+
+/// A `RunTestClusterScopedWatch` write: the object's name, its labels, and the event expected.
+type ScopedStep = (&'static str, Value, Option<&'static str>);
+
+/// `watcher_tests.go` `RunTestClusterScopedWatch`, its six cases: upstream's `spec.nodeName`
+/// becomes the label `node` (pods' `basePodUpdated` the label `updated`), and a request for
+/// one name a `metadata.name` field selector, as kube-apiserver makes it.
+async fn run_test_cluster_scoped_watch<B: Backend>(running: &Running<B>) {
+    let base = || json!({});
+    let updated = || json!({"updated": "true"});
+    let assigned = |node: &str| json!({"node": node});
+    let cases: Vec<(&str, &str, Vec<ScopedStep>)> = vec![
+        (
+            "cluster-wide watch, request without name, without field selector",
+            "",
+            vec![
+                ("t1-foo1", base(), Some("ADDED")),
+                ("t1-foo1", updated(), Some("MODIFIED")),
+                ("t1-foo2", assigned("t1-bar1"), Some("ADDED")),
+            ],
+        ),
+        (
+            "cluster-wide watch, request without name, field selector with spec.nodeName",
+            "labelSelector=node%3Dt2-bar1",
+            vec![
+                ("t2-foo1", base(), None),
+                ("t2-foo1", assigned("t2-bar1"), Some("ADDED")),
+            ],
+        ),
+        (
+            "cluster-wide watch, request without name, field selector with spec.nodeName to \
+             filter out watch",
+            "labelSelector=node!%3Dt3-bar1",
+            vec![
+                ("t3-foo1", base(), Some("ADDED")),
+                ("t3-foo2", base(), Some("ADDED")),
+                ("t3-foo1", updated(), Some("MODIFIED")),
+                ("t3-foo1", assigned("t3-bar1"), Some("DELETED")),
+            ],
+        ),
+        (
+            "cluster-wide watch, request with name, field selector with metadata.name",
+            "fieldSelector=metadata.name%3Dt4-foo1",
+            vec![
+                ("t4-foo1", base(), Some("ADDED")),
+                ("t4-foo2", base(), None),
+                ("t4-foo1", updated(), Some("MODIFIED")),
+                ("t4-foo2", updated(), None),
+            ],
+        ),
+        (
+            "cluster-wide watch, request with name, field selector with metadata.name and \
+             spec.nodeName",
+            "fieldSelector=metadata.name%3Dt5-foo1&labelSelector=node%3Dt5-bar1",
+            vec![
+                ("t5-foo1", base(), None),
+                ("t5-foo2", base(), None),
+                ("t5-foo1", updated(), None),
+                ("t5-foo2", updated(), None),
+                ("t5-foo1", assigned("t5-bar1"), Some("ADDED")),
+            ],
+        ),
+        (
+            "cluster-wide watch, request with name, field selector with metadata.name, and \
+             with spec.nodeName to filter out watch",
+            "fieldSelector=metadata.name%3Dt6-foo1&labelSelector=node!%3Dt6-bar1",
+            vec![
+                ("t6-foo1", base(), Some("ADDED")),
+                ("t6-foo2", base(), None),
+                ("t6-foo1", updated(), Some("MODIFIED")),
+                ("t6-foo1", assigned("t6-bar1"), Some("DELETED")),
+                ("t6-foo2", assigned("t6-bar1"), None),
+            ],
+        ),
+    ];
+    for (case, selector, steps) in cases {
+        let listed = running
+            .call("GET", &format!("{FLOW_SCHEMAS}?{selector}"), None)
+            .await;
+        let from = resource_version(&listed.body).to_owned();
+        let mut watch = running
+            .watch(&format!(
+                "{FLOW_SCHEMAS}?watch=1&resourceVersion={from}&{selector}"
+            ))
+            .await;
+        let mut current: std::collections::HashMap<&str, Value> = Default::default();
+        for (name, labels, expected) in steps {
+            let written = put(running, name, labels).await;
+            let before = current.insert(name, written.clone());
+            let Some(expected) = expected else { continue };
+            let (kind, object) = watch.next().await;
+            assert_eq!(
+                (kind.as_str(), &object["metadata"]["name"]),
+                (expected, &json!(name)),
+                "{case}"
+            );
+            // A DELETED carries the object as it was, at the revision of the write.
+            let shown = if expected == "DELETED" {
+                before.unwrap()
+            } else {
+                written.clone()
+            };
+            assert_eq!(
+                object["metadata"]["labels"], shown["metadata"]["labels"],
+                "{case}"
+            );
+            assert_eq!(
+                resource_version(&object),
+                resource_version(&written),
+                "{case}"
+            );
+        }
+        assert_eq!(watch.rest_within(QUIET).await, [], "{case}: no more events");
+    }
 }
 
 /// `watcher_tests.go` `RunTestDeleteTriggerWatch`: a delete is `DELETED`.
