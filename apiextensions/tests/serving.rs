@@ -478,3 +478,96 @@ async fn a_crd_takes_a_strategic_merge_patch_and_a_custom_resource_refuses_it() 
     .await;
     assert_eq!(code, 415, "{refused}");
 }
+
+/// test/e2e/apimachinery/crd_watch.go, "[Conformance] watch on custom resource definition
+/// objects": apiextensions-apiserver's Noxu fixture (cluster-scoped, unknown fields kept),
+/// two watches each selecting one name; each sees only its own object created, patched
+/// (a JSON patch adding `/dummy`) and deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crd_watch_go_watch_on_custom_resource_definition_objects() {
+    let (server, custom) = start().await;
+    let noxu = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "noxus.mygroup.example.com"},
+        "spec": {
+            "group": "mygroup.example.com",
+            "names": {"kind": "WishIHadChosenNoxu", "plural": "noxus", "singular": "nonenglishnoxu",
+                      "listKind": "NoxuItemList", "shortNames": ["foo", "bar", "abc", "def"],
+                      "categories": ["all"]},
+            "scope": "Cluster",
+            "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object",
+                                     "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    });
+    custom.apply(&noxu).await.unwrap();
+    custom.sync().await.unwrap();
+    const NOXUS: &str = "/apis/mygroup.example.com/v1beta1/noxus";
+    let watch = |name: &'static str| {
+        let server = server.clone();
+        async move {
+            Watch::start(
+                &server,
+                &format!("{NOXUS}?watch=1&fieldSelector=metadata.name%3D{name}&timeoutSeconds=600"),
+            )
+            .await
+        }
+    };
+    let (mut watch_a, mut watch_b) = (watch("name1").await, watch("name2").await);
+    let instance = |name: &str| {
+        serde_json::to_vec(&json!({
+            "apiVersion": "mygroup.example.com/v1beta1", "kind": "WishIHadChosenNoxu",
+            "metadata": {"name": name},
+            "content": {"key": "value"},
+            "num": {"num1": 9_223_372_036_854_775_807_i64, "num2": 1_000_000},
+        }))
+        .unwrap()
+    };
+    let event = |kind: &str, name: &str| vec![(kind.to_owned(), name.to_owned())];
+    for (step, name) in [
+        ("create", "name1"),
+        ("create", "name2"),
+        ("patch", "name1"),
+        ("patch", "name2"),
+        ("delete", "name1"),
+        ("delete", "name2"),
+    ] {
+        let (code, body) = match step {
+            "create" => request(&server, "POST", NOXUS, instance(name)).await,
+            "patch" => {
+                request_as(
+                    &server,
+                    "PATCH",
+                    &format!("{NOXUS}/{name}"),
+                    "application/json-patch+json",
+                    br#"[{ "op": "add", "path": "/dummy", "value": "test" }]"#.to_vec(),
+                )
+                .await
+            }
+            _ => request(&server, "DELETE", &format!("{NOXUS}/{name}"), Vec::new()).await,
+        };
+        assert!(code == 200 || code == 201, "{step} {name}: {body}");
+        if step == "create" {
+            assert_eq!(body["apiVersion"], "mygroup.example.com/v1beta1");
+            assert_eq!(body["kind"], "WishIHadChosenNoxu");
+            assert!(
+                body["metadata"]["uid"]
+                    .as_str()
+                    .is_some_and(|uid| !uid.is_empty())
+            );
+        }
+        let kind = match step {
+            "create" => "ADDED",
+            "patch" => "MODIFIED",
+            _ => "DELETED",
+        };
+        let (seen, quiet) = if name == "name1" {
+            (watch_a.events().await, watch_b.events().await)
+        } else {
+            (watch_b.events().await, watch_a.events().await)
+        };
+        assert_eq!(seen, event(kind, name), "{step} {name}");
+        assert_eq!(quiet, [], "{step} {name}: the other watch sees nothing");
+    }
+}
