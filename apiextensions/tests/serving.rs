@@ -571,3 +571,95 @@ async fn crd_watch_go_watch_on_custom_resource_definition_objects() {
         assert_eq!(quiet, [], "{step} {name}: the other watch sees nothing");
     }
 }
+
+/// A GET of `path` with `accept`, answered with its status, `Content-Type` and JSON body.
+async fn get_accepting(server: &Arc<Server>, path: &str, accept: &str) -> (u16, String, Value) {
+    let request = axum::http::Request::get(path)
+        .header("accept", accept)
+        .body(Body::empty())
+        .unwrap();
+    let response = server.clone().router().oneshot(request).await.unwrap();
+    let code = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        code,
+        content_type,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// Whether an `APIGroupDiscoveryList` lists the resource of a group and version.
+fn discovered(list: &Value, group: &str, version: &str, resource: &str) -> bool {
+    list["items"].as_array().into_iter().flatten().any(|g| {
+        g["metadata"]["name"] == group
+            && g["versions"].as_array().into_iter().flatten().any(|v| {
+                v["version"] == version
+                    && v["resources"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|r| r["resource"] == resource)
+            })
+    })
+}
+
+/// aggregated_discovery.go, "should support raw aggregated discovery endpoint Accept headers"
+/// and "should support raw aggregated discovery request for CRDs" ([Conformance], v1.30):
+/// `/apis` and `/api` with client-go's aggregated Accept answer `APIGroupDiscoveryList`s in
+/// that media type; the served groups' resources are in it (upstream lists core kinds, which
+/// this server has not: here the CRD resource), and a new CRD's resource appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aggregated_discovery_go_raw_requests_list_the_resources_and_new_crds() {
+    const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let (server, custom) = start().await;
+    let (code, content_type, apis) = get_accepting(&server, "/apis", AGGREGATED).await;
+    assert_eq!((code, content_type.as_str()), (200, AGGREGATED));
+    assert_eq!(apis["kind"], "APIGroupDiscoveryList");
+    assert!(
+        discovered(
+            &apis,
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions"
+        ),
+        "{apis}"
+    );
+    assert!(discovered(&apis, "example.com", "v1", "gadgets"), "{apis}");
+    let (code, content_type, legacy) = get_accepting(&server, "/api", AGGREGATED).await;
+    assert_eq!((code, content_type.as_str()), (200, AGGREGATED));
+    assert_eq!(legacy["kind"], "APIGroupDiscoveryList");
+
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "testcrds.group-abc12.example.com"},
+        "spec": {
+            "group": "group-abc12.example.com",
+            "names": {"plural": "testcrds", "singular": "testcrd", "kind": "testcrd", "listKind": "testcrdList"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object",
+                                     "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    });
+    let (code, body) = request(
+        &server,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        serde_json::to_vec(&crd).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    custom.sync().await.unwrap();
+    let (_, _, apis) = get_accepting(&server, "/apis", AGGREGATED).await;
+    assert!(
+        discovered(&apis, "group-abc12.example.com", "v1", "testcrds"),
+        "{apis}"
+    );
+}
