@@ -376,7 +376,7 @@ impl Backend for EtcdBackend {
                     return;
                 }
                 for event in response.events().iter().filter_map(event) {
-                    if !feed.deliver(event) {
+                    if !feed.deliver(std::sync::Arc::new(event)) {
                         return;
                     }
                 }

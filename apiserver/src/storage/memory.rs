@@ -29,7 +29,7 @@ struct State {
     /// Each key's versions, oldest first; `None` marks a delete.
     keys: BTreeMap<Vec<u8>, Vec<Version>>,
     /// Every change, in revision order (since the compaction point).
-    log: Vec<Event>,
+    log: Vec<std::sync::Arc<Event>>,
     watchers: Watchers,
 }
 
@@ -87,6 +87,7 @@ impl State {
             revision: self.revision,
             value,
         });
+        let event = std::sync::Arc::new(event);
         self.watchers.notify(&event);
         self.log.push(event);
     }
@@ -216,7 +217,7 @@ impl Backend for MemoryBackend {
     async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
         let mut state = self.state();
         watchable(after, state.revision, state.compacted)?;
-        let replay: Vec<Event> = state
+        let replay: Vec<std::sync::Arc<Event>> = state
             .log
             .iter()
             .filter(|e| e.revision() > after && e.key().starts_with(prefix))

@@ -272,15 +272,16 @@ pub trait Backend: Send + Sync {
 /// The events of one watch, as they come. Dropping it ends the watch.
 #[derive(Debug)]
 pub struct Watch {
-    events: tokio::sync::mpsc::Receiver<Event>,
+    events: tokio::sync::mpsc::Receiver<std::sync::Arc<Event>>,
     ended: std::sync::Arc<std::sync::OnceLock<StoreError>>,
     reported: bool,
 }
 
 impl Watch {
-    /// The next event; `None` when the backend is gone; an error once when the watch was
-    /// ended (a watcher that fell behind its buffer), after the events buffered before it.
-    pub async fn next(&mut self) -> Option<Result<Event, StoreError>> {
+    /// The next event (shared with the other watches it went to); `None` when the backend is
+    /// gone; an error once when the watch was ended (a watcher that fell behind its buffer),
+    /// after the events buffered before it.
+    pub async fn next(&mut self) -> Option<Result<std::sync::Arc<Event>, StoreError>> {
         match self.events.recv().await {
             Some(event) => Some(Ok(event)),
             None if self.reported => None,
@@ -293,7 +294,7 @@ impl Watch {
 
     /// A watch fed by `events`; `ended` holds why the sender stopped, if it was ended.
     pub(crate) fn new(
-        events: tokio::sync::mpsc::Receiver<Event>,
+        events: tokio::sync::mpsc::Receiver<std::sync::Arc<Event>>,
         ended: std::sync::Arc<std::sync::OnceLock<StoreError>>,
     ) -> Self {
         Watch {

@@ -384,7 +384,7 @@ impl State {
             value: value.to_vec(),
             old_value: old_value.map(<[u8]>::to_vec),
         };
-        self.watchers.notify(&row.event());
+        self.watchers.notify(&Arc::new(row.event()));
         Ok(row)
     }
 }
@@ -536,7 +536,7 @@ impl Backend for SqliteBackend {
         self.with(move |state| {
             watchable(after, state.connection.current_revision()?, state.connection.compacted()?)?;
             let end = prefix_end(&prefix);
-            let replay: Vec<Event> = {
+            let replay: Vec<Arc<Event>> = {
                 let mut query = state
                     .connection
                     .prepare_cached(&format!(
@@ -547,7 +547,7 @@ impl Backend for SqliteBackend {
                 let rows = query
                     .query_map(params![after.0 as i64, prefix, end], Row::read)
                     .map_err(backend)?;
-                rows.map(|row| row.map(|row| row.event()))
+                rows.map(|row| row.map(|row| Arc::new(row.event())))
                     .collect::<Result<_, _>>()
                     .map_err(backend)?
             };

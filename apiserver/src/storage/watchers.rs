@@ -1,5 +1,6 @@
 //! The sending side of watches: each a bounded buffer; a watch that falls behind by more than
-//! its buffer is ended with [`StoreError::WatchOverflow`], never buffered without bound.
+//! its buffer is ended with [`StoreError::WatchOverflow`], never buffered without bound. One
+//! event is shared by all the watches it goes to, not copied for each.
 
 use std::sync::{Arc, OnceLock};
 
@@ -10,7 +11,7 @@ use super::{Event, StoreError, Watch};
 /// The sending side of one watch.
 #[derive(Debug)]
 pub(crate) struct Feed {
-    sender: mpsc::Sender<Event>,
+    sender: mpsc::Sender<Arc<Event>>,
     ended: Arc<OnceLock<StoreError>>,
 }
 
@@ -28,7 +29,7 @@ impl Feed {
 
     /// Hands `event` to the watch; `false` when the watch is over: dropped by its reader, or
     /// ended now because its buffer is full.
-    pub(crate) fn deliver(&self, event: Event) -> bool {
+    pub(crate) fn deliver(&self, event: Arc<Event>) -> bool {
         match self.sender.try_send(event) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -73,7 +74,7 @@ impl Watchers {
     pub(crate) fn subscribe(
         &mut self,
         prefix: &[u8],
-        replay: impl IntoIterator<Item = Event>,
+        replay: impl IntoIterator<Item = Arc<Event>>,
     ) -> Watch {
         let (feed, watch) = Feed::open(self.buffer);
         for event in replay {
@@ -86,10 +87,10 @@ impl Watchers {
     }
 
     /// Hands a change to every watch of its key; forgets those that are over.
-    pub(crate) fn notify(&mut self, event: &Event) {
+    pub(crate) fn notify(&mut self, event: &Arc<Event>) {
         self.open.retain(|(prefix, feed)| {
             if event.key().starts_with(prefix) {
-                feed.deliver(event.clone())
+                feed.deliver(Arc::clone(event))
             } else {
                 !feed.is_closed()
             }

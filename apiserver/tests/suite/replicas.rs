@@ -29,7 +29,7 @@ async fn two_replicas_on_three_members_lose_no_acknowledged_write() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        seen,
+        *seen,
         Event::Put {
             current: written,
             previous: None

@@ -164,7 +164,7 @@ async fn watches_replay_then_follow(store: &impl Backend) {
     // An update carries what it replaced (etcd's prev_kv), which selectors are held to.
     let put = watch.next().await.unwrap().unwrap();
     assert_eq!(
-        put,
+        *put,
         Event::Put {
             current: store_value(A, b"2", base + 1, base + 3),
             previous: Some(store_value(A, b"1", base + 1, base + 1)),
@@ -172,7 +172,7 @@ async fn watches_replay_then_follow(store: &impl Backend) {
     );
     let delete = watch.next().await.unwrap().unwrap();
     assert_eq!(
-        delete,
+        *delete,
         Event::Delete {
             previous: store_value(A, b"2", base + 1, base + 3),
             revision: r(4)
