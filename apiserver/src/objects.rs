@@ -420,8 +420,7 @@ where
         let mut items = Vec::new();
         loop {
             let page = self.list_stored(served, &read).await?;
-            let mut stored = page.items.iter();
-            for kv in stored.by_ref() {
+            for kv in &page.items {
                 if request.limit != 0 && items.len() == request.limit {
                     // Full before this key: the next page starts at it.
                     return Ok(Listed {

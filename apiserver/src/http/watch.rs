@@ -164,6 +164,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                     not_ahead(server, wanted).await?;
                 }
                 let revision = self.initial(server, served, namespace, query).await?;
+                // The end bookmark carries the revision the objects were read at.
                 self.last = revision;
                 if query.bookmarks {
                     self.bookmark(true).await?;
