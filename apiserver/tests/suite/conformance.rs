@@ -127,6 +127,17 @@ fn resource_version(object: &Value) -> &str {
         .expect("a resourceVersion")
 }
 
+/// Compacts the server's store at `revision` (upstream's `Compaction` callback).
+async fn compact<B: Backend>(running: &Running<B>, revision: &str) {
+    running
+        .server
+        .objects()
+        .backend()
+        .compact(Revision(revision.parse().expect("a revision")))
+        .await
+        .expect("compacts");
+}
+
 /// The current revision, from a list (as upstream's tests read it).
 async fn current<B: Backend>(running: &Running<B>) -> String {
     let list = running.call("GET", FLOW_SCHEMAS, None).await;
@@ -459,45 +470,22 @@ async fn run_test_watch_from_non_zero<B: Backend>(running: &Running<B>) {
 /// the point; here the watch starts from the create's.)
 async fn run_test_watch_from_zero<B: Backend>(running: &Running<B>) {
     let stored = running.create_labelled("foo", json!({})).await;
-    let mut watch = running
-        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0"))
-        .await;
-    let (kind, object) = watch.next().await;
-    assert_eq!(
-        (kind.as_str(), resource_version(&object)),
-        ("ADDED", stored.as_str())
-    );
+    let from_zero = format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0");
+    let added = |version: &str| ("ADDED".to_owned(), version.to_owned());
+    let mut watch = running.watch(&from_zero).await;
+    assert_eq!(watch.next_versioned().await, added(&stored));
     let out = running.relabel("foo", json!({"a": "1"})).await;
-    let (kind, object) = watch.next().await;
     assert_eq!(
-        (kind.as_str(), resource_version(&object)),
-        ("MODIFIED", out.as_str())
+        watch.next_versioned().await,
+        ("MODIFIED".to_owned(), out.clone())
     );
-    let mut again = running
-        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0"))
-        .await;
-    let (kind, object) = again.next().await;
-    assert_eq!(
-        (kind.as_str(), resource_version(&object)),
-        ("ADDED", out.as_str())
-    );
+    let mut again = running.watch(&from_zero).await;
+    assert_eq!(again.next_versioned().await, added(&out));
 
     let new_out = running.relabel("foo", json!({"a": null})).await;
-    running
-        .server
-        .objects()
-        .backend()
-        .compact(Revision(new_out.parse().unwrap()))
-        .await
-        .expect("compacts");
-    let mut after = running
-        .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0"))
-        .await;
-    let (kind, object) = after.next().await;
-    assert_eq!(
-        (kind.as_str(), resource_version(&object)),
-        ("ADDED", new_out.as_str())
-    );
+    compact(running, &new_out).await;
+    let mut after = running.watch(&from_zero).await;
+    assert_eq!(after.next_versioned().await, added(&new_out));
     let mut too_old = running
         .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={stored}"))
         .await;
@@ -1081,13 +1069,7 @@ async fn run_test_list_inconsistent_continuation<B: Backend>(running: &Running<B
         .to_owned();
     let last = running.relabel("second-foo", json!({"state": "new"})).await;
     let at: u64 = last.parse().unwrap();
-    running
-        .server
-        .objects()
-        .backend()
-        .compact(Revision(at))
-        .await
-        .expect("compacts");
+    compact(running, &last).await;
 
     let expired = running
         .call(

@@ -238,6 +238,17 @@ impl WatchEvents {
         )
     }
 
+    /// The next event, which must come within 10 s: its type and its object's
+    /// `resourceVersion`.
+    pub async fn next_versioned(&mut self) -> (String, String) {
+        let (kind, object) = self.next().await;
+        let version = object["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        (kind, version)
+    }
+
     /// The events that come within `wait`, as (type, name) pairs; bookmarks left out.
     pub async fn rest_within(&mut self, wait: Duration) -> Vec<(String, String)> {
         let mut seen = Vec::new();
