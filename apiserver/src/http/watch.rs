@@ -29,6 +29,10 @@ use crate::storage::{Backend, Revision};
 const FRAMES_AHEAD: usize = 64;
 /// How often a watch that allows bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+/// How long before its end a watch that allows bookmarks gets one more, so that its client
+/// resumes from the newest revision (kube-apiserver's `cacheWatcher.nextBookmarkTime`: "right
+/// before the watcher timeout - for now we simply set it 2s before the deadline").
+const BOOKMARK_BEFORE_END: Duration = Duration::from_secs(2);
 /// kube-apiserver's `--min-request-timeout`: watches without `timeoutSeconds` end after
 /// between this and twice this.
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -183,11 +187,19 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         let mut watch = server.objects.watch(served, namespace, after).await?;
         let mut bookmark =
             tokio::time::interval_at(Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+        // None when the watch is too short for it, as upstream.
+        let mut before_end = deadline
+            .checked_sub(BOOKMARK_BEFORE_END)
+            .filter(|at| *at > Instant::now());
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => return Ok(()),
                 () = self.frames.closed() => return Err(Stop::Client),
                 _ = bookmark.tick(), if query.bookmarks => self.bookmark(false).await?,
+                () = sleep_until_some(before_end), if query.bookmarks && before_end.is_some() => {
+                    before_end = None;
+                    self.bookmark(false).await?;
+                }
                 event = watch.next() => match event {
                     None => return Ok(()),
                     Some(Err(error)) => {
@@ -451,6 +463,14 @@ impl tokio_stream::Stream for WatchBody {
             }
         }
         self.frames.poll_recv(context)
+    }
+}
+
+/// Sleeps until `at`, or for ever when there is none.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -67,6 +67,7 @@ macro_rules! on_every_backend {
 
 on_every_backend!(
     run_test_get,
+    run_test_watch_dispatch_bookmark_events,
     watchers_receive_events_on_concurrent_watches_in_same_order,
     run_test_cluster_scoped_watch,
     run_test_watch_from_zero,
@@ -671,6 +672,40 @@ async fn watchers_receive_events_on_concurrent_watches_in_same_order<B: Backend>
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     };
     tokio::join!(writer, watchers);
+}
+
+/// `watcher_tests.go` `RunTestWatchDispatchBookmarkEvents`, as the watch cache behind
+/// kube-apiserver passes it: a watch of 3 s that allows bookmarks gets one before it ends
+/// (2 s before its deadline, `cacheWatcher.nextBookmarkTime`) while objects it does not
+/// select change; one that does not allow them gets none.
+async fn run_test_watch_dispatch_bookmark_events<B: Backend>(running: &Running<B>) {
+    let start = running.create_labelled("foo", json!({})).await;
+    for (index, (case, allow)) in [
+        ("allowWatchBookmarks=false", false),
+        ("allowWatchBookmarks=true", true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut watch = running
+            .watch(&format!(
+                "{FLOW_SCHEMAS}?watch=1&resourceVersion={start}&timeoutSeconds=3\
+                 &allowWatchBookmarks={allow}&fieldSelector=metadata.name%3Dfoo"
+            ))
+            .await;
+        running
+            .create_labelled(&format!("other-{index}"), json!({}))
+            .await;
+        let event = watch.next_within(Duration::from_secs(3)).await;
+        match (allow, event) {
+            (true, Some(event)) => {
+                assert_eq!(event["type"], "BOOKMARK", "{case}: {event}");
+                assert_eq!(event["object"]["kind"], "FlowSchema", "{case}");
+            }
+            (false, None) => {}
+            (_, other) => panic!("{case}: {other:?}"),
+        }
+    }
 }
 
 /// `watcher_tests.go` `RunTestDeleteTriggerWatch`: a delete is `DELETED`.
