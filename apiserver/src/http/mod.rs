@@ -88,6 +88,17 @@ impl<H> Catalog<H> {
         }
     }
 
+    /// The served group named `name`.
+    fn group(&self, name: &str) -> Option<&Group> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Whether `version` of the group `group` is served.
+    fn serves_version(&self, group: &str, version: &str) -> bool {
+        self.group(group)
+            .is_some_and(|g| g.versions.iter().any(|v| v == version))
+    }
+
     fn served(&self, group: &str, plural: &str) -> Option<&Arc<Served<H>>> {
         self.resources
             .iter()
@@ -553,19 +564,11 @@ where
             _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
         },
         ["apis", group] if is_get => {
-            let group = catalog
-                .groups
-                .iter()
-                .find(|g| g.name == *group)
-                .ok_or_else(ApiError::no_route)?;
+            let group = catalog.group(group).ok_or_else(ApiError::no_route)?;
             Ok(json_response(200, &discovery::group_document(group)))
         }
         ["apis", group, version] if is_get => {
-            if !catalog
-                .groups
-                .iter()
-                .any(|g| g.name == *group && g.versions.iter().any(|v| v == version))
-            {
+            if !catalog.serves_version(group, version) {
                 return Err(ApiError::no_route());
             }
             Ok(json_response(
@@ -608,11 +611,8 @@ fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool {
     match segments {
         ["version" | "api" | "apis"] | ["healthz" | "livez" | "readyz", ..] => true,
         ["openapi", "v3", ..] => true,
-        ["apis", group] => catalog.groups.iter().any(|g| g.name == *group),
-        ["apis", group, version] => catalog
-            .groups
-            .iter()
-            .any(|g| g.name == *group && g.versions.iter().any(|v| v == version)),
+        ["apis", group] => catalog.group(group).is_some(),
+        ["apis", group, version] => catalog.serves_version(group, version),
         _ => false,
     }
 }

@@ -46,8 +46,6 @@ pub struct Query {
     pub send_initial_events: Option<bool>,
     /// `resourceVersionMatch` as given (empty when not), for [`Query::validate`].
     pub resource_version_match: String,
-    /// Whether `resourceVersion` was given, for [`Query::validate`].
-    resource_version_given: bool,
     /// `dryRun=All`.
     pub dry_run: bool,
     /// `fieldValidation`; kube-apiserver's default is `Warn`.
@@ -181,7 +179,6 @@ impl Query {
             bookmarks: false,
             send_initial_events: None,
             resource_version_match: String::new(),
-            resource_version_given: false,
             dry_run: false,
             field_validation: UnknownFields::Warn,
             include_object: IncludeObject::Metadata,
@@ -257,7 +254,6 @@ impl Query {
             Some(rv) if exact => ReadAt::Exact(parse_revision(rv)?),
             Some(rv) => ReadAt::NotOlderThan(parse_revision(rv)?),
         };
-        parsed.resource_version_given = resource_version.is_some();
         // k8s.io/apiserver/pkg/storage/etcd3/store.go (GetList): a continue token takes no
         // resourceVersion but "0".
         if parsed.resume.is_some() && resource_version.as_deref().is_some_and(|rv| rv != "0") {
@@ -270,6 +266,11 @@ impl Query {
 }
 
 impl Query {
+    /// Whether the query has a label or field selector.
+    pub fn has_selectors(&self) -> bool {
+        !self.labels.is_empty() || self.fields != FieldSelector::default()
+    }
+
     /// Holds the list options to apimachinery's `ValidateListOptions`
     /// (k8s.io/apimachinery/pkg/apis/meta/internalversion/validation/validation.go) once the
     /// request is known to be a list or a watch, answering its errors as kube-apiserver does:
@@ -315,7 +316,8 @@ impl Query {
             }
         } else {
             if !matched.is_empty() {
-                if !self.resource_version_given {
+                // No resourceVersion is what reads the newest data.
+                if self.read_at == ReadAt::Newest {
                     errors.push(FieldError::forbidden(
                         MATCH,
                         "resourceVersionMatch is forbidden unless resourceVersion is provided",

@@ -439,7 +439,7 @@ where
     B: Backend + 'static,
 {
     let (start, revision) = list_start(server, query).await?;
-    let filtered = filtered(query);
+    let filtered = query.has_selectors();
     let page = server
         .objects
         .list_matching(
@@ -550,12 +550,7 @@ const STREAM_PAGE: usize = 500;
 /// (a filtered page with a limit reads on until it holds that many objects that match,
 /// [`Objects::list_matching`]).
 fn streams(query: &Query) -> bool {
-    query.limit == 0 || (query.limit > STREAM_PAGE && !filtered(query))
-}
-
-/// Whether the query has selectors.
-pub(super) fn filtered(query: &Query) -> bool {
-    !query.labels.is_empty() || query.fields != Default::default()
+    query.limit == 0 || (query.limit > STREAM_PAGE && !query.has_selectors())
 }
 
 /// Objects written into one chunk of a streamed list's body (about 60 KiB of FlowSchemas):
@@ -623,7 +618,7 @@ where
     tokio::spawn(async move {
         let served = &served;
         let codec = &*served.versions[version];
-        let filtered = filtered(&query);
+        let filtered = query.has_selectors();
         let mut head = Vec::new();
         head.extend_from_slice(b"{\"kind\":");
         let _ = serde_json::to_writer(&mut head, &served.list_kind());

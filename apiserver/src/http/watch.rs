@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use super::media::Format;
 use super::query::{IncludeObject, Query, ReadAt};
-use super::rest::{Target, filtered, not_ahead, selected, table_of};
+use super::rest::{Target, not_ahead, selected, table_of};
 use super::written::Writing;
 use super::{ApiServer, respond};
 use crate::error::ApiError;
@@ -207,7 +207,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                     }
                     Some(Ok(event)) => {
                         self.last = event.revision();
-                        if self.table.is_none() && !filtered(query) {
+                        if self.table.is_none() && !query.has_selectors() {
                             let frame = server.written.get_or_write(
                                 event.key(),
                                 event.revision(),
@@ -221,7 +221,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                             self.send_frame(frame).await?;
                         } else {
                             let change = server.objects.change(served, &event)?;
-                            let previous = if filtered(query) {
+                            let previous = if query.has_selectors() {
                                 server.objects.previous(served, &event)?
                             } else {
                                 None
@@ -286,7 +286,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     ) -> Result<(), Stop> {
         match change {
             Change::Put { object, created } => {
-                let passed = if filtered(query) {
+                let passed = if query.has_selectors() {
                     previous
                         .as_ref()
                         .is_some_and(|old| selected(query, self.target.codec(), old))

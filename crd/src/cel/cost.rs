@@ -129,8 +129,8 @@ pub fn over_limit_message(name: &str, cost: u64, limit: u64) -> String {
     )
 }
 
-/// What an expression is known to be: its schema and, at run time, its value; or the list or
-/// map literal it is (whose length cel-go's estimator knows).
+/// What an expression is known to be: its schema and, at run time, its value; or the list,
+/// map or string literal it is (whose size cel-go's estimator knows).
 #[derive(Clone, Copy)]
 struct Bound<'a> {
     schema: Option<&'a Schema>,
