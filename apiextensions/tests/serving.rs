@@ -6,17 +6,16 @@ mod support;
 
 use std::sync::Arc;
 
-use apfkit_apiextensions::{CustomResources, NoKind, ServedObject};
-use apfkit_apiserver::http::{ApiServer, VersionInfo};
-use apfkit_apiserver::objects::Objects;
+use apfkit_apiextensions::{CustomResources, NoKind};
 use apfkit_apiserver::storage::memory::MemoryBackend;
-use apfkit_runtime::scheme::Limits;
 use axum::body::Body;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
-type Server = ApiServer<ServedObject<NoKind>, MemoryBackend>;
+type Server = support::Server<MemoryBackend>;
+
+use support::{Watch, request, request_as};
 
 /// Gadgets with at most 10 replicas, a status and a scale subresource.
 fn gadgets(versions: &[&str]) -> Value {
@@ -31,48 +30,10 @@ fn gadgets(versions: &[&str]) -> Value {
 }
 
 async fn start() -> (Arc<Server>, Arc<CustomResources<NoKind, MemoryBackend>>) {
-    let objects = Objects::new(
-        None,
-        MemoryBackend::default(),
-        "/registry",
-        Limits::default(),
-        |_, _, _| Vec::new(),
-    );
-    let version = VersionInfo {
-        major: "1".into(),
-        minor: "35".into(),
-        git_version: "v1.35.0".into(),
-        platform: "linux/amd64".into(),
-    };
-    let server = Arc::new(ApiServer::new(objects, Vec::new(), version));
-    let custom = Arc::new(CustomResources::new(server.clone(), Vec::new()).unwrap());
+    let (server, custom) = support::serve(MemoryBackend::default()).await;
     custom.apply(&gadgets(&["v1"])).await.unwrap();
     custom.sync().await.unwrap();
     (server, custom)
-}
-
-async fn request(server: &Arc<Server>, method: &str, path: &str, body: Vec<u8>) -> (u16, Value) {
-    request_as(server, method, path, "application/json", body).await
-}
-
-async fn request_as(
-    server: &Arc<Server>,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    body: Vec<u8>,
-) -> (u16, Value) {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(Body::from(body))
-        .unwrap();
-    let response = server.clone().router().oneshot(request).await.unwrap();
-    let code = response.status().as_u16();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (code, value)
 }
 
 const GADGETS: &str = "/apis/example.com/v1/namespaces/default/gadgets";
@@ -253,41 +214,6 @@ async fn hostile_scale_bodies_get_a_status_and_leave_the_object_as_it_was() {
     assert_eq!(answer["spec"]["replicas"], 4);
     let (_, object) = request(&server, "GET", &format!("{GADGETS}/g"), Vec::new()).await;
     assert_eq!(object["spec"]["replicas"], 4);
-}
-
-/// A watch through the router: its events as they come.
-struct Watch(axum::body::Body, Vec<u8>);
-
-impl Watch {
-    async fn start(server: &Arc<Server>, path: &str) -> Watch {
-        let request = axum::http::Request::get(path).body(Body::empty()).unwrap();
-        let response = server.clone().router().oneshot(request).await.unwrap();
-        assert_eq!(response.status(), 200, "{path}");
-        Watch(response.into_body(), Vec::new())
-    }
-
-    /// The (type, name) of the events that come within 300 ms of each other.
-    async fn events(&mut self) -> Vec<(String, String)> {
-        let mut events = Vec::new();
-        loop {
-            while let Some(end) = self.1.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.1.drain(..=end).collect();
-                let event: Value = serde_json::from_slice(&line).unwrap();
-                events.push((
-                    event["type"].as_str().unwrap().to_owned(),
-                    event["object"]["metadata"]["name"]
-                        .as_str()
-                        .unwrap()
-                        .to_owned(),
-                ));
-            }
-            let wait = std::time::Duration::from_millis(300);
-            match tokio::time::timeout(wait, self.0.frame()).await {
-                Ok(Some(Ok(frame))) => self.1.extend_from_slice(&frame.into_data().unwrap()),
-                _ => return events,
-            }
-        }
-    }
 }
 
 fn names(list: &Value) -> Vec<&str> {

@@ -394,8 +394,9 @@ where
     /// others until the page is full or the range ends, as kube-apiserver's storage fills a
     /// filtered page (k8s.io/apiserver/pkg/storage/etcd3/store.go, `GetList`): each read
     /// asks for twice the keys of the one before, up to 10,000, all at the first read's
-    /// revision. `next` is the first key not read, so a continue token skips nothing a
-    /// later page would keep; `remaining` is counted (when asked) only for a page read at
+    /// revision. `next` is just after the last key read (that key and a zero byte, as
+    /// upstream's continue keys are), so a continue token skips nothing a later page would
+    /// keep; `remaining` is counted (when asked) only for a page read at
     /// once, which is every page `keep` keeps all of.
     ///
     /// # Errors
@@ -418,18 +419,20 @@ where
             count: request.count,
         };
         let mut items = Vec::new();
+        let mut last_read: Option<Vec<u8>> = None;
         loop {
             let page = self.list_stored(served, &read).await?;
             for kv in &page.items {
                 if request.limit != 0 && items.len() == request.limit {
-                    // Full before this key: the next page starts at it.
+                    // Full before this key: the next page starts after the last one read.
                     return Ok(Listed {
                         items,
                         revision: page.revision,
-                        next: Some(kv.key.get(prefix_len..).unwrap_or_default().to_vec()),
+                        next: last_read.map(|key| after(&key[prefix_len.min(key.len())..])),
                         remaining: 0,
                     });
                 }
+                last_read = Some(kv.key.clone());
                 let object = self.decode_listed(served, kv)?;
                 if keep(&object) {
                     items.push(object);
@@ -480,12 +483,17 @@ where
             })
             .await
             .map_err(|e| ApiError::from_store(e, &Self::subject(served, "")))?;
+        // kube-apiserver's storage resumes just after the last key it returned
+        // (etcd3/store.go `GetList`: `string(lastKey)+"\x00"`), and its continue tokens say so.
+        let relative = |key: &[u8]| key.get(prefix.len()..).unwrap_or_default().to_vec();
+        let next = match (page.next, page.items.last()) {
+            (Some(_), Some(last)) => Some(after(&relative(&last.key))),
+            (next, _) => next.map(|key| relative(&key)),
+        };
         Ok(Listed {
             items: page.items,
             revision: page.revision,
-            next: page
-                .next
-                .map(|key| key.get(prefix.len()..).unwrap_or_default().to_vec()),
+            next,
             remaining: page.remaining,
         })
     }
@@ -895,6 +903,13 @@ fn generated_name(base: &str) -> String {
         .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
         .collect();
     format!("{}{suffix}", &base[..cut])
+}
+
+/// The first key after `key`: `key` and a zero byte.
+fn after(key: &[u8]) -> Vec<u8> {
+    let mut next = key.to_vec();
+    next.push(0);
+    next
 }
 
 #[cfg(test)]

@@ -7,3 +7,7 @@
 
 pub mod etcd;
 pub mod process;
+pub mod backends;
+
+#[doc(hidden)]
+pub use tempfile;

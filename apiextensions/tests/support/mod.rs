@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 /// A CRD of namespaced Gadgets of `example.com`, served in `versions` (the first one stored),
 /// each with `spec_properties` as the properties of its spec, an integer `status.replicas`,
 /// and `subresources`.
+#[allow(dead_code)]
 pub fn gadgets(versions: &[&str], spec_properties: Value, subresources: Value) -> Value {
     let schema = json!({"openAPIV3Schema": {
         "type": "object",
@@ -37,4 +38,135 @@ pub fn gadgets(versions: &[&str], spec_properties: Value, subresources: Value) -
             "versions": versions,
         },
     })
+}
+
+/// A server of custom resources only, on backend `B`.
+#[allow(dead_code)]
+pub type Server<B> = apfkit_apiserver::http::ApiServer<
+    apfkit_apiextensions::ServedObject<apfkit_apiextensions::NoKind>,
+    B,
+>;
+
+/// A request to the server's router in this process: the status and the body as JSON (`Null`
+/// when it is not).
+#[allow(dead_code)]
+pub async fn request_as<B: apfkit_apiserver::storage::Backend + 'static>(
+    server: &std::sync::Arc<Server<B>>,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, Value) {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", content_type)
+        .body(axum::body::Body::from(body))
+        .unwrap();
+    let response = server.clone().router().oneshot(request).await.unwrap();
+    let code = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (code, value)
+}
+
+/// [`request_as`] with a JSON body (or none).
+#[allow(dead_code)]
+pub async fn request<B: apfkit_apiserver::storage::Backend + 'static>(
+    server: &std::sync::Arc<Server<B>>,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> (u16, Value) {
+    request_as(server, method, path, "application/json", body).await
+}
+
+/// A watch through the router: its events as they come.
+#[allow(dead_code)]
+pub struct Watch(axum::body::Body, Vec<u8>);
+
+#[allow(dead_code)]
+impl Watch {
+    /// Starts a watch at `path` (its query included), which must answer 200.
+    pub async fn start<B: apfkit_apiserver::storage::Backend + 'static>(
+        server: &std::sync::Arc<Server<B>>,
+        path: &str,
+    ) -> Watch {
+        use tower::ServiceExt as _;
+        let request = axum::http::Request::get(path)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = server.clone().router().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        Watch(response.into_body(), Vec::new())
+    }
+
+    /// The next event, or `None` when none comes within `wait` or the watch ended.
+    pub async fn next_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        use http_body_util::BodyExt as _;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(end) = self.1.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.1.drain(..=end).collect();
+                return Some(serde_json::from_slice(&line).expect("a JSON event"));
+            }
+            match tokio::time::timeout_at(deadline, self.0.frame()).await {
+                Ok(Some(Ok(frame))) => self.1.extend_from_slice(&frame.into_data().unwrap()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The (type, name) of the events that come within 300 ms of each other.
+    pub async fn events(&mut self) -> Vec<(String, String)> {
+        let mut events = Vec::new();
+        while let Some(event) = self
+            .next_within(std::time::Duration::from_millis(300))
+            .await
+        {
+            events.push((
+                event["type"].as_str().unwrap().to_owned(),
+                event["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            ));
+        }
+        events
+    }
+}
+
+/// A server of custom resources only (no kind of its own) on `backend`, and its
+/// CustomResourceDefinitions, none applied yet.
+#[allow(dead_code)]
+pub async fn serve<B: apfkit_apiserver::storage::Backend + 'static>(
+    backend: B,
+) -> (
+    std::sync::Arc<Server<B>>,
+    std::sync::Arc<apfkit_apiextensions::CustomResources<apfkit_apiextensions::NoKind, B>>,
+) {
+    use std::sync::Arc;
+    let objects = apfkit_apiserver::objects::Objects::new(
+        None,
+        backend,
+        "/registry",
+        apfkit_runtime::scheme::Limits::default(),
+        |_, _, _| Vec::new(),
+    );
+    let version = apfkit_apiserver::http::VersionInfo {
+        major: "1".into(),
+        minor: "35".into(),
+        git_version: "v1.35.0".into(),
+        platform: "linux/amd64".into(),
+    };
+    let server = Arc::new(apfkit_apiserver::http::ApiServer::new(
+        objects,
+        Vec::new(),
+        version,
+    ));
+    let custom =
+        Arc::new(apfkit_apiextensions::CustomResources::new(server.clone(), Vec::new()).unwrap());
+    (server, custom)
 }

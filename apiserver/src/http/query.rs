@@ -92,45 +92,67 @@ pub fn continue_token(revision: Option<Revision>, start: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
 }
 
+/// A malformed continue token, worded as k8s.io/apiserver/pkg/storage/continue.go's errors
+/// inside `ValidateListOptions`' "invalid continue token" (interfaces.go).
 fn invalid_continue(why: impl std::fmt::Display) -> ApiError {
-    ApiError::bad_request(format!("continue key is not valid: {why}"))
+    ApiError::bad_request(format!("invalid continue token: continue key is not valid{why}"))
 }
 
+/// The continue token as upstream's `continueToken` reads it: a missing field is its zero value.
+#[derive(serde::Deserialize)]
+struct ContinueToken {
+    #[serde(default)]
+    v: String,
+    #[serde(default)]
+    rv: i64,
+    #[serde(default)]
+    start: String,
+}
+
+/// k8s.io/apiserver/pkg/storage/continue.go `DecodeContinue`: raw URL-safe base64 of JSON; rv
+/// 0 is invalid and a negative one reads the newest data; the start key must be clean (no
+/// empty, `.` or `..` segment, no trailing `/`), so that a resumed list cannot leave the
+/// listed prefix.
 fn decode_continue(token: &str) -> Result<Resume, ApiError> {
     if token.len() > 4096 {
-        return Err(invalid_continue("longer than 4096 bytes"));
+        return Err(invalid_continue(": longer than 4096 bytes"));
     }
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token.trim_end_matches('='))
-        .map_err(invalid_continue)?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(invalid_continue)?;
-    if value.get("v").and_then(|v| v.as_str()) != Some("meta.k8s.io/v1") {
-        return Err(invalid_continue(
-            "server does not recognize this encoded key",
-        ));
+        .decode(token)
+        .map_err(|e| invalid_continue(format_args!(": {e}")))?;
+    let token: ContinueToken =
+        serde_json::from_slice(&bytes).map_err(|e| invalid_continue(format_args!(": {e}")))?;
+    if token.v != "meta.k8s.io/v1" {
+        return Err(invalid_continue(format_args!(
+            ": server does not recognize this encoded version {}",
+            token.v
+        )));
     }
-    // k8s.io/apiserver/pkg/storage/continue.go: 0 is invalid, a negative revision reads the
-    // newest data.
-    let revision = match value.get("rv").and_then(serde_json::Value::as_i64) {
-        Some(rv) if rv > 0 => Some(Revision(rv as u64)),
-        Some(rv) if rv < 0 => None,
-        _ => {
+    let revision = match token.rv {
+        0 => {
             return Err(invalid_continue(
-                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+                ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
             ));
         }
+        rv if rv < 0 => None,
+        rv => Some(Revision(rv.unsigned_abs())),
     };
-    let start = value
-        .get("start")
-        .and_then(|s| s.as_str())
-        .ok_or_else(|| invalid_continue("encoded start key is missing"))?;
-    // apiserver refuses keys that would leave the listed prefix.
-    if start.is_empty() || start.split('/').any(|part| part == "..") || start.starts_with('/') {
-        return Err(invalid_continue(format!("invalid start key {start:?}")));
+    if token.start.is_empty() {
+        return Err(invalid_continue(
+            ": encoded start key empty (version meta.k8s.io/v1)",
+        ));
+    }
+    let relative = token.start.strip_prefix('/').unwrap_or(&token.start);
+    let clean = relative.is_empty()
+        || relative
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    if !clean {
+        return Err(invalid_continue(format_args!(": {}", token.start)));
     }
     Ok(Resume {
         revision,
-        start: start.as_bytes().to_vec(),
+        start: relative.as_bytes().to_vec(),
     })
 }
 
@@ -364,6 +386,7 @@ impl Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
     #[test]
     fn continue_tokens_round_trip_and_refuse_tampering() {
@@ -385,14 +408,33 @@ mod tests {
             base64::engine::general_purpose::URL_SAFE_NO_PAD
                 .encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"../secrets/x"}"#),
             "a".repeat(10_000),
+            // continue.go: padding is not raw base64; unclean start keys; an empty one.
+            format!("{token}=="),
+            URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"a//b"}"#),
+            URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"a/./b"}"#),
+            URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"a/"}"#),
+            URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":""}"#),
+            URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v2","rv":3,"start":"a"}"#),
         ] {
             let error = Query::parse(Some(&format!("continue={bad}"))).unwrap_err();
             assert_eq!(error.code, 400, "{bad}");
             assert!(
-                error.message.starts_with("continue key is not valid"),
+                error
+                    .message
+                    .starts_with("invalid continue token: continue key is not valid"),
                 "{error}"
             );
         }
+        // A leading slash is upstream's own form of a relative key.
+        let rooted = URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"/a/b"}"#);
+        let query = Query::parse(Some(&format!("continue={rooted}"))).unwrap();
+        assert_eq!(
+            query.resume,
+            Some(Resume {
+                revision: None,
+                start: b"a/b".to_vec()
+            })
+        );
         let error = Query::parse(Some(&format!("continue={token}&resourceVersion=3"))).unwrap_err();
         assert_eq!(error.code, 400);
         // "0" goes with a continue token, as kube-apiserver's storage allows

@@ -454,7 +454,7 @@ where
             |object| !filtered || selected(query, target.codec(), object),
         )
         .await
-        .map_err(|error| continue_expired(error, query))?;
+        .map_err(|error| list_expired(error, query))?;
     let mut metadata = serde_json::Map::new();
     metadata.insert("resourceVersion".into(), page.revision.to_string().into());
     if let Some(next) = &page.next {
@@ -486,7 +486,10 @@ where
     Ok(respond(200, content_type(format), body))
 }
 
-/// Where a list starts and the revision it reads at, from `continue` and `resourceVersion`.
+/// Where a list starts and the revision it reads at, from `continue` and `resourceVersion`:
+/// a legacy `resourceVersion` (no `resourceVersionMatch`) with a `limit` reads at exactly
+/// that revision, as kube-apiserver's storage does (k8s.io/apiserver/pkg/storage/interfaces.go,
+/// `ValidateListOptions`; `RunTestList`'s "test List with limit at current resource version").
 async fn list_start<H, B>(
     server: &ApiServer<H, B>,
     query: &Query,
@@ -498,6 +501,11 @@ where
     Ok(match (&query.resume, query.read_at) {
         (Some(resume), _) => (resume.start.clone(), resume.revision),
         (None, ReadAt::Exact(revision)) => (Vec::new(), Some(revision)),
+        (None, ReadAt::NotOlderThan(revision))
+            if query.limit > 0 && query.resource_version_match.is_empty() =>
+        {
+            (Vec::new(), Some(revision))
+        }
         (None, ReadAt::NotOlderThan(revision)) => {
             not_ahead(server, revision).await?;
             (Vec::new(), None)
@@ -525,11 +533,13 @@ where
     Ok(())
 }
 
-/// A compacted revision asked for by a continue token, in kube-apiserver's words and with
-/// its "inconsistent" continue token, which goes on from the same key at the newest revision
-/// (k8s.io/apiserver/pkg/storage/etcd3/store.go, `handleCompactedErrorForPaging`).
-fn continue_expired(error: ApiError, query: &Query) -> ApiError {
+/// A list of a compacted revision in kube-apiserver's words
+/// (k8s.io/apiserver/pkg/storage/etcd3/store.go, `interpretListError`); one asked for by a
+/// continue token with its "inconsistent" continue token, which goes on from the same key at
+/// the newest revision (`handleCompactedErrorForPaging`).
+fn list_expired(error: ApiError, query: &Query) -> ApiError {
     match (error.code, &query.resume) {
+        (410, None) => ApiError::expired("The resourceVersion for the provided list is too old."),
         (410, Some(resume)) => ApiError::expired(
             "The provided continue parameter is too old to display a consistent list result. \
              You can start a new list without the continue parameter, or use the continue \
@@ -581,7 +591,7 @@ where
             &stream_page(target.namespace.as_deref(), start, revision, limit, 0),
         )
         .await
-        .map_err(|error| continue_expired(error, query))?;
+        .map_err(|error| list_expired(error, query))?;
     let revision = first.revision;
     let (pages, mut read) = tokio::sync::mpsc::channel::<Listed<KeyValue>>(1);
     let reader = {

@@ -15,57 +15,13 @@ use crate::support::{self, FLOW_SCHEMAS, Running};
 /// How long a test waits to be sure no further event comes.
 const QUIET: Duration = Duration::from_millis(300);
 
-/// A server on a new backend of each kind.
-macro_rules! on_every_backend {
-    ($($case:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let running = super::support::start(
-                        apfkit_apiserver::storage::memory::MemoryBackend::default(),
-                        std::time::Duration::from_secs(30),
-                    )
-                    .await;
-                    super::$case(&running).await;
-                }
-            )*
-        }
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let dir = tempfile::tempdir().expect("a temporary directory");
-                    let store = apfkit_apiserver::storage::sqlite::SqliteBackend::open(
-                        &dir.path().join("state.db"),
-                    )
-                    .expect("opens");
-                    let running =
-                        super::support::start(store, std::time::Duration::from_secs(30)).await;
-                    super::$case(&running).await;
-                }
-            )*
-        }
-        mod etcd {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let etcd = apfkit_test_support::etcd::Etcd::start();
-                    let store = apfkit_apiserver::storage::etcd::EtcdBackend::connect(
-                        std::slice::from_ref(&etcd.endpoint),
-                    )
-                    .await
-                    .expect("connects");
-                    let running =
-                        super::support::start(store, std::time::Duration::from_secs(30)).await;
-                    super::$case(&running).await;
-                }
-            )*
-        }
-    };
+/// A server serving FlowSchemas on `backend`.
+async fn start<B: Backend + 'static>(backend: B) -> Running<B> {
+    support::start(backend, Duration::from_secs(30)).await
 }
 
-on_every_backend!(
+apfkit_test_support::on_every_backend!(
+    super::start;
     run_test_get,
     run_test_watch_dispatch_bookmark_events,
     watchers_receive_events_on_concurrent_watches_in_same_order,
