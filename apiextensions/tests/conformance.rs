@@ -12,7 +12,12 @@ mod support;
 use std::sync::Arc;
 
 use apfkit_apiextensions::{CustomResources, NoKind};
-use apfkit_apiserver::storage::{Backend, Revision};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use apfkit_apiserver::storage::{
+    Backend, KeyValue, ListOptions, ListPage, Revision, StoreError, Watch,
+};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -27,12 +32,18 @@ fn pods_in(namespace: &str) -> String {
 
 /// A server of the pods CRD on one backend.
 struct Running<B: Backend + 'static> {
-    server: Arc<Server<B>>,
-    _custom: Arc<CustomResources<NoKind, B>>,
+    server: Arc<Server<Interfering<B>>>,
+    _custom: Arc<CustomResources<NoKind, Interfering<B>>>,
+}
+
+impl<B: Backend + 'static> Running<B> {
+    fn backend(&self) -> &Interfering<B> {
+        self.server.objects().backend()
+    }
 }
 
 async fn start<B: Backend + 'static>(backend: B) -> Running<B> {
-    let (server, custom) = support::serve(backend).await;
+    let (server, custom) = support::serve(Interfering::new(backend)).await;
     let crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -59,12 +70,112 @@ async fn start<B: Backend + 'static>(backend: B) -> Running<B> {
     }
 }
 
+/// A backend that meddles from inside storage, as upstream's tests do with a value
+/// transformer or a validation callback: while `reproduce` is set, each object a list reads
+/// is followed by a new pod in `default` (`reproducingTransformer`); the next delete of the
+/// key in `conflict_on_delete` is preceded by an update of it that adds the label foo=bar
+/// (`RunTestDeleteWithConflict`'s validation callback). Pods are stored as JSON.
+struct Interfering<B> {
+    inner: B,
+    reproduce: AtomicBool,
+    reproduced: AtomicUsize,
+    conflict_on_delete: Mutex<Option<Vec<u8>>>,
+}
+
+impl<B> Interfering<B> {
+    fn new(inner: B) -> Self {
+        Interfering {
+            inner,
+            reproduce: AtomicBool::new(false),
+            reproduced: AtomicUsize::new(0),
+            conflict_on_delete: Mutex::new(None),
+        }
+    }
+}
+
+impl<B: Backend> Backend for Interfering<B> {
+    async fn current_revision(&self) -> Result<Revision, StoreError> {
+        self.inner.current_revision().await
+    }
+
+    async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>, StoreError> {
+        self.inner.get(key).await
+    }
+
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, StoreError> {
+        let page = self.inner.list(options).await?;
+        if self.reproduce.load(Ordering::SeqCst) {
+            for _ in &page.items {
+                // upstream's nextPod: pod-<n>, labelled even=true|false.
+                let index = self.reproduced.fetch_add(1, Ordering::SeqCst) + 5;
+                let pod = json!({
+                    "apiVersion": "example.com/v1", "kind": "Pod",
+                    "metadata": {
+                        "name": format!("pod-{index}"), "namespace": "default",
+                        "uid": format!("00000000-0000-0000-0000-{index:012}"),
+                        "labels": {"even": index.is_multiple_of(2).to_string()},
+                    },
+                });
+                let key = format!("/registry/example.com/pods/default/pod-{index}");
+                let value = serde_json::to_vec(&pod).unwrap();
+                self.inner.create(key.as_bytes(), value).await?;
+            }
+        }
+        Ok(page)
+    }
+
+    async fn create(&self, key: &[u8], value: Vec<u8>) -> Result<KeyValue, StoreError> {
+        self.inner.create(key, value).await
+    }
+
+    async fn update(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> Result<KeyValue, StoreError> {
+        self.inner.update(key, value, expected).await
+    }
+
+    async fn delete(
+        &self,
+        key: &[u8],
+        expected: Option<Revision>,
+    ) -> Result<(KeyValue, Revision), StoreError> {
+        let conflicting = {
+            let mut armed = self.conflict_on_delete.lock().unwrap();
+            armed.take_if(|armed| armed.as_slice() == key).is_some()
+        };
+        if conflicting && let Some(current) = self.inner.get(key).await? {
+            let mut pod: Value = serde_json::from_slice(&current.value).unwrap();
+            pod["metadata"]["labels"] = json!({"foo": "bar"});
+            let value = serde_json::to_vec(&pod).unwrap();
+            self.inner.update(key, value, current.mod_revision).await?;
+        }
+        self.inner.delete(key, expected).await
+    }
+
+    async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
+        self.inner.watch(prefix, after).await
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<(), StoreError> {
+        self.inner.compact(revision).await
+    }
+}
+
 apfkit_test_support::on_every_backend!(
     super::start;
     run_test_list,
     run_test_get_list_non_recursive,
     run_test_namespace_scoped_list,
     run_test_namespace_scoped_watch,
+    run_test_list_continuation,
+    run_test_list_paging,
+    run_test_list_resource_version_match,
+    run_test_consistent_list,
+    run_test_compact_revision,
+    run_test_delete_with_conflict,
 );
 
 /// What a case compares of a pod: enough to tell each stored version apart.
@@ -163,8 +274,6 @@ async fn list<B: Backend>(running: &Running<B>, path: &str) -> (u16, Value, Vec<
 /// Writes a key outside every resource, as upstream's `IncreaseRVFunc`.
 async fn increase_rv<B: Backend>(running: &Running<B>, key: &str) {
     running
-        .server
-        .objects()
         .backend()
         .create(key.as_bytes(), b"x".to_vec())
         .await
@@ -374,8 +483,8 @@ async fn run_test_list<B: Backend>(running: &Running<B>) {
         .expect("a resourceVersion")
         .to_owned();
     let continue_rv = number(&list_rv);
-    let backend = running.server.objects().backend();
-    backend
+    running
+        .backend()
         .compact(Revision(number(&created[0].rv) as u64))
         .await
         .expect("compacts");
@@ -1008,6 +1117,233 @@ async fn run_test_namespace_scoped_watch<B: Backend>(running: &Running<B>) {
         }
         assert_eq!(watch.events().await, [], "{case}: no more events");
     }
+}
+
+/// The names of a list's pods, its continue token and its resourceVersion; the list must
+/// answer 200.
+async fn names_of<B: Backend>(running: &Running<B>, path: &str) -> (Vec<String>, String, String) {
+    let (code, body, pods) = list(running, path).await;
+    assert_eq!(code, 200, "{path}: {body}");
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    (
+        pods.into_iter().map(|pod| pod.name).collect(),
+        text(&body["metadata"]["continue"]),
+        text(&body["metadata"]["resourceVersion"]),
+    )
+}
+
+/// `store_tests.go` `RunTestListContinuation`: pages of one, then the rest, each at the first
+/// page's revision. (Upstream's count of etcd requests has no API form.)
+async fn run_test_list_continuation<B: Backend>(running: &Running<B>) {
+    let mut current_rv = String::new();
+    for (namespace, name) in [("first", "bar"), ("second", "bar"), ("second", "foo")] {
+        current_rv = Pod::of(&put(running, namespace, name, Shape::Base).await).rv;
+    }
+    let (names, continue_from_second_item, rv) =
+        names_of(running, &format!("{PODS}?limit=1")).await;
+    assert_eq!(names, ["bar"], "incorrect first page");
+    assert!(
+        !continue_from_second_item.is_empty(),
+        "No continuation token set"
+    );
+    assert_eq!(rv, current_rv);
+    let path = format!("{PODS}?continue={continue_from_second_item}");
+    let (names, token, rv) = names_of(running, &path).await;
+    assert_eq!(names, ["bar", "foo"], "incorrect second page");
+    assert_eq!(token, "", "Unexpected continuation token set");
+    assert_eq!(rv, current_rv);
+    let path = format!("{PODS}?limit=1&continue={continue_from_second_item}");
+    let (names, continue_from_third_item, rv) = names_of(running, &path).await;
+    assert_eq!(names, ["bar"], "incorrect second page");
+    assert!(
+        !continue_from_third_item.is_empty(),
+        "No continuation token set"
+    );
+    assert_eq!(rv, current_rv);
+    let path = format!("{PODS}?limit=1&continue={continue_from_third_item}");
+    let (names, token, rv) = names_of(running, &path).await;
+    assert_eq!(names, ["foo"], "incorrect third page");
+    assert_eq!(token, "", "Unexpected continuation token set");
+    assert_eq!(rv, current_rv);
+}
+
+/// `store_tests.go` `RunTestListPaging`: pages of one go on at the first page's revision, so
+/// a pod created between them is not listed, and the fourth page is the last.
+async fn run_test_list_paging<B: Backend>(running: &Running<B>) {
+    for index in 0..4 {
+        put(running, "paging", &format!("test-{index}"), Shape::Base).await;
+    }
+    let (mut names, mut calls, mut token) = (Vec::new(), 0, String::new());
+    loop {
+        calls += 1;
+        let mut path = format!("{PODS}?limit=1");
+        if !token.is_empty() {
+            path.push_str(&format!("&continue={token}"));
+        }
+        let (page, next, _) = names_of(running, &path).await;
+        names.extend(page);
+        if next.is_empty() {
+            break;
+        }
+        if calls == 2 {
+            put(running, "paging", "test-5", Shape::Base).await;
+        }
+        token = next;
+    }
+    assert_eq!(calls, 4, "unexpected list invocations");
+    assert_eq!(
+        names,
+        ["test-0", "test-1", "test-2", "test-3"],
+        "unexpected items"
+    );
+}
+
+/// `store_tests.go` `RunTestListResourceVersionMatch`: a filtered list with a limit, read in
+/// more than one request to storage while every object read adds a pod (upstream's
+/// `reproducingTransformer`), is the list a later `Exact` list at its resourceVersion
+/// answers; so is a `NotOlderThan` one.
+async fn run_test_list_resource_version_match<B: Backend>(running: &Running<B>) {
+    for index in 0u32..5 {
+        let pod = json!({
+            "apiVersion": "example.com/v1", "kind": "Pod",
+            "metadata": {"name": format!("pod-{index}"), "labels": {"even": index.is_multiple_of(2).to_string()}},
+        });
+        let body = serde_json::to_vec(&pod).unwrap();
+        let (code, answer) = request(&running.server, "POST", &pods_in("default"), body).await;
+        assert_eq!(code, 201, "{answer}");
+    }
+    running.backend().reproduce.store(true, Ordering::SeqCst);
+    let query = "labelSelector=even%3Dtrue&limit=4";
+    let (code, result1, _) = list(running, &format!("{PODS}?{query}")).await;
+    assert_eq!(code, 200, "{result1}");
+    assert!(
+        running.backend().reproduced.load(Ordering::SeqCst) > 0,
+        "the list read objects and pods were added behind it"
+    );
+    let rv = result1["metadata"]["resourceVersion"].as_str().unwrap();
+    let exact = format!("{PODS}?{query}&resourceVersion={rv}&resourceVersionMatch=Exact");
+    let (code, result2, _) = list(running, &exact).await;
+    assert_eq!(code, 200, "{result2}");
+    assert_eq!(result1, result2, "incorrect lists");
+    let newer = format!("{PODS}?{query}&resourceVersion={rv}&resourceVersionMatch=NotOlderThan");
+    let (code, result3, _) = list(running, &newer).await;
+    assert_eq!(code, 200, "{result3}");
+    let rv = result3["metadata"]["resourceVersion"].as_str().unwrap();
+    let exact = format!("{PODS}?{query}&resourceVersion={rv}&resourceVersionMatch=Exact");
+    let (code, result4, _) = list(running, &exact).await;
+    assert_eq!(code, 200, "{result4}");
+    assert_eq!(result3, result4, "incorrect lists");
+    running.backend().reproduce.store(false, Ordering::SeqCst);
+}
+
+/// `store_tests.go` `RunTestConsistentList`, as storage without a watch cache passes it: a
+/// list with `resourceVersion=0`, with none, or with a continue token of revision -1 each
+/// answers the newest revision, which a write outside the resource moves on after each.
+async fn run_test_consistent_list<B: Backend>(running: &Running<B>) {
+    let last_write = number(&Pod::of(&put(running, "default", "foo", Shape::Base).await).rv);
+    increase_rv(running, "/registry/increase-rv-0").await;
+    let empty = pods_in("empty");
+    for (index, (case, query)) in [
+        (
+            "Non-consistent list before consistent read",
+            "resourceVersion=0".to_owned(),
+        ),
+        ("LIST without RV returns consistent RV", String::new()),
+        (
+            "List with negative continue RV returns consistent RV",
+            format!("continue={}", token("a", -1)),
+        ),
+        (
+            "Non-consistent request after consistent read",
+            "resourceVersion=0".to_owned(),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (_, _, rv) = names_of(running, &format!("{empty}?{query}")).await;
+        // The write after the pod, then one more after each case before this one.
+        let consistent_rv = last_write + 1 + index as i64;
+        assert_eq!(number(&rv), consistent_rv, "{case}");
+        increase_rv(running, &format!("/registry/increase-rv-{}", index + 1)).await;
+    }
+}
+
+/// `store_tests.go` `RunTestCompactRevision`: a list at exactly the current revision is
+/// answered until a compaction passes it, then refused as too old. (The store's
+/// `CompactRevision()` has no API form; the refusal shows it.)
+async fn run_test_compact_revision<B: Backend>(running: &Running<B>) {
+    let (_, _, current_rv) = names_of(running, PODS).await;
+    let exact = format!("{PODS}?resourceVersion={current_rv}&resourceVersionMatch=Exact");
+    names_of(running, &exact).await;
+    increase_rv(running, "/registry/increase-rv").await;
+    let compacted = number(&current_rv) + 1;
+    running
+        .backend()
+        .compact(Revision(compacted as u64))
+        .await
+        .expect("compacts");
+    let (code, body, _) = list(running, &exact).await;
+    assert_eq!(code, 410, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("The resourceVersion for the provided list is too old"),
+        "{body}"
+    );
+}
+
+/// `store_tests.go` `RunTestDeleteWithConflict`: an update that lands between a delete's read
+/// and its write makes the delete read again and go through, deleting the object as the
+/// update left it; the object is gone. (A custom resource's DELETE answers a `Status`, as
+/// kube-apiserver's, whose CR store does not set `ReturnDeletedObject`: the watch shows the
+/// object deleted.)
+async fn run_test_delete_with_conflict<B: Backend>(running: &Running<B>) {
+    let created = put(running, "test-ns", "name", Shape::Base).await;
+    let from = created["metadata"]["resourceVersion"].as_str().unwrap();
+    let path = format!("{}/name", pods_in("test-ns"));
+    let mut watch = support::Watch::start(
+        &running.server,
+        &format!("{}?watch=1&resourceVersion={from}", pods_in("test-ns")),
+    )
+    .await;
+    let key = b"/registry/example.com/pods/test-ns/name".to_vec();
+    *running.backend().conflict_on_delete.lock().unwrap() = Some(key);
+    let (code, out) = request(&running.server, "DELETE", &path, Vec::new()).await;
+    assert_eq!(code, 200, "Unexpected failure during deletion: {out}");
+    assert_eq!(out["status"], "Success", "{out}");
+    assert!(
+        running
+            .backend()
+            .conflict_on_delete
+            .lock()
+            .unwrap()
+            .is_none(),
+        "the conflicting update was made"
+    );
+    let mut seen = Vec::new();
+    while let Some(event) = watch
+        .next_within(std::time::Duration::from_millis(500))
+        .await
+    {
+        let labels = event["object"]["metadata"]["labels"].clone();
+        seen.push((
+            event["type"].as_str().unwrap_or_default().to_owned(),
+            labels,
+        ));
+    }
+    let updated = json!({"foo": "bar"});
+    assert_eq!(
+        seen,
+        [
+            ("MODIFIED".to_owned(), updated.clone()),
+            ("DELETED".to_owned(), updated)
+        ],
+        "incorrect pod"
+    );
+    let (code, _) = request(&running.server, "GET", &path, Vec::new()).await;
+    assert_eq!(code, 404, "the pod is gone");
 }
 
 /// `RunTestList`'s table, case for case in upstream's order.
