@@ -176,6 +176,12 @@ apfkit_test_support::on_every_backend!(
     run_test_consistent_list,
     run_test_compact_revision,
     run_test_delete_with_conflict,
+    run_test_delayed_watch_delivery,
+    run_test_watch_error,
+    run_watch_error_is_blocking_further_events,
+    run_test_optional_watch_bookmarks_with_correct_resource_version,
+    run_test_transformation_failure,
+    run_test_get_list_without_error_aggregation,
 );
 
 /// What a case compares of a pod: enough to tell each stored version apart.
@@ -1344,6 +1350,202 @@ async fn run_test_delete_with_conflict<B: Backend>(running: &Running<B>) {
     );
     let (code, _) = request(&running.server, "GET", &path, Vec::new()).await;
     assert_eq!(code, 404, "the pod is gone");
+}
+
+/// `watcher_tests.go` `RunTestDelayedWatchDelivery`: a watcher that waits a second after its
+/// first event still gets all 21 writes, in order. (Upstream stops its watcher then and
+/// counts what was already queued; a client that hangs up reads nothing more, so this one
+/// reads on.)
+async fn run_test_delayed_watch_delivery<B: Backend>(running: &Running<B>) {
+    let start_rv = Pod::of(&put(running, "test-ns", "foo", Shape::Base).await).rv;
+    let mut watcher = support::Watch::start(
+        &running.server,
+        &format!("{}?watch=1&resourceVersion={start_rv}", pods_in("test-ns")),
+    )
+    .await;
+    for index in 0..21 {
+        put(running, "test-ns", &format!("foo-{index}"), Shape::Base).await;
+    }
+    let mut watched = 0;
+    while let Some(event) = watcher.next_within(std::time::Duration::from_secs(2)).await {
+        assert_eq!(
+            event["object"]["metadata"]["name"],
+            format!("foo-{watched}"),
+            "Unexpected object watched"
+        );
+        watched += 1;
+        if watched == 1 {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+    }
+    assert_eq!(watched, 21, "Unexpected number of events");
+}
+
+/// A value under `key` that no version decodes (upstream fails its value transformer).
+async fn corrupt<B: Backend>(running: &Running<B>, key: &str) {
+    running
+        .backend()
+        .create(key.as_bytes(), b"\x00 not an object".to_vec())
+        .await
+        .expect("written");
+}
+
+/// `watcher_tests.go` `RunTestWatchError`: a watch of one object whose stored value does not
+/// decode gets an `ERROR` event. (Upstream's value is readable until its transformer fails;
+/// here the value is written unreadable.)
+async fn run_test_watch_error<B: Backend>(running: &Running<B>) {
+    let (_, _, rv) = names_of(running, &format!("{PODS}?resourceVersion=0")).await;
+    corrupt(running, "/registry/example.com/pods/test-ns/foo").await;
+    let mut watch = support::Watch::start(
+        &running.server,
+        &format!(
+            "{}?watch=1&resourceVersion={rv}&fieldSelector=metadata.name%3Dfoo",
+            pods_in("test-ns")
+        ),
+    )
+    .await;
+    let event = watch
+        .next_within(std::time::Duration::from_secs(10))
+        .await
+        .expect("an event");
+    assert_eq!(event["type"], "ERROR", "{event}");
+    assert_eq!(event["object"]["kind"], "Status", "{event}");
+}
+
+/// `watcher_tests.go` `RunWatchErrorIsBlockingFurtherEvents`: ten concurrent watches from
+/// foo's revision meet bar, which does not decode: each gets an `ERROR` event and nothing
+/// after it, not baz's `ADDED`.
+async fn run_watch_error_is_blocking_further_events<B: Backend>(running: &Running<B>) {
+    let foo_created = Pod::of(&put(running, "test", "foo", Shape::Base).await);
+    corrupt(running, "/registry/example.com/pods/test/bar").await;
+    put(running, "test", "baz", Shape::Base).await;
+    let watches = (0..10).map(|_| async {
+        let mut watch = support::Watch::start(
+            &running.server,
+            &format!("{PODS}?watch=1&resourceVersion={}", foo_created.rv),
+        )
+        .await;
+        let mut types = Vec::new();
+        while let Some(event) = watch.next_within(std::time::Duration::from_secs(1)).await {
+            types.push(event["type"].as_str().unwrap_or_default().to_owned());
+        }
+        types
+    });
+    for types in futures_util::future::join_all(watches).await {
+        assert_eq!(types, ["ERROR"], "unexpected events");
+    }
+}
+
+/// `watcher_tests.go` `RunTestOptionalWatchBookmarksWithCorrectResourceVersion`: a watch of 3 s
+/// that allows bookmarks, while pods are created every 10 ms, gets a bookmark before it ends;
+/// each bookmark's resourceVersion is not below the last event's, and each other event's is
+/// above everything before it.
+async fn run_test_optional_watch_bookmarks_with_correct_resource_version<B: Backend>(
+    running: &Running<B>,
+) {
+    let (_, _, start_rv) = names_of(running, PODS).await;
+    let mut watcher = support::Watch::start(
+        &running.server,
+        &format!(
+            "{}?watch=1&resourceVersion={start_rv}&allowWatchBookmarks=true&timeoutSeconds=3",
+            pods_in("test-ns")
+        ),
+    )
+    .await;
+    let stop = AtomicBool::new(false);
+    let writer = async {
+        for index in 0..100 {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            put(running, "test-ns", &format!("foo-{index}"), Shape::Base).await;
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    let reader = async {
+        let (mut bookmark_received, mut last_observed) = (false, 0);
+        while let Some(event) = watcher.next_within(std::time::Duration::from_secs(5)).await {
+            let rv = number(
+                event["object"]["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap(),
+            );
+            if event["type"] == "BOOKMARK" {
+                bookmark_received = true;
+                assert!(
+                    rv >= last_observed,
+                    "bookmark {rv} below observed {last_observed}"
+                );
+            } else {
+                assert!(rv > last_observed, "event {rv} not above {last_observed}");
+            }
+            last_observed = rv;
+        }
+        stop.store(true, Ordering::SeqCst);
+        assert!(bookmark_received, "we did not receive a bookmark event");
+    };
+    tokio::join!(writer, reader);
+}
+
+/// `store_tests.go` `RunTestTransformationFailure`: with one pod stored readable and one not
+/// (upstream writes it behind another value transformer's prefix; here its value does not
+/// decode), a list, a get, an update and a delete of it are each an internal error (500).
+async fn run_test_transformation_failure<B: Backend>(running: &Running<B>) {
+    put(running, "first", "bar", Shape::Base).await;
+    corrupt(running, "/registry/example.com/pods/second/baz").await;
+    let baz = format!("{}/baz", pods_in("second"));
+    let pod = serde_json::to_vec(&Shape::Base.pod("second", "baz")).unwrap();
+    for (method, path, body) in [
+        ("GET", PODS.to_owned(), Vec::new()),
+        ("GET", baz.clone(), Vec::new()),
+        ("PUT", baz.clone(), pod),
+        ("DELETE", baz, Vec::new()),
+    ] {
+        let (code, status) = request(&running.server, method, &path, body).await;
+        assert_eq!(code, 500, "{method} {path}: {status}");
+        assert_eq!(
+            status["reason"], "InternalError",
+            "{method} {path}: {status}"
+        );
+    }
+}
+
+/// `store_tests.go` `RunTestGetListWithoutErrorAggregation`, as kube-apiserver 1.35 lists
+/// with `AllowUnsafeMalformedObjectDeletion` off (its default until 1.37): seven pods list
+/// until the even ones stop decoding; then the list fails as a whole, naming the first key
+/// that does not decode, and no page of it is answered.
+async fn run_test_get_list_without_error_aggregation<B: Backend>(running: &Running<B>) {
+    for id in 1..=7 {
+        put(running, "ns", &format!("foo-{id:06}"), Shape::Base).await;
+    }
+    let (names, _, _) = names_of(running, &pods_in("ns")).await;
+    assert_eq!(names.len(), 7);
+    for id in [2, 4, 6] {
+        let key = format!("/registry/example.com/pods/ns/foo-{id:06}");
+        let current = running
+            .backend()
+            .get(key.as_bytes())
+            .await
+            .unwrap()
+            .unwrap();
+        running
+            .backend()
+            .update(
+                key.as_bytes(),
+                b"\x00 not an object".to_vec(),
+                current.mod_revision,
+            )
+            .await
+            .unwrap();
+    }
+    let (code, status, _) = list(running, &pods_in("ns")).await;
+    assert_eq!(code, 500, "{status}");
+    assert_eq!(status["reason"], "InternalError", "{status}");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("foo-000002"),
+        "the first key that does not decode: {message}"
+    );
 }
 
 /// `RunTestList`'s table, case for case in upstream's order.

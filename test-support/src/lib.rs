@@ -5,9 +5,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod backends;
 pub mod etcd;
 pub mod process;
-pub mod backends;
 
 #[doc(hidden)]
 pub use tempfile;

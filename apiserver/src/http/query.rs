@@ -95,7 +95,9 @@ pub fn continue_token(revision: Option<Revision>, start: &[u8]) -> String {
 /// A malformed continue token, worded as k8s.io/apiserver/pkg/storage/continue.go's errors
 /// inside `ValidateListOptions`' "invalid continue token" (interfaces.go).
 fn invalid_continue(why: impl std::fmt::Display) -> ApiError {
-    ApiError::bad_request(format!("invalid continue token: continue key is not valid{why}"))
+    ApiError::bad_request(format!(
+        "invalid continue token: continue key is not valid{why}"
+    ))
 }
 
 /// The continue token as upstream's `continueToken` reads it: a missing field is its zero value.

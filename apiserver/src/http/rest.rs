@@ -17,7 +17,7 @@ use super::query::{self, IncludeObject, Query, ReadAt};
 use super::written::Writing;
 use super::{ApiServer, MAX_BODY_BYTES, content_type, respond, with_warnings};
 use crate::error::ApiError;
-use crate::objects::{ListRequest, Listed, Objects, Place, Preconditions, UpdateKind};
+use crate::objects::{ListRequest, Objects, Place, Preconditions, UpdateKind};
 use crate::resource::{Served, VersionCodec};
 use crate::storage::{Backend, KeyValue};
 
@@ -571,8 +571,9 @@ const STREAM_CHUNK: usize = 100;
 /// revision, so that its memory does not grow with its length. One task reads and decodes the
 /// pages while another writes them, one page ahead at most. The list's `metadata` comes after
 /// its items (JSON decoders take keys in any order), once the continue token is known. The
-/// first page is read before answering, so that its errors are a `Status`; a later storage
-/// error cuts the body short, which clients see as a broken list.
+/// first page is read and decoded before answering, so that its errors are a `Status`; a
+/// later storage or decoding error cuts the body short, which clients see as a broken list
+/// (docs/decisions.md).
 async fn stream_list<H, B>(
     server: &Arc<ApiServer<H, B>>,
     target: &Target<H>,
@@ -593,7 +594,19 @@ where
         .await
         .map_err(|error| list_expired(error, query))?;
     let revision = first.revision;
-    let (pages, mut read) = tokio::sync::mpsc::channel::<Listed<KeyValue>>(1);
+    // The first page decoded now: an object that does not decode is a 500 `Status`, as
+    // kube-apiserver answers a list it cannot decode (`RunTestTransformationFailure`).
+    let decoded = first
+        .items
+        .iter()
+        .map(|kv| server.objects.decode_listed(&target.served, kv))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = StreamPage {
+        items: StreamItems::Decoded(decoded),
+        next: first.next,
+        remaining: first.remaining,
+    };
+    let (pages, mut read) = tokio::sync::mpsc::channel::<StreamPage<H>>(1);
     let reader = {
         let server = server.clone();
         let namespace = target.namespace.clone();
@@ -615,6 +628,11 @@ where
                 };
                 listed += page.items.len();
                 next = page.next.clone();
+                let page = StreamPage {
+                    items: StreamItems::Stored(page.items),
+                    next: page.next,
+                    remaining: page.remaining,
+                };
                 if pages.send(page).await.is_err() {
                     return;
                 }
@@ -642,12 +660,12 @@ where
         let mut written = 0usize;
         while let Some(page) = read.recv().await {
             listed += page.items.len();
-            let mut items = page.items.into_iter().peekable();
+            let mut items = page.items.into_objects(&server.objects, served).peekable();
             while items.peek().is_some() {
                 let mut chunk = Vec::new();
-                for kv in items.by_ref().take(STREAM_CHUNK) {
-                    // Decoded here, just before it is written, on this thread.
-                    let Ok(object) = server.objects.decode_listed(served, &kv) else {
+                for object in items.by_ref().take(STREAM_CHUNK) {
+                    // A later page's object that does not decode cuts the body short.
+                    let Ok(object) = object else {
                         return;
                     };
                     if filtered && !selected(&query, codec, &object) {
@@ -693,6 +711,50 @@ where
     });
     let body = axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(body));
     Ok(respond(200, media::JSON, body))
+}
+
+/// A page of a streamed list, all read at the list's revision.
+struct StreamPage<H> {
+    items: StreamItems<H>,
+    /// Where the next page starts, when there are more keys.
+    next: Option<Vec<u8>>,
+    /// How many keys the next pages hold, when counted.
+    remaining: u64,
+}
+
+/// A streamed page's objects: the first page's decoded before answering, the others' as
+/// stored, to be decoded just before they are written, on the writer's thread.
+enum StreamItems<H> {
+    Decoded(Vec<H>),
+    Stored(Vec<KeyValue>),
+}
+
+impl<H> StreamItems<H>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    fn len(&self) -> usize {
+        match self {
+            StreamItems::Decoded(objects) => objects.len(),
+            StreamItems::Stored(values) => values.len(),
+        }
+    }
+
+    /// The page's objects in order, each decoded if it was not.
+    fn into_objects<'a, B: Backend + 'static>(
+        self,
+        objects: &'a Objects<H, B>,
+        served: &'a Served<H>,
+    ) -> Box<dyn Iterator<Item = Result<H, ApiError>> + Send + 'a> {
+        match self {
+            StreamItems::Decoded(decoded) => Box::new(decoded.into_iter().map(Ok)),
+            StreamItems::Stored(values) => Box::new(
+                values
+                    .into_iter()
+                    .map(move |kv| objects.decode_listed(served, &kv)),
+            ),
+        }
+    }
 }
 
 /// The request for a streamed list's page after `listed` items: at most a page, or what is

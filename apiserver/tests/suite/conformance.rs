@@ -41,6 +41,7 @@ apfkit_test_support::on_every_backend!(
     run_test_list_pagination_rare_object,
     run_test_list_inconsistent_continuation,
     a_filtered_page_reads_on_until_it_holds_limit_objects,
+    run_test_watch_context_cancel,
 );
 
 /// Sets a FlowSchema's labels to exactly `labels`, creating it when it is not there (as
@@ -661,6 +662,33 @@ async fn run_test_watch_dispatch_bookmark_events<B: Backend>(running: &Running<B
             (false, None) => {}
             (_, other) => panic!("{case}: {other:?}"),
         }
+    }
+}
+
+/// `watcher_tests.go` `RunTestWatchContextCancel`: a watch whose client is gone as soon as it
+/// starts is closed, not kept open: ten watches opened, then dropped before any event, leave none
+/// open.
+async fn run_test_watch_context_cancel<B: Backend>(running: &Running<B>) {
+    let mut watches = Vec::new();
+    for _ in 0..10 {
+        watches.push(
+            running
+                .watch(&format!(
+                    "{FLOW_SCHEMAS}?watch=1&resourceVersion=0&fieldSelector=metadata.name%3Dnot-existing"
+                ))
+                .await,
+        );
+    }
+    assert_eq!(running.server.open_watches(), 10, "the watches are open");
+    drop(watches);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while running.server.open_watches() > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} watches still open 10 s after their clients left",
+            running.server.open_watches()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
