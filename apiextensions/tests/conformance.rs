@@ -1493,13 +1493,13 @@ async fn run_test_optional_watch_bookmarks_with_correct_resource_version<B: Back
 async fn run_test_transformation_failure<B: Backend>(running: &Running<B>) {
     put(running, "first", "bar", Shape::Base).await;
     corrupt(running, "/registry/example.com/pods/second/baz").await;
-    let baz = format!("{}/baz", pods_in("second"));
+    let baz_path = format!("{}/baz", pods_in("second"));
     let pod = serde_json::to_vec(&Shape::Base.pod("second", "baz")).unwrap();
     for (method, path, body) in [
         ("GET", PODS.to_owned(), Vec::new()),
-        ("GET", baz.clone(), Vec::new()),
-        ("PUT", baz.clone(), pod),
-        ("DELETE", baz, Vec::new()),
+        ("GET", baz_path.clone(), Vec::new()),
+        ("PUT", baz_path.clone(), pod),
+        ("DELETE", baz_path, Vec::new()),
     ] {
         let (code, status) = request(&running.server, method, &path, body).await;
         assert_eq!(code, 500, "{method} {path}: {status}");

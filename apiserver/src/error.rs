@@ -272,6 +272,13 @@ impl ApiError {
         self
     }
 
+    /// 500 with no reason and the bare message: what kube-apiserver answers for an error its
+    /// handler did not turn into a `Status` (`ErrorToAPIStatus`: `StatusReasonUnknown`), such
+    /// as server-side apply's "failed to create typed patch object".
+    pub fn unknown(message: impl std::fmt::Display) -> Self {
+        ApiError::new(500, "", message.to_string())
+    }
+
     /// 500 `InternalError`.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         ApiError::new(
@@ -337,6 +344,10 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty() {
+            // metav1.Status omits an empty reason (`StatusReasonUnknown`).
+            status.as_object_mut().map(|status| status.remove("reason"));
+        }
         let mut details = serde_json::Map::new();
         if let Some(subject) = &self.details {
             if !subject.name.is_empty() {

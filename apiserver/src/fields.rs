@@ -284,7 +284,8 @@ where
                 .unwrap_or_default()
                 .to_owned()
         };
-        return Err(ApiError::internal(format!(
+        // A plain error in kube-apiserver's field manager, answered as such.
+        return Err(ApiError::unknown(format!(
             "failed to create typed patch object ({}/{}; {api_version}, Kind={}): {error}",
             meta("namespace"),
             meta("name"),
@@ -298,7 +299,7 @@ where
             FieldManagerError::Conflict { message, causes } => {
                 ApiError::apply_conflict(message, causes)
             }
-            FieldManagerError::Internal(message) => ApiError::internal(message),
+            FieldManagerError::Internal(message) => ApiError::unknown(message),
         })
 }
 

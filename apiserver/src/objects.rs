@@ -31,12 +31,15 @@ pub struct Objects<H: 'static, B> {
     decoded: std::sync::Mutex<Decoded<H>>,
 }
 
-/// Objects decoded from storage, by key and mod revision: a key written at a revision holds
-/// one value for good, so reading it again needs no second decode (kube-apiserver keeps
-/// decoded objects in its watch cache for the same reason). Bounded in count and in the bytes
-/// of the stored values; the oldest entry goes first.
+/// Objects decoded from storage, by key, mod revision and the resource that decoded them: a
+/// key written at a revision holds one value for good, so reading it again through the same
+/// resource needs no second decode (kube-apiserver keeps decoded objects in its watch cache
+/// for the same reason). A resource made anew (a CRD whose schema changed, with other
+/// defaults) decodes again, as kube-apiserver defaults what it reads from storage with the
+/// schema of the moment. Bounded in count and in the bytes of the stored values; the oldest
+/// entry goes first.
 struct Decoded<H> {
-    entries: std::collections::HashMap<Vec<u8>, (Revision, H, usize)>,
+    entries: std::collections::HashMap<Vec<u8>, (Revision, usize, H, usize)>,
     order: std::collections::VecDeque<Vec<u8>>,
     bytes: usize,
 }
@@ -56,20 +59,25 @@ impl<H: Clone> Decoded<H> {
         }
     }
 
-    fn get(&self, key: &[u8], revision: Revision) -> Option<H> {
+    /// The object `key` held at `revision`, as the resource `decoder` decoded it.
+    fn get(&self, key: &[u8], revision: Revision, decoder: usize) -> Option<H> {
         self.entries
             .get(key)
-            .filter(|(kept, _, _)| *kept == revision)
-            .map(|(_, object, _)| object.clone())
+            .filter(|(kept, by, _, _)| *kept == revision && *by == decoder)
+            .map(|(_, _, object, _)| object.clone())
     }
 
-    /// Keeps `object`, decoded from `size` stored bytes, unless it alone is over the bound.
-    fn insert(&mut self, key: &[u8], revision: Revision, object: H, size: usize) {
+    /// Keeps `object`, decoded by the resource `decoder` from `size` stored bytes, unless it
+    /// alone is over the bound.
+    fn insert(&mut self, key: &[u8], revision: Revision, decoder: usize, object: H, size: usize) {
         if size > DECODED_BYTES {
             return;
         }
-        match self.entries.insert(key.to_vec(), (revision, object, size)) {
-            Some((_, _, replaced)) => self.bytes -= replaced,
+        match self
+            .entries
+            .insert(key.to_vec(), (revision, decoder, object, size))
+        {
+            Some((_, _, _, replaced)) => self.bytes -= replaced,
             None => self.order.push_back(key.to_vec()),
         }
         self.bytes += size;
@@ -77,7 +85,7 @@ impl<H: Clone> Decoded<H> {
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
-            if let Some((_, _, size)) = self.entries.remove(&oldest) {
+            if let Some((_, _, _, size)) = self.entries.remove(&oldest) {
                 self.bytes -= size;
             }
         }
@@ -240,13 +248,20 @@ where
             .decoded
             .lock()
             .ok()
-            .and_then(|decoded| decoded.get(&kv.key, kv.mod_revision));
+            .and_then(|decoded| decoded.get(&kv.key, kv.mod_revision, served.serial()));
         let mut object = match kept {
             Some(object) => object,
             None => {
                 let object = self.decode_stored(served, kv)?;
                 if keep && let Ok(mut decoded) = self.decoded.lock() {
-                    decoded.insert(&kv.key, kv.mod_revision, object.clone(), kv.value.len());
+                    let size = kv.value.len();
+                    decoded.insert(
+                        &kv.key,
+                        kv.mod_revision,
+                        served.serial(),
+                        object.clone(),
+                        size,
+                    );
                 }
                 object
             }
@@ -919,34 +934,34 @@ mod tests {
     #[test]
     fn decoded_objects_are_kept_by_key_and_revision_and_bounded() {
         let mut decoded = Decoded::new();
-        decoded.insert(b"a", Revision(3), "a at 3", 10);
-        assert_eq!(decoded.get(b"a", Revision(3)), Some("a at 3"));
+        decoded.insert(b"a", Revision(3), 0, "a at 3", 10);
+        assert_eq!(decoded.get(b"a", Revision(3), 0), Some("a at 3"));
         assert_eq!(
-            decoded.get(b"a", Revision(4)),
+            decoded.get(b"a", Revision(4), 0),
             None,
             "another revision is another value"
         );
-        decoded.insert(b"a", Revision(4), "a at 4", 10);
-        assert_eq!(decoded.get(b"a", Revision(4)), Some("a at 4"));
+        decoded.insert(b"a", Revision(4), 0, "a at 4", 10);
+        assert_eq!(decoded.get(b"a", Revision(4), 0), Some("a at 4"));
         assert_eq!(decoded.bytes, 10);
         for i in 0..DECODED_OBJECTS + 10 {
-            decoded.insert(format!("k{i}").as_bytes(), Revision(5), "k", 1);
+            decoded.insert(format!("k{i}").as_bytes(), Revision(5), 0, "k", 1);
         }
         assert_eq!(decoded.entries.len(), DECODED_OBJECTS);
         assert_eq!(decoded.order.len(), DECODED_OBJECTS);
         assert_eq!(
-            decoded.get(b"a", Revision(4)),
+            decoded.get(b"a", Revision(4), 0),
             None,
             "the oldest went first"
         );
         // Bounded by bytes too: large objects push the others out, and one over the bound is
         // not kept at all.
-        decoded.insert(b"big", Revision(6), "big", DECODED_BYTES - 100);
-        decoded.insert(b"big2", Revision(6), "big2", 200);
+        decoded.insert(b"big", Revision(6), 0, "big", DECODED_BYTES - 100);
+        decoded.insert(b"big2", Revision(6), 0, "big2", 200);
         assert!(decoded.bytes <= DECODED_BYTES);
-        assert_eq!(decoded.get(b"big", Revision(6)), None);
-        decoded.insert(b"huge", Revision(7), "huge", DECODED_BYTES + 1);
-        assert_eq!(decoded.get(b"huge", Revision(7)), None);
+        assert_eq!(decoded.get(b"big", Revision(6), 0), None);
+        decoded.insert(b"huge", Revision(7), 0, "huge", DECODED_BYTES + 1);
+        assert_eq!(decoded.get(b"huge", Revision(7), 0), None);
     }
 
     #[test]

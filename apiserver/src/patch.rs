@@ -11,6 +11,30 @@ use serde_json::{Map, Value};
 /// (`k8s.io/apiserver/pkg/endpoints/handlers/patch.go`, `maxJSONPatchOperations`).
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
+/// The first key an apply body repeats within one mapping, worded as go-yaml's strict
+/// unmarshal words it (`line 11: key "foo" already set in map`), which kube-apiserver reports
+/// for an apply with `fieldValidation=Strict` (`k8s.io/apiserver/pkg/endpoints/handlers/
+/// patch.go`, `applyPatcher`: `yaml.UnmarshalStrict`); its lines count from the body's first.
+/// `None` for a body without one, or one that is not YAML (its reading says why).
+pub fn repeated_yaml_key(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    match serde_saphyr::from_str_with_options::<Value>(text, options) {
+        Err(error) => match error.without_snippet() {
+            serde_saphyr::Error::DuplicateMappingKey {
+                key: Some(key),
+                location,
+            } => Some(format!(
+                "line {}: key {key:?} already set in map",
+                location.line()
+            )),
+            _ => None,
+        },
+        Ok(_) => None,
+    }
+}
+
 /// Why a patch could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
@@ -378,6 +402,23 @@ pub fn schemaless() -> SchemaView<'static> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn repeated_yaml_keys_are_named_with_their_line_as_go_yaml_does() {
+        // field_validation.go, "should detect duplicates in a CR when preserving unknown
+        // fields": the body starts with a newline, so `foo: foo2` is line 11.
+        let body = "\napiVersion: v1\nkind: K\nmetadata:\n  name: mytest\n  finalizers:\n  \
+                    - test-finalizer\nspec:\n  unknown: uk1\n  foo: foo1\n  foo: foo2\n";
+        assert_eq!(
+            repeated_yaml_key(body.as_bytes()).as_deref(),
+            Some(r#"line 11: key "foo" already set in map"#)
+        );
+        // The same key in two mappings is no repeat; nor is a body that is not YAML.
+        assert_eq!(repeated_yaml_key(b"a: {x: 1}\nb: {x: 2}\n"), None);
+        assert_eq!(repeated_yaml_key(b"a: [\n"), None);
+        assert_eq!(repeated_yaml_key(b"\xff\xfe"), None);
+    }
+
     use super::*;
     use serde_json::json;
 

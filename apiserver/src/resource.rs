@@ -425,6 +425,11 @@ impl<H> Served<H> {
             .map(|c| &**c)
     }
 
+    /// Which resource this is among every one made in this process.
+    pub(crate) fn serial(&self) -> usize {
+        self.serial
+    }
+
     /// An identity of the codec of the version at `index` among every codec of every
     /// resource made in this process, to keep what it wrote.
     pub fn codec_id(&self, index: usize) -> usize {

@@ -208,7 +208,8 @@ pub enum FieldManagerError {
         /// Each conflict: its message (`conflict with "manager" using version`) and field.
         causes: Vec<(String, String)>,
     },
-    /// 500: the object or its managed fields could not be read.
+    /// 500: the object or its managed fields could not be read (a plain error in
+    /// kube-apiserver's field manager, which its handler answers without a reason).
     #[error("{0}")]
     Internal(String),
 }

@@ -76,24 +76,30 @@ impl Schema {
             root,
             atoms: vec![Atom::Deduced],
             by_reference: HashMap::new(),
+            embedded: Vec::new(),
         };
         let root = compiler.node(root, 0);
+        let embedded = compiler.embedded;
         let mut schema = Schema {
             atoms: compiler.atoms,
             root,
         };
-        schema.with_object_meta();
+        for object in std::iter::once(root).chain(embedded) {
+            schema.with_object_meta(object);
+        }
         schema
     }
 
-    /// Gives the root `apiVersion` and `kind`, and its `metadata` ObjectMeta's merge rules, as
-    /// upstream's OpenAPI declares
-    /// them (`k8s.io/apimachinery/pkg/apis/meta/v1/types.go`): `finalizers` a set,
-    /// `ownerReferences` a map keyed by `uid`, `managedFields` atomic, `labels` and
+    /// Gives an object (the root, or one marked `x-kubernetes-embedded-resource`) its
+    /// `apiVersion` and `kind`, and its `metadata` ObjectMeta's merge rules, as upstream's
+    /// OpenAPI declares them (`k8s.io/apimachinery/pkg/apis/meta/v1/types.go`): `finalizers` a
+    /// set, `ownerReferences` a map keyed by `uid`, `managedFields` atomic, `labels` and
     /// `annotations` granular maps. The schemas here take ObjectMeta from k8s-openapi, and a
-    /// CRD's schema says nothing of it; kube-apiserver merges it by these rules for every kind.
-    fn with_object_meta(&mut self) {
-        let Atom::Map { fields, .. } = self.atom(self.root) else {
+    /// CRD's schema says nothing of it; kube-apiserver merges it by these rules for every kind,
+    /// and for every embedded resource (apiextensions-apiserver's OpenAPI builder,
+    /// `addEmbeddedProperties`).
+    fn with_object_meta(&mut self, object: NodeId) {
+        let Atom::Map { fields, .. } = self.atom(object) else {
             return;
         };
         let existing = fields.get("metadata").copied();
@@ -152,7 +158,7 @@ impl Schema {
             atomic: false,
             defaults: BTreeMap::new(),
         });
-        if let Atom::Map { fields, .. } = &mut self.atoms[self.root.0] {
+        if let Atom::Map { fields, .. } = &mut self.atoms[object.0] {
             fields.insert("metadata".to_owned(), meta);
             // A CRD's schema leaves out `apiVersion` and `kind` too; every object has them.
             for name in ["apiVersion", "kind"] {
@@ -212,6 +218,8 @@ struct Compiler<'a> {
     root: &'a Value,
     atoms: Vec<Atom>,
     by_reference: HashMap<String, NodeId>,
+    /// The objects marked `x-kubernetes-embedded-resource`.
+    embedded: Vec<NodeId>,
 }
 
 impl<'a> Compiler<'a> {
@@ -316,6 +324,9 @@ impl<'a> Compiler<'a> {
                 };
                 apply_extensions(&mut atom, schema);
                 self.atoms[id.0] = atom;
+                if schema.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
+                    self.embedded.push(id);
+                }
                 id
             }
             Some("object") => {
@@ -473,5 +484,59 @@ mod tests {
         let labels = schema.field(metadata, "labels");
         assert_eq!(schema.atom(schema.field(labels, "team")), &Atom::Scalar);
         assert_eq!(schema.atom(schema.field(root, "unknown")), &Atom::Deduced);
+    }
+
+    /// An object marked `x-kubernetes-embedded-resource` gets `apiVersion`, `kind` and
+    /// ObjectMeta's fields, as apiextensions-apiserver's OpenAPI builder gives it
+    /// (`addEmbeddedProperties`); field_validation.go's embedded `metadata.namespace` is
+    /// declared, its `metadata.unknownSubMeta` is not.
+    #[test]
+    fn embedded_resources_get_type_meta_and_object_meta() {
+        let schema = Schema::compile(&json!({
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "template": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
+                    "metadata": {"type": "object", "properties": {"name": {"type": "string"}}},
+                    "spec": {"type": "object"},
+                }},
+                "plain": {"type": "object", "properties": {"a": {"type": "string"}}},
+            }}},
+        }));
+        let spec = schema.field(schema.root(), "spec");
+        let template = schema.field(spec, "template");
+        for name in ["apiVersion", "kind"] {
+            assert_eq!(
+                schema.atom(schema.field(template, name)),
+                &Atom::Scalar,
+                "{name}"
+            );
+        }
+        let metadata = schema.field(template, "metadata");
+        assert_eq!(
+            schema.atom(schema.field(metadata, "namespace")),
+            &Atom::Scalar
+        );
+        assert_eq!(schema.atom(schema.field(metadata, "name")), &Atom::Scalar);
+        assert!(matches!(
+            schema.atom(schema.field(metadata, "finalizers")),
+            Atom::List {
+                list_type: ListType::Set,
+                ..
+            }
+        ));
+        // Not a declared field: unknown, refused under strict field validation.
+        let Atom::Map {
+            fields, elements, ..
+        } = schema.atom(metadata)
+        else {
+            panic!("metadata is a map");
+        };
+        assert!(!fields.contains_key("unknownSubMeta") && elements.is_none());
+        // An object not marked embedded gets none of it.
+        let plain = schema.field(spec, "plain");
+        let Atom::Map { fields, .. } = schema.atom(plain) else {
+            panic!("a map");
+        };
+        assert!(!fields.contains_key("kind") && !fields.contains_key("metadata"));
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Document, Encoding, ReadError};
+use apfkit_runtime::scheme::{Document, Encoding, ErrorKind, ReadError, UnknownFields};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{Method, header};
@@ -935,12 +935,31 @@ where
         }
     }
     let unknown = query.field_validation;
-    let reported = document.reported_fields(unknown).map_err(bad_decode)?;
-    let mut warnings = Vec::new();
-    let object = target
-        .codec()
-        .decode(&value, unknown, &mut warnings)
+    // Repeated keys (and fields a protobuf body's type lacks) go into one strict decoding
+    // error with the unknown fields conversion finds, after them, as kube-apiserver's strict
+    // decoder lists both (field_validation.go: `unknown field "spec.unknownField", duplicate
+    // field "spec.replicas"`).
+    let strict = unknown == UnknownFields::Strict;
+    let reported = document
+        .reported_fields(if strict { UnknownFields::Warn } else { unknown })
         .map_err(bad_decode)?;
+    let strictly_refused = |message: Option<String>| {
+        let mut fields: Vec<String> = message.into_iter().collect();
+        fields.extend(reported.iter().map(ToString::to_string));
+        ApiError::bad_request(format!("strict decoding error: {}", fields.join(", ")))
+    };
+    let mut warnings = Vec::new();
+    let object = match target.codec().decode(&value, unknown, &mut warnings) {
+        Err(error) if strict && !reported.is_empty() && error.kind == ErrorKind::UnknownFields => {
+            let found = error.message.strip_prefix("strict decoding error: ");
+            return Err(strictly_refused(Some(
+                found.unwrap_or(&error.message).to_owned(),
+            )));
+        }
+        Err(error) => return Err(bad_decode(error)),
+        Ok(_) if strict && !reported.is_empty() => return Err(strictly_refused(None)),
+        Ok(object) => object,
+    };
     let mut texts: Vec<String> = reported.iter().map(ToString::to_string).collect();
     texts.extend(warnings.iter().map(ToString::to_string));
     Ok((object, texts))
@@ -1247,6 +1266,14 @@ where
     }
     let manager = &writer_of(write, "PatchOptions")?;
     let force = query.force.unwrap_or(false);
+    if query.field_validation == UnknownFields::Strict
+        && let Some(repeated) = crate::patch::repeated_yaml_key(write.body)
+    {
+        return Err(ApiError::bad_request(format!(
+            "error strict decoding patch: error converting YAML to JSON: yaml: unmarshal \
+             errors:\n  {repeated}"
+        )));
+    }
     let mut documents = Vec::new();
     server
         .objects
