@@ -55,8 +55,9 @@ impl Format {
 pub enum Wanted {
     /// The object or list itself.
     Object(Format),
-    /// A `meta.k8s.io/v1` `Table`.
-    Table(Format),
+    /// A `Table` of `meta.k8s.io`, in the version asked for: its `apiVersion`
+    /// (`meta.k8s.io/v1` or `meta.k8s.io/v1beta1`).
+    Table(Format, &'static str),
     /// Aggregated discovery (`apidiscovery.k8s.io`), in version `v2` or `v2beta1`.
     Discovery(&'static str),
 }
@@ -129,10 +130,14 @@ pub fn negotiate(
         match (range.as_kind, range.group, range.version) {
             (None, None, None) if !range.other_parameters => return Ok(Wanted::Object(format)),
             // Tables are written as JSON or YAML; a protobuf table range is passed over.
-            (Some("Table"), Some("meta.k8s.io"), Some("v1" | "v1beta1"))
+            (Some("Table"), Some("meta.k8s.io"), Some(version @ ("v1" | "v1beta1")))
                 if tables && format != Format::Protobuf =>
             {
-                return Ok(Wanted::Table(format));
+                let api_version = match version {
+                    "v1" => "meta.k8s.io/v1",
+                    _ => "meta.k8s.io/v1beta1",
+                };
+                return Ok(Wanted::Table(format, api_version));
             }
             (Some("APIGroupDiscoveryList"), Some("apidiscovery.k8s.io"), Some(version))
                 if discovery && format == Format::Json =>
@@ -181,7 +186,18 @@ mod tests {
         let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(
             negotiate(Some(kubectl), true, false, false).unwrap(),
-            Wanted::Table(Format::Json)
+            Wanted::Table(Format::Json, "meta.k8s.io/v1")
+        );
+        // table_conversion.go asks for v1beta1 alone, and gets a v1beta1 Table.
+        assert_eq!(
+            negotiate(
+                Some("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
+                true,
+                false,
+                false
+            )
+            .unwrap(),
+            Wanted::Table(Format::Json, "meta.k8s.io/v1beta1")
         );
         assert_eq!(
             negotiate(Some(kubectl), false, false, false).unwrap(),

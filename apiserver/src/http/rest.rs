@@ -155,7 +155,13 @@ where
     let protobuf = server.objects.wire().writes_protobuf() && target.served.protobuf();
     let (format, table) = match media::negotiate(accept.as_deref(), reads, false, protobuf)? {
         Wanted::Object(format) => (format, None),
-        Wanted::Table(format) => (format, Some(query.include_object)),
+        Wanted::Table(format, api_version) => (
+            format,
+            Some(AsTable {
+                include: query.include_object,
+                api_version,
+            }),
+        ),
         Wanted::Discovery(_) => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
     match (method, target.name.is_some()) {
@@ -323,7 +329,7 @@ async fn get<H, B>(
     target: &Target<H>,
     query: &Query,
     format: Format,
-    table: Option<IncludeObject>,
+    table: Option<AsTable>,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -337,12 +343,12 @@ where
         .objects
         .get_stored(&target.served, target.place())
         .await?;
-    if let Some(include) = table {
+    if let Some(as_table) = table {
         let object = server.objects.decode_kept(&target.served, &kv)?;
         let metadata = serde_json::json!({
             "resourceVersion": object.metadata().resource_version,
         });
-        let table = table_of(target, vec![object], include, metadata)?;
+        let table = table_of(target, vec![object], as_table, metadata)?;
         return Ok(respond(200, content_type(format), written(&table, format)?));
     }
     // Written once per revision, version and format, for every GET that asks alike.
@@ -370,12 +376,21 @@ pub(super) fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError
     }
 }
 
+/// A `Table` asked for: what each row carries of its object, and the `apiVersion` of
+/// `meta.k8s.io` it is written in (with its rows' `PartialObjectMetadata`), as kube-apiserver
+/// writes the version the client asked for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AsTable {
+    pub(super) include: IncludeObject,
+    pub(super) api_version: &'static str,
+}
+
 /// A `Table` of `objects` with the resource's printer (or the default columns), rows in the
 /// printer's order, each row carrying what `includeObject` asks for.
 pub(super) fn table_of<H: Object + Clone>(
     target: &Target<H>,
     objects: Vec<H>,
-    include: IncludeObject,
+    as_table: AsTable,
     metadata: Value,
 ) -> Result<Value, ApiError> {
     let printer = target.served.config.printer.as_ref();
@@ -399,12 +414,12 @@ pub(super) fn table_of<H: Object + Clone>(
             None => crate::table::default_cells(&value),
         };
         let mut row = serde_json::json!({"cells": cells});
-        match include {
+        match as_table.include {
             IncludeObject::None => {}
             IncludeObject::Metadata => {
                 row["object"] = serde_json::json!({
                     "kind": "PartialObjectMetadata",
-                    "apiVersion": "meta.k8s.io/v1",
+                    "apiVersion": as_table.api_version,
                     "metadata": value.get("metadata").cloned().unwrap_or_default(),
                 });
             }
@@ -420,7 +435,7 @@ pub(super) fn table_of<H: Object + Clone>(
     let columns = printer.map_or(crate::table::DEFAULT_COLUMNS, |p| &p.columns);
     Ok(serde_json::json!({
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": as_table.api_version,
         "metadata": metadata,
         "columnDefinitions": crate::table::column_definitions(columns),
         "rows": rows,
@@ -432,7 +447,7 @@ async fn list<H, B>(
     target: &Target<H>,
     query: &Query,
     format: Format,
-    table: Option<IncludeObject>,
+    table: Option<AsTable>,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -467,8 +482,8 @@ where
             metadata.insert("remainingItemCount".into(), page.remaining.into());
         }
     }
-    if let Some(include) = table {
-        let table = table_of(target, page.items, include, Value::Object(metadata))?;
+    if let Some(as_table) = table {
+        let table = table_of(target, page.items, as_table, Value::Object(metadata))?;
         return Ok(respond(200, content_type(format), written(&table, format)?));
     }
     let items = page

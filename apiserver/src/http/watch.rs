@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::media::Format;
-use super::query::{IncludeObject, Query, ReadAt};
-use super::rest::{Target, not_ahead, selected, table_of};
+use super::query::{Query, ReadAt};
+use super::rest::{AsTable, Target, not_ahead, selected, table_of};
 use super::written::Writing;
 use super::{ApiServer, respond};
 use crate::error::ApiError;
@@ -43,7 +43,7 @@ pub(super) async fn watch<H, B>(
     target: &Target<H>,
     query: Query,
     format: Format,
-    table: Option<IncludeObject>,
+    table: Option<AsTable>,
 ) -> Response
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -120,7 +120,7 @@ struct Stream<'s, H: 'static> {
     target: Target<H>,
     format: Format,
     /// Events as one-row tables, with what each row carries of its object.
-    table: Option<IncludeObject>,
+    table: Option<AsTable>,
     /// How long a written event may stay unread.
     stalled: Duration,
     /// The scheme, which writes bookmarks in protobuf.
@@ -313,11 +313,11 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
 
     async fn send(&mut self, kind: &str, object: H) -> Result<(), Stop> {
         let object = match self.table {
-            Some(include) => {
+            Some(as_table) => {
                 let metadata = serde_json::json!({
                     "resourceVersion": object.metadata().resource_version,
                 });
-                let table = table_of(&self.target, vec![object], include, metadata)?;
+                let table = table_of(&self.target, vec![object], as_table, metadata)?;
                 serde_json::to_vec(&table).map_err(ApiError::internal)?
             }
             None => self

@@ -420,3 +420,138 @@ fn custom_resource_definition_go_with_the_python_client_on_etcd() {
     let server = Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]);
     custom_resource_definitions_hold(&server);
 }
+
+/// test/e2e/apimachinery/chunking.go, "should return chunks of results for list calls": 400
+/// objects (FlowSchemas for upstream's PodTemplates, created by 20 threads) listed three
+/// times in pages of a random size from 1 to 40, every page at the first page's revision, its
+/// `remainingItemCount` set exactly when a continue token is and adding up to 400, the names
+/// in order; then all at once with `limit=401`.
+const CHUNKING: &str = r#"
+from concurrent.futures import ThreadPoolExecutor
+schemas = client.FlowcontrolApiserverV1Api(api)
+TOTAL = 400
+def create(i):
+    for _ in range(4):
+        try:
+            schemas.create_flow_schema({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                "metadata": {"name": "template-%04d" % i},
+                "spec": {"priorityLevelConfiguration": {"name": "global-default"}}})
+            return
+        except ApiException:
+            pass
+    raise Exception("unable to create template %d" % i)
+with ThreadPoolExecutor(20) as pool:
+    list(pool.map(create, range(TOTAL)))
+problems = []
+for _ in range(3):
+    found, last_rv, token = 0, None, None
+    while True:
+        limit = random.randint(1, TOTAL // 10)
+        page = schemas.list_flow_schema(limit=limit, _continue=token)
+        if len(page.items) > limit:
+            problems.append("%d items for limit %d" % (len(page.items), limit))
+        last_rv = last_rv or page.metadata.resource_version
+        if page.metadata.resource_version != last_rv:
+            problems.append("rv %s after %s" % (page.metadata.resource_version, last_rv))
+        remaining = page.metadata.remaining_item_count
+        if not page.metadata._continue:
+            if remaining is not None:
+                problems.append("remainingItemCount %s on the last page" % remaining)
+        elif remaining is None or remaining + len(page.items) + found != TOTAL:
+            problems.append("remainingItemCount %s after %d + %d" % (remaining, found, len(page.items)))
+        for item in page.items:
+            if item.metadata.name != "template-%04d" % found:
+                problems.append("%s where template-%04d" % (item.metadata.name, found))
+            found += 1
+        if not page.metadata._continue:
+            break
+        token = page.metadata._continue
+    if found != TOTAL:
+        problems.append("found %d" % found)
+whole = schemas.list_flow_schema(limit=TOTAL + 1)
+print(json.dumps({"problems": problems[:10], "all_at_once": len(whole.items)}))
+"#;
+
+fn chunks_are_returned_for_list_calls(server: &Server) {
+    let report = run_python(server, &format!("{PYTHON_HELPERS}{CHUNKING}"));
+    assert_eq!(
+        report,
+        serde_json::json!({"problems": [], "all_at_once": 400})
+    );
+}
+
+#[test]
+fn chunking_go_returns_chunks_of_results_for_list_calls_on_the_embedded_store() {
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    chunks_are_returned_for_list_calls(&server);
+}
+
+#[test]
+fn chunking_go_returns_chunks_of_results_for_list_calls_on_etcd() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let server = Server::start(&["--etcd-servers", &etcd.endpoint, "--no-bootstrap", NO_APF]);
+    chunks_are_returned_for_list_calls(&server);
+}
+
+/// test/e2e/apimachinery/table_conversion.go, "should return pod details", "should return
+/// chunks of table results for list calls" and "should return generic metadata details across
+/// all namespaces for nodes", on FlowSchemas (cluster-scoped, as nodes are) as `meta.k8s.io/
+/// v1beta1` Tables.
+const TABLES: &str = r#"
+TABLE = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+BASE = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+def get_table(path):
+    url = api.configuration.host + path
+    r = api.rest_client.pool_manager.request("GET", url, headers={"Accept": TABLE})
+    return r.status, json.loads(r.data.decode())
+schemas = client.FlowcontrolApiserverV1Api(api)
+def create(name):
+    schemas.create_flow_schema({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": name}, "spec": {"priorityLevelConfiguration": {"name": "global-default"}}})
+out = {}
+create("pod-1")
+code, table = get_table(BASE + "/pod-1")
+columns = table.get("columnDefinitions", [])
+rows = table.get("rows", [])
+out["pod_details"] = [code, table.get("kind"), table.get("apiVersion"), len(columns) > 2, len(rows),
+                      len(rows[0]["cells"]) == len(columns) if rows else None,
+                      columns[0]["name"] if columns else None, rows[0]["cells"][0] if rows else None]
+for i in range(20):
+    create("template-%04d" % i)
+code, paged = get_table(BASE + "?limit=2")
+out["paged"] = [code, len(paged["rows"]), paged["metadata"].get("resourceVersion", "") != "",
+                paged["metadata"].get("continue", "") != "", [r["cells"][0] for r in paged["rows"]]]
+code, rest = get_table(BASE + "?continue=" + paged["metadata"]["continue"])
+out["continued"] = [code, rest["rows"][0]["cells"][0] if rest["rows"] else None]
+code, whole = get_table(BASE)
+out["cluster_wide"] = [code, len(whole["columnDefinitions"]) >= 2, len(whole["rows"]),
+                       all(len(r["cells"]) == len(whole["columnDefinitions"]) for r in whole["rows"]),
+                       whole["columnDefinitions"][0]["name"], whole["metadata"].get("resourceVersion", "") != ""]
+print(json.dumps(out))
+"#;
+
+fn tables_hold(server: &Server) {
+    let report = run_python(server, &format!("{PYTHON_HELPERS}{TABLES}"));
+    assert_eq!(
+        report,
+        serde_json::json!({
+            "pod_details": [200, "Table", "meta.k8s.io/v1beta1", true, 1, true, "Name", "pod-1"],
+            "paged": [200, 2, true, true, ["pod-1", "template-0000"]],
+            "continued": [200, "template-0001"],
+            "cluster_wide": [200, true, 21, true, "Name", true],
+        })
+    );
+}
+
+#[test]
+fn table_conversion_go_with_the_python_client_on_the_embedded_store() {
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    tables_hold(&server);
+}
+
+#[test]
+fn table_conversion_go_with_the_python_client_on_etcd() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let server = Server::start(&["--etcd-servers", &etcd.endpoint, "--no-bootstrap", NO_APF]);
+    tables_hold(&server);
+}
