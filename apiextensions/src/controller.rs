@@ -197,13 +197,17 @@ where
             .filter(|v| v.served)
             .max_by(|a, b| compare_kube_aware_version_strings(&a.name, &b.name))
             .map(crate::printer::printer);
-        // Each version's OpenAPI schema: the OpenAPI documents' and server-side apply's.
+        // Each version's OpenAPI schema, as kube-apiserver publishes it: the OpenAPI
+        // documents' and server-side apply's.
         let schemas: BTreeMap<String, Value> = source
             .versions
             .iter()
             .filter_map(|v| {
                 let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
-                Some((v.name.clone(), serde_json::to_value(schema).ok()?))
+                let schema = serde_json::to_value(schema).ok()?;
+                let published =
+                    crate::published::published(&schema, &compiled.group, &v.name, &compiled.kind);
+                Some((v.name.clone(), published))
             })
             .collect();
         let kind = compiled.kind.clone();

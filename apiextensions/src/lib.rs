@@ -19,6 +19,7 @@ pub mod custom;
 pub mod definitions;
 pub mod object;
 pub mod printer;
+mod published;
 pub mod webhook;
 
 pub use controller::CustomResources;

@@ -310,8 +310,13 @@ impl<'a> Compiler<'a> {
                         }
                     }
                 }
+                // Fields past those declared are deduced where the schema preserves them
+                // (kube-openapi's schemaconv gives such a map a deduced element type).
+                let preserves =
+                    schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
                 let elements = match schema.get("additionalProperties") {
                     Some(extra @ Value::Object(_)) => Some(self.node(extra, depth + 1)),
+                    _ if preserves => Some(DEDUCED),
                     Some(Value::Bool(false)) => None,
                     _ if fields.is_empty() => Some(DEDUCED),
                     _ => None,
@@ -434,6 +439,8 @@ mod tests {
                 "selector": {"type": "object", "x-kubernetes-map-type": "atomic",
                              "properties": {"a": {"type": "string"}}},
                 "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "kept": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                         "properties": {"a": {"type": "string"}}},
                 "port": {"x-kubernetes-int-or-string": true},
             },
             "$defs": {"Meta": {"type": "object", "properties": {
@@ -464,6 +471,16 @@ mod tests {
             }
         ));
         assert_eq!(schema.atom(schema.field(root, "port")), &Atom::Deduced);
+        // Declared fields and preserved unknown ones: the others are deduced, not refused.
+        let kept = schema.field(root, "kept");
+        assert_eq!(schema.atom(schema.field(kept, "a")), &Atom::Scalar);
+        assert!(matches!(
+            schema.atom(kept),
+            Atom::Map {
+                elements: Some(_),
+                ..
+            }
+        ));
         let metadata = schema.field(root, "metadata");
         assert!(matches!(
             schema.atom(schema.field(metadata, "finalizers")),

@@ -17,6 +17,7 @@ mod serve;
 mod serve_apply;
 mod serve_auth;
 mod serve_clients;
+mod serve_crd_openapi;
 mod serve_crds;
 mod serve_fairness;
 mod serve_flow_control;

@@ -621,3 +621,152 @@ fn flowcontrol_go_requests_are_classified_by_a_new_flow_schema_on_etcd() {
     let etcd = apfkit_test_support::etcd::Etcd::start();
     requests_are_classified(&Server::start(&["--etcd-servers", &etcd.endpoint]));
 }
+
+/// test/e2e/apimachinery/crd_conversion_webhook.go, "should be able to convert from CR v1 to
+/// CR v2" and "should be able to convert a non homogeneous list of CRs" ([Conformance]
+/// v1.16). Upstream's webhook is agnhost's `crd-conversion-webhook` behind a Service; here it
+/// is the same conversion (v1 `hostPort` ⇄ v2 `host` and `port`) in Python over TLS on
+/// loopback, reached by the CRD's `url` (apfkit serve resolves no Services).
+const CONVERSION_WEBHOOK: &str = r#"
+import http.server, ssl, threading, base64
+class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        req = review["request"]
+        desired = req["desiredAPIVersion"]
+        converted = []
+        for o in req["objects"]:
+            o = dict(o)
+            if o["apiVersion"].endswith("/v1") and desired.endswith("/v2") and "hostPort" in o:
+                o["host"], o["port"] = o.pop("hostPort").split(":")
+            elif o["apiVersion"].endswith("/v2") and desired.endswith("/v1") and "host" in o:
+                o["hostPort"] = o.pop("host") + ":" + o.pop("port")
+            o["apiVersion"] = desired
+            converted.append(o)
+        body = json.dumps({"apiVersion": review["apiVersion"], "kind": "ConversionReview",
+            "response": {"uid": req["uid"], "convertedObjects": converted,
+                         "result": {"status": "Success"}}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+tls.load_cert_chain(CERT, KEY)
+hook.socket = tls.wrap_socket(hook.socket, server_side=True)
+threading.Thread(target=hook.serve_forever, daemon=True).start()
+url = "https://127.0.0.1:%d/crdconvert" % hook.server_address[1]
+bundle = base64.b64encode(open(CERT, "rb").read()).decode()
+
+def versions(storage):
+    return [{"name": "v1", "served": True, "storage": storage == "v1", "schema": {"openAPIV3Schema":
+                {"type": "object", "properties": {"hostPort": {"type": "string"}}}}},
+            {"name": "v2", "served": True, "storage": storage == "v2", "schema": {"openAPIV3Schema":
+                {"type": "object", "properties": {"host": {"type": "string"}, "port": {"type": "string"}}}}}]
+custom = client.CustomObjectsApi(api)
+def test_crd(serial):
+    kind = "e2e-test-crd-webhook-%d-crd" % serial
+    plural = kind + "s"
+    ext.create_custom_resource_definition({"apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition", "metadata": {"name": plural + ".stable.example.com"},
+        "spec": {"group": "stable.example.com", "scope": "Namespaced", "versions": versions("v1"),
+                 "names": {"plural": plural, "singular": kind, "kind": kind, "listKind": kind + "List"},
+                 "conversion": {"strategy": "Webhook", "webhook": {
+                     "clientConfig": {"url": url, "caBundle": bundle},
+                     "conversionReviewVersions": ["v1", "v1beta1"]}}}})
+    for _ in range(300):
+        if raw("GET", "/apis/stable.example.com/v2/namespaces/default/" + plural, None, "application/json")[0] == 200:
+            return kind, plural
+        time.sleep(0.1)
+    raise Exception("the CRD " + kind + " is not served")
+def create_v1(kind, plural, name):
+    custom.create_namespaced_custom_object("stable.example.com", "v1", "default", plural,
+        {"apiVersion": "stable.example.com/v1", "kind": kind,
+         "metadata": {"name": name, "namespace": "default"}, "hostPort": "localhost:8080"})
+def shape(o):
+    return [o["apiVersion"], o.get("hostPort"), o.get("host"), o.get("port")]
+out = {}
+
+# should be able to convert from CR v1 to CR v2
+kind, plural = test_crd(1)
+create_v1(kind, plural, "cr-instance-1")
+out["v2_of_v1"] = shape(custom.get_namespaced_custom_object("stable.example.com", "v2", "default", plural, "cr-instance-1"))
+
+# should be able to convert a non homogeneous list of CRs
+kind, plural = test_crd(2)
+create_v1(kind, plural, "cr-instance-1")
+name = plural + ".stable.example.com"
+for _ in range(10):
+    crd = ext.read_custom_resource_definition(name)
+    body = api.sanitize_for_serialization(crd)
+    body["spec"]["versions"] = versions("v2")
+    try:
+        ext.replace_custom_resource_definition(name, body)
+        break
+    except ApiException as e:
+        if e.status != 409:
+            raise
+for _ in range(100):
+    try:
+        create_v1(kind, plural, "cr-instance-2")
+        break
+    except ApiException:
+        time.sleep(0.1)
+listed = {}
+for version in ("v2", "v1"):
+    items = custom.list_namespaced_custom_object("stable.example.com", version, "default", plural)["items"]
+    listed[version] = [[o["metadata"]["name"]] + shape(o) for o in items]
+out["listed"] = listed
+stored = raw("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + name, None, "application/json")[1]
+out["stored_versions"] = json.loads(stored)["status"]["storedVersions"]
+print(json.dumps(out))
+"#;
+
+fn conversion_webhooks_convert(server: &Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+    let certificate = params.self_signed(&key).unwrap();
+    let (cert, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&cert, certificate.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    let paths = format!(
+        "CERT = {:?}\nKEY = {:?}\n",
+        cert.display().to_string(),
+        key_file.display().to_string()
+    );
+    let report = run_python(
+        server,
+        &format!("{PYTHON_HELPERS}{paths}{CONVERSION_WEBHOOK}"),
+    );
+    let v1 = |name: &str| {
+        serde_json::json!([name, "stable.example.com/v1", "localhost:8080", null, null])
+    };
+    let v2 =
+        |name: &str| serde_json::json!([name, "stable.example.com/v2", null, "localhost", "8080"]);
+    assert_eq!(
+        report,
+        serde_json::json!({
+            "v2_of_v1": ["stable.example.com/v2", null, "localhost", "8080"],
+            "listed": {
+                "v2": [v2("cr-instance-1"), v2("cr-instance-2")],
+                "v1": [v1("cr-instance-1"), v1("cr-instance-2")],
+            },
+            "stored_versions": ["v1", "v2"],
+        })
+    );
+}
+
+#[test]
+fn crd_conversion_webhook_go_with_the_python_client_on_the_embedded_store() {
+    conversion_webhooks_convert(&Server::start(&[NO_APF]));
+}
+
+#[test]
+fn crd_conversion_webhook_go_with_the_python_client_on_etcd() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    conversion_webhooks_convert(&Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]));
+}
