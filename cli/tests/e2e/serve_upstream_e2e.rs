@@ -770,3 +770,102 @@ fn crd_conversion_webhook_go_with_the_python_client_on_etcd() {
     let etcd = apfkit_test_support::etcd::Etcd::start();
     conversion_webhooks_convert(&Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]));
 }
+
+/// test/e2e/apimachinery/aggregated_discovery.go, "should support aggregated discovery
+/// interface" and "…for CRDs" (v1.30), through client-go's aggregated discovery as kubectl
+/// 1.32 uses it (`kubectl api-resources`, `api-versions`, each with an empty cache): the
+/// client reads `/api` and `/apis` once each, asking for `apidiscovery.k8s.io/v2` first, and no
+/// group's own document; the groups, versions and resources this server serves are present
+/// (upstream's expected kinds are Kubernetes' built-ins, which it does not serve; the
+/// legacy `/api` group has none here); a CRD created is present once served.
+fn aggregated_discovery_interface_holds(server: &Server) {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = format!("--cache-dir={}", cache.path().display());
+    let output = server.kubectl(&["api-resources", "-o", "name", &cache_dir, "-v=8"], b"");
+    assert!(output.status.success(), "{output:?}");
+    let log = String::from_utf8_lossy(&output.stderr);
+    let fetched: Vec<&str> = log
+        .lines()
+        .filter_map(|line| line.split("GET https://").nth(1))
+        .collect();
+    assert_eq!(fetched.len(), 2, "only /api and /apis: {fetched:?}");
+    assert!(
+        log.contains(
+            "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        ),
+        "{log}"
+    );
+    let resources = String::from_utf8_lossy(&output.stdout).into_owned();
+    for expected in [
+        "customresourcedefinitions.apiextensions.k8s.io",
+        "apiservices.apiregistration.k8s.io",
+        "flowschemas.flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+    ] {
+        assert!(
+            resources.lines().any(|l| l == expected),
+            "{expected}: {resources}"
+        );
+    }
+    let versions = server.kubectl_ok(&["api-versions", &cache_dir], b"");
+    for expected in [
+        "apiextensions.k8s.io/v1",
+        "apiregistration.k8s.io/v1",
+        "flowcontrol.apiserver.k8s.io/v1",
+    ] {
+        assert!(
+            versions.lines().any(|l| l == expected),
+            "{expected}: {versions}"
+        );
+    }
+
+    let crd = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "testcrds.group7x2kq.example.com"},
+        "spec": {"group": "group7x2kq.example.com", "scope": "Namespaced",
+                 "names": {"plural": "testcrds", "singular": "testcrd", "kind": "testcrd",
+                           "listKind": "testcrdList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true, "schema":
+                     {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]},
+    });
+    server.kubectl_ok(&["create", "-f", "-"], crd.to_string().as_bytes());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let fresh = tempfile::tempdir().unwrap();
+        let listed = server.kubectl_ok(
+            &[
+                "api-resources",
+                "-o",
+                "name",
+                &format!("--cache-dir={}", fresh.path().display()),
+            ],
+            b"",
+        );
+        if listed
+            .lines()
+            .any(|l| l == "testcrds.group7x2kq.example.com")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for the CRD's resource in discovery: {listed}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn aggregated_discovery_go_client_interface_with_kubectl_on_the_embedded_store() {
+    aggregated_discovery_interface_holds(&Server::start(&[NO_APF]));
+}
+
+#[test]
+fn aggregated_discovery_go_client_interface_with_kubectl_on_etcd() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    aggregated_discovery_interface_holds(&Server::start(&[
+        "--etcd-servers",
+        &etcd.endpoint,
+        NO_APF,
+    ]));
+}
