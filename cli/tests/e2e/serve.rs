@@ -15,6 +15,41 @@ use super::success;
 /// compare objects and watch events that the controller's writes would change.
 pub const NO_APF: &str = "--enable-priority-and-fairness=false";
 
+/// Two tests of one check: on the embedded store and on a real etcd started for it, each
+/// server started with `args` too. `on_both_stores!(check: on_embedded, on_etcd; args...)`.
+macro_rules! on_both_stores {
+    ($check:ident: $embedded:ident, $etcd:ident; $($arg:expr),* $(,)?) => {
+        #[test]
+        fn $embedded() {
+            $check(&$crate::serve::Server::start(&[$($arg),*]));
+        }
+
+        #[test]
+        fn $etcd() {
+            let etcd = apfkit_test_support::etcd::Etcd::start();
+            $check(&$crate::serve::Server::start(&[
+                "--etcd-servers",
+                &etcd.endpoint,
+                $($arg),*
+            ]));
+        }
+    };
+}
+pub(crate) use on_both_stores;
+
+/// A self-signed certificate for `127.0.0.1` and its key, written as `tls.crt` and `tls.key`
+/// into `dir`: a loopback webhook's, whose certificate is its own CA bundle. Answers the two
+/// paths and the certificate's PEM.
+pub fn loopback_certificate(dir: &Path) -> (PathBuf, PathBuf, String) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+    let certificate = params.self_signed(&key).unwrap();
+    let (cert, key_file) = (dir.join("tls.crt"), dir.join("tls.key"));
+    std::fs::write(&cert, certificate.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    (cert, key_file, certificate.pem())
+}
+
 /// A running `apfkit serve` on a free port, with its data directory; stopped when dropped.
 pub struct Server {
     child: Child,

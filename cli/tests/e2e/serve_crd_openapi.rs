@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::serve::{NO_APF, Server};
+use super::serve::{NO_APF, Server, on_both_stores};
 
 const SCHEMA_FOO: &str = r#"description: Foo CRD for Testing
 type: object
@@ -457,13 +457,8 @@ fn crd_publish_openapi_holds(server: &Server) {
     cleanup(&crd, &["v5", "v6alpha1"]);
 }
 
-#[test]
-fn crd_publish_openapi_go_with_kubectl_on_the_embedded_store() {
-    crd_publish_openapi_holds(&Server::start(&[NO_APF]));
-}
-
-#[test]
-fn crd_publish_openapi_go_with_kubectl_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    crd_publish_openapi_holds(&Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]));
-}
+on_both_stores!(
+    crd_publish_openapi_holds:
+    crd_publish_openapi_go_with_kubectl_on_the_embedded_store,
+    crd_publish_openapi_go_with_kubectl_on_etcd; NO_APF
+);

@@ -342,12 +342,7 @@ impl WidgetsWebhook {
     fn start() -> WidgetsWebhook {
         use base64::Engine as _;
         let dir = tempfile::tempdir().unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
-        let certificate = params.self_signed(&key).unwrap();
-        let (cert, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
-        std::fs::write(&cert, certificate.pem()).unwrap();
-        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        let (cert, key_file, pem) = super::serve::loopback_certificate(dir.path());
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let config = apfkit_runtime::webhook::WebhookConfig::new(
             "127.0.0.1:0".parse().unwrap(),
@@ -362,7 +357,7 @@ impl WidgetsWebhook {
             .unwrap();
         let address = webhook.local_addr();
         runtime.spawn(webhook.serve(std::future::pending::<()>()));
-        let bundle = base64::engine::general_purpose::STANDARD.encode(certificate.pem());
+        let bundle = base64::engine::general_purpose::STANDARD.encode(pem);
         let crd = include_str!("../../../examples/widgets.crd.yaml").replace(
             "service: {namespace: widgets-system, name: widgets-webhook, path: /convert}",
             &format!("{{url: \"https://{address}/convert\", caBundle: {bundle}}}"),

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::serve::{NO_APF, Server};
+use super::serve::{NO_APF, Server, on_both_stores};
 use super::serve_clients::run_python;
 
 /// Shared by the scripts: a raw request (the body sent as given, duplicate keys and all),
@@ -260,18 +260,11 @@ fn field_validation_holds(server: &Server) {
     assert_eq!(object["spec"]["unknown"], "uk1", "kept without a schema");
 }
 
-#[test]
-fn field_validation_go_with_the_python_client_on_the_embedded_store() {
-    let server = Server::start(&[NO_APF]);
-    field_validation_holds(&server);
-}
-
-#[test]
-fn field_validation_go_with_the_python_client_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    let server = Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]);
-    field_validation_holds(&server);
-}
+on_both_stores!(
+    field_validation_holds:
+    field_validation_go_with_the_python_client_on_the_embedded_store,
+    field_validation_go_with_the_python_client_on_etcd; NO_APF
+);
 
 /// test/e2e/apimachinery/custom_resource_definition.go, its five [Conformance] tests:
 /// "creating/deleting custom resource definition objects works" (v1.9), "listing custom
@@ -408,18 +401,11 @@ fn custom_resource_definitions_hold(server: &Server) {
     );
 }
 
-#[test]
-fn custom_resource_definition_go_with_the_python_client_on_the_embedded_store() {
-    let server = Server::start(&[NO_APF]);
-    custom_resource_definitions_hold(&server);
-}
-
-#[test]
-fn custom_resource_definition_go_with_the_python_client_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    let server = Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]);
-    custom_resource_definitions_hold(&server);
-}
+on_both_stores!(
+    custom_resource_definitions_hold:
+    custom_resource_definition_go_with_the_python_client_on_the_embedded_store,
+    custom_resource_definition_go_with_the_python_client_on_etcd; NO_APF
+);
 
 /// test/e2e/apimachinery/chunking.go, "should return chunks of results for list calls": 400
 /// objects (FlowSchemas for upstream's PodTemplates, created by 20 threads) listed three
@@ -480,18 +466,11 @@ fn chunks_are_returned_for_list_calls(server: &Server) {
     );
 }
 
-#[test]
-fn chunking_go_returns_chunks_of_results_for_list_calls_on_the_embedded_store() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
-    chunks_are_returned_for_list_calls(&server);
-}
-
-#[test]
-fn chunking_go_returns_chunks_of_results_for_list_calls_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    let server = Server::start(&["--etcd-servers", &etcd.endpoint, "--no-bootstrap", NO_APF]);
-    chunks_are_returned_for_list_calls(&server);
-}
+on_both_stores!(
+    chunks_are_returned_for_list_calls:
+    chunking_go_returns_chunks_of_results_for_list_calls_on_the_embedded_store,
+    chunking_go_returns_chunks_of_results_for_list_calls_on_etcd; "--no-bootstrap", NO_APF
+);
 
 /// test/e2e/apimachinery/table_conversion.go, "should return pod details", "should return
 /// chunks of table results for list calls" and "should return generic metadata details across
@@ -543,18 +522,11 @@ fn tables_hold(server: &Server) {
     );
 }
 
-#[test]
-fn table_conversion_go_with_the_python_client_on_the_embedded_store() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
-    tables_hold(&server);
-}
-
-#[test]
-fn table_conversion_go_with_the_python_client_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    let server = Server::start(&["--etcd-servers", &etcd.endpoint, "--no-bootstrap", NO_APF]);
-    tables_hold(&server);
-}
+on_both_stores!(
+    tables_hold:
+    table_conversion_go_with_the_python_client_on_the_embedded_store,
+    table_conversion_go_with_the_python_client_on_etcd; "--no-bootstrap", NO_APF
+);
 
 /// test/e2e/apimachinery/flowcontrol.go, "should ensure that requests can be classified by
 /// adding FlowSchema and PriorityLevelConfiguration": a priority level and a FlowSchema for
@@ -611,16 +583,11 @@ fn requests_are_classified(server: &Server) {
     );
 }
 
-#[test]
-fn flowcontrol_go_requests_are_classified_by_a_new_flow_schema_on_the_embedded_store() {
-    requests_are_classified(&Server::start(&[]));
-}
-
-#[test]
-fn flowcontrol_go_requests_are_classified_by_a_new_flow_schema_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    requests_are_classified(&Server::start(&["--etcd-servers", &etcd.endpoint]));
-}
+on_both_stores!(
+    requests_are_classified:
+    flowcontrol_go_requests_are_classified_by_a_new_flow_schema_on_the_embedded_store,
+    flowcontrol_go_requests_are_classified_by_a_new_flow_schema_on_etcd;
+);
 
 /// test/e2e/apimachinery/crd_conversion_webhook.go, "should be able to convert from CR v1 to
 /// CR v2" and "should be able to convert a non homogeneous list of CRs" ([Conformance]
@@ -727,12 +694,7 @@ print(json.dumps(out))
 
 fn conversion_webhooks_convert(server: &Server) {
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
-    let certificate = params.self_signed(&key).unwrap();
-    let (cert, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
-    std::fs::write(&cert, certificate.pem()).unwrap();
-    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    let (cert, key_file, _) = super::serve::loopback_certificate(dir.path());
     let paths = format!(
         "CERT = {:?}\nKEY = {:?}\n",
         cert.display().to_string(),
@@ -760,16 +722,11 @@ fn conversion_webhooks_convert(server: &Server) {
     );
 }
 
-#[test]
-fn crd_conversion_webhook_go_with_the_python_client_on_the_embedded_store() {
-    conversion_webhooks_convert(&Server::start(&[NO_APF]));
-}
-
-#[test]
-fn crd_conversion_webhook_go_with_the_python_client_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    conversion_webhooks_convert(&Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]));
-}
+on_both_stores!(
+    conversion_webhooks_convert:
+    crd_conversion_webhook_go_with_the_python_client_on_the_embedded_store,
+    crd_conversion_webhook_go_with_the_python_client_on_etcd; NO_APF
+);
 
 /// test/e2e/apimachinery/aggregated_discovery.go, "should support aggregated discovery
 /// interface" and "…for CRDs" (v1.30), through client-go's aggregated discovery as kubectl
@@ -855,17 +812,8 @@ fn aggregated_discovery_interface_holds(server: &Server) {
     }
 }
 
-#[test]
-fn aggregated_discovery_go_client_interface_with_kubectl_on_the_embedded_store() {
-    aggregated_discovery_interface_holds(&Server::start(&[NO_APF]));
-}
-
-#[test]
-fn aggregated_discovery_go_client_interface_with_kubectl_on_etcd() {
-    let etcd = apfkit_test_support::etcd::Etcd::start();
-    aggregated_discovery_interface_holds(&Server::start(&[
-        "--etcd-servers",
-        &etcd.endpoint,
-        NO_APF,
-    ]));
-}
+on_both_stores!(
+    aggregated_discovery_interface_holds:
+    aggregated_discovery_go_client_interface_with_kubectl_on_the_embedded_store,
+    aggregated_discovery_go_client_interface_with_kubectl_on_etcd; NO_APF
+);
