@@ -944,6 +944,15 @@ mod tests {
         decoded.insert(b"a", Revision(4), 0, "a at 4", 10);
         assert_eq!(decoded.get(b"a", Revision(4), 0), Some("a at 4"));
         assert_eq!(decoded.bytes, 10);
+        // Decoded by another resource (a CRD made anew, with other defaults): decoded again.
+        assert_eq!(decoded.get(b"a", Revision(4), 1), None);
+        decoded.insert(b"a", Revision(4), 1, "a at 4, new schema", 10);
+        assert_eq!(
+            decoded.get(b"a", Revision(4), 1),
+            Some("a at 4, new schema")
+        );
+        assert_eq!(decoded.get(b"a", Revision(4), 0), None, "one entry a key");
+        assert_eq!(decoded.bytes, 10);
         for i in 0..DECODED_OBJECTS + 10 {
             decoded.insert(format!("k{i}").as_bytes(), Revision(5), 0, "k", 1);
         }
