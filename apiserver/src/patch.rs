@@ -417,6 +417,22 @@ mod tests {
         assert_eq!(repeated_yaml_key(b"a: {x: 1}\nb: {x: 2}\n"), None);
         assert_eq!(repeated_yaml_key(b"a: [\n"), None);
         assert_eq!(repeated_yaml_key(b"\xff\xfe"), None);
+        // Hostile bodies answer within their bounds (serde-saphyr's budget): deep nesting, an
+        // alias bomb, a wide mapping, a truncated document.
+        let deep = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(repeated_yaml_key(deep.as_bytes()), None);
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n\
+                    c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n\
+                    e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
+        assert_eq!(repeated_yaml_key(bomb.as_bytes()), None);
+        let wide: String = (0..20_000).map(|i| format!("k{i}: {i}\n")).collect();
+        assert_eq!(repeated_yaml_key(wide.as_bytes()), None);
+        let repeated_late = format!("{wide}k7: again\n");
+        assert_eq!(
+            repeated_yaml_key(repeated_late.as_bytes()).as_deref(),
+            Some(r#"line 20001: key "k7" already set in map"#)
+        );
+        assert_eq!(repeated_yaml_key(b"a: {b: [1, 2"), None);
     }
 
     use super::*;
