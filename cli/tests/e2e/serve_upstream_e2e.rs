@@ -27,6 +27,21 @@ def raw(method, path, body, content_type, query=""):
         headers={"Content-Type": content_type, "Accept": "application/json"})
     return r.status, r.data.decode()
 
+def eventually(check):
+    """Whether check() comes true within 30 s, asked every 100 ms."""
+    for _ in range(300):
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+def answers(path, status):
+    return lambda: raw("GET", path, None, "application/json")[0] == status
+
+def wait_served(path):
+    if not eventually(answers(path, 200)):
+        raise Exception(path + " is not served")
+
 def noxu(schema=None):
     """apiextensions-apiserver's fixtures.NewRandomNameMultipleVersionCustomResourceDefinition,
     cluster-scoped: v1beta1 and v1 (stored), each with a status subresource and the schema
@@ -41,11 +56,8 @@ def noxu(schema=None):
            "spec": {"group": "mygroup.example.com", "scope": "Cluster", "versions": versions,
                     "names": {"plural": g + "s", "singular": g, "kind": g, "listKind": g + "List"}}}
     ext.create_custom_resource_definition(crd)
-    for _ in range(300):
-        if raw("GET", "/apis/mygroup.example.com/v1beta1/" + g + "s", None, "application/json")[0] == 200:
-            return g
-        time.sleep(0.1)
-    raise Exception("the CRD " + g + " is not served")
+    wait_served("/apis/mygroup.example.com/v1beta1/" + g + "s")
+    return g
 "#;
 
 /// test/e2e/apimachinery/field_validation.go, all seven [Conformance] tests (Release v1.27):
@@ -290,18 +302,11 @@ def v1crd(labels=None, properties=None):
                                   "schema": {"openAPIV3Schema": schema}}],
                     "names": {"plural": g + "s", "singular": g, "kind": g, "listKind": g + "List"}}}
     created = ext.create_custom_resource_definition(crd)
-    for _ in range(300):
-        if raw("GET", "/apis/mygroup.example.com/v1beta1/" + g + "s", None, "application/json")[0] == 200:
-            return g, created
-        time.sleep(0.1)
-    raise Exception("the CRD " + g + " is not served")
+    wait_served("/apis/mygroup.example.com/v1beta1/" + g + "s")
+    return g, created
 
 def gone(g):
-    for _ in range(300):
-        if raw("GET", "/apis/mygroup.example.com/v1beta1/" + g + "s", None, "application/json")[0] == 404:
-            return True
-        time.sleep(0.1)
-    return False
+    return eventually(answers("/apis/mygroup.example.com/v1beta1/" + g + "s", 404))
 
 # creating/deleting
 g, created = v1crd()
@@ -357,12 +362,8 @@ def cr(name):
     return custom.create_cluster_custom_object("mygroup.example.com", "v1beta1", g + "s",
         {"apiVersion": "mygroup.example.com/v1beta1", "kind": g, "metadata": {"name": name}})
 def poll(name, check):
-    for _ in range(300):
-        got = custom.get_cluster_custom_object("mygroup.example.com", "v1beta1", g + "s", name)
-        if check(got):
-            return True
-        time.sleep(0.1)
-    return False
+    return eventually(lambda: check(
+        custom.get_cluster_custom_object("mygroup.example.com", "v1beta1", g + "s", name)))
 cr("cr-1")
 ext.patch_custom_resource_definition(created.metadata.name,
     [{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/a/default", "value": "A"}])
@@ -644,11 +645,8 @@ def test_crd(serial):
                  "conversion": {"strategy": "Webhook", "webhook": {
                      "clientConfig": {"url": url, "caBundle": bundle},
                      "conversionReviewVersions": ["v1", "v1beta1"]}}}})
-    for _ in range(300):
-        if raw("GET", "/apis/stable.example.com/v2/namespaces/default/" + plural, None, "application/json")[0] == 200:
-            return kind, plural
-        time.sleep(0.1)
-    raise Exception("the CRD " + kind + " is not served")
+    wait_served("/apis/stable.example.com/v2/namespaces/default/" + plural)
+    return kind, plural
 def create_v1(kind, plural, name):
     custom.create_namespaced_custom_object("stable.example.com", "v1", "default", plural,
         {"apiVersion": "stable.example.com/v1", "kind": kind,
