@@ -10,7 +10,9 @@
 //! what it ranges over (a literal list or map: its own length). Sizes come from the
 //! schema's `maxItems`, `maxProperties` and `maxLength` for the estimate (or, where a schema
 //! sets none, from the most that fits in kube-apiserver's 3 MiB request limit), and from the
-//! object itself at run time.
+//! object itself at run time. When estimating, strings are sized as kube-apiserver sizes them
+//! (`maxLength` characters of up to 4 bytes each) and the string functions cel-go and the
+//! Kubernetes library price by size are priced so (`CostWalk::estimated_call`).
 
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr};
@@ -102,6 +104,7 @@ pub fn max_children(declared: Option<i64>) -> Option<u64> {
 pub fn estimate<'a>(expr: &'a IdedExpr, schema: &'a Schema) -> u64 {
     let mut walk = CostWalk {
         scopes: vec![("self".to_owned(), Bound::new(Some(schema), None))],
+        estimating: true,
     };
     walk.cost(expr)
 }
@@ -110,6 +113,7 @@ pub fn estimate<'a>(expr: &'a IdedExpr, schema: &'a Schema) -> u64 {
 pub fn runtime<'a>(expr: &'a IdedExpr, schema: &'a Schema, value: &'a Value) -> u64 {
     let mut walk = CostWalk {
         scopes: vec![("self".to_owned(), Bound::new(Some(schema), Some(value)))],
+        estimating: false,
     };
     walk.cost(expr)
 }
@@ -217,6 +221,30 @@ impl<'a> Bound<'a> {
         }
     }
 
+    /// The most bytes the string this is can hold, as kube-apiserver's estimator sizes it
+    /// (`SchemaDeclType`): a literal's length; `maxLength` characters of up to 4 bytes each;
+    /// an enum's longest value; or what fits in a request. `None` for what is not a string
+    /// of the schema or a literal.
+    fn estimated_string_size(self) -> Option<u64> {
+        if let Some(Expr::Literal(cel::common::ast::LiteralValue::String(text))) =
+            self.literal.map(|literal| &literal.expr)
+        {
+            return Some(text.chars().count() as u64);
+        }
+        let schema = self.schema.filter(|s| s.kind == Some(Type::String))?;
+        Some(match (schema.max_length, schema.enumeration.is_empty()) {
+            (Some(max), _) => (max.max(0) as u64).saturating_mul(4),
+            (None, false) => schema
+                .enumeration
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|s| s.len() as u64)
+                .max()
+                .unwrap_or(0),
+            (None, true) => MAX_REQUEST_BYTES - 2,
+        })
+    }
+
     /// The length of the string this is.
     fn string_length(self) -> u64 {
         if let Some(Expr::Literal(cel::common::ast::LiteralValue::String(text))) =
@@ -244,6 +272,8 @@ impl<'a> Bound<'a> {
 
 struct CostWalk<'a> {
     scopes: Vec<(String, Bound<'a>)>,
+    /// Estimating from the schema (cel-go's checker), rather than counting on a value.
+    estimating: bool,
 }
 
 impl<'a> CostWalk<'a> {
@@ -262,6 +292,29 @@ impl<'a> CostWalk<'a> {
         }
     }
 
+    /// What cel-go's checker (with the Kubernetes library's estimator) charges a string call
+    /// itself, beyond its target and arguments, where it prices by the strings' sizes
+    /// (`checker/cost.go` `functionCost`; `k8s.io/apiserver/pkg/cel/library/cost.go`): a tenth
+    /// of a size per traversal, rounded up; `None` for the calls priced as before.
+    fn estimated_call(&self, call: &'a cel::common::ast::CallExpr) -> Option<u64> {
+        let tenth = |size: u64| size.div_ceil(10);
+        let size = |expr: &'a IdedExpr| self.bound(expr).estimated_string_size();
+        let target = call.target.as_deref();
+        match (call.func_name.as_str(), target, call.args.as_slice()) {
+            ("startsWith" | "endsWith", Some(_), [prefix]) => Some(tenth(size(prefix)?)),
+            ("contains", Some(text), [part]) => {
+                Some(tenth(size(text)?).saturating_mul(tenth(size(part)?)))
+            }
+            ("matches", Some(text), [regex]) => {
+                let text = tenth(size(text)?.saturating_add(1));
+                Some(text.saturating_mul(size(regex)?.div_ceil(4)))
+            }
+            ("lowerAscii" | "upperAscii" | "trim", Some(text), []) => Some(tenth(size(text)?)),
+            ("_==_" | "_!=_", None, [lhs, rhs]) => Some(tenth(size(lhs)?.min(size(rhs)?))),
+            _ => None,
+        }
+    }
+
     fn cost(&mut self, expr: &'a IdedExpr) -> u64 {
         match &expr.expr {
             Expr::Unspecified | Expr::Literal(_) => 0,
@@ -274,6 +327,15 @@ impl<'a> CostWalk<'a> {
                 let condition = self.cost(&call.args[0]);
                 let branches = self.cost(&call.args[1]).max(self.cost(&call.args[2]));
                 condition.saturating_add(branches)
+            }
+            Expr::Call(call) if self.estimating && self.estimated_call(call).is_some() => {
+                let own = self.estimated_call(call).unwrap_or_default();
+                let target = call.target.as_deref().map_or(0, |t| self.cost(t));
+                call.args
+                    .iter()
+                    .fold(own.saturating_add(target), |acc, arg| {
+                        acc.saturating_add(self.cost(arg))
+                    })
             }
             Expr::Call(call) => {
                 // `&&` and `||` cost only their arguments; every other call one more.
