@@ -232,17 +232,7 @@ impl<'a> Bound<'a> {
             return Some(text.chars().count() as u64);
         }
         let schema = self.schema.filter(|s| s.kind == Some(Type::String))?;
-        Some(match (schema.max_length, schema.enumeration.is_empty()) {
-            (Some(max), _) => (max.max(0) as u64).saturating_mul(4),
-            (None, false) => schema
-                .enumeration
-                .iter()
-                .filter_map(Value::as_str)
-                .map(|s| s.len() as u64)
-                .max()
-                .unwrap_or(0),
-            (None, true) => MAX_REQUEST_BYTES - 2,
-        })
+        Some(declared_length(schema, 4))
     }
 
     /// The length of the string this is.
@@ -254,19 +244,25 @@ impl<'a> Bound<'a> {
         }
         match (self.value, self.schema) {
             (Some(Value::String(s)), _) => s.chars().count() as u64,
-            (_, Some(schema)) => match (schema.max_length, schema.enumeration.is_empty()) {
-                (Some(max), _) => max.max(0) as u64,
-                (None, false) => schema
-                    .enumeration
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(|s| s.len() as u64)
-                    .max()
-                    .unwrap_or(0),
-                (None, true) => MAX_REQUEST_BYTES - 2,
-            },
+            (_, Some(schema)) => declared_length(schema, 1),
             _ => MAX_REQUEST_BYTES,
         }
+    }
+}
+
+/// The longest a string of `schema` can be: its `maxLength` characters of `per_character`
+/// each, else its enum's longest value, else what fits in a request.
+fn declared_length(schema: &Schema, per_character: u64) -> u64 {
+    match (schema.max_length, schema.enumeration.is_empty()) {
+        (Some(max), _) => (max.max(0) as u64).saturating_mul(per_character),
+        (None, false) => schema
+            .enumeration
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| s.len() as u64)
+            .max()
+            .unwrap_or(0),
+        (None, true) => MAX_REQUEST_BYTES - 2,
     }
 }
 
