@@ -324,22 +324,20 @@ impl<'a> CostWalk<'a> {
                 let branches = self.cost(&call.args[1]).max(self.cost(&call.args[2]));
                 condition.saturating_add(branches)
             }
-            Expr::Call(call) if self.estimating && self.estimated_call(call).is_some() => {
-                let own = self.estimated_call(call).unwrap_or_default();
-                let target = call.target.as_deref().map_or(0, |t| self.cost(t));
-                call.args
-                    .iter()
-                    .fold(own.saturating_add(target), |acc, arg| {
-                        acc.saturating_add(self.cost(arg))
-                    })
-            }
             Expr::Call(call) => {
-                // `&&` and `||` cost only their arguments; every other call one more.
+                // A call priced by its strings' sizes costs that; `&&` and `||` cost only
+                // their arguments; every other call one more (and a string traversal a tenth
+                // of its receiver's length).
+                let priced = if self.estimating {
+                    self.estimated_call(call)
+                } else {
+                    None
+                };
                 let free = matches!(call.func_name.as_str(), "_&&_" | "_||_");
-                let mut total: u64 = u64::from(!free);
+                let mut total: u64 = priced.unwrap_or(u64::from(!free));
                 if let Some(target) = &call.target {
                     total = total.saturating_add(self.cost(target));
-                    if STRING_TRAVERSALS.contains(&call.func_name.as_str()) {
+                    if priced.is_none() && STRING_TRAVERSALS.contains(&call.func_name.as_str()) {
                         let length = self.bound(target).string_length();
                         total = total.saturating_add(length.div_ceil(10));
                     }
