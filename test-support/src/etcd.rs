@@ -1,10 +1,24 @@
 //! A real etcd server for tests: Debian's `etcd-server` package, on free loopback ports, in a
 //! temporary data directory, stopped when dropped. Without the binary the test fails with
 //! what to install; it never passes silently.
+//!
+//! Ports come from below Linux's ephemeral range (32768–60999), each handed out once per
+//! process: a port taken with `bind(127.0.0.1:0)` and released for etcd can be given by the
+//! kernel to the next `bind(0)` or outgoing connection of a test running beside it, and etcd
+//! then exits with "address already in use" (seen in CI). An etcd that still exits at start is
+//! started again on other ports, and its own log is quoted when it gives up.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
+
+/// How many times an etcd that exits at start is started again on fresh ports.
+const START_ATTEMPTS: usize = 4;
+
+/// The ports tests hand to etcd: below the kernel's ephemeral range, so that no `bind(0)` and
+/// no outgoing connection takes one between its check and etcd's bind.
+const PORTS: std::ops::Range<u16> = 20_000..32_000;
 
 /// A running etcd.
 pub struct Etcd {
@@ -14,14 +28,25 @@ pub struct Etcd {
     binary: String,
     args: Vec<String>,
     client_port: u16,
-    _data: tempfile::TempDir,
+    /// The temporary directory: etcd's data in `data/`, its log in `etcd.log`.
+    dir: tempfile::TempDir,
 }
 
+/// A loopback port no other etcd of this process was given and nothing listens on. Test
+/// binaries run one after another, so each starts from its own offset (its process id) only to
+/// keep clear of an etcd a crashed earlier run left behind.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let span = PORTS.end - PORTS.start;
+    let offset = (std::process::id() % u32::from(span)) as u16;
+    for _ in 0..span {
+        let taken = NEXT.fetch_add(1, Ordering::Relaxed) % span;
+        let port = PORTS.start + (offset + taken) % span;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {PORTS:?}")
 }
 
 impl Etcd {
@@ -33,12 +58,20 @@ impl Etcd {
     /// Starts etcd with `extra` flags (such as `--max-request-bytes`), and waits until it
     /// answers.
     pub fn start_with(extra: &[&str]) -> Etcd {
-        let (client, peer) = (free_port(), free_port());
-        let peer_url = format!("http://127.0.0.1:{peer}");
-        let cluster = format!("test={peer_url}");
-        let mut etcd = Etcd::spawn_member("test", client, peer, &cluster, extra);
-        etcd.wait_listening();
-        etcd
+        let mut failures = Vec::new();
+        for _ in 0..START_ATTEMPTS {
+            let (client, peer) = (free_port(), free_port());
+            let cluster = format!("test=http://127.0.0.1:{peer}");
+            let mut etcd = Etcd::spawn_member("test", client, peer, &cluster, extra);
+            match etcd.wait_listening() {
+                Ok(()) => return etcd,
+                Err(failure) => failures.push(failure),
+            }
+        }
+        panic!(
+            "etcd did not start in {START_ATTEMPTS} attempts:\n{}",
+            failures.join("\n")
+        )
     }
 
     /// Spawns one member of the cluster `initial_cluster` without waiting for it.
@@ -55,7 +88,7 @@ impl Etcd {
         let peer_url = format!("http://127.0.0.1:{peer}");
         let mut args: Vec<String> = [
             "--data-dir",
-            &data.path().display().to_string(),
+            &data.path().join("data").display().to_string(),
             "--name",
             name,
             "--listen-client-urls",
@@ -75,14 +108,14 @@ impl Etcd {
         .map(|s| (*s).to_owned())
         .collect();
         args.extend(extra.iter().map(|s| (*s).to_owned()));
-        let child = spawn(&binary, &args);
+        let child = spawn(&binary, &args, data.path());
         Etcd {
             child,
             endpoint,
             binary,
             args,
             client_port: client,
-            _data: data,
+            dir: data,
         }
     }
 
@@ -95,22 +128,32 @@ impl Etcd {
     /// Starts the server again on the same data and ports.
     pub fn restart(&mut self) {
         self.stop();
-        self.child = spawn(&self.binary, &self.args);
-        self.wait_listening();
+        self.child = spawn(&self.binary, &self.args, self.dir.path());
+        if let Err(failure) = self.wait_listening() {
+            panic!("etcd did not start again: {failure}");
+        }
     }
 
-    fn wait_listening(&mut self) {
+    /// Waits (at most 20 s) until the client port accepts connections; if etcd exits first,
+    /// says how, with the end of its log.
+    fn wait_listening(&mut self) -> Result<(), String> {
         let started = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", self.client_port)).is_err() {
             if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("etcd exited at start: {status}");
+                return Err(format!(
+                    "etcd exited at start ({status}); its log ends:\n{}",
+                    log_tail(self.dir.path())
+                ));
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "etcd did not listen within 20 s"
-            );
+            if started.elapsed() > Duration::from_secs(20) {
+                return Err(format!(
+                    "etcd did not listen within 20 s; its log ends:\n{}",
+                    log_tail(self.dir.path())
+                ));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
+        Ok(())
     }
 }
 
@@ -138,7 +181,9 @@ impl Cluster {
             })
             .collect();
         for member in &mut members {
-            member.wait_listening();
+            if let Err(failure) = member.wait_listening() {
+                panic!("an etcd cluster member did not start: {failure}");
+            }
         }
         let cluster = Cluster { members };
         cluster.wait_until_writable(0);
@@ -189,12 +234,30 @@ impl Cluster {
     }
 }
 
-/// Starts the binary; without it, fails naming the package to install.
-fn spawn(binary: &str, args: &[String]) -> Child {
+/// Where a member's log goes: beside its data directory, never inside it.
+fn log_path(data: &std::path::Path) -> std::path::PathBuf {
+    data.join("etcd.log")
+}
+
+/// The last lines etcd logged, for a failure message.
+fn log_tail(data: &std::path::Path) -> String {
+    let log = std::fs::read_to_string(log_path(data)).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join("\n")
+}
+
+/// Starts the binary, its log appended to `data/etcd.log`; without the binary, fails naming
+/// the package to install.
+fn spawn(binary: &str, args: &[String], data: &std::path::Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path(data))
+        .expect("etcd's log file in its temporary directory");
     Command::new(binary)
         .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap_or_else(|err| {
             panic!(
