@@ -1,28 +1,23 @@
 //! Costs of CEL rules, for kube-apiserver's limits.
 //!
-//! cel-go estimates a rule's cost from its checked AST and the schema's size limits, and
-//! counts its actual cost while it runs; the `cel` crate does neither, so both are computed
-//! here by one model of what cel-go counts (`checker/cost.go`): nothing for a literal, one per
-//! identifier and field selection, nothing more for `has()`, one per call but `&&`, `||` and
-//! `?:` (whose branches count as the dearer of the two), ten per list literal, thirty per map
-//! literal and forty per message literal, a tenth of a string's length for the string
-//! functions that read the whole string, and each comprehension's body once per element of
-//! what it ranges over (a literal list or map: its own length). Sizes come from the
-//! schema's `maxItems`, `maxProperties` and `maxLength` for the estimate (or, where a schema
-//! sets none, from the most that fits in kube-apiserver's 3 MiB request limit), and from the
-//! object itself at run time. When estimating, strings are sized as kube-apiserver sizes them
-//! (`maxLength` characters of up to 4 bytes each) and the string functions cel-go and the
-//! Kubernetes library price by size are priced so (`CostWalk::estimated_call`).
+//! Before a rule is accepted, its cost is estimated as cel-go's checker estimates it
+//! ([`estimate`], in `estimate.rs`). While it runs, its cost is counted here by one model of
+//! what cel-go counts: nothing for a literal, one per identifier and field selection, nothing
+//! more for `has()`, one per call but `&&`, `||` and `?:` (whose branches count as the dearer
+//! of the two), ten per list literal, thirty per map literal and forty per message literal, a
+//! tenth of a string's length for the string functions that read the whole string, and each
+//! comprehension's body once per element of what it ranges over, sizes read from the object
+//! itself (or, where a value is absent, from what the schema declares).
 
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr};
 use serde_json::Value;
 
+pub use super::estimate::estimate;
+use super::sizes::{self, MAX_REQUEST_BYTES, declared_length};
+pub use super::sizes::{max_children, unbounded_cardinality};
 use super::values::escape;
 use crate::schema::{Schema, Type};
-
-/// kube-apiserver's largest request body, which bounds what an unbounded list can hold.
-const MAX_REQUEST_BYTES: u64 = 3 * 1024 * 1024;
 
 /// The string functions that read their whole receiver (cel-go's traversal cost).
 const STRING_TRAVERSALS: [&str; 14] = [
@@ -42,78 +37,10 @@ const STRING_TRAVERSALS: [&str; 14] = [
     "join",
 ];
 
-/// The smallest JSON a value of the schema can be, as apiserver's `SchemaDeclType` counts
-/// it (`k8s.io/apiserver/pkg/cel/common/schemas.go`): `""`, `0`, `true`, `[]`, and for an
-/// object `{}` plus each required property that has no default.
-fn min_json_size(schema: Option<&Schema>) -> u64 {
-    let Some(schema) = schema else {
-        return 1;
-    };
-    match schema.kind {
-        Some(Type::String) => 2,
-        Some(Type::Boolean) => 4,
-        Some(Type::Array) => 2,
-        Some(Type::Object) => {
-            2 + schema
-                .required
-                .iter()
-                .filter_map(|name| Some((name, schema.properties.get(name)?)))
-                .filter(|(_, property)| property.default.is_none())
-                .map(|(name, property)| name.len() as u64 + min_json_size(Some(property)) + 4)
-                .sum::<u64>()
-        }
-        _ => 1,
-    }
-}
-
-/// The most elements a list (or map) of elements of `min_size` can have in one request
-/// (`estimateMaxArrayItemsFromMinSize`, `estimateMaxAdditionalPropertiesFromMinSize`).
-fn fitting(min_size: u64, map: bool) -> u64 {
-    (MAX_REQUEST_BYTES - 2) / (min_size + if map { 6 } else { 1 })
-}
-
-/// How many elements a list or map under `schema` can have at most.
-fn max_elements(schema: &Schema) -> u64 {
-    match schema.kind {
-        Some(Type::Array) => match schema.max_items {
-            Some(max) => max.max(0) as u64,
-            None => fitting(min_json_size(schema.items.as_deref()), false),
-        },
-        Some(Type::Object) => match schema.max_properties {
-            Some(max) => max.max(0) as u64,
-            None => fitting(min_json_size(schema.additional_properties.as_deref()), true),
-        },
-        _ => fitting(1, false),
-    }
-}
-
-/// How many times a rule on a node of `schema` can run when a list or map above it is
-/// unbounded: as many values of its smallest size as fit in a request
-/// (apiextensions-apiserver's `maxCardinality`, from the node's own type).
-pub fn unbounded_cardinality(schema: &Schema) -> u64 {
-    MAX_REQUEST_BYTES / (min_json_size(Some(schema)) + 1)
-}
-
-/// How many elements a list (or map) can hold by its declared limit (`maxItems`,
-/// `maxProperties`); `None` when it declares none (unbounded).
-pub fn max_children(declared: Option<i64>) -> Option<u64> {
-    declared.map(|max| max.max(0) as u64)
-}
-
-/// The estimated cost of one evaluation of `expr` at a node of `schema`.
-pub fn estimate<'a>(expr: &'a IdedExpr, schema: &'a Schema) -> u64 {
-    let mut walk = CostWalk {
-        scopes: vec![("self".to_owned(), Bound::new(Some(schema), None))],
-        estimating: true,
-    };
-    walk.cost(expr)
-}
-
 /// The cost of evaluating `expr` on `value`, sizes read from the value.
 pub fn runtime<'a>(expr: &'a IdedExpr, schema: &'a Schema, value: &'a Value) -> u64 {
     let mut walk = CostWalk {
         scopes: vec![("self".to_owned(), Bound::new(Some(schema), Some(value)))],
-        estimating: false,
     };
     walk.cost(expr)
 }
@@ -215,24 +142,10 @@ impl<'a> Bound<'a> {
                     Some(Type::Array) => schema.items.as_deref(),
                     _ => None,
                 };
-                (Bound::new(element, None), max_elements(schema))
+                (Bound::new(element, None), sizes::max_elements(schema))
             }
             _ => (Bound::UNKNOWN, MAX_REQUEST_BYTES / 2),
         }
-    }
-
-    /// The most bytes the string this is can hold, as kube-apiserver's estimator sizes it
-    /// (`SchemaDeclType`): a literal's length; `maxLength` characters of up to 4 bytes each;
-    /// an enum's longest value; or what fits in a request. `None` for what is not a string
-    /// of the schema or a literal.
-    fn estimated_string_size(self) -> Option<u64> {
-        if let Some(Expr::Literal(cel::common::ast::LiteralValue::String(text))) =
-            self.literal.map(|literal| &literal.expr)
-        {
-            return Some(text.chars().count() as u64);
-        }
-        let schema = self.schema.filter(|s| s.kind == Some(Type::String))?;
-        Some(declared_length(schema, 4))
     }
 
     /// The length of the string this is.
@@ -250,26 +163,8 @@ impl<'a> Bound<'a> {
     }
 }
 
-/// The longest a string of `schema` can be: its `maxLength` characters of `per_character`
-/// each, else its enum's longest value, else what fits in a request.
-fn declared_length(schema: &Schema, per_character: u64) -> u64 {
-    match (schema.max_length, schema.enumeration.is_empty()) {
-        (Some(max), _) => (max.max(0) as u64).saturating_mul(per_character),
-        (None, false) => schema
-            .enumeration
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|s| s.len() as u64)
-            .max()
-            .unwrap_or(0),
-        (None, true) => MAX_REQUEST_BYTES - 2,
-    }
-}
-
 struct CostWalk<'a> {
     scopes: Vec<(String, Bound<'a>)>,
-    /// Estimating from the schema (cel-go's checker), rather than counting on a value.
-    estimating: bool,
 }
 
 impl<'a> CostWalk<'a> {
@@ -288,29 +183,6 @@ impl<'a> CostWalk<'a> {
         }
     }
 
-    /// What cel-go's checker (with the Kubernetes library's estimator) charges a string call
-    /// itself, beyond its target and arguments, where it prices by the strings' sizes
-    /// (`checker/cost.go` `functionCost`; `k8s.io/apiserver/pkg/cel/library/cost.go`): a tenth
-    /// of a size per traversal, rounded up; `None` for the calls priced as before.
-    fn estimated_call(&self, call: &'a cel::common::ast::CallExpr) -> Option<u64> {
-        let tenth = |size: u64| size.div_ceil(10);
-        let size = |expr: &'a IdedExpr| self.bound(expr).estimated_string_size();
-        let target = call.target.as_deref();
-        match (call.func_name.as_str(), target, call.args.as_slice()) {
-            ("startsWith" | "endsWith", Some(_), [prefix]) => Some(tenth(size(prefix)?)),
-            ("contains", Some(text), [part]) => {
-                Some(tenth(size(text)?).saturating_mul(tenth(size(part)?)))
-            }
-            ("matches", Some(text), [regex]) => {
-                let text = tenth(size(text)?.saturating_add(1));
-                Some(text.saturating_mul(size(regex)?.div_ceil(4)))
-            }
-            ("lowerAscii" | "upperAscii" | "trim", Some(text), []) => Some(tenth(size(text)?)),
-            ("_==_" | "_!=_", None, [lhs, rhs]) => Some(tenth(size(lhs)?.min(size(rhs)?))),
-            _ => None,
-        }
-    }
-
     fn cost(&mut self, expr: &'a IdedExpr) -> u64 {
         match &expr.expr {
             Expr::Unspecified | Expr::Literal(_) => 0,
@@ -325,19 +197,13 @@ impl<'a> CostWalk<'a> {
                 condition.saturating_add(branches)
             }
             Expr::Call(call) => {
-                // A call priced by its strings' sizes costs that; `&&` and `||` cost only
-                // their arguments; every other call one more (and a string traversal a tenth
-                // of its receiver's length).
-                let priced = if self.estimating {
-                    self.estimated_call(call)
-                } else {
-                    None
-                };
+                // `&&` and `||` cost only their arguments; every other call one more (and a
+                // string traversal a tenth of its receiver's length).
                 let free = matches!(call.func_name.as_str(), "_&&_" | "_||_");
-                let mut total: u64 = priced.unwrap_or(u64::from(!free));
+                let mut total = u64::from(!free);
                 if let Some(target) = &call.target {
                     total = total.saturating_add(self.cost(target));
-                    if priced.is_none() && STRING_TRAVERSALS.contains(&call.func_name.as_str()) {
+                    if STRING_TRAVERSALS.contains(&call.func_name.as_str()) {
                         let length = self.bound(target).string_length();
                         total = total.saturating_add(length.div_ceil(10));
                     }
@@ -388,100 +254,5 @@ impl<'a> CostWalk<'a> {
                     .saturating_add(result)
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn estimated(rule: &str) -> u64 {
-        let program = cel::Program::compile(rule).expect("compiles");
-        estimate(program.expression(), &Schema::default())
-    }
-
-    /// cel-go's own estimates (checker/cost_test.go, `TestCost`) of the expressions that need
-    /// no declared variables: the most each may cost, which kube-apiserver holds rules to.
-    #[test]
-    fn estimates_match_cel_gos_cost_test_vectors() {
-        for (name, rule, max) in [
-            ("const", "true", 0),
-            ("create list", "[1, 2, 3]", 10),
-            ("create map", r#"{"a": 1, "b": 2, "c": 3}"#, 30),
-            ("all comprehension on literal", "[1, 2, 3].all(x, true)", 20),
-            (
-                "variable cost function with constant",
-                "'123'.matches('[0-9]')",
-                2,
-            ),
-            ("ternary", "true ? 1 : 2", 0),
-            (
-                ".filter list literal",
-                "[1,2,3,4,5].filter(x, x % 2 == 0)",
-                101,
-            ),
-            (".map list literal", "[1,2,3,4,5].map(x, x)", 86),
-            (
-                ".map.filter list literal",
-                "[1,2,3,4,5].map(x, x).filter(x, x % 2 == 0)",
-                177,
-            ),
-            (
-                ".map.exists list literal",
-                "[1,2,3,4,5].map(x, x).exists(x, x == 5) == true",
-                118,
-            ),
-            (
-                ".map.map list literal",
-                "[1,2,3,4,5].map(x, x).map(x, x)",
-                162,
-            ),
-            (
-                ".map list literal selection",
-                "[1,2,3,4,5].map(x, x)[4]",
-                87,
-            ),
-            (
-                "nested array selection",
-                "[[1,2],[1,2],[1,2],[1,2],[1,2]][4]",
-                61,
-            ),
-            (
-                "nested map selection",
-                "{'a': [1,2], 'b': [1,2], 'c': [1,2], 'd': [1,2], 'e': [1,2]}.b",
-                81,
-            ),
-            (
-                "comprehension on nested list",
-                "[[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]].all(y, y.all(y, y == 1))",
-                136,
-            ),
-            (
-                "comprehension chaining with concat",
-                "[1,2,3,4,5].map(x, x).map(x, x) + [1]",
-                173,
-            ),
-            (
-                "literal map access",
-                "{'hello': 'hi'}['hello'] != {'hello': 'bye'}['hello']",
-                63,
-            ),
-            (
-                "literal list access",
-                "['hello', 'hi'][0] != ['hello', 'bye'][1]",
-                23,
-            ),
-        ] {
-            assert_eq!(estimated(rule), max, "{name}: {rule}");
-        }
-    }
-
-    /// prometheus-operator 0.93's ScrapeConfig CRD has this one rule; kube-apiserver accepts
-    /// it (issue 37): a comprehension over a literal of three ranges three times.
-    #[test]
-    fn a_comprehension_over_a_list_literal_ranges_over_its_elements() {
-        let rule = "[has(self.a), has(self.b), has(self.c)].filter(x, x).size() <= 1";
-        let cost = estimated(rule);
-        assert!(cost < 100, "{cost}");
     }
 }

@@ -8,13 +8,17 @@
 //! Costs follow kube-apiserver's limits and messages: a rule whose estimated cost times the
 //! number of times it can run is over 10,000,000 is refused when the CRD is compiled
 //! (`estimated rule cost exceeds budget by factor of ...`), and an object's rules share a
-//! runtime budget of 10,000,000. The costs themselves come from apfkit's model ([`cost`]),
-//! which counts what cel-go counts (every node, each comprehension's iterations, strings'
-//! lengths) but not with cel-go's exact weights: a rule near a limit may be judged
-//! differently (docs/crd-validation.md).
+//! runtime budget of 10,000,000. A rule's estimated cost is cel-go's checker's, with the
+//! Kubernetes library's estimators and kube-apiserver's sizes of the schema
+//! ([`cost::estimate`]); the cost counted while a rule runs is apfkit's model of what cel-go
+//! counts (every node, each comprehension's iterations, strings' lengths), not cel-go's exact
+//! weights, so a rule near the run-time limits may be judged differently
+//! (docs/crd-validation.md).
 
 pub mod cost;
+mod estimate;
 pub mod library;
+mod sizes;
 mod values;
 
 use std::sync::{Arc, OnceLock};
