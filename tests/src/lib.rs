@@ -32,27 +32,11 @@ pub fn upstream_wire_fixtures() -> PathBuf {
     fixtures().join("upstream-wire")
 }
 
-/// The shared reference data (`../shared` beside the repository, or `$APFKIT_SHARED`). When it
-/// is absent the test fails, naming `what` it would check, unless `APFKIT_SKIP_SHARED=1` says
-/// to skip it knowingly (then `None`, with a note).
-pub fn shared_dir(what: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("APFKIT_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("..").join("shared"));
-    if dir.join("upstream-openapi").is_dir() {
-        return Some(dir);
-    }
-    let message = format!(
-        "{} is absent, so {what} cannot be checked. Place the shared reference data beside the \
-         repository (or set APFKIT_SHARED), or set APFKIT_SKIP_SHARED=1 to skip this knowingly.",
-        dir.display()
-    );
-    assert!(
-        std::env::var("APFKIT_SKIP_SHARED").as_deref() == Ok("1"),
-        "{message}"
-    );
-    eprintln!("NOTE: {message}");
-    None
+/// The OpenAPI documents Kubernetes 1.23 to 1.35 serve for the flowcontrol and
+/// apiregistration groups, kept unmodified as test data (`tests/fixtures/upstream-openapi`,
+/// see its README): `<release>/<group>/<version>.json`.
+pub fn upstream_openapi() -> PathBuf {
+    fixtures().join("upstream-openapi")
 }
 
 /// The flowcontrol versions, oldest first, from the generated kind registry (so a version added

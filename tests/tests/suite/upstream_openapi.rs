@@ -8,14 +8,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use apfkit_tests::{repo_root, shared_dir};
+use apfkit_tests::{repo_root, upstream_openapi};
 use serde_json::{Map, Value, json};
 
 const META_PREFIX: &str = "io.k8s.apimachinery.";
 
 /// (release, path) of the newest upstream document of `group/version`.
-fn newest_upstream(shared: &Path, group: &str, version: &str) -> Option<(String, PathBuf)> {
-    let mut releases: Vec<(u32, bool, String)> = std::fs::read_dir(shared.join("upstream-openapi"))
+fn newest_upstream(group: &str, version: &str) -> Option<(String, PathBuf)> {
+    let mut releases: Vec<(u32, bool, String)> = std::fs::read_dir(upstream_openapi())
         .expect("upstream-openapi is readable")
         .filter_map(|e| e.ok())
         .filter_map(|e| {
@@ -26,8 +26,7 @@ fn newest_upstream(shared: &Path, group: &str, version: &str) -> Option<(String,
         .collect();
     releases.sort();
     releases.into_iter().rev().find_map(|(_, _, release)| {
-        let path = shared
-            .join("upstream-openapi")
+        let path = upstream_openapi()
             .join(&release)
             .join(group)
             .join(format!("{version}.json"));
@@ -216,16 +215,13 @@ fn every_served_version_has_a_document() {
 
 #[test]
 fn group_schemas_match_the_newest_upstream_document() {
-    let Some(shared) = shared_dir("the comparison of our OpenAPI documents with upstream") else {
-        return;
-    };
     let mut compared = 0;
     for (group, version, path) in our_documents() {
         let ours = schemas(&read_json(&path));
         // apiregistration v1beta1 was last served in 1.21, before the oldest document we have;
         // its types are identical to v1 (kube-aggregator's `v1beta1/types.go`), so it is compared
         // with v1 renamed.
-        let (release, upstream) = match newest_upstream(&shared, &group, &version) {
+        let (release, upstream) = match newest_upstream(&group, &version) {
             Some((release, upstream_path)) => (release, schemas(&read_json(&upstream_path))),
             None => {
                 assert_eq!(
@@ -234,7 +230,7 @@ fn group_schemas_match_the_newest_upstream_document() {
                     "no upstream document"
                 );
                 let (release, v1) =
-                    newest_upstream(&shared, &group, "v1").expect("apiregistration v1 upstream");
+                    newest_upstream(&group, "v1").expect("apiregistration v1 upstream");
                 let renamed = read_json(&v1)
                     .to_string()
                     .replace(".apiregistration.v1.", ".apiregistration.v1beta1.")
@@ -265,11 +261,8 @@ fn group_schemas_match_the_newest_upstream_document() {
 
 #[test]
 fn meta_schemas_match_the_newest_release() {
-    let Some(shared) = shared_dir("the comparison of our meta/v1 schemas with upstream") else {
-        return;
-    };
-    let (release, newest) = newest_upstream(&shared, "flowcontrol.apiserver.k8s.io", "v1")
-        .expect("flowcontrol v1 upstream");
+    let (release, newest) =
+        newest_upstream("flowcontrol.apiserver.k8s.io", "v1").expect("flowcontrol v1 upstream");
     let mut upstream = schemas(&read_json(&newest));
     for (_, _, path) in our_documents() {
         let mut ours = schemas(&read_json(&path));
