@@ -689,17 +689,7 @@ impl<'a> Coster<'a> {
                 Some(list),
             ) => {
                 let mut element_cost = Range::fixed(1);
-                if let Ty::List(element) = &list.ty {
-                    let mut path = list.path.clone();
-                    if !path.is_empty() {
-                        path.push("@items".to_owned());
-                    }
-                    let element = Node {
-                        path,
-                        ty: (**element).clone(),
-                        size: None,
-                        int_literal: None,
-                    };
+                if let Some(element) = list_element(list) {
                     if matches!(element.ty, Ty::String | Ty::Bytes) {
                         element_cost = element_cost.add(size(&element).factor(STRING_TRAVERSAL));
                     }
@@ -737,17 +727,7 @@ impl<'a> Coster<'a> {
             ("join", Some(list)) => {
                 let count = size(list);
                 let mut joined = Range::fixed(0);
-                if let Ty::List(element) = &list.ty {
-                    let mut path = list.path.clone();
-                    if !path.is_empty() {
-                        path.push("@items".to_owned());
-                    }
-                    let element = Node {
-                        path,
-                        ty: (**element).clone(),
-                        size: None,
-                        int_literal: None,
-                    };
+                if let Some(element) = list_element(list) {
                     joined = count.mul(size(&element));
                 }
                 if let Some(separator) = args.first() {
@@ -859,6 +839,25 @@ impl<'a> Coster<'a> {
         }
         (cost, self.ty(&comp.result))
     }
+}
+
+/// A list's elements, for the library's estimates (`listElementNode`): their type, and their
+/// path through the schema when the list has one (a list written in the rule has none, so its
+/// elements' sizes are unknown).
+fn list_element<'a>(list: &Node<'a>) -> Option<Node<'a>> {
+    let Ty::List(element) = &list.ty else {
+        return None;
+    };
+    let mut path = list.path.clone();
+    if !path.is_empty() {
+        path.push("@items".to_owned());
+    }
+    Some(Node {
+        path,
+        ty: (**element).clone(),
+        size: None,
+        int_literal: None,
+    })
 }
 
 /// What comparing two strings (or any two values for equality) costs, by the shorter of
