@@ -26,3 +26,110 @@ fn the_workload_example_in_the_docs_runs() {
     assert_eq!(report.streams.len(), 2);
     assert_eq!(report.left_over, 0);
 }
+
+/// Every relative link of the repository's Markdown (README.md, docs/, each crate's and
+/// fixture's README) names a file or directory that exists, and a `#fragment` into Markdown
+/// names one of its headings (as GitHub derives anchors from them).
+#[test]
+fn relative_links_in_markdown_resolve() {
+    let root = apfkit_tests::repo_root();
+    let mut files = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" && name != "corpus" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".md") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    let mut dead = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for target in markdown_link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let resolved = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap().join(path)
+            };
+            let shown = format!(
+                "{}: {target}",
+                file.strip_prefix(&root).unwrap_or(file).display()
+            );
+            if !resolved.exists() {
+                dead.push(shown);
+            } else if !fragment.is_empty()
+                && resolved.extension().is_some_and(|e| e == "md")
+                && !headings(&std::fs::read_to_string(&resolved).unwrap())
+                    .contains(&fragment.to_owned())
+            {
+                dead.push(format!("{shown} (no such heading)"));
+            }
+        }
+    }
+    assert!(dead.is_empty(), "dead relative links:\n{}", dead.join("\n"));
+}
+
+/// The targets of inline links `[text](target)` outside code blocks and code spans.
+fn markdown_link_targets(text: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            continue;
+        }
+        // Code spans hold no links.
+        let outside_code: String = line
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 0)
+            .map(|(_, part)| part)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut rest = outside_code.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            let target = after[..end].split_whitespace().next().unwrap_or("");
+            if !target.is_empty() {
+                targets.push(target.to_owned());
+            }
+            rest = &after[end..];
+        }
+    }
+    targets
+}
+
+/// GitHub's anchors for a Markdown file's headings: lower case, spaces to `-`, punctuation but
+/// `-` and `_` dropped.
+fn headings(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| line.starts_with('#'))
+        .map(|line| {
+            line.trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
