@@ -133,3 +133,78 @@ fn headings(text: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// docs/architecture.md's crate table names, for each crate, the workspace crates it uses:
+/// exactly its normal (and optional) dependencies on workspace crates, as `cargo metadata`
+/// reads the manifests.
+#[test]
+fn the_architecture_table_names_each_crates_dependencies() {
+    let root = apfkit_tests::repo_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(&root)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let members: std::collections::BTreeSet<&str> = packages
+        .iter()
+        .map(|package| package["name"].as_str().unwrap())
+        .collect();
+    let actual: std::collections::BTreeMap<&str, std::collections::BTreeSet<String>> = packages
+        .iter()
+        .map(|package| {
+            let uses = package["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|dependency| dependency["kind"].is_null())
+                .map(|dependency| dependency["name"].as_str().unwrap())
+                .filter(|name| members.contains(name))
+                .map(str::to_owned)
+                .collect();
+            (package["name"].as_str().unwrap(), uses)
+        })
+        .collect();
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut rows = 0;
+    let mut wrong = Vec::new();
+    for line in text.lines().filter(|line| line.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let name = cells[0].trim_start_matches("| ").trim_matches('`');
+        let documented: std::collections::BTreeSet<String> = cells
+            .last()
+            .unwrap()
+            .trim_end_matches(" |")
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|word| members.contains(word))
+            .map(str::to_owned)
+            .collect();
+        let Some(uses) = actual.get(name) else {
+            wrong.push(format!("{name}: no such crate"));
+            continue;
+        };
+        rows += 1;
+        if &documented != uses {
+            wrong.push(format!(
+                "{name}: documented {documented:?}, manifest {uses:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(rows, actual.len(), "a row per workspace crate");
+}
