@@ -34,12 +34,12 @@
 //! kube (`kube::Api<apfkit_types::flowcontrol::v1beta3::FlowSchema>`).
 //!
 //! Every version converts to the hub types ([`hub`], kube-apiserver's internal types) and back
-//! with apfkit-runtime's `ToHub` and `FromHub`, generated beside the types with the
-//! hand-written [`hooks`] for what differs:
+//! with [`ToHub`] and [`FromHub`] (apfkit-runtime's traits, re-exported here), generated beside
+//! the types with the hand-written [`hooks`] for what differs:
 //!
 //! ```
-//! use apfkit_runtime::{FromHub, ToHub};
 //! use apfkit_types::flowcontrol::{v1, v1beta2};
+//! use apfkit_types::{FromHub, ToHub};
 //!
 //! let old: v1beta2::PriorityLevelConfiguration = serde_json::from_str(r#"{
 //!     "metadata": {"name": "p"},
@@ -66,7 +66,7 @@ mod interop;
 pub mod json_schema;
 pub mod wire;
 
-pub use apfkit_runtime::{ApplyDefaults, Kind, ListKind, Resource};
+pub use apfkit_runtime::{ApplyDefaults, FromHub, Kind, ListKind, Resource, ToHub};
 pub use generated::{KINDS, KindInfo, apiregistration, flowcontrol};
 
 /// The kind `kind` of `group`/`version` in [`KINDS`], list kinds included.
