@@ -159,11 +159,7 @@ impl Authenticator {
         let bearer = headers
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.trim().split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
-            .filter(|token| !token.is_empty());
+            .and_then(bearer_token);
         match bearer {
             Some(token) => self
                 .tokens
@@ -174,6 +170,18 @@ impl Authenticator {
             None => Err(ApiError::unauthorized()),
         }
     }
+}
+
+/// The token of an `Authorization` header, read as k8s.io/apiserver's bearer-token
+/// authenticator reads it (`pkg/authentication/request/bearertoken/bearertoken.go`): the
+/// header trimmed, split at its first two single spaces, the first part `bearer` in any case,
+/// the second the token, anything after it ignored. `Bearer  token` (two spaces) has an empty
+/// token, so no token at all.
+fn bearer_token(header: &str) -> Option<&str> {
+    let mut parts = header.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    (scheme.to_lowercase() == "bearer" && !token.is_empty()).then_some(token)
 }
 
 /// The user a request acts as: `user` itself, or the one its impersonation headers name when
@@ -276,6 +284,41 @@ mod tests {
         assert_eq!((unknown.code, unknown.reason), (401, "Unauthorized"));
         assert!(Authenticator::new(true).with_token_file("t,u\n").is_err());
         assert!(Authenticator::new(true).with_token_file("t,\"u\n").is_err());
+    }
+
+    /// k8s.io/apiserver `pkg/authentication/request/bearertoken/bearertoken_test.go`: what
+    /// follows the token is ignored (`TestAuthenticateRequestIncludingValueAfterToken`); a
+    /// header without a token is no credential at all, so the request is anonymous
+    /// (`TestAuthenticateRequestBadValue`, and `TestBearerToken`'s empty, `Basic`, `Bearer `
+    /// and two-space cases).
+    #[test]
+    fn bearer_tokens_are_parsed_as_kube_apiserver_parses_them() {
+        let auth = Authenticator::new(true)
+            .with_token_file("token,alice,1\n")
+            .unwrap();
+        let user = |value: &str| auth.authenticate(None, &headers(&[("authorization", value)]));
+        for value in [
+            "Bearer token",
+            "Bearer token a",
+            "Bearer token a b c",
+            "Bearer token   a",
+            "bearer token",
+            "BEARER token",
+            "  Bearer token  ",
+        ] {
+            assert_eq!(user(value).unwrap().name, "alice", "{value:?}");
+        }
+        for value in [
+            "",
+            "Bearer",
+            "Bearer ",
+            "bear token",
+            "Bearer: token",
+            "Basic 123",
+            "Bearer  token",
+        ] {
+            assert_eq!(user(value).unwrap(), UserInfo::anonymous(), "{value:?}");
+        }
     }
 
     #[test]
