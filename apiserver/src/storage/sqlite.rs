@@ -183,6 +183,24 @@ fn backend(error: rusqlite::Error) -> StoreError {
     StoreError::Backend(error.to_string())
 }
 
+/// Creates the database file readable and writable by its owner only (0600), as etcd keeps
+/// its data, if it does not exist yet: SQLite gives its WAL and shared-memory files the
+/// database file's permissions. An existing file keeps its own.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 impl SqliteBackend {
     /// Opens (creating if needed) the store in the file `path`.
     ///
@@ -190,6 +208,7 @@ impl SqliteBackend {
     ///
     /// A file SQLite cannot open or a database that is not kine's table.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        create_private(path).map_err(|e| StoreError::Backend(e.to_string()))?;
         let connection = Connection::open(path).map_err(backend)?;
         connection.execute_batch(SCHEMA).map_err(backend)?;
         let readers = (0..READERS)

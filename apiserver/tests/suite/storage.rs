@@ -383,6 +383,35 @@ async fn the_embedded_store_keeps_its_data_and_revisions_across_opens() {
     ));
 }
 
+/// The embedded store's files are its owner's only (issue 39): the database, its WAL and its
+/// shared memory are created 0600, as etcd keeps its data; others on the machine cannot read
+/// the stored objects.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_embedded_stores_files_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let store = SqliteBackend::open(&path).unwrap();
+    store.create(A, b"secret".to_vec()).await.unwrap();
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
+        seen.push((entry.file_name().to_string_lossy().into_owned(), mode));
+    }
+    seen.sort();
+    let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(
+        names.contains(&"state.db") && names.contains(&"state.db-wal"),
+        "{seen:?}"
+    );
+    let modes: Vec<String> = seen
+        .iter()
+        .map(|(name, mode)| format!("{name} {mode:o}"))
+        .collect();
+    assert!(seen.iter().all(|(_, mode)| *mode == 0o600), "{modes:?}");
+}
+
 /// A watcher that never reads is ended once its buffer is full: its events so far, then one
 /// error, then nothing; the writes go on.
 #[tokio::test]

@@ -826,3 +826,48 @@ fn the_readme_report_commands_work_as_written() {
         assert!(stdout.lines().any(|l| l == chart), "{chart} in {stdout}");
     }
 }
+
+/// The data directory `apfkit serve` creates is its owner's only, and so is everything in it
+/// (issue 39: it was 0755 and the database 0644, so every local user could read all stored
+/// objects): 0700 for the directory, as etcd creates its data directory, 0600 for the
+/// database, its WAL, the keys and the kubeconfig.
+#[cfg(unix)]
+#[test]
+fn the_data_directory_and_its_files_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let parent = tempfile::tempdir().unwrap();
+    let data = parent.path().join("new").join("data");
+    let server = Server::start_in(data.to_str().unwrap(), &[]);
+    // A write, so that the database has its WAL.
+    server.kubectl_ok(&["create", "-f", "-"], br#"{"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration", "metadata": {"name": "private"}, "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}}}"#);
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "the data directory");
+    assert_eq!(
+        mode(&parent.path().join("new")),
+        0o700,
+        "a directory created above it"
+    );
+    let mut files: Vec<(String, u32)> = std::fs::read_dir(&data)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.path().is_file())
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            (name, mode(&entry.path()))
+        })
+        .collect();
+    files.sort();
+    let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
+    for expected in ["apfkit.db", "apfkit.db-wal", "kubeconfig", "ca.key"] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+    let readable: Vec<String> = files
+        .iter()
+        .filter(|(name, mode)| {
+            // Certificates are public; everything else is private.
+            !name.ends_with(".crt") && mode & 0o077 != 0
+        })
+        .map(|(name, mode)| format!("{name} {mode:o}"))
+        .collect();
+    assert!(readable.is_empty(), "readable by others: {readable:?}");
+}

@@ -138,6 +138,30 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 /// The version kube-apiserver 1.35 stores both groups in.
 const DEFAULT_STORAGE_VERSION: &str = "v1";
 
+/// Creates the data directory for its owner only (0700, as etcd creates its data directory);
+/// one that exists and others may read is kept, with etcd's warning.
+fn private_data_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        let existed = dir.is_dir();
+        builder.mode(0o700);
+        builder.create(dir)?;
+        let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
+        if existed && mode & 0o077 != 0 {
+            eprintln!(
+                "warning: directory {} exists, but its permission is {mode:o}; 700 keeps others from reading the stored objects and keys",
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    builder.create(dir)
+}
+
 /// `apfkit serve`.
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -145,7 +169,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         .build()
         .map_err(|e| Failure::Invalid(format!("starting the runtime: {e}")))?;
     runtime.block_on(async {
-        std::fs::create_dir_all(&args.data_dir)
+        private_data_dir(&args.data_dir)
             .map_err(|e| Failure::Invalid(format!("{}: {e}", args.data_dir.display())))?;
         if args.etcd_servers.is_empty() {
             let path = args.data_dir.join("apfkit.db");
