@@ -251,7 +251,12 @@ fn conversion_errors(conversion: &api::CustomResourceConversion) -> Vec<FieldErr
                     "exactly one of url or service is required",
                 ));
             }
-            Some(_) => {}
+            Some(client) => {
+                if let Some(url) = &client.url {
+                    let url_path = path.child("webhookClientConfig").child("url");
+                    errors.extend(webhook_url_errors(&url_path, url));
+                }
+            }
         }
         let versions_path = path.child("conversionReviewVersions");
         if review_versions.is_empty() {
@@ -297,6 +302,114 @@ fn conversion_errors(conversion: &api::CustomResourceConversion) -> Vec<FieldErr
         }
     }
     errors
+}
+
+/// kube-apiserver's checks of a webhook's URL (k8s.io/apiserver
+/// `pkg/util/webhook/validation.go`, `ValidateWebhookURL` with `forceHttps`): https only, a
+/// host, and no user information, fragment or query. The URL is split as Go's `url.Parse`
+/// splits it.
+fn webhook_url_errors(path: &Path, url: &str) -> Vec<FieldError> {
+    const FORM: &str = "; desired format: https://host[/path]";
+    let parsed = match GoUrl::parse(url) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            return vec![FieldError::required(
+                path.clone(),
+                format!(
+                    "url must be a valid URL: parse {}: {why}{FORM}",
+                    apfkit_runtime::field::go_quote(url)
+                ),
+            )];
+        }
+    };
+    let mut errors = Vec::new();
+    let invalid = |value: &str, message: String| {
+        FieldError::invalid(path.clone(), BadValue::Str(value.to_owned()), message)
+    };
+    if parsed.scheme != "https" {
+        errors.push(invalid(
+            &parsed.scheme,
+            format!("'https' is the only allowed URL scheme{FORM}"),
+        ));
+    }
+    if parsed.host.is_empty() {
+        errors.push(invalid(
+            &parsed.host,
+            format!("host must be specified{FORM}"),
+        ));
+    }
+    if let Some(user) = parsed.user {
+        errors.push(invalid(
+            user,
+            "user information is not permitted in the URL".to_owned(),
+        ));
+    }
+    if !parsed.fragment.is_empty() {
+        errors.push(invalid(
+            parsed.fragment,
+            "fragments are not permitted in the URL".to_owned(),
+        ));
+    }
+    if !parsed.query.is_empty() {
+        errors.push(invalid(
+            parsed.query,
+            "query parameters are not permitted in the URL".to_owned(),
+        ));
+    }
+    errors
+}
+
+/// The parts of a URL the webhook checks read, split as Go's `net/url.Parse` splits them.
+struct GoUrl<'a> {
+    /// Lower-cased, as Go lower-cases it.
+    scheme: String,
+    user: Option<&'a str>,
+    host: &'a str,
+    query: &'a str,
+    fragment: &'a str,
+}
+
+impl<'a> GoUrl<'a> {
+    fn parse(url: &'a str) -> Result<GoUrl<'a>, &'static str> {
+        if url.bytes().any(|b| b < 0x20 || b == 0x7f) {
+            return Err("net/url: invalid control character in URL");
+        }
+        let (rest, fragment) = url.split_once('#').unwrap_or((url, ""));
+        // Go's getScheme: letters first, then letters, digits, `+`, `-` or `.` up to a `:`.
+        let mut scheme = "";
+        let mut rest = rest;
+        for (i, c) in rest.char_indices() {
+            match c {
+                'a'..='z' | 'A'..='Z' => {}
+                '0'..='9' | '+' | '-' | '.' if i > 0 => {}
+                ':' if i == 0 => return Err("missing protocol scheme"),
+                ':' => {
+                    scheme = &rest[..i];
+                    rest = &rest[i + 1..];
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (user, host) = match rest.strip_prefix("//") {
+            Some(authority) => {
+                let authority = authority.split('/').next().unwrap_or("");
+                match authority.rsplit_once('@') {
+                    Some((user, host)) => (Some(user), host),
+                    None => (None, authority),
+                }
+            }
+            None => (None, ""),
+        };
+        Ok(GoUrl {
+            scheme: scheme.to_ascii_lowercase(),
+            user,
+            host,
+            query,
+            fragment,
+        })
+    }
 }
 
 const COLUMN_TYPES: &str = "boolean,date,integer,number,string";

@@ -95,6 +95,59 @@ fn conversion_fields_belong_to_a_webhook_only() {
     );
 }
 
+/// A conversion webhook's URL is held to kube-apiserver's `ValidateWebhookURL` with https
+/// forced (k8s.io/apiserver `pkg/util/webhook/validation.go`; apiextensions-apiserver's
+/// `TestValidateCustomResourceDefinition`, "webhookconfig: blank URL": two errors at the URL).
+/// Issue 39: an `http://` URL was accepted, and the server then connected wherever a user said.
+#[test]
+fn a_conversion_webhook_url_is_https_with_a_host_and_nothing_else() {
+    let with_url = |url: &str| {
+        let mut crd = valid();
+        crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v1"], "clientConfig": {"url": url}}});
+        errors(crd)
+    };
+    const FORM: &str = "; desired format: https://host[/path]";
+    assert_eq!(
+        with_url(""),
+        [
+            format!(
+                r#"spec.conversion.webhookClientConfig.url: Invalid value: "": 'https' is the only allowed URL scheme{FORM}"#
+            ),
+            format!(
+                r#"spec.conversion.webhookClientConfig.url: Invalid value: "": host must be specified{FORM}"#
+            ),
+        ]
+    );
+    assert_eq!(
+        with_url("http://127.0.0.1:6443/convert"),
+        [format!(
+            r#"spec.conversion.webhookClientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme{FORM}"#
+        )]
+    );
+    assert_eq!(
+        with_url("https://user:pw@example.com/convert?x=1#part"),
+        [
+            r#"spec.conversion.webhookClientConfig.url: Invalid value: "user:pw": user information is not permitted in the URL"#,
+            r#"spec.conversion.webhookClientConfig.url: Invalid value: "part": fragments are not permitted in the URL"#,
+            r#"spec.conversion.webhookClientConfig.url: Invalid value: "x=1": query parameters are not permitted in the URL"#,
+        ]
+    );
+    assert_eq!(
+        with_url("https://\u{7f}"),
+        [format!(
+            r#"spec.conversion.webhookClientConfig.url: Required value: url must be a valid URL: parse "https://\x7f": net/url: invalid control character in URL{FORM}"#
+        )]
+    );
+    for fine in [
+        "https://example.com/convert",
+        "HTTPS://example.com",
+        "https://[::1]:8443/x",
+    ] {
+        assert_eq!(with_url(fine), Vec::<String>::new(), "{fine}");
+    }
+}
+
 #[test]
 fn a_version_without_a_schema_and_names_that_are_not_labels_are_refused() {
     let mut crd = valid();
