@@ -334,7 +334,7 @@ fn webhook_url_errors(path: &Path, url: &str) -> Vec<FieldError> {
     }
     if parsed.host.is_empty() {
         errors.push(invalid(
-            &parsed.host,
+            parsed.host,
             format!("host must be specified{FORM}"),
         ));
     }
