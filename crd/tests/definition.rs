@@ -139,6 +139,25 @@ fn a_conversion_webhook_url_is_https_with_a_host_and_nothing_else() {
             r#"spec.conversion.webhookClientConfig.url: Required value: url must be a valid URL: parse "https://\x7f": net/url: invalid control character in URL{FORM}"#
         )]
     );
+    // Odd, truncated and oversized URLs are errors, never a panic.
+    let long = format!("https://{}/x", "a".repeat(1 << 20));
+    for odd in [
+        ":",
+        "://",
+        "a:b",
+        "https:",
+        "https:/",
+        "https://@",
+        "https://[",
+        "#",
+        "?",
+        "é:x",
+        "https://h/\u{2028}",
+        &long,
+    ] {
+        let _ = with_url(odd);
+    }
+    assert_eq!(with_url(&long), Vec::<String>::new());
     for fine in [
         "https://example.com/convert",
         "HTTPS://example.com",

@@ -59,14 +59,14 @@ pub fn run_within(
     }
 }
 
-/// Starts a server that says `... listening on https://ADDRESS; ...` as the first line of
-/// its standard error (as `apfkit serve` and the example servers do), waits for that line and
-/// answers the child and the URL. The rest of its standard error is read and dropped, so that
-/// it never blocks on a full pipe.
+/// Starts a server that says `... listening on https://ADDRESS; ...` on its standard error
+/// (as `apfkit serve` and the example servers do), after at most a few warnings, waits for
+/// that line and answers the child and the URL. The rest of its standard error is read and
+/// dropped, so that it never blocks on a full pipe.
 ///
 /// # Panics
 ///
-/// When the command cannot start or its first line is not that.
+/// When the command cannot start, or ends or says ten other lines before that one.
 pub fn start_server(mut command: Command) -> (std::process::Child, String) {
     use std::io::BufRead;
     let mut child = command
@@ -76,14 +76,24 @@ pub fn start_server(mut command: Command) -> (std::process::Child, String) {
         .spawn()
         .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
     let mut stderr = std::io::BufReader::new(child.stderr.take().expect("piped"));
-    let mut line = String::new();
-    let _ = stderr.read_line(&mut line);
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("https://"))
-        .map(|w| w.trim_end_matches(';').to_owned())
-        .filter(|_| line.contains("listening on"))
-        .unwrap_or_else(|| panic!("{command:?} did not start: {line}"));
+    let mut said = String::new();
+    let mut url = None;
+    for _ in 0..10 {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("https://"))
+            .map(|w| w.trim_end_matches(';').to_owned())
+            .filter(|_| line.contains("listening on"));
+        said.push_str(&line);
+        if url.is_some() {
+            break;
+        }
+    }
+    let url = url.unwrap_or_else(|| panic!("{command:?} did not start: {said}"));
     std::thread::spawn(move || {
         let mut rest = Vec::new();
         let _ = stderr.read_to_end(&mut rest);
