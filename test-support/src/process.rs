@@ -93,7 +93,12 @@ pub fn start_server(mut command: Command) -> (std::process::Child, String) {
             break;
         }
     }
-    let url = url.unwrap_or_else(|| panic!("{command:?} did not start: {said}"));
+    let Some(url) = url else {
+        // No server to hand back, so none to stop later: stop it here.
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{command:?} did not start: {said}");
+    };
     std::thread::spawn(move || {
         let mut rest = Vec::new();
         let _ = stderr.read_to_end(&mut rest);
