@@ -6,8 +6,9 @@
 //! dimensions; every request is equivalent, for all of them, to one made of those values and
 //! a fresh one per dimension (a value none names). For subjects, requests differ by user and
 //! groups, and matching only grows with groups, so each subject needs only its smallest
-//! requests: its user (or a fresh one) in `system:authenticated`, or in
-//! `system:unauthenticated`, plus the group it names; a service account with its three groups.
+//! requests: its user (or a fresh one) in `system:authenticated` plus the group it names, or
+//! `system:anonymous` in `system:unauthenticated` where the subject can be anonymous; a
+//! service account with its three groups.
 //! A rule is shadowed when the dispatcher's own matcher sends every representative of it to
 //! an earlier schema.
 
@@ -20,6 +21,12 @@ use apfkit_types::hub::flowcontrol::{
 
 /// A value no rule names (object names cannot hold `:`, so it collides with nothing).
 const FRESH: &str = "apfkit:lint:fresh";
+
+/// The group kube-apiserver adds to every authenticated user.
+const AUTHENTICATED: &str = "system:authenticated";
+/// The only group of an anonymous request, and its user.
+const UNAUTHENTICATED: &str = "system:unauthenticated";
+const ANONYMOUS: &str = "system:anonymous";
 
 /// Representatives checked per rule before the check gives up (it then reports nothing).
 pub const MAX_REPRESENTATIVES: usize = 200_000;
@@ -133,29 +140,36 @@ fn url_atoms(patterns: &[String], known: &BTreeSet<String>) -> Vec<String> {
         .collect()
 }
 
-/// The smallest requests of each subject: (user, groups).
+/// The smallest requests of each subject: (user, groups). kube-apiserver's authenticators put
+/// every user but `system:anonymous` in `system:authenticated`, and `system:anonymous` in
+/// `system:unauthenticated` only (k8s.io/apiserver's `AuthenticatedGroupAdder` and anonymous
+/// authenticator): a named user or group is never unauthenticated.
 fn subject_atoms(subjects: &[Subject]) -> Vec<(String, Vec<String>)> {
-    let authenticated = "system:authenticated".to_owned();
-    let anonymous = "system:unauthenticated".to_owned();
+    let authenticated = || (FRESH.to_owned(), vec![AUTHENTICATED.to_owned()]);
+    let anonymous = || (ANONYMOUS.to_owned(), vec![UNAUTHENTICATED.to_owned()]);
     let mut out = Vec::new();
     for subject in subjects {
         match subject.kind.as_str() {
             "User" => {
                 let Some(user) = &subject.user else { continue };
-                let name = if user.name == "*" { FRESH } else { &user.name };
-                out.push((name.to_owned(), vec![authenticated.clone()]));
-                out.push((name.to_owned(), vec![anonymous.clone()]));
+                match user.name.as_str() {
+                    "*" => out.extend([authenticated(), anonymous()]),
+                    ANONYMOUS => out.push(anonymous()),
+                    name => out.push((name.to_owned(), vec![AUTHENTICATED.to_owned()])),
+                }
             }
             "Group" => {
                 let Some(group) = &subject.group else {
                     continue;
                 };
-                for base in [&authenticated, &anonymous] {
-                    let mut groups = vec![base.clone()];
-                    if group.name != "*" && group.name != *base {
-                        groups.push(group.name.clone());
-                    }
-                    out.push((FRESH.to_owned(), groups));
+                match group.name.as_str() {
+                    "*" => out.extend([authenticated(), anonymous()]),
+                    UNAUTHENTICATED => out.push(anonymous()),
+                    AUTHENTICATED => out.push(authenticated()),
+                    name => out.push((
+                        FRESH.to_owned(),
+                        vec![AUTHENTICATED.to_owned(), name.to_owned()],
+                    )),
                 }
             }
             "ServiceAccount" => {
@@ -172,7 +186,7 @@ fn subject_atoms(subjects: &[Subject]) -> Vec<(String, Vec<String>)> {
                     vec![
                         "system:serviceaccounts".to_owned(),
                         format!("system:serviceaccounts:{}", account.namespace),
-                        authenticated.clone(),
+                        AUTHENTICATED.to_owned(),
                     ],
                 ));
             }

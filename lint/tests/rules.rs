@@ -130,6 +130,46 @@ fn apf001_is_exact_across_several_schemas_and_subject_kinds() {
     assert_eq!(of(&findings(&yaml), "APF001").len(), 1);
 }
 
+/// Issue 41, item 4: every user but `system:anonymous` is in `system:authenticated`, and
+/// `system:anonymous` only in `system:unauthenticated` (kube-apiserver's authenticators), so
+/// a schema for a named user or group after one for `system:authenticated` is shadowed, and
+/// one for `system:anonymous` after one for `system:unauthenticated`.
+#[test]
+fn apf001_knows_the_groups_kube_apiserver_always_adds() {
+    let everything = |subject: &str| {
+        format!(
+            "  - subjects: [{subject}]\n    resourceRules: [{{verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true}}]\n"
+        )
+    };
+    let authenticated = everything("{kind: Group, group: {name: system:authenticated}}");
+    let unauthenticated = everything("{kind: Group, group: {name: system:unauthenticated}}");
+    let shadowed = |first: &str, second: &str| {
+        let yaml = schema("first", 500, "workload-low", first)
+            + &schema("second", 600, "workload-high", second);
+        !of(&findings(&yaml), "APF001").is_empty()
+    };
+    for later in [
+        "{kind: User, user: {name: alice}}",
+        "{kind: Group, group: {name: team-a}}",
+        "{kind: ServiceAccount, serviceAccount: {namespace: ns, name: robot}}",
+        "{kind: Group, group: {name: system:authenticated}}",
+    ] {
+        assert!(shadowed(&authenticated, &everything(later)), "{later}");
+        assert!(!shadowed(&unauthenticated, &everything(later)), "{later}");
+    }
+    let anonymous = everything("{kind: User, user: {name: system:anonymous}}");
+    assert!(shadowed(&unauthenticated, &anonymous));
+    assert!(!shadowed(&authenticated, &anonymous));
+    // Anyone (`*`) is both kinds of request: neither group alone takes all of them.
+    for anyone in [
+        "{kind: User, user: {name: '*'}}",
+        "{kind: Group, group: {name: '*'}}",
+    ] {
+        assert!(!shadowed(&authenticated, &everything(anyone)), "{anyone}");
+        assert!(!shadowed(&unauthenticated, &everything(anyone)), "{anyone}");
+    }
+}
+
 #[test]
 fn apf002_one_rule_shadowed_while_another_reaches() {
     // Without the earlier schema, neither rule is shadowed.
