@@ -53,8 +53,10 @@ order of matchingPrecedence (lowest first) and then name. A schema is shadowed w
 request any of its rules matches is matched by a schema before it: its priority level never \
 sees them. The finding names the schemas that take its requests. The check is exact: it \
 tries one request of every kind the rules can tell apart (each user, group, service account, \
-verb, API group, resource, namespace and URL named before it, and one named nowhere), using \
-the dispatcher's own matcher. Fix: lower its matchingPrecedence below the schemas named, or \
+verb, API group, resource, namespace and URL named before it, and one named nowhere), with \
+the groups kube-apiserver's authenticators always add (every user but system:anonymous is in \
+system:authenticated; system:anonymous is in system:unauthenticated only), using the \
+dispatcher's own matcher. Fix: lower its matchingPrecedence below the schemas named, or \
 narrow theirs.",
     },
     Rule {
