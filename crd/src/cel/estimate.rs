@@ -1190,6 +1190,23 @@ mod tests {
         }
     }
 
+    /// The largest `maxLength` a schema can declare sizes a string (or an int-or-string) at
+    /// most `u64::MAX` bytes, without overflowing, and the estimate stays a number.
+    #[test]
+    fn the_largest_declared_lengths_saturate() {
+        for kind in [
+            serde_json::json!({"x-kubernetes-int-or-string": true, "maxLength": i64::MAX}),
+            serde_json::json!({"type": "string", "maxLength": i64::MAX}),
+        ] {
+            let props = serde_json::from_value(kind).unwrap();
+            let schema =
+                Schema::compile(&props, apfkit_runtime::field::Path::new("s")).expect("compiles");
+            assert_eq!(super::sizes::max_elements(&schema), u64::MAX);
+            let program = cel::Program::compile("self == 'x'").expect("compiles");
+            assert_eq!(estimate(program.expression(), &schema), 2);
+        }
+    }
+
     /// prometheus-operator 0.93's ScrapeConfig CRD has this one rule; kube-apiserver accepts
     /// it (issue 37): a comprehension over a literal of three ranges three times.
     #[test]

@@ -65,22 +65,22 @@ fn fitting(min_size: u64, map: bool) -> u64 {
 /// map's entries, a string's bytes (`maxLength` characters of up to 4 bytes each, an enum's
 /// longest value, or a format's longest string), a byte string's bytes; 0 for the rest.
 pub(crate) fn max_elements(schema: &Schema) -> u64 {
-    let declared = |max: Option<i64>| max.map(|max| max.max(0) as u64);
     if schema.int_or_string {
-        return declared(schema.max_length).map_or(MAX_REQUEST_BYTES - 2, |max| max * 4);
+        return max_children(schema.max_length)
+            .map_or(MAX_REQUEST_BYTES - 2, |max| max.saturating_mul(4));
     }
     match schema.kind {
-        Some(Type::Array) => declared(schema.max_items)
+        Some(Type::Array) => max_children(schema.max_items)
             .unwrap_or_else(|| fitting(min_json_size(schema.items.as_deref()), false)),
         Some(Type::Object) => match &schema.additional_properties {
-            Some(values) => declared(schema.max_properties)
+            Some(values) => max_children(schema.max_properties)
                 .unwrap_or_else(|| fitting(min_json_size(Some(values)), true)),
             None => 0,
         },
         Some(Type::String) => match schema.format.as_deref() {
             Some("duration" | "date-time") => MAX_DURATION_OR_DATETIME_JSON,
             Some("date") => JSON_DATE,
-            Some("byte") => declared(schema.max_length).unwrap_or(MAX_REQUEST_BYTES - 2),
+            Some("byte") => max_children(schema.max_length).unwrap_or(MAX_REQUEST_BYTES - 2),
             _ => declared_length(schema, 4),
         },
         _ => 0,
@@ -151,8 +151,9 @@ pub fn unbounded_cardinality(schema: &Schema) -> u64 {
     MAX_REQUEST_BYTES / (min_json_size(Some(schema)) + 1)
 }
 
-/// How many elements a list (or map) can hold by its declared limit (`maxItems`,
-/// `maxProperties`); `None` when it declares none (unbounded).
+/// How many elements a list, map or string can hold by its declared limit (`maxItems`,
+/// `maxProperties`, `maxLength`), negative limits read as 0; `None` when it declares none
+/// (unbounded).
 pub fn max_children(declared: Option<i64>) -> Option<u64> {
     declared.map(|max| max.max(0) as u64)
 }
