@@ -72,6 +72,19 @@ impl Range {
         Range { min: n, max: n }
     }
 
+    /// Where a union of the sizes of `count` elements starts (cel-go's literal lists and
+    /// maps): nothing yet, so that the first element sets both bounds; `0` when there are none.
+    const fn union_of(count: usize) -> Range {
+        if count == 0 {
+            Range::fixed(0)
+        } else {
+            Range {
+                min: u64::MAX,
+                max: 0,
+            }
+        }
+    }
+
     fn add(self, other: Range) -> Range {
         Range {
             min: self.min.saturating_add(other.min),
@@ -441,14 +454,7 @@ impl<'a> Coster<'a> {
             Expr::Call(call) => self.call(expr, call),
             Expr::List(list) => {
                 let mut cost = Range::fixed(LIST_CREATE);
-                let mut values = if list.elements.is_empty() {
-                    Range::fixed(0)
-                } else {
-                    Range {
-                        min: u64::MAX,
-                        max: 0,
-                    }
-                };
+                let mut values = Range::union_of(list.elements.len());
                 for element in &list.elements {
                     cost = cost.add(self.cost(element));
                     values = values.union(self.size_or_unknown(element));
@@ -466,15 +472,8 @@ impl<'a> Coster<'a> {
             }
             Expr::Map(map) => {
                 let mut cost = Range::fixed(MAP_CREATE);
-                let empty = if map.entries.is_empty() {
-                    Range::fixed(0)
-                } else {
-                    Range {
-                        min: u64::MAX,
-                        max: 0,
-                    }
-                };
-                let (mut keys, mut values) = (empty, empty);
+                let start = Range::union_of(map.entries.len());
+                let (mut keys, mut values) = (start, start);
                 let (mut key_types, mut value_types) = (Vec::new(), Vec::new());
                 for entry in &map.entries {
                     if let EntryExpr::MapEntry(entry) = &entry.expr {
