@@ -455,33 +455,12 @@ impl ModuleEmitter<'_> {
                 def,
             )?);
         }
-        if let Some(gvk) = &def.kind {
+        if def.kind.is_some() {
             items.push(self.kind_serde(&name, def)?);
-            let group = &gvk.group;
-            let version = &gvk.version;
-            let kind = &gvk.kind;
-            let api_version = api_version(group, version);
             items.push(self.encodings_impl(&name, def)?);
-            items.push(quote! {
-                impl ::apfkit_runtime::Kind for #name {
-                    const GROUP: &'static str = #group;
-                    const VERSION: &'static str = #version;
-                    const KIND: &'static str = #kind;
-                    const API_VERSION: &'static str = #api_version;
-                }
-            });
-            if let Some(resource) = &def.resource {
-                let plural = &resource.plural;
-                let namespaced = resource.namespaced;
-                items.push(quote! {
-                    impl ::apfkit_runtime::Resource for #name {
-                        const PLURAL: &'static str = #plural;
-                        const NAMESPACED: bool = #namespaced;
-                    }
-                });
-                if self.settings.k8s_openapi {
-                    items.push(self.k8s_openapi_impls(&name, &entry.definition, def)?);
-                }
+            items.push(self.resource_impl(&name, def)?);
+            if def.resource.is_some() && self.settings.k8s_openapi {
+                items.push(self.k8s_openapi_impls(&name, &entry.definition, def)?);
             }
             if let Some(item) = &def.list_item {
                 let item_ty = self.named(item)?;
@@ -517,8 +496,8 @@ impl ModuleEmitter<'_> {
                 ) -> ::std::option::Option<::std::result::Result<::std::vec::Vec<u8>, ::apfkit_runtime::scheme::EncodingError>> {
                     ::std::option::Option::Some(match #wire::protobuf::encode(self) {
                         ::std::result::Result::Ok(raw) => ::std::result::Result::Ok(#wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         )),
                         ::std::result::Result::Err(error) => ::std::result::Result::Err(::std::boxed::Box::new(error)),
@@ -534,37 +513,61 @@ impl ModuleEmitter<'_> {
         })
     }
 
-    /// k8s-openapi's `Resource`, `ListableResource` and `Metadata` for a resource kind.
+    /// k8s-openapi's `Resource` for a kind: its identity, written for every kind whatever the
+    /// settings, as k8s-openapi writes it: a resource's plural and scope; for a `<Kind>List`,
+    /// no URL segment and its items' scope (k8s-openapi's `List<T>`); for any other kind (a
+    /// review, options), no URL segment and `SubResourceScope`.
+    fn resource_impl(&self, name: &proc_macro2::Ident, def: &StructDef) -> Result<TokenStream> {
+        let Some(gvk) = &def.kind else {
+            return Ok(TokenStream::new());
+        };
+        let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+        let api_version = api_version(group, version);
+        let (segment, scope) = match (&def.resource, &def.list_item) {
+            (Some(resource), _) => {
+                let scope = if resource.namespaced {
+                    quote! { ::apfkit_runtime::k8s_openapi::NamespaceResourceScope }
+                } else {
+                    quote! { ::apfkit_runtime::k8s_openapi::ClusterResourceScope }
+                };
+                (resource.plural.as_str(), scope)
+            }
+            (None, Some(item)) => {
+                let item_ty = self.named(item)?;
+                (
+                    "",
+                    quote! { <#item_ty as ::apfkit_runtime::k8s_openapi::Resource>::Scope },
+                )
+            }
+            (None, None) => (
+                "",
+                quote! { ::apfkit_runtime::k8s_openapi::SubResourceScope },
+            ),
+        };
+        Ok(quote! {
+            impl ::apfkit_runtime::k8s_openapi::Resource for #name {
+                const API_VERSION: &'static str = #api_version;
+                const GROUP: &'static str = #group;
+                const KIND: &'static str = #kind;
+                const VERSION: &'static str = #version;
+                const URL_PATH_SEGMENT: &'static str = #segment;
+                type Scope = #scope;
+            }
+        })
+    }
+
+    /// k8s-openapi's `ListableResource` and `Metadata` for a resource kind whose metadata is
+    /// k8s-openapi's, so that kube's blanket impls apply.
     fn k8s_openapi_impls(
         &self,
         name: &proc_macro2::Ident,
         definition: &str,
         def: &StructDef,
     ) -> Result<TokenStream> {
-        let (Some(gvk), Some(resource)) = (&def.kind, &def.resource) else {
-            return Ok(TokenStream::new());
-        };
-        let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
-        let api_version = api_version(group, version);
-        let plural = &resource.plural;
-        let scope = if resource.namespaced {
-            quote! { ::k8s_openapi::NamespaceResourceScope }
-        } else {
-            quote! { ::k8s_openapi::ClusterResourceScope }
-        };
-        let mut items = vec![quote! {
-            impl ::k8s_openapi::Resource for #name {
-                const API_VERSION: &'static str = #api_version;
-                const GROUP: &'static str = #group;
-                const KIND: &'static str = #kind;
-                const VERSION: &'static str = #version;
-                const URL_PATH_SEGMENT: &'static str = #plural;
-                type Scope = #scope;
-            }
-        }];
+        let mut items = Vec::new();
         if let Some(list_kind) = registry::list_kind_of(self.space, definition) {
             items.push(quote! {
-                impl ::k8s_openapi::ListableResource for #name {
+                impl ::apfkit_runtime::k8s_openapi::ListableResource for #name {
                     const LIST_KIND: &'static str = #list_kind;
                 }
             });
@@ -577,7 +580,7 @@ impl ModuleEmitter<'_> {
             let ty = self.field_value_type(metadata)?;
             let ident = format_ident!("{}", metadata.rust);
             items.push(quote! {
-                impl ::k8s_openapi::Metadata for #name {
+                impl ::apfkit_runtime::k8s_openapi::Metadata for #name {
                     type Ty = #ty;
                     fn metadata(&self) -> &Self::Ty { &self.#ident }
                     fn metadata_mut(&mut self) -> &mut Self::Ty { &mut self.#ident }
@@ -828,8 +831,8 @@ impl ModuleEmitter<'_> {
                         ::apfkit_runtime::__private::check_identity::<D::Error>(
                             wire.__api_version.as_deref(),
                             wire.__kind.as_deref(),
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                         )?;
                         ::std::result::Result::Ok(Self { #(#moves)* })
                     }
@@ -846,8 +849,8 @@ impl ModuleEmitter<'_> {
                     fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
                         ::serde::Serialize::serialize(
                             &WireRef {
-                                __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                                __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                                __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                                __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                                 #(#borrows)*
                             },
                             serializer,

@@ -159,7 +159,8 @@ impl Generator {
     /// let files = generator.generate().unwrap();
     /// let v1 = &files[std::path::Path::new("com/example/stable/v1.rs")];
     /// assert!(v1.contains("pub struct CronTab {"));
-    /// assert!(v1.contains("const PLURAL: &'static str = \"crontabs\";"));
+    /// assert!(v1.contains("const URL_PATH_SEGMENT: &'static str = \"crontabs\";"));
+    /// assert!(v1.contains("type Scope = ::apfkit_runtime::k8s_openapi::NamespaceResourceScope;"));
     /// ```
     pub fn add_bytes(&mut self, origin: &str, bytes: &[u8]) -> Result<&mut Self> {
         let size = bytes.len() as u64;

@@ -141,8 +141,9 @@ impl Settings {
         self
     }
 
-    /// Implement `k8s_openapi::Resource`, `ListableResource` and `Metadata` for kinds whose
-    /// `metadata` is k8s-openapi's `ObjectMeta`, so that kube's blanket impls apply.
+    /// Implement `k8s_openapi::ListableResource` and `Metadata` for kinds whose `metadata` is
+    /// k8s-openapi's `ObjectMeta`, so that kube's blanket impls apply. (`k8s_openapi::Resource`,
+    /// a kind's identity, is implemented for every kind whatever this says.)
     pub fn with_k8s_openapi_traits(&mut self, enabled: bool) -> &mut Self {
         self.k8s_openapi = enabled;
         self

@@ -1,4 +1,4 @@
-//! The traits every generated type implements: its defaults, and for a kind its identity.
+//! The traits every generated type implements: its defaults, and for a list kind its items.
 //!
 //! `apfkit-codegen` writes the impls; the traits live here so that every generated tree (the
 //! flowcontrol types, their hubs, a user's CRD) implements the same ones and code written
@@ -57,31 +57,44 @@ impl<T: ApplyDefaults> ApplyDefaults for BTreeMap<String, T> {
     }
 }
 
-/// A type that serves exactly one kind: `apiVersion` and `kind` are constants, written on
-/// encode and checked on decode.
-pub trait Kind {
-    /// API group, empty for the legacy core group.
-    const GROUP: &'static str;
-    /// Version inside the group.
-    const VERSION: &'static str;
-    /// The kind.
-    const KIND: &'static str;
-    /// `group/version`, or only the version for the core group.
-    const API_VERSION: &'static str;
-}
-
-/// A kind served as a REST resource.
-pub trait Resource: Kind {
-    /// The plural name used in URLs.
-    const PLURAL: &'static str;
-    /// Whether the resource lives in a namespace; `false` for cluster-scoped resources.
-    const NAMESPACED: bool;
-}
-
 /// A list kind and the kind of its items.
-pub trait ListKind: Kind {
+///
+/// A kind's identity (group, version, kind, `apiVersion`, plural and scope) is k8s-openapi's
+/// [`k8s_openapi::Resource`], which every generated kind implements, lists included (as
+/// k8s-openapi's own `List<T>` does: no URL segment, the items' scope); this trait adds only
+/// what k8s-openapi lacks, the item type of a generated `<Kind>List`.
+///
+/// ```
+/// use apfkit_runtime::k8s_openapi::Resource;
+/// use apfkit_runtime::ListKind;
+///
+/// fn describe<L: ListKind>() -> String {
+///     format!("{} holds {} ({})", L::KIND, L::Item::KIND, L::Item::URL_PATH_SEGMENT)
+/// }
+/// # struct Widget;
+/// # impl Resource for Widget {
+/// #     const API_VERSION: &'static str = "example.com/v1";
+/// #     const GROUP: &'static str = "example.com";
+/// #     const KIND: &'static str = "Widget";
+/// #     const VERSION: &'static str = "v1";
+/// #     const URL_PATH_SEGMENT: &'static str = "widgets";
+/// #     type Scope = apfkit_runtime::k8s_openapi::NamespaceResourceScope;
+/// # }
+/// # struct WidgetList;
+/// # impl Resource for WidgetList {
+/// #     const API_VERSION: &'static str = "example.com/v1";
+/// #     const GROUP: &'static str = "example.com";
+/// #     const KIND: &'static str = "WidgetList";
+/// #     const VERSION: &'static str = "v1";
+/// #     const URL_PATH_SEGMENT: &'static str = "";
+/// #     type Scope = apfkit_runtime::k8s_openapi::NamespaceResourceScope;
+/// # }
+/// # impl ListKind for WidgetList { type Item = Widget; }
+/// assert_eq!(describe::<WidgetList>(), "WidgetList holds Widget (widgets)");
+/// ```
+pub trait ListKind: k8s_openapi::Resource {
     /// The item kind.
-    type Item: Resource;
+    type Item: k8s_openapi::Resource;
 }
 
 #[cfg(test)]

@@ -28,8 +28,9 @@
 //! ```
 //!
 //! It is also the vocabulary every generated tree shares: the traits `apfkit-codegen`'s
-//! output implements ([`ApplyDefaults`], [`Kind`], [`Resource`], [`ListKind`], and for
-//! multi-version APIs [`ToHub`] and [`FromHub`]), the [`Object`] trait of a scheme's hub
+//! output implements ([`ApplyDefaults`], [`ListKind`], and for multi-version APIs [`ToHub`]
+//! and [`FromHub`]; a kind's identity is k8s-openapi's `Resource`, reachable through the
+//! re-exported [`k8s_openapi`], the one trait kube-rs users already have), the [`Object`] trait of a scheme's hub
 //! object (its kind and metadata), the dynamic [`scheme::Scheme`] over a generated registry,
 //! the ConversionReview handler ([`review`]) and, with the `webhook` feature, an HTTPS
 //! conversion-webhook server (`webhook`).
@@ -55,7 +56,9 @@ pub mod version;
 pub mod webhook;
 
 pub use convert::{FromHub, ToHub};
-pub use kind::{ApplyDefaults, Kind, ListKind, Resource};
+/// k8s-openapi, whose `Resource` trait is every generated kind's identity.
+pub use k8s_openapi;
+pub use kind::{ApplyDefaults, ListKind};
 pub use object::{HubKind, Object};
 
 pub use date_time::{DateTime, DateTimeError};

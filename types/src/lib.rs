@@ -14,7 +14,8 @@
 //! and `Default`, and [`ApplyDefaults`] with kube-apiserver's defaults.
 //!
 //! ```
-//! use apfkit_types::{ApplyDefaults, Kind, flowcontrol::v1beta3::PriorityLevelConfiguration};
+//! use apfkit_types::{ApplyDefaults, flowcontrol::v1beta3::PriorityLevelConfiguration};
+//! use k8s_openapi::Resource;
 //!
 //! let mut level: PriorityLevelConfiguration = serde_json::from_str(r#"{
 //!     "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3",
@@ -30,8 +31,10 @@
 //! assert_eq!(PriorityLevelConfiguration::API_VERSION, "flowcontrol.apiserver.k8s.io/v1beta3");
 //! ```
 //!
-//! Kinds implement k8s-openapi's `Resource`, `ListableResource` and `Metadata`, so they work with
-//! kube (`kube::Api<apfkit_types::flowcontrol::v1beta3::FlowSchema>`).
+//! A kind's identity is k8s-openapi's `Resource` (lists included, as k8s-openapi's `List<T>`),
+//! and resources implement its `ListableResource` and `Metadata` too, so they work with kube
+//! (`kube::Api<apfkit_types::flowcontrol::v1beta3::FlowSchema>`) and `FlowSchema::API_VERSION`
+//! means one thing with kube's traits in scope.
 //!
 //! Every version converts to the hub types ([`hub`], kube-apiserver's internal types) and back
 //! with [`ToHub`] and [`FromHub`] (apfkit-runtime's traits, re-exported here), generated beside
@@ -66,7 +69,7 @@ mod interop;
 pub mod json_schema;
 pub mod wire;
 
-pub use apfkit_runtime::{ApplyDefaults, FromHub, Kind, ListKind, Resource, ToHub};
+pub use apfkit_runtime::{ApplyDefaults, FromHub, ListKind, ToHub};
 pub use generated::{KINDS, KindInfo, apiregistration, flowcontrol};
 
 /// The kind `kind` of `group`/`version` in [`KINDS`], list kinds included.

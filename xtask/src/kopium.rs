@@ -232,7 +232,10 @@ fn apfkit_kind_type(code: &str, kind: &str) -> Option<String> {
     let lines: Vec<&str> = code.lines().collect();
     let wanted = format!("const KIND: &'static str = {kind:?};");
     lines.iter().enumerate().find_map(|(at, line)| {
-        let name = line.split("Kind for ").nth(1)?.strip_suffix(" {")?;
+        let name = line
+            .split("k8s_openapi::Resource for ")
+            .nth(1)?
+            .strip_suffix(" {")?;
         // The impl's own lines: up to its closing brace.
         lines[at + 1..]
             .iter()
@@ -501,7 +504,7 @@ mod tests {
         let kopium = "#[kube(group = \"acid.zalan.do\", version = \"v1\", kind = \"postgresql\", root = \"Postgresql\", plural = \"postgresqls\")]";
         assert_eq!(kopium_root(kopium).as_deref(), Some("Postgresql"));
         assert_eq!(kopium_root("pub struct A;"), None);
-        let apfkit = "impl super::Kind for PostgresqlList {\n    const KIND: &'static str = \"postgresqlList\";\n}\nimpl super::Kind for Postgresql {\n    const GROUP: &'static str = \"acid.zalan.do\";\n    const KIND: &'static str = \"postgresql\";\n}";
+        let apfkit = "impl ::apfkit_runtime::k8s_openapi::Resource for PostgresqlList {\n    const KIND: &'static str = \"postgresqlList\";\n}\nimpl ::apfkit_runtime::k8s_openapi::Resource for Postgresql {\n    const GROUP: &'static str = \"acid.zalan.do\";\n    const KIND: &'static str = \"postgresql\";\n}";
         assert_eq!(
             apfkit_kind_type(apfkit, "postgresql").as_deref(),
             Some("Postgresql")

@@ -243,7 +243,7 @@ fn k8s_openapi_flag_reuses_its_types() {
         "{v1beta1}"
     );
     assert!(
-        v1beta1.contains("impl ::k8s_openapi::Resource for Server"),
+        v1beta1.contains("impl ::apfkit_runtime::k8s_openapi::Metadata for Server"),
         "{v1beta1}"
     );
     assert!(
@@ -256,6 +256,11 @@ fn k8s_openapi_flag_reuses_its_types() {
     let output = run(&copy, &[&crd]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(copy.join("apimachinery").exists());
+    let copied = std::fs::read_to_string(copy.join("io/linkerd/policy/v1beta1.rs")).unwrap();
+    assert!(
+        !copied.contains("k8s_openapi::Metadata"),
+        "the copied ObjectMeta is not k8s-openapi's"
+    );
 }
 
 /// A CustomResourceDefinition manifest is an input like an OpenAPI document.
@@ -269,7 +274,7 @@ fn generates_from_a_crd_manifest() {
     assert!(output.status.success(), "{}", stderr(&output));
     let v1beta1 = std::fs::read_to_string(out.join("io/linkerd/policy/v1beta1.rs")).unwrap();
     assert!(
-        v1beta1.contains("const PLURAL: &'static str = \"servers\";"),
+        v1beta1.contains("const URL_PATH_SEGMENT: &'static str = \"servers\";"),
         "{v1beta1}"
     );
 

@@ -42,7 +42,8 @@ fn generated_code_defines_no_traits() {
     }
     let all: String = generate_widgets().into_values().collect();
     assert!(all.contains("impl ::apfkit_runtime::ApplyDefaults for Widget"));
-    assert!(all.contains("impl ::apfkit_runtime::Kind for Widget"));
+    assert!(all.contains("impl ::apfkit_runtime::k8s_openapi::Resource for Widget"));
+    assert!(all.contains("impl ::apfkit_runtime::ListKind for WidgetList"));
 }
 
 #[test]

@@ -13,7 +13,8 @@ use super::guard::{self, Guard};
 use super::options::{Target, UnknownFields};
 use super::report::{ErrorKind, SchemeError, Warning};
 use crate::version::compare_kube_aware_version_strings;
-use crate::{ApplyDefaults, FromHub, HubKind, Kind, Resource, ToHub};
+use crate::{ApplyDefaults, FromHub, HubKind, ToHub};
+use k8s_openapi::Resource;
 
 /// The hub types of a scheme whose hub object is `H`: apfkit-runtime's [`HubKind`], which the
 /// scheme compares and writes (a bound, implemented for every such type).
@@ -177,7 +178,7 @@ impl<H: 'static> Codec<H> {
             group: T::GROUP,
             version: T::VERSION,
             kind: T::KIND,
-            plural: T::PLURAL,
+            plural: T::URL_PATH_SEGMENT,
             holds: <<T as FromHub>::Hub as HubKind>::holds,
             decode: decode_to_hub_as::<T, H>,
             decode_as_is: decode_as_is::<T, H>,
@@ -518,7 +519,7 @@ fn default_typed_as<T>(
     capacity: usize,
 ) -> Option<Result<Vec<u8>, SchemeError>>
 where
-    T: Serialize + ApplyDefaults + Kind + Encodings + 'static,
+    T: Serialize + ApplyDefaults + Resource + Encodings + 'static,
 {
     let mut typed = *typed.downcast::<T>().ok()?;
     typed.apply_defaults();
@@ -528,7 +529,7 @@ where
 /// The hub object `object` holds, if it is of `T`'s kind.
 fn hub_of<T, H>(object: H) -> Result<<T as FromHub>::Hub, SchemeError>
 where
-    T: FromHub + Kind,
+    T: FromHub + Resource,
     <T as FromHub>::Hub: HubKind<Object = H>,
 {
     <T as FromHub>::Hub::take(object).ok_or_else(|| {
@@ -557,7 +558,7 @@ fn encode_into_as<T, H>(
     warnings: &mut Vec<Warning>,
 ) -> Result<(), SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Encodings + ApplyDefaults + Kind + Clone,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Encodings + ApplyDefaults + Resource + Clone,
     <T as FromHub>::Hub: SchemeHub<H>,
 {
     converted_as::<T, H, _>(object, warnings, |external| {
@@ -567,7 +568,7 @@ where
 
 fn encode_as<T, H>(object: H, warnings: &mut Vec<Warning>) -> Result<Value, SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Kind + Clone,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + Serialize + ApplyDefaults + Resource + Clone,
     <T as FromHub>::Hub: SchemeHub<H>,
 {
     converted_as::<T, H, _>(object, warnings, |external| {
@@ -583,7 +584,7 @@ fn converted_as<T, H, R>(
     encode: impl FnOnce(&T) -> Result<R, SchemeError>,
 ) -> Result<R, SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Kind + Clone,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Resource + Clone,
     <T as FromHub>::Hub: SchemeHub<H>,
 {
     let (external, read_back) = from_hub_checked::<T>(hub_of::<T, H>(object)?);
@@ -640,7 +641,7 @@ fn report_lossy<T>(
     warnings: &mut Vec<Warning>,
 ) -> Result<(), SchemeError>
 where
-    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Kind,
+    T: FromHub + ToHub<Hub = <T as FromHub>::Hub> + ApplyDefaults + Resource,
     <T as FromHub>::Hub: Serialize + PartialEq,
 {
     let mut read_back = external;

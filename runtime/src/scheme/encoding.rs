@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::document::{InputError, Limits};
 use super::encodings::{EncodingError, Encodings};
 use super::report::{ErrorKind, SchemeError};
-use crate::Kind;
+use k8s_openapi::Resource;
 
 /// Writes a document as kube-apiserver does, compact or indented; `None` when the document is
 /// not one of the API's.
@@ -102,7 +102,7 @@ impl Encoding {
     /// A value the encoding cannot hold (a time outside RFC 3339's years).
     pub fn encode<T>(self, object: &T, capacity: usize) -> Result<Vec<u8>, SchemeError>
     where
-        T: Kind + Encodings,
+        T: Resource + Encodings,
     {
         let mut out = Vec::with_capacity(capacity);
         self.encode_into(object, &mut out)?;
@@ -117,7 +117,7 @@ impl Encoding {
     /// As [`Encoding::encode`].
     pub fn encode_into<T>(self, object: &T, out: &mut Vec<u8>) -> Result<(), SchemeError>
     where
-        T: Kind + Encodings,
+        T: Resource + Encodings,
     {
         let failed = |message: String| SchemeError::new(ErrorKind::Encoding, "", message);
         match self {

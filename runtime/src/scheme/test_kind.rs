@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Codec, Encodings, Scheme};
-use crate::{ApplyDefaults, FromHub, HubKind, Kind, Resource, ToHub};
+use crate::{ApplyDefaults, FromHub, HubKind, ToHub};
+use k8s_openapi::Resource;
 
 /// The scheme over [`Widget`].
 pub(crate) static SCHEME: Scheme<Hub> = Scheme::new(&[Codec::of::<Widget>()]);
@@ -49,16 +50,13 @@ impl ApplyDefaults for Widget {
     }
 }
 
-impl Kind for Widget {
-    const GROUP: &'static str = "example.com";
-    const VERSION: &'static str = "v1";
-    const KIND: &'static str = "Widget";
-    const API_VERSION: &'static str = "example.com/v1";
-}
-
 impl Resource for Widget {
-    const PLURAL: &'static str = "widgets";
-    const NAMESPACED: bool = true;
+    const API_VERSION: &'static str = "example.com/v1";
+    const GROUP: &'static str = "example.com";
+    const KIND: &'static str = "Widget";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "widgets";
+    type Scope = k8s_openapi::NamespaceResourceScope;
 }
 
 impl ToHub for Widget {

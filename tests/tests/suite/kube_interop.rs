@@ -53,11 +53,35 @@ fn kinds_are_cluster_scoped_and_listable() {
         flowcontrol::v1beta2::PriorityLevelConfiguration::LIST_KIND,
         "PriorityLevelConfigurationList"
     );
+}
+
+/// With apfkit's traits and k8s-openapi's in scope, as a kube user has them, a kind's identity
+/// is one trait: `FlowSchema::API_VERSION` was ambiguous (E0034) while apfkit-runtime declared
+/// its own `Kind` beside k8s-openapi's `Resource`. Lists carry it as k8s-openapi's `List<T>`.
+#[test]
+fn a_kinds_identity_is_k8s_openapis_resource() {
+    #[allow(unused_imports)]
+    use apfkit_types::*;
+    use k8s_openapi::{ClusterResourceScope, Resource};
+    use std::any::TypeId;
+
     assert_eq!(
-        <flowcontrol::v1::FlowSchema as apfkit_types::Resource>::PLURAL,
-        "flowschemas"
+        flowcontrol::v1::FlowSchema::API_VERSION,
+        "flowcontrol.apiserver.k8s.io/v1"
     );
-    const { assert!(!<apiregistration::v1::APIService as apfkit_types::Resource>::NAMESPACED) };
+    assert_eq!(flowcontrol::v1::FlowSchema::URL_PATH_SEGMENT, "flowschemas");
+    assert_eq!(apiregistration::v1beta1::APIService::VERSION, "v1beta1");
+    type List = flowcontrol::v1beta3::PriorityLevelConfigurationList;
+    assert_eq!(List::KIND, "PriorityLevelConfigurationList");
+    assert_eq!(List::URL_PATH_SEGMENT, "");
+    assert_eq!(
+        <List as ListKind>::Item::URL_PATH_SEGMENT,
+        "prioritylevelconfigurations"
+    );
+    assert_eq!(
+        TypeId::of::<<List as Resource>::Scope>(),
+        TypeId::of::<ClusterResourceScope>()
+    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ mod tests {
 
     #[test]
     fn generated_upstream_types_decode_real_objects() {
-        use apfkit_runtime::{Kind, Resource};
+        use apfkit_runtime::k8s_openapi::Resource;
         use r1_35_flowcontrol_apiserver_k8s_io_v1::api::flowcontrol::v1 as fc;
         let level: fc::PriorityLevelConfiguration = serde_json::from_value(serde_json::json!({
             "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
@@ -36,7 +36,7 @@ mod tests {
             Some(5)
         );
         assert_eq!(
-            fc::PriorityLevelConfiguration::PLURAL,
+            fc::PriorityLevelConfiguration::URL_PATH_SEGMENT,
             "prioritylevelconfigurations"
         );
         assert_eq!(

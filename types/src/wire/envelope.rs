@@ -212,7 +212,7 @@ pub fn encode(object: &Value) -> Result<Vec<u8>, EnvelopeError> {
 /// let other = envelope::wrap("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", &[]);
 /// assert!(envelope::decode_typed::<FlowSchema>(&other, &Default::default()).is_none());
 /// ```
-pub fn decode_typed<T: Message + apfkit_runtime::Kind>(
+pub fn decode_typed<T: Message + k8s_openapi::Resource>(
     bytes: &[u8],
     limits: &apfkit_runtime::scheme::Limits,
 ) -> Option<Result<T, InputError>> {

@@ -24,17 +24,29 @@ mod structural_defaults;
 #[cfg(test)]
 mod structural_tests;
 
+/// Compiles only for a namespaced kind.
+#[cfg(test)]
+fn namespaced<
+    K: apfkit_runtime::k8s_openapi::Resource<
+            Scope = apfkit_runtime::k8s_openapi::NamespaceResourceScope,
+        >,
+>() {
+}
+
 #[cfg(test)]
 mod tests {
+    use super::namespaced;
     use super::widgets::com::example::v1::*;
-    use apfkit_runtime::{ApplyDefaults, Kind, ListKind, Resource};
+    use apfkit_runtime::k8s_openapi::Resource;
+    use apfkit_runtime::{ApplyDefaults, ListKind};
     use serde_json::json;
 
     #[test]
     fn identity_comes_from_the_document() {
         assert_eq!(Widget::API_VERSION, "example.com/v1");
-        assert_eq!(Widget::PLURAL, "widgets");
-        const { assert!(Widget::NAMESPACED) };
+        assert_eq!(Widget::URL_PATH_SEGMENT, "widgets");
+        namespaced::<Widget>();
+        namespaced::<WidgetList>();
         assert_eq!(<WidgetList as ListKind>::Item::KIND, "Widget");
     }
 
@@ -83,14 +95,16 @@ mod tests {
 mod crd_tests {
     use super::linkerd::KINDS;
     use super::linkerd::io::linkerd::policy::{v1alpha1, v1beta1};
-    use apfkit_runtime::{ApplyDefaults, Kind, ListKind, Resource};
+    use super::namespaced;
+    use apfkit_runtime::k8s_openapi::Resource;
+    use apfkit_runtime::{ApplyDefaults, ListKind};
 
     #[test]
     fn identity_comes_from_the_crd() {
         assert_eq!(v1beta1::Server::API_VERSION, "policy.linkerd.io/v1beta1");
         assert_eq!(v1alpha1::Server::API_VERSION, "policy.linkerd.io/v1alpha1");
-        assert_eq!(v1beta1::Server::PLURAL, "servers");
-        const { assert!(v1beta1::Server::NAMESPACED) };
+        assert_eq!(v1beta1::Server::URL_PATH_SEGMENT, "servers");
+        namespaced::<v1beta1::Server>();
         assert_eq!(<v1beta1::ServerList as ListKind>::Item::KIND, "Server");
         let kinds: Vec<(&str, &str)> = KINDS.iter().map(|k| (k.version, k.kind)).collect();
         assert_eq!(

@@ -205,8 +205,8 @@ const _: () = {
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                <Self as ::apfkit_runtime::Kind>::KIND,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -238,8 +238,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -271,8 +271,8 @@ impl ::apfkit_runtime::scheme::Encodings for APIService {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
                         crate::wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         ),
                     )
@@ -292,28 +292,18 @@ impl ::apfkit_runtime::scheme::Encodings for APIService {
         crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
-impl ::apfkit_runtime::Kind for APIService {
-    const GROUP: &'static str = "apiregistration.k8s.io";
-    const VERSION: &'static str = "v1beta1";
-    const KIND: &'static str = "APIService";
-    const API_VERSION: &'static str = "apiregistration.k8s.io/v1beta1";
-}
-impl ::apfkit_runtime::Resource for APIService {
-    const PLURAL: &'static str = "apiservices";
-    const NAMESPACED: bool = false;
-}
-impl ::k8s_openapi::Resource for APIService {
+impl ::apfkit_runtime::k8s_openapi::Resource for APIService {
     const API_VERSION: &'static str = "apiregistration.k8s.io/v1beta1";
     const GROUP: &'static str = "apiregistration.k8s.io";
     const KIND: &'static str = "APIService";
     const VERSION: &'static str = "v1beta1";
     const URL_PATH_SEGMENT: &'static str = "apiservices";
-    type Scope = ::k8s_openapi::ClusterResourceScope;
+    type Scope = ::apfkit_runtime::k8s_openapi::ClusterResourceScope;
 }
-impl ::k8s_openapi::ListableResource for APIService {
+impl ::apfkit_runtime::k8s_openapi::ListableResource for APIService {
     const LIST_KIND: &'static str = "APIServiceList";
 }
-impl ::k8s_openapi::Metadata for APIService {
+impl ::apfkit_runtime::k8s_openapi::Metadata for APIService {
     type Ty = ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &Self::Ty {
         &self.metadata
@@ -698,8 +688,8 @@ const _: () = {
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                <Self as ::apfkit_runtime::Kind>::KIND,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -725,8 +715,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -757,8 +747,8 @@ impl ::apfkit_runtime::scheme::Encodings for APIServiceList {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
                         crate::wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         ),
                     )
@@ -778,11 +768,13 @@ impl ::apfkit_runtime::scheme::Encodings for APIServiceList {
         crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
-impl ::apfkit_runtime::Kind for APIServiceList {
-    const GROUP: &'static str = "apiregistration.k8s.io";
-    const VERSION: &'static str = "v1beta1";
-    const KIND: &'static str = "APIServiceList";
+impl ::apfkit_runtime::k8s_openapi::Resource for APIServiceList {
     const API_VERSION: &'static str = "apiregistration.k8s.io/v1beta1";
+    const GROUP: &'static str = "apiregistration.k8s.io";
+    const KIND: &'static str = "APIServiceList";
+    const VERSION: &'static str = "v1beta1";
+    const URL_PATH_SEGMENT: &'static str = "";
+    type Scope = <APIService as ::apfkit_runtime::k8s_openapi::Resource>::Scope;
 }
 impl ::apfkit_runtime::ListKind for APIServiceList {
     type Item = APIService;

@@ -393,8 +393,8 @@ const _: () = {
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                <Self as ::apfkit_runtime::Kind>::KIND,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -426,8 +426,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -459,8 +459,8 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
                         crate::wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         ),
                     )
@@ -480,28 +480,18 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
         crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
-impl ::apfkit_runtime::Kind for FlowSchema {
-    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
-    const VERSION: &'static str = "v1";
-    const KIND: &'static str = "FlowSchema";
-    const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
-}
-impl ::apfkit_runtime::Resource for FlowSchema {
-    const PLURAL: &'static str = "flowschemas";
-    const NAMESPACED: bool = false;
-}
-impl ::k8s_openapi::Resource for FlowSchema {
+impl ::apfkit_runtime::k8s_openapi::Resource for FlowSchema {
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const KIND: &'static str = "FlowSchema";
     const VERSION: &'static str = "v1";
     const URL_PATH_SEGMENT: &'static str = "flowschemas";
-    type Scope = ::k8s_openapi::ClusterResourceScope;
+    type Scope = ::apfkit_runtime::k8s_openapi::ClusterResourceScope;
 }
-impl ::k8s_openapi::ListableResource for FlowSchema {
+impl ::apfkit_runtime::k8s_openapi::ListableResource for FlowSchema {
     const LIST_KIND: &'static str = "FlowSchemaList";
 }
-impl ::k8s_openapi::Metadata for FlowSchema {
+impl ::apfkit_runtime::k8s_openapi::Metadata for FlowSchema {
     type Ty = ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &Self::Ty {
         &self.metadata
@@ -935,8 +925,8 @@ const _: () = {
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                <Self as ::apfkit_runtime::Kind>::KIND,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -962,8 +952,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -994,8 +984,8 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
                         crate::wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         ),
                     )
@@ -1015,11 +1005,13 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
         crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
-impl ::apfkit_runtime::Kind for FlowSchemaList {
-    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
-    const VERSION: &'static str = "v1";
-    const KIND: &'static str = "FlowSchemaList";
+impl ::apfkit_runtime::k8s_openapi::Resource for FlowSchemaList {
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
+    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
+    const KIND: &'static str = "FlowSchemaList";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "";
+    type Scope = <FlowSchema as ::apfkit_runtime::k8s_openapi::Resource>::Scope;
 }
 impl ::apfkit_runtime::ListKind for FlowSchemaList {
     type Item = FlowSchema;
@@ -2137,8 +2129,8 @@ const _: () = {
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                <Self as ::apfkit_runtime::Kind>::KIND,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 metadata: wire.metadata,
@@ -2170,8 +2162,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                     metadata: &self.metadata,
                     spec: &self.spec,
                     status: &self.status,
@@ -2203,8 +2195,8 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
                         crate::wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         ),
                     )
@@ -2224,28 +2216,18 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
         crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
-impl ::apfkit_runtime::Kind for PriorityLevelConfiguration {
-    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
-    const VERSION: &'static str = "v1";
-    const KIND: &'static str = "PriorityLevelConfiguration";
-    const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
-}
-impl ::apfkit_runtime::Resource for PriorityLevelConfiguration {
-    const PLURAL: &'static str = "prioritylevelconfigurations";
-    const NAMESPACED: bool = false;
-}
-impl ::k8s_openapi::Resource for PriorityLevelConfiguration {
+impl ::apfkit_runtime::k8s_openapi::Resource for PriorityLevelConfiguration {
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
     const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
     const KIND: &'static str = "PriorityLevelConfiguration";
     const VERSION: &'static str = "v1";
     const URL_PATH_SEGMENT: &'static str = "prioritylevelconfigurations";
-    type Scope = ::k8s_openapi::ClusterResourceScope;
+    type Scope = ::apfkit_runtime::k8s_openapi::ClusterResourceScope;
 }
-impl ::k8s_openapi::ListableResource for PriorityLevelConfiguration {
+impl ::apfkit_runtime::k8s_openapi::ListableResource for PriorityLevelConfiguration {
     const LIST_KIND: &'static str = "PriorityLevelConfigurationList";
 }
-impl ::k8s_openapi::Metadata for PriorityLevelConfiguration {
+impl ::apfkit_runtime::k8s_openapi::Metadata for PriorityLevelConfiguration {
     type Ty = ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     fn metadata(&self) -> &Self::Ty {
         &self.metadata
@@ -2684,8 +2666,8 @@ const _: () = {
             >(
                 wire.__api_version.as_deref(),
                 wire.__kind.as_deref(),
-                <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                <Self as ::apfkit_runtime::Kind>::KIND,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
             )?;
             ::std::result::Result::Ok(Self {
                 items: wire.items,
@@ -2711,8 +2693,8 @@ const _: () = {
         ) -> ::std::result::Result<S::Ok, S::Error> {
             ::serde::Serialize::serialize(
                 &WireRef {
-                    __api_version: <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                    __kind: <Self as ::apfkit_runtime::Kind>::KIND,
+                    __api_version: <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                    __kind: <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                     items: &self.items,
                     metadata: &self.metadata,
                 },
@@ -2743,8 +2725,8 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
                         crate::wire::envelope::wrap(
-                            <Self as ::apfkit_runtime::Kind>::API_VERSION,
-                            <Self as ::apfkit_runtime::Kind>::KIND,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
+                            <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
                         ),
                     )
@@ -2764,11 +2746,13 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
         crate::wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
-impl ::apfkit_runtime::Kind for PriorityLevelConfigurationList {
-    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
-    const VERSION: &'static str = "v1";
-    const KIND: &'static str = "PriorityLevelConfigurationList";
+impl ::apfkit_runtime::k8s_openapi::Resource for PriorityLevelConfigurationList {
     const API_VERSION: &'static str = "flowcontrol.apiserver.k8s.io/v1";
+    const GROUP: &'static str = "flowcontrol.apiserver.k8s.io";
+    const KIND: &'static str = "PriorityLevelConfigurationList";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "";
+    type Scope = <PriorityLevelConfiguration as ::apfkit_runtime::k8s_openapi::Resource>::Scope;
 }
 impl ::apfkit_runtime::ListKind for PriorityLevelConfigurationList {
     type Item = PriorityLevelConfiguration;
