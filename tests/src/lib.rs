@@ -10,6 +10,15 @@ use std::path::{Path, PathBuf};
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExamples;
 
+/// The Rust examples of the guides under docs/, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/library.md")]
+#[doc = include_str!("../../docs/command.md")]
+#[doc = include_str!("../../docs/custom-resources.md")]
+#[doc = include_str!("../../docs/storage.md")]
+#[doc = include_str!("../../docs/serving.md")]
+pub struct GuideExamples;
+
 use serde_json::Value;
 
 /// The repository root.

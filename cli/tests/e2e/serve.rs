@@ -687,11 +687,11 @@ fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
     }
 }
 
-/// The commands of README.md's "Serving the API", run as written (the binary under test for
-/// `./target/release/apfkit`, a free port for 6443, the build step left out).
+/// The commands of docs/serving.md's "Serving the API", run as written (the binary under test
+/// for `./target/release/apfkit`, a free port for 6443, the build step left out).
 #[test]
-fn the_readme_serving_commands_work_as_written() {
-    let (stdout, _) = run_readme_section("Serving the API");
+fn the_guides_serving_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("serving.md", "Serving the API");
     for expected in [
         "MATCHINGPRECEDENCE",
         "kind: PriorityLevelConfiguration",
@@ -705,8 +705,8 @@ fn the_readme_serving_commands_work_as_written() {
 }
 
 #[test]
-fn the_readme_server_side_apply_commands_work_as_written() {
-    let (stdout, stderr) = run_readme_section("Server-side apply");
+fn the_guides_server_side_apply_commands_work_as_written() {
+    let (stdout, stderr) = run_guide_section("serving.md", "Server-side apply");
     assert!(
         stdout.contains("flowschema.flowcontrol.apiserver.k8s.io/team-a serverside-applied"),
         "{stdout}"
@@ -726,12 +726,17 @@ fn the_readme_server_side_apply_commands_work_as_written() {
     );
 }
 
-/// Runs the first `sh` block of the README section `title` in a temporary directory, with the
-/// built `apfkit` and a free port; answers its standard output and error.
-pub fn run_readme_section(title: &str) -> (String, String) {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
-    let section = readme
+/// The text of the guide `docs/<page>`.
+pub fn guide(page: &str) -> String {
+    let path = format!("{}/../docs/{page}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Runs the first `sh` block of the section `title` of the guide `docs/<page>` in a temporary
+/// directory, with the built `apfkit` and a free port; answers its standard output and error.
+pub fn run_guide_section(page: &str, title: &str) -> (String, String) {
+    let page_text = guide(page);
+    let section = page_text
         .split(&format!("\n## {title}\n"))
         .nth(1)
         .unwrap_or_else(|| panic!("a {title} section"));
@@ -768,8 +773,8 @@ pub fn run_readme_section(title: &str) -> (String, String) {
 }
 
 #[test]
-fn the_readme_priority_and_fairness_commands_work_as_written() {
-    let (stdout, _) = run_readme_section("Priority and fairness, live");
+fn the_guides_priority_and_fairness_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("serving.md", "Priority and fairness, live");
     let lines: Vec<&str> = stdout.lines().collect();
     // The headers name global-default, then, after the apply, plain-user.
     let uid_after = |header: &str, from: usize| {
@@ -801,8 +806,8 @@ fn the_readme_priority_and_fairness_commands_work_as_written() {
 }
 
 #[test]
-fn the_readme_lint_commands_work_as_written() {
-    let (stdout, _) = run_readme_section("Linting a configuration");
+fn the_guides_lint_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("apf-tools.md", "Linting a configuration");
     assert!(
         stdout.contains("apf.yaml: document 2: warning APF001 FlowSchema/team-a-pods spec.rules: every request team-a-pods matches goes first to team-a"),
         "{stdout}"
@@ -816,8 +821,8 @@ fn the_readme_lint_commands_work_as_written() {
 }
 
 #[test]
-fn the_readme_report_commands_work_as_written() {
-    let (stdout, _) = run_readme_section("Simulations to look at");
+fn the_guides_report_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("apf-tools.md", "Simulations to look at");
     for chart in [
         "seats-global-default.svg",
         "queue-global-default.svg",

@@ -686,13 +686,10 @@ fn the_python_client_reads_writes_scales_and_watches_custom_objects() {
 }
 
 #[test]
-fn the_readme_serving_commands_work_as_written() {
-    let (stdout, _) = super::serve::run_readme_section("Serving custom resources");
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    // The README shows exactly what the commands print.
-    assert!(
-        readme.contains(&format!("```text\n{stdout}```")),
-        "{stdout}"
-    );
+fn the_guides_serving_commands_work_as_written() {
+    let (stdout, _) =
+        super::serve::run_guide_section("custom-resources.md", "Serving custom resources");
+    let page = super::serve::guide("custom-resources.md");
+    // The guide shows exactly what the commands print.
+    assert!(page.contains(&format!("```text\n{stdout}```")), "{stdout}");
 }

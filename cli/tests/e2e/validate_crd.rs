@@ -33,15 +33,12 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 #[test]
-fn the_readme_custom_resource_commands_work_as_written() {
-    let (stdout, _) = super::serve::run_readme_section("Validating custom resources");
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    // The README shows exactly what the commands print.
-    assert!(
-        readme.contains(&format!("```text\n{stdout}```")),
-        "{stdout}"
-    );
+fn the_guides_custom_resource_commands_work_as_written() {
+    let (stdout, _) =
+        super::serve::run_guide_section("custom-resources.md", "Validating custom resources");
+    let page = super::serve::guide("custom-resources.md");
+    // The guide shows exactly what the commands print.
+    assert!(page.contains(&format!("```text\n{stdout}```")), "{stdout}");
     assert!(stdout.contains("exit code 1"));
 }
 

@@ -174,3 +174,54 @@ fn a_missing_certificate_is_a_clear_error_and_exit_code_1() {
         "{stderr}"
     );
 }
+
+/// The webhook commands of docs/custom-resources.md ("Your own multi-version CRD", step 3),
+/// run as written: openssl makes the certificate, the binary under test stands in for
+/// `cargo run`, a free port for 9443, and curl's `/healthz` answers `ok`.
+#[test]
+fn the_guides_webhook_commands_work_as_written() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/custom-resources.md"
+    ))
+    .unwrap();
+    let section = page
+        .split("\n## Your own multi-version CRD\n")
+        .nth(1)
+        .expect("the section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a sh block");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = block
+        .replace(
+            "cargo run -q -p apfkit-example-widgets --bin widgets-webhook --",
+            env!("CARGO_BIN_EXE_widgets-webhook"),
+        )
+        .replace(":9443", &format!(":{port}"));
+    assert!(
+        !script.contains("cargo run"),
+        "the guide's command changed: {script}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new("bash");
+    command
+        .args(["-euo", "pipefail", "-c", &script])
+        .current_dir(dir.path());
+    let output =
+        apfkit_test_support::process::run_within(command, b"", Duration::from_secs(60), |_| {});
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script}\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout, "ok", "{script}");
+    assert!(dir.path().join("tls.key").exists());
+}

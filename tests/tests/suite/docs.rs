@@ -27,6 +27,34 @@ fn the_workload_example_in_the_docs_runs() {
     assert_eq!(report.left_over, 0);
 }
 
+/// README.md is a front door, not a manual: about 200 lines at most, and every page under
+/// docs/ is reachable from it by a link.
+#[test]
+fn the_readme_is_short_and_links_every_page_of_the_docs() {
+    let root = apfkit_tests::repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines");
+    let targets = markdown_link_targets(&readme);
+    let mut unlinked = Vec::new();
+    for entry in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            let page = format!("docs/{name}");
+            if !targets
+                .iter()
+                .any(|t| t.split('#').next() == Some(page.as_str()))
+            {
+                unlinked.push(page);
+            }
+        }
+    }
+    assert!(
+        unlinked.is_empty(),
+        "not linked from README.md: {unlinked:?}"
+    );
+}
+
 /// Every relative link of the repository's Markdown (README.md, docs/, each crate's and
 /// fixture's README) names a file or directory that exists, and a `#fragment` into Markdown
 /// names one of its headings (as GitHub derives anchors from them).
