@@ -55,6 +55,40 @@ fn the_readme_is_short_and_links_every_page_of_the_docs() {
     );
 }
 
+/// docs/decisions.md's index by subsystem names every numbered decision exactly once, and
+/// nothing that is not one.
+#[test]
+fn decisions_index_lists_every_decision_once() {
+    let text =
+        std::fs::read_to_string(apfkit_tests::repo_root().join("docs/decisions.md")).unwrap();
+    let entries: Vec<u32> = text
+        .lines()
+        .filter_map(|line| line.split_once(". "))
+        .filter_map(|(number, _)| number.parse().ok())
+        .collect();
+    assert!(entries.len() > 180, "{entries:?}");
+    let index = text
+        .split("\n## Index\n")
+        .nth(1)
+        .and_then(|rest| rest.trim_start().split("\n\n").next())
+        .expect("an index table");
+    let mut indexed = Vec::new();
+    for row in index.lines().skip(2) {
+        let numbers = row.trim_end_matches('|').rsplit('|').next().unwrap();
+        for item in numbers.split(',') {
+            let item = item.trim();
+            let (first, last) = item.split_once('–').unwrap_or((item, item));
+            let (first, last): (u32, u32) = (first.parse().unwrap(), last.parse().unwrap());
+            indexed.extend(first..=last);
+        }
+    }
+    let mut sorted_entries = entries.clone();
+    sorted_entries.sort_unstable();
+    assert_eq!(sorted_entries, entries, "entries are numbered in order");
+    indexed.sort_unstable();
+    assert_eq!(indexed, entries, "the index against the entries");
+}
+
 /// Every relative link of the repository's Markdown (README.md, docs/, each crate's and
 /// fixture's README) names a file or directory that exists, and a `#fragment` into Markdown
 /// names one of its headings (as GitHub derives anchors from them).
