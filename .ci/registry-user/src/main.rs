@@ -18,6 +18,7 @@ use apfkit_fieldmanager as _;
 use apfkit_lint as _;
 use apfkit_migrator as _;
 use apfkit_runtime as _;
+use apfkit_server as _;
 use apfkit_storage as _;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

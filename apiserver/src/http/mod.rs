@@ -298,6 +298,49 @@ where
         listen: std::net::SocketAddr,
         data_dir: &std::path::Path,
     ) -> Result<(), CommandError> {
+        let listening = Listening::bind(listen, data_dir).await?;
+        eprintln!(
+            "{name}: listening on {}; kubeconfig: {}",
+            listening.url,
+            listening.kubeconfig.display()
+        );
+        self.serve(
+            listening.listener,
+            listening.tls,
+            apfkit_runtime::https::interrupted(),
+            Duration::from_secs(5),
+        )
+        .await;
+        Ok(())
+    }
+}
+
+/// An address bound as [`ApiServer::serve_command`] binds it, with its credentials and
+/// kubeconfig, for a server started in-process (a test, an embedding program) and stopped by
+/// its own future rather than a signal.
+pub struct Listening {
+    /// The socket, bound.
+    pub listener: TcpListener,
+    /// The serving certificate, asking clients for certificates of the server's authority.
+    pub tls: Arc<rustls::ServerConfig>,
+    /// `https://ADDRESS`, the address bound (a port 0 resolved).
+    pub url: String,
+    /// `data_dir/kubeconfig`, written for `url`: an administrator's context (the current one,
+    /// `apfkit`) and a plain user's (`apfkit-user`).
+    pub kubeconfig: std::path::PathBuf,
+}
+
+impl Listening {
+    /// Binds `listen`, makes (on first start) or loads the credentials in `data_dir` and writes
+    /// `data_dir/kubeconfig` for the address bound.
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be bound, or credentials that cannot be made, read or used.
+    pub async fn bind(
+        listen: std::net::SocketAddr,
+        data_dir: &std::path::Path,
+    ) -> Result<Listening, CommandError> {
         let credentials = crate::tls::ensure(data_dir, &[])?;
         let listener = TcpListener::bind(listen)
             .await
@@ -322,18 +365,12 @@ where
             Some(&credentials.ca_pem),
         )
         .map_err(|e| CommandError::Certificate(e.to_string()))?;
-        eprintln!(
-            "{name}: listening on {url}; kubeconfig: {}",
-            kubeconfig.display()
-        );
-        self.serve(
+        Ok(Listening {
             listener,
-            Arc::new(tls),
-            apfkit_runtime::https::interrupted(),
-            Duration::from_secs(5),
-        )
-        .await;
-        Ok(())
+            tls: Arc::new(tls),
+            url,
+            kubeconfig,
+        })
     }
 }
 

@@ -23,14 +23,16 @@ use apfkit_runtime::Object as _;
 use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition, PriorityLevelConfiguration};
 use axum::extract::Request;
 
-use super::estimates::ObjectStats;
-use crate::failure::{Failure, printable};
+use crate::estimates::ObjectStats;
+use apfkit_dispatcher::dispatch::printable;
+
+use crate::Error;
 
 /// The stored PriorityLevelConfigurations and FlowSchemas, and the revision they were read
 /// at (the earlier of the two lists').
 pub async fn stored_objects<B: Backend + 'static>(
-    server: &ApiServer<super::ServeObject, B>,
-) -> Result<(Vec<PriorityLevelConfiguration>, Vec<FlowSchema>, Revision), Failure> {
+    server: &ApiServer<crate::ServeObject, B>,
+) -> Result<(Vec<PriorityLevelConfiguration>, Vec<FlowSchema>, Revision), Error> {
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
     let mut read_at: Option<Revision> = None;
     for served in server.resources() {
@@ -48,7 +50,7 @@ pub async fn stored_objects<B: Backend + 'static>(
             .objects()
             .list(&served, &request)
             .await
-            .map_err(|e| Failure::Invalid(format!("reading the APF configuration: {e}")))?;
+            .map_err(|e| Error::Start(format!("reading the APF configuration: {e}")))?;
         read_at = Some(read_at.map_or(listed.revision, |r| r.min(listed.revision)));
         for object in listed.items {
             match object {
@@ -67,18 +69,25 @@ pub async fn stored_objects<B: Backend + 'static>(
 /// it was read at and the FlowSchemas as stored; objects the configuration leaves out are
 /// reported on standard error.
 async fn stored<B: Backend + 'static>(
-    server: &ApiServer<super::ServeObject, B>,
+    server: &ApiServer<crate::ServeObject, B>,
     limit: i32,
-) -> Result<(Configuration, Revision, Vec<FlowSchema>), Failure> {
+) -> Result<(Configuration, Revision, Vec<FlowSchema>), Error> {
     let (levels, schemas, read_at) = stored_objects(server).await?;
     let config = Configuration::new_trusted(levels, schemas.clone(), limit)
-        .map_err(|e| Failure::Invalid(format!("the APF configuration: {e}")))?;
+        .map_err(|e| Error::Start(format!("the APF configuration: {e}")))?;
     for skipped in config.skipped() {
         eprintln!(
             "apfkit serve: warning: {} {} left out of the APF configuration: {}",
             skipped.kind,
             printable(&skipped.name),
-            printable(&crate::configuration::join(&skipped.reasons))
+            printable(
+                &skipped
+                    .reasons
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
         );
     }
     Ok((config, read_at, schemas))
@@ -90,9 +99,9 @@ async fn stored<B: Backend + 'static>(
 /// (`apf_controller.go`); `lastTransitionTime` changes with the status. Answers the
 /// configuration and the revision after the writes.
 pub async fn configure_and_mark_dangling<B: Backend + 'static>(
-    server: &ApiServer<super::ServeObject, B>,
+    server: &ApiServer<crate::ServeObject, B>,
     limit: i32,
-) -> Result<(Configuration, Revision), Failure> {
+) -> Result<(Configuration, Revision), Error> {
     let (config, mut read_at, schemas) = stored(server, limit).await?;
     let Some(served) = server.resources().into_iter().find(|s| {
         s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == "FlowSchema"
@@ -238,7 +247,7 @@ const SETTLE: Duration = Duration::from_millis(100);
 /// and puts a dispatcher for them in front of new requests. A watch that fails (compaction,
 /// storage) starts again from the newest revision.
 pub fn keep_configured<B: Backend + 'static>(
-    server: Arc<ApiServer<super::ServeObject, B>>,
+    server: Arc<ApiServer<crate::ServeObject, B>>,
     guard: Guard,
     limit: i32,
     read_at: Revision,

@@ -14,8 +14,10 @@ use apfkit_apiserver::storage::Backend;
 use apfkit_dispatcher::bootstrap::{Change, ensure};
 use apfkit_runtime::Object as _;
 
-use super::flow_control::stored_objects;
-use crate::failure::{Failure, printable};
+use crate::flow_control::stored_objects;
+use apfkit_dispatcher::dispatch::printable;
+
+use crate::Error;
 
 /// How often the producer runs after start, as kube-apiserver's post-start hook does.
 const PERIOD: Duration = Duration::from_secs(60);
@@ -27,9 +29,9 @@ const PERIOD: Duration = Duration::from_secs(60);
 ///
 /// The stored objects cannot be read, or a write fails otherwise.
 pub async fn ensure_once<B: Backend + 'static>(
-    server: &ApiServer<super::ServeObject, B>,
+    server: &ApiServer<crate::ServeObject, B>,
     suggested: bool,
-) -> Result<(), Failure> {
+) -> Result<(), Error> {
     let (levels, schemas, _) = stored_objects(server).await?;
     for change in ensure(&levels, &schemas, suggested) {
         let (kind, name) = match &change {
@@ -85,7 +87,7 @@ pub async fn ensure_once<B: Backend + 'static>(
             Ok(()) => {}
             Err(error) if matches!(error.code, 404 | 409) => {}
             Err(error) => {
-                return Err(Failure::Invalid(format!(
+                return Err(Error::Start(format!(
                     "the bootstrap {kind} {}: {error}",
                     printable(&name)
                 )));
@@ -97,7 +99,7 @@ pub async fn ensure_once<B: Backend + 'static>(
 
 /// Runs [`ensure_once`] every minute from now on, reporting failures on standard error.
 pub fn keep_ensured<B: Backend + 'static>(
-    server: Arc<ApiServer<super::ServeObject, B>>,
+    server: Arc<ApiServer<crate::ServeObject, B>>,
     suggested: bool,
 ) {
     tokio::spawn(async move {

@@ -40,7 +40,7 @@ impl ObjectStats {
     /// Counts every served resource's stored objects and their bytes, a page at a time. A
     /// resource that cannot be read is marked stale (the estimator then assumes the worst,
     /// as upstream does when its statistics fail).
-    pub async fn refresh<B: Backend + 'static>(&self, server: &ApiServer<super::ServeObject, B>) {
+    pub async fn refresh<B: Backend + 'static>(&self, server: &ApiServer<crate::ServeObject, B>) {
         for served in server.resources() {
             let mut request = ListRequest {
                 namespace: None,
@@ -91,7 +91,7 @@ impl ObjectStats {
 
 /// Refreshes `stats` every minute from now on.
 pub fn keep_counted<B: Backend + 'static>(
-    server: Arc<ApiServer<super::ServeObject, B>>,
+    server: Arc<ApiServer<crate::ServeObject, B>>,
     stats: ObjectStats,
 ) {
     tokio::spawn(async move {

@@ -1,0 +1,166 @@
+//! `serve`: flowcontrol and apiregistration served to Kubernetes clients, by `apfkit-server`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use apfkit_server::{Config, Error, Storage, Tokens};
+use clap::Args;
+
+use crate::failure::Failure;
+
+/// Serve every version of the two groups to kubectl and other clients, over HTTPS.
+///
+/// flowcontrol.apiserver.k8s.io and apiregistration.k8s.io are served as kube-apiserver
+/// serves them: discovery, OpenAPI v3, every verb, watches, and errors as metav1.Status.
+/// With no --etcd-servers the objects are kept in DIR/apfkit.db (SQLite, an embedded
+/// database); with them, in etcd under --etcd-prefix, with kube-apiserver's keys and
+/// encodings. On first start a certificate authority and a serving certificate are made in
+/// DIR; a kubeconfig trusting them is written to DIR/kubeconfig on every start. The
+/// bootstrap configuration (kube-apiserver's mandatory and suggested objects) is created
+/// when missing, unless --no-bootstrap.
+///
+/// Requests are authenticated as kube-apiserver authenticates them: client certificates
+/// signed by the server's authority (the subject's CN is the user, its O entries the
+/// groups), bearer tokens of --token-auth-file, and otherwise anonymous (system:anonymous in
+/// system:unauthenticated) unless --anonymous-auth=false. DIR holds client certificates for
+/// an administrator (apfkit-admin in system:masters, the kubeconfig's current context
+/// apfkit) and a plain user (apfkit-user, context apfkit-user). system:masters may
+/// impersonate (kubectl --as, --as-group).
+///
+/// CustomResourceDefinitions given with --crd, or created through the API
+/// (apiextensions.k8s.io/v1), are served too, as kube-apiserver serves them: every served
+/// version, pruning, defaults, schema and CEL validation, None or webhook conversion (the
+/// CRD's clientConfig.url), /status, /scale and printer columns.
+///
+/// Requests then pass API Priority and Fairness, configured by the stored FlowSchemas and
+/// PriorityLevelConfigurations (again whenever they change), with --max-requests-inflight plus
+/// --max-mutating-requests-inflight seats: each answer names its flow schema and priority
+/// level by uid (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID), and a
+/// rejected request gets 429 with Retry-After.
+///
+/// Stops on SIGINT or SIGTERM, letting requests in flight finish.
+///
+/// Examples:
+///   apfkit serve --data-dir apfkit-data
+///   kubectl --kubeconfig apfkit-data/kubeconfig get flowschemas
+///   kubectl --kubeconfig apfkit-data/kubeconfig --context apfkit-user auth whoami
+///   apfkit serve --listen 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379
+///   apfkit serve --token-auth-file tokens.csv --anonymous-auth=false
+///   apfkit serve --crd widgets.crd.yaml
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ServeArgs {
+    /// Where the embedded database, the certificates and the kubeconfig are kept.
+    #[arg(long, value_name = "DIR", default_value = "apfkit-data")]
+    data_dir: PathBuf,
+    /// Address to listen on (port 0: any free port, printed on start).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// etcd client URLs, comma-separated (kube-apiserver's flag); the embedded database when
+    /// absent.
+    #[arg(long, value_name = "URLS", value_delimiter = ',')]
+    etcd_servers: Vec<String>,
+    /// kube-apiserver's --etcd-prefix.
+    #[arg(long, value_name = "PREFIX", default_value = "/registry")]
+    etcd_prefix: String,
+    /// The version objects of a group are stored in, as GROUP=VERSION (repeatable). By
+    /// default kube-apiserver 1.35's: v1 for both groups.
+    #[arg(long, value_name = "GROUP=VERSION")]
+    storage_version: Vec<String>,
+    /// Do not create or keep the bootstrap APF configuration (by default, as kube-apiserver,
+    /// the mandatory and suggested objects are created when missing at start and every
+    /// minute, mandatory ones kept as they are defined, suggested ones while their
+    /// apf.kubernetes.io/autoupdate-spec annotation is true).
+    #[arg(long)]
+    no_bootstrap: bool,
+    /// Create and keep the suggested bootstrap objects, not only the mandatory ones.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    suggested_apf_configuration: bool,
+    /// Bearer tokens, in kube-apiserver's format: CSV lines token,user,uid and an optional
+    /// quoted, comma-separated list of groups.
+    #[arg(long, value_name = "FILE")]
+    token_auth_file: Option<PathBuf>,
+    /// Serve requests without credentials as system:anonymous (kube-apiserver's default);
+    /// false answers them 401.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
+    /// Guard requests with API Priority and Fairness, configured by the stored FlowSchemas
+    /// and PriorityLevelConfigurations (kube-apiserver's default: true).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    enable_priority_and_fairness: bool,
+    /// kube-apiserver's --max-requests-inflight: with the next, the server's concurrency
+    /// limit that APF shares among priority levels.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    max_requests_inflight: i32,
+    /// kube-apiserver's --max-mutating-requests-inflight.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    max_mutating_requests_inflight: i32,
+    /// CustomResourceDefinitions to create, or update, at start (files or directories,
+    /// repeatable), as `kubectl apply -f` would; CRDs may also be created through the API.
+    #[arg(long, value_name = "FILE")]
+    crd: Vec<String>,
+    /// How often history is compacted, in etcd or the embedded database (kube-apiserver's
+    /// flag): each round compacts to the revision the round before saw; 0 never compacts.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    etcd_compaction_interval: std::time::Duration,
+}
+
+/// A duration as kube-apiserver's flags take it: `5m`, `5m0s`, `90s`, `0`.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    if text == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e}"))
+}
+
+/// `apfkit serve`.
+pub fn run(args: ServeArgs) -> Result<(), Failure> {
+    let config = config(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Invalid(format!("starting the runtime: {e}")))?;
+    runtime
+        .block_on(apfkit_server::run(config, "apfkit serve"))
+        .map_err(|error| match error {
+            Error::Settings(message) => Failure::Usage(message),
+            Error::Start(message) => Failure::Invalid(message),
+            Error::Crd { .. } => Failure::Invalid(error.to_string()),
+        })
+}
+
+/// The server's configuration from the flags, the CRD files read and the token file's text.
+fn config(args: ServeArgs) -> Result<Config, Failure> {
+    let mut config = Config::new(args.data_dir);
+    config.listen = args.listen;
+    if !args.etcd_servers.is_empty() {
+        config.storage = Storage::Etcd(args.etcd_servers);
+    }
+    config.prefix = args.etcd_prefix;
+    for pair in &args.storage_version {
+        let (group, version) = pair.split_once('=').ok_or_else(|| {
+            Failure::Usage(format!("--storage-version {pair}: expected GROUP=VERSION"))
+        })?;
+        config
+            .storage_versions
+            .insert(group.to_owned(), version.to_owned());
+    }
+    config.bootstrap = !args.no_bootstrap;
+    config.suggested_apf_configuration = args.suggested_apf_configuration;
+    if let Some(path) = &args.token_auth_file {
+        let source = format!("--token-auth-file {}", path.display());
+        let csv = crate::input::read_bounded(path)
+            .map_err(|e| Failure::Invalid(format!("{source}: {e}")))?;
+        config.tokens = Some(Tokens { source, csv });
+    }
+    config.anonymous_auth = args.anonymous_auth;
+    config.enable_priority_and_fairness = args.enable_priority_and_fairness;
+    config.max_requests_inflight = args.max_requests_inflight;
+    config.max_mutating_requests_inflight = args.max_mutating_requests_inflight;
+    config.crds = crate::commands::crds::manifests(&args.crd)?
+        .into_iter()
+        .map(|(location, manifest)| (location.to_string(), manifest))
+        .collect();
+    config.compaction_interval = args.etcd_compaction_interval;
+    Ok(config)
+}

@@ -1,0 +1,486 @@
+//! The server behind `apfkit serve`, as a library: every version of
+//! `flowcontrol.apiserver.k8s.io` and `apiregistration.k8s.io`, and users' CRDs, served as
+//! kube-apiserver serves them (validation, defaults, printer columns, the bootstrap APF
+//! configuration, API Priority and Fairness in front of every request), on the embedded SQLite
+//! store or on etcd.
+//!
+//! **Where to start**: [`Config::new`] with a data directory, then [`start`] for a server in
+//! this process (it answers with its URL and a kubeconfig, and stops with
+//! [`Server::shutdown`]), or [`run`] for a command that serves until SIGINT or SIGTERM. A
+//! controller's integration test starts one per test:
+//!
+//! ```
+//! # #[tokio::main(flavor = "multi_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let server = apfkit_server::start(apfkit_server::Config::new(dir.path())).await?;
+//! // The administrator's context of server.kubeconfig() (kube-rs: Config::from_custom_kubeconfig).
+//! assert!(server.url().starts_with("https://127.0.0.1:"));
+//! assert!(server.kubeconfig().exists());
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The pieces are `apfkit-apiserver` (the generic server), `apfkit-apiextensions` (CRDs),
+//! `apfkit-conversion` (the scheme and validation) and `apfkit-dispatcher` (APF); this crate
+//! wires them as kube-apiserver wires its own: `printers` for `kubectl get`'s columns, the
+//! configuration producer (`ensurer`), the APF configuration controller (`flow_control`) and
+//! what the work estimator reads (`estimates`).
+
+#![forbid(unsafe_code)]
+
+mod ensurer;
+mod estimates;
+mod flow_control;
+mod printers;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiextensions::{CustomResources, ServedObject};
+use apfkit_apiserver::auth::Authenticator;
+use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::http::{ApiServer, Listening, VersionInfo};
+use apfkit_apiserver::objects::Objects;
+use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
+use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::storage::compaction::Compactor;
+use apfkit_apiserver::storage::etcd::EtcdBackend;
+use apfkit_apiserver::storage::sqlite::SqliteBackend;
+use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
+use apfkit_conversion::validation::{self, Options};
+use apfkit_storage::etcd::RESOURCES;
+use apfkit_storage::object::Format;
+
+/// The objects the server holds: of the two groups, or custom resources and their CRDs.
+pub type ServeObject = ServedObject<HubObject>;
+
+/// The version kube-apiserver 1.35 stores both groups in.
+const DEFAULT_STORAGE_VERSION: &str = "v1";
+
+/// Where the objects are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Storage {
+    /// `DATA_DIR/apfkit.db`: SQLite with kine's table.
+    Embedded,
+    /// An etcd cluster, under kube-apiserver's keys and in its encodings: client URLs of its
+    /// members (kube-apiserver's `--etcd-servers`).
+    Etcd(Vec<String>),
+}
+
+/// Bearer tokens in kube-apiserver's `--token-auth-file` format (CSV lines
+/// `token,user,uid[,"group1,group2"]`), with where they were read, for errors.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    /// Where they come from (a file name, a flag).
+    pub source: String,
+    /// The CSV text.
+    pub csv: String,
+}
+
+/// What to serve and how; [`Config::new`] gives kube-apiserver's defaults.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The embedded database, the certificates and the kubeconfig (created for its owner only).
+    pub data_dir: PathBuf,
+    /// The address to listen on; port 0 takes any free port.
+    pub listen: SocketAddr,
+    /// The embedded store or etcd.
+    pub storage: Storage,
+    /// The prefix of every key (kube-apiserver's `--etcd-prefix`, default `/registry`).
+    pub prefix: String,
+    /// The version each group is stored in, by group (default: v1 for both, as 1.35).
+    pub storage_versions: BTreeMap<String, String>,
+    /// Create and keep the bootstrap APF configuration (kube-apiserver's configuration
+    /// producer): mandatory objects always, suggested ones while their
+    /// `apf.kubernetes.io/autoupdate-spec` annotation is true.
+    pub bootstrap: bool,
+    /// With [`Config::bootstrap`], the suggested objects too, not only the mandatory ones.
+    pub suggested_apf_configuration: bool,
+    /// Bearer tokens, beside the client certificates of the server's authority.
+    pub tokens: Option<Tokens>,
+    /// Serve requests without credentials as `system:anonymous` (false: 401).
+    pub anonymous_auth: bool,
+    /// Guard requests with API Priority and Fairness, configured by the stored objects.
+    pub enable_priority_and_fairness: bool,
+    /// kube-apiserver's `--max-requests-inflight`; with the next, the seats APF shares.
+    pub max_requests_inflight: i32,
+    /// kube-apiserver's `--max-mutating-requests-inflight`.
+    pub max_mutating_requests_inflight: i32,
+    /// CustomResourceDefinitions applied at start, each with where it was read (for errors).
+    pub crds: Vec<(String, serde_json::Value)>,
+    /// How often history is compacted; zero never compacts.
+    pub compaction_interval: Duration,
+}
+
+impl Config {
+    /// kube-apiserver's defaults, on the embedded store in `data_dir`, listening on any free
+    /// port of 127.0.0.1.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            data_dir: data_dir.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            storage: Storage::Embedded,
+            prefix: "/registry".to_owned(),
+            storage_versions: BTreeMap::new(),
+            bootstrap: true,
+            suggested_apf_configuration: true,
+            tokens: None,
+            anonymous_auth: true,
+            enable_priority_and_fairness: true,
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            crds: Vec::new(),
+            compaction_interval: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Why the server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Settings that do not make sense (an unknown group, seats that do not add up).
+    #[error("{0}")]
+    Settings(String),
+    /// Something the server needs could not be had: its directory, store, credentials, address,
+    /// or its APF configuration.
+    #[error("{0}")]
+    Start(String),
+    /// A CRD of [`Config::crds`] was refused.
+    #[error("{location}: {message}")]
+    Crd {
+        /// Where it was read.
+        location: String,
+        /// kube-apiserver's message.
+        message: String,
+    },
+}
+
+/// A server started by [`start`], serving until [`Server::shutdown`].
+pub struct Server {
+    url: String,
+    kubeconfig: PathBuf,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// `https://ADDRESS`, the address bound.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The kubeconfig written for it: contexts `apfkit` (an administrator in
+    /// `system:masters`, current) and `apfkit-user` (a plain user).
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Stops accepting requests and waits up to 5 s for those in flight (watches included).
+    /// The server's background work (the APF configuration controller, the bootstrap
+    /// producer, compaction) ends with the tokio runtime.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(());
+        let _ = self.serving.await;
+    }
+}
+
+/// Starts a server in this process on the current tokio runtime (multi-threaded): binds
+/// [`Config::listen`], makes or loads the credentials in [`Config::data_dir`], writes its
+/// kubeconfig, creates the bootstrap configuration and the CRDs, and serves in a task.
+///
+/// # Errors
+///
+/// As [`Error`] says.
+pub async fn start(config: Config) -> Result<Server, Error> {
+    match open(&config).await? {
+        Opened::Embedded(backend) => start_on(&config, backend).await,
+        Opened::Etcd(backend) => start_on(&config, backend).await,
+    }
+}
+
+/// Runs a server as `apfkit serve` does: as [`start`], then says `<name>: listening on
+/// https://ADDRESS; kubeconfig: PATH` on standard error and serves until SIGINT or SIGTERM.
+///
+/// # Errors
+///
+/// As [`Error`] says.
+pub async fn run(config: Config, name: &str) -> Result<(), Error> {
+    let result = match open(&config).await? {
+        Opened::Embedded(backend) => {
+            build(&config, backend)
+                .await?
+                .serve_command(name, config.listen, &config.data_dir)
+                .await
+        }
+        Opened::Etcd(backend) => {
+            build(&config, backend)
+                .await?
+                .serve_command(name, config.listen, &config.data_dir)
+                .await
+        }
+    };
+    result.map_err(|e| Error::Start(e.to_string()))
+}
+
+async fn start_on<B: Backend + 'static>(config: &Config, backend: B) -> Result<Server, Error> {
+    let server = build(config, backend).await?;
+    let listening = Listening::bind(config.listen, &config.data_dir)
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let Listening {
+        listener,
+        tls,
+        url,
+        kubeconfig,
+    } = listening;
+    let serving = tokio::spawn(server.serve(
+        listener,
+        tls,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(5),
+    ));
+    Ok(Server {
+        url,
+        kubeconfig,
+        stop,
+        serving,
+    })
+}
+
+/// A store, opened.
+enum Opened {
+    Embedded(SqliteBackend),
+    Etcd(EtcdBackend),
+}
+
+/// Creates the data directory and opens the store.
+async fn open(config: &Config) -> Result<Opened, Error> {
+    private_data_dir(&config.data_dir)
+        .map_err(|e| Error::Start(format!("{}: {e}", config.data_dir.display())))?;
+    match &config.storage {
+        Storage::Embedded => {
+            let path = config.data_dir.join("apfkit.db");
+            SqliteBackend::open(&path)
+                .map(Opened::Embedded)
+                .map_err(|e| Error::Start(format!("{}: {e}", path.display())))
+        }
+        Storage::Etcd(servers) => EtcdBackend::connect(servers)
+            .await
+            .map(Opened::Etcd)
+            .map_err(|e| Error::Start(format!("--etcd-servers: {e}"))),
+    }
+}
+
+/// Creates the data directory for its owner only (0700, as etcd creates its data directory);
+/// one that exists and others may read is kept, with etcd's warning.
+fn private_data_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        let existed = dir.is_dir();
+        builder.mode(0o700);
+        builder.create(dir)?;
+        let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
+        if existed && mode & 0o077 != 0 {
+            eprintln!(
+                "warning: directory {} exists, but its permission is {mode:o}; 700 keeps others from reading the stored objects and keys",
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    builder.create(dir)
+}
+
+/// The served resources: every stored resource of the two groups, with its etcd path and
+/// encoding, the scope and subresources of its kind from the generated registry.
+fn resources(config: &Config) -> Result<Vec<Served<ServeObject>>, Error> {
+    for group in config.storage_versions.keys() {
+        if !RESOURCES.iter().any(|r| r.group == group) {
+            return Err(Error::Settings(format!(
+                "--storage-version {group}: not a served group"
+            )));
+        }
+    }
+    let mut served = Vec::new();
+    for resource in RESOURCES {
+        let info = apfkit_types::KINDS
+            .iter()
+            .find(|k| k.group == resource.group && k.plural == Some(resource.plural))
+            .ok_or_else(|| Error::Start(format!("no kind for {}", resource.plural)))?;
+        let storage_version = config
+            .storage_versions
+            .get(resource.group)
+            .cloned()
+            .unwrap_or_else(|| DEFAULT_STORAGE_VERSION.to_owned());
+        let resource_config = ResourceConfig {
+            group: resource.group.to_owned(),
+            kind: info.kind.to_owned(),
+            namespaced: info.namespaced,
+            short_names: Vec::new(),
+            // kube-aggregator puts APIServices in the `api-extensions` category.
+            categories: if resource.group == "apiregistration.k8s.io" {
+                vec!["api-extensions".to_owned()]
+            } else {
+                Vec::new()
+            },
+            status: info.subresources.contains(&"status"),
+            storage_version,
+            storage_encoding: match resource.format {
+                Format::Protobuf => StorageEncoding::Protobuf,
+                Format::Json => StorageEncoding::Json,
+            },
+            key_path: resource.path.to_owned(),
+            strategic_merge: true,
+            scale: None,
+            undeletable: Vec::new(),
+            schema: Some(Arc::new(kind_schema)),
+            printer: printers::printer(info.kind),
+        };
+        let resource = Served::new(&SCHEME, resource_config)
+            .and_then(apfkit_apiextensions::object::builtin)
+            .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?;
+        served.push(resource);
+    }
+    Ok(served)
+}
+
+/// The JSON Schema of a kind from the generated registry.
+fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Value> {
+    let info = apfkit_types::KINDS
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.kind == kind)?;
+    serde_json::to_value((info.json_schema)()).ok()
+}
+
+/// kube-apiserver's validation of flowcontrol and apiregistration objects (custom resources
+/// and CRDs are validated by their resources' versions).
+fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) -> Vec<Cause> {
+    let ServedObject::Builtin(object) = object else {
+        return Vec::new();
+    };
+    let old_priority_level = match old {
+        Some(ServedObject::Builtin(HubObject::PriorityLevelConfiguration(level))) => Some(level),
+        _ => None,
+    };
+    let options = Options {
+        request_version: Some(api_version),
+        allow_zero_shares: true,
+        old_priority_level,
+    };
+    validation::validate(object, &options)
+        .into_iter()
+        .map(|error| Cause::from(&error))
+        .collect()
+}
+
+/// The server on `backend`, with its bootstrap objects, APF, CRDs and compaction running.
+async fn build<B: Backend + 'static>(
+    config: &Config,
+    backend: B,
+) -> Result<Arc<ApiServer<ServeObject, B>>, Error> {
+    let objects = Objects::new(
+        SCHEME.formats(),
+        backend,
+        &config.prefix,
+        Limits::default(),
+        validate,
+    );
+    let mut server = ApiServer::new(
+        objects,
+        resources(config)?,
+        VersionInfo {
+            major: "1".into(),
+            minor: "35".into(),
+            git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+    )
+    .with_authenticator(authenticator(config)?);
+    let registry = prometheus::Registry::new();
+    server = server
+        .with_metrics(&registry)
+        .map_err(|e| Error::Start(format!("metrics: {e}")))?;
+    if config.bootstrap {
+        ensurer::ensure_once(&server, config.suggested_apf_configuration).await?;
+    }
+    let server = if config.enable_priority_and_fairness {
+        let limit = config
+            .max_requests_inflight
+            .checked_add(config.max_mutating_requests_inflight)
+            .filter(|limit| *limit > 0)
+            .ok_or_else(|| {
+                Error::Settings(
+                    "--max-requests-inflight and --max-mutating-requests-inflight must add up \
+                     to a positive number"
+                        .to_owned(),
+                )
+            })?;
+        let (apf, read_at) = flow_control::configure_and_mark_dangling(&server, limit).await?;
+        let guard = apfkit_dispatcher::guard::Guard::new(apf);
+        guard.record_metrics(
+            apfkit_dispatcher::metrics::ApfMetrics::register(&registry)
+                .map_err(|e| Error::Start(format!("metrics: {e}")))?,
+        );
+        let stats = estimates::ObjectStats::default();
+        stats.refresh(&server).await;
+        let (layered, counted) = (guard.clone(), stats.clone());
+        server = server.with_layers(move |routes| {
+            flow_control::debug_routes(routes, &layered)
+                .layer(flow_control::layer(layered.clone(), counted.clone()))
+        });
+        let server = Arc::new(server);
+        flow_control::keep_configured(server.clone(), guard, limit, read_at);
+        estimates::keep_counted(server.clone(), stats);
+        server
+    } else {
+        Arc::new(server)
+    };
+    if config.bootstrap {
+        ensurer::keep_ensured(server.clone(), config.suggested_apf_configuration);
+    }
+    let custom = Arc::new(
+        CustomResources::new(server.clone(), server.resources())
+            .map_err(|e| Error::Start(e.message))?,
+    );
+    for (location, manifest) in &config.crds {
+        custom.apply(manifest).await.map_err(|e| Error::Crd {
+            location: location.clone(),
+            message: e.message,
+        })?;
+    }
+    custom.sync().await.map_err(|e| Error::Start(e.message))?;
+    custom.keep_synced();
+    if !config.compaction_interval.is_zero() {
+        let (compacted, interval) = (server.clone(), config.compaction_interval);
+        tokio::spawn(async move {
+            Compactor::new()
+                .run(compacted.objects().backend(), interval)
+                .await;
+        });
+    }
+    Ok(server)
+}
+
+/// Client certificates (always), the tokens of [`Config::tokens`], anonymous requests unless
+/// [`Config::anonymous_auth`] is false.
+fn authenticator(config: &Config) -> Result<Authenticator, Error> {
+    let authenticator = Authenticator::new(config.anonymous_auth);
+    let Some(tokens) = &config.tokens else {
+        return Ok(authenticator);
+    };
+    authenticator
+        .with_token_file(&tokens.csv)
+        .map_err(|e| Error::Start(format!("{}: {e}", tokens.source)))
+}

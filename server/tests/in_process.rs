@@ -1,0 +1,134 @@
+//! The server started in-process, as a controller's integration test starts it, and used
+//! through kube-rs with the kubeconfig it writes.
+
+use apfkit_server::{Config, Error, start};
+use apfkit_types::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
+use kube::api::{Api, ListParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+async fn client(kubeconfig: &std::path::Path, context: &str) -> kube::Client {
+    let options = KubeConfigOptions {
+        context: Some(context.to_owned()),
+        ..KubeConfigOptions::default()
+    };
+    let config =
+        kube::Config::from_custom_kubeconfig(Kubeconfig::read_from(kubeconfig).unwrap(), &options)
+            .await
+            .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_starts_the_server_and_uses_it_with_kube_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(Config::new(dir.path().join("data"))).await.unwrap();
+    let client = client(server.kubeconfig(), "apfkit").await;
+
+    // kube-apiserver's bootstrap configuration is there.
+    let schemas: Api<FlowSchema> = Api::all(client.clone());
+    let names: Vec<String> = schemas
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|schema| schema.metadata.name)
+        .collect();
+    for mandatory in ["exempt", "catch-all"] {
+        assert!(names.iter().any(|n| n == mandatory), "{names:?}");
+    }
+    let levels: Api<PriorityLevelConfiguration> = Api::all(client.clone());
+    assert!(levels.get("workload-low").await.is_ok());
+
+    // A write goes through kube-apiserver's defaults and validation.
+    let schema: FlowSchema = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "controller-under-test"},
+        "spec": {"priorityLevelConfiguration": {"name": "workload-low"}}
+    }))
+    .unwrap();
+    let created = schemas
+        .create(&PostParams::default(), &schema)
+        .await
+        .unwrap();
+    assert_eq!(created.spec.matching_precedence, Some(1000));
+    let invalid: FlowSchema = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "too-high"},
+        "spec": {"priorityLevelConfiguration": {"name": "workload-low"}, "matchingPrecedence": 10001}
+    }))
+    .unwrap();
+    let refused = schemas
+        .create(&PostParams::default(), &invalid)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains(
+            "spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000"
+        ),
+        "{refused}"
+    );
+
+    // Shut down: the port stops answering.
+    let address = server.url().trim_start_matches("https://").to_owned();
+    server.shutdown().await;
+    assert!(tokio::net::TcpStream::connect(&address).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_run_side_by_side_on_their_own_stores() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut without_bootstrap = Config::new(b.path());
+    without_bootstrap.bootstrap = false;
+    let first = start(Config::new(a.path())).await.unwrap();
+    let second = start(without_bootstrap).await.unwrap();
+    assert_ne!(first.url(), second.url());
+    let schemas: Api<FlowSchema> = Api::all(client(second.kubeconfig(), "apfkit").await);
+    assert!(
+        schemas
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
+        "no bootstrap objects without `bootstrap`"
+    );
+    let first_schemas: Api<FlowSchema> = Api::all(client(first.kubeconfig(), "apfkit").await);
+    assert!(first_schemas.get("exempt").await.is_ok());
+    first.shutdown().await;
+    second.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_that_cannot_be_served_are_errors_before_anything_listens() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path());
+    config
+        .storage_versions
+        .insert("apps".to_owned(), "v1".to_owned());
+    let Err(Error::Settings(message)) = start(config).await else {
+        panic!("an unknown group is a settings error");
+    };
+    assert_eq!(message, "--storage-version apps: not a served group");
+
+    let mut config = Config::new(dir.path());
+    config.max_requests_inflight = 0;
+    config.max_mutating_requests_inflight = 0;
+    assert!(matches!(start(config).await, Err(Error::Settings(_))));
+
+    let mut config = Config::new(dir.path());
+    config.crds = vec![(
+        "crds.yaml: document 1".to_owned(),
+        serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "wrong.example.com"},
+            "spec": {"group": "example.com", "names": {"kind": "Gadget", "plural": "gadgets"}, "scope": "Namespaced", "versions": []}
+        }),
+    )];
+    let Err(error @ Error::Crd { .. }) = start(config).await else {
+        panic!("a CRD kube-apiserver refuses is an error naming where it was read");
+    };
+    assert!(
+        error.to_string().starts_with("crds.yaml: document 1: "),
+        "{error}"
+    );
+}
