@@ -10,12 +10,10 @@ use std::time::Duration;
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::objects::{ListRequest, Place, Preconditions, UpdateKind};
-use apfkit_apiserver::resource::{
-    ResourceConfig, ScalePaths, SchemaFn, Served, SharedVersion, StorageEncoding,
-};
+use apfkit_apiserver::resource::{ResourceConfig, ScalePaths, SchemaFn, Served, SharedVersion};
 use apfkit_apiserver::storage::{Backend, Revision};
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::UnknownFields;
+use apfkit_runtime::scheme::{StorageEncoding, UnknownFields};
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use serde_json::{Value, json};
 

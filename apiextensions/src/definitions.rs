@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::resource::{
-    ResourceConfig, ResourceError, Served, SharedVersion, StorageEncoding, VersionCodec,
+    ResourceConfig, ResourceError, Served, SharedVersion, VersionCodec,
 };
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
-use apfkit_runtime::scheme::{Encoding, Limits, SchemeError, UnknownFields, Warning};
+use apfkit_runtime::scheme::{
+    Encoding, Limits, SchemeError, StorageEncoding, UnknownFields, Warning,
+};
 use serde_json::{Map, Value, json};
 
 use crate::object::{CustomObject, ServedObject, not_this_kind};

@@ -11,7 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 use crate::error::{ApiError, Cause, Subject};
-use crate::resource::{Served, StorageEncoding};
+use crate::resource::Served;
 use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError, Watch};
 
 /// Checks an object before it is stored: the new object, the stored one for an update, and
@@ -292,10 +292,7 @@ where
     fn encode(&self, served: &Served<H>, object: &H) -> Result<Vec<u8>, ApiError> {
         let mut object = object.clone();
         object.metadata_mut().resource_version = None;
-        let encoding = match served.config.storage_encoding {
-            StorageEncoding::Protobuf => Encoding::Protobuf,
-            StorageEncoding::Json => Encoding::Json,
-        };
+        let encoding = Encoding::from(served.config.storage_encoding);
         let mut bytes = served
             .storage
             .encode_to(object, encoding, &mut Vec::new())

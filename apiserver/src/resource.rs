@@ -2,20 +2,10 @@
 //! it is stored, with the versions the scheme has for its kind.
 
 use apfkit_runtime::scheme::{
-    Codec, Encoding, Limits, Scheme, SchemeError, UnknownFields, Warning,
+    Codec, Encoding, Limits, Scheme, SchemeError, StorageEncoding, UnknownFields, Warning,
 };
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use serde_json::Value;
-
-/// How stored objects are encoded: kube-apiserver stores its own groups' objects as protobuf
-/// and APIServices and custom resources as JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StorageEncoding {
-    /// Kubernetes' protobuf envelope (`k8s\0`).
-    Protobuf,
-    /// Compact JSON with a final newline, as Go's `json.Encoder` writes it.
-    Json,
-}
 
 /// How to serve one resource of a scheme: what the scheme's codecs do not say.
 #[derive(Clone)]

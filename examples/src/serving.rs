@@ -19,7 +19,8 @@
 
 use std::sync::OnceLock;
 
-use apfkit_apiserver::resource::{ResourceConfig, ResourceError, Served, StorageEncoding};
+use apfkit_apiserver::resource::{ResourceConfig, ResourceError, Served};
+use apfkit_runtime::scheme::StorageEncoding;
 use base64::Engine as _;
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! return (an error is fine) and never panic.
 #![allow(dead_code)] // not every target uses every helper
 
-use apfkit_conversion::scheme::{SCHEME, Document, Limits, ReadError, Target, UnknownFields};
+use apfkit_conversion::scheme::{Document, Limits, ReadError, SCHEME, Target, UnknownFields};
 use apfkit_conversion::validation::{self, Options};
 
 /// Small limits, so that the fuzzer explores structure rather than size.

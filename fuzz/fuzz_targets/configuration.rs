@@ -2,7 +2,7 @@
 //! classification, limits, borrowing and the dump table.
 #![no_main]
 
-use apfkit_conversion::scheme::{SCHEME, HubObject, ReadError, UnknownFields};
+use apfkit_conversion::scheme::{HubObject, ReadError, SCHEME, UnknownFields};
 use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::dispatch::Dispatcher;
@@ -42,6 +42,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             verb: "list",
             is_resource_request: true,
             api_group: "",
+            api_version: "v1",
             resource,
             subresource: "",
             namespace: "default",

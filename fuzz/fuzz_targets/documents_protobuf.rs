@@ -13,18 +13,17 @@
 mod common;
 
 use apfkit_conversion::scheme::{Document, HubObject, Input, ReadError, SCHEME, UnknownFields};
-use apfkit_types::wire::{envelope, protobuf};
+use apfkit_types::wire::protobuf;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let input = [envelope::PREFIX, data].concat();
+    let input = [apfkit_runtime::scheme::PROTOBUF_PREFIX, data].concat();
     let limits = common::limits();
     let mut by_value: Option<HubObject> = None;
     let _ = SCHEME.read_values(&input[..], &limits, |document: Document| {
         let shape = protobuf::measure(&document.value, &(&limits).into());
         assert!(shape.is_ok(), "the reader let through {shape:?}");
         common::exercise(&document.value);
-        if let Ok((mut hubs, _)) =
-            SCHEME.to_hub(Input::Value(document), UnknownFields::Ignore)
+        if let Ok((mut hubs, _)) = SCHEME.to_hub(Input::Value(document), UnknownFields::Ignore)
             && hubs.len() == 1
         {
             by_value = hubs.pop();

@@ -13,7 +13,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     let written = set.to_fields_v1();
-    let reread: serde_json::Value = serde_json::from_str(&written).expect("written FieldsV1 is JSON");
+    let reread: serde_json::Value =
+        serde_json::from_str(&written).expect("written FieldsV1 is JSON");
     let again = FieldSet::from_fields_v1(&reread).expect("written FieldsV1 reads back");
     assert_eq!(again, set);
     assert_eq!(again.to_fields_v1(), written);

@@ -7,8 +7,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use apfkit_apiextensions::{NoKind, ServedObject};
 use apfkit_apiextensions::custom::{CustomVersion, Definition};
+use apfkit_apiextensions::{NoKind, ServedObject};
 use apfkit_apiserver::resource::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
 use apfkit_runtime::scheme::{Encoding, Limits, UnknownFields};
@@ -56,7 +56,9 @@ fn versions() -> &'static [CustomVersion] {
         });
         let crd = CustomResourceDefinition::from_value(&crd).expect("a valid CRD");
         let definition = Arc::new(Definition::new(crd));
-        (0..2).map(|i| CustomVersion::new(definition.clone(), i)).collect()
+        (0..2)
+            .map(|i| CustomVersion::new(definition.clone(), i))
+            .collect()
     })
 }
 
@@ -70,11 +72,19 @@ fn exercise(version: &CustomVersion, object: Served) {
             let mut bytes = Vec::new();
             for encoding in [Encoding::Json, Encoding::Yaml, Encoding::Protobuf] {
                 bytes.clear();
-                let _ = VersionCodec::<Served>::encode_into(other, object.clone(), encoding, &mut bytes, &mut warnings);
+                let _ = VersionCodec::<Served>::encode_into(
+                    other,
+                    object.clone(),
+                    encoding,
+                    &mut bytes,
+                    &mut warnings,
+                );
             }
             // Stored and read back: the same object.
             let stored = serde_json::to_vec(&value).expect("JSON");
-            if let Ok(again) = VersionCodec::<Served>::decode_stored(version, &stored, &Limits::default()) {
+            if let Ok(again) =
+                VersionCodec::<Served>::decode_stored(version, &stored, &Limits::default())
+            {
                 let again_value = VersionCodec::<Served>::encode(other, again, &mut warnings).ok();
                 assert_eq!(again_value.as_ref(), Some(&value));
             }
@@ -92,8 +102,14 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let Ok(value) = serde_json::from_slice::<Value>(data) else {
             continue;
         };
-        for mode in [UnknownFields::Strict, UnknownFields::Warn, UnknownFields::Ignore] {
-            if let Ok(object) = VersionCodec::<Served>::decode(version, &value, mode, &mut Vec::new()) {
+        for mode in [
+            UnknownFields::Strict,
+            UnknownFields::Warn,
+            UnknownFields::Ignore,
+        ] {
+            if let Ok(object) =
+                VersionCodec::<Served>::decode(version, &value, mode, &mut Vec::new())
+            {
                 exercise(version, object);
             }
         }

@@ -58,7 +58,9 @@ fn live() -> &'static Value {
                 "rules": [{"subjects": [{"kind": "User", "user": {"name": "u"}}]}],
             },
         });
-        let mut applied = fm.apply(&json!({}), &config, "owner", false, NOW).expect("applies");
+        let mut applied = fm
+            .apply(&json!({}), &config, "owner", false, NOW)
+            .expect("applies");
         applied["metadata"]["uid"] = json!("u");
         let mut changed = applied.clone();
         changed["metadata"]["labels"]["y"] = json!("2");

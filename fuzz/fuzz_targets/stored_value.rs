@@ -17,8 +17,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     assert!(protobuf::measure(&stored.object, &(&limits).into()).is_ok());
-    if let Ok(bytes) = object::encode(&stored.object, stored.format)
-        && stored.format == object::Format::Protobuf
+    if let Ok(bytes) = object::encode(&stored.object, stored.encoding)
+        && stored.encoding == apfkit_runtime::scheme::StorageEncoding::Protobuf
     {
         let again = object::decode(&bytes, 7, &limits).expect("what was written reads back");
         let mut expected = stored.object.clone();
@@ -26,8 +26,14 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             .pointer_mut("/metadata/managedFields")
             .and_then(serde_json::Value::as_array_mut)
         {
-            for entry in entries.iter_mut().filter_map(serde_json::Value::as_object_mut) {
-                if entry.get("fieldsV1").is_some_and(serde_json::Value::is_null) {
+            for entry in entries
+                .iter_mut()
+                .filter_map(serde_json::Value::as_object_mut)
+            {
+                if entry
+                    .get("fieldsV1")
+                    .is_some_and(serde_json::Value::is_null)
+                {
                     entry.remove("fieldsV1");
                 }
             }

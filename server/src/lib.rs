@@ -46,7 +46,7 @@ use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::http::{ApiServer, Listening, VersionInfo};
 use apfkit_apiserver::objects::Objects;
-use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
+use apfkit_apiserver::resource::{ResourceConfig, Served};
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::compaction::Compactor;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
@@ -54,7 +54,6 @@ use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
 use apfkit_storage::etcd::RESOURCES;
-use apfkit_storage::object::Format;
 
 /// The objects the server holds: of the two groups, or custom resources and their CRDs.
 pub type ServeObject = ServedObject<HubObject>;
@@ -337,10 +336,7 @@ fn resources(config: &Config) -> Result<Vec<Served<ServeObject>>, Error> {
             },
             status: info.subresources.contains(&"status"),
             storage_version,
-            storage_encoding: match resource.format {
-                Format::Protobuf => StorageEncoding::Protobuf,
-                Format::Json => StorageEncoding::Json,
-            },
+            storage_encoding: resource.encoding,
             key_path: resource.path.to_owned(),
             strategic_merge: true,
             scale: None,

@@ -17,9 +17,10 @@
 use std::time::{Duration, Instant};
 
 use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
+use apfkit_runtime::scheme::StorageEncoding;
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::migrate::{self, MigrateOptions};
-use apfkit_storage::object::{self, Format};
+use apfkit_storage::object;
 use apfkit_test_support::etcd::Etcd;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
@@ -76,14 +77,16 @@ fn seeds() -> Vec<Seed> {
             object["metadata"]["uid"] = json!(format!("00000000-0000-0000-0000-{i:012}"));
             object["metadata"]["creationTimestamp"] = json!("2024-01-02T03:04:05Z");
             let (key, version, format) = match object["kind"].as_str() {
-                Some("FlowSchema") => ("flowschemas", "v1beta3", Format::Protobuf),
-                Some("PriorityLevelConfiguration") => {
-                    ("prioritylevelconfigurations", "v1beta2", Format::Protobuf)
-                }
+                Some("FlowSchema") => ("flowschemas", "v1beta3", StorageEncoding::Protobuf),
+                Some("PriorityLevelConfiguration") => (
+                    "prioritylevelconfigurations",
+                    "v1beta2",
+                    StorageEncoding::Protobuf,
+                ),
                 _ => (
                     "apiregistration.k8s.io/apiservices",
                     "v1beta1",
-                    Format::Json,
+                    StorageEncoding::Json,
                 ),
             };
             let old = convert(&object, version);

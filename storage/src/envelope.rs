@@ -2,19 +2,18 @@
 
 use serde::Deserialize;
 
+use apfkit_runtime::scheme::{PROTOBUF_PREFIX, StorageEncoding};
 use apfkit_types::wire::envelope as wire;
-pub use apfkit_types::wire::envelope::{PREFIX as PROTOBUF_PREFIX, TypeMeta, Unknown, wrap};
+pub use apfkit_types::wire::envelope::{TypeMeta, Unknown, wrap};
 
 /// The first bytes of a value encrypted at rest by kube-apiserver.
 pub const ENCRYPTED_PREFIX: &[u8] = b"k8s:enc:";
 
-/// How a value is stored.
+/// How a value is stored: in one of kube-apiserver's encodings, or encrypted at rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Encoding {
-    /// Kubernetes' protobuf envelope.
-    Protobuf,
-    /// A JSON object.
-    Json,
+pub enum StoredAs {
+    /// Protobuf in Kubernetes' envelope, or JSON.
+    Encoded(StorageEncoding),
     /// Encrypted at rest; `provider` is the transformer prefix after `k8s:enc:`
     /// (`aescbc:v1:key1`, `kms:v2:vault`).
     Encrypted {
@@ -23,13 +22,12 @@ pub enum Encoding {
     },
 }
 
-impl Encoding {
+impl StoredAs {
     /// `protobuf`, `json` or `encrypted`.
     pub fn name(&self) -> &'static str {
         match self {
-            Encoding::Protobuf => "protobuf",
-            Encoding::Json => "json",
-            Encoding::Encrypted { .. } => "encrypted",
+            StoredAs::Encoded(encoding) => encoding.name(),
+            StoredAs::Encrypted { .. } => "encrypted",
         }
     }
 }
@@ -38,7 +36,7 @@ impl Encoding {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
     /// How it is stored.
-    pub encoding: Encoding,
+    pub stored_as: StoredAs,
     /// Its apiVersion (unknown for encrypted values).
     pub api_version: Option<String>,
     /// Its kind (unknown for encrypted values).
@@ -76,7 +74,7 @@ pub enum EnvelopeError {
 pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
     if let Some(rest) = value.strip_prefix(ENCRYPTED_PREFIX) {
         return Ok(Stored {
-            encoding: Encoding::Encrypted {
+            stored_as: StoredAs::Encrypted {
                 provider: provider(rest),
             },
             api_version: None,
@@ -87,7 +85,7 @@ pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
         let unknown = unwrap(message)?;
         let type_meta = unknown.type_meta.unwrap_or_default();
         return Ok(Stored {
-            encoding: Encoding::Protobuf,
+            stored_as: StoredAs::Encoded(StorageEncoding::Protobuf),
             api_version: type_meta.api_version,
             kind: type_meta.kind,
         });
@@ -102,7 +100,7 @@ pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
         let head: Head =
             serde_json::from_slice(value).map_err(|err| EnvelopeError::Json(err.to_string()))?;
         return Ok(Stored {
-            encoding: Encoding::Json,
+            stored_as: StoredAs::Encoded(StorageEncoding::Json),
             api_version: Some(head.api_version),
             kind: Some(head.kind),
         });
@@ -165,7 +163,7 @@ mod tests {
         let mut expected = b"k8s\0\x0a\x2d\x0a\x1fflowcontrol.apiserver.k8s.io/v1\x12\x0aFlowSchema\x12\x02\x0a\x00\x1a\x00\x22\x00".to_vec();
         assert_eq!(stored, expected);
         let seen = inspect(&stored).unwrap();
-        assert_eq!(seen.encoding, Encoding::Protobuf);
+        assert_eq!(seen.stored_as, StoredAs::Encoded(StorageEncoding::Protobuf));
         assert_eq!(
             seen.api_version.as_deref(),
             Some("flowcontrol.apiserver.k8s.io/v1")
@@ -184,13 +182,13 @@ mod tests {
         let json = br#"{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.apps"}}"#;
         let seen = inspect(json).unwrap();
         assert_eq!(
-            (seen.encoding.name(), seen.api_version.as_deref()),
+            (seen.stored_as.name(), seen.api_version.as_deref()),
             ("json", Some("apiregistration.k8s.io/v1"))
         );
         let encrypted = b"k8s:enc:aescbc:v1:key1:\x8f\x00\x13secret";
         assert_eq!(
-            inspect(encrypted).unwrap().encoding,
-            Encoding::Encrypted {
+            inspect(encrypted).unwrap().stored_as,
+            StoredAs::Encrypted {
                 provider: "aescbc:v1:key1".to_owned()
             }
         );

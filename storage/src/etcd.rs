@@ -1,6 +1,7 @@
 //! etcd as kube-apiserver's store: connecting like etcdctl (endpoints, TLS), and reading the
 //! keys of the resources this toolkit knows, page by page.
 
+use apfkit_runtime::scheme::StorageEncoding;
 use std::future::Future;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -31,7 +32,7 @@ pub struct StoredResource {
     pub path: &'static str,
     /// How kube-apiserver encodes what it stores there: protobuf for its own groups, JSON for
     /// kube-aggregator's APIServices.
-    pub format: crate::object::Format,
+    pub encoding: StorageEncoding,
 }
 
 impl StoredResource {
@@ -42,7 +43,7 @@ impl StoredResource {
             group,
             plural,
             path: "",
-            format: crate::object::Format::Json,
+            encoding: StorageEncoding::Json,
         }
     }
 
@@ -85,19 +86,19 @@ pub const RESOURCES: &[StoredResource] = &[
         group: "flowcontrol.apiserver.k8s.io",
         plural: "flowschemas",
         path: "flowschemas",
-        format: crate::object::Format::Protobuf,
+        encoding: StorageEncoding::Protobuf,
     },
     StoredResource {
         group: "flowcontrol.apiserver.k8s.io",
         plural: "prioritylevelconfigurations",
         path: "prioritylevelconfigurations",
-        format: crate::object::Format::Protobuf,
+        encoding: StorageEncoding::Protobuf,
     },
     StoredResource {
         group: "apiregistration.k8s.io",
         plural: "apiservices",
         path: "apiregistration.k8s.io/apiservices",
-        format: crate::object::Format::Json,
+        encoding: StorageEncoding::Json,
     },
 ];
 

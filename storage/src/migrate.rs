@@ -21,7 +21,8 @@ use crate::etcd::{
     Swap, Swapped,
 };
 use crate::key::Key;
-use crate::object::{self, Format, ObjectError, StoredObject};
+use crate::object::{self, ObjectError, StoredObject};
+use apfkit_runtime::scheme::StorageEncoding;
 
 /// The kinds a migration reads and writes, and how: kube-apiserver's flowcontrol and
 /// apiregistration objects ([`Builtin`]), or the custom resources of a user's scheme
@@ -47,7 +48,7 @@ pub trait StoredKinds: Sync {
         unknown: UnknownFields,
     ) -> Result<Converted, SchemeError>;
     /// Encodes a converted object for storage in `format`.
-    fn encode(&self, object: &Value, format: Format) -> Result<Vec<u8>, ObjectError>;
+    fn encode(&self, object: &Value, encoding: StorageEncoding) -> Result<Vec<u8>, ObjectError>;
 }
 
 /// kube-apiserver's flowcontrol and apiregistration objects, through `SCHEME`, under
@@ -86,8 +87,8 @@ impl StoredKinds for Builtin {
         SCHEME.convert_value(object, target, unknown)
     }
 
-    fn encode(&self, object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
-        object::encode(object, format)
+    fn encode(&self, object: &Value, encoding: StorageEncoding) -> Result<Vec<u8>, ObjectError> {
+        object::encode(object, encoding)
     }
 }
 
@@ -136,7 +137,7 @@ where
         self.0.convert_value(object, target, unknown)
     }
 
-    fn encode(&self, object: &Value, _format: Format) -> Result<Vec<u8>, ObjectError> {
+    fn encode(&self, object: &Value, _encoding: StorageEncoding) -> Result<Vec<u8>, ObjectError> {
         Ok(object::encode_custom(object))
     }
 }
@@ -469,7 +470,7 @@ fn plan(
     if from == to && !options.all {
         return Ok(Plan::Current);
     }
-    let bytes = kinds.encode(&converted.object, stored.format)?;
+    let bytes = kinds.encode(&converted.object, stored.encoding)?;
     let size = request_bytes(&raw.key, &bytes);
     if size > options.max_request_bytes {
         return Err(Refusal::TooLarge {

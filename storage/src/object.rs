@@ -14,26 +14,9 @@ use apfkit_types::wire::envelope as wire_envelope;
 use apfkit_types::wire::protobuf::UnknownField;
 use serde_json::Value;
 
-use crate::envelope::{self, ENCRYPTED_PREFIX, EnvelopeError, PROTOBUF_PREFIX};
+use apfkit_runtime::scheme::{PROTOBUF_PREFIX, StorageEncoding};
 
-/// How an object is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Kubernetes' protobuf envelope.
-    Protobuf,
-    /// JSON.
-    Json,
-}
-
-impl Format {
-    /// `protobuf` or `json`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Protobuf => "protobuf",
-            Format::Json => "json",
-        }
-    }
-}
+use crate::envelope::{self, ENCRYPTED_PREFIX, EnvelopeError};
 
 /// A stored object, decoded.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +24,7 @@ pub struct StoredObject {
     /// The object, with `metadata.resourceVersion` set from the mod revision.
     pub object: Value,
     /// How it was stored.
-    pub format: Format,
+    pub encoding: StorageEncoding,
     /// Protobuf fields its schema does not have (skipped; JSON objects report theirs when
     /// converted).
     pub unknown: Vec<UnknownField>,
@@ -129,8 +112,8 @@ fn readable(value: &[u8], limits: &Limits) -> Result<(), ObjectError> {
         .into());
     }
     if value.starts_with(ENCRYPTED_PREFIX) {
-        let provider = match envelope::inspect(value)?.encoding {
-            envelope::Encoding::Encrypted { provider } => provider,
+        let provider = match envelope::inspect(value)?.stored_as {
+            envelope::StoredAs::Encrypted { provider } => provider,
             _ => String::new(),
         };
         return Err(ObjectError::Encrypted { provider });
@@ -152,9 +135,9 @@ pub fn decode(
     limits: &Limits,
 ) -> Result<StoredObject, ObjectError> {
     readable(value, limits)?;
-    let (mut object, format, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
+    let (mut object, encoding, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
         let decoded = wire_envelope::decode(value, &limits.into())?;
-        (decoded.value, Format::Protobuf, decoded.unknown)
+        (decoded.value, StorageEncoding::Protobuf, decoded.unknown)
     } else {
         let stored = envelope::inspect(value)?;
         // Scanned against the limits before a value is built.
@@ -164,22 +147,22 @@ pub fn decode(
             stored.kind.unwrap_or_default(),
         );
         codec(&api_version, &kind)?;
-        (object, Format::Json, Vec::new())
+        (object, StorageEncoding::Json, Vec::new())
     };
     set_resource_version(&mut object, mod_revision);
     Ok(StoredObject {
         object,
-        format,
+        encoding,
         unknown,
     })
 }
 
-/// Encodes an object for storage in `format`, without its `metadata.resourceVersion`.
+/// Encodes an object for storage in `encoding`, without its `metadata.resourceVersion`.
 ///
 /// # Errors
 ///
 /// Unknown kinds and objects that do not fit their kind's type.
-pub fn encode(object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
+pub fn encode(object: &Value, encoding: StorageEncoding) -> Result<Vec<u8>, ObjectError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let codec = codec(api_version, kind)?;
@@ -189,9 +172,9 @@ pub fn encode(object: &Value, format: Format) -> Result<Vec<u8>, ObjectError> {
         kind: kind.to_owned(),
         source,
     };
-    match format {
-        Format::Protobuf => Ok(wire_envelope::encode(&object)?),
-        Format::Json => {
+    match encoding {
+        StorageEncoding::Protobuf => Ok(wire_envelope::encode(&object)?),
+        StorageEncoding::Json => {
             let mut json = (codec.go_json)(object, false).map_err(failed)?;
             json.push(b'\n');
             Ok(json)
@@ -232,7 +215,7 @@ pub fn decode_custom<H: 'static>(
     set_resource_version(&mut object, mod_revision);
     Ok(StoredObject {
         object,
-        format: Format::Json,
+        encoding: StorageEncoding::Json,
         unknown: Vec::new(),
     })
 }

@@ -2,7 +2,7 @@
 //! over HTTPS (HTTP/1.1 and HTTP/2) with rustls.
 
 mod discovery;
-pub mod media;
+pub(crate) mod media;
 pub mod metrics;
 mod openapi;
 mod proto;

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
 use apfkit_apiserver::objects::Objects;
-use apfkit_apiserver::resource::{ResourceConfig, Served, StorageEncoding};
+use apfkit_apiserver::resource::{ResourceConfig, Served};
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::tls;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
+use apfkit_runtime::scheme::StorageEncoding;
 use rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::TlsConnector;
 

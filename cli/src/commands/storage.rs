@@ -454,8 +454,8 @@ fn ls(args: LsArgs) -> Result<(), Failure> {
             let misplaced = entry.misplaced();
             let (api_version, kind, encoding, error) = match entry.stored {
                 Ok(stored) => {
-                    let encoding = match &stored.encoding {
-                        apfkit_storage::envelope::Encoding::Encrypted { provider } => {
+                    let encoding = match &stored.stored_as {
+                        apfkit_storage::envelope::StoredAs::Encrypted { provider } => {
                             format!("encrypted ({provider})")
                         }
                         other => other.name().to_owned(),

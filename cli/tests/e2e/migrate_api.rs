@@ -7,8 +7,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use apfkit_conversion::scheme::{SCHEME, UnknownFields};
+use apfkit_runtime::scheme::StorageEncoding;
 use apfkit_storage::etcd::{EtcdOptions, RESOURCES, Store};
-use apfkit_storage::object::{self, Format};
+use apfkit_storage::object;
 use apfkit_test_support::etcd::Etcd;
 use apfkit_types::flowcontrol::v1;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -37,7 +38,7 @@ fn stored_v1beta3(name: &str, precedence: i64) -> Vec<u8> {
         .convert_value(&v1, &"v1beta3".parse().unwrap(), UnknownFields::Strict)
         .unwrap()
         .object;
-    object::encode(&old, Format::Protobuf).unwrap()
+    object::encode(&old, StorageEncoding::Protobuf).unwrap()
 }
 
 /// (stored apiVersion, name) of every stored FlowSchema.

@@ -85,7 +85,7 @@ fn several_objects_are_a_stream_framed_by_length_either_way() {
     let mut rest = stream.as_slice();
     while !rest.is_empty() {
         let length = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
-        assert!(rest[4..].starts_with(envelope::PREFIX));
+        assert!(rest[4..].starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX));
         objects.push(rest[4..4 + length].to_vec());
         rest = &rest[4 + length..];
     }
@@ -101,7 +101,7 @@ fn several_objects_are_a_stream_framed_by_length_either_way() {
     assert!(success(&to_v1, &varint) == expected, "framed by varints");
     // One object is written as it is: no length in front.
     let one = success(&["convert", "--to", "v1", "-o", "protobuf"], &objects[0]);
-    assert!(one.starts_with(envelope::PREFIX));
+    assert!(one.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX));
 }
 
 /// The first upstream object with a field number 99 (a varint) its schema lacks.
@@ -150,7 +150,7 @@ fn broken_protobuf_is_an_error_naming_the_document() {
         ),
         (
             "prefix alone",
-            envelope::PREFIX.to_vec(),
+            apfkit_runtime::scheme::PROTOBUF_PREFIX.to_vec(),
             "is not a kind apfkit can decode",
         ),
         (
@@ -160,7 +160,11 @@ fn broken_protobuf_is_an_error_naming_the_document() {
         ),
         (
             "garbage after the prefix",
-            [envelope::PREFIX, b"\xff\xff\xff\xff\xff"].concat(),
+            [
+                apfkit_runtime::scheme::PROTOBUF_PREFIX,
+                b"\xff\xff\xff\xff\xff",
+            ]
+            .concat(),
             "invalid protobuf: protobuf envelope: ",
         ),
         (
@@ -205,7 +209,7 @@ fn oversized_objects_are_refused_before_they_are_read() {
         &[0xff, 0xff, 0xff, 0xff][..],
         &[0xff, 0xff, 0xff, 0xff, 0x0f],
     ] {
-        let claim = [length, envelope::PREFIX, &[0; 64]].concat();
+        let claim = [length, apfkit_runtime::scheme::PROTOBUF_PREFIX, &[0; 64]].concat();
         let output = apfkit(&["convert", "--to", "v1"], &claim);
         assert_eq!(output.status.code(), Some(1));
         assert!(
@@ -289,8 +293,8 @@ proptest! {
     #[test]
     fn garbage_protobuf_never_crashes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         for input in [
-            [envelope::PREFIX, &bytes].concat(),
-            [&u32::try_from(bytes.len() + 4).unwrap().to_be_bytes()[..], envelope::PREFIX, &bytes].concat(),
+            [apfkit_runtime::scheme::PROTOBUF_PREFIX, &bytes].concat(),
+            [&u32::try_from(bytes.len() + 4).unwrap().to_be_bytes()[..], apfkit_runtime::scheme::PROTOBUF_PREFIX, &bytes].concat(),
         ] {
             let output = apfkit(&["convert", "--to", "v1"], &input);
             prop_assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));

@@ -125,7 +125,8 @@ fn stored_flow_schema(name: &str) -> Vec<u8> {
                  "rules": [{"subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
                             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}
     });
-    apfkit_storage::object::encode(&object, apfkit_storage::object::Format::Protobuf).unwrap()
+    apfkit_storage::object::encode(&object, apfkit_runtime::scheme::StorageEncoding::Protobuf)
+        .unwrap()
 }
 
 #[test]

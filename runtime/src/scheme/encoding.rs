@@ -47,6 +47,42 @@ pub enum Encoding {
     Protobuf,
 }
 
+/// How kube-apiserver stores an object's value in etcd: in Kubernetes' protobuf envelope (its
+/// built-in kinds, flowcontrol's among them) or as JSON (custom resources, APIServices).
+///
+/// ```
+/// use apfkit_runtime::scheme::{Encoding, StorageEncoding};
+///
+/// assert_eq!(StorageEncoding::Protobuf.name(), "protobuf");
+/// assert_eq!(Encoding::from(StorageEncoding::Json), Encoding::Json);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StorageEncoding {
+    /// `k8s\0`, then a `runtime.Unknown` holding the object's protobuf.
+    Protobuf,
+    /// A JSON object, compact, as Go's `json.Encoder` writes it (with a final newline).
+    Json,
+}
+
+impl StorageEncoding {
+    /// `protobuf` or `json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageEncoding::Protobuf => "protobuf",
+            StorageEncoding::Json => "json",
+        }
+    }
+}
+
+impl From<StorageEncoding> for Encoding {
+    fn from(stored: StorageEncoding) -> Encoding {
+        match stored {
+            StorageEncoding::Protobuf => Encoding::Protobuf,
+            StorageEncoding::Json => Encoding::Json,
+        }
+    }
+}
+
 impl Encoding {
     /// Writes a document given as a JSON value. A served kind's object, typed list or `v1`
     /// `List` is written in Go's field order; a document of another kind as serde_json writes

@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 
 pub use codec::Codec;
 pub use document::{Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth};
-pub use encoding::{Encoding, Formats, ReadProtobuf, WriteJson};
+pub use encoding::{Encoding, Formats, ReadProtobuf, StorageEncoding, WriteJson};
 pub use encodings::{EncodingError, Encodings};
 pub use json_input::JsonDocument;
 pub use options::{Target, UnknownFields};

@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use apfkit_storage::envelope::{Encoding, EnvelopeError, wrap};
+use apfkit_runtime::scheme::StorageEncoding;
+use apfkit_storage::envelope::{EnvelopeError, StoredAs, wrap};
 use apfkit_storage::etcd::{EtcdOptions, StorageError, Store, Swap, Swapped};
 use apfkit_test_support::etcd::{Cluster, Etcd};
 
@@ -77,7 +78,10 @@ async fn every_stored_object_is_listed_with_its_encoding_and_version() {
         ]
     );
     let first = entries[0].stored.as_ref().unwrap();
-    assert_eq!(first.encoding, Encoding::Protobuf);
+    assert_eq!(
+        first.stored_as,
+        StoredAs::Encoded(StorageEncoding::Protobuf)
+    );
     assert_eq!(
         first.api_version.as_deref(),
         Some("flowcontrol.apiserver.k8s.io/v1beta3")
@@ -86,12 +90,15 @@ async fn every_stored_object_is_listed_with_its_encoding_and_version() {
     assert!(entries[0].mod_revision > 0);
     assert!(matches!(entries[1].stored, Err(EnvelopeError::Protobuf(_))));
     assert_eq!(
-        entries[3].stored.as_ref().unwrap().encoding,
-        Encoding::Encrypted {
+        entries[3].stored.as_ref().unwrap().stored_as,
+        StoredAs::Encrypted {
             provider: "aescbc:v1:key1".to_owned()
         }
     );
-    assert_eq!(entries[4].stored.as_ref().unwrap().encoding, Encoding::Json);
+    assert_eq!(
+        entries[4].stored.as_ref().unwrap().stored_as,
+        StoredAs::Encoded(StorageEncoding::Json)
+    );
     assert_eq!(entries[4].resource.plural, "apiservices");
 }
 

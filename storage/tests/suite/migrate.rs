@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
+use apfkit_runtime::scheme::StorageEncoding;
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
-use apfkit_storage::object::{self, Format};
+use apfkit_storage::object;
 use apfkit_test_support::etcd::Etcd;
 use serde_json::{Value, json};
 
@@ -82,7 +83,7 @@ async fn put_named(store: &mut Store, plural: &str, name: &str, object: &Value) 
     store
         .put(
             format!("/registry/{plural}/{name}").as_bytes(),
-            object::encode(&object, Format::Protobuf).unwrap(),
+            object::encode(&object, StorageEncoding::Protobuf).unwrap(),
         )
         .await
         .unwrap();
@@ -90,7 +91,7 @@ async fn put_named(store: &mut Store, plural: &str, name: &str, object: &Value) 
 
 /// `metadata.resourceVersion` as written in a stored value.
 fn stored_resource_version(value: &[u8]) -> Option<String> {
-    let object: Value = match value.strip_prefix(apfkit_storage::envelope::PROTOBUF_PREFIX) {
+    let object: Value = match value.strip_prefix(apfkit_runtime::scheme::PROTOBUF_PREFIX) {
         Some(message) => {
             let unknown = apfkit_storage::envelope::unwrap(message).unwrap();
             let type_meta = unknown.type_meta.unwrap();
@@ -126,7 +127,7 @@ async fn seed(store: &mut Store) -> Vec<(String, Value)> {
         store
             .put(
                 key.as_bytes(),
-                object::encode(&old, Format::Protobuf).unwrap(),
+                object::encode(&old, StorageEncoding::Protobuf).unwrap(),
             )
             .await
             .unwrap();
@@ -139,7 +140,10 @@ async fn seed(store: &mut Store) -> Vec<(String, Value)> {
         let key = format!("/registry/apiregistration.k8s.io/apiservices/{name}");
         let old = api_service(name, group);
         store
-            .put(key.as_bytes(), object::encode(&old, Format::Json).unwrap())
+            .put(
+                key.as_bytes(),
+                object::encode(&old, StorageEncoding::Json).unwrap(),
+            )
             .await
             .unwrap();
         seeded.push((key, old));
@@ -180,11 +184,11 @@ async fn bootstrap_configuration_migrates_to_v1_with_nothing_lost() {
         let stored = object::decode(&raw.value, raw.mod_revision, &Default::default()).unwrap();
         // Same encoding as before, now v1, equal to converting the old object.
         let expected_format = if key.contains("apiservices") {
-            Format::Json
+            StorageEncoding::Json
         } else {
-            Format::Protobuf
+            StorageEncoding::Protobuf
         };
-        assert_eq!(stored.format, expected_format, "{key}");
+        assert_eq!(stored.encoding, expected_format, "{key}");
         let mut expected = convert(old, "v1");
         expected["metadata"]["resourceVersion"] = json!(raw.mod_revision.to_string());
         let actual = stored.object.clone();
@@ -239,7 +243,7 @@ async fn a_concurrent_writer_loses_no_update() {
                     let old = convert(&object, "v1beta3");
                     object = old;
                     object["metadata"]["labels"] = json!({"round": round.to_string()});
-                    let bytes = object::encode(&object, Format::Protobuf).unwrap();
+                    let bytes = object::encode(&object, StorageEncoding::Protobuf).unwrap();
                     if handle
                         .swap(&raw.key, &bytes, raw.mod_revision)
                         .await
@@ -332,7 +336,7 @@ async fn undecodable_encrypted_and_foreign_values_are_reported_and_never_overwri
     let etcd = Etcd::start();
     let store = store(&etcd).await;
     let good = convert(&bootstrap()[0].1, "v1beta3");
-    let mut with_unknown = object::encode(&good, Format::Protobuf).unwrap();
+    let mut with_unknown = object::encode(&good, StorageEncoding::Protobuf).unwrap();
     // An unknown varint field 99 appended to the object inside the envelope: re-wrap it.
     let unknown = apfkit_storage::envelope::unwrap(&with_unknown[4..]).unwrap();
     let mut raw = unknown.raw.unwrap();
@@ -350,7 +354,7 @@ async fn undecodable_encrypted_and_foreign_values_are_reported_and_never_overwri
         ),
         (
             "/registry/flowschemas/truncated",
-            object::encode(&good, Format::Protobuf).unwrap()[..40].to_vec(),
+            object::encode(&good, StorageEncoding::Protobuf).unwrap()[..40].to_vec(),
         ),
         (
             "/registry/flowschemas/foreign-kind",
@@ -369,7 +373,7 @@ async fn undecodable_encrypted_and_foreign_values_are_reported_and_never_overwri
     store
         .put(
             b"/registry/flowschemas/fine",
-            object::encode(&good, Format::Protobuf).unwrap(),
+            object::encode(&good, StorageEncoding::Protobuf).unwrap(),
         )
         .await
         .unwrap();
@@ -451,7 +455,7 @@ async fn put_catch_all(store: &Store, name: &str) -> String {
     store
         .put(
             key.as_bytes(),
-            object::encode(&object, Format::Protobuf).unwrap(),
+            object::encode(&object, StorageEncoding::Protobuf).unwrap(),
         )
         .await
         .unwrap();
@@ -633,7 +637,7 @@ async fn a_kind_under_another_resource_is_reported_and_left() {
     store
         .put(
             key.as_bytes(),
-            object::encode(&level, Format::Protobuf).unwrap(),
+            object::encode(&level, StorageEncoding::Protobuf).unwrap(),
         )
         .await
         .unwrap();

@@ -26,7 +26,9 @@ fn cases() -> Vec<(&'static apfkit_types::KindInfo, String)> {
 fn protobuf_decodes_and_reencodes_to_go_bytes() {
     for (kind, name) in cases() {
         let stored = std::fs::read(fixtures().join(format!("{name}.pb"))).unwrap();
-        let message = stored.strip_prefix(envelope::PROTOBUF_PREFIX).unwrap();
+        let message = stored
+            .strip_prefix(apfkit_runtime::scheme::PROTOBUF_PREFIX)
+            .unwrap();
         let unknown = envelope::unwrap(message).unwrap();
         let raw = unknown.raw.clone().unwrap();
         let codec = kind.wire.expect("flowcontrol kinds have a wire codec");

@@ -12,20 +12,17 @@
 //!     "groupPriorityMinimum": 17800, "versionPriority": 15},
 //! });
 //! let bytes = envelope::encode(&object).unwrap();
-//! assert!(bytes.starts_with(envelope::PREFIX));
+//! assert!(bytes.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX));
 //! let decoded = envelope::decode(&bytes, &Default::default()).unwrap();
 //! assert_eq!(decoded.value["spec"]["groupPriorityMinimum"], 17800);
 //! assert_eq!(decoded.value["status"], serde_json::json!({})); // a Go struct value
 //! ```
 
-use apfkit_runtime::scheme::InputError;
+use apfkit_runtime::scheme::{InputError, PROTOBUF_PREFIX};
 use serde_json::Value;
 
 use super::protobuf::{self, DecodeError, Decoded, Exceeded, Limits, Message};
 use super::{Codec, WireError};
-
-/// The first bytes of a protobuf-encoded object (`k8s` and a zero byte).
-pub const PREFIX: &[u8] = apfkit_runtime::scheme::PROTOBUF_PREFIX;
 
 /// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -138,7 +135,7 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
         content_encoding: Some(String::new()),
         content_type: Some(String::new()),
     };
-    let mut out = PREFIX.to_vec();
+    let mut out = PROTOBUF_PREFIX.to_vec();
     out.extend(prost::Message::encode_to_vec(&unknown));
     out
 }
@@ -160,7 +157,9 @@ fn codec(api_version: &str, kind: &str) -> Result<Codec, EnvelopeError> {
 /// A missing prefix, a broken envelope, a kind not served here, or bytes that do not decode
 /// or exceed the limits (a [`EnvelopeError::Decode`] whose source says which).
 pub fn decode(value: &[u8], limits: &Limits) -> Result<Decoded<Value>, EnvelopeError> {
-    let message = value.strip_prefix(PREFIX).ok_or(EnvelopeError::NoPrefix)?;
+    let message = value
+        .strip_prefix(PROTOBUF_PREFIX)
+        .ok_or(EnvelopeError::NoPrefix)?;
     let unknown = unwrap(message)?;
     let type_meta = unknown.type_meta.unwrap_or_default();
     let api_version = type_meta.api_version.unwrap_or_default();
@@ -216,7 +215,7 @@ pub fn decode_typed<T: Message + k8s_openapi::Resource>(
     bytes: &[u8],
     limits: &apfkit_runtime::scheme::Limits,
 ) -> Option<Result<T, InputError>> {
-    let message = bytes.strip_prefix(PREFIX)?;
+    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
     let unknown = match unwrap(message) {
         Ok(unknown) => unknown,
         Err(error) => return Some(Err(input_error(error))),
