@@ -1,12 +1,13 @@
 //! Test helpers that more than one apfkit crate needs, so that no crate's tests reach into
 //! another crate's folders: [`etcd`] starts a real etcd (Debian's `etcd-server`) for the
 //! storage and command-line tests; [`process`] runs a command (kubectl, curl, a binary under
-//! test) within a time limit.
+//! test) within a time limit; [`guide`] reads the commands of the guides under `docs/`.
 
 #![forbid(unsafe_code)]
 
 pub mod backends;
 pub mod etcd;
+pub mod guide;
 pub mod process;
 
 #[doc(hidden)]

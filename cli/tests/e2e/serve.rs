@@ -726,30 +726,11 @@ fn the_guides_server_side_apply_commands_work_as_written() {
     );
 }
 
-/// The text of the guide `docs/<page>`.
-pub fn guide(page: &str) -> String {
-    let path = format!("{}/../docs/{page}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 /// Runs the first `sh` block of the section `title` of the guide `docs/<page>` in a temporary
 /// directory, with the built `apfkit` and a free port; answers its standard output and error.
 pub fn run_guide_section(page: &str, title: &str) -> (String, String) {
-    let page_text = guide(page);
-    let section = page_text
-        .split(&format!("\n## {title}\n"))
-        .nth(1)
-        .unwrap_or_else(|| panic!("a {title} section"));
-    let block = section
-        .split("```sh\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a sh block");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let block = apfkit_test_support::guide::first_sh_block(page, title);
+    let port = apfkit_test_support::guide::free_port();
     let script: String = block
         .lines()
         .filter(|line| !line.starts_with("cargo build"))

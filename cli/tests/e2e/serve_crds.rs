@@ -689,7 +689,7 @@ fn the_python_client_reads_writes_scales_and_watches_custom_objects() {
 fn the_guides_serving_commands_work_as_written() {
     let (stdout, _) =
         super::serve::run_guide_section("custom-resources.md", "Serving custom resources");
-    let page = super::serve::guide("custom-resources.md");
+    let page = apfkit_test_support::guide::text("custom-resources.md");
     // The guide shows exactly what the commands print.
     assert!(page.contains(&format!("```text\n{stdout}```")), "{stdout}");
 }

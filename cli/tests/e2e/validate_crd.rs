@@ -36,7 +36,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 fn the_guides_custom_resource_commands_work_as_written() {
     let (stdout, _) =
         super::serve::run_guide_section("custom-resources.md", "Validating custom resources");
-    let page = super::serve::guide("custom-resources.md");
+    let page = apfkit_test_support::guide::text("custom-resources.md");
     // The guide shows exactly what the commands print.
     assert!(page.contains(&format!("```text\n{stdout}```")), "{stdout}");
     assert!(stdout.contains("exit code 1"));

@@ -180,25 +180,11 @@ fn a_missing_certificate_is_a_clear_error_and_exit_code_1() {
 /// `cargo run`, a free port for 9443, and curl's `/healthz` answers `ok`.
 #[test]
 fn the_guides_webhook_commands_work_as_written() {
-    let page = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/custom-resources.md"
-    ))
-    .unwrap();
-    let section = page
-        .split("\n## Your own multi-version CRD\n")
-        .nth(1)
-        .expect("the section");
-    let block = section
-        .split("```sh\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a sh block");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let block = apfkit_test_support::guide::first_sh_block(
+        "custom-resources.md",
+        "Your own multi-version CRD",
+    );
+    let port = apfkit_test_support::guide::free_port();
     let script = block
         .replace(
             "cargo run -q -p apfkit-example-widgets --bin widgets-webhook --",
