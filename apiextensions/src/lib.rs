@@ -11,6 +11,43 @@
 //! - [`printer`]: the columns of `kubectl get` from a version's `additionalPrinterColumns`.
 //! - [`controller`]: [`CustomResources`], which serves each valid stored CRD, writes its
 //!   status and keeps in step with a watch.
+//!
+//! **Where to start**: [`CustomResources::new`] beside an `apfkit_apiserver::http::ApiServer`
+//! whose hub object is a [`ServedObject`] (your scheme's, or [`NoKind`] for a server of CRDs
+//! only), then [`CustomResources::apply`] for CRDs you bring, [`CustomResources::sync`] and
+//! [`CustomResources::keep_synced`]; `apfkit-server` serves them beside flowcontrol:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use apfkit_apiextensions::{CustomResources, NoKind, ServedObject};
+//! use apfkit_apiserver::http::{ApiServer, VersionInfo};
+//! use apfkit_apiserver::objects::Objects;
+//! use apfkit_apiserver::storage::memory::MemoryBackend;
+//!
+//! # #[tokio::main(flavor = "multi_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let objects = Objects::<ServedObject<NoKind>, _>::new(None, MemoryBackend::default(),
+//!     "/registry", Default::default(), |_, _, _| Vec::new());
+//! let version = VersionInfo { major: "1".into(), minor: "35".into(),
+//!     git_version: "v1.35.0".into(), platform: "linux/amd64".into() };
+//! let server = Arc::new(ApiServer::new(objects, Vec::new(), version));
+//! let custom = CustomResources::new(server.clone(), Vec::new()).map_err(|e| e.message)?;
+//! custom.apply(&serde_json::json!({
+//!     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+//!     "metadata": {"name": "gadgets.example.com"},
+//!     "spec": {"group": "example.com", "scope": "Namespaced",
+//!         "names": {"kind": "Gadget", "plural": "gadgets"},
+//!         "versions": [{"name": "v1", "served": true, "storage": true,
+//!             "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+//! })).await.map_err(|e| e.message)?;
+//! custom.sync().await.map_err(|e| e.message)?;
+//! // The CRDs resource, and now gadgets.
+//! let kinds: Vec<String> = server.resources().iter().map(|r| r.config.kind.clone()).collect();
+//! assert!(kinds.contains(&"Gadget".to_owned()), "{kinds:?}");
+//! # Ok(())
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
 

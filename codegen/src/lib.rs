@@ -6,6 +6,25 @@
 //! int-or-string, date-time or quantity values, and `schemars` or `k8s-openapi` when
 //! [`Settings`] asks for them.
 //!
+//! **Where to start**: a [`Generator`] with [`Settings`], its inputs (`add_file`, `add_bytes`:
+//! OpenAPI documents or CRDs), then `write_module` from `build.rs` or `generate` for the
+//! files in memory; [`ApiBuilder`] for several versions with a hub and conversions:
+//!
+//! ```
+//! let crd = br#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+//!   "metadata": {"name": "gadgets.example.com"},
+//!   "spec": {"group": "example.com", "names": {"kind": "Gadget", "plural": "gadgets"},
+//!     "scope": "Namespaced", "versions": [{"name": "v1", "served": true, "storage": true,
+//!       "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+//!         "spec": {"type": "object", "properties": {"size": {"type": "integer", "default": 1}}}}}}}]}}"#;
+//! let mut generator = apfkit_codegen::Generator::new(apfkit_codegen::Settings::default());
+//! generator.add_bytes("gadgets.json", crd)?;
+//! let files = generator.generate()?;
+//! let v1 = &files[std::path::Path::new("com/example/v1.rs")];
+//! assert!(v1.contains("pub struct Gadget {"));
+//! # Ok::<(), apfkit_codegen::Error>(())
+//! ```
+//!
 //! # Use from `build.rs`
 //!
 //! ```no_run

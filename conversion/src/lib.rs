@@ -8,6 +8,10 @@
 //! version B is `B::from_owned_hub(a.into_hub())`, which moves every shared field, or
 //! `B::from_hub(&a.to_hub())` to keep the originals.
 //!
+//! **Where to start**: [`scheme::SCHEME`] to read, default and convert documents (`read`,
+//! `convert`, `to_hub_value`), [`validation::validate`] for kube-apiserver's checks of a hub
+//! object, and [`prelude`] for the traits at once.
+//!
 //! **Your binary enables a Kubernetes version of k8s-openapi.** Like every library built on
 //! k8s-openapi, this crate enables none; without one, k8s-openapi's build fails with
 //! "The k8s-openapi crate requires a feature to be enabled". Add to your binary's `Cargo.toml`:

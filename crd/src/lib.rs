@@ -8,6 +8,10 @@
 //! `x-kubernetes-validations` CEL rules checked, with kube-apiserver's field paths and
 //! messages.
 //!
+//! **Where to start**: [`CustomResourceDefinition::from_value`], then
+//! `CustomResourceDefinition::version_of` and [`Version::admit`] (or `validate_typed` for
+//! generated types):
+//!
 //! ```
 //! use apfkit_crd::CustomResourceDefinition;
 //!

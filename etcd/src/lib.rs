@@ -5,6 +5,9 @@
 //! transactions: one repeated after a lost answer then fails its comparison instead of
 //! writing twice.
 //!
+//! **Where to start**: [`Members::new`] with the cluster's client URLs, then
+//! [`Members::call`] around each request:
+//!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let members = apfkit_etcd::Members::new(vec!["down", "up"]).unwrap();

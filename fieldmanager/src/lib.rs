@@ -4,6 +4,10 @@
 //! ([`typed`]), and the managers of an object's fields with apply and update as
 //! structured-merge-diff computes them ([`updater`]).
 //!
+//! **Where to start**: [`schema::Schema::compile`] for an object's merge rules, then an
+//! [`updater::Updater`] over its versions for `apply` and `update`, which answer the merged
+//! object and its managed fields:
+//!
 //! ```
 //! use apfkit_fieldmanager::schema::Schema;
 //! use apfkit_fieldmanager::updater::{ApplyError, Managers, OneVersion, Updater};

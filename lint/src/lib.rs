@@ -5,6 +5,10 @@
 //! unused levels, exemptions and rules broader than kube-apiserver's own, changes to the
 //! mandatory objects, and queuing and borrowing parameters that defeat fairness.
 //!
+//! **Where to start**: an [`Input`] of levels and schemas (each with where it was read), then
+//! [`lint`] with [`Options`]; [`rules::RULES`] lists the rules with their `--explain` pages,
+//! and [`sarif`] writes the findings for code scanning.
+//!
 //! ```
 //! use apfkit_lint::{Input, Options, lint};
 //! use apfkit_dispatcher::bootstrap;

@@ -12,6 +12,33 @@
 //! answers where it was ([`Interrupted`]), and a run given that place goes on from it; a
 //! place the server no longer knows (`410 Gone`: the continue token expired) starts the list
 //! again, which is harmless since writing back is idempotent.
+//!
+//! **Where to start**: [`resource`] finds what to migrate by discovery, [`migrate`] writes it
+//! back, and [`trim_stored_versions`] then trims a CRD's `status.storedVersions`. Against a
+//! server started in this process (`apfkit-server`):
+//!
+//! ```
+//! # #[tokio::main(flavor = "multi_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use kube::config::{KubeConfigOptions, Kubeconfig};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let server = apfkit_server::start(apfkit_server::Config::new(dir.path())).await?;
+//! let kubeconfig = Kubeconfig::read_from(server.kubeconfig())?;
+//! let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+//! let client = kube::Client::try_from(config)?;
+//!
+//! let (resource, namespaced) =
+//!     apfkit_migrator::resource(&client, "flowschemas.flowcontrol.apiserver.k8s.io").await?;
+//! let options = apfkit_migrator::Options::default();
+//! let summary = apfkit_migrator::migrate(&client, &resource, namespaced, &options, &|_| {}).await?;
+//! assert!(summary.listed >= 2, "the bootstrap FlowSchemas");
+//! assert_eq!(summary.migrated, summary.listed);
+//! assert!(summary.failed.is_empty());
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
 

@@ -1,5 +1,5 @@
 //! Serving a router over HTTPS (feature `https`): the accept loop of the conversion webhook
-//! ([`crate::webhook`]) and of apfkit-apiserver.
+//! (`webhook`, feature `webhook`) and of apfkit-apiserver.
 //!
 //! - Each connection gets its TLS handshake and request head within
 //!   [`Connections::handshake_timeout`], so an idle or slow client cannot hold a task.

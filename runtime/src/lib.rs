@@ -6,6 +6,11 @@
 //! canonical form, these keep the text, so a read-modify-write never rewrites a field the
 //! program did not touch.
 //!
+//! **Where to start**: the value types below in your own structs; [`ApplyDefaults`],
+//! [`ToHub`] and [`FromHub`] on what `apfkit-codegen` generates; [`scheme::Scheme`] (its
+//! `read`, `convert` and `default`) for documents by `apiVersion` and `kind`; with feature
+//! `webhook`, `webhook::Webhook` for a CRD's conversion webhook.
+//!
 //! | Schema | Type | Accepts |
 //! |---|---|---|
 //! | `x-kubernetes-int-or-string` | [`IntOrString`] | a 32-bit integer or a string, like Go's `intstr.IntOrString` |

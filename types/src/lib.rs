@@ -2,6 +2,12 @@
 //! PriorityLevelConfiguration (`flowcontrol.apiserver.k8s.io` v1alpha1, v1beta1, v1beta2,
 //! v1beta3, v1) and of APIService (`apiregistration.k8s.io` v1beta1, v1).
 //!
+//! **Where to start**: a version's module ([`flowcontrol::v1`], ...) for the types, with
+//! [`ApplyDefaults`] for kube-apiserver's defaults and [`ToHub`]/[`FromHub`] to convert
+//! through [`hub`]; [`KINDS`] and [`json_schema`] for every kind's identity and schema;
+//! [`wire`] for kube-apiserver's protobuf and Go-order JSON. To read documents of any version
+//! by `apiVersion` and `kind`, use `apfkit-conversion`'s scheme.
+//!
 //! **Your binary enables a Kubernetes version of k8s-openapi.** Like every library built on
 //! k8s-openapi, this crate enables none; without one, k8s-openapi's build fails with
 //! "The k8s-openapi crate requires a feature to be enabled". Add to your binary's `Cargo.toml`:

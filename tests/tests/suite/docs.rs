@@ -202,24 +202,7 @@ fn headings(text: &str) -> Vec<String> {
 #[test]
 fn the_architecture_table_names_each_crates_dependencies() {
     let root = apfkit_tests::repo_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let output = std::process::Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(&root)
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metadata = workspace_metadata();
     let packages = metadata["packages"].as_array().unwrap();
     let members: std::collections::BTreeSet<&str> = packages
         .iter()
@@ -269,4 +252,82 @@ fn the_architecture_table_names_each_crates_dependencies() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert_eq!(rows, actual.len(), "a row per workspace crate");
+}
+
+/// `cargo metadata` of the workspace's own packages.
+fn workspace_metadata() -> serde_json::Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(apfkit_tests::repo_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Every publishable library's documentation says where to start and shows it in an example
+/// that `cargo test` runs (a fenced block that is neither `ignore`, `no_run` nor `text`).
+#[test]
+fn each_library_says_where_to_start_with_an_example_that_runs() {
+    let metadata = workspace_metadata();
+    let mut libraries = Vec::new();
+    let mut missing = Vec::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let publishable = package["publish"] != serde_json::json!([]);
+        let library = package["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|target| {
+                target["kind"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|kind| kind == "lib")
+            });
+        let (true, Some(library)) = (publishable, library) else {
+            continue;
+        };
+        let name = package["name"].as_str().unwrap();
+        libraries.push(name.to_owned());
+        let source = std::fs::read_to_string(library["src_path"].as_str().unwrap()).unwrap();
+        let docs: Vec<&str> = source
+            .lines()
+            .take_while(|line| line.starts_with("//!"))
+            .map(|line| line.trim_start_matches("//!").trim_start())
+            .collect();
+        let says_where = docs.iter().any(|line| {
+            line.contains("**Where to start**") || line.starts_with("# Where to start")
+        });
+        // Opening fences only: every other fence closes a block.
+        let runs = docs
+            .iter()
+            .filter_map(|line| line.strip_prefix("```"))
+            .step_by(2)
+            .any(|language| {
+                ["", "rust"].contains(&language)
+                    || (language.starts_with("rust,")
+                        && !["ignore", "no_run", "compile_fail"]
+                            .iter()
+                            .any(|flag| language.contains(flag)))
+            });
+        if !says_where || !runs {
+            missing.push(format!(
+                "{name}: where to start {says_where}, an example that runs {runs}"
+            ));
+        }
+    }
+    assert!(libraries.len() >= 14, "{libraries:?}");
+    assert!(missing.is_empty(), "{missing:#?}");
 }
