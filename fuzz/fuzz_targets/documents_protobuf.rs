@@ -20,7 +20,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let limits = common::limits();
     let mut by_value: Option<HubObject> = None;
     let _ = SCHEME.read_values(&input[..], &limits, |document: Document| {
-        let shape = protobuf::measure(&document.value, &(&limits).into());
+        let shape = protobuf::measure(&document.value, &limits);
         assert!(shape.is_ok(), "the reader let through {shape:?}");
         common::exercise(&document.value);
         if let Ok((mut hubs, _)) = SCHEME.to_hub(Input::Value(document), UnknownFields::Ignore)

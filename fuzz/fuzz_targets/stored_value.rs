@@ -16,7 +16,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(stored) = object::decode(data, 7, &limits) else {
         return;
     };
-    assert!(protobuf::measure(&stored.object, &(&limits).into()).is_ok());
+    assert!(protobuf::measure(&stored.object, &limits).is_ok());
     if let Ok(bytes) = object::encode(&stored.object, stored.encoding)
         && stored.encoding == apfkit_runtime::scheme::StorageEncoding::Protobuf
     {

@@ -136,7 +136,7 @@ pub fn decode(
 ) -> Result<StoredObject, ObjectError> {
     readable(value, limits)?;
     let (mut object, encoding, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
-        let decoded = wire_envelope::decode(value, &limits.into())?;
+        let decoded = wire_envelope::decode(value, limits)?;
         (decoded.value, StorageEncoding::Protobuf, decoded.unknown)
     } else {
         let stored = envelope::inspect(value)?;

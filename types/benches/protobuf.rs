@@ -77,9 +77,10 @@ fn json_encode_ours() -> Vec<u8> {
 fn protobuf_to_value_codec() -> Value {
     let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchemaList")
         .expect("served");
-    let limits = protobuf::Limits {
+    let limits = apfkit_runtime::scheme::Limits {
         max_depth: 64,
         max_nodes: usize::MAX,
+        ..apfkit_runtime::scheme::Limits::default()
     };
     (codec.decode_protobuf)(divan::black_box(&PROTOBUF), &limits)
         .unwrap()

@@ -18,10 +18,10 @@
 //! assert_eq!(decoded.value["status"], serde_json::json!({})); // a Go struct value
 //! ```
 
-use apfkit_runtime::scheme::{InputError, PROTOBUF_PREFIX};
+use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
 use serde_json::Value;
 
-use super::protobuf::{self, DecodeError, Decoded, Exceeded, Limits, Message};
+use super::protobuf::{self, DecodeError, Decoded, Exceeded, Message};
 use super::{Codec, WireError};
 
 /// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
@@ -213,7 +213,7 @@ pub fn encode(object: &Value) -> Result<Vec<u8>, EnvelopeError> {
 /// ```
 pub fn decode_typed<T: Message + k8s_openapi::Resource>(
     bytes: &[u8],
-    limits: &apfkit_runtime::scheme::Limits,
+    limits: &Limits,
 ) -> Option<Result<T, InputError>> {
     let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
     let unknown = match unwrap(message) {
@@ -228,7 +228,7 @@ pub fn decode_typed<T: Message + k8s_openapi::Resource>(
     }
     let raw = unknown.raw.unwrap_or_default();
     Some(
-        protobuf::decode_within::<T>(&raw, &limits.into())
+        protobuf::decode_within::<T>(&raw, limits)
             .map(|decoded| decoded.value)
             .map_err(|source| {
                 input_error(EnvelopeError::Decode {

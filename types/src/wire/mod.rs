@@ -40,8 +40,10 @@ pub struct Codec {
     /// Protobuf bytes (`runtime.Unknown.raw`) to the object as JSON (its `apiVersion` and
     /// `kind` are the codec's), with the unknown fields met; refused past the limits, which
     /// hold while decoding and again on the object before it is built as JSON.
-    pub decode_protobuf:
-        fn(&[u8], &protobuf::Limits) -> Result<protobuf::Decoded<Value>, protobuf::DecodeError>,
+    pub decode_protobuf: fn(
+        &[u8],
+        &runtime_scheme::Limits,
+    ) -> Result<protobuf::Decoded<Value>, protobuf::DecodeError>,
     /// An object to protobuf bytes.
     pub encode_protobuf: fn(Value) -> Result<Vec<u8>, WireError>,
     /// An object to JSON in Go's field order, compact or indented by two spaces.
@@ -106,7 +108,7 @@ fn read_protobuf(
     bytes: &[u8],
     limits: &runtime_scheme::Limits,
 ) -> Result<(Value, Vec<String>), InputError> {
-    let decoded = envelope::decode(bytes, &limits.into()).map_err(envelope::input_error)?;
+    let decoded = envelope::decode(bytes, limits).map_err(envelope::input_error)?;
     let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
     Ok((decoded.value, unknown))
 }
@@ -214,7 +216,7 @@ fn typed<T: DeserializeOwned>(object: Value) -> Result<T, WireError> {
 
 fn decode_protobuf<T: protobuf::Message + Serialize>(
     bytes: &[u8],
-    limits: &protobuf::Limits,
+    limits: &runtime_scheme::Limits,
 ) -> Result<protobuf::Decoded<Value>, protobuf::DecodeError> {
     let decoded = protobuf::decode_within::<T>(bytes, limits)?;
     // Measured before it is built: Go struct values the wire left out appear in the JSON.

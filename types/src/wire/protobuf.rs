@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+pub use apfkit_runtime::scheme::Limits;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, Time};
 use prost::encoding::{self as pe};
 
@@ -71,53 +72,16 @@ pub struct DecodeError {
     pub path: String,
     /// What is wrong.
     pub message: String,
-    /// Set when the message was refused for exceeding [`Limits`], not for being malformed.
+    /// Set when the message was refused for exceeding its limits, not for being malformed.
     pub exceeded: Option<Exceeded>,
-}
-
-/// How far one decode may go: the same bounds the JSON and YAML readers hold documents to, so
-/// that a small message cannot make a large object.
-///
-/// While decoding, every field read and every message entered counts as a node (a protobuf
-/// field can be two bytes, so the count is taken as the bytes are read, before the object
-/// grows). The decoded object is then measured as JSON would be (objects, arrays, keys and
-/// values, and its nesting) before it is turned into JSON: Go struct values that the wire
-/// leaves out appear there, so an object can be larger than its message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Nesting of the decoded object's objects and arrays.
-    pub max_depth: usize,
-    /// Nodes: fields and messages on the wire, then objects, arrays, keys and values of the
-    /// decoded object.
-    pub max_nodes: usize,
-}
-
-impl Default for Limits {
-    /// 64 levels and 1,000,000 nodes, as the document readers.
-    fn default() -> Self {
-        Limits {
-            max_depth: 64,
-            max_nodes: 1_000_000,
-        }
-    }
-}
-
-/// The depth and node limits of apfkit-runtime's readers.
-impl From<&apfkit_runtime::scheme::Limits> for Limits {
-    fn from(limits: &apfkit_runtime::scheme::Limits) -> Self {
-        Limits {
-            max_depth: limits.max_depth,
-            max_nodes: limits.max_nodes,
-        }
-    }
 }
 
 /// Which limit a message exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exceeded {
-    /// [`Limits::max_depth`], with its value.
+    /// `Limits::max_depth`, with its value.
     Depth(usize),
-    /// [`Limits::max_nodes`], with its value.
+    /// `Limits::max_nodes`, with its value.
     Nodes(usize),
 }
 
@@ -186,7 +150,7 @@ impl Decoder {
         }
     }
 
-    /// Counts `nodes` more against [`Limits::max_nodes`].
+    /// Counts `nodes` more against `Limits::max_nodes`.
     fn count(&mut self, nodes: usize) -> Result<(), DecodeError> {
         self.nodes = self.nodes.saturating_add(nodes);
         if self.nodes > self.max_nodes {
@@ -306,7 +270,7 @@ pub fn encode<M: Message>(message: &M) -> Result<Vec<u8>, EncodeError> {
     Ok(buf)
 }
 
-/// Decodes a whole message within the default [`Limits`].
+/// Decodes a whole message within the document readers' default limits.
 ///
 /// # Errors
 ///
@@ -318,6 +282,13 @@ pub fn decode<M: Message>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
 
 /// Decodes a whole message, refusing it as soon as the fields and messages read exceed
 /// `limits.max_nodes` (so memory stays in proportion to the limit, not to the input).
+///
+/// The limits are the document readers' (`apfkit_runtime::scheme::Limits`; its byte limit is
+/// the caller's to hold): every field read and every message entered counts as a node (a
+/// protobuf field can be two bytes, so the count is taken as the bytes are read, before the
+/// object grows). The decoded object is then measured as JSON would be ([`measure`]) before it
+/// is turned into JSON: Go struct values that the wire leaves out appear there, so an object
+/// can be larger than its message.
 ///
 /// # Errors
 ///
@@ -778,6 +749,7 @@ pub fn get_fields_v1(
     let limits = Limits {
         max_depth: usize::MAX,
         max_nodes: decoder.max_nodes,
+        ..Limits::default()
     };
     let nodes = measure(&value, &limits).map_err(Exceeded::error)?.nodes;
     decoder.count(nodes)?;

@@ -2,6 +2,7 @@
 //! `apfkit_types::wire::protobuf`) and on hostile input. Upstream's own fixtures are checked in
 //! `apfkit-storage`'s `upstream_fixtures` test.
 
+use apfkit_runtime::scheme::Limits;
 use apfkit_types::apiregistration::v1::APIService;
 use apfkit_types::flowcontrol::{v1, v1beta3};
 use apfkit_types::wire::{go_json, protobuf};
@@ -373,9 +374,10 @@ fn empty_owner_references(count: usize) -> Vec<u8> {
 /// counts fields and messages as it reads them and stops at the limit.
 #[test]
 fn the_node_limit_holds_while_decoding() {
-    let limits = protobuf::Limits {
+    let limits = Limits {
         max_depth: 64,
         max_nodes: 1_000,
+        ..Limits::default()
     };
     // 499 items: 1 metadata message + 499 × (key + message) + its own key = 1,000 counted.
     let error = protobuf::decode_within::<v1::FlowSchema>(&empty_owner_references(600), &limits)
@@ -409,9 +411,10 @@ fn the_node_limit_holds_while_decoding() {
 #[test]
 fn the_codec_measures_the_object_before_building_it() {
     let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
-    let limits = protobuf::Limits {
+    let limits = Limits {
         max_depth: 64,
         max_nodes: 2_000,
+        ..Limits::default()
     };
     let error = (codec.decode_protobuf)(&empty_owner_references(400), &limits).unwrap_err();
     assert_eq!(error.exceeded, Some(protobuf::Exceeded::Nodes(2_000)));
@@ -420,9 +423,10 @@ fn the_codec_measures_the_object_before_building_it() {
         decoded.value["metadata"]["ownerReferences"][0],
         serde_json::json!({"apiVersion": "", "kind": "", "name": "", "uid": ""})
     );
-    let depth = protobuf::Limits {
+    let depth = Limits {
         max_depth: 2,
         max_nodes: 2_000,
+        ..Limits::default()
     };
     let error = (codec.decode_protobuf)(&empty_owner_references(1), &depth).unwrap_err();
     assert_eq!(error.exceeded, Some(protobuf::Exceeded::Depth(2)));
@@ -474,14 +478,14 @@ fn json_values() -> impl Strategy<Value = serde_json::Value> {
 proptest! {
     #[test]
     fn measure_counts_what_the_readers_count(value in json_values()) {
-        let unlimited = protobuf::Limits { max_depth: usize::MAX, max_nodes: usize::MAX };
+        let unlimited = Limits { max_depth: usize::MAX, max_nodes: usize::MAX, ..Limits::default() };
         let expected = reference_shape(&value);
         prop_assert_eq!(protobuf::measure(&value, &unlimited).unwrap(), expected);
         // One node or one level less is refused, with the limit that was exceeded.
-        let fewer = protobuf::Limits { max_depth: usize::MAX, max_nodes: expected.nodes - 1 };
+        let fewer = Limits { max_depth: usize::MAX, max_nodes: expected.nodes - 1, ..Limits::default() };
         prop_assert_eq!(protobuf::measure(&value, &fewer), Err(protobuf::Exceeded::Nodes(expected.nodes - 1)));
         if expected.depth > 0 {
-            let shallower = protobuf::Limits { max_depth: expected.depth - 1, max_nodes: usize::MAX };
+            let shallower = Limits { max_depth: expected.depth - 1, max_nodes: usize::MAX, ..Limits::default() };
             prop_assert_eq!(protobuf::measure(&value, &shallower), Err(protobuf::Exceeded::Depth(expected.depth - 1)));
         }
     }
