@@ -156,6 +156,41 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
     fn protobuf(&self) -> bool {
         false
     }
+    /// apiextensions-apiserver's strategy (`customresourcedefinition/strategy.go`): a new CRD's
+    /// `status.storedVersions` is its storage version, and an update that makes another
+    /// version the storage version adds it, at once, as the write is stored (the controller
+    /// writes the rest of the status after).
+    fn prepare(&self, stored: &mut Value, old: Option<&Value>) {
+        let storage = stored
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .and_then(|versions| {
+                versions
+                    .iter()
+                    .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            })
+            .and_then(|version| version.get("name"))
+            .cloned();
+        let (Some(storage), Some(object)) = (storage, stored.as_object_mut()) else {
+            return;
+        };
+        let status = object
+            .entry("status")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Some(status) = status.as_object_mut() else {
+            return;
+        };
+        if old.is_none() {
+            status.insert("storedVersions".to_owned(), json!([storage]));
+            return;
+        }
+        let stored_versions = status.entry("storedVersions").or_insert_with(|| json!([]));
+        if let Some(list) = stored_versions.as_array_mut()
+            && !list.contains(&storage)
+        {
+            list.push(storage);
+        }
+    }
     fn validate(&self, object: &ServedObject<H>, _old: Option<&ServedObject<H>>) -> Vec<Cause> {
         let ServedObject::Custom(object) = object else {
             return vec![Cause {

@@ -589,3 +589,35 @@ async fn aggregated_discovery_go_raw_requests_list_the_resources_and_new_crds() 
         "{apis}"
     );
 }
+
+/// apiextensions-apiserver's CRD strategy (`pkg/registry/customresourcedefinition/strategy.go`,
+/// `PrepareForCreate` and `PrepareForUpdate`): `status.storedVersions` is the storage version
+/// in the create's own answer, and an update that moves the storage version adds the new one
+/// in the update's answer, not later when the controller catches up (a client that writes in
+/// the new version and reads the CRD at once, as upstream's conversion e2e test does, saw
+/// only the old one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_versions_are_written_with_the_crd() {
+    const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (server, _custom) = support::serve(MemoryBackend::default()).await;
+    let mut crd = gadgets(&["v1", "v2"]);
+    let (code, created) = request(&server, "POST", CRDS, serde_json::to_vec(&crd).unwrap()).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["status"]["storedVersions"], json!(["v1"]));
+
+    crd["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"].clone();
+    crd["spec"]["versions"][0]["storage"] = json!(false);
+    crd["spec"]["versions"][1]["storage"] = json!(true);
+    let path = format!("{CRDS}/gadgets.example.com");
+    let (code, updated) = request(&server, "PUT", &path, serde_json::to_vec(&crd).unwrap()).await;
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(updated["status"]["storedVersions"], json!(["v1", "v2"]));
+
+    // Moving it back adds nothing: v1 is stored already.
+    crd["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"].clone();
+    crd["spec"]["versions"][0]["storage"] = json!(true);
+    crd["spec"]["versions"][1]["storage"] = json!(false);
+    let (code, back) = request(&server, "PUT", &path, serde_json::to_vec(&crd).unwrap()).await;
+    assert_eq!(code, 200, "{back}");
+    assert_eq!(back["status"]["storedVersions"], json!(["v1", "v2"]));
+}

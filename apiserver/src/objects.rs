@@ -559,13 +559,14 @@ where
         metadata.resource_version = None;
         metadata.deletion_timestamp = None;
         metadata.deletion_grace_period_seconds = None;
-        if served.config.status {
-            let mut value = storage_value(served, &object)?;
-            if let Some(map) = value.as_object_mut() {
-                map.remove("status");
-            }
-            object = hub_of_storage_value(served, &value)?;
+        let mut value = storage_value(served, &object)?;
+        if served.config.status
+            && let Some(map) = value.as_object_mut()
+        {
+            map.remove("status");
         }
+        served.storage.prepare(&mut value, None);
+        object = hub_of_storage_value(served, &value)?;
         self.check(served, &object, None, api_version)?;
         let name = object.name().to_owned();
         let subject = Self::subject(served, &name);
@@ -735,6 +736,7 @@ where
                 }
             }
         }
+        served.storage.prepare(&mut value, Some(&old_value));
         hub_of_storage_value(served, &value)
     }
 

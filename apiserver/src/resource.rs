@@ -147,6 +147,13 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
         let _ = (object, old);
         Vec::new()
     }
+    /// What kube-apiserver's `PrepareForCreate` and `PrepareForUpdate` do for this kind beyond
+    /// the server-owned metadata and the status, called on the storage version's codec with the
+    /// object about to be stored (as stored JSON: its status cleared on a create, kept from
+    /// the stored object on an update) and, on an update, the stored object. Nothing by default.
+    fn prepare(&self, stored: &mut Value, old: Option<&Value>) {
+        let _ = (stored, old);
+    }
     /// Whether lists and watches in this version may select on the field label `field`
     /// (kube-apiserver's `ConvertFieldLabel`): `metadata.name` and `metadata.namespace` by
     /// default.
