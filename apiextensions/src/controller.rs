@@ -350,16 +350,7 @@ fn everything() -> ListRequest<'static> {
 fn status_of(crd: &CustomObject, accepted: bool, current: &Value) -> Value {
     let spec = crd.fields.get("spec").cloned().unwrap_or(Value::Null);
     let names = spec.get("names").cloned().unwrap_or_else(|| json!({}));
-    let storage = spec
-        .get("versions")
-        .and_then(Value::as_array)
-        .and_then(|versions| {
-            versions
-                .iter()
-                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        })
-        .and_then(|v| v.get("name"))
-        .cloned();
+    let storage = crate::definitions::storage_version(&spec).cloned();
     let mut stored: Vec<Value> = current
         .get("storedVersions")
         .and_then(Value::as_array)

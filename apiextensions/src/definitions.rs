@@ -26,6 +26,15 @@ pub const VERSION: &str = "v1";
 /// Their resource.
 pub const PLURAL: &str = "customresourcedefinitions";
 
+/// The name of a CRD spec's storage version (the one version with `storage: true`).
+pub(crate) fn storage_version(spec: &Value) -> Option<&Value> {
+    spec.get("versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))?
+        .get("name")
+}
+
 /// The CustomResourceDefinition resource, served in a server of [`ServedObject`]s.
 ///
 /// # Errors
@@ -161,16 +170,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
     /// version the storage version adds it, at once, as the write is stored (the controller
     /// writes the rest of the status after).
     fn prepare(&self, stored: &mut Value, old: Option<&Value>) {
-        let storage = stored
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .and_then(|versions| {
-                versions
-                    .iter()
-                    .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-            })
-            .and_then(|version| version.get("name"))
-            .cloned();
+        let storage = stored.get("spec").and_then(storage_version).cloned();
         let (Some(storage), Some(object)) = (storage, stored.as_object_mut()) else {
             return;
         };
