@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::objects::{ListRequest, Place, Preconditions, UpdateKind};
-use apfkit_apiserver::resource::{ResourceConfig, ScalePaths, SchemaFn, Served, SharedVersion};
-use apfkit_apiserver::storage::{Backend, Revision};
+use apfkit_apiserver::store::{
+    ListRequest, Place, Preconditions, PrinterStrategy, ResourceConfig, Revision, ScalePaths,
+    SchemaFn, Served, SharedVersion, UpdateKind,
+};
 use apfkit_runtime::Object;
 use apfkit_runtime::scheme::{StorageEncoding, UnknownFields};
 use apfkit_runtime::version::compare_kube_aware_version_strings;
@@ -26,8 +27,8 @@ pub type Resource<H> = Arc<Served<ServedObject<H>>>;
 
 /// The custom resources of a server: the server's own resources, the CRD resource, and a
 /// resource for each established CRD.
-pub struct CustomResources<H: 'static, B> {
-    server: Arc<ApiServer<ServedObject<H>, B>>,
+pub struct CustomResources<H: 'static> {
+    server: Arc<ApiServer<ServedObject<H>>>,
     builtins: Vec<Resource<H>>,
     definitions: Resource<H>,
     /// The CRDs served now, by name, with the spec each resource was made from (to make it
@@ -38,15 +39,14 @@ pub struct CustomResources<H: 'static, B> {
 /// How long a burst of CRD changes settles before the resources are made again.
 const SETTLE: Duration = Duration::from_millis(20);
 
-impl<H, B> CustomResources<H, B>
+impl<H> CustomResources<H>
 where
     H: Object + Clone + Send + Sync + 'static,
-    B: Backend + 'static,
 {
     /// The custom resources of `server`, whose own resources are `builtins`; the server
     /// serves `builtins` and the CRD resource from now on.
     pub fn new(
-        server: Arc<ApiServer<ServedObject<H>, B>>,
+        server: Arc<ApiServer<ServedObject<H>>>,
         builtins: Vec<Resource<H>>,
     ) -> Result<Self, ApiError> {
         let definitions = Arc::new(definitions::resource().map_err(ApiError::internal)?);
@@ -225,9 +225,7 @@ where
             storage_encoding: StorageEncoding::Json,
             key_path: format!("{}/{}", compiled.group, compiled.plural),
             strategic_merge: false,
-            undeletable: Vec::new(),
             scale,
-            printer,
             schema: Some(schema),
         };
         let plural = compiled.plural.clone();
@@ -246,8 +244,11 @@ where
                     as SharedVersion<ServedObject<H>>
             })
             .collect();
-        let resource =
+        let mut resource =
             Served::with_versions(config, plural, versions).map_err(|e| e.to_string())?;
+        if let Some(printer) = printer {
+            resource = resource.with_strategy(PrinterStrategy(printer));
+        }
         Ok(Arc::new(resource))
     }
 
@@ -411,7 +412,7 @@ fn condition(current: &Value, kind: &str, status: &str, reason: &str, message: &
                 .cloned()
                 .unwrap_or(Value::Null)
         }
-        _ => serde_json::to_value(apfkit_apiserver::objects::now()).unwrap_or(Value::Null),
+        _ => serde_json::to_value(apfkit_apiserver::store::now()).unwrap_or(Value::Null),
     };
     json!({
         "type": kind,

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::resource::VersionCodec;
+use apfkit_apiserver::store::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
 use apfkit_runtime::scheme::{Encoding, ErrorKind, Limits, SchemeError, UnknownFields, Warning};
 use serde_json::Value;

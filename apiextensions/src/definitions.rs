@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::resource::{
-    ResourceConfig, ResourceError, Served, SharedVersion, VersionCodec,
+use apfkit_apiserver::store::{
+    ResourceConfig, ResourceError, Served, SharedVersion, Strategy, VersionCodec,
 };
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
 use apfkit_runtime::scheme::{
@@ -55,12 +55,11 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
         // patch strategy, so it merges as a JSON merge patch but for ObjectMeta's lists).
         strategic_merge: true,
         scale: None,
-        undeletable: Vec::new(),
-        printer: None,
         schema: None,
     };
     let versions = vec![Arc::new(DefinitionVersion) as SharedVersion<ServedObject<H>>];
-    Served::with_versions(config, PLURAL.to_owned(), versions)
+    Ok(Served::with_versions(config, PLURAL.to_owned(), versions)?
+        .with_strategy(DefinitionStrategy))
 }
 
 /// `apiextensions.k8s.io/v1` CustomResourceDefinition.
@@ -165,11 +164,21 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
     fn protobuf(&self) -> bool {
         false
     }
-    /// apiextensions-apiserver's strategy (`customresourcedefinition/strategy.go`): a new CRD's
-    /// `status.storedVersions` is its storage version, and an update that makes another
-    /// version the storage version adds it, at once, as the write is stored (the controller
-    /// writes the rest of the status after).
-    fn prepare(&self, stored: &mut Value, old: Option<&Value>) {
+}
+
+/// apiextensions-apiserver's strategy for CRDs (`pkg/registry/customresourcedefinition/
+/// strategy.go`): a CRD is checked as a whole ([`apfkit_crd`]), and its
+/// `status.storedVersions` written with it: a new CRD's is its storage version, and an update
+/// that makes another version the storage version adds that one, at once, as the write is
+/// stored (the controller writes the rest of the status after).
+#[derive(Debug, Clone, Copy)]
+struct DefinitionStrategy;
+
+impl DefinitionStrategy {
+    /// The storage version of the CRD about to be stored added to its stored versions: the
+    /// only one on a create (`PrepareForCreate`), added to the list on an update
+    /// (`PrepareForUpdate`).
+    fn record_storage_version(stored: &mut Value, created: bool) {
         let storage = stored.get("spec").and_then(storage_version).cloned();
         let (Some(storage), Some(object)) = (storage, stored.as_object_mut()) else {
             return;
@@ -180,7 +189,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
         let Some(status) = status.as_object_mut() else {
             return;
         };
-        if old.is_none() {
+        if created {
             status.insert("storedVersions".to_owned(), json!([storage]));
             return;
         }
@@ -191,7 +200,21 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersi
             list.push(storage);
         }
     }
-    fn validate(&self, object: &ServedObject<H>, _old: Option<&ServedObject<H>>) -> Vec<Cause> {
+}
+
+impl<H> Strategy<ServedObject<H>> for DefinitionStrategy {
+    fn prepare_for_create(&self, stored: &mut Value) {
+        Self::record_storage_version(stored, true);
+    }
+    fn prepare_for_update(&self, stored: &mut Value, _old: &Value) {
+        Self::record_storage_version(stored, false);
+    }
+    fn validate(
+        &self,
+        object: &ServedObject<H>,
+        _old: Option<&ServedObject<H>>,
+        _api_version: &str,
+    ) -> Vec<Cause> {
         let ServedObject::Custom(object) = object else {
             return vec![Cause {
                 reason: "FieldValueInvalid".to_owned(),

@@ -22,13 +22,13 @@
 //!
 //! use apfkit_apiextensions::{CustomResources, NoKind, ServedObject};
 //! use apfkit_apiserver::http::{ApiServer, VersionInfo};
-//! use apfkit_apiserver::objects::Objects;
+//! use apfkit_apiserver::store::Objects;
 //! use apfkit_apiserver::storage::memory::MemoryBackend;
 //!
 //! # #[tokio::main(flavor = "multi_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let objects = Objects::<ServedObject<NoKind>, _>::new(None, MemoryBackend::default(),
-//!     "/registry", Default::default(), |_, _, _| Vec::new());
+//! let objects = Objects::<ServedObject<NoKind>>::new(None, MemoryBackend::default(),
+//!     "/registry", Default::default());
 //! let version = VersionInfo { major: "1".into(), minor: "35".into(),
 //!     git_version: "v1.35.0".into(), platform: "linux/amd64".into() };
 //! let server = Arc::new(ApiServer::new(objects, Vec::new(), version));

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::resource::{ResourceError, Served, SharedVersion, VersionCodec};
+use apfkit_apiserver::store::{ResourceError, Served, SharedVersion, VersionCodec};
 use apfkit_runtime::Object;
 use apfkit_runtime::scheme::{
     Encoding, ErrorKind, Limits, Scheme, SchemeError, UnknownFields, Warning,

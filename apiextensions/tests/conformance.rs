@@ -32,18 +32,21 @@ fn pods_in(namespace: &str) -> String {
 
 /// A server of the pods CRD on one backend.
 struct Running<B: Backend + 'static> {
-    server: Arc<Server<Interfering<B>>>,
-    _custom: Arc<CustomResources<NoKind, Interfering<B>>>,
+    server: Arc<Server>,
+    _custom: Arc<CustomResources<NoKind>>,
+    /// The server's backend, shared with it, for the tests that reach past the server.
+    backend: Arc<Interfering<B>>,
 }
 
 impl<B: Backend + 'static> Running<B> {
     fn backend(&self) -> &Interfering<B> {
-        self.server.objects().backend()
+        &self.backend
     }
 }
 
 async fn start<B: Backend + 'static>(backend: B) -> Running<B> {
-    let (server, custom) = support::serve(Interfering::new(backend)).await;
+    let backend = Arc::new(Interfering::new(backend));
+    let (server, custom) = support::serve(backend.clone()).await;
     let crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -67,6 +70,7 @@ async fn start<B: Backend + 'static>(backend: B) -> Running<B> {
     Running {
         server,
         _custom: custom,
+        backend,
     }
 }
 

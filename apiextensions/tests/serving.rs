@@ -13,7 +13,7 @@ use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
-type Server = support::Server<MemoryBackend>;
+type Server = support::Server;
 
 use support::{Watch, request, request_as};
 
@@ -29,7 +29,7 @@ fn gadgets(versions: &[&str]) -> Value {
     )
 }
 
-async fn start() -> (Arc<Server>, Arc<CustomResources<NoKind, MemoryBackend>>) {
+async fn start() -> (Arc<Server>, Arc<CustomResources<NoKind>>) {
     let (server, custom) = support::serve(MemoryBackend::default()).await;
     custom.apply(&gadgets(&["v1"])).await.unwrap();
     custom.sync().await.unwrap();

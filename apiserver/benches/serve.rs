@@ -49,7 +49,7 @@ const CONNECTIONS: usize = 64;
 const GET_PATH: &str = "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas/exempt";
 const LIST_OBJECTS: usize = 10_000;
 
-type Running = support::Running<SqliteBackend>;
+type Running = support::Running;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -429,7 +429,7 @@ async fn watch_fan_out(running: &Running) {
 
 /// Requests per second of `CONNECTIONS` keep-alive connections creating FlowSchemas (each
 /// with a new name) for `seconds`, after a second of warming up.
-async fn create_rate(running: &support::Running<EtcdBackend>, run: usize) -> f64 {
+async fn create_rate(running: &support::Running, run: usize) -> f64 {
     let done = Arc::new(AtomicU64::new(0));
     let warm_until = Instant::now() + Duration::from_secs(1);
     let stop_at = warm_until + Duration::from_secs(seconds());

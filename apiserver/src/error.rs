@@ -306,7 +306,7 @@ impl ApiError {
     }
 
     /// A storage error about `subject`, in kube-apiserver's words.
-    pub fn from_store(error: StoreError, subject: &Subject) -> Self {
+    pub(crate) fn from_store(error: StoreError, subject: &Subject) -> Self {
         match error {
             StoreError::NotFound => ApiError::not_found(subject),
             StoreError::AlreadyExists => ApiError::already_exists(subject),

@@ -15,7 +15,7 @@ use apfkit_runtime::Object;
 use serde_json::Value;
 
 use crate::error::{ApiError, Cause};
-use crate::resource::{Served, SharedVersion, VersionCodec};
+use crate::store::{Served, SharedVersion, VersionCodec};
 
 /// kube-apiserver's limit on a field manager's name (`FieldManagerMaxLength`).
 pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
@@ -144,7 +144,7 @@ pub fn field_manager_causes(field_manager: &str) -> Vec<Cause> {
 /// The time a manager's entry records: now, in RFC 3339 seconds, as the server stamps
 /// objects.
 fn now() -> String {
-    serde_json::to_value(crate::objects::now())
+    serde_json::to_value(crate::store::now())
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()

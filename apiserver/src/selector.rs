@@ -215,7 +215,7 @@ fn label_value(value: &str) -> Result<String, SelectorError> {
 
 /// A field selector (`metadata.name=x,spec.color!=red`), with `=`, `==` and `!=`. Any field
 /// label parses, as in apimachinery's `fields.ParseSelector`; which labels a resource
-/// supports is its version's to say ([`crate::resource::VersionCodec::selects_field`]), and
+/// supports is its version's to say ([`crate::store::VersionCodec::selects_field`]), and
 /// the value of a label other than `metadata.name` and `metadata.namespace` comes from it too
 /// (a CRD version's `selectableFields`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,6 +8,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::names::api_version;
 use crate::registry;
 use crate::settings::{EmptyStructs, Settings};
 use crate::tree::{module_tree, render};
@@ -53,22 +54,10 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
     Ok(files)
 }
 
-/// The module path of the wire runtime, when the settings ask for wire codecs.
-pub(crate) fn wire_path(settings: &Settings) -> Result<Option<TokenStream>> {
-    let Some(path) = &settings.wire else {
-        return Ok(None);
-    };
-    let path: syn::Path = syn::parse_str(path).map_err(|err| Error::Settings {
-        setting: "wire".to_owned(),
-        message: format!("{path:?} is not a Rust path: {err}"),
-    })?;
-    Ok(Some(quote! { #path }))
-}
-
 /// The wire codecs of replaced definitions (k8s-openapi's `ObjectMeta`, ...), in the root
 /// module.
 fn foreign_wire_impls(space: &TypeSpace, settings: &Settings) -> Result<TokenStream> {
-    let Some(wire) = wire_path(settings)? else {
+    let Some(wire) = settings.wire_path()? else {
         return Ok(TokenStream::new());
     };
     let mut items = Vec::new();
@@ -446,7 +435,7 @@ impl ModuleEmitter<'_> {
         }];
         items.extend(extra);
         items.push(self.defaults_impl(&name, def)?);
-        if let Some(wire) = wire_path(self.settings)? {
+        if let Some(wire) = self.settings.wire_path()? {
             items.push(crate::wire::impls(
                 self.space,
                 &wire,
@@ -477,7 +466,7 @@ impl ModuleEmitter<'_> {
     /// `apfkit_runtime::scheme::Encodings` for a kind: kube-apiserver's JSON and protobuf from
     /// the wire codecs when the kind has a Go layout, the trait's defaults otherwise.
     fn encodings_impl(&self, name: &proc_macro2::Ident, def: &StructDef) -> Result<TokenStream> {
-        let wire = match wire_path(self.settings)? {
+        let wire = match self.settings.wire_path()? {
             Some(wire) if def.go.is_some() => wire,
             _ => return Ok(quote! { impl ::apfkit_runtime::scheme::Encodings for #name {} }),
         };
@@ -859,14 +848,6 @@ impl ModuleEmitter<'_> {
                 }
             };
         })
-    }
-}
-
-pub(crate) fn api_version(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_owned()
-    } else {
-        format!("{group}/{version}")
     }
 }
 

@@ -95,6 +95,15 @@ pub fn split_definition(definition: &str) -> (&str, &str) {
     }
 }
 
+/// `group/version` as `apiVersion` reads, the bare version for the core group.
+pub(crate) fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> Result<TokenSt
     if !has_kinds {
         return Ok(TokenStream::new());
     }
-    let wire = crate::emit::wire_path(settings)?;
+    let wire = settings.wire_path()?;
     let kind_info = kind_info_type(settings, wire.as_ref());
     let kinds = kinds_table(space, settings, wire.as_ref());
     Ok(quote! { #kind_info #kinds })
@@ -96,7 +96,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
             continue;
         };
         let (group, version, kind) = (&gvk.group, &gvk.version, &gvk.kind);
-        let api_version = crate::emit::api_version(group, version);
+        let api_version = crate::names::api_version(group, version);
         let segments = entry.module.iter().map(|m| format_ident!("{}", m));
         let name = format_ident!("{}", entry.name);
         let ty = quote! { self #(::#segments)* :: #name };

@@ -269,3 +269,18 @@ impl Settings {
             .map(|(_, p)| p.as_str())
     }
 }
+
+impl Settings {
+    /// The module path of the wire runtime, when the settings ask for wire codecs.
+    pub(crate) fn wire_path(&self) -> crate::error::Result<Option<proc_macro2::TokenStream>> {
+        let Some(path) = &self.wire else {
+            return Ok(None);
+        };
+        let path: syn::Path =
+            syn::parse_str(path).map_err(|err| crate::error::Error::Settings {
+                setting: "wire".to_owned(),
+                message: format!("{path:?} is not a Rust path: {err}"),
+            })?;
+        Ok(Some(quote::quote! { #path }))
+    }
+}

@@ -118,7 +118,7 @@ pub(crate) fn impls(
                 } else {
                     def.kind
                         .as_ref()
-                        .map(|k| crate::emit::api_version(&k.group, &k.version))
+                        .map(|k| crate::names::api_version(&k.group, &k.version))
                 };
                 quote! { s.serialize_field(#name, #value)?; }
             }

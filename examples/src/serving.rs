@@ -19,7 +19,7 @@
 
 use std::sync::OnceLock;
 
-use apfkit_apiserver::resource::{ResourceConfig, ResourceError, Served};
+use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, Strategy};
 use apfkit_runtime::scheme::StorageEncoding;
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -86,11 +86,9 @@ pub fn resources() -> Result<Vec<Served<HubObject>>, ResourceError> {
             // Custom resources take no strategic merge patch (415), as in kube-apiserver.
             strategic_merge: false,
             scale: None,
-            undeletable: Vec::new(),
-            printer: None,
             schema: Some(std::sync::Arc::new(widget_schema)),
         };
-        served.push(Served::new(&SCHEME, config)?);
+        served.push(Served::new(&SCHEME, config)?.with_strategy(WidgetStrategy));
     }
     Ok(served)
 }
@@ -129,11 +127,26 @@ pub fn api_services(ca_pem: &str, namespace: &str, name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 }
 
+/// The widgets' rules: kube-apiserver's checks of a custom resource, in the request's version.
+#[derive(Debug, Clone, Copy)]
+pub struct WidgetStrategy;
+
+impl Strategy<crate::api::HubObject> for WidgetStrategy {
+    fn validate(
+        &self,
+        object: &crate::api::HubObject,
+        old: Option<&crate::api::HubObject>,
+        api_version: &str,
+    ) -> Vec<apfkit_apiserver::error::Cause> {
+        validate(object, old, api_version)
+    }
+}
+
 /// kube-apiserver's checks of a widget in the request's version (`api_version`): the CRD's
 /// schema, list types and `x-kubernetes-validations` rules, from the CRD the types were
 /// generated from (`api::CUSTOM_RESOURCE_DEFINITIONS`), as apiextensions-apiserver checks a
 /// custom resource in the version it was sent in; transition rules see `old`.
-pub fn validate(
+fn validate(
     object: &crate::api::HubObject,
     old: Option<&crate::api::HubObject>,
     api_version: &str,

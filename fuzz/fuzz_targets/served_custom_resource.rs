@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use apfkit_apiextensions::custom::{CustomVersion, Definition};
 use apfkit_apiextensions::{NoKind, ServedObject};
-use apfkit_apiserver::resource::VersionCodec;
+use apfkit_apiserver::store::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
 use apfkit_runtime::scheme::{Encoding, Limits, UnknownFields};
 use serde_json::{Value, json};

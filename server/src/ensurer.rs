@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::objects::{Place, Preconditions, UpdateKind};
-use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
 use apfkit_dispatcher::bootstrap::{Change, ensure};
 use apfkit_runtime::Object as _;
 
@@ -28,8 +27,8 @@ const PERIOD: Duration = Duration::from_secs(60);
 /// # Errors
 ///
 /// The stored objects cannot be read, or a write fails otherwise.
-pub async fn ensure_once<B: Backend + 'static>(
-    server: &ApiServer<crate::ServeObject, B>,
+pub async fn ensure_once(
+    server: &ApiServer<crate::ServeObject>,
     suggested: bool,
 ) -> Result<(), Error> {
     let (levels, schemas, _) = stored_objects(server).await?;
@@ -98,10 +97,7 @@ pub async fn ensure_once<B: Backend + 'static>(
 }
 
 /// Runs [`ensure_once`] every minute from now on, reporting failures on standard error.
-pub fn keep_ensured<B: Backend + 'static>(
-    server: Arc<ApiServer<crate::ServeObject, B>>,
-    suggested: bool,
-) {
+pub fn keep_ensured(server: Arc<ApiServer<crate::ServeObject>>, suggested: bool) {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(PERIOD).await;

@@ -8,8 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::objects::ListRequest;
-use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::store::ListRequest;
 use apfkit_dispatcher::estimate::ObjectCount;
 
 /// How often the counts are read again, as kube-apiserver's tracker does.
@@ -40,7 +39,7 @@ impl ObjectStats {
     /// Counts every served resource's stored objects and their bytes, a page at a time. A
     /// resource that cannot be read is marked stale (the estimator then assumes the worst,
     /// as upstream does when its statistics fail).
-    pub async fn refresh<B: Backend + 'static>(&self, server: &ApiServer<crate::ServeObject, B>) {
+    pub async fn refresh(&self, server: &ApiServer<crate::ServeObject>) {
         for served in server.resources() {
             let mut request = ListRequest {
                 namespace: None,
@@ -54,11 +53,7 @@ impl ObjectStats {
                 match server.objects().list_stored(&served, &request).await {
                     Ok(page) => {
                         count += page.items.len() as i64;
-                        bytes += page
-                            .items
-                            .iter()
-                            .map(|kv| kv.value.len() as i64)
-                            .sum::<i64>();
+                        bytes += page.items.iter().map(|kv| kv.size() as i64).sum::<i64>();
                         match page.next {
                             Some(next) => {
                                 request.start = next;
@@ -90,10 +85,7 @@ impl ObjectStats {
 }
 
 /// Refreshes `stats` every minute from now on.
-pub fn keep_counted<B: Backend + 'static>(
-    server: Arc<ApiServer<crate::ServeObject, B>>,
-    stats: ObjectStats,
-) {
+pub fn keep_counted(server: Arc<ApiServer<crate::ServeObject>>, stats: ObjectStats) {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(PERIOD).await;

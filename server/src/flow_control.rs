@@ -10,8 +10,8 @@ use std::time::Duration;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::objects::{ListRequest, Place, UpdateKind};
-use apfkit_apiserver::storage::{Backend, Revision};
+use apfkit_apiserver::store::Revision;
+use apfkit_apiserver::store::{ListRequest, Place, UpdateKind};
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::estimate::Observed;
@@ -30,8 +30,8 @@ use crate::Error;
 
 /// The stored PriorityLevelConfigurations and FlowSchemas, and the revision they were read
 /// at (the earlier of the two lists').
-pub async fn stored_objects<B: Backend + 'static>(
-    server: &ApiServer<crate::ServeObject, B>,
+pub async fn stored_objects(
+    server: &ApiServer<crate::ServeObject>,
 ) -> Result<(Vec<PriorityLevelConfiguration>, Vec<FlowSchema>, Revision), Error> {
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
     let mut read_at: Option<Revision> = None;
@@ -68,8 +68,8 @@ pub async fn stored_objects<B: Backend + 'static>(
 /// The configuration of the objects stored now, for a server of `limit` seats, the revision
 /// it was read at and the FlowSchemas as stored; objects the configuration leaves out are
 /// reported on standard error.
-async fn stored<B: Backend + 'static>(
-    server: &ApiServer<crate::ServeObject, B>,
+async fn stored(
+    server: &ApiServer<crate::ServeObject>,
     limit: i32,
 ) -> Result<(Configuration, Revision, Vec<FlowSchema>), Error> {
     let (levels, schemas, read_at) = stored_objects(server).await?;
@@ -98,8 +98,8 @@ async fn stored<B: Backend + 'static>(
 /// through `/status`, with the messages of kube-apiserver's controller
 /// (`apf_controller.go`); `lastTransitionTime` changes with the status. Answers the
 /// configuration and the revision after the writes.
-pub async fn configure_and_mark_dangling<B: Backend + 'static>(
-    server: &ApiServer<crate::ServeObject, B>,
+pub async fn configure_and_mark_dangling(
+    server: &ApiServer<crate::ServeObject>,
     limit: i32,
 ) -> Result<(Configuration, Revision), Error> {
     let (config, mut read_at, schemas) = stored(server, limit).await?;
@@ -138,7 +138,7 @@ pub async fn configure_and_mark_dangling<B: Backend + 'static>(
             last_transition_time: if same_status {
                 current.and_then(|c| c.last_transition_time.clone())
             } else {
-                Some(apfkit_apiserver::objects::now())
+                Some(apfkit_apiserver::store::now())
             },
         };
         let status = object.status.get_or_insert_with(Default::default);
@@ -246,8 +246,8 @@ const SETTLE: Duration = Duration::from_millis(100);
 /// PriorityLevelConfigurations, and after changes (gathered for [`SETTLE`]) reads them again
 /// and puts a dispatcher for them in front of new requests. A watch that fails (compaction,
 /// storage) starts again from the newest revision.
-pub fn keep_configured<B: Backend + 'static>(
-    server: Arc<ApiServer<crate::ServeObject, B>>,
+pub fn keep_configured(
+    server: Arc<ApiServer<crate::ServeObject>>,
     guard: Guard,
     limit: i32,
     read_at: Revision,

@@ -45,12 +45,12 @@ use apfkit_apiextensions::{CustomResources, ServedObject};
 use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::http::{ApiServer, Listening, VersionInfo};
-use apfkit_apiserver::objects::Objects;
-use apfkit_apiserver::resource::{ResourceConfig, Served};
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::compaction::Compactor;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
+use apfkit_apiserver::store::{Objects, ResourceConfig, Served, Strategy};
+use apfkit_apiserver::table::Printer;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
 use apfkit_storage::etcd::RESOURCES;
@@ -340,13 +340,14 @@ fn resources(config: &Config) -> Result<Vec<Served<ServeObject>>, Error> {
             key_path: resource.path.to_owned(),
             strategic_merge: true,
             scale: None,
-            undeletable: Vec::new(),
             schema: Some(Arc::new(kind_schema)),
-            printer: printers::printer(info.kind),
         };
         let resource = Served::new(&SCHEME, resource_config)
             .and_then(apfkit_apiextensions::object::builtin)
-            .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?;
+            .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?
+            .with_strategy(BuiltinStrategy {
+                printer: printers::printer(info.kind),
+            });
         served.push(resource);
     }
     Ok(served)
@@ -360,8 +361,30 @@ fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Val
     serde_json::to_value((info.json_schema)()).ok()
 }
 
-/// kube-apiserver's validation of flowcontrol and apiregistration objects (custom resources
-/// and CRDs are validated by their resources' versions).
+/// kube-apiserver's strategies of FlowSchemas, PriorityLevelConfigurations and APIServices
+/// (`pkg/registry/flowcontrol/*/strategy.go`, kube-aggregator's `registry/apiservice`): their
+/// validation and their columns.
+struct BuiltinStrategy {
+    /// The kind's columns, if kube-apiserver prints it with its own.
+    printer: Option<Printer>,
+}
+
+impl Strategy<ServeObject> for BuiltinStrategy {
+    fn validate(
+        &self,
+        object: &ServeObject,
+        old: Option<&ServeObject>,
+        api_version: &str,
+    ) -> Vec<Cause> {
+        validate(object, old, api_version)
+    }
+    fn printer(&self) -> Option<&Printer> {
+        self.printer.as_ref()
+    }
+}
+
+/// kube-apiserver's validation of flowcontrol and apiregistration objects, in the request's
+/// version `api_version`.
 fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) -> Vec<Cause> {
     let ServedObject::Builtin(object) = object else {
         return Vec::new();
@@ -385,13 +408,13 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
 async fn build<B: Backend + 'static>(
     config: &Config,
     backend: B,
-) -> Result<Arc<ApiServer<ServeObject, B>>, Error> {
+) -> Result<Arc<ApiServer<ServeObject>>, Error> {
+    let backend = Arc::new(backend);
     let objects = Objects::new(
         SCHEME.formats(),
-        backend,
+        backend.clone(),
         &config.prefix,
         Limits::default(),
-        validate,
     );
     let mut server = ApiServer::new(
         objects,
@@ -459,11 +482,9 @@ async fn build<B: Backend + 'static>(
     custom.sync().await.map_err(|e| Error::Start(e.message))?;
     custom.keep_synced();
     if !config.compaction_interval.is_zero() {
-        let (compacted, interval) = (server.clone(), config.compaction_interval);
+        let interval = config.compaction_interval;
         tokio::spawn(async move {
-            Compactor::new()
-                .run(compacted.objects().backend(), interval)
-                .await;
+            Compactor::new().run(&backend, interval).await;
         });
     }
     Ok(server)

@@ -40,18 +40,17 @@ pub fn gadgets(versions: &[&str], spec_properties: Value, subresources: Value) -
     })
 }
 
-/// A server of custom resources only, on backend `B`.
+/// A server of custom resources only.
 #[allow(dead_code)]
-pub type Server<B> = apfkit_apiserver::http::ApiServer<
+pub type Server = apfkit_apiserver::http::ApiServer<
     apfkit_apiextensions::ServedObject<apfkit_apiextensions::NoKind>,
-    B,
 >;
 
 /// A request to the server's router in this process: the status and the body as JSON (`Null`
 /// when it is not).
 #[allow(dead_code)]
-pub async fn request_as<B: apfkit_apiserver::storage::Backend + 'static>(
-    server: &std::sync::Arc<Server<B>>,
+pub async fn request_as(
+    server: &std::sync::Arc<Server>,
     method: &str,
     path: &str,
     content_type: &str,
@@ -74,8 +73,8 @@ pub async fn request_as<B: apfkit_apiserver::storage::Backend + 'static>(
 
 /// [`request_as`] with a JSON body (or none).
 #[allow(dead_code)]
-pub async fn request<B: apfkit_apiserver::storage::Backend + 'static>(
-    server: &std::sync::Arc<Server<B>>,
+pub async fn request(
+    server: &std::sync::Arc<Server>,
     method: &str,
     path: &str,
     body: Vec<u8>,
@@ -90,10 +89,7 @@ pub struct Watch(axum::body::Body, Vec<u8>);
 #[allow(dead_code)]
 impl Watch {
     /// Starts a watch at `path` (its query included), which must answer 200.
-    pub async fn start<B: apfkit_apiserver::storage::Backend + 'static>(
-        server: &std::sync::Arc<Server<B>>,
-        path: &str,
-    ) -> Watch {
+    pub async fn start(server: &std::sync::Arc<Server>, path: &str) -> Watch {
         use tower::ServiceExt as _;
         let request = axum::http::Request::get(path)
             .body(axum::body::Body::empty())
@@ -144,16 +140,15 @@ impl Watch {
 pub async fn serve<B: apfkit_apiserver::storage::Backend + 'static>(
     backend: B,
 ) -> (
-    std::sync::Arc<Server<B>>,
-    std::sync::Arc<apfkit_apiextensions::CustomResources<apfkit_apiextensions::NoKind, B>>,
+    std::sync::Arc<Server>,
+    std::sync::Arc<apfkit_apiextensions::CustomResources<apfkit_apiextensions::NoKind>>,
 ) {
     use std::sync::Arc;
-    let objects = apfkit_apiserver::objects::Objects::new(
+    let objects = apfkit_apiserver::store::Objects::new(
         None,
         backend,
         "/registry",
         apfkit_runtime::scheme::Limits::default(),
-        |_, _, _| Vec::new(),
     );
     let version = apfkit_apiserver::http::VersionInfo {
         major: "1".into(),

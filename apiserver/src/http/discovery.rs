@@ -6,7 +6,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
-use crate::resource::Served;
+use crate::store::Served;
 
 /// The verbs of a resource's collection and objects.
 const VERBS: &[&str] = &[

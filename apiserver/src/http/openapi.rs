@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
 use super::discovery::Group;
-use crate::resource::Served;
+use crate::store::Served;
 
 /// The `/openapi/v3` index: a path per group-version, with the hash of its document.
 pub fn index(documents: &[(String, Vec<u8>)]) -> Value {

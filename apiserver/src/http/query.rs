@@ -7,7 +7,7 @@ use base64::Engine as _;
 
 use crate::error::ApiError;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::storage::Revision;
+use crate::store::Revision;
 
 /// How a read names the revision it wants (`resourceVersion` and `resourceVersionMatch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

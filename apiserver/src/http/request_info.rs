@@ -43,6 +43,9 @@ pub struct RequestInfo {
     pub subresource: String,
     /// The object's name (also from a `metadata.name=` field selector of a list or watch).
     pub name: String,
+    /// The path's parts from the resource on (`RESOURCE[/NAME[/SUBRESOURCE[/...]]]`), after
+    /// the namespace and a verb given in the path; empty for non-resource requests.
+    pub parts: Vec<String>,
     /// The URL path.
     pub path: String,
 }
@@ -109,6 +112,7 @@ impl RequestInfo {
                 rest = &rest[2..];
             }
         }
+        info.parts = rest.iter().map(|part| (*part).to_owned()).collect();
         if rest.len() >= 3 && info.verb != "proxy" {
             info.subresource = rest[2].to_owned();
         }
@@ -180,6 +184,63 @@ fn valid_path_segment(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `expectedParts` of `TestGetAPIRequestInfo` (upstream's `requestinfo_test.go`): the
+    /// path from the resource on, after the namespace and a verb in the path.
+    #[test]
+    fn parts_are_the_path_from_the_resource_on() {
+        let cases: [(&str, &str, &[&str]); 12] = [
+            ("GET", "/api/v1/namespaces", &["namespaces"]),
+            ("GET", "/api/v1/namespaces/other", &["namespaces", "other"]),
+            ("GET", "/api/v1/namespaces/other/pods", &["pods"]),
+            ("GET", "/api/v1/namespaces/other/pods/foo", &["pods", "foo"]),
+            (
+                "GET",
+                "/api/v1/proxy/namespaces/other/pods/foo/subpath/not/a/subresource",
+                &["pods", "foo", "subpath", "not", "a", "subresource"],
+            ),
+            ("GET", "/api/v1/watch/namespaces/other/pods", &["pods"]),
+            ("GET", "/api/v1/pods?watch=true", &["pods"]),
+            (
+                "GET",
+                "/api/v1/namespaces/other/pods/foo/status",
+                &["pods", "foo", "status"],
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/other/pods/foo/proxy/subpath",
+                &["pods", "foo", "proxy", "subpath"],
+            ),
+            (
+                "PUT",
+                "/api/v1/namespaces/other/finalize",
+                &["namespaces", "other", "finalize"],
+            ),
+            (
+                "DELETE",
+                "/apis/extensions/v1/namespaces/other/pods",
+                &["pods"],
+            ),
+            (
+                "POST",
+                "/apis/extensions/v1beta3/namespaces/other/pods",
+                &["pods"],
+            ),
+        ];
+        for (method, url, parts) in cases {
+            let (path, query) = url
+                .split_once('?')
+                .map_or((url, None), |(p, q)| (p, Some(q)));
+            let info = RequestInfo::new(method, path, query);
+            assert_eq!(info.parts, parts, "{method} {url}");
+        }
+        // Not a resource request: no parts.
+        assert!(
+            RequestInfo::new("GET", "/apis/extensions", None)
+                .parts
+                .is_empty()
+        );
+    }
 
     /// (method, URL, verb, prefix, group, version, namespace, resource, subresource, name):
     /// the cases of `TestGetAPIRequestInfo` in upstream's `requestinfo_test.go`, written out.

@@ -13,23 +13,22 @@ use serde_json::{Map, Value, json};
 
 use super::media::{self, Format, Wanted};
 use super::query::Query;
-use super::rest::{Target, header_text, read_body, written};
-use super::{ApiServer, content_type, respond};
+use super::request::{Target, header_text, read_body};
+use super::response::{content_type, respond, written};
+use super::server::ApiServer;
 use crate::error::{ApiError, Cause, Subject};
-use crate::objects::UpdateKind;
-use crate::resource::ScalePaths;
-use crate::storage::Backend;
+use crate::store::ScalePaths;
+use crate::store::UpdateKind;
 
 /// Serves `GET`, `PUT` and `PATCH` (JSON or merge patch) of `<object>/scale`.
-pub(super) async fn serve<H, B>(
-    server: &ApiServer<H, B>,
+pub(super) async fn serve<H>(
+    server: &ApiServer<H>,
     target: &Target<H>,
     paths: &ScalePaths,
     request: Request,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
-    B: Backend + 'static,
 {
     let query = Query::parse(request.uri().query())?;
     let accept = header_text(&request, header::ACCEPT);

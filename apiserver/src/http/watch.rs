@@ -15,15 +15,17 @@ use axum::response::Response;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::list::{not_ahead, selected};
 use super::media::Format;
 use super::query::{Query, ReadAt};
-use super::rest::{AsTable, Target, not_ahead, selected, table_of};
+use super::request::Target;
+use super::response::{AsTable, respond, table_of};
+use super::server::ApiServer;
 use super::written::Writing;
-use super::{ApiServer, respond};
 use crate::error::ApiError;
-use crate::objects::{Change, ListRequest};
-use crate::resource::Served;
-use crate::storage::{Backend, Revision};
+use crate::store::Revision;
+use crate::store::Served;
+use crate::store::{Change, ListRequest};
 
 /// Events written ahead of a client that reads slowly.
 const FRAMES_AHEAD: usize = 64;
@@ -38,8 +40,8 @@ const BOOKMARK_BEFORE_END: Duration = Duration::from_secs(2);
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Starts a watch and answers its stream.
-pub(super) async fn watch<H, B>(
-    server: Arc<ApiServer<H, B>>,
+pub(super) async fn watch<H>(
+    server: Arc<ApiServer<H>>,
     target: &Target<H>,
     query: Query,
     format: Format,
@@ -47,7 +49,6 @@ pub(super) async fn watch<H, B>(
 ) -> Response
 where
     H: Object + Clone + Send + Sync + 'static,
-    B: Backend + 'static,
 {
     let (served, version) = (target.served.clone(), target.version);
     let target_namespace = target.namespace.clone();
@@ -146,9 +147,9 @@ impl From<ApiError> for Stop {
 }
 
 impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
-    async fn events<B: Backend + 'static>(
+    async fn events(
         &mut self,
-        server: &ApiServer<H, B>,
+        server: &ApiServer<H>,
         served: &Served<H>,
         namespace: Option<&str>,
         query: &Query,
@@ -203,7 +204,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                 event = watch.next() => match event {
                     None => return Ok(()),
                     Some(Err(error)) => {
-                        return Err(Stop::Error(ApiError::from_store(error, &Default::default())));
+                        return Err(Stop::Error(error));
                     }
                     Some(Ok(event)) => {
                         self.last = event.revision();
@@ -235,9 +236,9 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     }
 
     /// Sends the current objects as `ADDED` and answers the revision they were read at.
-    async fn initial<B: Backend + 'static>(
+    async fn initial(
         &mut self,
-        server: &ApiServer<H, B>,
+        server: &ApiServer<H>,
         served: &Served<H>,
         namespace: Option<&str>,
         query: &Query,
@@ -332,11 +333,11 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     /// The frame of a change for a watch without selectors: `ADDED` for a write that created
     /// the object, `MODIFIED` for another, `DELETED` (what [`Stream::send_change`] sends
     /// when nothing is filtered).
-    fn change_frame<B: Backend + 'static>(
+    fn change_frame(
         &self,
-        server: &ApiServer<H, B>,
+        server: &ApiServer<H>,
         served: &Served<H>,
-        event: &crate::storage::Event,
+        event: &crate::store::Watched,
     ) -> Result<Bytes, ApiError> {
         let (kind, object) = match server.objects.change(served, event)? {
             Change::Put { object, created } => (if created { "ADDED" } else { "MODIFIED" }, object),

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use super::media::Format;
 use crate::error::ApiError;
-use crate::storage::Revision;
+use crate::store::Revision;
 
 /// Writings kept: the most recent ones.
 const KEPT: usize = 1024;

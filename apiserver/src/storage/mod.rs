@@ -304,3 +304,52 @@ impl Watch {
         }
     }
 }
+
+/// A shared backend is a backend: the server's store and whoever else needs the same storage
+/// (a compaction task, a test that injects faults) hold it as an `Arc`.
+impl<B: Backend> Backend for std::sync::Arc<B> {
+    fn current_revision(&self) -> impl Future<Output = Result<Revision, StoreError>> + Send {
+        B::current_revision(self)
+    }
+    fn get(&self, key: &[u8]) -> impl Future<Output = Result<Option<KeyValue>, StoreError>> + Send {
+        B::get(self, key)
+    }
+    fn list(
+        &self,
+        options: &ListOptions,
+    ) -> impl Future<Output = Result<ListPage, StoreError>> + Send {
+        B::list(self, options)
+    }
+    fn create(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+    ) -> impl Future<Output = Result<KeyValue, StoreError>> + Send {
+        B::create(self, key, value)
+    }
+    fn update(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> impl Future<Output = Result<KeyValue, StoreError>> + Send {
+        B::update(self, key, value, expected)
+    }
+    fn delete(
+        &self,
+        key: &[u8],
+        expected: Option<Revision>,
+    ) -> impl Future<Output = Result<(KeyValue, Revision), StoreError>> + Send {
+        B::delete(self, key, expected)
+    }
+    fn watch(
+        &self,
+        prefix: &[u8],
+        after: Revision,
+    ) -> impl Future<Output = Result<Watch, StoreError>> + Send {
+        B::watch(self, prefix, after)
+    }
+    fn compact(&self, revision: Revision) -> impl Future<Output = Result<(), StoreError>> + Send {
+        B::compact(self, revision)
+    }
+}

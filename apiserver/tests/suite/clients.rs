@@ -14,7 +14,7 @@ use crate::support;
 
 use support::FLOW_SCHEMAS;
 
-type Running = support::Running<MemoryBackend>;
+type Running = support::Running;
 
 async fn start(stalled_watch: Duration) -> Running {
     support::start(MemoryBackend::default(), stalled_watch).await

@@ -16,7 +16,7 @@ use crate::support::{self, FLOW_SCHEMAS, Running};
 const QUIET: Duration = Duration::from_millis(300);
 
 /// A server serving FlowSchemas on `backend`.
-async fn start<B: Backend + 'static>(backend: B) -> Running<B> {
+async fn start<B: Backend + 'static>(backend: B) -> Running {
     support::start(backend, Duration::from_secs(30)).await
 }
 
@@ -46,7 +46,7 @@ apfkit_test_support::on_every_backend!(
 
 /// Sets a FlowSchema's labels to exactly `labels`, creating it when it is not there (as
 /// upstream's `GuaranteedUpdate` with `ignoreNotFound`); answers the object written.
-async fn put<B: Backend>(running: &Running<B>, name: &str, labels: Value) -> Value {
+async fn put(running: &Running, name: &str, labels: Value) -> Value {
     let path = format!("{FLOW_SCHEMAS}/{name}");
     if running.call("GET", &path, None).await.status == 404 {
         let answer = running
@@ -71,7 +71,7 @@ async fn put<B: Backend>(running: &Running<B>, name: &str, labels: Value) -> Val
     answer.body
 }
 
-async fn delete<B: Backend>(running: &Running<B>, name: &str) -> Value {
+async fn delete(running: &Running, name: &str) -> Value {
     let answer = running
         .call("DELETE", &format!("{FLOW_SCHEMAS}/{name}"), None)
         .await;
@@ -86,18 +86,14 @@ fn resource_version(object: &Value) -> &str {
 }
 
 /// Compacts the server's store at `revision` (upstream's `Compaction` callback).
-async fn compact<B: Backend>(running: &Running<B>, revision: &str) {
-    running
-        .server
-        .objects()
-        .backend()
-        .compact(Revision(revision.parse().expect("a revision")))
+async fn compact(running: &Running, revision: &str) {
+    (running.compact)(Revision(revision.parse().expect("a revision")))
         .await
         .expect("compacts");
 }
 
 /// The current revision, from a list (as upstream's tests read it).
-async fn current<B: Backend>(running: &Running<B>) -> String {
+async fn current(running: &Running) -> String {
     let list = running.call("GET", FLOW_SCHEMAS, None).await;
     resource_version(&list.body).to_owned()
 }
@@ -105,7 +101,7 @@ async fn current<B: Backend>(running: &Running<B>) -> String {
 /// `store_tests.go` `RunTestGet`: a GET at a resourceVersion answers the object as it is now
 /// (not older than asked); one ahead of the store is 504 "Too large resource version"; a
 /// missing object 404. ("ignore not found" is a storage option with no API form.)
-async fn run_test_get<B: Backend>(running: &Running<B>) {
+async fn run_test_get(running: &Running) {
     let created = running.create_labelled("foo", json!({})).await;
     let stored = running
         .relabel("foo", json!({"test-annotation": "1"}))
@@ -154,7 +150,7 @@ async fn run_test_get<B: Backend>(running: &Running<B>) {
 
 /// `store_tests.go` `RunTestUnconditionalDelete`: an existing object is deleted (and a watch
 /// sees it at a newer revision); a missing one is 404.
-async fn run_test_unconditional_delete<B: Backend>(running: &Running<B>) {
+async fn run_test_unconditional_delete(running: &Running) {
     let stored = running.create_labelled("foo", json!({})).await;
     let mut watch = running
         .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={stored}"))
@@ -179,7 +175,7 @@ async fn run_test_unconditional_delete<B: Backend>(running: &Running<B>) {
 
 /// `store_tests.go` `RunTestConditionalDelete`: a delete whose UID precondition matches
 /// deletes; one that does not is a 409 conflict in kube-apiserver's words, deleting nothing.
-async fn run_test_conditional_delete<B: Backend>(running: &Running<B>) {
+async fn run_test_conditional_delete(running: &Running) {
     for (case, matching) in [("UID match", true), ("UID mismatch", false)] {
         let created = running
             .call(
@@ -230,7 +226,7 @@ async fn run_test_conditional_delete<B: Backend>(running: &Running<B>) {
 /// same object again, or with its own UID, writes nothing and keeps its revision; another UID
 /// is a 409 precondition failure (kube-apiserver takes the body's UID as a precondition).
 /// ("ignoreNotFound" and "stale" are storage options with no API form.)
-async fn run_test_guaranteed_update<B: Backend>(running: &Running<B>) {
+async fn run_test_guaranteed_update(running: &Running) {
     let put = |body: Value| async move {
         running
             .call("PUT", &format!("{FLOW_SCHEMAS}/foo"), Some(body))
@@ -313,7 +309,7 @@ type SemanticsCase = (
 /// `ADDED`, one that stops matching `DELETED` (the old object at the new revision), and
 /// objects the selector never matched send nothing. Recursive: a watch of the collection;
 /// not recursive: the deprecated watch path of the one object.
-async fn run_test_watch<B: Backend>(running: &Running<B>) {
+async fn run_test_watch(running: &Running) {
     let assigned = json!({"node": "bar"});
     let select = json!({"select": "true"});
     let select_assigned = json!({"select": "true", "node": "bar"});
@@ -409,7 +405,7 @@ async fn run_test_watch<B: Backend>(running: &Running<B>) {
 
 /// `watcher_tests.go` `RunTestWatchFromNonZero`: a watch from an object's revision sees its
 /// update as `MODIFIED`.
-async fn run_test_watch_from_non_zero<B: Backend>(running: &Running<B>) {
+async fn run_test_watch_from_non_zero(running: &Running) {
     let stored = running.create_labelled("foo", json!({})).await;
     let mut watch = running
         .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={stored}"))
@@ -426,7 +422,7 @@ async fn run_test_watch_from_non_zero<B: Backend>(running: &Running<B>) {
 /// revision before the compaction point ends with an `ERROR`, 410 `Expired`. (Upstream watches
 /// from the first update's revision, which its etcd harness's compaction write puts behind
 /// the point; here the watch starts from the create's.)
-async fn run_test_watch_from_zero<B: Backend>(running: &Running<B>) {
+async fn run_test_watch_from_zero(running: &Running) {
     let stored = running.create_labelled("foo", json!({})).await;
     let from_zero = format!("{FLOW_SCHEMAS}?watch=1&resourceVersion=0");
     let added = |version: &str| ("ADDED".to_owned(), version.to_owned());
@@ -461,7 +457,7 @@ type ScopedStep = (&'static str, Value, Option<&'static str>);
 /// `watcher_tests.go` `RunTestClusterScopedWatch`, its six cases: upstream's `spec.nodeName`
 /// becomes the label `node` (pods' `basePodUpdated` the label `updated`), and a request for
 /// one name a `metadata.name` field selector, as kube-apiserver makes it.
-async fn run_test_cluster_scoped_watch<B: Backend>(running: &Running<B>) {
+async fn run_test_cluster_scoped_watch(running: &Running) {
     let base = || json!({});
     let updated = || json!({"updated": "true"});
     let assigned = |node: &str| json!({"node": node});
@@ -577,9 +573,7 @@ async fn run_test_cluster_scoped_watch<B: Backend>(running: &Running<B>) {
 /// ConfigMap with no change, which is an event for ConfigMaps; a FlowSchema update that
 /// changes nothing writes nothing here, as in kube-apiserver, so the writer changes an
 /// annotation.)
-async fn watchers_receive_events_on_concurrent_watches_in_same_order<B: Backend>(
-    running: &Running<B>,
-) {
+async fn watchers_receive_events_on_concurrent_watches_in_same_order(running: &Running) {
     const ITERATIONS: usize = 100;
     let stop = std::sync::atomic::AtomicBool::new(false);
     let writer = async {
@@ -635,7 +629,7 @@ async fn watchers_receive_events_on_concurrent_watches_in_same_order<B: Backend>
 /// kube-apiserver passes it: a watch of 3 s that allows bookmarks gets one before it ends
 /// (2 s before its deadline, `cacheWatcher.nextBookmarkTime`) while objects it does not
 /// select change; one that does not allow them gets none.
-async fn run_test_watch_dispatch_bookmark_events<B: Backend>(running: &Running<B>) {
+async fn run_test_watch_dispatch_bookmark_events(running: &Running) {
     let start = running.create_labelled("foo", json!({})).await;
     for (index, (case, allow)) in [
         ("allowWatchBookmarks=false", false),
@@ -668,7 +662,7 @@ async fn run_test_watch_dispatch_bookmark_events<B: Backend>(running: &Running<B
 /// `watcher_tests.go` `RunTestWatchContextCancel`: a watch whose client is gone as soon as it
 /// starts is closed, not kept open: ten watches opened, then dropped before any event, leave none
 /// open.
-async fn run_test_watch_context_cancel<B: Backend>(running: &Running<B>) {
+async fn run_test_watch_context_cancel(running: &Running) {
     let mut watches = Vec::new();
     for _ in 0..10 {
         watches.push(
@@ -702,7 +696,7 @@ async fn run_test_watch_context_cancel<B: Backend>(running: &Running<B>) {
 }
 
 /// `watcher_tests.go` `RunTestDeleteTriggerWatch`: a delete is `DELETED`.
-async fn run_test_delete_trigger_watch<B: Backend>(running: &Running<B>) {
+async fn run_test_delete_trigger_watch(running: &Running) {
     let stored = running.create_labelled("foo", json!({})).await;
     let mut watch = running
         .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={stored}"))
@@ -713,7 +707,7 @@ async fn run_test_delete_trigger_watch<B: Backend>(running: &Running<B>) {
 
 /// `watcher_tests.go` `RunTestWatchDeleteEventObjectHaveLatestRV`: the object of a `DELETED`
 /// event carries the revision of the delete, not its last write's.
-async fn run_test_watch_delete_event_object_have_latest_rv<B: Backend>(running: &Running<B>) {
+async fn run_test_watch_delete_event_object_have_latest_rv(running: &Running) {
     let stored = running.create_labelled("foo", json!({})).await;
     let mut watch = running
         .watch(&format!("{FLOW_SCHEMAS}?watch=1&resourceVersion={stored}"))
@@ -779,7 +773,7 @@ async fn initial_events(
 /// 0, 1 and current × allowWatchBookmarks × sendInitialEvents, and the two legacy cases),
 /// each with its three objects before the watch and two after, kept apart by a label as
 /// upstream keeps them apart by namespace.
-async fn run_watch_semantics<B: Backend>(running: &Running<B>) {
+async fn run_watch_semantics(running: &Running) {
     let cases: [SemanticsCase; 18] = [
         (
             "allowWatchBookmarks=true, sendInitialEvents=true, RV=unset",
@@ -961,7 +955,7 @@ async fn run_watch_semantics<B: Backend>(running: &Running<B>) {
 /// `watcher_tests.go` `RunWatchSemanticInitialEventsExtended`: the bookmark that ends a
 /// WatchList's initial events carries the global revision, advanced here by a write that the
 /// watch does not select.
-async fn run_watch_semantic_initial_events_extended<B: Backend>(running: &Running<B>) {
+async fn run_watch_semantic_initial_events_extended(running: &Running) {
     let mut initial = Vec::new();
     for pod in 1..=5 {
         let name = format!("pod-{pod}");
@@ -986,7 +980,7 @@ async fn run_watch_semantic_initial_events_extended<B: Backend>(running: &Runnin
 
 /// `watcher_tests.go` `RunWatchListMatchSingle`: a WatchList with a field selector of one
 /// name sends that object, then the bookmark at the global revision.
-async fn run_watch_list_match_single<B: Backend>(running: &Running<B>) {
+async fn run_watch_list_match_single(running: &Running) {
     running.create_labelled("pod-1", json!({})).await;
     let mut last = String::new();
     for pod in 2..=5 {
@@ -1017,7 +1011,7 @@ fn names(list: &Value) -> Vec<&str> {
 /// `store_tests.go` `RunTestListContinuationWithFilter`: a filtered page with `limit=2` reads
 /// past the object that does not match and holds two that do, with a continue token; the next
 /// page holds the last one, without a token, at the same revision.
-async fn run_test_list_continuation_with_filter<B: Backend>(running: &Running<B>) {
+async fn run_test_list_continuation_with_filter(running: &Running) {
     // Upstream's foo/bar/foo/foo in namespaces 1–4; `name!=bar` becomes a label here.
     running
         .create_labelled("1-foo", json!({"name": "foo"}))
@@ -1059,7 +1053,7 @@ async fn run_test_list_continuation_with_filter<B: Backend>(running: &Running<B>
 
 /// `store_tests.go` `RunTestListPaginationRareObject`: `limit=1` with a field selector that
 /// matches the last of 1,000 objects answers it, and no continue token.
-async fn run_test_list_pagination_rare_object<B: Backend>(running: &Running<B>) {
+async fn run_test_list_pagination_rare_object(running: &Running) {
     for pod in 0..1000 {
         running.create(&format!("pod-{pod:03}"), 0).await;
     }
@@ -1079,7 +1073,7 @@ async fn run_test_list_pagination_rare_object<B: Backend>(running: &Running<B>) 
 /// compacted, its continue token is answered 410 `Expired` with kube-apiserver's message and
 /// an "inconsistent" continue token, which goes on from the same key at a newer revision; the
 /// page after that keeps that revision.
-async fn run_test_list_inconsistent_continuation<B: Backend>(running: &Running<B>) {
+async fn run_test_list_inconsistent_continuation(running: &Running) {
     for name in ["first-bar", "second-bar", "second-foo"] {
         running.create_labelled(name, json!({})).await;
     }
@@ -1152,7 +1146,7 @@ async fn run_test_list_inconsistent_continuation<B: Backend>(running: &Running<B
 /// Issue 37's second difference, as found: eight matching objects that sort after twenty
 /// others, `limit=5` with a selector → the first page holds five of them (kube-apiserver
 /// reads on until the page is full), the second the other three and no continue token.
-async fn a_filtered_page_reads_on_until_it_holds_limit_objects<B: Backend>(running: &Running<B>) {
+async fn a_filtered_page_reads_on_until_it_holds_limit_objects(running: &Running) {
     for n in 0..20 {
         running
             .create_labelled(&format!("a-{n:02}"), json!({}))
@@ -1185,7 +1179,7 @@ async fn a_filtered_page_reads_on_until_it_holds_limit_objects<B: Backend>(runni
     assert!(second.body["metadata"].get("continue").is_none());
 }
 
-async fn memory_server() -> Running<apfkit_apiserver::storage::memory::MemoryBackend> {
+async fn memory_server() -> Running {
     support::start(
         apfkit_apiserver::storage::memory::MemoryBackend::default(),
         Duration::from_secs(30),

@@ -2,7 +2,9 @@
 //! straight into its type), in an older version or as JSON (through the scheme's readers), and
 //! values that are broken (an internal error naming the key, never a panic).
 
-use apfkit_apiserver::objects::{ListRequest, Objects, Place};
+use apfkit_apiserver::store::{ListRequest, Objects, Place};
+use std::sync::Arc;
+
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::memory::MemoryBackend;
 use apfkit_conversion::scheme::{Encoding, HubObject, Limits, SCHEME, Target, UnknownFields};
@@ -51,14 +53,16 @@ fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     [b"k8s\0".to_vec(), field(0x0a, &type_meta), field(0x12, raw)].concat()
 }
 
-fn objects() -> Objects<HubObject, MemoryBackend> {
-    Objects::new(
+/// Objects on an in-memory backend, and the backend, to write to it past the store.
+fn objects() -> (Objects<HubObject>, Arc<MemoryBackend>) {
+    let backend = Arc::new(MemoryBackend::default());
+    let objects = Objects::new(
         SCHEME.formats(),
-        MemoryBackend::default(),
+        backend.clone(),
         "/registry",
         Limits::default(),
-        |_, _, _| Vec::new(),
-    )
+    );
+    (objects, backend)
 }
 
 fn place(name: &str) -> Place<'_> {
@@ -70,7 +74,7 @@ fn place(name: &str) -> Place<'_> {
 
 #[tokio::test]
 async fn objects_in_the_storage_version_an_older_one_or_json_all_read() {
-    let objects = objects();
+    let (objects, backend) = objects();
     let served = support::flow_schemas();
     let cases = [
         ("current", "v1", Encoding::Protobuf),
@@ -80,8 +84,7 @@ async fn objects_in_the_storage_version_an_older_one_or_json_all_read() {
     ];
     for (name, version, encoding) in cases {
         let key = format!("/registry/flowschemas/{name}");
-        let kv = objects
-            .backend()
+        let kv = backend
             .create(key.as_bytes(), stored(name, version, encoding))
             .await
             .unwrap();
@@ -109,7 +112,7 @@ async fn objects_in_the_storage_version_an_older_one_or_json_all_read() {
 
 #[tokio::test]
 async fn a_broken_stored_value_is_an_internal_error_naming_its_key() {
-    let objects = objects();
+    let (objects, backend) = objects();
     let served = support::flow_schemas();
     let good = stored("good", "v1", Encoding::Protobuf);
     let broken: [(&str, Vec<u8>); 5] = [
@@ -138,11 +141,7 @@ async fn a_broken_stored_value_is_an_internal_error_naming_its_key() {
     ];
     for (name, value) in broken {
         let key = format!("/registry/flowschemas/{name}");
-        objects
-            .backend()
-            .create(key.as_bytes(), value)
-            .await
-            .unwrap();
+        backend.create(key.as_bytes(), value).await.unwrap();
         let error = objects.get(&served, place(name)).await.unwrap_err();
         assert_eq!(error.code, 500, "{name}: {error:?}");
         assert!(

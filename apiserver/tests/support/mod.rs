@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_apiserver::http::{ApiServer, VersionInfo, tls_config};
-use apfkit_apiserver::objects::Objects;
-use apfkit_apiserver::resource::{ResourceConfig, Served};
 use apfkit_apiserver::storage::Backend;
+use apfkit_apiserver::store::Objects;
+use apfkit_apiserver::store::{ResourceConfig, Served};
 use apfkit_apiserver::tls;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
 use apfkit_runtime::scheme::StorageEncoding;
@@ -45,8 +45,6 @@ pub fn flow_schemas() -> Served<HubObject> {
             key_path: "flowschemas".into(),
             strategic_merge: true,
             scale: None,
-            undeletable: Vec::new(),
-            printer: None,
             schema: Some(std::sync::Arc::new(kind_schema)),
         },
     )
@@ -54,9 +52,13 @@ pub fn flow_schemas() -> Served<HubObject> {
 }
 
 /// A running server, stopped when dropped.
-pub struct Running<B: Backend + 'static> {
+pub struct Running {
     /// The server.
-    pub server: Arc<ApiServer<HubObject, B>>,
+    pub server: Arc<ApiServer<HubObject>>,
+    /// Compacts the server's backend at a revision (upstream's `Compaction` callback), for
+    /// the tests that reach past the server.
+    #[allow(dead_code)]
+    pub compact: Compact,
     /// Where it listens.
     pub address: SocketAddr,
     /// A TLS client that trusts it (as `localhost`).
@@ -69,7 +71,7 @@ pub struct Running<B: Backend + 'static> {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
-impl<B: Backend + 'static> Drop for Running<B> {
+impl Drop for Running {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -79,9 +81,22 @@ impl<B: Backend + 'static> Drop for Running<B> {
 
 /// Serves FlowSchemas kept in `backend`; a watch whose client stops reading ends after
 /// `stalled_watch`.
-pub async fn start<B: Backend + 'static>(backend: B, stalled_watch: Duration) -> Running<B> {
+pub async fn start<B: Backend + 'static>(backend: B, stalled_watch: Duration) -> Running {
     start_layered(backend, stalled_watch, None).await
 }
+
+/// A backend's compaction at a revision, whatever the backend.
+pub type Compact = Box<
+    dyn Fn(
+            apfkit_apiserver::storage::Revision,
+        ) -> std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = Result<(), apfkit_apiserver::storage::StoreError>>
+                    + Send,
+            >,
+        > + Send
+        + Sync,
+>;
 
 /// Layers an embedding server puts around the API's routes.
 pub type Layers = Box<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
@@ -91,16 +106,16 @@ pub async fn start_layered<B: Backend + 'static>(
     backend: B,
     stalled_watch: Duration,
     layers: Option<Layers>,
-) -> Running<B> {
+) -> Running {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let credentials = tls::ensure(dir.path(), &[]).expect("credentials");
-    let objects = Objects::new(
-        SCHEME.formats(),
-        backend,
-        "/registry",
-        Limits::default(),
-        |_, _, _| Vec::new(),
-    );
+    let backend = Arc::new(backend);
+    let compacted = backend.clone();
+    let compact: Compact = Box::new(move |revision| {
+        let backend = compacted.clone();
+        Box::pin(async move { backend.compact(revision).await })
+    });
+    let objects = Objects::new(SCHEME.formats(), backend, "/registry", Limits::default());
     let version = VersionInfo {
         major: "1".into(),
         minor: "35".into(),
@@ -129,6 +144,7 @@ pub async fn start_layered<B: Backend + 'static>(
     ));
     Running {
         server,
+        compact,
         address,
         connector: connector(&credentials.ca_pem),
         tls,
@@ -153,7 +169,7 @@ pub fn connector(ca_pem: &str) -> TlsConnector {
     TlsConnector::from(Arc::new(client))
 }
 
-impl<B: Backend + 'static> Running<B> {
+impl Running {
     /// Creates a FlowSchema through the objects API, with an annotation of `filler` bytes.
     pub async fn create(&self, name: &str, filler: usize) {
         self.create_annotated(name, "x".repeat(filler)).await;
@@ -269,7 +285,7 @@ impl WatchEvents {
 }
 
 #[allow(dead_code)]
-impl<B: Backend + 'static> Running<B> {
+impl Running {
     /// Opens an HTTP/1.1 connection over TLS to the server.
     async fn connection(
         &self,

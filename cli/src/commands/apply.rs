@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use apfkit_apiserver::fields::{ApplyRequest, KindVersions, apply_values};
-use apfkit_apiserver::resource::{SchemeVersion, SharedVersion};
+use apfkit_apiserver::store::{SchemeVersion, SharedVersion};
 use apfkit_conversion::scheme::{Codec, HubObject, SCHEME, UnknownFields};
 use apfkit_fieldmanager::schema::Schema;
 use apfkit_types::json_schema::{self, Variant};

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use apfkit_apiserver::http::{ApiServer, VersionInfo};
-use apfkit_apiserver::objects::Objects;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
+use apfkit_apiserver::store::Objects;
 use apfkit_apiserver::tls;
 use apfkit_example_widgets::api::SCHEME;
 use apfkit_example_widgets::serving;
@@ -76,15 +76,9 @@ async fn serve(args: &Args) -> Result<(), String> {
     let database = args.data_dir.join("widgets.db");
     let backend =
         SqliteBackend::open(&database).map_err(|e| format!("{}: {e}", database.display()))?;
-    // Widgets are checked as kube-apiserver checks custom resources: the CRD's schema, list
-    // types and CEL rules, in the version of the request.
-    let objects = Objects::new(
-        SCHEME.formats(),
-        backend,
-        "/registry",
-        Limits::default(),
-        serving::validate,
-    );
+    let objects = Objects::new(SCHEME.formats(), backend, "/registry", Limits::default());
+    // Widgets are checked as kube-apiserver checks custom resources (their strategy: the
+    // CRD's schema, list types and CEL rules, in the version of the request).
     let resources = serving::resources().map_err(|e| e.to_string())?;
     let server = Arc::new(ApiServer::new(
         objects,

@@ -255,7 +255,7 @@ fn the_architecture_table_names_each_crates_dependencies() {
 }
 
 /// `cargo metadata` of the workspace's own packages.
-fn workspace_metadata() -> serde_json::Value {
+pub(crate) fn workspace_metadata() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = std::process::Command::new(cargo)
         .args([

@@ -10,6 +10,7 @@ mod fixtures_roundtrip;
 mod jsonschema;
 mod kube_interop;
 mod roundtrip_properties;
+mod structure;
 mod typed_path;
 mod upstream_openapi;
 mod validation;

@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
+use super::build::META;
 use super::build::*;
-use super::meta::META;
 
 /// The API group.
 pub const GROUP: &str = "apiregistration.k8s.io";

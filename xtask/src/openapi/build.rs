@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::meta::META;
+/// Prefix of the meta/v1 definitions.
+pub const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
 /// An object schema with `properties` (given in any order; serde_json sorts them) and `required`.
 pub fn object(description: &str, properties: Vec<(&str, Value)>, required: &[&str]) -> Value {

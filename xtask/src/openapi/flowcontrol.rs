@@ -7,8 +7,8 @@
 
 use serde_json::{Value, json};
 
+use super::build::META;
 use super::build::*;
-use super::meta::META;
 
 /// The API group.
 pub const GROUP: &str = "flowcontrol.apiserver.k8s.io";

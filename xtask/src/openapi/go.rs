@@ -247,7 +247,7 @@ fn extension(fields: &[GoField]) -> Value {
 pub fn annotate(schemas: &mut [(String, Value)], group: &str, version: &str) {
     for (definition, schema) in schemas {
         let short = definition.rsplit('.').next().unwrap_or_default();
-        let layout = if definition.starts_with(super::meta::META) {
+        let layout = if definition.starts_with(super::build::META) {
             meta(short)
         } else if group == super::flowcontrol::GROUP {
             flowcontrol(short, version)

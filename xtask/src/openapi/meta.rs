@@ -4,9 +4,6 @@ use serde_json::{Value, json};
 
 use super::build::*;
 
-/// Prefix of the meta/v1 definitions.
-pub const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
-
 fn m(name: &str) -> String {
     format!("{META}.{name}")
 }

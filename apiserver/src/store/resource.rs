@@ -7,6 +7,8 @@ use apfkit_runtime::scheme::{
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use serde_json::Value;
 
+use super::strategy::{GenericStrategy, Strategy};
+
 /// How to serve one resource of a scheme: what the scheme's codecs do not say.
 #[derive(Clone)]
 pub struct ResourceConfig {
@@ -35,11 +37,6 @@ pub struct ResourceConfig {
     /// Whether strategic merge patches are taken (kube-apiserver's own kinds: yes; custom
     /// resources: no, 415).
     pub strategic_merge: bool,
-    /// Names that may not be deleted, with the reason kube-apiserver gives.
-    pub undeletable: Vec<(String, String)>,
-    /// The columns of `kubectl get` (kube-apiserver's default when `None`: name and creation
-    /// time).
-    pub printer: Option<crate::table::Printer>,
     /// The paths of a `/scale` subresource, when the resource has one.
     pub scale: Option<ScalePaths>,
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
@@ -69,7 +66,6 @@ impl std::fmt::Debug for ResourceConfig {
             .field("storage_version", &self.storage_version)
             .field("storage_encoding", &self.storage_encoding)
             .field("key_path", &self.key_path)
-            .field("printer", &self.printer)
             .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
             .finish_non_exhaustive()
@@ -141,18 +137,11 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<H, String>;
     /// Whether objects of this version have a Kubernetes protobuf form.
     fn protobuf(&self) -> bool;
-    /// What this version's own rules find wrong with an object about to be written (the
-    /// old object on an update), beside the embedding server's validation: none by default.
+    /// What this version's schema finds wrong with an object about to be written (the old
+    /// object on an update), beside the kind's [`Strategy::validate`]: none by default.
     fn validate(&self, object: &H, old: Option<&H>) -> Vec<crate::error::Cause> {
         let _ = (object, old);
         Vec::new()
-    }
-    /// What kube-apiserver's `PrepareForCreate` and `PrepareForUpdate` do for this kind beyond
-    /// the server-owned metadata and the status, called on the storage version's codec with the
-    /// object about to be stored (as stored JSON: its status cleared on a create, kept from
-    /// the stored object on an update) and, on an update, the stored object. Nothing by default.
-    fn prepare(&self, stored: &mut Value, old: Option<&Value>) {
-        let _ = (stored, old);
     }
     /// Whether lists and watches in this version may select on the field label `field`
     /// (kube-apiserver's `ConvertFieldLabel`): `metadata.name` and `metadata.namespace` by
@@ -279,9 +268,8 @@ impl From<SchemeError> for ReadFailure {
 /// A version of a kind, shared by the resources that serve it.
 pub type SharedVersion<H> = std::sync::Arc<dyn VersionCodec<H>>;
 
-/// A served resource: its configuration and its kind's codec in every served version,
-/// the preferred version first.
-#[derive(Debug)]
+/// A served resource: its configuration, its kind's codec in every served version (the
+/// preferred version first) and its kind's [`Strategy`].
 pub struct Served<H: 'static> {
     /// The configuration.
     pub config: ResourceConfig,
@@ -291,6 +279,8 @@ pub struct Served<H: 'static> {
     pub versions: Vec<SharedVersion<H>>,
     /// The codec of the storage version.
     pub storage: SharedVersion<H>,
+    /// The kind's own rules.
+    strategy: std::sync::Arc<dyn Strategy<H>>,
     /// Which resource this is among every one made in this process: answers written for one
     /// of its versions are kept under it.
     serial: usize,
@@ -298,6 +288,17 @@ pub struct Served<H: 'static> {
     field_schemas: std::sync::OnceLock<
         std::collections::BTreeMap<String, apfkit_fieldmanager::schema::Schema>,
     >,
+}
+
+impl<H> std::fmt::Debug for Served<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served")
+            .field("config", &self.config)
+            .field("plural", &self.plural)
+            .field("versions", &self.versions)
+            .field("storage", &self.storage)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a resource cannot be served.
@@ -386,9 +387,23 @@ impl<H> Served<H> {
             plural,
             versions,
             storage,
+            strategy: std::sync::Arc::new(GenericStrategy),
             serial: SERIALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             field_schemas: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The resource with `strategy` as its kind's rules (the generic store's alone until
+    /// then).
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: impl Strategy<H> + 'static) -> Self {
+        self.strategy = std::sync::Arc::new(strategy);
+        self
+    }
+
+    /// The kind's rules.
+    pub fn strategy(&self) -> &dyn Strategy<H> {
+        &*self.strategy
     }
 
     /// The merge rules of every served version, by `group/version`: compiled from the

@@ -1,4 +1,4 @@
-//! Objects on top of a [`Backend`], as kube-apiserver's generic registry keeps them: a key per
+//! Objects on top of a [`Backend`](crate::storage::Backend), as kube-apiserver's generic registry keeps them: a key per
 //! object, bytes in the resource's storage version and encoding, `resourceVersion` from the mod
 //! revision, and the metadata the server owns (uid, creationTimestamp, generation) set on
 //! create and kept on update (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`,
@@ -10,24 +10,20 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use crate::error::{ApiError, Cause, Subject};
-use crate::resource::Served;
-use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError, Watch};
-
-/// Checks an object before it is stored: the new object, the stored one for an update, and
-/// the request's `group/version` (for field names that differ between versions). Returns
-/// kube-apiserver's field errors; empty when valid.
-pub type Validator<H> = fn(&H, Option<&H>, &str) -> Vec<Cause>;
+use super::backend::SharedBackend;
+use super::resource::Served;
+use super::stored::{Stored, Watch, Watched};
+use crate::error::{ApiError, Subject};
+use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError};
 
 /// Objects of served kinds kept in a backend.
-pub struct Objects<H: 'static, B> {
+pub struct Objects<H: 'static> {
     /// The readers and writers of documents of no particular kind (request bodies, lists,
     /// watch events), with the API's own formats when it has them.
     wire: Scheme<()>,
-    backend: B,
+    backend: SharedBackend,
     prefix: String,
     limits: Limits,
-    validate: Validator<H>,
     decoded: std::sync::Mutex<Decoded<H>>,
 }
 
@@ -172,21 +168,20 @@ pub struct Preconditions {
     pub resource_version: Option<String>,
 }
 
-impl<H, B> Objects<H, B>
+impl<H> Objects<H>
 where
     H: Object + Clone + Send + Sync + 'static,
-    B: Backend,
 {
     /// Objects kept in `backend` under `prefix` (kube-apiserver's is `/registry`), each
-    /// stored value read within `limits`, checked by `validate` before it is written;
-    /// `formats` are the API's own (a generated scheme's [`Scheme::formats`]), which let the
-    /// server speak Kubernetes protobuf.
+    /// stored value read within `limits`; `formats` are the API's own (a generated scheme's
+    /// [`Scheme::formats`]), which let the server speak Kubernetes protobuf. Each resource's
+    /// [`Strategy`](super::Strategy) checks its objects before they are written. A backend
+    /// that others use too is shared as an `Arc` (which is a [`Backend`] as well).
     pub fn new(
         formats: Option<&'static Formats>,
-        backend: B,
+        backend: impl Backend + 'static,
         prefix: &str,
         limits: Limits,
-        validate: Validator<H>,
     ) -> Self {
         let wire = match formats {
             Some(formats) => Scheme::with_formats(&[], formats),
@@ -194,17 +189,11 @@ where
         };
         Objects {
             wire,
-            backend,
+            backend: std::sync::Arc::new(backend),
             prefix: prefix.trim_end_matches('/').to_owned(),
             limits,
-            validate,
             decoded: std::sync::Mutex::new(Decoded::new()),
         }
-    }
-
-    /// The backend.
-    pub fn backend(&self) -> &B {
-        &self.backend
     }
 
     /// The readers and writers of documents of no particular kind.
@@ -318,7 +307,7 @@ where
         old: Option<&H>,
         api_version: &str,
     ) -> Result<(), ApiError> {
-        let mut causes = (self.validate)(object, old, api_version);
+        let mut causes = served.strategy().validate(object, old, api_version);
         let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
         if let Some(codec) = served.version(version) {
             causes.extend(codec.validate(object, old));
@@ -363,9 +352,11 @@ where
         &self,
         served: &Served<H>,
         place: Place<'_>,
-    ) -> Result<KeyValue, ApiError> {
+    ) -> Result<Stored, ApiError> {
         let subject = Self::subject(served, place.name);
-        self.stored(&self.key_of(served, place), &subject).await
+        Ok(Stored(
+            self.stored(&self.key_of(served, place), &subject).await?,
+        ))
     }
 
     /// An object read by [`Objects::get_stored`], with its `resourceVersion`; kept decoded
@@ -374,8 +365,8 @@ where
     /// # Errors
     ///
     /// A stored value that does not decode as the resource's kind (500).
-    pub fn decode_kept(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
-        self.decode(served, kv, kv.mod_revision)
+    pub fn decode_kept(&self, served: &Served<H>, stored: &Stored) -> Result<H, ApiError> {
+        self.decode(served, &stored.0, stored.0.mod_revision)
     }
 
     /// Reads a page of a resource's objects.
@@ -392,7 +383,7 @@ where
         let items = page
             .items
             .iter()
-            .map(|kv| self.decode_listed(served, kv))
+            .map(|stored| self.decode_listed(served, stored))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Listed {
             items,
@@ -434,7 +425,7 @@ where
         let mut last_read: Option<Vec<u8>> = None;
         loop {
             let page = self.list_stored(served, &read).await?;
-            for kv in &page.items {
+            for stored in &page.items {
                 if request.limit != 0 && items.len() == request.limit {
                     // Full before this key: the next page starts after the last one read.
                     return Ok(Listed {
@@ -444,8 +435,8 @@ where
                         remaining: 0,
                     });
                 }
-                last_read = Some(kv.key.clone());
-                let object = self.decode_listed(served, kv)?;
+                last_read = Some(stored.key().to_vec());
+                let object = self.decode_listed(served, stored)?;
                 if keep(&object) {
                     items.push(object);
                 }
@@ -480,7 +471,7 @@ where
         &self,
         served: &Served<H>,
         request: &ListRequest<'_>,
-    ) -> Result<Listed<KeyValue>, ApiError> {
+    ) -> Result<Listed<Stored>, ApiError> {
         let prefix = self.prefix_of(served, request.namespace);
         let mut start = prefix.clone();
         start.extend_from_slice(&request.start);
@@ -503,7 +494,7 @@ where
             (next, _) => next.map(|key| relative(&key)),
         };
         Ok(Listed {
-            items: page.items,
+            items: page.items.into_iter().map(Stored).collect(),
             revision: page.revision,
             next,
             remaining: page.remaining,
@@ -515,8 +506,8 @@ where
     /// # Errors
     ///
     /// A stored value that does not decode as the resource's kind (500).
-    pub fn decode_listed(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
-        self.decode_keeping(served, kv, kv.mod_revision, false)
+    pub fn decode_listed(&self, served: &Served<H>, stored: &Stored) -> Result<H, ApiError> {
+        self.decode_keeping(served, &stored.0, stored.0.mod_revision, false)
     }
 
     /// Stores a new object: its name from `generateName` when it has none, uid,
@@ -565,7 +556,7 @@ where
         {
             map.remove("status");
         }
-        served.storage.prepare(&mut value, None);
+        served.strategy().prepare_for_create(&mut value);
         object = hub_of_storage_value(served, &value)?;
         self.check(served, &object, None, api_version)?;
         let name = object.name().to_owned();
@@ -736,7 +727,7 @@ where
                 }
             }
         }
-        served.storage.prepare(&mut value, Some(&old_value));
+        served.strategy().prepare_for_update(&mut value, &old_value);
         hub_of_storage_value(served, &value)
     }
 
@@ -744,7 +735,7 @@ where
     ///
     /// # Errors
     ///
-    /// 404; 409 for a failed precondition; 403 for a name the resource keeps; storage errors.
+    /// 404; 409 for a failed precondition; storage errors.
     pub async fn delete(
         &self,
         served: &Served<H>,
@@ -753,14 +744,6 @@ where
         dry_run: bool,
     ) -> Result<H, ApiError> {
         let subject = Self::subject(served, place.name);
-        if let Some((_, why)) = served
-            .config
-            .undeletable
-            .iter()
-            .find(|(name, _)| name == place.name)
-        {
-            return Err(ApiError::forbidden(&subject, why));
-        }
         let key = self.key_of(served, place);
         loop {
             let kv = self.stored(&key, &subject).await?;
@@ -794,6 +777,7 @@ where
         self.backend
             .watch(&self.prefix_of(served, namespace), after)
             .await
+            .map(Watch)
             .map_err(|e| ApiError::from_store(e, &Self::subject(served, "")))
     }
 
@@ -802,8 +786,8 @@ where
     /// # Errors
     ///
     /// A stored value that does not decode.
-    pub fn change(&self, served: &Served<H>, event: &Event) -> Result<Change<H>, ApiError> {
-        match event {
+    pub fn change(&self, served: &Served<H>, event: &Watched) -> Result<Change<H>, ApiError> {
+        match &*event.0 {
             Event::Put { current, .. } => Ok(Change::Put {
                 object: self.decode(served, current, current.mod_revision)?,
                 created: current.create_revision == current.mod_revision,
@@ -821,8 +805,8 @@ where
     /// # Errors
     ///
     /// A stored value that does not decode.
-    pub fn previous(&self, served: &Served<H>, event: &Event) -> Result<Option<H>, ApiError> {
-        match event {
+    pub fn previous(&self, served: &Served<H>, event: &Watched) -> Result<Option<H>, ApiError> {
+        match &*event.0 {
             Event::Put {
                 previous: Some(previous),
                 current,

@@ -1,0 +1,51 @@
+//! POST of a new object (`k8s.io/apiserver/pkg/endpoints/handlers/create.go`).
+
+use apfkit_runtime::Object;
+use axum::response::Response;
+
+use super::request::{Write, decode_body, writer_of};
+use super::response::object_response;
+use super::server::ApiServer;
+use crate::error::ApiError;
+
+pub(super) async fn create<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (target, query, format) = (write.target, write.query, write.format);
+    let manager = writer_of(write, "CreateOptions")?;
+    let (object, warnings) = decode_body(server, write)?;
+    let object = crate::fields::record_update(
+        &target.served,
+        target.codec(),
+        false,
+        None,
+        object,
+        &manager,
+    )?;
+    let namespace = target.namespace.as_deref();
+    if target.served.config.namespaced
+        && let Some(given) = object.metadata().namespace.as_deref()
+        && !given.is_empty()
+        && Some(given) != namespace
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the \
+             request",
+        ));
+    }
+    let written = server
+        .objects
+        .create(
+            &target.served,
+            namespace,
+            object,
+            &target.codec().api_version(),
+            query.dry_run,
+        )
+        .await?;
+    object_response(201, target.codec(), written.object, format, &warnings)
+}

@@ -1,0 +1,248 @@
+//! PATCH (`k8s.io/apiserver/pkg/endpoints/handlers/patch.go`): JSON patch, merge patch,
+//! strategic merge patch, and server-side apply.
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::{ReadError, UnknownFields};
+use axum::response::Response;
+use serde_json::Value;
+
+use super::request::{Target, Write, decode_document, invalid_options, made_here, writer_of};
+use super::response::object_response;
+use super::server::ApiServer;
+use super::update::{check_place, replace};
+use crate::error::ApiError;
+
+/// How many times a patch is tried again when the object changed under it, as
+/// kube-apiserver's patcher does (`maxRetryWhenPatchConflicts`).
+pub(super) const PATCH_RETRIES: usize = 5;
+
+/// The patch types, by `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PatchType {
+    Json,
+    Merge,
+    Strategic,
+    /// Server-side apply (`application/apply-patch+yaml`).
+    Apply,
+}
+
+pub(super) fn patch_type<H>(
+    target: &Target<H>,
+    content_type: Option<&str>,
+) -> Result<PatchType, ApiError> {
+    let content_type = content_type.unwrap_or_default();
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    match essence {
+        "application/json-patch+json" => Ok(PatchType::Json),
+        "application/merge-patch+json" => Ok(PatchType::Merge),
+        "application/strategic-merge-patch+json" if target.served.config.strategic_merge => {
+            Ok(PatchType::Strategic)
+        }
+        "application/apply-patch+yaml" => Ok(PatchType::Apply),
+        _ => {
+            let mut accepted = vec![
+                "application/json-patch+json",
+                "application/merge-patch+json",
+            ];
+            if target.served.config.strategic_merge {
+                accepted.push("application/strategic-merge-patch+json");
+            }
+            accepted.push("application/apply-patch+yaml");
+            Err(ApiError::unsupported_patch(content_type, &accepted))
+        }
+    }
+}
+
+/// Applies a patch to the stored object in the URL's version, then updates it as a PUT of
+/// the result would; tried again when the object changed meanwhile, unless the patch names
+/// the `resourceVersion` it applies to.
+pub(super) async fn patch<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (target, query, format) = (write.target, write.query, write.format);
+    let kind = patch_type(target, write.content_type)?;
+    if kind == PatchType::Apply {
+        return apply(server, write).await;
+    }
+    if query.force.is_some() {
+        let mut causes = vec![crate::error::Cause {
+            reason: "FieldValueForbidden".to_owned(),
+            message: "Forbidden: may not be specified for non-apply patch".to_owned(),
+            field: "force".to_owned(),
+        }];
+        if let Some(given) = query.field_manager.as_deref() {
+            causes.extend(crate::fields::field_manager_causes(given));
+        }
+        return Err(invalid_options("PatchOptions", causes));
+    }
+    let manager = writer_of(write, "PatchOptions")?;
+    let body = write.body;
+    let place = target.place();
+    let config = &target.served.config;
+    let schema = match kind {
+        PatchType::Strategic => config
+            .schema
+            .as_ref()
+            .and_then(|f| f(&config.group, target.codec().version(), &config.kind)),
+        _ => None,
+    };
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let current = server.objects.get(&target.served, place).await?;
+        let current_version = current.metadata().resource_version.clone();
+        let mut document = target
+            .codec()
+            .encode(current, &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        let applied = match kind {
+            PatchType::Json => crate::patch::json_patch(&mut document, body),
+            PatchType::Merge => crate::patch::merge_patch(&mut document, body),
+            PatchType::Strategic => {
+                let view = match &schema {
+                    Some(schema) => crate::patch::SchemaView::new(schema),
+                    None => crate::patch::schemaless(),
+                };
+                crate::patch::strategic_merge_patch(&mut document, body, view)
+            }
+            PatchType::Apply => unreachable!("answered above"),
+        };
+        applied.map_err(|error| ApiError::from_patch(&error, body))?;
+        let patched_version = document
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let names_version = patched_version != current_version;
+        let (object, warnings) = decode_document(target, query, made_here(document))?;
+        match replace(
+            server,
+            target,
+            query,
+            object,
+            Some(&manager),
+            &Default::default(),
+        )
+        .await
+        {
+            Ok(written) => {
+                return object_response(200, target.codec(), written.object, format, &warnings);
+            }
+            Err(error) if error.code == 409 && !names_version && tries < PATCH_RETRIES => {}
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Server-side apply (`PATCH` with `application/apply-patch+yaml`): the configuration
+/// merged into the stored object by the field manager, or the object created from it when
+/// there is none, as kube-apiserver's `applyPatcher` does; tried again when the object
+/// changed meanwhile.
+pub(super) async fn apply<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (target, query, format) = (write.target, write.query, write.format);
+    if query.field_manager.as_deref().is_none_or(str::is_empty) {
+        return Err(invalid_options(
+            "PatchOptions",
+            vec![crate::error::Cause {
+                reason: "FieldValueRequired".to_owned(),
+                message: "Required value: is required for apply patch".to_owned(),
+                field: "fieldManager".to_owned(),
+            }],
+        ));
+    }
+    let manager = &writer_of(write, "PatchOptions")?;
+    let force = query.force.unwrap_or(false);
+    if query.field_validation == UnknownFields::Strict
+        && let Some(repeated) = crate::patch::repeated_yaml_key(write.body)
+    {
+        return Err(ApiError::bad_request(format!(
+            "error strict decoding patch: error converting YAML to JSON: yaml: unmarshal \
+             errors:\n  {repeated}"
+        )));
+    }
+    let mut documents = Vec::new();
+    server
+        .objects
+        .wire()
+        .read_values(write.body, &server.body_limits, |document| {
+            documents.push(document);
+            Ok::<(), ReadError>(())
+        })
+        .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {}", error.error)))?;
+    let [config] = <[_; 1]>::try_from(documents).map_err(|documents| {
+        ApiError::bad_request(format!(
+            "error decoding YAML: the body holds {} documents; one object was expected",
+            documents.len()
+        ))
+    })?;
+    if !config.value.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the body is not an object",
+        ));
+    }
+    let warnings: Vec<String> = config
+        .reported_fields(query.field_validation)
+        .map_err(|e| ApiError::bad_request(format!("error strict decoding YAML: {e}")))?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let place = target.place();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let current = match server.objects.get(&target.served, place).await {
+            Ok(current) => Some(current),
+            Err(error) if error.code == 404 && !target.status => None,
+            Err(error) => return Err(error),
+        };
+        let applied = crate::fields::apply(
+            &target.served,
+            target.codec(),
+            target.status,
+            current.as_ref(),
+            &config.value,
+            manager,
+            force,
+        )?;
+        let (object, _) = decode_document(target, query, made_here(applied))?;
+        let written = match current {
+            None => {
+                // A replace checks it; a create must too.
+                check_place(target, &object)?;
+                let namespace = target.namespace.as_deref();
+                server
+                    .objects
+                    .create(
+                        &target.served,
+                        namespace,
+                        object,
+                        &target.codec().api_version(),
+                        query.dry_run,
+                    )
+                    .await
+                    .map(|written| (201, written))
+            }
+            Some(_) => replace(server, target, query, object, None, &Default::default())
+                .await
+                .map(|written| (200, written)),
+        };
+        match written {
+            Ok((code, written)) => {
+                return object_response(code, target.codec(), written.object, format, &warnings);
+            }
+            // Created or changed meanwhile: apply again to what is stored now.
+            Err(error) if error.code == 409 && error.causes.is_empty() && tries < PATCH_RETRIES => {
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}

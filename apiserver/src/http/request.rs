@@ -1,0 +1,337 @@
+//! What the handlers share about a request: what a resource request is about ([`Target`],
+//! resolved from the request's [`RequestInfo`]), its headers and bounded body, and a body
+//! decoded as the URL's kind as kube-apiserver decodes it.
+
+use std::sync::Arc;
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::{Document, ErrorKind, ReadError, UnknownFields};
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::header;
+use serde_json::Value;
+
+use super::media::{self, Format};
+use super::query::Query;
+use super::request_info::RequestInfo;
+use super::server::{ApiServer, Catalog, MAX_BODY_BYTES};
+use crate::error::ApiError;
+use crate::store::{Place, Served, VersionCodec};
+
+/// What a resource request is about.
+pub(super) struct Target<H: 'static> {
+    pub(super) served: Arc<Served<H>>,
+    /// The index of the URL's version in the resource's versions.
+    pub(super) version: usize,
+    pub(super) namespace: Option<String>,
+    pub(super) name: Option<String>,
+    pub(super) status: bool,
+    /// The `/scale` subresource.
+    pub(super) scale: bool,
+}
+
+impl<H> Target<H>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    /// The resource request `info` reads, among the resources `catalog` serves: 404 for a
+    /// resource, version or subresource not served, a name without the namespace of a
+    /// namespaced resource, or a namespace for a cluster-scoped one.
+    pub(super) fn resolve(catalog: &Catalog<H>, info: &RequestInfo) -> Result<Self, ApiError> {
+        let parts: Vec<&str> = info.parts.iter().map(String::as_str).collect();
+        let [plural, tail @ ..] = parts.as_slice() else {
+            return Err(ApiError::no_route());
+        };
+        let served = catalog
+            .served(&info.api_group, plural)
+            .cloned()
+            .ok_or_else(ApiError::no_route)?;
+        // `namespaces/NAME[/status|/finalize]` is read as a namespace and left in the parts
+        // (kube-apiserver's reading, for its Namespaces): then it names no namespace here.
+        let own_path =
+            parts.first() == Some(&"namespaces") && parts.get(1) == Some(&info.namespace.as_str());
+        let namespace = (!info.namespace.is_empty() && !own_path).then(|| info.namespace.clone());
+        if namespace.is_some() && !served.config.namespaced {
+            return Err(ApiError::no_route());
+        }
+        let version = served
+            .versions
+            .iter()
+            .position(|c| c.version() == info.api_version)
+            .ok_or_else(ApiError::no_route)?;
+        let (name, status, scale) = match tail {
+            [] => (None, false, false),
+            [name] => (Some((*name).to_owned()), false, false),
+            [name, "status"] if served.config.status => (Some((*name).to_owned()), true, false),
+            [name, "scale"] if served.config.scale.is_some() => {
+                (Some((*name).to_owned()), false, true)
+            }
+            _ => return Err(ApiError::no_route()),
+        };
+        if served.config.namespaced && namespace.is_none() && name.is_some() {
+            return Err(ApiError::no_route());
+        }
+        if name.as_deref().is_some_and(str::is_empty) {
+            return Err(ApiError::no_route());
+        }
+        Ok(Target {
+            served,
+            version,
+            namespace,
+            name,
+            status,
+            scale,
+        })
+    }
+}
+
+impl<H> Target<H> {
+    /// The codec of the URL's version.
+    pub(super) fn codec(&self) -> &dyn VersionCodec<H> {
+        &*self.served.versions[self.version]
+    }
+
+    pub(super) fn place(&self) -> Place<'_> {
+        Place {
+            namespace: self.namespace.as_deref(),
+            name: self.name.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+/// A write's request: what it is about and its body.
+pub(super) struct Write<'a, H: 'static> {
+    pub(super) target: &'a Target<H>,
+    pub(super) query: &'a Query,
+    pub(super) content_type: Option<&'a str>,
+    pub(super) user_agent: Option<&'a str>,
+    pub(super) body: &'a [u8],
+    pub(super) format: Format,
+}
+
+/// The manager a write records: `fieldManager` (checked as kube-apiserver checks it, the
+/// options named by `options`) or the user agent's first word.
+pub(super) fn writer_of<H>(write: &Write<'_, H>, options: &str) -> Result<String, ApiError> {
+    let given = write.query.field_manager.as_deref();
+    let causes = given
+        .map(crate::fields::field_manager_causes)
+        .unwrap_or_default();
+    if !causes.is_empty() {
+        return Err(invalid_options(options, causes));
+    }
+    Ok(crate::fields::manager_name(given, write.user_agent))
+}
+
+/// 422 about a request's options (`PatchOptions.meta.k8s.io "" is invalid: ...`).
+pub(super) fn invalid_options(options: &str, causes: Vec<crate::error::Cause>) -> ApiError {
+    let subject = crate::error::Subject {
+        group: "meta.k8s.io".to_owned(),
+        kind: options.to_owned(),
+        name: String::new(),
+    };
+    ApiError::invalid(&subject, causes)
+}
+
+/// A header's value, when it is text.
+pub(super) fn header_text(request: &Request, name: header::HeaderName) -> Option<String> {
+    request
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Bytes past the body limit read and dropped before a 413 is answered, so that the client,
+/// still sending, reads the answer instead of a reset (Go's HTTP server reads up to 256 KiB
+/// of an unread body for the same reason).
+pub(super) const DRAIN_BYTES: usize = 256 << 10;
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; a longer one (declared or sent) is
+/// drained up to [`DRAIN_BYTES`] more and answered 413.
+pub(super) async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt as _;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let mut too_large = declared.is_some_and(|length| length > MAX_BODY_BYTES as u64);
+    let mut body = request.into_body();
+    let mut kept = Vec::new();
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        read += data.len();
+        if read > MAX_BODY_BYTES {
+            too_large = true;
+        }
+        if too_large {
+            kept = Vec::new();
+            if read > MAX_BODY_BYTES + DRAIN_BYTES {
+                break;
+            }
+        } else {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if too_large {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    Ok(Bytes::from(kept))
+}
+
+/// Reads and drops what a client sends of a body that is refused before it is read (up to
+/// [`DRAIN_BYTES`], for at most a second), so that an HTTP/2 client still sending reads the
+/// answer rather than a reset of its stream.
+pub(super) async fn drain(body: axum::body::Body) {
+    use http_body_util::BodyExt as _;
+    let mut body = body;
+    let draining = async {
+        let mut read = 0usize;
+        while let Some(Ok(frame)) = body.frame().await {
+            read += frame.data_ref().map_or(0, Bytes::len);
+            if read > DRAIN_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), draining).await;
+}
+
+/// A request body, read as `Content-Type` says, as the URL's kind: missing `apiVersion` and
+/// `kind` taken from the URL, others refused; fields reported as `fieldValidation` says.
+pub(super) fn decode_body<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+) -> Result<(H, Vec<String>), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (target, query, body) = (write.target, write.query, write.body);
+    let format = media::body_format(write.content_type)?;
+    if format == Format::Protobuf && !target.served.protobuf() {
+        return Err(ApiError::unsupported_media_type(format.media_type()));
+    }
+    let start = body.iter().position(|b| !b.is_ascii_whitespace());
+    let looks_right = match format {
+        Format::Json => start.is_some_and(|i| body[i] == b'{'),
+        Format::Protobuf => body.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX),
+        Format::Yaml => start.is_some(),
+    };
+    if !looks_right {
+        return Err(ApiError::bad_request(format!(
+            "the body is not a {} object",
+            format.media_type()
+        )));
+    }
+    let mut documents = Vec::new();
+    server
+        .objects
+        .wire()
+        .read_values(body, &server.body_limits, |document| {
+            documents.push(document);
+            Ok::<(), ReadError>(())
+        })
+        .map_err(|error| ApiError::bad_request(error.error.to_string()))?;
+    let [document] = <[_; 1]>::try_from(documents).map_err(|documents| {
+        ApiError::bad_request(format!(
+            "the body holds {} documents; one object was expected",
+            documents.len()
+        ))
+    })?;
+    decode_document(target, query, document)
+}
+
+/// A read document as the URL's kind; see [`decode_body`].
+pub(super) fn decode_document<H>(
+    target: &Target<H>,
+    query: &Query,
+    document: Document,
+) -> Result<(H, Vec<String>), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let mut value = document.value.clone();
+    let Value::Object(map) = &mut value else {
+        return Err(ApiError::bad_request("the body is not an object"));
+    };
+    let expected_version = target.codec().api_version();
+    match map.get("apiVersion") {
+        None => {
+            map.insert("apiVersion".into(), expected_version.clone().into());
+        }
+        Some(Value::String(v)) if *v == expected_version => {}
+        Some(other) => {
+            let found = other
+                .as_str()
+                .map_or_else(|| other.to_string(), str::to_owned);
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({found}) does not match the expected API version \
+                 ({expected_version})"
+            )));
+        }
+    }
+    match map.get("kind") {
+        None => {
+            map.insert("kind".into(), target.codec().kind().into());
+        }
+        Some(Value::String(k)) if k == target.codec().kind() => {}
+        Some(other) => {
+            let found = other
+                .as_str()
+                .map_or_else(|| other.to_string(), str::to_owned);
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({found}) does not match the expected kind ({})",
+                target.codec().kind()
+            )));
+        }
+    }
+    let unknown = query.field_validation;
+    // Repeated keys (and fields a protobuf body's type lacks) go into one strict decoding
+    // error with the unknown fields conversion finds, after them, as kube-apiserver's strict
+    // decoder lists both (field_validation.go: `unknown field "spec.unknownField", duplicate
+    // field "spec.replicas"`).
+    let strict = unknown == UnknownFields::Strict;
+    let reported = document
+        .reported_fields(if strict { UnknownFields::Warn } else { unknown })
+        .map_err(bad_decode)?;
+    let strictly_refused = |message: Option<String>| {
+        let mut fields: Vec<String> = message.into_iter().collect();
+        fields.extend(reported.iter().map(ToString::to_string));
+        ApiError::bad_request(format!("strict decoding error: {}", fields.join(", ")))
+    };
+    let mut warnings = Vec::new();
+    let object = match target.codec().decode(&value, unknown, &mut warnings) {
+        Err(error) if strict && !reported.is_empty() && error.kind == ErrorKind::UnknownFields => {
+            let found = error.message.strip_prefix("strict decoding error: ");
+            return Err(strictly_refused(Some(
+                found.unwrap_or(&error.message).to_owned(),
+            )));
+        }
+        Err(error) => return Err(bad_decode(error)),
+        Ok(_) if strict && !reported.is_empty() => return Err(strictly_refused(None)),
+        Ok(object) => object,
+    };
+    let mut texts: Vec<String> = reported.iter().map(ToString::to_string).collect();
+    texts.extend(warnings.iter().map(ToString::to_string));
+    Ok((object, texts))
+}
+
+/// A document the server made (a patched or applied object): nothing to report of how it
+/// was written.
+pub(super) fn made_here(value: Value) -> Document {
+    Document {
+        index: 0,
+        value,
+        duplicate_fields: Vec::new(),
+        unknown_fields: Vec::new(),
+    }
+}
+
+pub(super) fn bad_decode(error: apfkit_runtime::scheme::SchemeError) -> ApiError {
+    ApiError::bad_request(error.to_string())
+}

@@ -1,0 +1,195 @@
+//! What the handlers share about answers: bodies with their media type, objects in the URL's
+//! version, `Status` errors, `Warning` headers, tables, and lists around written items.
+
+use apfkit_runtime::Object;
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde_json::Value;
+
+use super::media::{self, Format};
+use super::query::IncludeObject;
+use super::request::Target;
+use crate::error::ApiError;
+use crate::store::VersionCodec;
+
+/// A response with a body.
+pub(super) fn respond(code: u16, content_type: &str, body: impl Into<Body>) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+/// A JSON document.
+pub(super) fn json_response(code: u16, value: &serde_json::Value) -> Response {
+    respond(
+        code,
+        media::JSON,
+        serde_json::to_vec(value).unwrap_or_default(),
+    )
+}
+
+/// An error as a `Status`.
+pub(super) fn error_response(error: &ApiError) -> Response {
+    json_response(error.code, &error.status())
+}
+
+/// Adds `Warning` headers as kube-apiserver writes them (`299 - "text"`).
+pub(super) fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        let text = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// The media type of a format for a response.
+pub(super) fn content_type(format: Format) -> &'static str {
+    format.media_type()
+}
+
+/// An object in the URL's version, written as `format` asks.
+pub(super) fn encode<H>(
+    codec: &dyn VersionCodec<H>,
+    object: H,
+    format: Format,
+) -> Result<Vec<u8>, ApiError> {
+    codec
+        .encode_to(object, format.encoding(), &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+pub(super) fn object_response<H>(
+    code: u16,
+    codec: &dyn VersionCodec<H>,
+    object: H,
+    format: Format,
+    warnings: &[String],
+) -> Result<Response, ApiError> {
+    let body = encode(codec, object, format)?;
+    Ok(with_warnings(
+        respond(code, content_type(format), body),
+        warnings,
+    ))
+}
+
+/// A JSON value written as `format` asks (JSON or YAML).
+pub(super) fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError> {
+    match format {
+        Format::Yaml => serde_saphyr::to_string(value)
+            .map(String::into_bytes)
+            .map_err(ApiError::internal),
+        _ => serde_json::to_vec(value).map_err(ApiError::internal),
+    }
+}
+
+/// A `Table` asked for: what each row carries of its object, and the `apiVersion` of
+/// `meta.k8s.io` it is written in (with its rows' `PartialObjectMetadata`), as kube-apiserver
+/// writes the version the client asked for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AsTable {
+    pub(super) include: IncludeObject,
+    pub(super) api_version: &'static str,
+}
+
+/// A `Table` of `objects` with the resource's printer (or the default columns), rows in the
+/// printer's order, each row carrying what `includeObject` asks for.
+pub(super) fn table_of<H: Object + Clone>(
+    target: &Target<H>,
+    objects: Vec<H>,
+    as_table: AsTable,
+    metadata: Value,
+) -> Result<Value, ApiError> {
+    let printer = target.served.strategy().printer();
+    let printed_in = printer
+        .and_then(|p| target.served.version(&p.version))
+        .unwrap_or(target.codec());
+    let mut printed = Vec::with_capacity(objects.len());
+    for object in objects {
+        let value = printed_in
+            .encode(object.clone(), &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        printed.push((value, object));
+    }
+    if let Some(order) = printer.and_then(|p| p.order) {
+        printed.sort_by(|(a, _), (b, _)| order(a, b));
+    }
+    let mut rows = Vec::with_capacity(printed.len());
+    for (value, object) in printed {
+        let cells = match printer {
+            Some(printer) => (printer.cells)(&value),
+            None => crate::table::default_cells(&value),
+        };
+        let mut row = serde_json::json!({"cells": cells});
+        match as_table.include {
+            IncludeObject::None => {}
+            IncludeObject::Metadata => {
+                row["object"] = serde_json::json!({
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": as_table.api_version,
+                    "metadata": value.get("metadata").cloned().unwrap_or_default(),
+                });
+            }
+            IncludeObject::Object => {
+                row["object"] = target
+                    .codec()
+                    .encode(object, &mut Vec::new())
+                    .map_err(ApiError::internal)?;
+            }
+        }
+        rows.push(row);
+    }
+    let columns = printer.map_or(crate::table::DEFAULT_COLUMNS, |p| &p.columns);
+    Ok(serde_json::json!({
+        "kind": "Table",
+        "apiVersion": as_table.api_version,
+        "metadata": metadata,
+        "columnDefinitions": crate::table::column_definitions(columns),
+        "rows": rows,
+    }))
+}
+
+/// A `<Kind>List` around items already written as compact JSON.
+pub(super) fn list_body<H>(
+    scheme: &apfkit_runtime::scheme::Scheme<()>,
+    target: &Target<H>,
+    metadata: Value,
+    items: &[Vec<u8>],
+    format: Format,
+) -> Result<Vec<u8>, ApiError> {
+    let mut body = Vec::with_capacity(items.iter().map(Vec::len).sum::<usize>() + 256);
+    body.extend_from_slice(b"{\"kind\":");
+    serde_json::to_writer(&mut body, &target.served.list_kind()).map_err(ApiError::internal)?;
+    body.extend_from_slice(b",\"apiVersion\":");
+    serde_json::to_writer(&mut body, &target.codec().api_version()).map_err(ApiError::internal)?;
+    body.extend_from_slice(b",\"metadata\":");
+    serde_json::to_writer(&mut body, &metadata).map_err(ApiError::internal)?;
+    body.extend_from_slice(b",\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    match format {
+        Format::Json => Ok(body),
+        Format::Yaml => {
+            let value: Value = serde_json::from_slice(&body).map_err(ApiError::internal)?;
+            serde_saphyr::to_string(&value)
+                .map(String::into_bytes)
+                .map_err(ApiError::internal)
+        }
+        Format::Protobuf => {
+            let value: Value = serde_json::from_slice(&body).map_err(ApiError::internal)?;
+            scheme
+                .encode_value(&value, apfkit_runtime::scheme::Encoding::Protobuf)
+                .map_err(ApiError::internal)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Where a request goes: authenticated first (its user and its [`RequestInfo`] put in the
+//! request's extensions, for every layer behind), then to the version, health, discovery and
+//! OpenAPI documents, or to a resource's verbs by the request's information.
+
+use std::sync::Arc;
+
+use apfkit_runtime::Object;
+use axum::extract::{Request, State};
+use axum::http::{Method, header};
+use axum::response::Response;
+
+use super::media::{self, Wanted};
+use super::request::{Target, drain, read_body};
+use super::request_info;
+use super::resource::{self, Path};
+use super::response::{error_response, json_response, respond};
+use super::server::{ApiServer, Catalog};
+use super::{discovery, openapi};
+use crate::error::ApiError;
+
+pub(super) async fn handle<H>(State(server): State<Arc<ApiServer<H>>>, request: Request) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    match route(&server, request).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+/// Authenticates every request before anything else sees it: 401 (or 403 for a refused
+/// impersonation) in kube-apiserver's words, else the user in the request's extensions, with
+/// kube-apiserver's reading of its method and URL (`RequestInfo`), made once for every layer
+/// behind (the request metrics, APF).
+pub(super) async fn authenticated<H>(
+    State(server): State<Arc<ApiServer<H>>>,
+    mut request: Request,
+    next: axum::middleware::Next,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    match authenticate(&server, &request) {
+        Ok(user) => {
+            let uri = request.uri();
+            let info =
+                request_info::RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
+            request.extensions_mut().insert(user);
+            request.extensions_mut().insert(std::sync::Arc::new(info));
+            next.run(request).await
+        }
+        Err(error) => {
+            drain(request.into_body()).await;
+            error_response(&error)
+        }
+    }
+}
+
+/// The user a request acts as: authenticated by its client certificate (which TLS verified
+/// against the server's authority), bearer token or as anonymous, then impersonated when it
+/// asks to be and may.
+pub(super) fn authenticate<H>(
+    server: &ApiServer<H>,
+    request: &Request,
+) -> Result<crate::auth::UserInfo, ApiError> {
+    let peer = request
+        .extensions()
+        .get::<apfkit_runtime::https::PeerCertificates>()
+        .and_then(|certificates| certificates.0.first())
+        .and_then(|certificate| crate::auth::UserInfo::of_certificate(certificate));
+    let user = server
+        .authenticator
+        .authenticate(peer.as_ref(), request.headers())?;
+    crate::auth::impersonated(user, request.headers())
+}
+
+/// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`,
+/// `authentication.k8s.io/v1`), 201 as kube-apiserver answers the create.
+pub(super) fn self_subject_review(user: crate::auth::UserInfo) -> Response {
+    let mut user_info = serde_json::json!({"username": user.name, "groups": user.groups});
+    if !user.uid.is_empty() {
+        user_info["uid"] = user.uid.into();
+    }
+    json_response(
+        201,
+        &serde_json::json!({
+            "kind": "SelfSubjectReview",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "status": {"userInfo": user_info},
+        }),
+    )
+}
+
+pub(super) async fn route<H>(
+    server: &Arc<ApiServer<H>>,
+    request: Request,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let path = request.uri().path().to_owned();
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let is_get = request.method() == Method::GET;
+    let catalog = server.catalog();
+    let info = request_info::of(&request);
+    if info.verb == "create"
+        && info.api_group == "authentication.k8s.io"
+        && info.api_version == "v1"
+        && info.parts == ["selfsubjectreviews"]
+    {
+        let user = request.extensions().get::<crate::auth::UserInfo>().cloned();
+        // The review's body says nothing the answer needs, but it is read (bounded).
+        read_body(request).await?;
+        return Ok(self_subject_review(user.unwrap_or_default()));
+    }
+    if info.is_resource_request && info.api_prefix == "apis" {
+        let target = Target::resolve(&catalog, &info)?;
+        // The deprecated watch paths, which kube-apiserver still serves (and Ruby's
+        // kubeclient watches through): `/apis/G/V/watch/[namespaces/NS/]RESOURCE[/NAME]`.
+        let path = match segments.get(3) {
+            Some(&"watch") => Path::Watch,
+            _ => Path::Resource,
+        };
+        return resource::serve(server, target, request, path).await;
+    }
+    match segments.as_slice() {
+        ["version"] if is_get => Ok(json_response(
+            200,
+            &serde_json::to_value(&server.version).unwrap_or_default(),
+        )),
+        ["healthz" | "livez" | "readyz", ..] if is_get => Ok(respond(200, "text/plain", "ok")),
+        ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
+            Wanted::Discovery(version) => Ok(discovery_response(
+                version,
+                &discovery::aggregated::<H>(&[], &[], version),
+            )),
+            _ => Ok(json_response(200, &discovery::core_versions())),
+        },
+        ["apis"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
+            Wanted::Discovery(version) => Ok(discovery_response(
+                version,
+                &discovery::aggregated(&catalog.resources, &catalog.groups, version),
+            )),
+            _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
+        },
+        ["apis", group] if is_get => {
+            let group = catalog.group(group).ok_or_else(ApiError::no_route)?;
+            Ok(json_response(200, &discovery::group_document(group)))
+        }
+        ["apis", group, version] if is_get => {
+            if !catalog.serves_version(group, version) {
+                return Err(ApiError::no_route());
+            }
+            Ok(json_response(
+                200,
+                &discovery::resource_list(&catalog.resources, group, version),
+            ))
+        }
+        ["openapi", "v3"] if is_get => Ok(json_response(
+            200,
+            &openapi::index(catalog.openapi_documents(&server.version.git_version)),
+        )),
+        ["openapi", "v3", "apis", group, version] if is_get => {
+            let wanted = format!("{group}/{version}");
+            let (_, document) = catalog
+                .openapi_documents(&server.version.git_version)
+                .iter()
+                .find(|(group_version, _)| *group_version == wanted)
+                .ok_or_else(ApiError::no_route)?;
+            Ok(respond(200, media::JSON, document.clone()))
+        }
+        _ if !is_get && served_on_get(&catalog, &segments) => Err(ApiError::method_not_allowed()),
+        _ => Err(ApiError::no_route()),
+    }
+}
+
+/// Whether a path that is not a resource's is served to a GET: another method there is 405,
+/// any other path 404, as kube-apiserver answers for paths it has no route for (`/api/v1/...`
+/// included: no core resources are served here).
+pub(super) fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool {
+    match segments {
+        ["version" | "api" | "apis"] | ["healthz" | "livez" | "readyz", ..] => true,
+        ["openapi", "v3", ..] => true,
+        ["apis", group] => catalog.group(group).is_some(),
+        ["apis", group, version] => catalog.serves_version(group, version),
+        _ => false,
+    }
+}
+
+pub(super) fn discovery_response(version: &str, document: &serde_json::Value) -> Response {
+    let content_type = if version == "v2" {
+        media::DISCOVERY_V2
+    } else {
+        media::DISCOVERY_V2BETA1
+    };
+    respond(
+        200,
+        content_type,
+        serde_json::to_vec(document).unwrap_or_default(),
+    )
+}

@@ -1,0 +1,204 @@
+//! What a server holds: its objects, the resources it serves now (with their discovery and
+//! OpenAPI documents), and what its handlers share; built with [`ApiServer::new`] and its
+//! `with_*` settings.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_runtime::Object;
+use apfkit_runtime::scheme::Limits;
+
+use super::discovery::{self, Group};
+use super::{metrics, openapi, written};
+use crate::store::{Objects, Served};
+
+/// kube-apiserver's limit on request bodies (`MaxRequestBodyBytes`, 3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 << 20;
+
+/// What `/version` answers.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionInfo {
+    /// Major version.
+    pub major: String,
+    /// Minor version.
+    pub minor: String,
+    /// Full version, such as `v1.35.0`.
+    pub git_version: String,
+    /// Build platform.
+    pub platform: String,
+}
+
+/// An API server over the objects of a scheme.
+pub struct ApiServer<H: 'static> {
+    pub(super) objects: Objects<H>,
+    /// The resources served now; a request reads the catalog of when it came.
+    pub(super) catalog: std::sync::RwLock<Arc<Catalog<H>>>,
+    pub(super) version: VersionInfo,
+    pub(super) body_limits: Limits,
+    /// How long a watch may wait on a client that does not read.
+    pub(super) stalled_watch: Duration,
+    /// Watches open now.
+    pub(super) watches: std::sync::atomic::AtomicUsize,
+    /// Objects and watch events written once for the requests that send them alike.
+    pub(super) written: written::SharedWritings,
+    /// Who may ask: client certificates, tokens, anonymous requests.
+    pub(super) authenticator: crate::auth::Authenticator,
+    /// What the embedding server puts between authentication and the handler.
+    pub(super) wrap: Option<RouterWrap>,
+    /// The request metrics, and `/metrics`, when asked for.
+    pub(super) metrics: Option<Arc<metrics::RequestMetrics>>,
+}
+
+/// The resources served at one time, with the discovery and OpenAPI documents made of them.
+pub(super) struct Catalog<H: 'static> {
+    pub(super) resources: Vec<Arc<Served<H>>>,
+    pub(super) groups: Vec<Group>,
+    /// The OpenAPI v3 documents, made on first request.
+    pub(super) openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
+}
+
+impl<H> Catalog<H> {
+    fn new(resources: Vec<Arc<Served<H>>>) -> Self {
+        Catalog {
+            groups: discovery::groups(&resources),
+            resources,
+            openapi: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The served group named `name`.
+    pub(super) fn group(&self, name: &str) -> Option<&Group> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Whether `version` of the group `group` is served.
+    pub(super) fn serves_version(&self, group: &str, version: &str) -> bool {
+        self.group(group)
+            .is_some_and(|g| g.versions.iter().any(|v| v == version))
+    }
+
+    pub(super) fn served(&self, group: &str, plural: &str) -> Option<&Arc<Served<H>>> {
+        self.resources
+            .iter()
+            .find(|s| s.config.group == group && s.plural == plural)
+    }
+
+    pub(super) fn openapi_documents(&self, server_version: &str) -> &[(String, Vec<u8>)] {
+        self.openapi
+            .get_or_init(|| openapi::documents(&self.resources, &self.groups, server_version))
+    }
+}
+
+/// A function wrapping the API's routes in layers of the embedding server's.
+pub(super) type RouterWrap = Box<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
+
+/// How long a watch waits for a client that stopped reading before it ends the watch (the
+/// events are buffered meanwhile, up to a bound).
+pub const STALLED_WATCH: Duration = Duration::from_secs(30);
+
+impl<H> ApiServer<H>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    /// Serves `resources` of the objects' scheme.
+    pub fn new(objects: Objects<H>, resources: Vec<Served<H>>, version: VersionInfo) -> Self {
+        let resources = resources.into_iter().map(Arc::new).collect();
+        ApiServer {
+            objects,
+            catalog: std::sync::RwLock::new(Arc::new(Catalog::new(resources))),
+            version,
+            body_limits: Limits {
+                max_document_bytes: MAX_BODY_BYTES,
+                ..Limits::default()
+            },
+            stalled_watch: STALLED_WATCH,
+            watches: std::sync::atomic::AtomicUsize::new(0),
+            written: written::SharedWritings::default(),
+            authenticator: crate::auth::Authenticator::new(true),
+            wrap: None,
+            metrics: None,
+        }
+    }
+
+    /// The server with `wrap` around its routes: layers that see each request after it is
+    /// authenticated (its [`crate::auth::UserInfo`] in the extensions) and before it is
+    /// served, as kube-apiserver's filters after authentication (API Priority and Fairness,
+    /// for `apfkit serve`).
+    #[must_use]
+    pub fn with_layers(
+        mut self,
+        wrap: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
+    ) -> Self {
+        self.wrap = Some(Box::new(wrap));
+        self
+    }
+
+    /// The server keeping kube-apiserver's request metrics (`apiserver_request_total`,
+    /// `apiserver_request_duration_seconds`) in `registry`, and answering `GET /metrics`
+    /// (authenticated, behind the layers of [`ApiServer::with_layers`]) with every family
+    /// registered there, in the Prometheus text format.
+    ///
+    /// # Errors
+    ///
+    /// The registry has families of those names already.
+    pub fn with_metrics(mut self, registry: &prometheus::Registry) -> prometheus::Result<Self> {
+        self.metrics = Some(Arc::new(metrics::RequestMetrics::register(registry)?));
+        Ok(self)
+    }
+
+    /// The server authenticating requests with `authenticator` (by default: client
+    /// certificates, and anonymous requests).
+    #[must_use]
+    pub fn with_authenticator(mut self, authenticator: crate::auth::Authenticator) -> Self {
+        self.authenticator = authenticator;
+        self
+    }
+
+    /// The server with another limit on how long a watch waits for a client that does not
+    /// read ([`STALLED_WATCH`] by default).
+    #[must_use]
+    pub fn with_stalled_watch(mut self, limit: Duration) -> Self {
+        self.stalled_watch = limit;
+        self
+    }
+
+    /// How many watches are open.
+    pub fn open_watches(&self) -> usize {
+        self.watches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The objects served.
+    pub fn objects(&self) -> &Objects<H> {
+        &self.objects
+    }
+
+    /// The resources served now.
+    pub fn resources(&self) -> Vec<Arc<Served<H>>> {
+        self.catalog().resources.clone()
+    }
+
+    /// The resource `plural` of `group`, if served now.
+    pub fn resource(&self, group: &str, plural: &str) -> Option<Arc<Served<H>>> {
+        self.catalog().served(group, plural).cloned()
+    }
+
+    /// Serves `resources` from now on, in place of those served so far: requests under way
+    /// finish with the resources they started with (kube-apiserver's handling of
+    /// CustomResourceDefinitions that come, change and go).
+    pub fn set_resources(&self, resources: Vec<Arc<Served<H>>>) {
+        let catalog = Arc::new(Catalog::new(resources));
+        match self.catalog.write() {
+            Ok(mut current) => *current = catalog,
+            Err(poisoned) => *poisoned.into_inner() = catalog,
+        }
+    }
+
+    /// The resources served now, with their documents.
+    pub(super) fn catalog(&self) -> Arc<Catalog<H>> {
+        match self.catalog.read() {
+            Ok(catalog) => catalog.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}

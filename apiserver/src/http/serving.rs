@@ -1,0 +1,241 @@
+//! Serving over HTTPS: the router (authentication, the embedding server's layers, the
+//! metrics, then the routes), the listener and its TLS, and the command-line way to run it.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_runtime::Object;
+use tokio::net::TcpListener;
+
+use super::metrics;
+use super::routes::{authenticated, handle};
+use super::server::ApiServer;
+
+impl<H> ApiServer<H>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    /// The router of the API, for tests and for embedding in another server.
+    pub fn router(self: Arc<Self>) -> axum::Router {
+        let mut routes = axum::Router::new()
+            .fallback(handle::<H>)
+            .with_state(self.clone());
+        if let Some(metrics) = &self.metrics {
+            let scraped = metrics.clone();
+            routes = routes.route(
+                "/metrics",
+                axum::routing::get(move || async move {
+                    ([("content-type", prometheus::TEXT_FORMAT)], scraped.text())
+                }),
+            );
+        }
+        let mut routes = match &self.wrap {
+            Some(wrap) => wrap(routes),
+            None => routes,
+        };
+        if let Some(metrics) = &self.metrics {
+            routes = routes.layer(axum::middleware::from_fn_with_state(
+                metrics.clone(),
+                metrics::record,
+            ));
+        }
+        routes.layer(axum::middleware::from_fn_with_state(
+            self,
+            authenticated::<H>,
+        ))
+    }
+
+    /// Serves HTTPS on `listener` until `shutdown` completes, then lets requests in flight
+    /// (watches included) finish within `grace`.
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: TcpListener,
+        tls: Arc<rustls::ServerConfig>,
+        shutdown: impl Future<Output = ()>,
+        grace: Duration,
+    ) {
+        serve_router(self.router(), listener, tls, shutdown, grace).await;
+    }
+
+    /// Runs the server as a command does: binds `listen`, makes (on first start) or loads the
+    /// credentials in `data_dir`, writes `data_dir/kubeconfig` for the address bound (port 0
+    /// works), says `<name>: listening on https://ADDRESS; kubeconfig: PATH` on standard error,
+    /// and serves until SIGTERM or Ctrl-C, giving requests in flight 5 s.
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be bound, or credentials that cannot be made, read or used.
+    pub async fn serve_command(
+        self: Arc<Self>,
+        name: &str,
+        listen: std::net::SocketAddr,
+        data_dir: &std::path::Path,
+    ) -> Result<(), CommandError> {
+        let listening = Listening::bind(listen, data_dir).await?;
+        eprintln!(
+            "{name}: listening on {}; kubeconfig: {}",
+            listening.url,
+            listening.kubeconfig.display()
+        );
+        self.serve(
+            listening.listener,
+            listening.tls,
+            apfkit_runtime::https::interrupted(),
+            Duration::from_secs(5),
+        )
+        .await;
+        Ok(())
+    }
+}
+
+/// Why [`ApiServer::serve_command`] could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The address could not be bound.
+    #[error("--listen {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: std::net::SocketAddr,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The credentials or the kubeconfig could not be made, read or written.
+    #[error(transparent)]
+    Credentials(#[from] crate::tls::TlsError),
+    /// rustls refused the serving certificate and key.
+    #[error("serving certificate: {0}")]
+    Certificate(String),
+}
+
+/// An address bound as [`ApiServer::serve_command`] binds it, with its credentials and
+/// kubeconfig, for a server started in-process (a test, an embedding program) and stopped by
+/// its own future rather than a signal.
+pub struct Listening {
+    /// The socket, bound.
+    pub listener: TcpListener,
+    /// The serving certificate, asking clients for certificates of the server's authority.
+    pub tls: Arc<rustls::ServerConfig>,
+    /// `https://ADDRESS`, the address bound (a port 0 resolved).
+    pub url: String,
+    /// `data_dir/kubeconfig`, written for `url`: an administrator's context (the current one,
+    /// `apfkit`) and a plain user's (`apfkit-user`).
+    pub kubeconfig: std::path::PathBuf,
+}
+
+impl Listening {
+    /// Binds `listen`, makes (on first start) or loads the credentials in `data_dir` and writes
+    /// `data_dir/kubeconfig` for the address bound.
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be bound, or credentials that cannot be made, read or used.
+    pub async fn bind(
+        listen: std::net::SocketAddr,
+        data_dir: &std::path::Path,
+    ) -> Result<Listening, CommandError> {
+        let credentials = crate::tls::ensure(data_dir, &[])?;
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|source| CommandError::Bind {
+                address: listen,
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| CommandError::Bind {
+            address: listen,
+            source,
+        })?;
+        let url = format!("https://{address}");
+        let kubeconfig = data_dir.join(crate::tls::KUBECONFIG);
+        crate::tls::write_file(
+            &kubeconfig,
+            crate::tls::kubeconfig(&url, &credentials.ca_pem, &credentials.clients).as_bytes(),
+            true,
+        )?;
+        let tls = tls_config_with_clients(
+            credentials.chain,
+            credentials.key,
+            Some(&credentials.ca_pem),
+        )
+        .map_err(|e| CommandError::Certificate(e.to_string()))?;
+        Ok(Listening {
+            listener,
+            tls: Arc::new(tls),
+            url,
+            kubeconfig,
+        })
+    }
+}
+
+/// Serves any router over HTTPS as [`ApiServer::serve`] serves the API: HTTP/2 or HTTP/1.1 by
+/// ALPN, a handshake and headers within 10 s, `TCP_NODELAY` as Go sets it, connections drained within `grace` after
+/// `shutdown`. (The benchmarks serve a bare handler through it, to compare like with like.)
+pub async fn serve_router(
+    app: axum::Router,
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) {
+    let connections = apfkit_runtime::https::Connections {
+        handshake_timeout: HANDSHAKE_TIMEOUT,
+        http2: true,
+        grace,
+    };
+    apfkit_runtime::https::serve(app, listener, tls, connections, shutdown).await;
+}
+
+/// How long a client has for its TLS handshake and request headers.
+pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The TLS configuration of a server with this certificate chain and key, offering HTTP/2 and
+/// HTTP/1.1.
+///
+/// # Errors
+///
+/// A key that does not fit the certificate, or that rustls cannot use.
+pub fn tls_config(
+    chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+    key: rustls::pki_types::PrivateKeyDer<'static>,
+) -> Result<rustls::ServerConfig, rustls::Error> {
+    tls_config_with_clients(chain, key, None)
+}
+
+/// [`tls_config`], asking clients for certificates signed by the authority of `client_ca_pem`
+/// when given: a client may present none (it is then authenticated otherwise), but one that
+/// presents a certificate the authority did not sign fails its handshake.
+///
+/// # Errors
+///
+/// As [`tls_config`], and an authority rustls cannot use.
+pub fn tls_config_with_clients(
+    chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+    key: rustls::pki_types::PrivateKeyDer<'static>,
+    client_ca_pem: Option<&str>,
+) -> Result<rustls::ServerConfig, rustls::Error> {
+    use rustls::pki_types::pem::PemObject as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
+    let builder = match client_ca_pem {
+        None => builder.with_no_client_auth(),
+        Some(pem) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for certificate in rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                let certificate = certificate.map_err(|e| rustls::Error::General(e.to_string()))?;
+                roots.add(certificate)?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| rustls::Error::General(e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder.with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}

@@ -1,0 +1,117 @@
+//! PUT of an object or its status (`k8s.io/apiserver/pkg/endpoints/handlers/update.go`), and
+//! the replace every write to an existing object ends in.
+
+use apfkit_runtime::Object;
+use axum::response::Response;
+
+use super::query::Query;
+use super::request::{Target, Write, decode_body, writer_of};
+use super::response::object_response;
+use super::server::ApiServer;
+use crate::error::ApiError;
+use crate::store::{Objects, Preconditions, UpdateKind};
+
+pub(super) async fn update<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (target, query, format) = (write.target, write.query, write.format);
+    let manager = writer_of(write, "UpdateOptions")?;
+    let (object, warnings) = decode_body(server, write)?;
+    // The body's uid is a precondition of the update, as kube-apiserver's
+    // `defaultUpdatedObjectInfo.Preconditions` makes it (store_tests.go,
+    // RunTestGuaranteedUpdate "UID mismatch").
+    let preconditions = Preconditions {
+        uid: object.metadata().uid.clone().filter(|uid| !uid.is_empty()),
+        resource_version: None,
+    };
+    let written = replace(
+        server,
+        target,
+        query,
+        object,
+        Some(&manager),
+        &preconditions,
+    )
+    .await?;
+    object_response(200, target.codec(), written.object, format, &warnings)
+}
+
+/// Writes `object` over the stored object of the URL (or its status, for `/status`), once its
+/// name and namespace are checked against the URL's.
+pub(super) async fn replace<H>(
+    server: &ApiServer<H>,
+    target: &Target<H>,
+    query: &Query,
+    object: H,
+    manager: Option<&str>,
+    preconditions: &Preconditions,
+) -> Result<crate::store::Written<H>, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let place = target.place();
+    check_place(target, &object)?;
+    let subject = Objects::<H>::subject(&target.served, place.name);
+    let kind = if target.status {
+        UpdateKind::Status
+    } else {
+        UpdateKind::Main
+    };
+    server
+        .objects
+        .update_with(
+            &target.served,
+            place,
+            object,
+            &target.codec().api_version(),
+            kind,
+            query.dry_run,
+            |live, new| {
+                crate::store::check_preconditions(&subject, live, preconditions)?;
+                match manager {
+                    Some(manager) => crate::fields::record_update(
+                        &target.served,
+                        target.codec(),
+                        target.status,
+                        Some(live),
+                        new,
+                        manager,
+                    ),
+                    None => Ok(new),
+                }
+            },
+        )
+        .await
+}
+
+/// Checks that an object written to a named URL has the URL's name, and its namespace when
+/// it names one.
+pub(super) fn check_place<H: Object + Clone + Send + Sync>(
+    target: &Target<H>,
+    object: &H,
+) -> Result<(), ApiError> {
+    let place = target.place();
+    if object.name() != place.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({})",
+            object.name(),
+            place.name
+        )));
+    }
+    if let Some(given) = object.metadata().namespace.as_deref()
+        && !given.is_empty()
+        && target.served.config.namespaced
+        && Some(given) != place.namespace
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({given}) does not match the namespace on the request \
+             ({})",
+            place.namespace.unwrap_or_default()
+        )));
+    }
+    Ok(())
+}

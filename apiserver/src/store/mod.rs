@@ -1,0 +1,23 @@
+//! The generic store, as kube-apiserver's generic registry (`k8s.io/apiserver/pkg/registry/
+//! generic/registry/store.go`): a resource's objects on a storage backend, whatever the
+//! backend. What a resource is and how it is served ([`ResourceConfig`], [`Served`]), how each
+//! version reads and writes ([`VersionCodec`]), the kind's own rules ([`Strategy`]), and the
+//! objects themselves ([`Objects`]). The HTTP handlers reach storage only through here.
+
+mod backend;
+mod objects;
+mod resource;
+mod stored;
+mod strategy;
+
+pub use crate::storage::Revision;
+pub(crate) use objects::check_preconditions;
+pub use objects::{
+    Change, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
+};
+pub use resource::{
+    ResourceConfig, ResourceError, ScalePaths, SchemaFn, SchemeVersion, Served, SharedVersion,
+    VersionCodec,
+};
+pub use stored::{Stored, Watch, Watched};
+pub use strategy::{GenericStrategy, PrinterStrategy, Strategy};

@@ -1,0 +1,64 @@
+//! A kind's own rules, which the generic store applies around every write and the handlers
+//! read for tables: kube-apiserver's REST strategies (`RESTCreateStrategy`,
+//! `RESTUpdateStrategy` and the `TableConvertor` of a registry, as in
+//! `k8s.io/apiserver/pkg/registry/rest/create.go` and `update.go`).
+//!
+//! What is not here: how a resource is served (names, scope, subresources, where and how it is
+//! stored) is its [`ResourceConfig`](super::ResourceConfig); what one version's schema says
+//! (decoding, defaults, the schema's own validation, its selectable fields) is that version's
+//! [`VersionCodec`](super::VersionCodec).
+
+use serde_json::Value;
+
+use crate::error::Cause;
+use crate::table::Printer;
+
+/// What kube-apiserver's strategy for a kind does beyond the generic store, which already sets
+/// the metadata the server owns, clears the status on a create and keeps it on an update of
+/// a resource with a `/status` subresource, and bumps `metadata.generation` when the spec
+/// changes. Every method has the generic store's answer as its default.
+pub trait Strategy<H>: Send + Sync {
+    /// `PrepareForCreate`: changes to a new object about to be stored, given as JSON in the
+    /// storage version (its status already cleared when the resource has a status).
+    fn prepare_for_create(&self, stored: &mut Value) {
+        let _ = stored;
+    }
+
+    /// `PrepareForUpdate`: changes to an updated object about to be stored, given as JSON in
+    /// the storage version (its status already kept from `old` on a write to the object), with
+    /// the stored object.
+    fn prepare_for_update(&self, stored: &mut Value, old: &Value) {
+        let _ = (stored, old);
+    }
+
+    /// `Validate` (no `old`) and `ValidateUpdate`: the field errors of an object about to be
+    /// stored, as kube-apiserver words them; `api_version` is the request's, for field names
+    /// that differ between versions. Empty when it is valid.
+    fn validate(&self, object: &H, old: Option<&H>, api_version: &str) -> Vec<Cause> {
+        let _ = (object, old, api_version);
+        Vec::new()
+    }
+
+    /// The `TableConvertor`: the columns of `kubectl get`; `None` for kube-apiserver's
+    /// default (name and creation time).
+    fn printer(&self) -> Option<&Printer> {
+        None
+    }
+}
+
+/// The generic store's rules alone: no preparation, validation or columns of the kind's own.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GenericStrategy;
+
+impl<H> Strategy<H> for GenericStrategy {}
+
+/// A kind's columns and nothing else of its own (custom resources, whose schema validation
+/// is their versions').
+#[derive(Debug, Clone)]
+pub struct PrinterStrategy(pub Printer);
+
+impl<H> Strategy<H> for PrinterStrategy {
+    fn printer(&self) -> Option<&Printer> {
+        Some(&self.0)
+    }
+}

@@ -1,3 +1,0 @@
-//! The integration tests of apfkit-runtime, in one binary.
-
-mod structure;
