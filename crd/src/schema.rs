@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 
 use apfkit_runtime::field::{BadValue, FieldError, Path};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
 };
 use serde_json::Value;
 
-use crate::cel::{self, CompiledRule};
+use crate::cel::CompiledRule;
 
 /// The JSON types a schema names (`type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,9 +145,32 @@ pub(crate) struct SchemaPath<'a> {
     /// and only when the schema has none.
     pub rule_errors: &'a mut Vec<FieldError>,
     pub depth: usize,
+    /// What compiles each node's rules.
+    pub rules: &'a dyn RuleCompiler,
     /// How many times a rule here can run for one object: the product of the declared element
     /// counts of the lists and maps above, `None` once one of them is unbounded.
     pub cardinality: Option<u64>,
+}
+
+/// What compiles the `x-kubernetes-validations` of each node of a schema as it is built: the
+/// node's field errors go to `errors` (with the schema's own), its rules' to `rule_errors`.
+pub(crate) trait RuleCompiler {
+    fn compile(
+        &self,
+        rules: &[ValidationRule],
+        node: &Schema,
+        cardinality: Option<u64>,
+        path: &Path,
+        errors: &mut Vec<FieldError>,
+        rule_errors: &mut Vec<FieldError>,
+    ) -> Vec<CompiledRule>;
+}
+
+/// How many elements a list, map or string can hold by its declared limit (`maxItems`,
+/// `maxProperties`, `maxLength`), negative limits read as 0; `None` when it declares none
+/// (unbounded).
+pub fn max_children(declared: Option<i64>) -> Option<u64> {
+    declared.map(|max| max.max(0) as u64)
 }
 
 /// Deeper than this a schema is refused (kube-apiserver's CRDs are far shallower; the limit
@@ -155,13 +178,13 @@ pub(crate) struct SchemaPath<'a> {
 pub const MAX_SCHEMA_DEPTH: usize = 64;
 
 impl Schema {
-    /// Compiles a version's `openAPIV3Schema`; `path` names it in errors
-    /// (`spec.validation.openAPIV3Schema` or `spec.versions[0].schema.openAPIV3Schema`).
-    /// The errors come in kube-apiserver's order: the schema's own, then its CEL rules' (only
-    /// when the schema has none). Whether the schema is structural is a check of the CRD
-    /// (`CustomResourceDefinition::from_value`), not of the schema: kube-openapi's validator
-    /// takes any schema, as this does.
-    pub fn compile(props: &JSONSchemaProps, path: Path) -> Result<Schema, Vec<FieldError>> {
+    /// Compiles a version's `openAPIV3Schema`, each node's `x-kubernetes-validations` by
+    /// `rules` ([`Schema::compile`] compiles them as CEL).
+    pub(crate) fn compile_with(
+        props: &JSONSchemaProps,
+        path: Path,
+        rules: &dyn RuleCompiler,
+    ) -> Result<Schema, Vec<FieldError>> {
         let mut errors = Vec::new();
         let mut rule_errors = Vec::new();
         let schema = {
@@ -170,6 +193,7 @@ impl Schema {
                 errors: &mut errors,
                 rule_errors: &mut rule_errors,
                 depth: 0,
+                rules,
                 cardinality: Some(1),
             };
             Schema::compile_node(props, &mut at)
@@ -251,7 +275,7 @@ impl Schema {
             .collect();
         let (additional_properties, no_additional_properties) = match &props.additional_properties {
             Some(JSONSchemaPropsOrBool::Schema(sub)) => {
-                let times = cel::cost::max_children(props.max_properties);
+                let times = max_children(props.max_properties);
                 let schema = child(".additionalProperties".into(), sub, at, times);
                 (Some(Box::new(schema)), false)
             }
@@ -260,7 +284,7 @@ impl Schema {
         };
         let items = match &props.items {
             Some(JSONSchemaPropsOrArray::Schema(sub)) => {
-                let times = cel::cost::max_children(props.max_items);
+                let times = max_children(props.max_items);
                 Some(Box::new(child(".items".into(), sub, at, times)))
             }
             Some(JSONSchemaPropsOrArray::Schemas(_)) => {
@@ -331,9 +355,14 @@ impl Schema {
         };
         if let Some(rules) = &props.x_kubernetes_validations {
             let path = at.path.child("x-kubernetes-validations");
-            cel::check_rule_fields(rules, &schema, &path, at.errors);
-            schema.rules =
-                cel::compile_rules(rules, &schema, at.cardinality, &path, at.rule_errors);
+            schema.rules = at.rules.compile(
+                rules,
+                &schema,
+                at.cardinality,
+                &path,
+                at.errors,
+                at.rule_errors,
+            );
         }
         schema.rules_below = !schema.rules.is_empty()
             || schema.properties.values().any(|s| s.rules_below)

@@ -18,6 +18,7 @@
 pub mod cost;
 mod estimate;
 pub mod library;
+mod rule;
 mod sizes;
 mod values;
 
@@ -28,7 +29,8 @@ use cel::{Context, Env, Program};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
 use serde_json::Value;
 
-use crate::schema::{Schema, Type};
+use crate::schema::{RuleCompiler, Schema, Type};
+pub use rule::{CompiledRule, Reason};
 
 /// kube-apiserver's runtime CEL budget for one object's rules (`RuntimeCELCostBudget`).
 pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
@@ -44,68 +46,6 @@ const OUT_OF_BUDGET: &str =
 /// (`MaxEvaluatedMessageExpressionSizeBytes`).
 pub const MAX_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
 
-/// The reasons a rule may give (`reason`), as field errors report them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// `FieldValueInvalid` (the default).
-    Invalid,
-    /// `FieldValueForbidden`.
-    Forbidden,
-    /// `FieldValueRequired`.
-    Required,
-    /// `FieldValueDuplicate`.
-    Duplicate,
-}
-
-impl Reason {
-    const NAMES: [&'static str; 4] = [
-        "FieldValueDuplicate",
-        "FieldValueForbidden",
-        "FieldValueInvalid",
-        "FieldValueRequired",
-    ];
-
-    fn parse(name: &str) -> Option<Reason> {
-        Some(match name {
-            "FieldValueInvalid" => Reason::Invalid,
-            "FieldValueForbidden" => Reason::Forbidden,
-            "FieldValueRequired" => Reason::Required,
-            "FieldValueDuplicate" => Reason::Duplicate,
-            _ => return None,
-        })
-    }
-}
-
-/// One compiled rule of `x-kubernetes-validations`.
-pub struct CompiledRule {
-    /// The rule as written.
-    pub rule: String,
-    /// `message`, trimmed.
-    pub message: Option<String>,
-    /// `messageExpression`, compiled.
-    message_expression: Option<(String, Program)>,
-    /// `reason`.
-    pub reason: Option<Reason>,
-    /// `fieldPath`, as a path relative to the rule's node (`spec.replicas`).
-    pub field_path: Option<String>,
-    /// `optionalOldSelf`.
-    pub optional_old_self: bool,
-    /// Whether the rule reads `oldSelf` (a transition rule).
-    pub uses_old_self: bool,
-    program: Program,
-    /// The rule's estimated cost for one evaluation.
-    pub estimated_cost: u64,
-}
-
-impl std::fmt::Debug for CompiledRule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledRule")
-            .field("rule", &self.rule)
-            .field("estimated_cost", &self.estimated_cost)
-            .finish_non_exhaustive()
-    }
-}
-
 /// The environment rules are compiled and run in: CEL's standard library, its strings
 /// extension, optionals, and the Kubernetes libraries.
 pub fn environment() -> Arc<Env> {
@@ -120,11 +60,49 @@ pub fn environment() -> Arc<Env> {
     .clone()
 }
 
+/// The compiler of the rules of a schema's nodes: each node's rules checked with the schema's
+/// own errors ([`check_rule_fields`]), then compiled ([`compile_rules`]).
+struct Rules;
+
+impl RuleCompiler for Rules {
+    fn compile(
+        &self,
+        rules: &[ValidationRule],
+        node: &Schema,
+        cardinality: Option<u64>,
+        path: &Path,
+        errors: &mut Vec<FieldError>,
+        rule_errors: &mut Vec<FieldError>,
+    ) -> Vec<CompiledRule> {
+        check_rule_fields(rules, node, path, errors);
+        compile_rules(rules, node, cardinality, path, rule_errors)
+    }
+}
+
+impl Schema {
+    /// Compiles a version's `openAPIV3Schema` with its CEL rules; `path` names it in errors
+    /// (`spec.validation.openAPIV3Schema` or `spec.versions[0].schema.openAPIV3Schema`).
+    /// The errors come in kube-apiserver's order: the schema's own, then its CEL rules' (only
+    /// when the schema has none). Whether the schema is structural is a check of the CRD
+    /// (`CustomResourceDefinition::from_value`), not of the schema: kube-openapi's validator
+    /// takes any schema, as this does.
+    ///
+    /// # Errors
+    ///
+    /// The schema's errors, or else its rules', with kube-apiserver's paths and messages.
+    pub fn compile(
+        props: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
+        path: Path,
+    ) -> Result<Schema, Vec<FieldError>> {
+        Schema::compile_with(props, path, &Rules)
+    }
+}
+
 /// Compiles a node's rules; `path` is the node's `x-kubernetes-validations` path,
 /// `cardinality` how many times its rules can run for one object (`None`: under an unbounded
 /// list or map). Errors go to `errors` with kube-apiserver's
 /// paths; a rule that fails to compile is left out.
-pub(crate) fn compile_rules(
+fn compile_rules(
     rules: &[ValidationRule],
     schema: &Schema,
     cardinality: Option<u64>,
@@ -221,7 +199,7 @@ fn normalize_field_path(path: &str) -> String {
 /// `messageExpression` that are not blank, no line breaks in a message or a field path (and a
 /// message for a rule that has some), a known `reason`, a `fieldPath` that names a field of
 /// the node.
-pub(crate) fn check_rule_fields(
+fn check_rule_fields(
     rules: &[ValidationRule],
     schema: &Schema,
     path: &Path,

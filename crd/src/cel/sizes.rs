@@ -151,9 +151,4 @@ pub fn unbounded_cardinality(schema: &Schema) -> u64 {
     MAX_REQUEST_BYTES / (min_json_size(Some(schema)) + 1)
 }
 
-/// How many elements a list, map or string can hold by its declared limit (`maxItems`,
-/// `maxProperties`, `maxLength`), negative limits read as 0; `None` when it declares none
-/// (unbounded).
-pub fn max_children(declared: Option<i64>) -> Option<u64> {
-    declared.map(|max| max.max(0) as u64)
-}
+pub use crate::schema::max_children;
