@@ -19,69 +19,20 @@ pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> Result<TokenSt
         return Ok(TokenStream::new());
     }
     let wire = settings.wire_path()?;
-    let kind_info = kind_info_type(settings, wire.as_ref());
+    let kind_info = kind_info_type(wire.as_ref());
     let kinds = kinds_table(space, settings, wire.as_ref());
     Ok(quote! { #kind_info #kinds })
 }
 
-/// The `KindInfo` type.
-fn kind_info_type(settings: &Settings, wire: Option<&TokenStream>) -> TokenStream {
-    let json_schema = settings.schemars.then(|| {
-        quote! {
-            /// The JSON Schema (draft 2020-12) schemars derives for the type.
-            pub json_schema: fn() -> ::schemars::Schema,
-        }
-    });
-    let wire = wire.map(|wire| {
-        quote! {
-            /// kube-apiserver's encodings of the kind (protobuf, Go-order JSON), when its
-            /// schema has a Go layout.
-            pub wire: ::std::option::Option<#wire::Codec>,
-        }
-    });
+/// The `KindInfo` type: apfkit-runtime's, with the tree's wire codec.
+fn kind_info_type(wire: Option<&TokenStream>) -> TokenStream {
+    let codec = match wire {
+        Some(wire) => quote! { #wire::Codec },
+        None => quote! { () },
+    };
     quote! {
         /// One kind of the generated API, as [`KINDS`] lists it.
-        #[derive(Debug, Clone, Copy)]
-        pub struct KindInfo {
-            /// API group, empty for the legacy core group.
-            pub group: &'static str,
-            /// Version inside the group.
-            pub version: &'static str,
-            /// The kind.
-            pub kind: &'static str,
-            /// `group/version`, or only the version for the core group.
-            pub api_version: &'static str,
-            /// For a resource: the plural name used in URLs.
-            pub plural: ::std::option::Option<&'static str>,
-            /// For a resource: whether it lives in a namespace.
-            pub namespaced: bool,
-            /// For a resource with a list kind: that kind.
-            pub list_kind: ::std::option::Option<&'static str>,
-            /// For a list kind: the kind of its items.
-            pub item_kind: ::std::option::Option<&'static str>,
-            /// For a resource: its subresources (`status`, `scale`), sorted.
-            pub subresources: &'static [&'static str],
-            /// For a custom resource with a `scale` subresource: where its replicas are.
-            pub scale: ::std::option::Option<ScaleSubresource>,
-            #json_schema
-            #wire
-        }
-        /// Where a custom resource's `scale` subresource reads replicas from.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct ScaleSubresource {
-            /// JSON path of the desired replicas, such as `.spec.replicas`.
-            pub spec_replicas_path: &'static str,
-            /// JSON path of the observed replicas, such as `.status.replicas`.
-            pub status_replicas_path: &'static str,
-            /// JSON path of the label selector, if any.
-            pub label_selector_path: ::std::option::Option<&'static str>,
-        }
-        impl KindInfo {
-            /// Whether this is a list kind.
-            pub fn is_list(&self) -> bool {
-                self.item_kind.is_some()
-            }
-        }
+        pub type KindInfo = ::apfkit_runtime::kind::KindInfo<#codec>;
     }
 }
 
@@ -123,16 +74,17 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
             Some(item) => quote! { ::std::option::Option::Some(#item) },
             None => quote! { ::std::option::Option::None },
         };
-        let json_schema = settings
-            .schemars
-            .then(|| quote! { json_schema: ::apfkit_runtime::__private::json_schema::<#ty>, });
-        let wire = wire.map(|wire| {
-            if def.go.is_some() {
-                quote! { wire: ::std::option::Option::Some(#wire::Codec::of::<#ty>()), }
-            } else {
-                quote! { wire: ::std::option::Option::None, }
+        let schema = if settings.schemars {
+            quote! { ::std::option::Option::Some(::apfkit_runtime::__private::json_schema_value::<#ty>) }
+        } else {
+            quote! { ::std::option::Option::None }
+        };
+        let wire = match wire {
+            Some(wire) if def.go.is_some() => {
+                quote! { ::std::option::Option::Some(#wire::Codec::of::<#ty>()) }
             }
-        });
+            _ => quote! { ::std::option::Option::None },
+        };
         let subresources = &def.subresources;
         let scale = match &def.scale {
             Some(scale) => {
@@ -143,7 +95,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
                     None => quote! { ::std::option::Option::None },
                 };
                 quote! {
-                    ::std::option::Option::Some(ScaleSubresource {
+                    ::std::option::Option::Some(::apfkit_runtime::kind::ScaleSubresource {
                         spec_replicas_path: #spec,
                         status_replicas_path: #status,
                         label_selector_path: #selector,
@@ -164,8 +116,8 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
                 item_kind: #item_kind,
                 subresources: &[#(#subresources),*],
                 scale: #scale,
-                #json_schema
-                #wire
+                schema: #schema,
+                wire: #wire,
             },
         });
     }

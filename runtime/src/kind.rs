@@ -136,3 +136,60 @@ mod tests {
         assert_eq!(absent, None);
     }
 }
+
+/// One kind of a generated API, as its `KINDS` table lists it (resources and list kinds): what
+/// a program needs to list, look up, serve and export kinds without a hand-written table. `W`
+/// is the tree's wire codec (`()` for a tree without one); each generated tree names this type
+/// `KindInfo`.
+#[derive(Debug, Clone, Copy)]
+pub struct KindInfo<W: 'static = ()> {
+    /// API group, empty for the legacy core group.
+    pub group: &'static str,
+    /// Version inside the group.
+    pub version: &'static str,
+    /// The kind.
+    pub kind: &'static str,
+    /// `group/version`, or only the version for the core group.
+    pub api_version: &'static str,
+    /// For a resource: the plural name used in URLs.
+    pub plural: Option<&'static str>,
+    /// For a resource: whether it lives in a namespace.
+    pub namespaced: bool,
+    /// For a resource with a list kind: that kind.
+    pub list_kind: Option<&'static str>,
+    /// For a list kind: the kind of its items.
+    pub item_kind: Option<&'static str>,
+    /// For a resource: its subresources (`status`, `scale`), sorted.
+    pub subresources: &'static [&'static str],
+    /// For a custom resource with a `scale` subresource: where its replicas are.
+    pub scale: Option<ScaleSubresource>,
+    /// The JSON Schema (draft 2020-12) schemars derives for the type, when the tree was
+    /// generated with schemars ([`KindInfo::json_schema`]).
+    pub schema: Option<fn() -> serde_json::Value>,
+    /// kube-apiserver's encodings of the kind (protobuf, Go-order JSON), when the tree has
+    /// wire codecs and the kind's schema a Go layout.
+    pub wire: Option<W>,
+}
+
+impl<W> KindInfo<W> {
+    /// Whether this is a list kind.
+    pub fn is_list(&self) -> bool {
+        self.item_kind.is_some()
+    }
+
+    /// The kind's JSON Schema (draft 2020-12), when the tree was generated with schemars.
+    pub fn json_schema(&self) -> Option<serde_json::Value> {
+        self.schema.map(|schema| schema())
+    }
+}
+
+/// Where a custom resource's `scale` subresource reads replicas from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// JSON path of the desired replicas, such as `.spec.replicas`.
+    pub spec_replicas_path: &'static str,
+    /// JSON path of the observed replicas, such as `.status.replicas`.
+    pub status_replicas_path: &'static str,
+    /// JSON path of the label selector, if any.
+    pub label_selector_path: Option<&'static str>,
+}

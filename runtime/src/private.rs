@@ -9,6 +9,12 @@ pub fn json_schema<T: schemars::JsonSchema>() -> schemars::Schema {
         .into_root_schema_for::<T>()
 }
 
+/// The root JSON Schema (draft 2020-12) of `T`, as JSON (a kind's `KindInfo::schema`).
+#[cfg(feature = "schemars")]
+pub fn json_schema_value<T: schemars::JsonSchema>() -> serde_json::Value {
+    json_schema::<T>().to_value()
+}
+
 /// Decodes `null` like an absent field: as the empty value.
 pub fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where

@@ -358,7 +358,7 @@ fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Val
     let info = apfkit_types::KINDS
         .iter()
         .find(|k| k.group == group && k.version == version && k.kind == kind)?;
-    serde_json::to_value((info.json_schema)()).ok()
+    info.json_schema()
 }
 
 /// kube-apiserver's strategies of FlowSchemas, PriorityLevelConfigurations and APIServices

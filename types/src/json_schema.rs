@@ -32,7 +32,8 @@ pub enum Variant {
 /// Like Kubernetes' own schemas, optional fields are left out rather than `null`: schemars
 /// allows `null` for every `Option`, which is removed here.
 pub fn schema(kind: &KindInfo, variant: Variant) -> Value {
-    let mut value = (kind.json_schema)().to_value();
+    // apfkit-types is generated with schemars: every kind has its schema.
+    let mut value = kind.json_schema().unwrap_or_default();
     without_null(&mut value);
     if variant == Variant::Strict {
         close_objects(&mut value);

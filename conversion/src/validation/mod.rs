@@ -79,7 +79,7 @@ fn legacy_shares_versions() -> &'static [&'static str] {
                     && kind.kind == "PriorityLevelConfiguration"
             })
             .filter(|kind| {
-                let schema = (kind.json_schema)();
+                let schema = kind.json_schema().unwrap_or_default();
                 let definitions = schema.get("$defs").and_then(|d| d.as_object());
                 definitions.into_iter().flatten().any(|(name, definition)| {
                     name.ends_with(".LimitedPriorityLevelConfiguration")

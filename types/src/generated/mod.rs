@@ -4,50 +4,7 @@
 pub mod apiregistration;
 pub mod flowcontrol;
 /// One kind of the generated API, as [`KINDS`] lists it.
-#[derive(Debug, Clone, Copy)]
-pub struct KindInfo {
-    /// API group, empty for the legacy core group.
-    pub group: &'static str,
-    /// Version inside the group.
-    pub version: &'static str,
-    /// The kind.
-    pub kind: &'static str,
-    /// `group/version`, or only the version for the core group.
-    pub api_version: &'static str,
-    /// For a resource: the plural name used in URLs.
-    pub plural: ::std::option::Option<&'static str>,
-    /// For a resource: whether it lives in a namespace.
-    pub namespaced: bool,
-    /// For a resource with a list kind: that kind.
-    pub list_kind: ::std::option::Option<&'static str>,
-    /// For a list kind: the kind of its items.
-    pub item_kind: ::std::option::Option<&'static str>,
-    /// For a resource: its subresources (`status`, `scale`), sorted.
-    pub subresources: &'static [&'static str],
-    /// For a custom resource with a `scale` subresource: where its replicas are.
-    pub scale: ::std::option::Option<ScaleSubresource>,
-    /// The JSON Schema (draft 2020-12) schemars derives for the type.
-    pub json_schema: fn() -> ::schemars::Schema,
-    /// kube-apiserver's encodings of the kind (protobuf, Go-order JSON), when its
-    /// schema has a Go layout.
-    pub wire: ::std::option::Option<crate::wire::Codec>,
-}
-/// Where a custom resource's `scale` subresource reads replicas from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScaleSubresource {
-    /// JSON path of the desired replicas, such as `.spec.replicas`.
-    pub spec_replicas_path: &'static str,
-    /// JSON path of the observed replicas, such as `.status.replicas`.
-    pub status_replicas_path: &'static str,
-    /// JSON path of the label selector, if any.
-    pub label_selector_path: ::std::option::Option<&'static str>,
-}
-impl KindInfo {
-    /// Whether this is a list kind.
-    pub fn is_list(&self) -> bool {
-        self.item_kind.is_some()
-    }
-}
+pub type KindInfo = ::apfkit_runtime::kind::KindInfo<crate::wire::Codec>;
 /// Every kind of the generated API (resources and list kinds), by definition name.
 pub static KINDS: &[KindInfo] = &[
     KindInfo {
@@ -61,9 +18,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1::FlowSchema,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1::FlowSchema,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1::FlowSchema>(),
         ),
@@ -79,9 +38,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1::FlowSchemaList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1::FlowSchemaList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1::FlowSchemaList>(),
         ),
@@ -97,9 +58,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1::PriorityLevelConfiguration,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1::PriorityLevelConfiguration,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1::PriorityLevelConfiguration>(),
         ),
@@ -115,9 +78,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1::PriorityLevelConfigurationList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1::PriorityLevelConfigurationList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1::PriorityLevelConfigurationList,
@@ -135,9 +100,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1alpha1::FlowSchema,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1alpha1::FlowSchema,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1alpha1::FlowSchema>(),
         ),
@@ -153,9 +120,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1alpha1::FlowSchemaList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1alpha1::FlowSchemaList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1alpha1::FlowSchemaList>(),
         ),
@@ -171,9 +140,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
@@ -191,9 +162,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
@@ -211,9 +184,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta1::FlowSchema,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta1::FlowSchema,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta1::FlowSchema>(),
         ),
@@ -229,9 +204,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta1::FlowSchemaList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta1::FlowSchemaList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta1::FlowSchemaList>(),
         ),
@@ -247,9 +224,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta1::PriorityLevelConfiguration,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta1::PriorityLevelConfiguration,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1beta1::PriorityLevelConfiguration,
@@ -267,9 +246,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
@@ -287,9 +268,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta2::FlowSchema,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta2::FlowSchema,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta2::FlowSchema>(),
         ),
@@ -305,9 +288,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta2::FlowSchemaList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta2::FlowSchemaList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta2::FlowSchemaList>(),
         ),
@@ -323,9 +308,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta2::PriorityLevelConfiguration,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta2::PriorityLevelConfiguration,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1beta2::PriorityLevelConfiguration,
@@ -343,9 +330,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
@@ -363,9 +352,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta3::FlowSchema,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta3::FlowSchema,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta3::FlowSchema>(),
         ),
@@ -381,9 +372,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("FlowSchema"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta3::FlowSchemaList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta3::FlowSchemaList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::flowcontrol::v1beta3::FlowSchemaList>(),
         ),
@@ -399,9 +392,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta3::PriorityLevelConfiguration,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta3::PriorityLevelConfiguration,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1beta3::PriorityLevelConfiguration,
@@ -419,9 +414,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("PriorityLevelConfiguration"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<
                 self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
@@ -439,9 +436,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::apiregistration::v1::APIService,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::apiregistration::v1::APIService,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::apiregistration::v1::APIService>(),
         ),
@@ -457,9 +456,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("APIService"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::apiregistration::v1::APIServiceList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::apiregistration::v1::APIServiceList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::apiregistration::v1::APIServiceList>(),
         ),
@@ -475,9 +476,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::None,
         subresources: &["status"],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::apiregistration::v1beta1::APIService,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::apiregistration::v1beta1::APIService,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::apiregistration::v1beta1::APIService>(),
         ),
@@ -493,9 +496,11 @@ pub static KINDS: &[KindInfo] = &[
         item_kind: ::std::option::Option::Some("APIService"),
         subresources: &[],
         scale: ::std::option::Option::None,
-        json_schema: ::apfkit_runtime::__private::json_schema::<
-            self::apiregistration::v1beta1::APIServiceList,
-        >,
+        schema: ::std::option::Option::Some(
+            ::apfkit_runtime::__private::json_schema_value::<
+                self::apiregistration::v1beta1::APIServiceList,
+            >,
+        ),
         wire: ::std::option::Option::Some(
             crate::wire::Codec::of::<self::apiregistration::v1beta1::APIServiceList>(),
         ),
