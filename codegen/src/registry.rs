@@ -27,7 +27,7 @@ pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> Result<TokenSt
 /// The `KindInfo` type: apfkit-runtime's, with the tree's wire codec.
 fn kind_info_type(wire: Option<&TokenStream>) -> TokenStream {
     let codec = match wire {
-        Some(wire) => quote! { #wire::Codec },
+        Some(wire) => quote! { #wire::WireCodec },
         None => quote! { () },
     };
     quote! {
@@ -81,7 +81,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
         };
         let wire = match wire {
             Some(wire) if def.go.is_some() => {
-                quote! { ::std::option::Option::Some(#wire::Codec::of::<#ty>()) }
+                quote! { ::std::option::Option::Some(#wire::WireCodec::of::<#ty>()) }
             }
             _ => quote! { ::std::option::Option::None },
         };

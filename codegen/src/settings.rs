@@ -135,7 +135,7 @@ impl Settings {
     /// `Message` impl (gogo-protobuf's bytes) and a Go-order JSON `Serialize` impl of `GoOrder`,
     /// both from the module at `path`, which provides the runtime (apfkit-types' `wire`). Replaced
     /// definitions with a layout (k8s-openapi's `ObjectMeta`, ...) get the impls in the root
-    /// module, and `KindInfo` gains a `wire` codec.
+    /// module, and each kind's `KindInfo::wire` is the module's `WireCodec` of it.
     pub fn with_wire(&mut self, path: &str) -> &mut Self {
         self.wire = Some(path.to_owned());
         self

@@ -9,7 +9,7 @@
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
 use apfkit_conversion::scheme::{InputError, Limits, SCHEME};
-use apfkit_types::wire::Codec;
+use apfkit_types::wire::WireCodec;
 use apfkit_types::wire::envelope as wire_envelope;
 use apfkit_types::wire::protobuf::UnknownField;
 use serde_json::Value;
@@ -73,7 +73,7 @@ pub enum ObjectError {
     },
 }
 
-fn codec(api_version: &str, kind: &str) -> Result<Codec, ObjectError> {
+fn codec(api_version: &str, kind: &str) -> Result<WireCodec, ObjectError> {
     let unknown = || wire_envelope::EnvelopeError::UnknownKind {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),

@@ -4,7 +4,7 @@
 pub mod apiregistration;
 pub mod flowcontrol;
 /// One kind of the generated API, as [`KINDS`] lists it.
-pub type KindInfo = ::apfkit_runtime::kind::KindInfo<crate::wire::Codec>;
+pub type KindInfo = ::apfkit_runtime::kind::KindInfo<crate::wire::WireCodec>;
 /// Every kind of the generated API (resources and list kinds), by definition name.
 pub static KINDS: &[KindInfo] = &[
     KindInfo {
@@ -24,7 +24,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1::FlowSchema>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -44,7 +44,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1::FlowSchemaList>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1::FlowSchemaList>(),
         ),
     },
     KindInfo {
@@ -64,7 +64,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1::PriorityLevelConfiguration>(),
+            crate::wire::WireCodec::of::<
+                self::flowcontrol::v1::PriorityLevelConfiguration,
+            >(),
         ),
     },
     KindInfo {
@@ -84,7 +86,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1::PriorityLevelConfigurationList,
             >(),
         ),
@@ -106,7 +108,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1alpha1::FlowSchema>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1alpha1::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -126,7 +128,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1alpha1::FlowSchemaList>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1alpha1::FlowSchemaList>(),
         ),
     },
     KindInfo {
@@ -146,7 +148,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
             >(),
         ),
@@ -168,7 +170,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
             >(),
         ),
@@ -190,7 +192,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1beta1::FlowSchema>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1beta1::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -210,7 +212,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1beta1::FlowSchemaList>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1beta1::FlowSchemaList>(),
         ),
     },
     KindInfo {
@@ -230,7 +232,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1beta1::PriorityLevelConfiguration,
             >(),
         ),
@@ -252,7 +254,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
             >(),
         ),
@@ -274,7 +276,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1beta2::FlowSchema>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1beta2::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -294,7 +296,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1beta2::FlowSchemaList>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1beta2::FlowSchemaList>(),
         ),
     },
     KindInfo {
@@ -314,7 +316,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1beta2::PriorityLevelConfiguration,
             >(),
         ),
@@ -336,7 +338,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
             >(),
         ),
@@ -358,7 +360,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1beta3::FlowSchema>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1beta3::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -378,7 +380,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::flowcontrol::v1beta3::FlowSchemaList>(),
+            crate::wire::WireCodec::of::<self::flowcontrol::v1beta3::FlowSchemaList>(),
         ),
     },
     KindInfo {
@@ -398,7 +400,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1beta3::PriorityLevelConfiguration,
             >(),
         ),
@@ -420,7 +422,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<
+            crate::wire::WireCodec::of::<
                 self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
             >(),
         ),
@@ -442,7 +444,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::apiregistration::v1::APIService>(),
+            crate::wire::WireCodec::of::<self::apiregistration::v1::APIService>(),
         ),
     },
     KindInfo {
@@ -462,7 +464,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::apiregistration::v1::APIServiceList>(),
+            crate::wire::WireCodec::of::<self::apiregistration::v1::APIServiceList>(),
         ),
     },
     KindInfo {
@@ -482,7 +484,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::apiregistration::v1beta1::APIService>(),
+            crate::wire::WireCodec::of::<self::apiregistration::v1beta1::APIService>(),
         ),
     },
     KindInfo {
@@ -502,7 +504,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::Codec::of::<self::apiregistration::v1beta1::APIServiceList>(),
+            crate::wire::WireCodec::of::<
+                self::apiregistration::v1beta1::APIServiceList,
+            >(),
         ),
     },
 ];

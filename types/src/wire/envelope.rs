@@ -22,7 +22,7 @@ use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
 use serde_json::Value;
 
 use super::protobuf::{self, DecodeError, Decoded, Exceeded, Message};
-use super::{Codec, WireError};
+use super::{WireCodec, WireError};
 
 /// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -141,7 +141,7 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
 }
 
 /// The codec of a served kind.
-fn codec(api_version: &str, kind: &str) -> Result<Codec, EnvelopeError> {
+fn codec(api_version: &str, kind: &str) -> Result<WireCodec, EnvelopeError> {
     super::codec(api_version, kind).ok_or_else(|| EnvelopeError::UnknownKind {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),

@@ -2,7 +2,7 @@
 //! bytes inside the storage envelope) and JSON in the order of its Go structs.
 //!
 //! Both are generated for every kind and version from the `x-apfkit-go` layout in the
-//! project's schemas; [`crate::KindInfo::wire`] gives a kind's [`Codec`] at run time.
+//! project's schemas; [`crate::KindInfo::wire`] gives a kind's [`WireCodec`] at run time.
 //!
 //! ```
 //! use apfkit_types::flowcontrol::v1::FlowSchema;
@@ -36,7 +36,7 @@ use serde_json::Value;
 
 /// A kind's encodings, on `serde_json::Value`s, for code that picks the kind at run time.
 #[derive(Debug, Clone, Copy)]
-pub struct Codec {
+pub struct WireCodec {
     /// Protobuf bytes (`runtime.Unknown.raw`) to the object as JSON (its `apiVersion` and
     /// `kind` are the codec's), with the unknown fields met; refused past the limits, which
     /// hold while decoding and again on the object before it is built as JSON.
@@ -50,14 +50,14 @@ pub struct Codec {
     pub go_json: fn(Value, bool) -> Result<Vec<u8>, WireError>,
 }
 
-impl Codec {
+impl WireCodec {
     /// The codec of `T`.
-    pub const fn of<T>() -> Codec
+    pub const fn of<T>() -> WireCodec
     where
         T: protobuf::Message + Serialize + DeserializeOwned,
         for<'a> GoOrder<'a, T>: Serialize,
     {
-        Codec {
+        WireCodec {
             decode_protobuf: decode_protobuf::<T>,
             encode_protobuf: encode_protobuf::<T>,
             go_json: go_json::<T>,
@@ -85,7 +85,7 @@ pub enum WireError {
 }
 
 /// The codec of a served kind (list kinds included), by apiVersion and kind.
-pub fn codec(api_version: &str, kind: &str) -> Option<Codec> {
+pub fn codec(api_version: &str, kind: &str) -> Option<WireCodec> {
     crate::KINDS
         .iter()
         .find(|k| k.api_version == api_version && k.kind == kind)?
