@@ -49,6 +49,35 @@ fn gadget(name: &str) -> Vec<u8> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_resources_paths_name_a_namespace_or_all() {
+    let (server, _custom) = start().await;
+    let (code, _) = request(&server, "POST", GADGETS, gadget("g")).await;
+    assert_eq!(code, 201);
+    for (path, status, items) in [
+        ("/apis/example.com/v1/gadgets", 200, Some(1)),
+        (GADGETS, 200, Some(1)),
+        (
+            "/apis/example.com/v1/namespaces/other/gadgets",
+            200,
+            Some(0),
+        ),
+        // An empty namespace is none, and a name needs a namespace.
+        ("/apis/example.com/v1/namespaces//gadgets", 404, None),
+        ("/apis/example.com/v1/gadgets/g", 404, None),
+    ] {
+        let (code, body) = request(&server, "GET", path, Vec::new()).await;
+        assert_eq!(code, status, "{path}: {body}");
+        if let Some(items) = items {
+            assert_eq!(
+                body["items"].as_array().map(Vec::len),
+                Some(items),
+                "{path}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn hostile_bodies_get_a_status_and_the_server_goes_on() {
     let (server, _custom) = start().await;
     let deep = format!(

@@ -51,7 +51,9 @@ where
         let own_path =
             parts.first() == Some(&"namespaces") && parts.get(1) == Some(&info.namespace.as_str());
         let namespace = (!info.namespace.is_empty() && !own_path).then(|| info.namespace.clone());
-        if namespace.is_some() && !served.config.namespaced {
+        // `namespaces//RESOURCE` names an empty namespace, not all of them.
+        let empty_namespace = info.namespace.is_empty() && info.path.contains("/namespaces//");
+        if empty_namespace || (namespace.is_some() && !served.config.namespaced) {
             return Err(ApiError::no_route());
         }
         let version = served

@@ -1262,6 +1262,34 @@ async fn paths_not_served_are_404_and_other_methods_on_served_paths_405() {
         ("POST", "/apis/flowcontrol.apiserver.k8s.io", 405),
         ("PUT", "/apis/flowcontrol.apiserver.k8s.io/v1", 405),
         ("POST", "/apis/nothing.example.com/v1", 404),
+        // Resource paths the resource does not have: a namespace for a cluster-scoped one, a
+        // version not served, a subresource it lacks, more parts than a subresource.
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/namespaces/default/flowschemas",
+            404,
+        ),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v9/flowschemas",
+            404,
+        ),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/x/scale",
+            404,
+        ),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/x/status/more",
+            404,
+        ),
+        ("GET", "/apis/flowcontrol.apiserver.k8s.io/v1/watch", 404),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas//status",
+            404,
+        ),
         ("GET", "/api", 200),
         ("GET", "/version", 200),
     ] {
