@@ -1,11 +1,12 @@
 //! Project automation behind `cargo xtask`: regeneration and freshness checks of every generated
-//! file (the OpenAPI documents, the types and the JSON Schemas).
+//! file (the OpenAPI documents, the types and the JSON Schemas) and of the public API listings.
 
 #![forbid(unsafe_code)]
 
 pub mod codegen;
 pub mod kopium;
 pub mod openapi;
+pub mod public_api;
 
 use std::path::PathBuf;
 

@@ -1,5 +1,7 @@
 //! Project automation. `cargo xtask codegen` regenerates everything generated in the
 //! repository; `cargo xtask codegen --check` only reports what is stale and fails if anything is.
+//! `cargo xtask public-api --json-dir DIR [--check]` lists (or compares) the publishable crates'
+//! public APIs under docs/public-api from rustdoc JSON; `.ci/package` runs it.
 
 #![forbid(unsafe_code)]
 
@@ -8,7 +10,7 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use xtask::{codegen, kopium, project_root};
+use xtask::{codegen, kopium, project_root, public_api};
 
 #[derive(Debug, Parser)]
 #[command(about = "apfkit project automation")]
@@ -23,6 +25,19 @@ enum Command {
     /// (types/src/generated) and the JSON Schemas (schemas/jsonschema).
     Codegen {
         /// Write nothing; list every stale file and exit 1 if there is one.
+        #[arg(long)]
+        check: bool,
+    },
+    /// List the public API of each publishable crate in docs/public-api/CRATE.txt from the
+    /// rustdoc JSON files in a directory (`.ci/package` builds them from the packaged crates and
+    /// runs this; `.ci/package --update` rewrites the listings).
+    ///
+    /// Example: cargo xtask public-api --json-dir target/doc --check
+    PublicApi {
+        /// Directory holding CRATE.json for each publishable library (rustdoc's JSON output).
+        #[arg(long)]
+        json_dir: PathBuf,
+        /// Write nothing; print every item added or removed and exit 1 if a listing is stale.
         #[arg(long)]
         check: bool,
     },
@@ -46,9 +61,18 @@ enum Command {
 
 fn main() -> ExitCode {
     let Args { command } = Args::parse();
-    let result = match command {
-        Command::Codegen { check } => {
-            codegen::run(&project_root(), codegen::Mode::from_check(check))
+    let (result, regenerate) = match command {
+        Command::Codegen { check } => (
+            codegen::run(&project_root(), codegen::Mode::from_check(check)),
+            "cargo xtask codegen",
+        ),
+        Command::PublicApi { json_dir, check } => {
+            let root = project_root();
+            let mode = codegen::Mode::from_check(check);
+            (
+                public_api::run(&root, &json_dir, mode),
+                ".ci/package --update",
+            )
         }
         Command::CompareKopium {
             corpus,
@@ -81,7 +105,7 @@ fn main() -> ExitCode {
                 eprintln!("{} is not up to date", path.display());
             }
             if report.mode == codegen::Mode::Check {
-                eprintln!("run `cargo xtask codegen` and commit the result");
+                eprintln!("run `{regenerate}` and commit the result");
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS

@@ -1,0 +1,202 @@
+//! The public API of each publishable crate, listed under `docs/public-api/` (one file per crate,
+//! one line per public item, as the `public-api` crate renders them) and compared in CI.
+//!
+//! The listing is read from rustdoc's JSON output, which `.ci/package` builds from the packaged
+//! crates (what a user of the registry compiles). rustdoc's JSON is unstable: the stable toolchain
+//! writes it only with `RUSTC_BOOTSTRAP=1`, and each toolchain writes one format version. The
+//! `public-api` release in this crate's manifest reads exactly one ([`FORMAT_VERSION`]); a JSON
+//! file of another version is refused with a message saying which release to take.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::codegen::{Mode, Report};
+
+/// The rustdoc JSON format version the `public-api` dependency reads.
+pub const FORMAT_VERSION: u32 = 57;
+
+/// Where the listings live, relative to the repository root.
+pub const LISTINGS: &str = "docs/public-api";
+
+/// Lists the public API of every publishable library from the rustdoc JSON files in
+/// `json_dir` (`apfkit_types.json`, ...), and writes the listings or compares them with the
+/// committed ones. A stale listing is reported with the items added and removed on stderr.
+pub fn run(root: &Path, json_dir: &Path, mode: Mode) -> Result<Report> {
+    let mut stale = Vec::new();
+    let mut expected_files = BTreeSet::new();
+    for name in publishable_libraries(root)? {
+        let json = json_dir.join(format!("{}.json", name.replace('-', "_")));
+        let listing = listing(&name, &json)?;
+        let relative = PathBuf::from(LISTINGS).join(format!("{name}.txt"));
+        expected_files.insert(relative.clone());
+        let path = root.join(&relative);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed == listing {
+            continue;
+        }
+        match mode {
+            Mode::Check => eprint!("{}", difference(&relative, &committed, &listing)),
+            Mode::Write => {
+                std::fs::create_dir_all(root.join(LISTINGS))?;
+                std::fs::write(&path, &listing)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        stale.push(relative);
+    }
+    // A listing of a crate no longer published is stale too.
+    if let Ok(entries) = std::fs::read_dir(root.join(LISTINGS)) {
+        for entry in entries {
+            let relative = PathBuf::from(LISTINGS).join(entry?.file_name());
+            if !expected_files.contains(&relative) {
+                if mode == Mode::Write {
+                    std::fs::remove_file(root.join(&relative))?;
+                }
+                stale.push(relative);
+            }
+        }
+    }
+    Ok(Report { mode, stale })
+}
+
+/// The names of the workspace's packages that may be published and have a library target.
+fn publishable_libraries(root: &Path) -> Result<Vec<String>> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root)
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let mut names = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        // `publish = false` is an empty list of registries.
+        let unpublished = package["publish"].as_array().is_some_and(Vec::is_empty);
+        let library = package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|target| {
+                target["kind"]
+                    .as_array()
+                    .is_some_and(|kinds| kinds.iter().any(|kind| kind == "lib"))
+            });
+        if !unpublished && library {
+            names.push(package["name"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// One crate's listing: a header, then its public items, one per line, sorted.
+fn listing(name: &str, json: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(json).with_context(|| {
+        format!(
+            "reading {} (rustdoc JSON of {name}: `.ci/package` builds it)",
+            json.display()
+        )
+    })?;
+    check_format_version(json, &text)?;
+    let api = public_api::Builder::from_rustdoc_json(json)
+        .omit_blanket_impls(true)
+        .omit_auto_trait_impls(true)
+        .omit_auto_derived_impls(true)
+        .build()
+        .with_context(|| format!("listing the public items of {}", json.display()))?;
+    let mut out = format!(
+        "# The public API of {name}: generated by `.ci/package --update`, compared by `.ci/package`.\n"
+    );
+    for item in api.items() {
+        writeln!(out, "{item}")?;
+    }
+    Ok(out)
+}
+
+/// Refuses a JSON file written in another format version than `public-api` reads.
+fn check_format_version(json: &Path, text: &str) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Header {
+        format_version: u32,
+    }
+    // Only the one field is read; the rest of the document is skipped.
+    let header: Header = serde_json::from_str(text)
+        .with_context(|| format!("{} is not rustdoc JSON", json.display()))?;
+    if header.format_version != FORMAT_VERSION {
+        bail!(
+            "{} is rustdoc JSON format {}, and the `public-api` in xtask/Cargo.toml reads format \
+             {FORMAT_VERSION}: the toolchain changed; take the `public-api` release built on \
+             rustdoc-types {}.x and change xtask::public_api::FORMAT_VERSION",
+            json.display(),
+            header.format_version,
+            header.format_version,
+        );
+    }
+    Ok(())
+}
+
+/// The items a new listing adds and removes, for a reader of the CI log.
+fn difference(relative: &Path, committed: &str, listing: &str) -> String {
+    let old: BTreeSet<&str> = committed.lines().collect();
+    let new: BTreeSet<&str> = listing.lines().collect();
+    let mut out = format!("{}: items removed (-) and added (+):\n", relative.display());
+    for removed in old.difference(&new) {
+        let _ = writeln!(out, "-{removed}");
+    }
+    for added in new.difference(&old) {
+        let _ = writeln!(out, "+{added}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_file_of_another_format_version_is_refused_with_what_to_do() {
+        let error = check_format_version(Path::new("x.json"), r#"{"format_version": 60}"#)
+            .expect_err("format 60 is not read");
+        let message = error.to_string();
+        assert!(message.contains("format 60"), "{message}");
+        assert!(message.contains("rustdoc-types 60.x"), "{message}");
+        check_format_version(
+            Path::new("x.json"),
+            &format!(r#"{{"index": {{}}, "format_version": {FORMAT_VERSION}}}"#),
+        )
+        .expect("the version public-api reads");
+    }
+
+    #[test]
+    fn the_difference_names_the_items_added_and_removed() {
+        let shown = difference(
+            Path::new("docs/public-api/x.txt"),
+            "# header\npub fn x::a()\npub fn x::b()\n",
+            "# header\npub fn x::b()\npub fn x::c()\n",
+        );
+        assert_eq!(
+            shown,
+            "docs/public-api/x.txt: items removed (-) and added (+):\n-pub fn x::a()\n+pub fn x::c()\n"
+        );
+    }
+
+    #[test]
+    fn the_publishable_libraries_are_the_packaged_ones() {
+        let names = publishable_libraries(&crate::project_root()).expect("cargo metadata");
+        assert!(names.contains(&"apfkit-types".to_owned()), "{names:?}");
+        assert!(names.contains(&"apfkit-apiserver".to_owned()), "{names:?}");
+        // Not published, or not a library.
+        for unlisted in ["xtask", "apfkit-tests", "apfkit-example-widgets", "apfkit"] {
+            assert!(!names.contains(&unlisted.to_owned()), "{names:?}");
+        }
+    }
+}
