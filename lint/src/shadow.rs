@@ -8,9 +8,9 @@
 //! groups, and matching only grows with groups, so each subject needs only its smallest
 //! requests: its user (or a fresh one) in `system:authenticated` plus the group it names, or
 //! `system:anonymous` in `system:unauthenticated` where the subject can be anonymous; a
-//! service account with its three groups.
+//! service account (or a user named as one) with its three groups.
 //! A rule is shadowed when the dispatcher's own matcher sends every representative of it to
-//! an earlier schema.
+//! an earlier schema. `tests/shadow_exactness.rs` holds this against brute force.
 
 use std::collections::BTreeSet;
 
@@ -155,7 +155,7 @@ fn subject_atoms(subjects: &[Subject]) -> Vec<(String, Vec<String>)> {
                 match user.name.as_str() {
                     "*" => out.extend([authenticated(), anonymous()]),
                     ANONYMOUS => out.push(anonymous()),
-                    name => out.push((name.to_owned(), vec![AUTHENTICATED.to_owned()])),
+                    name => out.push((name.to_owned(), groups_of(name))),
                 }
             }
             "Group" => {
@@ -181,19 +181,30 @@ fn subject_atoms(subjects: &[Subject]) -> Vec<(String, Vec<String>)> {
                 } else {
                     &account.name
                 };
-                out.push((
-                    format!("system:serviceaccount:{}:{name}", account.namespace),
-                    vec![
-                        "system:serviceaccounts".to_owned(),
-                        format!("system:serviceaccounts:{}", account.namespace),
-                        AUTHENTICATED.to_owned(),
-                    ],
-                ));
+                let user = format!("system:serviceaccount:{}:{name}", account.namespace);
+                let groups = groups_of(&user);
+                out.push((user, groups));
             }
             _ => {}
         }
     }
     out
+}
+
+/// The groups a user other than `system:anonymous` always has: `system:authenticated`, and a
+/// service account's two groups (k8s.io/apiserver `pkg/authentication/serviceaccount/util.go`,
+/// `MakeGroupNames`, given to every service account token's user).
+fn groups_of(user: &str) -> Vec<String> {
+    let mut groups = Vec::with_capacity(3);
+    if let Some((namespace, _)) = user
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+    {
+        groups.push("system:serviceaccounts".to_owned());
+        groups.push(format!("system:serviceaccounts:{namespace}"));
+    }
+    groups.push(AUTHENTICATED.to_owned());
+    groups
 }
 
 /// The representatives of one resource rule, for each subject request.
