@@ -40,6 +40,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) stalled_watch: Duration,
     /// Watches open now.
     pub(super) watches: std::sync::atomic::AtomicUsize,
+    /// Bytes of watch events written ahead of their clients, not yet handed to a connection.
+    pub(super) watch_bytes: Arc<std::sync::atomic::AtomicUsize>,
     /// Objects and watch events written once for the requests that send them alike.
     pub(super) written: written::SharedWritings,
     /// Who may ask: client certificates, tokens, anonymous requests.
@@ -93,9 +95,11 @@ impl<H> Catalog<H> {
 /// A function wrapping the API's routes in layers of the embedding server's.
 pub(super) type RouterWrap = Box<dyn Fn(axum::Router) -> axum::Router + Send + Sync>;
 
-/// How long a watch waits for a client that stopped reading before it ends the watch (the
-/// events are buffered meanwhile, up to a bound).
-pub const STALLED_WATCH: Duration = Duration::from_secs(30);
+/// How long a watch waits for a client that stopped reading, once what it may write ahead
+/// (64 events, 1 MiB) is full, before it ends the watch. kube-apiserver gives a blocked
+/// watcher at most 100 ms (k8s.io/apiserver `pkg/storage/cacher/time_budget.go`,
+/// `maxBudget`) before closing it; a few seconds let a slow but live client catch up.
+pub const STALLED_WATCH: Duration = Duration::from_secs(5);
 
 impl<H> ApiServer<H>
 where
@@ -114,6 +118,7 @@ where
             },
             stalled_watch: STALLED_WATCH,
             watches: std::sync::atomic::AtomicUsize::new(0),
+            watch_bytes: Arc::default(),
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
             wrap: None,
@@ -166,6 +171,13 @@ where
     /// How many watches are open.
     pub fn open_watches(&self) -> usize {
         self.watches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many bytes of watch events wait for their clients to read them: written ahead of
+    /// each client up to 64 events and 1 MiB (and one event of any size), then the watch waits
+    /// for the client, for the stalled-watch limit at most.
+    pub fn watch_bytes_queued(&self) -> usize {
+        self.watch_bytes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The objects served.

@@ -2,17 +2,20 @@
 //! `DELETED`, `BOOKMARK`, `ERROR`), the current objects first when no resourceVersion (or `0`)
 //! is given, selectors applied with objects that stop matching sent as `DELETED`, ended after
 //! `timeoutSeconds`, and ended (never buffered without bound) when the client stops reading:
-//! the events queued for it are dropped and an `ERROR` event (410 `Expired`) is its last, so a
-//! client that reads again learns that it missed events and lists anew.
+//! what is written ahead of a client is bounded in events and in bytes, and once that is full
+//! for the stalled-watch limit, the events queued are dropped and an `ERROR` event (410
+//! `Expired`) is its last, so a client that reads again learns that it missed events and lists
+//! anew.
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use apfkit_runtime::Object;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::list::{not_ahead, selected};
@@ -29,6 +32,9 @@ use crate::store::{Change, ListRequest};
 
 /// Events written ahead of a client that reads slowly.
 const FRAMES_AHEAD: usize = 64;
+/// Bytes of events written ahead of a client that reads slowly, in KiB (the unit of the
+/// budget's permits): 1 MiB. An event larger than that is written alone.
+const KIB_AHEAD: u32 = 1024;
 /// How often a watch that allows bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
 /// How long before its end a watch that allows bookmarks gets one more, so that its client
@@ -53,12 +59,15 @@ where
     let (served, version) = (target.served.clone(), target.version);
     let target_namespace = target.namespace.clone();
     let namespace = target.namespace.clone();
-    let (frames, receiver) = mpsc::channel::<Frame>(FRAMES_AHEAD);
+    let (frames, receiver) = mpsc::channel::<Queued>(FRAMES_AHEAD);
     let (last_frame, last) = oneshot::channel::<Bytes>();
+    let ahead = Arc::new(Semaphore::new(KIB_AHEAD as usize));
     tokio::spawn(async move {
         let _open = OpenWatch::count(&server.watches);
         let mut stream = Stream {
             frames,
+            ahead,
+            queued: Arc::clone(&server.watch_bytes),
             target: Target {
                 served: served.clone(),
                 version,
@@ -97,26 +106,60 @@ where
 }
 
 /// Counts a watch as open while it lives.
-struct OpenWatch<'a>(&'a std::sync::atomic::AtomicUsize);
+struct OpenWatch<'a>(&'a AtomicUsize);
 
 impl<'a> OpenWatch<'a> {
-    fn count(open: &'a std::sync::atomic::AtomicUsize) -> Self {
-        open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    fn count(open: &'a AtomicUsize) -> Self {
+        open.fetch_add(1, Ordering::Relaxed);
         OpenWatch(open)
     }
 }
 
 impl Drop for OpenWatch<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// One event of the body stream, which never fails once started.
 type Frame = Result<Bytes, std::convert::Infallible>;
 
+/// An event written ahead of the client, holding its share of the watch's byte budget and
+/// its count in the server's total until the body hands it on (or drops it).
+struct Queued {
+    frame: Bytes,
+    _budget: OwnedSemaphorePermit,
+    _counted: Counted,
+}
+
+/// Bytes counted in a total while this lives.
+struct Counted {
+    total: Arc<AtomicUsize>,
+    bytes: usize,
+}
+
+impl Counted {
+    fn new(total: &Arc<AtomicUsize>, bytes: usize) -> Self {
+        total.fetch_add(bytes, Ordering::Relaxed);
+        Counted {
+            total: Arc::clone(total),
+            bytes,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
 struct Stream<'s, H: 'static> {
-    frames: mpsc::Sender<Frame>,
+    frames: mpsc::Sender<Queued>,
+    /// The byte budget of the events written ahead, in KiB.
+    ahead: Arc<Semaphore>,
+    /// The server's count of bytes written ahead of every watch's client.
+    queued: Arc<AtomicUsize>,
     /// The resource and version watched.
     target: Target<H>,
     format: Format,
@@ -395,13 +438,27 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         }
     }
 
-    /// Hands a written event to the body, waiting at most the stalled-watch limit for room.
+    /// Hands a written event to the body, waiting at most the stalled-watch limit for room
+    /// (in events and in bytes).
     async fn send_frame(&mut self, frame: Bytes) -> Result<(), Stop> {
-        match tokio::time::timeout(self.stalled, self.frames.send(Ok(frame))).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(Stop::Client),
-            Err(_) => Err(Stop::Stalled),
-        }
+        let kib = u32::try_from(frame.len().div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .clamp(1, KIB_AHEAD);
+        let room = async {
+            let budget = Arc::clone(&self.ahead)
+                .acquire_many_owned(kib)
+                .await
+                .map_err(|_| Stop::Client)?;
+            let queued = Queued {
+                _counted: Counted::new(&self.queued, frame.len()),
+                frame,
+                _budget: budget,
+            };
+            self.frames.send(queued).await.map_err(|_| Stop::Client)
+        };
+        tokio::time::timeout(self.stalled, room)
+            .await
+            .unwrap_or(Err(Stop::Stalled))
     }
 
     /// Ends the watch with an `ERROR` event carrying a `Status`.
@@ -435,7 +492,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
 /// because the client stopped reading; then the frames still queued are dropped and the
 /// `ERROR` event the watch left is the last thing sent.
 struct WatchBody {
-    frames: mpsc::Receiver<Frame>,
+    frames: mpsc::Receiver<Queued>,
     /// The `ERROR` event of a stalled watch, until the watch ends another way.
     last: Option<oneshot::Receiver<Bytes>>,
     ended: bool,
@@ -463,7 +520,10 @@ impl tokio_stream::Stream for WatchBody {
                 Poll::Pending => {}
             }
         }
-        self.frames.poll_recv(context)
+        // The event leaves the budget as it is handed on (its permit is dropped here).
+        self.frames
+            .poll_recv(context)
+            .map(|queued| queued.map(|queued| Ok(queued.frame)))
     }
 }
 

@@ -93,6 +93,46 @@ async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
     );
 }
 
+/// Watchers that never read hold at most their byte budget each (1 MiB and one event), not 64
+/// events of any size (issue 39: 20 stalled watches and 300 events of 100 KB took a server
+/// from 25 MB to 915 MB), and once they are ended nothing stays queued for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_that_never_read_hold_a_bounded_number_of_bytes() {
+    const WATCHERS: usize = 4;
+    let running = start(Duration::from_secs(2)).await;
+    let mut watches = Vec::new();
+    for _ in 0..WATCHERS {
+        watches.push(send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await);
+    }
+    assert!(
+        wait_until(Duration::from_secs(5), || running.server.open_watches()
+            == WATCHERS)
+        .await
+    );
+    // More than the connections' buffers take, so that every watch's own queue fills.
+    let mut most = 0;
+    for i in 0..150 {
+        running.create(&format!("big-{i:03}"), 100 << 10).await;
+        most = most.max(running.server.watch_bytes_queued());
+    }
+    let bound = WATCHERS * ((1 << 20) + (110 << 10));
+    assert!(
+        most > 1 << 20,
+        "at most {most} bytes were queued: the watches never filled"
+    );
+    assert!(most <= bound, "{most} bytes queued for {WATCHERS} watches");
+    assert!(
+        wait_until(Duration::from_secs(15), || running.server.open_watches()
+            == 0
+            && running.server.watch_bytes_queued() == 0)
+        .await,
+        "{} watches open, {} bytes queued",
+        running.server.open_watches(),
+        running.server.watch_bytes_queued()
+    );
+    drop(watches);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_that_stops_reading_gets_an_error_event_last_when_it_reads_again() {
     let running = start(Duration::from_millis(300)).await;
