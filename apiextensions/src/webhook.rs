@@ -90,14 +90,14 @@ impl Webhook {
                 .post(&self.url)
                 .header("Content-Type", "application/json")
                 .send(&body[..])
-                .map_err(|e| format!("Post {:?}: {e}", self.url))?;
+                .map_err(|e| format!("Post {:?}: {}", self.url, transport_error(&self.url, &e)))?;
             let status = response.status();
             let bytes = response
                 .body_mut()
                 .with_config()
                 .limit(MAX_RESPONSE_BYTES)
                 .read_to_vec()
-                .map_err(|e| format!("Post {:?}: {e}", self.url))?;
+                .map_err(|e| format!("Post {:?}: {}", self.url, transport_error(&self.url, &e)))?;
             if !status.is_success() {
                 return Err(format!("Post {:?}: the server answered {status}", self.url));
             }
@@ -114,6 +114,69 @@ impl Webhook {
                 format!("conversion webhook for {kind} returned failure: {message}")
             }
         })
+    }
+}
+
+/// Why a request to the webhook at `url` failed, in the words Go's `net/http` client uses,
+/// which kube-apiserver's errors carry: no more about the connection than they tell (no
+/// operating system error codes, no TLS library's inner names).
+fn transport_error(url: &str, error: &ureq::Error) -> String {
+    use rustls::CertificateError as Certificate;
+    const TIMEOUT: &str =
+        "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
+    let address = || {
+        let uri: Option<ureq::http::Uri> = url.parse().ok();
+        let host = uri.as_ref().and_then(|u| u.host()).unwrap_or_default();
+        let port = uri.as_ref().and_then(|u| u.port_u16()).unwrap_or(443);
+        format!("{host}:{port}")
+    };
+    let verify = |why: &str| format!("tls: failed to verify certificate: x509: {why}");
+    match error {
+        ureq::Error::Io(io) => match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => {
+                format!("dial tcp {}: connect: connection refused", address())
+            }
+            std::io::ErrorKind::ConnectionReset => {
+                format!("read tcp {}: read: connection reset by peer", address())
+            }
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => TIMEOUT.to_owned(),
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::BrokenPipe => "EOF".to_owned(),
+            // The kind's words ("network unreachable"), never the system's error code.
+            kind => format!("dial tcp {}: connect: {kind}", address()),
+        },
+        ureq::Error::Timeout(_) => TIMEOUT.to_owned(),
+        ureq::Error::HostNotFound => {
+            let host = address();
+            let host = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
+            format!("dial tcp: lookup {host}: no such host")
+        }
+        ureq::Error::Rustls(rustls::Error::InvalidCertificate(why)) => match why {
+            Certificate::UnknownIssuer => verify("certificate signed by unknown authority"),
+            Certificate::Expired
+            | Certificate::ExpiredContext { .. }
+            | Certificate::NotValidYet
+            | Certificate::NotValidYetContext { .. } => {
+                verify("certificate has expired or is not yet valid")
+            }
+            Certificate::NotValidForName | Certificate::NotValidForNameContext { .. } => {
+                let host = address();
+                let host = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
+                verify(&format!("certificate is not valid for {host}"))
+            }
+            _ => verify("certificate is not valid"),
+        },
+        // A server that answers in plain HTTP sends what is no TLS record.
+        ureq::Error::Rustls(rustls::Error::InvalidMessage(_)) | ureq::Error::Protocol(_) => {
+            "http: server gave HTTP response to HTTPS client".to_owned()
+        }
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) => {
+            "remote error: tls: handshake failure".to_owned()
+        }
+        ureq::Error::BodyExceedsLimit(limit) => {
+            format!("the answer is larger than {limit} bytes")
+        }
+        ureq::Error::BodyStalled => TIMEOUT.to_owned(),
+        other => other.to_string(),
     }
 }
 
@@ -259,6 +322,52 @@ mod tests {
 
     fn converted(object: Value) -> Vec<u8> {
         answer(json!({"uid": "r", "result": {"status": "Success"}, "convertedObjects": [object]}))
+    }
+
+    /// A webhook that cannot be reached is described as Go's client describes it, in the
+    /// error kube-apiserver returns, and with no more than that: no system error codes.
+    #[test]
+    fn transport_errors_are_go_clients_words() {
+        let url = "https://127.0.0.1:9443/convert";
+        let io = |kind: std::io::ErrorKind| ureq::Error::Io(std::io::Error::from(kind));
+        for (error, expected) in [
+            (
+                io(std::io::ErrorKind::ConnectionRefused),
+                "dial tcp 127.0.0.1:9443: connect: connection refused",
+            ),
+            (
+                io(std::io::ErrorKind::ConnectionReset),
+                "read tcp 127.0.0.1:9443: read: connection reset by peer",
+            ),
+            (io(std::io::ErrorKind::UnexpectedEof), "EOF"),
+            (
+                io(std::io::ErrorKind::NetworkUnreachable),
+                "dial tcp 127.0.0.1:9443: connect: network unreachable",
+            ),
+            (
+                ureq::Error::Rustls(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer,
+                )),
+                "tls: failed to verify certificate: x509: certificate signed by unknown authority",
+            ),
+            (
+                ureq::Error::Rustls(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::NotValidForName,
+                )),
+                "tls: failed to verify certificate: x509: certificate is not valid for 127.0.0.1",
+            ),
+            (
+                ureq::Error::Rustls(rustls::Error::InvalidMessage(
+                    rustls::InvalidMessage::InvalidContentType,
+                )),
+                "http: server gave HTTP response to HTTPS client",
+            ),
+        ] {
+            assert_eq!(transport_error(url, &error), expected);
+        }
+        let raw = std::io::Error::from_raw_os_error(111);
+        let said = transport_error(url, &ureq::Error::Io(raw));
+        assert!(!said.contains("os error"), "{said}");
     }
 
     #[test]

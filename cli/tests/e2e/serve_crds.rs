@@ -458,6 +458,9 @@ fn the_widgets_crd_given_on_the_command_line_converts_through_its_webhook() {
         failed.contains("conversion webhook for example.com/v1, Kind=Widget failed: Post"),
         "{failed}"
     );
+    // In Go's client's words, as kube-apiserver says it, and no more (issue 39).
+    assert!(failed.contains(": connect: connection refused"), "{failed}");
+    assert!(!failed.contains("os error"), "{failed}");
     assert_eq!(read("v1")["spec"]["replicas"], 3);
 }
 
