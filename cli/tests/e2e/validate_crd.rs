@@ -204,7 +204,7 @@ fn hostile_crd_files_are_refused_by_the_readers() {
     );
     for (file, expected) in [
         (&repeated, "duplicate key"),
-        (&deep, "recursion limit"),
+        (&deep, "nested deeper than 64 levels"),
         (&large, "larger than 2048 bytes"),
     ] {
         let output = apfkit(
