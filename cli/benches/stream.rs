@@ -15,6 +15,10 @@
 //! Each side runs `APFKIT_STREAM_RUNS` times (3 by default), alternating, and its fastest run
 //! counts: on a shared machine the fastest run is the one least disturbed by others.
 //!
+//! `APFKIT_STREAM_OTHER=PATH` also runs another `apfkit` binary (an older build, say) in the
+//! same turns, and adds its throughput and its time over this build's: above 1.0, this build
+//! is the faster. That tells a regression from the machine's noise.
+//!
 //! A ratio is the baseline's time over apfkit's: above 1.0, apfkit is the faster. Peak memory
 //! is the child's `VmHWM` from `/proc`, sampled until it exits (Linux only; elsewhere "n/a").
 //! Bounded memory shows as a peak that does not grow with the input.
@@ -103,9 +107,9 @@ fn peak_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn convert(input: &Path, form: Form, output: &Path) -> (Duration, Option<u64>) {
+fn convert(binary: &Path, input: &Path, form: Form, output: &Path) -> (Duration, Option<u64>) {
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_apfkit"))
+    let mut child = Command::new(binary)
         .args(["convert", "-f"])
         .arg(input)
         .args(["--to", "v1", "-o", form.output_flag(), "--output-file"])
@@ -154,6 +158,13 @@ fn round_trip(input: &Path, form: Form, output: &Path) -> (Duration, usize) {
     (started.elapsed(), documents)
 }
 
+/// A peak in KiB as MiB, or "n/a".
+fn mib(kib: Option<u64>) -> String {
+    kib.map_or("n/a".to_owned(), |kib| {
+        format!("{:.1} MiB", kib as f64 / 1024.0)
+    })
+}
+
 fn count_objects(output: &Path, form: Form) -> usize {
     let text = std::fs::read_to_string(output).expect("output");
     match form {
@@ -178,11 +189,18 @@ fn main() {
             .collect(),
         Err(_) => vec![Form::CompactJson, Form::PrettyJson, Form::Yaml],
     };
+    let other = std::env::var_os("APFKIT_STREAM_OTHER").map(std::path::PathBuf::from);
+    let this = Path::new(env!("CARGO_BIN_EXE_apfkit"));
     let dir = tempfile::tempdir().expect("temporary directory");
-    println!(
+    print!(
         "| input | size | documents | round trip (baseline) | apfkit convert --to v1 | ratio | peak RSS |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    match &other {
+        Some(_) => println!(
+            " other build | its time / this build's | its peak RSS |\n|---|---|---|---|---|---|---|---|---|---|"
+        ),
+        None => println!("\n|---|---|---|---|---|---|---|"),
+    }
     for form in forms {
         for megabytes in [10, large] {
             let input = dir.path().join(format!("in-{megabytes}.{}", form.name()));
@@ -190,30 +208,44 @@ fn main() {
             let (bytes, documents) = write_input(&input, form, megabytes);
             let mb = bytes as f64 / (1 << 20) as f64;
             let (mut baseline, mut elapsed, mut peak) = (Duration::MAX, Duration::MAX, None);
+            let (mut other_elapsed, mut other_peak) = (Duration::MAX, None);
+            let timed = |binary: &Path, fastest: &mut Duration, peak: &mut Option<u64>| {
+                let (time, kib) = convert(binary, &input, form, &output);
+                assert_eq!(
+                    count_objects(&output, form),
+                    documents,
+                    "every document converted by {}",
+                    binary.display()
+                );
+                *fastest = (*fastest).min(time);
+                *peak = (*peak).max(kib);
+            };
             for _ in 0..runs {
                 let (time, read) = round_trip(&input, form, &output);
                 assert_eq!(read, documents, "the baseline read every document");
                 baseline = baseline.min(time);
-                let (time, kib) = convert(&input, form, &output);
-                assert_eq!(
-                    count_objects(&output, form),
-                    documents,
-                    "every document converted"
-                );
-                elapsed = elapsed.min(time);
-                peak = peak.max(kib);
+                timed(this, &mut elapsed, &mut peak);
+                if let Some(other) = &other {
+                    timed(other, &mut other_elapsed, &mut other_peak);
+                }
             }
-            println!(
+            print!(
                 "| {} | {mb:.0} MB | {documents} | {:.1} MB/s | {:.1} MB/s | {:.2} | {} |",
                 form.name(),
                 mb / baseline.as_secs_f64(),
                 mb / elapsed.as_secs_f64(),
                 baseline.as_secs_f64() / elapsed.as_secs_f64(),
-                peak.map_or("n/a".to_owned(), |kib| format!(
-                    "{:.1} MiB",
-                    kib as f64 / 1024.0
-                )),
+                mib(peak),
             );
+            match &other {
+                Some(_) => println!(
+                    " {:.1} MB/s | {:.2} | {} |",
+                    mb / other_elapsed.as_secs_f64(),
+                    other_elapsed.as_secs_f64() / elapsed.as_secs_f64(),
+                    mib(other_peak),
+                ),
+                None => println!(),
+            }
             let _ = std::fs::remove_file(&input);
         }
     }
