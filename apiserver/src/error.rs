@@ -65,7 +65,8 @@ pub struct ApiError {
     pub details: Option<Box<Subject>>,
     /// `details.causes`.
     pub causes: Vec<Cause>,
-    /// `details.retryAfterSeconds`.
+    /// `details.retryAfterSeconds` (and the `Retry-After` header) when above zero; `Some(0)`
+    /// writes an empty `details`, as Go writes a `StatusDetails` of zero values.
     pub retry_after_seconds: Option<u32>,
     /// `metadata.continue`: the token a list whose continue token expired may go on with
     /// (kube-apiserver's "inconsistent" continue token).
@@ -295,6 +296,14 @@ impl ApiError {
         error
     }
 
+    /// 504 `Timeout` without a retry hint, as apimachinery's `NewTimeoutError(message, 0)`
+    /// writes it: "Timeout: " before the message, and an empty `details`.
+    pub fn timeout_after(message: &str) -> Self {
+        let mut error = ApiError::new(504, "Timeout", format!("Timeout: {message}"));
+        error.retry_after_seconds = Some(0);
+        error
+    }
+
     /// 403 `Forbidden`: `flowschemas.flowcontrol.apiserver.k8s.io "x" is forbidden: <why>`.
     pub fn forbidden(subject: &Subject, why: &str) -> Self {
         let message = format!(
@@ -326,6 +335,11 @@ impl ApiError {
             StoreError::WatchOverflow { buffer } => ApiError::internal(format!(
                 "the watch fell {buffer} events behind and was ended"
             )),
+            // What a write answers when etcd does not, at the request's deadline
+            // (k8s.io/apiserver pkg/endpoints/handlers/finisher/finisher.go).
+            StoreError::Unavailable { .. } => ApiError::timeout_after(
+                "request did not complete within requested timeout - context deadline exceeded",
+            ),
             StoreError::Backend(message) => ApiError::internal(message),
         }
     }
@@ -364,10 +378,11 @@ impl ApiError {
                 serde_json::to_value(&self.causes).unwrap_or_default(),
             );
         }
-        if let Some(seconds) = self.retry_after_seconds {
+        // Go's `omitempty` drops a zero; the details stay, empty, as Go writes them.
+        if let Some(seconds) = self.retry_after_seconds.filter(|s| *s > 0) {
             details.insert("retryAfterSeconds".into(), seconds.into());
         }
-        if !details.is_empty() {
+        if !details.is_empty() || self.retry_after_seconds.is_some() {
             status["details"] = serde_json::Value::Object(details);
         }
         status

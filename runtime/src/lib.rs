@@ -48,6 +48,7 @@ pub mod __private;
 pub mod convert;
 mod date_time;
 pub mod field;
+pub mod go_duration;
 #[cfg(feature = "https")]
 pub mod https;
 mod int_or_string;

@@ -114,6 +114,9 @@ pub struct Config {
     pub crds: Vec<(String, serde_json::Value)>,
     /// How often history is compacted; zero never compacts.
     pub compaction_interval: Duration,
+    /// How long a request other than a watch may take before it is answered 504, and how
+    /// long a request waits for etcd while no member answers (`--request-timeout`, 60 s).
+    pub request_timeout: Duration,
 }
 
 impl Config {
@@ -135,6 +138,7 @@ impl Config {
             max_mutating_requests_inflight: 200,
             crds: Vec::new(),
             compaction_interval: Duration::from_secs(300),
+            request_timeout: apfkit_apiserver::http::REQUEST_TIMEOUT,
         }
     }
 }
@@ -273,7 +277,7 @@ async fn open(config: &Config) -> Result<Opened, Error> {
         }
         Storage::Etcd(servers) => EtcdBackend::connect(servers)
             .await
-            .map(Opened::Etcd)
+            .map(|etcd| Opened::Etcd(etcd.with_unavailable_wait(config.request_timeout)))
             .map_err(|e| Error::Start(format!("--etcd-servers: {e}"))),
     }
 }
@@ -426,7 +430,8 @@ async fn build<B: Backend + 'static>(
             platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
         },
     )
-    .with_authenticator(authenticator(config)?);
+    .with_authenticator(authenticator(config)?)
+    .with_request_timeout(config.request_timeout);
     let registry = prometheus::Registry::new();
     server = server
         .with_metrics(&registry)
@@ -447,7 +452,9 @@ async fn build<B: Backend + 'static>(
                 )
             })?;
         let (apf, read_at) = flow_control::configure_and_mark_dangling(&server, limit).await?;
-        let guard = apfkit_dispatcher::guard::Guard::new(apf);
+        // As kube-apiserver: a request waits in its queue a quarter of its deadline at most.
+        let guard =
+            apfkit_dispatcher::guard::Guard::with_wait_limit(apf, config.request_timeout / 4);
         guard.record_metrics(
             apfkit_dispatcher::metrics::ApfMetrics::register(&registry)
                 .map_err(|e| Error::Start(format!("metrics: {e}")))?,

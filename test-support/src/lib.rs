@@ -9,6 +9,7 @@ pub mod backends;
 pub mod etcd;
 pub mod guide;
 pub mod process;
+pub mod status;
 
 #[doc(hidden)]
 pub use tempfile;

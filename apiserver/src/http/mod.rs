@@ -8,6 +8,7 @@
 //! generic store ([`crate::store`]), the only way to storage.
 
 mod create;
+mod deadline;
 mod delete;
 mod discovery;
 mod get;
@@ -30,6 +31,7 @@ mod update;
 mod watch;
 mod written;
 
+pub use deadline::{Deadline, REQUEST_TIMEOUT};
 pub use discovery::storage_version_hash;
 pub use server::{ApiServer, MAX_BODY_BYTES, STALLED_WATCH, VersionInfo};
 pub use serving::{CommandError, Listening, serve_router, tls_config, tls_config_with_clients};

@@ -34,7 +34,14 @@ pub(super) fn json_response(code: u16, value: &serde_json::Value) -> Response {
 
 /// An error as a `Status`.
 pub(super) fn error_response(error: &ApiError) -> Response {
-    json_response(error.code, &error.status())
+    let mut response = json_response(error.code, &error.status());
+    // As responsewriters.ErrorNegotiated: a retry hint in the details is also the header.
+    if let Some(seconds) = error.retry_after_seconds.filter(|s| *s > 0) {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
 }
 
 /// Adds `Warning` headers as kube-apiserver writes them (`299 - "text"`).

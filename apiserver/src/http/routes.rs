@@ -1,5 +1,5 @@
-//! Where a request goes: authenticated first (its user and its [`RequestInfo`] put in the
-//! request's extensions, for every layer behind), then to the version, health, discovery and
+//! Where a request goes: authenticated first (its user put in the request's extensions beside
+//! its [`request_info::RequestInfo`], for every layer behind), then to the version, health, discovery and
 //! OpenAPI documents, or to a resource's verbs by the request's information.
 
 use std::sync::Arc;
@@ -28,10 +28,10 @@ where
     }
 }
 
-/// Authenticates every request before anything else sees it: 401 (or 403 for a refused
-/// impersonation) in kube-apiserver's words, else the user in the request's extensions, with
-/// kube-apiserver's reading of its method and URL (`RequestInfo`), made once for every layer
-/// behind (the request metrics, APF).
+/// Authenticates every request before the layers behind see it: 401 (or 403 for a refused
+/// impersonation) in kube-apiserver's words, else the user in the request's extensions, beside
+/// kube-apiserver's reading of its method and URL (`RequestInfo`), which the deadline layer
+/// in front made once for every layer behind (the request metrics, APF).
 pub(super) async fn authenticated<H>(
     State(server): State<Arc<ApiServer<H>>>,
     mut request: Request,
@@ -42,11 +42,7 @@ where
 {
     match authenticate(&server, &request) {
         Ok(user) => {
-            let uri = request.uri();
-            let info =
-                request_info::RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
             request.extensions_mut().insert(user);
-            request.extensions_mut().insert(std::sync::Arc::new(info));
             next.run(request).await
         }
         Err(error) => {

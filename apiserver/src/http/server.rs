@@ -38,6 +38,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) body_limits: Limits,
     /// How long a watch may wait on a client that does not read.
     pub(super) stalled_watch: Duration,
+    /// How long a request that is not long-running may take (`--request-timeout`).
+    pub(super) request_timeout: Duration,
     /// Watches open now.
     pub(super) watches: std::sync::atomic::AtomicUsize,
     /// Bytes of watch events written ahead of their clients, not yet handed to a connection.
@@ -117,6 +119,7 @@ where
                 ..Limits::default()
             },
             stalled_watch: STALLED_WATCH,
+            request_timeout: super::deadline::REQUEST_TIMEOUT,
             watches: std::sync::atomic::AtomicUsize::new(0),
             watch_bytes: Arc::default(),
             written: written::SharedWritings::default(),
@@ -165,6 +168,15 @@ where
     #[must_use]
     pub fn with_stalled_watch(mut self, limit: Duration) -> Self {
         self.stalled_watch = limit;
+        self
+    }
+
+    /// The server answering 504 Timeout to a request that is not long-running and not
+    /// answered within `timeout` ([`super::REQUEST_TIMEOUT`] by default, kube-apiserver's
+    /// `--request-timeout`); a client's `?timeout=` shortens it for its request.
+    #[must_use]
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
         self
     }
 

@@ -1,5 +1,5 @@
-//! Serving over HTTPS: the router (authentication, the embedding server's layers, the
-//! metrics, then the routes), the listener and its TLS, and the command-line way to run it.
+//! Serving over HTTPS: the router (the request's deadline, authentication, the embedding
+//! server's layers, the metrics, then the routes), the listener and its TLS, and the command-line way to run it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,9 +8,9 @@ use std::time::Duration;
 use apfkit_runtime::Object;
 use tokio::net::TcpListener;
 
-use super::metrics;
 use super::routes::{authenticated, handle};
 use super::server::ApiServer;
+use super::{deadline, metrics};
 
 impl<H> ApiServer<H>
 where
@@ -40,10 +40,15 @@ where
                 metrics::record,
             ));
         }
-        routes.layer(axum::middleware::from_fn_with_state(
-            self,
-            authenticated::<H>,
-        ))
+        routes
+            .layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                authenticated::<H>,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                self,
+                deadline::with_deadline::<H>,
+            ))
     }
 
     /// Serves HTTPS on `listener` until `shutdown` completes, then lets requests in flight

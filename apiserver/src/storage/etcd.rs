@@ -6,6 +6,7 @@
 //! pkg/storage/etcd3/store.go`).
 
 use std::future::Future;
+use std::time::{Duration, Instant};
 
 use apfkit_etcd::{CallError, Members};
 
@@ -20,10 +21,29 @@ use etcd_client::{
     WatchOptions,
 };
 
-/// A store on an etcd cluster: one client per member, failing over as etcdctl does.
+/// How long a request waits for an etcd member to answer while none can (etcd down or
+/// restarting), by default: kube-apiserver's `--request-timeout`. Its etcd client waits for a
+/// connection until the request's deadline (gRPC's wait-for-ready), then the request fails
+/// with 504 Timeout.
+pub const UNAVAILABLE_WAIT: Duration = Duration::from_secs(60);
+
+/// The first pause between two rounds of asking every member, doubling up to a second.
+const FIRST_PAUSE: Duration = Duration::from_millis(100);
+
+/// A store on an etcd cluster: one client per member, failing over as etcdctl does, and
+/// waiting (at most [`UNAVAILABLE_WAIT`], or as set) while no member can answer.
 #[derive(Clone)]
 pub struct EtcdBackend {
     members: Members<Client>,
+    unavailable_wait: Duration,
+}
+
+/// Why an etcd request has no answer.
+enum Failure {
+    /// A member answered with an error.
+    Answered(etcd_client::Error),
+    /// No member could answer for as long as a request waits.
+    Unavailable(Duration),
 }
 
 impl std::fmt::Debug for EtcdBackend {
@@ -41,30 +61,52 @@ impl EtcdBackend {
     pub async fn connect(endpoints: &[String]) -> Result<Self, StoreError> {
         let mut members = Vec::with_capacity(endpoints.len());
         for endpoint in endpoints {
-            members.push(Client::connect([endpoint], None).await.map_err(error)?);
+            let client = Client::connect([endpoint], None)
+                .await
+                .map_err(|err| error(Failure::Answered(err)))?;
+            members.push(client);
         }
         let members = Members::new(members)
             .ok_or_else(|| StoreError::Backend("no etcd endpoints".to_owned()))?;
-        Ok(EtcdBackend { members })
+        Ok(EtcdBackend {
+            members,
+            unavailable_wait: UNAVAILABLE_WAIT,
+        })
+    }
+
+    /// The store waiting at most `wait` for a member to answer while none can, then failing
+    /// with [`StoreError::Unavailable`] ([`UNAVAILABLE_WAIT`] by default).
+    #[must_use]
+    pub fn with_unavailable_wait(mut self, wait: Duration) -> Self {
+        self.unavailable_wait = wait;
+        self
     }
 
     /// Runs `request` on the member that answered last, failing over to the others while
-    /// one cannot answer ([`Members::call`]); with every member down, the last one's error.
-    async fn call<T, F, Fut>(&self, request: F) -> Result<T, etcd_client::Error>
+    /// one cannot answer ([`Members::call`]); while none can, asks them all again after a
+    /// pause (100 ms, doubling up to 1 s), until the store's wait is over.
+    async fn call<T, F, Fut>(&self, request: F) -> Result<T, Failure>
     where
         F: Fn(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        self.members
-            .call(request)
-            .await
-            .map_err(|error| match error {
-                CallError::Refused(error) => error,
-                CallError::Unavailable(mut failures) => match failures.pop() {
-                    Some((_, error)) => error,
-                    None => etcd_client::Error::InvalidArgs("no etcd members".to_owned()),
-                },
-            })
+        let started = Instant::now();
+        let mut pause = FIRST_PAUSE;
+        loop {
+            let remaining = self.unavailable_wait.saturating_sub(started.elapsed());
+            // A member that accepts the connection but never answers costs the wait, no more.
+            match tokio::time::timeout(remaining, self.members.call(&request)).await {
+                Ok(Ok(answer)) => return Ok(answer),
+                Ok(Err(CallError::Refused(err))) => return Err(Failure::Answered(err)),
+                Ok(Err(CallError::Unavailable(_))) | Err(_) => {}
+            }
+            let remaining = self.unavailable_wait.saturating_sub(started.elapsed());
+            if remaining.is_zero() {
+                return Err(Failure::Unavailable(self.unavailable_wait));
+            }
+            tokio::time::sleep(pause.min(remaining)).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
     }
 
     /// Runs one transaction, failing over between members.
@@ -78,15 +120,23 @@ impl EtcdBackend {
     }
 }
 
-/// etcd's errors: compaction and future revisions are the contract's; the rest is the backend's.
-fn error(err: etcd_client::Error) -> StoreError {
-    StoreError::Backend(err.to_string())
+/// etcd's errors: compaction and future revisions are the contract's; an error etcd
+/// answered is its own message (`etcdserver: request is too large`), as kube-apiserver
+/// passes it on, never the client library's description of the call.
+fn error(failure: Failure) -> StoreError {
+    match failure {
+        Failure::Unavailable(waited) => StoreError::Unavailable { waited },
+        Failure::Answered(etcd_client::Error::GRpcStatus(status)) => {
+            StoreError::Backend(status.message().to_owned())
+        }
+        Failure::Answered(err) => StoreError::Backend(err.to_string()),
+    }
 }
 
 /// Whether etcd refused a read for a compacted revision (`mvcc.ErrCompacted`).
-fn is_compacted(err: &etcd_client::Error) -> bool {
-    err.to_string()
-        .contains("required revision has been compacted")
+fn is_compacted(failure: &Failure) -> bool {
+    matches!(failure, Failure::Answered(err)
+        if err.to_string().contains("required revision has been compacted"))
 }
 
 fn revision(value: i64) -> Revision {
@@ -111,12 +161,7 @@ impl EtcdBackend {
     /// The answer to a read at `requested` that etcd refused: compacted (with the compaction
     /// point, which etcd's error does not carry: a watch from revision 1 is told it), a future
     /// revision (`mvcc.ErrFutureRev`), or the backend's error.
-    async fn read_error(
-        &self,
-        err: etcd_client::Error,
-        requested: Revision,
-        current: Revision,
-    ) -> StoreError {
+    async fn read_error(&self, err: Failure, requested: Revision, current: Revision) -> StoreError {
         if is_compacted(&err) {
             return match self.compaction_point().await {
                 Ok(compacted) => StoreError::Compacted {
@@ -126,9 +171,8 @@ impl EtcdBackend {
                 Err(other) => other,
             };
         }
-        if err
-            .to_string()
-            .contains("required revision is a future revision")
+        if matches!(&err, Failure::Answered(answered)
+            if answered.to_string().contains("required revision is a future revision"))
         {
             return StoreError::FutureRevision { requested, current };
         }

@@ -149,6 +149,14 @@ pub enum StoreError {
         /// The buffer it overflowed.
         buffer: usize,
     },
+    /// No member of the backend answered within the time a request may wait for one (etcd
+    /// down): kube-apiserver's 504 Timeout, "request did not complete within requested timeout
+    /// - context deadline exceeded".
+    #[error("no storage member answered within {}s", waited.as_secs())]
+    Unavailable {
+        /// How long the request waited.
+        waited: std::time::Duration,
+    },
     /// The backend itself failed (a disk error, a database that is not ours): 500.
     #[error("storage: {0}")]
     Backend(String),

@@ -2,6 +2,7 @@
 
 mod clients;
 mod conformance;
+mod deadline;
 mod objects;
 mod replicas;
 mod storage;

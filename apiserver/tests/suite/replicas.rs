@@ -77,3 +77,51 @@ async fn two_replicas_on_three_members_lose_no_acknowledged_write() {
     let revisions: Vec<Revision> = acknowledged.iter().map(|kv| kv.mod_revision).collect();
     assert!(revisions.windows(2).all(|w| w[0] < w[1]), "{revisions:?}");
 }
+
+/// Issue 39, §3: with etcd down a request waits for it, asking again, rather than failing at
+/// once: it is answered when etcd is back within the wait, and fails as unavailable (504 at
+/// the HTTP layer) when it is not, in no more time than the wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waits_for_etcd_to_come_back_until_its_wait_is_over() {
+    let mut etcd = apfkit_test_support::etcd::Etcd::start();
+    let waiting = EtcdBackend::connect(std::slice::from_ref(&etcd.endpoint))
+        .await
+        .unwrap()
+        .with_unavailable_wait(Duration::from_secs(20));
+    let written = waiting
+        .create(b"/registry/widgets/a", b"1".to_vec())
+        .await
+        .unwrap();
+    let impatient = waiting
+        .clone()
+        .with_unavailable_wait(Duration::from_secs(1));
+    etcd.stop();
+
+    let started = std::time::Instant::now();
+    assert_eq!(
+        impatient.get(b"/registry/widgets/a").await,
+        Err(apfkit_apiserver::storage::StoreError::Unavailable {
+            waited: Duration::from_secs(1)
+        })
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+
+    let read = tokio::spawn(async move { waiting.get(b"/registry/widgets/a").await });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!read.is_finished(), "the read waits while etcd is down");
+    let _etcd = tokio::task::spawn_blocking(move || {
+        etcd.restart();
+        etcd
+    })
+    .await
+    .unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(15), read)
+        .await
+        .expect("answered once etcd is back")
+        .unwrap();
+    assert_eq!(read, Ok(Some(written)));
+}

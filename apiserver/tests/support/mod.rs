@@ -311,12 +311,28 @@ impl Running {
         content_type: &str,
         body: Option<serde_json::Value>,
     ) -> hyper::Response<hyper::body::Incoming> {
+        self.send_with_headers(method, path, &[("content-type", content_type)], body)
+            .await
+    }
+
+    /// Sends a request with `headers` and a JSON body (or none) and answers its response,
+    /// unread.
+    pub async fn send_with_headers(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<serde_json::Value>,
+    ) -> hyper::Response<hyper::body::Incoming> {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let request = hyper::Request::builder()
+        let mut request = hyper::Request::builder()
             .method(method)
             .uri(path)
-            .header("host", "localhost")
-            .header("content-type", content_type)
+            .header("host", "localhost");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request
             .body(http_body_util::Full::new(bytes::Bytes::from(body)))
             .expect("a request");
         self.connection()

@@ -103,14 +103,20 @@ pub struct ServeArgs {
     /// flag): each round compacts to the revision the round before saw; 0 never compacts.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     etcd_compaction_interval: std::time::Duration,
+    /// How long a request (other than a watch) may take before it is answered 504 Timeout,
+    /// kube-apiserver's flag; a client's `?timeout=` may shorten it for its request. Also how
+    /// long a request waits for etcd while no member answers.
+    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = parse_duration)]
+    request_timeout: std::time::Duration,
 }
 
-/// A duration as kube-apiserver's flags take it: `5m`, `5m0s`, `90s`, `0`.
+/// A duration as kube-apiserver's flags take it (Go's `time.ParseDuration`): `5m`, `5m0s`,
+/// `1h30m`, `0`; not negative.
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    if text == "0" {
-        return Ok(std::time::Duration::ZERO);
-    }
-    humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e}"))
+    let nanos = apfkit_runtime::go_duration::parse_go_duration(text).map_err(|e| e.to_string())?;
+    u64::try_from(nanos)
+        .map(std::time::Duration::from_nanos)
+        .map_err(|_| format!("{text:?} is negative"))
 }
 
 /// `apfkit serve`.
@@ -162,5 +168,6 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
         .map(|(location, manifest)| (location.to_string(), manifest))
         .collect();
     config.compaction_interval = args.etcd_compaction_interval;
+    config.request_timeout = args.request_timeout;
     Ok(config)
 }

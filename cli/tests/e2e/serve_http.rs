@@ -546,3 +546,69 @@ fn chunking_continues_inconsistently_after_compaction_on_etcd() {
     ]);
     a_compacted_continue_token_gets_an_inconsistent_one(&server);
 }
+
+/// Issue 39, §3: while etcd is down, a request waits for it until the request's deadline,
+/// then gets kube-apiserver's 504 from its timeout filter (k8s.io/apiserver
+/// `pkg/server/filters/timeout.go`), whatever the verb; never the etcd client's words, an
+/// address or an operating system's error. The client's `?timeout=` shortens the wait. When
+/// etcd is back, the same requests are answered.
+#[test]
+fn while_etcd_is_down_requests_time_out_as_kube_apiservers_do() {
+    let mut etcd = apfkit_test_support::etcd::Etcd::start();
+    let server = Server::start(&[
+        "--etcd-servers",
+        &etcd.endpoint,
+        "--no-bootstrap",
+        NO_APF,
+        "--request-timeout",
+        "3s",
+    ]);
+    assert_eq!(server.curl(FLOW_SCHEMAS, &[], b"").0, 200);
+    etcd.stop();
+    let timed_out = apfkit_test_support::status::allotted_timeout();
+    let create = flow_schema("while-down", "");
+    let asks: [(&str, &[&str], &[u8], u64); 3] = [
+        ("?timeout=1s", &[], b"", 1),
+        ("", &[], b"", 3),
+        (
+            "",
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                "@-",
+            ],
+            create.as_bytes(),
+            3,
+        ),
+    ];
+    for (query, args, body, seconds) in asks {
+        let started = std::time::Instant::now();
+        let (code, answer) = server.curl(&format!("{FLOW_SCHEMAS}{query}"), args, body);
+        let took = started.elapsed();
+        let text = String::from_utf8_lossy(&answer);
+        assert_eq!(code, 504, "{query} {args:?}: {text}");
+        assert_eq!(serde_json::from_slice::<Value>(&answer).unwrap(), timed_out);
+        assert!(
+            took >= std::time::Duration::from_secs(seconds)
+                && took < std::time::Duration::from_secs(seconds + 3),
+            "{query} {args:?}: answered after {took:?}"
+        );
+    }
+    let wrong = super::apfkit(&["serve", "--request-timeout", "1d"], b"");
+    assert_eq!(wrong.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        said.contains(r#"time: unknown unit "d" in duration "1d""#),
+        "{said}"
+    );
+
+    etcd.restart();
+    let (code, answer) = server.curl(&format!("{FLOW_SCHEMAS}?timeout=20s"), &[], b"");
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&answer));
+    let again = flow_schema("after-restart", "");
+    let (code, made) = post(&server, FLOW_SCHEMAS, "application/json", again.as_bytes());
+    assert_eq!(code, 201, "{made}");
+}

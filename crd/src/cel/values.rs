@@ -168,47 +168,9 @@ pub fn optional(old: Option<Cel>) -> Cel {
 
 /// Go's `time.ParseDuration`: `1h30m`, `-1.5s`, `300ms`, `0`.
 pub fn parse_go_duration(text: &str) -> Option<chrono::Duration> {
-    let (negative, mut rest) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if rest == "0" {
-        return Some(chrono::Duration::zero());
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut nanos: f64 = 0.0;
-    while !rest.is_empty() {
-        let number_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..number_end].parse().ok()?;
-        rest = &rest[number_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        nanos += number * scale;
-    }
-    if !nanos.is_finite() || nanos > i64::MAX as f64 {
-        return None;
-    }
-    let nanos = nanos as i64;
-    Some(chrono::Duration::nanoseconds(if negative {
-        -nanos
-    } else {
-        nanos
-    }))
+    apfkit_runtime::go_duration::parse_go_duration(text)
+        .ok()
+        .map(chrono::Duration::nanoseconds)
 }
 
 #[cfg(test)]
