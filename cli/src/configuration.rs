@@ -1,11 +1,12 @@
-//! The configuration explain, limits and simulate work on: the objects of the `-f` paths, or
-//! the embedded Kubernetes default.
+//! The configuration explain, limits, lint and simulate work on: the objects of the `-f`
+//! paths, a live cluster's (`--kubeconfig`, `--context`), or the embedded Kubernetes default.
 
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
 
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
+use crate::cluster::ClusterArgs;
 use crate::failure::{Failure, Location, printable};
 use crate::input;
 
@@ -25,8 +26,12 @@ pub type Objects = (
     Vec<(FlowSchema, Location)>,
 );
 
-/// Reads the APF objects of `paths` (standard input when empty).
-pub fn read(paths: &[String]) -> Result<Objects, Failure> {
+/// Reads the APF objects of the cluster when one is asked for, else of `paths` (standard
+/// input when empty).
+pub fn read(paths: &[String], cluster: &ClusterArgs) -> Result<Objects, Failure> {
+    if cluster.asked() {
+        return crate::cluster::read(cluster);
+    }
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());
     let mut names = input::Names::default();
     input::for_each_hub_object(paths, |location, object| {
@@ -49,12 +54,13 @@ pub fn read(paths: &[String]) -> Result<Objects, Failure> {
     Ok((levels, schemas))
 }
 
-/// Reads the PriorityLevelConfigurations and FlowSchemas of `paths` (other kinds are an
-/// error), or takes the embedded default when there are none, for a server whose concurrency
-/// limit is `server_concurrency_limit`. Objects the configuration leaves out are reported on
-/// standard error.
+/// Reads the PriorityLevelConfigurations and FlowSchemas of the cluster or of `paths` (other
+/// kinds are an error), or takes the embedded default when there are neither, for a server
+/// whose concurrency limit is `server_concurrency_limit`. Objects the configuration leaves out
+/// are reported on standard error.
 pub fn load(
     paths: &[String],
+    cluster: &ClusterArgs,
     server_concurrency_limit: Option<i32>,
 ) -> Result<Configuration, Failure> {
     let limit = server_concurrency_limit.unwrap_or(DEFAULT_SERVER_CONCURRENCY_LIMIT);
@@ -63,11 +69,11 @@ pub fn load(
             "--server-concurrency must be positive, not {limit}"
         )));
     }
-    if paths.is_empty() {
+    if paths.is_empty() && !cluster.asked() {
         return Configuration::kubernetes_default(limit)
             .map_err(|e| Failure::Invalid(e.to_string()));
     }
-    let (levels, schemas) = read(paths)?;
+    let (levels, schemas) = read(paths, cluster)?;
     let levels = levels.into_iter().map(|(level, _)| level);
     let schemas = schemas.into_iter().map(|(schema, _)| schema);
     let config =

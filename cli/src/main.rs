@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod cleanup;
+mod cluster;
 mod commands;
 mod configuration;
 mod failure;

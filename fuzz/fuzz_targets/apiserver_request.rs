@@ -1,7 +1,8 @@
 //! What a client controls in a request to `apfkit serve`, besides bodies of objects (which the
 //! document targets cover): the query string (selectors, continue tokens, resource versions,
 //! limits) and patch bodies of each type, applied to a stored FlowSchema with the schema its
-//! strategic merges read; the query bytes also as a URL (`RequestInfo`) and as a token file.
+//! strategic merges read; the query bytes also as a URL (`RequestInfo`), as a token file and
+//! as a `timeout` duration.
 //! Never a panic; a query either parses or is a 400; a patch either
 //! applies or is refused, and a strategic merge leaves an object or nothing.
 #![no_main]
@@ -32,6 +33,10 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 assert!(info.is_resource_request || info.verb == method.to_ascii_lowercase());
             }
             let _ = Authenticator::new(true).with_token_file(&text);
+            // And as a `?timeout=` value: Go's duration or Go's error, never a panic.
+            if let Err(error) = apfkit_runtime::go_duration::parse_go_duration(&text) {
+                assert!(error.to_string().starts_with("time: "), "{error}");
+            }
         }
         kind => {
             let schema = schema();

@@ -13,30 +13,37 @@ use crate::failure::{Failure, printable};
 ///
 /// Resource requests take --resource (and optionally --subresource, --api-group, --namespace,
 /// --name); non-resource requests take --path. The configuration is the objects of the -f
-/// paths, or the embedded Kubernetes default.
+/// paths, a live cluster's (--kubeconfig, --context), or the embedded Kubernetes default.
+///
+/// --uid takes the uid of a response header instead (X-Kubernetes-PF-FlowSchema-UID or
+/// X-Kubernetes-PF-PriorityLevel-UID, which name objects by uid only) and answers with the
+/// object's name, its priority level and its rules, or the schemas that use the level.
 ///
 /// Examples:
 ///   apfkit explain --user alice --group system:authenticated --verb list --resource pods --namespace default
 ///   apfkit explain -f apf/ --user system:node:n1 --group system:nodes --verb get --path /healthz -o json
+///   apfkit explain --kubeconfig ~/.kube/config --uid 5a3c1f0e-8f39-4a4e-9d3c-2b1f6e0c7d11
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
-#[group(id = "request", required = true, multiple = false, args = ["resource", "path"])]
+#[group(id = "request", required = true, multiple = false, args = ["resource", "path", "uid"])]
 pub struct ExplainArgs {
     /// Configuration: file, directory or - (repeatable); the embedded default when absent.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     paths: Vec<String>,
     #[command(flatten)]
     input: crate::input::InputArgs,
+    #[command(flatten)]
+    cluster: crate::cluster::ClusterArgs,
     /// The requesting user's name.
-    #[arg(long)]
-    user: String,
+    #[arg(long, required_unless_present = "uid", conflicts_with = "uid")]
+    user: Option<String>,
     /// A group of the user (repeatable).
     #[arg(long = "group", value_name = "G")]
     groups: Vec<String>,
     /// The verb: get, list, watch, create, update, patch, delete, deletecollection; for
     /// non-resource requests the lower-case HTTP method.
-    #[arg(long)]
-    verb: String,
+    #[arg(long, required_unless_present = "uid", conflicts_with = "uid")]
+    verb: Option<String>,
     /// Resource, such as pods (a resource request).
     #[arg(long, value_name = "R")]
     resource: Option<String>,
@@ -55,6 +62,9 @@ pub struct ExplainArgs {
     /// URL path (a non-resource request), such as /healthz.
     #[arg(long, value_name = "P")]
     path: Option<String>,
+    /// The uid of a FlowSchema or PriorityLevelConfiguration, as a response header gives it.
+    #[arg(long, value_name = "UID", conflicts_with = "groups")]
+    uid: Option<String>,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: ReportFormat,
@@ -89,7 +99,10 @@ struct SkippedSchema {
 /// `apfkit explain`.
 pub fn run(args: ExplainArgs) -> Result<(), Failure> {
     args.input.apply();
-    let config = configuration::load(&args.paths, None)?;
+    let config = configuration::load(&args.paths, &args.cluster, None)?;
+    if let Some(uid) = &args.uid {
+        return explain_uid(&config, uid, args.output);
+    }
     let mut skipped: Vec<SkippedSchema> = config
         .dangling_conditions()
         .iter()
@@ -112,9 +125,9 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
     let classifier = Classifier::new(config);
     let groups: Vec<&str> = args.groups.iter().map(String::as_str).collect();
     let request = Request {
-        user: &args.user,
+        user: args.user.as_deref().unwrap_or_default(),
         groups: &groups,
-        verb: &args.verb,
+        verb: args.verb.as_deref().unwrap_or_default(),
         is_resource_request: args.resource.is_some(),
         api_group: args.api_group.as_deref().unwrap_or_default(),
         api_version: "",
@@ -149,34 +162,161 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
     }
 }
 
+/// What a uid names, for `--uid`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UidExplanation {
+    uid: String,
+    /// `FlowSchema` or `PriorityLevelConfiguration`.
+    kind: &'static str,
+    /// The schema named, or none for a level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_schema: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    matching_precedence: Option<i32>,
+    priority_level: String,
+    /// The schema's rules: a request goes to it when it matches one of them and no schema
+    /// before it in matching order matched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rules: Vec<serde_json::Value>,
+    /// For a level: the schemas that send requests to it, in matching order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    flow_schemas: Vec<String>,
+}
+
+/// `--uid`: the FlowSchema or PriorityLevelConfiguration of `uid` in `config`.
+fn explain_uid(
+    config: &apfkit_dispatcher::config::Configuration,
+    uid: &str,
+    output: ReportFormat,
+) -> Result<(), Failure> {
+    let has_uid = |metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        metadata.uid.as_deref() == Some(uid)
+    };
+    let explanation = if let Some(schema) = config
+        .flow_schemas()
+        .iter()
+        .find(|s| has_uid(&s.object.metadata))
+    {
+        UidExplanation {
+            uid: uid.to_owned(),
+            kind: "FlowSchema",
+            flow_schema: Some(schema.name().to_owned()),
+            matching_precedence: schema.object.spec.matching_precedence,
+            priority_level: schema.priority_level().to_owned(),
+            rules: schema
+                .object
+                .spec
+                .rules
+                .iter()
+                .flatten()
+                .map(|rule| serde_json::to_value(rule).unwrap_or_default())
+                .collect(),
+            flow_schemas: Vec::new(),
+        }
+    } else if let Some(level) = config
+        .priority_levels()
+        .iter()
+        .find(|l| has_uid(&l.object.metadata))
+    {
+        UidExplanation {
+            uid: uid.to_owned(),
+            kind: "PriorityLevelConfiguration",
+            flow_schema: None,
+            matching_precedence: None,
+            priority_level: level.name().to_owned(),
+            rules: Vec::new(),
+            flow_schemas: config
+                .flow_schemas()
+                .iter()
+                .filter(|s| s.priority_level() == level.name())
+                .map(|s| s.name().to_owned())
+                .collect(),
+        }
+    } else {
+        return Err(Failure::Invalid(format!(
+            "no FlowSchema or PriorityLevelConfiguration has uid {}",
+            printable(uid)
+        )));
+    };
+    match output {
+        ReportFormat::Json => print_json(&explanation),
+        ReportFormat::Text => {
+            let behavior = config
+                .priority_level(&explanation.priority_level)
+                .map(|l| &l.behavior);
+            emit(&uid_text(&explanation, behavior))
+        }
+    }
+}
+
+fn uid_text(e: &UidExplanation, behavior: Option<&LevelBehavior>) -> String {
+    let mut out = format!("UID:            {}\n", printable(&e.uid));
+    if let Some(schema) = &e.flow_schema {
+        out.push_str(&format!("FlowSchema:     {}\n", printable(schema)));
+        if let Some(precedence) = e.matching_precedence {
+            out.push_str(&format!("Precedence:     {precedence}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "PriorityLevel:  {}\n",
+        printable(&e.priority_level)
+    ));
+    out.push_str(&treatment(behavior));
+    if e.flow_schema.is_some() {
+        out.push_str(
+            "Why:            a request comes here when it matches one of these rules and no \
+             schema before this one (lower precedence) matched\n",
+        );
+        for rule in &e.rules {
+            out.push_str(&format!(
+                "Rule:           {}\n",
+                printable(&rule.to_string())
+            ));
+        }
+    } else {
+        out.push_str(&format!(
+            "FlowSchemas:    {}\n",
+            printable(&e.flow_schemas.join(", "))
+        ));
+    }
+    out
+}
+
+/// The level's treatment of requests, one line.
+fn treatment(behavior: Option<&LevelBehavior>) -> String {
+    match behavior {
+        Some(LevelBehavior::Exempt) => {
+            "Treatment:      exempt: never queued, never rejected\n".to_owned()
+        }
+        Some(LevelBehavior::Reject) => {
+            "Treatment:      no queues: runs if seats are free now, else rejected (429)\n"
+                .to_owned()
+        }
+        Some(LevelBehavior::Queue {
+            queues,
+            hand_size,
+            queue_length_limit,
+            ..
+        }) => format!(
+            "Treatment:      fair queuing over {queues} queues, hand size {hand_size}, queue length limit {queue_length_limit}\n"
+        ),
+        None => String::new(),
+    }
+}
+
 fn text(e: &Explanation, behavior: Option<&LevelBehavior>) -> String {
     let mut out = format!(
         "FlowSchema:     {}\nPriorityLevel:  {}\n",
         printable(&e.flow_schema),
         printable(&e.priority_level)
     );
-    match behavior {
-        Some(LevelBehavior::Exempt) => {
-            out.push_str("Treatment:      exempt: never queued, never rejected\n")
-        }
-        Some(LevelBehavior::Reject) => out.push_str(
-            "Treatment:      no queues: runs if seats are free now, else rejected (429)\n",
-        ),
-        Some(LevelBehavior::Queue {
-            queues,
-            hand_size,
-            queue_length_limit,
-            ..
-        }) => {
-            out.push_str(&format!(
-                "Treatment:      fair queuing over {queues} queues, hand size {hand_size}, queue length limit {queue_length_limit}\n"
-            ));
-            out.push_str(&format!("Distinguisher:  {:?}\n", e.distinguisher));
-            out.push_str(&format!("Flow hash:      {}\n", e.hash));
-            let hand: Vec<String> = e.hand.iter().map(ToString::to_string).collect();
-            out.push_str(&format!("Hand (dealt):   {}\n", hand.join(", ")));
-        }
-        None => {}
+    out.push_str(&treatment(behavior));
+    if let Some(LevelBehavior::Queue { .. }) = behavior {
+        out.push_str(&format!("Distinguisher:  {:?}\n", e.distinguisher));
+        out.push_str(&format!("Flow hash:      {}\n", e.hash));
+        let hand: Vec<String> = e.hand.iter().map(ToString::to_string).collect();
+        out.push_str(&format!("Hand (dealt):   {}\n", hand.join(", ")));
     }
     for skipped in &e.skipped {
         out.push_str(&format!(

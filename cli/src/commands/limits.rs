@@ -27,6 +27,8 @@ pub struct LimitsArgs {
     paths: Vec<String>,
     #[command(flatten)]
     input: crate::input::InputArgs,
+    #[command(flatten)]
+    cluster: crate::cluster::ClusterArgs,
     /// The server's concurrency limit (--max-requests-inflight + --max-mutating-requests-inflight).
     #[arg(long, value_name = "N", default_value_t = 600)]
     server_concurrency: i32,
@@ -87,7 +89,7 @@ struct LevelLimits {
 /// `apfkit limits`.
 pub fn run(args: LimitsArgs) -> Result<(), Failure> {
     args.input.apply();
-    let config = configuration::load(&args.paths, Some(args.server_concurrency))?;
+    let config = configuration::load(&args.paths, &args.cluster, Some(args.server_concurrency))?;
     for (name, _) in &args.demand {
         if config.priority_level(name).is_none() {
             return Err(Failure::Invalid(format!(

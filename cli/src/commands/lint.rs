@@ -28,6 +28,8 @@ pub struct LintArgs {
     paths: Vec<String>,
     #[command(flatten)]
     input: crate::input::InputArgs,
+    #[command(flatten)]
+    cluster: crate::cluster::ClusterArgs,
     /// Add kube-apiserver's bootstrap objects that the input does not have (a cluster has
     /// them), so that shadowing by them and references to them are seen.
     #[arg(long)]
@@ -121,7 +123,7 @@ pub fn run(args: LintArgs) -> Result<(), Failure> {
         )));
     }
     args.input.apply();
-    let (levels, schemas) = configuration::read(&args.paths)?;
+    let (levels, schemas) = configuration::read(&args.paths, &args.cluster)?;
     let source = |location: Location| {
         Some(Source {
             file: location.file,

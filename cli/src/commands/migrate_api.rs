@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use apfkit_migrator::{Interrupted, Options, Summary};
 use clap::Args;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::{ReportFormat, emit, print_json};
 use crate::failure::Failure;
@@ -140,33 +139,14 @@ pub fn run(args: MigrateApiArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-async fn client(args: &MigrateApiArgs) -> Result<kube::Client, Failure> {
-    let options = KubeConfigOptions {
-        context: args.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let config = match &args.kubeconfig {
-        Some(path) => {
-            let invalid =
-                |err: String| Failure::Invalid(format!("--kubeconfig {}: {err}", path.display()));
-            let text = crate::input::read_bounded(path).map_err(invalid)?;
-            let kubeconfig =
-                Kubeconfig::from_yaml(&text).map_err(|err| invalid(err.to_string()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &options).await
-        }
-        None => kube::Config::from_kubeconfig(&options).await,
-    }
-    .map_err(|err| Failure::Invalid(format!("kubeconfig: {err}")))?;
-    kube::Client::try_from(config).map_err(|err| Failure::Invalid(format!("client: {err}")))
-}
-
 /// Migrates each resource in turn, from the saved state's resource and place on; answers the
 /// summaries, and the failure that stopped the run, if one did.
 async fn migrate_all(
     args: &MigrateApiArgs,
     saved: Option<State>,
 ) -> Result<(Vec<Summary>, Option<Failure>), Failure> {
-    let client = client(args).await?;
+    let client =
+        crate::cluster::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
     let mut summaries = Vec::new();
     // A saved state skips the resources before its own.
     let mut skipping = saved

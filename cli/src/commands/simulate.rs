@@ -37,6 +37,8 @@ pub struct SimulateArgs {
     paths: Vec<String>,
     #[command(flatten)]
     input: crate::input::InputArgs,
+    #[command(flatten)]
+    cluster: crate::cluster::ClusterArgs,
     /// Workload file (YAML or JSON), or - for standard input.
     #[arg(long, value_name = "FILE")]
     workload: Option<String>,
@@ -106,7 +108,7 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         Some(path) => read_workload(path, &limits)?,
         None => Workload::embedded_default(),
     };
-    let config = configuration::load(&args.paths, Some(args.server_concurrency))?;
+    let config = configuration::load(&args.paths, &args.cluster, Some(args.server_concurrency))?;
     // A progress bar on a terminal, for runs that last over a second.
     let started = Instant::now();
     let terminal = std::io::stderr().is_terminal();

@@ -4,16 +4,8 @@
 
 use apfkit_types::KINDS;
 
-use super::apfkit;
-
 fn stdout(args: &[&str], stdin: &[u8]) -> String {
-    let output = apfkit(args, stdin);
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    String::from_utf8(super::success(args, stdin)).unwrap()
 }
 
 #[test]

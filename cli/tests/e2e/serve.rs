@@ -857,3 +857,19 @@ fn the_data_directory_and_its_files_are_the_owners_only() {
         .collect();
     assert!(readable.is_empty(), "readable by others: {readable:?}");
 }
+
+#[test]
+fn the_guides_live_cluster_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("apf-tools.md", "A live cluster as input");
+    // The plain user's GET /version went to global-default, named from its uid alone.
+    assert!(
+        stdout.contains("FlowSchema:     global-default\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("PriorityLevel:  global-default\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Rule:           {"), "{stdout}");
+    assert!(stdout.contains("Server concurrency limit: 600"), "{stdout}");
+}

@@ -783,3 +783,134 @@ fn a_list_of_many_stored_objects_is_estimated_at_several_seats() {
     let after_page = estimated_seats(&server, flow);
     assert_eq!(after_page.1 - after_list.1, 1.0);
 }
+
+/// Runs `apfkit` with `args`; answers standard output, failing the test on an error.
+fn apfkit_ok(args: &[&str]) -> String {
+    String::from_utf8(super::success(args, b"")).unwrap()
+}
+
+/// Issue 41, §1: explain, limits, lint and simulate read a live cluster's configuration
+/// (`--kubeconfig`, `--context`) in the newest version it serves, and `explain --uid` names
+/// the objects behind the uids of a response's headers.
+#[test]
+fn the_apf_commands_read_a_live_cluster_and_explain_its_uids() {
+    let server = Server::start(&[]);
+    let kubeconfig = server.kubeconfig().to_str().unwrap().to_owned();
+    let live = ["--kubeconfig", kubeconfig.as_str()];
+    let request = [
+        "--user",
+        "apfkit-user",
+        "--group",
+        "system:authenticated",
+        "--verb",
+        "get",
+        "--resource",
+        "flowschemas",
+        "--api-group",
+        "flowcontrol.apiserver.k8s.io",
+    ];
+    let explain = |source: &[&str]| {
+        let mut args = vec!["explain"];
+        args.extend_from_slice(source);
+        args.extend_from_slice(&request);
+        apfkit_ok(&args)
+    };
+    // The server's bootstrap configuration is the embedded default: the same answer.
+    assert_eq!(explain(&live), explain(&[]));
+    assert!(explain(&live).starts_with("FlowSchema:     global-default\n"));
+
+    // A schema created in the cluster is seen by every command that reads it, and only there.
+    server.kubectl_ok(&["apply", "-f", "-"], PLAIN_USERS_LOW.as_bytes());
+    assert!(
+        explain(&live).starts_with("FlowSchema:     plain-users\nPriorityLevel:  workload-low\n")
+    );
+    assert!(explain(&[]).starts_with("FlowSchema:     global-default\n"));
+    let json =
+        |args: &[&str]| -> serde_json::Value { serde_json::from_str(&apfkit_ok(args)).unwrap() };
+    // A schema whose level is missing: lint reads it from the cluster and says so.
+    server.kubectl_ok(&["apply", "-f", "-"], LOST.as_bytes());
+    let mut lint = vec!["lint", "-o", "json"];
+    lint.extend_from_slice(&live);
+    let output = super::apfkit(&lint, b"");
+    let findings = String::from_utf8_lossy(&output.stdout);
+    assert!(findings.contains("\"name\": \"lost\""), "{findings}");
+    assert!(findings.contains("dangling-flow-schema"), "{findings}");
+    // A level created in the cluster: limits and simulate use it.
+    server.kubectl_ok(&["apply", "-f", "-"], NOWHERE.as_bytes());
+    let mut limits = vec!["limits", "-o", "json"];
+    limits.extend_from_slice(&live);
+    assert!(json(&limits).to_string().contains("nowhere"));
+    let mut simulate = vec!["simulate", "-o", "json"];
+    simulate.extend_from_slice(&live);
+    assert!(json(&simulate).to_string().contains("nowhere"));
+    // Another context of the same kubeconfig: the plain user's.
+    let mut other = live.to_vec();
+    other.extend(["--context", "apfkit-user"]);
+    assert!(explain(&other).starts_with("FlowSchema:     plain-users\n"));
+
+    // The uids of a response's headers, named: the plain user's GET went to plain-users.
+    let user = client(&server, "user");
+    let args: Vec<&str> = user.iter().map(String::as_str).collect();
+    let (_, headers) = head(&server, FLOW_SCHEMAS, &args);
+    let schema_uid = header(&headers, "x-kubernetes-pf-flowschema-uid")
+        .unwrap()
+        .to_owned();
+    let level_uid = header(&headers, "x-kubernetes-pf-prioritylevel-uid")
+        .unwrap()
+        .to_owned();
+    let mut by_uid = vec!["explain", "-o", "json", "--uid", schema_uid.as_str()];
+    by_uid.extend_from_slice(&live);
+    let schema = json(&by_uid);
+    assert_eq!(schema["kind"], "FlowSchema");
+    assert_eq!(schema["flowSchema"], "plain-users");
+    assert_eq!(schema["priorityLevel"], "workload-low");
+    assert_eq!(schema["matchingPrecedence"], 100);
+    assert_eq!(
+        schema["rules"][0]["subjects"][0]["user"]["name"],
+        "apfkit-user"
+    );
+    let mut by_uid = vec!["explain", "--uid", level_uid.as_str()];
+    by_uid.extend_from_slice(&live);
+    let level = apfkit_ok(&by_uid);
+    assert!(level.contains("PriorityLevel:  workload-low\n"), "{level}");
+    assert!(level.contains("FlowSchemas:    "), "{level}");
+    assert!(level.contains("plain-users"), "{level}");
+
+    // What cannot be read is said, naming it; nothing panics.
+    let refused = |args: &[&str], said: &str| {
+        let output = super::apfkit(args, b"");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success() && stderr.contains(said),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    };
+    let mut unknown = vec!["explain", "--uid", "no-such-uid"];
+    unknown.extend_from_slice(&live);
+    refused(
+        &unknown,
+        "no FlowSchema or PriorityLevelConfiguration has uid no-such-uid",
+    );
+    let mut missing = live.to_vec();
+    missing.extend(["--context", "nowhere"]);
+    let mut args = vec!["lint"];
+    args.extend_from_slice(&missing);
+    refused(&args, "nowhere");
+    let garbage = server.data_dir().join("garbage.kubeconfig");
+    std::fs::write(&garbage, "{[ not a kubeconfig").unwrap();
+    let garbage = garbage.to_str().unwrap();
+    refused(&["limits", "--kubeconfig", garbage], garbage);
+    refused(
+        &[
+            "explain",
+            "-f",
+            "x.yaml",
+            "--kubeconfig",
+            garbage,
+            "--uid",
+            "a",
+        ],
+        "cannot be used with",
+    );
+}
