@@ -12,6 +12,7 @@ pub mod rewrite;
 pub mod schema;
 pub mod serve;
 pub mod simulate;
+pub mod status;
 pub mod storage;
 pub mod validate;
 pub mod versions;
@@ -46,4 +47,13 @@ pub fn emit(text: &str) -> Result<(), crate::failure::Failure> {
         }
         _ => Ok(()),
     }
+}
+
+/// A duration as kube-apiserver's flags take it (Go's `time.ParseDuration`): `5m`, `5m0s`,
+/// `1h30m`, `0`; not negative.
+pub fn duration_flag(text: &str) -> Result<std::time::Duration, String> {
+    let nanos = apfkit_runtime::go_duration::parse_go_duration(text).map_err(|e| e.to_string())?;
+    u64::try_from(nanos)
+        .map(std::time::Duration::from_nanos)
+        .map_err(|_| format!("{text:?} is negative"))
 }

@@ -101,22 +101,13 @@ pub struct ServeArgs {
     crd: Vec<String>,
     /// How often history is compacted, in etcd or the embedded database (kube-apiserver's
     /// flag): each round compacts to the revision the round before saw; 0 never compacts.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::duration_flag)]
     etcd_compaction_interval: std::time::Duration,
     /// How long a request (other than a watch) may take before it is answered 504 Timeout,
     /// kube-apiserver's flag; a client's `?timeout=` may shorten it for its request. Also how
     /// long a request waits for etcd while no member answers.
-    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = super::duration_flag)]
     request_timeout: std::time::Duration,
-}
-
-/// A duration as kube-apiserver's flags take it (Go's `time.ParseDuration`): `5m`, `5m0s`,
-/// `1h30m`, `0`; not negative.
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let nanos = apfkit_runtime::go_duration::parse_go_duration(text).map_err(|e| e.to_string())?;
-    u64::try_from(nanos)
-        .map(std::time::Duration::from_nanos)
-        .map_err(|_| format!("{text:?} is negative"))
 }
 
 /// `apfkit serve`.

@@ -873,3 +873,16 @@ fn the_guides_live_cluster_commands_work_as_written() {
     assert!(stdout.contains("Rule:           {"), "{stdout}");
     assert!(stdout.contains("Server concurrency limit: 600"), "{stdout}");
 }
+
+#[test]
+fn the_guides_status_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("apf-tools.md", "Sampling a live cluster");
+    assert!(stdout.contains(" samples over "), "{stdout}");
+    assert!(stdout.contains("PriorityLevel,"), "{stdout}");
+    let global = stdout
+        .lines()
+        .find(|l| l.starts_with("global-default,"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    // global-default's nominal limit at 600 seats, as `apfkit limits` says (49).
+    assert!(global.contains(" 49,"), "{global}");
+}

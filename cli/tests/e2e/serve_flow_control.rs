@@ -166,9 +166,59 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
     writer.flush().unwrap();
     std::thread::sleep(Duration::from_millis(500));
 
+    // `apfkit status` samples the server meanwhile (issue 41, item 1): three rejections.
+    let kubeconfig = server.kubeconfig().to_owned();
+    let sampling = std::thread::spawn(move || {
+        let kubeconfig = kubeconfig.to_str().unwrap();
+        let args = [
+            "status",
+            "--kubeconfig",
+            kubeconfig,
+            "--interval",
+            "3s",
+            "--every",
+            "500ms",
+            "-o",
+            "json",
+        ];
+        serde_json::from_str::<serde_json::Value>(&apfkit_ok(&args)).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(700));
     let args: Vec<&str> = user.iter().map(String::as_str).collect();
+    for _ in 0..2 {
+        assert_eq!(head(&server, FLOW_SCHEMAS, &args).0, 429);
+    }
     let (status, headers) = head(&server, FLOW_SCHEMAS, &args);
     assert_eq!(status, 429, "{headers:?}");
+    let sampled = sampling.join().unwrap();
+    assert!(sampled["samples"].as_u64().unwrap() >= 6, "{sampled}");
+    let levels = sampled["priorityLevels"].as_array().unwrap();
+    let tiny = levels
+        .iter()
+        .find(|l| l["name"] == "tiny")
+        .expect("tiny sampled");
+    assert_eq!(tiny["rejected"]["concurrency-limit"], 3.0, "{tiny}");
+    assert_eq!(tiny["executingSeats"]["max"], 1.0, "{tiny}");
+    assert_eq!(tiny["saturated"], true, "{tiny}");
+    // Its limits are the ones `apfkit limits` computes from the same cluster.
+    let limits: serde_json::Value = serde_json::from_str(&apfkit_ok(&[
+        "limits",
+        "--kubeconfig",
+        server.kubeconfig().to_str().unwrap(),
+        "--server-concurrency",
+        "10",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    for level in limits["priorityLevels"].as_array().unwrap() {
+        let sampled = levels.iter().find(|l| l["name"] == level["name"]).unwrap();
+        assert_eq!(
+            sampled["nominalLimit"],
+            level["nominalCL"].as_f64().unwrap(),
+            "{level}"
+        );
+    }
     assert!(header(&headers, "retry-after").is_some_and(|s| s.parse::<u32>().is_ok()));
     assert_eq!(
         header(&headers, "x-kubernetes-pf-prioritylevel-uid"),

@@ -1,0 +1,218 @@
+//! `status`: a live cluster's API Priority and Fairness over an interval, from what
+//! kube-apiserver publishes of it (`/metrics` and the priority-level dump), for the people who
+//! tune it on a running cluster.
+
+mod sample;
+mod summary;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use http_body_util::BodyExt as _;
+use serde::Serialize;
+
+use super::{ReportFormat, emit, print_json};
+use crate::failure::{Failure, printable};
+use summary::LevelStatus;
+
+/// The most bytes of one answer read (kube-apiserver's `/metrics` is a few MB).
+const MAX_ANSWER: usize = 64 << 20;
+
+/// Sample a live cluster's priority levels: seats in use against their limits, queues,
+/// rejections by reason, wait p99, lending and borrowing.
+///
+/// Reads kube-apiserver's /metrics and /debug/api_priority_and_fairness/dump_priority_levels
+/// (apfkit serve writes both) every --every for --interval, with a progress line on a
+/// terminal. Gauges are reported as their mean and peak, counters as what they counted during
+/// the interval. A level is saturated when its seats in use reached its current limit, and
+/// starved when its requests waited or were rejected while it had lent seats (its current
+/// limit below its nominal one). The identity needs get on the nonResourceURLs /metrics and
+/// /debug/api_priority_and_fairness/*.
+///
+/// Examples:
+///   apfkit status --kubeconfig ~/.kube/config
+///   apfkit status --context prod --interval 1m --every 5s -o json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct StatusArgs {
+    /// The kubeconfig file [default: $KUBECONFIG, else ~/.kube/config].
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context [default: its current context].
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
+    /// How long to sample (a Go duration: 10s, 1m30s).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::duration_flag)]
+    interval: Duration,
+    /// The time between two samples.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = super::duration_flag)]
+    every: Duration,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    output: ReportFormat,
+}
+
+/// The report.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    samples: usize,
+    seconds: f64,
+    priority_levels: Vec<LevelStatus>,
+}
+
+/// `apfkit status`.
+pub fn run(args: StatusArgs) -> Result<(), Failure> {
+    if args.every.is_zero() {
+        return Err(Failure::Usage("--every must be above zero".to_owned()));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Invalid(format!("starting the runtime: {e}")))?;
+    let (readings, seconds) = runtime.block_on(sample_all(&args))?;
+    let status = Status {
+        samples: readings.len(),
+        seconds,
+        priority_levels: summary::summarize(&readings),
+    };
+    match args.output {
+        ReportFormat::Json => print_json(&status),
+        ReportFormat::Text => emit(&text(&status)),
+    }
+}
+
+/// Reads every `--every` until `--interval` is over (once at least, and once at its end).
+async fn sample_all(args: &StatusArgs) -> Result<(Vec<sample::Reading>, f64), Failure> {
+    let client =
+        crate::cluster::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let started = Instant::now();
+    let total = (args.interval.as_secs_f64() / args.every.as_secs_f64()).floor() as u64 + 1;
+    let progress = progress_line(total);
+    let mut readings = Vec::new();
+    loop {
+        let metrics = fetch(&client, "/metrics").await?;
+        let dump = fetch(
+            &client,
+            "/debug/api_priority_and_fairness/dump_priority_levels",
+        )
+        .await?;
+        readings.push(sample::read(&metrics, &dump).map_err(Failure::Invalid)?);
+        progress.inc(1);
+        let elapsed = started.elapsed();
+        if elapsed >= args.interval {
+            break;
+        }
+        tokio::time::sleep(args.every.min(args.interval - elapsed)).await;
+    }
+    progress.finish_and_clear();
+    Ok((readings, started.elapsed().as_secs_f64()))
+}
+
+/// The text at `path`, at most [`MAX_ANSWER`] bytes of it.
+async fn fetch(client: &kube::Client, path: &str) -> Result<String, Failure> {
+    let failed = |e: &dyn std::fmt::Display| Failure::Invalid(format!("{path}: {e}"));
+    let request = http::Request::get(path)
+        .body(kube::client::Body::empty())
+        .map_err(|e| failed(&e))?;
+    let response = client.send(request).await.map_err(|e| failed(&e))?;
+    let code = response.status();
+    let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER)
+        .collect()
+        .await
+        .map_err(|e| failed(&e))?
+        .to_bytes();
+    let text = String::from_utf8_lossy(&body).into_owned();
+    if !code.is_success() {
+        return Err(failed(&format!("{code}: {}", printable(text.trim()))));
+    }
+    Ok(text)
+}
+
+/// A progress line on a terminal's standard error; hidden otherwise.
+fn progress_line(total: u64) -> indicatif::ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("sampling {pos}/{len} {bar:30}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn text(status: &Status) -> String {
+    let mut rows = vec![
+        [
+            "PriorityLevel",
+            "Seats(mean/max)",
+            "CurrentCL(mean)",
+            "NominalCL",
+            "Lower/UpperCL",
+            "Waiting(mean/max)",
+            "ActiveQueues(max)",
+            "Dispatched",
+            "Rejected",
+            "WaitP99",
+            "Lending",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    for level in &status.priority_levels {
+        let rejected: Vec<String> = level
+            .rejected
+            .iter()
+            .map(|(reason, count)| format!("{reason}={count}"))
+            .collect();
+        rows.push(vec![
+            level.name.clone(),
+            format!(
+                "{:.1}/{}",
+                level.executing_seats.mean, level.executing_seats.max
+            ),
+            format!("{:.1}", level.current_limit.mean),
+            level.nominal_limit.to_string(),
+            format!("{}/{}", level.lower_limit, level.upper_limit),
+            format!(
+                "{:.1}/{}",
+                level.waiting_requests.mean, level.waiting_requests.max
+            ),
+            level.active_queues.max.to_string(),
+            level.dispatched.to_string(),
+            if rejected.is_empty() {
+                "0".to_owned()
+            } else {
+                rejected.join(" ")
+            },
+            level
+                .wait_p99_seconds
+                .map_or("-".to_owned(), |s| format!("{:.3}s", s)),
+            level.lending.to_owned(),
+        ]);
+    }
+    let mut out = format!(
+        "{} samples over {:.1}s\n{}",
+        status.samples,
+        status.seconds,
+        apfkit_dispatcher::dispatch::tab_table(&rows)
+    );
+    for level in &status.priority_levels {
+        if level.saturated {
+            out.push_str(&format!(
+                "Saturated: {}: seats in use reached its current limit\n",
+                printable(&level.name)
+            ));
+        }
+        if level.starved {
+            out.push_str(&format!(
+                "Starved:   {}: requests waited or were rejected while it lent seats (current limit {:.1} below nominal {})\n",
+                printable(&level.name),
+                level.current_limit.mean,
+                level.nominal_limit
+            ));
+        }
+    }
+    out
+}
