@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use apfkit_conversion::scheme::{Document, HubObject, Input, SCHEME, UnknownFields};
+use apfkit_dispatcher::release::Release;
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
@@ -32,12 +33,21 @@ pub struct ClusterArgs {
     /// ~/.kube/config, unless --kubeconfig names the file).
     #[arg(long, value_name = "NAME", conflicts_with = "paths")]
     context: Option<String>,
+    /// The Kubernetes release whose bootstrap configuration is the default (and lint's
+    /// --with-bootstrap), 1.33 to 1.36 [default: a cluster's own release, else 1.36].
+    #[arg(long, value_name = "VERSION")]
+    kubernetes_version: Option<Release>,
 }
 
 impl ClusterArgs {
     /// Whether a cluster was asked for.
     pub fn asked(&self) -> bool {
         self.kubeconfig.is_some() || self.context.is_some()
+    }
+
+    /// The release asked for, or the newest.
+    pub fn release(&self) -> Release {
+        self.kubernetes_version.unwrap_or_default()
     }
 }
 
@@ -66,14 +76,20 @@ pub async fn client(
     kube::Client::try_from(config).map_err(|err| Failure::Invalid(format!("client: {err}")))
 }
 
-/// The cluster's APF objects, as hub objects, each with its URL as where it was read.
-pub fn read(args: &ClusterArgs) -> Result<crate::configuration::Objects, Failure> {
+/// The cluster's APF objects, as hub objects, each with its URL as where it was read, and the
+/// release to model: `--kubernetes-version`, else the cluster's own (the newest modelled, with
+/// a warning, when apfkit does not model it).
+pub fn read(args: &ClusterArgs) -> Result<(crate::configuration::Objects, Release), Failure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::Invalid(format!("starting the runtime: {e}")))?;
     runtime.block_on(async {
         let client = client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+        let release = match args.kubernetes_version {
+            Some(release) => release,
+            None => cluster_release(&client).await?,
+        };
         let version = newest_version(&client).await?;
         let (mut levels, mut schemas) = (Vec::new(), Vec::new());
         for (plural, kind) in [
@@ -90,8 +106,24 @@ pub fn read(args: &ClusterArgs) -> Result<crate::configuration::Objects, Failure
                 }
             }
         }
-        Ok((levels, schemas))
+        Ok(((levels, schemas), release))
     })
+}
+
+/// The release the cluster runs, from its `/version`.
+async fn cluster_release(client: &kube::Client) -> Result<Release, Failure> {
+    let info = client
+        .apiserver_version()
+        .await
+        .map_err(|e| Failure::Invalid(format!("/version: {e}")))?;
+    Ok(Release::parse(&info.git_version).unwrap_or_else(|error| {
+        eprintln!(
+            "warning: {}; modelling {}",
+            crate::failure::printable(&error.to_string()),
+            Release::NEWEST
+        );
+        Release::NEWEST
+    }))
 }
 
 /// The newest version of the group the cluster serves and apfkit reads.

@@ -27,8 +27,11 @@ pub type Objects = (
 );
 
 /// Reads the APF objects of the cluster when one is asked for, else of `paths` (standard
-/// input when empty).
-pub fn read(paths: &[String], cluster: &ClusterArgs) -> Result<Objects, Failure> {
+/// input when empty); with the release they are for.
+pub fn read(
+    paths: &[String],
+    cluster: &ClusterArgs,
+) -> Result<(Objects, apfkit_dispatcher::release::Release), Failure> {
     if cluster.asked() {
         return crate::cluster::read(cluster);
     }
@@ -51,7 +54,7 @@ pub fn read(paths: &[String], cluster: &ClusterArgs) -> Result<Objects, Failure>
         }
         Ok(())
     })?;
-    Ok((levels, schemas))
+    Ok(((levels, schemas), cluster.release()))
 }
 
 /// Reads the PriorityLevelConfigurations and FlowSchemas of the cluster or of `paths` (other
@@ -70,10 +73,12 @@ pub fn load(
         )));
     }
     if paths.is_empty() && !cluster.asked() {
-        return Configuration::kubernetes_default(limit)
+        return cluster
+            .release()
+            .kubernetes_default(limit)
             .map_err(|e| Failure::Invalid(e.to_string()));
     }
-    let (levels, schemas) = read(paths, cluster)?;
+    let ((levels, schemas), _) = read(paths, cluster)?;
     let levels = levels.into_iter().map(|(level, _)| level);
     let schemas = schemas.into_iter().map(|(schema, _)| schema);
     let config =

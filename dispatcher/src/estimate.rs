@@ -22,7 +22,8 @@ use crate::queueset::WorkEstimate;
 use crate::seat_seconds::SeatSeconds;
 
 /// The estimator's parameters; [`Default`] gives the current release's (size-based list cost
-/// and `WatchList` on, as since 1.34).
+/// and `WatchList` on, as since 1.34; legacy watches costed, as since 1.35), and
+/// [`crate::release::Release::estimator_config`] an earlier release's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EstimatorConfig {
     /// Seats of the cheapest request.
@@ -50,6 +51,10 @@ pub struct EstimatorConfig {
     /// Whether consistent reads (`resourceVersion` unset) are served from the watch cache; this
     /// depends on etcd at run time (`storage/cacher/delegator`), upstream's unit tests assume not.
     pub consistent_reads_from_cache: bool,
+    /// Whether a legacy watch (`resourceVersion` unset or `0`, which sends the current objects
+    /// first) is estimated like a list, as since 1.35; before, only `sendInitialEvents=true`
+    /// was (k8s.io/apiserver `pkg/util/flowcontrol/request/list_work_estimator.go`).
+    pub legacy_watch_costs: bool,
 }
 
 impl Default for EstimatorConfig {
@@ -67,6 +72,7 @@ impl Default for EstimatorConfig {
             size_based_list_cost: true,
             watch_list: true,
             consistent_reads_from_cache: false,
+            legacy_watch_costs: true,
         }
     }
 }
@@ -234,7 +240,9 @@ impl Estimator {
             return self.seats(max_seats);
         };
         let is_watch = request.verb == "watch";
-        if is_watch && options.send_initial_events != Some(true) && !options.is_legacy_watch() {
+        let costs_initial_events = options.send_initial_events == Some(true)
+            || (config.legacy_watch_costs && options.is_legacy_watch());
+        if is_watch && !costs_initial_events {
             return self.seats(1);
         }
         let matches_single = !request.name.is_empty();

@@ -101,6 +101,7 @@ pub mod layer;
 pub mod metrics;
 pub mod queueset;
 pub mod rejection;
+pub mod release;
 mod seat_seconds;
 pub mod shuffle;
 pub mod sim;

@@ -70,9 +70,14 @@ impl Input {
     /// This input with kube-apiserver's bootstrap objects added where it has no object of
     /// their kind and name (as a cluster has them), without a source.
     #[must_use]
-    pub fn with_bootstrap(mut self) -> Self {
-        use apfkit_dispatcher::bootstrap;
-        for level in bootstrap::priority_levels() {
+    pub fn with_bootstrap(self) -> Self {
+        self.with_bootstrap_of(apfkit_dispatcher::release::Release::NEWEST)
+    }
+
+    /// [`Input::with_bootstrap`] with the bootstrap objects of `release`.
+    #[must_use]
+    pub fn with_bootstrap_of(mut self, release: apfkit_dispatcher::release::Release) -> Self {
+        for level in release.priority_levels() {
             if !self
                 .levels
                 .iter()
@@ -81,13 +86,13 @@ impl Input {
                 self.levels.push((level.clone(), None));
             }
         }
-        for schema in bootstrap::flow_schemas() {
+        for schema in release.flow_schemas() {
             if !self
                 .schemas
                 .iter()
                 .any(|(s, _)| s.metadata.name == schema.metadata.name)
             {
-                self.schemas.push((schema.clone(), None));
+                self.schemas.push((schema, None));
             }
         }
         self

@@ -123,7 +123,7 @@ pub fn run(args: LintArgs) -> Result<(), Failure> {
         )));
     }
     args.input.apply();
-    let (levels, schemas) = configuration::read(&args.paths, &args.cluster)?;
+    let ((levels, schemas), release) = configuration::read(&args.paths, &args.cluster)?;
     let source = |location: Location| {
         Some(Source {
             file: location.file,
@@ -135,7 +135,7 @@ pub fn run(args: LintArgs) -> Result<(), Failure> {
         schemas.into_iter().map(|(schema, at)| (schema, source(at))),
     );
     if args.with_bootstrap {
-        objects = objects.with_bootstrap();
+        objects = objects.with_bootstrap_of(release);
     }
     let options = Options {
         server_concurrency: args.server_concurrency,

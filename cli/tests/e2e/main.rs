@@ -97,6 +97,91 @@ fn bootstrap_in_any_version_converts_to_the_v1_bootstrap() {
     }
 }
 
+/// Issue 41, item 3: `--kubernetes-version` picks a release's bootstrap configuration
+/// (kubernetes-1.33.0's `SuggestedFlowSchemas` has `endpoint-controller` and
+/// `workload-leader-election`; kubernetes-1.34.0's does not), for `bootstrap` and for the
+/// default configuration of `explain` and `lint --with-bootstrap`.
+#[test]
+fn each_release_has_its_bootstrap_configuration() {
+    let names = |release: &str| -> Vec<String> {
+        let json = success(
+            &["bootstrap", "--kubernetes-version", release, "-o", "json"],
+            b"",
+        );
+        serde_json::Deserializer::from_slice(&json)
+            .into_iter::<serde_json::Value>()
+            .map(|o| o.unwrap())
+            .filter(|o| o["kind"] == "FlowSchema")
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let old = names("1.33");
+    let new = names("1.34");
+    assert_eq!(names("v1.36.1"), new);
+    assert_eq!(old.len(), new.len() + 2);
+    let at = |name: &str| old.iter().position(|n| n == name).unwrap();
+    assert!(at("system-leader-election") < at("endpoint-controller"));
+    assert!(at("endpoint-controller") < at("workload-leader-election"));
+    assert!(at("workload-leader-election") < at("system-node-high"));
+    // The old ones validate as any object does.
+    let objects = success(&["bootstrap", "--kubernetes-version", "1.33"], b"");
+    assert!(apfkit(&["validate"], &objects).status.success());
+
+    // A kube-system service account updating a ConfigMap: leader election in 1.33 only.
+    let explain = |release: &str| {
+        String::from_utf8(success(
+            &[
+                "explain",
+                "--kubernetes-version",
+                release,
+                "--user",
+                "system:serviceaccount:kube-system:foo",
+                "--group",
+                "system:serviceaccounts",
+                "--group",
+                "system:serviceaccounts:kube-system",
+                "--group",
+                "system:authenticated",
+                "--verb",
+                "update",
+                "--resource",
+                "configmaps",
+                "--namespace",
+                "kube-system",
+            ],
+            b"",
+        ))
+        .unwrap()
+    };
+    assert!(explain("1.33").starts_with("FlowSchema:     workload-leader-election\n"));
+    assert!(explain("1.34").starts_with("FlowSchema:     kube-system-service-accounts\n"));
+
+    // lint --with-bootstrap adds the release's objects: a schema of precedence 180 for
+    // kube-system's service accounts' endpoints is shadowed by 1.33's endpoint-controller only.
+    let shadowed = "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: mine}\nspec:\n  priorityLevelConfiguration: {name: workload-high}\n  matchingPrecedence: 180\n  rules:\n  - subjects: [{kind: ServiceAccount, serviceAccount: {namespace: kube-system, name: endpoint-controller}}]\n    resourceRules: [{verbs: [get], apiGroups: [\"\"], resources: [endpoints], namespaces: [\"*\"]}]\n";
+    let lint = |release: &str| {
+        let output = apfkit(
+            &["lint", "--with-bootstrap", "--kubernetes-version", release],
+            shadowed.as_bytes(),
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert!(
+        lint("1.33").contains("endpoint-controller"),
+        "{}",
+        lint("1.33")
+    );
+    assert!(
+        !lint("1.34").contains("endpoint-controller"),
+        "{}",
+        lint("1.34")
+    );
+
+    let refused = apfkit(&["bootstrap", "--kubernetes-version", "1.31"], b"");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("apfkit models 1.33–1.36"));
+}
+
 #[test]
 fn the_bootstrap_configuration_validates_in_every_version() {
     for version in flowcontrol_versions() {

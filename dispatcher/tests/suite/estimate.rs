@@ -150,6 +150,31 @@ fn watches_are_cheap_unless_they_ask_for_initial_events_or_are_legacy() {
     );
 }
 
+/// kubernetes-1.35.0 costs a legacy watch (`resourceVersion` unset or `0`) like a list;
+/// kubernetes-1.34.0's list estimator gave it one seat unless it asked for initial events.
+#[test]
+fn a_legacy_watch_costs_initial_events_from_1_35_on() {
+    use apfkit_dispatcher::release::Release;
+    let watch = events("watch");
+    let at = |release: &str, query: &str| {
+        let estimator = Estimator {
+            config: Release::parse(release).unwrap().estimator_config(),
+        };
+        estimator
+            .estimate(&watch, query, &known(699), 0)
+            .initial_seats
+    };
+    assert_eq!(at("1.34", "resourceVersion=0"), 1);
+    assert_eq!(at("1.35", "resourceVersion=0"), 10);
+    assert_eq!(at("1.36", ""), at("1.35", ""));
+    // Asking for initial events costs in both.
+    let asked = "resourceVersion=12&sendInitialEvents=true";
+    assert_eq!(at("1.34", asked), at("1.35", asked));
+    assert!(at("1.34", asked) > 1);
+    // 1.33: WatchList off, every watch one seat.
+    assert_eq!(at("1.33", asked), 1);
+}
+
 #[test]
 fn other_verbs_take_one_seat() {
     for verb in ["get", "deletecollection", "proxy", "post"] {
