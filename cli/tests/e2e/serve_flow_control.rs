@@ -885,6 +885,17 @@ fn the_apf_commands_read_a_live_cluster_and_explain_its_uids() {
     let findings = String::from_utf8_lossy(&output.stdout);
     assert!(findings.contains("\"name\": \"lost\""), "{findings}");
     assert!(findings.contains("dangling-flow-schema"), "{findings}");
+    // With the bootstrap of the cluster's own release, read from its /version (1.35, which
+    // apfkit models: no warning).
+    let mut with_bootstrap = lint.clone();
+    with_bootstrap.push("--with-bootstrap");
+    let output = super::apfkit(&with_bootstrap, b"");
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("dangling-flow-schema"));
     // A level created in the cluster: limits and simulate use it.
     server.kubectl_ok(&["apply", "-f", "-"], NOWHERE.as_bytes());
     let mut limits = vec!["limits", "-o", "json"];
