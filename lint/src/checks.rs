@@ -263,15 +263,28 @@ fn nominal(
     out: &mut Vec<Finding>,
 ) {
     if level.object.spec.type_ == "Limited" && level.limits.nominal == 0 {
+        // kube-apiserver lets a request wider than the level's limit run alone when none of
+        // the level's requests executes (queueset.go, canAccommodateSeatsLocked; kubernetes
+        // issue 134196): with a limit of 0, that is every request while the level is idle.
+        let message = match level.behavior {
+            LevelBehavior::Reject => format!(
+                "{} has 0 nominal seats and rejects rather than queues, yet it still runs one \
+                 request at a time whenever none of its own is executing (kubernetes issue \
+                 134196): it does not refuse all its requests",
+                level.name()
+            ),
+            _ => format!(
+                "{} has 0 nominal seats: it runs requests on seats it borrows, and one at a \
+                 time when it has none and none of its own is executing",
+                level.name()
+            ),
+        };
         out.push(finding(
             "APF011",
             PRIORITY_LEVEL,
             level.name(),
             "spec.limited.nominalConcurrencyShares",
-            format!(
-                "{} has 0 nominal seats: it runs requests only on seats it borrows",
-                level.name()
-            ),
+            message,
         ));
     }
 }

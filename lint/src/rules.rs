@@ -152,8 +152,12 @@ surprise.",
         severity: Severity::Warning,
         summary: "the level's nominal concurrency is 0 at this server concurrency",
         explanation: "nominalCL is ceil(serverConcurrency × shares / sum of shares): with \
-nominalConcurrencyShares 0 it is 0, and the level runs requests only on seats it borrows, \
-which others may not lend. Give it shares.",
+nominalConcurrencyShares 0 it is 0, and the level runs requests on seats it borrows, which \
+others may not lend. Without any, it still runs one request at a time whenever none of its own \
+is executing: kube-apiserver lets a request wider than the limit run alone (kubernetes issue \
+134196, through 1.36), so a zero-share level whose limitResponse is Reject does not refuse \
+all its requests, as it may have been meant to: APF has no level that refuses every request. \
+Give it shares.",
     },
     Rule {
         id: "APF012",

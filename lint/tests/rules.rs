@@ -356,6 +356,36 @@ fn apf009_to_apf011_queuing_lending_and_seats() {
     );
 }
 
+/// A zero-share level that rejects still runs a request whenever none of its own executes
+/// (queueset.go's canAccommodateSeatsLocked; kubernetes issue 134196): the finding says so,
+/// and the simulator shows it (dispatcher/tests/suite/sim.rs).
+#[test]
+fn apf011_a_zero_share_reject_level_still_admits_requests() {
+    let queues = level(
+        "queues",
+        "{nominalConcurrencyShares: 0, limitResponse: {type: Queue, queuing: {queues: 64, handSize: 6, queueLengthLimit: 50}}}",
+    );
+    let rejects = level(
+        "rejects",
+        "{nominalConcurrencyShares: 0, limitResponse: {type: Reject}}",
+    );
+    let found = findings(&(queues + &rejects));
+    let message = |name: &str| {
+        found
+            .iter()
+            .find(|f| f.rule.id == "APF011" && f.name == name)
+            .map(|f| f.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        message("rejects").contains("kubernetes issue 134196"),
+        "{found:?}"
+    );
+    assert!(message("rejects").contains("does not refuse all its requests"));
+    assert!(message("queues").contains("one at a time"), "{found:?}");
+    assert!(!message("queues").contains("rejects rather than queues"));
+}
+
 #[test]
 fn apf013_a_level_too_small_to_weigh_a_list() {
     let tiny = level(

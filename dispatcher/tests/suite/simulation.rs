@@ -291,3 +291,52 @@ fn a_recorded_run_reports_the_same_and_its_course_adds_up() {
         );
     }
 }
+
+/// kubernetes issue 134196 (through 1.36): a level with no shares and `Reject`, which cannot
+/// borrow, still runs a request whenever none of its own executes, because a request wider
+/// than the level's limit (here 0) runs alone (queueset.go, `canAccommodateSeatsLocked`). The
+/// simulator models it: one request at a time executes, the rest are rejected.
+#[test]
+fn a_zero_share_reject_level_runs_one_request_at_a_time() {
+    use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
+    use apfkit_dispatcher::bootstrap;
+    let to_hub = |document| {
+        SCHEME
+            .to_hub_value(&document, UnknownFields::Strict)
+            .unwrap()
+            .0
+            .remove(0)
+    };
+    let HubObject::PriorityLevelConfiguration(level) = to_hub(serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": "zero"},
+        "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 0,
+            "borrowingLimitPercent": 0, "limitResponse": {"type": "Reject"}}}}))
+    else {
+        unreachable!()
+    };
+    let HubObject::FlowSchema(schema) = to_hub(serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": "zero"},
+        "spec": {"priorityLevelConfiguration": {"name": "zero"}, "matchingPrecedence": 500,
+            "rules": [{"subjects": [{"kind": "User", "user": {"name": "u"}}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}}))
+    else {
+        unreachable!()
+    };
+    let mut levels = bootstrap::priority_levels().to_vec();
+    let mut schemas = bootstrap::flow_schemas().to_vec();
+    levels.push(level);
+    schemas.push(schema);
+    let config = Configuration::new(levels, schemas, 600).unwrap();
+    assert_eq!(config.priority_level("zero").unwrap().limits.nominal, 0);
+    // 100 requests a second of 100 ms each for 2 s: about 200 arrive.
+    let workload = one_stream("service: 100ms, rate: 100");
+    let report = simulate(config, &workload, 1, |_| {}).unwrap();
+    let stream = &report.streams[0];
+    assert_eq!(stream.priority_level, "zero");
+    let executed = stream.figures.executed;
+    // One at a time for 2 s of 100 ms requests: about 20, never two at once.
+    assert!((10..=22).contains(&executed), "{executed} executed");
+    assert!(stream.figures.rejected.concurrency_limit > 100);
+}
