@@ -324,3 +324,127 @@ fn validate_reports_every_file() {
     );
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
 }
+
+/// A TLS server in Python answering `/metrics` and the priority-level dump as `mode` says:
+/// `huge` (80 MiB of text), `garbage`, or `forbidden` (403). Answers its port.
+const HOSTILE_METRICS: &str = r#"
+import http.server, ssl, sys
+mode = sys.argv[1]
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        if mode == "forbidden":
+            body = b"forbidden: who are you"
+            self.send_response(403)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if mode != "huge" or self.path.startswith("/debug/"):
+            body = b"PriorityLevelName, ActiveQueues\nx, 1\n" if self.path.startswith("/debug/") else b"\x00\xff{{{ not # TYPE metrics\napiserver_flowcontrol_x{priority_level=\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        if mode == "huge":
+            line = b"apiserver_flowcontrol_current_executing_seats{priority_level=\"x\"} 1\n" * 16384
+            try:
+                for _ in range(80 * 1024 * 1024 // len(line) + 1):
+                    self.wfile.write(line)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[2], sys.argv[3])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// `apfkit status` against a server that answers hostile metrics: an answer past 64 MiB is
+/// refused in bounded memory, a 403 is an error naming the path and the status, garbage lines
+/// are left out; never a panic.
+#[test]
+fn status_refuses_hostile_metrics_in_bounded_memory() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+        ])
+        .args(["/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(made.success(), "openssl made a certificate");
+    for (mode, said) in [
+        ("huge", "/metrics: length limit exceeded"),
+        (
+            "forbidden",
+            "/metrics: 403 Forbidden: forbidden: who are you",
+        ),
+        ("garbage", ""),
+    ] {
+        let mut server = Command::new("python3")
+            .args(["-c", HOSTILE_METRICS, mode])
+            .arg(&cert)
+            .arg(&key)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut port = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        let kubeconfig = dir.path().join(format!("{mode}.kubeconfig"));
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"https://127.0.0.1:{}\", insecure-skip-tls-verify: true}}\nusers:\n- name: u\n  user: {{token: t}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n",
+                port.trim()
+            ),
+        )
+        .unwrap();
+        let (output, peak_mib) = super::apfkit_peak(
+            &[
+                "status",
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "--interval",
+                "0s",
+                "-o",
+                "json",
+            ],
+            1024,
+        );
+        let _ = server.kill();
+        let _ = server.wait();
+        let stderr = stderr(&output);
+        assert!(!stderr.contains("panicked"), "{mode}: {stderr}");
+        assert!(peak_mib < 160, "{mode}: peak {peak_mib} MiB");
+        if mode == "garbage" {
+            // Lines prometheus-parse cannot read are left out: nothing is made up from them;
+            // the dump's level stands.
+            assert!(output.status.success(), "{stderr}");
+            let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            let x = &report["priorityLevels"][0];
+            assert_eq!(x["name"], "x", "{report}");
+            assert_eq!(x["executingSeats"]["max"], 0.0, "{report}");
+            assert_eq!(x["nominalLimit"], 0.0, "{report}");
+            assert_eq!(x["activeQueues"]["max"], 1.0, "{report}");
+        } else {
+            assert_eq!(output.status.code(), Some(1), "{mode}: {stderr}");
+            assert!(stderr.contains(said), "{mode}: {stderr}");
+        }
+    }
+}

@@ -121,13 +121,13 @@ async fn fetch(client: &kube::Client, path: &str) -> Result<String, Failure> {
     let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER)
         .collect()
         .await
-        .map_err(|e| failed(&e))?
-        .to_bytes();
-    let text = String::from_utf8_lossy(&body).into_owned();
+        .map(|collected| String::from_utf8_lossy(&collected.to_bytes()).into_owned());
     if !code.is_success() {
+        // The status says what went wrong; the body, if it can be read, says more.
+        let text = body.unwrap_or_default();
         return Err(failed(&format!("{code}: {}", printable(text.trim()))));
     }
-    Ok(text)
+    body.map_err(|e| failed(&e))
 }
 
 /// A progress line on a terminal's standard error; hidden otherwise.
