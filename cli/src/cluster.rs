@@ -79,7 +79,7 @@ pub async fn client(
 /// The cluster's APF objects, as hub objects, each with its URL as where it was read, and the
 /// release to model: `--kubernetes-version`, else the cluster's own (the newest modelled, with
 /// a warning, when apfkit does not model it).
-pub fn read(args: &ClusterArgs) -> Result<(crate::configuration::Objects, Release), Failure> {
+pub fn read(args: &ClusterArgs) -> Result<(crate::input::Objects, Release), Failure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -4,10 +4,8 @@
 use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
 
-use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
-
 use crate::cluster::ClusterArgs;
-use crate::failure::{Failure, Location, printable};
+use crate::failure::{Failure, printable};
 use crate::input;
 
 /// Reasons as one line: `path: message; path: message`.
@@ -19,12 +17,7 @@ pub fn join(reasons: &[impl ToString]) -> String {
         .join("; ")
 }
 
-/// The PriorityLevelConfigurations and FlowSchemas of `paths`, each with where it was read
-/// (other kinds, and a second object of a kind and name, are an error).
-pub type Objects = (
-    Vec<(PriorityLevelConfiguration, Location)>,
-    Vec<(FlowSchema, Location)>,
-);
+use crate::input::Objects;
 
 /// Reads the APF objects of the cluster when one is asked for, else of `paths` (standard
 /// input when empty); with the release they are for.

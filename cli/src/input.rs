@@ -16,6 +16,16 @@ use apfkit_runtime::Object as _;
 
 use crate::failure::{Failure, Location, printable};
 
+/// The PriorityLevelConfigurations and FlowSchemas of a configuration, each with where it was
+/// read (a file's document, or a cluster's URL).
+pub type Objects = (
+    Vec<(
+        apfkit_types::hub::flowcontrol::PriorityLevelConfiguration,
+        Location,
+    )>,
+    Vec<(apfkit_types::hub::flowcontrol::FlowSchema, Location)>,
+);
+
 /// One input: a file or standard input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {

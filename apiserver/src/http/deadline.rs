@@ -21,10 +21,6 @@ use super::response::error_response;
 use super::server::ApiServer;
 use crate::error::ApiError;
 
-/// kube-apiserver's `--request-timeout` default: how long a request that is not long-running
-/// (a watch, a proxy) may take before it is answered 504.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// When the request must be answered by, in the extensions of every request that is not
 /// long-running: the server's request timeout from its arrival, or the `timeout` the client
 /// asked for when that is shorter.
@@ -113,6 +109,7 @@ fn effective_timeout(asked_nanos: Option<i64>, server: Duration) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use super::super::server::REQUEST_TIMEOUT;
     use super::*;
 
     /// request_deadline_test.go, `TestParseTimeout`.

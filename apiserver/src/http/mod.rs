@@ -31,7 +31,7 @@ mod update;
 mod watch;
 mod written;
 
-pub use deadline::{Deadline, REQUEST_TIMEOUT};
+pub use deadline::Deadline;
 pub use discovery::storage_version_hash;
-pub use server::{ApiServer, MAX_BODY_BYTES, STALLED_WATCH, VersionInfo};
+pub use server::{ApiServer, MAX_BODY_BYTES, REQUEST_TIMEOUT, STALLED_WATCH, VersionInfo};
 pub use serving::{CommandError, Listening, serve_router, tls_config, tls_config_with_clients};

@@ -103,6 +103,10 @@ pub(super) type RouterWrap = Box<dyn Fn(axum::Router) -> axum::Router + Send + S
 /// `maxBudget`) before closing it; a few seconds let a slow but live client catch up.
 pub const STALLED_WATCH: Duration = Duration::from_secs(5);
 
+/// kube-apiserver's `--request-timeout` default: how long a request that is not long-running
+/// (a watch, a proxy) may take before it is answered 504.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl<H> ApiServer<H>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -119,7 +123,7 @@ where
                 ..Limits::default()
             },
             stalled_watch: STALLED_WATCH,
-            request_timeout: super::deadline::REQUEST_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
             watches: std::sync::atomic::AtomicUsize::new(0),
             watch_bytes: Arc::default(),
             written: written::SharedWritings::default(),
@@ -172,7 +176,7 @@ where
     }
 
     /// The server answering 504 Timeout to a request that is not long-running and not
-    /// answered within `timeout` ([`super::REQUEST_TIMEOUT`] by default, kube-apiserver's
+    /// answered within `timeout` ([`REQUEST_TIMEOUT`] by default, kube-apiserver's
     /// `--request-timeout`); a client's `?timeout=` shortens it for its request.
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
