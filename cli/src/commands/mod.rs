@@ -57,3 +57,16 @@ pub fn duration_flag(text: &str) -> Result<std::time::Duration, String> {
         .map(std::time::Duration::from_nanos)
         .map_err(|_| format!("{text:?} is negative"))
 }
+
+/// A progress bar drawn with indicatif's `template` on a terminal's standard error; hidden
+/// otherwise.
+pub fn progress_bar(total: u64, template: &str) -> indicatif::ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}

@@ -366,7 +366,10 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
     let (prefix, summary) = runtime()?
         .block_on(async {
             let store = Store::connect(&connection).await?;
-            let bar = progress_bar(migrate::total(&store).await?);
+            let bar = super::progress_bar(
+                migrate::total(&store).await?,
+                "{bar:40} {pos}/{len} keys ({per_sec}, {eta} left)",
+            );
             let summary = migrate::migrate(&store, &options, &|| bar.inc(1)).await;
             bar.finish_and_clear();
             Ok::<_, StorageError>((store.prefix().to_owned(), summary?))
@@ -426,20 +429,6 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
             summary.failed.len()
         )))
     }
-}
-
-/// A progress bar on a terminal's standard error; hidden otherwise.
-fn progress_bar(total: u64) -> indicatif::ProgressBar {
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} keys ({per_sec}, {eta} left)")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 fn ls(args: LsArgs) -> Result<(), Failure> {

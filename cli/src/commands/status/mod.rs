@@ -89,7 +89,7 @@ async fn sample_all(args: &StatusArgs) -> Result<(Vec<sample::Reading>, f64), Fa
         crate::cluster::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
     let started = Instant::now();
     let total = (args.interval.as_secs_f64() / args.every.as_secs_f64()).floor() as u64 + 1;
-    let progress = progress_line(total);
+    let progress = super::progress_bar(total, "sampling {pos}/{len} {bar:30}");
     let mut readings = Vec::new();
     loop {
         let metrics = fetch(&client, "/metrics").await?;
@@ -128,18 +128,6 @@ async fn fetch(client: &kube::Client, path: &str) -> Result<String, Failure> {
         return Err(failed(&format!("{code}: {}", printable(text.trim()))));
     }
     body.map_err(|e| failed(&e))
-}
-
-/// A progress line on a terminal's standard error; hidden otherwise.
-fn progress_line(total: u64) -> indicatif::ProgressBar {
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("sampling {pos}/{len} {bar:30}") {
-        bar.set_style(style);
-    }
-    bar
 }
 
 fn text(status: &Status) -> String {
