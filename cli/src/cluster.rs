@@ -22,6 +22,10 @@ const PAGE: u32 = 500;
 /// make the command hold; real clusters have tens.
 const MAX_OBJECTS: usize = 100_000;
 
+/// The most bytes of one answer read: a page of 500 objects, or kube-apiserver's `/metrics`,
+/// is a few MB.
+const MAX_ANSWER: usize = 64 << 20;
+
 /// How the commands that read an APF configuration reach a live cluster instead of files.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ClusterArgs {
@@ -171,16 +175,14 @@ async fn list(
             url.push_str("&continue=");
             url.push_str(&form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>());
         }
-        let request = http::Request::get(&url)
-            .body(Vec::new())
-            .map_err(|e| Failure::Invalid(format!("{path}: {e}")))?;
-        let page: serde_json::Value = client
-            .request(request)
-            .await
-            .map_err(|e| Failure::Invalid(format!("{path}: {e}")))?;
-        let items = page["items"]
-            .as_array()
-            .ok_or_else(|| Failure::Invalid(format!("{path}: the answer is not a list")))?;
+        let text = get(client, &url).await?;
+        let mut page: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Failure::Invalid(format!("{path}: {e}")))?;
+        let serde_json::Value::Array(items) = page["items"].take() else {
+            return Err(Failure::Invalid(format!(
+                "{path}: the answer is not a list"
+            )));
+        };
         for item in items {
             if objects.len() == MAX_OBJECTS {
                 return Err(Failure::Invalid(format!(
@@ -201,12 +203,11 @@ async fn list(
 
 /// A list item as a hub object (the items of a list carry no `apiVersion` and `kind`).
 fn hub(
-    item: &serde_json::Value,
+    mut value: serde_json::Value,
     version: &str,
     kind: &str,
     path: &str,
 ) -> Result<(HubObject, Location), Failure> {
-    let mut value = item.clone();
     let name = value["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -236,4 +237,29 @@ fn hub(
         Some(object) if objects.is_empty() => Ok((object, location)),
         _ => Err(Failure::at(&location, "not one object")),
     }
+}
+
+/// The text the cluster answers a GET of `path` with, at most [`MAX_ANSWER`] bytes of it; an
+/// answer other than 2xx is an error naming its status (and its text, when it can be read).
+pub async fn get(client: &kube::Client, path: &str) -> Result<String, Failure> {
+    use http_body_util::BodyExt as _;
+    let failed = |e: &dyn std::fmt::Display| Failure::Invalid(format!("{path}: {e}"));
+    let request = http::Request::get(path)
+        .body(kube::client::Body::empty())
+        .map_err(|e| failed(&e))?;
+    let response = client.send(request).await.map_err(|e| failed(&e))?;
+    let code = response.status();
+    let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER)
+        .collect()
+        .await
+        .map(|collected| String::from_utf8_lossy(&collected.to_bytes()).into_owned());
+    if !code.is_success() {
+        // The status says what went wrong; the body, if it can be read, says more.
+        let text = body.unwrap_or_default();
+        return Err(failed(&format!(
+            "{code}: {}",
+            crate::failure::printable(text.trim())
+        )));
+    }
+    body.map_err(|e| failed(&e))
 }

@@ -342,6 +342,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
+        if self.path == "/apis":
+            body = b'{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"flowcontrol.apiserver.k8s.io","versions":[{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}}]}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if mode != "huge" or self.path.startswith("/debug/"):
             body = b"PriorityLevelName, ActiveQueues\nx, 1\n" if self.path.startswith("/debug/") else b"\x00\xff{{{ not # TYPE metrics\napiserver_flowcontrol_x{priority_level=\n"
             self.send_response(200)
@@ -367,9 +374,10 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 "#;
 
-/// `apfkit status` against a server that answers hostile metrics: an answer past 64 MiB is
-/// refused in bounded memory, a 403 is an error naming the path and the status, garbage lines
-/// are left out; never a panic.
+/// `apfkit status`, and `apfkit limits` reading a live cluster, against a server that answers
+/// hostile metrics and lists: an answer past 64 MiB is refused in bounded memory, a 403 is an
+/// error naming the path and the status, garbage metric lines are left out and a garbage list
+/// is an error naming its path; never a panic.
 #[test]
 fn status_refuses_hostile_metrics_in_bounded_memory() {
     use std::io::BufRead as _;
@@ -415,6 +423,14 @@ fn status_refuses_hostile_metrics_in_bounded_memory() {
             ),
         )
         .unwrap();
+        let list = [
+            "limits",
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--kubernetes-version",
+            "1.35",
+        ];
+        let (listed, list_peak_mib) = super::apfkit_peak(&list, 1024);
         let (output, peak_mib) = super::apfkit_peak(
             &[
                 "status",
@@ -429,6 +445,16 @@ fn status_refuses_hostile_metrics_in_bounded_memory() {
         );
         let _ = server.kill();
         let _ = server.wait();
+        let list_said = stderr(&listed);
+        assert_eq!(listed.status.code(), Some(1), "{mode}: {list_said}");
+        assert!(list_peak_mib < 160, "{mode}: peak {list_peak_mib} MiB");
+        let list_expected = match mode {
+            "huge" => "/prioritylevelconfigurations?limit=500: length limit exceeded",
+            "forbidden" => "discovery: ",
+            _ => "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations: ",
+        };
+        assert!(list_said.contains(list_expected), "{mode}: {list_said}");
+        assert!(!list_said.contains("panicked"), "{mode}: {list_said}");
         let stderr = stderr(&output);
         assert!(!stderr.contains("panicked"), "{mode}: {stderr}");
         assert!(peak_mib < 160, "{mode}: peak {peak_mib} MiB");

@@ -9,15 +9,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use http_body_util::BodyExt as _;
 use serde::Serialize;
 
 use super::{ReportFormat, emit, print_json};
 use crate::failure::{Failure, printable};
 use summary::LevelStatus;
-
-/// The most bytes of one answer read (kube-apiserver's `/metrics` is a few MB).
-const MAX_ANSWER: usize = 64 << 20;
 
 /// Sample a live cluster's priority levels: seats in use against their limits, queues,
 /// rejections by reason, wait p99, lending and borrowing.
@@ -92,8 +88,8 @@ async fn sample_all(args: &StatusArgs) -> Result<(Vec<sample::Reading>, f64), Fa
     let progress = super::progress_bar(total, "sampling {pos}/{len} {bar:30}");
     let mut readings = Vec::new();
     loop {
-        let metrics = fetch(&client, "/metrics").await?;
-        let dump = fetch(
+        let metrics = crate::cluster::get(&client, "/metrics").await?;
+        let dump = crate::cluster::get(
             &client,
             "/debug/api_priority_and_fairness/dump_priority_levels",
         )
@@ -108,26 +104,6 @@ async fn sample_all(args: &StatusArgs) -> Result<(Vec<sample::Reading>, f64), Fa
     }
     progress.finish_and_clear();
     Ok((readings, started.elapsed().as_secs_f64()))
-}
-
-/// The text at `path`, at most [`MAX_ANSWER`] bytes of it.
-async fn fetch(client: &kube::Client, path: &str) -> Result<String, Failure> {
-    let failed = |e: &dyn std::fmt::Display| Failure::Invalid(format!("{path}: {e}"));
-    let request = http::Request::get(path)
-        .body(kube::client::Body::empty())
-        .map_err(|e| failed(&e))?;
-    let response = client.send(request).await.map_err(|e| failed(&e))?;
-    let code = response.status();
-    let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER)
-        .collect()
-        .await
-        .map(|collected| String::from_utf8_lossy(&collected.to_bytes()).into_owned());
-    if !code.is_success() {
-        // The status says what went wrong; the body, if it can be read, says more.
-        let text = body.unwrap_or_default();
-        return Err(failed(&format!("{code}: {}", printable(text.trim()))));
-    }
-    body.map_err(|e| failed(&e))
 }
 
 fn text(status: &Status) -> String {
