@@ -304,13 +304,21 @@ impl ApiError {
         error
     }
 
-    /// 403 `Forbidden`: `flowschemas.flowcontrol.apiserver.k8s.io "x" is forbidden: <why>`.
+    /// 403 `Forbidden`, as apimachinery's `NewForbidden` words it:
+    /// `flowschemas.flowcontrol.apiserver.k8s.io "x" is forbidden: <why>`, without the name
+    /// when there is none, and `forbidden: <why>` when there is no resource either.
     pub fn forbidden(subject: &Subject, why: &str) -> Self {
-        let message = format!(
-            "{} {:?} is forbidden: {why}",
-            subject.qualified(),
-            subject.name
-        );
+        let message = if subject.group.is_empty() && subject.kind.is_empty() {
+            format!("forbidden: {why}")
+        } else if subject.name.is_empty() {
+            format!("{} is forbidden: {why}", subject.qualified())
+        } else {
+            format!(
+                "{} {:?} is forbidden: {why}",
+                subject.qualified(),
+                subject.name
+            )
+        };
         ApiError::new(403, "Forbidden", message).about(subject)
     }
 
@@ -370,7 +378,9 @@ impl ApiError {
             if !subject.group.is_empty() {
                 details.insert("group".into(), subject.group.clone().into());
             }
-            details.insert("kind".into(), subject.kind.clone().into());
+            if !subject.kind.is_empty() {
+                details.insert("kind".into(), subject.kind.clone().into());
+            }
         }
         if !self.causes.is_empty() {
             details.insert(
@@ -382,7 +392,8 @@ impl ApiError {
         if let Some(seconds) = self.retry_after_seconds.filter(|s| *s > 0) {
             details.insert("retryAfterSeconds".into(), seconds.into());
         }
-        if !details.is_empty() || self.retry_after_seconds.is_some() {
+        // Go writes the details it has, all of whose fields may be empty.
+        if self.details.is_some() || !details.is_empty() || self.retry_after_seconds.is_some() {
             status["details"] = serde_json::Value::Object(details);
         }
         status

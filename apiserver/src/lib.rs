@@ -94,6 +94,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod authz;
 pub mod error;
 pub mod fields;
 pub mod http;

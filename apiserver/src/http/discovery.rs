@@ -6,6 +6,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
+use super::reviews::Review;
 use crate::store::Served;
 
 /// The verbs of a resource's collection and objects.
@@ -33,7 +34,8 @@ pub struct Group {
 
 /// The groups of the served resources in order of first appearance, each with the versions any
 /// of its resources serves, in kube-apiserver's version priority order.
-pub fn groups<H>(resources: &[std::sync::Arc<Served<H>>]) -> Vec<Group> {
+/// The groups of the reviews follow, in v1.
+pub fn groups<H>(resources: &[std::sync::Arc<Served<H>>], reviews: &[&Review]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for served in resources {
         let group = match groups.iter_mut().find(|g| g.name == served.config.group) {
@@ -54,6 +56,16 @@ pub fn groups<H>(resources: &[std::sync::Arc<Served<H>>]) -> Vec<Group> {
         group
             .versions
             .sort_by(|a, b| apfkit_runtime::version::compare_kube_aware_version_strings(b, a));
+    }
+    for review in reviews {
+        if !groups.iter().any(|g| g.name == review.group)
+            && !resources.iter().any(|s| s.config.group == review.group)
+        {
+            groups.push(Group {
+                name: review.group.to_owned(),
+                versions: vec!["v1".to_owned()],
+            });
+        }
     }
     groups
 }
@@ -108,10 +120,23 @@ pub fn core_versions() -> Value {
 /// `/apis/<group>/<version>` as an `APIResourceList`.
 pub fn resource_list<H>(
     resources: &[std::sync::Arc<Served<H>>],
+    reviews: &[&Review],
     group: &str,
     version: &str,
 ) -> Value {
-    let mut listed = Vec::new();
+    let mut listed: Vec<Value> = reviews
+        .iter()
+        .filter(|review| review.group == group && version == "v1")
+        .map(|review| {
+            json!({
+                "name": review.plural,
+                "singularName": review.kind.to_lowercase(),
+                "namespaced": review.namespaced,
+                "kind": review.kind,
+                "verbs": ["create"],
+            })
+        })
+        .collect();
     for served in resources.iter().filter(|s| s.config.group == group) {
         if served.version(version).is_none() {
             continue;
@@ -166,6 +191,7 @@ pub fn resource_list<H>(
 /// `/api` has no groups here.
 pub fn aggregated<H>(
     resources: &[std::sync::Arc<Served<H>>],
+    reviews: &[&Review],
     groups: &[Group],
     api_version: &str,
 ) -> Value {
@@ -176,10 +202,18 @@ pub fn aggregated<H>(
                 .versions
                 .iter()
                 .map(|version| {
-                    let listed: Vec<Value> = resources
+                    let listed: Vec<Value> = reviews
                         .iter()
-                        .filter(|s| s.config.group == group.name && s.version(version).is_some())
-                        .map(|served| aggregated_resource(served, version))
+                        .filter(|review| review.group == group.name && version == "v1")
+                        .map(|review| aggregated_review(review))
+                        .chain(
+                            resources
+                                .iter()
+                                .filter(|s| {
+                                    s.config.group == group.name && s.version(version).is_some()
+                                })
+                                .map(|served| aggregated_resource(served, version)),
+                        )
                         .collect();
                     json!({"version": version, "resources": listed, "freshness": "Current"})
                 })
@@ -195,6 +229,17 @@ pub fn aggregated<H>(
         "apiVersion": format!("apidiscovery.k8s.io/{api_version}"),
         "metadata": {},
         "items": items,
+    })
+}
+
+/// A review in aggregated discovery: create only.
+fn aggregated_review(review: &Review) -> Value {
+    json!({
+        "resource": review.plural,
+        "responseKind": {"group": review.group, "version": "v1", "kind": review.kind},
+        "scope": if review.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": review.kind.to_lowercase(),
+        "verbs": ["create"],
     })
 }
 

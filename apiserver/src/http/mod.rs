@@ -23,6 +23,7 @@ mod request;
 pub mod request_info;
 mod resource;
 mod response;
+mod reviews;
 mod routes;
 mod scale;
 mod server;

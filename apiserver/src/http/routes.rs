@@ -15,7 +15,7 @@ use super::request_info;
 use super::resource::{self, Path};
 use super::response::{error_response, json_response, respond};
 use super::server::{ApiServer, Catalog};
-use super::{discovery, openapi};
+use super::{discovery, openapi, reviews};
 use crate::error::ApiError;
 
 pub(super) async fn handle<H>(State(server): State<Arc<ApiServer<H>>>, request: Request) -> Response
@@ -67,25 +67,36 @@ pub(super) fn authenticate<H>(
     let user = server
         .authenticator
         .authenticate(peer.as_ref(), request.headers())?;
-    crate::auth::impersonated(user, request.headers())
+    crate::auth::impersonated(user, request.headers(), server.authorizer.as_deref())
 }
 
-/// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`,
-/// `authentication.k8s.io/v1`), 201 as kube-apiserver answers the create.
-pub(super) fn self_subject_review(user: crate::auth::UserInfo) -> Response {
-    let mut user_info = serde_json::json!({"username": user.name, "groups": user.groups});
-    if !user.uid.is_empty() {
-        user_info["uid"] = user.uid.into();
+/// Authorizes every request that passed flow control, as kube-apiserver's `WithAuthorization`
+/// does: its attributes (its `RequestInfo` and user) to the server's authorizer, and the 403
+/// of kube-apiserver when it does not allow them.
+pub(super) async fn authorized<H>(
+    State(server): State<Arc<ApiServer<H>>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let Some(authorizer) = &server.authorizer else {
+        return next.run(request).await;
+    };
+    let info = request_info::of(&request);
+    let user = request
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .cloned()
+        .unwrap_or_default();
+    let attributes = crate::authz::Attributes::of_request(&info, &user);
+    let verdict = authorizer.authorize(&attributes);
+    if verdict.allowed() {
+        return next.run(request).await;
     }
-    json_response(
-        201,
-        &serde_json::json!({
-            "kind": "SelfSubjectReview",
-            "apiVersion": "authentication.k8s.io/v1",
-            "metadata": {"creationTimestamp": null},
-            "status": {"userInfo": user_info},
-        }),
-    )
+    drain(request.into_body()).await;
+    error_response(&attributes.forbidden(&verdict.reason))
 }
 
 pub(super) async fn route<H>(
@@ -105,15 +116,15 @@ where
     let is_get = request.method() == Method::GET;
     let catalog = server.catalog();
     let info = request_info::of(&request);
-    if info.verb == "create"
-        && info.api_group == "authentication.k8s.io"
-        && info.api_version == "v1"
-        && info.parts == ["selfsubjectreviews"]
-    {
-        let user = request.extensions().get::<crate::auth::UserInfo>().cloned();
-        // The review's body says nothing the answer needs, but it is read (bounded).
-        read_body(request).await?;
-        return Ok(self_subject_review(user.unwrap_or_default()));
+    if let Some(review) = reviews::asked(&info, server.authorizer.is_some()) {
+        let user = request
+            .extensions()
+            .get::<crate::auth::UserInfo>()
+            .cloned()
+            .unwrap_or_default();
+        let body = read_body(request).await?;
+        let answer = reviews::answer(review, &body, &info, user, server.authorizer.as_deref())?;
+        return Ok(json_response(201, &answer));
     }
     if info.is_resource_request && info.api_prefix == "apis" {
         let target = Target::resolve(&catalog, &info)?;
@@ -134,14 +145,19 @@ where
         ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
-                &discovery::aggregated::<H>(&[], &[], version),
+                &discovery::aggregated::<H>(&[], &[], &[], version),
             )),
             _ => Ok(json_response(200, &discovery::core_versions())),
         },
         ["apis"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
-                &discovery::aggregated(&catalog.resources, &catalog.groups, version),
+                &discovery::aggregated(
+                    &catalog.resources,
+                    &catalog.reviews,
+                    &catalog.groups,
+                    version,
+                ),
             )),
             _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
         },
@@ -155,7 +171,7 @@ where
             }
             Ok(json_response(
                 200,
-                &discovery::resource_list(&catalog.resources, group, version),
+                &discovery::resource_list(&catalog.resources, &catalog.reviews, group, version),
             ))
         }
         ["openapi", "v3"] if is_get => Ok(json_response(

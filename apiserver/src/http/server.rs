@@ -9,7 +9,7 @@ use apfkit_runtime::Object;
 use apfkit_runtime::scheme::Limits;
 
 use super::discovery::{self, Group};
-use super::{metrics, openapi, written};
+use super::{metrics, openapi, reviews, written};
 use crate::store::{Objects, Served};
 
 /// kube-apiserver's limit on request bodies (`MaxRequestBodyBytes`, 3 MiB).
@@ -48,6 +48,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) written: written::SharedWritings,
     /// Who may ask: client certificates, tokens, anonymous requests.
     pub(super) authenticator: crate::auth::Authenticator,
+    /// Who may do what; `None`: everyone everything (no authorization layer).
+    pub(super) authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
     /// What the embedding server puts between authentication and the handler.
     pub(super) wrap: Option<RouterWrap>,
     /// The request metrics, and `/metrics`, when asked for.
@@ -57,16 +59,20 @@ pub struct ApiServer<H: 'static> {
 /// The resources served at one time, with the discovery and OpenAPI documents made of them.
 pub(super) struct Catalog<H: 'static> {
     pub(super) resources: Vec<Arc<Served<H>>>,
+    /// The reviews answered without storage (`authorization.k8s.io` ones with an authorizer).
+    pub(super) reviews: Vec<&'static reviews::Review>,
     pub(super) groups: Vec<Group>,
     /// The OpenAPI v3 documents, made on first request.
     pub(super) openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
 }
 
 impl<H> Catalog<H> {
-    fn new(resources: Vec<Arc<Served<H>>>) -> Self {
+    fn new(resources: Vec<Arc<Served<H>>>, authorizes: bool) -> Self {
+        let reviews: Vec<_> = reviews::served(authorizes).collect();
         Catalog {
-            groups: discovery::groups(&resources),
+            groups: discovery::groups(&resources, &reviews),
             resources,
+            reviews,
             openapi: std::sync::OnceLock::new(),
         }
     }
@@ -116,7 +122,7 @@ where
         let resources = resources.into_iter().map(Arc::new).collect();
         ApiServer {
             objects,
-            catalog: std::sync::RwLock::new(Arc::new(Catalog::new(resources))),
+            catalog: std::sync::RwLock::new(Arc::new(Catalog::new(resources, false))),
             version,
             body_limits: Limits {
                 max_document_bytes: MAX_BODY_BYTES,
@@ -128,6 +134,7 @@ where
             watch_bytes: Arc::default(),
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
+            authorizer: None,
             wrap: None,
             metrics: None,
         }
@@ -165,6 +172,22 @@ where
     pub fn with_authenticator(mut self, authenticator: crate::auth::Authenticator) -> Self {
         self.authenticator = authenticator;
         self
+    }
+
+    /// The server authorizing every request with `authorizer` after API Priority and
+    /// Fairness (the layers of [`ApiServer::with_layers`]), as kube-apiserver's handler chain
+    /// does, and impersonation with it; a refusal is kube-apiserver's 403. Without one, every
+    /// request is allowed (kube-apiserver's `AlwaysAllow`).
+    #[must_use]
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn crate::authz::Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
+        self.set_resources(self.resources());
+        self
+    }
+
+    /// The authorizer of [`ApiServer::with_authorizer`], if any.
+    pub fn authorizer(&self) -> Option<&Arc<dyn crate::authz::Authorizer>> {
+        self.authorizer.as_ref()
     }
 
     /// The server with another limit on how long a watch waits for a client that does not
@@ -215,7 +238,7 @@ where
     /// finish with the resources they started with (kube-apiserver's handling of
     /// CustomResourceDefinitions that come, change and go).
     pub fn set_resources(&self, resources: Vec<Arc<Served<H>>>) {
-        let catalog = Arc::new(Catalog::new(resources));
+        let catalog = Arc::new(Catalog::new(resources, self.authorizer.is_some()));
         match self.catalog.write() {
             Ok(mut current) => *current = catalog,
             Err(poisoned) => *poisoned.into_inner() = catalog,

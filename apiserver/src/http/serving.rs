@@ -1,5 +1,5 @@
-//! Serving over HTTPS: the router (the request's deadline, authentication, the embedding
-//! server's layers, the metrics, then the routes), the listener and its TLS, and the command-line way to run it.
+//! Serving over HTTPS: the router (the request's deadline, authentication and impersonation,
+//! the metrics, the embedding server's layers, authorization, then the routes), the listener and its TLS, and the command-line way to run it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use apfkit_runtime::Object;
 use tokio::net::TcpListener;
 
-use super::routes::{authenticated, handle};
+use super::routes::{authenticated, authorized, handle};
 use super::server::ApiServer;
 use super::{deadline, metrics};
 
@@ -29,6 +29,12 @@ where
                     ([("content-type", prometheus::TEXT_FORMAT)], scraped.text())
                 }),
             );
+        }
+        if self.authorizer.is_some() {
+            routes = routes.layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                authorized::<H>,
+            ));
         }
         let mut routes = match &self.wrap {
             Some(wrap) => wrap(routes),

@@ -1,0 +1,473 @@
+//! The reviews kube-apiserver answers without storing anything: `authentication.k8s.io/v1`
+//! SelfSubjectReview (`kubectl auth whoami`) and, with an authorizer, the four reviews of
+//! `authorization.k8s.io/v1` (`kubectl auth can-i`, `--list`): SelfSubjectAccessReview,
+//! SubjectAccessReview, LocalSubjectAccessReview (namespaced) and SelfSubjectRulesReview, as
+//! kubernetes' `pkg/registry/authorization/*/rest.go` answer them, checked as
+//! `pkg/apis/authorization/validation` checks them.
+
+use apfkit_runtime::field::{BadValue, FieldError, go_quote};
+use k8s_openapi::api::authorization::v1::{
+    NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec, SubjectAccessReviewStatus,
+};
+use serde_json::{Value, json};
+
+use crate::auth::UserInfo;
+use crate::authz::{Attributes, Authorizer, Decision};
+use crate::error::{ApiError, Cause, Subject};
+use crate::http::request_info::RequestInfo;
+
+/// A create-only resource answered here, for discovery.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Review {
+    /// API group.
+    pub(super) group: &'static str,
+    /// Kind.
+    pub(super) kind: &'static str,
+    /// Plural.
+    pub(super) plural: &'static str,
+    /// Whether it lives in namespaces.
+    pub(super) namespaced: bool,
+    /// Whether only a server with an authorizer answers it.
+    pub(super) needs_authorizer: bool,
+}
+
+/// The group of the access reviews.
+const AUTHORIZATION: &str = "authorization.k8s.io";
+
+/// Every review, in kube-apiserver's discovery order within each group.
+pub(super) const REVIEWS: &[Review] = &[
+    Review {
+        group: "authentication.k8s.io",
+        kind: "SelfSubjectReview",
+        plural: "selfsubjectreviews",
+        namespaced: false,
+        needs_authorizer: false,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "LocalSubjectAccessReview",
+        plural: "localsubjectaccessreviews",
+        namespaced: true,
+        needs_authorizer: true,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "SelfSubjectAccessReview",
+        plural: "selfsubjectaccessreviews",
+        namespaced: false,
+        needs_authorizer: true,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "SelfSubjectRulesReview",
+        plural: "selfsubjectrulesreviews",
+        namespaced: false,
+        needs_authorizer: true,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "SubjectAccessReview",
+        plural: "subjectaccessreviews",
+        namespaced: false,
+        needs_authorizer: true,
+    },
+];
+
+/// The reviews a server answers: the self-subject review always, the access reviews when it
+/// has an authorizer.
+pub(super) fn served(has_authorizer: bool) -> impl Iterator<Item = &'static Review> {
+    REVIEWS
+        .iter()
+        .filter(move |review| has_authorizer || !review.needs_authorizer)
+}
+
+/// The review a request creates, if it is one this server answers.
+pub(super) fn asked(info: &RequestInfo, has_authorizer: bool) -> Option<&'static Review> {
+    if info.verb != "create" || info.api_version != "v1" || !info.subresource.is_empty() {
+        return None;
+    }
+    served(has_authorizer).find(|review| {
+        review.group == info.api_group
+            && review.plural == info.resource
+            && review.namespaced == !info.namespace.is_empty()
+            && info.name.is_empty()
+    })
+}
+
+/// The answer to a review: 201 with the review and its status.
+///
+/// # Errors
+///
+/// A body that is not the review (400), or one kube-apiserver refuses (422, 400).
+pub(super) fn answer(
+    review: &Review,
+    body: &[u8],
+    info: &RequestInfo,
+    user: UserInfo,
+    authorizer: Option<&dyn Authorizer>,
+) -> Result<Value, ApiError> {
+    if review.kind == "SelfSubjectReview" {
+        return Ok(self_subject_review(user));
+    }
+    let authorizer = authorizer.ok_or_else(ApiError::no_route)?;
+    let object: Value = serde_json::from_slice(body)
+        .map_err(|error| ApiError::bad_request(format!("the body is not JSON: {error}")))?;
+    if !object.is_object() {
+        return Err(ApiError::bad_request(format!(
+            "the body is not a {}: not a JSON object",
+            review.kind
+        )));
+    }
+    let spec = object.get("spec").cloned().unwrap_or(Value::Null);
+    let invalid = |causes: Vec<FieldError>| {
+        ApiError::invalid(
+            &Subject {
+                group: AUTHORIZATION.to_owned(),
+                kind: review.kind.to_owned(),
+                name: String::new(),
+            },
+            causes.iter().map(Cause::from).collect(),
+        )
+    };
+    let decode_error = |error: serde_json::Error| {
+        ApiError::bad_request(format!(
+            "{} in version \"v1\" cannot be handled as a {}: {error}",
+            review.kind, review.kind
+        ))
+    };
+    let status = match review.kind {
+        "SelfSubjectRulesReview" => {
+            let namespace = spec
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if namespace.is_empty() {
+                return Err(ApiError::bad_request("no namespace on request"));
+            }
+            rules_review_status(authorizer, &user, namespace)
+        }
+        _ => {
+            let spec: SubjectAccessReviewSpec = match spec {
+                Value::Null => SubjectAccessReviewSpec::default(),
+                spec => serde_json::from_value(spec).map_err(decode_error)?,
+            };
+            let errors = validate(review.kind, &spec, &object, info);
+            if !errors.is_empty() {
+                return Err(invalid(errors));
+            }
+            let subject = match review.kind {
+                "SelfSubjectAccessReview" => user,
+                _ => UserInfo {
+                    name: spec.user.clone().unwrap_or_default(),
+                    uid: spec.uid.clone().unwrap_or_default(),
+                    groups: spec.groups.clone().unwrap_or_default(),
+                },
+            };
+            let verdict = authorizer.authorize(&attributes_of(&spec, subject));
+            let status = SubjectAccessReviewStatus {
+                allowed: verdict.decision == Decision::Allow,
+                denied: (verdict.decision == Decision::Deny).then_some(true),
+                reason: (!verdict.reason.is_empty()).then_some(verdict.reason),
+                evaluation_error: None,
+            };
+            serde_json::to_value(status).map_err(ApiError::internal)?
+        }
+    };
+    let mut metadata = json!({"creationTimestamp": null});
+    if review.namespaced {
+        metadata["namespace"] = info.namespace.clone().into();
+    }
+    let spec = object.get("spec").cloned().unwrap_or_else(|| json!({}));
+    Ok(json!({
+        "kind": review.kind,
+        "apiVersion": format!("{}/v1", review.group),
+        "metadata": metadata,
+        "spec": spec,
+        "status": status,
+    }))
+}
+
+/// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`).
+fn self_subject_review(user: UserInfo) -> Value {
+    let mut user_info = json!({"username": user.name, "groups": user.groups});
+    if !user.uid.is_empty() {
+        user_info["uid"] = user.uid.into();
+    }
+    json!({
+        "kind": "SelfSubjectReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": null},
+        "status": {"userInfo": user_info},
+    })
+}
+
+/// The status of a SelfSubjectRulesReview: the rules the user holds in `namespace`.
+fn rules_review_status(authorizer: &dyn Authorizer, user: &UserInfo, namespace: &str) -> Value {
+    let rules = authorizer.rules_for(user, namespace);
+    let mut status = json!({
+        "resourceRules": rules.resource_rules,
+        "nonResourceRules": rules.non_resource_rules,
+        "incomplete": rules.incomplete,
+    });
+    if !rules.evaluation_error.is_empty() {
+        status["evaluationError"] = rules.evaluation_error.into();
+    }
+    status
+}
+
+/// The attributes a review asks about (`authorizationutil.ResourceAttributesFrom` and
+/// `NonResourceAttributesFrom`).
+fn attributes_of(spec: &SubjectAccessReviewSpec, user: UserInfo) -> Attributes {
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    match (&spec.resource_attributes, &spec.non_resource_attributes) {
+        (Some(resource), _) => Attributes {
+            user,
+            verb: text(&resource.verb),
+            resource_request: true,
+            api_group: text(&resource.group),
+            api_version: text(&resource.version),
+            namespace: text(&resource.namespace),
+            resource: text(&resource.resource),
+            subresource: text(&resource.subresource),
+            name: text(&resource.name),
+            ..Attributes::default()
+        },
+        (None, Some(path)) => Attributes {
+            user,
+            verb: text(&path.verb),
+            path: text(&path.path),
+            ..Attributes::default()
+        },
+        (None, None) => Attributes {
+            user,
+            ..Attributes::default()
+        },
+    }
+}
+
+/// `authorization.NonResourceAttributes` as Go's `%#v` prints it in a field error.
+fn go_non_resource(attributes: &NonResourceAttributes) -> BadValue {
+    BadValue::Go(format!(
+        "authorization.NonResourceAttributes{{Path:{}, Verb:{}}}",
+        go_quote(attributes.path.as_deref().unwrap_or_default()),
+        go_quote(attributes.verb.as_deref().unwrap_or_default())
+    ))
+}
+
+/// `pkg/apis/authorization/validation`: `ValidateSubjectAccessReviewSpec` (and its
+/// self-subject and local variants).
+fn validate(
+    kind: &str,
+    spec: &SubjectAccessReviewSpec,
+    object: &Value,
+    info: &RequestInfo,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let resource: Option<&ResourceAttributes> = spec.resource_attributes.as_ref();
+    match (resource, &spec.non_resource_attributes) {
+        (Some(_), Some(path)) if kind != "LocalSubjectAccessReview" => {
+            errors.push(FieldError::invalid(
+                "spec.nonResourceAttributes",
+                go_non_resource(path),
+                "cannot be specified in combination with resourceAttributes",
+            ));
+        }
+        (None, None) => errors.push(FieldError::invalid(
+            "spec.resourceAttributes",
+            BadValue::Str("null".to_owned()),
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        )),
+        _ => {}
+    }
+    if kind != "SelfSubjectAccessReview"
+        && spec.user.as_deref().unwrap_or_default().is_empty()
+        && spec.groups.as_ref().is_none_or(Vec::is_empty)
+    {
+        errors.push(FieldError::invalid(
+            "spec.user",
+            BadValue::Str(spec.user.clone().unwrap_or_default()),
+            "at least one of user or group must be specified",
+        ));
+    }
+    if kind == "LocalSubjectAccessReview" {
+        let metadata_namespace = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(&info.namespace);
+        if let Some(path) = &spec.non_resource_attributes {
+            errors.push(FieldError::invalid(
+                "spec.nonResourceAttributes",
+                go_non_resource(path),
+                "disallowed on this kind of request",
+            ));
+        }
+        if let Some(resource) = resource {
+            let namespace = resource.namespace.as_deref().unwrap_or_default();
+            if namespace != metadata_namespace {
+                errors.push(FieldError::invalid(
+                    "spec.resourceAttributes.namespace",
+                    BadValue::Str(namespace.to_owned()),
+                    "must match metadata.namespace",
+                ));
+            }
+        }
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authz::{AlwaysAllow, PrivilegedGroups, Verdict};
+
+    fn info(method: &str, path: &str) -> RequestInfo {
+        RequestInfo::new(method, path, None)
+    }
+
+    fn bob() -> UserInfo {
+        UserInfo {
+            name: "bob".into(),
+            uid: String::new(),
+            groups: vec!["system:authenticated".into()],
+        }
+    }
+
+    #[test]
+    fn only_creates_of_served_reviews_are_reviews() {
+        let ssar = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        );
+        assert_eq!(asked(&ssar, true).unwrap().kind, "SelfSubjectAccessReview");
+        assert!(asked(&ssar, false).is_none());
+        let lsar = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews",
+        );
+        assert_eq!(asked(&lsar, true).unwrap().kind, "LocalSubjectAccessReview");
+        let cluster_lsar = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/localsubjectaccessreviews",
+        );
+        assert!(asked(&cluster_lsar, true).is_none());
+        let get = info(
+            "GET",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        );
+        assert!(asked(&get, true).is_none());
+        let whoami = info("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews");
+        assert_eq!(asked(&whoami, false).unwrap().kind, "SelfSubjectReview");
+    }
+
+    #[test]
+    fn an_access_review_says_what_the_authorizer_decides() {
+        let ssar = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        );
+        let review = asked(&ssar, true).unwrap();
+        let body = br#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview",
+            "metadata":{"creationTimestamp":null},
+            "spec":{"resourceAttributes":{"verb":"list","group":"flowcontrol.apiserver.k8s.io","resource":"flowschemas"}}}"#;
+        let masters = PrivilegedGroups::masters();
+        let refused = answer(review, body, &ssar, bob(), Some(&masters)).unwrap();
+        assert_eq!(refused["status"], json!({"allowed": false}));
+        assert_eq!(refused["spec"]["resourceAttributes"]["verb"], "list");
+        let allowed = answer(review, body, &ssar, bob(), Some(&AlwaysAllow)).unwrap();
+        assert_eq!(allowed["status"], json!({"allowed": true}));
+
+        struct Denies;
+        impl Authorizer for Denies {
+            fn authorize(&self, _: &Attributes) -> Verdict {
+                Verdict {
+                    decision: Decision::Deny,
+                    reason: "never".into(),
+                }
+            }
+        }
+        let denied = answer(review, body, &ssar, bob(), Some(&Denies)).unwrap();
+        assert_eq!(
+            denied["status"],
+            json!({"allowed": false, "denied": true, "reason": "never"})
+        );
+    }
+
+    /// kubernetes `pkg/apis/authorization/validation/validation_test.go`
+    /// (`TestValidateSARSpec`, `TestValidateLocalSAR`): the messages of a review kube-apiserver
+    /// refuses.
+    #[test]
+    fn reviews_are_checked_as_kube_apiserver_checks_them() {
+        let sar = info("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews");
+        let review = asked(&sar, true).unwrap();
+        let error = answer(review, br#"{"spec":{}}"#, &sar, bob(), Some(&AlwaysAllow)).unwrap_err();
+        assert_eq!(error.code, 422);
+        assert_eq!(
+            error.message,
+            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: [spec.resourceAttributes: \
+             Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes \
+             must be specified, spec.user: Invalid value: \"\": at least one of user or group must \
+             be specified]"
+        );
+        let both = br#"{"spec":{"user":"me","resourceAttributes":{},"nonResourceAttributes":{"path":"/x","verb":"get"}}}"#;
+        let error = answer(review, both, &sar, bob(), Some(&AlwaysAllow)).unwrap_err();
+        assert_eq!(
+            error.message,
+            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: \
+             Invalid value: authorization.NonResourceAttributes{Path:\"/x\", Verb:\"get\"}: cannot \
+             be specified in combination with resourceAttributes"
+        );
+        let lsar = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews",
+        );
+        let review = asked(&lsar, true).unwrap();
+        let elsewhere =
+            br#"{"metadata":{"namespace":"ns"},"spec":{"user":"me","resourceAttributes":{"namespace":"other"}}}"#;
+        let error = answer(review, elsewhere, &lsar, bob(), Some(&AlwaysAllow)).unwrap_err();
+        assert_eq!(
+            error.message,
+            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: \
+             spec.resourceAttributes.namespace: Invalid value: \"other\": must match \
+             metadata.namespace"
+        );
+        let here = br#"{"metadata":{"namespace":"ns"},"spec":{"user":"me","resourceAttributes":{"namespace":"ns","verb":"get"}}}"#;
+        let answered = answer(review, here, &lsar, bob(), Some(&AlwaysAllow)).unwrap();
+        assert_eq!(answered["metadata"]["namespace"], "ns");
+        assert_eq!(answered["status"]["allowed"], true);
+        for garbage in [&b"{"[..], b"[]", b"{\"spec\":{\"user\":7}}"] {
+            let error = answer(review, garbage, &lsar, bob(), Some(&AlwaysAllow)).unwrap_err();
+            assert_eq!(error.code, 400, "{}", String::from_utf8_lossy(garbage));
+        }
+    }
+
+    #[test]
+    fn a_rules_review_lists_the_rules_and_needs_a_namespace() {
+        let ssrr = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        );
+        let review = asked(&ssrr, true).unwrap();
+        let error =
+            answer(review, br#"{"spec":{}}"#, &ssrr, bob(), Some(&AlwaysAllow)).unwrap_err();
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (400, "no namespace on request")
+        );
+        let answered = answer(
+            review,
+            br#"{"spec":{"namespace":"default"}}"#,
+            &ssrr,
+            bob(),
+            Some(&AlwaysAllow),
+        )
+        .unwrap();
+        assert_eq!(
+            answered["status"],
+            json!({
+                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                "incomplete": false,
+            })
+        );
+    }
+}
