@@ -89,7 +89,7 @@ pub(super) fn asked(info: &RequestInfo, has_authorizer: bool) -> Option<&'static
     served(has_authorizer).find(|review| {
         review.group == info.api_group
             && review.plural == info.resource
-            && review.namespaced == !info.namespace.is_empty()
+            && review.namespaced != info.namespace.is_empty()
             && info.name.is_empty()
     })
 }
