@@ -6,15 +6,12 @@
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::store::{
-    ResourceConfig, ResourceError, Served, SharedVersion, Strategy, VersionCodec,
-};
+use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
-use apfkit_runtime::scheme::{
-    Encoding, Limits, SchemeError, StorageEncoding, UnknownFields, Warning,
-};
+use apfkit_runtime::scheme::StorageEncoding;
 use serde_json::{Map, Value, json};
 
+use crate::json_kind::JsonVersion;
 use crate::object::{CustomObject, ServedObject, not_this_kind};
 
 /// The group of CustomResourceDefinitions.
@@ -57,14 +54,18 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
         scale: None,
         schema: None,
     };
-    let versions = vec![Arc::new(DefinitionVersion) as SharedVersion<ServedObject<H>>];
+    let versions = vec![Arc::new(DEFINITION_VERSION) as SharedVersion<ServedObject<H>>];
     Ok(Served::with_versions(config, PLURAL.to_owned(), versions)?
         .with_strategy(DefinitionStrategy))
 }
 
-/// `apiextensions.k8s.io/v1` CustomResourceDefinition.
-#[derive(Debug)]
-struct DefinitionVersion;
+/// `apiextensions.k8s.io/v1` CustomResourceDefinition, defaulted as kube-apiserver
+/// defaults it; its unknown fields are not reported (apfkit-crd's checks name them).
+const DEFINITION_VERSION: JsonVersion =
+    JsonVersion::new(GROUP, VERSION, KIND, PLURAL, |mut object, _, _| {
+        apply_defaults(&mut object);
+        Ok(object)
+    });
 
 /// kube-apiserver's defaults of a v1 CRD (`SetDefaults_CustomResourceDefinitionSpec` and
 /// `SetDefaults_CustomResourceConversion`): the singular and list kind from the kind, `None`
@@ -109,61 +110,6 @@ pub fn apply_defaults(object: &mut Value) {
 /// The checks' errors, field by field.
 pub fn compile(object: &CustomObject) -> Result<CustomResourceDefinition, DefinitionError> {
     CustomResourceDefinition::from_value(&object.to_value())
-}
-
-impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for DefinitionVersion {
-    fn group(&self) -> &str {
-        GROUP
-    }
-    fn version(&self) -> &str {
-        VERSION
-    }
-    fn kind(&self) -> &str {
-        KIND
-    }
-    fn decode(
-        &self,
-        object: &Value,
-        _unknown: UnknownFields,
-        _warnings: &mut Vec<Warning>,
-    ) -> Result<ServedObject<H>, SchemeError> {
-        let mut object = object.clone();
-        apply_defaults(&mut object);
-        CustomObject::from_value(object).map(ServedObject::custom)
-    }
-    fn decode_as_is(&self, object: &Value) -> Result<ServedObject<H>, SchemeError> {
-        CustomObject::from_value(object.clone()).map(ServedObject::custom)
-    }
-    fn encode_into(
-        &self,
-        hub: ServedObject<H>,
-        encoding: Encoding,
-        out: &mut Vec<u8>,
-        warnings: &mut Vec<Warning>,
-    ) -> Result<(), SchemeError> {
-        let value = self.encode(hub, warnings)?;
-        crate::custom::write(&value, encoding, out, KIND)
-    }
-    fn encode(
-        &self,
-        hub: ServedObject<H>,
-        _warnings: &mut Vec<Warning>,
-    ) -> Result<Value, SchemeError> {
-        match hub {
-            ServedObject::Custom(object) if object.kind == KIND => Ok(object.to_value()),
-            _ => Err(not_this_kind(KIND)),
-        }
-    }
-    fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
-        let stored = crate::object::read_stored(bytes, limits)?;
-        if stored.kind != KIND {
-            return Err(format!("a {} where {PLURAL} are kept", stored.kind));
-        }
-        stored.into_object().map(ServedObject::custom)
-    }
-    fn protobuf(&self) -> bool {
-        false
-    }
 }
 
 /// apiextensions-apiserver's strategy for CRDs (`pkg/registry/customresourcedefinition/

@@ -6,6 +6,8 @@
 //!   metadata), and [`object::builtin`], which serves a scheme's resource among them.
 //! - [`definitions`]: the `apiextensions.k8s.io/v1` CustomResourceDefinition resource, its
 //!   defaults and its checks (apfkit-crd's, kube-apiserver's on a CRD write).
+//! - [`json_kind`]: a version of a kind held as JSON with a normalizing function of its own
+//!   (the CRD's; a server's own kinds from typed definitions, such as RBAC's).
 //! - [`custom`]: a served version of a custom resource: pruning and defaulting by its schema,
 //!   conversion (`None`, or the CRD's [`webhook`]), validation (schema and CEL rules).
 //! - [`printer`]: the columns of `kubectl get` from a version's `additionalPrinterColumns`.
@@ -54,6 +56,7 @@
 pub mod controller;
 pub mod custom;
 pub mod definitions;
+pub mod json_kind;
 pub mod object;
 pub mod printer;
 mod published;

@@ -98,6 +98,7 @@ pub mod authz;
 pub mod error;
 pub mod fields;
 pub mod http;
+pub mod impersonation;
 pub mod patch;
 pub mod selector;
 pub mod storage;

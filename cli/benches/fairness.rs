@@ -119,6 +119,7 @@ fn main() {
     runtime.block_on(async {
         let serving = Serving::start(&store, &tokens, &[]);
         let admin = load::client(&serving.kubeconfig, None).await;
+        load::grant_readers(&admin, &serving.kubeconfig).await;
         load::create_api_services(&admin, objects).await;
     });
     println!(

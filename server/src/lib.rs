@@ -43,6 +43,7 @@ use std::time::Duration;
 
 use apfkit_apiextensions::{CustomResources, ServedObject};
 use apfkit_apiserver::auth::Authenticator;
+use apfkit_apiserver::authz::{AlwaysAllow, PrivilegedGroups, Union};
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::http::{ApiServer, Listening, VersionInfo};
 use apfkit_apiserver::storage::Backend;
@@ -53,6 +54,7 @@ use apfkit_apiserver::store::{Objects, ResourceConfig, Served, Strategy};
 use apfkit_apiserver::table::Printer;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
+use apfkit_runtime::scheme::Formats;
 use apfkit_storage::etcd::RESOURCES;
 
 /// The objects the server holds: of the two groups, or custom resources and their CRDs.
@@ -69,6 +71,18 @@ pub enum Storage {
     /// An etcd cluster, under kube-apiserver's keys and in its encodings: client URLs of its
     /// members (kube-apiserver's `--etcd-servers`).
     Etcd(Vec<String>),
+}
+
+/// Who may do what (kube-apiserver's `--authorization-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthorizationMode {
+    /// Everyone may do everything; anonymous requests are then refused, as kube-apiserver
+    /// refuses them with this mode.
+    AlwaysAllow,
+    /// `system:masters` may do everything; everyone else what the stored roles and bindings
+    /// of `rbac.authorization.k8s.io` grant (served, with kube-apiserver's bootstrap roles).
+    #[default]
+    Rbac,
 }
 
 /// Bearer tokens in kube-apiserver's `--token-auth-file` format (CSV lines
@@ -102,8 +116,11 @@ pub struct Config {
     pub suggested_apf_configuration: bool,
     /// Bearer tokens, beside the client certificates of the server's authority.
     pub tokens: Option<Tokens>,
-    /// Serve requests without credentials as `system:anonymous` (false: 401).
+    /// Serve requests without credentials as `system:anonymous` (false: 401); turned off,
+    /// with kube-apiserver's warning, under [`AuthorizationMode::AlwaysAllow`].
     pub anonymous_auth: bool,
+    /// Who may do what: RBAC by default.
+    pub authorization_mode: AuthorizationMode,
     /// Guard requests with API Priority and Fairness, configured by the stored objects.
     pub enable_priority_and_fairness: bool,
     /// kube-apiserver's `--max-requests-inflight`; with the next, the seats APF shares.
@@ -133,6 +150,7 @@ impl Config {
             suggested_apf_configuration: true,
             tokens: None,
             anonymous_auth: true,
+            authorization_mode: AuthorizationMode::Rbac,
             enable_priority_and_fairness: true,
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
@@ -308,7 +326,10 @@ fn private_data_dir(dir: &Path) -> std::io::Result<()> {
 
 /// The served resources: every stored resource of the two groups, with its etcd path and
 /// encoding, the scope and subresources of its kind from the generated registry.
-fn resources(config: &Config) -> Result<Vec<Served<ServeObject>>, Error> {
+fn resources(
+    config: &Config,
+    rbac: &Arc<apfkit_rbac::RbacAuthorizer>,
+) -> Result<Vec<Served<ServeObject>>, Error> {
     for group in config.storage_versions.keys() {
         if !RESOURCES.iter().any(|r| r.group == group) {
             return Err(Error::Settings(format!(
@@ -353,6 +374,12 @@ fn resources(config: &Config) -> Result<Vec<Served<ServeObject>>, Error> {
                 printer: printers::printer(info.kind),
             });
         served.push(resource);
+    }
+    if config.authorization_mode == AuthorizationMode::Rbac {
+        served.extend(
+            apfkit_rbac::resources::<HubObject>(rbac)
+                .map_err(|e| Error::Start(format!("rbac: {e}")))?,
+        );
     }
     Ok(served)
 }
@@ -408,6 +435,21 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
         .collect()
 }
 
+/// The wire formats of the server: the generated scheme's (flowcontrol, apiregistration),
+/// and RBAC's protobuf messages, which client-go's typed clients (`kubectl create
+/// clusterrolebinding`) send.
+static WIRE_FORMATS: Formats = Formats {
+    json: |document, pretty| (apfkit_types::wire::FORMATS.json)(document, pretty),
+    protobuf: |document| match apfkit_rbac::protobuf::write(document) {
+        Some(written) => written.map_err(Into::into),
+        None => (apfkit_types::wire::FORMATS.protobuf)(document),
+    },
+    read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits) {
+        Some(read) => read,
+        None => (apfkit_types::wire::FORMATS.read_protobuf)(bytes, limits),
+    },
+};
+
 /// The server on `backend`, with its bootstrap objects, APF, CRDs and compaction running.
 async fn build<B: Backend + 'static>(
     config: &Config,
@@ -415,14 +457,15 @@ async fn build<B: Backend + 'static>(
 ) -> Result<Arc<ApiServer<ServeObject>>, Error> {
     let backend = Arc::new(backend);
     let objects = Objects::new(
-        SCHEME.formats(),
+        Some(&WIRE_FORMATS),
         backend.clone(),
         &config.prefix,
         Limits::default(),
     );
+    let rbac_authorizer = Arc::new(apfkit_rbac::RbacAuthorizer::default());
     let mut server = ApiServer::new(
         objects,
-        resources(config)?,
+        resources(config, &rbac_authorizer)?,
         VersionInfo {
             major: "1".into(),
             minor: "35".into(),
@@ -432,6 +475,13 @@ async fn build<B: Backend + 'static>(
     )
     .with_authenticator(authenticator(config)?)
     .with_request_timeout(config.request_timeout);
+    server = match config.authorization_mode {
+        AuthorizationMode::AlwaysAllow => server.with_authorizer(Arc::new(AlwaysAllow)),
+        AuthorizationMode::Rbac => server.with_authorizer(Arc::new(Union(vec![
+            Arc::new(PrivilegedGroups::masters()),
+            rbac_authorizer.clone(),
+        ]))),
+    };
     let registry = prometheus::Registry::new();
     server = server
         .with_metrics(&registry)
@@ -476,6 +526,19 @@ async fn build<B: Backend + 'static>(
     if config.bootstrap {
         ensurer::keep_ensured(server.clone(), config.suggested_apf_configuration);
     }
+    if config.authorization_mode == AuthorizationMode::Rbac {
+        let rbac = Arc::new(
+            apfkit_rbac::Rbac::new(server.clone(), rbac_authorizer)
+                .map_err(|e| Error::Start(e.message))?,
+        );
+        rbac.ensure_bootstrap()
+            .await
+            .map_err(|e| Error::Start(format!("RBAC bootstrap policy: {}", e.message)))?;
+        rbac.sync()
+            .await
+            .map_err(|e| Error::Start(format!("RBAC policy: {}", e.message)))?;
+        rbac.keep_synced();
+    }
     let custom = Arc::new(
         CustomResources::new(server.clone(), server.resources())
             .map_err(|e| Error::Start(e.message))?,
@@ -498,9 +561,18 @@ async fn build<B: Backend + 'static>(
 }
 
 /// Client certificates (always), the tokens of [`Config::tokens`], anonymous requests unless
-/// [`Config::anonymous_auth`] is false.
+/// [`Config::anonymous_auth`] is false or authorization is [`AuthorizationMode::AlwaysAllow`].
 fn authenticator(config: &Config) -> Result<Authenticator, Error> {
-    let authenticator = Authenticator::new(config.anonymous_auth);
+    let mut anonymous = config.anonymous_auth;
+    if anonymous && config.authorization_mode == AuthorizationMode::AlwaysAllow {
+        // kube-apiserver's `BuiltInAuthenticationOptions.ApplyAuthorization`.
+        eprintln!(
+            "warning: AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting \
+             AnonymousAuth to false. You should use a different authorizer"
+        );
+        anonymous = false;
+    }
+    let authenticator = Authenticator::new(anonymous);
     let Some(tokens) = &config.tokens else {
         return Ok(authenticator);
     };

@@ -37,6 +37,10 @@ where
              request",
         ));
     }
+    target
+        .served
+        .strategy()
+        .admit(write.user, namespace, &object)?;
     let written = server
         .objects
         .create(

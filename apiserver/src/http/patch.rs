@@ -122,6 +122,7 @@ where
             server,
             target,
             query,
+            write.user,
             object,
             Some(&manager),
             &Default::default(),
@@ -219,6 +220,10 @@ where
                 // A replace checks it; a create must too.
                 check_place(target, &object)?;
                 let namespace = target.namespace.as_deref();
+                target
+                    .served
+                    .strategy()
+                    .admit(write.user, namespace, &object)?;
                 server
                     .objects
                     .create(
@@ -231,9 +236,17 @@ where
                     .await
                     .map(|written| (201, written))
             }
-            Some(_) => replace(server, target, query, object, None, &Default::default())
-                .await
-                .map(|written| (200, written)),
+            Some(_) => replace(
+                server,
+                target,
+                query,
+                write.user,
+                object,
+                None,
+                &Default::default(),
+            )
+            .await
+            .map(|written| (200, written)),
         };
         match written {
             Ok((code, written)) => {

@@ -104,6 +104,8 @@ impl<H> Target<H> {
 /// A write's request: what it is about and its body.
 pub(super) struct Write<'a, H: 'static> {
     pub(super) target: &'a Target<H>,
+    /// Who writes (the strategy's admission checks read it).
+    pub(super) user: &'a crate::auth::UserInfo,
     pub(super) query: &'a Query,
     pub(super) content_type: Option<&'a str>,
     pub(super) user_agent: Option<&'a str>,
@@ -246,6 +248,40 @@ where
         ))
     })?;
     decode_document(target, query, document)
+}
+
+/// A request body as one JSON value, read as `Content-Type` says (JSON, YAML, or protobuf in
+/// its envelope through the server's wire formats) within the server's body limits.
+///
+/// # Errors
+///
+/// 415 for another content type, 400 for a body that does not read or holds more than one
+/// document.
+pub(super) fn body_value<H>(
+    server: &ApiServer<H>,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Result<Value, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    media::body_format(content_type)?;
+    let mut documents = Vec::new();
+    server
+        .objects
+        .wire()
+        .read_values(body, &server.body_limits, |document| {
+            documents.push(document);
+            Ok::<(), ReadError>(())
+        })
+        .map_err(|error| ApiError::bad_request(error.error.to_string()))?;
+    let [document] = <[_; 1]>::try_from(documents).map_err(|documents| {
+        ApiError::bad_request(format!(
+            "the body holds {} documents; one object was expected",
+            documents.len()
+        ))
+    })?;
+    Ok(document.value)
 }
 
 /// A read document as the URL's kind; see [`decode_body`].

@@ -90,9 +90,15 @@ where
         (method @ (Method::POST | Method::PUT | Method::PATCH), named)
             if (method == Method::POST) != named =>
         {
+            let user = request
+                .extensions()
+                .get::<crate::auth::UserInfo>()
+                .cloned()
+                .unwrap_or_default();
             let body = read_body(request).await?;
             let write = Write {
                 target: &target,
+                user: &user,
                 query: &query,
                 content_type: request_type.as_deref(),
                 user_agent: user_agent.as_deref(),

@@ -101,7 +101,7 @@ pub(super) fn asked(info: &RequestInfo, has_authorizer: bool) -> Option<&'static
 /// A body that is not the review (400), or one kube-apiserver refuses (422, 400).
 pub(super) fn answer(
     review: &Review,
-    body: &[u8],
+    object: &Value,
     info: &RequestInfo,
     user: UserInfo,
     authorizer: Option<&dyn Authorizer>,
@@ -110,8 +110,6 @@ pub(super) fn answer(
         return Ok(self_subject_review(user));
     }
     let authorizer = authorizer.ok_or_else(ApiError::no_route)?;
-    let object: Value = serde_json::from_slice(body)
-        .map_err(|error| ApiError::bad_request(format!("the body is not JSON: {error}")))?;
     if !object.is_object() {
         return Err(ApiError::bad_request(format!(
             "the body is not a {}: not a JSON object",
@@ -151,7 +149,7 @@ pub(super) fn answer(
                 Value::Null => SubjectAccessReviewSpec::default(),
                 spec => serde_json::from_value(spec).map_err(decode_error)?,
             };
-            let errors = validate(review.kind, &spec, &object, info);
+            let errors = validate(review.kind, &spec, object, info);
             if !errors.is_empty() {
                 return Err(invalid(errors));
             }
@@ -320,6 +318,18 @@ mod tests {
     use super::*;
     use crate::authz::{AlwaysAllow, PrivilegedGroups, Verdict};
 
+    /// A review's body as the route hands it over: JSON read, or `null` for garbage.
+    fn answer(
+        review: &Review,
+        body: &[u8],
+        info: &RequestInfo,
+        user: UserInfo,
+        authorizer: Option<&dyn Authorizer>,
+    ) -> Result<Value, ApiError> {
+        let value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        super::answer(review, &value, info, user, authorizer)
+    }
+
     fn info(method: &str, path: &str) -> RequestInfo {
         RequestInfo::new(method, path, None)
     }
@@ -434,7 +444,7 @@ mod tests {
         let answered = answer(review, here, &lsar, bob(), Some(&AlwaysAllow)).unwrap();
         assert_eq!(answered["metadata"]["namespace"], "ns");
         assert_eq!(answered["status"]["allowed"], true);
-        for garbage in [&b"{"[..], b"[]", b"{\"spec\":{\"user\":7}}"] {
+        for garbage in [&b"{"[..], b"[]", b"{\"spec\":{\"user\":7}}", b"7"] {
             let error = answer(review, garbage, &lsar, bob(), Some(&AlwaysAllow)).unwrap_err();
             assert_eq!(error.code, 400, "{}", String::from_utf8_lossy(garbage));
         }

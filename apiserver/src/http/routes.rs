@@ -67,7 +67,7 @@ pub(super) fn authenticate<H>(
     let user = server
         .authenticator
         .authenticate(peer.as_ref(), request.headers())?;
-    crate::auth::impersonated(user, request.headers(), server.authorizer.as_deref())
+    crate::impersonation::impersonated(user, request.headers(), server.authorizer.as_deref())
 }
 
 /// Authorizes every request that passed flow control, as kube-apiserver's `WithAuthorization`
@@ -122,8 +122,19 @@ where
             .get::<crate::auth::UserInfo>()
             .cloned()
             .unwrap_or_default();
+        let content_type = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let body = read_body(request).await?;
-        let answer = reviews::answer(review, &body, &info, user, server.authorizer.as_deref())?;
+        let object = if review.kind == "SelfSubjectReview" {
+            // Its body says nothing the answer needs, but it was read (bounded).
+            serde_json::Value::Null
+        } else {
+            super::request::body_value(server, content_type.as_deref(), &body)?
+        };
+        let answer = reviews::answer(review, &object, &info, user, server.authorizer.as_deref())?;
         return Ok(json_response(201, &answer));
     }
     if info.is_resource_request && info.api_prefix == "apis" {

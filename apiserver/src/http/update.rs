@@ -32,6 +32,7 @@ where
         server,
         target,
         query,
+        write.user,
         object,
         Some(&manager),
         &preconditions,
@@ -41,11 +42,13 @@ where
 }
 
 /// Writes `object` over the stored object of the URL (or its status, for `/status`), once its
-/// name and namespace are checked against the URL's.
+/// name and namespace are checked against the URL's and the kind's strategy admits `user`'s
+/// write.
 pub(super) async fn replace<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
     query: &Query,
+    user: &crate::auth::UserInfo,
     object: H,
     manager: Option<&str>,
     preconditions: &Preconditions,
@@ -55,6 +58,10 @@ where
 {
     let place = target.place();
     check_place(target, &object)?;
+    target
+        .served
+        .strategy()
+        .admit(user, place.namespace, &object)?;
     let subject = Objects::<H>::subject(&target.served, place.name);
     let kind = if target.status {
         UpdateKind::Status

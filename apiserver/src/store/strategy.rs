@@ -39,6 +39,23 @@ pub trait Strategy<H>: Send + Sync {
         Vec::new()
     }
 
+    /// The checks of a write that depend on who writes, after validation's (kube-apiserver's
+    /// storage decorators, such as RBAC's escalation checks): `user` writes `object` in
+    /// `namespace` (`None` for a cluster-scoped resource). Allowed by default.
+    ///
+    /// # Errors
+    ///
+    /// The error to answer, a 403 as a rule.
+    fn admit(
+        &self,
+        user: &crate::auth::UserInfo,
+        namespace: Option<&str>,
+        object: &H,
+    ) -> Result<(), crate::error::ApiError> {
+        let _ = (user, namespace, object);
+        Ok(())
+    }
+
     /// The `TableConvertor`: the columns of `kubectl get`; `None` for kube-apiserver's
     /// default (name and creation time).
     fn printer(&self) -> Option<&Printer> {

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use apfkit_server::{Config, Error, Storage, Tokens};
+use apfkit_server::{AuthorizationMode, Config, Error, Storage, Tokens};
 use clap::Args;
 
 use crate::failure::Failure;
@@ -24,8 +24,16 @@ use crate::failure::Failure;
 /// groups), bearer tokens of --token-auth-file, and otherwise anonymous (system:anonymous in
 /// system:unauthenticated) unless --anonymous-auth=false. DIR holds client certificates for
 /// an administrator (apfkit-admin in system:masters, the kubeconfig's current context
-/// apfkit) and a plain user (apfkit-user, context apfkit-user). system:masters may
-/// impersonate (kubectl --as, --as-group).
+/// apfkit) and a plain user (apfkit-user, context apfkit-user).
+///
+/// Requests are then authorized as kube-apiserver authorizes them with
+/// --authorization-mode=RBAC (the default): system:masters may do everything, everyone else
+/// what the roles and bindings of rbac.authorization.k8s.io/v1 grant, which are served, with
+/// kube-apiserver's bootstrap roles (cluster-admin, admin, edit, view, system:discovery,
+/// system:basic-user, system:public-info-viewer, system:monitoring, ...) created and kept at
+/// start. Anonymous requests may read /healthz, /livez, /readyz and /version; the plain user
+/// is bound to nothing, so it is refused with kube-apiserver's 403 until bound. kubectl auth
+/// can-i (and --list) and impersonation (kubectl --as, by the impersonate verb) work.
 ///
 /// CustomResourceDefinitions given with --crd, or created through the API
 /// (apiextensions.k8s.io/v1), are served too, as kube-apiserver serves them: every served
@@ -45,6 +53,10 @@ use crate::failure::Failure;
 ///   kubectl --kubeconfig apfkit-data/kubeconfig get flowschemas
 ///   kubectl --kubeconfig apfkit-data/kubeconfig --context apfkit-user auth whoami
 ///   apfkit serve --listen 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379
+///   kubectl --kubeconfig apfkit-data/kubeconfig create clusterrole apf-reader \
+///     --verb get,list,watch --resource flowschemas,prioritylevelconfigurations
+///   kubectl --kubeconfig apfkit-data/kubeconfig create clusterrolebinding apf-reader \
+///     --clusterrole apf-reader --user apfkit-user
 ///   apfkit serve --token-auth-file tokens.csv --anonymous-auth=false
 ///   apfkit serve --crd widgets.crd.yaml
 #[derive(Debug, Args)]
@@ -84,6 +96,11 @@ pub struct ServeArgs {
     /// false answers them 401.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
+    /// Who may do what, kube-apiserver's flag: RBAC (system:masters may do everything,
+    /// everyone else what the stored roles and bindings grant) or AlwaysAllow (everyone
+    /// everything; anonymous requests are then refused, as kube-apiserver refuses them).
+    #[arg(long, value_name = "MODE", default_value = "RBAC", value_parser = ["RBAC", "AlwaysAllow"])]
+    authorization_mode: String,
     /// Guard requests with API Priority and Fairness, configured by the stored FlowSchemas
     /// and PriorityLevelConfigurations (kube-apiserver's default: true).
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
@@ -151,6 +168,10 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
         config.tokens = Some(Tokens { source, csv });
     }
     config.anonymous_auth = args.anonymous_auth;
+    config.authorization_mode = match args.authorization_mode.as_str() {
+        "AlwaysAllow" => AuthorizationMode::AlwaysAllow,
+        _ => AuthorizationMode::Rbac,
+    };
     config.enable_priority_and_fairness = args.enable_priority_and_fairness;
     config.max_requests_inflight = args.max_requests_inflight;
     config.max_mutating_requests_inflight = args.max_mutating_requests_inflight;

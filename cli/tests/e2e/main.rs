@@ -22,6 +22,7 @@ mod serve_crds;
 mod serve_fairness;
 mod serve_flow_control;
 mod serve_http;
+mod serve_rbac;
 mod serve_replicas;
 mod serve_upstream_e2e;
 mod simulate;

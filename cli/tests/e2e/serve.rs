@@ -106,9 +106,31 @@ impl Server {
         &self.data
     }
 
-    /// Runs curl against the server: `args` then the URL of `path`; answers the status code
-    /// and the body.
+    /// Runs curl against the server as the administrator (its client certificate, in
+    /// system:masters) unless `args` bring credentials of their own (`--cert`, an
+    /// `Authorization` header): `args` then the URL of `path`; answers the status code and
+    /// the body.
     pub fn curl(&self, path: &str, args: &[&str], body: &[u8]) -> (u16, Vec<u8>) {
+        let own = args
+            .iter()
+            .any(|arg| *arg == "--cert" || arg.to_ascii_lowercase().starts_with("authorization:"));
+        if own {
+            return self.curl_anonymous(path, args, body);
+        }
+        let (cert, key) = (self.data.join("admin.crt"), self.data.join("admin.key"));
+        let mut with_admin = vec![
+            "--cert",
+            cert.to_str().unwrap(),
+            "--key",
+            key.to_str().unwrap(),
+        ];
+        with_admin.extend_from_slice(args);
+        self.curl_anonymous(path, &with_admin, body)
+    }
+
+    /// Runs curl against the server with only the credentials `args` bring (none: an
+    /// anonymous request).
+    pub fn curl_anonymous(&self, path: &str, args: &[&str], body: &[u8]) -> (u16, Vec<u8>) {
         let mut command = Command::new("curl");
         command
             .args(["--silent", "--show-error", "--cacert"])
@@ -147,6 +169,47 @@ impl Server {
         let value = serde_json::from_slice(&body)
             .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&body)));
         (code, value)
+    }
+
+    /// Binds the plain user (context `apfkit-user`, bound to nothing at start) to
+    /// `cluster-admin`, for tests that use it as a user who may act but is not in
+    /// `system:masters` (which API Priority and Fairness exempts); waits until the binding
+    /// holds.
+    pub fn grant_plain_user(&self) {
+        self.kubectl_ok(
+            &[
+                "create",
+                "clusterrolebinding",
+                "apfkit-user-admin",
+                "--clusterrole",
+                "cluster-admin",
+                "--user",
+                "apfkit-user",
+            ],
+            b"",
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let can = self.kubectl(
+                &[
+                    "--context",
+                    "apfkit-user",
+                    "auth",
+                    "can-i",
+                    "create",
+                    "flowschemas",
+                ],
+                b"",
+            );
+            if can.status.success() {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the plain user's binding did not hold within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The kubeconfig the server wrote.
@@ -702,6 +765,43 @@ fn the_guides_serving_commands_work_as_written() {
     ] {
         assert!(stdout.contains(expected), "{expected} in\n{stdout}");
     }
+}
+
+/// docs/serving.md's "Who may do what", run as written: the plain user refused in
+/// kube-apiserver's words, then bound and allowed to read, `kubectl auth can-i` (and
+/// `--list`, and `--as`), anonymous requests as the bootstrap policy lets them.
+#[test]
+fn the_guides_rbac_commands_work_as_written() {
+    let (stdout, stderr) = run_guide_section("serving.md", "Who may do what");
+    assert!(
+        stderr.contains(
+            "Error from server (Forbidden): flowschemas.flowcontrol.apiserver.k8s.io is \
+             forbidden: User \"apfkit-user\" cannot list resource \"flowschemas\" in API group \
+             \"flowcontrol.apiserver.k8s.io\" at the cluster scope"
+        ),
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    assert_eq!(lines.first(), Some(&"no"), "{stdout}");
+    for expected in [
+        "clusterrole.rbac.authorization.k8s.io/apf-reader created",
+        "clusterrolebinding.rbac.authorization.k8s.io/apf-reader created",
+        "flowschema.flowcontrol.apiserver.k8s.io/exempt",
+        "\"gitVersion\":\"v1.35.0-apfkit",
+        "forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/apis\\\"",
+    ] {
+        assert!(stdout.contains(expected), "{expected} in\n{stdout}");
+    }
+    let list = lines
+        .iter()
+        .find(|l| l.starts_with("flowschemas.flowcontrol.apiserver.k8s.io"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(list.contains("[get list watch]"), "{list}");
+    // can-i delete: no; can-i list --as apfkit-user: yes.
+    assert!(
+        lines.contains(&"yes") && lines.iter().filter(|l| **l == "no").count() == 2,
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -27,11 +27,12 @@ fn start(dir: &tempfile::TempDir, extra: &[&str]) -> Server {
     Server::start_in(&dir.path().join("data").display().to_string(), &args)
 }
 
-/// [`start`], with `objects` APIServices stored first (created by the administrator, who
-/// is exempt).
+/// [`start`], with the load's users allowed to read APIServices and `objects` APIServices
+/// stored first (created by the administrator, who is exempt).
 async fn loaded(dir: &tempfile::TempDir, extra: &[&str], objects: usize) -> Server {
     let server = start(dir, extra);
     let admin = load::client(server.kubeconfig(), None).await;
+    load::grant_readers(&admin, server.kubeconfig()).await;
     load::create_api_services(&admin, objects).await;
     server
 }

@@ -68,6 +68,7 @@ pub(super) fn client(server: &Server, who: &str) -> Vec<String> {
 #[test]
 fn answers_name_the_flow_schema_and_level_of_who_asked() {
     let server = Server::start(&[]);
+    server.grant_plain_user();
     for (who, path, schema, level) in [
         ("admin", FLOW_SCHEMAS, "exempt", "exempt"),
         ("user", FLOW_SCHEMAS, "global-default", "global-default"),
@@ -120,6 +121,7 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
     {
         // The configuration is read at start: store it, then start again.
         let first = Server::start_in(&dir, &[]);
+        first.grant_plain_user();
         first.kubectl_ok(&["apply", "-f", "-"], TINY.as_bytes());
     }
     // Ten seats in all: `tiny` gets one.
@@ -239,7 +241,9 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
 #[test]
 fn priority_and_fairness_can_be_switched_off() {
     let server = Server::start(&["--enable-priority-and-fairness=false"]);
-    let (status, headers) = head(&server, FLOW_SCHEMAS, &[]);
+    let admin = client(&server, "admin");
+    let admin: Vec<&str> = admin.iter().map(String::as_str).collect();
+    let (status, headers) = head(&server, FLOW_SCHEMAS, &admin);
     assert_eq!(status, 200);
     assert!(header(&headers, "x-kubernetes-pf-flowschema-uid").is_none());
 }
@@ -544,6 +548,7 @@ fn value(
 #[test]
 fn metrics_have_kube_apiservers_names_labels_and_buckets_and_parse_as_prometheus_text() {
     let server = Server::start(&[]);
+    server.grant_plain_user();
     // Two LISTs as the plain user (global-default) and one 404 GET.
     let user = client(&server, "user");
     let user: Vec<&str> = user.iter().map(String::as_str).collect();
@@ -845,6 +850,7 @@ fn apfkit_ok(args: &[&str]) -> String {
 #[test]
 fn the_apf_commands_read_a_live_cluster_and_explain_its_uids() {
     let server = Server::start(&[]);
+    server.grant_plain_user();
     let kubeconfig = server.kubeconfig().to_str().unwrap().to_owned();
     let live = ["--kubeconfig", kubeconfig.as_str()];
     let request = [

@@ -97,6 +97,46 @@ pub async fn create_api_services(client: &kube::Client, count: usize) {
     }
 }
 
+/// Lets the load's users (the groups of [`TOKENS`]) read APIServices, as an operator would
+/// grant them under RBAC: a ClusterRole `load-reader` bound to their groups, created by the
+/// administrator `client`, and waited for until the elephant may list.
+pub async fn grant_readers(admin: &kube::Client, kubeconfig: &std::path::Path) {
+    let role = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "load-reader"},
+        "rules": [{"apiGroups": ["apiregistration.k8s.io"], "resources": ["apiservices"],
+            "verbs": ["get", "list", "watch"]}],
+    });
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "load-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "load-reader"},
+        "subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team-a"},
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team-b"},
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts"},
+        ],
+    });
+    for (path, body) in [
+        ("/apis/rbac.authorization.k8s.io/v1/clusterroles", role),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            binding,
+        ),
+    ] {
+        let (status, _) = send(admin, "POST", path, serde_json::to_vec(&body).unwrap()).await;
+        assert!(status == 201 || status == 409, "{path}: {status}");
+    }
+    let elephant = client(kubeconfig, Some("elephant-token")).await;
+    for _ in 0..200 {
+        if send(&elephant, "GET", API_SERVICES, Vec::new()).await.0 == 200 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the load's users were not allowed to read APIServices within 10 s");
+}
+
 /// What one side of the load saw.
 #[derive(Debug, Default, Clone)]
 pub struct Seen {

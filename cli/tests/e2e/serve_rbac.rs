@@ -1,0 +1,626 @@
+//! Authorization on `apfkit serve`, as kube-apiserver authorizes with
+//! `--authorization-mode=RBAC` (the default) and `AlwaysAllow`: strangers refused with its
+//! 403s, its bootstrap roles and bindings, roles and bindings that grant, `kubectl auth
+//! can-i` (and `--list`), impersonation by the `impersonate` verb, ClusterRole aggregation.
+//! The findings of the third hostile run (an anonymous `DELETE` of every FlowSchema, an
+//! anonymous FlowSchema exempting `system:unauthenticated`, anonymous CRDs and APIServices)
+//! are replayed and refused.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::serve::Server;
+
+const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+
+/// kubectl as the plain user (context `apfkit-user`, bound to nothing at start).
+fn as_user<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["--context", "apfkit-user"];
+    all.extend_from_slice(args);
+    all
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn strangers_are_refused_with_kube_apiservers_403s() {
+    let server = Server::start(&[]);
+    // Anonymous: what system:public-info-viewer grants, nothing more.
+    for path in ["/healthz", "/livez", "/readyz", "/version"] {
+        let (code, _) = server.curl_anonymous(path, &[], b"");
+        assert_eq!(code, 200, "{path}");
+    }
+    let (code, status) = server.curl_anonymous("/apis", &[], b"");
+    let status: Value = serde_json::from_slice(&status).unwrap();
+    assert_eq!(code, 403);
+    assert_eq!(
+        status,
+        serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "forbidden: User \"system:anonymous\" cannot get path \"/apis\"",
+            "reason": "Forbidden", "details": {}, "code": 403,
+        })
+    );
+    // The hostile run's first finding: an anonymous DELETE of the collection.
+    let (code, status) = server.curl_anonymous(FLOW_SCHEMAS, &["-X", "DELETE"], b"");
+    let status: Value = serde_json::from_slice(&status).unwrap();
+    assert_eq!(code, 403);
+    assert_eq!(
+        status["message"],
+        "flowschemas.flowcontrol.apiserver.k8s.io is forbidden: User \"system:anonymous\" \
+         cannot deletecollection resource \"flowschemas\" in API group \
+         \"flowcontrol.apiserver.k8s.io\" at the cluster scope"
+    );
+    assert_eq!(
+        status["details"],
+        serde_json::json!({"group": "flowcontrol.apiserver.k8s.io", "kind": "flowschemas"})
+    );
+    // An anonymous FlowSchema that would exempt anonymous requests, a CRD and an
+    // APIService: all refused, nothing stored.
+    let exempting = br#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema",
+        "metadata":{"name":"open"},"spec":{"priorityLevelConfiguration":{"name":"exempt"},
+        "rules":[{"subjects":[{"kind":"Group","group":{"name":"system:unauthenticated"}}],
+        "nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}]}]}}"#;
+    let json = [
+        "-X",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "--data-binary",
+        "@-",
+    ];
+    let (code, _) = server.curl_anonymous(FLOW_SCHEMAS, &json, exempting);
+    assert_eq!(code, 403);
+    let crd = br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+        "metadata":{"name":"gadgets.example.com"},"spec":{"group":"example.com","scope":"Cluster",
+        "names":{"kind":"Gadget","plural":"gadgets"},"versions":[{"name":"v1","served":true,
+        "storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}"#;
+    let (code, _) = server.curl_anonymous(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &json,
+        crd,
+    );
+    assert_eq!(code, 403);
+    let (code, _) = server.curl_anonymous(
+        "/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com",
+        &["-X", "DELETE"],
+        b"",
+    );
+    assert_eq!(code, 403);
+    let (code, listed) = server.curl_json(FLOW_SCHEMAS, &[], b"");
+    assert_eq!(code, 200);
+    let names: Vec<&str> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"exempt") && !names.contains(&"open"),
+        "{names:?}"
+    );
+
+    // The plain user: authenticated, bound to nothing but the basic roles.
+    let refused = server.kubectl(&as_user(&["get", "flowschemas"]), b"");
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains(
+            "Error from server (Forbidden): flowschemas.flowcontrol.apiserver.k8s.io is \
+             forbidden: User \"apfkit-user\" cannot list resource \"flowschemas\" in API group \
+             \"flowcontrol.apiserver.k8s.io\" at the cluster scope"
+        ),
+        "{}",
+        stderr(&refused)
+    );
+    let can = server.kubectl(&as_user(&["auth", "can-i", "delete", "flowschemas"]), b"");
+    assert_eq!(String::from_utf8_lossy(&can.stdout).trim(), "no");
+    assert!(!can.status.success());
+    let admin = server.kubectl_ok(&["auth", "can-i", "delete", "flowschemas"], b"");
+    assert_eq!(admin.trim(), "yes");
+    // The plain user may not impersonate: the impersonate verb is nobody's but the admin's.
+    let impersonating = server.kubectl(&as_user(&["--as", "dave", "get", "flowschemas"]), b"");
+    assert!(
+        stderr(&impersonating).contains(
+            "users \"dave\" is forbidden: User \"apfkit-user\" cannot impersonate resource \
+             \"users\" in API group \"\" at the cluster scope"
+        ),
+        "{}",
+        stderr(&impersonating)
+    );
+}
+
+#[test]
+fn roles_and_bindings_grant_and_kubectl_auth_can_i_says_so() {
+    let server = Server::start(&[]);
+    // kube-apiserver's bootstrap roles and bindings are there.
+    let roles = server.kubectl_ok(&["get", "clusterroles"], b"");
+    for role in [
+        "cluster-admin",
+        "admin",
+        "edit",
+        "view",
+        "system:discovery",
+        "system:basic-user",
+        "system:public-info-viewer",
+        "system:monitoring",
+    ] {
+        assert!(
+            roles.lines().any(|l| l.starts_with(&format!("{role} "))),
+            "{role}: {roles}"
+        );
+    }
+    let bindings = server.kubectl_ok(
+        &["get", "clusterrolebindings", "cluster-admin", "-o", "wide"],
+        b"",
+    );
+    assert!(bindings.contains("ClusterRole/cluster-admin"), "{bindings}");
+    assert!(bindings.contains("system:masters"), "{bindings}");
+
+    // A role that reads the APF configuration, bound to the plain user.
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrole",
+            "apf-reader",
+            "--verb",
+            "get,list,watch",
+            "--resource",
+            "flowschemas,prioritylevelconfigurations",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrolebinding",
+            "apf-reader",
+            "--clusterrole",
+            "apf-reader",
+            "--user",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    let listed = wait_for(|| {
+        let out = server.kubectl(&as_user(&["get", "flowschemas", "-o", "name"]), b"");
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    });
+    assert!(
+        listed.contains("flowschema.flowcontrol.apiserver.k8s.io/exempt"),
+        "{listed}"
+    );
+    let refused = server.kubectl(&as_user(&["delete", "flowschema", "exempt"]), b"");
+    assert!(
+        stderr(&refused).contains(
+            "flowschemas.flowcontrol.apiserver.k8s.io \"exempt\" is forbidden: User \
+             \"apfkit-user\" cannot delete resource \"flowschemas\" in API group \
+             \"flowcontrol.apiserver.k8s.io\" at the cluster scope"
+        ),
+        "{}",
+        stderr(&refused)
+    );
+    let can = server.kubectl_ok(
+        &as_user(&["auth", "can-i", "watch", "prioritylevelconfigurations"]),
+        b"",
+    );
+    assert_eq!(can.trim(), "yes");
+    // The administrator asks on the user's behalf (SubjectAccessReview through --as).
+    let on_behalf = server.kubectl(
+        &[
+            "auth",
+            "can-i",
+            "delete",
+            "flowschemas",
+            "--as",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    assert_eq!(String::from_utf8_lossy(&on_behalf.stdout).trim(), "no");
+    // `--list`: the user's rules from its bindings (SelfSubjectRulesReview).
+    let list = server.kubectl_ok(&as_user(&["auth", "can-i", "--list"]), b"");
+    let row = list
+        .lines()
+        .find(|l| l.starts_with("flowschemas.flowcontrol.apiserver.k8s.io"))
+        .unwrap_or_else(|| panic!("{list}"));
+    assert!(row.contains("[get list watch]"), "{row}");
+    assert!(
+        list.contains("selfsubjectaccessreviews.authorization.k8s.io"),
+        "{list}"
+    );
+
+    // A SubjectAccessReview posted as kube's clients post it.
+    let review = br#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview",
+        "spec":{"user":"apfkit-user","resourceAttributes":{"verb":"list",
+        "group":"flowcontrol.apiserver.k8s.io","resource":"flowschemas"}}}"#;
+    let (code, answer) = server.curl_json(
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+        ],
+        review,
+    );
+    assert_eq!(code, 201, "{answer}");
+    assert_eq!(answer["status"]["allowed"], true);
+    assert_eq!(
+        answer["status"]["reason"],
+        "RBAC: allowed by ClusterRoleBinding \"apf-reader\" of ClusterRole \"apf-reader\" to User \"apfkit-user\""
+    );
+
+    // Impersonation by the impersonate verb: granted to the user for one name.
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrole",
+            "impersonate-robot",
+            "--verb",
+            "impersonate",
+            "--resource",
+            "users",
+            "--resource-name",
+            "robot",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrolebinding",
+            "impersonate-robot",
+            "--clusterrole",
+            "impersonate-robot",
+            "--user",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    let whoami = wait_for(|| {
+        let out = server.kubectl(
+            &as_user(&[
+                "--as",
+                "robot",
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ]),
+            b"",
+        );
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    });
+    assert_eq!(whoami, "robot");
+    let other = server.kubectl(&as_user(&["--as", "someone-else", "auth", "whoami"]), b"");
+    assert!(!other.status.success());
+
+    // Aggregation: a role labelled for view adds its rules to view.
+    server.kubectl_ok(
+        &["apply", "-f", "-"],
+        br#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole",
+            "metadata":{"name":"apf-view","labels":{"rbac.authorization.k8s.io/aggregate-to-view":"true"}},
+            "rules":[{"apiGroups":["flowcontrol.apiserver.k8s.io"],"resources":["flowschemas"],"verbs":["get"]}]}"#,
+    );
+    let view = wait_for(|| {
+        let rules = server.kubectl_ok(
+            &["get", "clusterrole", "view", "-o", "jsonpath={.rules}"],
+            b"",
+        );
+        rules.contains("flowschemas").then_some(rules)
+    });
+    assert!(view.contains("flowcontrol.apiserver.k8s.io"), "{view}");
+    // Edit and admin aggregate view's rules in turn.
+    wait_for(|| {
+        let rules = server.kubectl_ok(
+            &["get", "clusterrole", "admin", "-o", "jsonpath={.rules}"],
+            b"",
+        );
+        rules.contains("flowschemas").then_some(rules)
+    });
+}
+
+#[test]
+fn bootstrap_roles_are_reconciled_unless_their_autoupdate_is_false() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap().to_owned();
+    let server = Server::start_in(&data, &["--no-bootstrap"]);
+    // Take a rule away from one role and mark another not to be updated.
+    server.kubectl_ok(
+        &["patch", "clusterrole", "system:public-info-viewer", "--type", "json", "-p",
+          r#"[{"op":"replace","path":"/rules","value":[{"verbs":["get"],"nonResourceURLs":["/healthz"]}]}]"#],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "annotate",
+            "--overwrite",
+            "clusterrole",
+            "system:monitoring",
+            "rbac.authorization.kubernetes.io/autoupdate=false",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &["patch", "clusterrole", "system:monitoring", "--type", "json", "-p",
+          r#"[{"op":"replace","path":"/rules","value":[{"verbs":["get"],"nonResourceURLs":["/metrics"]}]}]"#],
+        b"",
+    );
+    server.kubectl_ok(&["delete", "clusterrolebinding", "system:discovery"], b"");
+    drop(server);
+    let server = Server::start_in(&data, &["--no-bootstrap"]);
+    let viewer = server.kubectl_ok(
+        &[
+            "get",
+            "clusterrole",
+            "system:public-info-viewer",
+            "-o",
+            "jsonpath={.rules[*].nonResourceURLs}",
+        ],
+        b"",
+    );
+    for path in ["/livez", "/readyz", "/version"] {
+        assert!(viewer.contains(path), "{path} in {viewer}");
+    }
+    let monitoring = server.kubectl_ok(
+        &[
+            "get",
+            "clusterrole",
+            "system:monitoring",
+            "-o",
+            "jsonpath={.rules[*].nonResourceURLs}",
+        ],
+        b"",
+    );
+    assert_eq!(monitoring, r#"["/metrics"]"#);
+    server.kubectl_ok(&["get", "clusterrolebinding", "system:discovery"], b"");
+}
+
+#[test]
+fn always_allow_lets_everyone_in_and_turns_anonymous_requests_off() {
+    let server = Server::start(&["--authorization-mode", "AlwaysAllow"]);
+    let (code, _) = server.curl_anonymous("/version", &[], b"");
+    assert_eq!(code, 401);
+    let deleted = server.kubectl_ok(&as_user(&["auth", "can-i", "delete", "flowschemas"]), b"");
+    assert_eq!(deleted.trim(), "yes");
+    // RBAC's resources are not served in this mode.
+    let missing = server.kubectl(&["get", "clusterroles"], b"");
+    assert!(!missing.status.success());
+}
+
+/// Waits up to 20 s for `probe` to answer something.
+fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "not within 20 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The Python client as the plain user: refused with kube-apiserver's 403, then allowed to
+/// list once bound, and refused a write it was not granted.
+const PYTHON_PLAIN_USER: &str = r#"
+import json, sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config(config_file=sys.argv[1], context="apfkit-user")
+api = client.FlowcontrolApiserverV1Api()
+seen = {}
+try:
+    api.list_flow_schema()
+    seen["list"] = 200
+except ApiException as e:
+    seen["list"] = e.status
+    seen["reason"] = json.loads(e.body)["reason"]
+print(json.dumps(seen))
+"#;
+
+#[test]
+fn escalation_is_refused_and_the_python_client_is_held_as_a_plain_user() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let refused = super::serve_clients::run_python(&server, PYTHON_PLAIN_USER);
+    assert_eq!(
+        refused,
+        serde_json::json!({"list": 403, "reason": "Forbidden"})
+    );
+
+    // The plain user may write roles and bindings, and read flow schemas: no more.
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrole",
+            "rbac-writer",
+            "--verb",
+            "create,get,list",
+            "--resource",
+            "clusterroles,clusterrolebindings,flowschemas",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrolebinding",
+            "rbac-writer",
+            "--clusterrole",
+            "rbac-writer",
+            "--user",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    wait_for(|| {
+        let out = server.kubectl(&as_user(&["auth", "can-i", "create", "clusterroles"]), b"");
+        out.status.success().then_some(())
+    });
+    let listed = super::serve_clients::run_python(&server, PYTHON_PLAIN_USER);
+    assert_eq!(listed, serde_json::json!({"list": 200}));
+
+    // A role within what it holds may be written.
+    server.kubectl_ok(
+        &as_user(&[
+            "create",
+            "clusterrole",
+            "lister",
+            "--verb",
+            "list",
+            "--resource",
+            "flowschemas",
+        ]),
+        b"",
+    );
+    // One beyond it is refused, naming what is missing (kube-apiserver's words).
+    let beyond = server.kubectl(
+        &as_user(&[
+            "create",
+            "clusterrole",
+            "deleter",
+            "--verb",
+            "delete",
+            "--resource",
+            "flowschemas",
+        ]),
+        b"",
+    );
+    assert!(!beyond.status.success());
+    assert!(
+        stderr(&beyond).contains(
+            "clusterroles.rbac.authorization.k8s.io \"deleter\" is forbidden: user \
+             \"apfkit-user\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC \
+             permissions not currently held:\n{APIGroups:[\"flowcontrol.apiserver.k8s.io\"], \
+             Resources:[\"flowschemas\"], Verbs:[\"delete\"]}"
+        ),
+        "{}",
+        stderr(&beyond)
+    );
+    // Binding itself to cluster-admin is refused; binding a role it holds is not.
+    let escalating = server.kubectl(
+        &as_user(&[
+            "create",
+            "clusterrolebinding",
+            "self-admin",
+            "--clusterrole",
+            "cluster-admin",
+            "--user",
+            "apfkit-user",
+        ]),
+        b"",
+    );
+    assert!(
+        stderr(&escalating).contains(
+            "clusterrolebindings.rbac.authorization.k8s.io \"self-admin\" is forbidden: user \
+             \"apfkit-user\""
+        ),
+        "{}",
+        stderr(&escalating)
+    );
+    server.kubectl_ok(
+        &as_user(&[
+            "create",
+            "clusterrolebinding",
+            "lister",
+            "--clusterrole",
+            "lister",
+            "--group",
+            "team",
+        ]),
+        b"",
+    );
+    // An aggregated role needs every right.
+    let aggregated = server.kubectl(
+        &as_user(&[
+            "create",
+            "clusterrole",
+            "gather",
+            "--aggregation-rule",
+            "team=yes",
+        ]),
+        b"",
+    );
+    assert!(
+        stderr(&aggregated).contains("is attempting to grant RBAC permissions"),
+        "{}",
+        stderr(&aggregated)
+    );
+    assert!(
+        server
+            .kubectl(&["get", "clusterrole", "deleter"], b"")
+            .status
+            .code()
+            != Some(0)
+    );
+}
+
+/// Hostile RBAC objects and reviews, sent as curl sends them: garbage, truncated, deeply
+/// nested, duplicated keys, oversized; each refused with a Status, nothing stored.
+#[test]
+fn hostile_roles_and_reviews_are_refused_with_a_status() {
+    let server = Server::start(&["--no-bootstrap"]);
+    let post = |path: &str, body: &[u8]| {
+        server.curl(
+            path,
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                "@-",
+            ],
+            body,
+        )
+    };
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    // Duplicate keys are a warning by default, as in kube-apiserver; Strict refuses them.
+    let strict = "/apis/rbac.authorization.k8s.io/v1/clusterroles?fieldValidation=Strict";
+    let reviews = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    let nested = format!(
+        r#"{{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{{"name":"deep"}},"rules":{}{}}}"#,
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let oversized = format!(
+        r#"{{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{{"name":"big"}},"rules":[{{"verbs":["{}"]}}]}}"#,
+        "x".repeat(4 << 20)
+    );
+    for (path, body, codes) in [
+        (roles, b"garbage".to_vec(), &[400][..]),
+        (roles, br#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"t""#.to_vec(), &[400]),
+        (roles, nested.into_bytes(), &[400, 422]),
+        (strict, br#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"dup"},"rules":[],"rules":[]}"#.to_vec(), &[400, 422]),
+        (roles, oversized.into_bytes(), &[413]),
+        (roles, br#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"typed"},"rules":[{"verbs":"get"}]}"#.to_vec(), &[400]),
+        (reviews, b"garbage".to_vec(), &[400]),
+        (reviews, br#"{"spec":{"resourceAttributes":{"verb":7}}}"#.to_vec(), &[400]),
+        (reviews, br#"{"spec":{}}"#.to_vec(), &[422]),
+        (reviews, format!("{}{}", "[".repeat(5000), "]".repeat(5000)).into_bytes(), &[400]),
+    ] {
+        let (code, answer) = post(path, &body);
+        let status: Value = serde_json::from_slice(&answer)
+            .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&answer)));
+        assert!(codes.contains(&code), "{path} {code}: {status}");
+        assert_eq!(status["kind"], "Status", "{status}");
+    }
+    let listed = server.kubectl_ok(&["get", "clusterroles", "-o", "name"], b"");
+    for name in ["deep", "big", "typed", "t", "dup"] {
+        assert!(
+            !listed.contains(&format!("clusterrole.rbac.authorization.k8s.io/{name}\n")),
+            "{name}: {listed}"
+        );
+    }
+    // The server still answers.
+    assert_eq!(server.curl("/healthz", &[], b"").0, 200);
+}

@@ -1,0 +1,470 @@
+//! kube-apiserver's bootstrap roles and bindings that concern what this server serves, and
+//! how it reconciles them at start (kubernetes
+//! `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`, whose output upstream keeps
+//! in `testdata/cluster-roles.yaml` and `cluster-role-bindings.yaml`; reconciliation in
+//! `pkg/registry/rbac/reconciliation`): a missing object is created; one whose
+//! `rbac.authorization.kubernetes.io/autoupdate` annotation is not `false` gets what it
+//! lacks (labels, annotations, rules, aggregation selectors, subjects), nothing taken away; a
+//! binding whose role reference changed is made again.
+//!
+//! Rules on kinds this server does not serve (pods, deployments, nodes, ...) are left out
+//! of the roles that have them (docs/decisions.md).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::rbac::v1::{
+    AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use crate::rules::covers;
+use crate::validation::GROUP;
+
+/// The annotation that lets the server keep a bootstrap object up to date (`"true"`), or not
+/// (`"false"`).
+pub const AUTO_UPDATE: &str = "rbac.authorization.kubernetes.io/autoupdate";
+/// The label of every bootstrap object.
+pub const BOOTSTRAPPING: (&str, &str) = ("kubernetes.io/bootstrapping", "rbac-defaults");
+
+/// `bootstrappolicy.ReadWrite`.
+const READ_WRITE: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
+
+fn strings(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| (*v).to_owned()).collect()
+}
+
+fn resource_rule(verbs: &[&str], group: &str, resources: &[&str]) -> PolicyRule {
+    PolicyRule {
+        verbs: strings(verbs),
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(strings(resources)),
+        ..PolicyRule::default()
+    }
+}
+
+fn url_rule(verbs: &[&str], urls: &[&str]) -> PolicyRule {
+    PolicyRule {
+        verbs: strings(verbs),
+        non_resource_urls: Some(strings(urls)),
+        ..PolicyRule::default()
+    }
+}
+
+/// Bootstrap metadata: the name, the bootstrapping label and the auto-update annotation,
+/// and `labels`.
+fn metadata(name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
+    let mut all: BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    all.insert(BOOTSTRAPPING.0.to_owned(), BOOTSTRAPPING.1.to_owned());
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        labels: Some(all),
+        annotations: Some(BTreeMap::from([(
+            AUTO_UPDATE.to_owned(),
+            "true".to_owned(),
+        )])),
+        ..ObjectMeta::default()
+    }
+}
+
+fn role(name: &str, labels: &[(&str, &str)], rules: Vec<PolicyRule>) -> ClusterRole {
+    ClusterRole {
+        metadata: metadata(name, labels),
+        rules: Some(rules),
+        aggregation_rule: None,
+    }
+}
+
+/// A role made of the rules of the roles `aggregate_label` marks.
+fn aggregated(name: &str, labels: &[(&str, &str)], aggregate_label: &str) -> ClusterRole {
+    ClusterRole {
+        metadata: metadata(name, labels),
+        rules: None,
+        aggregation_rule: Some(AggregationRule {
+            cluster_role_selectors: Some(vec![LabelSelector {
+                match_labels: Some(BTreeMap::from([(
+                    aggregate_label.to_owned(),
+                    "true".to_owned(),
+                )])),
+                match_expressions: None,
+            }]),
+        }),
+    }
+}
+
+const TO_ADMIN: &str = "rbac.authorization.k8s.io/aggregate-to-admin";
+const TO_EDIT: &str = "rbac.authorization.k8s.io/aggregate-to-edit";
+const TO_VIEW: &str = "rbac.authorization.k8s.io/aggregate-to-view";
+
+/// The bootstrap ClusterRoles, in name order as upstream's `cluster-roles.yaml` lists them.
+pub fn cluster_roles() -> Vec<ClusterRole> {
+    vec![
+        aggregated("admin", &[], TO_ADMIN),
+        role(
+            "cluster-admin",
+            &[],
+            vec![
+                PolicyRule {
+                    verbs: strings(&["*"]),
+                    api_groups: Some(strings(&["*"])),
+                    resources: Some(strings(&["*"])),
+                    ..PolicyRule::default()
+                },
+                url_rule(&["*"], &["*"]),
+            ],
+        ),
+        aggregated("edit", &[(TO_ADMIN, "true")], TO_EDIT),
+        role(
+            "system:aggregate-to-admin",
+            &[(TO_ADMIN, "true")],
+            vec![
+                resource_rule(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["localsubjectaccessreviews"],
+                ),
+                resource_rule(READ_WRITE, GROUP, &["rolebindings", "roles"]),
+            ],
+        ),
+        role("system:aggregate-to-edit", &[(TO_EDIT, "true")], vec![]),
+        role("system:aggregate-to-view", &[(TO_VIEW, "true")], vec![]),
+        role(
+            "system:auth-delegator",
+            &[],
+            vec![
+                resource_rule(&["create"], "authentication.k8s.io", &["tokenreviews"]),
+                resource_rule(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["subjectaccessreviews"],
+                ),
+            ],
+        ),
+        role(
+            "system:basic-user",
+            &[],
+            vec![
+                resource_rule(
+                    &["create"],
+                    "authentication.k8s.io",
+                    &["selfsubjectreviews"],
+                ),
+                resource_rule(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                ),
+            ],
+        ),
+        role(
+            "system:discovery",
+            &[],
+            vec![url_rule(
+                &["get"],
+                &[
+                    "/api",
+                    "/api/*",
+                    "/apis",
+                    "/apis/*",
+                    "/healthz",
+                    "/livez",
+                    "/openapi",
+                    "/openapi/*",
+                    "/readyz",
+                    "/version",
+                    "/version/",
+                ],
+            )],
+        ),
+        role(
+            "system:monitoring",
+            &[],
+            vec![url_rule(
+                &["get"],
+                &[
+                    "/healthz",
+                    "/healthz/*",
+                    "/livez",
+                    "/livez/*",
+                    "/metrics",
+                    "/metrics/slis",
+                    "/readyz",
+                    "/readyz/*",
+                ],
+            )],
+        ),
+        role(
+            "system:public-info-viewer",
+            &[],
+            vec![url_rule(
+                &["get"],
+                &["/healthz", "/livez", "/readyz", "/version", "/version/"],
+            )],
+        ),
+        aggregated("view", &[(TO_EDIT, "true")], TO_VIEW),
+    ]
+}
+
+fn binding(role_name: &str, groups: &[&str]) -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: metadata(role_name, &[]),
+        role_ref: RoleRef {
+            api_group: Some(GROUP.to_owned()),
+            kind: "ClusterRole".to_owned(),
+            name: role_name.to_owned(),
+        },
+        subjects: Some(
+            groups
+                .iter()
+                .map(|group| Subject {
+                    api_group: Some(GROUP.to_owned()),
+                    kind: "Group".to_owned(),
+                    name: (*group).to_owned(),
+                    namespace: None,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The bootstrap ClusterRoleBindings, in name order as upstream's
+/// `cluster-role-bindings.yaml` lists them.
+pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
+    vec![
+        binding("cluster-admin", &["system:masters"]),
+        binding("system:basic-user", &["system:authenticated"]),
+        binding("system:discovery", &["system:authenticated"]),
+        binding("system:monitoring", &["system:monitoring"]),
+        binding(
+            "system:public-info-viewer",
+            &["system:authenticated", "system:unauthenticated"],
+        ),
+    ]
+}
+
+/// Whether the server may change a stored bootstrap object: unless its auto-update
+/// annotation says `false`.
+pub fn auto_updates(meta: &ObjectMeta) -> bool {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(AUTO_UPDATE))
+        .is_none_or(|value| value != "false")
+}
+
+/// `existing` with what `expected` has and it lacks: map entries added, the existing ones
+/// kept.
+fn merge_map(
+    existing: &Option<BTreeMap<String, String>>,
+    expected: &Option<BTreeMap<String, String>>,
+) -> Option<BTreeMap<String, String>> {
+    let mut merged = existing.clone().unwrap_or_default();
+    for (key, value) in expected.iter().flatten() {
+        merged.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    (!merged.is_empty()).then_some(merged)
+}
+
+/// The stored role brought up to date with the bootstrap one (`computeReconciledRole`
+/// without removing anything), or `None` when nothing is missing.
+pub fn reconcile_role(existing: &ClusterRole, expected: &ClusterRole) -> Option<ClusterRole> {
+    let mut role = existing.clone();
+    role.metadata.labels = merge_map(&existing.metadata.labels, &expected.metadata.labels);
+    role.metadata.annotations = merge_map(
+        &existing.metadata.annotations,
+        &expected.metadata.annotations,
+    );
+    match &expected.aggregation_rule {
+        Some(expected_rule) => {
+            let mut selectors = existing
+                .aggregation_rule
+                .as_ref()
+                .and_then(|r| r.cluster_role_selectors.clone())
+                .unwrap_or_default();
+            for selector in expected_rule.cluster_role_selectors.iter().flatten() {
+                if !selectors.contains(selector) {
+                    selectors.push(selector.clone());
+                }
+            }
+            role.aggregation_rule = Some(AggregationRule {
+                cluster_role_selectors: Some(selectors),
+            });
+        }
+        None => {
+            let current = existing.rules.clone().unwrap_or_default();
+            let (_, missing) = covers(&current, expected.rules.as_deref().unwrap_or_default());
+            if !missing.is_empty() {
+                let mut rules = current;
+                rules.extend(missing);
+                role.rules = Some(rules);
+            }
+        }
+    }
+    (role != *existing).then_some(role)
+}
+
+/// What becomes of a stored bootstrap binding.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BindingChange {
+    /// Up to date.
+    None,
+    /// Written with what it lacked.
+    Update(ClusterRoleBinding),
+    /// Its role reference is not the bootstrap one: deleted and made again (a binding's
+    /// role reference cannot change).
+    Recreate(ClusterRoleBinding),
+}
+
+/// The stored binding brought up to date (`computeReconciledRoleBinding` without removing
+/// subjects).
+pub fn reconcile_binding(
+    existing: &ClusterRoleBinding,
+    expected: &ClusterRoleBinding,
+) -> BindingChange {
+    let mut binding = existing.clone();
+    binding.metadata.labels = merge_map(&existing.metadata.labels, &expected.metadata.labels);
+    binding.metadata.annotations = merge_map(
+        &existing.metadata.annotations,
+        &expected.metadata.annotations,
+    );
+    let mut subjects = existing.subjects.clone().unwrap_or_default();
+    for subject in expected.subjects.iter().flatten() {
+        if !subjects.contains(subject) {
+            subjects.push(subject.clone());
+        }
+    }
+    binding.subjects = Some(subjects);
+    if existing.role_ref != expected.role_ref {
+        binding.role_ref = expected.role_ref.clone();
+        binding.metadata.resource_version = None;
+        return BindingChange::Recreate(binding);
+    }
+    if binding == *existing {
+        BindingChange::None
+    } else {
+        BindingChange::Update(binding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bootstrap_object_is_labelled_annotated_and_valid() {
+        for role in cluster_roles() {
+            assert_eq!(
+                role.metadata.labels.as_ref().unwrap()[BOOTSTRAPPING.0],
+                BOOTSTRAPPING.1
+            );
+            assert!(auto_updates(&role.metadata));
+            assert!(
+                crate::validation::cluster_role(&role).is_empty(),
+                "{role:?}"
+            );
+        }
+        let roles: Vec<String> = cluster_roles()
+            .into_iter()
+            .map(|r| r.metadata.name.unwrap())
+            .collect();
+        for binding in cluster_role_bindings() {
+            assert!(roles.contains(&binding.role_ref.name));
+            assert!(crate::validation::cluster_role_binding(&binding, None).is_empty());
+        }
+        let mut sorted = roles.clone();
+        sorted.sort();
+        assert_eq!(roles, sorted);
+    }
+
+    /// As kubernetes' `computeReconciledRole` with `RemoveExtraPermissions` off (what
+    /// `EnsureRBACPolicy` asks for): missing rules, labels, annotations and selectors are
+    /// added and nothing taken away.
+    #[test]
+    fn reconciling_adds_what_is_missing_and_keeps_the_rest() {
+        let expected = cluster_roles()
+            .into_iter()
+            .find(|r| r.metadata.name.as_deref() == Some("system:basic-user"))
+            .unwrap();
+        assert_eq!(reconcile_role(&expected, &expected), None);
+        let mut changed = expected.clone();
+        changed.rules = Some(vec![url_rule(&["get"], &["/extra"])]);
+        changed
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("mine".into(), "yes".into());
+        let reconciled = reconcile_role(&changed, &expected).unwrap();
+        let rules = reconciled.rules.unwrap();
+        assert_eq!(rules[0], url_rule(&["get"], &["/extra"]));
+        // The missing rules come broken down, as upstream appends them.
+        assert_eq!(rules.len(), 1 + 3);
+        assert_eq!(reconciled.metadata.labels.unwrap()["mine"], "yes");
+
+        let admin = cluster_roles().into_iter().next().unwrap();
+        let mut stored = admin.clone();
+        stored.aggregation_rule = Some(AggregationRule {
+            cluster_role_selectors: Some(vec![LabelSelector {
+                match_labels: Some(BTreeMap::from([("other".into(), "true".into())])),
+                match_expressions: None,
+            }]),
+        });
+        stored.rules = Some(vec![url_rule(&["get"], &["/aggregated"])]);
+        let reconciled = reconcile_role(&stored, &admin).unwrap();
+        assert_eq!(
+            reconciled
+                .aggregation_rule
+                .unwrap()
+                .cluster_role_selectors
+                .unwrap()
+                .len(),
+            2
+        );
+        // An aggregated role's rules are the controller's: untouched here.
+        assert_eq!(reconciled.rules, stored.rules);
+    }
+
+    #[test]
+    fn a_binding_gets_its_missing_subjects_or_is_made_again() {
+        let expected = cluster_role_bindings().remove(4);
+        assert_eq!(reconcile_binding(&expected, &expected), BindingChange::None);
+        let mut fewer = expected.clone();
+        fewer.subjects.as_mut().unwrap().truncate(1);
+        fewer.subjects.as_mut().unwrap().push(Subject {
+            api_group: Some(GROUP.into()),
+            kind: "User".into(),
+            name: "alice".into(),
+            namespace: None,
+        });
+        let BindingChange::Update(updated) = reconcile_binding(&fewer, &expected) else {
+            panic!("expected an update");
+        };
+        let names: Vec<&str> = updated
+            .subjects
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["system:authenticated", "alice", "system:unauthenticated"]
+        );
+        let mut elsewhere = expected.clone();
+        elsewhere.role_ref.name = "cluster-admin".into();
+        assert!(matches!(
+            reconcile_binding(&elsewhere, &expected),
+            BindingChange::Recreate(binding) if binding.role_ref == expected.role_ref
+        ));
+    }
+}

@@ -1,0 +1,320 @@
+//! RBAC in a running server: the bootstrap roles and bindings reconciled at start, the
+//! policy the authorizer decides with kept in step with the stored objects by watches, and
+//! aggregated ClusterRoles kept up to date (kube-apiserver's informers and
+//! kube-controller-manager's aggregation controller, in one place).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apfkit_apiextensions::{CustomObject, ServedObject};
+use apfkit_apiserver::error::ApiError;
+use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::store::{ListRequest, Place, Preconditions, Served, UpdateKind};
+use apfkit_runtime::Object;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::serde::de::DeserializeOwned;
+use k8s_openapi::{Resource, serde::Serialize};
+
+use crate::bootstrap::{self, BindingChange};
+use crate::policy::{Policy, RbacAuthorizer};
+
+/// A served resource of a server of [`ServedObject`]s over the hub `H`.
+type Resource_<H> = Arc<Served<ServedObject<H>>>;
+
+/// How long a burst of changes settles before the policy is read again.
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// RBAC of one server: its four resources and the authorizer it keeps up to date.
+pub struct Rbac<H: 'static> {
+    server: Arc<ApiServer<ServedObject<H>>>,
+    authorizer: Arc<RbacAuthorizer>,
+    cluster_roles: Resource_<H>,
+    cluster_role_bindings: Resource_<H>,
+    roles: Resource_<H>,
+    role_bindings: Resource_<H>,
+}
+
+fn api_version<T: Resource>() -> String {
+    T::API_VERSION.to_owned()
+}
+
+/// A typed object of a stored one.
+fn typed<T: DeserializeOwned, H>(object: &ServedObject<H>) -> Option<T> {
+    match object {
+        ServedObject::Custom(object) => serde_json::from_value(object.to_value()).ok(),
+        ServedObject::Builtin(_) => None,
+    }
+}
+
+/// The stored form of a typed object.
+fn served<T: Serialize, H>(object: &T) -> Result<ServedObject<H>, ApiError> {
+    let value = serde_json::to_value(object).map_err(ApiError::internal)?;
+    CustomObject::from_value(value)
+        .map(ServedObject::custom)
+        .map_err(ApiError::internal)
+}
+
+impl<H> Rbac<H>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    /// RBAC of `server`, which serves the resources of [`crate::resources`], deciding with
+    /// `authorizer` (the one the server was given).
+    ///
+    /// # Errors
+    ///
+    /// The server does not serve the four resources.
+    pub fn new(
+        server: Arc<ApiServer<ServedObject<H>>>,
+        authorizer: Arc<RbacAuthorizer>,
+    ) -> Result<Self, ApiError> {
+        let find = |plural: &str| {
+            server
+                .resource(crate::validation::GROUP, plural)
+                .ok_or_else(|| ApiError::internal(format!("{plural} are not served")))
+        };
+        Ok(Rbac {
+            cluster_roles: find(ClusterRole::URL_PATH_SEGMENT)?,
+            cluster_role_bindings: find(ClusterRoleBinding::URL_PATH_SEGMENT)?,
+            roles: find(Role::URL_PATH_SEGMENT)?,
+            role_bindings: find(RoleBinding::URL_PATH_SEGMENT)?,
+            authorizer,
+            server,
+        })
+    }
+
+    async fn list<T: DeserializeOwned>(
+        &self,
+        resource: &Resource_<H>,
+    ) -> Result<(Vec<T>, apfkit_apiserver::store::Revision), ApiError> {
+        let listed = self
+            .server
+            .objects()
+            .list(resource, &ListRequest::default())
+            .await?;
+        let items = listed.items.iter().filter_map(typed).collect();
+        Ok((items, listed.revision))
+    }
+
+    /// Creates the bootstrap roles and bindings that are missing, and brings those that
+    /// auto-update up to date (kube-apiserver's `EnsureRBACPolicy`).
+    ///
+    /// # Errors
+    ///
+    /// Storage errors.
+    pub async fn ensure_bootstrap(&self) -> Result<(), ApiError> {
+        let objects = self.server.objects();
+        for expected in bootstrap::cluster_roles() {
+            let name = expected.metadata.name.clone().unwrap_or_default();
+            let place = Place {
+                namespace: None,
+                name: &name,
+            };
+            match objects.get(&self.cluster_roles, place).await {
+                Ok(stored) => {
+                    let Some(existing) = typed::<ClusterRole, H>(&stored) else {
+                        continue;
+                    };
+                    if !bootstrap::auto_updates(&existing.metadata) {
+                        continue;
+                    }
+                    if let Some(updated) = bootstrap::reconcile_role(&existing, &expected) {
+                        objects
+                            .update(
+                                &self.cluster_roles,
+                                place,
+                                served(&updated)?,
+                                &api_version::<ClusterRole>(),
+                                UpdateKind::Main,
+                                false,
+                            )
+                            .await?;
+                    }
+                }
+                Err(error) if error.code == 404 => {
+                    objects
+                        .create(
+                            &self.cluster_roles,
+                            None,
+                            served(&expected)?,
+                            &api_version::<ClusterRole>(),
+                            false,
+                        )
+                        .await?;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        for expected in bootstrap::cluster_role_bindings() {
+            let name = expected.metadata.name.clone().unwrap_or_default();
+            let place = Place {
+                namespace: None,
+                name: &name,
+            };
+            let resource = &self.cluster_role_bindings;
+            let version = api_version::<ClusterRoleBinding>();
+            match objects.get(resource, place).await {
+                Ok(stored) => {
+                    let Some(existing) = typed::<ClusterRoleBinding, H>(&stored) else {
+                        continue;
+                    };
+                    if !bootstrap::auto_updates(&existing.metadata) {
+                        continue;
+                    }
+                    match bootstrap::reconcile_binding(&existing, &expected) {
+                        BindingChange::None => {}
+                        BindingChange::Update(binding) => {
+                            objects
+                                .update(
+                                    resource,
+                                    place,
+                                    served(&binding)?,
+                                    &version,
+                                    UpdateKind::Main,
+                                    false,
+                                )
+                                .await?;
+                        }
+                        BindingChange::Recreate(mut binding) => {
+                            objects
+                                .delete(resource, place, &Preconditions::default(), false)
+                                .await?;
+                            binding.metadata.uid = None;
+                            binding.metadata.creation_timestamp = None;
+                            binding.metadata.managed_fields = None;
+                            objects
+                                .create(resource, None, served(&binding)?, &version, false)
+                                .await?;
+                        }
+                    }
+                }
+                Err(error) if error.code == 404 => {
+                    objects
+                        .create(resource, None, served(&expected)?, &version, false)
+                        .await?;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the four resources, writes every aggregated ClusterRole whose rules are not
+    /// those it aggregates, and gives the authorizer the policy read. Answers the revision
+    /// read at.
+    ///
+    /// # Errors
+    ///
+    /// Storage errors (the authorizer keeps the policy it had).
+    pub async fn sync(&self) -> Result<apfkit_apiserver::store::Revision, ApiError> {
+        let (mut cluster_roles, at) = self.list::<ClusterRole>(&self.cluster_roles).await?;
+        self.aggregate(&mut cluster_roles).await;
+        let (cluster_role_bindings, _) = self
+            .list::<ClusterRoleBinding>(&self.cluster_role_bindings)
+            .await?;
+        let (roles, _) = self.list::<Role>(&self.roles).await?;
+        let (role_bindings, _) = self.list::<RoleBinding>(&self.role_bindings).await?;
+        self.authorizer.set_policy(Policy::new(
+            roles,
+            role_bindings,
+            cluster_roles,
+            cluster_role_bindings,
+        ));
+        Ok(at)
+    }
+
+    /// Writes the aggregated roles whose rules changed, and uses the new rules at once (a
+    /// conflict leaves the stored one; the next sync tries again).
+    async fn aggregate(&self, cluster_roles: &mut [ClusterRole]) {
+        let snapshot: Vec<ClusterRole> = cluster_roles.to_vec();
+        let all: Vec<&ClusterRole> = snapshot.iter().collect();
+        for role in cluster_roles.iter_mut() {
+            let Some(rules) = crate::aggregation::aggregated_rules(role, &all) else {
+                continue;
+            };
+            if role.rules.as_deref().unwrap_or_default() == rules.as_slice() {
+                continue;
+            }
+            role.rules = Some(rules);
+            let name = role.metadata.name.clone().unwrap_or_default();
+            let Ok(object) = served::<_, H>(&*role) else {
+                continue;
+            };
+            let _ = self
+                .server
+                .objects()
+                .update(
+                    &self.cluster_roles,
+                    Place {
+                        namespace: None,
+                        name: &name,
+                    },
+                    object,
+                    &api_version::<ClusterRole>(),
+                    UpdateKind::Main,
+                    false,
+                )
+                .await;
+        }
+    }
+
+    /// Keeps the authorizer in step with the stored objects until the server is dropped: a
+    /// watch on each resource wakes a sync after every change (and after a watch fails).
+    pub fn keep_synced(self: Arc<Self>) {
+        let changed = Arc::new(tokio::sync::Notify::new());
+        for resource in [
+            &self.cluster_roles,
+            &self.cluster_role_bindings,
+            &self.roles,
+            &self.role_bindings,
+        ] {
+            let (rbac, resource, changed) = (self.clone(), resource.clone(), changed.clone());
+            tokio::spawn(async move {
+                loop {
+                    let from = match rbac
+                        .server
+                        .objects()
+                        .list(
+                            &resource,
+                            &ListRequest {
+                                limit: 1,
+                                ..ListRequest::default()
+                            },
+                        )
+                        .await
+                    {
+                        Ok(listed) => listed.revision,
+                        Err(_) => {
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            continue;
+                        }
+                    };
+                    changed.notify_one();
+                    if let Ok(mut watch) = rbac.server.objects().watch(&resource, None, from).await
+                    {
+                        while let Some(Ok(_)) = watch.next().await {
+                            changed.notify_one();
+                        }
+                    }
+                    if Arc::strong_count(&rbac.server) == 1 {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            });
+        }
+        tokio::spawn(async move {
+            loop {
+                changed.notified().await;
+                tokio::time::sleep(SETTLE).await;
+                if Arc::strong_count(&self.server) == 1 {
+                    return;
+                }
+                if self.sync().await.is_err() {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    changed.notify_one();
+                }
+            }
+        });
+    }
+}

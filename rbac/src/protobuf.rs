@@ -1,0 +1,673 @@
+//! The four kinds (and their lists) in Kubernetes protobuf, as `kubectl create
+//! clusterrolebinding` and client-go's typed clients send them and kube-apiserver answers
+//! them: the messages of k8s.io/api `rbac/v1/generated.proto`, read into and written from
+//! JSON within the readers' limits, in the `k8s\0` envelope. The access reviews that ask
+//! about RBAC's decisions (`authorization/v1/generated.proto`: `kubectl auth can-i` sends
+//! them in protobuf) and `authentication.k8s.io/v1` SelfSubjectReview are read too. ObjectMeta and ListMeta use
+//! apfkit-types' codecs; field order and presence follow gogo's rules (a Go value always
+//! written, a pointer when set, repeated fields one entry each).
+
+use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
+use apfkit_types::wire::envelope;
+use apfkit_types::wire::protobuf::{self as pb, DecodeError, Decoder, Message, WireType};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+use serde_json::{Map, Value};
+
+use crate::validation::GROUP;
+
+/// What a field of a message holds.
+#[derive(Debug, Clone, Copy)]
+enum Holds {
+    /// A Go `string`, always written; left out of the JSON when empty if `omit_empty`.
+    Text { omit_empty: bool },
+    /// A `[]string`.
+    Texts,
+    /// An embedded message: a Go struct value (`required`, always written) or a pointer.
+    Message(&'static Shape, bool),
+    /// A repeated message.
+    Messages(&'static Shape),
+    /// A `map<string, string>`.
+    Map,
+    /// `metav1.ObjectMeta`.
+    ObjectMeta,
+    /// `metav1.ListMeta`.
+    ListMeta,
+}
+
+/// A message: its fields by number, in number order.
+#[derive(Debug)]
+struct Shape(&'static [(u32, &'static str, Holds)]);
+
+const TEXT: Holds = Holds::Text { omit_empty: false };
+const OPTIONAL_TEXT: Holds = Holds::Text { omit_empty: true };
+
+static POLICY_RULE: Shape = Shape(&[
+    (1, "verbs", Holds::Texts),
+    (2, "apiGroups", Holds::Texts),
+    (3, "resources", Holds::Texts),
+    (4, "resourceNames", Holds::Texts),
+    (5, "nonResourceURLs", Holds::Texts),
+]);
+static REQUIREMENT: Shape = Shape(&[
+    (1, "key", TEXT),
+    (2, "operator", TEXT),
+    (3, "values", Holds::Texts),
+]);
+static LABEL_SELECTOR: Shape = Shape(&[
+    (1, "matchLabels", Holds::Map),
+    (2, "matchExpressions", Holds::Messages(&REQUIREMENT)),
+]);
+static AGGREGATION_RULE: Shape =
+    Shape(&[(1, "clusterRoleSelectors", Holds::Messages(&LABEL_SELECTOR))]);
+static SUBJECT: Shape = Shape(&[
+    (1, "kind", TEXT),
+    (2, "apiGroup", OPTIONAL_TEXT),
+    (3, "name", TEXT),
+    (4, "namespace", OPTIONAL_TEXT),
+]);
+static ROLE_REF: Shape = Shape(&[(1, "apiGroup", TEXT), (2, "kind", TEXT), (3, "name", TEXT)]);
+static ROLE: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "rules", Holds::Messages(&POLICY_RULE)),
+]);
+static CLUSTER_ROLE: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "rules", Holds::Messages(&POLICY_RULE)),
+    (
+        3,
+        "aggregationRule",
+        Holds::Message(&AGGREGATION_RULE, false),
+    ),
+]);
+static BINDING: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "subjects", Holds::Messages(&SUBJECT)),
+    (3, "roleRef", Holds::Message(&ROLE_REF, true)),
+]);
+static RESOURCE_ATTRIBUTES: Shape = Shape(&[
+    (1, "namespace", OPTIONAL_TEXT),
+    (2, "verb", OPTIONAL_TEXT),
+    (3, "group", OPTIONAL_TEXT),
+    (4, "version", OPTIONAL_TEXT),
+    (5, "resource", OPTIONAL_TEXT),
+    (6, "subresource", OPTIONAL_TEXT),
+    (7, "name", OPTIONAL_TEXT),
+]);
+static NON_RESOURCE_ATTRIBUTES: Shape =
+    Shape(&[(1, "path", OPTIONAL_TEXT), (2, "verb", OPTIONAL_TEXT)]);
+static SELF_ACCESS_SPEC: Shape = Shape(&[
+    (
+        1,
+        "resourceAttributes",
+        Holds::Message(&RESOURCE_ATTRIBUTES, false),
+    ),
+    (
+        2,
+        "nonResourceAttributes",
+        Holds::Message(&NON_RESOURCE_ATTRIBUTES, false),
+    ),
+]);
+static ACCESS_SPEC: Shape = Shape(&[
+    (
+        1,
+        "resourceAttributes",
+        Holds::Message(&RESOURCE_ATTRIBUTES, false),
+    ),
+    (
+        2,
+        "nonResourceAttributes",
+        Holds::Message(&NON_RESOURCE_ATTRIBUTES, false),
+    ),
+    (3, "user", OPTIONAL_TEXT),
+    (4, "groups", Holds::Texts),
+    (6, "uid", OPTIONAL_TEXT),
+]);
+static RULES_SPEC: Shape = Shape(&[(1, "namespace", OPTIONAL_TEXT)]);
+/// A review's status as a request carries it: empty (gogo writes the Go struct value).
+static REQUEST_STATUS: Shape = Shape(&[]);
+static SELF_ACCESS_REVIEW: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "spec", Holds::Message(&SELF_ACCESS_SPEC, true)),
+    (3, "status", Holds::Message(&REQUEST_STATUS, true)),
+]);
+static ACCESS_REVIEW: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "spec", Holds::Message(&ACCESS_SPEC, true)),
+    (3, "status", Holds::Message(&REQUEST_STATUS, true)),
+]);
+static RULES_REVIEW: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "spec", Holds::Message(&RULES_SPEC, true)),
+    (3, "status", Holds::Message(&REQUEST_STATUS, true)),
+]);
+static SELF_REVIEW: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "status", Holds::Message(&REQUEST_STATUS, true)),
+]);
+static ROLE_LIST: Shape = Shape(&[
+    (1, "metadata", Holds::ListMeta),
+    (2, "items", Holds::Messages(&ROLE)),
+]);
+static CLUSTER_ROLE_LIST: Shape = Shape(&[
+    (1, "metadata", Holds::ListMeta),
+    (2, "items", Holds::Messages(&CLUSTER_ROLE)),
+]);
+static BINDING_LIST: Shape = Shape(&[
+    (1, "metadata", Holds::ListMeta),
+    (2, "items", Holds::Messages(&BINDING)),
+]);
+
+/// The message of a kind of the group, by kind.
+fn shape_of(kind: &str) -> Option<&'static Shape> {
+    Some(match kind {
+        "Role" => &ROLE,
+        "ClusterRole" => &CLUSTER_ROLE,
+        "RoleBinding" | "ClusterRoleBinding" => &BINDING,
+        "RoleList" => &ROLE_LIST,
+        "ClusterRoleList" => &CLUSTER_ROLE_LIST,
+        "RoleBindingList" | "ClusterRoleBindingList" => &BINDING_LIST,
+        _ => return None,
+    })
+}
+
+/// The `group/version` of the kinds here.
+fn api_version() -> String {
+    format!("{GROUP}/v1")
+}
+
+/// A message being read: its shape and the JSON of the fields read so far.
+#[derive(Debug)]
+struct Node {
+    shape: &'static Shape,
+    value: Map<String, Value>,
+}
+
+static EMPTY: Shape = Shape(&[]);
+
+impl Default for Node {
+    fn default() -> Self {
+        Node {
+            shape: &EMPTY,
+            value: Map::new(),
+        }
+    }
+}
+
+impl Node {
+    fn of(shape: &'static Shape) -> Self {
+        Node {
+            shape,
+            value: Map::new(),
+        }
+    }
+
+    fn array(&mut self, name: &str) -> &mut Vec<Value> {
+        let entry = self
+            .value
+            .entry(name.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if !entry.is_array() {
+            *entry = Value::Array(Vec::new());
+        }
+        match entry {
+            Value::Array(items) => items,
+            _ => unreachable!("made an array above"),
+        }
+    }
+}
+
+/// A typed metadata value as JSON.
+fn json_of<T: serde::Serialize>(value: &T, decoder: &Decoder) -> Result<Value, DecodeError> {
+    serde_json::to_value(value).map_err(|e| decoder.error(e.to_string()))
+}
+
+impl Message for Node {
+    /// Nodes are only read; [`encode`] writes from JSON.
+    fn encode_fields(&self, _buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
+        Ok(())
+    }
+
+    fn fields_len(&self) -> usize {
+        0
+    }
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        buf: &mut &[u8],
+        decoder: &mut Decoder,
+    ) -> Result<(), DecodeError> {
+        let Some(&(_, name, holds)) = self.shape.0.iter().find(|(n, ..)| *n == number) else {
+            return decoder.unknown(number, wire, buf);
+        };
+        decoder.enter(name);
+        match holds {
+            Holds::Text { omit_empty } => {
+                let text = pb::get_string(wire, buf, decoder)?;
+                if !(omit_empty && text.is_empty()) {
+                    self.value.insert(name.to_owned(), text.into());
+                }
+            }
+            Holds::Texts => {
+                let text = pb::get_string(wire, buf, decoder)?;
+                self.array(name).push(text.into());
+            }
+            Holds::Message(shape, _) => {
+                let mut child = Node::of(shape);
+                if let Some(Value::Object(seen)) = self.value.remove(name) {
+                    child.value = seen;
+                }
+                pb::get_message(wire, buf, decoder, &mut child)?;
+                self.value
+                    .insert(name.to_owned(), Value::Object(child.value));
+            }
+            Holds::Messages(shape) => {
+                decoder.enter_index(self.array(name).len());
+                let mut child = Node::of(shape);
+                pb::get_message(wire, buf, decoder, &mut child)?;
+                decoder.leave();
+                self.array(name).push(Value::Object(child.value));
+            }
+            Holds::Map => {
+                let (key, value) = pb::get_string_entry(wire, buf, decoder)?;
+                let entry = self
+                    .value
+                    .entry(name.to_owned())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(map) = entry {
+                    map.insert(key, value.into());
+                }
+            }
+            Holds::ObjectMeta => {
+                let mut meta = ObjectMeta::default();
+                pb::get_message(wire, buf, decoder, &mut meta)?;
+                self.value.insert(name.to_owned(), json_of(&meta, decoder)?);
+            }
+            Holds::ListMeta => {
+                let mut meta = ListMeta::default();
+                pb::get_message(wire, buf, decoder, &mut meta)?;
+                self.value.insert(name.to_owned(), json_of(&meta, decoder)?);
+            }
+        }
+        decoder.leave();
+        Ok(())
+    }
+}
+
+/// The message a root type reads: one per kind.
+trait RootShape {
+    const SHAPE: &'static Shape;
+}
+
+/// A whole object of the kind `K`, read from the top with `K`'s message.
+struct Root<K>(Node, std::marker::PhantomData<K>);
+
+impl<K: RootShape> Default for Root<K> {
+    fn default() -> Self {
+        Root(Node::of(K::SHAPE), std::marker::PhantomData)
+    }
+}
+
+impl<K: RootShape> Message for Root<K> {
+    fn encode_fields(&self, buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
+        self.0.encode_fields(buf)
+    }
+    fn fields_len(&self) -> usize {
+        self.0.fields_len()
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        buf: &mut &[u8],
+        decoder: &mut Decoder,
+    ) -> Result<(), DecodeError> {
+        self.0.merge_field(number, wire, buf, decoder)
+    }
+}
+
+macro_rules! roots {
+    ($($name:ident => $shape:ident),* $(,)?) => {
+        $(
+            struct $name;
+            impl RootShape for $name {
+                const SHAPE: &'static Shape = &$shape;
+            }
+        )*
+    };
+}
+
+roots! {
+    RoleRoot => ROLE,
+    ClusterRoleRoot => CLUSTER_ROLE,
+    BindingRoot => BINDING,
+    RoleListRoot => ROLE_LIST,
+    ClusterRoleListRoot => CLUSTER_ROLE_LIST,
+    BindingListRoot => BINDING_LIST,
+    SelfAccessReviewRoot => SELF_ACCESS_REVIEW,
+    AccessReviewRoot => ACCESS_REVIEW,
+    RulesReviewRoot => RULES_REVIEW,
+    SelfReviewRoot => SELF_REVIEW,
+}
+
+fn decode_root<K: RootShape>(
+    raw: &[u8],
+    limits: &Limits,
+) -> Result<(Map<String, Value>, Vec<String>), DecodeError> {
+    pb::decode_within::<Root<K>>(raw, limits).map(|decoded| {
+        let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
+        (decoded.value.0.value, unknown)
+    })
+}
+
+/// An enveloped object of the group (prefix included) as JSON, with the paths of the fields
+/// its message lacks; `None` when it is not one of the group's kinds (another codec's).
+pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>), InputError>> {
+    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
+    let unknown = envelope::unwrap(message).ok()?;
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    let (api_version, kind) = (
+        type_meta.api_version.unwrap_or_default(),
+        type_meta.kind.unwrap_or_default(),
+    );
+    let raw = unknown.raw.unwrap_or_default();
+    let decoded = match (api_version.as_str(), kind.as_str()) {
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
+            decode_root::<SelfAccessReviewRoot>(&raw, limits)
+        }
+        ("authorization.k8s.io/v1", "SubjectAccessReview" | "LocalSubjectAccessReview") => {
+            decode_root::<AccessReviewRoot>(&raw, limits)
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            decode_root::<RulesReviewRoot>(&raw, limits)
+        }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            decode_root::<SelfReviewRoot>(&raw, limits)
+        }
+        (group, _) if group != self::api_version() => return None,
+        (_, kind) => match kind {
+            "Role" => decode_root::<RoleRoot>(&raw, limits),
+            "ClusterRole" => decode_root::<ClusterRoleRoot>(&raw, limits),
+            "RoleBinding" | "ClusterRoleBinding" => decode_root::<BindingRoot>(&raw, limits),
+            "RoleList" => decode_root::<RoleListRoot>(&raw, limits),
+            "ClusterRoleList" => decode_root::<ClusterRoleListRoot>(&raw, limits),
+            "RoleBindingList" | "ClusterRoleBindingList" => {
+                decode_root::<BindingListRoot>(&raw, limits)
+            }
+            _ => return None,
+        },
+    };
+    Some(match decoded {
+        Ok((mut value, unknown)) => {
+            value.insert("apiVersion".into(), api_version.into());
+            value.insert("kind".into(), kind.into());
+            Ok((Value::Object(value), unknown))
+        }
+        Err(source) => Err(envelope::input_error(envelope::EnvelopeError::Decode {
+            api_version,
+            kind,
+            source,
+        })),
+    })
+}
+
+/// Why an object could not be written in protobuf.
+fn shape_error(path: &str, message: impl Into<String>) -> String {
+    format!("{path}: {}", message.into())
+}
+
+fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
+    prost::encoding::encode_key(number, WireType::LengthDelimited, buf);
+    prost::encoding::encode_varint(bytes.len() as u64, buf);
+    buf.extend_from_slice(bytes);
+}
+
+/// The message of `value` (a JSON object) in `shape`, appended to `buf`.
+fn write_message(
+    shape: &Shape,
+    value: &Value,
+    path: &str,
+    buf: &mut Vec<u8>,
+) -> Result<(), String> {
+    let empty = Map::new();
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Null => &empty,
+        _ => return Err(shape_error(path, "not an object")),
+    };
+    for &(number, name, holds) in shape.0 {
+        let field = object.get(name).filter(|v| !v.is_null());
+        let here = if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        };
+        let text = |value: &Value| {
+            value
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| shape_error(&here, "not a string"))
+        };
+        let list = |value: Option<&Value>| -> Result<Vec<Value>, String> {
+            match value {
+                None => Ok(Vec::new()),
+                Some(Value::Array(items)) => Ok(items.clone()),
+                Some(_) => Err(shape_error(&here, "not a list")),
+            }
+        };
+        match holds {
+            Holds::Text { .. } => {
+                let value = field.map(text).transpose()?.unwrap_or_default();
+                pb::put_string(buf, number, &value);
+            }
+            Holds::Texts => {
+                for item in list(field)? {
+                    pb::put_string(buf, number, &text(&item)?);
+                }
+            }
+            Holds::Message(inner, required) => {
+                if field.is_some() || required {
+                    let mut bytes = Vec::new();
+                    write_message(inner, field.unwrap_or(&Value::Null), &here, &mut bytes)?;
+                    put_len_delimited(buf, number, &bytes);
+                }
+            }
+            Holds::Messages(inner) => {
+                for (index, item) in list(field)?.iter().enumerate() {
+                    let mut bytes = Vec::new();
+                    write_message(inner, item, &format!("{here}[{index}]"), &mut bytes)?;
+                    put_len_delimited(buf, number, &bytes);
+                }
+            }
+            Holds::Map => {
+                if let Some(map) = field {
+                    let map: std::collections::BTreeMap<String, String> =
+                        serde_json::from_value(map.clone())
+                            .map_err(|e| shape_error(&here, e.to_string()))?;
+                    pb::put_string_map(buf, number, map.iter());
+                }
+            }
+            Holds::ObjectMeta => {
+                let meta: ObjectMeta = field
+                    .map(|m| serde_json::from_value(m.clone()))
+                    .transpose()
+                    .map_err(|e| shape_error(&here, e.to_string()))?
+                    .unwrap_or_default();
+                pb::put_message(buf, number, &meta).map_err(|e| e.to_string())?;
+            }
+            Holds::ListMeta => {
+                let meta: ListMeta = field
+                    .map(|m| serde_json::from_value(m.clone()))
+                    .transpose()
+                    .map_err(|e| shape_error(&here, e.to_string()))?
+                    .unwrap_or_default();
+                pb::put_message(buf, number, &meta).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An object (or list) of the group in the envelope, as kube-apiserver writes it; `None` when
+/// it is not one of the group's kinds.
+pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kind = object.get("kind")?.as_str()?;
+    if api_version != self::api_version() {
+        return None;
+    }
+    let shape = shape_of(kind)?;
+    let mut raw = Vec::new();
+    Some(
+        write_message(shape, object, "", &mut raw)
+            .map(|()| envelope::wrap(api_version, kind, &raw)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(object: &Value) -> Value {
+        let bytes = write(object).unwrap().unwrap();
+        let (read, unknown) = read(&bytes, &Limits::default()).unwrap().unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        read
+    }
+
+    #[test]
+    fn every_kind_reads_back_what_it_wrote() {
+        let role = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "r", "labels": {"a": "b"}},
+            "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]},
+                      {"verbs": ["get"], "nonResourceURLs": ["/metrics"]}],
+            "aggregationRule": {"clusterRoleSelectors": [
+                {"matchLabels": {"x": "true"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]},
+        });
+        assert_eq!(round_trip(&role), role);
+        let binding = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "b", "namespace": "ns"},
+            "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"},
+                         {"kind": "ServiceAccount", "name": "robot", "namespace": "ns"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+        });
+        assert_eq!(round_trip(&binding), binding);
+        let list = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBindingList",
+            "metadata": {"resourceVersion": "7"},
+            "items": [{"metadata": {"name": "b"}, "roleRef": {"apiGroup": "g", "kind": "ClusterRole", "name": "r"}}],
+        });
+        assert_eq!(round_trip(&list)["items"][0]["roleRef"]["name"], "r");
+        // Other groups are another codec's.
+        assert!(write(&json!({"apiVersion": "v1", "kind": "List"})).is_none());
+        let flowcontrol = envelope::wrap("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", &[]);
+        assert!(read(&flowcontrol, &Limits::default()).is_none());
+    }
+
+    /// The bytes gogo-protobuf writes for a ClusterRoleBinding (k8s.io/api's generated.pb.go
+    /// field order: metadata 1, subjects 2, roleRef 3; a Go string always written).
+    #[test]
+    fn bytes_are_gogos() {
+        let binding = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "b"},
+            "subjects": [{"kind": "Group", "name": "g"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
+        });
+        let bytes = write(&binding).unwrap().unwrap();
+        let unknown = envelope::unwrap(&bytes[4..]).unwrap();
+        let raw = unknown.raw.unwrap();
+        let meta = pb::encode(&ObjectMeta {
+            name: Some("b".into()),
+            ..ObjectMeta::default()
+        })
+        .unwrap();
+        let mut expected = Vec::new();
+        put_len_delimited(&mut expected, 1, &meta);
+        let mut subject = Vec::new();
+        for (n, v) in [(1, "Group"), (2, ""), (3, "g"), (4, "")] {
+            pb::put_string(&mut subject, n, v);
+        }
+        put_len_delimited(&mut expected, 2, &subject);
+        let mut role_ref = Vec::new();
+        for (n, v) in [
+            (1, "rbac.authorization.k8s.io"),
+            (2, "ClusterRole"),
+            (3, "r"),
+        ] {
+            pb::put_string(&mut role_ref, n, v);
+        }
+        put_len_delimited(&mut expected, 3, &role_ref);
+        assert_eq!(raw, expected);
+    }
+
+    /// A SelfSubjectAccessReview as `kubectl auth can-i list flowschemas` sends it: an empty
+    /// metadata, the spec, an empty status.
+    #[test]
+    fn access_reviews_are_read() {
+        let mut attributes = Vec::new();
+        for (n, v) in [
+            (2, "list"),
+            (3, "flowcontrol.apiserver.k8s.io"),
+            (5, "flowschemas"),
+        ] {
+            pb::put_string(&mut attributes, n, v);
+        }
+        let mut spec = Vec::new();
+        put_len_delimited(&mut spec, 1, &attributes);
+        let mut raw = Vec::new();
+        put_len_delimited(&mut raw, 1, &pb::encode(&ObjectMeta::default()).unwrap());
+        put_len_delimited(&mut raw, 2, &spec);
+        put_len_delimited(&mut raw, 3, &[]);
+        let bytes = envelope::wrap("authorization.k8s.io/v1", "SelfSubjectAccessReview", &raw);
+        let (value, unknown) = read(&bytes, &Limits::default()).unwrap().unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_eq!(
+            value["spec"],
+            json!({"resourceAttributes": {"verb": "list", "group": "flowcontrol.apiserver.k8s.io", "resource": "flowschemas"}})
+        );
+        assert_eq!(value["kind"], "SelfSubjectAccessReview");
+    }
+
+    #[test]
+    fn hostile_messages_are_refused_within_limits() {
+        let wrapped =
+            |raw: &[u8]| envelope::wrap("rbac.authorization.k8s.io/v1", "ClusterRole", raw);
+        // Truncated: a length that runs past the end.
+        let truncated = wrapped(&[0x12, 0x40, 0x0a]);
+        assert!(matches!(
+            read(&truncated, &Limits::default()),
+            Some(Err(InputError::Protobuf(_)))
+        ));
+        // Garbage wire type.
+        assert!(matches!(
+            read(&wrapped(&[0x17]), &Limits::default()),
+            Some(Err(_))
+        ));
+        // Many rules: refused past the node limit, not grown without bound.
+        let mut many = Vec::new();
+        for _ in 0..100_000 {
+            put_len_delimited(&mut many, 2, &[0x0a, 0x01, b'x']);
+        }
+        let limits = Limits {
+            max_nodes: 10_000,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            read(&wrapped(&many), &limits),
+            Some(Err(InputError::TooManyNodes { .. }))
+        ));
+        // Unknown fields are named.
+        let (_, unknown) = read(&wrapped(&[0x2a, 0x01, b'x']), &Limits::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(unknown.len(), 1);
+        // A wrong type in JSON is an error naming the field, not a panic.
+        let bad = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "rules": [{"verbs": [1]}]});
+        assert!(write(&bad).unwrap().unwrap_err().contains("rules[0].verbs"));
+    }
+}

@@ -1,0 +1,529 @@
+//! The four resources of `rbac.authorization.k8s.io/v1`, served in a server of
+//! [`ServedObject`]s as kube-apiserver serves them: objects read as k8s-openapi's types read
+//! them (fields the types do not have dropped, and reported as `fieldValidation` says),
+//! defaulted and checked as kube-apiserver does ([`crate::validation`]), in JSON, YAML or
+//! protobuf ([`crate::protobuf`]; a server's wire formats read protobuf bodies with
+//! [`crate::protobuf::read`]), printed with
+//! kube-apiserver's columns (kubernetes `pkg/printers/internalversion/printers.go`), and
+//! stored as JSON under kube-apiserver's keys (`/registry/clusterroles/NAME`, ...).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use apfkit_apiextensions::ServedObject;
+use apfkit_apiextensions::json_kind::JsonVersion;
+use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
+use apfkit_apiserver::table::{Column, DEFAULT_COLUMNS, Printer, age, now_seconds};
+use apfkit_runtime::field::FieldError;
+use apfkit_runtime::scheme::{ErrorKind, SchemeError, StorageEncoding, UnknownFields, Warning};
+use k8s_openapi::Resource as _;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::serde::Serialize;
+use k8s_openapi::serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::escalation;
+use crate::policy::RbacAuthorizer;
+use crate::validation::{self, GROUP};
+use apfkit_apiserver::auth::UserInfo;
+use apfkit_apiserver::error::ApiError;
+
+/// The one served version.
+pub const VERSION: &str = "v1";
+
+/// An object of a served RBAC kind read as kube-apiserver reads it: decoded as the type
+/// `T` (a value of the wrong type is a decoding error), written back from it (so fields `T`
+/// does not have are dropped, and reported), then defaulted.
+fn normalize<T: DeserializeOwned + Serialize>(
+    object: Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<Value, SchemeError> {
+    let typed: T = serde_json::from_value(object.clone())
+        .map_err(|error| SchemeError::new(ErrorKind::InvalidValue, "", error.to_string()))?;
+    let mut kept = serde_json::to_value(typed)
+        .map_err(|error| SchemeError::new(ErrorKind::Encoding, "", error.to_string()))?;
+    let mut dropped = Vec::new();
+    dropped_fields(&object, &kept, "", &mut dropped);
+    unknown.apply(
+        dropped
+            .into_iter()
+            .map(|path| Warning::UnknownField { path })
+            .collect(),
+        warnings,
+    )?;
+    validation::apply_defaults(&mut kept);
+    Ok(kept)
+}
+
+/// The paths of fields set in `given` that `kept` lacks (`spec.foo`, `rules[0].bar`);
+/// a field given as null or empty and written back as absent is no unknown field.
+fn dropped_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>) {
+    let child = |name: &str| {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    match (given, kept) {
+        (Value::Object(given), kept) => {
+            let empty = Map::new();
+            let kept = kept.as_object().unwrap_or(&empty);
+            for (name, value) in given {
+                match kept.get(name) {
+                    Some(kept) => dropped_fields(value, kept, &child(name), out),
+                    None if is_empty(value) => {}
+                    None => out.push(child(name)),
+                }
+            }
+        }
+        (Value::Array(given), Value::Array(kept)) => {
+            for (index, (value, kept)) in given.iter().zip(kept).enumerate() {
+                dropped_fields(value, kept, &format!("{path}[{index}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::String(text) => text.is_empty(),
+        _ => false,
+    }
+}
+
+/// How each kind is checked: the typed object and, on an update, the stored one.
+type Check = fn(&Value, Option<&Value>) -> Vec<FieldError>;
+
+fn typed<T: DeserializeOwned>(value: &Value) -> Result<T, FieldError> {
+    serde_json::from_value(value.clone())
+        .map_err(|error| FieldError::internal("", error.to_string()))
+}
+
+fn check_role(object: &Value, _old: Option<&Value>) -> Vec<FieldError> {
+    typed::<Role>(object).map_or_else(|e| vec![e], |role| validation::role(&role))
+}
+
+fn check_cluster_role(object: &Value, _old: Option<&Value>) -> Vec<FieldError> {
+    typed::<ClusterRole>(object).map_or_else(|e| vec![e], |role| validation::cluster_role(&role))
+}
+
+fn check_role_binding(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let old = old.and_then(|old| typed::<RoleBinding>(old).ok());
+    typed::<RoleBinding>(object).map_or_else(
+        |e| vec![e],
+        |binding| validation::role_binding(&binding, old.as_ref()),
+    )
+}
+
+fn check_cluster_role_binding(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let old = old.and_then(|old| typed::<ClusterRoleBinding>(old).ok());
+    typed::<ClusterRoleBinding>(object).map_or_else(
+        |e| vec![e],
+        |binding| validation::cluster_role_binding(&binding, old.as_ref()),
+    )
+}
+
+/// Which of the four kinds a strategy guards, for the escalation checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Guarded {
+    Role,
+    ClusterRole,
+    RoleBinding,
+    ClusterRoleBinding,
+}
+
+/// kube-apiserver's strategy of a kind of the group: its checks, columns and escalation
+/// checks (on the authorizer's policy).
+struct RbacStrategy {
+    check: Check,
+    printer: Printer,
+    guarded: Guarded,
+    authorizer: Arc<RbacAuthorizer>,
+}
+
+impl RbacStrategy {
+    /// The escalation checks of `user` writing `object` (JSON) in `namespace`.
+    fn admit_json(&self, user: &UserInfo, namespace: &str, object: &Value) -> Result<(), ApiError> {
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let authorizer = &self.authorizer;
+        let malformed = |e: FieldError| ApiError::bad_request(e.to_string());
+        match self.guarded {
+            Guarded::Role => {
+                let role = typed::<Role>(object).map_err(malformed)?;
+                let rules = role.rules.unwrap_or_default();
+                escalation::check_role(authorizer, user, "roles", namespace, name, &rules, false)
+            }
+            Guarded::ClusterRole => {
+                let role = typed::<ClusterRole>(object).map_err(malformed)?;
+                let aggregated = role.aggregation_rule.is_some();
+                let rules = role.rules.unwrap_or_default();
+                escalation::check_role(
+                    authorizer,
+                    user,
+                    "clusterroles",
+                    "",
+                    name,
+                    &rules,
+                    aggregated,
+                )
+            }
+            Guarded::RoleBinding => {
+                let binding = typed::<RoleBinding>(object).map_err(malformed)?;
+                escalation::check_binding(
+                    authorizer,
+                    user,
+                    "rolebindings",
+                    namespace,
+                    name,
+                    &binding.role_ref,
+                )
+            }
+            Guarded::ClusterRoleBinding => {
+                let binding = typed::<ClusterRoleBinding>(object).map_err(malformed)?;
+                escalation::check_binding(
+                    authorizer,
+                    user,
+                    "clusterrolebindings",
+                    "",
+                    name,
+                    &binding.role_ref,
+                )
+            }
+        }
+    }
+}
+
+impl<H> Strategy<ServedObject<H>> for RbacStrategy {
+    fn validate(
+        &self,
+        object: &ServedObject<H>,
+        old: Option<&ServedObject<H>>,
+        _api_version: &str,
+    ) -> Vec<Cause> {
+        let json = |object: &ServedObject<H>| match object {
+            ServedObject::Custom(object) => Some(object.to_value()),
+            ServedObject::Builtin(_) => None,
+        };
+        let Some(object) = json(object) else {
+            return Vec::new();
+        };
+        let old = old.and_then(json);
+        (self.check)(&object, old.as_ref())
+            .iter()
+            .map(Cause::from)
+            .collect()
+    }
+    fn admit(
+        &self,
+        user: &UserInfo,
+        namespace: Option<&str>,
+        object: &ServedObject<H>,
+    ) -> Result<(), ApiError> {
+        match object {
+            ServedObject::Custom(object) => {
+                self.admit_json(user, namespace.unwrap_or_default(), &object.to_value())
+            }
+            ServedObject::Builtin(_) => Ok(()),
+        }
+    }
+    fn printer(&self) -> Option<&Printer> {
+        Some(&self.printer)
+    }
+}
+
+const fn column(name: &'static str, description: &'static str, priority: i32) -> Column {
+    Column {
+        name: Cow::Borrowed(name),
+        type_name: Cow::Borrowed("string"),
+        format: Cow::Borrowed(""),
+        description: Cow::Borrowed(description),
+        priority,
+    }
+}
+
+/// `roleBindingsColumnDefinitions`: the name, the role, the age, and with `-o wide` the
+/// users, groups and service accounts.
+const BINDING_COLUMNS: &[Column] = &[
+    Column {
+        name: Cow::Borrowed("Name"),
+        type_name: Cow::Borrowed("string"),
+        format: Cow::Borrowed("name"),
+        description: Cow::Borrowed("The object's name."),
+        priority: 0,
+    },
+    column("Role", "Role of the binding.", 0),
+    column("Age", "Time since the object was created.", 0),
+    column("Users", "Users in the binding.", 1),
+    column("Groups", "Groups in the binding.", 1),
+    column("ServiceAccounts", "ServiceAccounts in the binding.", 1),
+];
+
+/// The cells of a binding (`printRoleBinding`, `printClusterRoleBinding`).
+fn binding_cells(object: &Value) -> Vec<Value> {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut users = Vec::new();
+    let mut groups = Vec::new();
+    let mut accounts = Vec::new();
+    for subject in object
+        .get("subjects")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let field = |name: &str| {
+            subject
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        match field("kind") {
+            "User" => users.push(field("name").to_owned()),
+            "Group" => groups.push(field("name").to_owned()),
+            "ServiceAccount" => accounts.push(format!("{}/{}", field("namespace"), field("name"))),
+            _ => {}
+        }
+    }
+    vec![
+        text("/metadata/name").into(),
+        format!("{}/{}", text("/roleRef/kind"), text("/roleRef/name")).into(),
+        age(object, now_seconds()),
+        users.join(", ").into(),
+        groups.join(", ").into(),
+        accounts.join(", ").into(),
+    ]
+}
+
+/// Roles print kube-apiserver's default columns, name and creation time.
+fn role_printer() -> Printer {
+    Printer {
+        version: Cow::Borrowed(VERSION),
+        columns: Cow::Borrowed(DEFAULT_COLUMNS),
+        cells: Arc::new(apfkit_apiserver::table::default_cells),
+        order: None,
+    }
+}
+
+fn binding_printer() -> Printer {
+    Printer {
+        version: Cow::Borrowed(VERSION),
+        columns: Cow::Borrowed(BINDING_COLUMNS),
+        cells: Arc::new(binding_cells),
+        order: None,
+    }
+}
+
+/// One resource of the group, from the kind's k8s-openapi type.
+fn resource<T, H>(
+    normalize: apfkit_apiextensions::json_kind::Normalize,
+    namespaced: bool,
+    check: Check,
+    printer: Printer,
+    guarded: Guarded,
+    authorizer: &Arc<RbacAuthorizer>,
+) -> Result<Served<ServedObject<H>>, ResourceError>
+where
+    T: k8s_openapi::Resource,
+    H: Send + Sync + 'static,
+{
+    let config = ResourceConfig {
+        group: T::GROUP.to_owned(),
+        kind: T::KIND.to_owned(),
+        namespaced,
+        short_names: Vec::new(),
+        categories: Vec::new(),
+        status: false,
+        storage_version: T::VERSION.to_owned(),
+        storage_encoding: StorageEncoding::Json,
+        // kube-apiserver keeps its own groups' resources under the bare plural.
+        key_path: T::URL_PATH_SEGMENT.to_owned(),
+        strategic_merge: true,
+        scale: None,
+        schema: None,
+    };
+    let version = JsonVersion::new(
+        T::GROUP,
+        T::VERSION,
+        T::KIND,
+        T::URL_PATH_SEGMENT,
+        normalize,
+    )
+    .with_protobuf(|object| {
+        crate::protobuf::write(object)
+            .unwrap_or_else(|| Err("not an object of rbac.authorization.k8s.io/v1".to_owned()))
+    });
+    let versions = vec![Arc::new(version) as SharedVersion<ServedObject<H>>];
+    Ok(
+        Served::with_versions(config, T::URL_PATH_SEGMENT.to_owned(), versions)?.with_strategy(
+            RbacStrategy {
+                check,
+                printer,
+                guarded,
+                authorizer: authorizer.clone(),
+            },
+        ),
+    )
+}
+
+/// The four resources: Roles and RoleBindings (namespaced), ClusterRoles and
+/// ClusterRoleBindings, their writes held to the escalation checks on `authorizer`'s policy
+/// (the authorizer the server decides with).
+///
+/// # Errors
+///
+/// None in practice: each has its one version as its storage version.
+pub fn resources<H: Send + Sync + 'static>(
+    authorizer: &Arc<RbacAuthorizer>,
+) -> Result<Vec<Served<ServedObject<H>>>, ResourceError> {
+    debug_assert_eq!(Role::GROUP, GROUP);
+    Ok(vec![
+        resource::<ClusterRole, H>(
+            normalize::<ClusterRole>,
+            false,
+            check_cluster_role,
+            role_printer(),
+            Guarded::ClusterRole,
+            authorizer,
+        )?,
+        resource::<ClusterRoleBinding, H>(
+            normalize::<ClusterRoleBinding>,
+            false,
+            check_cluster_role_binding,
+            binding_printer(),
+            Guarded::ClusterRoleBinding,
+            authorizer,
+        )?,
+        resource::<Role, H>(
+            normalize::<Role>,
+            true,
+            check_role,
+            role_printer(),
+            Guarded::Role,
+            authorizer,
+        )?,
+        resource::<RoleBinding, H>(
+            normalize::<RoleBinding>,
+            true,
+            check_role_binding,
+            binding_printer(),
+            Guarded::RoleBinding,
+            authorizer,
+        )?,
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn objects_keep_the_fields_of_their_type_and_report_the_rest() {
+        let mut warnings = Vec::new();
+        let kept = normalize::<ClusterRoleBinding>(
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "b", "labels": {}},
+                "roleRef": {"kind": "ClusterRole", "name": "view", "color": "red"},
+                "subjects": [{"kind": "User", "name": "alice", "extra": 1}],
+                "spec": {"x": 1},
+                "aggregationRule": null,
+            }),
+            UnknownFields::Warn,
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(kept["roleRef"]["apiGroup"], GROUP);
+        assert_eq!(kept["subjects"][0]["apiGroup"], GROUP);
+        assert!(kept.get("spec").is_none());
+        let paths: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            paths,
+            [
+                "unknown field \"roleRef.color\"",
+                "unknown field \"spec\"",
+                "unknown field \"subjects[0].extra\"",
+            ]
+        );
+        let strict = normalize::<ClusterRoleBinding>(
+            json!({"metadata": {"name": "b"}, "roleRef": {"kind": "ClusterRole", "name": "v"}, "x": 1}),
+            UnknownFields::Strict,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(strict.kind, ErrorKind::UnknownFields);
+        let wrong_type = normalize::<Role>(
+            json!({"metadata": {"name": "r"}, "rules": [{"verbs": "get"}]}),
+            UnknownFields::Ignore,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(wrong_type.kind, ErrorKind::InvalidValue);
+    }
+
+    #[test]
+    fn bindings_print_kube_apiservers_columns() {
+        let cells = binding_cells(&json!({
+            "metadata": {"name": "b"},
+            "roleRef": {"kind": "ClusterRole", "name": "view"},
+            "subjects": [
+                {"kind": "User", "name": "alice"},
+                {"kind": "User", "name": "bob"},
+                {"kind": "Group", "name": "devs"},
+                {"kind": "ServiceAccount", "name": "robot", "namespace": "ns"},
+            ],
+        }));
+        assert_eq!(cells[0], "b");
+        assert_eq!(cells[1], "ClusterRole/view");
+        assert_eq!(cells[3], "alice, bob");
+        assert_eq!(cells[4], "devs");
+        assert_eq!(cells[5], "ns/robot");
+        let names: Vec<&str> = BINDING_COLUMNS.iter().map(|c| c.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            ["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"]
+        );
+    }
+
+    #[test]
+    fn the_resources_are_the_groups_four() {
+        let served =
+            resources::<apfkit_apiextensions::NoKind>(&Arc::new(RbacAuthorizer::default()))
+                .unwrap();
+        let names: Vec<(&str, bool, &str)> = served
+            .iter()
+            .map(|s| {
+                (
+                    s.plural.as_str(),
+                    s.config.namespaced,
+                    s.config.key_path.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("clusterroles", false, "clusterroles"),
+                ("clusterrolebindings", false, "clusterrolebindings"),
+                ("roles", true, "roles"),
+                ("rolebindings", true, "rolebindings"),
+            ]
+        );
+    }
+}
