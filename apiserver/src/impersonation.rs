@@ -341,5 +341,4 @@ mod tests {
         );
         assert_eq!(open.unwrap().name, "y");
     }
-
 }
