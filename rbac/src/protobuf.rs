@@ -201,18 +201,24 @@ impl Node {
         }
     }
 
-    fn array(&mut self, name: &str) -> &mut Vec<Value> {
-        let entry = self
+    /// Appends `item` to the list field `name`.
+    fn push(&mut self, name: &str, item: Value) {
+        match self
             .value
             .entry(name.to_owned())
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if !entry.is_array() {
-            *entry = Value::Array(Vec::new());
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            Value::Array(items) => items.push(item),
+            other => *other = Value::Array(vec![item]),
         }
-        match entry {
-            Value::Array(items) => items,
-            _ => unreachable!("made an array above"),
-        }
+    }
+
+    /// How many items the list field `name` holds.
+    fn len(&self, name: &str) -> usize {
+        self.value
+            .get(name)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
     }
 }
 
@@ -251,7 +257,7 @@ impl Message for Node {
             }
             Holds::Texts => {
                 let text = pb::get_string(wire, buf, decoder)?;
-                self.array(name).push(text.into());
+                self.push(name, text.into());
             }
             Holds::Message(shape, _) => {
                 let mut child = Node::of(shape);
@@ -263,11 +269,11 @@ impl Message for Node {
                     .insert(name.to_owned(), Value::Object(child.value));
             }
             Holds::Messages(shape) => {
-                decoder.enter_index(self.array(name).len());
+                decoder.enter_index(self.len(name));
                 let mut child = Node::of(shape);
                 pb::get_message(wire, buf, decoder, &mut child)?;
                 decoder.leave();
-                self.array(name).push(Value::Object(child.value));
+                self.push(name, Value::Object(child.value));
             }
             Holds::Map => {
                 let (key, value) = pb::get_string_entry(wire, buf, decoder)?;

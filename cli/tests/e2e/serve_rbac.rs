@@ -594,7 +594,7 @@ fn hostile_roles_and_reviews_are_refused_with_a_status() {
     );
     let oversized = format!(
         r#"{{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{{"name":"big"}},"rules":[{{"verbs":["{}"]}}]}}"#,
-        "x".repeat(4 << 20)
+        "x".repeat(3 << 20)
     );
     for (path, body, codes) in [
         (roles, b"garbage".to_vec(), &[400][..]),
