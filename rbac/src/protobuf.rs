@@ -227,8 +227,37 @@ fn json_of<T: serde::Serialize>(value: &T, decoder: &Decoder) -> Result<Value, D
     serde_json::to_value(value).map_err(|e| decoder.error(e.to_string()))
 }
 
+impl Node {
+    /// The Go values the wire left out, as Go's JSON writes them: a string that is not
+    /// `omitempty` as `""`, a struct value as its empty form.
+    fn fill_go_values(&mut self) {
+        for &(_, name, holds) in self.shape.0 {
+            if self.value.contains_key(name) {
+                continue;
+            }
+            match holds {
+                Holds::Text { omit_empty: false } => {
+                    self.value
+                        .insert(name.to_owned(), Value::String(String::new()));
+                }
+                Holds::Message(shape, true) => {
+                    let mut child = Node::of(shape);
+                    child.fill_go_values();
+                    self.value
+                        .insert(name.to_owned(), Value::Object(child.value));
+                }
+                Holds::ObjectMeta | Holds::ListMeta => {
+                    self.value
+                        .insert(name.to_owned(), Value::Object(Map::new()));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 impl Message for Node {
-    /// Nodes are only read; [`encode`] writes from JSON.
+    /// Nodes are only read; [`write`] writes from JSON.
     fn encode_fields(&self, _buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
         Ok(())
     }
@@ -299,6 +328,10 @@ impl Message for Node {
         decoder.leave();
         Ok(())
     }
+
+    fn finish(&mut self) {
+        self.fill_go_values();
+    }
 }
 
 /// The message a root type reads: one per kind.
@@ -330,6 +363,9 @@ impl<K: RootShape> Message for Root<K> {
         decoder: &mut Decoder,
     ) -> Result<(), DecodeError> {
         self.0.merge_field(number, wire, buf, decoder)
+    }
+    fn finish(&mut self) {
+        self.0.finish();
     }
 }
 
@@ -609,6 +645,28 @@ mod tests {
         }
         put_len_delimited(&mut expected, 3, &role_ref);
         assert_eq!(raw, expected);
+    }
+
+    /// Go values the wire leaves out read as Go's JSON writes them, so that what is read
+    /// writes back and reads again the same (the `rbac_protobuf` fuzz target's property).
+    #[test]
+    fn go_values_left_out_read_as_go_writes_them() {
+        let bytes = envelope::wrap(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRoleBinding",
+            &[0x12, 0x00],
+        );
+        let (value, _) = read(&bytes, &Limits::default()).unwrap().unwrap();
+        assert_eq!(
+            value["roleRef"],
+            json!({"apiGroup": "", "kind": "", "name": ""})
+        );
+        assert_eq!(value["subjects"], json!([{"kind": "", "name": ""}]));
+        let again = read(&write(&value).unwrap().unwrap(), &Limits::default())
+            .unwrap()
+            .unwrap()
+            .0;
+        assert_eq!(again, value);
     }
 
     /// A SelfSubjectAccessReview as `kubectl auth can-i list flowschemas` sends it: an empty

@@ -232,6 +232,14 @@ where
             format.media_type()
         )));
     }
+    decode_document(target, query, one_document(server, body)?)
+}
+
+/// The one document of a body, read by the server's wire formats within its body limits.
+fn one_document<H>(server: &ApiServer<H>, body: &[u8]) -> Result<Document, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
     let mut documents = Vec::new();
     server
         .objects
@@ -241,13 +249,14 @@ where
             Ok::<(), ReadError>(())
         })
         .map_err(|error| ApiError::bad_request(error.error.to_string()))?;
-    let [document] = <[_; 1]>::try_from(documents).map_err(|documents| {
-        ApiError::bad_request(format!(
-            "the body holds {} documents; one object was expected",
-            documents.len()
-        ))
-    })?;
-    decode_document(target, query, document)
+    <[_; 1]>::try_from(documents)
+        .map(|[document]| document)
+        .map_err(|documents| {
+            ApiError::bad_request(format!(
+                "the body holds {} documents; one object was expected",
+                documents.len()
+            ))
+        })
 }
 
 /// A request body as one JSON value, read as `Content-Type` says (JSON, YAML, or protobuf in
@@ -266,22 +275,7 @@ where
     H: Object + Clone + Send + Sync + 'static,
 {
     media::body_format(content_type)?;
-    let mut documents = Vec::new();
-    server
-        .objects
-        .wire()
-        .read_values(body, &server.body_limits, |document| {
-            documents.push(document);
-            Ok::<(), ReadError>(())
-        })
-        .map_err(|error| ApiError::bad_request(error.error.to_string()))?;
-    let [document] = <[_; 1]>::try_from(documents).map_err(|documents| {
-        ApiError::bad_request(format!(
-            "the body holds {} documents; one object was expected",
-            documents.len()
-        ))
-    })?;
-    Ok(document.value)
+    one_document(server, body).map(|document| document.value)
 }
 
 /// A read document as the URL's kind; see [`decode_body`].
