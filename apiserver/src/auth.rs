@@ -195,11 +195,12 @@ pub fn service_account(user: &str) -> Option<(&str, &str)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use axum::http::HeaderValue;
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    /// Request headers of `pairs`, repeated names appended (impersonation's tests use it too).
+    pub(crate) fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
         for (name, value) in pairs {
             map.append(*name, HeaderValue::from_str(value).unwrap());

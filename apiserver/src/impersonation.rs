@@ -99,15 +99,8 @@ pub fn impersonated(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::tests::headers;
     use axum::http::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.append(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
 
     /// k8s.io/apiserver `pkg/endpoints/filters/impersonation/impersonation_test.go`: the
     /// test's authorizer (`impersonateAuthorizer`) and the cases of
