@@ -98,13 +98,20 @@ impl<M: Clone> Members<M> {
 }
 
 /// Whether a member failed to answer, rather than answered an error: another member may.
+///
+/// A call on a connection that breaks (the member stopped after the connection was made) ends
+/// in `Unknown` ("transport error") that the client library made from the failure itself: a
+/// status with a cause of its own, which a status a member sent never has.
 pub fn member_unavailable(err: &etcd_client::Error) -> bool {
     match err {
         etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
-        etcd_client::Error::GRpcStatus(status) => matches!(
-            status.code(),
-            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
-        ),
+        etcd_client::Error::GRpcStatus(status) => match status.code() {
+            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled => {
+                true
+            }
+            tonic::Code::Unknown => std::error::Error::source(status).is_some(),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -123,6 +130,12 @@ mod tests {
         assert!(member_unavailable(&status(tonic::Code::DeadlineExceeded)));
         assert!(!member_unavailable(&status(tonic::Code::InvalidArgument)));
         assert!(!member_unavailable(&status(tonic::Code::OutOfRange)));
+        // An Unknown a member sent is its answer; one the client made of a broken connection
+        // (tonic's "transport error", with the failure as its cause) is not.
+        assert!(!member_unavailable(&status(tonic::Code::Unknown)));
+        let broken = tonic::Status::from_error(Box::new(std::fmt::Error));
+        assert_eq!(broken.code(), tonic::Code::Unknown);
+        assert!(member_unavailable(&etcd_client::Error::GRpcStatus(broken)));
     }
 
     #[tokio::test]
