@@ -7,13 +7,13 @@ use serde_json::{Value, json};
 
 use crate::structural_defaults;
 
-const FOOS: &str = include_str!("../../fixtures/crds/foos.tests.example.com.yaml");
+const FOOS: &str = include_str!("../../../fixtures/crds/foos.tests.example.com.yaml");
 const HTTPROUTES: &str =
-    include_str!("../../fixtures/crds/httproutes.gateway.networking.k8s.io.yaml");
+    include_str!("../../../fixtures/crds/httproutes.gateway.networking.k8s.io.yaml");
 const PODMONITORS: &str =
-    include_str!("../../fixtures/crds/podmonitors.monitoring.coreos.com.yaml");
-const CERTIFICATES: &str = include_str!("../../fixtures/crds/certificates.cert-manager.io.yaml");
-const OPERATIONS: &str = include_str!("../../fixtures/crds/operations.ops.crossplane.io.yaml");
+    include_str!("../../../fixtures/crds/podmonitors.monitoring.coreos.com.yaml");
+const CERTIFICATES: &str = include_str!("../../../fixtures/crds/certificates.cert-manager.io.yaml");
+const OPERATIONS: &str = include_str!("../../../fixtures/crds/operations.ops.crossplane.io.yaml");
 
 fn yaml(text: &str) -> Value {
     serde_saphyr::from_str(text).expect("the fixture parses")
@@ -44,7 +44,7 @@ mod embedded_resources {
     /// embedded object with `properties` keeps the fields it does not list too.
     #[test]
     fn embedded_objects_keep_every_field() {
-        let sample = yaml(include_str!("../../fixtures/crds/foo.yaml"));
+        let sample = yaml(include_str!("../../../fixtures/crds/foo.yaml"));
         let mut expected = sample.clone();
         for pointer in [
             "/embedded/metadata",
@@ -99,7 +99,7 @@ mod gateway_httproute {
     /// (`backendRefs[].group`, `kind`, `weight`) come out as kube-apiserver's.
     #[test]
     fn nested_array_and_object_defaults_match_kube_apiserver() {
-        let sample = yaml(include_str!("../../fixtures/crds/httproute.yaml"));
+        let sample = yaml(include_str!("../../../fixtures/crds/httproute.yaml"));
         check::<HTTPRoute, _>(
             &sample,
             &sample,
@@ -151,7 +151,7 @@ mod prometheus_podmonitor {
     use apfkit_runtime::ApplyDefaults;
 
     fn sample() -> Value {
-        let mut sample = yaml(include_str!("../../fixtures/crds/podmonitor.yaml"));
+        let mut sample = yaml(include_str!("../../../fixtures/crds/podmonitor.yaml"));
         let endpoints = sample.pointer_mut("/spec/podMetricsEndpoints").unwrap();
         endpoints.as_array_mut().unwrap().extend([
             json!({"targetPort": 8080, "scheme": "https"}),
@@ -230,7 +230,7 @@ mod certmanager_certificate {
     use apfkit_runtime::ApplyDefaults;
 
     fn sample() -> Value {
-        let mut sample = yaml(include_str!("../../fixtures/crds/certificate.yaml"));
+        let mut sample = yaml(include_str!("../../../fixtures/crds/certificate.yaml"));
         sample["spec"]["privateKey"] = json!({"algorithm": "ECDSA", "size": 256});
         sample["status"] = json!({
             "notAfter": "2026-02-01T10:00:00Z",
@@ -317,7 +317,7 @@ mod edge_cases {
     use crate::edges::com::example::edge::v1::{Edge, EdgeSpecMode};
     use apfkit_runtime::ApplyDefaults;
 
-    const EDGES: &str = include_str!("../../fixtures/crds/edge-cases.yaml");
+    const EDGES: &str = include_str!("../../../fixtures/crds/edge-cases.yaml");
 
     /// Defaults of every shape (scalars, enums, lists of objects, maps, quantities, times,
     /// bytes, objects with nested defaults) match kube-apiserver's, and what the schema does not
