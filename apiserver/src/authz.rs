@@ -16,6 +16,11 @@ use crate::auth::UserInfo;
 use crate::error::{ApiError, Subject};
 use crate::http::request_info::RequestInfo;
 
+/// The audit annotation of an authorization's decision (`allow` or `forbid`).
+pub const DECISION_ANNOTATION: &str = "authorization.k8s.io/decision";
+/// The audit annotation of the authorizer's reason.
+pub const REASON_ANNOTATION: &str = "authorization.k8s.io/reason";
+
 /// What a request asks to do, as the authorizers see it (`authorizer.AttributesRecord`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Attributes {

@@ -93,6 +93,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod audit;
 pub mod auth;
 pub mod authz;
 pub mod error;

@@ -600,6 +600,11 @@ impl Permit {
         &self.matched.priority_level
     }
 
+    /// The seats the request holds (its initial seats).
+    pub fn seats(&self) -> u64 {
+        self.seats
+    }
+
     /// What the request matched, with the objects' uids (shared with the other requests of
     /// its flow schema).
     pub fn matched(&self) -> &Arc<Matched> {

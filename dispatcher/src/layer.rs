@@ -53,6 +53,21 @@ pub const PRIORITY_LEVEL_UID_HEADER: &str = "X-Kubernetes-PF-PriorityLevel-UID";
 /// The body of a 429, as kube-apiserver writes it with Go's `http.Error`.
 pub const TOO_MANY_REQUESTS: &str = "Too many requests, please try again later.\n";
 
+/// What APF did with a request, in the extensions of its response, for the layers in front
+/// (an audit log): the FlowSchema and priority level it matched, the seats it held and how
+/// long it waited for them, or why it was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handled {
+    /// What it matched, with the objects' uids.
+    pub matched: Arc<Matched>,
+    /// The seats it held (its initial seats); `None` when rejected.
+    pub seats: Option<u64>,
+    /// From asking for seats until they were given or refused.
+    pub waited: std::time::Duration,
+    /// Why it was rejected, if it was.
+    pub rejected: Option<crate::queueset::RejectReason>,
+}
+
 /// What APF needs to know of a request, owned: who asks (user and groups) and for what (as
 /// kube-apiserver's `RequestInfo` says), with its work estimate and whether it is
 /// long-running.
@@ -273,6 +288,7 @@ where
         Box::pin(async move {
             let groups: Vec<&str> = attributes.groups.iter().map(String::as_str).collect();
             let apf_request = attributes.request(&groups);
+            let asked = std::time::Instant::now();
             let acquired = guard
                 .acquire_with(&apf_request, |max_seats| match &attributes.observed {
                     Some(observed) => Estimator::default().estimate(
@@ -285,14 +301,28 @@ where
                 })
                 .await;
             drop(groups);
+            let waited = asked.elapsed();
             let permit = match acquired {
                 Ok(permit) => permit,
                 Err(rejection) => {
                     drain(request.into_body()).await;
-                    return Ok(too_many_requests(&rejection));
+                    let mut response = too_many_requests(&rejection);
+                    response.extensions_mut().insert(Handled {
+                        matched: Arc::new(rejection.matched.clone()),
+                        seats: None,
+                        waited,
+                        rejected: Some(rejection.reason),
+                    });
+                    return Ok(response);
                 }
             };
             let matched = permit.matched().clone();
+            let handled = Handled {
+                matched: matched.clone(),
+                seats: Some(permit.seats()),
+                waited,
+                rejected: None,
+            };
             let watch = watches
                 .filter(|_| attributes.verb == "watch")
                 .map(|tracker| tracker.register(attributes.watched()));
@@ -306,6 +336,7 @@ where
                 },
             });
             set_headers(response.headers_mut(), &matched);
+            response.extensions_mut().insert(handled);
             Ok(response)
         })
     }

@@ -11,7 +11,8 @@
 //! - When `shutdown` completes the listener closes; requests in flight get
 //!   [`Connections::grace`] to finish.
 //! - A client that presented certificates (when the TLS configuration asks for them) has
-//!   them in every request's extensions as [`PeerCertificates`].
+//!   them in every request's extensions as [`PeerCertificates`]; every request has its
+//!   connection's [`RemoteAddress`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -28,6 +29,11 @@ use tokio_rustls::TlsAcceptor;
 /// extensions of each of its requests.
 #[derive(Debug, Clone)]
 pub struct PeerCertificates(pub Arc<Vec<rustls::pki_types::CertificateDer<'static>>>);
+
+/// The address of the client's end of the connection; in the extensions of each of its
+/// requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteAddress(pub std::net::SocketAddr);
 
 /// How [`serve`] treats connections.
 #[derive(Debug, Clone, Copy)]
@@ -54,7 +60,7 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, remote) = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -90,6 +96,7 @@ pub async fn serve(
                             .collect(),
                     ))
                 });
+            let app = app.layer(axum::Extension(RemoteAddress(remote)));
             let service = TowerToHyperService::new(match peer {
                 Some(peer) => app.layer(axum::Extension(peer)),
                 None => app,

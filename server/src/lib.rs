@@ -134,6 +134,21 @@ pub struct Config {
     /// How long a request other than a watch may take before it is answered 504, and how
     /// long a request waits for etcd while no member answers (`--request-timeout`, 60 s).
     pub request_timeout: Duration,
+    /// Auditing: off unless both a policy and a log are given, as in kube-apiserver.
+    pub audit: AuditConfig,
+}
+
+/// kube-apiserver's `--audit-policy-file` and `--audit-log-*` flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditConfig {
+    /// The `audit.k8s.io/v1` Policy file.
+    pub policy_file: Option<PathBuf>,
+    /// Where events are written as JSON lines; `-` for standard output.
+    pub log_path: Option<PathBuf>,
+    /// How the log file is rotated.
+    pub rotation: apfkit_apiserver::audit::log::Rotation,
+    /// Events queued for the writer before more are dropped (0: 10,000).
+    pub buffer: usize,
 }
 
 impl Config {
@@ -157,6 +172,7 @@ impl Config {
             crds: Vec::new(),
             compaction_interval: Duration::from_secs(300),
             request_timeout: apfkit_apiserver::http::REQUEST_TIMEOUT,
+            audit: AuditConfig::default(),
         }
     }
 }
@@ -486,6 +502,9 @@ async fn build<B: Backend + 'static>(
     server = server
         .with_metrics(&registry)
         .map_err(|e| Error::Start(format!("metrics: {e}")))?;
+    if let Some(auditor) = auditor(&config.audit, &registry)? {
+        server = server.with_auditor(Arc::new(auditor));
+    }
     if config.bootstrap {
         ensurer::ensure_once(&server, config.suggested_apf_configuration).await?;
     }
@@ -515,6 +534,7 @@ async fn build<B: Backend + 'static>(
         server = server.with_layers(move |routes| {
             flow_control::debug_routes(routes, &layered)
                 .layer(flow_control::layer(layered.clone(), counted.clone()))
+                .layer(axum::middleware::from_fn(flow_control::annotate_audit))
         });
         let server = Arc::new(server);
         flow_control::keep_configured(server.clone(), guard, limit, read_at);
@@ -562,6 +582,36 @@ async fn build<B: Backend + 'static>(
 
 /// Client certificates (always), the tokens of [`Config::tokens`], anonymous requests unless
 /// [`Config::anonymous_auth`] is false or authorization is [`AuthorizationMode::AlwaysAllow`].
+/// The auditor of `--audit-policy-file` and `--audit-log-path`, when both are given (with one
+/// alone, kube-apiserver records nothing either).
+fn auditor(
+    audit: &AuditConfig,
+    registry: &prometheus::Registry,
+) -> Result<Option<apfkit_apiserver::audit::Auditor>, Error> {
+    use apfkit_apiserver::audit::{Auditor, log, policy::Policy};
+    let (Some(policy_file), Some(log_path)) = (&audit.policy_file, &audit.log_path) else {
+        if audit.log_path.is_some() {
+            eprintln!("warning: no audit policy file provided, no events will be recorded");
+        }
+        return Ok(None);
+    };
+    let (policy, warnings) = Policy::from_file(policy_file)
+        .map_err(|e| Error::Start(format!("--audit-policy-file: {e}")))?;
+    for warning in warnings {
+        eprintln!("warning: {}: {warning}", policy_file.display());
+    }
+    let buffer = match audit.buffer {
+        0 => log::DEFAULT_BUFFER,
+        n => n,
+    };
+    let sink = log::LogSink::start(log::Destination::of_path(log_path, audit.rotation), buffer)
+        .map_err(|e| Error::Start(format!("--audit-log-path: {e}")))?;
+    Auditor::new(policy, Arc::new(sink))
+        .with_metrics(registry)
+        .map(Some)
+        .map_err(|e| Error::Start(format!("metrics: {e}")))
+}
+
 fn authenticator(config: &Config) -> Result<Authenticator, Error> {
     let mut anonymous = config.anonymous_auth;
     if anonymous && config.authorization_mode == AuthorizationMode::AlwaysAllow {

@@ -15,6 +15,7 @@ use apfkit_runtime::Object;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 
+use super::audited::{audit_id, with_audit_id};
 use super::request::drain;
 use super::request_info::RequestInfo;
 use super::response::error_response;
@@ -30,10 +31,24 @@ pub struct Deadline(pub tokio::time::Instant);
 /// What `WithPanicRecovery` answers a request whose handler panicked (plain text).
 const PANICKED: &str = "This request caused apiserver to panic. Look in the logs for details.";
 
-/// The layer: reads the request's information, sets its deadline and runs the handler as a
-/// task, answering 504 if the deadline passes first and 500 if the handler panics.
+/// The layer: gives the request its audit ID (`WithAuditInit`: every response carries it in
+/// `Audit-ID`), reads its information, sets its deadline and runs the handler as a task,
+/// answering 504 if the deadline passes first and 500 if the handler panics.
 pub(super) async fn with_deadline<H>(
     State(server): State<Arc<ApiServer<H>>>,
+    mut request: Request,
+    next: axum::middleware::Next,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let id = audit_id(&request);
+    request.extensions_mut().insert(id.clone());
+    with_audit_id(within_deadline(&server, request, next).await, &id)
+}
+
+async fn within_deadline<H>(
+    server: &ApiServer<H>,
     mut request: Request,
     next: axum::middleware::Next,
 ) -> Response

@@ -34,7 +34,12 @@ pub(super) fn json_response(code: u16, value: &serde_json::Value) -> Response {
 
 /// An error as a `Status`.
 pub(super) fn error_response(error: &ApiError) -> Response {
-    let mut response = json_response(error.code, &error.status());
+    let status = error.status();
+    let mut response = json_response(error.code, &status);
+    // The audit event's responseStatus.
+    response
+        .extensions_mut()
+        .insert(crate::audit::ResponseStatus(std::sync::Arc::new(status)));
     // As responsewriters.ErrorNegotiated: a retry hint in the details is also the header.
     if let Some(seconds) = error.retry_after_seconds.filter(|s| *s > 0) {
         response

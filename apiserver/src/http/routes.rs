@@ -9,6 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::{Method, header};
 use axum::response::Response;
 
+use super::audited::AuditId;
 use super::media::{self, Wanted};
 use super::request::{Target, drain, read_body};
 use super::request_info;
@@ -16,6 +17,7 @@ use super::resource::{self, Path};
 use super::response::{error_response, json_response, respond};
 use super::server::{ApiServer, Catalog};
 use super::{discovery, openapi, reviews};
+use crate::audit::AuditContext;
 use crate::error::ApiError;
 
 pub(super) async fn handle<H>(State(server): State<Arc<ApiServer<H>>>, request: Request) -> Response
@@ -28,10 +30,11 @@ where
     }
 }
 
-/// Authenticates every request before the layers behind see it: 401 (or 403 for a refused
-/// impersonation) in kube-apiserver's words, else the user in the request's extensions, beside
-/// kube-apiserver's reading of its method and URL (`RequestInfo`), which the deadline layer
-/// in front made once for every layer behind (the request metrics, APF).
+/// Authenticates every request before the layers behind see it: 401 in kube-apiserver's
+/// words (audited as `WithFailedAuthenticationAudit` audits it), else the user in the
+/// request's extensions, beside kube-apiserver's reading of its method and URL
+/// (`RequestInfo`), which the deadline layer in front made once for every layer behind (the
+/// request metrics, APF).
 pub(super) async fn authenticated<H>(
     State(server): State<Arc<ApiServer<H>>>,
     mut request: Request,
@@ -46,16 +49,21 @@ where
             next.run(request).await
         }
         Err(error) => {
+            if let (Some(auditor), Some(id)) =
+                (&server.auditor, request.extensions().get::<AuditId>())
+            {
+                let info = request_info::of(&request);
+                crate::audit::failed_authentication(auditor, &request, &info, &id.0, error.code);
+            }
             drain(request.into_body()).await;
             error_response(&error)
         }
     }
 }
 
-/// The user a request acts as: authenticated by its client certificate (which TLS verified
-/// against the server's authority), bearer token or as anonymous, then impersonated when it
-/// asks to be and may.
-pub(super) fn authenticate<H>(
+/// The user a request's credentials authenticate: its client certificate (which TLS
+/// verified against the server's authority), bearer token, or anonymous.
+fn authenticate<H>(
     server: &ApiServer<H>,
     request: &Request,
 ) -> Result<crate::auth::UserInfo, ApiError> {
@@ -64,15 +72,48 @@ pub(super) fn authenticate<H>(
         .get::<apfkit_runtime::https::PeerCertificates>()
         .and_then(|certificates| certificates.0.first())
         .and_then(|certificate| crate::auth::UserInfo::of_certificate(certificate));
-    let user = server
+    server
         .authenticator
-        .authenticate(peer.as_ref(), request.headers())?;
-    crate::impersonation::impersonated(user, request.headers(), server.authorizer.as_deref())
+        .authenticate(peer.as_ref(), request.headers())
+}
+
+/// Impersonation (`WithImpersonation`), behind the audit layer: the user the request asks to
+/// act as, when the authorizer lets it, replaces the authenticated one for every layer behind
+/// (and the audit event names both); a refusal is kube-apiserver's 403.
+pub(super) async fn impersonating<H>(
+    State(server): State<Arc<ApiServer<H>>>,
+    mut request: Request,
+    next: axum::middleware::Next,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let impersonates = request.headers().contains_key("impersonate-user");
+    let user = request
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .cloned()
+        .unwrap_or_default();
+    match crate::impersonation::impersonated(user, request.headers(), server.authorizer.as_deref())
+    {
+        Ok(impersonated) => {
+            if let Some(context) = AuditContext::of(request.extensions()).filter(|_| impersonates) {
+                context.set_impersonated(&impersonated);
+            }
+            request.extensions_mut().insert(impersonated);
+            next.run(request).await
+        }
+        Err(error) => {
+            drain(request.into_body()).await;
+            error_response(&error)
+        }
+    }
 }
 
 /// Authorizes every request that passed flow control, as kube-apiserver's `WithAuthorization`
-/// does: its attributes (its `RequestInfo` and user) to the server's authorizer, and the 403
-/// of kube-apiserver when it does not allow them.
+/// does: its attributes (its `RequestInfo` and user) to the server's authorizer, the decision
+/// and reason noted in its audit event, and the 403 of kube-apiserver when it does not allow
+/// them.
 pub(super) async fn authorized<H>(
     State(server): State<Arc<ApiServer<H>>>,
     request: Request,
@@ -92,6 +133,12 @@ where
         .unwrap_or_default();
     let attributes = crate::authz::Attributes::of_request(&info, &user);
     let verdict = authorizer.authorize(&attributes);
+    let audit = AuditContext::of(request.extensions());
+    let decision = if verdict.allowed() { "allow" } else { "forbid" };
+    if let Some(audit) = &audit {
+        audit.annotate(crate::authz::DECISION_ANNOTATION, decision);
+        audit.annotate(crate::authz::REASON_ANNOTATION, &verdict.reason);
+    }
     if verdict.allowed() {
         return next.run(request).await;
     }

@@ -48,6 +48,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) written: written::SharedWritings,
     /// Who may ask: client certificates, tokens, anonymous requests.
     pub(super) authenticator: crate::auth::Authenticator,
+    /// Who is audited, how, and where events go; `None`: no audit.
+    pub(super) auditor: Option<Arc<crate::audit::Auditor>>,
     /// Who may do what; `None`: everyone everything (no authorization layer).
     pub(super) authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
     /// What the embedding server puts between authentication and the handler.
@@ -136,6 +138,7 @@ where
             authenticator: crate::auth::Authenticator::new(true),
             authorizer: None,
             wrap: None,
+            auditor: None,
             metrics: None,
         }
     }
@@ -182,6 +185,14 @@ where
     pub fn with_authorizer(mut self, authorizer: Arc<dyn crate::authz::Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
         self.set_resources(self.resources());
+        self
+    }
+
+    /// The server auditing requests as `auditor`'s policy says (behind authentication, before
+    /// impersonation, as kube-apiserver's handler chain audits them).
+    #[must_use]
+    pub fn with_auditor(mut self, auditor: Arc<crate::audit::Auditor>) -> Self {
+        self.auditor = Some(auditor);
         self
     }
 

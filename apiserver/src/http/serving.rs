@@ -1,5 +1,6 @@
-//! Serving over HTTPS: the router (the request's deadline, authentication and impersonation,
-//! the metrics, the embedding server's layers, authorization, then the routes), the listener and its TLS, and the command-line way to run it.
+//! Serving over HTTPS: the router (the request's audit ID and deadline, authentication,
+//! audit, impersonation, the metrics, the embedding server's layers, authorization, then the
+//! routes), the listener and its TLS, and the command-line way to run it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,7 +9,8 @@ use std::time::Duration;
 use apfkit_runtime::Object;
 use tokio::net::TcpListener;
 
-use super::routes::{authenticated, authorized, handle};
+use super::audited::audited;
+use super::routes::{authenticated, authorized, handle, impersonating};
 use super::server::ApiServer;
 use super::{deadline, metrics};
 
@@ -44,6 +46,16 @@ where
             routes = routes.layer(axum::middleware::from_fn_with_state(
                 metrics.clone(),
                 metrics::record,
+            ));
+        }
+        routes = routes.layer(axum::middleware::from_fn_with_state(
+            self.clone(),
+            impersonating::<H>,
+        ));
+        if self.auditor.is_some() {
+            routes = routes.layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                audited::<H>,
             ));
         }
         routes

@@ -1,5 +1,6 @@
 //! The integration tests of apfkit-apiserver, in one binary.
 
+mod audit;
 mod clients;
 mod conformance;
 mod deadline;

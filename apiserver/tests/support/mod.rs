@@ -107,6 +107,21 @@ pub async fn start_layered<B: Backend + 'static>(
     stalled_watch: Duration,
     layers: Option<Layers>,
 ) -> Running {
+    start_configured(backend, move |mut server| {
+        server = server.with_stalled_watch(stalled_watch);
+        if let Some(layers) = layers {
+            server = server.with_layers(layers);
+        }
+        server
+    })
+    .await
+}
+
+/// Serves FlowSchemas kept in `backend` by a server that `configure` sets up.
+pub async fn start_configured<B: Backend + 'static>(
+    backend: B,
+    configure: impl FnOnce(ApiServer<HubObject>) -> ApiServer<HubObject>,
+) -> Running {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let credentials = tls::ensure(dir.path(), &[]).expect("credentials");
     let backend = Arc::new(backend);
@@ -122,12 +137,11 @@ pub async fn start_layered<B: Backend + 'static>(
         git_version: "v1.35.0".into(),
         platform: "linux/amd64".into(),
     };
-    let mut server =
-        ApiServer::new(objects, vec![flow_schemas()], version).with_stalled_watch(stalled_watch);
-    if let Some(layers) = layers {
-        server = server.with_layers(layers);
-    }
-    let server = Arc::new(server);
+    let server = Arc::new(configure(ApiServer::new(
+        objects,
+        vec![flow_schemas()],
+        version,
+    )));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");

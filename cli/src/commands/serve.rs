@@ -46,6 +46,14 @@ use crate::failure::Failure;
 /// level by uid (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID), and a
 /// rejected request gets 429 with Retry-After.
 ///
+/// With --audit-policy-file and --audit-log-path, requests are audited as kube-apiserver
+/// audits them: audit.k8s.io/v1 Events as JSON lines, at the level the policy's first
+/// matching rule gives, with the authorization decision and, beyond kube-apiserver, the
+/// flow schema, priority level, seats and queue wait of each request in its annotations
+/// (flowcontrol.apfkit/*). Events are buffered: a slow or full disk drops them (counted in
+/// apiserver_audit_error_total) rather than holding requests. Every answer carries its
+/// Audit-Id.
+///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
 /// Examples:
@@ -59,6 +67,8 @@ use crate::failure::Failure;
 ///     --clusterrole apf-reader --user apfkit-user
 ///   apfkit serve --token-auth-file tokens.csv --anonymous-auth=false
 ///   apfkit serve --crd widgets.crd.yaml
+///   apfkit serve --audit-policy-file audit-policy.yaml --audit-log-path apfkit-data/audit.log \
+///     --audit-log-maxsize 100 --audit-log-maxbackup 10
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ServeArgs {
@@ -125,6 +135,27 @@ pub struct ServeArgs {
     /// long a request waits for etcd while no member answers.
     #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = super::duration_flag)]
     request_timeout: std::time::Duration,
+    /// The audit policy (audit.k8s.io/v1 Policy, YAML or JSON), kube-apiserver's flag; with
+    /// --audit-log-path, requests are audited as it says.
+    #[arg(long, value_name = "FILE")]
+    audit_policy_file: Option<PathBuf>,
+    /// Where audit events are written, as JSON lines ('-': standard output); the file and
+    /// its directory are made for their owner only.
+    #[arg(long, value_name = "PATH")]
+    audit_log_path: Option<PathBuf>,
+    /// Megabytes the audit log may reach before it is rotated (renamed NAME-TIME.EXT);
+    /// 0: 100.
+    #[arg(long, value_name = "MB", default_value_t = 0)]
+    audit_log_maxsize: u64,
+    /// Rotated audit logs kept; 0: every one.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    audit_log_maxbackup: usize,
+    /// Days a rotated audit log is kept, by the time in its name; 0: any age.
+    #[arg(long, value_name = "DAYS", default_value_t = 0)]
+    audit_log_maxage: u64,
+    /// Audit events waiting for the disk before more are dropped (and counted).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    audit_log_batch_buffer_size: usize,
 }
 
 /// `apfkit serve`.
@@ -181,5 +212,15 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
         .collect();
     config.compaction_interval = args.etcd_compaction_interval;
     config.request_timeout = args.request_timeout;
+    config.audit = apfkit_server::AuditConfig {
+        policy_file: args.audit_policy_file,
+        log_path: args.audit_log_path,
+        rotation: apfkit_apiserver::audit::log::Rotation {
+            max_megabytes: args.audit_log_maxsize,
+            max_backups: args.audit_log_maxbackup,
+            max_age_days: args.audit_log_maxage,
+        },
+        buffer: args.audit_log_batch_buffer_size,
+    };
     Ok(config)
 }

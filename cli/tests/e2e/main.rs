@@ -15,6 +15,7 @@ mod migrate_api;
 mod protobuf;
 mod serve;
 mod serve_apply;
+mod serve_audit;
 mod serve_auth;
 mod serve_clients;
 mod serve_crd_openapi;

@@ -804,6 +804,29 @@ fn the_guides_rbac_commands_work_as_written() {
     );
 }
 
+/// Issue 39 §2 and §4: the audit guide, run as written: the log names who read what with
+/// the flow schema and priority level that served them, and who was refused what.
+#[test]
+fn the_guides_audit_commands_work_as_written() {
+    let (stdout, _) = run_guide_section("serving.md", "Audit");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines.contains(&"flowschema.flowcontrol.apiserver.k8s.io/exempt"),
+        "{stdout}"
+    );
+    let read = lines
+        .iter()
+        .find(|l| l.starts_with("apfkit-admin\t"))
+        .unwrap_or_else(|| panic!("the read of exempt in\n{stdout}"));
+    let fields: Vec<&str> = read.split('\t').collect();
+    assert_eq!(fields[..3], ["apfkit-admin", "exempt", "exempt"], "{read}");
+    assert!(!fields[3].is_empty(), "the response's kind: {read}");
+    assert!(
+        lines.contains(&"apfkit-user\tlist\tprioritylevelconfigurations\t403"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn the_guides_server_side_apply_commands_work_as_written() {
     let (stdout, stderr) = run_guide_section("serving.md", "Server-side apply");

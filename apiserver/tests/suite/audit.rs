@@ -1,0 +1,507 @@
+//! Auditing through HTTPS (issue 39 §2), after upstream's
+//! `k8s.io/apiserver/pkg/endpoints/filters/audit_test.go` (`TestAudit`: the stages each kind
+//! of request is written at, `TestAuditIDHttpHeader`, `TestAuditNoPanicOnNilUser`) and
+//! `authn_audit_test.go` (`TestFailedAuthnAudit`, `TestFailedMultipleAuthnAudit`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use apfkit_apiserver::audit::{Auditor, Event, Sink, policy::Policy};
+use apfkit_apiserver::authz::{AlwaysAllow, Attributes, Authorizer, Decision, Verdict};
+use apfkit_apiserver::storage::memory::MemoryBackend;
+use serde_json::{Value, json};
+
+use crate::support::{self, FLOW_SCHEMAS, Running};
+
+/// Keeps every event as JSON; drops them all when `full`.
+#[derive(Default)]
+struct Kept {
+    events: Mutex<Vec<Value>>,
+    full: bool,
+}
+
+impl Sink for Kept {
+    fn process(&self, event: &Event) -> bool {
+        if self.full {
+            return false;
+        }
+        let line = serde_json::to_string(event).expect("serializes");
+        assert!(!line.contains('\n'), "one line: {line}");
+        self.events
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(&line).unwrap());
+        true
+    }
+
+    fn name(&self) -> &str {
+        "kept"
+    }
+}
+
+impl Kept {
+    fn take(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.events.lock().unwrap())
+    }
+
+    /// The events of one request, waiting a little for its last (written when its
+    /// response body ends).
+    async fn of(&self, audit_id: &str, count: usize) -> Vec<Value> {
+        for _ in 0..200 {
+            let events: Vec<Value> = self
+                .events
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|e| e["auditID"] == audit_id)
+                .cloned()
+                .collect();
+            if events.len() >= count {
+                return events;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!(
+            "{count} events of {audit_id}: {:?}",
+            self.events.lock().unwrap()
+        );
+    }
+}
+
+/// Refuses FlowSchemas named `secret`, allows the rest.
+struct NotSecret;
+
+impl Authorizer for NotSecret {
+    fn authorize(&self, attributes: &Attributes) -> Verdict {
+        if attributes.name == "secret" {
+            Verdict {
+                decision: Decision::Deny,
+                reason: "secrets are secret".into(),
+            }
+        } else {
+            Verdict {
+                decision: Decision::Allow,
+                reason: "allowed by test".into(),
+            }
+        }
+    }
+}
+
+fn policy(text: &str) -> Policy {
+    Policy::from_bytes(format!("apiVersion: audit.k8s.io/v1\nkind: Policy\n{text}").as_bytes())
+        .expect("a policy")
+        .0
+}
+
+async fn audited(policy_text: &str, authorizer: Arc<dyn Authorizer>) -> (Running, Arc<Kept>) {
+    audited_into(policy_text, authorizer, Arc::new(Kept::default()), None).await
+}
+
+async fn audited_into(
+    policy_text: &str,
+    authorizer: Arc<dyn Authorizer>,
+    kept: Arc<Kept>,
+    registry: Option<&prometheus::Registry>,
+) -> (Running, Arc<Kept>) {
+    let mut auditor = Auditor::new(policy(policy_text), kept.clone());
+    if let Some(registry) = registry {
+        auditor = auditor.with_metrics(registry).unwrap();
+    }
+    let auditor = Arc::new(auditor);
+    let running = support::start_configured(MemoryBackend::default(), move |server| {
+        server
+            .with_authenticator(
+                apfkit_apiserver::auth::Authenticator::new(true)
+                    .with_token_file("secret-token,bob,42,\"dev,ops\"")
+                    .unwrap(),
+            )
+            .with_authorizer(authorizer)
+            .with_auditor(auditor)
+    })
+    .await;
+    (running, kept)
+}
+
+/// Sends a request and answers its status, `Audit-Id` and body.
+async fn request(
+    running: &Running,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, String, Value) {
+    use http_body_util::BodyExt as _;
+    let mut all = vec![("content-type", "application/json")];
+    all.extend_from_slice(headers);
+    let response = running.send_with_headers(method, path, &all, body).await;
+    let status = response.status().as_u16();
+    let id = response
+        .headers()
+        .get("audit-id")
+        .expect("every answer has an Audit-Id")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        id,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn flow_schema(name: &str) -> Value {
+    json!({
+        "kind": "FlowSchema",
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "metadata": {"name": name},
+        "spec": {"priorityLevelConfiguration": {"name": "global-default"}},
+    })
+}
+
+fn stages(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["stage"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_request_is_written_when_received_and_when_complete_with_who_asked_for_what() {
+    let (running, kept) = audited("rules:\n- level: Metadata\n", Arc::new(NotSecret)).await;
+    let agent = "kubectl/v1.35.0 (linux/amd64)";
+    let (status, id, _) = request(
+        &running,
+        "GET",
+        &format!("{FLOW_SCHEMAS}/missing?timeout=30s"),
+        &[
+            ("authorization", "Bearer secret-token"),
+            ("user-agent", agent),
+            ("x-forwarded-for", "10.0.0.1, not-an-ip, 10.0.0.2"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    uuid::Uuid::parse_str(&id).expect("a new UUID");
+    let events = kept.of(&id, 2).await;
+    assert_eq!(stages(&events), ["RequestReceived", "ResponseComplete"]);
+    let [received, complete] = [&events[0], &events[1]];
+    assert_eq!(received["kind"], "Event");
+    assert_eq!(received["apiVersion"], "audit.k8s.io/v1");
+    assert_eq!(received["level"], "Metadata");
+    assert_eq!(received["verb"], "get");
+    assert_eq!(
+        received["requestURI"],
+        format!("{FLOW_SCHEMAS}/missing?timeout=30s")
+    );
+    assert_eq!(
+        received["user"],
+        json!({"username": "bob", "uid": "42", "groups": ["dev", "ops", "system:authenticated"]})
+    );
+    assert_eq!(
+        received["sourceIPs"],
+        json!(["10.0.0.1", "10.0.0.2", "127.0.0.1"])
+    );
+    assert_eq!(received["userAgent"], agent);
+    assert_eq!(
+        received["objectRef"],
+        json!({"resource": "flowschemas", "name": "missing",
+               "apiGroup": "flowcontrol.apiserver.k8s.io", "apiVersion": "v1"})
+    );
+    assert_eq!(
+        received["stageTimestamp"],
+        received["requestReceivedTimestamp"]
+    );
+    assert!(received.get("responseStatus").is_none());
+    // Written before authorization: no annotations yet.
+    assert!(received.get("annotations").is_none());
+
+    assert_eq!(complete["responseStatus"]["code"], 404);
+    assert_eq!(complete["responseStatus"]["reason"], "NotFound");
+    assert_eq!(complete["responseStatus"]["status"], "Failure");
+    assert_eq!(complete["responseStatus"]["metadata"], json!({}));
+    assert_eq!(
+        complete["responseStatus"]["message"],
+        "flowschemas.flowcontrol.apiserver.k8s.io \"missing\" not found"
+    );
+    assert_eq!(
+        complete["annotations"],
+        json!({"authorization.k8s.io/decision": "allow",
+               "authorization.k8s.io/reason": "allowed by test"})
+    );
+    assert!(complete["stageTimestamp"].as_str() >= complete["requestReceivedTimestamp"].as_str());
+    assert!(complete.get("requestObject").is_none());
+    assert!(complete.get("responseObject").is_none());
+}
+
+#[tokio::test]
+async fn the_level_says_which_bodies_are_written() {
+    let rules = "rules:\n\
+        - level: RequestResponse\n  users: [bob]\n\
+        - level: Request\n  verbs: [create]\n\
+        - level: Metadata\n";
+    let (running, kept) = audited(rules, Arc::new(AlwaysAllow)).await;
+    // Request: the body as sent (its fields in their order, one line), no response.
+    let (status, id, _) =
+        request(&running, "POST", FLOW_SCHEMAS, &[], Some(flow_schema("a"))).await;
+    assert_eq!(status, 201);
+    let events = kept.of(&id, 2).await;
+    assert_eq!(events[1]["level"], "Request");
+    assert_eq!(events[1]["requestObject"], flow_schema("a"));
+    assert!(events[1].get("responseObject").is_none());
+    assert!(
+        events[0].get("requestObject").is_none(),
+        "read after RequestReceived"
+    );
+    assert_eq!(
+        events[1]["responseStatus"],
+        json!({"metadata": {}, "code": 201})
+    );
+
+    // RequestResponse: both bodies, the response as the server wrote it.
+    let (status, id, written) = request(
+        &running,
+        "POST",
+        FLOW_SCHEMAS,
+        &[("authorization", "Bearer secret-token")],
+        Some(flow_schema("b")),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let events = kept.of(&id, 2).await;
+    assert_eq!(events[1]["requestObject"], flow_schema("b"));
+    assert_eq!(events[1]["responseObject"], written);
+    assert_eq!(written["metadata"]["name"], "b");
+
+    // Metadata: neither.
+    let (_, id, _) = request(&running, "GET", &format!("{FLOW_SCHEMAS}/a"), &[], None).await;
+    let events = kept.of(&id, 2).await;
+    assert_eq!(events[1]["level"], "Metadata");
+    assert!(events[1].get("requestObject").is_none());
+    assert!(events[1].get("responseObject").is_none());
+}
+
+#[tokio::test]
+async fn a_patch_is_written_as_sent() {
+    let (running, kept) =
+        audited("rules:\n- level: RequestResponse\n", Arc::new(AlwaysAllow)).await;
+    request(&running, "POST", FLOW_SCHEMAS, &[], Some(flow_schema("p"))).await;
+    let patch = json!({"metadata": {"labels": {"team": "a"}}});
+    let answer = running
+        .call_as(
+            "PATCH",
+            &format!("{FLOW_SCHEMAS}/p"),
+            "application/merge-patch+json",
+            Some(patch.clone()),
+        )
+        .await;
+    assert_eq!(answer.status, 200);
+    let events = kept.take();
+    let patched = events
+        .iter()
+        .find(|e| e["verb"] == "patch" && e["stage"] == "ResponseComplete")
+        .expect("the patch's event");
+    assert_eq!(patched["requestObject"], patch);
+    assert_eq!(
+        patched["responseObject"]["metadata"]["labels"],
+        json!({"team": "a"})
+    );
+}
+
+#[tokio::test]
+async fn a_watch_is_written_when_it_starts_and_when_it_ends() {
+    let (running, kept) = audited("rules:\n- level: Metadata\n", Arc::new(AlwaysAllow)).await;
+    let watch = running.watch(&format!("{FLOW_SCHEMAS}?watch=true")).await;
+    let started = loop {
+        let events = kept.events.lock().unwrap().clone();
+        if let Some(started) = events.iter().find(|e| e["stage"] == "ResponseStarted") {
+            break started.clone();
+        }
+        drop(events);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(started["verb"], "watch");
+    assert_eq!(started["responseStatus"]["code"], 200);
+    let id = started["auditID"].as_str().unwrap().to_owned();
+    assert_eq!(
+        stages(&kept.of(&id, 2).await),
+        ["RequestReceived", "ResponseStarted"]
+    );
+    drop(watch);
+    // The server sees the client gone when it next writes to the watch.
+    running.create("wake", 0).await;
+    assert_eq!(
+        stages(&kept.of(&id, 3).await),
+        ["RequestReceived", "ResponseStarted", "ResponseComplete"]
+    );
+}
+
+#[tokio::test]
+async fn omitted_stages_and_level_none_write_nothing_but_every_answer_has_its_id() {
+    let rules = "omitStages: [RequestReceived]\nrules:\n\
+        - level: None\n  nonResourceURLs: [/healthz*]\n\
+        - level: Metadata\n";
+    let (running, kept) = audited(rules, Arc::new(AlwaysAllow)).await;
+    let (status, id, _) = request(&running, "GET", "/healthz", &[], None).await;
+    assert_eq!(status, 200);
+    assert!(!id.is_empty());
+    // The client's own ID is kept.
+    let (_, id, _) = request(
+        &running,
+        "GET",
+        FLOW_SCHEMAS,
+        &[("audit-id", "my-own-id")],
+        None,
+    )
+    .await;
+    assert_eq!(id, "my-own-id");
+    let events = kept.of("my-own-id", 1).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(stages(&kept.take()), ["ResponseComplete"], "{events:?}");
+}
+
+#[tokio::test]
+async fn a_refusal_is_written_with_its_decision_and_status() {
+    let (running, kept) = audited("rules:\n- level: Metadata\n", Arc::new(NotSecret)).await;
+    let (status, id, _) = request(
+        &running,
+        "GET",
+        &format!("{FLOW_SCHEMAS}/secret"),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    let events = kept.of(&id, 2).await;
+    assert_eq!(
+        events[1]["annotations"],
+        json!({"authorization.k8s.io/decision": "forbid",
+               "authorization.k8s.io/reason": "secrets are secret"})
+    );
+    assert_eq!(events[1]["responseStatus"]["reason"], "Forbidden");
+    assert_eq!(events[1]["responseStatus"]["code"], 403);
+    assert!(
+        events[1]["responseStatus"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(": secrets are secret")
+    );
+}
+
+/// `TestFailedAuthnAudit`, `TestFailedMultipleAuthnAudit`.
+#[tokio::test]
+async fn a_failed_authentication_is_written_once_naming_what_was_tried() {
+    let (running, kept) = audited("rules:\n- level: Metadata\n", Arc::new(AlwaysAllow)).await;
+    let (status, id, _) = request(
+        &running,
+        "GET",
+        FLOW_SCHEMAS,
+        &[("authorization", "Bearer wrong")],
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let events = kept.of(&id, 1).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["stage"], "ResponseStarted");
+    assert_eq!(events[0]["user"], json!({}));
+    assert_eq!(
+        events[0]["responseStatus"],
+        json!({"metadata": {}, "message": "Authentication failed, attempted: bearer", "code": 401})
+    );
+}
+
+#[tokio::test]
+async fn an_impersonation_names_both_users() {
+    let (running, kept) = audited("rules:\n- level: Metadata\n", Arc::new(AlwaysAllow)).await;
+    let (status, id, _) = request(
+        &running,
+        "GET",
+        FLOW_SCHEMAS,
+        &[
+            ("authorization", "Bearer secret-token"),
+            ("impersonate-user", "alice"),
+            ("impersonate-group", "team-a"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let events = kept.of(&id, 2).await;
+    assert_eq!(events[0]["user"]["username"], "bob");
+    assert!(
+        events[0].get("impersonatedUser").is_none(),
+        "impersonation comes after"
+    );
+    assert_eq!(
+        events[1]["impersonatedUser"],
+        json!({"username": "alice", "groups": ["team-a", "system:authenticated"]})
+    );
+}
+
+#[tokio::test]
+async fn events_and_levels_are_counted_and_a_full_sink_is_counted_as_errors() {
+    let registry = prometheus::Registry::new();
+    let full = Arc::new(Kept {
+        events: Mutex::default(),
+        full: true,
+    });
+    let (running, _) = audited_into(
+        "rules:\n- level: None\n  nonResourceURLs: [/healthz]\n- level: Request\n",
+        Arc::new(AlwaysAllow),
+        full,
+        Some(&registry),
+    )
+    .await;
+    for _ in 0..3 {
+        let (status, _, _) = request(&running, "GET", FLOW_SCHEMAS, &[], None).await;
+        assert_eq!(status, 200, "a full sink holds no request");
+    }
+    request(&running, "GET", "/healthz", &[], None).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let text = prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap();
+    for line in [
+        "apiserver_audit_event_total 6",
+        "apiserver_audit_error_total{plugin=\"kept\"} 6",
+        "apiserver_audit_level_total{level=\"Request\"} 3",
+        "apiserver_audit_level_total{level=\"None\"} 1",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn hostile_requests_are_written_within_bounds() {
+    let (running, kept) =
+        audited("rules:\n- level: RequestResponse\n", Arc::new(AlwaysAllow)).await;
+    let long_agent = "é".repeat(1_000);
+    let (_, id, _) = request(
+        &running,
+        "GET",
+        FLOW_SCHEMAS,
+        &[
+            ("user-agent", &long_agent),
+            ("x-forwarded-for", ",,,::1,999.1.1.1,"),
+            ("x-real-ip", "garbage"),
+        ],
+        None,
+    )
+    .await;
+    let events = kept.of(&id, 2).await;
+    let agent = events[0]["userAgent"].as_str().unwrap();
+    assert!(agent.ends_with("...TRUNCATED"));
+    assert!(agent.len() <= 1024 + "...TRUNCATED".len());
+    assert_eq!(events[0]["sourceIPs"], json!(["::1", "127.0.0.1"]));
+
+    // A body over the server's limit: 413, and no body in the event.
+    let big = json!({"metadata": {"name": "big"}, "pad": "x".repeat(4 << 20)});
+    let (status, id, _) = request(&running, "POST", FLOW_SCHEMAS, &[], Some(big)).await;
+    assert_eq!(status, 413);
+    let events = kept.of(&id, 2).await;
+    assert!(events[1].get("requestObject").is_none());
+    assert_eq!(events[1]["responseStatus"]["code"], 413);
+}

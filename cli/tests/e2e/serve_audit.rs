@@ -1,0 +1,175 @@
+//! `apfkit serve` auditing (issue 39 §2, §4): a full disk never holds a request, and the audit
+//! flags refuse what they cannot use, naming it.
+
+use std::process::Command;
+use std::time::Duration;
+
+use super::serve::Server;
+
+const POLICY: &str =
+    "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n";
+
+#[test]
+fn a_full_disk_loses_events_but_never_holds_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let server = Server::start(&[
+        "--audit-policy-file",
+        policy.to_str().unwrap(),
+        "--audit-log-path",
+        "/dev/full",
+    ]);
+    let started = std::time::Instant::now();
+    for _ in 0..20 {
+        let (status, _) = server.curl(
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+            &[],
+            b"",
+        );
+        assert_eq!(status, 200);
+    }
+    assert!(started.elapsed() < Duration::from_secs(60));
+    // Each lost event is counted as kube-apiserver counts a log's errors.
+    let (status, metrics) = server.curl("/metrics", &[], b"");
+    assert_eq!(status, 200);
+    let metrics = String::from_utf8(metrics).unwrap();
+    let failed: f64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("apiserver_audit_error_total{plugin=\"log\"} "))
+        .unwrap_or_else(|| panic!("the log's errors in\n{metrics}"))
+        .parse()
+        .unwrap();
+    assert!(failed >= 20.0, "{failed}");
+    assert!(
+        metrics.contains("apiserver_audit_level_total{level=\"RequestResponse\"}"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_log_is_written_for_its_owner_only_with_the_flow_schema_of_each_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let log = dir.path().join("logs/audit.log");
+    let server = Server::start(&[
+        "--audit-policy-file",
+        policy.to_str().unwrap(),
+        "--audit-log-path",
+        log.to_str().unwrap(),
+    ]);
+    let (status, _) = server.curl(
+        "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/exempt",
+        &["-H", "Audit-Id: e2e-read"],
+        b"",
+    );
+    assert_eq!(status, 200);
+    let event = wait_for_event(&log, "e2e-read", "ResponseComplete");
+    let annotations = &event["annotations"];
+    assert_eq!(annotations["flowcontrol.apfkit/flow-schema"], "exempt");
+    assert_eq!(annotations["flowcontrol.apfkit/priority-level"], "exempt");
+    assert!(
+        annotations["flowcontrol.apfkit/flow-schema-uid"]
+            .as_str()
+            .is_some_and(|uid| !uid.is_empty())
+    );
+    assert_eq!(annotations["authorization.k8s.io/decision"], "allow");
+    assert_eq!(event["responseObject"]["metadata"]["name"], "exempt");
+    assert_eq!(event["user"]["username"], "apfkit-admin");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&log), 0o600);
+        assert_eq!(mode(log.parent().unwrap()), 0o700);
+    }
+}
+
+/// The event of `audit_id` at `stage` in the log, once the writer has written it.
+fn wait_for_event(log: &std::path::Path, audit_id: &str, stage: &str) -> serde_json::Value {
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let found = text
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON lines"))
+            .find(|event| event["auditID"] == audit_id && event["stage"] == stage);
+        if let Some(event) = found {
+            return event;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("no {stage} event of {audit_id} in {}", log.display());
+}
+
+#[test]
+fn bad_audit_flags_stop_the_server_naming_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, contents: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    };
+    let good = file("good.yaml", POLICY.as_bytes());
+    let not_a_directory = file("plain", b"");
+    let cases = [
+        (
+            file("garbage.yaml", b"\xff\xfe{{{"),
+            dir.path().join("audit.log"),
+            "failed decoding".to_owned(),
+        ),
+        (
+            file("empty.yaml", b"apiVersion: audit.k8s.io/v1\nkind: Policy\n"),
+            dir.path().join("audit.log"),
+            "loaded illegal policy with 0 rules: from file".to_owned(),
+        ),
+        (
+            file("beta.yaml", POLICY.replace("v1", "v1beta1").as_bytes()),
+            dir.path().join("audit.log"),
+            "unknown group version field audit.k8s.io/v1beta1, Kind=Policy in policy".to_owned(),
+        ),
+        (
+            file(
+                "bad-level.yaml",
+                POLICY.replace("RequestResponse", "Everything").as_bytes(),
+            ),
+            dir.path().join("audit.log"),
+            "rules[0].level: Unsupported value: \"Everything\"".to_owned(),
+        ),
+        (
+            file("huge.yaml", &vec![b'#'; (1 << 20) + 1]),
+            dir.path().join("audit.log"),
+            "larger than 1048576 bytes".to_owned(),
+        ),
+        (
+            dir.path().join("missing.yaml"),
+            dir.path().join("audit.log"),
+            "failed to read file path".to_owned(),
+        ),
+        (
+            good.clone(),
+            not_a_directory.join("audit.log"),
+            "--audit-log-path: ensureLogFile:".to_owned(),
+        ),
+    ];
+    for (policy, log, expected) in cases {
+        let data = tempfile::tempdir().unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .arg("--audit-policy-file")
+            .arg(&policy)
+            .arg("--audit-log-path")
+            .arg(&log);
+        let output = super::run_within(command, b"", Duration::from_secs(30), |_| {});
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{expected}: {stderr}");
+        assert!(stderr.contains(&expected), "{expected} in {stderr}");
+        if expected.starts_with("--audit-log-path") {
+            assert!(stderr.contains("plain"), "the path is named: {stderr}");
+        } else {
+            assert!(stderr.contains("--audit-policy-file"), "{stderr}");
+        }
+    }
+}
