@@ -804,7 +804,7 @@ fn a_list_of_many_stored_objects_is_estimated_at_several_seats() {
     let dir = data.path().display().to_string();
     {
         let server = Server::start_in(&dir, &[NO_APF]);
-        let manifests: String = (0..1000)
+        let manifests: String = (0..500)
             .map(|i| {
                 format!(
                     "---\napiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata:\n  name: many-{i:04}\n  labels: {{purpose: estimate-test}}\nspec:\n  priorityLevelConfiguration: {{name: workload-low}}\n  matchingPrecedence: {}\n  rules:\n  - subjects: [{{kind: User, user: {{name: nobody-{i}}}}}]\n    resourceRules: [{{verbs: [get], apiGroups: [''], resources: [configmaps], namespaces: ['*']}}]\n",
@@ -831,7 +831,7 @@ fn a_list_of_many_stored_objects_is_estimated_at_several_seats() {
     // global-default's cap on a 600-seat server: min(ceil(49 × 0.15), 49 / 6) = 8.
     assert!(
         (3.0..=8.0).contains(&seats),
-        "a LIST of 1,000 objects: {seats} seats"
+        "a LIST of 500 objects: {seats} seats"
     );
     // A LIST with limit=10 reads ten objects: one seat.
     head(&server, &format!("{FLOW_SCHEMAS}?limit=10"), &user);
