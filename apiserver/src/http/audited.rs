@@ -101,7 +101,7 @@ fn respond<H>(
     server: &Arc<ApiServer<H>>,
     context: &AuditContext,
     info: &RequestInfo,
-    request_body: Option<(Arc<Mutex<Kept>>, Option<String>)>,
+    request_body: Option<Copied>,
     response: Response,
 ) -> Response
 where
@@ -122,7 +122,7 @@ where
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let response_body = (!long_running && context.level() >= Level::RequestResponse)
-        .then(|| (Arc::new(Mutex::new(Kept::default())), content_type));
+        .then(|| Copied::new(content_type));
     let reader: BodyReader = {
         let server = server.clone();
         Arc::new(move |content_type, bytes| as_json(&server, content_type, bytes))
@@ -204,51 +204,84 @@ impl Kept {
     }
 }
 
+/// A poll of a body.
+type Polled = Poll<Option<Result<Frame<Bytes>, axum::Error>>>;
+
+/// A body's bytes as they go through a wrapper (a request's to the handler, a response's to
+/// the client), shared with what writes the event, with the body's media type.
+#[derive(Clone)]
+struct Copied {
+    kept: Arc<Mutex<Kept>>,
+    content_type: Option<String>,
+}
+
+impl Copied {
+    fn new(content_type: Option<String>) -> Self {
+        Copied {
+            kept: Arc::default(),
+            content_type,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes what a poll of the body gave, and that the body ended when it says so (a reader,
+    /// hyper among them, may stop at the end a body hints rather than poll past it).
+    fn note(&self, polled: &Polled, end_hinted: bool) {
+        let mut kept = self.lock();
+        match polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    kept.keep(data);
+                }
+            }
+            Poll::Ready(None) => kept.complete = true,
+            _ => {}
+        }
+        kept.complete |= end_hinted;
+    }
+
+    /// The body as JSON, if it went through whole.
+    fn read(&self, reader: &BodyReader) -> Option<Box<serde_json::value::RawValue>> {
+        let kept = self.lock();
+        let bytes = kept.whole().filter(|bytes| !bytes.is_empty())?;
+        reader(self.content_type.as_deref(), bytes)
+    }
+}
+
 /// Wraps the request's body to keep a copy of what the handler reads.
-fn tee_request_body(request: &mut Request) -> (Arc<Mutex<Kept>>, Option<String>) {
-    let kept = Arc::new(Mutex::new(Kept::default()));
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+fn tee_request_body(request: &mut Request) -> Copied {
+    let copied = Copied::new(
+        request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+    );
     let body = std::mem::take(request.body_mut());
     *request.body_mut() = Body::new(Tee {
         inner: body,
-        kept: kept.clone(),
+        copied: copied.clone(),
     });
-    (kept, content_type)
+    copied
 }
 
 struct Tee {
     inner: Body,
-    kept: Arc<Mutex<Kept>>,
+    copied: Copied,
 }
 
 impl http_body::Body for Tee {
     type Data = Bytes;
     type Error = axum::Error;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        context: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Polled {
         let polled = Pin::new(&mut self.inner).poll_frame(context);
-        let mut kept = self
-            .kept
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let Some(data) = frame.data_ref() {
-                    kept.keep(data);
-                }
-                // A reader may stop at the end hinted rather than read it.
-                kept.complete |= self.inner.is_end_stream();
-            }
-            Poll::Ready(None) => kept.complete = true,
-            _ => {}
-        }
+        self.copied.note(&polled, self.inner.is_end_stream());
         polled
     }
 
@@ -267,21 +300,14 @@ type BodyReader =
 /// What is written when a response body ends.
 struct Finish {
     context: AuditContext,
-    request_body: Option<(Arc<Mutex<Kept>>, Option<String>)>,
-    response_body: Option<(Arc<Mutex<Kept>>, Option<String>)>,
+    request_body: Option<Copied>,
+    response_body: Option<Copied>,
     reader: BodyReader,
 }
 
 impl Finish {
     fn finish(self) {
-        let read = |body: &Option<(Arc<Mutex<Kept>>, Option<String>)>| {
-            let (kept, content_type) = body.as_ref()?;
-            let kept = kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let bytes = kept.whole().filter(|bytes| !bytes.is_empty())?;
-            (self.reader)(content_type.as_deref(), bytes)
-        };
+        let read = |body: &Option<Copied>| body.as_ref()?.read(&self.reader);
         if let Some(object) = read(&self.request_body) {
             self.context.set_request_object(object);
         }
@@ -299,41 +325,28 @@ struct AuditedBody {
     finish: Option<Finish>,
 }
 
+impl AuditedBody {
+    /// Notes a poll of the body, and when it ended, writes the event.
+    fn note(&mut self, polled: &Polled) {
+        let end = self.inner.is_end_stream();
+        if let Some(copied) = self.finish.as_ref().and_then(|f| f.response_body.as_ref()) {
+            copied.note(polled, end);
+        }
+        if (end || matches!(polled, Poll::Ready(None)))
+            && let Some(finish) = self.finish.take()
+        {
+            finish.finish();
+        }
+    }
+}
+
 impl http_body::Body for AuditedBody {
     type Data = Bytes;
     type Error = axum::Error;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        context: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Polled {
         let polled = Pin::new(&mut self.inner).poll_frame(context);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                let end = self.inner.is_end_stream();
-                if let (Some(data), Some(finish)) = (frame.data_ref(), &self.finish)
-                    && let Some((kept, _)) = &finish.response_body
-                {
-                    let mut kept = kept
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    kept.keep(data);
-                    // hyper stops at the end hinted, without asking for more.
-                    kept.complete |= end;
-                }
-            }
-            Poll::Ready(None) => {
-                if let Some(finish) = self.finish.take() {
-                    if let Some((kept, _)) = &finish.response_body {
-                        kept.lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner)
-                            .complete = true;
-                    }
-                    finish.finish();
-                }
-            }
-            _ => {}
-        }
+        self.note(&polled);
         polled
     }
 
@@ -349,12 +362,8 @@ impl http_body::Body for AuditedBody {
 impl Drop for AuditedBody {
     fn drop(&mut self) {
         if let Some(finish) = self.finish.take() {
-            if self.inner.is_end_stream()
-                && let Some((kept, _)) = &finish.response_body
-            {
-                kept.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .complete = true;
+            if let Some(copied) = &finish.response_body {
+                copied.note(&Poll::Pending, self.inner.is_end_stream());
             }
             finish.finish();
         }

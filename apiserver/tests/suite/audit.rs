@@ -505,3 +505,232 @@ async fn hostile_requests_are_written_within_bounds() {
     assert!(events[1].get("requestObject").is_none());
     assert_eq!(events[1]["responseStatus"]["code"], 413);
 }
+
+/// A field of one of upstream's Go structs, by its JSON tag.
+struct GoField {
+    json: String,
+    go_type: String,
+    omitempty: bool,
+}
+
+/// The structs of upstream's `pkg/apis/audit/v1/types.go` (`tests/fixtures/audit`), by name:
+/// their fields' JSON names, Go types and `omitempty`; an inline struct's fields under its
+/// JSON name `""`.
+fn upstream_types() -> std::collections::HashMap<String, Vec<GoField>> {
+    let text = include_str!("../fixtures/audit/types.go");
+    let mut types = std::collections::HashMap::new();
+    let mut current: Option<(String, Vec<GoField>)> = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(name) = line
+            .strip_prefix("type ")
+            .and_then(|rest| rest.strip_suffix(" struct {"))
+        {
+            current = Some((name.to_owned(), Vec::new()));
+            continue;
+        }
+        if line == "}" {
+            if let Some((name, fields)) = current.take() {
+                types.insert(name, fields);
+            }
+            continue;
+        }
+        let Some((_, fields)) = current.as_mut() else {
+            continue;
+        };
+        if line.starts_with("//") || !line.contains("json:\"") {
+            continue;
+        }
+        let (declaration, tag) = line.split_once('`').expect("a tagged field");
+        let words: Vec<&str> = declaration.split_whitespace().collect();
+        let go_type = words.last().expect("a type").to_string();
+        let json_tag = tag
+            .split("json:\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a json tag");
+        let mut parts = json_tag.split(',');
+        let json = parts.next().unwrap_or_default().to_owned();
+        let options: Vec<&str> = parts.collect();
+        fields.push(GoField {
+            json,
+            go_type,
+            omitempty: options.contains(&"omitempty") || options.contains(&"inline"),
+        });
+    }
+    types
+}
+
+/// Checks `value` against upstream's struct `name`, field by field.
+fn check_against(
+    types: &std::collections::HashMap<String, Vec<GoField>>,
+    name: &str,
+    value: &Value,
+    path: &str,
+) {
+    let object = value
+        .as_object()
+        .unwrap_or_else(|| panic!("{path}: an object, not {value}"));
+    let fields = &types[name];
+    let mut known: Vec<&str> = fields.iter().map(|f| f.json.as_str()).collect();
+    if fields.iter().any(|f| f.go_type == "metav1.TypeMeta") {
+        known.extend(["kind", "apiVersion"]);
+    }
+    for key in object.keys() {
+        assert!(
+            known.contains(&key.as_str()),
+            "{path}.{key} is not a field of upstream's {name}"
+        );
+    }
+    for field in fields.iter().filter(|f| !f.json.is_empty()) {
+        let at = format!("{path}.{}", field.json);
+        let Some(value) = object.get(&field.json) else {
+            assert!(field.omitempty, "{at}: upstream always writes it");
+            continue;
+        };
+        check_shape(types, &field.go_type, value, &at);
+    }
+}
+
+/// Checks that `value` has the JSON shape of the Go type `go_type`.
+fn check_shape(
+    types: &std::collections::HashMap<String, Vec<GoField>>,
+    go_type: &str,
+    value: &Value,
+    path: &str,
+) {
+    let strings = |value: &Value| {
+        value
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string))
+    };
+    let go_type = go_type.trim_start_matches('*');
+    match go_type {
+        "string" | "Level" | "Stage" | "types.UID" => {
+            assert!(value.is_string(), "{path}: a string, not {value}");
+        }
+        "[]string" => assert!(strings(value), "{path}: strings, not {value}"),
+        "map[string]string" => assert!(
+            value
+                .as_object()
+                .is_some_and(|m| m.values().all(Value::is_string)),
+            "{path}: a map of strings, not {value}"
+        ),
+        "metav1.MicroTime" => {
+            let text = value.as_str().unwrap_or_default();
+            let micro = text.len() == "2006-01-02T15:04:05.000000Z".len()
+                && text.ends_with('Z')
+                && text.as_bytes()[19] == b'.';
+            assert!(micro, "{path}: a MicroTime, not {value}");
+        }
+        "authnv1.UserInfo" => {
+            let user = value.as_object().expect("a user");
+            for (key, field) in user {
+                match key.as_str() {
+                    "username" | "uid" => assert!(field.is_string(), "{path}.{key}"),
+                    "groups" => assert!(strings(field), "{path}.{key}"),
+                    "extra" => assert!(field.is_object(), "{path}.{key}"),
+                    other => panic!("{path}.{other} is not a field of authentication/v1 UserInfo"),
+                }
+            }
+        }
+        "metav1.Status" => {
+            let status = value.as_object().expect("a status");
+            for (key, field) in status {
+                match key.as_str() {
+                    "kind" | "apiVersion" | "status" | "message" | "reason" => {
+                        assert!(field.is_string(), "{path}.{key}");
+                    }
+                    "metadata" | "details" => assert!(field.is_object(), "{path}.{key}"),
+                    "code" => assert!(field.is_i64(), "{path}.{key}"),
+                    other => panic!("{path}.{other} is not a field of meta/v1 Status"),
+                }
+            }
+        }
+        // `runtime.Unknown` is written as the raw JSON it holds.
+        "runtime.Unknown" => assert!(value.is_object() || value.is_array(), "{path}"),
+        name if types.contains_key(name) => check_against(types, name, value, path),
+        other => panic!("{path}: no check for upstream's type {other}"),
+    }
+}
+
+/// Issue 39 §4: every kind of event the server writes read back against upstream's
+/// `audit.k8s.io/v1` types, field by field.
+#[tokio::test]
+async fn events_match_upstreams_types_field_by_field() {
+    let types = upstream_types();
+    assert!(types["Event"].len() >= 17, "upstream's Event read");
+    let (running, kept) = audited("rules:\n- level: RequestResponse\n", Arc::new(NotSecret)).await;
+    let bob = ("authorization", "Bearer secret-token");
+    request(
+        &running,
+        "POST",
+        FLOW_SCHEMAS,
+        &[bob],
+        Some(flow_schema("t")),
+    )
+    .await;
+    request(
+        &running,
+        "GET",
+        &format!("{FLOW_SCHEMAS}/missing"),
+        &[],
+        None,
+    )
+    .await;
+    request(
+        &running,
+        "GET",
+        &format!("{FLOW_SCHEMAS}/secret"),
+        &[],
+        None,
+    )
+    .await;
+    request(&running, "GET", "/healthz", &[], None).await;
+    request(
+        &running,
+        "GET",
+        FLOW_SCHEMAS,
+        &[("authorization", "Bearer no")],
+        None,
+    )
+    .await;
+    request(
+        &running,
+        "GET",
+        FLOW_SCHEMAS,
+        &[bob, ("impersonate-user", "alice")],
+        None,
+    )
+    .await;
+    let watch = running.watch(&format!("{FLOW_SCHEMAS}?watch=true")).await;
+    drop(watch);
+    running.create("after-the-watch", 0).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let events = kept.take();
+    let stages: std::collections::BTreeSet<&str> = events
+        .iter()
+        .map(|e| e["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        stages.into_iter().collect::<Vec<_>>(),
+        ["RequestReceived", "ResponseComplete", "ResponseStarted"]
+    );
+    for (index, event) in events.iter().enumerate() {
+        check_against(&types, "Event", event, &format!("event {index}"));
+    }
+    // Each optional part was there in at least one event, so each was checked.
+    for field in [
+        "impersonatedUser",
+        "objectRef",
+        "responseStatus",
+        "requestObject",
+        "responseObject",
+        "annotations",
+        "sourceIPs",
+    ] {
+        assert!(
+            events.iter().any(|e| e.get(field).is_some()),
+            "no event had {field}"
+        );
+    }
+}
