@@ -159,12 +159,9 @@ pub(crate) fn begin(
     user: Option<&crate::auth::UserInfo>,
     audit_id: &str,
 ) -> Option<AuditContext> {
-    let anonymous = crate::auth::UserInfo {
-        name: String::new(),
-        uid: String::new(),
-        groups: Vec::new(),
-    };
-    let attributes = crate::authz::Attributes::of_request(info, user.unwrap_or(&anonymous));
+    // A request that failed authentication has no user at all (not system:anonymous).
+    let nobody = crate::auth::UserInfo::default();
+    let attributes = crate::authz::Attributes::of_request(info, user.unwrap_or(&nobody));
     let config = auditor.evaluate(&attributes);
     if config.level <= Level::None {
         return None;
