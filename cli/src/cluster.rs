@@ -31,11 +31,11 @@ const MAX_ANSWER: usize = 64 << 20;
 pub struct ClusterArgs {
     /// Read the configuration from the cluster of this kubeconfig, instead of -f files or
     /// the embedded default.
-    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
     /// Read the configuration from the cluster of this kubeconfig context ($KUBECONFIG, else
     /// ~/.kube/config, unless --kubeconfig names the file).
-    #[arg(long, value_name = "NAME", conflicts_with = "paths")]
+    #[arg(long, value_name = "NAME")]
     context: Option<String>,
     /// The Kubernetes release whose bootstrap configuration is the default (and lint's
     /// --with-bootstrap), 1.33 to 1.36 [default: a cluster's own release, else 1.36].
@@ -47,6 +47,14 @@ impl ClusterArgs {
     /// Whether a cluster was asked for.
     pub fn asked(&self) -> bool {
         self.kubeconfig.is_some() || self.context.is_some()
+    }
+
+    /// The same release, without the cluster: for a configuration read from files.
+    pub fn without_cluster(&self) -> ClusterArgs {
+        ClusterArgs {
+            kubernetes_version: self.kubernetes_version,
+            ..ClusterArgs::default()
+        }
     }
 
     /// The release asked for, or the newest.

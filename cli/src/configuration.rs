@@ -26,6 +26,13 @@ pub fn read(
     cluster: &ClusterArgs,
 ) -> Result<(Objects, apfkit_dispatcher::release::Release), Failure> {
     if cluster.asked() {
+        if !paths.is_empty() {
+            return Err(Failure::Usage(
+                "the argument '--kubeconfig' (or '--context') cannot be used with '--filename': \
+                 the configuration is read from a cluster or from files"
+                    .to_owned(),
+            ));
+        }
         return crate::cluster::read(cluster);
     }
     let (mut levels, mut schemas) = (Vec::new(), Vec::new());

@@ -58,7 +58,7 @@ impl<H> Rbac<H>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    /// RBAC of `server`, which serves the resources of [`crate::resources`], deciding with
+    /// RBAC of `server`, which serves the resources of [`mod@crate::resources`], deciding with
     /// `authorizer` (the one the server was given).
     ///
     /// # Errors

@@ -1,6 +1,6 @@
 //! Kubernetes RBAC for a server built on `apfkit-apiserver`, as kube-apiserver does it.
 //!
-//! - [`resources`]: the four resources of `rbac.authorization.k8s.io/v1` (Role,
+//! - [`mod@resources`]: the four resources of `rbac.authorization.k8s.io/v1` (Role,
 //!   RoleBinding, ClusterRole, ClusterRoleBinding) for a server of
 //!   `apfkit_apiextensions::ServedObject`s, with kube-apiserver's defaults, checks
 //!   ([`validation`]) and `kubectl get` columns.

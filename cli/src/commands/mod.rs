@@ -7,6 +7,7 @@ pub mod explain;
 pub mod limits;
 pub mod lint;
 pub mod migrate_api;
+pub mod replay;
 pub mod report;
 pub mod rewrite;
 pub mod schema;

@@ -20,6 +20,16 @@ use crate::failure::{Failure, Location};
 /// a table per priority level and per flow (executed, rejected by reason, wait p50/p99,
 /// average seats) and kube-apiserver's dump_priority_levels table.
 ///
+/// With --audit-log, replays kube-apiserver's audit log instead (audit.k8s.io/v1 Events, one
+/// JSON object per line, as --audit-log-path writes them; apfkit serve's too) through two
+/// configurations side by side: the proposed one (-f, else the embedded default) and the one
+/// in force (--in-force, else the cluster of --kubeconfig/--context, else the embedded
+/// default). Each request arrives when it was received and executes for the time it took
+/// less its recorded queue wait, with apfkit's recorded seats or 1. The report names the
+/// users queued or rejected under either, and each level under both. The log is read as a
+/// stream (bounded memory for any size); lines that cannot be used are named on standard
+/// error.
+///
 /// With --report, also writes one self-contained HTML page (no script, no network) with the
 /// tables and, as inline SVG charts, every busy level's seats against its limits, its queues
 /// and its rejections over time, and every stream's wait times; --plot writes the charts alone
@@ -29,6 +39,8 @@ use crate::failure::{Failure, Location};
 ///   apfkit simulate
 ///   apfkit simulate -f apf/ --workload load.yaml --server-concurrency 400 --seed 7 -o json
 ///   apfkit simulate --report report.html --plot charts/
+///   apfkit simulate --audit-log audit.log -f proposed/ --kubeconfig ~/.kube/config
+///   apfkit simulate --audit-log audit.log -f proposed/ --in-force current/ -o json
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct SimulateArgs {
@@ -42,6 +54,14 @@ pub struct SimulateArgs {
     /// Workload file (YAML or JSON), or - for standard input.
     #[arg(long, value_name = "FILE")]
     workload: Option<String>,
+    /// Replay this audit log (JSON lines of audit.k8s.io/v1 Events, or - for standard input)
+    /// through the -f configuration and the one in force.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["workload", "report", "plot"])]
+    audit_log: Option<String>,
+    /// With --audit-log: the configuration in force, file, directory or - (repeatable);
+    /// else the cluster of --kubeconfig/--context, else the embedded default.
+    #[arg(long, value_name = "PATH", requires = "audit_log")]
+    in_force: Vec<String>,
     /// Most requests the workload may send (expected for open-loop streams, at most for
     /// closed-loop ones); each costs about a microsecond. Workloads are also limited to
     /// 100,000 users, 100,000 clients, 1,000 seats per request and 24 h for every duration.
@@ -97,6 +117,45 @@ fn read_workload(path: &str, limits: &Limits) -> Result<Workload, Failure> {
     Ok(workload)
 }
 
+/// `apfkit simulate --audit-log`.
+fn replay(args: &SimulateArgs, log: &str) -> Result<(), Failure> {
+    let concurrency = Some(args.server_concurrency);
+    let in_force = if args.in_force.is_empty() {
+        configuration::load(&[], &args.cluster, concurrency)?
+    } else {
+        configuration::load(&args.in_force, &args.cluster.without_cluster(), concurrency)?
+    };
+    let proposed = configuration::load(&args.paths, &args.cluster.without_cluster(), concurrency)?;
+    super::replay::run(
+        log,
+        in_force,
+        proposed,
+        args.output,
+        progress_bar("replaying"),
+    )
+}
+
+/// A progress bar on a terminal, shown once a run has lasted a second, fed fractions done.
+fn progress_bar(label: &str) -> impl FnMut(f64) {
+    let started = Instant::now();
+    let terminal = std::io::stderr().is_terminal();
+    let mut bar: Option<ProgressBar> = None;
+    let template = format!("{label} {{bar:40}} {{percent}}% ({{elapsed}})");
+    move |fraction: f64| {
+        if !terminal || started.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let bar = bar.get_or_insert_with(|| {
+            let bar = ProgressBar::new(1000);
+            if let Ok(style) = ProgressStyle::with_template(&template) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        bar.set_position((fraction * 1000.0) as u64);
+    }
+}
+
 /// `apfkit simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     args.input.apply();
@@ -104,30 +163,15 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         max_requests: args.max_requests,
         ..Limits::default()
     };
+    if let Some(log) = &args.audit_log {
+        return replay(&args, log);
+    }
     let workload = match &args.workload {
         Some(path) => read_workload(path, &limits)?,
         None => Workload::embedded_default(),
     };
     let config = configuration::load(&args.paths, &args.cluster, Some(args.server_concurrency))?;
-    // A progress bar on a terminal, for runs that last over a second.
-    let started = Instant::now();
-    let terminal = std::io::stderr().is_terminal();
-    let mut bar: Option<ProgressBar> = None;
-    let progress = |fraction: f64| {
-        if !terminal || started.elapsed() < Duration::from_secs(1) {
-            return;
-        }
-        let bar = bar.get_or_insert_with(|| {
-            let bar = ProgressBar::new(1000);
-            if let Ok(style) =
-                ProgressStyle::with_template("simulating {bar:40} {percent}% ({elapsed})")
-            {
-                bar.set_style(style);
-            }
-            bar
-        });
-        bar.set_position((fraction * 1000.0) as u64);
-    };
+    let progress = progress_bar("simulating");
     let record = args.report.is_some() || args.plot.is_some();
     let simulated = if record {
         simulate_recording(config, &workload, &limits, args.seed, progress)

@@ -13,6 +13,7 @@ mod hostile;
 mod load;
 mod migrate_api;
 mod protobuf;
+mod replay;
 mod serve;
 mod serve_apply;
 mod serve_audit;

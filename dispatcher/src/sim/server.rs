@@ -17,17 +17,17 @@
 //! assert_eq!(kubelets.figures.rejected.total(), 0, "the noisy user does not hurt other levels");
 //! ```
 
-mod report;
+pub(crate) mod report;
 
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rustc_hash::FxHashMap;
 
 use crate::config::Configuration;
-use crate::dispatch::{Decision, Dispatcher, Ticket};
+use crate::dispatch::Dispatcher;
 use crate::queueset::{RejectReason, WorkEstimate};
+use crate::sim::engine::{Arrival, Engine, Event, Observer};
 use crate::sim::events::EventQueue;
 use crate::sim::workload::{Limits, Workload, WorkloadError};
 use report::Tally;
@@ -35,21 +35,11 @@ pub use report::{
     Figures, LevelReport, LevelTimeline, Rejections, Report, StreamReport, StreamWaits, Timeline,
 };
 
+/// A request of a stream: which stream, and which closed-loop client sent it.
 #[derive(Debug, Clone, Copy)]
-enum Event {
-    Arrive { stream: usize, client: Option<u32> },
-    ExecEnd(Ticket),
-    Release(Ticket),
-    Deadline(Ticket),
-    Adjust,
-}
-
-/// A request in flight.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
+struct Sent {
     stream: usize,
     client: Option<u32>,
-    arrived: Duration,
 }
 
 /// Where a stream's users are classified to.
@@ -60,17 +50,18 @@ struct Flow {
     flow_schema: String,
 }
 
-struct Simulation<'w> {
+/// The streams' side of a run: their figures, and closed-loop clients sending again.
+struct Streams<'w> {
     workload: &'w Workload,
-    dispatcher: Dispatcher,
-    events: EventQueue<Event>,
+    tallies: Vec<Tally>,
+}
+
+struct Simulation<'w> {
+    engine: Engine<Sent, Sent>,
+    streams: Streams<'w>,
     rng: ChaCha8Rng,
     flows: Vec<Vec<Flow>>,
     next_user: Vec<u32>,
-    in_flight: FxHashMap<Ticket, InFlight>,
-    streams: Vec<Tally>,
-    levels: Vec<Tally>,
-    requests: u64,
     dump: Option<String>,
     /// The samples taken so far, when recording.
     timeline: Option<Timeline>,
@@ -132,6 +123,7 @@ fn run(
         sim.timeline = Some(Timeline {
             seconds: Vec::new(),
             levels: sim
+                .engine
                 .dispatcher
                 .levels()
                 .iter()
@@ -206,22 +198,17 @@ impl<'w> Simulation<'w> {
         seed: u64,
     ) -> Self {
         let stream_count = workload.streams.len();
-        let level_count = dispatcher.levels().len();
         Simulation {
-            workload,
-            dispatcher,
-            events: EventQueue::default(),
+            engine: Engine::new(dispatcher, workload.wait_limit, workload.duration),
+            streams: Streams {
+                workload,
+                tallies: (0..stream_count)
+                    .map(|_| Tally::new(workload.duration))
+                    .collect(),
+            },
             rng: ChaCha8Rng::seed_from_u64(seed),
             flows,
             next_user: vec![0; stream_count],
-            in_flight: FxHashMap::default(),
-            streams: (0..stream_count)
-                .map(|_| Tally::new(workload.duration))
-                .collect(),
-            levels: (0..level_count)
-                .map(|_| Tally::new(workload.duration))
-                .collect(),
-            requests: 0,
             dump: None,
             timeline: None,
         }
@@ -232,13 +219,13 @@ impl<'w> Simulation<'w> {
         let Some(timeline) = self.timeline.as_mut() else {
             return;
         };
-        while *next <= now && *next <= self.workload.duration {
+        while *next <= now && *next <= self.streams.workload.duration {
             timeline.seconds.push(next.as_secs_f64());
             for ((series, level), tally) in timeline
                 .levels
                 .iter_mut()
-                .zip(self.dispatcher.levels())
-                .zip(&self.levels)
+                .zip(self.engine.dispatcher.levels())
+                .zip(&self.engine.levels)
             {
                 series.seats_in_use.push(level.queue_set.seats_in_use());
                 series.current_limit.push(level.current);
@@ -249,20 +236,19 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Schedules the first borrowing adjustment and every stream's first arrivals.
+    /// Schedules every stream's first arrivals (the engine scheduled the first borrowing
+    /// adjustment).
     fn start(&mut self) {
-        self.events
-            .schedule(self.dispatcher.next_adjustment(), Event::Adjust);
-        for (index, stream) in self.workload.streams.iter().enumerate() {
+        for (index, stream) in self.streams.workload.streams.iter().enumerate() {
             match stream.clients {
                 Some(clients) => {
                     for client in 0..clients {
-                        self.events.schedule(
+                        self.engine.events.schedule(
                             Duration::from_nanos(u64::from(client)),
-                            Event::Arrive {
+                            Event::Arrive(Sent {
                                 stream: index,
                                 client: Some(client),
-                            },
+                            }),
                         );
                     }
                 }
@@ -276,22 +262,25 @@ impl<'w> Simulation<'w> {
     fn run(&mut self, limits: &Limits, mut progress: impl FnMut(f64)) -> Result<(), WorkloadError> {
         // Open-loop arrivals are random: stop a run that strays far past its expected count.
         let request_cap = limits.max_requests.saturating_mul(2).saturating_add(1000);
-        let end = self.workload.duration;
+        let end = self.streams.workload.duration;
         let step = (end / 100).max(Duration::from_millis(1));
         let mut checkpoint = Duration::ZERO;
         let sample_step = (end / SAMPLES).max(Duration::from_micros(1));
         let mut next_sample = Duration::ZERO;
-        while let Some((now, event)) = self.events.next_until(None) {
+        while let Some((now, event)) = self.engine.events.next_until(None) {
             self.sample_until(now, &mut next_sample, sample_step);
             if now >= checkpoint && now <= end {
                 progress(now.as_secs_f64() / end.as_secs_f64().max(f64::MIN_POSITIVE));
                 checkpoint = now + step;
             }
             if now > end && self.dump.is_none() {
-                self.dump = Some(self.dispatcher.dump_priority_levels());
+                self.dump = Some(self.engine.dispatcher.dump_priority_levels());
             }
-            self.handle(now, event);
-            if self.requests > request_cap {
+            match event {
+                Event::Arrive(sent) => self.arrive(now, sent),
+                Event::Engine(internal) => self.engine.handle(now, internal, &mut self.streams),
+            }
+            if self.engine.requests > request_cap {
                 return Err(WorkloadError::new(
                     "streams",
                     format!(
@@ -309,13 +298,13 @@ impl<'w> Simulation<'w> {
 
     /// The figures of every stream and level once every event has run.
     fn report(mut self, seed: u64) -> Report {
-        let finished = self.events.now().max(self.workload.duration);
+        let workload = self.streams.workload;
+        let finished = self.engine.events.now().max(workload.duration);
         let timeline = self.timeline.take().map(|mut timeline| {
-            timeline.streams = self
-                .workload
+            timeline.streams = workload
                 .streams
                 .iter()
-                .zip(&self.streams)
+                .zip(&self.streams.tallies)
                 .map(|(stream, tally)| StreamWaits {
                     name: stream.name.clone(),
                     buckets: tally.wait_buckets(),
@@ -323,18 +312,18 @@ impl<'w> Simulation<'w> {
                 .collect();
             timeline
         });
+        let dispatcher = &self.engine.dispatcher;
         let dump = self
             .dump
             .take()
-            .unwrap_or_else(|| self.dispatcher.dump_priority_levels());
-        let streams = self
-            .workload
+            .unwrap_or_else(|| dispatcher.dump_priority_levels());
+        let streams = workload
             .streams
             .iter()
-            .zip(self.streams)
+            .zip(self.streams.tallies)
             .zip(&self.flows)
             .map(|((stream, tally), flows)| {
-                let level = self.dispatcher.level(flows[0].level);
+                let level = dispatcher.level(flows[0].level);
                 StreamReport {
                     name: stream.name.clone(),
                     flow_schema: flows[0].flow_schema.clone(),
@@ -343,12 +332,14 @@ impl<'w> Simulation<'w> {
                 }
             })
             .collect();
+        let left_over = self.engine.left_over();
         let priority_levels = self
+            .engine
             .levels
             .into_iter()
             .enumerate()
             .map(|(index, tally)| {
-                let level = self.dispatcher.level(index);
+                let level = dispatcher.level(index);
                 LevelReport {
                     name: level.name.clone(),
                     nominal_cl: level.limits.nominal,
@@ -357,20 +348,11 @@ impl<'w> Simulation<'w> {
                 }
             })
             .collect();
-        let left_over = self
-            .dispatcher
-            .levels()
-            .iter()
-            .map(|l| {
-                (l.queue_set.waiting() + l.queue_set.executing()) as u64
-                    + l.queue_set.seats_in_use()
-            })
-            .sum();
         Report {
             left_over,
             seed,
             simulated_seconds: finished.as_secs_f64(),
-            requests: self.requests,
+            requests: self.engine.requests,
             priority_levels,
             streams,
             dump_priority_levels: dump,
@@ -383,158 +365,76 @@ impl Simulation<'_> {
     /// Schedules the next open-loop arrival of `stream` after an exponential gap from `now`;
     /// none if it falls after the arrival period.
     fn schedule_arrival(&mut self, now: Duration, stream: usize) {
-        let rate = self.workload.streams[stream].rate.unwrap_or(1.0);
+        let workload = self.streams.workload;
+        let rate = workload.streams[stream].rate.unwrap_or(1.0);
         let uniform: f64 = self.rng.random();
         let gap =
             Duration::try_from_secs_f64(-(1.0 - uniform).ln() / rate).unwrap_or(Duration::MAX);
-        if let Some(at) = now
-            .checked_add(gap)
-            .filter(|at| *at <= self.workload.duration)
-        {
-            self.events.schedule(
+        if let Some(at) = now.checked_add(gap).filter(|at| *at <= workload.duration) {
+            self.engine.events.schedule(
                 at,
-                Event::Arrive {
+                Event::Arrive(Sent {
                     stream,
                     client: None,
-                },
+                }),
             );
         }
     }
 
-    fn handle(&mut self, now: Duration, event: Event) {
-        match event {
-            Event::Arrive { stream, client } => self.arrive(now, stream, client),
-            Event::ExecEnd(ticket) => {
-                let flight = self.in_flight[&ticket];
-                let seats = self.workload.streams[flight.stream].seats as f64;
-                self.streams[flight.stream].seats.add(now, -seats);
-                self.levels[ticket.level].seats.add(now, -seats);
-                let finished = self.dispatcher.finish(now, ticket);
-                match finished.release_at {
-                    Some(at) => self.events.schedule(at, Event::Release(ticket)),
-                    None => {
-                        self.in_flight.remove(&ticket);
-                    }
-                }
-                self.answered(now, flight, 0);
-                self.started(now, &finished.dispatched);
-            }
-            Event::Release(ticket) => {
-                self.in_flight.remove(&ticket);
-                let dispatched = self.dispatcher.release(now, ticket);
-                self.started(now, &dispatched);
-            }
-            Event::Deadline(ticket) => {
-                if self.dispatcher.cancel(now, ticket)
-                    && let Some(flight) = self.in_flight.remove(&ticket)
-                {
-                    self.streams[flight.stream]
-                        .figures
-                        .rejected
-                        .count(RejectReason::TimeOut);
-                    self.levels[ticket.level]
-                        .figures
-                        .rejected
-                        .count(RejectReason::TimeOut);
-                    let retry_after = self.dispatcher.retry_after(ticket.level);
-                    self.answered(now, flight, retry_after);
-                }
-            }
-            Event::Adjust => {
-                let dispatched = self.dispatcher.tick(now);
-                self.started(now, &dispatched);
-                if now < self.workload.duration || !self.in_flight.is_empty() {
-                    self.events
-                        .schedule(self.dispatcher.next_adjustment(), Event::Adjust);
-                }
-            }
-        }
-    }
-
-    fn arrive(&mut self, now: Duration, stream: usize, client: Option<u32>) {
-        if now > self.workload.duration {
+    fn arrive(&mut self, now: Duration, sent: Sent) {
+        let workload = self.streams.workload;
+        if now > workload.duration {
             return;
         }
-        if client.is_none() {
-            self.schedule_arrival(now, stream);
+        if sent.client.is_none() {
+            self.schedule_arrival(now, sent.stream);
         }
-        let spec = &self.workload.streams[stream];
-        let user = self.next_user[stream];
-        self.next_user[stream] = (user + 1) % spec.users;
-        let flow = &self.flows[stream][user as usize];
-        let (level, hash) = (flow.level, flow.hash);
-        let estimate = WorkEstimate {
-            initial_seats: spec.seats,
-            final_seats: spec.final_seats,
-            additional_latency: spec.additional_latency,
+        let spec = &workload.streams[sent.stream];
+        let user = self.next_user[sent.stream];
+        self.next_user[sent.stream] = (user + 1) % spec.users;
+        let flow = &self.flows[sent.stream][user as usize];
+        let arrival = Arrival {
+            tag: sent,
+            level: flow.level,
+            hash: flow.hash,
+            estimate: WorkEstimate {
+                initial_seats: spec.seats,
+                final_seats: spec.final_seats,
+                additional_latency: spec.additional_latency,
+            },
+            service: spec.service,
         };
-        self.requests += 1;
-        let flight = InFlight {
-            stream,
-            client,
-            arrived: now,
-        };
-        let arrived = self.dispatcher.start(now, level, hash, estimate);
-        self.started(now, &arrived.dispatched);
-        match arrived.decision {
-            Decision::Execute(ticket) => {
-                self.in_flight.insert(ticket, flight);
-                self.started(now, &[ticket]);
-            }
-            Decision::Wait(ticket) => {
-                self.in_flight.insert(ticket, flight);
-                self.events
-                    .schedule(now + self.workload.wait_limit, Event::Deadline(ticket));
-            }
-            Decision::Reject {
-                level,
-                reason,
-                retry_after,
-            } => {
-                self.streams[stream].figures.rejected.count(reason);
-                self.levels[level].figures.rejected.count(reason);
-                self.answered(now, flight, retry_after);
-            }
-        }
+        self.engine.arrive(now, arrival, &mut self.streams);
+    }
+}
+
+impl Observer<Sent, Sent> for Streams<'_> {
+    fn started(&mut self, now: Duration, sent: &Sent, wait: Duration, seats: u64) {
+        self.tallies[sent.stream].start(now, wait, seats);
+    }
+
+    fn executed(&mut self, now: Duration, sent: &Sent, seats: u64) {
+        self.tallies[sent.stream].seats.add(now, -(seats as f64));
+    }
+
+    fn rejected(&mut self, sent: &Sent, reason: RejectReason) {
+        self.tallies[sent.stream].figures.rejected.count(reason);
     }
 
     /// A closed-loop client got its answer: it thinks, then sends the next request. A 429
     /// answer carries a Retry-After of `retry_after` seconds, which clients such as client-go
     /// wait before they send again.
-    fn answered(&mut self, now: Duration, flight: InFlight, retry_after: i64) {
-        if let Some(client) = flight.client {
-            let think = self.workload.streams[flight.stream].think;
+    fn answered(
+        &mut self,
+        now: Duration,
+        sent: &Sent,
+        retry_after: i64,
+        events: &mut EventQueue<Event<Sent>>,
+    ) {
+        if sent.client.is_some() {
+            let think = self.workload.streams[sent.stream].think;
             let back_off = Duration::from_secs(retry_after.max(0).unsigned_abs());
-            self.events.schedule(
-                now + think.max(back_off),
-                Event::Arrive {
-                    stream: flight.stream,
-                    client: Some(client),
-                },
-            );
-        }
-    }
-
-    fn started(&mut self, now: Duration, tickets: &[Ticket]) {
-        for &ticket in tickets {
-            let Some(flight) = self.in_flight.get(&ticket).copied() else {
-                continue;
-            };
-            let spec = &self.workload.streams[flight.stream];
-            let wait =
-                u64::try_from(now.saturating_sub(flight.arrived).as_micros()).unwrap_or(u64::MAX);
-            let seats = spec.seats as f64;
-            for tally in [
-                &mut self.streams[flight.stream],
-                &mut self.levels[ticket.level],
-            ] {
-                tally.figures.executed += 1;
-                // The histogram grows to hold any wait the workload limits allow.
-                let _ = tally.waits.record(wait);
-                tally.seats.add(now, seats);
-            }
-            self.events
-                .schedule(now + spec.service, Event::ExecEnd(ticket));
+            events.schedule(now + think.max(back_off), Event::Arrive(*sent));
         }
     }
 }

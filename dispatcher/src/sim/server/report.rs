@@ -21,7 +21,7 @@ pub struct Rejections {
 }
 
 impl Rejections {
-    pub(super) fn count(&mut self, reason: RejectReason) {
+    pub(crate) fn count(&mut self, reason: RejectReason) {
         match reason {
             RejectReason::QueueFull => self.queue_full += 1,
             RejectReason::ConcurrencyLimit => self.concurrency_limit += 1,
@@ -219,17 +219,17 @@ impl Report {
 }
 
 /// A stream's or a level's running figures.
-pub(super) struct Tally {
+pub(crate) struct Tally {
     /// The figures counted so far.
-    pub(super) figures: Figures,
+    pub(crate) figures: Figures,
     /// Waits in microseconds, to three significant digits, in memory that grows with the
     /// logarithm of the longest wait only (about 50 KiB for waits up to 10 s).
-    pub(super) waits: Histogram<u32>,
-    pub(super) seats: SeatTime,
+    pub(crate) waits: Histogram<u32>,
+    pub(crate) seats: SeatTime,
 }
 
 /// Time-integral of seats executing, over `[0, end]` only.
-pub(super) struct SeatTime {
+pub(crate) struct SeatTime {
     end: Duration,
     last: Duration,
     seats: f64,
@@ -237,11 +237,16 @@ pub(super) struct SeatTime {
 }
 
 impl SeatTime {
-    pub(super) fn add(&mut self, now: Duration, delta: f64) {
+    pub(crate) fn add(&mut self, now: Duration, delta: f64) {
         let now = now.min(self.end);
         self.integral += self.seats * now.saturating_sub(self.last).as_secs_f64();
         self.last = now;
         self.seats += delta;
+    }
+
+    /// Averages over `[0, end]` from now on (a replay learns its end last).
+    pub(crate) fn end_at(&mut self, end: Duration) {
+        self.end = end;
     }
 
     fn average(&mut self) -> f64 {
@@ -255,7 +260,7 @@ impl SeatTime {
 }
 
 impl Tally {
-    pub(super) fn new(end: Duration) -> Self {
+    pub(crate) fn new(end: Duration) -> Self {
         Tally {
             figures: Figures::default(),
             waits: Histogram::new(3).expect("3 significant digits are supported"),
@@ -268,8 +273,18 @@ impl Tally {
         }
     }
 
+    /// A request started executing after waiting `wait`, holding `seats`.
+    pub(crate) fn start(&mut self, now: Duration, wait: Duration, seats: u64) {
+        self.figures.executed += 1;
+        // The histogram grows to hold any wait the workload limits allow.
+        let _ = self
+            .waits
+            .record(u64::try_from(wait.as_micros()).unwrap_or(u64::MAX));
+        self.seats.add(now, seats as f64);
+    }
+
     /// The waits counted so far, in buckets doubling from 1 ms.
-    pub(super) fn wait_buckets(&self) -> Vec<(f64, u64)> {
+    pub(crate) fn wait_buckets(&self) -> Vec<(f64, u64)> {
         let mut buckets = Vec::new();
         let mut upper_us = 1_000u64;
         let mut counted = 0;
@@ -286,7 +301,7 @@ impl Tally {
         buckets
     }
 
-    pub(super) fn finish(mut self) -> Figures {
+    pub(crate) fn finish(mut self) -> Figures {
         let milliseconds = |quantile| self.waits.value_at_quantile(quantile) as f64 / 1e3;
         self.figures.wait_p50_ms = milliseconds(0.50);
         self.figures.wait_p99_ms = milliseconds(0.99);
