@@ -1,7 +1,48 @@
 //! The JSON Schemas of every kind (`apfkit_types::json_schema`).
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use apfkit_types::KINDS;
 use apfkit_types::json_schema::{Variant, files, schema, standalone_name};
+
+/// The files under `dir`, by path relative to `root` with `/` separators.
+fn read_tree(root: &Path, dir: &Path, into: &mut BTreeMap<String, String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            read_tree(root, &path, into);
+        } else {
+            let relative = path.strip_prefix(root).unwrap();
+            let key = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            into.insert(key, std::fs::read_to_string(&path).unwrap());
+        }
+    }
+}
+
+/// `schemas/jsonschema` holds exactly what these types' schemas are (`cargo xtask codegen`
+/// writes them; xtask's own freshness test leaves them to this one).
+#[test]
+fn the_committed_schemas_are_these_types_schemas() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/jsonschema");
+    let mut committed = BTreeMap::new();
+    read_tree(&root, &root, &mut committed);
+    let fresh = files();
+    let stale: Vec<&String> = fresh
+        .iter()
+        .filter(|(path, text)| committed.get(*path) != Some(*text))
+        .map(|(path, _)| path)
+        .chain(committed.keys().filter(|path| !fresh.contains_key(*path)))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "stale JSON Schemas (run `cargo xtask codegen`): {stale:?}"
+    );
+}
 
 #[test]
 fn every_kind_has_three_files_and_no_null() {
