@@ -156,31 +156,3 @@ pub fn api_service(service: &hub::APIService) -> Vec<FieldError> {
     }
     errors
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_lengths() {
-        assert_eq!(decoded_len(""), 0);
-        assert_eq!(decoded_len("YQ=="), 1);
-        assert_eq!(decoded_len("YWI="), 2);
-        assert_eq!(decoded_len("YWJj"), 3);
-        assert_eq!(decoded_len("YWJjZA"), 4);
-    }
-
-    #[test]
-    fn names() {
-        assert!(name_errors("v1.foo", "v1.foo").is_empty());
-        assert_eq!(name_errors(".", "v1."), ["may not be '.'"]);
-        assert_eq!(
-            name_errors("a/b%", "v1."),
-            ["may not contain '/'", "may not contain '%'"]
-        );
-        assert_eq!(
-            name_errors("v2.foo", "v1.foo"),
-            ["must be `spec.version+\".\"+spec.group`: \"v1.foo\""]
-        );
-    }
-}

@@ -623,26 +623,3 @@ pub(super) fn conditions<'a>(types: impl Iterator<Item = Option<&'a str>>) -> Ve
     }
     errors
 }
-
-#[cfg(test)]
-mod tests {
-    use super::non_resource_url_error;
-
-    #[test]
-    fn non_resource_urls_in_rule_order() {
-        let cases = [
-            ("", Some("must not be empty")),
-            ("/", None),
-            ("healthz", Some("must start with slash")),
-            ("/a b", Some("must not contain white-space")),
-            ("/a//b", Some("must not contain double slash")),
-            ("/apis/*", None),
-            ("/a*", Some("wildcard can only do suffix matching")),
-            ("/a/*/*", Some("wildcard can only do suffix matching")),
-            ("/healthz", None),
-        ];
-        for (url, expected) in cases {
-            assert_eq!(non_resource_url_error(url), expected, "{url:?}");
-        }
-    }
-}

@@ -103,14 +103,3 @@ pub fn validate(object: &HubObject, options: &Options<'_>) -> Vec<FieldError> {
         HubObject::APIService(service) => apiregistration::api_service(service),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_legacy_shares_name_comes_from_the_schemas() {
-        assert_eq!(
-            super::legacy_shares_versions(),
-            ["v1alpha1", "v1beta1", "v1beta2"]
-        );
-    }
-}

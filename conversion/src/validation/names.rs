@@ -25,32 +25,3 @@ pub fn cluster_scoped_meta(
     }
     errors
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_and_subdomains() {
-        assert!(dns1123_label("kube-system").is_empty());
-        assert_eq!(dns1123_label("-foo").len(), 1);
-        assert_eq!(
-            dns1123_label(&"a".repeat(64)),
-            ["must be no more than 63 characters"]
-        );
-        assert!(dns1123_subdomain("system-foo.example").is_empty());
-        assert!(dns1123_subdomain("a..b").len() == 1);
-        assert_eq!(
-            dns1123_subdomain("system+++$$"),
-            [
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-            ]
-        );
-        assert_eq!(
-            dns1123_label("-foo")[0],
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-        );
-        assert!(dns1035_label("v1beta1").is_empty());
-        assert_eq!(dns1035_label("1v").len(), 1);
-    }
-}

@@ -4,3 +4,4 @@ mod base64;
 mod discovery;
 mod input;
 mod scheme;
+mod validation_rules;

@@ -2,7 +2,7 @@
 //! with unknown fields handled in three modes, lossy values reported, and clear errors with
 //! field paths for everything else.
 
-use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields, Warning};
+use apfkit_conversion::scheme::{CODECS, SCHEME, Target, UnknownFields, Warning};
 use serde_json::{Value, json};
 
 const KEY: &str = "flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares";
@@ -427,4 +427,53 @@ mod input {
         assert!(err.starts_with("invalid JSON at line 2, column"), "{err}");
         assert!(SCHEME.read_documents(b"a: [1, 2\nb: 3").is_err());
     }
+}
+
+#[test]
+fn supported_lists_the_registry_preferred_version_first() {
+    assert_eq!(
+        SCHEME.supported(),
+        "flowcontrol.apiserver.k8s.io/{v1,v1beta3,v1beta2,v1beta1,v1alpha1} FlowSchema, \
+         PriorityLevelConfiguration and their lists; apiregistration.k8s.io/{v1,v1beta1} \
+         APIService and APIServiceList; v1 List of any of these"
+    );
+}
+
+#[test]
+fn every_codec_is_found_by_its_identity() {
+    for codec in SCHEME.codecs() {
+        let found = SCHEME.find(&codec.api_version(), codec.kind).unwrap();
+        assert!(std::ptr::eq(found, codec), "{}", codec.kind);
+    }
+    assert_eq!(SCHEME.codecs().len(), CODECS.len());
+    assert_eq!(CODECS.len(), 12);
+}
+
+#[test]
+fn read_documents_takes_one_object_or_a_stream() {
+    let object = serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": "probes"},
+        "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 2},
+    });
+    let one = apfkit_types::wire::envelope::encode(&object).unwrap();
+    let documents = SCHEME.read_documents(&one).unwrap();
+    assert_eq!(documents.len(), 1);
+    assert_eq!(documents[0].value["spec"]["matchingPrecedence"], 2);
+    assert!(documents[0].unknown_fields.is_empty());
+
+    let length = u32::try_from(one.len()).unwrap().to_be_bytes();
+    let stream = [&length[..], &one, &length, &one].concat();
+    let documents = SCHEME.read_documents(&stream).unwrap();
+    assert_eq!(
+        documents.iter().map(|d| d.index).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    let error = SCHEME
+        .read_documents(&stream[..stream.len() - 1])
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("ends inside object 1"),
+        "{error}"
+    );
 }
