@@ -1,6 +1,8 @@
-//! What `apfkit simulate --report FILE` and `--plot DIR` write: charts of a recorded
-//! simulation as SVG (made with plotters), and one self-contained HTML page holding them
-//! inline with the text report's tables (no script, no network).
+//! What `apfkit simulate --report FILE`, `--plot DIR` and `apfkit status --report FILE`
+//! write: charts of a recorded run as SVG (made with plotters), and one self-contained HTML
+//! page (no script, no network) that opens with what matters (which flows queued or were
+//! rejected, which levels were saturated or starved, what borrowing did), then real tables,
+//! then each level's charts side by side on one time axis.
 
 use std::path::Path;
 
@@ -19,8 +21,8 @@ pub struct Chart {
     pub svg: String,
 }
 
-const WIDTH: u32 = 720;
-const HEIGHT: u32 = 300;
+const WIDTH: u32 = 470;
+const HEIGHT: u32 = 260;
 
 /// `text` fit for a file name: letters, digits, `.` and `-` kept, the rest `_`.
 fn file_part(text: &str) -> String {
@@ -70,13 +72,15 @@ fn lines(
             .copied()
             .unwrap_or(1.0)
             .max(f64::MIN_POSITIVE);
+        // Headroom above the highest value, more when the legend needs room there.
+        let headroom = if series.len() > 1 { 1.6 } else { 1.1 };
         let top = series
             .iter()
             .flat_map(|(_, _, values)| values.iter().copied())
             .fold(1.0f64, f64::max)
-            * 1.1;
+            * headroom;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(50)
@@ -102,8 +106,9 @@ fn lines(
         if series.len() > 1 {
             chart
                 .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(200, 200, 200))
                 .draw()
                 .map_err(|e| failure(title, e))?;
         }
@@ -125,7 +130,7 @@ fn waits(title: &str, buckets: &[(f64, u64)]) -> Result<String, Failure> {
             .map(|(upper, _)| format!("≤{upper} ms"))
             .collect();
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(60)
@@ -207,63 +212,239 @@ fn level_charts(seconds: &[f64], level: &LevelTimeline) -> Result<Vec<Chart>, Fa
     Ok(charts)
 }
 
-/// The charts of a recorded report: per level that saw requests, its seats against its
-/// limits over time, and its queues and rejections when it had any; per stream, its waits.
-pub fn charts(timeline: &Timeline) -> Result<Vec<Chart>, Failure> {
-    let mut out = Vec::new();
+/// The charts of a recorded run: per level that saw requests, its seats against its limits
+/// over time, and its queues and rejections when it had any; per stream, its waits.
+pub struct Charts {
+    /// Per active level, by name, its charts (all on the same time axis).
+    pub levels: Vec<(String, Vec<Chart>)>,
+    /// Per stream, its waits.
+    pub flows: Vec<Chart>,
+}
+
+impl Charts {
+    /// Every chart, levels first.
+    pub fn all(&self) -> impl Iterator<Item = &Chart> {
+        self.levels
+            .iter()
+            .flat_map(|(_, charts)| charts)
+            .chain(&self.flows)
+    }
+}
+
+/// The charts of `timeline`.
+pub fn charts(timeline: &Timeline) -> Result<Charts, Failure> {
+    let mut levels = Vec::new();
     for level in &timeline.levels {
         let active = level.seats_in_use.iter().any(|s| *s > 0)
             || level.waiting.iter().any(|w| *w > 0)
             || level.rejected.last().is_some_and(|r| *r > 0);
         if active {
-            out.extend(level_charts(&timeline.seconds, level)?);
+            levels.push((level.name.clone(), level_charts(&timeline.seconds, level)?));
         }
     }
+    let mut flows = Vec::new();
     for (index, stream) in timeline.streams.iter().enumerate() {
         let StreamWaits { name, buckets } = stream;
         let title = format!("{}: wait times", safe(name));
-        out.push(Chart {
+        flows.push(Chart {
             file_name: format!("waits-{index}-{}.svg", file_part(name)),
             svg: waits(&title, buckets)?,
             title,
         });
     }
-    Ok(out)
+    Ok(Charts { levels, flows })
 }
 
 /// `text` for an HTML page.
 fn html_text(text: &str) -> String {
-    text.replace('&', "&amp;")
+    printable(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
-/// The page: a title, the text report's tables and every chart, inline.
-pub fn page(report: &Report, charts: &[Chart]) -> String {
-    let mut out = String::from(
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// Requests were rejected.
+    Bad,
+    /// Requests waited, or a level ran out of seats.
+    Warn,
+    /// What borrowing did.
+    Info,
+    /// Nothing went wrong.
+    Good,
+}
+
+impl Severity {
+    fn class(self) -> &'static str {
+        match self {
+            Severity::Bad => "bad",
+            Severity::Warn => "warn",
+            Severity::Info => "info",
+            Severity::Good => "good",
+        }
+    }
+}
+
+/// One line of a page's headline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// How much it matters (the headline lists the worst first).
+    pub severity: Severity,
+    /// What was found, for a person.
+    pub text: String,
+}
+
+/// A table of a page: a heading, a header row and rows of cells (numbers right-aligned).
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    /// The heading above it.
+    pub heading: String,
+    /// The column names.
+    pub header: Vec<String>,
+    /// The rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// What a page shows: the simulation's (`apfkit simulate --report`) and a live cluster's
+/// (`apfkit status --report`) are the same page with different sources.
+pub struct Page<'a> {
+    /// Its title.
+    pub title: String,
+    /// One line under the title: what was run or sampled.
+    pub summary: String,
+    /// What matters, worst first.
+    pub findings: Vec<Finding>,
+    /// The tables, in order.
+    pub tables: Vec<Table>,
+    /// The charts.
+    pub charts: &'a Charts,
+    /// A preformatted appendix, folded: its title and text.
+    pub appendix: Option<(String, String)>,
+}
+
+const STYLE: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1500px;\
+padding:1.5em 2em;color:#1f2328;background:#fff}\
+h1{margin:0 0 .2em;font-size:1.7em}h2{margin:1.6em 0 .6em;font-size:1.25em;\
+border-bottom:1px solid #d0d7de;padding-bottom:.3em}h3{margin:1em 0 .4em;font-size:1.05em}\
+.summary{color:#57606a;margin:0}\
+ul.findings{list-style:none;padding:0;margin:0}\
+ul.findings li{margin:.35em 0;padding:.55em .9em;border-left:5px solid;border-radius:4px}\
+li.bad{border-color:#cf222e;background:#ffebe9}li.warn{border-color:#bf8700;background:#fff8c5}\
+li.info{border-color:#0969da;background:#ddf4ff}li.good{border-color:#1a7f37;background:#dafbe1}\
+table{border-collapse:collapse;font-size:.92em;margin-bottom:1em}\
+th,td{padding:.3em .7em;border-bottom:1px solid #d8dee4;text-align:left;white-space:nowrap}\
+th{background:#f6f8fa;position:sticky;top:0}td.n,th.n{text-align:right;\
+font-variant-numeric:tabular-nums}tbody tr:nth-child(even){background:#fafbfc}\
+.charts{display:flex;flex-wrap:wrap;gap:.5em}figure{margin:0}\
+figure svg{display:block;border:1px solid #eaeef2;border-radius:4px}\
+details{margin-top:2em}pre{background:#f6f8fa;padding:1em;overflow-x:auto;font-size:.85em}";
+
+/// Whether a cell reads as a number (right-aligned).
+fn numeric(cell: &str) -> bool {
+    let cell = cell.trim_end_matches('%').trim_end_matches(" ms");
+    !cell.is_empty() && (cell == "-" || cell.parse::<f64>().is_ok())
+}
+
+fn table_html(table: &Table) -> String {
+    let mut out = format!("<h2>{}</h2>\n<table><thead><tr>", html_text(&table.heading));
+    let numeric_columns: Vec<bool> = (0..table.header.len())
+        .map(|column| {
+            table
+                .rows
+                .iter()
+                .all(|row| row.get(column).is_some_and(|cell| numeric(cell)))
+                && !table.rows.is_empty()
+        })
+        .collect();
+    for (name, numeric) in table.header.iter().zip(&numeric_columns) {
+        let class = if *numeric { " class=\"n\"" } else { "" };
+        out.push_str(&format!("<th{class}>{}</th>", html_text(name)));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in &table.rows {
+        out.push_str("<tr>");
+        for (column, cell) in row.iter().enumerate() {
+            let class = if numeric_columns.get(column).copied().unwrap_or(false) {
+                " class=\"n\""
+            } else {
+                ""
+            };
+            out.push_str(&format!("<td{class}>{}</td>", html_text(cell)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+fn figure(chart: &Chart) -> String {
+    // plotters writes an SVG document; inline, it needs no XML declaration.
+    let svg = chart
+        .svg
+        .trim_start_matches(|c| c != '<')
+        .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+    format!(
+        "<figure title=\"{}\">{}</figure>\n",
+        html_text(&chart.title),
+        svg.trim()
+    )
+}
+
+/// The page: its headline first, then the tables, every level's charts side by side on one
+/// time axis, the flows' waits, and the appendix folded; one file, no script, nothing loaded.
+pub fn page(page: &Page<'_>) -> String {
+    let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>apfkit simulate</title><style>\
-         body{font-family:sans-serif;margin:2em;color:#222}\
-         pre{background:#f6f6f6;padding:1em;overflow-x:auto}\
-         figure{display:inline-block;margin:0.5em}</style></head><body>\n",
+         <meta name=\"viewport\" content=\"width=device-width\">\
+         <title>{title}</title><style>{STYLE}</style></head><body>\n\
+         <header><h1>{title}</h1><p class=\"summary\">{summary}</p></header>\n\
+         <h2>What matters</h2>\n<ul class=\"findings\">\n",
+        title = html_text(&page.title),
+        summary = html_text(&page.summary),
     );
-    out.push_str(&format!(
-        "<h1>apfkit simulate</h1>\n<p>Seed {}, {:.1} simulated seconds, {} requests.</p>\n\
-         <h2>Summary</h2>\n<pre>{}</pre>\n<h2>Charts</h2>\n",
-        report.seed,
-        report.simulated_seconds,
-        report.requests,
-        html_text(&report.to_text())
-    ));
-    for chart in charts {
-        out.push_str(&format!("<figure title=\"{}\">", html_text(&chart.title)));
-        // plotters writes an SVG document; inline, it needs no XML declaration.
-        let svg = chart
-            .svg
-            .trim_start_matches(|c| c != '<')
-            .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
-        out.push_str(svg.trim());
-        out.push_str("</figure>\n");
+    let mut findings = page.findings.clone();
+    findings.sort_by_key(|f| f.severity as u8);
+    for finding in &findings {
+        out.push_str(&format!(
+            "<li class=\"{}\">{}</li>\n",
+            finding.severity.class(),
+            html_text(&finding.text)
+        ));
+    }
+    out.push_str("</ul>\n");
+    for table in &page.tables {
+        out.push_str(&table_html(table));
+    }
+    if !page.charts.levels.is_empty() {
+        out.push_str("<h2>Priority levels over time</h2>\n");
+        for (name, charts) in &page.charts.levels {
+            out.push_str(&format!(
+                "<section><h3>{}</h3><div class=\"charts\">\n",
+                html_text(name)
+            ));
+            for chart in charts {
+                out.push_str(&figure(chart));
+            }
+            out.push_str("</div></section>\n");
+        }
+    }
+    if !page.charts.flows.is_empty() {
+        out.push_str("<h2>Wait times per flow</h2>\n<div class=\"charts\">\n");
+        for chart in &page.charts.flows {
+            out.push_str(&figure(chart));
+        }
+        out.push_str("</div>\n");
+    }
+    if let Some((title, text)) = &page.appendix {
+        out.push_str(&format!(
+            "<details><summary>{}</summary><pre>{}</pre></details>\n",
+            html_text(title),
+            html_text(text)
+        ));
     }
     out.push_str("</body></html>\n");
     out
@@ -298,4 +479,225 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
         .persist(path)
         .map_err(|e| Failure::output(&name, e.error))?;
     Ok(())
+}
+
+/// What borrowing did and which levels starved, read off the samples of `timeline` (what the
+/// charts draw): a level borrowed when its current limit rose above its nominal one, lent when
+/// it fell below, and starved when its requests waited or were rejected while it had lent.
+pub fn timeline_findings(timeline: &Timeline) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut lenders = Vec::new();
+    for level in timeline.levels.iter().filter(|level| !level.exempt) {
+        let nominal = level.nominal;
+        let lowest = level.current_limit.iter().copied().min().unwrap_or(nominal);
+        // Borrowing did something when the level used seats beyond its nominal limit.
+        let used_beyond = level
+            .seats_in_use
+            .iter()
+            .zip(&level.current_limit)
+            .map(|(used, limit)| (*used).min(limit.unsigned_abs()))
+            .max()
+            .unwrap_or(0)
+            .saturating_sub(nominal.unsigned_abs());
+        if used_beyond > 0 {
+            let highest = level.current_limit.iter().copied().max().unwrap_or(nominal);
+            findings.push(Finding {
+                severity: Severity::Info,
+                text: format!(
+                    "{} used up to {used_beyond} borrowed seats beyond its nominal {nominal} \
+                     (its limit rose to {highest}).",
+                    level.name
+                ),
+            });
+        }
+        if lowest < nominal {
+            lenders.push(format!("{} up to {}", level.name, nominal - lowest));
+        }
+        let starved = (0..level.current_limit.len()).any(|i| {
+            let rejected_now = i > 0 && level.rejected[i] > level.rejected[i - 1];
+            (level.waiting[i] > 0 || rejected_now) && level.current_limit[i] < nominal
+        });
+        if starved {
+            findings.push(Finding {
+                severity: Severity::Bad,
+                text: format!(
+                    "{} was starved: its requests waited or were rejected while it had lent seats \
+                     (its limit down to {lowest} of a nominal {nominal}).",
+                    level.name
+                ),
+            });
+        }
+    }
+    if !lenders.is_empty() {
+        findings.push(Finding {
+            severity: Severity::Info,
+            text: format!("Seats lent: {}.", lenders.join(", ")),
+        });
+    }
+    findings
+}
+
+fn milliseconds(ms: f64) -> String {
+    format!("{ms:.1}")
+}
+
+fn rejected_text(rejected: &apfkit_dispatcher::sim::server::Rejections) -> String {
+    [
+        ("queue-full", rejected.queue_full),
+        ("concurrency-limit", rejected.concurrency_limit),
+        ("time-out", rejected.time_out),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(reason, n)| format!("{reason} {n}"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// A level is saturated when it used this share of the seat-seconds its limit offered.
+const SATURATED: f64 = 0.9;
+
+/// The page of a recorded simulation.
+pub fn simulation_page<'a>(report: &Report, timeline: &Timeline, charts: &'a Charts) -> Page<'a> {
+    let mut findings = Vec::new();
+    for stream in &report.streams {
+        let figures = &stream.figures;
+        let rejected = figures.rejected.total();
+        let route = format!(
+            "{} ({} → {})",
+            stream.name, stream.flow_schema, stream.priority_level
+        );
+        if rejected > 0 {
+            findings.push(Finding {
+                severity: Severity::Bad,
+                text: format!(
+                    "{route}: {rejected} of {} requests rejected ({}).",
+                    rejected + figures.executed,
+                    rejected_text(&figures.rejected)
+                ),
+            });
+        }
+        if figures.wait_max_ms >= 1.0 {
+            findings.push(Finding {
+                severity: Severity::Warn,
+                text: format!(
+                    "{route} queued: waits p50 {} ms, p99 {} ms, longest {} ms.",
+                    milliseconds(figures.wait_p50_ms),
+                    milliseconds(figures.wait_p99_ms),
+                    milliseconds(figures.wait_max_ms)
+                ),
+            });
+        }
+    }
+    for level in &report.priority_levels {
+        if let Some(utilization) = level.utilization.filter(|u| *u >= SATURATED) {
+            findings.push(Finding {
+                severity: Severity::Warn,
+                text: format!(
+                    "{} was saturated: it used {:.0}% of the seat-seconds its limit offered.",
+                    level.name,
+                    utilization * 100.0
+                ),
+            });
+        }
+    }
+    if !findings
+        .iter()
+        .any(|f| matches!(f.severity, Severity::Bad | Severity::Warn))
+    {
+        findings.push(Finding {
+            severity: Severity::Good,
+            text: "No flow queued or was rejected, and no level ran out of seats.".to_owned(),
+        });
+    }
+    findings.extend(timeline_findings(timeline));
+    let levels = Table {
+        heading: "Priority levels".to_owned(),
+        header: [
+            "Level",
+            "Nominal",
+            "Current",
+            "Average limit",
+            "Utilization",
+            "Executed",
+            "Rejected",
+            "Wait p50 ms",
+            "Wait p99 ms",
+            "Average seats",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows: report
+            .priority_levels
+            .iter()
+            .map(|level| {
+                let f = &level.figures;
+                vec![
+                    level.name.clone(),
+                    level.nominal_cl.to_string(),
+                    level.current_cl.to_string(),
+                    format!("{:.1}", level.average_limit),
+                    level
+                        .utilization
+                        .map_or("-".to_owned(), |u| format!("{:.1}%", u * 100.0)),
+                    f.executed.to_string(),
+                    f.rejected.total().to_string(),
+                    milliseconds(f.wait_p50_ms),
+                    milliseconds(f.wait_p99_ms),
+                    format!("{:.2}", f.average_seats),
+                ]
+            })
+            .collect(),
+    };
+    let flows = Table {
+        heading: "Flows".to_owned(),
+        header: [
+            "Stream",
+            "FlowSchema",
+            "Level",
+            "Executed",
+            "Rejected",
+            "Wait p50 ms",
+            "Wait p90 ms",
+            "Wait p99 ms",
+            "Longest wait ms",
+            "Average seats",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows: report
+            .streams
+            .iter()
+            .map(|stream| {
+                let f = &stream.figures;
+                vec![
+                    stream.name.clone(),
+                    stream.flow_schema.clone(),
+                    stream.priority_level.clone(),
+                    f.executed.to_string(),
+                    f.rejected.total().to_string(),
+                    milliseconds(f.wait_p50_ms),
+                    milliseconds(f.wait_p90_ms),
+                    milliseconds(f.wait_p99_ms),
+                    milliseconds(f.wait_max_ms),
+                    format!("{:.2}", f.average_seats),
+                ]
+            })
+            .collect(),
+    };
+    Page {
+        title: "apfkit simulate".to_owned(),
+        summary: format!(
+            "{:.1} simulated seconds, {} requests, seed {}. Utilization is seat-seconds used \
+             over seat-seconds offered, integrated by the simulator over the arrival period.",
+            report.simulated_seconds, report.requests, report.seed
+        ),
+        findings,
+        tables: vec![levels, flows],
+        charts,
+        appendix: Some((
+            "dump_priority_levels at the end of arrivals".to_owned(),
+            report.dump_priority_levels.clone(),
+        )),
+    }
 }

@@ -189,12 +189,13 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         if let Some(dir) = &args.plot {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Failure::output(&dir.display().to_string(), e))?;
-            for chart in &charts {
+            for chart in charts.all() {
                 super::report::write_whole(&dir.join(&chart.file_name), chart.svg.as_bytes())?;
             }
         }
         if let Some(path) = &args.report {
-            super::report::write_whole(path, super::report::page(&report, &charts).as_bytes())?;
+            let page = super::report::simulation_page(&report, &timeline, &charts);
+            super::report::write_whole(path, super::report::page(&page).as_bytes())?;
         }
     }
     match args.output {

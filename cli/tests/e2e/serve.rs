@@ -1008,4 +1008,6 @@ fn the_guides_status_commands_work_as_written() {
         .unwrap_or_else(|| panic!("{stdout}"));
     // global-default's nominal limit at 600 seats, as `apfkit limits` says (49).
     assert!(global.contains(" 49,"), "{global}");
+    // The page of the same samples was written.
+    assert!(stdout.contains("<h2>What matters</h2>"), "{stdout}");
 }

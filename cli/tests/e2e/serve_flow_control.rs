@@ -170,6 +170,8 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
 
     // `apfkit status` samples the server meanwhile (issue 41, item 1): three rejections.
     let kubeconfig = server.kubeconfig().to_owned();
+    let page = data.path().join("status.html");
+    let page_path = page.clone();
     let sampling = std::thread::spawn(move || {
         let kubeconfig = kubeconfig.to_str().unwrap();
         let args = [
@@ -182,6 +184,8 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
             "500ms",
             "-o",
             "json",
+            "--report",
+            page_path.to_str().unwrap(),
         ];
         serde_json::from_str::<serde_json::Value>(&apfkit_ok(&args)).unwrap()
     });
@@ -202,6 +206,22 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
     assert_eq!(tiny["rejected"]["concurrency-limit"], 3.0, "{tiny}");
     assert_eq!(tiny["executingSeats"]["max"], 1.0, "{tiny}");
     assert_eq!(tiny["saturated"], true, "{tiny}");
+    // The live page (issue 41 §6): the same figures first, then tiny's charts over the run.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let headline = html.find("What matters").unwrap();
+    for expected in [
+        "<li class=\"bad\">tiny: 3 requests rejected during the run (concurrency-limit 3).</li>",
+        "<li class=\"warn\">tiny was saturated: seats in use reached its current limit.</li>",
+        "<figure title=\"tiny: seats in use and limits\">",
+        "<figure title=\"tiny: requests rejected (total so far)\">",
+        "<td>tiny</td>",
+    ] {
+        let at = html
+            .find(expected)
+            .unwrap_or_else(|| panic!("{expected} in {html}"));
+        assert!(at > headline, "{expected} after the headline");
+    }
+    assert!(!html.contains("<script"), "self-contained");
     // Its limits are the ones `apfkit limits` computes from the same cluster.
     let limits: serde_json::Value = serde_json::from_str(&apfkit_ok(&[
         "limits",

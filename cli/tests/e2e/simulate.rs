@@ -280,6 +280,34 @@ fn the_report_renders_in_headless_chromium_with_its_charts() {
         "the page holds every chart"
     );
 
+    // What matters first (issue 41 §6): the headline, then real tables, then each level's
+    // charts side by side; the raw dump folded at the end.
+    let order = [
+        "<h2>What matters</h2>",
+        "noisy-user (global-default → global-default) queued: waits p50",
+        "global-default was saturated: it used",
+        "global-default used up to",
+        "<h2>Priority levels</h2>\n<table>",
+        "<h2>Flows</h2>\n<table>",
+        "<section><h3>global-default</h3><div class=\"charts\">\n<figure title=\"global-default: seats in use and limits\">",
+        "<h2>Wait times per flow</h2>",
+        "<details><summary>dump_priority_levels at the end of arrivals</summary><pre>",
+    ];
+    let mut from = 0;
+    for expected in order {
+        let at = html[from..]
+            .find(expected)
+            .unwrap_or_else(|| panic!("{expected} after byte {from}"));
+        from += at + expected.len();
+    }
+    assert_eq!(
+        html.matches("<pre>").count(),
+        1,
+        "only the appendix is preformatted"
+    );
+    // The flows' wait percentiles are in their table.
+    assert!(html.contains("<th class=\"n\">Wait p90 ms</th>"), "{html}");
+
     // The DOM Chromium builds has every chart, titled.
     let profile = dir.path().join("profile");
     let dom = browse(&page, &profile, &["--dump-dom"]);

@@ -11,7 +11,8 @@ use rustc_hash::FxHashMap;
 use crate::dispatch::{Decision, Dispatcher, Ticket};
 use crate::queueset::{RejectReason, WorkEstimate};
 use crate::sim::events::EventQueue;
-use crate::sim::server::report::Tally;
+use crate::sim::server::LevelReport;
+use crate::sim::server::report::{SeatTime, Tally};
 
 /// An event on the simulated clock: an arrival of the driver's (`A`), or the engine's own.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +75,10 @@ pub(super) struct Engine<T, A> {
     in_flight: FxHashMap<Ticket, Flight<T>>,
     /// Per level, in the configuration's order.
     pub(super) levels: Vec<Tally>,
+    /// Per level, the time-integral of its current limit.
+    limits: Vec<SeatTime>,
+    /// Per level, its current limit as of the last adjustment.
+    currents: Vec<i64>,
     /// Requests that arrived.
     pub(super) requests: u64,
     wait_limit: Duration,
@@ -92,6 +97,11 @@ impl<T: Copy, A> Engine<T, A> {
         let levels = (0..dispatcher.levels().len())
             .map(|_| Tally::new(arrivals_end))
             .collect();
+        let currents: Vec<i64> = dispatcher.levels().iter().map(|l| l.current).collect();
+        let limits = currents
+            .iter()
+            .map(|current| SeatTime::new(arrivals_end, *current as f64))
+            .collect();
         let mut events = EventQueue::default();
         events.schedule(
             dispatcher.next_adjustment(),
@@ -102,6 +112,8 @@ impl<T: Copy, A> Engine<T, A> {
             events,
             in_flight: FxHashMap::default(),
             levels,
+            limits,
+            currents,
             requests: 0,
             wait_limit,
             arrivals_end,
@@ -114,6 +126,36 @@ impl<T: Copy, A> Engine<T, A> {
         for tally in &mut self.levels {
             tally.seats.end_at(at);
         }
+        for limit in &mut self.limits {
+            limit.end_at(at);
+        }
+    }
+
+    /// Every level's figures (taken: call once, when every event has run), with its current
+    /// limit as `currents` gives it (when arrivals ended), else as it is now.
+    pub(super) fn level_reports(&mut self, currents: Option<&[i64]>) -> Vec<LevelReport> {
+        let tallies = std::mem::take(&mut self.levels);
+        tallies
+            .into_iter()
+            .zip(&mut self.limits)
+            .enumerate()
+            .map(|(index, (tally, limit))| {
+                let level = self.dispatcher.level(index);
+                let figures = tally.finish();
+                let average_limit = limit.average();
+                LevelReport {
+                    name: level.name.clone(),
+                    nominal_cl: level.limits.nominal,
+                    current_cl: currents
+                        .and_then(|c| c.get(index).copied())
+                        .unwrap_or(level.current),
+                    average_limit,
+                    utilization: (average_limit > 0.0)
+                        .then(|| figures.average_seats / average_limit),
+                    figures,
+                }
+            })
+            .collect()
     }
 
     /// Requests waiting or executing, and seats still held.
@@ -216,6 +258,18 @@ impl<T: Copy, A> Engine<T, A> {
             }
             Internal::Adjust => {
                 let dispatched = self.dispatcher.tick(now);
+                for ((level, current), limit) in self
+                    .dispatcher
+                    .levels()
+                    .iter()
+                    .zip(&mut self.currents)
+                    .zip(&mut self.limits)
+                {
+                    if level.current != *current {
+                        limit.add(now, (level.current - *current) as f64);
+                        *current = level.current;
+                    }
+                }
                 self.started(now, &dispatched, observer);
                 if now < self.arrivals_end || !self.in_flight.is_empty() {
                     self.events.schedule(

@@ -513,8 +513,9 @@ fn user_changes(names: &[String], in_force: &Side, proposed: &Side) -> Vec<UserC
     rows
 }
 
-fn side_report(side: Side) -> SideReport {
+fn side_report(mut side: Side) -> SideReport {
     let left_over = side.engine.left_over();
+    let priority_levels = side.engine.level_reports(None);
     let dispatcher = &side.engine.dispatcher;
     let config = dispatcher.classifier().config();
     let mut flow_schemas: Vec<(u32, Tally)> = side.figures.schemas.into_iter().collect();
@@ -530,21 +531,7 @@ fn side_report(side: Side) -> SideReport {
             })
         })
         .collect();
-    let priority_levels = side
-        .engine
-        .levels
-        .into_iter()
-        .enumerate()
-        .map(|(index, tally)| {
-            let level = dispatcher.level(index);
-            LevelReport {
-                name: level.name.clone(),
-                nominal_cl: level.limits.nominal,
-                current_cl: level.current,
-                figures: tally.finish(),
-            }
-        })
-        .collect();
+
     SideReport {
         priority_levels,
         flow_schemas,

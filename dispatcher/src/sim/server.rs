@@ -63,6 +63,8 @@ struct Simulation<'w> {
     flows: Vec<Vec<Flow>>,
     next_user: Vec<u32>,
     dump: Option<String>,
+    /// Every level's current limit when arrivals ended (taken with the dump).
+    currents_at_end: Option<Vec<i64>>,
     /// The samples taken so far, when recording.
     timeline: Option<Timeline>,
 }
@@ -129,6 +131,7 @@ fn run(
                 .iter()
                 .map(|level| LevelTimeline {
                     name: level.name.clone(),
+                    exempt: level.exempt,
                     nominal: level.limits.nominal,
                     lower: level.limits.min,
                     upper: level.limits.max,
@@ -210,6 +213,7 @@ impl<'w> Simulation<'w> {
             flows,
             next_user: vec![0; stream_count],
             dump: None,
+            currents_at_end: None,
             timeline: None,
         }
     }
@@ -275,6 +279,14 @@ impl<'w> Simulation<'w> {
             }
             if now > end && self.dump.is_none() {
                 self.dump = Some(self.engine.dispatcher.dump_priority_levels());
+                self.currents_at_end = Some(
+                    self.engine
+                        .dispatcher
+                        .levels()
+                        .iter()
+                        .map(|l| l.current)
+                        .collect(),
+                );
             }
             match event {
                 Event::Arrive(sent) => self.arrive(now, sent),
@@ -333,21 +345,7 @@ impl<'w> Simulation<'w> {
             })
             .collect();
         let left_over = self.engine.left_over();
-        let priority_levels = self
-            .engine
-            .levels
-            .into_iter()
-            .enumerate()
-            .map(|(index, tally)| {
-                let level = dispatcher.level(index);
-                LevelReport {
-                    name: level.name.clone(),
-                    nominal_cl: level.limits.nominal,
-                    current_cl: level.current,
-                    figures: tally.finish(),
-                }
-            })
-            .collect();
+        let priority_levels = self.engine.level_reports(self.currents_at_end.as_deref());
         Report {
             left_over,
             seed,

@@ -271,6 +271,30 @@ fn a_recorded_run_reports_the_same_and_its_course_adds_up() {
         );
         assert!(*series.rejected.last().unwrap() <= level.figures.rejected.total());
         assert_eq!(series.seats_in_use.len(), 301);
+        // One source of truth: the table's current limit is the last sample's (the exempt
+        // level's limit falls back to 0 once arrivals end and its demand is gone).
+        assert_eq!(
+            series.current_limit.last().copied(),
+            Some(level.current_cl),
+            "{}",
+            series.name
+        );
+        // Utilization from the integrals: seats used over the limit offered, both averaged
+        // over the arrival period; the samples' averages agree to within their coarseness.
+        let mean = |values: Vec<f64>| values.iter().sum::<f64>() / values.len() as f64;
+        let sampled_limit = mean(series.current_limit.iter().map(|v| *v as f64).collect());
+        assert!(
+            (level.average_limit - sampled_limit).abs() <= 0.02 * sampled_limit.max(1.0),
+            "{}: {} against {sampled_limit}",
+            series.name,
+            level.average_limit
+        );
+        match level.utilization {
+            Some(utilization) => assert!(
+                (utilization - level.figures.average_seats / level.average_limit).abs() < 1e-12
+            ),
+            None => assert_eq!(level.average_limit, 0.0, "{}", series.name),
+        }
     }
     let global = timeline
         .levels

@@ -2,6 +2,7 @@
 //! kube-apiserver publishes of it (`/metrics` and the priority-level dump), for the people who
 //! tune it on a running cluster.
 
+mod page;
 mod sample;
 mod summary;
 
@@ -26,9 +27,15 @@ use summary::LevelStatus;
 /// limit below its nominal one). The identity needs get on the nonResourceURLs /metrics and
 /// /debug/api_priority_and_fairness/*.
 ///
+/// With --report, also writes one self-contained HTML page (no script, no network): what
+/// matters first (rejections, queues, saturated and starved levels, what borrowing did), the
+/// table, and every level's seats against its limits, queues and rejections over the run as
+/// charts, the same page as apfkit simulate --report.
+///
 /// Examples:
 ///   apfkit status --kubeconfig ~/.kube/config
 ///   apfkit status --context prod --interval 1m --every 5s -o json
+///   apfkit status --interval 30s --report status.html
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct StatusArgs {
@@ -47,6 +54,9 @@ pub struct StatusArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: ReportFormat,
+    /// Also write the run as one HTML page with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
 }
 
 /// The report.
@@ -67,20 +77,28 @@ pub fn run(args: StatusArgs) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::Invalid(format!("starting the runtime: {e}")))?;
-    let (readings, seconds) = runtime.block_on(sample_all(&args))?;
+    let (timed, seconds) = runtime.block_on(sample_all(&args))?;
+    let readings: Vec<sample::Reading> = timed.iter().map(|(_, r)| r.clone()).collect();
     let status = Status {
         samples: readings.len(),
         seconds,
         priority_levels: summary::summarize(&readings),
     };
+    if let Some(path) = &args.report {
+        let timeline = page::timeline(&timed);
+        let charts = super::report::charts(&timeline)?;
+        let page = page::page(&status.priority_levels, &timeline, &charts, seconds);
+        super::report::write_whole(path, super::report::page(&page).as_bytes())?;
+    }
     match args.output {
         ReportFormat::Json => print_json(&status),
         ReportFormat::Text => emit(&text(&status)),
     }
 }
 
-/// Reads every `--every` until `--interval` is over (once at least, and once at its end).
-async fn sample_all(args: &StatusArgs) -> Result<(Vec<sample::Reading>, f64), Failure> {
+/// Reads every `--every` until `--interval` is over (once at least, and once at its end),
+/// each reading with its time in seconds since the first.
+async fn sample_all(args: &StatusArgs) -> Result<(Vec<(f64, sample::Reading)>, f64), Failure> {
     let client =
         crate::cluster::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
     let started = Instant::now();
@@ -94,7 +112,8 @@ async fn sample_all(args: &StatusArgs) -> Result<(Vec<sample::Reading>, f64), Fa
             "/debug/api_priority_and_fairness/dump_priority_levels",
         )
         .await?;
-        readings.push(sample::read(&metrics, &dump).map_err(Failure::Invalid)?);
+        let at = started.elapsed().as_secs_f64();
+        readings.push((at, sample::read(&metrics, &dump).map_err(Failure::Invalid)?));
         progress.inc(1);
         let elapsed = started.elapsed();
         if elapsed >= args.interval {

@@ -248,3 +248,39 @@ fn a_request_holds_its_recorded_seats() {
     let report = replay_all(60, 60, &light(1), ReplayOptions::default());
     assert!(report.users.is_empty(), "{:?}", report.users);
 }
+
+#[test]
+fn utilization_is_seat_seconds_used_over_seat_seconds_offered() {
+    // Two one-second lists at once through global-default (no adjustment within the second,
+    // so its limit stays as configured): 2 seats over 1 s of that limit.
+    let requests = [
+        request("a", AUTHENTICATED, "list", ms(0), ms(1_000)),
+        request("b", AUTHENTICATED, "list", ms(0), ms(1_000)),
+    ];
+    let report = replay_all(600, 600, &requests, ReplayOptions::default());
+    let level = report
+        .in_force
+        .priority_levels
+        .iter()
+        .find(|l| l.name == "global-default")
+        .unwrap();
+    assert!((report.seconds - 1.0).abs() < 1e-9);
+    assert!(
+        (level.figures.average_seats - 2.0).abs() < 1e-9,
+        "{level:?}"
+    );
+    let limit = level.current_cl as f64;
+    assert!(limit >= 49.0, "{level:?}");
+    assert!((level.average_limit - limit).abs() < 1e-9, "{level:?}");
+    assert!(
+        (level.utilization.unwrap() - 2.0 / limit).abs() < 1e-9,
+        "{level:?}"
+    );
+    let exempt = report
+        .in_force
+        .priority_levels
+        .iter()
+        .find(|l| l.name == "exempt")
+        .unwrap();
+    assert_eq!(exempt.utilization, None, "an exempt level offers no seats");
+}

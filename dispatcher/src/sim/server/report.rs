@@ -45,8 +45,12 @@ pub struct Figures {
     pub rejected: Rejections,
     /// Median wait of executed requests, in milliseconds.
     pub wait_p50_ms: f64,
+    /// 90th percentile wait of executed requests, in milliseconds.
+    pub wait_p90_ms: f64,
     /// 99th percentile wait of executed requests, in milliseconds.
     pub wait_p99_ms: f64,
+    /// The longest wait of an executed request, in milliseconds.
+    pub wait_max_ms: f64,
     /// Time-average of seats executing (initial phase) over the workload's duration.
     pub average_seats: f64,
 }
@@ -75,9 +79,17 @@ pub struct LevelReport {
     /// Its nominal concurrency limit.
     #[serde(rename = "nominalCL")]
     pub nominal_cl: i64,
-    /// Its current limit at the end of the run.
+    /// Its current limit when arrivals ended (what the timeline's last sample and the
+    /// dump_priority_levels table show).
     #[serde(rename = "currentCL")]
     pub current_cl: i64,
+    /// The time-average of its current limit over the arrival period.
+    pub average_limit: f64,
+    /// Seat-seconds used over seat-seconds its current limit offered, both integrated over
+    /// the arrival period (not a gauge divided by a limit); none when it offered none (an
+    /// exempt level).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization: Option<f64>,
     /// Its figures.
     #[serde(flatten)]
     pub figures: Figures,
@@ -126,6 +138,8 @@ pub struct Timeline {
 pub struct LevelTimeline {
     /// The level's name.
     pub name: String,
+    /// Whether it is exempt (its limit follows its demand; it neither lends nor borrows).
+    pub exempt: bool,
     /// Its nominal, lower and upper limits (seats).
     pub nominal: i64,
     /// Its lower limit.
@@ -249,7 +263,7 @@ impl SeatTime {
         self.end = end;
     }
 
-    fn average(&mut self) -> f64 {
+    pub(crate) fn average(&mut self) -> f64 {
         self.add(self.end, 0.0);
         if self.end.is_zero() {
             0.0
@@ -259,17 +273,24 @@ impl SeatTime {
     }
 }
 
+impl SeatTime {
+    /// Starts at `seats` at time 0, averaged over `[0, end]`.
+    pub(crate) fn new(end: Duration, seats: f64) -> Self {
+        SeatTime {
+            end,
+            last: Duration::ZERO,
+            seats,
+            integral: 0.0,
+        }
+    }
+}
+
 impl Tally {
     pub(crate) fn new(end: Duration) -> Self {
         Tally {
             figures: Figures::default(),
             waits: Histogram::new(3).expect("3 significant digits are supported"),
-            seats: SeatTime {
-                end,
-                last: Duration::ZERO,
-                seats: 0.0,
-                integral: 0.0,
-            },
+            seats: SeatTime::new(end, 0.0),
         }
     }
 
@@ -304,7 +325,9 @@ impl Tally {
     pub(crate) fn finish(mut self) -> Figures {
         let milliseconds = |quantile| self.waits.value_at_quantile(quantile) as f64 / 1e3;
         self.figures.wait_p50_ms = milliseconds(0.50);
+        self.figures.wait_p90_ms = milliseconds(0.90);
         self.figures.wait_p99_ms = milliseconds(0.99);
+        self.figures.wait_max_ms = self.waits.max() as f64 / 1e3;
         self.figures.average_seats = self.seats.average();
         self.figures
     }
