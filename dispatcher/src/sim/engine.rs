@@ -11,8 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::dispatch::{Decision, Dispatcher, Ticket};
 use crate::queueset::{RejectReason, WorkEstimate};
 use crate::sim::events::EventQueue;
-use crate::sim::server::LevelReport;
-use crate::sim::server::report::{SeatTime, Tally};
+use crate::sim::report::{LevelReport, SeatTime, Tally};
 
 /// An event on the simulated clock: an arrival of the driver's (`A`), or the engine's own.
 #[derive(Debug, Clone, Copy)]

@@ -11,6 +11,7 @@ pub mod audit_log;
 mod engine;
 pub mod events;
 pub mod replay;
+mod report;
 pub mod server;
 pub mod uniform;
 pub mod workload;

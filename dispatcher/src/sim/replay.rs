@@ -46,8 +46,7 @@ use crate::dispatch::{Dispatcher, tab_table};
 use crate::queueset::{RejectReason, WorkEstimate};
 use crate::sim::engine::{Arrival, Engine, Event, Observer};
 use crate::sim::events::EventQueue;
-use crate::sim::server::report::Tally;
-use crate::sim::server::{Figures, LevelReport, Rejections};
+use crate::sim::report::{Figures, LevelReport, Rejections, Tally};
 
 /// Distinct users given a row each; the rest share the row [`OTHER_USERS`].
 pub const MAX_USERS: usize = 100_000;

@@ -17,8 +17,6 @@
 //! assert_eq!(kubelets.figures.rejected.total(), 0, "the noisy user does not hurt other levels");
 //! ```
 
-pub(crate) mod report;
-
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
@@ -29,11 +27,11 @@ use crate::dispatch::Dispatcher;
 use crate::queueset::{RejectReason, WorkEstimate};
 use crate::sim::engine::{Arrival, Engine, Event, Observer};
 use crate::sim::events::EventQueue;
-use crate::sim::workload::{Limits, Workload, WorkloadError};
-use report::Tally;
-pub use report::{
+use crate::sim::report::Tally;
+pub use crate::sim::report::{
     Figures, LevelReport, LevelTimeline, Rejections, Report, StreamReport, StreamWaits, Timeline,
 };
+use crate::sim::workload::{Limits, Workload, WorkloadError};
 
 /// A request of a stream: which stream, and which closed-loop client sent it.
 #[derive(Debug, Clone, Copy)]

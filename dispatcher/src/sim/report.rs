@@ -1,4 +1,5 @@
-//! What a whole-server simulation measured, and its text form.
+//! What a whole-server simulation measured (a workload's, `super::server`, or a replay's,
+//! `super::replay`), and its text form; the running figures both keep.
 
 use std::time::Duration;
 
@@ -114,7 +115,7 @@ pub struct Report {
     /// Requests, executing requests and seats still held once every event has run (0 unless
     /// something leaked).
     pub left_over: u64,
-    /// What happened over time, when it was recorded ([`super::simulate_recording`]).
+    /// What happened over time, when it was recorded ([`super::server::simulate_recording`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Timeline>,
 }
