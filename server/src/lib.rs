@@ -121,11 +121,14 @@ pub struct Config {
     pub anonymous_auth: bool,
     /// Who may do what: RBAC by default.
     pub authorization_mode: AuthorizationMode,
-    /// Guard requests with API Priority and Fairness, configured by the stored objects.
+    /// Guard requests with API Priority and Fairness, configured by the stored objects; when
+    /// off, the max-in-flight filter limits them as in kube-apiserver.
     pub enable_priority_and_fairness: bool,
-    /// kube-apiserver's `--max-requests-inflight`; with the next, the seats APF shares.
+    /// kube-apiserver's `--max-requests-inflight`: with the next, the seats APF shares; without
+    /// APF, the read-only requests served at once (0: no limit).
     pub max_requests_inflight: i32,
-    /// kube-apiserver's `--max-mutating-requests-inflight`.
+    /// kube-apiserver's `--max-mutating-requests-inflight` (without APF, the mutating
+    /// requests served at once; 0: no limit).
     pub max_mutating_requests_inflight: i32,
     /// CustomResourceDefinitions applied at start, each with where it was read (for errors).
     pub crds: Vec<(String, serde_json::Value)>,
@@ -541,6 +544,17 @@ async fn build<B: Backend + 'static>(
         estimates::keep_counted(server.clone(), stats);
         server
     } else {
+        // As kube-apiserver without APF: the max-in-flight filter, where APF would run.
+        let limits = apfkit_apiserver::http::MaxInFlight::new(
+            usize::try_from(config.max_requests_inflight).unwrap_or(0),
+            usize::try_from(config.max_mutating_requests_inflight).unwrap_or(0),
+        );
+        server = server.with_layers(move |routes| {
+            routes.layer(axum::middleware::from_fn_with_state(
+                limits.clone(),
+                apfkit_apiserver::http::MaxInFlight::limit,
+            ))
+        });
         Arc::new(server)
     };
     if config.bootstrap {

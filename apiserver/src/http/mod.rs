@@ -14,6 +14,7 @@ mod delete;
 mod discovery;
 mod get;
 mod list;
+mod max_in_flight;
 pub(crate) mod media;
 pub mod metrics;
 mod openapi;
@@ -35,5 +36,6 @@ mod written;
 
 pub use deadline::Deadline;
 pub use discovery::storage_version_hash;
+pub use max_in_flight::MaxInFlight;
 pub use server::{ApiServer, MAX_BODY_BYTES, REQUEST_TIMEOUT, STALLED_WATCH, VersionInfo};
 pub use serving::{CommandError, Listening, serve_router, tls_config, tls_config_with_clients};

@@ -112,14 +112,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MODE", default_value = "RBAC", value_parser = ["RBAC", "AlwaysAllow"])]
     authorization_mode: String,
     /// Guard requests with API Priority and Fairness, configured by the stored FlowSchemas
-    /// and PriorityLevelConfigurations (kube-apiserver's default: true).
+    /// and PriorityLevelConfigurations (kube-apiserver's default: true); when false, the
+    /// max-in-flight limits below apply instead, as in kube-apiserver.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     enable_priority_and_fairness: bool,
     /// kube-apiserver's --max-requests-inflight: with the next, the server's concurrency
-    /// limit that APF shares among priority levels.
+    /// limit that APF shares among priority levels; without APF, the read-only requests
+    /// served at once, the rest answered 429 (system:masters excepted; 0: no limit).
     #[arg(long, value_name = "N", default_value_t = 400)]
     max_requests_inflight: i32,
-    /// kube-apiserver's --max-mutating-requests-inflight.
+    /// kube-apiserver's --max-mutating-requests-inflight (without APF, the mutating requests
+    /// served at once; 0: no limit).
     #[arg(long, value_name = "N", default_value_t = 200)]
     max_mutating_requests_inflight: i32,
     /// CustomResourceDefinitions to create, or update, at start (files or directories,

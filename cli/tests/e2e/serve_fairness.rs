@@ -146,6 +146,71 @@ async fn an_elephant_is_queued_while_a_mouse_of_the_same_level_is_served() {
     assert!(!elephant.latencies.is_empty());
 }
 
+/// Priority isolation at 2 seats (issue 41 §5; its latencies are the `isolation`
+/// benchmark's): an elephant (a service account, `workload-low`) LISTing from 16 connections
+/// and a mouse (a plain user, `global-default`). With APF every mouse request is served (its
+/// level has a seat of its own, lent while idle and given back at the next adjustment) and the
+/// elephant is queued, not refused; with kube-apiserver's max-in-flight filter in its place
+/// (`--enable-priority-and-fairness=false`, one read-only request at a time) both are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn at_two_seats_apf_serves_the_mouse_of_another_level_where_max_in_flight_refuses_it() {
+    let dir = workplace();
+    drop(loaded(&dir, &[], 200).await);
+    let two_seats = [
+        "--max-requests-inflight=1",
+        "--max-mutating-requests-inflight=1",
+    ];
+    let mut seen = Vec::new();
+    for apf in [
+        "--enable-priority-and-fairness=true",
+        "--enable-priority-and-fairness=false",
+    ] {
+        let mut args = two_seats.to_vec();
+        args.push(apf);
+        let server = start(&dir, &args);
+        let kubeconfig = server.kubeconfig().to_owned();
+        let elephant = load::clients(&kubeconfig, "sa-elephant-token", 16).await;
+        let mouse = load::client(&kubeconfig, Some("mouse-token")).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        let trampling = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                load::closed_loop(&elephant, "GET", API_SERVICES, 16, stop).await
+            })
+        };
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let one = format!("{API_SERVICES}/v1.g7.load.example");
+        let mouse = load::mouse(&mouse, &one, 10.0, Duration::from_secs(3)).await;
+        stop.store(true, Ordering::Relaxed);
+        let elephant = trampling.await.unwrap();
+        seen.push((mouse, elephant));
+    }
+    let (apf_mouse, apf_elephant) = &seen[0];
+    assert_eq!(
+        (
+            apf_mouse.rejected,
+            apf_mouse.failed,
+            apf_mouse.latencies.len()
+        ),
+        (0, 0, 30),
+        "with APF the mouse is always served"
+    );
+    assert_eq!(
+        apf_elephant.rejected, 0,
+        "with APF the elephant waits in its queues"
+    );
+    assert!(!apf_elephant.latencies.is_empty());
+    let (limited_mouse, limited_elephant) = &seen[1];
+    assert!(
+        limited_mouse.rejected > 0,
+        "max-in-flight refuses the mouse while the elephant holds the one seat: {limited_mouse:?}"
+    );
+    assert!(
+        limited_elephant.rejected > 0,
+        "and the elephant: {limited_elephant:?}"
+    );
+}
+
 fn strs(strings: &[String]) -> Vec<&str> {
     strings.iter().map(String::as_str).collect()
 }

@@ -135,38 +135,8 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
         ],
     );
     // The plain user takes tiny's seat with a PUT whose body never comes.
-    let fifo = data.path().join("body");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
     let user = client(&server, "user");
-    let mut holder = Command::new("curl")
-        .args(["--silent", "--max-time", "60", "--cacert"])
-        .arg(server.ca())
-        .args(&user)
-        .args([
-            "-X",
-            "PUT",
-            "-H",
-            "Content-Type: application/json",
-            "-H",
-            "Expect:",
-        ])
-        // Streamed from the FIFO (chunked), unlike --data-binary, which reads it all first.
-        .arg("--upload-file")
-        .arg(&fifo)
-        .arg(format!("{}{FLOW_SCHEMAS}/plain-users", server.url()))
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-    writer.write_all(b"{").unwrap();
-    writer.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let (mut holder, writer) = stalled_put(&server, data.path(), &user);
 
     // `apfkit status` samples the server meanwhile (issue 41, item 1): three rejections.
     let kubeconfig = server.kubeconfig().to_owned();
@@ -256,6 +226,98 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
     let _ = holder.wait();
     let args: Vec<&str> = user.iter().map(String::as_str).collect();
     assert_eq!(head(&server, FLOW_SCHEMAS, &args).0, 200);
+}
+
+/// A PUT of the plain user (`user`'s curl arguments) whose body never ends, streamed from a
+/// FIFO in `dir`: it holds its place in the server until the writer is dropped. Answers the
+/// curl process and the writer.
+fn stalled_put(
+    server: &Server,
+    dir: &std::path::Path,
+    user: &[String],
+) -> (std::process::Child, std::fs::File) {
+    let fifo = dir.join("body");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let holder = Command::new("curl")
+        .args(["--silent", "--max-time", "60", "--cacert"])
+        .arg(server.ca())
+        .args(user)
+        .args([
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/json",
+            "-H",
+            "Expect:",
+        ])
+        // Streamed from the FIFO (chunked), unlike --data-binary, which reads it all first.
+        .arg("--upload-file")
+        .arg(&fifo)
+        .arg(format!("{}{FLOW_SCHEMAS}/plain-users", server.url()))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writer.write_all(b"{").unwrap();
+    writer.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    (holder, writer)
+}
+
+/// Without APF, kube-apiserver's max-in-flight filter (`WithMaxInFlightLimit`): a mutating
+/// request past `--max-mutating-requests-inflight` is answered 429 at once, read-only requests
+/// have their own limit, and system:masters is always served.
+#[test]
+fn without_priority_and_fairness_the_max_in_flight_limits_apply() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().display().to_string();
+    {
+        let first = Server::start_in(&dir, &[]);
+        first.grant_plain_user();
+    }
+    let server = Server::start_in(
+        &dir,
+        &[
+            "--enable-priority-and-fairness=false",
+            "--max-requests-inflight",
+            "10",
+            "--max-mutating-requests-inflight",
+            "1",
+        ],
+    );
+    let user = client(&server, "user");
+    let (mut holder, writer) = stalled_put(&server, data.path(), &user);
+    let post = |who: &[String]| {
+        let mut args: Vec<&str> = who.iter().map(String::as_str).collect();
+        args.extend([
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            r#"{"metadata":{"name":"in-flight"},"spec":{"priorityLevelConfiguration":{"name":"global-default"}}}"#,
+        ]);
+        head(&server, FLOW_SCHEMAS, &args)
+    };
+    let (status, headers) = post(&user);
+    assert_eq!(status, 429, "{headers:?}");
+    assert_eq!(header(&headers, "retry-after"), Some("1"));
+    assert!(header(&headers, "x-kubernetes-pf-flowschema-uid").is_none());
+    // Read-only requests have their own limit.
+    let args: Vec<&str> = user.iter().map(String::as_str).collect();
+    assert_eq!(head(&server, FLOW_SCHEMAS, &args).0, 200);
+    // The administrator (system:masters) is served past the limit.
+    let admin = client(&server, "admin");
+    assert_eq!(post(&admin).0, 201);
+    drop(writer);
+    let _ = holder.wait();
+    assert_eq!(post(&user).0, 409, "served again: the name is taken");
 }
 
 #[test]

@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The users of `--token-auth-file`: the elephant and the mouse are plain users (the
-/// `global-default` level, one flow each); the flood is a service account (the
-/// `service-accounts` schema, level `workload-low`).
+/// `global-default` level, one flow each); the flood and the service-account elephant are
+/// service accounts (the `service-accounts` schema, level `workload-low`).
 pub const TOKENS: &str = "\
 elephant-token,elephant,1001,\"team-a\"
 mouse-token,mouse,1002,\"team-b\"
 flood-token,system:serviceaccount:default:flood,1003,\"system:serviceaccounts,system:serviceaccounts:default\"
+sa-elephant-token,system:serviceaccount:load:elephant,1004,\"system:serviceaccounts,system:serviceaccounts:load\"
 ";
 
 /// Where the objects of the load live: APIServices, which play no part in the APF
