@@ -191,7 +191,13 @@ fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
             queues, hand_size, ..
         } = level.behavior
         else {
-            lending(level.object.spec.limited.as_ref(), name, finding, out);
+            lending(
+                level.object.spec.limited.as_ref(),
+                &level.limits,
+                name,
+                finding,
+                out,
+            );
             nominal(level, finding, out);
             continue;
         };
@@ -225,13 +231,20 @@ fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
                 ),
             ));
         }
-        lending(level.object.spec.limited.as_ref(), name, finding, out);
+        lending(
+            level.object.spec.limited.as_ref(),
+            &level.limits,
+            name,
+            finding,
+            out,
+        );
         nominal(level, finding, out);
     }
 }
 
 fn lending(
     limited: Option<&apfkit_types::hub::flowcontrol::LimitedPriorityLevelConfiguration>,
+    limits: &apfkit_dispatcher::config::StaticLimits,
     name: &str,
     finding: &Make<'_>,
     out: &mut Vec<Finding>,
@@ -244,6 +257,23 @@ fn lending(
             name,
             "spec.limited.lendablePercent",
             "lendablePercent 100 makes its lower limit 0: while others borrow it can be left with no seat".to_owned(),
+        ));
+    } else if limits.nominal > 0 && limits.min == 0 {
+        // kube-apiserver rounds the lendable seats half away from zero (apf_controller.go,
+        // math.Round): at a small server concurrency a level's only seats may all be lendable.
+        out.push(finding(
+            "APF010",
+            PRIORITY_LEVEL,
+            name,
+            "spec.limited.lendablePercent",
+            format!(
+                "lendablePercent {} of its {} nominal seats rounds to {} lendable: its lower limit \
+                 is 0 at this server concurrency, so while idle it can lend every seat and its \
+                 next requests wait for the next adjustment (up to 10 s)",
+                limited.lendable_percent.unwrap_or_default(),
+                limits.nominal,
+                limits.lendable
+            ),
         ));
     }
     if limited.borrowing_limit_percent == Some(0) {
@@ -273,9 +303,12 @@ fn nominal(
                  134196): it does not refuse all its requests",
                 level.name()
             ),
+            // A queuing level dispatches only while its seats in use are below its limit
+            // (queueset.go, dispatchAsMuchAsPossibleLocked): with 0, only borrowed seats run
+            // its queued requests.
             _ => format!(
-                "{} has 0 nominal seats: it runs requests on seats it borrows, and one at a \
-                 time when it has none and none of its own is executing",
+                "{} has 0 nominal seats: its requests wait in its queues for seats it borrows, \
+                 and time out when none come",
                 level.name()
             ),
         };

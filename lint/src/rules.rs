@@ -142,9 +142,11 @@ million).",
         severity: Severity::Warning,
         summary: "the level may lend all its seats, or may never borrow",
         explanation: "With lendablePercent 100 the level's lower limit is 0: while others \
-borrow, it can be left with no seat until the next adjustment (10 s). With \
-borrowingLimitPercent 0 it never borrows idle seats from others. Either may be meant; both \
-surprise.",
+borrow, it can be left with no seat until the next adjustment (10 s). The same happens with \
+less at a small server concurrency, where kube-apiserver rounds the lendable seats half away \
+from zero (1 nominal seat at lendablePercent 50 is 1 lendable): an idle level lends its only \
+seat, and its next requests wait for the next adjustment. With borrowingLimitPercent 0 it \
+never borrows idle seats from others. Either may be meant; both surprise.",
     },
     Rule {
         id: "APF011",
@@ -153,11 +155,12 @@ surprise.",
         summary: "the level's nominal concurrency is 0 at this server concurrency",
         explanation: "nominalCL is ceil(serverConcurrency × shares / sum of shares): with \
 nominalConcurrencyShares 0 it is 0, and the level runs requests on seats it borrows, which \
-others may not lend. Without any, it still runs one request at a time whenever none of its own \
+others may not lend. A level that queues then runs none: kube-apiserver dispatches from \
+queues only while the seats in use are below the limit, so its requests wait and time out. A \
+level whose limitResponse is Reject still runs one request at a time whenever none of its own \
 is executing: kube-apiserver lets a request wider than the limit run alone (kubernetes issue \
-134196, through 1.36), so a zero-share level whose limitResponse is Reject does not refuse \
-all its requests, as it may have been meant to: APF has no level that refuses every request. \
-Give it shares.",
+134196, through 1.36), so it does not refuse all its requests, as it may have been meant to: \
+APF has no level that refuses every request. Give it shares.",
     },
     Rule {
         id: "APF012",

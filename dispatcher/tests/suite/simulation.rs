@@ -363,4 +363,37 @@ fn a_zero_share_reject_level_runs_one_request_at_a_time() {
     // One at a time for 2 s of 100 ms requests: about 20, never two at once.
     assert!((10..=22).contains(&executed), "{executed} executed");
     assert!(stream.figures.rejected.concurrency_limit > 100);
+    // A zero-share level that queues is another matter: kube-apiserver dispatches from its
+    // queues only while the seats in use are below the limit (queueset.go,
+    // `dispatchAsMuchAsPossibleLocked`), so with a limit of 0 and nothing to borrow every
+    // request waits until its wait limit and is rejected.
+    let HubObject::PriorityLevelConfiguration(queuing) = to_hub(serde_json::json!({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": "zero"},
+        "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 0,
+            "borrowingLimitPercent": 0, "limitResponse": {"type": "Queue",
+                "queuing": {"queues": 64, "handSize": 6, "queueLengthLimit": 50}}}}}))
+    else {
+        unreachable!()
+    };
+    let mut levels = bootstrap::priority_levels().to_vec();
+    levels.push(queuing);
+    let mut schemas = bootstrap::flow_schemas().to_vec();
+    schemas.push(
+        match to_hub(serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": "zero"},
+            "spec": {"priorityLevelConfiguration": {"name": "zero"}, "matchingPrecedence": 500,
+                "rules": [{"subjects": [{"kind": "User", "user": {"name": "u"}}],
+                    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}}))
+        {
+            HubObject::FlowSchema(schema) => schema,
+            _ => unreachable!(),
+        },
+    );
+    let config = Configuration::new(levels, schemas, 600).unwrap();
+    let report = simulate(config, &one_stream("service: 100ms, rate: 10"), 1, |_| {}).unwrap();
+    let stream = &report.streams[0];
+    assert_eq!(stream.figures.executed, 0, "{stream:?}");
+    assert!(stream.figures.rejected.time_out > 0, "{stream:?}");
 }

@@ -217,7 +217,8 @@ async fn bootstrap_configuration_migrates_to_v1_with_nothing_lost() {
 async fn a_concurrent_writer_loses_no_update() {
     let etcd = Etcd::start();
     let mut store = store(&etcd).await;
-    // 400 priority levels (two pages), 20 of them written continuously by an old-version writer.
+    // 400 priority levels (two pages), 20 of them (every twentieth, so that they lie across the
+    // whole run) written continuously by an old-version writer.
     let base = bootstrap_object("workload-low", "v1beta3");
     let key = |i: usize| format!("/registry/prioritylevelconfigurations/level-{i:04}");
     for i in 0..400 {
@@ -225,9 +226,10 @@ async fn a_concurrent_writer_loses_no_update() {
         put_named(&mut store, "prioritylevelconfigurations", &name, &base).await;
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(AtomicU64::new(0));
     let writer = {
         let handle = store.handle();
-        let stop = stop.clone();
+        let (stop, rounds) = (stop.clone(), rounds.clone());
         tokio::spawn(async move {
             let mut last = vec![0u64; 20];
             let mut round = 0u64;
@@ -235,7 +237,7 @@ async fn a_concurrent_writer_loses_no_update() {
                 round += 1;
                 for (i, last) in last.iter_mut().enumerate() {
                     // Read, change a label, write back in v1beta3 if nobody wrote meanwhile.
-                    let raw = handle.get(key(i).as_bytes()).await.unwrap().unwrap();
+                    let raw = handle.get(key(i * 20).as_bytes()).await.unwrap().unwrap();
                     let mut object =
                         object::decode(&raw.value, raw.mod_revision, &Default::default())
                             .unwrap()
@@ -252,10 +254,15 @@ async fn a_concurrent_writer_loses_no_update() {
                         *last = round;
                     }
                 }
+                rounds.fetch_add(1, Ordering::Relaxed);
             }
             last
         })
     };
+    // The writer is at work before the migration starts.
+    while rounds.load(Ordering::Relaxed) == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let mut options = MigrateOptions::new(to("v1"));
     options.parallel = 1;
     let summary = migrate::migrate(&store, &options, &|| {}).await.unwrap();
@@ -276,7 +283,7 @@ async fn a_concurrent_writer_loses_no_update() {
             .unwrap()
             .object;
         assert_eq!(object["apiVersion"], "flowcontrol.apiserver.k8s.io/v1");
-        if let Some(round) = last.get(i) {
+        if let Some(round) = (i % 20 == 0).then(|| last[i / 20]) {
             // The writer's last successful write survived.
             assert_eq!(
                 object["metadata"]["labels"]["round"],
