@@ -66,6 +66,16 @@ pub fn load(
     cluster: &ClusterArgs,
     server_concurrency_limit: Option<i32>,
 ) -> Result<Configuration, Failure> {
+    load_with_release(paths, cluster, server_concurrency_limit).map(|(config, _)| config)
+}
+
+/// [`load`], with the release modelled: `--kubernetes-version`, else the cluster's own, else
+/// the newest.
+pub fn load_with_release(
+    paths: &[String],
+    cluster: &ClusterArgs,
+    server_concurrency_limit: Option<i32>,
+) -> Result<(Configuration, apfkit_dispatcher::release::Release), Failure> {
     let limit = server_concurrency_limit.unwrap_or(DEFAULT_SERVER_CONCURRENCY_LIMIT);
     if limit <= 0 {
         return Err(Failure::Usage(format!(
@@ -73,12 +83,13 @@ pub fn load(
         )));
     }
     if paths.is_empty() && !cluster.asked() {
-        return cluster
-            .release()
+        let release = cluster.release();
+        return release
             .kubernetes_default(limit)
+            .map(|config| (config, release))
             .map_err(|e| Failure::Invalid(e.to_string()));
     }
-    let ((levels, schemas), _) = read(paths, cluster)?;
+    let ((levels, schemas), release) = read(paths, cluster)?;
     let levels = levels.into_iter().map(|(level, _)| level);
     let schemas = schemas.into_iter().map(|(schema, _)| schema);
     let config =
@@ -91,5 +102,5 @@ pub fn load(
             printable(&join(&skipped.reasons))
         );
     }
-    Ok(config)
+    Ok((config, release))
 }

@@ -166,11 +166,17 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     if let Some(log) = &args.audit_log {
         return replay(&args, log);
     }
-    let workload = match &args.workload {
+    let mut workload = match &args.workload {
         Some(path) => read_workload(path, &limits)?,
         None => Workload::embedded_default(),
     };
-    let config = configuration::load(&args.paths, &args.cluster, Some(args.server_concurrency))?;
+    let (config, release) = configuration::load_with_release(
+        &args.paths,
+        &args.cluster,
+        Some(args.server_concurrency),
+    )?;
+    // Streams that give the objects they read are sized by this release's work estimator.
+    workload.release = release;
     let progress = progress_bar("simulating");
     let record = args.report.is_some() || args.plot.is_some();
     let simulated = if record {

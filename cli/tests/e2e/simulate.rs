@@ -202,6 +202,36 @@ proptest! {
     }
 }
 
+/// `--kubernetes-version` sizes the streams that give the objects they read by that
+/// release's work estimator (issue 41 §3): 10 seats for a LIST of 5,000 objects of 10 kB in
+/// 1.33 (count-based), workload-low's cap of 37 in 1.34 and later (size-based).
+#[test]
+fn the_release_estimates_the_seats_of_a_stream_of_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let workload = dir.path().join("lists.yaml");
+    std::fs::write(
+        &workload,
+        "duration: 2s\nstreams:\n- {name: lists, user: 'system:serviceaccount:ci:bot', groups: [system:serviceaccounts], verb: list, resource: pods, objects: 5000, objectBytes: 10000, service: 100ms, rate: 5}\n",
+    )
+    .unwrap();
+    let workload = workload.to_str().unwrap();
+    let seats = |release: &[&str]| {
+        let mut args = vec!["simulate", "--workload", workload, "-o", "json"];
+        args.extend_from_slice(release);
+        let output = super::apfkit(&args, b"");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["streams"][0]["seats"].as_u64().unwrap()
+    };
+    assert_eq!(seats(&["--kubernetes-version", "1.33"]), 10);
+    assert_eq!(seats(&["--kubernetes-version", "1.34"]), 37);
+    assert_eq!(seats(&[]), 37, "the newest release by default");
+}
+
 /// Debian's Chromium (`.ci/run` installs it); the test fails, naming the package, without it.
 fn chromium() -> String {
     let candidates = ["chromium", "chromium-browser", "google-chrome"];

@@ -66,6 +66,9 @@ pub struct StreamReport {
     pub flow_schema: String,
     /// Their priority level.
     pub priority_level: String,
+    /// The seats each of its requests holds while executing (its `seats`, or the release's
+    /// estimate when it gives `objects`).
+    pub seats: u64,
     /// Its figures.
     #[serde(flatten)]
     pub figures: Figures,
@@ -216,12 +219,13 @@ impl Report {
         }
         out.push_str(&tab_table(&rows));
         out.push_str("\nFlows (streams):\n");
-        let mut rows = vec![header("Stream", &["FlowSchema", "PriorityLevel"])];
+        let mut rows = vec![header("Stream", &["FlowSchema", "PriorityLevel", "Seats"])];
         for stream in &self.streams {
             let mut row = vec![
                 stream.name.clone(),
                 stream.flow_schema.clone(),
                 stream.priority_level.clone(),
+                stream.seats.to_string(),
             ];
             row.extend(figures(&stream.figures));
             rows.push(row);

@@ -40,12 +40,13 @@ struct Sent {
     client: Option<u32>,
 }
 
-/// Where a stream's users are classified to.
+/// Where a stream's users are classified to, and what their requests cost there.
 #[derive(Debug, Clone)]
 struct Flow {
     level: usize,
     hash: u64,
     flow_schema: String,
+    estimate: WorkEstimate,
 }
 
 /// The streams' side of a run: their figures, and closed-loop clients sending again.
@@ -184,11 +185,44 @@ fn classify_streams(
                 level,
                 hash: classification.hash,
                 flow_schema: classification.flow_schema.to_owned(),
+                estimate: stream_estimate(workload, stream, &request, dispatcher.level(level)),
             });
         }
         flows.push(users);
     }
     Ok(flows)
+}
+
+/// What one request of `stream` costs at `level`: its given seats, or, when it gives the
+/// objects it reads, the estimate of the workload's release (kube-apiserver's work estimator,
+/// `crate::estimate`) with the level's seat cap.
+fn stream_estimate(
+    workload: &Workload,
+    stream: &crate::sim::workload::Stream,
+    request: &crate::classify::Request<'_>,
+    level: &crate::dispatch::Level,
+) -> WorkEstimate {
+    use crate::estimate::{Estimator, ObjectCount, Observed};
+    match stream.objects {
+        None => WorkEstimate {
+            initial_seats: stream.seats,
+            final_seats: stream.final_seats,
+            additional_latency: stream.additional_latency,
+        },
+        Some(count) => {
+            let estimator = Estimator {
+                config: workload.release.estimator_config(),
+            };
+            let observed = Observed {
+                objects: ObjectCount::Known {
+                    count,
+                    average_size: stream.object_bytes.unwrap_or(0),
+                },
+                watchers: 0,
+            };
+            estimator.estimate(request, &stream.query, &observed, level.max_seats)
+        }
+    }
 }
 
 impl<'w> Simulation<'w> {
@@ -338,6 +372,7 @@ impl<'w> Simulation<'w> {
                     name: stream.name.clone(),
                     flow_schema: flows[0].flow_schema.clone(),
                     priority_level: level.name.clone(),
+                    seats: flows[0].estimate.initial_seats,
                     figures: tally.finish(),
                 }
             })
@@ -393,11 +428,7 @@ impl Simulation<'_> {
             tag: sent,
             level: flow.level,
             hash: flow.hash,
-            estimate: WorkEstimate {
-                initial_seats: spec.seats,
-                final_seats: spec.final_seats,
-                additional_latency: spec.additional_latency,
-            },
+            estimate: flow.estimate,
             service: spec.service,
         };
         self.engine.arrive(now, arrival, &mut self.streams);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::Request;
+use crate::release::Release;
 
 /// A workload: request streams over a simulated duration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,10 @@ pub struct Workload {
     pub wait_limit: Duration,
     /// The request streams.
     pub streams: Vec<Stream>,
+    /// The Kubernetes release whose work estimator sizes the streams that give `objects`
+    /// (`apfkit simulate --kubernetes-version`); not part of the file.
+    #[serde(skip)]
+    pub release: Release,
 }
 
 fn default_wait_limit() -> Duration {
@@ -81,6 +86,18 @@ pub struct Stream {
     /// Closed loop: pause between an answer and the next request.
     #[serde(default, with = "humantime_serde")]
     pub think: Duration,
+    /// The stored objects a `list` (or a `watch` that is sent them first) reads: when set, the
+    /// stream's seats are kube-apiserver's work estimate of it, by the workload's release and
+    /// with its level's seat cap, instead of `seats`.
+    #[serde(default)]
+    pub objects: Option<i64>,
+    /// The objects' average size in bytes, which releases that estimate by size read (1.34
+    /// and later); unknown when absent.
+    #[serde(default)]
+    pub object_bytes: Option<i64>,
+    /// The request's URL query (`limit=500`, `resourceVersion=0`), which the estimator reads.
+    #[serde(default)]
+    pub query: String,
 }
 
 fn one() -> u32 {
@@ -222,6 +239,18 @@ impl Workload {
             }
             if stream.seats == 0 {
                 return error(".seats", "seats must be at least 1");
+            }
+            if stream.objects.is_some() && stream.seats != 1 {
+                return error(
+                    ".objects",
+                    "objects has the seats estimated: set objects or seats, not both",
+                );
+            }
+            if stream.objects.is_some_and(|n| n < 0) {
+                return error(".objects", "objects must not be negative");
+            }
+            if stream.object_bytes.is_some_and(|n| n < 0) {
+                return error(".objectBytes", "objectBytes must not be negative");
             }
             for (field, seats) in [
                 (".seats", stream.seats),

@@ -279,6 +279,9 @@ fn stream() -> impl Strategy<Value = Stream> {
                 rate,
                 clients,
                 think: Duration::from_millis(20),
+                objects: None,
+                object_bytes: None,
+                query: String::new(),
             },
         )
 }
@@ -292,7 +295,12 @@ proptest! {
         server_cl in 4i32..200,
         seed in any::<u64>(),
     ) {
-        let workload = Workload { duration: Duration::from_secs(5), wait_limit: Duration::from_secs(2), streams };
+        let workload = Workload {
+            duration: Duration::from_secs(5),
+            wait_limit: Duration::from_secs(2),
+            streams,
+            release: Default::default(),
+        };
         let run = || simulate(Configuration::kubernetes_default(server_cl).unwrap(), &workload, seed, |_| {}).unwrap();
         let report = run();
         prop_assert_eq!(&report, &run());

@@ -397,3 +397,47 @@ fn a_zero_share_reject_level_runs_one_request_at_a_time() {
     assert_eq!(stream.figures.executed, 0, "{stream:?}");
     assert!(stream.figures.rejected.time_out > 0, "{stream:?}");
 }
+
+/// A stream that gives the objects it reads takes the seats the release's work estimator
+/// gives it (issue 41 §3; `Release::estimator_config`, read from k8s.io/apiserver at each tag):
+/// a service account LISTing 5,000 objects of 10 kB is 10 seats in 1.33 (count-based, at most
+/// 10) and workload-low's cap of 37 from 1.34 (size-based: 500 seats wanted, at most 100, then
+/// the level's cap, `max(1, min(ceil(245 × 0.15), 245 / 6))`); a legacy watch
+/// (`resourceVersion=0`) costs one seat until 1.35, which costs its initial events (10 seats
+/// here, as `estimate.rs`'s `a_legacy_watch_costs_initial_events_from_1_35_on`).
+#[test]
+fn a_stream_of_objects_takes_the_seats_its_release_estimates() {
+    use apfkit_dispatcher::release::Release;
+    let workload = |release: &str| {
+        let mut workload: Workload = serde_saphyr::from_str(
+            "duration: 2s\nstreams:\n\
+             - {name: lists, user: 'system:serviceaccount:ci:bot', groups: [system:serviceaccounts, system:authenticated], verb: list, resource: pods, objects: 5000, objectBytes: 10000, service: 100ms, rate: 5}\n\
+             - {name: watches, user: 'system:serviceaccount:ci:bot', groups: [system:serviceaccounts, system:authenticated], verb: watch, resource: pods, objects: 5000, objectBytes: 10000, query: 'resourceVersion=0', service: 10ms, rate: 5}\n\
+             - {name: plain, user: 'system:serviceaccount:ci:bot', groups: [system:serviceaccounts, system:authenticated], verb: list, resource: pods, seats: 3, service: 10ms, rate: 5}\n",
+        )
+        .unwrap();
+        workload.release = Release::parse(release).unwrap();
+        workload
+    };
+    let seats = |release: &str| {
+        let report = simulate(
+            Configuration::kubernetes_default(600).unwrap(),
+            &workload(release),
+            1,
+            |_| {},
+        )
+        .unwrap();
+        report.streams.iter().map(|s| s.seats).collect::<Vec<_>>()
+    };
+    assert_eq!(seats("1.33"), [10, 1, 3]);
+    assert_eq!(seats("1.34"), [37, 1, 3]);
+    assert_eq!(seats("1.35"), [37, 10, 3]);
+    assert_eq!(seats("1.36"), seats("1.35"));
+    // Both seats and objects: refused, naming the field.
+    let mut both = workload("1.36");
+    both.streams[0].seats = 2;
+    assert_eq!(
+        both.check().unwrap_err().to_string(),
+        "streams[0].objects: objects has the seats estimated: set objects or seats, not both"
+    );
+}
