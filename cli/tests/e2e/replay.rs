@@ -433,3 +433,58 @@ fn the_guides_replay_commands_work_as_written() {
     // The JSON report against the live cluster's configuration.
     assert!(stdout.contains(r#"["ci-runner",20]"#), "{stdout}");
 }
+
+/// Replaying a log that takes over a second shows a progress bar on a terminal (a
+/// pseudo-terminal from util-linux's `script`), by the share of the file read, and none when
+/// standard error is a pipe.
+#[test]
+fn a_long_replay_shows_a_progress_bar_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("long.log");
+    let mut text = String::new();
+    for i in 0..160_000u64 {
+        let (seconds, micros) = (i / 1_000, i % 1_000 * 1_000);
+        let event = event(
+            &format!("r{i}"),
+            "ResponseComplete",
+            &format!("user-{}", i % 100),
+            "get",
+            0,
+            0,
+        );
+        let line = event.to_string().replace(
+            "2026-11-28T10:00:00.000000Z",
+            &format!(
+                "2026-11-28T10:{:02}:{:02}.{micros:06}Z",
+                seconds / 60,
+                seconds % 60
+            ),
+        );
+        text.push_str(&line);
+        text.push('\n');
+    }
+    std::fs::write(&log, text).unwrap();
+    let run = format!(
+        "{} simulate --audit-log {} > /dev/null",
+        env!("CARGO_BIN_EXE_apfkit"),
+        log.display()
+    );
+    let mut on_terminal = std::process::Command::new("script");
+    on_terminal.args(["-qec", &run, "/dev/null"]);
+    let output = super::run_within(on_terminal, b"", Duration::from_secs(120), |_| {});
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        shown.contains("replaying") && shown.contains('█') && shown.contains("% ("),
+        "{shown}"
+    );
+    let mut piped = std::process::Command::new("bash");
+    piped.args(["-c", &run]);
+    let output = super::run_within(piped, b"", Duration::from_secs(120), |_| {});
+    assert!(output.status.success());
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("replaying"));
+}
