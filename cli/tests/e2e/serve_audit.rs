@@ -173,3 +173,103 @@ fn bad_audit_flags_stop_the_server_naming_what_is_wrong() {
         }
     }
 }
+
+/// Rotation under a full disk (issue 39 §4): the log on a 1.5 MiB tmpfs of its own (mounted in
+/// a user and mount namespace of util-linux's `unshare`, so that no privilege is needed),
+/// rotated at 1 MB with one backup. The first file fills and is rotated, the second meets the
+/// full disk: its events are lost and counted, every request is still answered, and the server
+/// goes on serving.
+#[test]
+fn a_full_disk_after_a_rotation_loses_events_counted_and_never_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let (logs, data) = (dir.path().join("logs"), dir.path().join("data"));
+    std::fs::create_dir(&logs).unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=1536k tmpfs {logs} && exec {apfkit} serve --listen 127.0.0.1:0 \
+         --data-dir {data} --audit-policy-file {policy} --audit-log-path {logs}/audit.log \
+         --audit-log-maxsize 1 --audit-log-maxbackup 1",
+        logs = logs.display(),
+        apfkit = env!("CARGO_BIN_EXE_apfkit"),
+        data = data.display(),
+        policy = policy.display(),
+    );
+    let mut command = Command::new("unshare");
+    command.args(["--user", "--map-root-user", "--mount", "sh", "-c", &script]);
+    let (mut child, url) = apfkit_test_support::process::start_server(command);
+    // The server's view of the log's directory (its own mount namespace).
+    let seen_logs =
+        std::path::PathBuf::from(format!("/proc/{}/root{}", child.id(), logs.display()));
+    let credentials = |args: &mut Command| {
+        args.args(["--silent", "--show-error", "--cacert"])
+            .arg(data.join("ca.crt"))
+            .arg("--cert")
+            .arg(data.join("admin.crt"))
+            .arg("--key")
+            .arg(data.join("admin.key"));
+    };
+    // 150 LISTs of every FlowSchema on one connection, each logged with its response (about
+    // 15 kB an event): more than the disk holds.
+    let mut lists = Command::new("curl");
+    credentials(&mut lists);
+    lists.args(["--write-out", "%{http_code}\n"]);
+    for _ in 0..150 {
+        lists.args(["--output", "/dev/null"]).arg(format!(
+            "{url}/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+        ));
+    }
+    let answered = super::run_within(lists, b"", Duration::from_secs(120), |_| {});
+    let codes = String::from_utf8_lossy(&answered.stdout).into_owned();
+    assert_eq!(
+        codes.lines().filter(|c| *c == "200").count(),
+        150,
+        "{codes}"
+    );
+    // Rotated once, then full: the log and its one backup, nothing else.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let metrics = loop {
+        let mut metrics = Command::new("curl");
+        credentials(&mut metrics);
+        metrics.arg(format!("{url}/metrics"));
+        let text = String::from_utf8(
+            super::run_within(metrics, b"", Duration::from_secs(60), |_| {}).stdout,
+        )
+        .unwrap();
+        let failed = text
+            .lines()
+            .find_map(|l| l.strip_prefix("apiserver_audit_error_total{plugin=\"log\"} "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        if failed > 0.0 || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut files: Vec<String> = std::fs::read_dir(&seen_logs)
+        .unwrap_or_else(|e| panic!("{}: {e}", seen_logs.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files[0].starts_with("audit-") && files[0].ends_with(".log") && files[1] == "audit.log",
+        "{files:?}"
+    );
+    let failed: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("apiserver_audit_error_total{plugin=\"log\"} "))
+        .unwrap_or_else(|| panic!("the log's errors in\n{metrics}"))
+        .parse()
+        .unwrap();
+    assert!(failed > 0.0, "events lost to the full disk are counted");
+    // Still serving.
+    let mut ready = Command::new("curl");
+    credentials(&mut ready);
+    ready.args(["--write-out", "%{http_code}", "--output", "/dev/null"]);
+    ready.arg(format!("{url}/readyz"));
+    let ready = super::run_within(ready, b"", Duration::from_secs(60), |_| {});
+    assert_eq!(String::from_utf8_lossy(&ready.stdout), "200");
+    let _ = child.kill();
+    let _ = child.wait();
+}
