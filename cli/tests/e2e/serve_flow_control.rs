@@ -926,6 +926,83 @@ fn apfkit_ok(args: &[&str]) -> String {
     String::from_utf8(super::success(args, b"")).unwrap()
 }
 
+/// Issue 41, §1: a live cluster's configuration compared with its release's bootstrap
+/// objects (`apfkit bootstrap --diff --kubeconfig`): a suggested level an operator changed
+/// (and kept from the configuration producer with `apf.kubernetes.io/autoupdate-spec:
+/// "false"`), with the field that changed, and a FlowSchema of its own.
+#[test]
+fn a_live_clusters_configuration_is_compared_with_its_bootstrap_objects() {
+    let server = Server::start(&[]);
+    server.kubectl_ok(
+        &[
+            "annotate",
+            "prioritylevelconfiguration",
+            "global-default",
+            "apf.kubernetes.io/autoupdate-spec=false",
+            "--overwrite",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "patch",
+            "prioritylevelconfiguration",
+            "global-default",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"limited":{"nominalConcurrencyShares":40}}}"#,
+        ],
+        b"",
+    );
+    server.kubectl_ok(&["apply", "-f", "-"], TINY.as_bytes());
+    let kubeconfig = server.kubeconfig().to_str().unwrap();
+    let text = apfkit_ok(&["bootstrap", "--diff", "--kubeconfig", kubeconfig]);
+    // The cluster's release is apfkit serve's (1.35), read from its /version.
+    assert!(
+        text.starts_with("Compared with Kubernetes 1.35's bootstrap configuration:"),
+        "{text}"
+    );
+    for expected in [
+        "PriorityLevelConfiguration global-default: changed\n  spec.limited.nominalConcurrencyShares: 20 -> 40\n",
+        "PriorityLevelConfiguration tiny: added\n",
+        "FlowSchema plain-users: added\n",
+    ] {
+        assert!(text.contains(expected), "{expected} in\n{text}");
+    }
+    assert!(!text.contains("missing"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&apfkit_ok(&[
+        "bootstrap",
+        "--diff",
+        "--kubeconfig",
+        kubeconfig,
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    let exempt = json["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "exempt" && o["kind"] == "FlowSchema")
+        .unwrap();
+    assert_eq!(exempt["state"], "unchanged");
+    assert_eq!(exempt["mandatory"], true);
+    // -f and a cluster do not go together.
+    let both = super::apfkit(
+        &[
+            "bootstrap",
+            "--diff",
+            "-f",
+            "x.yaml",
+            "--kubeconfig",
+            kubeconfig,
+        ],
+        b"",
+    );
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
 /// Issue 41, §1: explain, limits, lint and simulate read a live cluster's configuration
 /// (`--kubeconfig`, `--context`) in the newest version it serves, and `explain --uid` names
 /// the objects behind the uids of a response's headers.

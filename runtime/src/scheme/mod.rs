@@ -14,7 +14,7 @@
 //! [`Scheme::convert_object`].
 
 mod codec;
-mod diff;
+pub mod diff;
 mod document;
 mod encoding;
 mod encodings;
