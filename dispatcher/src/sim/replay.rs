@@ -54,6 +54,11 @@ pub const MAX_USERS: usize = 100_000;
 /// The row of the users past [`MAX_USERS`].
 pub const OTHER_USERS: &str = "(other users)";
 
+/// The longest span a replay simulates: a request received later than this after the log's
+/// first one, or taking longer than this, is not replayed (as a workload's times are held to
+/// 24 h): time on the simulated clock costs a borrowing adjustment every 10 s.
+pub const MAX_SPAN: Duration = Duration::from_secs(24 * 3600);
+
 /// The most distinct FlowSchemas one user's row names.
 const SCHEMAS_PER_USER: usize = 4;
 
@@ -374,9 +379,22 @@ impl Replay {
     ///
     /// # Errors
     ///
-    /// When a configuration cannot classify the request (it has no catch-all FlowSchema, or
-    /// names a missing priority level); nothing is replayed for it.
+    /// When its times leave [`MAX_SPAN`], or a configuration cannot classify it (no catch-all
+    /// FlowSchema, or a missing priority level); nothing is replayed for it.
     pub fn push(&mut self, request: &TracedRequest) -> Result<(), ReplayError> {
+        if request.logged.saturating_sub(request.received) > MAX_SPAN {
+            return Err(ReplayError(
+                "it took more than 24 h (its stageTimestamp is that far after its arrival)"
+                    .to_owned(),
+            ));
+        }
+        if let Some(origin) = self.origin
+            && request.received.saturating_sub(origin) > MAX_SPAN
+        {
+            return Err(ReplayError(
+                "it was received more than 24 h after the log's first request".to_owned(),
+            ));
+        }
         let placed = [self.sides[0].place(request)?, self.sides[1].place(request)?];
         let origin = *self.origin.get_or_insert(request.received);
         let user = self.user(&request.user);

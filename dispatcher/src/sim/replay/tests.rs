@@ -284,3 +284,33 @@ fn utilization_is_seat_seconds_used_over_seat_seconds_offered() {
         .unwrap();
     assert_eq!(exempt.utilization, None, "an exempt level offers no seats");
 }
+
+/// A log's times are held to a day, so that a hostile timestamp (a year 9999) cannot make the
+/// simulated clock run for millennia of borrowing adjustments (found by fuzzing).
+#[test]
+fn times_beyond_a_day_are_refused_and_the_replay_ends_at_once() {
+    let mut replay = Replay::new(
+        default_config(600),
+        default_config(600),
+        ReplayOptions::default(),
+    );
+    replay
+        .push(&request("a", AUTHENTICATED, "get", ms(0), ms(1)))
+        .unwrap();
+    let far = request("a", AUTHENTICATED, "get", MAX_SPAN + ms(1), ms(1));
+    assert_eq!(
+        replay.push(&far).unwrap_err().to_string(),
+        "it was received more than 24 h after the log's first request"
+    );
+    let mut slow = request("a", AUTHENTICATED, "get", ms(10), ms(1));
+    slow.logged = Duration::from_secs(253_402_300_799); // 9999-12-31T23:59:59Z
+    assert_eq!(
+        replay.push(&slow).unwrap_err().to_string(),
+        "it took more than 24 h (its stageTimestamp is that far after its arrival)"
+    );
+    let started = std::time::Instant::now();
+    let report = replay.finish();
+    assert_eq!(report.requests, 1);
+    assert!(report.seconds < 1.0, "{}", report.seconds);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
