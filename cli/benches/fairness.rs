@@ -13,8 +13,6 @@
 //! The figure of merit is the mouse's p99 under load over its p99 when idle (the issue's
 //! target: within 2× with APF; past it without).
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -22,44 +20,7 @@ use std::time::{Duration, Instant};
 #[path = "../tests/load/mod.rs"]
 mod load;
 
-use load::{API_SERVICES, Seen, TOKENS};
-
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The server on `data`, with the load's tokens and `extra` arguments.
-struct Serving {
-    child: Child,
-    kubeconfig: PathBuf,
-}
-
-impl Serving {
-    fn start(data: &Path, tokens: &Path, extra: &[&str]) -> Serving {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
-        command
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .arg("--token-auth-file")
-            .arg(tokens)
-            .args(extra);
-        let (child, _url) = apfkit_test_support::process::start_server(command);
-        Serving {
-            child,
-            kubeconfig: data.join("kubeconfig"),
-        }
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use load::{API_SERVICES, Seen, Serving, TOKENS, setting};
 
 /// One side's figures.
 struct Side {
@@ -117,7 +78,7 @@ fn main() {
     std::fs::write(&tokens, TOKENS).unwrap();
     let store = data.path().join("server");
     runtime.block_on(async {
-        let serving = Serving::start(&store, &tokens, &[]);
+        let serving = Serving::start(&store, &tokens, &[] as &[&str]);
         let admin = load::client(&serving.kubeconfig, None).await;
         load::grant_readers(&admin, &serving.kubeconfig).await;
         load::create_api_services(&admin, objects).await;

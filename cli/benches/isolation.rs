@@ -22,8 +22,6 @@
 //! `cargo bench -p apfkit --bench isolation` (`APFKIT_ISOLATION_SECONDS`, 10 by default, per
 //! measurement).
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -31,86 +29,10 @@ use std::time::{Duration, Instant};
 #[path = "../tests/load/mod.rs"]
 mod load;
 
-use load::{API_SERVICES, Seen, TOKENS};
-
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The server on `data`, with the load's tokens and `extra` arguments.
-struct Serving {
-    child: Child,
-    kubeconfig: PathBuf,
-}
-
-impl Serving {
-    fn start(data: &Path, tokens: &Path, extra: &[String]) -> Serving {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
-        command
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .arg("--token-auth-file")
-            .arg(tokens)
-            .args(extra);
-        let (child, _url) = apfkit_test_support::process::start_server(command);
-        Serving {
-            child,
-            kubeconfig: data.join("kubeconfig"),
-        }
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use load::{API_SERVICES, Seen, Serving, TOKENS, setting};
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
-}
-
-/// The mouse as client-go: a GET of `path` every `1 / rate` seconds for `duration`, each
-/// sent again after the Retry-After second while answered 429 (at most 30 times); its
-/// latency is until the answer that is not a 429. Answers what it saw and the retries.
-async fn mouse(client: &kube::Client, path: &str, rate: f64, duration: Duration) -> (Seen, u64) {
-    let period = Duration::from_secs_f64(1.0 / rate);
-    let started = Instant::now();
-    let mut sends = Vec::new();
-    let mut next = started;
-    while next < started + duration {
-        tokio::time::sleep_until(next.into()).await;
-        let (client, path) = (client.clone(), path.to_owned());
-        sends.push(tokio::spawn(async move {
-            let first = Instant::now();
-            let mut retries = 0;
-            loop {
-                let (status, _) = load::send(&client, "GET", &path, Vec::new()).await;
-                if status != 429 || retries == 30 {
-                    return (status, first.elapsed(), retries);
-                }
-                retries += 1;
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }));
-        next += period;
-    }
-    let mut seen = Seen::default();
-    let mut retries = 0;
-    for sent in sends {
-        let (status, latency, tried) = sent.await.unwrap();
-        retries += tried;
-        match status {
-            200 => seen.latencies.push(latency),
-            429 => seen.rejected += 1,
-            _ => seen.failed += 1,
-        }
-    }
-    (seen, retries)
 }
 
 /// `/metrics`, read as the administrator.
@@ -231,8 +153,8 @@ async fn isolation(serving: &Serving, seconds: u64) -> Isolation {
     };
     tokio::time::sleep(Duration::from_secs(2)).await;
     let started = Instant::now();
-    let (cold, _) = mouse(&mouse_client, &one, 10.0, WARM).await;
-    let (mouse, retries) = mouse(&mouse_client, &one, 10.0, period).await;
+    let (cold, _) = load::mouse_retrying(&mouse_client, &one, 10.0, WARM, 30).await;
+    let (mouse, retries) = load::mouse_retrying(&mouse_client, &one, 10.0, period, 30).await;
     let elapsed = started.elapsed();
     let text = metrics(&admin).await;
     stop.store(true, Ordering::Relaxed);
@@ -282,7 +204,7 @@ fn main() {
     std::fs::write(&tokens, TOKENS).unwrap();
     let store = data.path().join("server");
     runtime.block_on(async {
-        let serving = Serving::start(&store, &tokens, &[]);
+        let serving = Serving::start(&store, &tokens, &[] as &[&str]);
         let admin = load::client(&serving.kubeconfig, None).await;
         load::grant_readers(&admin, &serving.kubeconfig).await;
         load::create_api_services(&admin, objects).await;
@@ -339,7 +261,7 @@ fn main() {
     }
     // Fairness within a level, with APF's defaults.
     runtime.block_on(async {
-        let serving = Serving::start(&store, &tokens, &[]);
+        let serving = Serving::start(&store, &tokens, &[] as &[&str]);
         let admin = load::client(&serving.kubeconfig, None).await;
         let (status, _) = load::send(
             &admin,
@@ -370,9 +292,9 @@ fn main() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mouse_client = load::client(&serving.kubeconfig, Some("mouse-token")).await;
         let one = format!("{API_SERVICES}/v1.g7.load.example");
-        let _ = mouse(&mouse_client, &one, 10.0, WARM).await;
+        let _ = load::mouse_retrying(&mouse_client, &one, 10.0, WARM, 30).await;
         let warm = metrics(&admin).await;
-        let (seen, _) = mouse(&mouse_client, &one, 10.0, Duration::from_secs(seconds)).await;
+        let (seen, _) = load::mouse_retrying(&mouse_client, &one, 10.0, Duration::from_secs(seconds), 30).await;
         let after = metrics(&admin).await;
         stop.store(true, Ordering::Relaxed);
         let elephant_seen = trampling.await.unwrap();

@@ -469,22 +469,5 @@ fn a_long_replay_shows_a_progress_bar_on_a_terminal_only() {
         env!("CARGO_BIN_EXE_apfkit"),
         log.display()
     );
-    let mut on_terminal = std::process::Command::new("script");
-    on_terminal.args(["-qec", &run, "/dev/null"]);
-    let output = super::run_within(on_terminal, b"", Duration::from_secs(120), |_| {});
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let shown = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        shown.contains("replaying") && shown.contains('█') && shown.contains("% ("),
-        "{shown}"
-    );
-    let mut piped = std::process::Command::new("bash");
-    piped.args(["-c", &run]);
-    let output = super::run_within(piped, b"", Duration::from_secs(120), |_| {});
-    assert!(output.status.success());
-    assert!(!String::from_utf8_lossy(&output.stderr).contains("replaying"));
+    super::simulate::progress_shows_on_a_terminal_only(&run, "replaying");
 }

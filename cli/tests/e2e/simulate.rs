@@ -395,8 +395,14 @@ fn a_long_simulation_shows_a_progress_bar_on_a_terminal_only() {
         env!("CARGO_BIN_EXE_apfkit"),
         workload.display()
     );
+    progress_shows_on_a_terminal_only(&run, "simulating");
+}
+
+/// Runs the shell command `run` on a pseudo-terminal (util-linux's `script`), where a bar
+/// labelled `label` must show, then with standard error a pipe, where it must not.
+pub(super) fn progress_shows_on_a_terminal_only(run: &str, label: &str) {
     let mut on_terminal = std::process::Command::new("script");
-    on_terminal.args(["-qec", &run, "/dev/null"]);
+    on_terminal.args(["-qec", run, "/dev/null"]);
     let output = super::run_within(on_terminal, b"", Duration::from_secs(120), |_| {});
     assert!(
         output.status.success(),
@@ -407,12 +413,12 @@ fn a_long_simulation_shows_a_progress_bar_on_a_terminal_only() {
     // The bar redraws at most a few times a second, so which percentages show depends on the
     // machine's speed: assert a drawn bar with a percentage, not a particular one.
     assert!(
-        shown.contains("simulating") && shown.contains('█') && shown.contains("% ("),
+        shown.contains(label) && shown.contains('█') && shown.contains("% ("),
         "{shown}"
     );
     let mut piped = std::process::Command::new("bash");
-    piped.args(["-c", &run]);
+    piped.args(["-c", run]);
     let output = super::run_within(piped, b"", Duration::from_secs(120), |_| {});
     assert!(output.status.success());
-    assert!(!String::from_utf8_lossy(&output.stderr).contains("simulating"));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains(label));
 }

@@ -173,6 +173,19 @@ impl Seen {
 /// The mouse: GETs of `path`, one every `1 / rate` seconds (sent on time whatever the
 /// previous answer's delay, as an open-loop client), for `duration`.
 pub async fn mouse(client: &kube::Client, path: &str, rate: f64, duration: Duration) -> Seen {
+    mouse_retrying(client, path, rate, duration, 0).await.0
+}
+
+/// [`mouse`] as client-go: a GET answered 429 is sent again after the Retry-After second, at
+/// most `retries` times, and its latency runs until the answer that is not a 429. Answers
+/// what it saw and how many times it sent again.
+pub async fn mouse_retrying(
+    client: &kube::Client,
+    path: &str,
+    rate: f64,
+    duration: Duration,
+    retries: u64,
+) -> (Seen, u64) {
     let period = Duration::from_secs_f64(1.0 / rate);
     let started = Instant::now();
     let mut sends = Vec::new();
@@ -181,16 +194,73 @@ pub async fn mouse(client: &kube::Client, path: &str, rate: f64, duration: Durat
         tokio::time::sleep_until(next.into()).await;
         let (client, path) = (client.clone(), path.to_owned());
         sends.push(tokio::spawn(async move {
-            send(&client, "GET", &path, Vec::new()).await
+            let first = Instant::now();
+            let mut tried = 0;
+            loop {
+                let (status, _) = send(&client, "GET", &path, Vec::new()).await;
+                if status != 429 || tried == retries {
+                    return (status, first.elapsed(), tried);
+                }
+                tried += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
         }));
         next += period;
     }
     let mut seen = Seen::default();
+    let mut sent_again = 0;
     for sent in sends {
-        let (status, latency) = sent.await.unwrap();
+        let (status, latency, tried) = sent.await.unwrap();
+        sent_again += tried;
         seen.note(status, latency);
     }
-    seen
+    (seen, sent_again)
+}
+
+/// A benchmark's setting: the environment variable `name` as a number, else `default`.
+pub fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `apfkit serve` (this build's binary) on a data directory, with the load's tokens; stopped
+/// when dropped.
+pub struct Serving {
+    child: std::process::Child,
+    /// The kubeconfig it wrote.
+    pub kubeconfig: std::path::PathBuf,
+}
+
+impl Serving {
+    /// Starts the server on `data` with the token file `tokens` and `extra` arguments, and
+    /// waits until it listens.
+    pub fn start(
+        data: &std::path::Path,
+        tokens: &std::path::Path,
+        extra: &[impl AsRef<std::ffi::OsStr>],
+    ) -> Serving {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_apfkit"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data)
+            .arg("--token-auth-file")
+            .arg(tokens)
+            .args(extra);
+        let (child, _url) = apfkit_test_support::process::start_server(command);
+        Serving {
+            child,
+            kubeconfig: data.join("kubeconfig"),
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Clients of one user, `count` of them: each keeps its own connection (an HTTP/2

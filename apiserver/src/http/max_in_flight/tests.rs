@@ -151,8 +151,13 @@ async fn test_max_in_flight_non_mutating() {
     assert_eq!(send(&router, "GET", "/dontwait", &[]).await, StatusCode::OK);
 }
 
-#[tokio::test]
-async fn test_max_in_flight_mutating() {
+/// A server of one read-only and `ALLOWED` mutating places, those all taken by POSTs that
+/// hang until `release` (the setup of upstream's mutating and masters tests).
+async fn saturated_with_posts() -> (
+    Router,
+    watch::Sender<bool>,
+    Vec<tokio::task::JoinHandle<StatusCode>>,
+) {
     const ALLOWED: usize = 3;
     let (router, harness, release) = server(1, ALLOWED);
     let hanging: Vec<_> = (0..ALLOWED)
@@ -160,6 +165,12 @@ async fn test_max_in_flight_mutating() {
         .collect();
     let _ = harness.calls.acquire_many(ALLOWED as u32).await.unwrap();
     harness.counting.store(false, Ordering::SeqCst);
+    (router, release, hanging)
+}
+
+#[tokio::test]
+async fn test_max_in_flight_mutating() {
+    let (router, release, hanging) = saturated_with_posts().await;
     for _ in 0..2 {
         assert_eq!(
             send(&router, "POST", "/foo/bar/", &[]).await,
@@ -176,13 +187,7 @@ async fn test_max_in_flight_mutating() {
 
 #[tokio::test]
 async fn test_max_in_flight_skips_masters() {
-    const ALLOWED: usize = 3;
-    let (router, harness, release) = server(1, ALLOWED);
-    let hanging: Vec<_> = (0..ALLOWED)
-        .map(|_| hang(&router, "POST", "/foo/bar"))
-        .collect();
-    let _ = harness.calls.acquire_many(ALLOWED as u32).await.unwrap();
-    harness.counting.store(false, Ordering::SeqCst);
+    let (router, release, hanging) = saturated_with_posts().await;
     for _ in 0..2 {
         assert_eq!(
             send(&router, "POST", "/dontwait", &["system:masters"]).await,
