@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 #[path = "../tests/load/mod.rs"]
 mod load;
 
-use load::{API_SERVICES, Seen, Serving, TOKENS, setting};
+use load::{API_SERVICES, Seen, Serving, setting};
 
 /// One side's figures.
 struct Side {
@@ -68,21 +68,7 @@ fn main() {
     let objects = setting("APFKIT_FAIRNESS_OBJECTS", 5000) as usize;
     let elephants = setting("APFKIT_FAIRNESS_ELEPHANTS", 16) as usize;
     let seconds = setting("APFKIT_FAIRNESS_SECONDS", 10);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let tokens = data.path().join("tokens.csv");
-    std::fs::write(&tokens, TOKENS).unwrap();
-    let store = data.path().join("server");
-    runtime.block_on(async {
-        let serving = Serving::start(&store, &tokens, &[] as &[&str]);
-        let admin = load::client(&serving.kubeconfig, None).await;
-        load::grant_readers(&admin, &serving.kubeconfig).await;
-        load::create_api_services(&admin, objects).await;
-    });
+    let (runtime, _folder, tokens, store) = load::ground(objects);
     println!(
         "fairness: {objects} objects, elephant {elephants} connections LISTing them, mouse 10 GET/s, {seconds} s each; server arguments: {:?}",
         std::env::var("APFKIT_FAIRNESS_SERVER_ARGS").unwrap_or_default()

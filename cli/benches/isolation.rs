@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 #[path = "../tests/load/mod.rs"]
 mod load;
 
-use load::{API_SERVICES, Seen, Serving, TOKENS, setting};
+use load::{API_SERVICES, Seen, Serving, setting};
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
@@ -194,21 +194,7 @@ const MICE: &str = r#"{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"Fl
 fn main() {
     let objects = setting("APFKIT_ISOLATION_OBJECTS", 5000) as usize;
     let seconds = setting("APFKIT_ISOLATION_SECONDS", 10);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let tokens = data.path().join("tokens.csv");
-    std::fs::write(&tokens, TOKENS).unwrap();
-    let store = data.path().join("server");
-    runtime.block_on(async {
-        let serving = Serving::start(&store, &tokens, &[] as &[&str]);
-        let admin = load::client(&serving.kubeconfig, None).await;
-        load::grant_readers(&admin, &serving.kubeconfig).await;
-        load::create_api_services(&admin, objects).await;
-    });
+    let (runtime, _folder, tokens, store) = load::ground(objects);
     println!(
         "isolation: {objects} objects; elephant (service account, workload-low) 16 connections LISTing them; mouse (plain user, global-default) 10 GET/s retried after 429s as client-go; {seconds} s each"
     );

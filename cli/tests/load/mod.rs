@@ -311,3 +311,33 @@ pub async fn closed_loop(
     }
     all
 }
+
+/// A benchmark's ground: a two-thread runtime, a folder holding the load's token file and a
+/// server's data directory in which `objects` APIServices are stored, readable by the load's
+/// users. Answers the runtime, the folder (removed when dropped), the token file and the data
+/// directory.
+pub fn ground(
+    objects: usize,
+) -> (
+    tokio::runtime::Runtime,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let tokens = folder.path().join("tokens.csv");
+    std::fs::write(&tokens, TOKENS).unwrap();
+    let store = folder.path().join("server");
+    runtime.block_on(async {
+        let serving = Serving::start(&store, &tokens, &[] as &[&str]);
+        let admin = client(&serving.kubeconfig, None).await;
+        grant_readers(&admin, &serving.kubeconfig).await;
+        create_api_services(&admin, objects).await;
+    });
+    (runtime, folder, tokens, store)
+}
