@@ -187,18 +187,18 @@ fn crushed(queues: usize, hand: usize, elephants: usize) -> f64 {
 fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
     for level in config.priority_levels().iter().filter(|l| !l.imagined) {
         let name = level.name();
+        lending(
+            level.object.spec.limited.as_ref(),
+            &level.limits,
+            name,
+            finding,
+            out,
+        );
+        nominal(level, finding, out);
         let LevelBehavior::Queue {
             queues, hand_size, ..
         } = level.behavior
         else {
-            lending(
-                level.object.spec.limited.as_ref(),
-                &level.limits,
-                name,
-                finding,
-                out,
-            );
-            nominal(level, finding, out);
             continue;
         };
         let (queues, hand) = (queues.max(1) as usize, hand_size.max(1) as usize);
@@ -231,14 +231,6 @@ fn levels(config: &Configuration, finding: &Make<'_>, out: &mut Vec<Finding>) {
                 ),
             ));
         }
-        lending(
-            level.object.spec.limited.as_ref(),
-            &level.limits,
-            name,
-            finding,
-            out,
-        );
-        nominal(level, finding, out);
     }
 }
 

@@ -200,32 +200,28 @@ async fn test_max_in_flight_skips_masters() {
     }
 }
 
+/// The response to a GET of `/dontwait`, its body not read yet.
+async fn respond(router: &Router) -> axum::response::Response {
+    router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/dontwait")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap()
+}
+
 /// The 429 is kube-apiserver's `tooManyRequests`, and a place is held until the response's
 /// body ends, not only until its head is ready.
 #[tokio::test]
 async fn a_refusal_is_kube_apiservers_and_a_place_is_held_until_the_body_ends() {
     let (router, _, _release) = server(1, 1);
-    let held = router
-        .clone()
-        .oneshot(
-            Request::builder()
-                .uri("/dontwait")
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let held = respond(&router).await;
     assert_eq!(held.status(), StatusCode::OK);
-    let refused = router
-        .clone()
-        .oneshot(
-            Request::builder()
-                .uri("/dontwait")
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let refused = respond(&router).await;
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
     let headers = refused.headers();
     assert_eq!(headers["retry-after"], "1");
@@ -241,18 +237,7 @@ async fn a_refusal_is_kube_apiservers_and_a_place_is_held_until_the_body_ends() 
     let (unlimited, _, _release) = server(0, 0);
     let mut answers = Vec::new();
     for _ in 0..5 {
-        answers.push(
-            unlimited
-                .clone()
-                .oneshot(
-                    Request::builder()
-                        .uri("/dontwait")
-                        .body(Body::empty())
-                        .unwrap(),
-                )
-                .await
-                .unwrap(),
-        );
+        answers.push(respond(&unlimited).await);
     }
     assert!(answers.iter().all(|a| a.status() == StatusCode::OK));
 }
