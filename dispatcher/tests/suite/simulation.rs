@@ -440,4 +440,28 @@ fn a_stream_of_objects_takes_the_seats_its_release_estimates() {
         both.check().unwrap_err().to_string(),
         "streams[0].objects: objects has the seats estimated: set objects or seats, not both"
     );
+    let mut negative = workload("1.36");
+    negative.streams[0].objects = Some(-1);
+    assert_eq!(
+        negative.check().unwrap_err().to_string(),
+        "streams[0].objects: objects must not be negative"
+    );
+    let mut negative = workload("1.36");
+    negative.streams[1].object_bytes = Some(i64::MIN);
+    assert_eq!(
+        negative.check().unwrap_err().to_string(),
+        "streams[1].objectBytes: objectBytes must not be negative"
+    );
+    // Garbage in the query is read as kube-apiserver reads a query it cannot parse.
+    let mut garbage = workload("1.36");
+    garbage.streams[0].query = "limit=%zz&&resourceVersion=\u{0}".to_owned();
+    garbage.check().unwrap();
+    let report = simulate(
+        Configuration::kubernetes_default(600).unwrap(),
+        &garbage,
+        1,
+        |_| {},
+    )
+    .unwrap();
+    assert!(report.streams[0].seats >= 1);
 }
