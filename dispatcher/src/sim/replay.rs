@@ -223,16 +223,16 @@ struct UserTally {
 /// One configuration's side of a replay.
 struct Side {
     engine: Engine<Tag, Infallible>,
-    figures: Observed,
+    figures: SideFigures,
 }
 
 /// A side's figures per FlowSchema and per user: what its engine's observer keeps.
-struct Observed {
+struct SideFigures {
     schemas: FxHashMap<u32, Tally>,
     users: Vec<UserTally>,
 }
 
-impl Observer<Tag, Infallible> for Observed {
+impl Observer<Tag, Infallible> for SideFigures {
     fn started(&mut self, now: Duration, tag: &Tag, wait: Duration, seats: u64) {
         self.schema(tag.schema).start(now, wait, seats);
         let user = &mut self.users[tag.user as usize];
@@ -256,7 +256,7 @@ impl Observer<Tag, Infallible> for Observed {
     fn answered(&mut self, _: Duration, _: &Tag, _: i64, _: &mut EventQueue<Event<Infallible>>) {}
 }
 
-impl Observed {
+impl SideFigures {
     fn schema(&mut self, schema: u32) -> &mut Tally {
         self.schemas
             .entry(schema)
@@ -272,7 +272,7 @@ impl Side {
                 options.wait_limit,
                 Duration::MAX,
             ),
-            figures: Observed {
+            figures: SideFigures {
                 schemas: FxHashMap::default(),
                 users: Vec::new(),
             },
