@@ -2,10 +2,14 @@
 //! object of its scheme: the CustomResourceDefinition, and kinds a server adds from types of
 //! its own (RBAC's roles and bindings in `apfkit-rbac`). How an object of the version is
 //! read (defaults, the fields it keeps, unknown fields reported) is the version's
-//! [`Normalize`] function; it is written as JSON or YAML, stored as JSON.
+//! [`Normalize`] function; it is written as JSON or YAML (and in protobuf when the version
+//! has a protobuf form), and stored as its resource's storage encoding says: JSON, or the
+//! protobuf form, as kube-apiserver keeps its own kinds.
 
 use apfkit_apiserver::store::VersionCodec;
-use apfkit_runtime::scheme::{Encoding, Limits, SchemeError, UnknownFields, Warning};
+use apfkit_runtime::scheme::{
+    Encoding, Limits, PROTOBUF_PREFIX, SchemeError, UnknownFields, Warning,
+};
 use serde_json::Value;
 
 use crate::object::{CustomObject, ServedObject, not_this_kind};
@@ -18,6 +22,17 @@ pub type Normalize = fn(Value, UnknownFields, &mut Vec<Warning>) -> Result<Value
 /// How an object of a [`JsonVersion`] is written in Kubernetes protobuf, in its envelope.
 pub type WriteProtobuf = fn(&Value) -> Result<Vec<u8>, String>;
 
+/// How an object of a [`JsonVersion`] is read from Kubernetes protobuf in its envelope
+/// (`k8s\0` included), within the limits: the object as JSON, or why it does not read.
+pub type ReadProtobuf = fn(&[u8], &Limits) -> Result<Value, String>;
+
+/// A version's protobuf form.
+#[derive(Debug, Clone, Copy)]
+struct Protobuf {
+    write: WriteProtobuf,
+    read: ReadProtobuf,
+}
+
 /// One version of a kind held as JSON.
 #[derive(Debug, Clone, Copy)]
 pub struct JsonVersion {
@@ -26,7 +41,7 @@ pub struct JsonVersion {
     kind: &'static str,
     plural: &'static str,
     normalize: Normalize,
-    protobuf: Option<WriteProtobuf>,
+    protobuf: Option<Protobuf>,
 }
 
 impl JsonVersion {
@@ -49,12 +64,13 @@ impl JsonVersion {
         }
     }
 
-    /// The version with a protobuf form, written by `write`: answers in protobuf when a
-    /// client asks, and request bodies in protobuf taken (the server's wire formats read
-    /// them).
+    /// The version with a protobuf form, written by `write` and read by `read`: answers in
+    /// protobuf when a client asks, request bodies in protobuf taken (the server's wire
+    /// formats read them), and stored objects in protobuf read (a resource whose
+    /// `storage_encoding` is protobuf writes them so).
     #[must_use]
-    pub const fn with_protobuf(mut self, write: WriteProtobuf) -> Self {
-        self.protobuf = Some(write);
+    pub const fn with_protobuf(mut self, write: WriteProtobuf, read: ReadProtobuf) -> Self {
+        self.protobuf = Some(Protobuf { write, read });
         self
     }
 }
@@ -90,7 +106,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
     ) -> Result<(), SchemeError> {
         let value = self.encode(hub, warnings)?;
         match (encoding, self.protobuf) {
-            (Encoding::Protobuf, Some(write)) => {
+            (Encoding::Protobuf, Some(Protobuf { write, .. })) => {
                 let bytes = write(&value).map_err(|message| {
                     SchemeError::new(apfkit_runtime::scheme::ErrorKind::Encoding, "", message)
                 })?;
@@ -111,11 +127,22 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
         }
     }
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
-        let stored = crate::object::read_stored(bytes, limits)?;
-        if stored.kind != self.kind {
-            return Err(format!("a {} where {} are kept", stored.kind, self.plural));
+        let value = match self.protobuf {
+            Some(Protobuf { read, .. }) if bytes.starts_with(PROTOBUF_PREFIX) => {
+                read(bytes, limits)?
+            }
+            _ => crate::object::read_stored(bytes, limits)?.value,
+        };
+        let kind = value
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if kind != self.kind {
+            return Err(format!("a {kind} where {} are kept", self.plural));
         }
-        stored.into_object().map(ServedObject::custom)
+        CustomObject::from_value(value)
+            .map(ServedObject::custom)
+            .map_err(|error| error.to_string())
     }
     fn protobuf(&self) -> bool {
         self.protobuf.is_some()

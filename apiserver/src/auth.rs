@@ -5,7 +5,7 @@
 //! every authenticated user is in `system:authenticated`. Impersonation, which the
 //! authorizer allows, is [`crate::impersonation`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use axum::http::HeaderMap;
 
@@ -29,6 +29,10 @@ pub struct UserInfo {
     pub uid: String,
     /// The groups.
     pub groups: Vec<String>,
+    /// What else the authenticator knows of the user (`user.Info.GetExtra`), by key: set
+    /// only by impersonation (`Impersonate-Extra-*`) here, read by authorizers that care
+    /// (RBAC does not) and written to audit events and `SelfSubjectReview`s.
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
@@ -36,8 +40,8 @@ impl UserInfo {
     pub fn anonymous() -> Self {
         UserInfo {
             name: ANONYMOUS.to_owned(),
-            uid: String::new(),
             groups: vec![UNAUTHENTICATED.to_owned()],
+            ..UserInfo::default()
         }
     }
 
@@ -53,8 +57,8 @@ impl UserInfo {
             .collect();
         Some(UserInfo {
             name,
-            uid: String::new(),
             groups,
+            ..UserInfo::default()
         })
     }
 
@@ -133,6 +137,7 @@ impl Authenticator {
                     name: record[1].to_owned(),
                     uid: record[2].to_owned(),
                     groups,
+                    extra: BTreeMap::new(),
                 },
             );
         }
@@ -227,6 +232,7 @@ pub(crate) mod tests {
                 name: "alice2".into(),
                 uid: "4".into(),
                 groups: vec!["admins".into(), AUTHENTICATED.into()],
+                extra: BTreeMap::new(),
             }
         );
         assert_eq!(by("t2").unwrap().name, "bob");
@@ -290,8 +296,8 @@ pub(crate) mod tests {
         // A client certificate's user wins over any token.
         let peer = UserInfo {
             name: "admin".into(),
-            uid: String::new(),
             groups: vec![MASTERS.into()],
+            ..UserInfo::default()
         };
         let user = closed
             .authenticate(Some(&peer), &headers(&[("authorization", "Bearer nope")]))

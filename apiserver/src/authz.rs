@@ -302,8 +302,8 @@ mod tests {
     fn user(name: &str, groups: &[&str]) -> UserInfo {
         UserInfo {
             name: name.to_owned(),
-            uid: String::new(),
             groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            ..UserInfo::default()
         }
     }
 

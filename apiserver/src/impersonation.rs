@@ -1,91 +1,196 @@
-//! Impersonation (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`), as
-//! k8s.io/apiserver's `filters/impersonation` does it: each name asked of the server's
-//! authorizer with the verb `impersonate`, then the request acts as the user named.
+//! Impersonation (`Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`,
+//! `Impersonate-Extra-*`), as k8s.io/apiserver's `filters/impersonation` does it: each name
+//! asked of the server's authorizer with the verb `impersonate`, then the request acts as the
+//! user named.
+
+use std::collections::BTreeMap;
 
 use axum::http::HeaderMap;
 
 use crate::auth::{ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, UserInfo, service_account};
 use crate::error::ApiError;
 
+/// The prefix of the headers that set the impersonated user's extra fields, one key each
+/// (`authenticationv1.ImpersonateUserExtraHeaderPrefix`, lower case as HTTP/2 sends it).
+pub(crate) const EXTRA_HEADER_PREFIX: &str = "impersonate-extra-";
+
+/// Removes the headers of impersonation from a request that now acts as the user they name,
+/// as the filter does, so that nothing behind it (a proxied backend) sees them again.
+pub(crate) fn remove_headers(headers: &mut HeaderMap) {
+    let names: Vec<_> = headers
+        .keys()
+        .filter(|name| {
+            matches!(
+                name.as_str(),
+                "impersonate-user" | "impersonate-group" | "impersonate-uid"
+            ) || name.as_str().starts_with(EXTRA_HEADER_PREFIX)
+        })
+        .cloned()
+        .collect();
+    for name in names {
+        headers.remove(name);
+    }
+}
+
+/// One thing a request asks to impersonate (the `ObjectReference`s of
+/// `buildImpersonationRequests`), asked of the authorizer in this order: the user, each
+/// group, each extra value, the uid.
+#[derive(Debug)]
+enum Asked<'a> {
+    User(&'a str),
+    ServiceAccount { namespace: &'a str, name: &'a str },
+    Group(&'a str),
+    Extra { key: String, value: &'a str },
+    Uid(&'a str),
+}
+
+impl Asked<'_> {
+    /// The request as Go's `%v` prints its `ObjectReference` (Kind, Namespace, Name, UID,
+    /// APIVersion, ResourceVersion, FieldPath), for the 400 that names them.
+    fn go_value(&self) -> String {
+        const V1: &str = "authentication.k8s.io/v1";
+        let (kind, namespace, name, api_version, field_path) = match self {
+            Asked::User(name) => ("User", "", *name, "", ""),
+            Asked::ServiceAccount { namespace, name } => {
+                ("ServiceAccount", *namespace, *name, "", "")
+            }
+            Asked::Group(name) => ("Group", "", *name, "", ""),
+            Asked::Extra { key, value } => ("UserExtra", "", *value, V1, key.as_str()),
+            Asked::Uid(uid) => ("UID", "", *uid, V1, ""),
+        };
+        format!("{{{kind} {namespace} {name}  {api_version}  {field_path}}}")
+    }
+}
+
 /// The user a request acts as (k8s.io/apiserver `filters/impersonation.WithImpersonation`):
-/// `user` itself, or the one its `Impersonate-User`, `Impersonate-Group` and
-/// `Impersonate-Uid` headers name when `authorizer` allows `user` to `impersonate` each of
-/// them (`users`, `serviceaccounts` in the account's namespace, `groups`, and
-/// `authentication.k8s.io` `uids`); without an authorizer every user may. An impersonated
-/// user other than `system:anonymous` is in `system:authenticated` unless a group named says
-/// otherwise; a service account named without groups is in its groups.
+/// `user` itself, or the one its `Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid`
+/// and `Impersonate-Extra-KEY` headers name when `authorizer` allows `user` to `impersonate`
+/// each of them (`users`, `serviceaccounts` in the account's namespace, `groups`, and
+/// `authentication.k8s.io` `uids` and `userextras` with the key as subresource); without an
+/// authorizer every user may. An extra's key is the header name's rest, lower case and
+/// percent-decoded. An impersonated user other than `system:anonymous` is in
+/// `system:authenticated` unless a group named says otherwise; a service account named without
+/// groups is in its groups.
 ///
 /// # Errors
 ///
-/// 403 in kube-apiserver's words for what `user` may not impersonate; 400 for groups or a
-/// uid without a user.
+/// 403 in kube-apiserver's words for what `user` may not impersonate; 400 for groups, extras
+/// or a uid without a user.
 pub fn impersonated(
     user: UserInfo,
     headers: &HeaderMap,
     authorizer: Option<&dyn crate::authz::Authorizer>,
 ) -> Result<UserInfo, ApiError> {
-    let values = |name: &str| -> Vec<String> {
+    let values = |name: &str| -> Vec<&str> {
         headers
             .get_all(name)
             .iter()
-            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .filter_map(|v| v.to_str().ok())
             .collect()
     };
-    let users = values("Impersonate-User");
+    let mut asked = Vec::new();
+    let requested_user = values("Impersonate-User")
+        .first()
+        .copied()
+        .unwrap_or_default();
+    if !requested_user.is_empty() {
+        asked.push(match service_account(requested_user) {
+            Some((namespace, name)) => Asked::ServiceAccount { namespace, name },
+            None => Asked::User(requested_user),
+        });
+    }
     let groups = values("Impersonate-Group");
-    let uids = values("Impersonate-Uid");
-    let Some(name) = users.first().filter(|name| !name.is_empty()) else {
-        if groups.is_empty() && uids.is_empty() {
+    asked.extend(groups.iter().map(|group| Asked::Group(group)));
+    for name in headers.keys() {
+        let Some(key) = name.as_str().strip_prefix(EXTRA_HEADER_PREFIX) else {
+            continue;
+        };
+        let key = unescape_extra_key(key);
+        for value in headers.get_all(name).iter().filter_map(|v| v.to_str().ok()) {
+            asked.push(Asked::Extra {
+                key: key.clone(),
+                value,
+            });
+        }
+    }
+    if let Some(uid) = values("Impersonate-Uid")
+        .first()
+        .filter(|uid| !uid.is_empty())
+    {
+        asked.push(Asked::Uid(uid));
+    }
+    if requested_user.is_empty() {
+        if asked.is_empty() {
             return Ok(user);
         }
+        let requests: Vec<String> = asked.iter().map(Asked::go_value).collect();
         return Err(ApiError::bad_request(format!(
-            "requested {} without impersonating a user",
-            if groups.is_empty() { "uid" } else { "groups" }
+            "requested [{}] without impersonating a user",
+            requests.join(" ")
         )));
-    };
+    }
     let mut acting = UserInfo {
-        name: name.clone(),
-        uid: uids.first().cloned().unwrap_or_default(),
-        groups: Vec::new(),
+        name: requested_user.to_owned(),
+        ..UserInfo::default()
     };
-    let mut asked = Vec::new();
-    match service_account(name) {
-        Some((namespace, account)) => {
-            asked.push(("", "serviceaccounts", namespace, account));
-            if groups.is_empty() {
-                acting.groups = vec![
-                    "system:serviceaccounts".to_owned(),
-                    format!("system:serviceaccounts:{namespace}"),
-                ];
+    let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for request in &asked {
+        let mut attributes = crate::authz::Attributes {
+            user: user.clone(),
+            verb: "impersonate".to_owned(),
+            resource_request: true,
+            ..crate::authz::Attributes::default()
+        };
+        let v1 = |attributes: &mut crate::authz::Attributes| {
+            "authentication.k8s.io".clone_into(&mut attributes.api_group);
+            "v1".clone_into(&mut attributes.api_version);
+        };
+        match request {
+            Asked::ServiceAccount { namespace, name } => {
+                attributes.resource = "serviceaccounts".to_owned();
+                attributes.namespace = (*namespace).to_owned();
+                attributes.name = (*name).to_owned();
+                if groups.is_empty() {
+                    acting.groups = vec![
+                        "system:serviceaccounts".to_owned(),
+                        format!("system:serviceaccounts:{namespace}"),
+                    ];
+                }
+            }
+            Asked::User(name) => {
+                attributes.resource = "users".to_owned();
+                attributes.name = (*name).to_owned();
+            }
+            Asked::Group(group) => {
+                attributes.resource = "groups".to_owned();
+                attributes.name = (*group).to_owned();
+                acting.groups.push((*group).to_owned());
+            }
+            Asked::Extra { key, value } => {
+                v1(&mut attributes);
+                attributes.resource = "userextras".to_owned();
+                attributes.subresource = key.clone();
+                attributes.name = (*value).to_owned();
+                extra
+                    .entry(key.clone())
+                    .or_default()
+                    .push((*value).to_owned());
+            }
+            Asked::Uid(uid) => {
+                v1(&mut attributes);
+                attributes.resource = "uids".to_owned();
+                attributes.name = (*uid).to_owned();
+                acting.uid = (*uid).to_owned();
             }
         }
-        None => asked.push(("", "users", "", name.as_str())),
-    }
-    for group in &groups {
-        asked.push(("", "groups", "", group.as_str()));
-        acting.groups.push(group.clone());
-    }
-    if let Some(uid) = uids.first() {
-        asked.push(("authentication.k8s.io", "uids", "", uid.as_str()));
-    }
-    if let Some(authorizer) = authorizer {
-        for (group, resource, namespace, asked_name) in asked {
-            let attributes = crate::authz::Attributes {
-                user: user.clone(),
-                verb: "impersonate".to_owned(),
-                resource_request: true,
-                api_group: group.to_owned(),
-                resource: resource.to_owned(),
-                namespace: namespace.to_owned(),
-                name: asked_name.to_owned(),
-                ..crate::authz::Attributes::default()
-            };
+        if let Some(authorizer) = authorizer {
             let verdict = authorizer.authorize(&attributes);
             if !verdict.allowed() {
                 return Err(attributes.forbidden(&verdict.reason));
             }
         }
     }
+    acting.extra = extra;
     if acting.name == ANONYMOUS {
         if !acting.in_group(UNAUTHENTICATED) {
             acting.groups.push(UNAUTHENTICATED.to_owned());
@@ -94,6 +199,23 @@ pub fn impersonated(
         acting.groups.push(AUTHENTICATED.to_owned());
     }
     Ok(acting)
+}
+
+/// An extra's key from its header (`unescapeExtraKey`): percent-decoded as Go's
+/// `url.PathUnescape` decodes it, or kept as sent when its escapes are malformed.
+fn unescape_extra_key(encoded: &str) -> String {
+    let bytes = encoded.as_bytes();
+    let well_formed = bytes.iter().enumerate().all(|(i, byte)| {
+        *byte != b'%'
+            || (bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return encoded.to_owned();
+    }
+    percent_encoding::percent_decode_str(encoded)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -105,8 +227,8 @@ mod tests {
     /// k8s.io/apiserver `pkg/endpoints/filters/impersonation/impersonation_test.go`: the
     /// test's authorizer (`impersonateAuthorizer`) and the cases of
     /// `TestImpersonationFilter` on users, groups, service accounts and uids, by their names
-    /// (the `Impersonate-Extra-*` cases are not ported: extras are not impersonated here,
-    /// docs/decisions.md).
+    /// and extras, by their names; and that the headers are gone from the request once
+    /// honoured (its `doNothingHandler`'s checks).
     #[test]
     fn test_impersonation_filter() {
         use crate::authz::{Attributes, Authorizer, Decision, Verdict};
@@ -127,10 +249,24 @@ mod tests {
                     }
                     _ => {}
                 }
+                let extra = |key: &str| {
+                    impersonate("userextras")
+                        && a.subresource == key
+                        && a.api_group == "authentication.k8s.io"
+                };
                 let allow = (group(0) == Some("wheel") && impersonate("users"))
                     || (group(0) == Some("sa-impersonater") && impersonate("serviceaccounts"))
                     || (group(0) == Some("regular-impersonater") && impersonate("users"))
                     || (group(1) == Some("group-impersonater") && impersonate("groups"))
+                    || (group(1) == Some("extra-setter-scopes")
+                        && impersonate("userextras")
+                        && a.subresource == "scopes")
+                    || matches!(group(1), Some("escaped-scopes" | "almost-escaped-scopes"))
+                    || (group(1) == Some("extra-setter-particular-scopes")
+                        && extra("scopes")
+                        && a.name == "scope-a")
+                    || (group(1) == Some("extra-setter-project") && extra("project"))
+                    || (group(0) == Some("everything-impersonater") && extra("scopes"))
                     || (group(0) == Some("everything-impersonater")
                         && ((impersonate("users") && a.api_group.is_empty())
                             || (impersonate("uids")
@@ -151,6 +287,17 @@ mod tests {
             name: name.into(),
             uid: uid.into(),
             groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            ..UserInfo::default()
+        };
+        let with_extra = |user: UserInfo, extras: &[(&str, &[&str])]| UserInfo {
+            extra: extras
+                .iter()
+                .map(|(key, values)| {
+                    let values = values.iter().map(|v| (*v).to_owned()).collect();
+                    ((*key).to_owned(), values)
+                })
+                .collect(),
+            ..user
         };
         struct Case<'a> {
             name: &'a str,
@@ -158,6 +305,7 @@ mod tests {
             impersonation_user: &'a str,
             impersonation_groups: &'a [&'a str],
             impersonation_uid: &'a str,
+            impersonation_user_extras: &'a [(&'a str, &'a [&'a str])],
             expected: Result<UserInfo, u16>,
         }
         let cases = [
@@ -167,6 +315,7 @@ mod tests {
                 impersonation_user: "",
                 impersonation_groups: &[],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user("tester", &[], "")),
             },
             Case {
@@ -175,6 +324,7 @@ mod tests {
                 impersonation_user: "anyone",
                 impersonation_groups: &[],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Err(403),
             },
             Case {
@@ -183,6 +333,7 @@ mod tests {
                 impersonation_user: "",
                 impersonation_groups: &["some-group"],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Err(400),
             },
             Case {
@@ -191,6 +342,7 @@ mod tests {
                 impersonation_user: "",
                 impersonation_groups: &[],
                 impersonation_uid: "some-uid",
+                impersonation_user_extras: &[],
                 expected: Err(400),
             },
             Case {
@@ -199,6 +351,7 @@ mod tests {
                 impersonation_user: "system:admin",
                 impersonation_groups: &["some-group"],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Err(403),
             },
             Case {
@@ -207,7 +360,86 @@ mod tests {
                 impersonation_user: "system:admin",
                 impersonation_groups: &["some-group"],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user("system:admin", &["some-group", AUTHENTICATED], "")),
+            },
+            Case {
+                name: "impersonating-extra-without-user",
+                user: user("tester", &[], ""),
+                impersonation_user: "",
+                impersonation_groups: &[],
+                impersonation_uid: "",
+                impersonation_user_extras: &[("scopes", &["scope-a"])],
+                expected: Err(400),
+            },
+            Case {
+                name: "disallowed-userextra-1",
+                user: user("dev", &["wheel"], ""),
+                impersonation_user: "system:admin",
+                impersonation_groups: &["some-group"],
+                impersonation_uid: "",
+                impersonation_user_extras: &[("scopes", &["scope-a"])],
+                expected: Err(403),
+            },
+            Case {
+                name: "disallowed-userextra-2",
+                user: user("dev", &["wheel", "extra-setter-project"], ""),
+                impersonation_user: "system:admin",
+                impersonation_groups: &["some-group"],
+                impersonation_uid: "",
+                impersonation_user_extras: &[("scopes", &["scope-a"])],
+                expected: Err(403),
+            },
+            Case {
+                name: "disallowed-userextra-3",
+                user: user("dev", &["wheel", "extra-setter-particular-scopes"], ""),
+                impersonation_user: "system:admin",
+                impersonation_groups: &["some-group"],
+                impersonation_uid: "",
+                impersonation_user_extras: &[("scopes", &["scope-a", "scope-b"])],
+                expected: Err(403),
+            },
+            Case {
+                name: "allowed-userextras",
+                user: user("dev", &["wheel", "extra-setter-scopes"], ""),
+                impersonation_user: "system:admin",
+                impersonation_groups: &[],
+                impersonation_uid: "",
+                impersonation_user_extras: &[("scopes", &["scope-a", "scope-b"])],
+                expected: Ok(with_extra(
+                    user("system:admin", &[AUTHENTICATED], ""),
+                    &[("scopes", &["scope-a", "scope-b"])],
+                )),
+            },
+            Case {
+                name: "percent-escaped-userextras",
+                user: user("dev", &["wheel", "escaped-scopes"], ""),
+                impersonation_user: "system:admin",
+                impersonation_groups: &[],
+                impersonation_uid: "",
+                impersonation_user_extras: &[(
+                    "example.com%2fescaped%e1%9b%84scopes",
+                    &["scope-a", "scope-b"],
+                )],
+                expected: Ok(with_extra(
+                    user("system:admin", &[AUTHENTICATED], ""),
+                    &[("example.com/escaped\u{16c4}scopes", &["scope-a", "scope-b"])],
+                )),
+            },
+            Case {
+                name: "almost-percent-escaped-userextras",
+                user: user("dev", &["wheel", "almost-escaped-scopes"], ""),
+                impersonation_user: "system:admin",
+                impersonation_groups: &[],
+                impersonation_uid: "",
+                impersonation_user_extras: &[(
+                    "almost%zzpercent%xxencoded",
+                    &["scope-a", "scope-b"],
+                )],
+                expected: Ok(with_extra(
+                    user("system:admin", &[AUTHENTICATED], ""),
+                    &[("almost%zzpercent%xxencoded", &["scope-a", "scope-b"])],
+                )),
             },
             Case {
                 name: "allowed-users-impersonation",
@@ -215,6 +447,7 @@ mod tests {
                 impersonation_user: "tester",
                 impersonation_groups: &[],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user("tester", &[AUTHENTICATED], "")),
             },
             Case {
@@ -223,6 +456,7 @@ mod tests {
                 impersonation_user: "tester",
                 impersonation_groups: &[],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Err(403),
             },
             Case {
@@ -231,6 +465,7 @@ mod tests {
                 impersonation_user: "system:serviceaccount:foo:default",
                 impersonation_groups: &[],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user(
                     "system:serviceaccount:foo:default",
                     &[
@@ -247,6 +482,7 @@ mod tests {
                 impersonation_user: ANONYMOUS,
                 impersonation_groups: &[],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user(ANONYMOUS, &[UNAUTHENTICATED], "")),
             },
             Case {
@@ -255,6 +491,7 @@ mod tests {
                 impersonation_user: "unknown",
                 impersonation_groups: &[UNAUTHENTICATED],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user("unknown", &[UNAUTHENTICATED], "")),
             },
             Case {
@@ -263,6 +500,7 @@ mod tests {
                 impersonation_user: "unknown",
                 impersonation_groups: &[AUTHENTICATED],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user("unknown", &[AUTHENTICATED], "")),
             },
             Case {
@@ -271,6 +509,7 @@ mod tests {
                 impersonation_user: "system:admin",
                 impersonation_groups: &["some-group", AUTHENTICATED],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user("system:admin", &["some-group", AUTHENTICATED], "")),
             },
             Case {
@@ -279,6 +518,7 @@ mod tests {
                 impersonation_user: ANONYMOUS,
                 impersonation_groups: &[UNAUTHENTICATED],
                 impersonation_uid: "",
+                impersonation_user_extras: &[],
                 expected: Ok(user(ANONYMOUS, &[UNAUTHENTICATED], "")),
             },
             Case {
@@ -287,6 +527,7 @@ mod tests {
                 impersonation_user: "tester",
                 impersonation_groups: &[],
                 impersonation_uid: "some-uid",
+                impersonation_user_extras: &[],
                 expected: Ok(user("tester", &[AUTHENTICATED], "some-uid")),
             },
             Case {
@@ -295,7 +536,29 @@ mod tests {
                 impersonation_user: "tester",
                 impersonation_groups: &[],
                 impersonation_uid: "disallowed-uid",
+                impersonation_user_extras: &[],
                 expected: Err(403),
+            },
+            Case {
+                name: "anonymous-user-should-include-unauthenticated-group",
+                user: user("system:admin", &[], ""),
+                impersonation_user: ANONYMOUS,
+                impersonation_groups: &[],
+                impersonation_uid: "",
+                impersonation_user_extras: &[],
+                expected: Ok(user(ANONYMOUS, &[UNAUTHENTICATED], "")),
+            },
+            Case {
+                name: "allowed-impersonation-with-all-headers",
+                user: user("dev", &["everything-impersonater"], ""),
+                impersonation_user: "tester",
+                impersonation_groups: &[AUTHENTICATED],
+                impersonation_uid: "some-uid",
+                impersonation_user_extras: &[("scopes", &["scope-a", "scope-b"])],
+                expected: Ok(with_extra(
+                    user("tester", &[AUTHENTICATED], "some-uid"),
+                    &[("scopes", &["scope-a", "scope-b"])],
+                )),
             },
         ];
         for case in cases {
@@ -310,10 +573,47 @@ mod tests {
                 add("Impersonate-Group", group);
             }
             add("Impersonate-Uid", case.impersonation_uid);
+            for (key, values) in case.impersonation_user_extras {
+                for value in *values {
+                    asked.append(
+                        axum::http::HeaderName::from_bytes(
+                            format!("Impersonate-Extra-{key}").as_bytes(),
+                        )
+                        .unwrap(),
+                        HeaderValue::from_str(value).unwrap(),
+                    );
+                }
+            }
             let got = impersonated(case.user, &asked, Some(&ImpersonateAuthorizer))
                 .map_err(|error| error.code);
             assert_eq!(got, case.expected, "{}", case.name);
         }
+        let without_user = impersonated(
+            user("dev", &[], ""),
+            &headers(&[
+                ("Impersonate-Group", "g"),
+                ("Impersonate-Extra-Scopes", "a"),
+                ("Impersonate-Uid", "u"),
+            ]),
+            Some(&ImpersonateAuthorizer),
+        )
+        .unwrap_err();
+        // Go's `%v` of the `ObjectReference`s asked for.
+        assert_eq!(
+            without_user.message,
+            "requested [{Group  g    } {UserExtra  a  authentication.k8s.io/v1  scopes} \
+             {UID  u  authentication.k8s.io/v1  }] without impersonating a user"
+        );
+        let mut honoured = headers(&[
+            ("Impersonate-User", "tester"),
+            ("Impersonate-Group", "g"),
+            ("Impersonate-Uid", "u"),
+            ("Impersonate-Extra-Scopes", "a"),
+            ("Impersonate-Extra-Project", "b"),
+            ("Accept", "application/json"),
+        ]);
+        remove_headers(&mut honoured);
+        assert_eq!(honoured.keys().collect::<Vec<_>>(), ["accept"]);
         let refused = impersonated(
             user("dev", &["everything-impersonater"], ""),
             &headers(&[("Impersonate-User", "tester"), ("Impersonate-Uid", "other")]),

@@ -15,8 +15,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     assert!(!policy.rules.is_empty());
     let user = UserInfo {
         name: "tim".into(),
-        uid: String::new(),
         groups: vec!["humans".into()],
+        ..UserInfo::default()
     };
     let requests = [
         Attributes {

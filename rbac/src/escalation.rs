@@ -229,8 +229,8 @@ mod tests {
     fn bob() -> UserInfo {
         UserInfo {
             name: "bob".into(),
-            uid: String::new(),
             groups: vec!["system:authenticated".into()],
+            ..UserInfo::default()
         }
     }
 

@@ -28,8 +28,8 @@
 //! let rbac = RbacAuthorizer::new(Policy::new(
 //!     [], [], bootstrap::cluster_roles(), bootstrap::cluster_role_bindings(),
 //! ));
-//! let bob = UserInfo { name: "bob".into(), uid: String::new(),
-//!     groups: vec!["system:authenticated".into()] };
+//! let bob = UserInfo { name: "bob".into(), groups: vec!["system:authenticated".into()],
+//!     ..UserInfo::default() };
 //! let read = |path: &str| Attributes { user: bob.clone(), verb: "get".into(),
 //!     path: path.into(), ..Attributes::default() };
 //! // system:discovery lets every authenticated user read /apis...

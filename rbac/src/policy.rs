@@ -517,12 +517,12 @@ mod tests {
     fn user(name: &str, groups: &str) -> UserInfo {
         UserInfo {
             name: name.into(),
-            uid: String::new(),
             groups: groups
                 .split(',')
                 .filter(|g| !g.is_empty())
                 .map(str::to_owned)
                 .collect(),
+            ..UserInfo::default()
         }
     }
 
@@ -761,11 +761,11 @@ mod tests {
                 for group_count in 0..3 {
                     let user = UserInfo {
                         name: name.into(),
-                        uid: String::new(),
                         groups: groups[..group_count]
                             .iter()
                             .map(|g| (*g).to_owned())
                             .collect(),
+                        ..UserInfo::default()
                     };
                     for namespace in ["", "ns", "other"] {
                         // The walk: every binding in name order.

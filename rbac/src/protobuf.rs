@@ -454,6 +454,20 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
     })
 }
 
+/// A stored object (prefix included) as JSON, read as [`read`] reads it; fields its message
+/// lacks are dropped, as kube-apiserver's protobuf decoding drops them.
+///
+/// # Errors
+///
+/// Bytes that are not an object this module reads, within `limits`, in words.
+pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
+    match read(bytes, limits) {
+        Some(Ok((value, _))) => Ok(value),
+        Some(Err(error)) => Err(error.to_string()),
+        None => Err("not an object of rbac.authorization.k8s.io/v1 in protobuf".to_owned()),
+    }
+}
+
 /// Why an object could not be written in protobuf.
 fn shape_error(path: &str, message: impl Into<String>) -> String {
     format!("{path}: {}", message.into())
@@ -733,5 +747,30 @@ mod tests {
         // A wrong type in JSON is an error naming the field, not a panic.
         let bad = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "rules": [{"verbs": [1]}]});
         assert!(write(&bad).unwrap().unwrap_err().contains("rules[0].verbs"));
+    }
+
+    /// What the store reads back: its own writes, fields it lacks dropped (as Go's decoding
+    /// drops them), and anything else an error in words, never a panic.
+    #[test]
+    fn stored_objects_read_back_and_others_are_errors() {
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                          "metadata": {"name": "r", "namespace": "ns"},
+                          "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]});
+        let bytes = write(&role).unwrap().unwrap();
+        assert_eq!(read_stored(&bytes, &Limits::default()).unwrap(), role);
+        let wrapped =
+            |raw: &[u8]| envelope::wrap("rbac.authorization.k8s.io/v1", "ClusterRole", raw);
+        let with_unknown = read_stored(&wrapped(&[0x2a, 0x01, b'x']), &Limits::default());
+        assert_eq!(with_unknown.unwrap()["kind"], "ClusterRole");
+        for bad in [
+            &bytes[..bytes.len() - 3],
+            b"k8s\0",
+            b"k8s\0\xff\xff\xff",
+            &envelope::wrap("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", &[]),
+            &wrapped(&[0x12, 0x40, 0x0a]),
+        ] {
+            let error = read_stored(bad, &Limits::default()).unwrap_err();
+            assert!(!error.is_empty());
+        }
     }
 }

@@ -5,7 +5,8 @@
 //! protobuf ([`crate::protobuf`]; a server's wire formats read protobuf bodies with
 //! [`crate::protobuf::read`]), printed with
 //! kube-apiserver's columns (kubernetes `pkg/printers/internalversion/printers.go`), and
-//! stored as JSON under kube-apiserver's keys (`/registry/clusterroles/NAME`, ...).
+//! stored in protobuf, as kube-apiserver stores them, under its keys
+//! (`/registry/clusterroles/NAME`, ...); objects stored as JSON are read too.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -349,7 +350,8 @@ where
         categories: Vec::new(),
         status: false,
         storage_version: T::VERSION.to_owned(),
-        storage_encoding: StorageEncoding::Json,
+        // As kube-apiserver keeps them (its storage media type for built-in kinds).
+        storage_encoding: StorageEncoding::Protobuf,
         // kube-apiserver keeps its own groups' resources under the bare plural.
         key_path: T::URL_PATH_SEGMENT.to_owned(),
         strategic_merge: true,
@@ -363,10 +365,13 @@ where
         T::URL_PATH_SEGMENT,
         normalize,
     )
-    .with_protobuf(|object| {
-        crate::protobuf::write(object)
-            .unwrap_or_else(|| Err("not an object of rbac.authorization.k8s.io/v1".to_owned()))
-    });
+    .with_protobuf(
+        |object| {
+            crate::protobuf::write(object)
+                .unwrap_or_else(|| Err("not an object of rbac.authorization.k8s.io/v1".to_owned()))
+        },
+        crate::protobuf::read_stored,
+    );
     let versions = vec![Arc::new(version) as SharedVersion<ServedObject<H>>];
     Ok(
         Served::with_versions(config, T::URL_PATH_SEGMENT.to_owned(), versions)?.with_strategy(

@@ -72,6 +72,9 @@ pub struct UserInfo {
     /// The groups.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
+    /// What else the authenticator knows of the user, by key.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 impl From<&crate::auth::UserInfo> for UserInfo {
@@ -80,6 +83,7 @@ impl From<&crate::auth::UserInfo> for UserInfo {
             username: user.name.clone(),
             uid: user.uid.clone(),
             groups: user.groups.clone(),
+            extra: user.extra.clone(),
         }
     }
 }

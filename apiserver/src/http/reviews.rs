@@ -159,6 +159,7 @@ pub(super) fn answer(
                     name: spec.user.clone().unwrap_or_default(),
                     uid: spec.uid.clone().unwrap_or_default(),
                     groups: spec.groups.clone().unwrap_or_default(),
+                    extra: spec.extra.clone().unwrap_or_default(),
                 },
             };
             let verdict = authorizer.authorize(&attributes_of(&spec, subject));
@@ -190,6 +191,9 @@ fn self_subject_review(user: UserInfo) -> Value {
     let mut user_info = json!({"username": user.name, "groups": user.groups});
     if !user.uid.is_empty() {
         user_info["uid"] = user.uid.into();
+    }
+    if !user.extra.is_empty() {
+        user_info["extra"] = json!(user.extra);
     }
     json!({
         "kind": "SelfSubjectReview",
@@ -337,8 +341,8 @@ mod tests {
     fn bob() -> UserInfo {
         UserInfo {
             name: "bob".into(),
-            uid: String::new(),
             groups: vec!["system:authenticated".into()],
+            ..UserInfo::default()
         }
     }
 

@@ -100,6 +100,9 @@ where
             if let Some(context) = AuditContext::of(request.extensions()).filter(|_| impersonates) {
                 context.set_impersonated(&impersonated);
             }
+            if impersonates {
+                crate::impersonation::remove_headers(request.headers_mut());
+            }
             request.extensions_mut().insert(impersonated);
             next.run(request).await
         }

@@ -77,6 +77,29 @@ fn a_log_is_written_for_its_owner_only_with_the_flow_schema_of_each_request() {
     assert_eq!(annotations["authorization.k8s.io/decision"], "allow");
     assert_eq!(event["responseObject"]["metadata"]["name"], "exempt");
     assert_eq!(event["user"]["username"], "apfkit-admin");
+    // An impersonated user with extras: `impersonatedUser` carries them.
+    let (status, _) = server.curl(
+        "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+        &[
+            "-H",
+            "Audit-Id: e2e-impersonated",
+            "-H",
+            "Impersonate-User: dave",
+            "-H",
+            "Impersonate-Extra-Example.com%2Fteam: blue",
+            "-H",
+            "Impersonate-Extra-example.com%2fteam: green",
+        ],
+        b"",
+    );
+    assert_eq!(status, 403);
+    let event = wait_for_event(&log, "e2e-impersonated", "ResponseComplete");
+    assert_eq!(
+        event["impersonatedUser"],
+        serde_json::json!({"username": "dave", "groups": ["system:authenticated"],
+                           "extra": {"example.com/team": ["blue", "green"]}})
+    );
+    assert!(event["user"].get("extra").is_none(), "{event}");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;

@@ -20,6 +20,44 @@ fn whoami(server: &Server, args: &[&str]) -> (String, Vec<String>) {
     user_of(&review)
 }
 
+/// `kubectl auth whoami -o json` as the administrator impersonating `user` with `extras`,
+/// through a kubeconfig whose user entry says so (kubectl 1.32 has no `--as-user-extra`).
+fn whoami_with_extras(server: &Server, user: &str, extras: &[(&str, &[&str])]) -> Value {
+    let mut config: Value =
+        serde_json::from_str(&server.kubectl_ok(&["config", "view", "--raw", "-o", "json"], b""))
+            .unwrap();
+    let current = config["current-context"].as_str().unwrap().to_owned();
+    let context = config["contexts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == current.as_str())
+        .unwrap()["context"]["user"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let entry = config["users"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|u| u["name"] == context.as_str())
+        .unwrap();
+    entry["user"]["as"] = user.into();
+    entry["user"]["as-user-extra"] = extras
+        .iter()
+        .map(|(key, values)| ((*key).to_owned(), serde_json::json!(values)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), config.to_string()).unwrap();
+    let kubeconfig = file.path().display().to_string();
+    serde_json::from_str(&server.kubectl_ok(
+        &["--kubeconfig", &kubeconfig, "auth", "whoami", "-o", "json"],
+        b"",
+    ))
+    .unwrap()
+}
+
 fn user_of(review: &Value) -> (String, Vec<String>) {
     let info = &review["status"]["userInfo"];
     let groups = info["groups"]
@@ -54,6 +92,13 @@ fn kubectls_contexts_are_the_administrator_and_a_plain_user() {
     assert_eq!(
         whoami(&server, &["--as", "dave", "--as-group", "qa"]),
         ("dave".into(), strings(&["qa", "system:authenticated"]))
+    );
+    // Extras, as client-go sends a kubeconfig's `as-user-extra` (Impersonate-Extra-*).
+    let extra = whoami_with_extras(&server, "dave", &[("scopes", &["read", "write"])]);
+    assert_eq!(
+        extra["status"]["userInfo"],
+        serde_json::json!({"username": "dave", "groups": ["system:authenticated"],
+                           "extra": {"scopes": ["read", "write"]}})
     );
     let dir = server.data_dir();
     let user_cert = dir.join("user.crt").display().to_string();

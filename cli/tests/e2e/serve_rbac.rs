@@ -303,6 +303,63 @@ fn roles_and_bindings_grant_and_kubectl_auth_can_i_says_so() {
     assert_eq!(whoami, "robot");
     let other = server.kubectl(&as_user(&["--as", "someone-else", "auth", "whoami"]), b"");
     assert!(!other.status.success());
+    // Extras: `impersonate` on `userextras` with the key as subresource
+    // (`authentication.k8s.io`), one value granted by name.
+    server.kubectl_ok(
+        &["apply", "-f", "-"],
+        br#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole",
+            "metadata":{"name":"impersonate-scopes"},
+            "rules":[{"apiGroups":["authentication.k8s.io"],"resources":["userextras/scopes"],
+                      "resourceNames":["read"],"verbs":["impersonate"]}]}"#,
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrolebinding",
+            "impersonate-scopes",
+            "--clusterrole",
+            "impersonate-scopes",
+            "--user",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    let dir = server.data_dir();
+    let (cert, key) = (dir.join("user.crt"), dir.join("user.key"));
+    let review = |scope: &str| {
+        server.curl_json(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            &[
+                "-X",
+                "POST",
+                "--cert",
+                cert.to_str().unwrap(),
+                "--key",
+                key.to_str().unwrap(),
+                "-H",
+                "Impersonate-User: robot",
+                "-H",
+                &format!("Impersonate-Extra-Scopes: {scope}"),
+                "-d",
+                "{}",
+            ],
+            b"",
+        )
+    };
+    let (code, granted) = wait_for(|| Some(review("read")).filter(|(code, _)| *code == 201));
+    assert_eq!(code, 201);
+    assert_eq!(
+        granted["status"]["userInfo"]["extra"]["scopes"],
+        serde_json::json!(["read"])
+    );
+    let (code, refused) = review("write");
+    assert_eq!(code, 403, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "userextras.authentication.k8s.io \"write\" is forbidden: User \"apfkit-user\" cannot \
+         impersonate resource \"userextras/scopes\" in API group \"authentication.k8s.io\" at the \
+         cluster scope"
+    );
 
     // Aggregation: a role labelled for view adds its rules to view.
     server.kubectl_ok(
@@ -623,4 +680,87 @@ fn hostile_roles_and_reviews_are_refused_with_a_status() {
     }
     // The server still answers.
     assert_eq!(server.curl("/healthz", &[], b"").0, 200);
+}
+
+/// Roles and bindings are kept in etcd as kube-apiserver keeps them, in protobuf in the
+/// `k8s\0` envelope (read here with `protoc --decode_raw`, which knows nothing of
+/// Kubernetes); one stored as JSON, as apfkit kept them before, is still read.
+#[test]
+fn on_etcd_roles_and_bindings_are_kept_in_protobuf_and_json_ones_still_read() {
+    let etcd = apfkit_test_support::etcd::Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = || async {
+        etcd_client::Client::connect([etcd.endpoint.as_str()], None)
+            .await
+            .unwrap()
+    };
+    let legacy = br#"{"kind":"ClusterRole","apiVersion":"rbac.authorization.k8s.io/v1","metadata":{"name":"legacy","uid":"5b9c1b4e-0f6e-4c35-9d53-0e8d3c0a1f00","creationTimestamp":"2026-01-01T00:00:00Z"},"rules":[{"verbs":["list"],"apiGroups":[""],"resources":["nodes"]}]}
+"#;
+    runtime.block_on(async {
+        client()
+            .await
+            .put("/registry/clusterroles/legacy", legacy.to_vec(), None)
+            .await
+            .unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start_in(
+        data.to_str().unwrap(),
+        &["--no-bootstrap", "--etcd-servers", &etcd.endpoint],
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "clusterrole",
+            "reader",
+            "--verb",
+            "get",
+            "--resource",
+            "flowschemas",
+        ],
+        b"",
+    );
+    let stored = runtime.block_on(async {
+        let got = client()
+            .await
+            .get("/registry/clusterroles/reader", None)
+            .await
+            .unwrap();
+        got.kvs().first().map(|kv| kv.value().to_vec())
+    });
+    let stored = stored.expect("the role is stored");
+    let message = stored
+        .strip_prefix(b"k8s\0")
+        .expect("the protobuf envelope");
+    let mut protoc = std::process::Command::new("protoc");
+    protoc.arg("--decode_raw");
+    let decoded = super::run_within(protoc, message, Duration::from_secs(30), |_| {});
+    assert!(decoded.status.success(), "{}", stderr(&decoded));
+    let decoded = String::from_utf8_lossy(&decoded.stdout);
+    for expected in [
+        "\"rbac.authorization.k8s.io/v1\"",
+        "\"ClusterRole\"",
+        "\"reader\"",
+        "\"flowschemas\"",
+        "\"flowcontrol.apiserver.k8s.io\"",
+    ] {
+        assert!(decoded.contains(expected), "{expected} in {decoded}");
+    }
+    let legacy: Value = serde_json::from_str(
+        &server.kubectl_ok(&["get", "clusterrole", "legacy", "-o", "json"], b""),
+    )
+    .unwrap();
+    assert_eq!(
+        legacy["rules"],
+        serde_json::json!([{"verbs": ["list"], "apiGroups": [""], "resources": ["nodes"]}])
+    );
+    let reader: Value = serde_json::from_str(
+        &server.kubectl_ok(&["get", "clusterrole", "reader", "-o", "json"], b""),
+    )
+    .unwrap();
+    assert_eq!(
+        reader["rules"][0]["resources"],
+        serde_json::json!(["flowschemas"])
+    );
 }

@@ -16,8 +16,8 @@ fn strings(items: &[&str]) -> Vec<String> {
 fn tim() -> UserInfo {
     UserInfo {
         name: "tim@k8s.io".into(),
-        uid: String::new(),
         groups: strings(&["humans", "developers"]),
+        ..UserInfo::default()
     }
 }
 
@@ -72,8 +72,8 @@ fn attrs() -> HashMap<&'static str, Attributes> {
             Attributes {
                 user: UserInfo {
                     name: String::new(),
-                    uid: String::new(),
                     groups: Vec::new(),
+                    ..UserInfo::default()
                 },
                 ..namespaced
             },
