@@ -8,9 +8,9 @@
 
 use apfkit_apiserver::store::VersionCodec;
 use apfkit_runtime::scheme::{
-    Encoding, Limits, PROTOBUF_PREFIX, SchemeError, UnknownFields, Warning,
+    Encoding, ErrorKind, Limits, PROTOBUF_PREFIX, SchemeError, UnknownFields, Warning,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::object::{CustomObject, ServedObject, not_this_kind};
 
@@ -18,6 +18,76 @@ use crate::object::{CustomObject, ServedObject, not_this_kind};
 /// object to hold (defaulted, fields the version does not have dropped) and reports the
 /// dropped fields as `unknown` says.
 pub type Normalize = fn(Value, UnknownFields, &mut Vec<Warning>) -> Result<Value, SchemeError>;
+
+/// An object read as the type `T` reads it, as kube-apiserver reads its own kinds: decoded as
+/// `T` (a value of the wrong type is a decoding error) and written back from it, so that
+/// fields `T` does not have are dropped and reported as `unknown` says (a field given as
+/// null or empty and written back as absent is no unknown field). A [`Normalize`] function
+/// of a kind with a Rust type (k8s-openapi's) starts here.
+///
+/// # Errors
+///
+/// An object `T` does not read, or unknown fields when `unknown` is strict.
+pub fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(
+    object: Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<Value, SchemeError> {
+    let typed: T = serde_json::from_value(object.clone())
+        .map_err(|error| SchemeError::new(ErrorKind::InvalidValue, "", error.to_string()))?;
+    let kept = serde_json::to_value(typed)
+        .map_err(|error| SchemeError::new(ErrorKind::Encoding, "", error.to_string()))?;
+    let mut dropped = Vec::new();
+    dropped_fields(&object, &kept, "", &mut dropped);
+    unknown.apply(
+        dropped
+            .into_iter()
+            .map(|path| Warning::UnknownField { path })
+            .collect(),
+        warnings,
+    )?;
+    Ok(kept)
+}
+
+/// The paths of fields set in `given` that `kept` lacks (`spec.foo`, `rules[0].bar`).
+fn dropped_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>) {
+    let child = |name: &str| {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    match (given, kept) {
+        (Value::Object(given), kept) => {
+            let empty = Map::new();
+            let kept = kept.as_object().unwrap_or(&empty);
+            for (name, value) in given {
+                match kept.get(name) {
+                    Some(kept) => dropped_fields(value, kept, &child(name), out),
+                    None if is_empty(value) => {}
+                    None => out.push(child(name)),
+                }
+            }
+        }
+        (Value::Array(given), Value::Array(kept)) => {
+            for (index, (value, kept)) in given.iter().zip(kept).enumerate() {
+                dropped_fields(value, kept, &format!("{path}[{index}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::String(text) => text.is_empty(),
+        _ => false,
+    }
+}
 
 /// How an object of a [`JsonVersion`] is written in Kubernetes protobuf, in its envelope.
 pub type WriteProtobuf = fn(&Value) -> Result<Vec<u8>, String>;

@@ -9,34 +9,11 @@
 
 use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
 use apfkit_types::wire::envelope;
-use apfkit_types::wire::protobuf::{self as pb, DecodeError, Decoder, Message, WireType};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+use apfkit_types::wire::protobuf::DecodeError;
+use apfkit_types::wire::shaped::{self, Holds, Shape};
 use serde_json::{Map, Value};
 
 use crate::validation::GROUP;
-
-/// What a field of a message holds.
-#[derive(Debug, Clone, Copy)]
-enum Holds {
-    /// A Go `string`, always written; left out of the JSON when empty if `omit_empty`.
-    Text { omit_empty: bool },
-    /// A `[]string`.
-    Texts,
-    /// An embedded message: a Go struct value (`required`, always written) or a pointer.
-    Message(&'static Shape, bool),
-    /// A repeated message.
-    Messages(&'static Shape),
-    /// A `map<string, string>`.
-    Map,
-    /// `metav1.ObjectMeta`.
-    ObjectMeta,
-    /// `metav1.ListMeta`.
-    ListMeta,
-}
-
-/// A message: its fields by number, in number order.
-#[derive(Debug)]
-struct Shape(&'static [(u32, &'static str, Holds)]);
 
 const TEXT: Holds = Holds::Text { omit_empty: false };
 const OPTIONAL_TEXT: Holds = Holds::Text { omit_empty: true };
@@ -175,205 +152,11 @@ fn api_version() -> String {
     format!("{GROUP}/v1")
 }
 
-/// A message being read: its shape and the JSON of the fields read so far.
-#[derive(Debug)]
-struct Node {
-    shape: &'static Shape,
-    value: Map<String, Value>,
-}
-
-static EMPTY: Shape = Shape(&[]);
-
-impl Default for Node {
-    fn default() -> Self {
-        Node {
-            shape: &EMPTY,
-            value: Map::new(),
-        }
-    }
-}
-
-impl Node {
-    fn of(shape: &'static Shape) -> Self {
-        Node {
-            shape,
-            value: Map::new(),
-        }
-    }
-
-    /// Appends `item` to the list field `name`.
-    fn push(&mut self, name: &str, item: Value) {
-        match self
-            .value
-            .entry(name.to_owned())
-            .or_insert_with(|| Value::Array(Vec::new()))
-        {
-            Value::Array(items) => items.push(item),
-            other => *other = Value::Array(vec![item]),
-        }
-    }
-
-    /// How many items the list field `name` holds.
-    fn len(&self, name: &str) -> usize {
-        self.value
-            .get(name)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len)
-    }
-}
-
-/// A typed metadata value as JSON.
-fn json_of<T: serde::Serialize>(value: &T, decoder: &Decoder) -> Result<Value, DecodeError> {
-    serde_json::to_value(value).map_err(|e| decoder.error(e.to_string()))
-}
-
-impl Node {
-    /// The Go values the wire left out, as Go's JSON writes them: a string that is not
-    /// `omitempty` as `""`, a struct value as its empty form.
-    fn fill_go_values(&mut self) {
-        for &(_, name, holds) in self.shape.0 {
-            if self.value.contains_key(name) {
-                continue;
-            }
-            match holds {
-                Holds::Text { omit_empty: false } => {
-                    self.value
-                        .insert(name.to_owned(), Value::String(String::new()));
-                }
-                Holds::Message(shape, true) => {
-                    let mut child = Node::of(shape);
-                    child.fill_go_values();
-                    self.value
-                        .insert(name.to_owned(), Value::Object(child.value));
-                }
-                Holds::ObjectMeta | Holds::ListMeta => {
-                    self.value
-                        .insert(name.to_owned(), Value::Object(Map::new()));
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
-impl Message for Node {
-    /// Nodes are only read; [`write`] writes from JSON.
-    fn encode_fields(&self, _buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
-        Ok(())
-    }
-
-    fn fields_len(&self) -> usize {
-        0
-    }
-
-    fn merge_field(
-        &mut self,
-        number: u32,
-        wire: WireType,
-        buf: &mut &[u8],
-        decoder: &mut Decoder,
-    ) -> Result<(), DecodeError> {
-        let Some(&(_, name, holds)) = self.shape.0.iter().find(|(n, ..)| *n == number) else {
-            return decoder.unknown(number, wire, buf);
-        };
-        decoder.enter(name);
-        match holds {
-            Holds::Text { omit_empty } => {
-                let text = pb::get_string(wire, buf, decoder)?;
-                if !(omit_empty && text.is_empty()) {
-                    self.value.insert(name.to_owned(), text.into());
-                }
-            }
-            Holds::Texts => {
-                let text = pb::get_string(wire, buf, decoder)?;
-                self.push(name, text.into());
-            }
-            Holds::Message(shape, _) => {
-                let mut child = Node::of(shape);
-                if let Some(Value::Object(seen)) = self.value.remove(name) {
-                    child.value = seen;
-                }
-                pb::get_message(wire, buf, decoder, &mut child)?;
-                self.value
-                    .insert(name.to_owned(), Value::Object(child.value));
-            }
-            Holds::Messages(shape) => {
-                decoder.enter_index(self.len(name));
-                let mut child = Node::of(shape);
-                pb::get_message(wire, buf, decoder, &mut child)?;
-                decoder.leave();
-                self.push(name, Value::Object(child.value));
-            }
-            Holds::Map => {
-                let (key, value) = pb::get_string_entry(wire, buf, decoder)?;
-                let entry = self
-                    .value
-                    .entry(name.to_owned())
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(map) = entry {
-                    map.insert(key, value.into());
-                }
-            }
-            Holds::ObjectMeta => {
-                let mut meta = ObjectMeta::default();
-                pb::get_message(wire, buf, decoder, &mut meta)?;
-                self.value.insert(name.to_owned(), json_of(&meta, decoder)?);
-            }
-            Holds::ListMeta => {
-                let mut meta = ListMeta::default();
-                pb::get_message(wire, buf, decoder, &mut meta)?;
-                self.value.insert(name.to_owned(), json_of(&meta, decoder)?);
-            }
-        }
-        decoder.leave();
-        Ok(())
-    }
-
-    fn finish(&mut self) {
-        self.fill_go_values();
-    }
-}
-
-/// The message a root type reads: one per kind.
-trait RootShape {
-    const SHAPE: &'static Shape;
-}
-
-/// A whole object of the kind `K`, read from the top with `K`'s message.
-struct Root<K>(Node, std::marker::PhantomData<K>);
-
-impl<K: RootShape> Default for Root<K> {
-    fn default() -> Self {
-        Root(Node::of(K::SHAPE), std::marker::PhantomData)
-    }
-}
-
-impl<K: RootShape> Message for Root<K> {
-    fn encode_fields(&self, buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
-        self.0.encode_fields(buf)
-    }
-    fn fields_len(&self) -> usize {
-        self.0.fields_len()
-    }
-    fn merge_field(
-        &mut self,
-        number: u32,
-        wire: WireType,
-        buf: &mut &[u8],
-        decoder: &mut Decoder,
-    ) -> Result<(), DecodeError> {
-        self.0.merge_field(number, wire, buf, decoder)
-    }
-    fn finish(&mut self) {
-        self.0.finish();
-    }
-}
-
 macro_rules! roots {
     ($($name:ident => $shape:ident),* $(,)?) => {
         $(
             struct $name;
-            impl RootShape for $name {
+            impl shaped::RootShape for $name {
                 const SHAPE: &'static Shape = &$shape;
             }
         )*
@@ -393,14 +176,11 @@ roots! {
     SelfReviewRoot => SELF_REVIEW,
 }
 
-fn decode_root<K: RootShape>(
+fn decode_root<K: shaped::RootShape>(
     raw: &[u8],
     limits: &Limits,
 ) -> Result<(Map<String, Value>, Vec<String>), DecodeError> {
-    pb::decode_within::<Root<K>>(raw, limits).map(|decoded| {
-        let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
-        (decoded.value.0.value, unknown)
-    })
+    shaped::read::<K>(raw, limits)
 }
 
 /// An enveloped object of the group (prefix included) as JSON, with the paths of the fields
@@ -468,103 +248,6 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
     }
 }
 
-/// Why an object could not be written in protobuf.
-fn shape_error(path: &str, message: impl Into<String>) -> String {
-    format!("{path}: {}", message.into())
-}
-
-fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
-    prost::encoding::encode_key(number, WireType::LengthDelimited, buf);
-    prost::encoding::encode_varint(bytes.len() as u64, buf);
-    buf.extend_from_slice(bytes);
-}
-
-/// The message of `value` (a JSON object) in `shape`, appended to `buf`.
-fn write_message(
-    shape: &Shape,
-    value: &Value,
-    path: &str,
-    buf: &mut Vec<u8>,
-) -> Result<(), String> {
-    let empty = Map::new();
-    let object = match value {
-        Value::Object(object) => object,
-        Value::Null => &empty,
-        _ => return Err(shape_error(path, "not an object")),
-    };
-    for &(number, name, holds) in shape.0 {
-        let field = object.get(name).filter(|v| !v.is_null());
-        let here = if path.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{path}.{name}")
-        };
-        let text = |value: &Value| {
-            value
-                .as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| shape_error(&here, "not a string"))
-        };
-        let list = |value: Option<&Value>| -> Result<Vec<Value>, String> {
-            match value {
-                None => Ok(Vec::new()),
-                Some(Value::Array(items)) => Ok(items.clone()),
-                Some(_) => Err(shape_error(&here, "not a list")),
-            }
-        };
-        match holds {
-            Holds::Text { .. } => {
-                let value = field.map(text).transpose()?.unwrap_or_default();
-                pb::put_string(buf, number, &value);
-            }
-            Holds::Texts => {
-                for item in list(field)? {
-                    pb::put_string(buf, number, &text(&item)?);
-                }
-            }
-            Holds::Message(inner, required) => {
-                if field.is_some() || required {
-                    let mut bytes = Vec::new();
-                    write_message(inner, field.unwrap_or(&Value::Null), &here, &mut bytes)?;
-                    put_len_delimited(buf, number, &bytes);
-                }
-            }
-            Holds::Messages(inner) => {
-                for (index, item) in list(field)?.iter().enumerate() {
-                    let mut bytes = Vec::new();
-                    write_message(inner, item, &format!("{here}[{index}]"), &mut bytes)?;
-                    put_len_delimited(buf, number, &bytes);
-                }
-            }
-            Holds::Map => {
-                if let Some(map) = field {
-                    let map: std::collections::BTreeMap<String, String> =
-                        serde_json::from_value(map.clone())
-                            .map_err(|e| shape_error(&here, e.to_string()))?;
-                    pb::put_string_map(buf, number, map.iter());
-                }
-            }
-            Holds::ObjectMeta => {
-                let meta: ObjectMeta = field
-                    .map(|m| serde_json::from_value(m.clone()))
-                    .transpose()
-                    .map_err(|e| shape_error(&here, e.to_string()))?
-                    .unwrap_or_default();
-                pb::put_message(buf, number, &meta).map_err(|e| e.to_string())?;
-            }
-            Holds::ListMeta => {
-                let meta: ListMeta = field
-                    .map(|m| serde_json::from_value(m.clone()))
-                    .transpose()
-                    .map_err(|e| shape_error(&here, e.to_string()))?
-                    .unwrap_or_default();
-                pb::put_message(buf, number, &meta).map_err(|e| e.to_string())?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// An object (or list) of the group in the envelope, as kube-apiserver writes it; `None` when
 /// it is not one of the group's kinds.
 pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
@@ -574,17 +257,21 @@ pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
         return None;
     }
     let shape = shape_of(kind)?;
-    let mut raw = Vec::new();
-    Some(
-        write_message(shape, object, "", &mut raw)
-            .map(|()| envelope::wrap(api_version, kind, &raw)),
-    )
+    Some(shaped::write(shape, object).map(|raw| envelope::wrap(api_version, kind, &raw)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apfkit_types::wire::protobuf::{self as pb, WireType};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use serde_json::json;
+
+    fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
+        prost::encoding::encode_key(number, WireType::LengthDelimited, buf);
+        prost::encoding::encode_varint(bytes.len() as u64, buf);
+        buf.extend_from_slice(bytes);
+    }
 
     fn round_trip(object: &Value) -> Value {
         let bytes = write(object).unwrap().unwrap();

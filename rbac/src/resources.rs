@@ -12,17 +12,17 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use apfkit_apiextensions::ServedObject;
-use apfkit_apiextensions::json_kind::JsonVersion;
+use apfkit_apiextensions::json_kind::{self, JsonVersion};
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
 use apfkit_apiserver::table::{Column, DEFAULT_COLUMNS, Printer, age, now_seconds};
 use apfkit_runtime::field::FieldError;
-use apfkit_runtime::scheme::{ErrorKind, SchemeError, StorageEncoding, UnknownFields, Warning};
+use apfkit_runtime::scheme::{SchemeError, StorageEncoding, UnknownFields, Warning};
 use k8s_openapi::Resource as _;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::serde::Serialize;
 use k8s_openapi::serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::escalation;
 use crate::policy::RbacAuthorizer;
@@ -33,70 +33,16 @@ use apfkit_apiserver::error::ApiError;
 /// The one served version.
 pub const VERSION: &str = "v1";
 
-/// An object of a served RBAC kind read as kube-apiserver reads it: decoded as the type
-/// `T` (a value of the wrong type is a decoding error), written back from it (so fields `T`
-/// does not have are dropped, and reported), then defaulted.
+/// An object of a served RBAC kind read as kube-apiserver reads it: as the type `T`
+/// ([`json_kind::typed`]), then defaulted.
 fn normalize<T: DeserializeOwned + Serialize>(
     object: Value,
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
-    let typed: T = serde_json::from_value(object.clone())
-        .map_err(|error| SchemeError::new(ErrorKind::InvalidValue, "", error.to_string()))?;
-    let mut kept = serde_json::to_value(typed)
-        .map_err(|error| SchemeError::new(ErrorKind::Encoding, "", error.to_string()))?;
-    let mut dropped = Vec::new();
-    dropped_fields(&object, &kept, "", &mut dropped);
-    unknown.apply(
-        dropped
-            .into_iter()
-            .map(|path| Warning::UnknownField { path })
-            .collect(),
-        warnings,
-    )?;
+    let mut kept = json_kind::typed::<T>(object, unknown, warnings)?;
     validation::apply_defaults(&mut kept);
     Ok(kept)
-}
-
-/// The paths of fields set in `given` that `kept` lacks (`spec.foo`, `rules[0].bar`);
-/// a field given as null or empty and written back as absent is no unknown field.
-fn dropped_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>) {
-    let child = |name: &str| {
-        if path.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{path}.{name}")
-        }
-    };
-    match (given, kept) {
-        (Value::Object(given), kept) => {
-            let empty = Map::new();
-            let kept = kept.as_object().unwrap_or(&empty);
-            for (name, value) in given {
-                match kept.get(name) {
-                    Some(kept) => dropped_fields(value, kept, &child(name), out),
-                    None if is_empty(value) => {}
-                    None => out.push(child(name)),
-                }
-            }
-        }
-        (Value::Array(given), Value::Array(kept)) => {
-            for (index, (value, kept)) in given.iter().zip(kept).enumerate() {
-                dropped_fields(value, kept, &format!("{path}[{index}]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(items) => items.is_empty(),
-        Value::Object(fields) => fields.is_empty(),
-        Value::String(text) => text.is_empty(),
-        _ => false,
-    }
 }
 
 /// How each kind is checked: the typed object and, on an update, the stored one.
@@ -435,6 +381,7 @@ pub fn resources<H: Send + Sync + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apfkit_runtime::scheme::ErrorKind;
     use serde_json::json;
 
     #[test]

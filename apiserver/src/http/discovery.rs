@@ -1,5 +1,6 @@
-//! Discovery documents: `/api`, `/apis` (plain and aggregated), `/apis/<group>` and
-//! `/apis/<group>/<version>`, as kube-apiserver writes them
+//! Discovery documents: `/api` and `/api/v1` (the core group, `""`, when a resource of it is
+//! served), `/apis` (plain and aggregated), `/apis/<group>` and `/apis/<group>/<version>`,
+//! as kube-apiserver writes them
 //! (`k8s.io/apiserver/pkg/endpoints/discovery`).
 
 use base64::Engine as _;
@@ -7,7 +8,7 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use super::reviews::Review;
-use crate::store::Served;
+use crate::store::{Served, api_version};
 
 /// The verbs of a resource's collection and objects.
 const VERBS: &[&str] = &[
@@ -79,7 +80,7 @@ pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
 }
 
 fn group_version(group: &str, version: &str) -> Value {
-    json!({"groupVersion": format!("{group}/{version}"), "version": version})
+    json!({"groupVersion": api_version(group, version), "version": version})
 }
 
 fn api_group(group: &Group) -> Value {
@@ -95,9 +96,13 @@ fn api_group(group: &Group) -> Value {
     })
 }
 
-/// `/apis` as an `APIGroupList`.
+/// `/apis` as an `APIGroupList` (the core group is `/api`'s).
 pub fn group_list(groups: &[Group]) -> Value {
-    let groups: Vec<Value> = groups.iter().map(api_group).collect();
+    let groups: Vec<Value> = groups
+        .iter()
+        .filter(|group| !group.name.is_empty())
+        .map(api_group)
+        .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
@@ -112,9 +117,15 @@ pub fn group_document(group: &Group) -> Value {
     Value::Object(with_kind)
 }
 
-/// `/api`: the legacy core group, which this server does not serve.
-pub fn core_versions() -> Value {
-    json!({"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": []})
+/// `/api`: the versions of the legacy core group (`""`) served, none when no resource of it
+/// is.
+pub fn core_versions(groups: &[Group]) -> Value {
+    let versions: Vec<&String> = groups
+        .iter()
+        .filter(|group| group.name.is_empty())
+        .flat_map(|group| &group.versions)
+        .collect();
+    json!({"kind": "APIVersions", "versions": versions, "serverAddressByClientCIDRs": []})
 }
 
 /// `/apis/<group>/<version>` as an `APIResourceList`.
@@ -182,21 +193,23 @@ pub fn resource_list<H>(
     json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",
-        "groupVersion": format!("{group}/{version}"),
+        "groupVersion": api_version(group, version),
         "resources": listed,
     })
 }
 
-/// `/apis` as aggregated discovery (`APIGroupDiscoveryList` of `apidiscovery.k8s.io/<version>`);
-/// `/api` has no groups here.
+/// `/apis` (`core` false) or `/api` (`core` true, the core group only) as aggregated
+/// discovery (`APIGroupDiscoveryList` of `apidiscovery.k8s.io/<version>`).
 pub fn aggregated<H>(
     resources: &[std::sync::Arc<Served<H>>],
     reviews: &[&Review],
     groups: &[Group],
+    core: bool,
     api_version: &str,
 ) -> Value {
     let items: Vec<Value> = groups
         .iter()
+        .filter(|group| group.name.is_empty() == core)
         .map(|group| {
             let versions: Vec<Value> = group
                 .versions
@@ -218,10 +231,13 @@ pub fn aggregated<H>(
                     json!({"version": version, "resources": listed, "freshness": "Current"})
                 })
                 .collect();
-            json!({
-                "metadata": {"name": group.name, "creationTimestamp": null},
-                "versions": versions,
-            })
+            // The core group's item has no name (`omitempty`).
+            let metadata = if group.name.is_empty() {
+                json!({"creationTimestamp": null})
+            } else {
+                json!({"name": group.name, "creationTimestamp": null})
+            };
+            json!({"metadata": metadata, "versions": versions})
         })
         .collect();
     json!({

@@ -17,11 +17,11 @@ use crate::store::Served;
 /// The `/openapi/v3` index: a path per group-version, with the hash of its document.
 pub fn index(documents: &[(String, Vec<u8>)]) -> Value {
     let mut paths = Map::new();
-    for (group_version, document) in documents {
+    for (root, document) in documents {
         let hash = hex_upper(&sha2::Sha512::digest(document));
         paths.insert(
-            format!("apis/{group_version}"),
-            json!({"serverRelativeURL": format!("/openapi/v3/apis/{group_version}?hash={hash}")}),
+            root.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{root}?hash={hash}")}),
         );
     }
     json!({"paths": paths})
@@ -31,7 +31,8 @@ fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
-/// The document of every group-version of `groups`, as (`group/version`, JSON bytes).
+/// The document of every group-version of `groups`, as (its root, `apis/GROUP/VERSION` or
+/// `api/v1`, JSON bytes).
 pub fn documents<H>(
     resources: &[std::sync::Arc<Served<H>>],
     groups: &[Group],
@@ -42,7 +43,7 @@ pub fn documents<H>(
         for version in &group.versions {
             let document = document(resources, &group.name, version, server_version);
             documents.push((
-                format!("{}/{version}", group.name),
+                crate::store::api_root(&group.name, version),
                 serde_json::to_vec(&document).unwrap_or_default(),
             ));
         }
@@ -66,13 +67,11 @@ fn document<H>(
         let kind_ref = add_schema(&mut schemas, served, version, &config.kind);
         let list_ref = add_schema(&mut schemas, served, version, &served.list_kind());
         let gvk = json!({"group": group, "version": version, "kind": config.kind});
+        let root = crate::store::api_root(group, version);
         let base = if config.namespaced {
-            format!(
-                "/apis/{group}/{version}/namespaces/{{namespace}}/{}",
-                served.plural
-            )
+            format!("/{root}/namespaces/{{namespace}}/{}", served.plural)
         } else {
-            format!("/apis/{group}/{version}/{}", served.plural)
+            format!("/{root}/{}", served.plural)
         };
         let scope = if config.namespaced {
             vec![path_param("namespace")]
@@ -338,11 +337,17 @@ mod tests {
 
     #[test]
     fn the_index_names_each_document_with_its_hash() {
-        let index = index(&[("g/v1".to_owned(), b"{}".to_vec())]);
+        let index = index(&[
+            ("apis/g/v1".to_owned(), b"{}".to_vec()),
+            ("api/v1".to_owned(), b"{}".to_vec()),
+        ]);
         let url = index["paths"]["apis/g/v1"]["serverRelativeURL"]
             .as_str()
             .unwrap();
         assert!(url.starts_with("/openapi/v3/apis/g/v1?hash="));
         assert_eq!(url.len(), "/openapi/v3/apis/g/v1?hash=".len() + 128);
+        // The core group's document, as kube-apiserver names it.
+        let core = index["paths"]["api/v1"]["serverRelativeURL"].as_str().unwrap();
+        assert!(core.starts_with("/openapi/v3/api/v1?hash="));
     }
 }

@@ -187,7 +187,11 @@ where
         let answer = reviews::answer(review, &object, &info, user, server.authorizer.as_deref())?;
         return Ok(json_response(201, &answer));
     }
-    if info.is_resource_request && info.api_prefix == "apis" {
+    // The core group under `/api` only, every other group under `/apis`.
+    if info.is_resource_request
+        && matches!(info.api_prefix.as_str(), "api" | "apis")
+        && (info.api_prefix == "api") == info.api_group.is_empty()
+    {
         let target = Target::resolve(&catalog, &info)?;
         // The deprecated watch paths, which kube-apiserver still serves (and Ruby's
         // kubeclient watches through): `/apis/G/V/watch/[namespaces/NS/]RESOURCE[/NAME]`.
@@ -206,10 +210,28 @@ where
         ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
-                &discovery::aggregated::<H>(&[], &[], &[], version),
+                &discovery::aggregated(
+                    &catalog.resources,
+                    &catalog.reviews,
+                    &catalog.groups,
+                    true,
+                    version,
+                ),
             )),
-            _ => Ok(json_response(200, &discovery::core_versions())),
+            _ => Ok(json_response(
+                200,
+                &discovery::core_versions(&catalog.groups),
+            )),
         },
+        ["api", version] if is_get => {
+            if !catalog.serves_version("", version) {
+                return Err(ApiError::no_route());
+            }
+            Ok(json_response(
+                200,
+                &discovery::resource_list(&catalog.resources, &catalog.reviews, "", version),
+            ))
+        }
         ["apis"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
@@ -217,17 +239,18 @@ where
                     &catalog.resources,
                     &catalog.reviews,
                     &catalog.groups,
+                    false,
                     version,
                 ),
             )),
             _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
         },
-        ["apis", group] if is_get => {
+        ["apis", group] if is_get && !group.is_empty() => {
             let group = catalog.group(group).ok_or_else(ApiError::no_route)?;
             Ok(json_response(200, &discovery::group_document(group)))
         }
         ["apis", group, version] if is_get => {
-            if !catalog.serves_version(group, version) {
+            if group.is_empty() || !catalog.serves_version(group, version) {
                 return Err(ApiError::no_route());
             }
             Ok(json_response(
@@ -239,8 +262,8 @@ where
             200,
             &openapi::index(catalog.openapi_documents(&server.version.git_version)),
         )),
-        ["openapi", "v3", "apis", group, version] if is_get => {
-            let wanted = format!("{group}/{version}");
+        ["openapi", "v3", root @ ..] if is_get && !root.is_empty() => {
+            let wanted = root.join("/");
             let (_, document) = catalog
                 .openapi_documents(&server.version.git_version)
                 .iter()
@@ -254,14 +277,15 @@ where
 }
 
 /// Whether a path that is not a resource's is served to a GET: another method there is 405,
-/// any other path 404, as kube-apiserver answers for paths it has no route for (`/api/v1/...`
-/// included: no core resources are served here).
+/// any other path 404, as kube-apiserver answers for paths it has no route for (`/api/v1`
+/// included when no core resource is served here).
 pub(super) fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool {
     match segments {
         ["version" | "api" | "apis"] | ["healthz" | "livez" | "readyz", ..] => true,
         ["openapi", "v3", ..] => true,
-        ["apis", group] => catalog.group(group).is_some(),
-        ["apis", group, version] => catalog.serves_version(group, version),
+        ["api", version] => catalog.serves_version("", version),
+        ["apis", group] => !group.is_empty() && catalog.group(group).is_some(),
+        ["apis", group, version] => !group.is_empty() && catalog.serves_version(group, version),
         _ => false,
     }
 }

@@ -76,6 +76,26 @@ impl std::fmt::Debug for ResourceConfig {
 pub type SchemaFn =
     std::sync::Arc<dyn Fn(&str, &str, &str) -> Option<serde_json::Value> + Send + Sync>;
 
+/// An object's `apiVersion` in `group`: `group/version`, or `version` alone in the core
+/// group (`""`, kube-apiserver's legacy `/api`).
+pub fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+/// Where a group-version is served, without the leading slash: `apis/GROUP/VERSION`, or
+/// `api/VERSION` for the core group.
+pub fn api_root(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
 /// One served version of a kind: how the server takes its objects to the hub object `H` and
 /// back. A generated scheme's codecs serve through [`SchemeVersion`]; kinds known only at run
 /// time (custom resources) implement it themselves.
@@ -86,9 +106,9 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
     fn version(&self) -> &str;
     /// Kind.
     fn kind(&self) -> &str;
-    /// `group/version`.
+    /// `group/version`, or `version` alone in the core group.
     fn api_version(&self) -> String {
-        format!("{}/{}", self.group(), self.version())
+        api_version(self.group(), self.version())
     }
     /// A request's object of this version decoded, defaulted and taken to the hub, fields
     /// reported as `unknown` says.

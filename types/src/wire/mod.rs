@@ -25,6 +25,7 @@
 pub mod envelope;
 pub mod go_json;
 pub mod protobuf;
+pub mod shaped;
 
 pub use go_json::{GoEmpty, GoOrder};
 

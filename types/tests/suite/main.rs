@@ -2,4 +2,5 @@
 
 mod defaulting;
 mod json_schema;
+mod shaped;
 mod wire;

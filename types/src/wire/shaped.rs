@@ -1,0 +1,510 @@
+//! Kubernetes protobuf for kinds a server holds as JSON (`apfkit-rbac`'s roles and bindings,
+//! the aggregator's Services and EndpointSlices): a message described by a table of its
+//! fields ([`Shape`]), read into and written from `serde_json` values as gogo-protobuf and
+//! Go's JSON would. A Go value is always written and a pointer only when set; repeated fields
+//! are one entry each; on reading, the Go values the wire left out are filled in as Go's JSON
+//! writes them (a string without `omitempty` as `""`, a struct value as its empty form).
+//!
+//! ```
+//! use apfkit_types::wire::shaped::{self, Holds, RootShape, Shape};
+//! use serde_json::json;
+//!
+//! static PORT: Shape = Shape(&[
+//!     (1, "name", Holds::Text { omit_empty: true }),
+//!     (3, "port", Holds::Int32 { omit_zero: false }),
+//!     (4, "targetPort", Holds::IntOrString),
+//! ]);
+//! struct Port;
+//! impl RootShape for Port {
+//!     const SHAPE: &'static Shape = &PORT;
+//! }
+//! let bytes = shaped::write(&PORT, &json!({"port": 443, "targetPort": "https"})).unwrap();
+//! let (read, unknown) = shaped::read::<Port>(&bytes, &Default::default()).unwrap();
+//! assert_eq!(serde_json::Value::Object(read), json!({"port": 443, "targetPort": "https"}));
+//! assert!(unknown.is_empty());
+//! ```
+
+use std::marker::PhantomData;
+
+use apfkit_runtime::scheme::Limits;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, Time};
+use serde_json::{Map, Value};
+
+use super::protobuf::{self as pb, DecodeError, Decoder, Message, WireType};
+
+/// What a field of a message holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Holds {
+    /// A Go `string`, always written; left out of the JSON when empty if `omit_empty`.
+    Text {
+        /// Whether Go's JSON leaves it out when empty.
+        omit_empty: bool,
+    },
+    /// A `*string`, written when set.
+    OptionalText,
+    /// A `[]string`.
+    Texts,
+    /// A Go `int32`, always written; left out of the JSON when zero if `omit_zero`.
+    Int32 {
+        /// Whether Go's JSON leaves it out when zero.
+        omit_zero: bool,
+    },
+    /// A `*int32`, written when set.
+    OptionalInt32,
+    /// A Go `int64`, always written; left out of the JSON when zero if `omit_zero`.
+    Int64 {
+        /// Whether Go's JSON leaves it out when zero.
+        omit_zero: bool,
+    },
+    /// A Go `bool`, always written; left out of the JSON when false if `omit_false`.
+    Bool {
+        /// Whether Go's JSON leaves it out when false.
+        omit_false: bool,
+    },
+    /// A `*bool`, written when set.
+    OptionalBool,
+    /// An `intstr.IntOrString` value (`type` 1, `intVal` 2, `strVal` 3), always written; a
+    /// number or a string in JSON.
+    IntOrString,
+    /// A `metav1.Time` value, always written (Go's zero time as an empty message); an
+    /// RFC 3339 string in JSON, left out when zero.
+    Time,
+    /// An embedded message: a Go struct value (`true`: always written) or a pointer.
+    Message(&'static Shape, bool),
+    /// A repeated message.
+    Messages(&'static Shape),
+    /// A `map<string, string>`.
+    Map,
+    /// `metav1.ObjectMeta`.
+    ObjectMeta,
+    /// `metav1.ListMeta`.
+    ListMeta,
+}
+
+/// A message: its fields as (number, JSON name, what it holds), in number order.
+#[derive(Debug)]
+pub struct Shape(pub &'static [(u32, &'static str, Holds)]);
+
+/// The message a kind's objects are read with, for [`read`].
+pub trait RootShape {
+    /// The kind's message.
+    const SHAPE: &'static Shape;
+}
+
+static EMPTY: Shape = Shape(&[]);
+
+/// `intstr.IntOrString`'s message.
+static INT_OR_STRING: Shape = Shape(&[
+    (1, "type", Holds::Int64 { omit_zero: false }),
+    (2, "intVal", Holds::Int32 { omit_zero: false }),
+    (3, "strVal", Holds::Text { omit_empty: false }),
+]);
+
+/// A message being read: its shape and the JSON of the fields read so far.
+#[derive(Debug)]
+struct Node {
+    shape: &'static Shape,
+    value: Map<String, Value>,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node::of(&EMPTY)
+    }
+}
+
+impl Node {
+    fn of(shape: &'static Shape) -> Self {
+        Node {
+            shape,
+            value: Map::new(),
+        }
+    }
+
+    /// Appends `item` to the list field `name`.
+    fn push(&mut self, name: &str, item: Value) {
+        match self
+            .value
+            .entry(name.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            Value::Array(items) => items.push(item),
+            other => *other = Value::Array(vec![item]),
+        }
+    }
+
+    /// How many items the list field `name` holds.
+    fn len(&self, name: &str) -> usize {
+        self.value
+            .get(name)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    }
+
+    /// Sets `name` unless Go's JSON leaves the value out (`omit`).
+    fn set(&mut self, name: &str, value: Value, omit: bool) {
+        if omit {
+            self.value.remove(name);
+        } else {
+            self.value.insert(name.to_owned(), value);
+        }
+    }
+
+    /// The Go values the wire left out, as Go's JSON writes them.
+    fn fill_go_values(&mut self) {
+        for &(_, name, holds) in self.shape.0 {
+            if self.value.contains_key(name) {
+                continue;
+            }
+            let value = match holds {
+                Holds::Text { omit_empty: false } => Value::String(String::new()),
+                Holds::Int32 { omit_zero: false } | Holds::Int64 { omit_zero: false } => {
+                    Value::from(0)
+                }
+                Holds::Bool { omit_false: false } => Value::Bool(false),
+                Holds::IntOrString => Value::from(0),
+                Holds::Message(shape, true) => {
+                    let mut child = Node::of(shape);
+                    child.fill_go_values();
+                    Value::Object(child.value)
+                }
+                Holds::ObjectMeta | Holds::ListMeta => Value::Object(Map::new()),
+                _ => continue,
+            };
+            self.value.insert(name.to_owned(), value);
+        }
+    }
+}
+
+/// A typed metadata value as JSON.
+fn json_of<T: serde::Serialize>(value: &T, decoder: &Decoder) -> Result<Value, DecodeError> {
+    serde_json::to_value(value).map_err(|e| decoder.error(e.to_string()))
+}
+
+impl Message for Node {
+    /// Nodes are only read; [`write`] writes from JSON.
+    fn encode_fields(&self, _buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
+        Ok(())
+    }
+
+    fn fields_len(&self) -> usize {
+        0
+    }
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        buf: &mut &[u8],
+        decoder: &mut Decoder,
+    ) -> Result<(), DecodeError> {
+        let Some(&(_, name, holds)) = self.shape.0.iter().find(|(n, ..)| *n == number) else {
+            return decoder.unknown(number, wire, buf);
+        };
+        decoder.enter(name);
+        match holds {
+            Holds::Text { omit_empty } => {
+                let text = pb::get_string(wire, buf, decoder)?;
+                self.set(
+                    name,
+                    Value::from(text.as_str()),
+                    omit_empty && text.is_empty(),
+                );
+            }
+            Holds::OptionalText => {
+                let text = pb::get_string(wire, buf, decoder)?;
+                self.set(name, text.into(), false);
+            }
+            Holds::Texts => {
+                let text = pb::get_string(wire, buf, decoder)?;
+                self.push(name, text.into());
+            }
+            Holds::Int32 { omit_zero } => {
+                let number = pb::get_int32(wire, buf, decoder)?;
+                self.set(name, number.into(), omit_zero && number == 0);
+            }
+            Holds::OptionalInt32 => {
+                let number = pb::get_int32(wire, buf, decoder)?;
+                self.set(name, number.into(), false);
+            }
+            Holds::Int64 { omit_zero } => {
+                let number = pb::get_int64(wire, buf, decoder)?;
+                self.set(name, number.into(), omit_zero && number == 0);
+            }
+            Holds::Bool { omit_false } => {
+                let flag = pb::get_bool(wire, buf, decoder)?;
+                self.set(name, flag.into(), omit_false && !flag);
+            }
+            Holds::OptionalBool => {
+                let flag = pb::get_bool(wire, buf, decoder)?;
+                self.set(name, flag.into(), false);
+            }
+            Holds::IntOrString => {
+                let mut child = Node::of(&INT_OR_STRING);
+                pb::get_message(wire, buf, decoder, &mut child)?;
+                let is_string = child.value.get("type").and_then(Value::as_i64) == Some(1);
+                let value = if is_string {
+                    child.value.remove("strVal").unwrap_or_default()
+                } else {
+                    child.value.remove("intVal").unwrap_or_else(|| 0.into())
+                };
+                self.set(name, value, false);
+            }
+            Holds::Time => match pb::get_time(wire, buf, decoder)? {
+                Some(time) => {
+                    let value = json_of(&time, decoder)?;
+                    self.set(name, value, false);
+                }
+                None => {
+                    self.value.remove(name);
+                }
+            },
+            Holds::Message(shape, _) => {
+                let mut child = Node::of(shape);
+                if let Some(Value::Object(seen)) = self.value.remove(name) {
+                    child.value = seen;
+                }
+                pb::get_message(wire, buf, decoder, &mut child)?;
+                self.value
+                    .insert(name.to_owned(), Value::Object(child.value));
+            }
+            Holds::Messages(shape) => {
+                decoder.enter_index(self.len(name));
+                let mut child = Node::of(shape);
+                pb::get_message(wire, buf, decoder, &mut child)?;
+                decoder.leave();
+                self.push(name, Value::Object(child.value));
+            }
+            Holds::Map => {
+                let (key, value) = pb::get_string_entry(wire, buf, decoder)?;
+                let entry = self
+                    .value
+                    .entry(name.to_owned())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(map) = entry {
+                    map.insert(key, value.into());
+                }
+            }
+            Holds::ObjectMeta => {
+                let mut meta = ObjectMeta::default();
+                pb::get_message(wire, buf, decoder, &mut meta)?;
+                self.value.insert(name.to_owned(), json_of(&meta, decoder)?);
+            }
+            Holds::ListMeta => {
+                let mut meta = ListMeta::default();
+                pb::get_message(wire, buf, decoder, &mut meta)?;
+                self.value.insert(name.to_owned(), json_of(&meta, decoder)?);
+            }
+        }
+        decoder.leave();
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        self.fill_go_values();
+    }
+}
+
+/// A whole object read from the top with `K`'s message.
+struct Root<K>(Node, PhantomData<K>);
+
+impl<K: RootShape> Default for Root<K> {
+    fn default() -> Self {
+        Root(Node::of(K::SHAPE), PhantomData)
+    }
+}
+
+impl<K: RootShape> Message for Root<K> {
+    fn encode_fields(&self, buf: &mut Vec<u8>) -> Result<(), pb::EncodeError> {
+        self.0.encode_fields(buf)
+    }
+    fn fields_len(&self) -> usize {
+        self.0.fields_len()
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        buf: &mut &[u8],
+        decoder: &mut Decoder,
+    ) -> Result<(), DecodeError> {
+        self.0.merge_field(number, wire, buf, decoder)
+    }
+    fn finish(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// A message of `K`'s shape (the bytes inside the envelope) as JSON, within `limits`, with
+/// the paths of the fields the shape lacks (skipped).
+///
+/// # Errors
+///
+/// Bytes that are not such a message, or more nodes than the limits allow.
+pub fn read<K: RootShape>(
+    raw: &[u8],
+    limits: &Limits,
+) -> Result<(Map<String, Value>, Vec<String>), DecodeError> {
+    pb::decode_within::<Root<K>>(raw, limits).map(|decoded| {
+        let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
+        (decoded.value.0.value, unknown)
+    })
+}
+
+/// `value` (a JSON object) as a message of `shape`, the bytes inside the envelope.
+///
+/// # Errors
+///
+/// A field whose JSON is not what the shape holds, naming its path.
+pub fn write(shape: &Shape, value: &Value) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    write_message(shape, value, "", &mut buf)?;
+    Ok(buf)
+}
+
+/// Why an object could not be written in protobuf.
+fn shape_error(path: &str, message: impl Into<String>) -> String {
+    format!("{path}: {}", message.into())
+}
+
+fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
+    prost::encoding::encode_key(number, WireType::LengthDelimited, buf);
+    prost::encoding::encode_varint(bytes.len() as u64, buf);
+    buf.extend_from_slice(bytes);
+}
+
+/// A JSON value read as the type `T`, or an error naming the field.
+fn typed<T: serde::de::DeserializeOwned>(value: &Value, path: &str) -> Result<T, String> {
+    serde_json::from_value(value.clone()).map_err(|e| shape_error(path, e.to_string()))
+}
+
+/// The message of `value` (a JSON object) in `shape`, appended to `buf`.
+fn write_message(
+    shape: &Shape,
+    value: &Value,
+    path: &str,
+    buf: &mut Vec<u8>,
+) -> Result<(), String> {
+    let empty = Map::new();
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Null => &empty,
+        _ => return Err(shape_error(path, "not an object")),
+    };
+    for &(number, name, holds) in shape.0 {
+        let field = object.get(name).filter(|v| !v.is_null());
+        let here = if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        };
+        let list = |value: Option<&Value>| -> Result<Vec<Value>, String> {
+            match value {
+                None => Ok(Vec::new()),
+                Some(Value::Array(items)) => Ok(items.clone()),
+                Some(_) => Err(shape_error(&here, "not a list")),
+            }
+        };
+        match holds {
+            Holds::Text { .. } => {
+                let value: String = field
+                    .map(|v| typed(v, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                pb::put_string(buf, number, &value);
+            }
+            Holds::OptionalText => {
+                if let Some(value) = field {
+                    pb::put_string(buf, number, &typed::<String>(value, &here)?);
+                }
+            }
+            Holds::Texts => {
+                for item in list(field)? {
+                    pb::put_string(buf, number, &typed::<String>(&item, &here)?);
+                }
+            }
+            Holds::Int32 { .. } => {
+                let value: i32 = field
+                    .map(|v| typed(v, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                pb::put_int32(buf, number, value);
+            }
+            Holds::OptionalInt32 => {
+                if let Some(value) = field {
+                    pb::put_int32(buf, number, typed(value, &here)?);
+                }
+            }
+            Holds::Int64 { .. } => {
+                let value: i64 = field
+                    .map(|v| typed(v, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                pb::put_int64(buf, number, value);
+            }
+            Holds::Bool { .. } => {
+                let value: bool = field
+                    .map(|v| typed(v, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                pb::put_bool(buf, number, value);
+            }
+            Holds::OptionalBool => {
+                if let Some(value) = field {
+                    pb::put_bool(buf, number, typed(value, &here)?);
+                }
+            }
+            Holds::IntOrString => {
+                let (kind, int, text) = match field {
+                    None => (0, 0, String::new()),
+                    Some(Value::String(text)) => (1, 0, text.clone()),
+                    Some(number) => (0, typed::<i32>(number, &here)?, String::new()),
+                };
+                let mut bytes = Vec::new();
+                pb::put_int64(&mut bytes, 1, kind);
+                pb::put_int32(&mut bytes, 2, int);
+                pb::put_string(&mut bytes, 3, &text);
+                put_len_delimited(buf, number, &bytes);
+            }
+            Holds::Time => {
+                let time: Option<Time> = field.map(|v| typed(v, &here)).transpose()?;
+                pb::put_time(buf, number, time.as_ref());
+            }
+            Holds::Message(inner, required) => {
+                if field.is_some() || required {
+                    let mut bytes = Vec::new();
+                    write_message(inner, field.unwrap_or(&Value::Null), &here, &mut bytes)?;
+                    put_len_delimited(buf, number, &bytes);
+                }
+            }
+            Holds::Messages(inner) => {
+                for (index, item) in list(field)?.iter().enumerate() {
+                    let mut bytes = Vec::new();
+                    write_message(inner, item, &format!("{here}[{index}]"), &mut bytes)?;
+                    put_len_delimited(buf, number, &bytes);
+                }
+            }
+            Holds::Map => {
+                if let Some(map) = field {
+                    let map: std::collections::BTreeMap<String, String> = typed(map, &here)?;
+                    pb::put_string_map(buf, number, map.iter());
+                }
+            }
+            Holds::ObjectMeta => {
+                let meta: ObjectMeta = field
+                    .map(|m| typed(m, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                pb::put_message(buf, number, &meta).map_err(|e| e.to_string())?;
+            }
+            Holds::ListMeta => {
+                let meta: ListMeta = field
+                    .map(|m| typed(m, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                pb::put_message(buf, number, &meta).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(())
+}
