@@ -35,6 +35,8 @@ mod estimates;
 mod flow_control;
 mod printers;
 
+pub use apfkit_aggregator::Endpoints;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -139,6 +141,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Auditing: off unless both a policy and a log are given, as in kube-apiserver.
     pub audit: AuditConfig,
+    /// Which addresses EndpointSlices may hold: kube-apiserver's rule by default, or
+    /// loopback ones too, for extension servers that listen beside this one.
+    pub endpoints: Endpoints,
 }
 
 /// kube-apiserver's `--audit-policy-file` and `--audit-log-*` flags.
@@ -176,6 +181,7 @@ impl Config {
             compaction_interval: Duration::from_secs(300),
             request_timeout: apfkit_apiserver::http::REQUEST_TIMEOUT,
             audit: AuditConfig::default(),
+            endpoints: Endpoints::AsKubeApiserver,
         }
     }
 }
@@ -394,6 +400,10 @@ fn resources(
             });
         served.push(resource);
     }
+    served.extend(
+        apfkit_aggregator::resources::<HubObject>(config.endpoints)
+            .map_err(|e| Error::Start(format!("services: {e}")))?,
+    );
     if config.authorization_mode == AuthorizationMode::Rbac {
         served.extend(
             apfkit_rbac::resources::<HubObject>(rbac)
@@ -455,15 +465,19 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
 }
 
 /// The wire formats of the server: the generated scheme's (flowcontrol, apiregistration),
-/// and RBAC's protobuf messages, which client-go's typed clients (`kubectl create
-/// clusterrolebinding`) send.
+/// and the protobuf messages of RBAC, Services and EndpointSlices, which client-go's typed
+/// clients (`kubectl create clusterrolebinding`, `kubectl create service`) send.
 static WIRE_FORMATS: Formats = Formats {
     json: |document, pretty| (apfkit_types::wire::FORMATS.json)(document, pretty),
-    protobuf: |document| match apfkit_rbac::protobuf::write(document) {
+    protobuf: |document| match apfkit_rbac::protobuf::write(document)
+        .or_else(|| apfkit_aggregator::protobuf::write(document))
+    {
         Some(written) => written.map_err(Into::into),
         None => (apfkit_types::wire::FORMATS.protobuf)(document),
     },
-    read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits) {
+    read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits)
+        .or_else(|| apfkit_aggregator::protobuf::read(bytes, limits))
+    {
         Some(read) => read,
         None => (apfkit_types::wire::FORMATS.read_protobuf)(bytes, limits),
     },

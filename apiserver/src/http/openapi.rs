@@ -347,7 +347,9 @@ mod tests {
         assert!(url.starts_with("/openapi/v3/apis/g/v1?hash="));
         assert_eq!(url.len(), "/openapi/v3/apis/g/v1?hash=".len() + 128);
         // The core group's document, as kube-apiserver names it.
-        let core = index["paths"]["api/v1"]["serverRelativeURL"].as_str().unwrap();
+        let core = index["paths"]["api/v1"]["serverRelativeURL"]
+            .as_str()
+            .unwrap();
         assert!(core.starts_with("/openapi/v3/api/v1?hash="));
     }
 }

@@ -54,6 +54,11 @@ use crate::failure::Failure;
 /// apiserver_audit_error_total) rather than holding requests. Every answer carries its
 /// Audit-Id.
 ///
+/// core/v1 Services and discovery.k8s.io/v1 EndpointSlices are served with kube-apiserver's
+/// defaults and checks (no cluster IPs are allocated), for what APIServices are resolved
+/// through; --allow-loopback-endpoints lets an EndpointSlice point at an extension server
+/// listening on loopback beside this one.
+///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
 /// Examples:
@@ -159,6 +164,10 @@ pub struct ServeArgs {
     /// Audit events waiting for the disk before more are dropped (and counted).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     audit_log_batch_buffer_size: usize,
+    /// Let EndpointSlices hold loopback addresses (127.0.0.0/8, ::1), which kube-apiserver
+    /// refuses: for extension API servers listening on loopback beside this one.
+    #[arg(long)]
+    allow_loopback_endpoints: bool,
 }
 
 /// `apfkit serve`.
@@ -225,5 +234,8 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
         },
         buffer: args.audit_log_batch_buffer_size,
     };
+    if args.allow_loopback_endpoints {
+        config.endpoints = apfkit_server::Endpoints::LoopbackAllowed;
+    }
     Ok(config)
 }

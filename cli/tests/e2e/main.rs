@@ -26,6 +26,7 @@ mod serve_flow_control;
 mod serve_http;
 mod serve_rbac;
 mod serve_replicas;
+mod serve_services;
 mod serve_upstream_e2e;
 mod simulate;
 mod storage;

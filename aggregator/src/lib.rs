@@ -1,0 +1,171 @@
+//! kube-aggregator for a server of [`ServedObject`]s (`apfkit-apiextensions`): what an
+//! APIService with `spec.service` is resolved through, core/v1 Services and
+//! discovery.k8s.io/v1 EndpointSlices, served with kube-apiserver's defaults, checks and
+//! columns (`services`, `endpoint_slices`) and stored in its protobuf ([`protobuf`]).
+//!
+//! **Where to start**: serve [`resources()`] beside the server's own, and read and write
+//! their protobuf with [`protobuf::read`] and [`protobuf::write`] in the server's wire
+//! formats (`apfkit-server` does both).
+//!
+//! ```
+//! # use apfkit_aggregator::{Endpoints, resources};
+//! let served = resources::<()>(Endpoints::AsKubeApiserver).unwrap();
+//! let names: Vec<_> = served.iter().map(|s| s.plural.as_str()).collect();
+//! assert_eq!(names, ["services", "endpointslices"]);
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod columns;
+mod endpoint_slices;
+pub mod protobuf;
+mod services;
+
+use std::sync::Arc;
+
+use apfkit_apiextensions::ServedObject;
+use apfkit_apiextensions::json_kind::{JsonVersion, Normalize};
+use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
+use apfkit_apiserver::table::Printer;
+use apfkit_runtime::field::FieldError;
+use apfkit_runtime::scheme::StorageEncoding;
+use serde_json::Value;
+
+/// Which endpoint addresses EndpointSlices may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoints {
+    /// kube-apiserver's rule: no unspecified, loopback, link-local or link-local multicast
+    /// addresses.
+    AsKubeApiserver,
+    /// The same, but loopback addresses allowed: for extension servers that run beside this
+    /// one and listen on loopback (kube-apiserver refuses them; docs/decisions.md).
+    LoopbackAllowed,
+}
+
+/// How an object of a kind here is checked: the object and, on an update, the stored one.
+type Check = Arc<dyn Fn(&Value, Option<&Value>) -> Vec<FieldError> + Send + Sync>;
+
+/// A kind's checks and columns.
+struct KindStrategy {
+    check: Check,
+    printer: Printer,
+}
+
+impl<H> Strategy<ServedObject<H>> for KindStrategy {
+    fn validate(
+        &self,
+        object: &ServedObject<H>,
+        old: Option<&ServedObject<H>>,
+        _api_version: &str,
+    ) -> Vec<Cause> {
+        let json = |object: &ServedObject<H>| match object {
+            ServedObject::Custom(object) => Some(object.to_value()),
+            ServedObject::Builtin(_) => None,
+        };
+        let Some(object) = json(object) else {
+            return Vec::new();
+        };
+        let old = old.and_then(json);
+        (self.check)(&object, old.as_ref())
+            .iter()
+            .map(Cause::from)
+            .collect()
+    }
+    fn printer(&self) -> Option<&Printer> {
+        Some(&self.printer)
+    }
+}
+
+/// What sets a kind here apart.
+struct Kind {
+    group: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short_names: &'static [&'static str],
+    /// Where kube-apiserver keeps its objects, under the prefix.
+    key_path: &'static str,
+    status: bool,
+    normalize: Normalize,
+}
+
+fn resource<H: Send + Sync + 'static>(
+    kind: &Kind,
+    check: Check,
+    printer: Printer,
+) -> Result<Served<ServedObject<H>>, ResourceError> {
+    let config = ResourceConfig {
+        group: kind.group.to_owned(),
+        kind: kind.kind.to_owned(),
+        namespaced: true,
+        short_names: kind.short_names.iter().map(|s| (*s).to_owned()).collect(),
+        categories: Vec::new(),
+        status: kind.status,
+        storage_version: "v1".to_owned(),
+        storage_encoding: StorageEncoding::Protobuf,
+        key_path: kind.key_path.to_owned(),
+        strategic_merge: true,
+        scale: None,
+        schema: None,
+    };
+    let version = JsonVersion::new(kind.group, "v1", kind.kind, kind.plural, kind.normalize)
+        .with_protobuf(
+            |object| {
+                protobuf::write(object)
+                    .unwrap_or_else(|| Err("not a Service or an EndpointSlice".to_owned()))
+            },
+            protobuf::read_stored,
+        );
+    let versions = vec![Arc::new(version) as SharedVersion<ServedObject<H>>];
+    Ok(
+        Served::with_versions(config, kind.plural.to_owned(), versions)?
+            .with_strategy(KindStrategy { check, printer }),
+    )
+}
+
+/// Services (`/api/v1/namespaces/NS/services`, kept under `services/specs` as
+/// kube-apiserver keeps them, with a `status` subresource) and EndpointSlices
+/// (`/apis/discovery.k8s.io/v1/namespaces/NS/endpointslices`), their endpoint addresses held
+/// as `endpoints` says.
+///
+/// # Errors
+///
+/// None in practice: each has its one version as its storage version.
+pub fn resources<H: Send + Sync + 'static>(
+    endpoints: Endpoints,
+) -> Result<Vec<Served<ServedObject<H>>>, ResourceError> {
+    let loopback = match endpoints {
+        Endpoints::AsKubeApiserver => endpoint_slices::Loopback::Refused,
+        Endpoints::LoopbackAllowed => endpoint_slices::Loopback::Allowed,
+    };
+    Ok(vec![
+        resource(
+            &Kind {
+                group: "",
+                kind: "Service",
+                plural: "services",
+                short_names: &["svc"],
+                key_path: "services/specs",
+                status: true,
+                normalize: services::normalize,
+            },
+            Arc::new(services::validate),
+            services::printer(),
+        )?,
+        resource(
+            &Kind {
+                group: "discovery.k8s.io",
+                kind: "EndpointSlice",
+                plural: "endpointslices",
+                short_names: &[],
+                key_path: "endpointslices",
+                status: false,
+                normalize: endpoint_slices::normalize,
+            },
+            Arc::new(move |object: &Value, old: Option<&Value>| {
+                endpoint_slices::validate(object, old, loopback)
+            }),
+            endpoint_slices::printer(),
+        )?,
+    ])
+}

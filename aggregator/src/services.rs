@@ -1,0 +1,633 @@
+//! core/v1 Services as kube-apiserver serves them, for what the aggregator resolves through
+//! them: read as k8s-openapi's `Service` reads them, defaulted as kubernetes
+//! `pkg/apis/core/v1/defaults.go` (`SetDefaults_Service`) defaults them, checked as
+//! `pkg/apis/core/validation/validation.go` (`ValidateService`) checks the fields kept here,
+//! and printed with `kubectl get services`' columns (`pkg/printers/internalversion`). No
+//! cluster IPs or node ports are allocated: there is no service network here
+//! (docs/decisions.md).
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
+use apfkit_runtime::field::{BadValue, FieldError, Path, names};
+use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
+use k8s_openapi::api::core::v1::{Service, ServicePort};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::{Value, json};
+
+use crate::columns;
+
+/// The types of Service (`supportedServiceType`).
+const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+/// The session affinities (`supportedSessionAffinityType`).
+const AFFINITIES: &[&str] = &["ClientIP", "None"];
+/// The port protocols (`supportedPortProtocols`).
+pub(crate) const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+/// `v1.DefaultClientIPServiceAffinitySeconds`.
+const DEFAULT_AFFINITY_SECONDS: i64 = 10_800;
+
+/// A Service read as kube-apiserver reads it: as k8s-openapi's type, then defaulted.
+pub(crate) fn normalize(
+    object: Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<Value, SchemeError> {
+    let mut kept = apfkit_apiextensions::json_kind::typed::<Service>(object, unknown, warnings)?;
+    apply_defaults(&mut kept);
+    Ok(kept)
+}
+
+/// `SetDefaults_Service` on a Service as JSON.
+fn apply_defaults(service: &mut Value) {
+    let Some(object) = service.as_object_mut() else {
+        return;
+    };
+    let spec = object.entry("spec").or_insert_with(|| json!({}));
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
+    let text = |spec: &serde_json::Map<String, Value>, name: &str| {
+        spec.get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    if text(spec, "sessionAffinity").is_empty() {
+        spec.insert("sessionAffinity".into(), "None".into());
+    }
+    match text(spec, "sessionAffinity").as_str() {
+        "None" => {
+            spec.remove("sessionAffinityConfig");
+        }
+        "ClientIP" => {
+            let timeout = spec
+                .get("sessionAffinityConfig")
+                .and_then(|c| c.pointer("/clientIP/timeoutSeconds"));
+            if timeout.is_none() {
+                spec.insert(
+                    "sessionAffinityConfig".into(),
+                    json!({"clientIP": {"timeoutSeconds": DEFAULT_AFFINITY_SECONDS}}),
+                );
+            }
+        }
+        _ => {}
+    }
+    if text(spec, "type").is_empty() {
+        spec.insert("type".into(), "ClusterIP".into());
+    }
+    let service_type = text(spec, "type");
+    for port in spec
+        .get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let Some(port) = port.as_object_mut() else {
+            continue;
+        };
+        if port
+            .get("protocol")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            port.insert("protocol".into(), "TCP".into());
+        }
+        let unset = match port.get("targetPort") {
+            None | Some(Value::Null) => true,
+            Some(Value::Number(n)) => n.as_i64() == Some(0),
+            Some(Value::String(s)) => s.is_empty(),
+            Some(_) => false,
+        };
+        if unset {
+            let number = port.get("port").cloned().unwrap_or_else(|| 0.into());
+            port.insert("targetPort".into(), number);
+        }
+    }
+    let external = matches!(service_type.as_str(), "NodePort" | "LoadBalancer");
+    if external && text(spec, "externalTrafficPolicy").is_empty() {
+        spec.insert("externalTrafficPolicy".into(), "Cluster".into());
+    }
+    if (external || service_type == "ClusterIP") && !spec.contains_key("internalTrafficPolicy") {
+        spec.insert("internalTrafficPolicy".into(), "Cluster".into());
+    }
+    if service_type == "LoadBalancer" && !spec.contains_key("allocateLoadBalancerNodePorts") {
+        spec.insert("allocateLoadBalancerNodePorts".into(), true.into());
+    }
+    object
+        .entry("status")
+        .or_insert_with(|| json!({"loadBalancer": {}}));
+}
+
+/// `ValidateService` (and `ValidateServiceUpdate`'s immutable cluster IP) on the fields kept
+/// here, with kube-apiserver's paths and messages.
+pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let service: Service = match serde_json::from_value(object.clone()) {
+        Ok(service) => service,
+        Err(error) => return vec![FieldError::internal("", error.to_string())],
+    };
+    let meta = &service.metadata;
+    let mut errors = names::object_name(
+        meta.name.as_deref().unwrap_or_default(),
+        meta.generate_name.as_deref().unwrap_or_default(),
+        names::dns1035_label,
+    );
+    if meta.namespace.as_deref().unwrap_or_default().is_empty() {
+        errors.push(FieldError::required("metadata.namespace", ""));
+    }
+    let spec = service.spec.unwrap_or_default();
+    let path = Path::new("spec");
+    let service_type = spec.type_.clone().unwrap_or_default();
+    let cluster_ip = spec.cluster_ip.clone().unwrap_or_default();
+    let headless = cluster_ip == "None";
+    let ports = spec.ports.clone().unwrap_or_default();
+    if ports.is_empty() && !headless && service_type != "ExternalName" {
+        errors.push(FieldError::required(path.child("ports"), ""));
+    }
+    match service_type.as_str() {
+        "LoadBalancer" | "NodePort" if headless => errors.push(FieldError::invalid(
+            path.child("clusterIP"),
+            BadValue::Str(cluster_ip.clone()),
+            format!("may not be set to 'None' for {service_type} services"),
+        )),
+        "ExternalName" => {
+            if !cluster_ip.is_empty() {
+                errors.push(FieldError::forbidden(
+                    path.child("clusterIP"),
+                    "may not be set for ExternalName services",
+                ));
+            }
+            let name = spec.external_name.clone().unwrap_or_default();
+            if name.is_empty() {
+                errors.push(FieldError::required(path.child("externalName"), ""));
+            }
+            for message in names::dns1123_subdomain(name.trim_end_matches('.')) {
+                if !name.is_empty() {
+                    errors.push(FieldError::invalid(
+                        path.child("externalName"),
+                        BadValue::Str(name.clone()),
+                        message,
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    let mut names_seen = BTreeSet::new();
+    for (index, port) in ports.iter().enumerate() {
+        errors.extend(service_port(
+            port,
+            ports.len() > 1,
+            &mut names_seen,
+            &path.child("ports").index(index),
+        ));
+    }
+    let affinity = spec.session_affinity.clone().unwrap_or_default();
+    if affinity.is_empty() {
+        errors.push(FieldError::required(path.child("sessionAffinity"), ""));
+    } else if !AFFINITIES.contains(&affinity.as_str()) {
+        errors.push(FieldError::not_supported(
+            path.child("sessionAffinity"),
+            BadValue::Str(affinity),
+            AFFINITIES,
+        ));
+    }
+    if !cluster_ip.is_empty() && !headless && cluster_ip.parse::<IpAddr>().is_err() {
+        errors.push(FieldError::invalid(
+            path.child("clusterIP"),
+            BadValue::Str(cluster_ip.clone()),
+            "must be empty, 'None', or a valid IP address",
+        ));
+    }
+    for (index, ip) in spec.external_ips.iter().flatten().enumerate() {
+        if ip.parse::<IpAddr>().is_err() {
+            errors.push(FieldError::invalid(
+                path.child("externalIPs").index(index),
+                BadValue::Str(ip.clone()),
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+    }
+    if service_type.is_empty() {
+        errors.push(FieldError::required(path.child("type"), ""));
+    } else if !TYPES.contains(&service_type.as_str()) {
+        errors.push(FieldError::not_supported(
+            path.child("type"),
+            BadValue::Str(service_type.clone()),
+            TYPES,
+        ));
+    }
+    if service_type == "ClusterIP" {
+        for (index, port) in ports.iter().enumerate() {
+            if port.node_port.unwrap_or_default() != 0 {
+                errors.push(FieldError::forbidden(
+                    path.child("ports").index(index).child("nodePort"),
+                    "may not be used when `type` is 'ClusterIP'",
+                ));
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (index, port) in ports.iter().enumerate() {
+        let protocol = port.protocol.clone().unwrap_or_default();
+        if !seen.insert((protocol.clone(), port.port)) {
+            errors.push(FieldError::duplicate(
+                path.child("ports").index(index),
+                BadValue::Go(format!(
+                    "core.ServicePort{{Name:\"\", Protocol:\"{protocol}\", \
+                     AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, \
+                     IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                    port.port
+                )),
+            ));
+        }
+    }
+    if let Some(old) = old {
+        let old_ip = old
+            .pointer("/spec/clusterIP")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let old_type = old
+            .pointer("/spec/type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if service_type != "ExternalName"
+            && old_type != "ExternalName"
+            && !old_ip.is_empty()
+            && old_ip != cluster_ip
+        {
+            errors.push(FieldError::invalid(
+                path.child("clusterIP"),
+                BadValue::Str(cluster_ip),
+                "field is immutable",
+            ));
+        }
+    }
+    errors
+}
+
+/// `validateServicePort`.
+fn service_port(
+    port: &ServicePort,
+    name_required: bool,
+    names_seen: &mut BTreeSet<String>,
+    path: &Path,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = port.name.clone().unwrap_or_default();
+    if name_required && name.is_empty() {
+        errors.push(FieldError::required(path.child("name"), ""));
+    } else if !name.is_empty() {
+        for message in names::dns1123_label(&name) {
+            errors.push(FieldError::invalid(
+                path.child("name"),
+                BadValue::Str(name.clone()),
+                message,
+            ));
+        }
+        if !names_seen.insert(name.clone()) {
+            errors.push(FieldError::duplicate(
+                path.child("name"),
+                BadValue::Str(name),
+            ));
+        }
+    }
+    if !(1..=65_535).contains(&port.port) {
+        errors.push(FieldError::invalid(
+            path.child("port"),
+            BadValue::Int(port.port.into()),
+            PORT_RANGE,
+        ));
+    }
+    let protocol = port.protocol.clone().unwrap_or_default();
+    if protocol.is_empty() {
+        errors.push(FieldError::required(path.child("protocol"), ""));
+    } else if !PROTOCOLS.contains(&protocol.as_str()) {
+        errors.push(FieldError::not_supported(
+            path.child("protocol"),
+            BadValue::Str(protocol),
+            PROTOCOLS,
+        ));
+    }
+    match &port.target_port {
+        Some(IntOrString::Int(number)) if !(1..=65_535).contains(number) => {
+            errors.push(FieldError::invalid(
+                path.child("targetPort"),
+                BadValue::Int((*number).into()),
+                PORT_RANGE,
+            ));
+        }
+        Some(IntOrString::String(name)) => {
+            for message in port_name(name) {
+                errors.push(FieldError::invalid(
+                    path.child("targetPort"),
+                    BadValue::Str(name.clone()),
+                    message,
+                ));
+            }
+        }
+        _ => {}
+    }
+    errors
+}
+
+/// `validation.InclusiveRangeError(1, 65535)`.
+pub(crate) const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
+
+/// apimachinery's `IsValidPortName` (an IANA service name).
+pub(crate) fn port_name(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push("must be no more than 15 characters".to_owned());
+    }
+    let bytes = name.as_bytes();
+    if name.is_empty()
+        || !bytes
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    {
+        errors.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned(),
+        );
+    } else if !bytes.iter().any(u8::is_ascii_lowercase) {
+        errors.push("must contain at least one letter (a-z)".to_owned());
+    } else if name.contains("--") {
+        errors.push("must not contain consecutive hyphens".to_owned());
+    } else if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen".to_owned());
+    }
+    errors
+}
+
+/// `serviceColumnDefinitions`.
+const COLUMNS: &[Column] = &[
+    columns::NAME,
+    columns::text("Type", "The type of service.", 0),
+    columns::text("Cluster-IP", "The cluster IP of the service.", 0),
+    columns::text("External-IP", "The external IPs of the service.", 0),
+    columns::text("Port(s)", "The ports of the service.", 0),
+    columns::AGE,
+    columns::text("Selector", "The label selector of the service.", 1),
+];
+
+/// `printService`'s cells.
+fn cells(object: &Value) -> Vec<Value> {
+    let service: Service = serde_json::from_value(object.clone()).unwrap_or_default();
+    let spec = service.spec.unwrap_or_default();
+    let service_type = spec.type_.clone().unwrap_or_default();
+    let cluster_ip = spec
+        .cluster_ips
+        .as_ref()
+        .and_then(|ips| ips.first().cloned())
+        .or_else(|| spec.cluster_ip.clone().filter(|ip| !ip.is_empty()))
+        .unwrap_or_else(|| "<none>".to_owned());
+    let external_ips = spec.external_ips.clone().unwrap_or_default();
+    let external = match service_type.as_str() {
+        "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_owned(),
+        "ClusterIP" | "NodePort" => external_ips.join(","),
+        "LoadBalancer" => {
+            let ingress: Vec<String> = service
+                .status
+                .and_then(|s| s.load_balancer)
+                .and_then(|lb| lb.ingress)
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.ip.or(i.hostname).filter(|a| !a.is_empty()))
+                .collect();
+            let mut all = external_ips;
+            all.extend(ingress);
+            if all.is_empty() {
+                "<pending>".to_owned()
+            } else {
+                all.join(",")
+            }
+        }
+        "ExternalName" => spec.external_name.clone().unwrap_or_default(),
+        _ => "<unknown>".to_owned(),
+    };
+    let ports: Vec<String> = spec
+        .ports
+        .iter()
+        .flatten()
+        .map(|port| {
+            let protocol = port.protocol.clone().unwrap_or_default();
+            match port.node_port.unwrap_or_default() {
+                0 => format!("{}/{protocol}", port.port),
+                node => format!("{}:{node}/{protocol}", port.port),
+            }
+        })
+        .collect();
+    let selector: Vec<String> = spec
+        .selector
+        .iter()
+        .flatten()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    let or_none = |text: String| {
+        if text.is_empty() {
+            "<none>".to_owned()
+        } else {
+            text
+        }
+    };
+    vec![
+        object
+            .pointer("/metadata/name")
+            .cloned()
+            .unwrap_or_default(),
+        service_type.into(),
+        cluster_ip.into(),
+        external.into(),
+        or_none(ports.join(",")).into(),
+        age(object, now_seconds()),
+        or_none(selector.join(",")).into(),
+    ]
+}
+
+/// The columns of `kubectl get services`.
+pub(crate) fn printer() -> Printer {
+    Printer {
+        version: Cow::Borrowed("v1"),
+        columns: Cow::Borrowed(COLUMNS),
+        cells: Arc::new(cells),
+        order: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalized(object: Value) -> Value {
+        normalize(object, UnknownFields::Strict, &mut Vec::new()).unwrap()
+    }
+
+    fn messages(object: &Value) -> Vec<String> {
+        validate(object, None)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// `kubectl create service clusterip api --tcp=443:8443` as kube-apiserver defaults it
+    /// (pkg/apis/core/v1/defaults_test.go's `TestSetDefaultService` and
+    /// `TestSetDefaultServiceTargetPort` points).
+    #[test]
+    fn a_service_is_defaulted_as_kube_apiserver_defaults_it() {
+        let service = normalized(json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "api", "namespace": "default"},
+            "spec": {"ports": [{"name": "443-8443", "port": 443, "targetPort": 8443},
+                               {"name": "metrics", "port": 9090}]},
+        }));
+        assert_eq!(
+            service["spec"],
+            json!({"ports": [
+                       {"name": "443-8443", "port": 443, "targetPort": 8443, "protocol": "TCP"},
+                       {"name": "metrics", "port": 9090, "targetPort": 9090, "protocol": "TCP"}],
+                   "sessionAffinity": "None", "type": "ClusterIP",
+                   "internalTrafficPolicy": "Cluster"})
+        );
+        assert_eq!(service["status"], json!({"loadBalancer": {}}));
+        let balanced = normalized(json!({
+            "metadata": {"name": "lb", "namespace": "default"},
+            "spec": {"type": "LoadBalancer", "sessionAffinity": "ClientIP",
+                     "ports": [{"port": 80, "targetPort": "http"}]},
+        }));
+        assert_eq!(balanced["spec"]["externalTrafficPolicy"], "Cluster");
+        assert_eq!(balanced["spec"]["allocateLoadBalancerNodePorts"], true);
+        assert_eq!(
+            balanced["spec"]["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"],
+            10_800
+        );
+        assert_eq!(balanced["spec"]["ports"][0]["targetPort"], "http");
+        assert!(
+            normalized(json!({"metadata": {"name": "e"}, "spec": {"type": "ExternalName"}}))
+                ["spec"]
+                .get("internalTrafficPolicy")
+                .is_none()
+        );
+    }
+
+    /// pkg/apis/core/validation/validation_test.go `TestValidateServiceCreate`'s cases for
+    /// the fields checked here, with their messages.
+    #[test]
+    fn services_are_checked_as_kube_apiserver_checks_them() {
+        let valid = normalized(json!({
+            "metadata": {"name": "api", "namespace": "default"},
+            "spec": {"ports": [{"port": 443, "targetPort": 8443}]},
+        }));
+        assert!(messages(&valid).is_empty(), "{:?}", messages(&valid));
+        let with = |patch: Value| {
+            let mut object = valid.clone();
+            json_patch::merge(&mut object, &patch);
+            messages(&object)
+        };
+        assert_eq!(
+            with(json!({"metadata": {"name": "1api"}})),
+            [
+                "metadata.name: Invalid value: \"1api\": a DNS-1035 label must consist of lower \
+              case alphanumeric characters or '-', start with an alphabetic character, and end \
+              with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for \
+              validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+        assert_eq!(
+            with(json!({"spec": {"ports": []}})),
+            ["spec.ports: Required value"]
+        );
+        assert_eq!(
+            with(
+                json!({"spec": {"ports": [{"port": 0, "targetPort": 70000, "protocol": "ICMP"}]}})
+            ),
+            [
+                "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "spec.ports[0].protocol: Unsupported value: \"ICMP\": supported values: \
+                 \"SCTP\", \"TCP\", \"UDP\"",
+                "spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, \
+                 inclusive",
+            ]
+        );
+        assert_eq!(
+            with(json!({"spec": {"ports": [
+                {"port": 80, "targetPort": "a--b", "protocol": "TCP"},
+                {"name": "p", "port": 80, "targetPort": 80, "protocol": "TCP"}]}})),
+            [
+                "spec.ports[0].name: Required value",
+                "spec.ports[0].targetPort: Invalid value: \"a--b\": must not contain \
+                 consecutive hyphens",
+                "spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", \
+                 AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, \
+                 IntVal:0, StrVal:\"\"}, NodePort:0}",
+            ]
+        );
+        assert_eq!(
+            with(
+                json!({"spec": {"type": "Magic", "sessionAffinity": "Sticky",
+                                 "clusterIP": "10.0.0.300"}})
+            ),
+            [
+                "spec.sessionAffinity: Unsupported value: \"Sticky\": supported values: \
+                 \"ClientIP\", \"None\"",
+                "spec.clusterIP: Invalid value: \"10.0.0.300\": must be empty, 'None', or a \
+                 valid IP address",
+                "spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \
+                 \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
+            ]
+        );
+        assert_eq!(
+            with(json!({"spec": {"type": "NodePort", "clusterIP": "None"}})),
+            [
+                "spec.clusterIP: Invalid value: \"None\": may not be set to 'None' for NodePort \
+              services"
+            ]
+        );
+        assert_eq!(
+            with(
+                json!({"spec": {"ports": [{"port": 443, "targetPort": 1, "nodePort": 30000,
+                                          "protocol": "TCP"}]}})
+            ),
+            ["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"]
+        );
+        // The cluster IP may not change once set.
+        let mut set = valid.clone();
+        set["spec"]["clusterIP"] = "10.96.0.10".into();
+        let mut changed = set.clone();
+        changed["spec"]["clusterIP"] = "10.96.0.11".into();
+        let errors: Vec<String> = validate(&changed, Some(&set))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errors,
+            ["spec.clusterIP: Invalid value: \"10.96.0.11\": field is immutable"]
+        );
+    }
+
+    #[test]
+    fn kubectl_get_services_columns() {
+        let service = normalized(json!({
+            "metadata": {"name": "api", "namespace": "default"},
+            "spec": {"ports": [{"port": 443, "targetPort": 8443}, {"port": 53, "protocol": "UDP",
+                     "nodePort": 30053}], "selector": {"app": "api", "tier": "x"}},
+        }));
+        let row = cells(&service);
+        assert_eq!(
+            row[..5],
+            [
+                json!("api"),
+                json!("ClusterIP"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("443/TCP,53:30053/UDP"),
+            ]
+        );
+        assert_eq!(row[6], "app=api,tier=x");
+        let external = normalized(json!({"metadata": {"name": "e", "namespace": "d"},
+            "spec": {"type": "ExternalName", "externalName": "example.com"}}));
+        assert_eq!(cells(&external)[3], "example.com");
+        assert_eq!(cells(&external)[4], "<none>");
+    }
+}
