@@ -16,21 +16,78 @@
 
 #![forbid(unsafe_code)]
 
+mod available;
+mod client;
 mod columns;
 mod endpoint_slices;
 pub mod protobuf;
+mod proxy;
+mod routing;
 mod services;
+
+pub use client::Identity;
 
 use std::sync::Arc;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiextensions::json_kind::{JsonVersion, Normalize};
-use apfkit_apiserver::error::Cause;
+use apfkit_apiserver::error::{ApiError, Cause};
+use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
 use apfkit_apiserver::table::Printer;
 use apfkit_runtime::field::FieldError;
 use apfkit_runtime::scheme::StorageEncoding;
 use serde_json::Value;
+
+/// kube-aggregator in one server: the proxy in front of its routes
+/// ([`Aggregator::handler_layers`], for `ApiServer::with_handler_layers`) and the routing
+/// table it reads, kept in step with the APIServices, Services and EndpointSlices stored
+/// ([`Aggregator::start`]).
+#[derive(Debug, Clone)]
+pub struct Aggregator {
+    routing: Arc<routing::Routing>,
+    identity: Arc<Identity>,
+}
+
+impl Aggregator {
+    /// An aggregator that connects to extension servers as `identity` (the front-proxy
+    /// client certificate they trust).
+    pub fn new(identity: Identity) -> Self {
+        Aggregator {
+            routing: Arc::default(),
+            identity: Arc::new(identity),
+        }
+    }
+
+    /// The proxy around a server's routes: requests of a group-version an available
+    /// APIService sends to an extension server go there; the rest go on.
+    pub fn handler_layers(&self) -> impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static {
+        let routing = self.routing.clone();
+        move |routes: axum::Router| {
+            routes.layer(axum::middleware::from_fn_with_state(
+                routing.clone(),
+                proxy::proxied,
+            ))
+        }
+    }
+
+    /// Reads the routing table from `server`'s store and keeps it in step until the server
+    /// is dropped.
+    ///
+    /// # Errors
+    ///
+    /// The server does not serve APIServices, Services and EndpointSlices, or they could not
+    /// be read.
+    pub async fn start<H>(&self, server: Arc<ApiServer<ServedObject<H>>>) -> Result<(), ApiError>
+    where
+        H: apfkit_runtime::Object + Clone + Send + Sync + 'static,
+    {
+        let sources = Arc::new(routing::Sources::of(server)?);
+        routing::keep_synced(sources.clone(), self.routing.clone(), self.identity.clone()).await?;
+        available::keep_checked(sources, self.routing.clone(), &self.identity);
+        Ok(())
+    }
+}
 
 /// Which endpoint addresses EndpointSlices may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,17 @@ const SERVING_CERT: &str = "serving.crt";
 const SERVING_KEY: &str = "serving.key";
 /// The kubeconfig written beside them.
 pub const KUBECONFIG: &str = "kubeconfig";
+/// The front-proxy authority (kube-apiserver's `--requestheader-client-ca-file`), which an
+/// extension server trusts for the user a proxied request names.
+pub const FRONT_PROXY_CA_CERT: &str = "front-proxy-ca.crt";
+const FRONT_PROXY_CA_KEY: &str = "front-proxy-ca.key";
+/// The front-proxy client's certificate and key (`--proxy-client-cert-file`,
+/// `--proxy-client-key-file`): what the aggregator connects to extension servers with.
+pub const FRONT_PROXY_CLIENT_CERT: &str = "front-proxy-client.crt";
+const FRONT_PROXY_CLIENT_KEY: &str = "front-proxy-client.key";
+/// The front-proxy client's name, the one extension servers allow
+/// (`--requestheader-allowed-names`, kubeadm's default).
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
 
 /// The clients a data directory has certificates for: (file stem, user, groups, kubeconfig
 /// context). The first is the kubeconfig's current context.
@@ -134,6 +145,71 @@ pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Credentials, TlsError> {
     })
 }
 
+/// The front-proxy credentials of `dir`, made when absent: an authority of their own (as
+/// kubeadm makes `front-proxy-ca`), and a client certificate it signed for
+/// [`FRONT_PROXY_CLIENT`].
+#[derive(Debug, Clone)]
+pub struct FrontProxy {
+    /// The authority's certificate, PEM: what extension servers trust for request headers.
+    pub ca_pem: String,
+    /// The client's certificate, PEM.
+    pub client_cert_pem: String,
+    /// The client's key, PEM.
+    pub client_key_pem: String,
+}
+
+/// The front-proxy credentials of `dir` ([`FrontProxy`]), made when absent.
+///
+/// # Errors
+///
+/// Files that cannot be read or written, or that hold no usable certificate or key.
+pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
+    std::fs::create_dir_all(dir).map_err(file_error(dir))?;
+    let [ca_cert, ca_key, cert, key] = [
+        FRONT_PROXY_CA_CERT,
+        FRONT_PROXY_CA_KEY,
+        FRONT_PROXY_CLIENT_CERT,
+        FRONT_PROXY_CLIENT_KEY,
+    ]
+    .map(|name| dir.join(name));
+    if !ca_cert.exists() || !ca_key.exists() {
+        let issuer = authority("front-proxy-ca", &ca_cert)?;
+        write_file(&ca_key, issuer.key().serialize_pem().as_bytes(), true)?;
+        write_file(&ca_cert, issuer.pem().as_bytes(), false)?;
+        let _ = std::fs::remove_file(&cert);
+    }
+    if !cert.exists() || !key.exists() {
+        issue_client(&ca_cert, &ca_key, &cert, &key, FRONT_PROXY_CLIENT, &[])?;
+    }
+    let read = |path: &Path| std::fs::read_to_string(path).map_err(file_error(path));
+    Ok(FrontProxy {
+        ca_pem: read(&ca_cert)?,
+        client_cert_pem: read(&cert)?,
+        client_key_pem: read(&key)?,
+    })
+}
+
+/// A new self-signed authority named `common_name`, valid until 2036 (errors name `path`).
+fn authority(
+    common_name: &str,
+    path: &Path,
+) -> Result<rcgen::CertifiedIssuer<'static, rcgen::KeyPair>, TlsError> {
+    let make = |message: rcgen::Error| invalid(path, message);
+    let authority_key = rcgen::KeyPair::generate().map_err(make)?;
+    let mut authority = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(make)?;
+    authority
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, common_name);
+    authority.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    authority.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    authority.not_after = rcgen::date_time_ymd(2036, 1, 1);
+    rcgen::CertifiedIssuer::self_signed(authority, authority_key).map_err(make)
+}
+
 /// A client certificate for `user` in `groups` (its subject's common name and
 /// organizations, as kube-apiserver reads them), signed by the authority of `dir`.
 fn issue_client(
@@ -176,19 +252,7 @@ fn generate(
     hosts: &[String],
 ) -> Result<(), TlsError> {
     let make = |message: rcgen::Error| invalid(cert, message);
-    let authority_key = rcgen::KeyPair::generate().map_err(make)?;
-    let mut authority = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(make)?;
-    authority
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "apfkit-ca");
-    authority.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    authority.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyCertSign,
-        rcgen::KeyUsagePurpose::CrlSign,
-        rcgen::KeyUsagePurpose::DigitalSignature,
-    ];
-    authority.not_after = rcgen::date_time_ymd(2036, 1, 1);
-    let issuer = rcgen::CertifiedIssuer::self_signed(authority, authority_key).map_err(make)?;
+    let issuer = authority("apfkit-ca", cert)?;
 
     let mut names = vec![
         "localhost".to_owned(),

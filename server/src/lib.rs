@@ -525,6 +525,15 @@ async fn build<B: Backend + 'static>(
     if config.bootstrap {
         ensurer::ensure_once(&server, config.suggested_apf_configuration).await?;
     }
+    // kube-aggregator: requests of APIServices behind a Service go to their extension server,
+    // as the front-proxy client of the data directory.
+    let front_proxy = apfkit_apiserver::tls::ensure_front_proxy(&config.data_dir)
+        .map_err(|e| Error::Start(format!("front-proxy credentials: {e}")))?;
+    let aggregator = apfkit_aggregator::Aggregator::new(apfkit_aggregator::Identity {
+        cert_pem: front_proxy.client_cert_pem,
+        key_pem: front_proxy.client_key_pem,
+    });
+    server = server.with_handler_layers(aggregator.handler_layers());
     let server = if config.enable_priority_and_fairness {
         let limit = config
             .max_requests_inflight
@@ -599,6 +608,10 @@ async fn build<B: Backend + 'static>(
     }
     custom.sync().await.map_err(|e| Error::Start(e.message))?;
     custom.keep_synced();
+    aggregator
+        .start(server.clone())
+        .await
+        .map_err(|e| Error::Start(format!("aggregator: {}", e.message)))?;
     if !config.compaction_interval.is_zero() {
         let interval = config.compaction_interval;
         tokio::spawn(async move {

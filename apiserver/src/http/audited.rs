@@ -24,7 +24,7 @@ use crate::audit::{AUDIT_ID_HEADER, AuditContext, Level, ResponseStatus, Stage};
 
 /// The request's audit ID (`Audit-ID`), in its extensions.
 #[derive(Debug, Clone)]
-pub(super) struct AuditId(pub(super) Arc<str>);
+pub struct AuditId(pub Arc<str>);
 
 /// The ID a request is audited under: the client's `Audit-ID` when it sent one, else a new
 /// UUID.

@@ -34,6 +34,7 @@ mod update;
 mod watch;
 mod written;
 
+pub use audited::AuditId;
 pub use deadline::Deadline;
 pub use discovery::storage_version_hash;
 pub use max_in_flight::MaxInFlight;

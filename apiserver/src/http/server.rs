@@ -54,6 +54,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
     /// What the embedding server puts between authentication and the handler.
     pub(super) wrap: Option<RouterWrap>,
+    /// Layers right in front of the routes, after authorization.
+    pub(super) handler_wrap: Option<RouterWrap>,
     /// The request metrics, and `/metrics`, when asked for.
     pub(super) metrics: Option<Arc<metrics::RequestMetrics>>,
 }
@@ -138,6 +140,7 @@ where
             authenticator: crate::auth::Authenticator::new(true),
             authorizer: None,
             wrap: None,
+            handler_wrap: None,
             auditor: None,
             metrics: None,
         }
@@ -153,6 +156,18 @@ where
         wrap: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
     ) -> Self {
         self.wrap = Some(Box::new(wrap));
+        self
+    }
+
+    /// The server with `wrap` right around its routes, after authorization: handlers that
+    /// answer some requests before the server's own, as kube-aggregator's proxy answers those
+    /// of groups that extension servers serve and delegates the rest.
+    #[must_use]
+    pub fn with_handler_layers(
+        mut self,
+        wrap: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
+    ) -> Self {
+        self.handler_wrap = Some(Box::new(wrap));
         self
     }
 

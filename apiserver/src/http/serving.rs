@@ -1,6 +1,6 @@
 //! Serving over HTTPS: the router (the request's audit ID and deadline, authentication,
-//! audit, impersonation, the metrics, the embedding server's layers, authorization, then the
-//! routes), the listener and its TLS, and the command-line way to run it.
+//! audit, impersonation, the metrics, the embedding server's layers, authorization, the
+//! embedding server's handler layers, then the routes), the listener and its TLS, and the command-line way to run it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -31,6 +31,9 @@ where
                     ([("content-type", prometheus::TEXT_FORMAT)], scraped.text())
                 }),
             );
+        }
+        if let Some(wrap) = &self.handler_wrap {
+            routes = wrap(routes);
         }
         if self.authorizer.is_some() {
             routes = routes.layer(axum::middleware::from_fn_with_state(

@@ -1,0 +1,187 @@
+//! How the aggregator reaches an extension server: HTTPS (HTTP/2 or HTTP/1.1 by ALPN) to the
+//! endpoint resolved, the server's certificate verified against the APIService's `caBundle`
+//! for the name `SERVICE.NAMESPACE.svc` (or not at all with `insecureSkipTLSVerify`, as
+//! kube-aggregator's transport does), presenting the front-proxy client certificate.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+
+/// How long a connection may take to open (kube-aggregator's dialer: 30 s).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The front-proxy client's certificate chain and key, PEM.
+#[derive(Debug, Clone, Default)]
+pub struct Identity {
+    /// The certificate chain.
+    pub cert_pem: String,
+    /// The key.
+    pub key_pem: String,
+}
+
+/// The client of one APIService.
+#[derive(Clone)]
+pub(crate) struct Backend {
+    server_name: String,
+    ca_bundle: Vec<u8>,
+    insecure: bool,
+    /// `None` when the TLS settings could not be made (a bad caBundle or identity): requests
+    /// then fail as kube's do when its transport cannot be built.
+    client: Option<Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>>,
+    /// Why the client could not be made.
+    pub(crate) broken: Option<String>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("server_name", &self.server_name)
+            .field("insecure", &self.insecure)
+            .field("broken", &self.broken)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Backend {
+    /// The client for a server named `server_name`, trusted as `ca_bundle` (PEM) and
+    /// `insecure` say, with `identity`.
+    pub(crate) fn new(
+        server_name: &str,
+        ca_bundle: &[u8],
+        insecure: bool,
+        identity: &Identity,
+    ) -> Self {
+        let made = tls_config(ca_bundle, insecure, identity).and_then(|config| {
+            let name = ServerName::try_from(server_name.to_owned())
+                .map_err(|e| format!("server name {server_name}: {e}"))?;
+            let mut http = HttpConnector::new();
+            http.enforce_http(false);
+            http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+            http.set_nodelay(true);
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(config)
+                .https_only()
+                .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
+                .enable_all_versions()
+                .wrap_connector(http);
+            Ok(Client::builder(TokioExecutor::new()).build(connector))
+        });
+        let (client, broken) = match made {
+            Ok(client) => (Some(client), None),
+            Err(why) => (None, Some(why)),
+        };
+        Backend {
+            server_name: server_name.to_owned(),
+            ca_bundle: ca_bundle.to_vec(),
+            insecure,
+            client,
+            broken,
+        }
+    }
+
+    /// Whether this client is the one for these settings.
+    pub(crate) fn serves(&self, server_name: &str, ca_bundle: &[u8], insecure: bool) -> bool {
+        self.server_name == server_name && self.ca_bundle == ca_bundle && self.insecure == insecure
+    }
+
+    /// The client, or why there is none.
+    pub(crate) fn client(
+        &self,
+    ) -> Result<&Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>, String>
+    {
+        self.client
+            .as_ref()
+            .ok_or_else(|| self.broken.clone().unwrap_or_default())
+    }
+}
+
+/// The TLS settings of a client: `ca_bundle`'s authorities (none trusted when it is empty),
+/// or any certificate when `insecure`; `identity` as the client certificate.
+fn tls_config(
+    ca_bundle: &[u8],
+    insecure: bool,
+    identity: &Identity,
+) -> Result<rustls::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let builder = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        for certificate in CertificateDer::pem_slice_iter(ca_bundle) {
+            let certificate = certificate.map_err(|e| format!("caBundle: {e}"))?;
+            roots
+                .add(certificate)
+                .map_err(|e| format!("caBundle: {e}"))?;
+        }
+        builder.with_root_certificates(roots)
+    };
+    if identity.cert_pem.is_empty() {
+        return Ok(builder.with_no_client_auth());
+    }
+    let chain = CertificateDer::pem_slice_iter(identity.cert_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("front-proxy client certificate: {e}"))?;
+    let key = PrivateKeyDer::from_pem_slice(identity.key_pem.as_bytes())
+        .map_err(|e| format!("front-proxy client key: {e}"))?;
+    builder
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| format!("front-proxy client certificate: {e}"))
+}
+
+/// `insecureSkipTLSVerify`: any server certificate is taken, its signatures still checked.
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
