@@ -236,11 +236,10 @@ pub(crate) fn reach_error(error: &hyper_util::client::legacy::Error, host: &str)
                 }
                 _ => {}
             }
-            if let Some(tls) = io
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            {
-                return tls_words(tls);
+            // A custom io::Error's `source` skips what it wraps: go through it.
+            if let Some(inner) = io.get_ref() {
+                source = Some(inner);
+                continue;
             }
         }
         if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
@@ -255,11 +254,15 @@ pub(crate) fn reach_error(error: &hyper_util::client::legacy::Error, host: &str)
     }
 }
 
-/// A TLS failure as Go's `crypto/tls` and `crypto/x509` word the common ones.
+/// A TLS failure as Go's `crypto/tls` and `crypto/x509` word the common ones (a
+/// certificate of an authority with the trusted one's name but not its key is Go's unknown
+/// authority too, without its parenthesised detail).
 fn tls_words(error: &rustls::Error) -> String {
     use rustls::CertificateError;
     match error {
-        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
+        rustls::Error::InvalidCertificate(
+            CertificateError::UnknownIssuer | CertificateError::BadSignature,
+        ) => {
             "tls: failed to verify certificate: x509: certificate signed by unknown authority"
                 .to_owned()
         }

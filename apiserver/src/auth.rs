@@ -6,6 +6,7 @@
 //! authorizer allows, is [`crate::impersonation`].
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
 
@@ -82,11 +83,159 @@ impl UserInfo {
 #[error("token file: {0}")]
 pub struct TokenFileError(String);
 
+/// kube's request-header authentication (`--requestheader-*`, k8s.io/apiserver
+/// `authentication/request/headerrequest`): a request whose client certificate the
+/// front-proxy authority signed, with a common name allowed, is the user its headers name,
+/// as an aggregator forwards it.
+#[derive(Clone)]
+pub struct RequestHeader {
+    client_ca_pem: String,
+    verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    /// Common names the front proxy's certificate may have; empty: any
+    /// (`--requestheader-allowed-names`).
+    pub allowed_names: Vec<String>,
+    /// Headers of the user name, the first with a value wins
+    /// (`--requestheader-username-headers`).
+    pub username_headers: Vec<String>,
+    /// Headers of the uid (`--requestheader-uid-headers`).
+    pub uid_headers: Vec<String>,
+    /// Headers of the groups, every value (`--requestheader-group-headers`).
+    pub group_headers: Vec<String>,
+    /// Prefixes of the extra fields' headers (`--requestheader-extra-headers-prefix`).
+    pub extra_header_prefixes: Vec<String>,
+}
+
+impl std::fmt::Debug for RequestHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestHeader")
+            .field("allowed_names", &self.allowed_names)
+            .field("username_headers", &self.username_headers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why request-header authentication could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("requestheader client CA: {0}")]
+pub struct RequestHeaderError(String);
+
+impl RequestHeader {
+    /// Request headers signed by the authority of `client_ca_pem`, with the header names an
+    /// extension server takes by default (`DelegatingAuthenticationOptions`: `X-Remote-User`,
+    /// `X-Remote-Uid`, `X-Remote-Group`, `X-Remote-Extra-`) and any common name.
+    ///
+    /// # Errors
+    ///
+    /// PEM that holds no usable authority.
+    pub fn new(client_ca_pem: &str) -> Result<Self, RequestHeaderError> {
+        use rustls::pki_types::pem::PemObject as _;
+        let mut roots = rustls::RootCertStore::empty();
+        for certificate in
+            rustls::pki_types::CertificateDer::pem_slice_iter(client_ca_pem.as_bytes())
+        {
+            let certificate = certificate.map_err(|e| RequestHeaderError(e.to_string()))?;
+            roots
+                .add(certificate)
+                .map_err(|e| RequestHeaderError(e.to_string()))?;
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .map_err(|e| RequestHeaderError(e.to_string()))?;
+        let names = |name: &str| vec![name.to_owned()];
+        Ok(RequestHeader {
+            client_ca_pem: client_ca_pem.to_owned(),
+            verifier,
+            allowed_names: Vec::new(),
+            username_headers: names("X-Remote-User"),
+            uid_headers: names("X-Remote-Uid"),
+            group_headers: names("X-Remote-Group"),
+            extra_header_prefixes: names("X-Remote-Extra-"),
+        })
+    }
+
+    /// The authority, PEM, which the server's TLS must also accept client certificates of.
+    pub fn client_ca_pem(&self) -> &str {
+        &self.client_ca_pem
+    }
+
+    /// Whether the front-proxy authority signed `chain` (leaf first).
+    fn signed(&self, chain: &[rustls::pki_types::CertificateDer<'static>]) -> bool {
+        let Some((leaf, intermediates)) = chain.split_first() else {
+            return false;
+        };
+        self.verifier
+            .verify_client_cert(leaf, intermediates, rustls::pki_types::UnixTime::now())
+            .is_ok()
+    }
+
+    /// The user the headers name (`requestHeaderAuthRequestHandler`), the headers used
+    /// removed (`ClearAuthenticationHeaders`); `None` without a user name.
+    fn user(&self, headers: &mut HeaderMap) -> Option<UserInfo> {
+        let first = |headers: &HeaderMap, names: &[String]| {
+            names.iter().find_map(|name| {
+                headers
+                    .get(name.as_str())
+                    .and_then(|v| v.to_str().ok())
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+            })
+        };
+        let name = first(headers, &self.username_headers)?;
+        let uid = first(headers, &self.uid_headers).unwrap_or_default();
+        let groups = self
+            .group_headers
+            .iter()
+            .flat_map(|name| headers.get_all(name.as_str()).iter())
+            .filter_map(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut extra_names = Vec::new();
+        for prefix in &self.extra_header_prefixes {
+            let prefix = prefix.to_ascii_lowercase();
+            for (header, value) in headers.iter() {
+                let Some(key) = header.as_str().strip_prefix(prefix.as_str()) else {
+                    continue;
+                };
+                if let Ok(value) = value.to_str() {
+                    extra
+                        .entry(crate::impersonation::unescape_extra_key(key))
+                        .or_default()
+                        .push(value.to_owned());
+                }
+                extra_names.push(header.clone());
+            }
+        }
+        for name in self
+            .username_headers
+            .iter()
+            .chain(&self.uid_headers)
+            .chain(&self.group_headers)
+        {
+            headers.remove(name.as_str());
+        }
+        for name in extra_names {
+            headers.remove(name);
+        }
+        Some(UserInfo {
+            name,
+            uid,
+            groups,
+            extra,
+        })
+    }
+}
+
 /// How requests are authenticated.
 #[derive(Debug, Clone, Default)]
 pub struct Authenticator {
     tokens: HashMap<String, UserInfo>,
     anonymous: bool,
+    request_header: Option<RequestHeader>,
 }
 
 impl Authenticator {
@@ -96,7 +245,57 @@ impl Authenticator {
         Authenticator {
             tokens: HashMap::new(),
             anonymous,
+            request_header: None,
         }
+    }
+
+    /// Also authenticates requests forwarded by a front proxy (an aggregator), as
+    /// `request_header` says; the server's TLS then accepts client certificates of its
+    /// authority too.
+    #[must_use]
+    pub fn with_request_header(mut self, request_header: RequestHeader) -> Self {
+        self.request_header = Some(request_header);
+        self
+    }
+
+    /// The request-header authentication, when there is one.
+    pub fn request_header(&self) -> Option<&RequestHeader> {
+        self.request_header.as_ref()
+    }
+
+    /// The user of a request with the client certificate `chain` (verified by TLS; empty
+    /// without one): with request-header authentication, a certificate its authority signed
+    /// is a front proxy, whose request is the user its headers name (those headers then
+    /// removed) if its common name is allowed, and otherwise refused; any other is
+    /// [`Authenticator::authenticate`]'s.
+    ///
+    /// # Errors
+    ///
+    /// 401 `Unauthorized`.
+    pub fn authenticate_request(
+        &self,
+        chain: &[rustls::pki_types::CertificateDer<'static>],
+        headers: &mut HeaderMap,
+    ) -> Result<UserInfo, ApiError> {
+        if let Some(request_header) = &self.request_header
+            && request_header.signed(chain)
+        {
+            let common_name = chain
+                .first()
+                .and_then(|leaf| UserInfo::of_certificate(leaf))
+                .map(|user| user.name)
+                .unwrap_or_default();
+            let allowed = request_header.allowed_names.is_empty()
+                || request_header.allowed_names.contains(&common_name);
+            return match request_header.user(headers).filter(|_| allowed) {
+                Some(user) => Ok(user.with_authenticated_group()),
+                None => Err(ApiError::unauthorized()),
+            };
+        }
+        let peer = chain
+            .first()
+            .and_then(|leaf| UserInfo::of_certificate(leaf));
+        self.authenticate(peer.as_ref(), headers)
     }
 
     /// Adds the tokens of a `--token-auth-file`: CSV lines `token,user,uid` with an

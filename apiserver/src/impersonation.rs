@@ -203,7 +203,7 @@ pub fn impersonated(
 
 /// An extra's key from its header (`unescapeExtraKey`): percent-decoded as Go's
 /// `url.PathUnescape` decodes it, or kept as sent when its escapes are malformed.
-fn unescape_extra_key(encoded: &str) -> String {
+pub(crate) fn unescape_extra_key(encoded: &str) -> String {
     let bytes = encoded.as_bytes();
     let well_formed = bytes.iter().enumerate().all(|(i, byte)| {
         *byte != b'%'

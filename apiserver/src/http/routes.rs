@@ -43,7 +43,7 @@ pub(super) async fn authenticated<H>(
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    match authenticate(&server, &request) {
+    match authenticate(&server, &mut request) {
         Ok(user) => {
             request.extensions_mut().insert(user);
             next.run(request).await
@@ -62,19 +62,20 @@ where
 }
 
 /// The user a request's credentials authenticate: its client certificate (which TLS
-/// verified against the server's authority), bearer token, or anonymous.
+/// verified against the server's authorities), front-proxy headers, bearer token, or
+/// anonymous.
 fn authenticate<H>(
     server: &ApiServer<H>,
-    request: &Request,
+    request: &mut Request,
 ) -> Result<crate::auth::UserInfo, ApiError> {
-    let peer = request
+    let chain = request
         .extensions()
         .get::<apfkit_runtime::https::PeerCertificates>()
-        .and_then(|certificates| certificates.0.first())
-        .and_then(|certificate| crate::auth::UserInfo::of_certificate(certificate));
+        .map(|certificates| certificates.0.clone())
+        .unwrap_or_default();
     server
         .authenticator
-        .authenticate(peer.as_ref(), request.headers())
+        .authenticate_request(&chain, request.headers_mut())
 }
 
 /// Impersonation (`WithImpersonation`), behind the audit layer: the user the request asks to

@@ -48,6 +48,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) written: written::SharedWritings,
     /// Who may ask: client certificates, tokens, anonymous requests.
     pub(super) authenticator: crate::auth::Authenticator,
+    /// Names the serving certificate [`ApiServer::serve_command`] makes also has.
+    pub(super) serving_hosts: Vec<String>,
     /// Who is audited, how, and where events go; `None`: no audit.
     pub(super) auditor: Option<Arc<crate::audit::Auditor>>,
     /// Who may do what; `None`: everyone everything (no authorization layer).
@@ -138,6 +140,7 @@ where
             watch_bytes: Arc::default(),
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
+            serving_hosts: Vec::new(),
             authorizer: None,
             wrap: None,
             handler_wrap: None,
@@ -182,6 +185,15 @@ where
     pub fn with_metrics(mut self, registry: &prometheus::Registry) -> prometheus::Result<Self> {
         self.metrics = Some(Arc::new(metrics::RequestMetrics::register(registry)?));
         Ok(self)
+    }
+
+    /// The server whose serving certificate, when [`ApiServer::serve_command`] makes it,
+    /// also names `hosts` (an extension server's `SERVICE.NAMESPACE.svc`, the name an
+    /// aggregator verifies).
+    #[must_use]
+    pub fn with_serving_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.serving_hosts = hosts;
+        self
     }
 
     /// The server authenticating requests with `authenticator` (by default: client

@@ -98,7 +98,17 @@ where
         listen: std::net::SocketAddr,
         data_dir: &std::path::Path,
     ) -> Result<(), CommandError> {
-        let listening = Listening::bind(listen, data_dir).await?;
+        let extra_client_ca = self
+            .authenticator
+            .request_header()
+            .map(|request_header| request_header.client_ca_pem().to_owned());
+        let listening = Listening::bind_with(
+            listen,
+            data_dir,
+            &self.serving_hosts,
+            extra_client_ca.as_deref(),
+        )
+        .await?;
         eprintln!(
             "{name}: listening on {}; kubeconfig: {}",
             listening.url,
@@ -160,7 +170,23 @@ impl Listening {
         listen: std::net::SocketAddr,
         data_dir: &std::path::Path,
     ) -> Result<Listening, CommandError> {
-        let credentials = crate::tls::ensure(data_dir, &[])?;
+        Self::bind_with(listen, data_dir, &[], None).await
+    }
+
+    /// [`Listening::bind`], with a serving certificate (when it is made) that also names
+    /// `hosts`, and client certificates of `extra_client_ca_pem` accepted besides the data
+    /// directory's (a front proxy's, for request-header authentication).
+    ///
+    /// # Errors
+    ///
+    /// As [`Listening::bind`].
+    pub async fn bind_with(
+        listen: std::net::SocketAddr,
+        data_dir: &std::path::Path,
+        hosts: &[String],
+        extra_client_ca_pem: Option<&str>,
+    ) -> Result<Listening, CommandError> {
+        let credentials = crate::tls::ensure(data_dir, hosts)?;
         let listener = TcpListener::bind(listen)
             .await
             .map_err(|source| CommandError::Bind {
@@ -178,12 +204,13 @@ impl Listening {
             crate::tls::kubeconfig(&url, &credentials.ca_pem, &credentials.clients).as_bytes(),
             true,
         )?;
-        let tls = tls_config_with_clients(
-            credentials.chain,
-            credentials.key,
-            Some(&credentials.ca_pem),
-        )
-        .map_err(|e| CommandError::Certificate(e.to_string()))?;
+        let mut client_cas = credentials.ca_pem.clone();
+        if let Some(extra) = extra_client_ca_pem {
+            client_cas.push('\n');
+            client_cas.push_str(extra);
+        }
+        let tls = tls_config_with_clients(credentials.chain, credentials.key, Some(&client_cas))
+            .map_err(|e| CommandError::Certificate(e.to_string()))?;
         Ok(Listening {
             listener,
             tls: Arc::new(tls),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use apfkit_apiserver::auth::{Authenticator, RequestHeader};
 use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::store::Objects;
@@ -21,10 +22,15 @@ use clap::Parser;
 /// On first start a CA and a serving certificate are made in DIR, and a kubeconfig trusting
 /// them is written to DIR/kubeconfig on every start. `--print-apiservice NAMESPACE/NAME`
 /// prints the APIService objects that register the server behind that Service, and exits.
+///
+/// Behind an aggregator (`apfkit serve`, kube-apiserver), give the front proxy's authority
+/// with --requestheader-client-ca-file: requests it forwards act as the user its X-Remote-*
+/// headers name; --service NAMESPACE/NAME makes the serving certificate name the Service as
+/// the aggregator verifies it (NAME.NAMESPACE.svc).
 #[derive(Debug, Parser)]
 #[command(
     name = "widgets-apiserver",
-    after_help = "Examples:\n  widgets-apiserver --data-dir widgets-data --listen 127.0.0.1:8443 &\n  kubectl --kubeconfig widgets-data/kubeconfig get widgets.v1alpha1.example.com -A\n  widgets-apiserver --data-dir widgets-data --print-apiservice widgets-system/widgets-apiserver"
+    after_help = "Examples:\n  widgets-apiserver --data-dir widgets-data --listen 127.0.0.1:8443 &\n  kubectl --kubeconfig widgets-data/kubeconfig get widgets.v1alpha1.example.com -A\n  widgets-apiserver --data-dir widgets-data --print-apiservice widgets-system/widgets-apiserver\n  widgets-apiserver --data-dir widgets-data --service widgets-system/widgets-apiserver \\\n    --requestheader-client-ca-file apfkit-data/front-proxy-ca.crt --requestheader-allowed-names front-proxy-client"
 )]
 struct Args {
     /// Where the database, the certificates and the kubeconfig are kept.
@@ -36,6 +42,26 @@ struct Args {
     /// Print the APIServices for the Service NAMESPACE/NAME (JSON, a v1 List) and exit.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     print_apiservice: Option<String>,
+    /// The Service the server is registered behind: the serving certificate, when it is
+    /// made, also names NAME.NAMESPACE.svc.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    service: Option<String>,
+    /// The front proxy's authority (kube's --requestheader-client-ca-file): a request with
+    /// a client certificate it signed acts as the user of its X-Remote-User,
+    /// X-Remote-Uid, X-Remote-Group and X-Remote-Extra-* headers.
+    #[arg(long, value_name = "FILE")]
+    requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names the front proxy's certificate may have, comma-separated (empty: any).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    requestheader_allowed_names: Vec<String>,
+}
+
+/// NAMESPACE and NAME of a `NAMESPACE/NAME` flag.
+fn service_of<'a>(flag: &str, service: &'a str) -> Result<(&'a str, &'a str), String> {
+    service
+        .split_once('/')
+        .filter(|(n, s)| !n.is_empty() && !s.is_empty() && !s.contains('/'))
+        .ok_or_else(|| format!("{flag} {service:?}: expected NAMESPACE/NAME"))
 }
 
 fn main() -> ExitCode {
@@ -52,14 +78,7 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<(), String> {
     if let Some(service) = &args.print_apiservice {
         let credentials = tls::ensure(&args.data_dir, &[]).map_err(|e| e.to_string())?;
-        let Some((namespace, name)) = service
-            .split_once('/')
-            .filter(|(n, s)| !n.is_empty() && !s.is_empty() && !s.contains('/'))
-        else {
-            return Err(format!(
-                "--print-apiservice {service:?}: expected NAMESPACE/NAME"
-            ));
-        };
+        let (namespace, name) = service_of("--print-apiservice", service)?;
         let list = serving::api_services(&credentials.ca_pem, namespace, name);
         let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
         println!("{text}");
@@ -80,16 +99,37 @@ async fn serve(args: &Args) -> Result<(), String> {
     // Widgets are checked as kube-apiserver checks custom resources (their strategy: the
     // CRD's schema, list types and CEL rules, in the version of the request).
     let resources = serving::resources().map_err(|e| e.to_string())?;
-    let server = Arc::new(ApiServer::new(
-        objects,
-        resources,
-        VersionInfo {
-            major: "1".into(),
-            minor: "35".into(),
-            git_version: format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
-            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-        },
-    ));
+    let mut authenticator = Authenticator::new(true);
+    if let Some(path) = &args.requestheader_client_ca_file {
+        let pem = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut request_header =
+            RequestHeader::new(&pem).map_err(|e| format!("{}: {e}", path.display()))?;
+        request_header
+            .allowed_names
+            .clone_from(&args.requestheader_allowed_names);
+        authenticator = authenticator.with_request_header(request_header);
+    }
+    let hosts = match &args.service {
+        Some(service) => {
+            let (namespace, name) = service_of("--service", service)?;
+            vec![format!("{name}.{namespace}.svc")]
+        }
+        None => Vec::new(),
+    };
+    let server = Arc::new(
+        ApiServer::new(
+            objects,
+            resources,
+            VersionInfo {
+                major: "1".into(),
+                minor: "35".into(),
+                git_version: format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
+                platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+            },
+        )
+        .with_authenticator(authenticator)
+        .with_serving_hosts(hosts),
+    );
     server
         .serve_command("widgets-apiserver", args.listen, &args.data_dir)
         .await

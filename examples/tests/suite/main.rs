@@ -6,6 +6,7 @@
 #[path = "../support/tls.rs"]
 mod tls;
 
+mod aggregated;
 mod apiserver;
 mod curl;
 mod review;
