@@ -262,10 +262,8 @@ fn tls_words(error: &rustls::Error) -> String {
     match error {
         rustls::Error::InvalidCertificate(
             CertificateError::UnknownIssuer | CertificateError::BadSignature,
-        ) => {
-            "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-                .to_owned()
-        }
+        ) => "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+            .to_owned(),
         rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
         ) => "tls: failed to verify certificate: x509: certificate is not valid for the \

@@ -6,6 +6,7 @@ mod conformance;
 mod deadline;
 mod objects;
 mod replicas;
+mod request_header;
 mod storage;
 #[path = "../support/mod.rs"]
 mod support;
