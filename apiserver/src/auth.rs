@@ -203,7 +203,7 @@ impl RequestHeader {
                 };
                 if let Ok(value) = value.to_str() {
                     extra
-                        .entry(crate::impersonation::unescape_extra_key(key))
+                        .entry(unescape_extra_key(key))
                         .or_default()
                         .push(value.to_owned());
                 }
@@ -385,6 +385,24 @@ fn bearer_token(header: &str) -> Option<&str> {
     let scheme = parts.next()?;
     let token = parts.next()?;
     (scheme.to_lowercase() == "bearer" && !token.is_empty()).then_some(token)
+}
+
+/// An extra's key from its header, impersonated or forwarded by a front proxy
+/// (`unescapeExtraKey`): percent-decoded as Go's
+/// `url.PathUnescape` decodes it, or kept as sent when its escapes are malformed.
+pub(crate) fn unescape_extra_key(encoded: &str) -> String {
+    let bytes = encoded.as_bytes();
+    let well_formed = bytes.iter().enumerate().all(|(i, byte)| {
+        *byte != b'%'
+            || (bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return encoded.to_owned();
+    }
+    percent_encoding::percent_decode_str(encoded)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// The prefix of a service account's user name: `system:serviceaccount:NAMESPACE:NAME`.

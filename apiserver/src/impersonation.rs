@@ -105,7 +105,7 @@ pub fn impersonated(
         let Some(key) = name.as_str().strip_prefix(EXTRA_HEADER_PREFIX) else {
             continue;
         };
-        let key = unescape_extra_key(key);
+        let key = crate::auth::unescape_extra_key(key);
         for value in headers.get_all(name).iter().filter_map(|v| v.to_str().ok()) {
             asked.push(Asked::Extra {
                 key: key.clone(),
@@ -199,23 +199,6 @@ pub fn impersonated(
         acting.groups.push(AUTHENTICATED.to_owned());
     }
     Ok(acting)
-}
-
-/// An extra's key from its header (`unescapeExtraKey`): percent-decoded as Go's
-/// `url.PathUnescape` decodes it, or kept as sent when its escapes are malformed.
-pub(crate) fn unescape_extra_key(encoded: &str) -> String {
-    let bytes = encoded.as_bytes();
-    let well_formed = bytes.iter().enumerate().all(|(i, byte)| {
-        *byte != b'%'
-            || (bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
-    });
-    if !well_formed {
-        return encoded.to_owned();
-    }
-    percent_encoding::percent_decode_str(encoded)
-        .decode_utf8_lossy()
-        .into_owned()
 }
 
 #[cfg(test)]
