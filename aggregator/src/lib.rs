@@ -19,6 +19,7 @@
 mod available;
 mod client;
 mod columns;
+mod discovery;
 mod endpoint_slices;
 pub mod protobuf;
 mod proxy;
@@ -40,12 +41,14 @@ use apfkit_runtime::scheme::StorageEncoding;
 use serde_json::Value;
 
 /// kube-aggregator in one server: the proxy in front of its routes
-/// ([`Aggregator::handler_layers`], for `ApiServer::with_handler_layers`) and the routing
-/// table it reads, kept in step with the APIServices, Services and EndpointSlices stored
-/// ([`Aggregator::start`]).
+/// ([`Aggregator::handler_layers`], for `ApiServer::with_handler_layers`), which also merges
+/// the extensions' groups into `/apis`, and the routing table it reads, kept in step with
+/// the APIServices, Services and EndpointSlices stored, with the extensions' discovery read
+/// and their availability checked ([`Aggregator::start`]).
 #[derive(Debug, Clone)]
 pub struct Aggregator {
     routing: Arc<routing::Routing>,
+    discovery: Arc<discovery::Discovery>,
     identity: Arc<Identity>,
 }
 
@@ -55,6 +58,7 @@ impl Aggregator {
     pub fn new(identity: Identity) -> Self {
         Aggregator {
             routing: Arc::default(),
+            discovery: Arc::default(),
             identity: Arc::new(identity),
         }
     }
@@ -62,10 +66,13 @@ impl Aggregator {
     /// The proxy around a server's routes: requests of a group-version an available
     /// APIService sends to an extension server go there; the rest go on.
     pub fn handler_layers(&self) -> impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static {
-        let routing = self.routing.clone();
+        let shared = proxy::Shared {
+            routing: self.routing.clone(),
+            discovery: self.discovery.clone(),
+        };
         move |routes: axum::Router| {
             routes.layer(axum::middleware::from_fn_with_state(
-                routing.clone(),
+                shared.clone(),
                 proxy::proxied,
             ))
         }
@@ -84,6 +91,10 @@ impl Aggregator {
     {
         let sources = Arc::new(routing::Sources::of(server)?);
         routing::keep_synced(sources.clone(), self.routing.clone(), self.identity.clone()).await?;
+        let server = Arc::downgrade(&sources.server);
+        discovery::keep_refreshed(self.routing.clone(), self.discovery.clone(), move || {
+            server.strong_count() > 1
+        });
         available::keep_checked(sources, self.routing.clone(), &self.identity);
         Ok(())
     }

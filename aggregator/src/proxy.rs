@@ -16,7 +16,18 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::discovery::Discovery;
 use crate::routing::{Route, Routing};
+
+/// What the proxy reads: the routing table and the extensions' discovery.
+#[derive(Debug, Clone)]
+pub(crate) struct Shared {
+    pub(crate) routing: Arc<Routing>,
+    pub(crate) discovery: Arc<Discovery>,
+}
+
+/// The biggest local discovery document the proxy merges into.
+const MAX_LOCAL_DOCUMENT: usize = 16 << 20;
 
 /// How long a discovery request (`GET /apis/GROUP/VERSION`) to an extension server may
 /// take (`aggregatedDiscoveryTimeout`).
@@ -55,11 +66,32 @@ fn text(status: StatusCode, message: &str) -> Response {
 
 /// The proxy, as a middleware in front of the server's routes.
 pub(crate) async fn proxied(
-    State(routing): State<Arc<Routing>>,
+    State(shared): State<Shared>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(key) = group_version(request.uri().path()) else {
+    let path = request.uri().path().to_owned();
+    let is_get = request.method() == axum::http::Method::GET;
+    if is_get && matches!(path.as_str(), "/apis" | "/apis/") {
+        let response = next.run(request).await;
+        return merged_discovery(response, &shared.discovery).await;
+    }
+    if let Some(group) = path
+        .strip_prefix("/apis/")
+        .map(|g| g.trim_end_matches('/'))
+        .filter(|g| is_get && !g.is_empty() && !g.contains('/'))
+    {
+        let group = group.to_owned();
+        let response = next.run(request).await;
+        if response.status() == StatusCode::NOT_FOUND
+            && let Some(document) = shared.discovery.group_document(&group)
+        {
+            return json_response(&document, "application/json");
+        }
+        return response;
+    }
+    let routing = &shared.routing;
+    let Some(key) = group_version(&path) else {
         return next.run(request).await;
     };
     let table = routing.table();
@@ -129,6 +161,46 @@ pub(crate) async fn proxied(
         }
         Err(message) => text(StatusCode::SERVICE_UNAVAILABLE, &message),
     }
+}
+
+/// A JSON answer of `content_type`.
+fn json_response(document: &serde_json::Value, content_type: &str) -> Response {
+    let mut response = Response::new(Body::from(document.to_string()));
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+/// The server's own `/apis` with the extensions' groups merged in: aggregated discovery's
+/// `APIGroupDiscoveryList` (either version) or the legacy `APIGroupList`.
+async fn merged_discovery(response: Response, discovery: &Discovery) -> Response {
+    if response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_LOCAL_DOCUMENT).await else {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "discovery document too large",
+        );
+    };
+    let Ok(mut document) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    if content_type.starts_with("application/json;g=apidiscovery.k8s.io") {
+        discovery.merge_aggregated(&mut document);
+    } else {
+        discovery.merge_group_list(&mut document);
+    }
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(document.to_string()))
 }
 
 /// The headers of a proxied request: the client's, without those of its connection, its

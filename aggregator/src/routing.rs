@@ -34,6 +34,10 @@ pub(crate) struct Remote {
     pub(crate) port: i32,
     /// Whether its `Available` condition is `True`.
     pub(crate) available: bool,
+    /// `spec.groupPriorityMinimum`.
+    pub(crate) group_priority: i64,
+    /// `spec.versionPriority`.
+    pub(crate) version_priority: i64,
     /// How it is reached: TLS as `caBundle` and `insecureSkipTLSVerify` say, with the
     /// front-proxy identity.
     pub(crate) backend: Backend,
@@ -131,6 +135,7 @@ impl Table {
 pub(crate) struct Routing {
     table: RwLock<Arc<Table>>,
     changes: tokio::sync::Notify,
+    discovery_changes: tokio::sync::Notify,
 }
 
 impl Routing {
@@ -144,11 +149,18 @@ impl Routing {
             *current = Arc::new(table);
         }
         self.changes.notify_one();
+        self.discovery_changes.notify_one();
     }
 
-    /// Completes when the table was read again since the last call.
+    /// Completes when the table was read again since the last call (the availability
+    /// checks wait on it).
     pub(crate) async fn changed(&self) {
         self.changes.notified().await;
+    }
+
+    /// The same, for the discovery refresh.
+    pub(crate) async fn discovery_changed(&self) {
+        self.discovery_changes.notified().await;
     }
 }
 
@@ -162,6 +174,8 @@ pub(crate) struct ApiServiceFields {
     pub(crate) ca_bundle: Vec<u8>,
     pub(crate) insecure: bool,
     pub(crate) available: bool,
+    pub(crate) group_priority: i64,
+    pub(crate) version_priority: i64,
 }
 
 impl ApiServiceFields {
@@ -208,6 +222,14 @@ impl ApiServiceFields {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             available,
+            group_priority: object
+                .pointer("/spec/groupPriorityMinimum")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            version_priority: object
+                .pointer("/spec/versionPriority")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
         }
     }
 }
@@ -329,6 +351,8 @@ where
                         service,
                         port,
                         available: fields.available,
+                        group_priority: fields.group_priority,
+                        version_priority: fields.version_priority,
                         backend,
                     }))
                 }

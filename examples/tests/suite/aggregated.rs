@@ -106,9 +106,14 @@ struct Aggregator {
 impl Aggregator {
     /// The whole answer to a GET of `path` as the administrator (curl), headers first.
     fn curl(&self, path: &str) -> String {
+        self.curl_accepting(path, "*/*")
+    }
+
+    /// [`Aggregator::curl`] with an `Accept` header.
+    fn curl_accepting(&self, path: &str, accept: &str) -> String {
         let data = self.kubeconfig.parent().unwrap();
         let mut curl = Command::new("curl");
-        curl.args(["-sS", "-i", "--cacert"])
+        curl.args(["-sS", "-i", "-H", &format!("Accept: {accept}"), "--cacert"])
             .arg(data.join("ca.crt"))
             .arg("--cert")
             .arg(data.join("admin.crt"))
@@ -257,6 +262,33 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
     .unwrap();
     assert_eq!(discovery["groupVersion"], "example.com/v1");
 
+    // Discovery merged: kubectl finds widgets as it would behind kube-apiserver.
+    let found = eventually(Duration::from_secs(20), "widgets discovered", || {
+        let output = kubectl(
+            &kubeconfig,
+            &["get", "widgets", "-n", "default", "-o", "name"],
+            b"",
+        );
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    });
+    assert_eq!(found.trim(), "widget.example.com/w1");
+    let resources = kubectl_ok(
+        &kubeconfig,
+        &["api-resources", "--api-group", "example.com"],
+        b"",
+    );
+    assert!(resources.contains("widgets"), "{resources}");
+    let groups: Value = serde_json::from_str(&kubectl_ok(
+        &kubeconfig,
+        &["get", "--raw", "/apis/example.com"],
+        b"",
+    ))
+    .unwrap();
+    assert_eq!(groups["preferredVersion"]["groupVersion"], "example.com/v1");
+
     // Stopped: unavailable with upstream's reason, and its requests answered 503.
     stop(widgets);
     let (status, reason, message) = eventually(
@@ -298,6 +330,22 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
         "{answer}"
     );
     assert!(answer.ends_with("\n\nservice unavailable\n"), "{answer}");
+
+    // Discovery keeps what it read, marked stale.
+    let aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let stale = eventually(Duration::from_secs(20), "example.com stale", || {
+        let answer = aggregator.curl_accepting("/apis", aggregated);
+        let body = answer.split("\n\n").nth(1).unwrap_or_default().to_owned();
+        let list: Value = serde_json::from_str(&body).ok()?;
+        let group = list["items"]
+            .as_array()?
+            .iter()
+            .find(|item| item["metadata"]["name"] == "example.com")?
+            .clone();
+        (group["versions"][0]["freshness"] == "Stale").then_some(group)
+    });
+    assert_eq!(stale["versions"][0]["version"], "v1");
+    assert_eq!(stale["versions"][0]["resources"][0]["resource"], "widgets");
 
     // Started again: available, and the widget is still there.
     let widgets = start_widgets(&widgets_data, port, &front_proxy_ca);
