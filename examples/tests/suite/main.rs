@@ -3,6 +3,8 @@
 //! against hostile clients.
 
 // The TLS helpers, shared with the webhook benchmark.
+#[path = "../support/aggregation.rs"]
+mod aggregation;
 #[path = "../support/tls.rs"]
 mod tls;
 

@@ -1,0 +1,162 @@
+//! A GET of one widget through `apfkit serve`'s aggregator (authentication, APF,
+//! authorization, the proxy, the front-proxy hop) beside the same GET sent straight to
+//! `widgets-apiserver`, in one run: their ratio is what aggregation costs. One keep-alive
+//! HTTP/1.1 connection each, as clients keep theirs. Needs kubectl (to register the
+//! extension server). Run with `cargo bench -p apfkit-example-widgets --bench aggregated`.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+#[path = "../tests/support/aggregation.rs"]
+mod aggregation;
+
+fn main() {
+    divan::main();
+}
+
+const WIDGET: &str = "/apis/example.com/v1/namespaces/default/widgets/w1";
+
+/// The aggregator, the extension server behind it, and where each listens.
+struct Setup {
+    aggregator: aggregation::Aggregator,
+    _widgets: std::process::Child,
+    widgets_port: u16,
+    dir: tempfile::TempDir,
+}
+
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let aggregator = aggregation::start_aggregator(&dir.path().join("apfkit"));
+        let widgets_data = dir.path().join("widgets");
+        std::fs::create_dir(&widgets_data).unwrap();
+        let port = aggregation::free_port();
+        let widgets = aggregation::start_widgets(
+            &widgets_data,
+            port,
+            &dir.path().join("apfkit/front-proxy-ca.crt"),
+        );
+        aggregation::register(&aggregator.kubeconfig, &widgets_data, port);
+        aggregation::eventually(Duration::from_secs(30), "available", || {
+            Some(aggregation::available(
+                &aggregator.kubeconfig,
+                "v1.example.com",
+            ))
+            .filter(|c| c.0 == "True")
+        });
+        let widget = r#"{"apiVersion":"example.com/v1","kind":"Widget",
+            "metadata":{"name":"w1","namespace":"default"},"spec":{"replicas":2}}"#;
+        aggregation::kubectl_ok(
+            &aggregator.kubeconfig,
+            &[
+                "create",
+                "--raw",
+                "/apis/example.com/v1/namespaces/default/widgets",
+                "-f",
+                "-",
+            ],
+            widget.as_bytes(),
+        );
+        Setup {
+            aggregator,
+            _widgets: widgets,
+            widgets_port: port,
+            dir,
+        }
+    })
+}
+
+/// A keep-alive HTTP/1.1 connection to `port`, trusting the authority of `data/ca.crt`, as
+/// the client of `data/admin.*`.
+fn connect(runtime: &tokio::runtime::Runtime, port: u16, data: &Path) -> SendRequest<Empty<Bytes>> {
+    let read = |name: &str| std::fs::read(data.join(name)).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&read("ca.crt")) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_client_auth_cert(
+        CertificateDer::pem_slice_iter(&read("admin.crt"))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap(),
+        PrivateKeyDer::from_pem_slice(&read("admin.key")).unwrap(),
+    )
+    .unwrap();
+    runtime.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .unwrap();
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        sender
+    })
+}
+
+fn get(runtime: &tokio::runtime::Runtime, sender: &mut SendRequest<Empty<Bytes>>) {
+    runtime.block_on(async {
+        let request = hyper::Request::get(WIDGET)
+            .header("host", "localhost")
+            .body(Empty::new())
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert!(!body.is_empty());
+    });
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The GET straight to the extension server.
+#[divan::bench]
+fn direct(bencher: divan::Bencher) {
+    let setup = setup();
+    let runtime = runtime();
+    let mut sender = connect(
+        &runtime,
+        setup.widgets_port,
+        &setup.dir.path().join("widgets"),
+    );
+    bencher.bench_local(|| get(&runtime, &mut sender));
+}
+
+/// The same GET through the aggregator.
+#[divan::bench]
+fn through_the_aggregator(bencher: divan::Bencher) {
+    let setup = setup();
+    let runtime = runtime();
+    let port: u16 = setup
+        .aggregator
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    let mut sender = connect(&runtime, port, &setup.dir.path().join("apfkit"));
+    bencher.bench_local(|| get(&runtime, &mut sender));
+}
