@@ -91,6 +91,9 @@ pub struct TokenFileError(String);
 pub struct RequestHeader {
     client_ca_pem: String,
     verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    /// Leaf certificates already checked: whether the authority signed each and its common
+    /// name, for a minute (a connection's requests present the same certificate).
+    checked: Arc<std::sync::Mutex<Checked>>,
     /// Common names the front proxy's certificate may have; empty: any
     /// (`--requestheader-allowed-names`).
     pub allowed_names: Vec<String>,
@@ -113,6 +116,10 @@ impl std::fmt::Debug for RequestHeader {
             .finish_non_exhaustive()
     }
 }
+
+/// Leaf certificates checked by request-header authentication: the common name of those
+/// the front-proxy authority signed (`None`: it did not), and when.
+type Checked = HashMap<Vec<u8>, (Option<String>, std::time::Instant)>;
 
 /// Why request-header authentication could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -148,6 +155,7 @@ impl RequestHeader {
         Ok(RequestHeader {
             client_ca_pem: client_ca_pem.to_owned(),
             verifier,
+            checked: Arc::default(),
             allowed_names: Vec::new(),
             username_headers: names("X-Remote-User"),
             uid_headers: names("X-Remote-Uid"),
@@ -161,14 +169,35 @@ impl RequestHeader {
         &self.client_ca_pem
     }
 
-    /// Whether the front-proxy authority signed `chain` (leaf first).
-    fn signed(&self, chain: &[rustls::pki_types::CertificateDer<'static>]) -> bool {
-        let Some((leaf, intermediates)) = chain.split_first() else {
-            return false;
-        };
-        self.verifier
+    /// The common name of `chain`'s leaf when the front-proxy authority signed it (checked
+    /// once a minute per certificate; at most 1,024 remembered).
+    fn signed(&self, chain: &[rustls::pki_types::CertificateDer<'static>]) -> Option<String> {
+        const FOR: std::time::Duration = std::time::Duration::from_secs(60);
+        const REMEMBERED: usize = 1024;
+        let (leaf, intermediates) = chain.split_first()?;
+        let now = std::time::Instant::now();
+        if let Ok(checked) = self.checked.lock()
+            && let Some((name, at)) = checked.get(leaf.as_ref())
+            && now.duration_since(*at) < FOR
+        {
+            return name.clone();
+        }
+        let name = self
+            .verifier
             .verify_client_cert(leaf, intermediates, rustls::pki_types::UnixTime::now())
-            .is_ok()
+            .ok()
+            .map(|_| {
+                UserInfo::of_certificate(leaf)
+                    .map(|user| user.name)
+                    .unwrap_or_default()
+            });
+        if let Ok(mut checked) = self.checked.lock() {
+            if checked.len() >= REMEMBERED {
+                checked.clear();
+            }
+            checked.insert(leaf.to_vec(), (name.clone(), now));
+        }
+        name
     }
 
     /// The user the headers name (`requestHeaderAuthRequestHandler`), the headers used
@@ -278,13 +307,8 @@ impl Authenticator {
         headers: &mut HeaderMap,
     ) -> Result<UserInfo, ApiError> {
         if let Some(request_header) = &self.request_header
-            && request_header.signed(chain)
+            && let Some(common_name) = request_header.signed(chain)
         {
-            let common_name = chain
-                .first()
-                .and_then(|leaf| UserInfo::of_certificate(leaf))
-                .map(|user| user.name)
-                .unwrap_or_default();
             let allowed = request_header.allowed_names.is_empty()
                 || request_header.allowed_names.contains(&common_name);
             return match request_header.user(headers).filter(|_| allowed) {

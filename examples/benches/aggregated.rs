@@ -112,9 +112,9 @@ fn connect(runtime: &tokio::runtime::Runtime, port: u16, data: &Path) -> SendReq
     })
 }
 
-fn get(runtime: &tokio::runtime::Runtime, sender: &mut SendRequest<Empty<Bytes>>) {
+fn get(runtime: &tokio::runtime::Runtime, sender: &mut SendRequest<Empty<Bytes>>, path: &str) {
     runtime.block_on(async {
-        let request = hyper::Request::get(WIDGET)
+        let request = hyper::Request::get(path)
             .header("host", "localhost")
             .body(Empty::new())
             .unwrap();
@@ -142,7 +142,18 @@ fn direct(bencher: divan::Bencher) {
         setup.widgets_port,
         &setup.dir.path().join("widgets"),
     );
-    bencher.bench_local(|| get(&runtime, &mut sender));
+    bencher.bench_local(|| get(&runtime, &mut sender, WIDGET));
+}
+
+/// The aggregator's port.
+fn aggregator_port(setup: &Setup) -> u16 {
+    setup
+        .aggregator
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap()
 }
 
 /// The same GET through the aggregator.
@@ -150,13 +161,25 @@ fn direct(bencher: divan::Bencher) {
 fn through_the_aggregator(bencher: divan::Bencher) {
     let setup = setup();
     let runtime = runtime();
-    let port: u16 = setup
-        .aggregator
-        .url
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap();
-    let mut sender = connect(&runtime, port, &setup.dir.path().join("apfkit"));
-    bencher.bench_local(|| get(&runtime, &mut sender));
+    let mut sender = connect(
+        &runtime,
+        aggregator_port(setup),
+        &setup.dir.path().join("apfkit"),
+    );
+    bencher.bench_local(|| get(&runtime, &mut sender, WIDGET));
+}
+
+/// A GET the aggregator answers itself (its APIService): what its own pipeline costs
+/// (authentication, APF, authorization, storage), beside the proxy's hop.
+#[divan::bench]
+fn served_by_the_aggregator(bencher: divan::Bencher) {
+    let setup = setup();
+    let runtime = runtime();
+    let mut sender = connect(
+        &runtime,
+        aggregator_port(setup),
+        &setup.dir.path().join("apfkit"),
+    );
+    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com";
+    bencher.bench_local(|| get(&runtime, &mut sender, path));
 }
