@@ -127,18 +127,7 @@ impl<H> Strategy<ServedObject<H>> for KindStrategy {
         old: Option<&ServedObject<H>>,
         _api_version: &str,
     ) -> Vec<Cause> {
-        let json = |object: &ServedObject<H>| match object {
-            ServedObject::Custom(object) => Some(object.to_value()),
-            ServedObject::Builtin(_) => None,
-        };
-        let Some(object) = json(object) else {
-            return Vec::new();
-        };
-        let old = old.and_then(json);
-        (self.check)(&object, old.as_ref())
-            .iter()
-            .map(Cause::from)
-            .collect()
+        apfkit_apiextensions::json_kind::json_causes(object, old, &*self.check)
     }
     fn printer(&self) -> Option<&Printer> {
         Some(&self.printer)

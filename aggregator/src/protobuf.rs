@@ -4,11 +4,9 @@
 //! `discovery/v1/generated.proto` as field tables (`apfkit_types::wire::shaped`), in the
 //! `k8s\0` envelope.
 
-use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
-use apfkit_types::wire::envelope;
-use apfkit_types::wire::protobuf::DecodeError;
-use apfkit_types::wire::shaped::{self, Holds, RootShape, Shape};
-use serde_json::{Map, Value};
+use apfkit_runtime::scheme::{InputError, Limits};
+use apfkit_types::wire::shaped::{self, Holds, Reader, RootShape, Shape};
+use serde_json::Value;
 
 /// A Go `string` without `omitempty`.
 const TEXT: Holds = Holds::Text { omit_empty: false };
@@ -179,35 +177,14 @@ roots! {
 /// An enveloped Service or EndpointSlice (or list; prefix included) as JSON, with the paths
 /// of the fields its message lacks; `None` when it is another kind (another codec's).
 pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>), InputError>> {
-    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
-    let unknown = envelope::unwrap(message).ok()?;
-    let type_meta = unknown.type_meta.unwrap_or_default();
-    let (api_version, kind) = (
-        type_meta.api_version.unwrap_or_default(),
-        type_meta.kind.unwrap_or_default(),
-    );
-    let raw = unknown.raw.unwrap_or_default();
-    let decoded: Result<(Map<String, Value>, Vec<String>), DecodeError> =
-        match (api_version.as_str(), kind.as_str()) {
-            (CORE_V1, "Service") => shaped::read::<ServiceRoot>(&raw, limits),
-            (CORE_V1, "ServiceList") => shaped::read::<ServiceListRoot>(&raw, limits),
-            (DISCOVERY_V1, "EndpointSlice") => shaped::read::<EndpointSliceRoot>(&raw, limits),
-            (DISCOVERY_V1, "EndpointSliceList") => {
-                shaped::read::<EndpointSliceListRoot>(&raw, limits)
-            }
+    shaped::read_enveloped(bytes, limits, |api_version, kind| {
+        Some(match (api_version, kind) {
+            (CORE_V1, "Service") => shaped::read::<ServiceRoot> as Reader,
+            (CORE_V1, "ServiceList") => shaped::read::<ServiceListRoot>,
+            (DISCOVERY_V1, "EndpointSlice") => shaped::read::<EndpointSliceRoot>,
+            (DISCOVERY_V1, "EndpointSliceList") => shaped::read::<EndpointSliceListRoot>,
             _ => return None,
-        };
-    Some(match decoded {
-        Ok((mut value, unknown)) => {
-            value.insert("apiVersion".into(), api_version.into());
-            value.insert("kind".into(), kind.into());
-            Ok((Value::Object(value), unknown))
-        }
-        Err(source) => Err(envelope::input_error(envelope::EnvelopeError::Decode {
-            api_version,
-            kind,
-            source,
-        })),
+        })
     })
 }
 
@@ -228,15 +205,13 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
 /// A Service or EndpointSlice (or list) in the envelope, as kube-apiserver writes it; `None`
 /// for any other kind.
 pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
-    let api_version = object.get("apiVersion")?.as_str()?;
-    let kind = object.get("kind")?.as_str()?;
-    let shape = shape_of(api_version, kind)?;
-    Some(shaped::write(shape, object).map(|raw| envelope::wrap(api_version, kind, &raw)))
+    shaped::write_enveloped(object, shape_of)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apfkit_types::wire::envelope;
     use prost::Message as _;
     use serde_json::json;
 

@@ -89,6 +89,28 @@ fn is_empty(value: &Value) -> bool {
     }
 }
 
+/// What `check` finds wrong with an object held as JSON (and, on an update, the stored
+/// one), as the causes of kube-apiserver's 422: the `Strategy::validate` of a kind whose
+/// versions are [`JsonVersion`]s. Objects of the scheme's own kinds have nothing to find.
+pub fn json_causes<H>(
+    object: &ServedObject<H>,
+    old: Option<&ServedObject<H>>,
+    check: impl Fn(&Value, Option<&Value>) -> Vec<apfkit_runtime::field::FieldError>,
+) -> Vec<apfkit_apiserver::error::Cause> {
+    let json = |object: &ServedObject<H>| match object {
+        ServedObject::Custom(object) => Some(object.to_value()),
+        ServedObject::Builtin(_) => None,
+    };
+    let Some(object) = json(object) else {
+        return Vec::new();
+    };
+    let old = old.and_then(json);
+    check(&object, old.as_ref())
+        .iter()
+        .map(apfkit_apiserver::error::Cause::from)
+        .collect()
+}
+
 /// How an object of a [`JsonVersion`] is written in Kubernetes protobuf, in its envelope.
 pub type WriteProtobuf = fn(&Value) -> Result<Vec<u8>, String>;
 

@@ -7,11 +7,9 @@
 //! apfkit-types' codecs; field order and presence follow gogo's rules (a Go value always
 //! written, a pointer when set, repeated fields one entry each).
 
-use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
-use apfkit_types::wire::envelope;
-use apfkit_types::wire::protobuf::DecodeError;
-use apfkit_types::wire::shaped::{self, Holds, Shape};
-use serde_json::{Map, Value};
+use apfkit_runtime::scheme::{InputError, Limits};
+use apfkit_types::wire::shaped::{self, Holds, Reader, Shape};
+use serde_json::Value;
 
 use crate::validation::GROUP;
 
@@ -176,61 +174,30 @@ roots! {
     SelfReviewRoot => SELF_REVIEW,
 }
 
-fn decode_root<K: shaped::RootShape>(
-    raw: &[u8],
-    limits: &Limits,
-) -> Result<(Map<String, Value>, Vec<String>), DecodeError> {
-    shaped::read::<K>(raw, limits)
-}
-
 /// An enveloped object of the group (prefix included) as JSON, with the paths of the fields
 /// its message lacks; `None` when it is not one of the group's kinds (another codec's).
 pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>), InputError>> {
-    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
-    let unknown = envelope::unwrap(message).ok()?;
-    let type_meta = unknown.type_meta.unwrap_or_default();
-    let (api_version, kind) = (
-        type_meta.api_version.unwrap_or_default(),
-        type_meta.kind.unwrap_or_default(),
-    );
-    let raw = unknown.raw.unwrap_or_default();
-    let decoded = match (api_version.as_str(), kind.as_str()) {
-        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
-            decode_root::<SelfAccessReviewRoot>(&raw, limits)
-        }
-        ("authorization.k8s.io/v1", "SubjectAccessReview" | "LocalSubjectAccessReview") => {
-            decode_root::<AccessReviewRoot>(&raw, limits)
-        }
-        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
-            decode_root::<RulesReviewRoot>(&raw, limits)
-        }
-        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
-            decode_root::<SelfReviewRoot>(&raw, limits)
-        }
-        (group, _) if group != self::api_version() => return None,
-        (_, kind) => match kind {
-            "Role" => decode_root::<RoleRoot>(&raw, limits),
-            "ClusterRole" => decode_root::<ClusterRoleRoot>(&raw, limits),
-            "RoleBinding" | "ClusterRoleBinding" => decode_root::<BindingRoot>(&raw, limits),
-            "RoleList" => decode_root::<RoleListRoot>(&raw, limits),
-            "ClusterRoleList" => decode_root::<ClusterRoleListRoot>(&raw, limits),
-            "RoleBindingList" | "ClusterRoleBindingList" => {
-                decode_root::<BindingListRoot>(&raw, limits)
+    shaped::read_enveloped(bytes, limits, |api_version, kind| {
+        Some(match (api_version, kind) {
+            ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
+                shaped::read::<SelfAccessReviewRoot> as Reader
             }
+            ("authorization.k8s.io/v1", "SubjectAccessReview" | "LocalSubjectAccessReview") => {
+                shaped::read::<AccessReviewRoot>
+            }
+            ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+                shaped::read::<RulesReviewRoot>
+            }
+            ("authentication.k8s.io/v1", "SelfSubjectReview") => shaped::read::<SelfReviewRoot>,
+            (group, _) if group != self::api_version() => return None,
+            (_, "Role") => shaped::read::<RoleRoot>,
+            (_, "ClusterRole") => shaped::read::<ClusterRoleRoot>,
+            (_, "RoleBinding" | "ClusterRoleBinding") => shaped::read::<BindingRoot>,
+            (_, "RoleList") => shaped::read::<RoleListRoot>,
+            (_, "ClusterRoleList") => shaped::read::<ClusterRoleListRoot>,
+            (_, "RoleBindingList" | "ClusterRoleBindingList") => shaped::read::<BindingListRoot>,
             _ => return None,
-        },
-    };
-    Some(match decoded {
-        Ok((mut value, unknown)) => {
-            value.insert("apiVersion".into(), api_version.into());
-            value.insert("kind".into(), kind.into());
-            Ok((Value::Object(value), unknown))
-        }
-        Err(source) => Err(envelope::input_error(envelope::EnvelopeError::Decode {
-            api_version,
-            kind,
-            source,
-        })),
+        })
     })
 }
 
@@ -251,18 +218,17 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
 /// An object (or list) of the group in the envelope, as kube-apiserver writes it; `None` when
 /// it is not one of the group's kinds.
 pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
-    let api_version = object.get("apiVersion")?.as_str()?;
-    let kind = object.get("kind")?.as_str()?;
-    if api_version != self::api_version() {
-        return None;
-    }
-    let shape = shape_of(kind)?;
-    Some(shaped::write(shape, object).map(|raw| envelope::wrap(api_version, kind, &raw)))
+    shaped::write_enveloped(object, |api_version, kind| {
+        (api_version == self::api_version())
+            .then(|| shape_of(kind))
+            .flatten()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apfkit_types::wire::envelope;
     use apfkit_types::wire::protobuf::{self as pb, WireType};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use serde_json::json;

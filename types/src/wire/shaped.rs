@@ -26,10 +26,11 @@
 
 use std::marker::PhantomData;
 
-use apfkit_runtime::scheme::Limits;
+use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, Time};
 use serde_json::{Map, Value};
 
+use super::envelope;
 use super::protobuf::{self as pb, DecodeError, Decoder, Message, WireType};
 
 /// What a field of a message holds.
@@ -349,6 +350,52 @@ pub fn read<K: RootShape>(
         let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
         (decoded.value.0.value, unknown)
     })
+}
+
+/// How one kind's message is read: [`read`] with the kind's [`RootShape`].
+pub type Reader = fn(&[u8], &Limits) -> Result<(Map<String, Value>, Vec<String>), DecodeError>;
+
+/// An object in Kubernetes protobuf (the `k8s\0` prefix and envelope included) as JSON with
+/// its `apiVersion` and `kind`, and the paths of the fields its message lacks, when
+/// `reader_of` reads its `apiVersion` and `kind`; `None` otherwise (another codec's).
+pub fn read_enveloped(
+    bytes: &[u8],
+    limits: &Limits,
+    reader_of: impl Fn(&str, &str) -> Option<Reader>,
+) -> Option<Result<(Value, Vec<String>), InputError>> {
+    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
+    let unknown = envelope::unwrap(message).ok()?;
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    let (api_version, kind) = (
+        type_meta.api_version.unwrap_or_default(),
+        type_meta.kind.unwrap_or_default(),
+    );
+    let reader = reader_of(&api_version, &kind)?;
+    let raw = unknown.raw.unwrap_or_default();
+    Some(match reader(&raw, limits) {
+        Ok((mut value, unknown)) => {
+            value.insert("apiVersion".into(), api_version.into());
+            value.insert("kind".into(), kind.into());
+            Ok((Value::Object(value), unknown))
+        }
+        Err(source) => Err(envelope::input_error(envelope::EnvelopeError::Decode {
+            api_version,
+            kind,
+            source,
+        })),
+    })
+}
+
+/// An object (JSON) in Kubernetes protobuf, prefix and envelope included, when `shape_of`
+/// has a message for its `apiVersion` and `kind`; `None` otherwise.
+pub fn write_enveloped(
+    object: &Value,
+    shape_of: impl Fn(&str, &str) -> Option<&'static Shape>,
+) -> Option<Result<Vec<u8>, String>> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kind = object.get("kind")?.as_str()?;
+    let shape = shape_of(api_version, kind)?;
+    Some(write(shape, object).map(|raw| envelope::wrap(api_version, kind, &raw)))
 }
 
 /// `value` (a JSON object) as a message of `shape`, the bytes inside the envelope.
