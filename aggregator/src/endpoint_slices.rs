@@ -62,19 +62,11 @@ pub(crate) enum Loopback {
 
 /// `ValidateEndpointSlice` (and the immutable `addressType` of `ValidateEndpointSliceUpdate`).
 pub(crate) fn validate(object: &Value, old: Option<&Value>, loopback: Loopback) -> Vec<FieldError> {
-    let slice: EndpointSlice = match serde_json::from_value(object.clone()) {
-        Ok(slice) => slice,
-        Err(error) => return vec![FieldError::internal("", error.to_string())],
-    };
-    let meta = &slice.metadata;
-    let mut errors = names::object_name(
-        meta.name.as_deref().unwrap_or_default(),
-        meta.generate_name.as_deref().unwrap_or_default(),
-        names::dns1123_subdomain,
-    );
-    if meta.namespace.as_deref().unwrap_or_default().is_empty() {
-        errors.push(FieldError::required("metadata.namespace", ""));
-    }
+    let (slice, mut errors) =
+        match crate::typed_with_metadata::<EndpointSlice>(object, names::dns1123_subdomain) {
+            Ok(read) => read,
+            Err(errors) => return errors,
+        };
     let address_type = slice.address_type.as_str();
     if address_type.is_empty() {
         errors.push(FieldError::required("addressType", ""));

@@ -111,6 +111,30 @@ pub enum Endpoints {
     LoopbackAllowed,
 }
 
+/// An object of a namespaced kind read as its type `T` for checking, with
+/// `ValidateObjectMeta`'s errors (its name by `name_check`, a namespace required); an object
+/// that does not read is an internal error.
+fn typed_with_metadata<
+    T: k8s_openapi::serde::de::DeserializeOwned
+        + k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+>(
+    object: &Value,
+    name_check: fn(&str) -> Vec<String>,
+) -> Result<(T, Vec<FieldError>), Vec<FieldError>> {
+    let typed: T = serde_json::from_value(object.clone())
+        .map_err(|error| vec![FieldError::internal("", error.to_string())])?;
+    let meta = typed.metadata();
+    let mut errors = apfkit_runtime::field::names::object_name(
+        meta.name.as_deref().unwrap_or_default(),
+        meta.generate_name.as_deref().unwrap_or_default(),
+        name_check,
+    );
+    if meta.namespace.as_deref().unwrap_or_default().is_empty() {
+        errors.push(FieldError::required("metadata.namespace", ""));
+    }
+    Ok((typed, errors))
+}
+
 /// How an object of a kind here is checked: the object and, on an update, the stored one.
 type Check = Arc<dyn Fn(&Value, Option<&Value>) -> Vec<FieldError> + Send + Sync>;
 

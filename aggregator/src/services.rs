@@ -124,19 +124,11 @@ fn apply_defaults(service: &mut Value) {
 /// `ValidateService` (and `ValidateServiceUpdate`'s immutable cluster IP) on the fields kept
 /// here, with kube-apiserver's paths and messages.
 pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
-    let service: Service = match serde_json::from_value(object.clone()) {
-        Ok(service) => service,
-        Err(error) => return vec![FieldError::internal("", error.to_string())],
-    };
-    let meta = &service.metadata;
-    let mut errors = names::object_name(
-        meta.name.as_deref().unwrap_or_default(),
-        meta.generate_name.as_deref().unwrap_or_default(),
-        names::dns1035_label,
-    );
-    if meta.namespace.as_deref().unwrap_or_default().is_empty() {
-        errors.push(FieldError::required("metadata.namespace", ""));
-    }
+    let (service, mut errors) =
+        match crate::typed_with_metadata::<Service>(object, names::dns1035_label) {
+            Ok(read) => read,
+            Err(errors) => return errors,
+        };
     let spec = service.spec.unwrap_or_default();
     let path = Path::new("spec");
     let service_type = spec.type_.clone().unwrap_or_default();
