@@ -36,6 +36,13 @@ fn head(server: &Server, path: &str, args: &[&str]) -> (u16, Vec<(String, String
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
+    assert_ne!(
+        status,
+        0,
+        "no answer to {path} ({:?}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
