@@ -46,6 +46,11 @@ pub(crate) struct Discovery {
 }
 
 impl Discovery {
+    /// Whether no extension's group-version is known (nothing to merge).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.merged.read().map(|m| m.is_empty()).unwrap_or(true)
+    }
+
     fn merged(&self) -> Vec<Merged> {
         self.merged
             .read()

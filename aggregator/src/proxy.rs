@@ -175,7 +175,7 @@ fn json_response(document: &serde_json::Value, content_type: &str) -> Response {
 /// The server's own `/apis` with the extensions' groups merged in: aggregated discovery's
 /// `APIGroupDiscoveryList` (either version) or the legacy `APIGroupList`.
 async fn merged_discovery(response: Response, discovery: &Discovery) -> Response {
-    if response.status() != StatusCode::OK {
+    if response.status() != StatusCode::OK || discovery.is_empty() {
         return response;
     }
     let (mut parts, body) = response.into_parts();
