@@ -195,7 +195,7 @@ async fn probe(prober: &Backend, address: &str, port: u16, path: &str) -> Result
         groups: vec!["system:masters".to_owned()],
         ..UserInfo::default()
     };
-    crate::proxy::forward_headers(request.headers_mut(), &kube_aggregator);
+    crate::front_proxy::forward_headers(request.headers_mut(), &kube_aggregator);
     let sent = tokio::time::timeout(PROBE_TIMEOUT, client.request(request));
     match tokio::time::timeout(PROBE_GUARD, sent).await {
         Err(_) => Err(format!("timed out waiting for {url}")),
@@ -205,7 +205,7 @@ async fn probe(prober: &Backend, address: &str, port: u16, path: &str) -> Result
         )),
         Ok(Ok(Err(error))) => Err(format!(
             "failing or missing response from {url}: Get \"{url}\": {}",
-            crate::proxy::reach_error(&error, &host)
+            crate::client::reach_error(&error, &host)
         )),
         Ok(Ok(Ok(response))) if (200..400).contains(&response.status().as_u16()) => Ok(()),
         Ok(Ok(Ok(response))) => Err(format!(

@@ -185,3 +185,61 @@ impl ServerCertVerifier for AnyCertificate {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+/// Why an extension server could not be reached, in the words of Go's transport where it
+/// has them (`dial tcp ADDRESS: connect: connection refused`), without more of the
+/// connection than that.
+pub(crate) fn reach_error(error: &hyper_util::client::legacy::Error, host: &str) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    return format!("dial tcp {host}: connect: connection refused");
+                }
+                std::io::ErrorKind::TimedOut => {
+                    return format!("dial tcp {host}: i/o timeout");
+                }
+                _ => {}
+            }
+            // A custom io::Error's `source` skips what it wraps: go through it.
+            if let Some(inner) = io.get_ref() {
+                source = Some(inner);
+                continue;
+            }
+        }
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            return tls_words(tls);
+        }
+        source = cause.source();
+    }
+    if error.is_connect() {
+        format!("dial tcp {host}: connect: connection failed")
+    } else {
+        "error trying to reach service: the connection was closed".to_owned()
+    }
+}
+
+/// A TLS failure as Go's `crypto/tls` and `crypto/x509` word the common ones (a
+/// certificate of an authority with the trusted one's name but not its key is Go's unknown
+/// authority too, without its parenthesised detail).
+fn tls_words(error: &rustls::Error) -> String {
+    use rustls::CertificateError;
+    match error {
+        rustls::Error::InvalidCertificate(
+            CertificateError::UnknownIssuer | CertificateError::BadSignature,
+        ) => "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+            .to_owned(),
+        rustls::Error::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        ) => "tls: failed to verify certificate: x509: certificate is not valid for the \
+              service's name"
+            .to_owned(),
+        rustls::Error::InvalidCertificate(
+            CertificateError::Expired | CertificateError::ExpiredContext { .. },
+        ) => "tls: failed to verify certificate: x509: certificate has expired or is not yet \
+              valid"
+            .to_owned(),
+        other => format!("tls: {other}"),
+    }
+}

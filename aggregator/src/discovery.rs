@@ -242,11 +242,11 @@ async fn fetch(
         .header(header::ACCEPT, accept)
         .body(Body::empty())
         .map_err(|e| e.to_string())?;
-    crate::proxy::forward_headers(request.headers_mut(), &kube_aggregator());
+    crate::front_proxy::forward_headers(request.headers_mut(), &kube_aggregator());
     let response = tokio::time::timeout(FETCH_TIMEOUT, client.request(request))
         .await
         .map_err(|_| "request timed out".to_owned())?
-        .map_err(|e| crate::proxy::reach_error(&e, &host))?;
+        .map_err(|e| crate::client::reach_error(&e, &host))?;
     let status = response.status().as_u16();
     let content_type = response
         .headers()

@@ -21,6 +21,7 @@ mod client;
 mod columns;
 mod discovery;
 mod endpoint_slices;
+mod front_proxy;
 pub mod protobuf;
 mod proxy;
 mod routing;
