@@ -221,4 +221,159 @@ mod tests {
             assert_eq!(group_version(path), None, "{path}");
         }
     }
+
+    /// An extension server that answers with hostile bytes over TLS, on a loopback port:
+    /// each connection gets `answer` after the request's head, then is closed.
+    async fn hostile_server(answer: &'static [u8]) -> u16 {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
+        )
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut head = [0u8; 4096];
+                    let _ = tls.read(&mut head).await;
+                    let _ = tls.write_all(answer).await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        port
+    }
+
+    /// A routing table sending `g/v1` to the server on `port` (no certificate checked).
+    fn routing_to(port: u16) -> Shared {
+        use crate::routing::{Remote, Table};
+        use k8s_openapi::api::core::v1::Service;
+        use k8s_openapi::api::discovery::v1::EndpointSlice;
+        let service: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "api", "namespace": "ns"},
+            "spec": {"type": "ClusterIP", "ports": [{"name": "https", "port": 443}]},
+        }))
+        .unwrap();
+        let slice: EndpointSlice = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "api-1", "namespace": "ns"},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["127.0.0.1"]}],
+            "ports": [{"name": "https", "port": port}],
+        }))
+        .unwrap();
+        let key = ("ns".to_owned(), "api".to_owned());
+        let mut table = Table::default();
+        table.services.insert(key.clone(), service);
+        table.slices.insert(key, vec![slice]);
+        table.routes.insert(
+            "g/v1".to_owned(),
+            Route::Remote(Arc::new(Remote {
+                name: "v1.g".to_owned(),
+                namespace: "ns".to_owned(),
+                service: "api".to_owned(),
+                port: 443,
+                available: true,
+                group_priority: 1000,
+                version_priority: 15,
+                backend: crate::client::Backend::new(
+                    "api.ns.svc",
+                    &[],
+                    true,
+                    &crate::client::Identity::default(),
+                ),
+            })),
+        );
+        let routing = Arc::new(Routing::default());
+        routing.set(table);
+        Shared {
+            routing,
+            discovery: Arc::default(),
+        }
+    }
+
+    /// The proxy in front of a router that answers 204 to whatever reaches it.
+    async fn through(shared: Shared, path: &str) -> (StatusCode, String) {
+        use tower::ServiceExt as _;
+        let router = axum::Router::new()
+            .fallback(|| async { StatusCode::NO_CONTENT })
+            .layer(axum::middleware::from_fn_with_state(shared, proxied));
+        let mut request = axum::http::Request::get(path).body(Body::empty()).unwrap();
+        request.extensions_mut().insert(UserInfo {
+            name: "alice".into(),
+            ..UserInfo::default()
+        });
+        let response = tokio::time::timeout(Duration::from_secs(20), router.oneshot(request))
+            .await
+            .expect("answered in time")
+            .unwrap();
+        let status = response.status();
+        let body = tokio::time::timeout(
+            Duration::from_secs(20),
+            axum::body::to_bytes(response.into_body(), 1 << 20),
+        )
+        .await
+        .expect("the body ends in time");
+        (
+            status,
+            body.map_or_else(
+                |e| format!("body error: {e}"),
+                |b| String::from_utf8_lossy(&b).into_owned(),
+            ),
+        )
+    }
+
+    /// Extension servers that answer garbage, a truncated body, a body larger than it said,
+    /// or nothing: the client gets 503 in words, or the stream ends with an error; never a
+    /// panic or a hang. Requests of other groups are not the proxy's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn hostile_extension_servers_get_503s_or_cut_streams() {
+        let garbage = hostile_server(b"\x00\xffnot http at all\r\n\r\n").await;
+        let (status, body) = through(routing_to(garbage), "/apis/g/v1/things").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        let silent = hostile_server(b"").await;
+        let (status, body) = through(routing_to(silent), "/apis/g/v1/things").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(
+            body,
+            "error trying to reach service: the connection was closed\n"
+        );
+        let truncated = hostile_server(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"items\":[",
+        )
+        .await;
+        let (status, body) = through(routing_to(truncated), "/apis/g/v1/things").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.starts_with("body error"), "{body}");
+        let refused = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let (status, body) = through(routing_to(refused), "/apis/g/v1").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            body,
+            format!("dial tcp 127.0.0.1:{refused}: connect: connection refused\n")
+        );
+        // Not the proxy's: the server's own routes answer.
+        let (status, _) = through(routing_to(refused), "/apis/other/v1/things").await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+    }
 }

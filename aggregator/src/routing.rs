@@ -144,7 +144,7 @@ impl Routing {
         self.table.read().map(|t| t.clone()).unwrap_or_default()
     }
 
-    fn set(&self, table: Table) {
+    pub(crate) fn set(&self, table: Table) {
         if let Ok(mut current) = self.table.write() {
             *current = Arc::new(table);
         }
