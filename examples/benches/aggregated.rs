@@ -20,6 +20,12 @@ mod aggregation;
 
 fn main() {
     divan::main();
+    // Statics are never dropped: stop the extension server before the process ends.
+    if let Some(setup) = SETUP.get()
+        && let Ok(mut widgets) = setup.widgets.lock()
+    {
+        widgets.take();
+    }
 }
 
 const WIDGET: &str = "/apis/example.com/v1/namespaces/default/widgets/w1";
@@ -27,13 +33,14 @@ const WIDGET: &str = "/apis/example.com/v1/namespaces/default/widgets/w1";
 /// The aggregator, the extension server behind it, and where each listens.
 struct Setup {
     aggregator: aggregation::Aggregator,
-    _widgets: std::process::Child,
+    widgets: std::sync::Mutex<Option<aggregation::Widgets>>,
     widgets_port: u16,
     dir: tempfile::TempDir,
 }
 
+static SETUP: OnceLock<Setup> = OnceLock::new();
+
 fn setup() -> &'static Setup {
-    static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let aggregator = aggregation::start_aggregator(&dir.path().join("apfkit"));
@@ -68,7 +75,7 @@ fn setup() -> &'static Setup {
         );
         Setup {
             aggregator,
-            _widgets: widgets,
+            widgets: std::sync::Mutex::new(Some(widgets)),
             widgets_port: port,
             dir,
         }

@@ -37,7 +37,17 @@ pub fn kubectl_ok(kubeconfig: &Path, args: &[&str], stdin: &[u8]) -> String {
 }
 
 /// `widgets-apiserver` on `port` behind the front proxy of `front_proxy_ca`.
-pub fn start_widgets(data: &Path, port: u16, front_proxy_ca: &Path) -> Child {
+/// A running `widgets-apiserver`, stopped when dropped (a failing test leaves none behind).
+pub struct Widgets(Child);
+
+impl Drop for Widgets {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn start_widgets(data: &Path, port: u16, front_proxy_ca: &Path) -> Widgets {
     let mut command = Command::new(env!("CARGO_BIN_EXE_widgets-apiserver"));
     command
         .arg("--listen")
@@ -48,12 +58,11 @@ pub fn start_widgets(data: &Path, port: u16, front_proxy_ca: &Path) -> Child {
         .arg("--requestheader-client-ca-file")
         .arg(front_proxy_ca)
         .args(["--requestheader-allowed-names", "front-proxy-client"]);
-    apfkit_test_support::process::start_server(command).0
+    Widgets(apfkit_test_support::process::start_server(command).0)
 }
 
-pub fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+pub fn stop(widgets: Widgets) {
+    drop(widgets);
 }
 
 /// A free loopback port (bound, then released for the server to take).
