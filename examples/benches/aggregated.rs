@@ -20,11 +20,13 @@ mod aggregation;
 
 fn main() {
     divan::main();
-    // Statics are never dropped: stop the extension server before the process ends.
-    if let Some(setup) = SETUP.get()
-        && let Ok(mut widgets) = setup.widgets.lock()
-    {
-        widgets.take();
+    // Statics are never dropped: stop the extension server and remove the data before the
+    // process ends.
+    if let Some(setup) = SETUP.get() {
+        if let Ok(mut widgets) = setup.widgets.lock() {
+            widgets.take();
+        }
+        let _ = std::fs::remove_dir_all(setup.dir.path());
     }
 }
 
