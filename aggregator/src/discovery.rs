@@ -308,7 +308,7 @@ type Fetched = Result<HashMap<String, Value>, String>;
 
 /// `syncAPIService` for every remote APIService: its group-version read again (one fetch per
 /// Service), fresh or stale.
-async fn refresh(routing: &Routing, discovery: &Discovery) {
+pub(crate) async fn refresh(routing: &Routing, discovery: &Discovery) {
     let table = routing.table();
     let before: BTreeMap<String, Merged> = discovery
         .merged

@@ -376,4 +376,33 @@ mod tests {
         let (status, _) = through(routing_to(refused), "/apis/other/v1/things").await;
         assert_eq!(status, StatusCode::NO_CONTENT);
     }
+
+    /// Discovery read from an extension server that answers garbage, or a discovery
+    /// document cut short: the group-version is listed, marked `Stale`, without resources;
+    /// nothing panics or hangs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn hostile_discovery_documents_leave_the_group_stale() {
+        for answer in [
+            &b"\x00\xffnot http\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList\r\nContent-Length: 100000\r\n\r\n{\"items\":[",
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList\r\nContent-Length: 9\r\n\r\n[[[[[[[[[",
+        ] {
+            let shared = routing_to(hostile_server(answer).await);
+            tokio::time::timeout(
+                Duration::from_secs(30),
+                crate::discovery::refresh(&shared.routing, &shared.discovery),
+            )
+            .await
+            .expect("refreshed in time");
+            let mut list = serde_json::json!({"kind": "APIGroupList", "groups": []});
+            shared.discovery.merge_group_list(&mut list);
+            assert_eq!(list["groups"][0]["name"], "g");
+            let mut aggregated = serde_json::json!({"items": []});
+            shared.discovery.merge_aggregated(&mut aggregated);
+            assert_eq!(
+                aggregated["items"][0]["versions"][0],
+                serde_json::json!({"version": "v1", "freshness": "Stale"})
+            );
+        }
+    }
 }
