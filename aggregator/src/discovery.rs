@@ -9,7 +9,7 @@
 //! answered from its APIServices.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 use std::time::Duration;
 
 use apfkit_apiserver::auth::UserInfo;
@@ -19,8 +19,6 @@ use serde_json::{Value, json};
 
 use crate::routing::{Remote, Route, Routing};
 
-/// How often every extension's discovery is read again.
-const REFRESH: Duration = Duration::from_secs(60);
 /// How long a fetch may take (`http.TimeoutHandler` of 5 s).
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The biggest discovery document read from an extension server.
@@ -218,12 +216,14 @@ fn kube_aggregator() -> UserInfo {
     }
 }
 
-/// GETs `path` of `remote`'s server with `accept`: the status, content type and body.
-async fn fetch(
+/// GETs `path` of `remote`'s server with `accept` as `user` (within 5 s, at most 8 MiB):
+/// the status, content type and body.
+pub(crate) async fn fetch(
     routing: &Routing,
     remote: &Remote,
     path: &str,
     accept: &str,
+    user: &UserInfo,
 ) -> Result<(u16, String, Vec<u8>), String> {
     let (address, port) = routing
         .table()
@@ -242,7 +242,7 @@ async fn fetch(
         .header(header::ACCEPT, accept)
         .body(Body::empty())
         .map_err(|e| e.to_string())?;
-    crate::front_proxy::forward_headers(request.headers_mut(), &kube_aggregator());
+    crate::front_proxy::forward_headers(request.headers_mut(), user);
     let response = tokio::time::timeout(FETCH_TIMEOUT, client.request(request))
         .await
         .map_err(|_| "request timed out".to_owned())?
@@ -268,7 +268,14 @@ async fn fetch(
 /// `GROUP/VERSION`; for a server without aggregated discovery, its legacy document of
 /// `group`/`version` alone.
 async fn fetch_service(routing: &Routing, remote: &Remote, group: &str, version: &str) -> Fetched {
-    let (status, content_type, body) = fetch(routing, remote, "/apis", ACCEPT_AGGREGATED).await?;
+    let (status, content_type, body) = fetch(
+        routing,
+        remote,
+        "/apis",
+        ACCEPT_AGGREGATED,
+        &kube_aggregator(),
+    )
+    .await?;
     if status == 503 {
         return Err(format!(
             "service returned non-success response code: {status}"
@@ -291,7 +298,14 @@ async fn fetch_service(routing: &Routing, remote: &Remote, group: &str, version:
         return Ok(found);
     }
     let path = format!("/apis/{group}/{version}");
-    let (status, _, body) = fetch(routing, remote, &path, "application/json").await?;
+    let (status, _, body) = fetch(
+        routing,
+        remote,
+        &path,
+        "application/json",
+        &kube_aggregator(),
+    )
+    .await?;
     if status != 200 {
         return Err(format!(
             "failed to download legacy discovery for {path}: {}",
@@ -365,26 +379,6 @@ pub(crate) async fn refresh(routing: &Routing, discovery: &Discovery) {
     if let Ok(mut current) = discovery.merged.write() {
         *current = merged;
     }
-}
-
-/// Keeps the remote group-versions read until `alive` says the server is gone.
-pub(crate) fn keep_refreshed(
-    routing: Arc<Routing>,
-    discovery: Arc<Discovery>,
-    alive: impl Fn() -> bool + Send + 'static,
-) {
-    tokio::spawn(async move {
-        loop {
-            if !alive() {
-                return;
-            }
-            refresh(&routing, &discovery).await;
-            tokio::select! {
-                () = routing.discovery_changed() => {}
-                () = tokio::time::sleep(REFRESH) => {}
-            }
-        }
-    });
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod columns;
 mod discovery;
 mod endpoint_slices;
 mod front_proxy;
+mod openapi;
 pub mod protobuf;
 mod proxy;
 mod routing;
@@ -50,6 +51,7 @@ use serde_json::Value;
 pub struct Aggregator {
     routing: Arc<routing::Routing>,
     discovery: Arc<discovery::Discovery>,
+    openapi: Arc<openapi::OpenApi>,
     identity: Arc<Identity>,
 }
 
@@ -60,6 +62,7 @@ impl Aggregator {
         Aggregator {
             routing: Arc::default(),
             discovery: Arc::default(),
+            openapi: Arc::default(),
             identity: Arc::new(identity),
         }
     }
@@ -70,6 +73,7 @@ impl Aggregator {
         let shared = proxy::Shared {
             routing: self.routing.clone(),
             discovery: self.discovery.clone(),
+            openapi: self.openapi.clone(),
         };
         move |routes: axum::Router| {
             routes.layer(axum::middleware::from_fn_with_state(
@@ -93,12 +97,41 @@ impl Aggregator {
         let sources = Arc::new(routing::Sources::of(server)?);
         routing::keep_synced(sources.clone(), self.routing.clone(), self.identity.clone()).await?;
         let server = Arc::downgrade(&sources.server);
-        discovery::keep_refreshed(self.routing.clone(), self.discovery.clone(), move || {
-            server.strong_count() > 1
-        });
+        keep_refreshed(
+            self.routing.clone(),
+            self.discovery.clone(),
+            self.openapi.clone(),
+            move || server.strong_count() > 1,
+        );
         available::keep_checked(sources, self.routing.clone(), &self.identity);
         Ok(())
     }
+}
+
+/// How often every extension's discovery and OpenAPI index are read again.
+const REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Keeps the extensions' group-versions and OpenAPI indexes read, after every change of the
+/// routing table and every minute, until `alive` says the server is gone.
+fn keep_refreshed(
+    routing: Arc<routing::Routing>,
+    discovery: Arc<discovery::Discovery>,
+    openapi: Arc<openapi::OpenApi>,
+    alive: impl Fn() -> bool + Send + 'static,
+) {
+    tokio::spawn(async move {
+        loop {
+            if !alive() {
+                return;
+            }
+            discovery::refresh(&routing, &discovery).await;
+            openapi::refresh(&routing, &openapi).await;
+            tokio::select! {
+                () = routing.discovery_changed() => {}
+                () = tokio::time::sleep(REFRESH) => {}
+            }
+        }
+    });
 }
 
 /// Which endpoint addresses EndpointSlices may hold.

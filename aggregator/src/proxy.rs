@@ -17,13 +17,16 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::discovery::Discovery;
-use crate::routing::{Route, Routing};
+use crate::openapi::OpenApi;
+use crate::routing::{Remote, Route, Routing, Table};
 
-/// What the proxy reads: the routing table and the extensions' discovery.
+/// What the proxy reads: the routing table, the extensions' discovery and their OpenAPI
+/// indexes.
 #[derive(Debug, Clone)]
 pub(crate) struct Shared {
     pub(crate) routing: Arc<Routing>,
     pub(crate) discovery: Arc<Discovery>,
+    pub(crate) openapi: Arc<OpenApi>,
 }
 
 /// The biggest local discovery document the proxy merges into.
@@ -42,21 +45,7 @@ fn group_version(path: &str) -> Option<String> {
     Some(format!("{group}/{version}"))
 }
 
-/// An answer as Go's `http.Error` writes it.
-fn text(status: StatusCode, message: &str) -> Response {
-    let mut response = Response::new(Body::from(format!("{message}\n")));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
+use apfkit_apiserver::http::plain_text as text;
 
 /// The proxy, as a middleware in front of the server's routes.
 pub(crate) async fn proxied(
@@ -84,14 +73,28 @@ pub(crate) async fn proxied(
         }
         return response;
     }
-    let routing = &shared.routing;
-    let Some(key) = group_version(&path) else {
+    if is_get && path == "/openapi/v3" {
+        let response = next.run(request).await;
+        return crate::openapi::merged_index(response, &shared.openapi).await;
+    }
+    let table = shared.routing.table();
+    let remote = if let Some(document) = path.strip_prefix("/openapi/v3/").filter(|_| is_get) {
+        shared.openapi.remote_of(document, &table)
+    } else {
+        group_version(&path).and_then(|key| match table.routes.get(&key) {
+            Some(Route::Remote(remote)) => Some(remote.clone()),
+            _ => None,
+        })
+    };
+    let Some(remote) = remote else {
         return next.run(request).await;
     };
-    let table = routing.table();
-    let Some(Route::Remote(remote)) = table.routes.get(&key).cloned() else {
-        return next.run(request).await;
-    };
+    forward(request, &remote, table).await
+}
+
+/// `request` sent to `remote`'s server as the front proxy, its answer streamed back: 503 when
+/// the APIService is not available or its server cannot be reached, in Go's words.
+async fn forward(request: Request, remote: &Remote, table: Arc<Table>) -> Response {
     if !remote.available {
         return text(StatusCode::SERVICE_UNAVAILABLE, "service unavailable");
     }
@@ -102,7 +105,7 @@ pub(crate) async fn proxied(
         Ok(client) => client.clone(),
         Err(why) => return text(StatusCode::INTERNAL_SERVER_ERROR, &why),
     };
-    let Ok((address, port)) = table.resolve(&remote) else {
+    let Ok((address, port)) = table.resolve(remote) else {
         return text(StatusCode::SERVICE_UNAVAILABLE, "service unavailable");
     };
     drop(table);
@@ -306,6 +309,7 @@ mod tests {
         Shared {
             routing,
             discovery: Arc::default(),
+            openapi: Arc::default(),
         }
     }
 

@@ -76,7 +76,7 @@ impl Asked<'_> {
 ///
 /// 403 in kube-apiserver's words for what `user` may not impersonate; 400 for groups, extras
 /// or a uid without a user.
-pub fn impersonated(
+pub async fn impersonated(
     user: UserInfo,
     headers: &HeaderMap,
     authorizer: Option<&dyn crate::authz::Authorizer>,
@@ -184,7 +184,8 @@ pub fn impersonated(
             }
         }
         if let Some(authorizer) = authorizer {
-            let verdict = authorizer.authorize(&attributes);
+            // Refused, whether the authorizer said no or could not say (`WithImpersonation`).
+            let verdict = authorizer.authorize(&attributes).await;
             if !verdict.allowed() {
                 return Err(attributes.forbidden(&verdict.reason));
             }
@@ -212,12 +213,17 @@ mod tests {
     /// `TestImpersonationFilter` on users, groups, service accounts and uids, by their names
     /// and extras, by their names; and that the headers are gone from the request once
     /// honoured (its `doNothingHandler`'s checks).
-    #[test]
-    fn test_impersonation_filter() {
-        use crate::authz::{Attributes, Authorizer, Decision, Verdict};
+    #[tokio::test]
+    async fn test_impersonation_filter() {
+        use crate::authz::{Attributes, Authorizer, Deciding, Decision, Verdict};
         struct ImpersonateAuthorizer;
         impl Authorizer for ImpersonateAuthorizer {
-            fn authorize(&self, a: &Attributes) -> Verdict {
+            fn authorize<'a>(&'a self, a: &'a Attributes) -> Deciding<'a> {
+                Self::decide(a).ready()
+            }
+        }
+        impl ImpersonateAuthorizer {
+            fn decide(a: &Attributes) -> Verdict {
                 let user = &a.user;
                 let group = |i: usize| user.groups.get(i).map(String::as_str);
                 let impersonate =
@@ -225,10 +231,7 @@ mod tests {
                 match user.name.as_str() {
                     "system:admin" => return Verdict::new(Decision::Allow),
                     "deny-me" => {
-                        return Verdict {
-                            decision: Decision::NoOpinion,
-                            reason: "denied".into(),
-                        };
+                        return Verdict::because(Decision::NoOpinion, "denied");
                     }
                     _ => {}
                 }
@@ -259,10 +262,7 @@ mod tests {
                 if allow {
                     Verdict::new(Decision::Allow)
                 } else {
-                    Verdict {
-                        decision: Decision::NoOpinion,
-                        reason: "deny by default".into(),
-                    }
+                    Verdict::because(Decision::NoOpinion, "deny by default")
                 }
             }
         }
@@ -568,6 +568,7 @@ mod tests {
                 }
             }
             let got = impersonated(case.user, &asked, Some(&ImpersonateAuthorizer))
+                .await
                 .map_err(|error| error.code);
             assert_eq!(got, case.expected, "{}", case.name);
         }
@@ -580,6 +581,7 @@ mod tests {
             ]),
             Some(&ImpersonateAuthorizer),
         )
+        .await
         .unwrap_err();
         // Go's `%v` of the `ObjectReference`s asked for.
         assert_eq!(
@@ -602,6 +604,7 @@ mod tests {
             &headers(&[("Impersonate-User", "tester"), ("Impersonate-Uid", "other")]),
             Some(&ImpersonateAuthorizer),
         )
+        .await
         .unwrap_err();
         assert_eq!(
             refused.message,
@@ -614,7 +617,8 @@ mod tests {
             user("x", &[], ""),
             &headers(&[("Impersonate-User", "y")]),
             None,
-        );
+        )
+        .await;
         assert_eq!(open.unwrap().name, "y");
     }
 }

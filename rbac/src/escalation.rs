@@ -6,7 +6,7 @@
 //! role only if it holds the role's rules, unless it may `bind` that role.
 
 use apfkit_apiserver::auth::{MASTERS, UserInfo};
-use apfkit_apiserver::authz::{Attributes, Authorizer};
+use apfkit_apiserver::authz::Attributes;
 use apfkit_apiserver::error::{ApiError, Subject};
 use k8s_openapi::api::rbac::v1::{PolicyRule, RoleRef};
 
@@ -29,7 +29,7 @@ fn may(
     name: &str,
 ) -> bool {
     authorizer
-        .authorize(&Attributes {
+        .decide(&Attributes {
             user: user.clone(),
             verb: verb.to_owned(),
             resource_request: true,

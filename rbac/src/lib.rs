@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use apfkit_apiserver::auth::UserInfo;
-//! use apfkit_apiserver::authz::{Attributes, Authorizer};
+//! use apfkit_apiserver::authz::Attributes;
 //! use apfkit_rbac::{Policy, RbacAuthorizer, bootstrap};
 //!
 //! let rbac = RbacAuthorizer::new(Policy::new(
@@ -33,7 +33,7 @@
 //! let read = |path: &str| Attributes { user: bob.clone(), verb: "get".into(),
 //!     path: path.into(), ..Attributes::default() };
 //! // system:discovery lets every authenticated user read /apis...
-//! let verdict = rbac.authorize(&read("/apis"));
+//! let verdict = rbac.decide(&read("/apis"));
 //! assert!(verdict.allowed());
 //! assert_eq!(verdict.reason, "RBAC: allowed by ClusterRoleBinding \"system:discovery\" \
 //!     of ClusterRole \"system:discovery\" to Group \"system:authenticated\"");
@@ -41,7 +41,7 @@
 //! let list = Attributes { user: bob.clone(), verb: "list".into(), resource_request: true,
 //!     api_group: "flowcontrol.apiserver.k8s.io".into(), resource: "flowschemas".into(),
 //!     ..Attributes::default() };
-//! assert!(!rbac.authorize(&list).allowed());
+//! assert!(!rbac.decide(&list).allowed());
 //! assert_eq!(list.forbidden("").message, "flowschemas.flowcontrol.apiserver.k8s.io is \
 //!     forbidden: User \"bob\" cannot list resource \"flowschemas\" in API group \
 //!     \"flowcontrol.apiserver.k8s.io\" at the cluster scope");

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
 use apfkit_apiserver::auth::{UserInfo, service_account};
-use apfkit_apiserver::authz::{self, Attributes, Authorizer, Decision, Rules, Verdict};
+use apfkit_apiserver::authz::{self, Attributes, Authorizer, Deciding, Decision, Rules, Verdict};
 use k8s_openapi::api::authorization::v1::{NonResourceRule, ResourceRule};
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
@@ -370,10 +370,11 @@ impl RbacAuthorizer {
     }
 }
 
-impl Authorizer for RbacAuthorizer {
+impl RbacAuthorizer {
     /// Allowed by the first rule that allows, with `RBAC: allowed by <binding>`; else no
-    /// opinion, with the resolution errors met (`RBAC: [...]`) as the reason.
-    fn authorize(&self, attributes: &Attributes) -> Verdict {
+    /// opinion, with the resolution errors met (`RBAC: [...]`) as the reason. RBAC decides
+    /// at once; [`Authorizer::authorize`] is this decision.
+    pub fn decide(&self, attributes: &Attributes) -> Verdict {
         let policy = self.policy();
         let mut allowed_by = None;
         let mut errors = Vec::new();
@@ -392,16 +393,21 @@ impl Authorizer for RbacAuthorizer {
             },
         );
         match allowed_by {
-            Some(source) => Verdict {
-                decision: Decision::Allow,
-                reason: format!("RBAC: allowed by {source}"),
-            },
+            Some(source) => {
+                Verdict::because(Decision::Allow, &format!("RBAC: allowed by {source}"))
+            }
             None if errors.is_empty() => Verdict::new(Decision::NoOpinion),
-            None => Verdict {
-                decision: Decision::NoOpinion,
-                reason: format!("RBAC: {}", authz::aggregate(&errors)),
-            },
+            None => Verdict::because(
+                Decision::NoOpinion,
+                &format!("RBAC: {}", authz::aggregate(&errors)),
+            ),
         }
+    }
+}
+
+impl Authorizer for RbacAuthorizer {
+    fn authorize<'a>(&'a self, attributes: &'a Attributes) -> Deciding<'a> {
+        self.decide(attributes).ready()
     }
 
     /// The rules as `SelfSubjectRulesReview` lists them: a resource rule for each rule with
@@ -673,13 +679,13 @@ mod tests {
             let authorizer = RbacAuthorizer::new(policy);
             for attributes in pass {
                 assert!(
-                    authorizer.authorize(&attributes).allowed(),
+                    authorizer.decide(&attributes).allowed(),
                     "case {index}: incorrectly restricted {attributes:?}"
                 );
             }
             for attributes in fail {
                 assert!(
-                    !authorizer.authorize(&attributes).allowed(),
+                    !authorizer.decide(&attributes).allowed(),
                     "case {index}: incorrectly passed {attributes:?}"
                 );
             }
@@ -853,17 +859,17 @@ mod tests {
             "ns",
         );
         assert_eq!(
-            authorizer.authorize(&robot).reason,
+            authorizer.decide(&robot).reason,
             "RBAC: allowed by RoleBinding \"reader-ns/ns\" of Role \"reader\" to ServiceAccount \"robot/ns\""
         );
         let mut viewer = attributes("v", "viewers", "list", "things", "", "");
         viewer.api_group = "x.io".into();
         assert_eq!(
-            authorizer.authorize(&viewer).reason,
+            authorizer.decide(&viewer).reason,
             "RBAC: allowed by ClusterRoleBinding \"viewer-binding\" of ClusterRole \"viewer\" to Group \"viewers\""
         );
         let alice = attributes("alice", "system:authenticated", "delete", "pods", "", "ns");
-        let refused = authorizer.authorize(&alice);
+        let refused = authorizer.decide(&alice);
         assert_eq!(refused.decision, Decision::NoOpinion);
         assert_eq!(
             refused.reason,
@@ -885,6 +891,6 @@ mod tests {
             "",
             "ns",
         );
-        assert!(!authorizer.authorize(&stranger).allowed());
+        assert!(!authorizer.decide(&stranger).allowed());
     }
 }

@@ -29,7 +29,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::auth::{MASTERS, UserInfo};
 
 /// The 429's body, as Go's `http.Error` writes kube-apiserver's `tooManyRequests`.
-const TOO_MANY_REQUESTS: &str = "Too many requests, please try again later.\n";
+const TOO_MANY_REQUESTS: &str = "Too many requests, please try again later.";
 
 /// The verbs that are not mutating (`nonMutatingRequestVerbs`).
 const NON_MUTATING_VERBS: [&str; 3] = ["get", "list", "watch"];
@@ -99,18 +99,11 @@ impl MaxInFlight {
 
 /// kube-apiserver's `tooManyRequests`: plain text, `Retry-After: 1`.
 fn too_many_requests() -> Response {
-    let mut response = Response::new(Body::from(TOO_MANY_REQUESTS));
-    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-    let headers = response.headers_mut();
-    headers.insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        http::header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    let mut response =
+        super::response::plain_text(StatusCode::TOO_MANY_REQUESTS, TOO_MANY_REQUESTS);
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }
 

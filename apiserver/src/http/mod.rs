@@ -38,5 +38,6 @@ pub use audited::AuditId;
 pub use deadline::Deadline;
 pub use discovery::storage_version_hash;
 pub use max_in_flight::MaxInFlight;
+pub use response::plain_text;
 pub use server::{ApiServer, MAX_BODY_BYTES, REQUEST_TIMEOUT, STALLED_WATCH, VersionInfo};
 pub use serving::{CommandError, Listening, serve_router, tls_config, tls_config_with_clients};

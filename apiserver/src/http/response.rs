@@ -24,6 +24,34 @@ pub(super) fn respond(code: u16, content_type: &str, body: impl Into<Body>) -> R
 }
 
 /// A JSON document.
+/// An answer as Go's `http.Error` writes it: `message` and a newline as plain text, with
+/// `X-Content-Type-Options: nosniff` (kube-apiserver's 429s, its authorizer's 500s,
+/// kube-aggregator's 503s).
+pub fn plain_text(status: StatusCode, message: &str) -> Response {
+    let mut response = Response::new(Body::from(format!("{message}\n")));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// kube-apiserver's `responsewriters.InternalError`: 500, `Internal Server Error: "URI":
+/// ERROR` in plain text, nothing in it that reads as HTML.
+pub(super) fn internal_error_text(uri: &str, error: &str) -> Response {
+    let message = format!("Internal Server Error: {uri:?}: {error}")
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    plain_text(StatusCode::INTERNAL_SERVER_ERROR, &message)
+}
+
 pub(super) fn json_response(code: u16, value: &serde_json::Value) -> Response {
     respond(
         code,

@@ -99,7 +99,7 @@ pub(super) fn asked(info: &RequestInfo, has_authorizer: bool) -> Option<&'static
 /// # Errors
 ///
 /// A body that is not the review (400), or one kube-apiserver refuses (422, 400).
-pub(super) fn answer(
+pub(super) async fn answer(
     review: &Review,
     object: &Value,
     info: &RequestInfo,
@@ -162,12 +162,12 @@ pub(super) fn answer(
                     extra: spec.extra.clone().unwrap_or_default(),
                 },
             };
-            let verdict = authorizer.authorize(&attributes_of(&spec, subject));
+            let verdict = authorizer.authorize(&attributes_of(&spec, subject)).await;
             let status = SubjectAccessReviewStatus {
                 allowed: verdict.decision == Decision::Allow,
                 denied: (verdict.decision == Decision::Deny).then_some(true),
                 reason: (!verdict.reason.is_empty()).then_some(verdict.reason),
-                evaluation_error: None,
+                evaluation_error: verdict.error,
             };
             serde_json::to_value(status).map_err(ApiError::internal)?
         }
@@ -320,9 +320,10 @@ fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authz::{AlwaysAllow, PrivilegedGroups, Verdict};
+    use crate::authz::{AlwaysAllow, Deciding, PrivilegedGroups, Verdict};
 
-    /// A review's body as the route hands it over: JSON read, or `null` for garbage.
+    /// A review's body as the route hands it over: JSON read, or `null` for garbage; the
+    /// answer waited for (the authorizers here decide at once).
     fn answer(
         review: &Review,
         body: &[u8],
@@ -331,7 +332,10 @@ mod tests {
         authorizer: Option<&dyn Authorizer>,
     ) -> Result<Value, ApiError> {
         let value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        super::answer(review, &value, info, user, authorizer)
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(super::answer(review, &value, info, user, authorizer))
     }
 
     fn info(method: &str, path: &str) -> RequestInfo {
@@ -392,11 +396,8 @@ mod tests {
 
         struct Denies;
         impl Authorizer for Denies {
-            fn authorize(&self, _: &Attributes) -> Verdict {
-                Verdict {
-                    decision: Decision::Deny,
-                    reason: "never".into(),
-                }
+            fn authorize<'a>(&'a self, _: &'a Attributes) -> Deciding<'a> {
+                Verdict::because(Decision::Deny, "never").ready()
             }
         }
         let denied = answer(review, body, &ssar, bob(), Some(&Denies)).unwrap();

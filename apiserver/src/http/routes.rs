@@ -96,6 +96,7 @@ where
         .cloned()
         .unwrap_or_default();
     match crate::impersonation::impersonated(user, request.headers(), server.authorizer.as_deref())
+        .await
     {
         Ok(impersonated) => {
             if let Some(context) = AuditContext::of(request.extensions()).filter(|_| impersonates) {
@@ -136,17 +137,32 @@ where
         .cloned()
         .unwrap_or_default();
     let attributes = crate::authz::Attributes::of_request(&info, &user);
-    let verdict = authorizer.authorize(&attributes);
+    let verdict = authorizer.authorize(&attributes).await;
     let audit = AuditContext::of(request.extensions());
-    let decision = if verdict.allowed() { "allow" } else { "forbid" };
-    if let Some(audit) = &audit {
-        audit.annotate(crate::authz::DECISION_ANNOTATION, decision);
-        audit.annotate(crate::authz::REASON_ANNOTATION, &verdict.reason);
-    }
+    let annotate = |decision: Option<&str>, reason: &str| {
+        if let Some(audit) = &audit {
+            if let Some(decision) = decision {
+                audit.annotate(crate::authz::DECISION_ANNOTATION, decision);
+            }
+            audit.annotate(crate::authz::REASON_ANNOTATION, reason);
+        }
+    };
     if verdict.allowed() {
+        annotate(Some("allow"), &verdict.reason);
         return next.run(request).await;
     }
+    // Go's `RequestURI`: the path and query as sent.
+    let uri = request
+        .uri()
+        .path_and_query()
+        .map_or_else(|| request.uri().path().to_owned(), ToString::to_string);
     drain(request.into_body()).await;
+    // An authorizer that could not decide: kube-apiserver's `responsewriters.InternalError`.
+    if let Some(error) = &verdict.error {
+        annotate(None, "error");
+        return super::response::internal_error_text(&uri, error);
+    }
+    annotate(Some("forbid"), &verdict.reason);
     error_response(&attributes.forbidden(&verdict.reason))
 }
 
@@ -185,7 +201,8 @@ where
         } else {
             super::request::body_value(server, content_type.as_deref(), &body)?
         };
-        let answer = reviews::answer(review, &object, &info, user, server.authorizer.as_deref())?;
+        let answer =
+            reviews::answer(review, &object, &info, user, server.authorizer.as_deref()).await?;
         return Ok(json_response(201, &answer));
     }
     // The core group under `/api` only, every other group under `/apis`.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use apfkit_apiserver::audit::{Auditor, Event, Sink, policy::Policy};
-use apfkit_apiserver::authz::{AlwaysAllow, Attributes, Authorizer, Decision, Verdict};
+use apfkit_apiserver::authz::{AlwaysAllow, Attributes, Authorizer, Deciding, Decision, Verdict};
 use apfkit_apiserver::storage::memory::MemoryBackend;
 use serde_json::{Value, json};
 
@@ -72,17 +72,11 @@ impl Kept {
 struct NotSecret;
 
 impl Authorizer for NotSecret {
-    fn authorize(&self, attributes: &Attributes) -> Verdict {
+    fn authorize<'a>(&'a self, attributes: &'a Attributes) -> Deciding<'a> {
         if attributes.name == "secret" {
-            Verdict {
-                decision: Decision::Deny,
-                reason: "secrets are secret".into(),
-            }
+            Verdict::because(Decision::Deny, "secrets are secret").ready()
         } else {
-            Verdict {
-                decision: Decision::Allow,
-                reason: "allowed by test".into(),
-            }
+            Verdict::because(Decision::Allow, "allowed by test").ready()
         }
     }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use apfkit_apiserver::auth::{Authenticator, RequestHeader};
+use apfkit_apiserver::authz::delegated::Delegation;
 use apfkit_apiserver::http::{ApiServer, VersionInfo};
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::store::Objects;
@@ -26,11 +27,13 @@ use clap::Parser;
 /// Behind an aggregator (`apfkit serve`, kube-apiserver), give the front proxy's authority
 /// with --requestheader-client-ca-file: requests it forwards act as the user its X-Remote-*
 /// headers name; --service NAMESPACE/NAME makes the serving certificate name the Service as
-/// the aggregator verifies it (NAME.NAMESPACE.svc).
+/// the aggregator verifies it (NAME.NAMESPACE.svc); --authorization-kubeconfig FILE has
+/// every request authorized by that server (a SubjectAccessReview, answers kept 10 s), as
+/// kube's extension servers delegate authorization; without it every user may do anything.
 #[derive(Debug, Parser)]
 #[command(
     name = "widgets-apiserver",
-    after_help = "Examples:\n  widgets-apiserver --data-dir widgets-data --listen 127.0.0.1:8443 &\n  kubectl --kubeconfig widgets-data/kubeconfig get widgets.v1alpha1.example.com -A\n  widgets-apiserver --data-dir widgets-data --print-apiservice widgets-system/widgets-apiserver\n  widgets-apiserver --data-dir widgets-data --service widgets-system/widgets-apiserver \\\n    --requestheader-client-ca-file apfkit-data/front-proxy-ca.crt --requestheader-allowed-names front-proxy-client"
+    after_help = "Examples:\n  widgets-apiserver --data-dir widgets-data --listen 127.0.0.1:8443 &\n  kubectl --kubeconfig widgets-data/kubeconfig get widgets.v1alpha1.example.com -A\n  widgets-apiserver --data-dir widgets-data --print-apiservice widgets-system/widgets-apiserver\n  widgets-apiserver --data-dir widgets-data --service widgets-system/widgets-apiserver \\\n    --requestheader-client-ca-file apfkit-data/front-proxy-ca.crt --requestheader-allowed-names front-proxy-client \\\n    --authorization-kubeconfig widgets-data/delegation.kubeconfig"
 )]
 struct Args {
     /// Where the database, the certificates and the kubeconfig are kept.
@@ -54,6 +57,12 @@ struct Args {
     /// Common names the front proxy's certificate may have, comma-separated (empty: any).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     requestheader_allowed_names: Vec<String>,
+    /// Delegate authorization to the server of this kubeconfig (kube's
+    /// --authorization-kubeconfig): its user needs to create subjectaccessreviews
+    /// (ClusterRole system:auth-delegator). Members of system:masters, /healthz, /readyz and
+    /// /livez are allowed without asking.
+    #[arg(long, value_name = "FILE")]
+    authorization_kubeconfig: Option<PathBuf>,
 }
 
 /// NAMESPACE and NAME of a `NAMESPACE/NAME` flag.
@@ -116,21 +125,26 @@ async fn serve(args: &Args) -> Result<(), String> {
         }
         None => Vec::new(),
     };
-    let server = Arc::new(
-        ApiServer::new(
-            objects,
-            resources,
-            VersionInfo {
-                major: "1".into(),
-                minor: "35".into(),
-                git_version: format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
-                platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-            },
-        )
-        .with_authenticator(authenticator)
-        .with_serving_hosts(hosts),
-    );
-    server
+    let mut server = ApiServer::new(
+        objects,
+        resources,
+        VersionInfo {
+            major: "1".into(),
+            minor: "35".into(),
+            git_version: format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+    )
+    .with_authenticator(authenticator)
+    .with_serving_hosts(hosts);
+    if let Some(kubeconfig) = &args.authorization_kubeconfig {
+        let authorizer = Delegation::new(kubeconfig)
+            .authorizer()
+            .await
+            .map_err(|e| e.to_string())?;
+        server = server.with_authorizer(Arc::new(authorizer));
+    }
+    Arc::new(server)
         .serve_command("widgets-apiserver", args.listen, &args.data_dir)
         .await
         .map_err(|e| e.to_string())

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::aggregation::{
     available, eventually, free_port, kubectl, kubectl_ok, register, start_aggregator,
-    start_widgets, stop,
+    start_widgets, start_widgets_with, stop,
 };
 
 #[test]
@@ -216,4 +216,295 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
         "{failed}"
     );
     stop(widgets);
+}
+
+/// kubectl as `bob` (impersonated by the administrator), reading what it says.
+fn as_bob(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["--as", "bob"];
+    all.extend_from_slice(args);
+    kubectl(kubeconfig, &all, b"")
+}
+
+/// A GET sent straight to the extension server as the front proxy would send it, for
+/// `user`: the extension's own answer (status line, headers, body).
+fn as_front_proxy(
+    aggregator_data: &std::path::Path,
+    widgets_data: &std::path::Path,
+    port: u16,
+    path: &str,
+    user: &str,
+) -> String {
+    let mut curl = std::process::Command::new("curl");
+    curl.args(["-sS", "-i", "--cacert"])
+        .arg(widgets_data.join("ca.crt"))
+        .arg("--cert")
+        .arg(aggregator_data.join("front-proxy-client.crt"))
+        .arg("--key")
+        .arg(aggregator_data.join("front-proxy-client.key"))
+        .args(["-H", &format!("X-Remote-User: {user}")])
+        .args(["-H", "X-Remote-Group: system:authenticated"])
+        .arg(format!("https://127.0.0.1:{port}{path}"));
+    let answer =
+        apfkit_test_support::process::run_within(curl, b"", Duration::from_secs(30), |_| {});
+    String::from_utf8_lossy(&answer.stdout).replace("\r\n", "\n")
+}
+
+/// The extension server authorizes each request by asking the aggregator
+/// (`--authorization-kubeconfig`, a SubjectAccessReview as `apfkit-user`, which kube's
+/// `system:auth-delegator` lets create reviews): the aggregator's RBAC decides there too,
+/// whoever forwards the request, and without the delegator's binding requests fail at the
+/// extension with kube's 500. Through the aggregator kubectl applies, explains (the
+/// extension's OpenAPI merged), watches and patches widgets as bob.
+#[test]
+fn widgets_are_authorized_by_the_aggregators_rbac_through_delegation() {
+    let dir = tempfile::tempdir().unwrap();
+    let aggregator = start_aggregator(&dir.path().join("apfkit"));
+    let kubeconfig = aggregator.kubeconfig.clone();
+    let data = aggregator.data().to_owned();
+    // The extension's identity towards the aggregator: the data directory's plain user.
+    let delegation = dir.path().join("delegation.kubeconfig");
+    std::fs::copy(&kubeconfig, &delegation).unwrap();
+    kubectl_ok(&delegation, &["config", "use-context", "apfkit-user"], b"");
+    kubectl_ok(
+        &kubeconfig,
+        &[
+            "create",
+            "clusterrolebinding",
+            "widgets-apiserver-auth-delegator",
+            "--clusterrole=system:auth-delegator",
+            "--user=apfkit-user",
+        ],
+        b"",
+    );
+    let widgets_data = dir.path().join("widgets");
+    std::fs::create_dir(&widgets_data).unwrap();
+    let port = free_port();
+    let _widgets = start_widgets_with(
+        &widgets_data,
+        port,
+        &data.join("front-proxy-ca.crt"),
+        &[
+            "--authorization-kubeconfig".as_ref(),
+            delegation.as_os_str(),
+        ],
+    );
+    register(&kubeconfig, &widgets_data, port);
+    eventually(Duration::from_secs(20), "v1.example.com available", || {
+        Some(available(&kubeconfig, "v1.example.com")).filter(|c| c.0 == "True")
+    });
+
+    // kubectl apply checks the widget with the extension's OpenAPI, read through the
+    // aggregator's index; the administrator (system:masters) needs no review.
+    let widget = r#"{"apiVersion":"example.com/v1","kind":"Widget",
+        "metadata":{"name":"w1","namespace":"default"},"spec":{"replicas":2}}"#;
+    eventually(Duration::from_secs(20), "widgets' OpenAPI merged", || {
+        let output = kubectl(&kubeconfig, &["apply", "-f", "-"], widget.as_bytes());
+        output.status.success().then_some(())
+    });
+    let index: Value = serde_json::from_str(&kubectl_ok(
+        &kubeconfig,
+        &["get", "--raw", "/openapi/v3"],
+        b"",
+    ))
+    .unwrap();
+    assert!(
+        index["paths"]["apis/example.com/v1"]["serverRelativeURL"]
+            .as_str()
+            .unwrap()
+            .starts_with("/openapi/v3/apis/example.com/v1?hash=")
+    );
+    assert!(index["paths"]["apis/flowcontrol.apiserver.k8s.io/v1"].is_object());
+    let explained = kubectl_ok(&kubeconfig, &["explain", "widgets.spec.replicas"], b"");
+    assert!(explained.contains("GROUP:      example.com"), "{explained}");
+    assert!(explained.contains("replicas"), "{explained}");
+    // A field the schema does not have is refused on kubectl's side.
+    let unknown = r#"{"apiVersion":"example.com/v1","kind":"Widget",
+        "metadata":{"name":"w2","namespace":"default"},"spec":{"replicas":2,"colour":"red"}}"#;
+    let refused = kubectl(&kubeconfig, &["apply", "-f", "-"], unknown.as_bytes());
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("unknown field \"spec.colour\""),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    kubectl_ok(
+        &kubeconfig,
+        &[
+            "create",
+            "clusterrole",
+            "widget-editor",
+            "--verb=get,list,watch,patch",
+            "--resource=widgets.example.com",
+        ],
+        b"",
+    );
+    kubectl_ok(
+        &kubeconfig,
+        &[
+            "create",
+            "clusterrolebinding",
+            "widget-editor",
+            "--clusterrole=widget-editor",
+            "--user=bob",
+        ],
+        b"",
+    );
+
+    eventually(Duration::from_secs(20), "bob's role in force", || {
+        let asked = as_bob(
+            &kubeconfig,
+            &[
+                "auth",
+                "can-i",
+                "get",
+                "widgets.example.com",
+                "-n",
+                "default",
+            ],
+        );
+        asked.status.success().then_some(())
+    });
+    // Sent straight to the extension as the front proxy would send it: the aggregator's
+    // RBAC decides, through the review.
+    let path = "/apis/example.com/v1/namespaces/default/widgets/w1";
+    let allowed = as_front_proxy(&data, &widgets_data, port, path, "bob");
+    assert!(allowed.starts_with("HTTP/2 200"), "{allowed}");
+    let carol = as_front_proxy(&data, &widgets_data, port, path, "carol");
+    assert!(carol.starts_with("HTTP/2 403"), "{carol}");
+    let status: Value = serde_json::from_str(carol.split("\n\n").nth(1).unwrap()).unwrap();
+    assert_eq!(
+        status["message"],
+        "widgets.example.com \"w1\" is forbidden: User \"carol\" cannot get resource \
+         \"widgets\" in API group \"example.com\" in the namespace \"default\""
+    );
+
+    // bob through the aggregator: a watch streamed back while a patch goes out.
+    let mut watch = std::process::Command::new("kubectl");
+    watch
+        .env("KUBECONFIG", &kubeconfig)
+        .env("HOME", dir.path())
+        .args([
+            "--as",
+            "bob",
+            "get",
+            "widgets",
+            "-n",
+            "default",
+            "-w",
+            "--output-watch-events",
+            "-o",
+            "json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut watching = watch.spawn().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut stdout = watching.stdout.take().unwrap();
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(read @ 1..) = std::io::Read::read(&mut stdout, &mut chunk) {
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..read]));
+            }
+        })
+    };
+    eventually(Duration::from_secs(20), "the watch's ADDED event", || {
+        seen.lock().unwrap().contains("\"ADDED\"").then_some(())
+    });
+    let patched = as_bob(
+        &kubeconfig,
+        &[
+            "patch",
+            "widget",
+            "w1",
+            "-n",
+            "default",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+        ],
+    );
+    assert!(
+        patched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&patched.stderr)
+    );
+    eventually(
+        Duration::from_secs(20),
+        "the watch's MODIFIED event",
+        || seen.lock().unwrap().contains("\"MODIFIED\"").then_some(()),
+    );
+    let _ = watching.kill();
+    let _ = watching.wait();
+    reader.join().unwrap();
+    assert!(
+        seen.lock().unwrap().contains("\"replicas\":5}"),
+        "{}",
+        seen.lock().unwrap()
+    );
+    let got = as_bob(
+        &kubeconfig,
+        &[
+            "get",
+            "widget",
+            "w1",
+            "-n",
+            "default",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "5");
+    // What bob's role does not grant is refused at the aggregator, in kube's words.
+    let deleted = as_bob(&kubeconfig, &["delete", "widget", "w1", "-n", "default"]);
+    assert!(!deleted.status.success());
+    assert!(
+        String::from_utf8_lossy(&deleted.stderr).contains(
+            "widgets.example.com \"w1\" is forbidden: User \"bob\" cannot delete resource \
+             \"widgets\" in API group \"example.com\" in the namespace \"default\""
+        ),
+        "{}",
+        String::from_utf8_lossy(&deleted.stderr)
+    );
+
+    // Without the delegator's binding the extension cannot ask: kube's 500, in its words.
+    kubectl_ok(
+        &kubeconfig,
+        &[
+            "delete",
+            "clusterrolebinding",
+            "widgets-apiserver-auth-delegator",
+        ],
+        b"",
+    );
+    eventually(Duration::from_secs(20), "the binding gone", || {
+        let asked = kubectl(
+            &kubeconfig,
+            &[
+                "auth",
+                "can-i",
+                "create",
+                "subjectaccessreviews.authorization.k8s.io",
+                "--as",
+                "apfkit-user",
+            ],
+            b"",
+        );
+        (!asked.status.success()).then_some(())
+    });
+    let failed = as_front_proxy(&data, &widgets_data, port, path, "dave");
+    assert!(failed.starts_with("HTTP/2 500"), "{failed}");
+    assert!(
+        failed.ends_with(&format!(
+            "\n\nInternal Server Error: \"{path}\": subjectaccessreviews.authorization.k8s.io \
+             is forbidden: User \"apfkit-user\" cannot create resource \"subjectaccessreviews\" \
+             in API group \"authorization.k8s.io\" at the cluster scope\n"
+        )),
+        "{failed}"
+    );
 }

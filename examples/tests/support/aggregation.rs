@@ -48,6 +48,16 @@ impl Drop for Widgets {
 }
 
 pub fn start_widgets(data: &Path, port: u16, front_proxy_ca: &Path) -> Widgets {
+    start_widgets_with(data, port, front_proxy_ca, &[])
+}
+
+/// [`start_widgets`] with more arguments.
+pub fn start_widgets_with(
+    data: &Path,
+    port: u16,
+    front_proxy_ca: &Path,
+    more: &[&std::ffi::OsStr],
+) -> Widgets {
     let mut command = Command::new(env!("CARGO_BIN_EXE_widgets-apiserver"));
     command
         .arg("--listen")
@@ -57,7 +67,8 @@ pub fn start_widgets(data: &Path, port: u16, front_proxy_ca: &Path) -> Widgets {
         .args(["--service", &format!("{NAMESPACE}/{SERVICE}")])
         .arg("--requestheader-client-ca-file")
         .arg(front_proxy_ca)
-        .args(["--requestheader-allowed-names", "front-proxy-client"]);
+        .args(["--requestheader-allowed-names", "front-proxy-client"])
+        .args(more);
     Widgets(apfkit_test_support::process::start_server(command).0)
 }
 
@@ -113,6 +124,11 @@ pub struct Aggregator {
 }
 
 impl Aggregator {
+    /// The data directory of `apfkit serve`.
+    pub fn data(&self) -> &Path {
+        self.kubeconfig.parent().unwrap()
+    }
+
     /// The whole answer to a GET of `path` as the administrator (curl), headers first.
     pub fn curl(&self, path: &str) -> String {
         self.curl_accepting(path, "*/*")

@@ -8,6 +8,10 @@
 //! An authorizer also answers which rules a user holds in a namespace
 //! ([`Authorizer::rules_for`]), for `SelfSubjectRulesReview` (`kubectl auth can-i --list`).
 
+pub mod delegated;
+
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use k8s_openapi::api::authorization::v1::{NonResourceRule, ResourceRule};
@@ -128,21 +132,32 @@ pub enum Decision {
 }
 
 /// A decision with the authorizer's reason (RBAC's `allowed by ClusterRoleBinding ...`, or
-/// why rules could not be read).
+/// why rules could not be read), and the error that kept it from deciding, if any (a
+/// delegated authorizer that could not reach its server).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     /// The decision.
     pub decision: Decision,
     /// Why, or empty.
     pub reason: String,
+    /// What went wrong on the way to the decision: a request that is not allowed and has one
+    /// is answered 500 (`Internal Server Error`), not 403, as kube-apiserver's
+    /// `WithAuthorization` answers it.
+    pub error: Option<String>,
 }
 
 impl Verdict {
     /// `decision` without a reason.
     pub fn new(decision: Decision) -> Self {
+        Verdict::because(decision, "")
+    }
+
+    /// `decision` for `reason`.
+    pub fn because(decision: Decision, reason: &str) -> Self {
         Verdict {
             decision,
-            reason: String::new(),
+            reason: reason.to_owned(),
+            error: None,
         }
     }
 
@@ -150,7 +165,17 @@ impl Verdict {
     pub fn allowed(&self) -> bool {
         self.decision == Decision::Allow
     }
+
+    /// The verdict as an [`Authorizer::authorize`] answer, for an authorizer that decides
+    /// without waiting.
+    pub fn ready<'a>(self) -> Deciding<'a> {
+        Box::pin(std::future::ready(self))
+    }
 }
+
+/// A verdict on its way: what [`Authorizer::authorize`] returns, so that an authorizer may
+/// ask another server (a `SubjectAccessReview` to the aggregator) before it decides.
+pub type Deciding<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
 
 /// The rules a user holds in a namespace (`authorizer.RuleResolver.RulesFor`), in the form of
 /// `SelfSubjectRulesReview`'s status.
@@ -167,9 +192,30 @@ pub struct Rules {
 }
 
 /// Decides whether a request may go on (`authorizer.Authorizer`, with `RuleResolver`).
+///
+/// ```
+/// use apfkit_apiserver::authz::{Attributes, Authorizer, Deciding, Decision, Verdict};
+///
+/// /// Lets everyone read, and has no opinion on the rest.
+/// struct ReadOnly;
+///
+/// impl Authorizer for ReadOnly {
+///     fn authorize<'a>(&'a self, attributes: &'a Attributes) -> Deciding<'a> {
+///         let reads = matches!(attributes.verb.as_str(), "get" | "list" | "watch");
+///         let decision = if reads { Decision::Allow } else { Decision::NoOpinion };
+///         Verdict::new(decision).ready()
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let list = Attributes { verb: "list".into(), ..Attributes::default() };
+/// assert!(ReadOnly.authorize(&list).await.allowed());
+/// # });
+/// ```
 pub trait Authorizer: Send + Sync {
-    /// The decision on `attributes`.
-    fn authorize(&self, attributes: &Attributes) -> Verdict;
+    /// The decision on `attributes` (the future of one: [`Verdict::ready`] for an authorizer
+    /// that needs no waiting).
+    fn authorize<'a>(&'a self, attributes: &'a Attributes) -> Deciding<'a>;
 
     /// The rules `user` holds in `namespace` (empty: cluster-wide ones only). By default none,
     /// and incomplete: an authorizer that cannot list what it allows.
@@ -187,8 +233,8 @@ pub trait Authorizer: Send + Sync {
 pub struct AlwaysAllow;
 
 impl Authorizer for AlwaysAllow {
-    fn authorize(&self, _attributes: &Attributes) -> Verdict {
-        Verdict::new(Decision::Allow)
+    fn authorize<'a>(&'a self, _attributes: &'a Attributes) -> Deciding<'a> {
+        Verdict::new(Decision::Allow).ready()
     }
 
     fn rules_for(&self, _user: &UserInfo, _namespace: &str) -> Rules {
@@ -223,12 +269,14 @@ impl PrivilegedGroups {
 }
 
 impl Authorizer for PrivilegedGroups {
-    fn authorize(&self, attributes: &Attributes) -> Verdict {
-        if self.0.iter().any(|group| attributes.user.in_group(group)) {
-            Verdict::new(Decision::Allow)
+    fn authorize<'a>(&'a self, attributes: &'a Attributes) -> Deciding<'a> {
+        let member = self.0.iter().any(|group| attributes.user.in_group(group));
+        Verdict::new(if member {
+            Decision::Allow
         } else {
-            Verdict::new(Decision::NoOpinion)
-        }
+            Decision::NoOpinion
+        })
+        .ready()
     }
 
     /// It lists no rules (kube-apiserver's privileged-group authorizer is no rule resolver):
@@ -239,7 +287,8 @@ impl Authorizer for PrivilegedGroups {
 }
 
 /// Authorizers asked in order, the first that allows or denies deciding
-/// (`union.New`); with none deciding, no opinion and every reason given, one per line.
+/// (`union.New`); with none deciding, no opinion, every reason given (one per line) and
+/// every error (aggregated as apimachinery prints them).
 #[derive(Clone, Default)]
 pub struct Union(pub Vec<Arc<dyn Authorizer>>);
 
@@ -250,21 +299,26 @@ impl std::fmt::Debug for Union {
 }
 
 impl Authorizer for Union {
-    fn authorize(&self, attributes: &Attributes) -> Verdict {
-        let mut reasons = Vec::new();
-        for authorizer in &self.0 {
-            let verdict = authorizer.authorize(attributes);
-            if verdict.decision != Decision::NoOpinion {
-                return verdict;
+    fn authorize<'a>(&'a self, attributes: &'a Attributes) -> Deciding<'a> {
+        Box::pin(async move {
+            let mut reasons = Vec::new();
+            let mut errors = Vec::new();
+            for authorizer in &self.0 {
+                let verdict = authorizer.authorize(attributes).await;
+                if verdict.decision != Decision::NoOpinion {
+                    return verdict;
+                }
+                if !verdict.reason.is_empty() {
+                    reasons.push(verdict.reason);
+                }
+                errors.extend(verdict.error);
             }
-            if !verdict.reason.is_empty() {
-                reasons.push(verdict.reason);
+            Verdict {
+                decision: Decision::NoOpinion,
+                reason: reasons.join("\n"),
+                error: (!errors.is_empty()).then(|| aggregate(&errors)),
             }
-        }
-        Verdict {
-            decision: Decision::NoOpinion,
-            reason: reasons.join("\n"),
-        }
+        })
     }
 
     /// Every authorizer's rules together (`unionAuthzRulesHandler.RulesFor`).
@@ -372,21 +426,36 @@ mod tests {
         }
     }
 
+    /// Waits for a decision (the authorizers here decide at once).
+    fn now(deciding: Deciding<'_>) -> Verdict {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(deciding)
+    }
+
     /// k8s.io/apiserver `pkg/authorization/union/union_test.go`: the first decision wins;
-    /// no opinion from all gives every reason.
+    /// no opinion from all gives every reason and every error.
     #[test]
     fn a_union_takes_the_first_decision() {
         struct Says(Decision, &'static str);
         impl Authorizer for Says {
-            fn authorize(&self, _: &Attributes) -> Verdict {
+            fn authorize<'a>(&'a self, _: &'a Attributes) -> Deciding<'a> {
+                Verdict::because(self.0, self.1).ready()
+            }
+        }
+        struct Fails(&'static str);
+        impl Authorizer for Fails {
+            fn authorize<'a>(&'a self, _: &'a Attributes) -> Deciding<'a> {
                 Verdict {
-                    decision: self.0,
-                    reason: self.1.to_owned(),
+                    error: Some(self.0.to_owned()),
+                    ..Verdict::new(Decision::NoOpinion)
                 }
+                .ready()
             }
         }
         let attributes = Attributes::default();
-        let union = |list: Vec<Arc<dyn Authorizer>>| Union(list).authorize(&attributes);
+        let union = |list: Vec<Arc<dyn Authorizer>>| now(Union(list).authorize(&attributes));
         let allowed = union(vec![
             Arc::new(Says(Decision::NoOpinion, "a")),
             Arc::new(Says(Decision::Allow, "b")),
@@ -407,9 +476,21 @@ mod tests {
             Arc::new(Says(Decision::NoOpinion, "second")),
         ]);
         assert_eq!(
-            (none.decision, none.reason.as_str()),
-            (Decision::NoOpinion, "first\nsecond")
+            (none.decision, none.reason.as_str(), none.error),
+            (Decision::NoOpinion, "first\nsecond", None)
         );
+        let failed = union(vec![
+            Arc::new(Fails("timeout")),
+            Arc::new(Says(Decision::NoOpinion, "")),
+            Arc::new(Fails("refused")),
+        ]);
+        assert_eq!(failed.error.as_deref(), Some("[timeout, refused]"));
+        let failed_then_allowed = union(vec![
+            Arc::new(Fails("timeout")),
+            Arc::new(Says(Decision::Allow, "")),
+        ]);
+        assert!(failed_then_allowed.allowed());
+        assert_eq!(failed_then_allowed.error, None);
     }
 
     #[test]
@@ -420,9 +501,12 @@ mod tests {
             verb: "delete".into(),
             ..Attributes::default()
         };
-        assert!(masters.authorize(&attributes).allowed());
+        assert!(now(masters.authorize(&attributes)).allowed());
         attributes.user = user("bob", &["system:authenticated"]);
-        assert_eq!(masters.authorize(&attributes).decision, Decision::NoOpinion);
+        assert_eq!(
+            now(masters.authorize(&attributes)).decision,
+            Decision::NoOpinion
+        );
         assert_eq!(masters.rules_for(&attributes.user, ""), Rules::default());
         let everything = AlwaysAllow.rules_for(&attributes.user, "default");
         assert_eq!(everything.resource_rules[0].verbs, ["*"]);
