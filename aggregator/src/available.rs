@@ -9,12 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::store::{Place, UpdateKind};
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::UnknownFields;
 use axum::body::Body;
 use axum::http::{Request, Uri};
 use serde_json::{Value, json};
@@ -293,13 +291,7 @@ where
     H: Object + Clone + Send + Sync + 'static,
 {
     let served = &sources.api_services;
-    let codec = served
-        .version("v1")
-        .ok_or_else(|| ApiError::internal("no v1"))?;
-    let hub: ServedObject<H> = codec
-        .decode_as_is(object)
-        .or_else(|_| codec.decode(object, UnknownFields::Ignore, &mut Vec::new()))
-        .map_err(ApiError::internal)?;
+    let hub = sources.api_service(object)?;
     sources
         .server
         .objects()

@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+mod autoregister;
 mod available;
 mod client;
 mod columns;
@@ -103,6 +104,7 @@ impl Aggregator {
             self.openapi.clone(),
             move || server.strong_count() > 1,
         );
+        autoregister::keep_registered(sources.clone(), self.routing.clone());
         available::keep_checked(sources, self.routing.clone(), &self.identity);
         Ok(())
     }

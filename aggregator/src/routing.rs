@@ -12,6 +12,7 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::store::{ListRequest, Served};
 use apfkit_runtime::Object;
+use apfkit_runtime::scheme::UnknownFields;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::Value;
@@ -136,6 +137,7 @@ pub(crate) struct Routing {
     table: RwLock<Arc<Table>>,
     changes: tokio::sync::Notify,
     discovery_changes: tokio::sync::Notify,
+    registration_changes: tokio::sync::Notify,
 }
 
 impl Routing {
@@ -150,6 +152,7 @@ impl Routing {
         }
         self.changes.notify_one();
         self.discovery_changes.notify_one();
+        self.registration_changes.notify_one();
     }
 
     /// Completes when the table was read again since the last call (the availability
@@ -161,6 +164,11 @@ impl Routing {
     /// The same, for the discovery refresh.
     pub(crate) async fn discovery_changed(&self) {
         self.discovery_changes.notified().await;
+    }
+
+    /// The same, for the autoregistration of local APIServices.
+    pub(crate) async fn registration_changed(&self) {
+        self.registration_changes.notified().await;
     }
 }
 
@@ -283,6 +291,18 @@ where
             );
         }
         Ok(values)
+    }
+
+    /// An APIService's v1 JSON as the object the store holds.
+    pub(crate) fn api_service(&self, object: &Value) -> Result<ServedObject<H>, ApiError> {
+        let codec = self
+            .api_services
+            .version("v1")
+            .ok_or_else(|| ApiError::internal("no v1"))?;
+        codec
+            .decode_as_is(object)
+            .or_else(|_| codec.decode(object, UnknownFields::Ignore, &mut Vec::new()))
+            .map_err(ApiError::internal)
     }
 
     /// The table as the store holds it now, the clients of unchanged APIServices kept.

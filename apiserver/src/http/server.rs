@@ -34,6 +34,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) objects: Objects<H>,
     /// The resources served now; a request reads the catalog of when it came.
     pub(super) catalog: std::sync::RwLock<Arc<Catalog<H>>>,
+    /// How many times the resources were replaced ([`ApiServer::set_resources`]).
+    pub(super) generation: tokio::sync::watch::Sender<u64>,
     pub(super) version: VersionInfo,
     pub(super) body_limits: Limits,
     /// How long a watch may wait on a client that does not read.
@@ -129,6 +131,7 @@ where
         ApiServer {
             objects,
             catalog: std::sync::RwLock::new(Arc::new(Catalog::new(resources, false))),
+            generation: tokio::sync::watch::Sender::new(0),
             version,
             body_limits: Limits {
                 max_document_bytes: MAX_BODY_BYTES,
@@ -281,6 +284,22 @@ where
             Ok(mut current) => *current = catalog,
             Err(poisoned) => *poisoned.into_inner() = catalog,
         }
+        self.generation.send_modify(|generation| *generation += 1);
+    }
+
+    /// The group-versions served now, as discovery lists them (reviews' groups included):
+    /// each group with its versions, preferred first.
+    pub fn group_versions(&self) -> Vec<(String, Vec<String>)> {
+        self.catalog()
+            .groups
+            .iter()
+            .map(|group| (group.name.clone(), group.versions.clone()))
+            .collect()
+    }
+
+    /// A receiver that sees each time the resources served are replaced.
+    pub fn resources_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.generation.subscribe()
     }
 
     /// The resources served now, with their documents.

@@ -689,12 +689,15 @@ fn kubectl_get_prints_kube_apiservers_columns() {
         rows[2][..6],
         ["global-default", "Limited", "20", "128", "6", "50"]
     );
-    let none = server.kubectl(&["get", "api-extensions"], b"");
-    assert!(none.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&none.stderr),
-        "No resources found\n"
-    );
+    // The category lists APIServices: the local ones registered for the groups served.
+    let extensions = server.kubectl_ok(&["get", "api-extensions"], b"");
+    let rows = table_cells(&extensions);
+    assert_eq!(rows[0][..3], ["NAME", "SERVICE", "AVAILABLE"]);
+    let flowcontrol = rows
+        .iter()
+        .find(|row| row[0] == "apiservice.apiregistration.k8s.io/v1.flowcontrol.apiserver.k8s.io")
+        .unwrap_or_else(|| panic!("{extensions}"));
+    assert_eq!(flowcontrol[1], "Local");
 }
 
 #[test]

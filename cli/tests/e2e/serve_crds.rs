@@ -696,3 +696,141 @@ fn the_guides_serving_commands_work_as_written() {
     // The guide shows exactly what the commands print.
     assert!(page.contains(&format!("```text\n{stdout}```")), "{stdout}");
 }
+
+/// The APIServices `apfkit serve` holds now, by name: (label, group priority, version
+/// priority, service, available).
+fn api_services(
+    server: &Server,
+) -> std::collections::BTreeMap<String, (String, i64, i64, String, String)> {
+    let list: serde_json::Value =
+        serde_json::from_str(&server.kubectl_ok(&["get", "apiservices", "-o", "json"], b""))
+            .unwrap();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let available = item["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|c| c["type"] == "Available")
+                .map(|c| {
+                    format!(
+                        "{}/{}",
+                        c["status"].as_str().unwrap_or(""),
+                        c["reason"].as_str().unwrap_or("")
+                    )
+                })
+                .unwrap_or_default();
+            (
+                item["metadata"]["name"].as_str().unwrap().to_owned(),
+                (
+                    item["metadata"]["labels"]["kube-aggregator.kubernetes.io/automanaged"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    item["spec"]["groupPriorityMinimum"]
+                        .as_i64()
+                        .unwrap_or_default(),
+                    item["spec"]["versionPriority"].as_i64().unwrap_or_default(),
+                    item["spec"]["service"]["name"]
+                        .as_str()
+                        .unwrap_or("Local")
+                        .to_owned(),
+                    available,
+                ),
+            )
+        })
+        .collect()
+}
+
+/// kube-apiserver's autoregistration (kube-aggregator's `autoregister` controller): a local
+/// APIService for each built-in group-version served, with kube's priorities, synced once on
+/// start (one deleted stays deleted until the next start); one for each CRD group-version,
+/// kept as desired and removed with the CRD (`crdRegistrationController`).
+#[test]
+fn local_apiservices_are_registered_for_the_groups_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap().to_owned();
+    let server = Server::start_in(&data, &["--no-bootstrap"]);
+    let onstart = |priority: i64, version: i64| {
+        (
+            "onstart".to_owned(),
+            priority,
+            version,
+            "Local".to_owned(),
+            "True/Local".to_owned(),
+        )
+    };
+    eventually("the local APIServices registered and available", || {
+        let listed = api_services(&server);
+        listed.get("v1.rbac.authorization.k8s.io") == Some(&onstart(17000, 15))
+            && listed.get("v1.") == Some(&onstart(18000, 1))
+    });
+    let listed = api_services(&server);
+    assert_eq!(
+        listed["v1.flowcontrol.apiserver.k8s.io"],
+        onstart(16100, 21)
+    );
+    assert_eq!(
+        listed["v1beta3.flowcontrol.apiserver.k8s.io"],
+        onstart(16100, 18)
+    );
+    assert_eq!(listed["v1.discovery.k8s.io"], onstart(16200, 15));
+    assert_eq!(listed["v1.apiextensions.k8s.io"], onstart(16700, 15));
+    assert_eq!(listed["v1.authorization.k8s.io"], onstart(17600, 15));
+    assert!(
+        !listed.contains_key("v1.apiregistration.k8s.io"),
+        "{listed:?}"
+    );
+
+    // A CRD's versions: registered always, stomped back when changed, gone with the CRD.
+    server.kubectl_ok(&["apply", "-f", "-"], GADGETS.as_bytes());
+    let crd = || {
+        (
+            "true".to_owned(),
+            1000,
+            100,
+            "Local".to_owned(),
+            "True/Local".to_owned(),
+        )
+    };
+    eventually("the CRD's APIServices", || {
+        let listed = api_services(&server);
+        listed.get("v1.example.com") == Some(&crd())
+            && listed.get("v1beta1.example.com") == Some(&crd())
+    });
+    server.kubectl_ok(
+        &[
+            "patch",
+            "apiservice",
+            "v1.example.com",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"versionPriority":7}}"#,
+        ],
+        b"",
+    );
+    eventually("the CRD's APIService stomped back", || {
+        api_services(&server)
+            .get("v1.example.com")
+            .is_some_and(|s| s.2 == 100)
+    });
+    server.kubectl_ok(&["delete", "crd", "gadgets.example.com"], b"");
+    eventually("the CRD's APIServices removed", || {
+        let listed = api_services(&server);
+        !listed.contains_key("v1.example.com") && !listed.contains_key("v1beta1.example.com")
+    });
+
+    // An on-start one deleted stays deleted; the next start brings it back.
+    server.kubectl_ok(&["delete", "apiservice", "v1.discovery.k8s.io"], b"");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!api_services(&server).contains_key("v1.discovery.k8s.io"));
+    drop(server);
+    let again = Server::start_in(&data, &["--no-bootstrap"]);
+    eventually("v1.discovery.k8s.io registered again", || {
+        api_services(&again).get("v1.discovery.k8s.io") == Some(&onstart(16200, 15))
+    });
+}
