@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::aggregation::{
     available, eventually, free_port, kubectl, kubectl_ok, register, start_aggregator,
-    start_widgets, start_widgets_with, stop,
+    start_aggregator_with, start_widgets, start_widgets_with, stop,
 };
 
 #[test]
@@ -507,4 +507,245 @@ fn widgets_are_authorized_by_the_aggregators_rbac_through_delegation() {
         )),
         "{failed}"
     );
+}
+
+/// A level with one seat that rejects, for `apfkit-user` (the data directory's plain user).
+const TINY: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: tiny}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 1
+    lendablePercent: 0
+    borrowingLimitPercent: 0
+    limitResponse: {type: Reject}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: plain-users}
+spec:
+  priorityLevelConfiguration: {name: tiny}
+  matchingPrecedence: 100
+  rules:
+  - subjects: [{kind: User, user: {name: apfkit-user}}]
+    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*']}]
+";
+
+/// curl as the data directory's plain user (`user.crt`): status line and headers, body.
+fn curl_as_user(data: &std::path::Path, url: &str, args: &[&str]) -> (String, String) {
+    let mut curl = std::process::Command::new("curl");
+    curl.args(["-sS", "-i", "--cacert"])
+        .arg(data.join("ca.crt"))
+        .arg("--cert")
+        .arg(data.join("user.crt"))
+        .arg("--key")
+        .arg(data.join("user.key"))
+        .args(args)
+        .arg(url);
+    let answer =
+        apfkit_test_support::process::run_within(curl, b"", Duration::from_secs(30), |_| {});
+    let text = String::from_utf8_lossy(&answer.stdout).replace("\r\n", "\n");
+    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+    (head.to_owned(), body.to_owned())
+}
+
+/// Proxied requests go through the aggregator's flow control and audit as its own do
+/// (issue 40 §5, `DefaultBuildHandlerChain` with the proxy innermost): classified (their
+/// answers name the level), limited (a level whose one seat a stalled proxied PUT holds
+/// rejects the next with 429), and released once a long-running one has started (watches
+/// through the proxy hold no seat); each is audited at the aggregator with what APF did.
+#[test]
+fn proxied_requests_are_flow_controlled_and_audited_at_the_aggregator() {
+    let dir = tempfile::tempdir().unwrap();
+    let apfkit = dir.path().join("apfkit");
+    let widgets_data = dir.path().join("widgets");
+    std::fs::create_dir(&widgets_data).unwrap();
+    let port = free_port();
+    {
+        // The configuration first: read when the server starts.
+        let first = start_aggregator(&apfkit);
+        let kubeconfig = first.kubeconfig.clone();
+        kubectl_ok(&kubeconfig, &["apply", "-f", "-"], TINY.as_bytes());
+        kubectl_ok(
+            &kubeconfig,
+            &[
+                "create",
+                "clusterrolebinding",
+                "plain-admin",
+                "--clusterrole=cluster-admin",
+                "--user=apfkit-user",
+            ],
+            b"",
+        );
+        // Its certificates made by its first start, naming the Service.
+        let widgets = start_widgets(&widgets_data, port, &apfkit.join("front-proxy-ca.crt"));
+        register(&kubeconfig, &widgets_data, port);
+        stop(widgets);
+    }
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+    )
+    .unwrap();
+    let log = dir.path().join("audit.log");
+    let aggregator = start_aggregator_with(&apfkit, |config| {
+        config.bootstrap = true;
+        config.max_requests_inflight = 10;
+        config.max_mutating_requests_inflight = 0;
+        config.audit.policy_file = Some(policy.clone());
+        config.audit.log_path = Some(log.clone());
+    });
+    let kubeconfig = aggregator.kubeconfig.clone();
+    let data = aggregator.data().to_owned();
+    let _widgets = start_widgets(&widgets_data, port, &data.join("front-proxy-ca.crt"));
+    eventually(Duration::from_secs(20), "v1.example.com available", || {
+        Some(available(&kubeconfig, "v1.example.com")).filter(|c| c.0 == "True")
+    });
+    let widgets = format!(
+        "{}/apis/example.com/v1/namespaces/default/widgets",
+        aggregator.url
+    );
+    let widget = r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":1}}"#;
+    let (head, _) = curl_as_user(
+        &data,
+        &widgets,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            widget,
+        ],
+    );
+    assert!(head.starts_with("HTTP/2 201"), "{head}");
+    let tiny: Value = serde_json::from_str(&kubectl_ok(
+        &kubeconfig,
+        &["get", "prioritylevelconfiguration", "tiny", "-o", "json"],
+        b"",
+    ))
+    .unwrap();
+    let tiny_uid = tiny["metadata"]["uid"].as_str().unwrap();
+    assert!(
+        head.to_lowercase()
+            .contains(&format!("x-kubernetes-pf-prioritylevel-uid: {tiny_uid}")),
+        "{head}"
+    );
+
+    // A PUT whose body never comes holds tiny's one seat at the aggregator...
+    let host = aggregator.url.trim_start_matches("https://").to_owned();
+    let mut stalled = std::process::Command::new("openssl")
+        .args(["s_client", "-quiet", "-connect", &host, "-CAfile"])
+        .arg(data.join("ca.crt"))
+        .arg("-cert")
+        .arg(data.join("user.crt"))
+        .arg("-key")
+        .arg(data.join("user.key"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let head_only = format!(
+        "PUT /apis/example.com/v1/namespaces/default/widgets/w1 HTTP/1.1\r\nHost: {host}\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
+    );
+    std::io::Write::write_all(stalled.stdin.as_mut().unwrap(), head_only.as_bytes()).unwrap();
+    let rejected = eventually(
+        Duration::from_secs(20),
+        "a 429 while the seat is held",
+        || {
+            let (head, body) = curl_as_user(&data, &format!("{widgets}/w1"), &[]);
+            head.starts_with("HTTP/2 429").then_some(body)
+        },
+    );
+    assert_eq!(rejected, "Too many requests, please try again later.\n");
+    // ... and frees it when it goes.
+    let _ = stalled.kill();
+    let _ = stalled.wait();
+    eventually(Duration::from_secs(20), "the seat free again", || {
+        curl_as_user(&data, &format!("{widgets}/w1"), &[])
+            .0
+            .starts_with("HTTP/2 200")
+            .then_some(())
+    });
+
+    // Watches through the proxy, more than the level has seats, hold none once started.
+    let watches: Vec<std::process::Child> = (0..3)
+        .map(|_| {
+            std::process::Command::new("curl")
+                .args(["-sSN", "--max-time", "30", "--cacert"])
+                .arg(data.join("ca.crt"))
+                .arg("--cert")
+                .arg(data.join("user.crt"))
+                .arg("--key")
+                .arg(data.join("user.key"))
+                .arg(format!("{widgets}?watch=1"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let watching = |log: &str| {
+        log.lines()
+            .filter(|l| {
+                l.contains("\"verb\":\"watch\"") && l.contains("\"stage\":\"ResponseStarted\"")
+            })
+            .count()
+    };
+    eventually(Duration::from_secs(20), "three watches started", || {
+        (watching(&std::fs::read_to_string(&log).unwrap_or_default()) >= 3).then_some(())
+    });
+    let (head, _) = curl_as_user(&data, &format!("{widgets}/w1"), &[]);
+    assert!(
+        head.starts_with("HTTP/2 200"),
+        "a GET beside three watches: {head}"
+    );
+    for mut watch in watches {
+        let _ = watch.kill();
+        let _ = watch.wait();
+    }
+
+    // Audited at the aggregator: who, what, and what APF did.
+    let events: Vec<Value> = eventually(Duration::from_secs(20), "the proxied GET audited", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let events: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        events
+            .iter()
+            .any(|e| {
+                e["verb"] == "get"
+                    && e["objectRef"]["resource"] == "widgets"
+                    && e["stage"] == "ResponseComplete"
+                    && e["responseStatus"]["code"] == 200
+            })
+            .then_some(events)
+    });
+    let get = events
+        .iter()
+        .find(|e| {
+            e["verb"] == "get"
+                && e["objectRef"]["resource"] == "widgets"
+                && e["stage"] == "ResponseComplete"
+                && e["responseStatus"]["code"] == 200
+        })
+        .unwrap();
+    assert_eq!(get["user"]["username"], "apfkit-user");
+    assert_eq!(get["objectRef"]["apiGroup"], "example.com");
+    assert_eq!(get["objectRef"]["name"], "w1");
+    assert_eq!(
+        get["annotations"]["flowcontrol.apfkit/priority-level"], "tiny",
+        "{get}"
+    );
+    let refused = events
+        .iter()
+        .find(|e| e["objectRef"]["resource"] == "widgets" && e["responseStatus"]["code"] == 429)
+        .expect("the 429 audited");
+    assert_eq!(refused["user"]["username"], "apfkit-user");
 }

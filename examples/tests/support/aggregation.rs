@@ -159,6 +159,14 @@ impl Drop for Aggregator {
 }
 
 pub fn start_aggregator(data: &Path) -> Aggregator {
+    start_aggregator_with(data, |_| {})
+}
+
+/// [`start_aggregator`] with more settings.
+pub fn start_aggregator_with(
+    data: &Path,
+    configure: impl FnOnce(&mut apfkit_server::Config),
+) -> Aggregator {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -167,6 +175,7 @@ pub fn start_aggregator(data: &Path) -> Aggregator {
     let mut config = apfkit_server::Config::new(data);
     config.bootstrap = false;
     config.endpoints = apfkit_server::Endpoints::LoopbackAllowed;
+    configure(&mut config);
     let server = runtime.block_on(apfkit_server::start(config)).unwrap();
     Aggregator {
         url: server.url().to_owned(),
