@@ -381,6 +381,114 @@ mod tests {
         assert_eq!(status, StatusCode::NO_CONTENT);
     }
 
+    /// An extension server over TLS on a loopback port that answers every request with an
+    /// endless chunked body, 64 KiB chunks `pause` apart, counting the bytes it got written.
+    async fn endless_server(written: Arc<std::sync::atomic::AtomicUsize>, pause: Duration) -> u16 {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
+        )
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, written) = (acceptor.clone(), written.clone());
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut head = [0u8; 4096];
+                    let _ = tls.read(&mut head).await;
+                    let start = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+                    if tls.write_all(start).await.is_err() {
+                        return;
+                    }
+                    let chunk = format!("10000\r\n{}\r\n", "x".repeat(0x10000));
+                    while tls.write_all(chunk.as_bytes()).await.is_ok() {
+                        written.fetch_add(0x10000, std::sync::atomic::Ordering::SeqCst);
+                        tokio::time::sleep(pause).await;
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    /// The proxy's answer to a GET of `path`, its body not read.
+    async fn answer(shared: Shared, path: &str) -> Response {
+        use tower::ServiceExt as _;
+        let router = axum::Router::new()
+            .fallback(|| async { StatusCode::NO_CONTENT })
+            .layer(axum::middleware::from_fn_with_state(shared, proxied));
+        let mut request = axum::http::Request::get(path).body(Body::empty()).unwrap();
+        request.extensions_mut().insert(UserInfo {
+            name: "alice".into(),
+            ..UserInfo::default()
+        });
+        router.oneshot(request).await.unwrap()
+    }
+
+    /// An answer bigger than any buffer, to a client that does not read it: the extension
+    /// server is held back (what the proxy holds stays bounded), the client gets it as it
+    /// reads; a client that goes away stops it. A slow answer reaches the client as it comes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn huge_and_slow_answers_are_streamed_not_held() {
+        use http_body_util::BodyExt as _;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let written = Arc::new(AtomicUsize::new(0));
+        let port = endless_server(written.clone(), Duration::ZERO).await;
+        let response = answer(routing_to(port), "/apis/g/v1/things").await;
+        assert_eq!(response.status(), StatusCode::OK);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let unread = written.load(Ordering::SeqCst);
+        assert!(
+            unread < 32 << 20,
+            "{unread} bytes written to a client that reads nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(written.load(Ordering::SeqCst) < 32 << 20);
+        // Read 128 MiB of it, as a client that reads would.
+        let mut body = response.into_body();
+        let mut read = 0usize;
+        while read < 128 << 20 {
+            let frame = tokio::time::timeout(Duration::from_secs(20), body.frame())
+                .await
+                .expect("the next frame in time")
+                .expect("more")
+                .expect("a frame");
+            read += frame.data_ref().map_or(0, |data| data.len());
+        }
+        // Gone: the extension server's writes stop.
+        drop(body);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after_drop = written.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(written.load(Ordering::SeqCst) - after_drop < 32 << 20);
+
+        let trickled = Arc::new(AtomicUsize::new(0));
+        let slow = endless_server(trickled.clone(), Duration::from_millis(200)).await;
+        let response = answer(routing_to(slow), "/apis/g/v1/things").await;
+        let mut body = response.into_body();
+        let first = tokio::time::timeout(Duration::from_secs(5), body.frame())
+            .await
+            .expect("the first chunk before the answer ends");
+        assert!(first.is_some());
+    }
+
     /// Discovery read from an extension server that answers garbage, or a discovery
     /// document cut short: the group-version is listed, marked `Stale`, without resources;
     /// nothing panics or hangs.
