@@ -57,6 +57,15 @@ const PRIORITIES: &[(&str, &str, i64, i64)] = &[
     ("storagemigration.k8s.io", "v1alpha1", 15800, 9),
 ];
 
+/// The group priority kube-apiserver gives `group`, if its table has it.
+pub(crate) fn builtin_priority(group: &str) -> Option<i64> {
+    PRIORITIES
+        .iter()
+        .filter(|(g, ..)| *g == group)
+        .map(|(_, _, priority, _)| *priority)
+        .max()
+}
+
 /// The aggregator's own group: served by it, never registered (kube-apiserver registers its
 /// delegates' group-versions only; discovery lists this group first).
 const OWN_GROUP: &str = "apiregistration.k8s.io";

@@ -44,11 +44,6 @@ pub(crate) struct Discovery {
 }
 
 impl Discovery {
-    /// Whether no extension's group-version is known (nothing to merge).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.merged.read().map(|m| m.is_empty()).unwrap_or(true)
-    }
-
     fn merged(&self) -> Vec<Merged> {
         self.merged
             .read()
@@ -81,8 +76,8 @@ impl Discovery {
     }
 
     /// An aggregated `/apis` (`APIGroupDiscoveryList`) with the remote groups the local one
-    /// lacks appended.
-    pub(crate) fn merge_aggregated(&self, local: &mut Value) {
+    /// lacks, every group in order of `priorities` ([`sort_groups`]).
+    pub(crate) fn merge_aggregated(&self, local: &mut Value, priorities: &HashMap<String, i64>) {
         let Some(items) = local.get_mut("items").and_then(Value::as_array_mut) else {
             return;
         };
@@ -101,10 +96,12 @@ impl Discovery {
                 "versions": versions,
             }));
         }
+        sort_groups(items, "/metadata/name", &self.with_remote(priorities));
     }
 
-    /// A legacy `/apis` (`APIGroupList`) with the remote groups the local one lacks.
-    pub(crate) fn merge_group_list(&self, local: &mut Value) {
+    /// A legacy `/apis` (`APIGroupList`) with the remote groups the local one lacks, every
+    /// group in order of `priorities`.
+    pub(crate) fn merge_group_list(&self, local: &mut Value, priorities: &HashMap<String, i64>) {
         let Some(groups) = local.get_mut("groups").and_then(Value::as_array_mut) else {
             return;
         };
@@ -118,6 +115,17 @@ impl Discovery {
                 groups.push(api_group(&group, &versions));
             }
         }
+        sort_groups(groups, "/name", &self.with_remote(priorities));
+    }
+
+    /// `priorities` with the remote groups' own where it lacks them.
+    fn with_remote(&self, priorities: &HashMap<String, i64>) -> HashMap<String, i64> {
+        let mut all = priorities.clone();
+        for entry in self.merged() {
+            let priority = all.entry(entry.group).or_insert(entry.group_priority);
+            *priority = (*priority).max(entry.group_priority);
+        }
+        all
     }
 
     /// `/apis/GROUP` (`APIGroup`) of a remote group, if it is one.
@@ -131,6 +139,38 @@ impl Discovery {
         with_kind.append(map);
         Some(Value::Object(with_kind))
     }
+}
+
+/// kube-aggregator's priority of its own group (`APIRegistrationGroupPriority`): above any
+/// an APIService may have, so that it is listed first.
+const OWN_GROUP_PRIORITY: i64 = 20001;
+
+/// The groups of `/apis` in kube-aggregator's order: by group priority, highest first, then
+/// by name. A group's priority is its APIServices' highest `groupPriorityMinimum`
+/// (`priorities`); `apiregistration.k8s.io`'s is 20001; a group without an APIService yet
+/// has kube-apiserver's for it, else none (last).
+fn sort_groups(groups: &mut [Value], name_at: &str, priorities: &HashMap<String, i64>) {
+    let priority = |name: &str| {
+        if name == "apiregistration.k8s.io" {
+            return OWN_GROUP_PRIORITY;
+        }
+        priorities
+            .get(name)
+            .copied()
+            .or_else(|| crate::autoregister::builtin_priority(name))
+            .unwrap_or(0)
+    };
+    let name_of = |group: &Value| {
+        group
+            .pointer(name_at)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    groups.sort_by_cached_key(|group| {
+        let name = name_of(group);
+        (std::cmp::Reverse(priority(&name)), name)
+    });
 }
 
 /// A group of `APIGroupList`, its first version preferred.
@@ -429,14 +469,15 @@ mod tests {
             ]
         );
         let mut local = json!({"kind": "APIGroupList", "groups": [{"name": "a.io"}]});
-        discovery.merge_group_list(&mut local);
+        discovery.merge_group_list(&mut local, &HashMap::new());
         let names: Vec<&str> = local["groups"]
             .as_array()
             .unwrap()
             .iter()
             .map(|g| g["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["a.io", "z.io", "b.io"]);
+        // The local group among them, at its APIServices' priority.
+        assert_eq!(names, ["z.io", "a.io", "b.io"]);
         let group = discovery.group_document("b.io").unwrap();
         assert_eq!(group["preferredVersion"]["groupVersion"], "b.io/v2alpha1");
         assert_eq!(group["kind"], "APIGroup");
@@ -445,6 +486,67 @@ mod tests {
 
     /// `ConvertGroupVersionIntoToDiscovery`'s points: scope, kinds, subresources under
     /// their resource.
+    /// The server's own groups and the extensions' in one order (`handler_discovery.go`'s,
+    /// `apis.go`'s): by group priority, then name; `apiregistration.k8s.io` first; a group
+    /// without an APIService yet at kube-apiserver's priority for it.
+    #[test]
+    fn the_servers_own_groups_are_sorted_among_the_extensions() {
+        let discovery = Discovery::default();
+        discovery.merged.write().unwrap().extend([
+            (
+                "v1.metrics.k8s.io".to_owned(),
+                merged("metrics.k8s.io", "v1", 100, 100),
+            ),
+            (
+                "v1.zz.example".to_owned(),
+                merged("zz.example", "v1", 17500, 10),
+            ),
+        ]);
+        let priorities = HashMap::from([
+            ("rbac.authorization.k8s.io".to_owned(), 17000),
+            ("example.com".to_owned(), 1000),
+        ]);
+        let mut local = json!({"kind": "APIGroupList", "groups": [
+            {"name": "apiregistration.k8s.io"},
+            {"name": "flowcontrol.apiserver.k8s.io"},
+            {"name": "example.com"},
+            {"name": "rbac.authorization.k8s.io"},
+            {"name": "unknown.example"},
+        ]});
+        discovery.merge_group_list(&mut local, &priorities);
+        let names: Vec<&str> = local["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "apiregistration.k8s.io",
+                "zz.example",
+                "rbac.authorization.k8s.io",
+                "flowcontrol.apiserver.k8s.io",
+                "example.com",
+                "metrics.k8s.io",
+                "unknown.example",
+            ]
+        );
+        let mut aggregated =
+            json!({"items": [{"metadata": {"name": "rbac.authorization.k8s.io"}}]});
+        discovery.merge_aggregated(&mut aggregated, &priorities);
+        let names: Vec<&str> = aggregated["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["zz.example", "rbac.authorization.k8s.io", "metrics.k8s.io"]
+        );
+    }
+
     #[test]
     fn a_legacy_resource_list_becomes_aggregated_discovery() {
         let list = json!({"kind": "APIResourceList", "groupVersion": "g/v1", "resources": [

@@ -57,7 +57,8 @@ pub(crate) async fn proxied(
     let is_get = request.method() == axum::http::Method::GET;
     if is_get && matches!(path.as_str(), "/apis" | "/apis/") {
         let response = next.run(request).await;
-        return merged_discovery(response, &shared.discovery).await;
+        let table = shared.routing.table();
+        return merged_discovery(response, &shared.discovery, &table).await;
     }
     if let Some(group) = path
         .strip_prefix("/apis/")
@@ -172,8 +173,8 @@ fn json_response(document: &serde_json::Value, content_type: &str) -> Response {
 
 /// The server's own `/apis` with the extensions' groups merged in: aggregated discovery's
 /// `APIGroupDiscoveryList` (either version) or the legacy `APIGroupList`.
-async fn merged_discovery(response: Response, discovery: &Discovery) -> Response {
-    if response.status() != StatusCode::OK || discovery.is_empty() {
+async fn merged_discovery(response: Response, discovery: &Discovery, table: &Table) -> Response {
+    if response.status() != StatusCode::OK {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -193,9 +194,9 @@ async fn merged_discovery(response: Response, discovery: &Discovery) -> Response
         return Response::from_parts(parts, Body::from(bytes));
     };
     if content_type.starts_with("application/json;g=apidiscovery.k8s.io") {
-        discovery.merge_aggregated(&mut document);
+        discovery.merge_aggregated(&mut document, &table.group_priorities);
     } else {
-        discovery.merge_group_list(&mut document);
+        discovery.merge_group_list(&mut document, &table.group_priorities);
     }
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(document.to_string()))
@@ -507,10 +508,10 @@ mod tests {
             .await
             .expect("refreshed in time");
             let mut list = serde_json::json!({"kind": "APIGroupList", "groups": []});
-            shared.discovery.merge_group_list(&mut list);
+            shared.discovery.merge_group_list(&mut list, &Default::default());
             assert_eq!(list["groups"][0]["name"], "g");
             let mut aggregated = serde_json::json!({"items": []});
-            shared.discovery.merge_aggregated(&mut aggregated);
+            shared.discovery.merge_aggregated(&mut aggregated, &Default::default());
             assert_eq!(
                 aggregated["items"][0]["versions"][0],
                 serde_json::json!({"version": "v1", "freshness": "Stale"})

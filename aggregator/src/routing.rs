@@ -62,6 +62,8 @@ pub(crate) struct Table {
     pub(crate) services: HashMap<(String, String), Service>,
     /// By (namespace, the `kubernetes.io/service-name` label).
     pub(crate) slices: HashMap<(String, String), Vec<EndpointSlice>>,
+    /// The highest `groupPriorityMinimum` of each group's APIServices, local or not.
+    pub(crate) group_priorities: HashMap<String, i64>,
 }
 
 /// Why an APIService's endpoint could not be had (kube's `ResolveEndpoint`); a proxied
@@ -343,6 +345,11 @@ where
         for object in self.list(&self.api_services).await? {
             let fields = ApiServiceFields::of(&object);
             let key = format!("{}/{}", fields.group, fields.version);
+            let priority = table
+                .group_priorities
+                .entry(fields.group.clone())
+                .or_insert(fields.group_priority);
+            *priority = (*priority).max(fields.group_priority);
             let route = match fields.service {
                 None => Route::Local,
                 Some((namespace, service, port)) => {
