@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
+use apfkit_conversion::discovery::BUILTIN_PRIORITIES;
 use apfkit_runtime::Object;
 use serde_json::{Value, json};
 
@@ -27,42 +28,12 @@ const CONTINUOUSLY: &str = "true";
 /// How often everything is checked again without a change seen.
 const RESYNC: Duration = Duration::from_secs(30);
 
-/// kube-apiserver's `DefaultGenericAPIServicePriorities` (`pkg/controlplane/apiserver/
-/// aggregator.go`): group-version, group priority, version priority.
-const PRIORITIES: &[(&str, &str, i64, i64)] = &[
-    ("", "v1", 18000, 1),
-    ("events.k8s.io", "v1", 17750, 15),
-    ("events.k8s.io", "v1beta1", 17750, 5),
-    ("authentication.k8s.io", "v1", 17700, 15),
-    ("authentication.k8s.io", "v1beta1", 17700, 9),
-    ("authentication.k8s.io", "v1alpha1", 17700, 1),
-    ("authorization.k8s.io", "v1", 17600, 15),
-    ("certificates.k8s.io", "v1", 17300, 15),
-    ("certificates.k8s.io", "v1alpha1", 17300, 1),
-    ("rbac.authorization.k8s.io", "v1", 17000, 15),
-    ("apiextensions.k8s.io", "v1", 16700, 15),
-    ("admissionregistration.k8s.io", "v1", 16700, 15),
-    ("admissionregistration.k8s.io", "v1beta1", 16700, 12),
-    ("admissionregistration.k8s.io", "v1alpha1", 16700, 9),
-    ("coordination.k8s.io", "v1", 16500, 15),
-    ("discovery.k8s.io", "v1", 16200, 15),
-    ("discovery.k8s.io", "v1beta1", 16200, 12),
-    ("flowcontrol.apiserver.k8s.io", "v1", 16100, 21),
-    ("flowcontrol.apiserver.k8s.io", "v1beta3", 16100, 18),
-    ("flowcontrol.apiserver.k8s.io", "v1beta2", 16100, 15),
-    ("flowcontrol.apiserver.k8s.io", "v1beta1", 16100, 12),
-    ("flowcontrol.apiserver.k8s.io", "v1alpha1", 16100, 9),
-    ("internal.apiserver.k8s.io", "v1alpha1", 16000, 9),
-    ("resource.k8s.io", "v1alpha2", 15900, 9),
-    ("storagemigration.k8s.io", "v1alpha1", 15800, 9),
-];
-
 /// The group priority kube-apiserver gives `group`, if its table has it.
 pub(crate) fn builtin_priority(group: &str) -> Option<i64> {
-    PRIORITIES
+    BUILTIN_PRIORITIES
         .iter()
         .filter(|(g, ..)| *g == group)
-        .map(|(_, _, priority, _)| *priority)
+        .map(|(_, _, priority, _)| i64::from(*priority))
         .max()
 }
 
@@ -119,13 +90,16 @@ pub(crate) fn desired(served: &[(String, Vec<String>)]) -> BTreeMap<String, Desi
             continue;
         }
         for version in versions {
-            let listed = PRIORITIES
+            // kube-apiserver's `DefaultGenericAPIServicePriorities`.
+            let listed = BUILTIN_PRIORITIES
                 .iter()
                 .find(|(g, v, _, _)| g == group && v == version);
             let (group_priority, version_priority, managed) = match listed {
-                Some((_, _, group_priority, version_priority)) => {
-                    (*group_priority, *version_priority, ON_START)
-                }
+                Some((_, _, group_priority, version_priority)) => (
+                    i64::from(*group_priority),
+                    i64::from(*version_priority),
+                    ON_START,
+                ),
                 // `crdRegistrationController`: CRDs rank low, versions sorted as kube's.
                 None => (1000, 100, CONTINUOUSLY),
             };

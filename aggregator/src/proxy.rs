@@ -226,10 +226,9 @@ mod tests {
         }
     }
 
-    /// An extension server that answers with hostile bytes over TLS, on a loopback port:
-    /// each connection gets `answer` after the request's head, then is closed.
-    async fn hostile_server(answer: &'static [u8]) -> u16 {
-        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    /// A TLS listener on a loopback port with a certificate for `api.ns.svc` made on the
+    /// spot, and its port.
+    async fn tls_listener() -> (tokio_rustls::TlsAcceptor, tokio::net::TcpListener, u16) {
         let key = rcgen::KeyPair::generate().unwrap();
         let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
             .unwrap()
@@ -249,6 +248,14 @@ mod tests {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
+        (acceptor, listener, port)
+    }
+
+    /// An extension server that answers with hostile bytes over TLS, on a loopback port:
+    /// each connection gets `answer` after the request's head, then is closed.
+    async fn hostile_server(answer: &'static [u8]) -> u16 {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (acceptor, listener, port) = tls_listener().await;
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 let acceptor = acceptor.clone();
@@ -386,25 +393,7 @@ mod tests {
     /// endless chunked body, 64 KiB chunks `pause` apart, counting the bytes it got written.
     async fn endless_server(written: Arc<std::sync::atomic::AtomicUsize>, pause: Duration) -> u16 {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
-            .unwrap()
-            .self_signed(&key)
-            .unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
-        )
-        .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let (acceptor, listener, port) = tls_listener().await;
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 let (acceptor, written) = (acceptor.clone(), written.clone());

@@ -31,6 +31,10 @@ fn main() {
 }
 
 const WIDGET: &str = "/apis/example.com/v1/namespaces/default/widgets/w1";
+/// The namespace of [`LISTED`] widgets, listed by the list benches.
+const LIST: &str = "/apis/example.com/v1/namespaces/listed/widgets";
+/// How many widgets [`LIST`] holds.
+const LISTED: usize = 100;
 
 /// The aggregator, the extension server behind it, and where each listens.
 struct Setup {
@@ -75,6 +79,23 @@ fn setup() -> &'static Setup {
             ],
             widget.as_bytes(),
         );
+        // A namespace of widgets to list: a GET that does work at the extension server.
+        let listed: Vec<String> = (0..LISTED)
+            .map(|i| {
+                format!(
+                    r#"{{"apiVersion":"example.com/v1","kind":"Widget",
+                    "metadata":{{"name":"w{i}","namespace":"listed","labels":{{"app":"bench"}}}},
+                    "spec":{{"replicas":{i}}}}}"#
+                )
+            })
+            .collect();
+        for widget in &listed {
+            aggregation::kubectl_ok(
+                &aggregator.kubeconfig,
+                &["create", "--raw", LIST, "-f", "-"],
+                widget.as_bytes(),
+            );
+        }
         Setup {
             aggregator,
             widgets: std::sync::Mutex::new(Some(widgets)),
@@ -176,6 +197,32 @@ fn through_the_aggregator(bencher: divan::Bencher) {
         &setup.dir.path().join("apfkit"),
     );
     bencher.bench_local(|| get(&runtime, &mut sender, WIDGET));
+}
+
+/// A list of [`LISTED`] widgets straight from the extension server.
+#[divan::bench]
+fn list_direct(bencher: divan::Bencher) {
+    let setup = setup();
+    let runtime = runtime();
+    let mut sender = connect(
+        &runtime,
+        setup.widgets_port,
+        &setup.dir.path().join("widgets"),
+    );
+    bencher.bench_local(|| get(&runtime, &mut sender, LIST));
+}
+
+/// The same list through the aggregator.
+#[divan::bench]
+fn list_through_the_aggregator(bencher: divan::Bencher) {
+    let setup = setup();
+    let runtime = runtime();
+    let mut sender = connect(
+        &runtime,
+        aggregator_port(setup),
+        &setup.dir.path().join("apfkit"),
+    );
+    bencher.bench_local(|| get(&runtime, &mut sender, LIST));
 }
 
 /// A GET the aggregator answers itself (its APIService): what its own pipeline costs
