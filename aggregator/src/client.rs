@@ -35,6 +35,9 @@ pub(crate) struct Backend {
     /// `None` when the TLS settings could not be made (a bad caBundle or identity): requests
     /// then fail as kube's do when its transport cannot be built.
     client: Option<Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>>,
+    /// The same over HTTP/1.1 only, for requests that upgrade their connection (HTTP/2 has
+    /// no `Upgrade`).
+    upgrades: Option<Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>>,
     /// Why the client could not be made.
     pub(crate) broken: Option<String>,
 }
@@ -65,23 +68,31 @@ impl Backend {
             http.enforce_http(false);
             http.set_connect_timeout(Some(CONNECT_TIMEOUT));
             http.set_nodelay(true);
-            let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_tls_config(config)
-                .https_only()
-                .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
-                .enable_all_versions()
-                .wrap_connector(http);
-            Ok(Client::builder(TokioExecutor::new()).build(connector))
+            let builder = || {
+                hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_tls_config(config.clone())
+                    .https_only()
+                    .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(
+                        name.clone(),
+                    ))
+            };
+            let any = builder().enable_all_versions().wrap_connector(http.clone());
+            let http1 = builder().enable_http1().wrap_connector(http);
+            Ok((
+                Client::builder(TokioExecutor::new()).build(any),
+                Client::builder(TokioExecutor::new()).build(http1),
+            ))
         });
-        let (client, broken) = match made {
-            Ok(client) => (Some(client), None),
-            Err(why) => (None, Some(why)),
+        let (client, upgrades, broken) = match made {
+            Ok((client, upgrades)) => (Some(client), Some(upgrades), None),
+            Err(why) => (None, None, Some(why)),
         };
         Backend {
             server_name: server_name.to_owned(),
             ca_bundle: ca_bundle.to_vec(),
             insecure,
             client,
+            upgrades,
             broken,
         }
     }
@@ -97,6 +108,16 @@ impl Backend {
     ) -> Result<&Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>, String>
     {
         self.client
+            .as_ref()
+            .ok_or_else(|| self.broken.clone().unwrap_or_default())
+    }
+
+    /// The HTTP/1.1 client for upgrading requests, or why there is none.
+    pub(crate) fn upgrade_client(
+        &self,
+    ) -> Result<&Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>, String>
+    {
+        self.upgrades
             .as_ref()
             .ok_or_else(|| self.broken.clone().unwrap_or_default())
     }

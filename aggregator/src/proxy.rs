@@ -95,14 +95,23 @@ pub(crate) async fn proxied(
 
 /// `request` sent to `remote`'s server as the front proxy, its answer streamed back: 503 when
 /// the APIService is not available or its server cannot be reached, in Go's words.
-async fn forward(request: Request, remote: &Remote, table: Arc<Table>) -> Response {
+async fn forward(mut request: Request, remote: &Remote, table: Arc<Table>) -> Response {
     if !remote.available {
         return text(StatusCode::SERVICE_UNAVAILABLE, "service unavailable");
     }
     let Some(user) = request.extensions().get::<UserInfo>().cloned() else {
         return text(StatusCode::INTERNAL_SERVER_ERROR, "missing user");
     };
-    let client = match remote.backend.client() {
+    // A request that upgrades its connection (HTTP/1.1 `Connection: Upgrade`) goes over an
+    // HTTP/1.1 connection of its own, its protocol kept (`UpgradeAwareHandler`).
+    let upgrade = upgrade_of(request.headers());
+    let client_side = upgrade.is_some().then(|| hyper::upgrade::on(&mut request));
+    let chosen = if upgrade.is_some() {
+        remote.backend.upgrade_client()
+    } else {
+        remote.backend.client()
+    };
+    let client = match chosen {
         Ok(client) => client.clone(),
         Err(why) => return text(StatusCode::INTERNAL_SERVER_ERROR, &why),
     };
@@ -136,6 +145,12 @@ async fn forward(request: Request, remote: &Remote, table: Arc<Table>) -> Respon
     parts.uri = uri;
     parts.version = axum::http::Version::HTTP_11;
     crate::front_proxy::forward_headers(&mut parts.headers, &user);
+    if let Some(protocol) = &upgrade {
+        parts
+            .headers
+            .insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+        parts.headers.insert(header::UPGRADE, protocol.clone());
+    }
     if let Some(id) = audit_id
         && let Ok(value) = HeaderValue::from_str(&id.0)
     {
@@ -153,6 +168,20 @@ async fn forward(request: Request, remote: &Remote, table: Arc<Table>) -> Respon
             .map_err(|e| crate::client::reach_error(&e, &host))
     };
     match answer {
+        Ok(mut response) if response.status() == StatusCode::SWITCHING_PROTOCOLS => {
+            let Some(client_side) = client_side else {
+                return text(StatusCode::BAD_GATEWAY, "an upgrade that was not asked for");
+            };
+            let server_side = hyper::upgrade::on(&mut response);
+            tokio::spawn(async move {
+                if let (Ok(client), Ok(server)) = (client_side.await, server_side.await) {
+                    let mut client = hyper_util::rt::TokioIo::new(client);
+                    let mut server = hyper_util::rt::TokioIo::new(server);
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+            response.map(Body::new)
+        }
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             crate::front_proxy::remove_hop_by_hop(&mut parts.headers);
@@ -160,6 +189,19 @@ async fn forward(request: Request, remote: &Remote, table: Arc<Table>) -> Respon
         }
         Err(message) => text(StatusCode::SERVICE_UNAVAILABLE, &message),
     }
+}
+
+/// The protocol an HTTP/1.1 request asks to upgrade to: its `Upgrade` header, when
+/// `Connection` names `upgrade` (`httpstream.IsUpgradeRequest`).
+fn upgrade_of(headers: &axum::http::HeaderMap) -> Option<HeaderValue> {
+    let asks = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"));
+    asks.then(|| headers.get(header::UPGRADE).cloned())
+        .flatten()
 }
 
 /// A JSON answer of `content_type`.
@@ -477,6 +519,101 @@ mod tests {
             .await
             .expect("the first chunk before the answer ends");
         assert!(first.is_some());
+    }
+
+    /// An extension server over TLS that switches every request that asks to the `echo`
+    /// protocol and echoes what comes after; others get 400.
+    async fn echo_server() -> u16 {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (acceptor, listener, port) = tls_listener().await;
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") && matches!(tls.read(&mut byte).await, Ok(1))
+                    {
+                        head.push(byte[0]);
+                    }
+                    let head = String::from_utf8_lossy(&head).to_lowercase();
+                    if !(head.contains("upgrade: echo") && head.contains("x-remote-user: alice")) {
+                        let _ = tls
+                            .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                            .await;
+                        return;
+                    }
+                    let switched = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n";
+                    if tls.write_all(switched).await.is_err() {
+                        return;
+                    }
+                    let mut buffer = [0u8; 1024];
+                    while let Ok(read @ 1..) = tls.read(&mut buffer).await {
+                        if tls.write_all(&buffer[..read]).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    /// A request that upgrades its connection (as `kubectl exec` and `port-forward` do) is
+    /// switched at the extension server and the bytes go both ways through the proxy; the
+    /// user goes in the front-proxy headers as for any request.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn upgraded_connections_are_proxied_both_ways() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let shared = routing_to(echo_server().await);
+        let router = axum::Router::new()
+            .fallback(|| async { StatusCode::NO_CONTENT })
+            .layer(axum::middleware::from_fn_with_state(shared, proxied))
+            .layer(axum::middleware::from_fn(
+                |mut request: Request, next: Next| async move {
+                    request.extensions_mut().insert(UserInfo {
+                        name: "alice".into(),
+                        ..UserInfo::default()
+                    });
+                    next.run(request).await
+                },
+            ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let mut client = tokio::net::TcpStream::connect(address).await.unwrap();
+        client
+            .write_all(
+                b"POST /apis/g/v1/namespaces/ns/things/t/exec HTTP/1.1\r\nHost: a\r\n\
+                  Connection: Upgrade\r\nUpgrade: echo\r\nContent-Length: 0\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            assert_eq!(client.read(&mut byte).await.unwrap(), 1, "{head:?}");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_lowercase();
+        assert!(head.starts_with("http/1.1 101"), "{head}");
+        assert!(head.contains("upgrade: echo"), "{head}");
+        for message in [&b"ping"[..], b"a longer message, twice over"] {
+            client.write_all(message).await.unwrap();
+            let mut echoed = vec![0u8; message.len()];
+            tokio::time::timeout(Duration::from_secs(10), client.read_exact(&mut echoed))
+                .await
+                .expect("echoed in time")
+                .unwrap();
+            assert_eq!(echoed, message);
+        }
+        // Without `Connection: Upgrade` the same request is an ordinary one (the echo
+        // server refuses it).
+        let (status, _) = through(routing_to(echo_server().await), "/apis/g/v1/things").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
     }
 
     /// Discovery read from an extension server that answers garbage, or a discovery
