@@ -159,7 +159,7 @@ where
     drain(request.into_body()).await;
     // An authorizer that could not decide: kube-apiserver's `responsewriters.InternalError`.
     if let Some(error) = &verdict.error {
-        annotate(None, "error");
+        annotate(None, "internal error");
         return super::response::internal_error_text(&uri, error);
     }
     annotate(Some("forbid"), &verdict.reason);

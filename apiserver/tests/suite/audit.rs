@@ -383,6 +383,52 @@ async fn a_refusal_is_written_with_its_decision_and_status() {
     );
 }
 
+/// An authorizer that cannot decide (a delegated one whose server is gone).
+struct Unreachable;
+
+impl Authorizer for Unreachable {
+    fn authorize<'a>(&'a self, _: &'a Attributes) -> Deciding<'a> {
+        Verdict {
+            error: Some("dial tcp 127.0.0.1:1: connect: connection refused".into()),
+            ..Verdict::new(Decision::NoOpinion)
+        }
+        .ready()
+    }
+}
+
+/// k8s.io/apiserver `filters/authorization.go`: an authorizer's error is a 500 in
+/// `responsewriters.InternalError`'s words, audited with the reason `internal error` and no
+/// decision.
+#[tokio::test]
+async fn an_authorizer_that_cannot_decide_answers_500() {
+    use http_body_util::BodyExt as _;
+    let (running, kept) = audited("rules:\n- level: Metadata\n", Arc::new(Unreachable)).await;
+    let path = format!("{FLOW_SCHEMAS}/x?pretty=1");
+    let response = running
+        .send_with_headers("GET", &path, &[("content-type", "application/json")], None)
+        .await;
+    assert_eq!(response.status().as_u16(), 500);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/plain; charset=utf-8"
+    );
+    let id = response.headers()["audit-id"].to_str().unwrap().to_owned();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(
+        String::from_utf8_lossy(&bytes),
+        format!(
+            "Internal Server Error: \"{path}\": dial tcp 127.0.0.1:1: connect: connection \
+             refused\n"
+        )
+    );
+    let events = kept.of(&id, 2).await;
+    assert_eq!(
+        events[1]["annotations"],
+        json!({"authorization.k8s.io/reason": "internal error"})
+    );
+    assert_eq!(events[1]["responseStatus"]["code"], 500);
+}
+
 /// `TestFailedAuthnAudit`, `TestFailedMultipleAuthnAudit`.
 #[tokio::test]
 async fn a_failed_authentication_is_written_once_naming_what_was_tried() {
