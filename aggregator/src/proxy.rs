@@ -365,19 +365,9 @@ mod tests {
 
     /// The proxy in front of a router that answers 204 to whatever reaches it.
     async fn through(shared: Shared, path: &str) -> (StatusCode, String) {
-        use tower::ServiceExt as _;
-        let router = axum::Router::new()
-            .fallback(|| async { StatusCode::NO_CONTENT })
-            .layer(axum::middleware::from_fn_with_state(shared, proxied));
-        let mut request = axum::http::Request::get(path).body(Body::empty()).unwrap();
-        request.extensions_mut().insert(UserInfo {
-            name: "alice".into(),
-            ..UserInfo::default()
-        });
-        let response = tokio::time::timeout(Duration::from_secs(20), router.oneshot(request))
+        let response = tokio::time::timeout(Duration::from_secs(20), answer(shared, path))
             .await
-            .expect("answered in time")
-            .unwrap();
+            .expect("answered in time");
         let status = response.status();
         let body = tokio::time::timeout(
             Duration::from_secs(20),
@@ -614,6 +604,19 @@ mod tests {
         // server refuses it).
         let (status, _) = through(routing_to(echo_server().await), "/apis/g/v1/things").await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
+        // A server that switches protocols unasked gets no connection of the client's.
+        let unasked = hostile_server(
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n",
+        )
+        .await;
+        let (status, body) = through(routing_to(unasked), "/apis/g/v1/things").await;
+        assert!(
+            matches!(
+                status,
+                StatusCode::BAD_GATEWAY | StatusCode::SERVICE_UNAVAILABLE
+            ),
+            "{status} {body}"
+        );
     }
 
     /// Discovery read from an extension server that answers garbage, or a discovery

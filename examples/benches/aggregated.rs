@@ -162,17 +162,26 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// The GET straight to the extension server.
-#[divan::bench]
-fn direct(bencher: divan::Bencher) {
+/// Where a bench sends its GETs.
+#[derive(Clone, Copy)]
+enum To {
+    /// `widgets-apiserver` itself.
+    Extension,
+    /// `apfkit serve`'s aggregator.
+    Aggregator,
+}
+
+/// GETs of `path` to `to` over one keep-alive connection, as the administrator of the
+/// server's data directory.
+fn bench_get(bencher: divan::Bencher, to: To, path: &str) {
     let setup = setup();
     let runtime = runtime();
-    let mut sender = connect(
-        &runtime,
-        setup.widgets_port,
-        &setup.dir.path().join("widgets"),
-    );
-    bencher.bench_local(|| get(&runtime, &mut sender, WIDGET));
+    let (port, data) = match to {
+        To::Extension => (setup.widgets_port, "widgets"),
+        To::Aggregator => (aggregator_port(setup), "apfkit"),
+    };
+    let mut sender = connect(&runtime, port, &setup.dir.path().join(data));
+    bencher.bench_local(|| get(&runtime, &mut sender, path));
 }
 
 /// The aggregator's port.
@@ -186,56 +195,34 @@ fn aggregator_port(setup: &Setup) -> u16 {
         .unwrap()
 }
 
+/// The GET straight to the extension server.
+#[divan::bench]
+fn direct(bencher: divan::Bencher) {
+    bench_get(bencher, To::Extension, WIDGET);
+}
+
 /// The same GET through the aggregator.
 #[divan::bench]
 fn through_the_aggregator(bencher: divan::Bencher) {
-    let setup = setup();
-    let runtime = runtime();
-    let mut sender = connect(
-        &runtime,
-        aggregator_port(setup),
-        &setup.dir.path().join("apfkit"),
-    );
-    bencher.bench_local(|| get(&runtime, &mut sender, WIDGET));
+    bench_get(bencher, To::Aggregator, WIDGET);
 }
 
 /// A list of [`LISTED`] widgets straight from the extension server.
 #[divan::bench]
 fn list_direct(bencher: divan::Bencher) {
-    let setup = setup();
-    let runtime = runtime();
-    let mut sender = connect(
-        &runtime,
-        setup.widgets_port,
-        &setup.dir.path().join("widgets"),
-    );
-    bencher.bench_local(|| get(&runtime, &mut sender, LIST));
+    bench_get(bencher, To::Extension, LIST);
 }
 
 /// The same list through the aggregator.
 #[divan::bench]
 fn list_through_the_aggregator(bencher: divan::Bencher) {
-    let setup = setup();
-    let runtime = runtime();
-    let mut sender = connect(
-        &runtime,
-        aggregator_port(setup),
-        &setup.dir.path().join("apfkit"),
-    );
-    bencher.bench_local(|| get(&runtime, &mut sender, LIST));
+    bench_get(bencher, To::Aggregator, LIST);
 }
 
 /// A GET the aggregator answers itself (its APIService): what its own pipeline costs
 /// (authentication, APF, authorization, storage), beside the proxy's hop.
 #[divan::bench]
 fn served_by_the_aggregator(bencher: divan::Bencher) {
-    let setup = setup();
-    let runtime = runtime();
-    let mut sender = connect(
-        &runtime,
-        aggregator_port(setup),
-        &setup.dir.path().join("apfkit"),
-    );
     let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com";
-    bencher.bench_local(|| get(&runtime, &mut sender, path));
+    bench_get(bencher, To::Aggregator, path);
 }
