@@ -268,9 +268,16 @@ mod tests {
         }
     }
 
-    /// A TLS listener on a loopback port with a certificate for `api.ns.svc` made on the
-    /// spot, and its port.
-    async fn tls_listener() -> (tokio_rustls::TlsAcceptor, tokio::net::TcpListener, u16) {
+    /// A server over TLS on a loopback port, with a certificate for `api.ns.svc` made on
+    /// the spot, that hands each connection to `handle`; its port.
+    async fn serve_tls<F, Fut>(handle: F) -> u16
+    where
+        F: Fn(tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Fut
+            + Clone
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
         let key = rcgen::KeyPair::generate().unwrap();
         let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
             .unwrap()
@@ -290,29 +297,30 @@ mod tests {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        (acceptor, listener, port)
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, handle) = (acceptor.clone(), handle.clone());
+                tokio::spawn(async move {
+                    if let Ok(tls) = acceptor.accept(tcp).await {
+                        handle(tls).await;
+                    }
+                });
+            }
+        });
+        port
     }
 
     /// An extension server that answers with hostile bytes over TLS, on a loopback port:
     /// each connection gets `answer` after the request's head, then is closed.
     async fn hostile_server(answer: &'static [u8]) -> u16 {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let (acceptor, listener, port) = tls_listener().await;
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let mut head = [0u8; 4096];
-                    let _ = tls.read(&mut head).await;
-                    let _ = tls.write_all(answer).await;
-                    let _ = tls.shutdown().await;
-                });
-            }
-        });
-        port
+        serve_tls(move |mut tls| async move {
+            let mut head = [0u8; 4096];
+            let _ = tls.read(&mut head).await;
+            let _ = tls.write_all(answer).await;
+            let _ = tls.shutdown().await;
+        })
+        .await
     }
 
     /// A routing table sending `g/v1` to the server on `port` (no certificate checked).
@@ -425,29 +433,23 @@ mod tests {
     /// endless chunked body, 64 KiB chunks `pause` apart, counting the bytes it got written.
     async fn endless_server(written: Arc<std::sync::atomic::AtomicUsize>, pause: Duration) -> u16 {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let (acceptor, listener, port) = tls_listener().await;
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, written) = (acceptor.clone(), written.clone());
-                tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let mut head = [0u8; 4096];
-                    let _ = tls.read(&mut head).await;
-                    let start = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-                    if tls.write_all(start).await.is_err() {
-                        return;
-                    }
-                    let chunk = format!("10000\r\n{}\r\n", "x".repeat(0x10000));
-                    while tls.write_all(chunk.as_bytes()).await.is_ok() {
-                        written.fetch_add(0x10000, std::sync::atomic::Ordering::SeqCst);
-                        tokio::time::sleep(pause).await;
-                    }
-                });
+        serve_tls(move |mut tls| {
+            let written = written.clone();
+            async move {
+                let mut head = [0u8; 4096];
+                let _ = tls.read(&mut head).await;
+                let start = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+                if tls.write_all(start).await.is_err() {
+                    return;
+                }
+                let chunk = format!("10000\r\n{}\r\n", "x".repeat(0x10000));
+                while tls.write_all(chunk.as_bytes()).await.is_ok() {
+                    written.fetch_add(0x10000, std::sync::atomic::Ordering::SeqCst);
+                    tokio::time::sleep(pause).await;
+                }
             }
-        });
-        port
+        })
+        .await
     }
 
     /// The proxy's answer to a GET of `path`, its body not read.
@@ -515,41 +517,31 @@ mod tests {
     /// protocol and echoes what comes after; others get 400.
     async fn echo_server() -> u16 {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let (acceptor, listener, port) = tls_listener().await;
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") && matches!(tls.read(&mut byte).await, Ok(1))
-                    {
-                        head.push(byte[0]);
-                    }
-                    let head = String::from_utf8_lossy(&head).to_lowercase();
-                    if !(head.contains("upgrade: echo") && head.contains("x-remote-user: alice")) {
-                        let _ = tls
-                            .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-                            .await;
-                        return;
-                    }
-                    let switched = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n";
-                    if tls.write_all(switched).await.is_err() {
-                        return;
-                    }
-                    let mut buffer = [0u8; 1024];
-                    while let Ok(read @ 1..) = tls.read(&mut buffer).await {
-                        if tls.write_all(&buffer[..read]).await.is_err() {
-                            return;
-                        }
-                    }
-                });
+        serve_tls(|mut tls| async move {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && matches!(tls.read(&mut byte).await, Ok(1)) {
+                head.push(byte[0]);
             }
-        });
-        port
+            let head = String::from_utf8_lossy(&head).to_lowercase();
+            if !(head.contains("upgrade: echo") && head.contains("x-remote-user: alice")) {
+                let refused = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+                let _ = tls.write_all(refused).await;
+                return;
+            }
+            let switched =
+                b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n";
+            if tls.write_all(switched).await.is_err() {
+                return;
+            }
+            let mut buffer = [0u8; 1024];
+            while let Ok(read @ 1..) = tls.read(&mut buffer).await {
+                if tls.write_all(&buffer[..read]).await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await
     }
 
     /// A request that upgrades its connection (as `kubectl exec` and `port-forward` do) is
