@@ -1,12 +1,14 @@
 //! Test helpers that more than one apfkit crate needs, so that no crate's tests reach into
 //! another crate's folders: [`etcd`] starts a real etcd (Debian's `etcd-server`) for the
 //! storage and command-line tests; [`process`] runs a command (kubectl, curl, a binary under
-//! test) within a time limit; [`guide`] reads the commands of the guides under `docs/`.
+//! test) within a time limit; [`guide`] reads the commands of the guides under `docs/`;
+//! [`flow_control`] holds APF configurations the server tests apply.
 
 #![forbid(unsafe_code)]
 
 pub mod backends;
 pub mod etcd;
+pub mod flow_control;
 pub mod guide;
 pub mod process;
 pub mod status;

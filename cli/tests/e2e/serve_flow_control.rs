@@ -98,29 +98,6 @@ fn answers_name_the_flow_schema_and_level_of_who_asked() {
     }
 }
 
-const TINY: &str = "\
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: {name: tiny}
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 1
-    lendablePercent: 0
-    borrowingLimitPercent: 0
-    limitResponse: {type: Reject}
----
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: FlowSchema
-metadata: {name: plain-users}
-spec:
-  priorityLevelConfiguration: {name: tiny}
-  matchingPrecedence: 100
-  rules:
-  - subjects: [{kind: User, user: {name: apfkit-user}}]
-    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*']}]
-";
-
 #[test]
 fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
     let data = tempfile::tempdir().unwrap();
@@ -129,7 +106,10 @@ fn a_level_that_rejects_answers_429_once_its_seat_is_taken() {
         // The configuration is read at start: store it, then start again.
         let first = Server::start_in(&dir, &[]);
         first.grant_plain_user();
-        first.kubectl_ok(&["apply", "-f", "-"], TINY.as_bytes());
+        first.kubectl_ok(
+            &["apply", "-f", "-"],
+            apfkit_test_support::flow_control::ONE_SEAT_FOR_THE_PLAIN_USER.as_bytes(),
+        );
     }
     // Ten seats in all: `tiny` gets one.
     let server = Server::start_in(
@@ -962,7 +942,10 @@ fn a_live_clusters_configuration_is_compared_with_its_bootstrap_objects() {
         ],
         b"",
     );
-    server.kubectl_ok(&["apply", "-f", "-"], TINY.as_bytes());
+    server.kubectl_ok(
+        &["apply", "-f", "-"],
+        apfkit_test_support::flow_control::ONE_SEAT_FOR_THE_PLAIN_USER.as_bytes(),
+    );
     let kubeconfig = server.kubeconfig().to_str().unwrap();
     let text = apfkit_ok(&["bootstrap", "--diff", "--kubeconfig", kubeconfig]);
     // The cluster's release is apfkit serve's (1.35), read from its /version.

@@ -509,30 +509,6 @@ fn widgets_are_authorized_by_the_aggregators_rbac_through_delegation() {
     );
 }
 
-/// A level with one seat that rejects, for `apfkit-user` (the data directory's plain user).
-const TINY: &str = "\
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: {name: tiny}
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 1
-    lendablePercent: 0
-    borrowingLimitPercent: 0
-    limitResponse: {type: Reject}
----
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: FlowSchema
-metadata: {name: plain-users}
-spec:
-  priorityLevelConfiguration: {name: tiny}
-  matchingPrecedence: 100
-  rules:
-  - subjects: [{kind: User, user: {name: apfkit-user}}]
-    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*']}]
-";
-
 /// curl as the data directory's plain user (`user.crt`): status line and headers, body.
 fn curl_as_user(data: &std::path::Path, url: &str, args: &[&str]) -> (String, String) {
     let mut curl = std::process::Command::new("curl");
@@ -567,7 +543,11 @@ fn proxied_requests_are_flow_controlled_and_audited_at_the_aggregator() {
         // The configuration first: read when the server starts.
         let first = start_aggregator(&apfkit);
         let kubeconfig = first.kubeconfig.clone();
-        kubectl_ok(&kubeconfig, &["apply", "-f", "-"], TINY.as_bytes());
+        kubectl_ok(
+            &kubeconfig,
+            &["apply", "-f", "-"],
+            apfkit_test_support::flow_control::ONE_SEAT_FOR_THE_PLAIN_USER.as_bytes(),
+        );
         kubectl_ok(
             &kubeconfig,
             &[
