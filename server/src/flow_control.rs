@@ -350,7 +350,7 @@ pub fn keep_configured(
 /// `routes` with kube-apiserver's `/debug/api_priority_and_fairness/` tables of `guard`:
 /// `dump_priority_levels`, `dump_queues` and `dump_requests` (with who asked for what when
 /// the query's `includeRequestDetails` is not empty, as upstream reads it), as text.
-pub fn debug_routes(routes: axum::Router, guard: &Guard) -> axum::Router {
+pub(crate) fn debug_routes(routes: axum::Router, guard: &Guard) -> axum::Router {
     use apfkit_dispatcher::dispatch::Dispatcher;
     use axum::routing::get;
     let text = |body: String| ([("content-type", "text/plain; charset=utf-8")], body);

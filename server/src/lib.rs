@@ -556,12 +556,14 @@ async fn build<B: Backend + 'static>(
         );
         let stats = estimates::ObjectStats::default();
         stats.refresh(&server).await;
-        let (layered, counted) = (guard.clone(), stats.clone());
-        server = server.with_layers(move |routes| {
-            flow_control::debug_routes(routes, &layered)
-                .layer(flow_control::layer(layered.clone(), counted.clone()))
-                .layer(axum::middleware::from_fn(flow_control::annotate_audit))
-        });
+        let (layered, counted, dumped) = (guard.clone(), stats.clone(), guard.clone());
+        server = server
+            .with_routes(move |routes| flow_control::debug_routes(routes, &dumped))
+            .with_layers(move |routes| {
+                routes
+                    .layer(flow_control::layer(layered.clone(), counted.clone()))
+                    .layer(axum::middleware::from_fn(flow_control::annotate_audit))
+            });
         let server = Arc::new(server);
         flow_control::keep_configured(server.clone(), guard, limit, read_at);
         estimates::keep_counted(server.clone(), stats);

@@ -5,6 +5,7 @@
 use apfkit_runtime::scheme::UnknownFields;
 use base64::Engine as _;
 
+use super::request_info::query_bool;
 use crate::error::ApiError;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::store::Revision;
@@ -158,16 +159,6 @@ fn decode_continue(token: &str) -> Result<Resume, ApiError> {
     })
 }
 
-fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
-    match value {
-        "true" | "1" | "True" | "TRUE" | "t" | "T" => Ok(true),
-        "false" | "0" | "False" | "FALSE" | "f" | "F" | "" => Ok(false),
-        _ => Err(ApiError::bad_request(format!(
-            "{name}: Invalid value: {value:?}: must be a boolean"
-        ))),
-    }
-}
-
 fn parse_number(name: &str, value: &str) -> Result<i64, ApiError> {
     value.parse::<i64>().map_err(|_| {
         ApiError::bad_request(format!(
@@ -210,9 +201,13 @@ impl Query {
             force: None,
         };
         let mut resource_version: Option<String> = None;
-        for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        // apimachinery reads the first value of a parameter (every value of `dryRun`).
+        let mut seen = std::collections::HashSet::new();
+        let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+            .filter(|(name, _)| name == "dryRun" || seen.insert(name.clone()));
+        for (name, value) in pairs {
             match name.as_ref() {
-                "watch" => parsed.watch = parse_bool("watch", &value)?,
+                "watch" => parsed.watch = query_bool(&value),
                 "labelSelector" => {
                     parsed.labels = LabelSelector::parse(&value)
                         .map_err(|e| ApiError::bad_request(e.to_string()))?;
@@ -228,14 +223,14 @@ impl Query {
                 "resourceVersion" if !value.is_empty() => resource_version = Some(value.into()),
                 "resourceVersionMatch" => parsed.resource_version_match = value.into_owned(),
                 "sendInitialEvents" => {
-                    parsed.send_initial_events = Some(parse_bool("sendInitialEvents", &value)?);
+                    parsed.send_initial_events = Some(query_bool(&value));
                 }
                 "timeoutSeconds" => {
                     let seconds = parse_number("timeoutSeconds", &value)?;
                     parsed.timeout_seconds = Some(u64::try_from(seconds.max(0)).unwrap_or(0));
                 }
                 "allowWatchBookmarks" => {
-                    parsed.bookmarks = parse_bool("allowWatchBookmarks", &value)?;
+                    parsed.bookmarks = query_bool(&value);
                 }
                 "dryRun" => match value.as_ref() {
                     "All" => parsed.dry_run = true,
@@ -260,7 +255,7 @@ impl Query {
                     }
                 }
                 "fieldManager" => parsed.field_manager = Some(value.into_owned()),
-                "force" => parsed.force = Some(parse_bool("force", &value)?),
+                "force" => parsed.force = Some(query_bool(&value)),
                 "includeObject" => {
                     parsed.include_object = match value.as_ref() {
                         "None" => IncludeObject::None,
@@ -476,7 +471,6 @@ mod tests {
             "resourceVersion=x",
             "limit=9223372036854775808",
             "limit=ten",
-            "watch=maybe",
             "dryRun=Some",
             "fieldValidation=Loose",
             "labelSelector=a%20in%20(",
@@ -484,6 +478,28 @@ mod tests {
         ] {
             assert_eq!(Query::parse(Some(bad)).unwrap_err().code, 400, "{bad}");
         }
+        // apimachinery's booleans: only `false` (in any case) and `0` are false.
+        for (query, watch) in [
+            ("watch=maybe", true),
+            ("watch=", true),
+            ("watch=FaLsE", false),
+            ("watch=0", false),
+            ("watch=1&watch=false", true),
+        ] {
+            assert_eq!(Query::parse(Some(query)).unwrap().watch, watch, "{query}");
+        }
+        let query =
+            Query::parse(Some("allowWatchBookmarks=yes&force=&sendInitialEvents=f")).unwrap();
+        assert_eq!(
+            (query.bookmarks, query.force, query.send_initial_events),
+            (true, Some(true), Some(true))
+        );
+        // The first value of a parameter is the one read.
+        let query = Query::parse(Some("limit=3&limit=ten&fieldManager=a&fieldManager=b")).unwrap();
+        assert_eq!(
+            (query.limit, query.field_manager.as_deref()),
+            (3, Some("a"))
+        );
         assert_eq!(Query::parse(Some("limit=-3")).unwrap().limit, 0);
         assert_eq!(
             Query::parse(Some("limit=9223372036854775807"))

@@ -148,32 +148,37 @@ impl RequestInfo {
     }
 }
 
-/// Whether a list is a watch, and the name a `metadata.name` field selector requires. Like
-/// kube-apiserver, a `watch` value that is not a boolean makes a watch unless it is `false`
-/// or `0`.
+/// Whether a list is a watch, and the name a `metadata.name` field selector requires, from
+/// the first value of each parameter, as apimachinery decodes query parameters.
 fn list_options(query: Option<&str>) -> (bool, Option<String>) {
-    let mut watch = false;
-    let mut name = None;
+    let mut watch = None;
+    let mut selector = None;
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match key.as_ref() {
-            "watch" => {
-                watch = !matches!(value.to_ascii_lowercase().as_str(), "false" | "0" | "");
-            }
-            "fieldSelector" => {
-                name = value
-                    .split(',')
-                    .filter_map(|term| {
-                        term.strip_prefix("metadata.name==")
-                            .or_else(|| term.strip_prefix("metadata.name="))
-                    })
-                    .map(str::trim)
-                    .find(|n| valid_path_segment(n))
-                    .map(str::to_owned);
-            }
+            "watch" if watch.is_none() => watch = Some(query_bool(&value)),
+            "fieldSelector" if selector.is_none() => selector = Some(value.into_owned()),
             _ => {}
         }
     }
-    (watch, name)
+    let name = selector.and_then(|selector| {
+        selector
+            .split(',')
+            .filter_map(|term| {
+                term.strip_prefix("metadata.name==")
+                    .or_else(|| term.strip_prefix("metadata.name="))
+            })
+            .map(str::trim)
+            .find(|n| valid_path_segment(n))
+            .map(str::to_owned)
+    });
+    (watch.unwrap_or(false), name)
+}
+
+/// A boolean query parameter's value as apimachinery reads it
+/// (`runtime.Convert_Slice_string_To_bool`): `false` in any case and `0` are false, anything
+/// else, the empty value included, is true.
+pub(crate) fn query_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
 }
 
 /// `path.IsValidPathSegmentName`: not `.` or `..`, no `/` or `%`.
@@ -431,6 +436,30 @@ mod tests {
                 "GET",
                 "/api/v1/namespaces/other/pods?watch=yes",
                 "watch",
+                "api",
+                "",
+                "v1",
+                "other",
+                "pods",
+                "",
+                "",
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/other/pods?watch=",
+                "watch",
+                "api",
+                "",
+                "v1",
+                "other",
+                "pods",
+                "",
+                "",
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/other/pods?watch=FALSE&watch=true",
+                "list",
                 "api",
                 "",
                 "v1",

@@ -23,7 +23,6 @@ pub(super) fn respond(code: u16, content_type: &str, body: impl Into<Body>) -> R
     response
 }
 
-/// A JSON document.
 /// An answer as Go's `http.Error` writes it: `message` and a newline as plain text, with
 /// `X-Content-Type-Options: nosniff` (kube-apiserver's 429s, its authorizer's 500s,
 /// kube-aggregator's 503s).

@@ -13,7 +13,7 @@ use super::audited::AuditId;
 use super::media::{self, Wanted};
 use super::request::{Target, drain, read_body};
 use super::request_info;
-use super::resource::{self, Path};
+use super::resource::{self, Action};
 use super::response::{error_response, json_response, respond};
 use super::server::{ApiServer, Catalog};
 use super::{discovery, openapi, reviews};
@@ -211,13 +211,10 @@ where
         && (info.api_prefix == "api") == info.api_group.is_empty()
     {
         let target = Target::resolve(&catalog, &info)?;
-        // The deprecated watch paths, which kube-apiserver still serves (and Ruby's
-        // kubeclient watches through): `/apis/G/V/watch/[namespaces/NS/]RESOURCE[/NAME]`.
-        let path = match segments.get(3) {
-            Some(&"watch") => Path::Watch,
-            _ => Path::Resource,
-        };
-        return resource::serve(server, target, request, path).await;
+        // The verb the request was authorized as decides what it does, on every path (the
+        // deprecated `/watch/` ones included, which Ruby's kubeclient still watches through).
+        let action = Action::of(&info, request.method(), &target)?;
+        return resource::serve(server, target, request, action).await;
     }
     match segments.as_slice() {
         ["version"] if is_get => Ok(json_response(

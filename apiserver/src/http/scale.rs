@@ -7,25 +7,28 @@
 use apfkit_runtime::Object;
 use apfkit_runtime::scheme::UnknownFields;
 use axum::extract::Request;
-use axum::http::{Method, header};
+use axum::http::header;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::media::{self, Format, Wanted};
 use super::query::Query;
 use super::request::{Target, header_text, read_body};
+use super::resource::Action;
 use super::response::{content_type, respond, written};
 use super::server::ApiServer;
 use crate::error::{ApiError, Cause, Subject};
 use crate::store::ScalePaths;
 use crate::store::UpdateKind;
 
-/// Serves `GET`, `PUT` and `PATCH` (JSON or merge patch) of `<object>/scale`.
+/// Serves `GET`, `PUT` and `PATCH` (JSON or merge patch) of `<object>/scale`, the actions
+/// [`Action::of`] lets through to a subresource.
 pub(super) async fn serve<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
     paths: &ScalePaths,
     request: Request,
+    action: Action,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -33,15 +36,14 @@ where
     let query = Query::parse(request.uri().query())?;
     let accept = header_text(&request, header::ACCEPT);
     let content = header_text(&request, header::CONTENT_TYPE);
-    let method = request.method().clone();
     let format = match media::negotiate(accept.as_deref(), false, false, false)? {
         Wanted::Object(format) => format,
         _ => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
-    let change = match method {
-        Method::GET => None,
-        Method::PUT => Some(Change::Replace(parse(&read_body(request).await?)?)),
-        Method::PATCH => {
+    let change = match action {
+        Action::Get => None,
+        Action::Update => Some(Change::Replace(parse(&read_body(request).await?)?)),
+        Action::Patch => {
             let body = read_body(request).await?.to_vec();
             let kind = content.as_deref().unwrap_or_default();
             let kind = kind.split(';').next().unwrap_or_default().trim();

@@ -60,6 +60,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) wrap: Option<RouterWrap>,
     /// Layers right in front of the routes, after authorization.
     pub(super) handler_wrap: Option<RouterWrap>,
+    /// The embedding server's own routes, beside the API's.
+    pub(super) extra_routes: Option<RouterWrap>,
     /// The request metrics, and `/metrics`, when asked for.
     pub(super) metrics: Option<Arc<metrics::RequestMetrics>>,
 }
@@ -147,6 +149,7 @@ where
             authorizer: None,
             wrap: None,
             handler_wrap: None,
+            extra_routes: None,
             auditor: None,
             metrics: None,
         }
@@ -174,6 +177,18 @@ where
         wrap: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
     ) -> Self {
         self.handler_wrap = Some(Box::new(wrap));
+        self
+    }
+
+    /// The server with the routes `add` puts beside the API's: paths of the embedding server's
+    /// own (debug handlers, say), served behind every layer a request of the API passes,
+    /// authorization included, as kube-apiserver serves its non-resource paths.
+    #[must_use]
+    pub fn with_routes(
+        mut self,
+        add: impl Fn(axum::Router) -> axum::Router + Send + Sync + 'static,
+    ) -> Self {
+        self.extra_routes = Some(Box::new(add));
         self
     }
 

@@ -32,6 +32,9 @@ where
                 }),
             );
         }
+        if let Some(add) = &self.extra_routes {
+            routes = add(routes);
+        }
         if let Some(wrap) = &self.handler_wrap {
             routes = wrap(routes);
         }

@@ -1,0 +1,4 @@
+//! The integration tests of apfkit-server, in one binary.
+
+mod in_process;
+mod routing;
