@@ -130,13 +130,17 @@ fn endpoints(slice: &EndpointSlice, loopback: Loopback) -> Vec<FieldError> {
                 )
             };
             match slice.address_type.as_str() {
-                "IPv4" => match address.parse::<Ipv4Addr>() {
-                    Ok(ip) => errors.extend(endpoint_ip(IpAddr::V4(ip), loopback).map(bad)),
-                    Err(_) => errors.push(bad("must be a valid IPv4 address")),
+                "IPv4" => match ipv4_of(address) {
+                    Some(ip) => errors.extend(endpoint_ip(IpAddr::V4(ip), loopback).map(bad)),
+                    None => errors.push(bad("must be a valid IPv4 address")),
                 },
                 "IPv6" => match address.parse::<Ipv6Addr>() {
-                    Ok(ip) => errors.extend(endpoint_ip(IpAddr::V6(ip), loopback).map(bad)),
-                    Err(_) => errors.push(bad("must be a valid IPv6 address")),
+                    // Go's `To4()` takes an IPv4-mapped address for the IPv4 one it holds,
+                    // so `IsValidIPv6Address` refuses it.
+                    Ok(ip) if ip.to_ipv4_mapped().is_none() => {
+                        errors.extend(endpoint_ip(IpAddr::V6(ip), loopback).map(bad));
+                    }
+                    _ => errors.push(bad("must be a valid IPv6 address")),
                 },
                 "FQDN" => {
                     for message in names::dns1123_subdomain(address) {
@@ -157,6 +161,18 @@ fn endpoints(slice: &EndpointSlice, loopback: Loopback) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// The IPv4 address `address` holds as Go's `ParseIP(address).To4()` reads it: dotted
+/// decimal, or an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`), which is then held to the
+/// same ranges as the address it maps.
+fn ipv4_of(address: &str) -> Option<Ipv4Addr> {
+    address.parse::<Ipv4Addr>().ok().or_else(|| {
+        address
+            .parse::<Ipv6Addr>()
+            .ok()
+            .and_then(|ip| ip.to_ipv4_mapped())
+    })
 }
 
 /// `ValidateEndpointIP`: what an endpoint address may not be; loopback allowed when the
@@ -362,6 +378,43 @@ mod tests {
                  link-local multicast range (224.0.0.0/24, ff02::/10)",
                 "endpoints[0].addresses[3]: Invalid value: \"::1\": must be a valid IPv4 address",
                 "endpoints[0].addresses[4]: Invalid value: \"1.2.3\": must be a valid IPv4 \
+                 address",
+            ]
+        );
+        // IPv4-mapped IPv6 addresses: the IPv4 address they map, as Go reads them; never IPv6.
+        assert_eq!(
+            messages(
+                &slice(
+                    &[
+                        "::ffff:127.0.0.1",
+                        "::ffff:169.254.169.254",
+                        "::ffff:0.0.0.0",
+                        "::ffff:10.0.0.1"
+                    ],
+                    "IPv4"
+                ),
+                Loopback::Refused
+            ),
+            [
+                "endpoints[0].addresses[0]: Invalid value: \"::ffff:127.0.0.1\": may not be in \
+                 the loopback range (127.0.0.0/8, ::1/128)",
+                "endpoints[0].addresses[1]: Invalid value: \"::ffff:169.254.169.254\": may not \
+                 be in the link-local range (169.254.0.0/16, fe80::/10)",
+                "endpoints[0].addresses[2]: Invalid value: \"::ffff:0.0.0.0\": may not be \
+                 unspecified (0.0.0.0)",
+            ]
+        );
+        assert_eq!(
+            messages(
+                &slice(&["::ffff:127.0.0.1", "::ffff:10.0.0.1", "1.2.3.4"], "IPv6"),
+                Loopback::Allowed
+            ),
+            [
+                "endpoints[0].addresses[0]: Invalid value: \"::ffff:127.0.0.1\": must be a \
+                 valid IPv6 address",
+                "endpoints[0].addresses[1]: Invalid value: \"::ffff:10.0.0.1\": must be a valid \
+                 IPv6 address",
+                "endpoints[0].addresses[2]: Invalid value: \"1.2.3.4\": must be a valid IPv6 \
                  address",
             ]
         );
