@@ -179,7 +179,7 @@ async fn probe(prober: &Backend, address: &str, port: u16, path: &str) -> Result
         format!("{address}:{port}")
     };
     let url = format!("https://{host}{path}");
-    let client = prober
+    let (client, _in_flight) = prober
         .client()
         .map_err(|why| format!("failing or missing response from {url}: {why}"))?;
     let uri: Uri = url

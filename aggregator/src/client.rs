@@ -2,6 +2,11 @@
 //! endpoint resolved, the server's certificate verified against the APIService's `caBundle`
 //! for the name `SERVICE.NAMESPACE.svc` (or not at all with `insecureSkipTLSVerify`, as
 //! kube-aggregator's transport does), presenting the front-proxy client certificate.
+//!
+//! As Go's HTTP/2 transport, which the aggregator's is: a connection's flow-control windows
+//! are 1 GiB and a stream's 4 MiB, so that clients that stop reading their answers hold back
+//! their own streams and never the connection, and a request that finds every connection's
+//! streams taken opens another connection rather than waiting for a stream.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +21,97 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 
 /// How long a connection may take to open (kube-aggregator's dialer: 30 s).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The receive window of an HTTP/2 connection (Go's `transportDefaultConnFlow`).
+const CONNECTION_WINDOW: u32 = 1 << 30;
+
+/// The receive window of an HTTP/2 stream (Go's `transportDefaultStreamFlow`): what one
+/// answer that its client does not read may hold here.
+const STREAM_WINDOW: u32 = 4 << 20;
+
+/// Requests in flight on one connection before another is opened. Go's transport opens one
+/// when the server's `MAX_CONCURRENT_STREAMS` are taken; hyper does not tell that number,
+/// so this is below what servers advertise (kube-apiserver's 1000 by default, Go's 250,
+/// hyper's 200, 100 at the least that RFC 9113 recommends).
+const STREAMS_PER_CONNECTION: usize = 100;
+
+type HyperClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>;
+
+/// The connections to one extension server, each a client of its own: a request takes the
+/// one with the fewest requests in flight, or a new one when every one has
+/// [`STREAMS_PER_CONNECTION`].
+pub(crate) struct Connections {
+    connector: hyper_rustls::HttpsConnector<HttpConnector>,
+    open: std::sync::Mutex<Vec<Connection>>,
+}
+
+struct Connection {
+    client: HyperClient,
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A request's place on a connection, given back when dropped (held by a proxied answer's
+/// body until its end).
+#[derive(Debug)]
+pub(crate) struct InFlight(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Connections {
+    fn new(connector: hyper_rustls::HttpsConnector<HttpConnector>) -> Self {
+        Connections {
+            connector,
+            open: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The client of the connection a request goes on, and its place there.
+    pub(crate) fn take(&self) -> (HyperClient, InFlight) {
+        use std::sync::atomic::Ordering;
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let least = open
+            .iter()
+            .min_by_key(|connection| connection.in_flight.load(Ordering::Relaxed))
+            .filter(|connection| {
+                connection.in_flight.load(Ordering::Relaxed) < STREAMS_PER_CONNECTION
+            });
+        let connection = match least {
+            Some(connection) => connection,
+            None => {
+                let mut builder = Client::builder(TokioExecutor::new());
+                builder
+                    .http2_initial_connection_window_size(CONNECTION_WINDOW)
+                    .http2_initial_stream_window_size(STREAM_WINDOW);
+                open.push(Connection {
+                    client: builder.build(self.connector.clone()),
+                    in_flight: Arc::default(),
+                });
+                open.last().unwrap_or_else(|| unreachable!("just pushed"))
+            }
+        };
+        connection.in_flight.fetch_add(1, Ordering::Relaxed);
+        (
+            connection.client.clone(),
+            InFlight(connection.in_flight.clone()),
+        )
+    }
+
+    /// Connections opened (each a client; an HTTP/1.1 one may hold several sockets).
+    #[cfg(test)]
+    pub(crate) fn opened(&self) -> usize {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+}
 
 /// The front-proxy client's certificate chain and key, PEM.
 #[derive(Debug, Clone, Default)]
@@ -34,10 +130,10 @@ pub(crate) struct Backend {
     insecure: bool,
     /// `None` when the TLS settings could not be made (a bad caBundle or identity): requests
     /// then fail as kube's do when its transport cannot be built.
-    client: Option<Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>>,
+    connections: Option<Arc<Connections>>,
     /// The same over HTTP/1.1 only, for requests that upgrade their connection (HTTP/2 has
     /// no `Upgrade`).
-    upgrades: Option<Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>>,
+    upgrades: Option<HyperClient>,
     /// Why the client could not be made.
     pub(crate) broken: Option<String>,
 }
@@ -79,19 +175,19 @@ impl Backend {
             let any = builder().enable_all_versions().wrap_connector(http.clone());
             let http1 = builder().enable_http1().wrap_connector(http);
             Ok((
-                Client::builder(TokioExecutor::new()).build(any),
+                Arc::new(Connections::new(any)),
                 Client::builder(TokioExecutor::new()).build(http1),
             ))
         });
-        let (client, upgrades, broken) = match made {
-            Ok((client, upgrades)) => (Some(client), Some(upgrades), None),
+        let (connections, upgrades, broken) = match made {
+            Ok((connections, upgrades)) => (Some(connections), Some(upgrades), None),
             Err(why) => (None, None, Some(why)),
         };
         Backend {
             server_name: server_name.to_owned(),
             ca_bundle: ca_bundle.to_vec(),
             insecure,
-            client,
+            connections,
             upgrades,
             broken,
         }
@@ -102,21 +198,23 @@ impl Backend {
         self.server_name == server_name && self.ca_bundle == ca_bundle && self.insecure == insecure
     }
 
-    /// The client, or why there is none.
-    pub(crate) fn client(
-        &self,
-    ) -> Result<&Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>, String>
-    {
-        self.client
+    /// The client of the connection a request goes on and its place there, or why there is
+    /// none.
+    pub(crate) fn client(&self) -> Result<(HyperClient, InFlight), String> {
+        self.connections
             .as_ref()
+            .map(|connections| connections.take())
             .ok_or_else(|| self.broken.clone().unwrap_or_default())
     }
 
+    /// The connections, for the tests that count them.
+    #[cfg(test)]
+    pub(crate) fn connections(&self) -> Option<&Connections> {
+        self.connections.as_deref()
+    }
+
     /// The HTTP/1.1 client for upgrading requests, or why there is none.
-    pub(crate) fn upgrade_client(
-        &self,
-    ) -> Result<&Client<hyper_rustls::HttpsConnector<HttpConnector>, axum::body::Body>, String>
-    {
+    pub(crate) fn upgrade_client(&self) -> Result<&HyperClient, String> {
         self.upgrades
             .as_ref()
             .ok_or_else(|| self.broken.clone().unwrap_or_default())

@@ -269,7 +269,7 @@ pub(crate) async fn fetch(
         .table()
         .resolve(remote)
         .map_err(|why| format!("{why:?}"))?;
-    let client = remote.backend.client()?.clone();
+    let (client, _in_flight) = remote.backend.client()?;
     let host = if address.contains(':') {
         format!("[{address}]:{port}")
     } else {

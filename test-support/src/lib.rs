@@ -2,12 +2,14 @@
 //! another crate's folders: [`etcd`] starts a real etcd (Debian's `etcd-server`) for the
 //! storage and command-line tests; [`process`] runs a command (kubectl, curl, a binary under
 //! test) within a time limit; [`guide`] reads the commands of the guides under `docs/`;
-//! [`flow_control`] holds APF configurations the server tests apply.
+//! [`flow_control`] holds APF configurations the server tests apply; [`extension`] serves
+//! extension API servers over TLS and HTTP/2 for the aggregator's tests.
 
 #![forbid(unsafe_code)]
 
 pub mod backends;
 pub mod etcd;
+pub mod extension;
 pub mod flow_control;
 pub mod guide;
 pub mod process;

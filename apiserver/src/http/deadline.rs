@@ -6,12 +6,14 @@
 //!
 //! Each request's handler runs as a task of its own, as upstream runs it in a goroutine: at
 //! the deadline the client gets its 504 and the handler goes on to its end (a write under way
-//! is not cut in half), its answer dropped.
+//! is not cut in half), its answer dropped. An answer whose body is still being sent at the
+//! deadline is cut there.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_runtime::Object;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 
@@ -86,9 +88,67 @@ where
         None => handler.await,
     };
     match finished {
-        Ok(response) => response,
+        Ok(response) => match deadline {
+            Some(deadline) => response.map(|body| Body::new(CutAtDeadline::new(body, deadline))),
+            None => response,
+        },
         // The panic's message and place went to standard error through the panic hook.
         Err(_) => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, PANICKED).into_response(),
+    }
+}
+
+/// An answer's body that ends with an error at the request's deadline, as kube-apiserver's
+/// timeout filter aborts a handler still writing then (`http.ErrAbortHandler`: the stream is
+/// reset): a streamed list, or an extension server's answer that never ends.
+struct CutAtDeadline {
+    inner: Body,
+    deadline: tokio::time::Instant,
+    /// Made the first time the body has nothing to give at once.
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl CutAtDeadline {
+    fn new(inner: Body, deadline: tokio::time::Instant) -> Self {
+        CutAtDeadline {
+            inner,
+            deadline,
+            timer: None,
+        }
+    }
+}
+
+impl http_body::Body for CutAtDeadline {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::future::Future as _;
+        use std::task::Poll;
+        let this = &mut *self;
+        if let Poll::Ready(frame) = std::pin::Pin::new(&mut this.inner).poll_frame(context) {
+            return Poll::Ready(frame);
+        }
+        let deadline = this.deadline;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match timer.as_mut().poll(context) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(
+                "request did not complete within the allotted timeout",
+            )))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

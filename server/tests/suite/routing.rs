@@ -18,6 +18,8 @@ use http_body_util::BodyExt as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 
+use super::support::{Did, Sent, admin, client, send};
+
 /// Every verb RBAC can grant that kube-apiserver reads from a resource request.
 const VERBS: [&str; 9] = [
     "get",
@@ -33,30 +35,6 @@ const VERBS: [&str; 9] = [
 
 const FLOW: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
 const WIDGETS: &str = "/apis/example.com/v1";
-
-/// What a request sends.
-enum Sent {
-    Nothing,
-    /// A JSON body (a create or an update).
-    Json(Value),
-    /// A merge patch.
-    Merge(Value),
-}
-
-/// What a request did, read from its answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Did {
-    /// Streamed a watch event.
-    Watch,
-    /// Answered a list (a list or a delete-collection).
-    List,
-    /// Answered one object of this kind (any kind when empty).
-    Object(&'static str),
-    /// Answered an error `Status`.
-    Refused,
-    /// Neither ended nor sent an event within 10 s.
-    Hung,
-}
 
 struct Row {
     method: &'static str,
@@ -417,135 +395,6 @@ fn rows() -> Vec<Row> {
     ]
 }
 
-/// A request's answer: its code, `Audit-Id` and what it did.
-struct Answer {
-    code: u16,
-    audit_id: String,
-    did: Did,
-    body: String,
-}
-
-/// Sends `method path` as the administrator, impersonating `user` when given.
-async fn send(
-    client: &kube::Client,
-    method: &str,
-    path: &str,
-    sent: &Sent,
-    user: Option<&str>,
-) -> Answer {
-    let mut request = http::Request::builder().method(method).uri(path);
-    if let Some(user) = user {
-        request = request.header("Impersonate-User", user);
-    }
-    let body = match sent {
-        Sent::Nothing => Vec::new(),
-        Sent::Json(value) => {
-            request = request.header("Content-Type", "application/json");
-            serde_json::to_vec(value).unwrap()
-        }
-        Sent::Merge(value) => {
-            request = request.header("Content-Type", "application/merge-patch+json");
-            serde_json::to_vec(value).unwrap()
-        }
-    };
-    let response = client
-        .send(request.body(kube::client::Body::from(body)).unwrap())
-        .await
-        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-    let code = response.status().as_u16();
-    let audit_id = response
-        .headers()
-        .get("audit-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_else(|| panic!("{method} {path}: no Audit-Id"))
-        .to_owned();
-    let mut body = response.into_body();
-    let mut bytes = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        // A watch never ends: its first line, an event, says what it is.
-        if let Some(line) = bytes
-            .split(|b| *b == b'\n')
-            .next()
-            .filter(|_| bytes.contains(&b'\n'))
-            && let Ok(event) = serde_json::from_slice::<Value>(line)
-            && event.get("type").is_some()
-            && event.get("object").is_some()
-        {
-            let body = String::from_utf8_lossy(line).into_owned();
-            return Answer {
-                code,
-                audit_id,
-                did: Did::Watch,
-                body,
-            };
-        }
-        match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => {
-                return Answer {
-                    code,
-                    audit_id,
-                    did: Did::Hung,
-                    body: String::from_utf8_lossy(&bytes).into_owned(),
-                };
-            }
-            Ok(None) => break,
-            Ok(Some(Err(e))) => panic!("{method} {path}: {e}"),
-            Ok(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    bytes.extend_from_slice(&data);
-                }
-            }
-        }
-    }
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let value: Value =
-        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"));
-    let kind = value["kind"].as_str().unwrap_or_default();
-    let did = if kind == "Status" && value["status"] == "Failure" {
-        Did::Refused
-    } else if kind.ends_with("List") {
-        Did::List
-    } else {
-        Did::Object(match kind {
-            "FlowSchema" => "FlowSchema",
-            "Service" => "Service",
-            "Scale" => "Scale",
-            _ => "",
-        })
-    };
-    Answer {
-        code,
-        audit_id,
-        did,
-        body: text,
-    }
-}
-
-async fn client(kubeconfig: &std::path::Path) -> kube::Client {
-    let options = KubeConfigOptions {
-        context: Some("apfkit".to_owned()),
-        ..KubeConfigOptions::default()
-    };
-    let config =
-        kube::Config::from_custom_kubeconfig(Kubeconfig::read_from(kubeconfig).unwrap(), &options)
-            .await
-            .unwrap();
-    kube::Client::try_from(config).unwrap()
-}
-
-/// As the administrator: an object created (201) or a request that must succeed.
-async fn admin(client: &kube::Client, method: &str, path: &str, sent: Sent) -> Answer {
-    let answer = send(client, method, path, &sent, None).await;
-    assert!(
-        (200..300).contains(&answer.code),
-        "{method} {path}: {} {}",
-        answer.code,
-        answer.body
-    );
-    answer
-}
-
 /// Users `only-VERB` (bound to that verb on every resource) and `all-but-VERB` (every other
 /// verb), and a wait until the authorizer knows them all.
 async fn bind_users(client: &kube::Client) {
@@ -787,7 +636,7 @@ async fn the_verb_authorized_is_the_verb_executed_and_audited_on_every_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_apf_debug_dumps_are_served_only_to_users_granted_their_path() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(Config::new(dir.path())).await.unwrap();
+    let server = start(Config::new(dir.path().join("data"))).await.unwrap();
     let admin_client = client(server.kubeconfig()).await;
     let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
     let options = KubeConfigOptions {
