@@ -7,6 +7,7 @@
 //! `scale` subresource), which share the request and response helpers; and under them the
 //! generic store ([`crate::store`]), the only way to storage.
 
+mod action;
 mod audited;
 mod create;
 mod deadline;

@@ -7,71 +7,17 @@ use std::sync::Arc;
 
 use apfkit_runtime::Object;
 use axum::extract::Request;
-use axum::http::{Method, header};
+use axum::http::header;
 use axum::response::Response;
 
+use super::action::Action;
 use super::media::{self, Format, Wanted};
 use super::query::Query;
 use super::request::{Target, Write, header_text, read_body};
-use super::request_info::RequestInfo;
 use super::response::AsTable;
 use super::server::ApiServer;
 use super::{create, delete, get, list, patch, scale, update, watch};
 use crate::error::ApiError;
-
-/// The handler a resource request runs: the verb its [`RequestInfo`] reads, the one it was
-/// authorized, flow-controlled and audited as, held to the methods kube-apiserver's routes
-/// take at its path (`k8s.io/apiserver/pkg/endpoints/installer.go`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Action {
-    Get,
-    List,
-    Watch,
-    Create,
-    Update,
-    Patch,
-    Delete,
-    DeleteCollection,
-}
-
-impl Action {
-    /// The action of a request with `info` and `method` at `target`: 404 where kube-apiserver
-    /// has no route for the path (a `/proxy/` path, a watch of a subresource), 405 where the
-    /// path's routes do not take the method (a `/watch/` path takes GET only, a subresource
-    /// GET, PUT and PATCH, the all-namespaces path of a namespaced resource GET only).
-    pub(super) fn of<H>(
-        info: &RequestInfo,
-        method: &Method,
-        target: &Target<H>,
-    ) -> Result<Action, ApiError> {
-        let subresource = target.status || target.scale;
-        let named = target.name.is_some();
-        let all_namespaces = target.served.config.namespaced && target.namespace.is_none();
-        let (action, allowed) = match info.verb.as_str() {
-            "proxy" => return Err(ApiError::no_route()),
-            "watch" if subresource => return Err(ApiError::no_route()),
-            "watch" => (Action::Watch, method == Method::GET),
-            "get" => (Action::Get, method == Method::GET),
-            "list" => (Action::List, method == Method::GET),
-            "create" => (Action::Create, !named && !all_namespaces),
-            "update" => (Action::Update, named),
-            "patch" => (Action::Patch, named),
-            "delete" => (Action::Delete, named && !subresource),
-            "deletecollection" => (Action::DeleteCollection, !all_namespaces),
-            _ => return Err(ApiError::method_not_allowed()),
-        };
-        if allowed {
-            Ok(action)
-        } else {
-            Err(ApiError::method_not_allowed())
-        }
-    }
-
-    /// Whether it reads (GET).
-    fn reads(self) -> bool {
-        matches!(self, Action::Get | Action::List | Action::Watch)
-    }
-}
 
 /// Serves one resource request as `action`.
 pub(super) async fn serve<H>(

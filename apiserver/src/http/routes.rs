@@ -9,11 +9,12 @@ use axum::extract::{Request, State};
 use axum::http::{Method, header};
 use axum::response::Response;
 
+use super::action::Action;
 use super::audited::AuditId;
 use super::media::{self, Wanted};
 use super::request::{Target, drain, read_body};
 use super::request_info;
-use super::resource::{self, Action};
+use super::resource;
 use super::response::{error_response, json_response, respond};
 use super::server::{ApiServer, Catalog};
 use super::{discovery, openapi, reviews};

@@ -11,10 +11,10 @@ use axum::http::header;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
+use super::action::Action;
 use super::media::{self, Format, Wanted};
 use super::query::Query;
 use super::request::{Target, header_text, read_body};
-use super::resource::Action;
 use super::response::{content_type, respond, written};
 use super::server::ApiServer;
 use crate::error::{ApiError, Cause, Subject};

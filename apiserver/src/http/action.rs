@@ -1,0 +1,62 @@
+//! What a resource request does: the verb its [`RequestInfo`] reads, held to the methods
+//! kube-apiserver's routes take at its path.
+
+use axum::http::Method;
+
+use super::request::Target;
+use super::request_info::RequestInfo;
+use crate::error::ApiError;
+
+/// The handler a resource request runs: the verb its [`RequestInfo`] reads, the one it was
+/// authorized, flow-controlled and audited as, held to the methods kube-apiserver's routes
+/// take at its path (`k8s.io/apiserver/pkg/endpoints/installer.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Action {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+}
+
+impl Action {
+    /// The action of a request with `info` and `method` at `target`: 404 where kube-apiserver
+    /// has no route for the path (a `/proxy/` path, a watch of a subresource), 405 where the
+    /// path's routes do not take the method (a `/watch/` path takes GET only, a subresource
+    /// GET, PUT and PATCH, the all-namespaces path of a namespaced resource GET only).
+    pub(super) fn of<H>(
+        info: &RequestInfo,
+        method: &Method,
+        target: &Target<H>,
+    ) -> Result<Action, ApiError> {
+        let subresource = target.status || target.scale;
+        let named = target.name.is_some();
+        let all_namespaces = target.served.config.namespaced && target.namespace.is_none();
+        let (action, allowed) = match info.verb.as_str() {
+            "proxy" => return Err(ApiError::no_route()),
+            "watch" if subresource => return Err(ApiError::no_route()),
+            "watch" => (Action::Watch, method == Method::GET),
+            "get" => (Action::Get, method == Method::GET),
+            "list" => (Action::List, method == Method::GET),
+            "create" => (Action::Create, !named && !all_namespaces),
+            "update" => (Action::Update, named),
+            "patch" => (Action::Patch, named),
+            "delete" => (Action::Delete, named && !subresource),
+            "deletecollection" => (Action::DeleteCollection, !all_namespaces),
+            _ => return Err(ApiError::method_not_allowed()),
+        };
+        if allowed {
+            Ok(action)
+        } else {
+            Err(ApiError::method_not_allowed())
+        }
+    }
+
+    /// Whether it reads (GET).
+    pub(super) fn reads(self) -> bool {
+        matches!(self, Action::Get | Action::List | Action::Watch)
+    }
+}
