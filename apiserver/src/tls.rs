@@ -76,6 +76,18 @@ fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> TlsError + '_ {
     }
 }
 
+/// The text of a PEM file, read within [`SETTINGS_FILE_LIMIT`] whatever the file is.
+fn read_pem(path: &Path) -> Result<String, TlsError> {
+    use apfkit_runtime::files::{FileError, SETTINGS_FILE_LIMIT, read_text_at_most};
+    read_text_at_most(path, SETTINGS_FILE_LIMIT).map_err(|error| match error {
+        FileError::Io(source) => TlsError::File {
+            path: path.to_owned(),
+            source,
+        },
+        other => invalid(path, other),
+    })
+}
+
 fn invalid(path: &Path, message: impl std::fmt::Display) -> TlsError {
     TlsError::Invalid {
         path: path.to_owned(),
@@ -119,23 +131,22 @@ pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Credentials, TlsError> {
     if !cert.exists() || !key.exists() || !ca_cert.exists() {
         generate(&ca_cert, &ca_key, &cert, &key, hosts)?;
     }
-    let chain = CertificateDer::pem_file_iter(&cert)
-        .map_err(|e| invalid(&cert, e))?
+    let chain = CertificateDer::pem_slice_iter(read_pem(&cert)?.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| invalid(&cert, e))?;
     if chain.is_empty() {
         return Err(invalid(&cert, "no certificate"));
     }
-    let private = PrivateKeyDer::from_pem_file(&key).map_err(|e| invalid(&key, e))?;
-    let ca_pem = std::fs::read_to_string(&ca_cert).map_err(file_error(&ca_cert))?;
+    let private =
+        PrivateKeyDer::from_pem_slice(read_pem(&key)?.as_bytes()).map_err(|e| invalid(&key, e))?;
+    let ca_pem = read_pem(&ca_cert)?;
     let mut clients = Vec::new();
     for (stem, user, groups, _) in CLIENTS {
         let [client_cert, client_key] = ["crt", "key"].map(|ext| dir.join(format!("{stem}.{ext}")));
         if !client_cert.exists() || !client_key.exists() {
             issue_client(&ca_cert, &ca_key, &client_cert, &client_key, user, groups)?;
         }
-        let read = |path: &Path| std::fs::read_to_string(path).map_err(file_error(path));
-        clients.push((read(&client_cert)?, read(&client_key)?));
+        clients.push((read_pem(&client_cert)?, read_pem(&client_key)?));
     }
     Ok(Credentials {
         chain,
@@ -181,11 +192,10 @@ pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
     if !cert.exists() || !key.exists() {
         issue_client(&ca_cert, &ca_key, &cert, &key, FRONT_PROXY_CLIENT, &[])?;
     }
-    let read = |path: &Path| std::fs::read_to_string(path).map_err(file_error(path));
     Ok(FrontProxy {
-        ca_pem: read(&ca_cert)?,
-        client_cert_pem: read(&cert)?,
-        client_key_pem: read(&key)?,
+        ca_pem: read_pem(&ca_cert)?,
+        client_cert_pem: read_pem(&cert)?,
+        client_key_pem: read_pem(&key)?,
     })
 }
 
@@ -221,8 +231,8 @@ fn issue_client(
     groups: &[&str],
 ) -> Result<(), TlsError> {
     let make = |message: rcgen::Error| invalid(cert, message);
-    let authority_pem = std::fs::read_to_string(ca_cert).map_err(file_error(ca_cert))?;
-    let authority_key_pem = std::fs::read_to_string(ca_key).map_err(file_error(ca_key))?;
+    let authority_pem = read_pem(ca_cert)?;
+    let authority_key_pem = read_pem(ca_key)?;
     let authority_key =
         rcgen::KeyPair::from_pem(&authority_key_pem).map_err(|e| invalid(ca_key, e))?;
     let issuer = rcgen::Issuer::from_ca_cert_pem(&authority_pem, authority_key)

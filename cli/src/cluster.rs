@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use apfkit_conversion::scheme::{Document, HubObject, Input, SCHEME, UnknownFields};
 use apfkit_dispatcher::release::Release;
 use apfkit_runtime::version::compare_kube_aware_version_strings;
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::KubeConfigOptions;
 
 use crate::failure::{Failure, Location};
 
@@ -73,18 +73,16 @@ pub async fn client(
         context: context.map(str::to_owned),
         ..KubeConfigOptions::default()
     };
-    let config = match kubeconfig {
-        Some(path) => {
-            let invalid =
-                |err: String| Failure::Invalid(format!("--kubeconfig {}: {err}", path.display()));
-            let text = crate::input::read_bounded(path).map_err(invalid)?;
-            let kubeconfig =
-                Kubeconfig::from_yaml(&text).map_err(|err| invalid(err.to_string()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &options).await
-        }
-        None => kube::Config::from_kubeconfig(&options).await,
-    }
-    .map_err(|err| Failure::Invalid(format!("kubeconfig: {err}")))?;
+    // Read within bounds, the files it names too (apfkit_apiserver::kubeconfig).
+    let kubeconfig = match kubeconfig {
+        Some(path) => apfkit_apiserver::kubeconfig::read(path)
+            .map_err(|err| Failure::Invalid(format!("--kubeconfig {err}")))?,
+        None => apfkit_apiserver::kubeconfig::from_environment()
+            .map_err(|err| Failure::Invalid(format!("kubeconfig: {err}")))?,
+    };
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|err| Failure::Invalid(format!("kubeconfig: {err}")))?;
     kube::Client::try_from(config).map_err(|err| Failure::Invalid(format!("client: {err}")))
 }
 

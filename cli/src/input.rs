@@ -400,23 +400,12 @@ impl Names {
     }
 }
 
-/// The largest file a flag names (a token file) that is read.
-const MAX_FLAG_FILE_BYTES: u64 = 4 << 20;
-
 /// The text of a file a flag names, at most 4 MiB, in UTF-8.
 ///
 /// # Errors
 ///
 /// A file that cannot be read, is larger, or is not UTF-8.
 pub fn read_bounded(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FLAG_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_FLAG_FILE_BYTES {
-        return Err("larger than 4 MiB".to_owned());
-    }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
+    apfkit_runtime::files::read_text_at_most(path, apfkit_runtime::files::SETTINGS_FILE_LIMIT)
+        .map_err(|error| error.to_string())
 }

@@ -38,7 +38,8 @@
 //! re-exported [`k8s_openapi`], the one trait kube-rs users already have), the [`Object`] trait of a scheme's hub
 //! object (its kind and metadata), the dynamic [`scheme::Scheme`] over a generated registry,
 //! the ConversionReview handler ([`review`]) and, with the `webhook` feature, an HTTPS
-//! conversion-webhook server (`webhook`).
+//! conversion-webhook server (`webhook`), and [`files`]: files named by flags read within a
+//! limit, whatever they are.
 
 #![forbid(unsafe_code)]
 
@@ -48,6 +49,7 @@ pub mod __private;
 pub mod convert;
 mod date_time;
 pub mod field;
+pub mod files;
 pub mod go_duration;
 #[cfg(feature = "https")]
 pub mod https;

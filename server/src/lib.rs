@@ -155,8 +155,13 @@ pub struct AuditConfig {
     pub log_path: Option<PathBuf>,
     /// How the log file is rotated.
     pub rotation: apfkit_apiserver::audit::log::Rotation,
-    /// Events queued for the writer before more are dropped (0: 10,000).
+    /// Events queued for the writer before more are dropped (0: 10,000); whatever their
+    /// number, at most [`apfkit_apiserver::audit::log::DEFAULT_BUFFER_BYTES`] of them.
     pub buffer: usize,
+    /// `--audit-log-truncate-enabled` with `--audit-log-truncate-max-event-size`: the largest
+    /// event written; a larger one loses its request and response objects, and is dropped
+    /// when still larger. `None`: no truncation, as kube-apiserver's default.
+    pub max_event_bytes: Option<usize>,
 }
 
 impl Config {
@@ -643,9 +648,13 @@ fn auditor(
     for warning in warnings {
         eprintln!("warning: {}: {warning}", policy_file.display());
     }
-    let buffer = match audit.buffer {
-        0 => log::DEFAULT_BUFFER,
-        n => n,
+    let buffer = log::Buffer {
+        events: match audit.buffer {
+            0 => log::DEFAULT_BUFFER,
+            n => n,
+        },
+        bytes: log::DEFAULT_BUFFER_BYTES,
+        max_event_bytes: audit.max_event_bytes,
     };
     let sink = log::LogSink::start(log::Destination::of_path(log_path, audit.rotation), buffer)
         .map_err(|e| Error::Start(format!("--audit-log-path: {e}")))?;

@@ -3,7 +3,6 @@
 
 use apfkit_runtime::scheme::StorageEncoding;
 use std::future::Future;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -224,8 +223,6 @@ const PAGE_BYTES: usize = 4 << 20;
 /// The largest response taken from etcd. A page larger than this is read again in halves;
 /// etcd's own client takes up to 2 GiB, but one value is at most etcd's request limit.
 const RECEIVE_BYTES: usize = 256 << 20;
-/// The largest file read from a flag: certificate bundles are kilobytes.
-const MAX_FILE_BYTES: u64 = 4 << 20;
 
 /// etcd's default `--max-request-bytes` (1.5 MiB): the largest write it takes.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 3 << 19;
@@ -267,25 +264,17 @@ pub fn normalize_prefix(prefix: &str) -> String {
     out
 }
 
-/// Reads a file named by `flag`, at most [`MAX_FILE_BYTES`] (so `/dev/zero` or a wrong path
-/// to a large file fails at once).
+/// Reads a file named by `flag`, at most [`SETTINGS_FILE_LIMIT`] (so `/dev/zero` or a wrong
+/// path to a large file fails at once).
 fn read(flag: &'static str, path: &Path) -> Result<Vec<u8>, StorageError> {
-    let failed = |message: String| StorageError::file(flag, path, message);
-    let file = std::fs::File::open(path).map_err(|err| failed(err.to_string()))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(failed("is a directory".to_owned()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| failed(err.to_string()))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(failed(format!(
-            "larger than {} MiB; not a PEM file",
-            MAX_FILE_BYTES >> 20
-        )));
-    }
-    Ok(bytes)
+    use apfkit_runtime::files::{FileError, SETTINGS_FILE_LIMIT, read_at_most};
+    read_at_most(path, SETTINGS_FILE_LIMIT).map_err(|error| {
+        let message = match error {
+            FileError::TooLarge(_) => format!("{error}; not a PEM file"),
+            other => other.to_string(),
+        };
+        StorageError::file(flag, path, message)
+    })
 }
 
 /// What a PEM file holds, for messages.

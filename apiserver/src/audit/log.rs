@@ -7,13 +7,19 @@
 //! Writing is buffered as kube-apiserver's `--audit-log-mode=batch` buffers it: each event
 //! is encoded on the request's path and queued; one thread writes the queue. A full queue
 //! (a slow or full disk) drops the event, which the auditor counts in
-//! `apiserver_audit_error_total{plugin="buffered"}`: a request never waits for the disk.
+//! `apiserver_audit_error_total{plugin="buffered"}`: a request never waits for the disk. The
+//! queue is bounded in events (`--audit-log-batch-buffer-size`) and in bytes
+//! ([`Buffer::bytes`]), so that a stalled log costs bounded memory whatever the events'
+//! size. With truncation (`--audit-log-truncate-enabled`), an event larger than
+//! `--audit-log-truncate-max-event-size` loses its request and response objects, as
+//! kube-apiserver's `truncate` plugin cuts it, and is dropped if still larger (counted under
+//! `plugin="truncate"`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::{Duration, SystemTime};
 
@@ -22,6 +28,37 @@ use super::{Event, Sink};
 /// Events queued before more are dropped (kube-apiserver's `--audit-log-batch-buffer-size`
 /// default).
 pub const DEFAULT_BUFFER: usize = 10_000;
+
+/// Bytes of events queued before more are dropped: what a stalled log may hold in memory.
+pub const DEFAULT_BUFFER_BYTES: usize = 64 << 20;
+
+/// kube-apiserver's `--audit-log-truncate-max-event-size` default (100 KiB).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 102_400;
+
+/// The annotation of an event truncated (`audit.k8s.io/truncated`).
+const TRUNCATED_ANNOTATION: &str = "audit.k8s.io/truncated";
+
+/// What the queue holds before it drops events, and how large one event may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buffer {
+    /// Events queued at most (`--audit-log-batch-buffer-size`).
+    pub events: usize,
+    /// Bytes of encoded events queued at most.
+    pub bytes: usize,
+    /// With truncation on (`--audit-log-truncate-enabled`), the largest event written
+    /// (`--audit-log-truncate-max-event-size`).
+    pub max_event_bytes: Option<usize>,
+}
+
+impl Default for Buffer {
+    fn default() -> Self {
+        Buffer {
+            events: DEFAULT_BUFFER,
+            bytes: DEFAULT_BUFFER_BYTES,
+            max_event_bytes: None,
+        }
+    }
+}
 
 /// lumberjack's size when none is given (`--audit-log-maxsize=0`): 100 MB.
 const DEFAULT_MAX_MEGABYTES: u64 = 100;
@@ -74,8 +111,13 @@ pub struct LogError {
 /// The buffered log: [`Sink`] for an [`super::Auditor`].
 pub struct LogSink {
     queue: SyncSender<Vec<u8>>,
+    /// Bytes queued and not yet written.
+    queued: Arc<AtomicUsize>,
+    buffer: Buffer,
     /// Lines the writer failed to write, not yet reported.
     failed: Arc<AtomicU64>,
+    /// Events dropped as too large even truncated, not yet reported.
+    too_large: AtomicU64,
 }
 
 impl std::fmt::Debug for LogSink {
@@ -87,13 +129,13 @@ impl std::fmt::Debug for LogSink {
 impl LogSink {
     /// Opens the log (making its directory, mode 0700, and the file, mode 0600, as
     /// kube-apiserver's `ensureLogFile` does) and starts the thread writing it; at most
-    /// `buffer` events wait. The thread ends, with everything queued written, once the sink
-    /// is dropped.
+    /// what `buffer` says waits. The thread ends, with everything queued written, once the
+    /// sink is dropped.
     ///
     /// # Errors
     ///
     /// The directory or the file cannot be made or opened.
-    pub fn start(destination: Destination, buffer: usize) -> Result<LogSink, LogError> {
+    pub fn start(destination: Destination, buffer: Buffer) -> Result<LogSink, LogError> {
         let writer = match destination {
             Destination::Stdout => Writer::Stream(Box::new(std::io::stdout())),
             Destination::File(path, rotation) => Writer::File(
@@ -104,30 +146,76 @@ impl LogSink {
         LogSink::with_writer(writer, buffer)
     }
 
-    fn with_writer(mut writer: Writer, buffer: usize) -> Result<LogSink, LogError> {
-        let (queue, lines) = std::sync::mpsc::sync_channel(buffer.max(1));
+    fn with_writer(mut writer: Writer, buffer: Buffer) -> Result<LogSink, LogError> {
+        let (queue, lines) = std::sync::mpsc::sync_channel(buffer.events.max(1));
         let failed = Arc::new(AtomicU64::new(0));
-        let counted = failed.clone();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (counted, written) = (failed.clone(), queued.clone());
         std::thread::Builder::new()
             .name("audit-log".to_owned())
-            .spawn(move || write_lines(&lines, &mut writer, &counted))
+            .spawn(move || write_lines(&lines, &mut writer, &counted, &written))
             .map_err(|source| LogError {
                 path: PathBuf::from("audit-log thread"),
                 source,
             })?;
-        Ok(LogSink { queue, failed })
+        Ok(LogSink {
+            queue,
+            queued,
+            buffer,
+            failed,
+            too_large: AtomicU64::new(0),
+        })
+    }
+
+    /// The event as a line, truncated as kube-apiserver's `truncate` plugin truncates it
+    /// when truncation is on: `None` when it is still too large.
+    fn line_of(&self, event: &Event) -> Option<Vec<u8>> {
+        let encode = |event: &Event| {
+            let mut line = serde_json::to_vec(event).ok()?;
+            line.push(b'\n');
+            Some(line)
+        };
+        let line = encode(event)?;
+        let Some(max) = self.buffer.max_event_bytes else {
+            return Some(line);
+        };
+        if line.len() <= max {
+            return Some(line);
+        }
+        let line = if event.level >= super::Level::Request {
+            let mut truncated = event.clone();
+            truncated.request_object = None;
+            truncated.response_object = None;
+            truncated
+                .annotations
+                .insert(TRUNCATED_ANNOTATION.to_owned(), "true".to_owned());
+            encode(&truncated)?
+        } else {
+            line
+        };
+        (line.len() <= max).then_some(line)
     }
 }
 
 impl Sink for LogSink {
     fn process(&self, event: &Event) -> bool {
-        let Ok(mut line) = serde_json::to_vec(event) else {
-            return false;
+        let Some(line) = self.line_of(event) else {
+            self.too_large.fetch_add(1, Ordering::Relaxed);
+            // Dropped by truncation, not by the buffer: counted as `truncate`'s.
+            return true;
         };
-        line.push(b'\n');
+        let length = line.len();
+        let before = self.queued.fetch_add(length, Ordering::AcqRel);
+        if before.saturating_add(length) > self.buffer.bytes {
+            self.queued.fetch_sub(length, Ordering::AcqRel);
+            return false;
+        }
         match self.queue.try_send(line) {
             Ok(()) => true,
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.queued.fetch_sub(length, Ordering::AcqRel);
+                false
+            }
         }
     }
 
@@ -137,6 +225,10 @@ impl Sink for LogSink {
 
     fn take_failed_writes(&self) -> u64 {
         self.failed.swap(0, Ordering::Relaxed)
+    }
+
+    fn take_truncation_drops(&self) -> u64 {
+        self.too_large.swap(0, Ordering::Relaxed)
     }
 }
 
@@ -164,8 +256,14 @@ impl Writer {
 
 /// Writes what is queued (a file line by line, as kube-apiserver's log backend writes each
 /// event), flushing standard output whenever the queue is empty, until the sink is gone;
-/// counts in `failed` the lines it could not write.
-fn write_lines(lines: &Receiver<Vec<u8>>, writer: &mut Writer, failed: &AtomicU64) {
+/// counts in `failed` the lines it could not write, and takes each line's bytes off
+/// `queued` once it is done with it.
+fn write_lines(
+    lines: &Receiver<Vec<u8>>,
+    writer: &mut Writer,
+    failed: &AtomicU64,
+    queued: &AtomicUsize,
+) {
     while let Ok(line) = lines.recv() {
         let mut next = Some(line);
         while let Some(line) = next {
@@ -173,6 +271,7 @@ fn write_lines(lines: &Receiver<Vec<u8>>, writer: &mut Writer, failed: &AtomicU6
                 tracing::error!("audit log: {error}");
                 failed.fetch_add(1, Ordering::Relaxed);
             }
+            queued.fetch_sub(line.len(), Ordering::AcqRel);
             next = lines.try_recv().ok();
         }
         if let Err(error) = writer.flush() {

@@ -178,6 +178,12 @@ pub trait Sink: Send + Sync {
     fn take_failed_writes(&self) -> u64 {
         0
     }
+
+    /// Events dropped since it was last asked because they were too large even truncated,
+    /// which the auditor counts in `apiserver_audit_error_total{plugin="truncate"}`.
+    fn take_truncation_drops(&self) -> u64 {
+        0
+    }
 }
 
 /// The policy and the sink of a server's auditing, with kube-apiserver's audit metrics
@@ -283,6 +289,13 @@ impl Auditor {
             let failed = self.sink.take_failed_writes();
             if failed > 0 {
                 metrics.errors.with_label_values(&["log"]).inc_by(failed);
+            }
+            let too_large = self.sink.take_truncation_drops();
+            if too_large > 0 {
+                metrics
+                    .errors
+                    .with_label_values(&["truncate"])
+                    .inc_by(too_large);
             }
         }
     }

@@ -145,15 +145,9 @@ impl Policy {
             path: shown.clone(),
             message,
         };
-        let size = std::fs::metadata(path)
-            .map_err(|e| read(e.to_string()))?
-            .len();
-        if size > MAX_POLICY_BYTES {
-            return Err(read(format!(
-                "larger than {MAX_POLICY_BYTES} bytes ({size} bytes)"
-            )));
-        }
-        let bytes = std::fs::read(path).map_err(|e| read(e.to_string()))?;
+        // At most the limit and a byte, whatever the file is (`/dev/zero`, a FIFO).
+        let bytes = apfkit_runtime::files::read_at_most(path, MAX_POLICY_BYTES)
+            .map_err(|e| read(e.to_string()))?;
         Policy::from_bytes(&bytes).map_err(|error| PolicyError::File {
             path: shown,
             error: Box::new(error),

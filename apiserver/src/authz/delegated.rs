@@ -112,8 +112,7 @@ impl DelegationError {
 /// The client configuration of the kubeconfig at `path`, its current context.
 async fn config(path: &Path) -> Result<kube::Config, DelegationError> {
     let failed = |error: String| DelegationError::kubeconfig(path, error);
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(path).map_err(|error| failed(error.to_string()))?;
+    let kubeconfig = crate::kubeconfig::read(path).map_err(failed)?;
     let options = kube::config::KubeConfigOptions::default();
     kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await

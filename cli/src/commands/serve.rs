@@ -50,9 +50,9 @@ use crate::failure::Failure;
 /// audits them: audit.k8s.io/v1 Events as JSON lines, at the level the policy's first
 /// matching rule gives, with the authorization decision and, beyond kube-apiserver, the
 /// flow schema, priority level, seats and queue wait of each request in its annotations
-/// (flowcontrol.apfkit/*). Events are buffered: a slow or full disk drops them (counted in
-/// apiserver_audit_error_total) rather than holding requests. Every answer carries its
-/// Audit-Id.
+/// (flowcontrol.apfkit/*). Events are buffered (at most 64 MiB): a slow or full disk drops
+/// them (counted in apiserver_audit_error_total) rather than holding requests. Every answer
+/// carries its Audit-Id.
 ///
 /// core/v1 Services and discovery.k8s.io/v1 EndpointSlices are served with kube-apiserver's
 /// defaults and checks (no cluster IPs are allocated), for what APIServices are resolved
@@ -161,9 +161,18 @@ pub struct ServeArgs {
     /// Days a rotated audit log is kept, by the time in its name; 0: any age.
     #[arg(long, value_name = "DAYS", default_value_t = 0)]
     audit_log_maxage: u64,
-    /// Audit events waiting for the disk before more are dropped (and counted).
+    /// Audit events waiting for the disk before more are dropped (and counted); whatever
+    /// their number, at most 64 MiB of them.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     audit_log_batch_buffer_size: usize,
+    /// Truncate audit events larger than --audit-log-truncate-max-event-size: their request
+    /// and response objects are left out (annotation audit.k8s.io/truncated), and an event
+    /// still larger is dropped (counted in apiserver_audit_error_total{plugin="truncate"}).
+    #[arg(long)]
+    audit_log_truncate_enabled: bool,
+    /// The largest audit event written, in bytes, with --audit-log-truncate-enabled.
+    #[arg(long, value_name = "BYTES", default_value_t = 102_400)]
+    audit_log_truncate_max_event_size: usize,
     /// Let EndpointSlices hold loopback addresses (127.0.0.0/8, ::1), which kube-apiserver
     /// refuses: for extension API servers listening on loopback beside this one.
     #[arg(long)]
@@ -233,6 +242,9 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
             max_age_days: args.audit_log_maxage,
         },
         buffer: args.audit_log_batch_buffer_size,
+        max_event_bytes: args
+            .audit_log_truncate_enabled
+            .then_some(args.audit_log_truncate_max_event_size),
     };
     if args.allow_loopback_endpoints {
         config.endpoints = apfkit_server::Endpoints::LoopbackAllowed;

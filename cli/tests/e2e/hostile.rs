@@ -474,3 +474,45 @@ fn status_refuses_hostile_metrics_in_bounded_memory() {
         }
     }
 }
+
+/// A kubeconfig, or a file it names, that is an endless device is read up to the limit and
+/// refused naming it, whether given by `--kubeconfig` or `$KUBECONFIG`: never read until
+/// memory runs out.
+#[test]
+fn endless_kubeconfigs_and_the_files_they_name_are_refused_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let naming = dir.path().join("kubeconfig");
+    std::fs::write(
+        &naming,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+         clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: u, user: {client-certificate: /dev/zero, client-key: /dev/zero}}]\n\
+         contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+    )
+    .unwrap();
+    let naming = naming.to_str().unwrap();
+    for (args, environment) in [
+        (vec!["status", "--kubeconfig", "/dev/zero"], None),
+        (vec!["status", "--kubeconfig", naming], None),
+        (vec!["status"], Some("/dev/zero")),
+        (vec!["bootstrap", "--diff", "--context", "c"], Some(naming)),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_apfkit"));
+        command.args(&args).env_remove("KUBECONFIG");
+        if let Some(kubeconfig) = environment {
+            command.env("KUBECONFIG", kubeconfig);
+        }
+        let output = super::run_within(command, b"", std::time::Duration::from_secs(30), |_| {});
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("/dev/zero: larger than 4 MiB"),
+            "{args:?} {environment:?}: {}",
+            stderr(&output)
+        );
+    }
+}

@@ -106,6 +106,18 @@ impl Server {
         &self.data
     }
 
+    /// The resident memory of the server's process, in bytes (`VmRSS`).
+    pub fn resident_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server's /proc status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .expect("VmRSS")
+            * 1024
+    }
+
     /// Runs curl against the server as the administrator (its client certificate, in
     /// system:masters) unless `args` bring credentials of their own (`--cert`, an
     /// `Authorization` header): `args` then the URL of `path`; answers the status code and

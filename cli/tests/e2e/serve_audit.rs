@@ -109,6 +109,80 @@ fn a_log_is_written_for_its_owner_only_with_the_flow_schema_of_each_request() {
     }
 }
 
+/// Issue 54, F9: a log whose reader stopped reading (a FIFO) holds no request and holds the
+/// server to its buffer's bytes: 60 creates of 3 MB audited at `RequestResponse` (which took
+/// it from 31 to 568 MB before the buffer was bounded in bytes) are answered at once, the
+/// events past 64 MiB dropped and counted.
+#[test]
+fn a_stalled_log_holds_no_request_and_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let fifo = dir.path().join("audit.log");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // A reader that opens the FIFO and never reads it.
+    let mut reader = Command::new("sh")
+        .args(["-c", "exec sleep 600 < \"$0\"", fifo.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let server = Server::start(&[
+        "--audit-policy-file",
+        policy.to_str().unwrap(),
+        "--audit-log-path",
+        fifo.to_str().unwrap(),
+    ]);
+    let before = server.resident_bytes();
+    let body = format!(
+        "{{\"apiVersion\":\"flowcontrol.apiserver.k8s.io/v1\",\"kind\":\"FlowSchema\",\
+         \"metadata\":{{\"name\":\"big\",\"annotations\":{{\"a\":\"{}\"}}}},\
+         \"spec\":{{\"priorityLevelConfiguration\":{{\"name\":\"workload-low\"}},\
+         \"matchingPrecedence\":10001}}}}",
+        "x".repeat(3_000_000)
+    );
+    let started = std::time::Instant::now();
+    let mut peak = before;
+    for _ in 0..60 {
+        let (status, _) = server.curl(
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+            &[
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                "@-",
+            ],
+            body.as_bytes(),
+        );
+        assert_eq!(status, 422, "refused, but audited with its 3 MB body");
+        peak = peak.max(server.resident_bytes());
+    }
+    assert!(started.elapsed() < Duration::from_secs(120));
+    let grown = peak.saturating_sub(before);
+    eprintln!(
+        "a stalled log: {} MiB, at most {} MiB",
+        before >> 20,
+        peak >> 20
+    );
+    assert!(
+        grown < 128 << 20,
+        "the server grew by {} MiB ({} to {} MiB)",
+        grown >> 20,
+        before >> 20,
+        peak >> 20
+    );
+    let (_, metrics) = server.curl("/metrics", &[], b"");
+    let metrics = String::from_utf8(metrics).unwrap();
+    let dropped: f64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("apiserver_audit_error_total{plugin=\"buffered\"} "))
+        .unwrap_or_else(|| panic!("the buffer's drops in\n{metrics}"))
+        .parse()
+        .unwrap();
+    assert!(dropped >= 30.0, "{dropped}");
+    let _ = reader.kill();
+    let _ = reader.wait();
+}
+
 /// The event of `audit_id` at `stage` in the log, once the writer has written it.
 fn wait_for_event(log: &std::path::Path, audit_id: &str, stage: &str) -> serde_json::Value {
     for _ in 0..100 {
@@ -162,7 +236,13 @@ fn bad_audit_flags_stop_the_server_naming_what_is_wrong() {
         (
             file("huge.yaml", &vec![b'#'; (1 << 20) + 1]),
             dir.path().join("audit.log"),
-            "larger than 1048576 bytes".to_owned(),
+            "larger than 1 MiB".to_owned(),
+        ),
+        // An endless device is read up to the limit, not until memory runs out.
+        (
+            std::path::PathBuf::from("/dev/zero"),
+            dir.path().join("audit.log"),
+            "failed to read file path \"/dev/zero\": larger than 1 MiB".to_owned(),
         ),
         (
             dir.path().join("missing.yaml"),

@@ -110,7 +110,11 @@ async fn serve(args: &Args) -> Result<(), String> {
     let resources = serving::resources().map_err(|e| e.to_string())?;
     let mut authenticator = Authenticator::new(true);
     if let Some(path) = &args.requestheader_client_ca_file {
-        let pem = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let pem = apfkit_runtime::files::read_text_at_most(
+            path,
+            apfkit_runtime::files::SETTINGS_FILE_LIMIT,
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
         let mut request_header =
             RequestHeader::new(&pem).map_err(|e| format!("{}: {e}", path.display()))?;
         request_header

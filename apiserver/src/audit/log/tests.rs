@@ -218,7 +218,10 @@ fn a_stalled_writer_drops_events_past_the_buffer_at_once_and_writes_the_rest_lat
             gate: gate.clone(),
             written: written.clone(),
         })),
-        4,
+        Buffer {
+            events: 4,
+            ..Buffer::default()
+        },
     )
     .unwrap();
     let started = std::time::Instant::now();
@@ -255,7 +258,10 @@ fn a_full_disk_loses_lines_but_not_the_writer() {
     }
     let sink = LogSink::start(
         Destination::File(PathBuf::from("/dev/full"), Rotation::default()),
-        8,
+        Buffer {
+            events: 8,
+            ..Buffer::default()
+        },
     )
     .unwrap();
     // Each write fails (ENOSPC); the writer says so and goes on taking events.
@@ -267,4 +273,102 @@ fn a_full_disk_loses_lines_but_not_the_writer() {
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(sink.take_failed_writes(), 4, "each failed write is counted");
     assert_eq!(sink.take_failed_writes(), 0, "and reported once");
+}
+
+/// An event at `level` carrying `object_bytes` of request object.
+fn large_event(n: usize, level: super::super::Level, object_bytes: usize) -> Event {
+    let mut event = event(n);
+    event.level = level;
+    let object = format!("{{\"data\":\"{}\"}}", "x".repeat(object_bytes));
+    event.request_object = Some(serde_json::value::RawValue::from_string(object).unwrap());
+    event
+}
+
+/// Issue 54, F9: a stalled log holds at most its bytes, however few events that is: 3 MB
+/// events stop being taken once 8 MiB wait, at once.
+#[test]
+fn a_stalled_writer_holds_at_most_the_buffers_bytes() {
+    let gate = Arc::new(Mutex::new(()));
+    let written = Arc::new(Mutex::new(Vec::new()));
+    let held = gate.lock().unwrap();
+    let sink = LogSink::with_writer(
+        Writer::Stream(Box::new(Stalled {
+            gate: gate.clone(),
+            written: written.clone(),
+        })),
+        Buffer {
+            events: 10_000,
+            bytes: 8 << 20,
+            max_event_bytes: None,
+        },
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let level = super::super::Level::RequestResponse;
+    let taken: Vec<bool> = (0..60)
+        .map(|n| sink.process(&large_event(n, level.clone(), 3_000_000)))
+        .collect();
+    assert!(started.elapsed() < Duration::from_secs(5), "never waits");
+    let kept = taken.iter().filter(|t| **t).count();
+    assert_eq!(kept, 2, "two 3 MB events fit in 8 MiB: {taken:?}");
+    assert!(sink.queued.load(Ordering::SeqCst) <= 8 << 20);
+    // Once written, the room is there again.
+    drop(held);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while sink.queued.load(Ordering::SeqCst) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lines are written"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(sink.process(&large_event(60, level, 3_000_000)));
+}
+
+/// kube-apiserver's `truncate` plugin: an event over the size loses its request and response
+/// objects and is annotated `audit.k8s.io/truncated`; one still over it (or at `Metadata`,
+/// which has no objects to lose) is dropped and counted as the plugin's.
+#[test]
+fn events_over_the_size_are_truncated_or_dropped() {
+    let written = Arc::new(Mutex::new(Vec::new()));
+    let gate = Arc::new(Mutex::new(()));
+    let sink = LogSink::with_writer(
+        Writer::Stream(Box::new(Stalled {
+            gate,
+            written: written.clone(),
+        })),
+        Buffer {
+            max_event_bytes: Some(DEFAULT_MAX_EVENT_BYTES),
+            ..Buffer::default()
+        },
+    )
+    .unwrap();
+    let request = super::super::Level::Request;
+    assert!(sink.process(&large_event(0, request.clone(), 10)));
+    assert!(sink.process(&large_event(1, request, 200_000)));
+    let mut metadata = event(2);
+    metadata
+        .annotations
+        .insert("note".to_owned(), "y".repeat(200_000));
+    assert!(sink.process(&metadata), "not the buffer's drop");
+    assert_eq!(sink.take_truncation_drops(), 1);
+    assert_eq!(sink.take_truncation_drops(), 0);
+    drop(sink);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let lines: Vec<serde_json::Value> = loop {
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        if lines.len() == 2 || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["requestObject"]["data"], "x".repeat(10));
+    assert!(lines[0]["annotations"].get(TRUNCATED_ANNOTATION).is_none());
+    assert!(lines[1].get("requestObject").is_none());
+    assert_eq!(lines[1]["annotations"][TRUNCATED_ANNOTATION], "true");
 }
