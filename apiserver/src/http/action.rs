@@ -12,13 +12,21 @@ use crate::error::ApiError;
 /// take at its path (`k8s.io/apiserver/pkg/endpoints/installer.go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Action {
+    /// An object, or its subresource (`get`).
     Get,
+    /// A collection (`list`), streamed when it is large.
     List,
+    /// A watch of a collection, or of one object through the deprecated `/watch/` path.
     Watch,
+    /// `create` (POST to a collection).
     Create,
+    /// `update` (PUT of an object or its subresource).
     Update,
+    /// `patch` (PATCH of an object or its subresource).
     Patch,
+    /// `delete` (DELETE of an object).
     Delete,
+    /// `deletecollection` (DELETE of a namespace's or a cluster's collection).
     DeleteCollection,
 }
 

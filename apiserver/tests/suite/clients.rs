@@ -22,6 +22,10 @@ async fn start(stalled_watch: Duration) -> Running {
 
 async fn connect(running: &Running) -> TlsStream<TcpStream> {
     let tcp = TcpStream::connect(running.address).await.unwrap();
+    tls(running, tcp).await
+}
+
+async fn tls(running: &Running, tcp: TcpStream) -> TlsStream<TcpStream> {
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
     running.connector.connect(name, tcp).await.unwrap()
 }
@@ -131,6 +135,56 @@ async fn watchers_that_never_read_hold_a_bounded_number_of_bytes() {
         running.server.watch_bytes_queued()
     );
     drop(watches);
+}
+
+/// What a stalled watch holds beyond its own queue (issue 54), measured as what its client
+/// drains before the 410 once the server has ended the watch (the queue is dropped then):
+/// the kernel's buffers on both sides and what hyper holds for the connection, with the
+/// kernel's own receive buffer and with a 4 KiB one (a small window).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_stalled_watch_holds_beyond_its_queue_is_the_connections_buffers() {
+    for receive_buffer in [None, Some(4096u32)] {
+        let running = start(Duration::from_millis(300)).await;
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        if let Some(bytes) = receive_buffer {
+            socket.set_recv_buffer_size(bytes).unwrap();
+        }
+        let tcp = socket.connect(running.address).await.unwrap();
+        let mut watch = tls(&running, tcp).await;
+        let head = format!(
+            "GET {FLOW_SCHEMAS}?watch=true HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        );
+        watch.write_all(head.as_bytes()).await.unwrap();
+        watch.flush().await.unwrap();
+        assert!(
+            wait_until(Duration::from_secs(5), || running.server.open_watches()
+                == 1)
+            .await
+        );
+        for i in 0..400 {
+            running.create(&format!("fs-{i:03}"), 16 << 10).await;
+        }
+        assert!(
+            wait_until(Duration::from_secs(10), || running.server.open_watches()
+                == 0)
+            .await,
+            "the stalled watch is still open"
+        );
+        let mut response = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), watch.read_to_end(&mut response))
+            .await
+            .expect("the ended watch's response ends")
+            .unwrap_or_default();
+        let drained = String::from_utf8_lossy(&response)
+            .rfind("{\"type\":\"ERROR\"")
+            .expect("the 410 comes last");
+        eprintln!(
+            "a stalled watch, receive buffer {}: {} KiB drained before its 410",
+            receive_buffer.map_or("the kernel's".to_owned(), |b| format!("{b} B")),
+            drained >> 10
+        );
+        assert!(drained < 16 << 20, "{drained} bytes on their way");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

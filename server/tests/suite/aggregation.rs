@@ -19,7 +19,7 @@ async fn a_proxied_answer_is_cut_at_its_deadline_and_redirects_are_not_passed_on
     let mut config = Config::new(dir.path().join("data"));
     config.endpoints = Endpoints::LoopbackAllowed;
     let server = start(config).await.unwrap();
-    let client = client(server.kubeconfig()).await;
+    let client = client(server.kubeconfig(), "apfkit").await;
     for (path, object) in [
         (
             "/api/v1/namespaces/ns/services",

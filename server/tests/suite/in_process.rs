@@ -4,19 +4,8 @@
 use apfkit_server::{Config, Error, start};
 use apfkit_types::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use kube::api::{Api, ListParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
-async fn client(kubeconfig: &std::path::Path, context: &str) -> kube::Client {
-    let options = KubeConfigOptions {
-        context: Some(context.to_owned()),
-        ..KubeConfigOptions::default()
-    };
-    let config =
-        kube::Config::from_custom_kubeconfig(Kubeconfig::read_from(kubeconfig).unwrap(), &options)
-            .await
-            .unwrap();
-    kube::Client::try_from(config).unwrap()
-}
+use super::support::client;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_starts_the_server_and_uses_it_with_kube_rs() {

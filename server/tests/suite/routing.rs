@@ -508,7 +508,7 @@ async fn the_verb_authorized_is_the_verb_executed_and_audited_on_every_path() {
     };
     config.crds = vec![("widgets".to_owned(), widget_crd())];
     let server = start(config).await.unwrap();
-    let client = client(server.kubeconfig()).await;
+    let client = client(server.kubeconfig(), "apfkit").await;
 
     for name in ["f1", "f2", "watch", "proxy"] {
         let path = format!("{FLOW}/flowschemas");
@@ -637,7 +637,7 @@ async fn the_verb_authorized_is_the_verb_executed_and_audited_on_every_path() {
 async fn the_apf_debug_dumps_are_served_only_to_users_granted_their_path() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(Config::new(dir.path().join("data"))).await.unwrap();
-    let admin_client = client(server.kubeconfig()).await;
+    let admin_client = client(server.kubeconfig(), "apfkit").await;
     let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
     let options = KubeConfigOptions {
         context: Some("apfkit-user".to_owned()),

@@ -148,9 +148,11 @@ pub(crate) async fn send(
     }
 }
 
-pub(crate) async fn client(kubeconfig: &std::path::Path) -> kube::Client {
+/// A client of the server whose kubeconfig is at `kubeconfig`, as its `context` (`apfkit`:
+/// the administrator; `apfkit-user`: a plain user).
+pub(crate) async fn client(kubeconfig: &std::path::Path, context: &str) -> kube::Client {
     let options = KubeConfigOptions {
-        context: Some("apfkit".to_owned()),
+        context: Some(context.to_owned()),
         ..KubeConfigOptions::default()
     };
     let config =

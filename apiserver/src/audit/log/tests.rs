@@ -208,22 +208,31 @@ fn event(n: usize) -> Event {
     }
 }
 
-#[test]
-fn a_stalled_writer_drops_events_past_the_buffer_at_once_and_writes_the_rest_later() {
+/// What [`Stalled`] has written.
+type Written = Arc<Mutex<Vec<u8>>>;
+
+/// A sink writing into memory through [`Stalled`] (its gate, and what was written).
+fn sink_behind_a_gate(buffer: Buffer) -> (LogSink, Arc<Mutex<()>>, Written) {
     let gate = Arc::new(Mutex::new(()));
     let written = Arc::new(Mutex::new(Vec::new()));
-    let held = gate.lock().unwrap();
     let sink = LogSink::with_writer(
         Writer::Stream(Box::new(Stalled {
             gate: gate.clone(),
             written: written.clone(),
         })),
-        Buffer {
-            events: 4,
-            ..Buffer::default()
-        },
+        buffer,
     )
     .unwrap();
+    (sink, gate, written)
+}
+
+#[test]
+fn a_stalled_writer_drops_events_past_the_buffer_at_once_and_writes_the_rest_later() {
+    let (sink, gate, written) = sink_behind_a_gate(Buffer {
+        events: 4,
+        ..Buffer::default()
+    });
+    let held = gate.lock().unwrap();
     let started = std::time::Instant::now();
     let taken: Vec<bool> = (0..50).map(|n| sink.process(&event(n))).collect();
     assert!(started.elapsed() < Duration::from_secs(5), "never waits");
@@ -288,21 +297,12 @@ fn large_event(n: usize, level: super::super::Level, object_bytes: usize) -> Eve
 /// events stop being taken once 8 MiB wait, at once.
 #[test]
 fn a_stalled_writer_holds_at_most_the_buffers_bytes() {
-    let gate = Arc::new(Mutex::new(()));
-    let written = Arc::new(Mutex::new(Vec::new()));
+    let (sink, gate, _) = sink_behind_a_gate(Buffer {
+        events: 10_000,
+        bytes: 8 << 20,
+        max_event_bytes: None,
+    });
     let held = gate.lock().unwrap();
-    let sink = LogSink::with_writer(
-        Writer::Stream(Box::new(Stalled {
-            gate: gate.clone(),
-            written: written.clone(),
-        })),
-        Buffer {
-            events: 10_000,
-            bytes: 8 << 20,
-            max_event_bytes: None,
-        },
-    )
-    .unwrap();
     let started = std::time::Instant::now();
     let level = super::super::Level::RequestResponse;
     let taken: Vec<bool> = (0..60)
@@ -330,19 +330,10 @@ fn a_stalled_writer_holds_at_most_the_buffers_bytes() {
 /// which has no objects to lose) is dropped and counted as the plugin's.
 #[test]
 fn events_over_the_size_are_truncated_or_dropped() {
-    let written = Arc::new(Mutex::new(Vec::new()));
-    let gate = Arc::new(Mutex::new(()));
-    let sink = LogSink::with_writer(
-        Writer::Stream(Box::new(Stalled {
-            gate,
-            written: written.clone(),
-        })),
-        Buffer {
-            max_event_bytes: Some(DEFAULT_MAX_EVENT_BYTES),
-            ..Buffer::default()
-        },
-    )
-    .unwrap();
+    let (sink, _, written) = sink_behind_a_gate(Buffer {
+        max_event_bytes: Some(DEFAULT_MAX_EVENT_BYTES),
+        ..Buffer::default()
+    });
     let request = super::super::Level::Request;
     assert!(sink.process(&large_event(0, request.clone(), 10)));
     assert!(sink.process(&large_event(1, request, 200_000)));
