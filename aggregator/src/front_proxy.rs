@@ -2,14 +2,11 @@
 //! connection, its credentials or any front-proxy header it sent, then the user in
 //! client-go's `SetAuthProxyHeaders` headers.
 
-use apfkit_apiserver::auth::UserInfo;
+use apfkit_apiserver::auth::{
+    REMOTE_EXTRA_HEADER_PREFIX, REMOTE_GROUP_HEADER, REMOTE_UID_HEADER, REMOTE_USER_HEADER,
+    UserInfo,
+};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
-
-/// The headers that name a proxied request's user (client-go's `SetAuthProxyHeaders`).
-const REMOTE_USER: &str = "x-remote-user";
-const REMOTE_UID: &str = "x-remote-uid";
-const REMOTE_GROUP: &str = "x-remote-group";
-const REMOTE_EXTRA_PREFIX: &str = "x-remote-extra-";
 
 /// The headers of a proxied request: the client's, without those of its connection, its
 /// credentials (kube-apiserver's authentication drops `Authorization`) or any front-proxy
@@ -22,8 +19,10 @@ pub(crate) fn forward_headers(headers: &mut HeaderMap, user: &UserInfo) {
         .keys()
         .filter(|name| {
             let name = name.as_str();
-            matches!(name, REMOTE_USER | REMOTE_UID | REMOTE_GROUP)
-                || name.starts_with(REMOTE_EXTRA_PREFIX)
+            matches!(
+                name,
+                REMOTE_USER_HEADER | REMOTE_UID_HEADER | REMOTE_GROUP_HEADER
+            ) || name.starts_with(REMOTE_EXTRA_HEADER_PREFIX)
         })
         .cloned()
         .collect();
@@ -32,21 +31,21 @@ pub(crate) fn forward_headers(headers: &mut HeaderMap, user: &UserInfo) {
     }
     let value = |text: &str| HeaderValue::from_str(text).ok();
     if let Some(name) = value(&user.name) {
-        headers.insert(REMOTE_USER, name);
+        headers.insert(REMOTE_USER_HEADER, name);
     }
     if !user.uid.is_empty()
         && let Some(uid) = value(&user.uid)
     {
-        headers.insert(REMOTE_UID, uid);
+        headers.insert(REMOTE_UID_HEADER, uid);
     }
     for group in &user.groups {
         if let Some(group) = value(group) {
-            headers.append(REMOTE_GROUP, group);
+            headers.append(REMOTE_GROUP_HEADER, group);
         }
     }
     for (key, values) in &user.extra {
         let Ok(name) = HeaderName::from_bytes(
-            format!("{REMOTE_EXTRA_PREFIX}{}", escape_extra_key(key)).as_bytes(),
+            format!("{REMOTE_EXTRA_HEADER_PREFIX}{}", escape_extra_key(key)).as_bytes(),
         ) else {
             continue;
         };

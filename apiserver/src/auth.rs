@@ -83,6 +83,18 @@ impl UserInfo {
 #[error("token file: {0}")]
 pub struct TokenFileError(String);
 
+/// The header a front proxy names a request's user in: what client-go's
+/// `SetAuthProxyHeaders` sends and kube's `--requestheader-username-headers` reads by
+/// default (lower-case, as HTTP/2 writes header names).
+pub const REMOTE_USER_HEADER: &str = "x-remote-user";
+/// The header of the user's uid (`--requestheader-uid-headers`).
+pub const REMOTE_UID_HEADER: &str = "x-remote-uid";
+/// The header of the user's groups, once per group (`--requestheader-group-headers`).
+pub const REMOTE_GROUP_HEADER: &str = "x-remote-group";
+/// The prefix of the headers of the user's extra values, the key after it, percent-encoded
+/// (`--requestheader-extra-headers-prefix`).
+pub const REMOTE_EXTRA_HEADER_PREFIX: &str = "x-remote-extra-";
+
 /// kube's request-header authentication (`--requestheader-*`, k8s.io/apiserver
 /// `authentication/request/headerrequest`): a request whose client certificate the
 /// front-proxy authority signed, with a common name allowed, is the user its headers name,
@@ -157,10 +169,10 @@ impl RequestHeader {
             verifier,
             checked: Arc::default(),
             allowed_names: Vec::new(),
-            username_headers: names("X-Remote-User"),
-            uid_headers: names("X-Remote-Uid"),
-            group_headers: names("X-Remote-Group"),
-            extra_header_prefixes: names("X-Remote-Extra-"),
+            username_headers: names(REMOTE_USER_HEADER),
+            uid_headers: names(REMOTE_UID_HEADER),
+            group_headers: names(REMOTE_GROUP_HEADER),
+            extra_header_prefixes: names(REMOTE_EXTRA_HEADER_PREFIX),
         })
     }
 
