@@ -155,9 +155,13 @@ pub struct AuditConfig {
     pub log_path: Option<PathBuf>,
     /// How the log file is rotated.
     pub rotation: apfkit_apiserver::audit::log::Rotation,
-    /// Events queued for the writer before more are dropped (0: 10,000); whatever their
-    /// number, at most [`apfkit_apiserver::audit::log::DEFAULT_BUFFER_BYTES`] of them.
+    /// Events queued for the writer before requests wait or events are dropped (0: 10,000);
+    /// whatever their number, at most [`apfkit_apiserver::audit::log::DEFAULT_BUFFER_BYTES`]
+    /// of them.
     pub buffer: usize,
+    /// `--audit-log-mode`: requests wait for room in the log's buffer (blocking, kube's
+    /// default), or events that find it full are dropped (batch).
+    pub mode: apfkit_apiserver::audit::log::Mode,
     /// `--audit-log-truncate-enabled` with `--audit-log-truncate-max-event-size`: the largest
     /// event written; a larger one loses its request and response objects, and is dropped
     /// when still larger. `None`: no truncation, as kube-apiserver's default.
@@ -654,6 +658,7 @@ fn auditor(
             n => n,
         },
         bytes: log::DEFAULT_BUFFER_BYTES,
+        mode: audit.mode,
         max_event_bytes: audit.max_event_bytes,
     };
     let sink = log::LogSink::start(log::Destination::of_path(log_path, audit.rotation), buffer)

@@ -4,13 +4,14 @@
 //! the file renamed `NAME-2006-01-02T15-04-05.000.EXT` (UTC) before a write would take it past
 //! its size, the oldest backups removed past the count or the age.
 //!
-//! Writing is buffered as kube-apiserver's `--audit-log-mode=batch` buffers it: each event
-//! is encoded on the request's path and queued; one thread writes the queue. A full queue
-//! (a slow or full disk) drops the event, which the auditor counts in
-//! `apiserver_audit_error_total{plugin="buffered"}`: a request never waits for the disk. The
-//! queue is bounded in events (`--audit-log-batch-buffer-size`) and in bytes
+//! Each event is encoded on the request's path and queued; one thread writes the queue,
+//! which is bounded in events (`--audit-log-batch-buffer-size`) and in bytes
 //! ([`Buffer::bytes`]), so that a stalled log costs bounded memory whatever the events'
-//! size. With truncation (`--audit-log-truncate-enabled`), an event larger than
+//! size. In [`Mode::Blocking`] (`--audit-log-mode=blocking`, kube-apiserver's default) a
+//! request waits, before it is served, until the queue has room ([`LogSink`]'s
+//! [`Sink::room`]): a slow disk slows requests and no event is dropped. In [`Mode::Batch`] a
+//! full queue drops the event, which the auditor counts in
+//! `apiserver_audit_error_total{plugin="buffered"}`: a request never waits for the disk. With truncation (`--audit-log-truncate-enabled`), an event larger than
 //! `--audit-log-truncate-max-event-size` loses its request and response objects, as
 //! kube-apiserver's `truncate` plugin cuts it, and is dropped if still larger (counted under
 //! `plugin="truncate"`).
@@ -38,13 +39,26 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 102_400;
 /// The annotation of an event truncated (`audit.k8s.io/truncated`).
 const TRUNCATED_ANNOTATION: &str = "audit.k8s.io/truncated";
 
-/// What the queue holds before it drops events, and how large one event may be.
+/// What a full queue does (`--audit-log-mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// A request waits for room in the queue before it is served; no event is dropped
+    /// (kube-apiserver's default).
+    #[default]
+    Blocking,
+    /// An event that finds the queue full is dropped and counted; no request waits.
+    Batch,
+}
+
+/// What the queue holds, what a full one does, and how large one event may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Buffer {
     /// Events queued at most (`--audit-log-batch-buffer-size`).
     pub events: usize,
     /// Bytes of encoded events queued at most.
     pub bytes: usize,
+    /// What a full queue does.
+    pub mode: Mode,
     /// With truncation on (`--audit-log-truncate-enabled`), the largest event written
     /// (`--audit-log-truncate-max-event-size`).
     pub max_event_bytes: Option<usize>,
@@ -55,8 +69,36 @@ impl Default for Buffer {
         Buffer {
             events: DEFAULT_BUFFER,
             bytes: DEFAULT_BUFFER_BYTES,
+            mode: Mode::default(),
             max_event_bytes: None,
         }
+    }
+}
+
+/// What is queued and not yet written, shared with the writer, which wakes the requests
+/// waiting for room as it writes.
+#[derive(Default)]
+struct Queued {
+    bytes: AtomicUsize,
+    events: AtomicUsize,
+    room: tokio::sync::Notify,
+}
+
+impl Queued {
+    fn add(&self, bytes: usize) -> usize {
+        self.events.fetch_add(1, Ordering::AcqRel);
+        self.bytes.fetch_add(bytes, Ordering::AcqRel)
+    }
+
+    fn remove(&self, bytes: usize) {
+        self.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        self.events.fetch_sub(1, Ordering::AcqRel);
+        self.room.notify_waiters();
+    }
+
+    fn has_room(&self, buffer: &Buffer) -> bool {
+        self.bytes.load(Ordering::Acquire) < buffer.bytes
+            && self.events.load(Ordering::Acquire) < buffer.events.max(1)
     }
 }
 
@@ -110,9 +152,8 @@ pub struct LogError {
 
 /// The buffered log: [`Sink`] for an [`super::Auditor`].
 pub struct LogSink {
-    queue: SyncSender<Vec<u8>>,
-    /// Bytes queued and not yet written.
-    queued: Arc<AtomicUsize>,
+    queue: Queue,
+    queued: Arc<Queued>,
     buffer: Buffer,
     /// Lines the writer failed to write, not yet reported.
     failed: Arc<AtomicU64>,
@@ -147,9 +188,20 @@ impl LogSink {
     }
 
     fn with_writer(mut writer: Writer, buffer: Buffer) -> Result<LogSink, LogError> {
-        let (queue, lines) = std::sync::mpsc::sync_channel(buffer.events.max(1));
+        // Blocking: requests wait for room before they are served, so the events of those
+        // admitted are always taken (the queue holds what they bring past the bounds).
+        let (queue, lines) = match buffer.mode {
+            Mode::Batch => {
+                let (queue, lines) = std::sync::mpsc::sync_channel(buffer.events.max(1));
+                (Queue::Dropping(queue), lines)
+            }
+            Mode::Blocking => {
+                let (queue, lines) = std::sync::mpsc::channel();
+                (Queue::Taking(queue), lines)
+            }
+        };
         let failed = Arc::new(AtomicU64::new(0));
-        let queued = Arc::new(AtomicUsize::new(0));
+        let queued = Arc::new(Queued::default());
         let (counted, written) = (failed.clone(), queued.clone());
         std::thread::Builder::new()
             .name("audit-log".to_owned())
@@ -205,18 +257,35 @@ impl Sink for LogSink {
             return true;
         };
         let length = line.len();
-        let before = self.queued.fetch_add(length, Ordering::AcqRel);
-        if before.saturating_add(length) > self.buffer.bytes {
-            self.queued.fetch_sub(length, Ordering::AcqRel);
-            return false;
+        let before = self.queued.add(length);
+        let sent = match &self.queue {
+            Queue::Dropping(_) if before.saturating_add(length) > self.buffer.bytes => false,
+            Queue::Dropping(queue) => match queue.try_send(line) {
+                Ok(()) => true,
+                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+            },
+            Queue::Taking(queue) => queue.send(line).is_ok(),
+        };
+        if !sent {
+            self.queued.remove(length);
         }
-        match self.queue.try_send(line) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.queued.fetch_sub(length, Ordering::AcqRel);
-                false
+        sent
+    }
+
+    fn room(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            if self.buffer.mode != Mode::Blocking {
+                return;
             }
-        }
+            loop {
+                let mut notified = std::pin::pin!(self.queued.room.notified());
+                notified.as_mut().enable();
+                if self.queued.has_room(&self.buffer) {
+                    return;
+                }
+                notified.await;
+            }
+        })
     }
 
     fn name(&self) -> &str {
@@ -230,6 +299,13 @@ impl Sink for LogSink {
     fn take_truncation_drops(&self) -> u64 {
         self.too_large.swap(0, Ordering::Relaxed)
     }
+}
+
+/// The queue to the writer: bounded, dropping what does not fit (batch), or taking every
+/// event of the requests admitted (blocking).
+enum Queue {
+    Dropping(SyncSender<Vec<u8>>),
+    Taking(std::sync::mpsc::Sender<Vec<u8>>),
 }
 
 enum Writer {
@@ -256,13 +332,13 @@ impl Writer {
 
 /// Writes what is queued (a file line by line, as kube-apiserver's log backend writes each
 /// event), flushing standard output whenever the queue is empty, until the sink is gone;
-/// counts in `failed` the lines it could not write, and takes each line's bytes off
-/// `queued` once it is done with it.
+/// counts in `failed` the lines it could not write, and takes each line off `queued` once it
+/// is done with it (waking the requests waiting for room).
 fn write_lines(
     lines: &Receiver<Vec<u8>>,
     writer: &mut Writer,
     failed: &AtomicU64,
-    queued: &AtomicUsize,
+    queued: &Queued,
 ) {
     while let Ok(line) = lines.recv() {
         let mut next = Some(line);
@@ -271,7 +347,7 @@ fn write_lines(
                 tracing::error!("audit log: {error}");
                 failed.fetch_add(1, Ordering::Relaxed);
             }
-            queued.fetch_sub(line.len(), Ordering::AcqRel);
+            queued.remove(line.len());
             next = lines.try_recv().ok();
         }
         if let Err(error) = writer.flush() {

@@ -179,6 +179,13 @@ pub trait Sink: Send + Sync {
         0
     }
 
+    /// Waits until the sink has room for another request's events: a sink that blocks
+    /// requests rather than drop their events (kube-apiserver's `--audit-log-mode=blocking`)
+    /// holds them here, before they are served; others are ready at once.
+    fn room(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
+
     /// Events dropped since it was last asked because they were too large even truncated,
     /// which the auditor counts in `apiserver_audit_error_total{plugin="truncate"}`.
     fn take_truncation_drops(&self) -> u64 {
@@ -263,6 +270,11 @@ impl Auditor {
     /// The policy.
     pub fn policy(&self) -> &policy::Policy {
         &self.policy
+    }
+
+    /// Waits until the sink has room for another request's events ([`Sink::room`]).
+    pub async fn room(&self) {
+        self.sink.room().await;
     }
 
     /// What the policy says of a request, counted in `apiserver_audit_level_total`.

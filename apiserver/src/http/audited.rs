@@ -74,6 +74,8 @@ where
     let Some(context) = crate::audit::begin(auditor, &request, &info, user.as_ref(), &id.0) else {
         return next.run(request).await;
     };
+    // A log that blocks requests rather than drop their events holds this one here.
+    auditor.room().await;
     context.process(Stage::RequestReceived);
     request.extensions_mut().insert(context.clone());
     let request_body = (context.level() >= Level::Request && logs_request_body(&info))

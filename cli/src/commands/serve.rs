@@ -50,8 +50,9 @@ use crate::failure::Failure;
 /// audits them: audit.k8s.io/v1 Events as JSON lines, at the level the policy's first
 /// matching rule gives, with the authorization decision and, beyond kube-apiserver, the
 /// flow schema, priority level, seats and queue wait of each request in its annotations
-/// (flowcontrol.apfkit/*). Events are buffered (at most 64 MiB): a slow or full disk drops
-/// them (counted in apiserver_audit_error_total) rather than holding requests. Every answer
+/// (flowcontrol.apfkit/*). Events are buffered (at most 64 MiB); when the buffer is full,
+/// requests wait for the log (--audit-log-mode=blocking, kube-apiserver's default) or the
+/// events are dropped and counted in apiserver_audit_error_total (batch). Every answer
 /// carries its Audit-Id.
 ///
 /// core/v1 Services and discovery.k8s.io/v1 EndpointSlices are served with kube-apiserver's
@@ -161,10 +162,14 @@ pub struct ServeArgs {
     /// Days a rotated audit log is kept, by the time in its name; 0: any age.
     #[arg(long, value_name = "DAYS", default_value_t = 0)]
     audit_log_maxage: u64,
-    /// Audit events waiting for the disk before more are dropped (and counted); whatever
-    /// their number, at most 64 MiB of them.
+    /// Audit events waiting for the disk (whatever their number, at most 64 MiB of them)
+    /// before requests wait (blocking) or more events are dropped and counted (batch).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     audit_log_batch_buffer_size: usize,
+    /// What a full audit buffer does: 'blocking' (kube-apiserver's default) holds requests
+    /// until the log has room and drops no event; 'batch' drops events and holds no request.
+    #[arg(long, value_name = "MODE", default_value = "blocking", value_parser = ["blocking", "batch"])]
+    audit_log_mode: String,
     /// Truncate audit events larger than --audit-log-truncate-max-event-size: their request
     /// and response objects are left out (annotation audit.k8s.io/truncated), and an event
     /// still larger is dropped (counted in apiserver_audit_error_total{plugin="truncate"}).
@@ -242,6 +247,11 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
             max_age_days: args.audit_log_maxage,
         },
         buffer: args.audit_log_batch_buffer_size,
+        mode: if args.audit_log_mode == "batch" {
+            apfkit_apiserver::audit::log::Mode::Batch
+        } else {
+            apfkit_apiserver::audit::log::Mode::Blocking
+        },
         max_event_bytes: args
             .audit_log_truncate_enabled
             .then_some(args.audit_log_truncate_max_event_size),
