@@ -198,7 +198,12 @@ async fn forward(mut request: Request, remote: &Remote, table: Arc<Table>) -> Re
                 let _held = &in_flight;
                 frame
             });
-            Response::from_parts(parts, Body::new(body))
+            let mut response = Response::from_parts(parts, Body::new(body));
+            // Cut at the request's deadline if it is still coming then.
+            response
+                .extensions_mut()
+                .insert(apfkit_apiserver::http::Streamed);
+            response
         }
         Err(message) => text(StatusCode::SERVICE_UNAVAILABLE, &message),
     }

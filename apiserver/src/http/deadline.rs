@@ -6,8 +6,8 @@
 //!
 //! Each request's handler runs as a task of its own, as upstream runs it in a goroutine: at
 //! the deadline the client gets its 504 and the handler goes on to its end (a write under way
-//! is not cut in half), its answer dropped. An answer whose body is still being sent at the
-//! deadline is cut there.
+//! is not cut in half), its answer dropped. An answer whose body is still being produced at
+//! the deadline ([`Streamed`]) is cut there.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +29,12 @@ use crate::error::ApiError;
 /// asked for when that is shorter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deadline(pub tokio::time::Instant);
+
+/// Marks a response whose body is written as it is produced, after its handler has
+/// returned (a streamed list, an extension server's answer): such a body is cut at the
+/// request's deadline. An answer made whole needs no cut and is left as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct Streamed;
 
 /// What `WithPanicRecovery` answers a request whose handler panicked (plain text).
 const PANICKED: &str = "This request caused apiserver to panic. Look in the logs for details.";
@@ -89,8 +95,10 @@ where
     };
     match finished {
         Ok(response) => match deadline {
-            Some(deadline) => response.map(|body| Body::new(CutAtDeadline::new(body, deadline))),
-            None => response,
+            Some(deadline) if response.extensions().get::<Streamed>().is_some() => {
+                response.map(|body| Body::new(CutAtDeadline::new(body, deadline)))
+            }
+            _ => response,
         },
         // The panic's message and place went to standard error through the panic hook.
         Err(_) => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, PANICKED).into_response(),

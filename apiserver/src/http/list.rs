@@ -294,7 +294,9 @@ where
         reader.abort();
     });
     let body = axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(body));
-    Ok(respond(200, media::JSON, body))
+    let mut response = respond(200, media::JSON, body);
+    response.extensions_mut().insert(super::Streamed);
+    Ok(response)
 }
 
 /// A page of a streamed list, all read at the list's revision.

@@ -36,7 +36,7 @@ mod watch;
 mod written;
 
 pub use audited::AuditId;
-pub use deadline::Deadline;
+pub use deadline::{Deadline, Streamed};
 pub use discovery::storage_version_hash;
 pub use max_in_flight::MaxInFlight;
 pub use response::plain_text;
