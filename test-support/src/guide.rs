@@ -28,15 +28,3 @@ pub fn first_sh_block(page: &str, title: &str) -> String {
         .unwrap_or_else(|| panic!("an sh block in {title} of docs/{page}"))
         .to_owned()
 }
-
-/// A port of 127.0.0.1 free when asked, for a command that listens on a fixed one.
-///
-/// # Panics
-///
-/// When no port can be bound.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}

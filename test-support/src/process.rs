@@ -1,5 +1,6 @@
 //! Running a command under test: fed its input, both outputs read while it runs, killed and
-//! failed after a time limit (no hung test).
+//! failed after a time limit (no hung test); a free loopback port for a server to listen on,
+//! and polling until something holds, within a limit.
 
 use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
@@ -104,4 +105,34 @@ pub fn start_server(mut command: Command) -> (std::process::Child, String) {
         let _ = stderr.read_to_end(&mut rest);
     });
     (child, url)
+}
+
+/// A port of 127.0.0.1 free when asked (bound, then released), for a command that listens
+/// on a fixed one.
+///
+/// # Panics
+///
+/// When no port can be bound.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+/// Asks `probe` every 100 ms until it answers something, for at most `limit`; `what` names
+/// what was waited for.
+///
+/// # Panics
+///
+/// When `probe` has answered nothing after `limit`.
+pub fn eventually<T>(limit: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(start.elapsed() < limit, "still not {what} after {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

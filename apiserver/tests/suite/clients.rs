@@ -137,6 +137,32 @@ async fn watchers_that_never_read_hold_a_bounded_number_of_bytes() {
     drop(watches);
 }
 
+/// With `watch` open and unread, writes 400 objects of 16 KiB (more than the connection's
+/// buffers and the watch's queue hold), waits until the server has ended the watch, then
+/// reads what reaches the client.
+async fn stall_until_ended(running: &Running, watch: &mut TlsStream<TcpStream>) -> Vec<u8> {
+    assert!(
+        wait_until(Duration::from_secs(5), || running.server.open_watches()
+            == 1)
+        .await
+    );
+    for i in 0..400 {
+        running.create(&format!("fs-{i:03}"), 16 << 10).await;
+    }
+    assert!(
+        wait_until(Duration::from_secs(10), || running.server.open_watches()
+            == 0)
+        .await,
+        "the stalled watch is still open"
+    );
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), watch.read_to_end(&mut response))
+        .await
+        .expect("the ended watch's response ends")
+        .unwrap_or_default();
+    response
+}
+
 /// What a stalled watch holds beyond its own queue (issue 54), measured as what its client
 /// drains before the 410 once the server has ended the watch (the queue is dropped then):
 /// the kernel's buffers on both sides and what hyper holds for the connection, with the
@@ -156,25 +182,7 @@ async fn what_a_stalled_watch_holds_beyond_its_queue_is_the_connections_buffers(
         );
         watch.write_all(head.as_bytes()).await.unwrap();
         watch.flush().await.unwrap();
-        assert!(
-            wait_until(Duration::from_secs(5), || running.server.open_watches()
-                == 1)
-            .await
-        );
-        for i in 0..400 {
-            running.create(&format!("fs-{i:03}"), 16 << 10).await;
-        }
-        assert!(
-            wait_until(Duration::from_secs(10), || running.server.open_watches()
-                == 0)
-            .await,
-            "the stalled watch is still open"
-        );
-        let mut response = Vec::new();
-        tokio::time::timeout(Duration::from_secs(10), watch.read_to_end(&mut response))
-            .await
-            .expect("the ended watch's response ends")
-            .unwrap_or_default();
+        let response = stall_until_ended(&running, &mut watch).await;
         let drained = String::from_utf8_lossy(&response)
             .rfind("{\"type\":\"ERROR\"")
             .expect("the 410 comes last");
@@ -191,26 +199,8 @@ async fn what_a_stalled_watch_holds_beyond_its_queue_is_the_connections_buffers(
 async fn a_watcher_that_stops_reading_gets_an_error_event_last_when_it_reads_again() {
     let running = start(Duration::from_millis(300)).await;
     let mut watch = send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await;
-    assert!(
-        wait_until(Duration::from_secs(5), || running.server.open_watches()
-            == 1)
-        .await
-    );
-    for i in 0..400 {
-        running.create(&format!("fs-{i:03}"), 16 << 10).await;
-    }
-    assert!(
-        wait_until(Duration::from_secs(10), || running.server.open_watches()
-            == 0)
-        .await,
-        "the stalled watch is still open"
-    );
     // Reading again: what was already on its way, then the ERROR event, then the end.
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), watch.read_to_end(&mut response))
-        .await
-        .expect("the ended watch's response ends")
-        .unwrap_or_default();
+    let response = stall_until_ended(&running, &mut watch).await;
     let text = String::from_utf8_lossy(&response);
     // Each event is a line of its own (`{"type":"ADDED","object":{...}}`).
     let events: Vec<&str> = text

@@ -868,7 +868,7 @@ fn the_guides_server_side_apply_commands_work_as_written() {
 /// directory, with the built `apfkit` and a free port; answers its standard output and error.
 pub fn run_guide_section(page: &str, title: &str) -> (String, String) {
     let block = apfkit_test_support::guide::first_sh_block(page, title);
-    let port = apfkit_test_support::guide::free_port();
+    let port = apfkit_test_support::process::free_port();
     let script: String = block
         .lines()
         .filter(|line| !line.starts_with("cargo build"))

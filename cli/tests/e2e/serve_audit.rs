@@ -109,6 +109,28 @@ fn a_log_is_written_for_its_owner_only_with_the_flow_schema_of_each_request() {
     }
 }
 
+/// In `dir`: the policy (`RequestResponse` for all), and a FIFO for the log with a reader
+/// that opened it and never reads (the process to kill at the end).
+fn policy_and_stalled_log(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, std::process::Child) {
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let fifo = dir.join("audit.log");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = Command::new("sh")
+        .args(["-c", "exec sleep 600 < \"$0\"", fifo.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    (policy, fifo, reader)
+}
+
 /// Issue 54, F9: in batch mode, a log whose reader stopped reading (a FIFO) holds no request
 /// and holds the server to its buffer's bytes: 60 creates of 3 MB audited at `RequestResponse` (which took
 /// it from 31 to 568 MB before the buffer was bounded in bytes) are answered at once, the
@@ -116,16 +138,7 @@ fn a_log_is_written_for_its_owner_only_with_the_flow_schema_of_each_request() {
 #[test]
 fn a_stalled_log_holds_no_request_and_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let policy = dir.path().join("policy.yaml");
-    std::fs::write(&policy, POLICY).unwrap();
-    let fifo = dir.path().join("audit.log");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(made.success());
-    // A reader that opens the FIFO and never reads it.
-    let mut reader = Command::new("sh")
-        .args(["-c", "exec sleep 600 < \"$0\"", fifo.to_str().unwrap()])
-        .spawn()
-        .unwrap();
+    let (policy, fifo, mut reader) = policy_and_stalled_log(dir.path());
     let server = Server::start(&[
         "--audit-policy-file",
         policy.to_str().unwrap(),
@@ -191,20 +204,7 @@ fn a_stalled_log_holds_no_request_and_bounded_memory() {
 #[test]
 fn a_blocking_log_holds_requests_until_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
-    let policy = dir.path().join("policy.yaml");
-    std::fs::write(&policy, POLICY).unwrap();
-    let fifo = dir.path().join("audit.log");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let mut stalled = Command::new("sh")
-        .args(["-c", "exec sleep 600 < \"$0\"", fifo.to_str().unwrap()])
-        .spawn()
-        .unwrap();
+    let (policy, fifo, mut stalled) = policy_and_stalled_log(dir.path());
     let server = Server::start(&[
         "--audit-policy-file",
         policy.to_str().unwrap(),

@@ -4,7 +4,7 @@
 //! printer columns; the widgets example's CRD given with `--crd`, its versions converted by
 //! the example's own webhook; CRDs kube-apiserver would refuse, refused the same way.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -61,11 +61,8 @@ spec:
 /// Waits until `done` says so, within 20 s (the controller works after the write that
 /// starts it); `what` names what was waited for.
 fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "still not {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let limit = Duration::from_secs(20);
+    apfkit_test_support::process::eventually(limit, what, || done().then_some(()));
 }
 
 /// Waits until `kubectl get <resource>` works: the CRD's resource is served.

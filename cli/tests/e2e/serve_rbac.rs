@@ -6,7 +6,7 @@
 //! anonymous FlowSchema exempting `system:unauthenticated`, anonymous CRDs and APIServices)
 //! are replayed and refused.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -455,15 +455,8 @@ fn always_allow_lets_everyone_in_and_turns_anonymous_requests_off() {
 }
 
 /// Waits up to 20 s for `probe` to answer something.
-fn wait_for<T>(mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "not within 20 s");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for<T>(probe: impl FnMut() -> Option<T>) -> T {
+    apfkit_test_support::process::eventually(Duration::from_secs(20), "an answer", probe)
 }
 
 /// The Python client as the plain user: refused with kube-apiserver's 403, then allowed to

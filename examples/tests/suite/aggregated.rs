@@ -634,6 +634,26 @@ fn proxied_requests_are_flow_controlled_and_audited_at_the_aggregator() {
          Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
     );
     std::io::Write::write_all(stalled.stdin.as_mut().unwrap(), head_only.as_bytes()).unwrap();
+    // Executing (the administrator's reads of the dump are exempt and take no seat of
+    // tiny's), before any GET of the plain user's could take the seat first.
+    eventually(
+        Duration::from_secs(20),
+        "the stalled PUT in tiny's seat",
+        || {
+            let dump = kubectl_ok(
+                &kubeconfig,
+                &[
+                    "get",
+                    "--raw",
+                    "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
+                ],
+                b"",
+            );
+            dump.lines()
+                .any(|row| row.starts_with("tiny") && row.contains("update"))
+                .then_some(())
+        },
+    );
     let rejected = eventually(
         Duration::from_secs(20),
         "a 429 while the seat is held",

@@ -184,7 +184,7 @@ fn the_guides_webhook_commands_work_as_written() {
         "custom-resources.md",
         "Your own multi-version CRD",
     );
-    let port = apfkit_test_support::guide::free_port();
+    let port = apfkit_test_support::process::free_port();
     let script = block
         .replace(
             "cargo run -q -p apfkit-example-widgets --bin widgets-webhook --",

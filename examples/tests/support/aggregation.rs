@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use apfkit_test_support::process::run_within;
 use serde_json::Value;
@@ -76,26 +76,7 @@ pub fn stop(widgets: Widgets) {
     drop(widgets);
 }
 
-/// A free loopback port (bound, then released for the server to take).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Polls `probe` every 200 ms for up to `limit`.
-pub fn eventually<T>(limit: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(start.elapsed() < limit, "{what} within {limit:?}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
+pub use apfkit_test_support::process::{eventually, free_port};
 
 /// The `Available` condition of the APIService `name`: (status, reason, message).
 pub fn available(kubeconfig: &Path, name: &str) -> (String, String, String) {
