@@ -1,9 +1,10 @@
 //! Test helpers that more than one apfkit crate needs, so that no crate's tests reach into
 //! another crate's folders: [`etcd`] starts a real etcd (Debian's `etcd-server`) for the
 //! storage and command-line tests; [`process`] runs a command (kubectl, curl, a binary under
-//! test) within a time limit; [`guide`] reads the commands of the guides under `docs/`;
-//! [`flow_control`] holds APF configurations the server tests apply; [`extension`] serves
-//! extension API servers over TLS and HTTP/2 for the aggregator's tests.
+//! test) within a time limit, finds a free port and polls until something holds; [`guide`]
+//! reads the commands of the guides under `docs/`; [`flow_control`] holds APF configurations
+//! the server tests apply; [`extension`] serves extension API servers over TLS and HTTP/2 for
+//! the aggregator's tests.
 
 #![forbid(unsafe_code)]
 
