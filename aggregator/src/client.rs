@@ -78,24 +78,24 @@ impl Connections {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let least = open
             .iter()
-            .min_by_key(|connection| connection.in_flight.load(Ordering::Relaxed))
-            .filter(|connection| {
+            .enumerate()
+            .min_by_key(|(_, connection)| connection.in_flight.load(Ordering::Relaxed))
+            .filter(|(_, connection)| {
                 connection.in_flight.load(Ordering::Relaxed) < STREAMS_PER_CONNECTION
+            })
+            .map(|(at, _)| at);
+        let at = least.unwrap_or_else(|| {
+            let mut builder = Client::builder(TokioExecutor::new());
+            builder
+                .http2_initial_connection_window_size(CONNECTION_WINDOW)
+                .http2_initial_stream_window_size(STREAM_WINDOW);
+            open.push(Connection {
+                client: builder.build(self.connector.clone()),
+                in_flight: Arc::default(),
             });
-        let connection = match least {
-            Some(connection) => connection,
-            None => {
-                let mut builder = Client::builder(TokioExecutor::new());
-                builder
-                    .http2_initial_connection_window_size(CONNECTION_WINDOW)
-                    .http2_initial_stream_window_size(STREAM_WINDOW);
-                open.push(Connection {
-                    client: builder.build(self.connector.clone()),
-                    in_flight: Arc::default(),
-                });
-                open.last().unwrap_or_else(|| unreachable!("just pushed"))
-            }
-        };
+            open.len() - 1
+        });
+        let connection = &open[at];
         connection.in_flight.fetch_add(1, Ordering::Relaxed);
         (
             connection.client.clone(),

@@ -54,14 +54,17 @@ pub fn from_environment() -> Result<Kubeconfig, String> {
         })
 }
 
+/// The bytes of a file a kubeconfig names, within the limit; an error names the file.
+fn read_named(path: &Path) -> Result<Vec<u8>, String> {
+    read_at_most(path, SETTINGS_FILE_LIMIT).map_err(|error| format!("{}: {error}", path.display()))
+}
+
 /// Reads each certificate and key file `kubeconfig` names (relative to `folder`) into its
 /// data field, and holds each token file to the limit.
 fn inline_files(kubeconfig: &mut Kubeconfig, folder: &Path) -> Result<(), String> {
-    let load = |named: &str| -> Result<String, String> {
-        let path = folder.join(named);
-        read_at_most(&path, SETTINGS_FILE_LIMIT)
+    let load = |named: &str| {
+        read_named(&folder.join(named))
             .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes))
-            .map_err(|error| format!("{}: {error}", path.display()))
     };
     for cluster in kubeconfig
         .clusters
@@ -85,8 +88,7 @@ fn inline_files(kubeconfig: &mut Kubeconfig, folder: &Path) -> Result<(), String
         }
         if let Some(named) = &user.token_file {
             let path = folder.join(named);
-            read_at_most(&path, SETTINGS_FILE_LIMIT)
-                .map_err(|error| format!("{}: {error}", path.display()))?;
+            read_named(&path)?;
             user.token_file = Some(path.display().to_string());
         }
     }

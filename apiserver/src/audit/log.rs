@@ -21,7 +21,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, SystemTime};
 
 use super::{Event, Sink};
@@ -85,9 +85,12 @@ struct Queued {
 }
 
 impl Queued {
-    fn add(&self, bytes: usize) -> usize {
-        self.events.fetch_add(1, Ordering::AcqRel);
-        self.bytes.fetch_add(bytes, Ordering::AcqRel)
+    /// Counts a line of `bytes` in, answering whether the queue was full for it (at its
+    /// events, or past its bytes with it).
+    fn add(&self, bytes: usize, buffer: &Buffer) -> bool {
+        let events = self.events.fetch_add(1, Ordering::AcqRel);
+        let before = self.bytes.fetch_add(bytes, Ordering::AcqRel);
+        events >= buffer.events.max(1) || before.saturating_add(bytes) > buffer.bytes
     }
 
     fn remove(&self, bytes: usize) {
@@ -152,7 +155,7 @@ pub struct LogError {
 
 /// The buffered log: [`Sink`] for an [`super::Auditor`].
 pub struct LogSink {
-    queue: Queue,
+    queue: Sender<Vec<u8>>,
     queued: Arc<Queued>,
     buffer: Buffer,
     /// Lines the writer failed to write, not yet reported.
@@ -188,18 +191,9 @@ impl LogSink {
     }
 
     fn with_writer(mut writer: Writer, buffer: Buffer) -> Result<LogSink, LogError> {
-        // Blocking: requests wait for room before they are served, so the events of those
-        // admitted are always taken (the queue holds what they bring past the bounds).
-        let (queue, lines) = match buffer.mode {
-            Mode::Batch => {
-                let (queue, lines) = std::sync::mpsc::sync_channel(buffer.events.max(1));
-                (Queue::Dropping(queue), lines)
-            }
-            Mode::Blocking => {
-                let (queue, lines) = std::sync::mpsc::channel();
-                (Queue::Taking(queue), lines)
-            }
-        };
+        // The bounds are counted in `Queued`, by both modes: batch drops what finds the queue
+        // full, blocking takes the events of the requests it admitted (which waited for room).
+        let (queue, lines) = std::sync::mpsc::channel();
         let failed = Arc::new(AtomicU64::new(0));
         let queued = Arc::new(Queued::default());
         let (counted, written) = (failed.clone(), queued.clone());
@@ -257,15 +251,8 @@ impl Sink for LogSink {
             return true;
         };
         let length = line.len();
-        let before = self.queued.add(length);
-        let sent = match &self.queue {
-            Queue::Dropping(_) if before.saturating_add(length) > self.buffer.bytes => false,
-            Queue::Dropping(queue) => match queue.try_send(line) {
-                Ok(()) => true,
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
-            },
-            Queue::Taking(queue) => queue.send(line).is_ok(),
-        };
+        let full = self.queued.add(length, &self.buffer);
+        let sent = !(full && self.buffer.mode == Mode::Batch) && self.queue.send(line).is_ok();
         if !sent {
             self.queued.remove(length);
         }
@@ -299,13 +286,6 @@ impl Sink for LogSink {
     fn take_truncation_drops(&self) -> u64 {
         self.too_large.swap(0, Ordering::Relaxed)
     }
-}
-
-/// The queue to the writer: bounded, dropping what does not fit (batch), or taking every
-/// event of the requests admitted (blocking).
-enum Queue {
-    Dropping(SyncSender<Vec<u8>>),
-    Taking(std::sync::mpsc::Sender<Vec<u8>>),
 }
 
 enum Writer {
