@@ -7,6 +7,7 @@
 //! other group-version served here (a CRD's) gets priorities 1000 and 100, labelled `true`
 //! (kept as desired, removed when no longer served).
 
+use apfkit_runtime::identity::GroupVersion;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,8 +45,7 @@ const OWN_GROUP: &str = "apiregistration.k8s.io";
 /// An APIService the server wants.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Desired {
-    group: String,
-    version: String,
+    group_version: GroupVersion,
     group_priority: i64,
     version_priority: i64,
     managed: &'static str,
@@ -63,8 +63,8 @@ impl Desired {
 
     fn spec(&self) -> Value {
         json!({
-            "group": self.group,
-            "version": self.version,
+            "group": self.group_version.group,
+            "version": self.group_version.version,
             "groupPriorityMinimum": self.group_priority,
             "versionPriority": self.version_priority,
         })
@@ -72,8 +72,7 @@ impl Desired {
 
     /// Whether `current`'s spec is this one (`reflect.DeepEqual(curr.Spec, desired.Spec)`).
     fn matches(&self, current: &ApiServiceFields) -> bool {
-        current.group == self.group
-            && current.version == self.version
+        current.group_version == self.group_version
             && current.group_priority == self.group_priority
             && current.version_priority == self.version_priority
             && current.service.is_none()
@@ -106,8 +105,7 @@ pub(crate) fn desired(served: &[(String, Vec<String>)]) -> BTreeMap<String, Desi
             desired.insert(
                 format!("{version}.{group}"),
                 Desired {
-                    group: group.clone(),
-                    version: version.clone(),
+                    group_version: GroupVersion::new(group.clone(), version.clone()),
                     group_priority,
                     version_priority,
                     managed,

@@ -136,11 +136,7 @@ pub(crate) async fn check(
             );
         }
     }
-    let path = if api_service.name == "v1." {
-        format!("/api/{}", api_service.version)
-    } else {
-        format!("/apis/{}/{}", api_service.group, api_service.version)
-    };
+    let path = format!("/{}", api_service.group_version.api_root());
     let mut probes = tokio::task::JoinSet::new();
     for _ in 0..ATTEMPTS {
         let resolved = table.resolve(remote);
@@ -260,8 +256,7 @@ where
         .unwrap_or_default();
     for mut object in sources.list(&sources.api_services).await? {
         let fields = ApiServiceFields::of(&object);
-        let key = format!("{}/{}", fields.group, fields.version);
-        let condition = match (&fields.service, table.routes.get(&key)) {
+        let condition = match (&fields.service, table.routes.get(&fields.group_version)) {
             (None, _) => Condition::new(
                 "True",
                 "Local",

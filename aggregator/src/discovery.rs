@@ -8,6 +8,7 @@
 //! `groupPriorityMinimum` and `versionPriority`; `/apis/GROUP` of an extension's group is
 //! answered from its APIServices.
 
+use apfkit_runtime::identity::GroupVersion;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
 use std::time::Duration;
@@ -188,7 +189,8 @@ fn api_group(group: &str, versions: &[Merged]) -> Value {
 
 /// `endpoints.ConvertGroupVersionIntoToDiscovery`: a legacy `APIResourceList`'s resources as
 /// aggregated discovery's, subresources under their resource.
-fn resources_of(list: &Value, group: &str, version: &str) -> Vec<Value> {
+fn resources_of(list: &Value, listed: &GroupVersion) -> Vec<Value> {
+    let (group, version) = (listed.group.as_ref(), listed.version.as_ref());
     let empty = Vec::new();
     let resources = list
         .get("resources")
@@ -304,10 +306,9 @@ pub(crate) async fn fetch(
     Ok((status, content_type, body.to_vec()))
 }
 
-/// `fetchFreshDiscoveryForService`: the group-versions `remote`'s server lists, by
-/// `GROUP/VERSION`; for a server without aggregated discovery, its legacy document of
-/// `group`/`version` alone.
-async fn fetch_service(routing: &Routing, remote: &Remote, group: &str, version: &str) -> Fetched {
+/// `fetchFreshDiscoveryForService`: the group-versions `remote`'s server lists; for a server
+/// without aggregated discovery, its legacy document of `wanted` alone.
+async fn fetch_service(routing: &Routing, remote: &Remote, wanted: &GroupVersion) -> Fetched {
     let (status, content_type, body) = fetch(
         routing,
         remote,
@@ -332,12 +333,15 @@ async fn fetch_service(routing: &Routing, remote: &Remote, group: &str, version:
                 .unwrap_or_default();
             for listed in item["versions"].as_array().into_iter().flatten() {
                 let listed_version = listed["version"].as_str().unwrap_or_default();
-                found.insert(format!("{name}/{listed_version}"), listed.clone());
+                found.insert(
+                    GroupVersion::new(name.to_owned(), listed_version.to_owned()),
+                    listed.clone(),
+                );
             }
         }
         return Ok(found);
     }
-    let path = format!("/apis/{group}/{version}");
+    let path = format!("/{}", wanted.api_root());
     let (status, _, body) = fetch(
         routing,
         remote,
@@ -353,12 +357,12 @@ async fn fetch_service(routing: &Routing, remote: &Remote, group: &str, version:
         ));
     }
     let list: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-    let document = json!({"version": version, "resources": resources_of(&list, group, version)});
-    Ok(HashMap::from([(format!("{group}/{version}"), document)]))
+    let document = json!({"version": wanted.version, "resources": resources_of(&list, wanted)});
+    Ok(HashMap::from([(wanted.clone(), document)]))
 }
 
-/// What one Service's server listed, by `GROUP/VERSION`, or why it could not be read.
-type Fetched = Result<HashMap<String, Value>, String>;
+/// What one Service's server listed, by group-version, or why it could not be read.
+type Fetched = Result<HashMap<GroupVersion, Value>, String>;
 
 /// `syncAPIService` for every remote APIService: its group-version read again (one fetch per
 /// Service), fresh or stale.
@@ -375,16 +379,14 @@ pub(crate) async fn refresh(routing: &Routing, discovery: &Discovery) {
         let Route::Remote(remote) = route else {
             continue;
         };
-        let Some((group, version)) = key.split_once('/') else {
-            continue;
-        };
+        let (group, version) = (key.group.as_ref(), key.version.as_ref());
         let service = (
             remote.namespace.clone(),
             remote.service.clone(),
             remote.port,
         );
         if !fetched.contains_key(&service) {
-            let result = fetch_service(routing, remote, group, version).await;
+            let result = fetch_service(routing, remote, key).await;
             fetched.insert(service.clone(), result);
         }
         let document = match &fetched[&service] {
@@ -558,7 +560,7 @@ mod tests {
              "kind": "Scale", "verbs": ["get"]},
         ]});
         assert_eq!(
-            resources_of(&list, "g", "v1"),
+            resources_of(&list, &GroupVersion::from_static("g", "v1")),
             [json!({
                 "resource": "widgets", "scope": "Namespaced", "singularResource": "widget",
                 "responseKind": {"group": "g", "version": "v1", "kind": "Widget"},

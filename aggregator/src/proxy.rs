@@ -4,6 +4,7 @@
 //! ways, with the user in the front-proxy headers; every other request, local APIServices'
 //! included, goes on to the server's own routes.
 
+use apfkit_runtime::identity::GroupVersion;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,12 +38,12 @@ const MAX_LOCAL_DOCUMENT: usize = 16 << 20;
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `GROUP/VERSION` of a path under `/apis/GROUP/VERSION`.
-fn group_version(path: &str) -> Option<String> {
+fn group_version(path: &str) -> Option<GroupVersion> {
     let rest = path.strip_prefix("/apis/")?;
     let mut parts = rest.splitn(3, '/');
     let group = parts.next().filter(|g| !g.is_empty())?;
     let version = parts.next().filter(|v| !v.is_empty())?;
-    Some(format!("{group}/{version}"))
+    Some(GroupVersion::new(group.to_owned(), version.to_owned()))
 }
 
 use apfkit_apiserver::http::plain_text as text;

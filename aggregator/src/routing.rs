@@ -3,6 +3,7 @@
 //! settings and whether it is available), the Services and EndpointSlices an extension
 //! server is found through, read from the server's own store and kept in step by watches.
 
+use apfkit_runtime::identity::GroupVersion;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -57,7 +58,7 @@ pub(crate) enum Route {
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     /// By `group/version`.
-    pub(crate) routes: HashMap<String, Route>,
+    pub(crate) routes: HashMap<GroupVersion, Route>,
     /// By (namespace, name).
     pub(crate) services: HashMap<(String, String), Service>,
     /// By (namespace, the `kubernetes.io/service-name` label).
@@ -177,8 +178,7 @@ impl Routing {
 /// An APIService's fields the routing needs, from its v1 JSON.
 pub(crate) struct ApiServiceFields {
     pub(crate) name: String,
-    pub(crate) group: String,
-    pub(crate) version: String,
+    pub(crate) group_version: GroupVersion,
     /// (namespace, name, port) of `spec.service`.
     pub(crate) service: Option<(String, String, i32)>,
     pub(crate) ca_bundle: Vec<u8>,
@@ -221,8 +221,7 @@ impl ApiServiceFields {
             .any(|c| c["type"] == "Available" && c["status"] == "True");
         ApiServiceFields {
             name: text("/metadata/name"),
-            group: text("/spec/group"),
-            version: text("/spec/version"),
+            group_version: GroupVersion::new(text("/spec/group"), text("/spec/version")),
             service,
             ca_bundle: base64::engine::general_purpose::STANDARD
                 .decode(text("/spec/caBundle"))
@@ -344,10 +343,10 @@ where
         }
         for object in self.list(&self.api_services).await? {
             let fields = ApiServiceFields::of(&object);
-            let key = format!("{}/{}", fields.group, fields.version);
+            let key = fields.group_version.clone();
             let priority = table
                 .group_priorities
-                .entry(fields.group.clone())
+                .entry(fields.group_version.group.to_string())
                 .or_insert(fields.group_priority);
             *priority = (*priority).max(fields.group_priority);
             let route = match fields.service {

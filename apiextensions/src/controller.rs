@@ -14,6 +14,7 @@ use apfkit_apiserver::store::{
     SchemaFn, Served, SharedVersion, UpdateKind,
 };
 use apfkit_runtime::Object;
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{StorageEncoding, UnknownFields};
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use serde_json::{Value, json};
@@ -76,7 +77,7 @@ where
         let mut object = version
             .decode(manifest, UnknownFields::Ignore, &mut Vec::new())
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let api_version = format!("{}/{}", definitions::GROUP, definitions::VERSION);
+        let api_version = definitions::GROUP_VERSION.api_version();
         let name = object.name().to_owned();
         let place = Place {
             namespace: None,
@@ -203,15 +204,19 @@ where
             .filter_map(|v| {
                 let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
                 let schema = serde_json::to_value(schema).ok()?;
-                let published =
-                    crate::published::published(&schema, &compiled.group, &v.name, &compiled.kind);
+                let kind = GroupVersionKind::new(
+                    compiled.group.clone(),
+                    v.name.clone(),
+                    compiled.kind.clone(),
+                );
+                let published = crate::published::published(&schema, &kind);
                 Some((v.name.clone(), published))
             })
             .collect();
         let kind = compiled.kind.clone();
-        let schema: SchemaFn = Arc::new(move |_group: &str, version: &str, of: &str| {
-            (of == kind)
-                .then(|| schemas.get(version).cloned())
+        let schema: SchemaFn = Arc::new(move |of: &GroupVersionKind| {
+            (of.kind == kind)
+                .then(|| schemas.get(of.version.as_ref()).cloned())
                 .flatten()
         });
         let config = ResourceConfig {
@@ -263,7 +268,7 @@ where
         let mut updated = crd.clone();
         updated.fields.insert("status".into(), wanted);
         let name = crd.metadata.name.clone().unwrap_or_default();
-        let api_version = format!("{}/{}", definitions::GROUP, definitions::VERSION);
+        let api_version = definitions::GROUP_VERSION.api_version();
         let written = self
             .server
             .objects()

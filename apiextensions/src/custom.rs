@@ -8,6 +8,7 @@ use std::sync::Arc;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::VersionCodec;
 use apfkit_crd::CustomResourceDefinition;
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{Encoding, ErrorKind, Limits, SchemeError, UnknownFields, Warning};
 use serde_json::Value;
 
@@ -85,19 +86,23 @@ pub struct CustomVersion {
     definition: Arc<Definition>,
     /// The version's index among the definition's versions.
     index: usize,
+    gvk: GroupVersionKind,
     api_version: String,
 }
 
 impl CustomVersion {
     /// The version at `index` of `definition`'s versions.
     pub fn new(definition: Arc<Definition>, index: usize) -> Self {
-        let api_version = format!(
-            "{}/{}",
-            definition.crd.group, definition.crd.versions[index].name
+        let gvk = GroupVersionKind::new(
+            definition.crd.group.clone(),
+            definition.crd.versions[index].name.clone(),
+            definition.crd.kind.clone(),
         );
+        let api_version = gvk.api_version();
         CustomVersion {
             definition,
             index,
+            gvk,
             api_version,
         }
     }
@@ -121,14 +126,8 @@ impl CustomVersion {
 }
 
 impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
-    fn group(&self) -> &str {
-        &self.definition.crd.group
-    }
-    fn version(&self) -> &str {
-        &self.schema().name
-    }
-    fn kind(&self) -> &str {
-        &self.definition.crd.kind
+    fn gvk(&self) -> &GroupVersionKind {
+        &self.gvk
     }
     fn api_version(&self) -> String {
         self.api_version.clone()

@@ -3,6 +3,7 @@
 //! a write (apfkit-crd), stored as JSON under
 //! `<prefix>/apiextensions.k8s.io/customresourcedefinitions/<name>`.
 
+use apfkit_runtime::identity::GroupVersion;
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
@@ -20,6 +21,8 @@ pub const GROUP: &str = "apiextensions.k8s.io";
 pub const KIND: &str = "CustomResourceDefinition";
 /// Their one served version.
 pub const VERSION: &str = "v1";
+/// The served group-version.
+pub const GROUP_VERSION: GroupVersion = GroupVersion::from_static(GROUP, VERSION);
 /// Their resource.
 pub const PLURAL: &str = "customresourcedefinitions";
 

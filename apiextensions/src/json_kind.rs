@@ -7,6 +7,7 @@
 //! protobuf form, as kube-apiserver keeps its own kinds.
 
 use apfkit_apiserver::store::VersionCodec;
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{
     Encoding, ErrorKind, Limits, PROTOBUF_PREFIX, SchemeError, UnknownFields, Warning,
 };
@@ -126,11 +127,9 @@ struct Protobuf {
 }
 
 /// One version of a kind held as JSON.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct JsonVersion {
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
+    gvk: GroupVersionKind,
     plural: &'static str,
     normalize: Normalize,
     protobuf: Option<Protobuf>,
@@ -147,9 +146,7 @@ impl JsonVersion {
         normalize: Normalize,
     ) -> Self {
         JsonVersion {
-            group,
-            version,
-            kind,
+            gvk: GroupVersionKind::from_static(group, version, kind),
             plural,
             normalize,
             protobuf: None,
@@ -168,14 +165,8 @@ impl JsonVersion {
 }
 
 impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
-    fn group(&self) -> &str {
-        self.group
-    }
-    fn version(&self) -> &str {
-        self.version
-    }
-    fn kind(&self) -> &str {
-        self.kind
+    fn gvk(&self) -> &GroupVersionKind {
+        &self.gvk
     }
     fn decode(
         &self,
@@ -205,7 +196,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
                 out.extend_from_slice(&bytes);
                 Ok(())
             }
-            _ => crate::custom::write(&value, encoding, out, self.kind),
+            _ => crate::custom::write(&value, encoding, out, &self.gvk.kind),
         }
     }
     fn encode(
@@ -214,8 +205,8 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
         _warnings: &mut Vec<Warning>,
     ) -> Result<Value, SchemeError> {
         match hub {
-            ServedObject::Custom(object) if object.kind == self.kind => Ok(object.to_value()),
-            _ => Err(not_this_kind(self.kind)),
+            ServedObject::Custom(object) if object.kind == self.gvk.kind => Ok(object.to_value()),
+            _ => Err(not_this_kind(&self.gvk.kind)),
         }
     }
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<ServedObject<H>, String> {
@@ -229,7 +220,7 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
             .get("kind")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if kind != self.kind {
+        if kind != self.gvk.kind {
             return Err(format!("a {kind} where {} are kept", self.plural));
         }
         CustomObject::from_value(value)

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::{ResourceError, Served, SharedVersion, VersionCodec};
 use apfkit_runtime::Object;
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{
     Encoding, ErrorKind, Limits, Scheme, SchemeError, UnknownFields, Warning,
 };
@@ -191,14 +192,8 @@ pub(crate) fn not_this_kind(kind: &str) -> SchemeError {
 }
 
 impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for BuiltinVersion<H> {
-    fn group(&self) -> &str {
-        self.0.group()
-    }
-    fn version(&self) -> &str {
-        self.0.version()
-    }
-    fn kind(&self) -> &str {
-        self.0.kind()
+    fn gvk(&self) -> &GroupVersionKind {
+        self.0.gvk()
     }
     fn decode(
         &self,

@@ -6,6 +6,7 @@
 //! its group, version and kind with the group's domain reversed (kube-openapi's
 //! `ToRESTFriendlyName`), so that `kubectl explain` finds and explains every field of it.
 
+use apfkit_runtime::identity::GroupVersionKind;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value, json};
 
@@ -24,10 +25,10 @@ const METADATA: &str = "Standard object's metadata. More info: \
 /// shallower; the CRD's own checks bound it).
 const MAX_DEPTH: usize = 64;
 
-/// The published schema of `schema`, the `openAPIV3Schema` of `group`'s `version` of `kind`:
-/// a draft 2020-12 schema whose `title` is its definition's name and whose `$defs` hold
-/// ObjectMeta and the definitions it uses (k8s-openapi's).
-pub(crate) fn published(schema: &Value, group: &str, version: &str, kind: &str) -> Value {
+/// The published schema of `schema`, the `openAPIV3Schema` of `kind`: a draft 2020-12 schema
+/// whose `title` is its definition's name and whose `$defs` hold ObjectMeta and the
+/// definitions it uses (k8s-openapi's).
+pub(crate) fn published(schema: &Value, kind: &GroupVersionKind) -> Value {
     let mut generator = schemars::SchemaGenerator::default();
     let meta = generator.subschema_for::<ObjectMeta>().to_value();
     let definitions = generator.take_definitions(true);
@@ -35,10 +36,7 @@ pub(crate) fn published(schema: &Value, group: &str, version: &str, kind: &str) 
     add_type_meta(&mut published, &meta);
     embed(&mut published, &meta, 0);
     if let Value::Object(root) = &mut published {
-        root.insert(
-            "title".into(),
-            rest_friendly_name(group, version, kind).into(),
-        );
+        root.insert("title".into(), rest_friendly_name(kind).into());
         root.insert("$defs".into(), Value::Object(definitions));
     }
     published
@@ -46,9 +44,9 @@ pub(crate) fn published(schema: &Value, group: &str, version: &str, kind: &str) 
 
 /// kube-openapi's `ToRESTFriendlyName` of `group/version/kind`: `com.example.v1.Kind` for
 /// `example.com`.
-fn rest_friendly_name(group: &str, version: &str, kind: &str) -> String {
-    let reversed: Vec<&str> = group.rsplit('.').collect();
-    format!("{}.{version}.{kind}", reversed.join("."))
+fn rest_friendly_name(kind: &GroupVersionKind) -> String {
+    let reversed: Vec<&str> = kind.group.rsplit('.').collect();
+    format!("{}.{}.{}", reversed.join("."), kind.version, kind.kind)
 }
 
 /// Gives an object schema `apiVersion`, `kind` and `metadata` (a reference to ObjectMeta).
@@ -130,9 +128,7 @@ mod tests {
         });
         let out = published(
             &schema,
-            "crd-publish-openapi-test-foo.example.com",
-            "v1",
-            "Foo",
+            &GroupVersionKind::from_static("crd-publish-openapi-test-foo.example.com", "v1", "Foo"),
         );
         assert_eq!(
             out["title"],

@@ -97,11 +97,7 @@ pub fn split_definition(definition: &str) -> (&str, &str) {
 
 /// `group/version` as `apiVersion` reads, the bare version for the core group.
 pub(crate) fn api_version(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_owned()
-    } else {
-        format!("{group}/{version}")
-    }
+    apfkit_runtime::identity::GroupVersion::new(group.to_owned(), version.to_owned()).api_version()
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 use std::sync::OnceLock;
 
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, Strategy};
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::StorageEncoding;
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -48,11 +49,11 @@ fn crd_version(version: &str) -> Option<&'static Value> {
 }
 
 /// The CRD's schema of `Widget` in `version`; none for `WidgetList` (an open object then).
-fn widget_schema(group: &str, version: &str, kind: &str) -> Option<Value> {
-    if group != crd()["spec"]["group"] || kind != crd()["spec"]["names"]["kind"] {
+fn widget_schema(kind: &GroupVersionKind) -> Option<Value> {
+    if *kind.group != crd()["spec"]["group"] || *kind.kind != crd()["spec"]["names"]["kind"] {
         return None;
     }
-    crd_version(version).map(|v| v["schema"]["openAPIV3Schema"].clone())
+    crd_version(&kind.version).map(|v| v["schema"]["openAPIV3Schema"].clone())
 }
 
 /// Every resource of the generated registry, served in each version, stored in the CRD's

@@ -12,6 +12,7 @@ use apfkit_types::wire::shaped::{self, Holds, Reader, Shape};
 use serde_json::Value;
 
 use crate::validation::GROUP;
+use apfkit_runtime::identity::GroupVersion;
 
 const TEXT: Holds = Holds::Text { omit_empty: false };
 const OPTIONAL_TEXT: Holds = Holds::Text { omit_empty: true };
@@ -147,7 +148,7 @@ fn shape_of(kind: &str) -> Option<&'static Shape> {
 
 /// The `group/version` of the kinds here.
 fn api_version() -> String {
-    format!("{GROUP}/v1")
+    GroupVersion::from_static(GROUP, "v1").api_version()
 }
 
 macro_rules! roots {

@@ -172,6 +172,11 @@ pub struct KindInfo<W: 'static = ()> {
 }
 
 impl<W> KindInfo<W> {
+    /// The kind's group, version and kind.
+    pub const fn gvk(&self) -> crate::identity::GroupVersionKind {
+        crate::identity::GroupVersionKind::from_static(self.group, self.version, self.kind)
+    }
+
     /// Whether this is a list kind.
     pub fn is_list(&self) -> bool {
         self.item_kind.is_some()

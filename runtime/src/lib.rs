@@ -53,6 +53,7 @@ pub mod files;
 pub mod go_duration;
 #[cfg(feature = "https")]
 pub mod https;
+pub mod identity;
 mod int_or_string;
 pub mod kind;
 pub mod object;

@@ -56,6 +56,7 @@ use apfkit_apiserver::store::{Objects, ResourceConfig, Served, Strategy};
 use apfkit_apiserver::table::Printer;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::Formats;
 use apfkit_storage::etcd::RESOURCES;
 
@@ -365,7 +366,7 @@ fn resources(
     rbac: &Arc<apfkit_rbac::RbacAuthorizer>,
 ) -> Result<Vec<Served<ServeObject>>, Error> {
     for group in config.storage_versions.keys() {
-        if !RESOURCES.iter().any(|r| r.group == group) {
+        if !RESOURCES.iter().any(|r| r.resource.group == *group) {
             return Err(Error::Settings(format!(
                 "--storage-version {group}: not a served group"
             )));
@@ -373,22 +374,23 @@ fn resources(
     }
     let mut served = Vec::new();
     for resource in RESOURCES {
+        let stored = &resource.resource;
         let info = apfkit_types::KINDS
             .iter()
-            .find(|k| k.group == resource.group && k.plural == Some(resource.plural))
-            .ok_or_else(|| Error::Start(format!("no kind for {}", resource.plural)))?;
+            .find(|k| k.group == stored.group && k.plural == Some(&stored.resource))
+            .ok_or_else(|| Error::Start(format!("no kind for {stored}")))?;
         let storage_version = config
             .storage_versions
-            .get(resource.group)
+            .get(stored.group.as_ref())
             .cloned()
             .unwrap_or_else(|| DEFAULT_STORAGE_VERSION.to_owned());
         let resource_config = ResourceConfig {
-            group: resource.group.to_owned(),
+            group: stored.group.to_string(),
             kind: info.kind.to_owned(),
             namespaced: info.namespaced,
             short_names: Vec::new(),
             // kube-aggregator puts APIServices in the `api-extensions` category.
-            categories: if resource.group == "apiregistration.k8s.io" {
+            categories: if stored.group == "apiregistration.k8s.io" {
                 vec!["api-extensions".to_owned()]
             } else {
                 Vec::new()
@@ -423,11 +425,8 @@ fn resources(
 }
 
 /// The JSON Schema of a kind from the generated registry.
-fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Value> {
-    let info = apfkit_types::KINDS
-        .iter()
-        .find(|k| k.group == group && k.version == version && k.kind == kind)?;
-    info.json_schema()
+fn kind_schema(kind: &GroupVersionKind) -> Option<serde_json::Value> {
+    apfkit_types::find_kind(kind)?.json_schema()
 }
 
 /// kube-apiserver's strategies of FlowSchemas, PriorityLevelConfigurations and APIServices

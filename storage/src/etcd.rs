@@ -1,6 +1,7 @@
 //! etcd as kube-apiserver's store: connecting like etcdctl (endpoints, TLS), and reading the
 //! keys of the resources this toolkit knows, page by page.
 
+use apfkit_runtime::identity::GroupResource;
 use apfkit_runtime::scheme::StorageEncoding;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -18,12 +19,10 @@ use crate::key::Key;
 
 /// A resource kept in etcd, and where: `<prefix>/<path>/<name>` (namespaced resources add
 /// `<namespace>/` before the name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResource {
-    /// API group.
-    pub group: &'static str,
-    /// Plural resource name.
-    pub plural: &'static str,
+    /// The group and the plural resource name.
+    pub resource: GroupResource,
     /// The path under the prefix. kube-apiserver keeps its own groups' resources under the
     /// bare plural (`flowschemas`), and kube-aggregator its APIServices under
     /// `apiregistration.k8s.io/apiservices`. Empty for a custom resource, which
@@ -39,8 +38,7 @@ impl StoredResource {
     /// apiextensions-apiserver stores them.
     pub const fn custom(group: &'static str, plural: &'static str) -> StoredResource {
         StoredResource {
-            group,
-            plural,
+            resource: GroupResource::from_static(group, plural),
             path: "",
             encoding: StorageEncoding::Json,
         }
@@ -49,7 +47,7 @@ impl StoredResource {
     /// The path under the prefix: `path`, or `<group>/<plural>` for a custom resource.
     pub fn key_path(&self) -> String {
         if self.path.is_empty() {
-            format!("{}/{}", self.group, self.plural)
+            format!("{}/{}", self.resource.group, self.resource.resource)
         } else {
             self.path.to_owned()
         }
@@ -69,11 +67,11 @@ impl StoredResource {
     /// Why an object of `kind`, whose resource is `plural` of `group`, cannot be stored under
     /// this resource; `None` when that resource is this one.
     pub fn misplaced_kind(&self, kind: &str, group: &str, plural: &str) -> Option<String> {
-        (group != self.group || plural != self.plural).then(|| {
+        (group != self.resource.group || plural != self.resource.resource).then(|| {
             format!(
                 "a {kind} stored under {}/, where kube-apiserver reads only {}; left untouched",
                 self.key_path(),
-                self.plural
+                self.resource.resource
             )
         })
     }
@@ -82,20 +80,20 @@ impl StoredResource {
 /// Every resource of flowcontrol and apiregistration, with its etcd path.
 pub const RESOURCES: &[StoredResource] = &[
     StoredResource {
-        group: "flowcontrol.apiserver.k8s.io",
-        plural: "flowschemas",
+        resource: GroupResource::from_static("flowcontrol.apiserver.k8s.io", "flowschemas"),
         path: "flowschemas",
         encoding: StorageEncoding::Protobuf,
     },
     StoredResource {
-        group: "flowcontrol.apiserver.k8s.io",
-        plural: "prioritylevelconfigurations",
+        resource: GroupResource::from_static(
+            "flowcontrol.apiserver.k8s.io",
+            "prioritylevelconfigurations",
+        ),
         path: "prioritylevelconfigurations",
         encoding: StorageEncoding::Protobuf,
     },
     StoredResource {
-        group: "apiregistration.k8s.io",
-        plural: "apiservices",
+        resource: GroupResource::from_static("apiregistration.k8s.io", "apiservices"),
         path: "apiregistration.k8s.io/apiservices",
         encoding: StorageEncoding::Json,
     },
@@ -659,7 +657,7 @@ impl Store {
                     stored: inspect(&raw.value),
                     size: raw.value.len(),
                     key: Key(raw.key),
-                    resource: *resource,
+                    resource: resource.clone(),
                     mod_revision: raw.mod_revision,
                 }));
                 cursor = page.next;
@@ -808,7 +806,10 @@ mod tests {
             .collect();
         served.sort();
         served.dedup();
-        let mut known: Vec<(&str, &str)> = RESOURCES.iter().map(|r| (r.group, r.plural)).collect();
+        let mut known: Vec<(&str, &str)> = RESOURCES
+            .iter()
+            .map(|r| (r.resource.group.as_ref(), r.resource.resource.as_ref()))
+            .collect();
         known.sort();
         assert_eq!(known, served);
     }
@@ -837,7 +838,7 @@ mod tests {
 
     #[test]
     fn kinds_under_another_resource_are_misplaced() {
-        let [flow_schemas, levels, services] = [RESOURCES[0], RESOURCES[1], RESOURCES[2]];
+        let [flow_schemas, levels, services] = [&RESOURCES[0], &RESOURCES[1], &RESOURCES[2]];
         let v1 = "flowcontrol.apiserver.k8s.io/v1";
         assert_eq!(flow_schemas.misplaced(v1, "FlowSchema"), None);
         assert_eq!(levels.misplaced(v1, "PriorityLevelConfiguration"), None);

@@ -293,9 +293,9 @@ pub async fn migrate_kinds(
         // Pages are read as the groups before them are written: the next page's read overlaps
         // the writes in flight.
         let handle = store.handle();
-        let owned = *resource;
+        let owned = resource.clone();
         let pages = stream::try_unfold(Some(Cursor::FIRST), move |cursor| {
-            next_page(handle.handle(), owned, cursor)
+            next_page(handle.handle(), owned.clone(), cursor)
         });
         let groups = pages
             .map_ok(|page| stream::iter(groups(page, options.batch).into_iter().map(Ok)))

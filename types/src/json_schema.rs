@@ -4,7 +4,9 @@
 //! ```
 //! use apfkit_types::json_schema::{self, Variant};
 //!
-//! let kind = apfkit_types::find_kind("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema").unwrap();
+//! # use apfkit_runtime::identity::GroupVersionKind;
+//! let schema = GroupVersionKind::from_static("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema");
+//! let kind = apfkit_types::find_kind(&schema).unwrap();
 //! let strict = json_schema::schema(kind, Variant::Strict);
 //! assert_eq!(strict["additionalProperties"], false);
 //! assert_eq!(strict["properties"]["kind"]["enum"][0], "FlowSchema");

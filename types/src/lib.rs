@@ -75,18 +75,22 @@ mod interop;
 pub mod json_schema;
 pub mod wire;
 
+use apfkit_runtime::identity::GroupVersionKind;
 pub use apfkit_runtime::{ApplyDefaults, FromHub, ListKind, ToHub};
 pub use generated::{KINDS, KindInfo, apiregistration, flowcontrol};
 
-/// The kind `kind` of `group`/`version` in [`KINDS`], list kinds included.
+/// A kind in [`KINDS`], list kinds included.
 ///
 /// ```
-/// let level = apfkit_types::find_kind("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration").unwrap();
+/// use apfkit_runtime::identity::GroupVersionKind;
+///
+/// let kind = GroupVersionKind::from_static("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration");
+/// let level = apfkit_types::find_kind(&kind).unwrap();
 /// assert_eq!(level.plural, Some("prioritylevelconfigurations"));
 /// assert_eq!(level.list_kind, Some("PriorityLevelConfigurationList"));
 /// ```
-pub fn find_kind(group: &str, version: &str, kind: &str) -> Option<&'static KindInfo> {
+pub fn find_kind(kind: &GroupVersionKind) -> Option<&'static KindInfo> {
     KINDS
         .iter()
-        .find(|k| k.group == group && k.version == version && k.kind == kind)
+        .find(|k| k.kind == kind.kind && k.version == kind.version && k.group == kind.group)
 }

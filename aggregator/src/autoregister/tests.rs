@@ -17,8 +17,7 @@ fn managed(name: &str, how: &str, group: &str) -> Value {
 /// What upstream's cases ask to sync: an empty spec.
 fn wanted(managed: &'static str) -> Desired {
     Desired {
-        group: String::new(),
-        version: String::new(),
+        group_version: GroupVersion::default(),
         group_priority: 0,
         version_priority: 0,
         managed,

@@ -7,12 +7,24 @@ use super::*;
 
 #[test]
 fn paths_under_a_group_version_are_routed_by_it() {
-    assert_eq!(group_version("/apis/g/v1").as_deref(), Some("g/v1"));
     assert_eq!(
-        group_version("/apis/g/v1/namespaces/ns/widgets").as_deref(),
+        group_version("/apis/g/v1")
+            .map(|gv| gv.api_version())
+            .as_deref(),
         Some("g/v1")
     );
-    assert_eq!(group_version("/apis/g/v1/").as_deref(), Some("g/v1"));
+    assert_eq!(
+        group_version("/apis/g/v1/namespaces/ns/widgets")
+            .map(|gv| gv.api_version())
+            .as_deref(),
+        Some("g/v1")
+    );
+    assert_eq!(
+        group_version("/apis/g/v1/")
+            .map(|gv| gv.api_version())
+            .as_deref(),
+        Some("g/v1")
+    );
     for path in [
         "/apis/g",
         "/apis/g/",
@@ -60,7 +72,7 @@ fn routing_to(port: u16) -> Shared {
     table.services.insert(key.clone(), service);
     table.slices.insert(key, vec![slice]);
     table.routes.insert(
-        "g/v1".to_owned(),
+        GroupVersion::from_static("g", "v1"),
         Route::Remote(Arc::new(Remote {
             name: "v1.g".to_owned(),
             namespace: "ns".to_owned(),
@@ -375,7 +387,8 @@ async fn watches_holding_every_stream_of_a_connection_leave_other_requests_answe
     let (status, body) = through(shared.clone(), "/apis/g/v1/things").await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, "{}"));
     let table = shared.routing.table();
-    let Some(Route::Remote(remote)) = table.routes.get("g/v1") else {
+    let Some(Route::Remote(remote)) = table.routes.get(&GroupVersion::from_static("g", "v1"))
+    else {
         panic!("g/v1 is routed to the server");
     };
     let connections = remote.backend.connections().expect("a client").opened();

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use super::reviews::Review;
-use crate::store::{Served, api_version};
+use crate::store::Served;
+use apfkit_runtime::identity::{GroupVersion, GroupVersionKind};
 
 /// The verbs of a resource's collection and objects.
 const VERBS: &[&str] = &[
@@ -74,13 +75,19 @@ pub fn groups<H>(resources: &[std::sync::Arc<Served<H>>], reviews: &[&Review]) -
 /// apiserver's `StorageVersionHash`: the first 8 bytes of the SHA-256 of
 /// `group/version/kind`, base64 (`k8s.io/apiserver/pkg/endpoints/discovery/
 /// storageversionhash.go`).
-pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+pub fn storage_version_hash(kind: &GroupVersionKind) -> String {
+    let GroupVersionKind {
+        group,
+        version,
+        kind,
+    } = kind;
     let digest = sha2::Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
 fn group_version(group: &str, version: &str) -> Value {
-    json!({"groupVersion": api_version(group, version), "version": version})
+    let api_version = GroupVersion::new(group.to_owned(), version.to_owned()).api_version();
+    json!({"groupVersion": api_version, "version": version})
 }
 
 fn api_group(group: &Group) -> Value {
@@ -159,8 +166,7 @@ pub fn resource_list<H>(
             "namespaced": config.namespaced,
             "kind": config.kind,
             "verbs": VERBS,
-            "storageVersionHash":
-                storage_version_hash(group, &config.storage_version, &config.kind),
+            "storageVersionHash": storage_version_hash(served.storage.gvk()),
         });
         if !config.short_names.is_empty() {
             resource["shortNames"] = json!(config.short_names);
@@ -193,7 +199,7 @@ pub fn resource_list<H>(
     json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",
-        "groupVersion": api_version(group, version),
+        "groupVersion": GroupVersion::new(group.to_owned(), version.to_owned()).api_version(),
         "resources": listed,
     })
 }
@@ -305,13 +311,9 @@ mod tests {
         // kubernetes/kubernetes `api/discovery/apis__flowcontrol.apiserver.k8s.io__v1.json`
         // (commit 6f137b77), from a release that stored flowcontrol objects in v1beta3.
         let group = "flowcontrol.apiserver.k8s.io";
-        assert_eq!(
-            storage_version_hash(group, "v1beta3", "FlowSchema"),
-            "9NnFrw7ZEmA="
-        );
-        assert_eq!(
-            storage_version_hash(group, "v1beta3", "PriorityLevelConfiguration"),
-            "+CwSrEWTDhc="
-        );
+        let hash =
+            |kind| storage_version_hash(&GroupVersionKind::from_static(group, "v1beta3", kind));
+        assert_eq!(hash("FlowSchema"), "9NnFrw7ZEmA=");
+        assert_eq!(hash("PriorityLevelConfiguration"), "+CwSrEWTDhc=");
     }
 }

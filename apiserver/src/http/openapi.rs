@@ -13,6 +13,7 @@ use sha2::Digest as _;
 
 use super::discovery::Group;
 use crate::store::Served;
+use apfkit_runtime::identity::{GroupVersion, GroupVersionKind};
 
 /// The `/openapi/v3` index: a path per group-version, with the hash of its document.
 pub fn index(documents: &[(String, Vec<u8>)]) -> Value {
@@ -43,7 +44,7 @@ pub fn documents<H>(
         for version in &group.versions {
             let document = document(resources, &group.name, version, server_version);
             documents.push((
-                crate::store::api_root(&group.name, version),
+                GroupVersion::new(group.name.clone(), version.clone()).api_root(),
                 serde_json::to_vec(&document).unwrap_or_default(),
             ));
         }
@@ -67,7 +68,7 @@ fn document<H>(
         let kind_ref = add_schema(&mut schemas, served, version, &config.kind);
         let list_ref = add_schema(&mut schemas, served, version, &served.list_kind());
         let gvk = json!({"group": group, "version": version, "kind": config.kind});
-        let root = crate::store::api_root(group, version);
+        let root = GroupVersion::new(group.to_owned(), version.to_owned()).api_root();
         let base = if config.namespaced {
             format!("/{root}/namespaces/{{namespace}}/{}", served.plural)
         } else {
@@ -206,13 +207,12 @@ fn add_schema<H>(
     version: &str,
     kind: &str,
 ) -> Value {
-    let group = &served.config.group;
-    let Some(mut schema) = served
-        .config
-        .schema
-        .as_ref()
-        .and_then(|f| f(group, version, kind))
-    else {
+    let gvk = GroupVersionKind::new(
+        served.config.group.clone(),
+        version.to_owned(),
+        kind.to_owned(),
+    );
+    let Some(mut schema) = served.config.schema.as_ref().and_then(|f| f(&gvk)) else {
         return json!({"type": "object"});
     };
     let definitions = schema
@@ -230,13 +230,13 @@ fn add_schema<H>(
     let name = schema
         .get("title")
         .and_then(Value::as_str)
-        .map_or_else(|| format!("{group}.{version}.{kind}"), str::to_owned);
+        .map_or_else(|| format!("{}.{version}.{kind}", gvk.group), str::to_owned);
     if let Some(map) = schema.as_object_mut() {
         map.remove("$schema");
         map.remove("title");
         map.insert(
             "x-kubernetes-group-version-kind".into(),
-            json!([{"group": group, "version": version, "kind": kind}]),
+            json!([{"group": gvk.group, "version": version, "kind": kind}]),
         );
     }
     to_openapi_dialect(&mut schema);

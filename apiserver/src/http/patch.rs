@@ -84,10 +84,7 @@ where
     let place = target.place();
     let config = &target.served.config;
     let schema = match kind {
-        PatchType::Strategic => config
-            .schema
-            .as_ref()
-            .and_then(|f| f(&config.group, target.codec().version(), &config.kind)),
+        PatchType::Strategic => config.schema.as_ref().and_then(|f| f(target.codec().gvk())),
         _ => None,
     };
     let mut tries = 0;

@@ -17,7 +17,7 @@ pub use objects::{
 };
 pub use resource::{
     ResourceConfig, ResourceError, ScalePaths, SchemaFn, SchemeVersion, Served, SharedVersion,
-    VersionCodec, api_root, api_version,
+    VersionCodec,
 };
 pub use stored::{Stored, Watch, Watched};
 pub use strategy::{GenericStrategy, PrinterStrategy, Strategy};

@@ -1,6 +1,7 @@
 //! What the server serves of each resource: its names, scope, subresources and where and how
 //! it is stored, with the versions the scheme has for its kind.
 
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{
     Codec, Encoding, Limits, Scheme, SchemeError, StorageEncoding, UnknownFields, Warning,
 };
@@ -72,43 +73,31 @@ impl std::fmt::Debug for ResourceConfig {
     }
 }
 
-/// The JSON Schema of `kind` in `group`/`version`, if known: (group, version, kind).
+/// The JSON Schema of a kind, if known.
 pub type SchemaFn =
-    std::sync::Arc<dyn Fn(&str, &str, &str) -> Option<serde_json::Value> + Send + Sync>;
-
-/// An object's `apiVersion` in `group`: `group/version`, or `version` alone in the core
-/// group (`""`, kube-apiserver's legacy `/api`).
-pub fn api_version(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_owned()
-    } else {
-        format!("{group}/{version}")
-    }
-}
-
-/// Where a group-version is served, without the leading slash: `apis/GROUP/VERSION`, or
-/// `api/VERSION` for the core group.
-pub fn api_root(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        format!("api/{version}")
-    } else {
-        format!("apis/{group}/{version}")
-    }
-}
+    std::sync::Arc<dyn Fn(&GroupVersionKind) -> Option<serde_json::Value> + Send + Sync>;
 
 /// One served version of a kind: how the server takes its objects to the hub object `H` and
 /// back. A generated scheme's codecs serve through [`SchemeVersion`]; kinds known only at run
 /// time (custom resources) implement it themselves.
 pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
+    /// The version's group, version and kind.
+    fn gvk(&self) -> &GroupVersionKind;
     /// API group, empty for the core group.
-    fn group(&self) -> &str;
+    fn group(&self) -> &str {
+        &self.gvk().group
+    }
     /// Version.
-    fn version(&self) -> &str;
+    fn version(&self) -> &str {
+        &self.gvk().version
+    }
     /// Kind.
-    fn kind(&self) -> &str;
+    fn kind(&self) -> &str {
+        &self.gvk().kind
+    }
     /// `group/version`, or `version` alone in the core group.
     fn api_version(&self) -> String {
-        api_version(self.group(), self.version())
+        self.gvk().api_version()
     }
     /// A request's object of this version decoded, defaulted and taken to the hub, fields
     /// reported as `unknown` says.
@@ -199,6 +188,7 @@ impl<H> dyn VersionCodec<H> + '_ {
 /// stored values.
 pub struct SchemeVersion<H: 'static> {
     codec: &'static Codec<H>,
+    gvk: GroupVersionKind,
     scheme: &'static Scheme<H>,
 }
 
@@ -211,19 +201,17 @@ impl<H> std::fmt::Debug for SchemeVersion<H> {
 impl<H> SchemeVersion<H> {
     /// `codec`, one of `scheme`'s.
     pub fn new(codec: &'static Codec<H>, scheme: &'static Scheme<H>) -> Self {
-        SchemeVersion { codec, scheme }
+        SchemeVersion {
+            codec,
+            gvk: codec.gvk(),
+            scheme,
+        }
     }
 }
 
 impl<H: Send + Sync + 'static> VersionCodec<H> for SchemeVersion<H> {
-    fn group(&self) -> &str {
-        self.codec.group
-    }
-    fn version(&self) -> &str {
-        self.codec.version
-    }
-    fn kind(&self) -> &str {
-        self.codec.kind
+    fn gvk(&self) -> &GroupVersionKind {
+        &self.gvk
     }
     fn decode(
         &self,
@@ -439,7 +427,7 @@ impl<H> Served<H> {
                         .config
                         .schema
                         .as_ref()
-                        .and_then(|f| f(&self.config.group, codec.version(), &self.config.kind))
+                        .and_then(|f| f(codec.gvk()))
                         .map_or_else(apfkit_fieldmanager::schema::Schema::deduced, |json| {
                             apfkit_fieldmanager::schema::Schema::compile(&json)
                         });

@@ -21,8 +21,8 @@ pub const FLOW_SCHEMAS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschema
 
 /// The generated JSON Schema of a kind in a version (merge rules for server-side apply, and
 /// the OpenAPI documents).
-fn kind_schema(group: &str, version: &str, kind: &str) -> Option<serde_json::Value> {
-    let info = apfkit_types::find_kind(group, version, kind)?;
+fn kind_schema(kind: &apfkit_runtime::identity::GroupVersionKind) -> Option<serde_json::Value> {
+    let info = apfkit_types::find_kind(kind)?;
     Some(apfkit_types::json_schema::schema(
         info,
         apfkit_types::json_schema::Variant::Open,

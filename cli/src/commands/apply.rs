@@ -130,7 +130,7 @@ impl Kind {
         let schemas = codecs
             .iter()
             .map(|c| {
-                let schema = apfkit_types::find_kind(c.group, c.version, c.kind)
+                let schema = apfkit_types::find_kind(&c.gvk())
                     .map(|info| json_schema::schema(info, Variant::Open));
                 has_status |= schema
                     .as_ref()

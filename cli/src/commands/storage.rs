@@ -212,7 +212,7 @@ struct LsArgs {
 struct Listed {
     #[serde(flatten)]
     key: Key,
-    resource: &'static str,
+    resource: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     api_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -338,7 +338,7 @@ fn resource_of_kind(kind: &str) -> Result<&'static StoredResource, Failure> {
         })?;
     RESOURCES
         .iter()
-        .find(|r| r.group == info.group && Some(r.plural) == info.plural)
+        .find(|r| r.resource.group == info.group && info.plural == Some(&r.resource.resource))
         .ok_or_else(|| Failure::Usage(format!("{kind} is not stored in etcd by apfkit")))
 }
 
@@ -455,7 +455,7 @@ fn ls(args: LsArgs) -> Result<(), Failure> {
             };
             Listed {
                 key: entry.key,
-                resource: entry.resource.plural,
+                resource: entry.resource.resource.resource.into_owned(),
                 api_version,
                 kind,
                 encoding,

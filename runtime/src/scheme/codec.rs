@@ -12,6 +12,7 @@ use super::encodings::Encodings;
 use super::guard::{self, Guard};
 use super::options::{Target, UnknownFields};
 use super::report::{ErrorKind, SchemeError, Warning};
+use crate::identity::GroupVersionKind;
 use crate::version::compare_kube_aware_version_strings;
 use crate::{ApplyDefaults, FromHub, HubKind, ToHub};
 use k8s_openapi::Resource;
@@ -35,16 +36,15 @@ pub(super) struct Decoded {
     /// The codec of the object's version and kind: a `&'static Codec<H>` of the scheme that
     /// read it (the documents that carry it do not name the hub type).
     codec: &'static (dyn Any + Sync),
-    /// `group/version Kind` of the codec, for messages.
-    identity: (&'static str, &'static str, &'static str),
+    /// The codec's kind, for messages.
+    identity: GroupVersionKind,
     /// The object, a value of the codec's type.
     pub(super) object: Typed,
 }
 
 impl std::fmt::Debug for Decoded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (group, version, kind) = self.identity;
-        write!(f, "{group}/{version} {kind}")
+        write!(f, "{} {}", self.identity.api_version(), self.identity.kind)
     }
 }
 
@@ -53,15 +53,14 @@ impl Decoded {
     pub(super) fn new<H: 'static>(codec: &'static Codec<H>, object: Typed) -> Self {
         Decoded {
             codec,
-            identity: (codec.group, codec.version, codec.kind),
+            identity: codec.gvk(),
             object,
         }
     }
 
-    /// `group/version` of the object.
+    /// The object's `apiVersion`.
     pub(super) fn api_version(&self) -> String {
-        let (group, version, _) = self.identity;
-        format!("{group}/{version}")
+        self.identity.api_version()
     }
 
     /// The codec that decoded the object, if it is of a scheme over `H`.
@@ -70,11 +69,10 @@ impl Decoded {
         (codec as &'static dyn Any)
             .downcast_ref::<Codec<H>>()
             .ok_or_else(|| {
-                let (group, version, kind) = self.identity;
                 SchemeError::new(
                     ErrorKind::UnsupportedKind,
                     "",
-                    format!("{group}/{version} {kind} was read by another scheme"),
+                    format!("{self:?} was read by another scheme"),
                 )
             })
     }
@@ -193,9 +191,15 @@ impl<H: 'static> Codec<H> {
         }
     }
 
-    /// `group/version`.
+    /// The codec's group, version and kind.
+    pub const fn gvk(&self) -> GroupVersionKind {
+        GroupVersionKind::from_static(self.group, self.version, self.kind)
+    }
+
+    /// The `apiVersion` of the codec's objects: `group/version`, the version alone in the
+    /// core group.
     pub fn api_version(&self) -> String {
-        format!("{}/{}", self.group, self.version)
+        self.gvk().api_version()
     }
 
     /// Decodes, defaults and converts to the hub.
@@ -727,6 +731,18 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::Codec;
+    use crate::scheme::test_kind::Widget;
+
+    #[test]
+    fn a_core_group_kind_has_the_version_alone_for_api_version() {
+        let mut codec = Codec::of::<Widget>();
+        assert_eq!(codec.api_version(), "example.com/v1");
+        codec.group = "";
+        assert_eq!(codec.api_version(), "v1");
+        assert_eq!(codec.gvk().group_version().api_root(), "api/v1");
+    }
+
     #[test]
     fn articles_follow_the_sound() {
         for (kind, article) in [

@@ -31,6 +31,7 @@ mod yaml_input;
 use std::io::Read;
 use std::sync::OnceLock;
 
+use crate::identity::split_api_version;
 use serde_json::{Map, Value};
 
 pub use codec::Codec;
@@ -79,11 +80,6 @@ pub struct Encoded {
     pub bytes: Vec<u8>,
     /// Repeated, unknown and lossy fields, with field paths.
     pub warnings: Vec<Warning>,
-}
-
-/// Splits `group/version` (or a bare core-group `version`).
-fn split_api_version(api_version: &str) -> (&str, &str) {
-    api_version.rsplit_once('/').unwrap_or(("", api_version))
 }
 
 impl<H> Scheme<H> {

@@ -99,7 +99,7 @@ async fn every_stored_object_is_listed_with_its_encoding_and_version() {
         entries[4].stored.as_ref().unwrap().stored_as,
         StoredAs::Encoded(StorageEncoding::Json)
     );
-    assert_eq!(entries[4].resource.plural, "apiservices");
+    assert_eq!(entries[4].resource.resource.resource, "apiservices");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,14 +9,19 @@ use apfkit_fieldmanager::path::PathElement;
 use apfkit_fieldmanager::schema::Schema;
 use apfkit_fieldmanager::set::FieldSet;
 use apfkit_fieldmanager::updater::{ApplyError, Managers, OneVersion, Updater};
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_types::json_schema::{self, Variant};
 use serde_json::{Value, json};
 
 const V1: &str = "flowcontrol.apiserver.k8s.io/v1";
 
 fn versions() -> OneVersion {
-    let kind = apfkit_types::find_kind("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")
-        .expect("FlowSchema v1");
+    let kind = apfkit_types::find_kind(&GroupVersionKind::from_static(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "FlowSchema",
+    ))
+    .expect("FlowSchema v1");
     OneVersion {
         api_version: V1.to_owned(),
         schema: Schema::compile(&json_schema::schema(kind, Variant::Open)),

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_types::KINDS;
 use apfkit_types::json_schema::{Variant, files, schema, standalone_name};
 
@@ -55,7 +56,12 @@ fn every_kind_has_three_files_and_no_null() {
 
 #[test]
 fn strict_closes_objects_but_not_maps() {
-    let kind = apfkit_types::find_kind("apiregistration.k8s.io", "v1", "APIService").unwrap();
+    let kind = apfkit_types::find_kind(&GroupVersionKind::from_static(
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+    ))
+    .unwrap();
     let strict = schema(kind, Variant::Strict);
     let open = schema(kind, Variant::Open);
     assert!(open.get("additionalProperties").is_none());
@@ -70,8 +76,12 @@ fn strict_closes_objects_but_not_maps() {
 
 #[test]
 fn standalone_names_follow_kubeconform() {
-    let kind = apfkit_types::find_kind("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchemaList")
-        .unwrap();
+    let kind = apfkit_types::find_kind(&GroupVersionKind::from_static(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta3",
+        "FlowSchemaList",
+    ))
+    .unwrap();
     assert_eq!(
         standalone_name(kind),
         "flowschemalist-flowcontrol-v1beta3.json"
