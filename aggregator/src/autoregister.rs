@@ -7,7 +7,6 @@
 //! other group-version served here (a CRD's) gets priorities 1000 and 100, labelled `true`
 //! (kept as desired, removed when no longer served).
 
-use apfkit_runtime::identity::GroupVersion;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +15,7 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
 use apfkit_conversion::discovery::BUILTIN_PRIORITIES;
 use apfkit_runtime::Object;
+use apfkit_runtime::identity::GroupVersion;
 use serde_json::{Value, json};
 
 use crate::routing::{ApiServiceFields, Routing, Sources};
@@ -271,18 +271,16 @@ where
     }
 }
 
-/// Keeps the local APIServices registered until the server is dropped: after every change
-/// of the resources served or of the APIServices, and every 30 s.
+/// Keeps the local APIServices registered until the server stops: after every change of
+/// the resources served or of the APIServices, and every 30 s.
 pub(crate) fn keep_registered<H>(sources: Arc<Sources<H>>, routing: Arc<Routing>)
 where
     H: Object + Clone + Send + Sync + 'static,
 {
     let mut resources = sources.server.resources_changed();
-    tokio::spawn(async move {
+    let server = sources.server.clone();
+    server.spawn_until_stopped(async move {
         let at_start = loop {
-            if Arc::strong_count(&sources.server) <= 1 {
-                return;
-            }
             match sources.list(&sources.api_services).await {
                 Ok(listed) => {
                     break listed
@@ -298,9 +296,6 @@ where
             synced: HashSet::new(),
         };
         loop {
-            if Arc::strong_count(&sources.server) <= 1 {
-                return;
-            }
             let _ = sync_all(&sources, &mut memory).await;
             tokio::select! {
                 _ = resources.changed() => {}

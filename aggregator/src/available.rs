@@ -305,18 +305,16 @@ where
         .map(|_| ())
 }
 
-/// Keeps every APIService's condition up to date until the server is dropped.
+/// Keeps every APIService's condition up to date until the server stops.
 pub(crate) fn keep_checked<H>(sources: Arc<Sources<H>>, routing: Arc<Routing>, identity: &Identity)
 where
     H: Object + Clone + Send + Sync + 'static,
 {
     // kube-aggregator's probe does not verify the extension server's certificate.
     let prober = Backend::new("kube-aggregator-probe", &[], true, identity);
-    tokio::spawn(async move {
+    let server = sources.server.clone();
+    server.spawn_until_stopped(async move {
         loop {
-            if Arc::strong_count(&sources.server) <= 1 {
-                return;
-            }
             let _ = sync_all(&sources, &routing, &prober).await;
             tokio::select! {
                 () = routing.changed() => {}

@@ -8,12 +8,12 @@
 //! `groupPriorityMinimum` and `versionPriority`; `/apis/GROUP` of an extension's group is
 //! answered from its APIServices.
 
-use apfkit_runtime::identity::GroupVersion;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
 use std::time::Duration;
 
 use apfkit_apiserver::auth::UserInfo;
+use apfkit_runtime::identity::GroupVersion;
 use axum::body::Body;
 use axum::http::{Request, Uri, header};
 use serde_json::{Value, json};

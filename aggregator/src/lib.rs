@@ -97,13 +97,11 @@ impl Aggregator {
     {
         let sources = Arc::new(routing::Sources::of(server)?);
         routing::keep_synced(sources.clone(), self.routing.clone(), self.identity.clone()).await?;
-        let server = Arc::downgrade(&sources.server);
-        keep_refreshed(
+        sources.server.spawn_until_stopped(keep_refreshed(
             self.routing.clone(),
             self.discovery.clone(),
             self.openapi.clone(),
-            move || server.strong_count() > 1,
-        );
+        ));
         autoregister::keep_registered(sources.clone(), self.routing.clone());
         available::keep_checked(sources, self.routing.clone(), &self.identity);
         Ok(())
@@ -114,26 +112,20 @@ impl Aggregator {
 const REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Keeps the extensions' group-versions and OpenAPI indexes read, after every change of the
-/// routing table and every minute, until `alive` says the server is gone.
-fn keep_refreshed(
+/// routing table and every minute.
+async fn keep_refreshed(
     routing: Arc<routing::Routing>,
     discovery: Arc<discovery::Discovery>,
     openapi: Arc<openapi::OpenApi>,
-    alive: impl Fn() -> bool + Send + 'static,
 ) {
-    tokio::spawn(async move {
-        loop {
-            if !alive() {
-                return;
-            }
-            discovery::refresh(&routing, &discovery).await;
-            openapi::refresh(&routing, &openapi).await;
-            tokio::select! {
-                () = routing.discovery_changed() => {}
-                () = tokio::time::sleep(REFRESH) => {}
-            }
+    loop {
+        discovery::refresh(&routing, &discovery).await;
+        openapi::refresh(&routing, &openapi).await;
+        tokio::select! {
+            () = routing.discovery_changed() => {}
+            () = tokio::time::sleep(REFRESH) => {}
         }
-    });
+    }
 }
 
 /// Which endpoint addresses EndpointSlices may hold.

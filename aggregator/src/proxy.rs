@@ -4,13 +4,13 @@
 //! ways, with the user in the front-proxy headers; every other request, local APIServices'
 //! included, goes on to the server's own routes.
 
-use apfkit_runtime::identity::GroupVersion;
 use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::AuditId;
 use apfkit_apiserver::http::request_info;
+use apfkit_runtime::identity::GroupVersion;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, Uri, header};

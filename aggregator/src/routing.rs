@@ -3,25 +3,22 @@
 //! settings and whether it is available), the Services and EndpointSlices an extension
 //! server is found through, read from the server's own store and kept in step by watches.
 
-use apfkit_runtime::identity::GroupVersion;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{ListRequest, Served};
 use apfkit_runtime::Object;
+use apfkit_runtime::identity::GroupVersion;
 use apfkit_runtime::scheme::UnknownFields;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::Value;
 
 use crate::client::Backend;
-
-/// How long a burst of changes settles before the table is read again.
-const SETTLE: Duration = Duration::from_millis(20);
 
 /// An APIService whose requests go to an extension server.
 #[derive(Debug)]
@@ -401,49 +398,17 @@ where
 {
     let first = sources.read(&routing.table(), &identity).await?;
     routing.set(first);
-    let changed = Arc::new(tokio::sync::Notify::new());
-    for served in [
+    let resources = vec![
         sources.api_services.clone(),
         sources.services.clone(),
         sources.slices.clone(),
-    ] {
-        let (sources, changed) = (sources.clone(), changed.clone());
-        tokio::spawn(async move {
-            loop {
-                let objects = sources.server.objects();
-                let limit_one = ListRequest {
-                    limit: 1,
-                    ..ListRequest::default()
-                };
-                if let Ok(listed) = objects.list(&served, &limit_one).await {
-                    changed.notify_one();
-                    if let Ok(mut watch) = objects.watch(&served, None, listed.revision).await {
-                        while let Some(Ok(_)) = watch.next().await {
-                            changed.notify_one();
-                        }
-                    }
-                }
-                if Arc::strong_count(&sources.server) <= 1 {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        });
-    }
-    tokio::spawn(async move {
-        loop {
-            changed.notified().await;
-            tokio::time::sleep(SETTLE).await;
-            if Arc::strong_count(&sources.server) <= 1 {
-                return;
-            }
-            match sources.read(&routing.table(), &identity).await {
-                Ok(table) => routing.set(table),
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    changed.notify_one();
-                }
-            }
+    ];
+    Informer::new(sources.server.clone(), resources).run(move || {
+        let (sources, routing, identity) = (sources.clone(), routing.clone(), identity.clone());
+        async move {
+            let table = sources.read(&routing.table(), &identity).await?;
+            routing.set(table);
+            Ok::<(), ApiError>(())
         }
     });
     Ok(())

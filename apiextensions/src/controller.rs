@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
     ListRequest, Place, Preconditions, PrinterStrategy, ResourceConfig, Revision, ScalePaths,
     SchemaFn, Served, SharedVersion, UpdateKind,
@@ -36,9 +36,6 @@ pub struct CustomResources<H: 'static> {
     /// again only when the spec changes, and to delete its objects when the CRD goes).
     served: tokio::sync::Mutex<BTreeMap<String, (Value, Resource<H>)>>,
 }
-
-/// How long a burst of CRD changes settles before the resources are made again.
-const SETTLE: Duration = Duration::from_millis(20);
 
 impl<H> CustomResources<H>
 where
@@ -309,33 +306,13 @@ where
         }
     }
 
-    /// Keeps the resources in step with the stored CRDs until the server is dropped: syncs,
-    /// then syncs again after every change a watch sees (and after a watch fails, from the
-    /// newest revision).
+    /// Keeps the resources in step with the stored CRDs until the server stops: an informer
+    /// of CustomResourceDefinitions that syncs after every change.
     pub fn keep_synced(self: Arc<Self>) {
-        tokio::spawn(async move {
-            let mut after = self.sync().await.ok();
-            loop {
-                if let Some(from) = after
-                    && let Ok(mut watch) = self
-                        .server
-                        .objects()
-                        .watch(&self.definitions, None, from)
-                        .await
-                {
-                    while let Some(Ok(_)) = watch.next().await {
-                        tokio::time::sleep(SETTLE).await;
-                        if self.sync().await.is_err() {
-                            break;
-                        }
-                    }
-                }
-                if Arc::strong_count(&self.server) == 1 {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                after = self.sync().await.ok();
-            }
+        let resources = vec![self.definitions.clone()];
+        Informer::new(self.server.clone(), resources).run(move || {
+            let controller = self.clone();
+            async move { controller.sync().await }
         });
     }
 }

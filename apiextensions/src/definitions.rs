@@ -3,12 +3,12 @@
 //! a write (apfkit-crd), stored as JSON under
 //! `<prefix>/apiextensions.k8s.io/customresourcedefinitions/<name>`.
 
-use apfkit_runtime::identity::GroupVersion;
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
+use apfkit_runtime::identity::GroupVersion;
 use apfkit_runtime::scheme::StorageEncoding;
 use serde_json::{Map, Value, json};
 

@@ -100,6 +100,7 @@ pub mod error;
 pub mod fields;
 pub mod http;
 pub mod impersonation;
+pub mod informer;
 pub mod kubeconfig;
 pub mod patch;
 pub mod selector;

@@ -4,11 +4,11 @@
 //! kube-controller-manager's aggregation controller, in one place).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use apfkit_apiextensions::{CustomObject, ServedObject};
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{ListRequest, Place, Preconditions, Served, UpdateKind};
 use apfkit_runtime::Object;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -20,9 +20,6 @@ use crate::policy::{Policy, RbacAuthorizer};
 
 /// A served resource of a server of [`ServedObject`]s over the hub `H`.
 type Resource_<H> = Arc<Served<ServedObject<H>>>;
-
-/// How long a burst of changes settles before the policy is read again.
-const SETTLE: Duration = Duration::from_millis(20);
 
 /// RBAC of one server: its four resources and the authorizer it keeps up to date.
 pub struct Rbac<H: 'static> {
@@ -258,63 +255,18 @@ where
         }
     }
 
-    /// Keeps the authorizer in step with the stored objects until the server is dropped: a
-    /// watch on each resource wakes a sync after every change (and after a watch fails).
+    /// Keeps the authorizer in step with the stored objects until the server stops: an
+    /// informer of the four resources that reads the policy again after every change.
     pub fn keep_synced(self: Arc<Self>) {
-        let changed = Arc::new(tokio::sync::Notify::new());
-        for resource in [
-            &self.cluster_roles,
-            &self.cluster_role_bindings,
-            &self.roles,
-            &self.role_bindings,
-        ] {
-            let (rbac, resource, changed) = (self.clone(), resource.clone(), changed.clone());
-            tokio::spawn(async move {
-                loop {
-                    let from = match rbac
-                        .server
-                        .objects()
-                        .list(
-                            &resource,
-                            &ListRequest {
-                                limit: 1,
-                                ..ListRequest::default()
-                            },
-                        )
-                        .await
-                    {
-                        Ok(listed) => listed.revision,
-                        Err(_) => {
-                            tokio::time::sleep(Duration::from_secs(1)).await;
-                            continue;
-                        }
-                    };
-                    changed.notify_one();
-                    if let Ok(mut watch) = rbac.server.objects().watch(&resource, None, from).await
-                    {
-                        while let Some(Ok(_)) = watch.next().await {
-                            changed.notify_one();
-                        }
-                    }
-                    if Arc::strong_count(&rbac.server) == 1 {
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            });
-        }
-        tokio::spawn(async move {
-            loop {
-                changed.notified().await;
-                tokio::time::sleep(SETTLE).await;
-                if Arc::strong_count(&self.server) == 1 {
-                    return;
-                }
-                if self.sync().await.is_err() {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    changed.notify_one();
-                }
-            }
+        let resources = vec![
+            self.cluster_roles.clone(),
+            self.cluster_role_bindings.clone(),
+            self.roles.clone(),
+            self.role_bindings.clone(),
+        ];
+        Informer::new(self.server.clone(), resources).run(move || {
+            let rbac = self.clone();
+            async move { rbac.sync().await }
         });
     }
 }

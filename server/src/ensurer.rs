@@ -98,10 +98,11 @@ pub async fn ensure_once(
 
 /// Runs [`ensure_once`] every minute from now on, reporting failures on standard error.
 pub fn keep_ensured(server: Arc<ApiServer<crate::ServeObject>>, suggested: bool) {
-    tokio::spawn(async move {
+    let ensured = server.clone();
+    server.spawn_until_stopped(async move {
         loop {
             tokio::time::sleep(PERIOD).await;
-            if let Err(error) = ensure_once(&server, suggested).await {
+            if let Err(error) = ensure_once(&ensured, suggested).await {
                 eprintln!("apfkit serve: warning: {error}");
             }
         }

@@ -86,10 +86,11 @@ impl ObjectStats {
 
 /// Refreshes `stats` every minute from now on.
 pub fn keep_counted(server: Arc<ApiServer<crate::ServeObject>>, stats: ObjectStats) {
-    tokio::spawn(async move {
+    let counted = server.clone();
+    server.spawn_until_stopped(async move {
         loop {
             tokio::time::sleep(PERIOD).await;
-            stats.refresh(&server).await;
+            stats.refresh(&counted).await;
         }
     });
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::ApiServer;
+use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::Revision;
 use apfkit_apiserver::store::{ListRequest, Place, UpdateKind};
 use apfkit_conversion::scheme::HubObject;
@@ -290,61 +291,34 @@ fn audit_annotations(handled: &apfkit_dispatcher::layer::Handled) -> Vec<(&'stat
 /// How long the controller waits after a change for more before it configures again.
 const SETTLE: Duration = Duration::from_millis(100);
 
-/// Keeps `guard` configured by the stored objects: watches FlowSchemas and
-/// PriorityLevelConfigurations, and after changes (gathered for [`SETTLE`]) reads them again
-/// and puts a dispatcher for them in front of new requests. A watch that fails (compaction,
-/// storage) starts again from the newest revision.
+/// Keeps `guard` configured by the stored objects, read at `read_at` first: an informer of
+/// FlowSchemas and PriorityLevelConfigurations that, after changes (gathered for
+/// [`SETTLE`]), reads them again and puts a dispatcher for them in front of new requests.
 pub fn keep_configured(
     server: Arc<ApiServer<crate::ServeObject>>,
     guard: Guard,
     limit: i32,
     read_at: Revision,
 ) {
-    let (changed, mut changes) = tokio::sync::mpsc::channel::<()>(1);
-    for served in server.resources() {
-        if served.config.group != "flowcontrol.apiserver.k8s.io" {
-            continue;
-        }
-        let server = server.clone();
-        let changed = changed.clone();
-        tokio::spawn(async move {
-            let served = &served;
-            // The first watch starts where the configuration was read; a later one from the
-            // newest revision, counting as a change (events may have been missed).
-            let mut after = Some(read_at);
-            loop {
-                let from = match after.take() {
-                    Some(revision) => Some(revision),
-                    None => {
-                        let newest = server.objects().current_revision().await.ok();
-                        let _ = changed.try_send(());
-                        newest
-                    }
-                };
-                if let Some(from) = from
-                    && let Ok(mut watch) = server.objects().watch(served, None, from).await
-                {
-                    while let Some(Ok(_)) = watch.next().await {
-                        let _ = changed.try_send(());
-                    }
+    let resources = server
+        .resources()
+        .into_iter()
+        .filter(|served| served.config.group == "flowcontrol.apiserver.k8s.io")
+        .collect();
+    let configured = server.clone();
+    Informer::new(server, resources)
+        .handled_at(read_at)
+        .settle(SETTLE)
+        .run(move || {
+            let (server, guard) = (configured.clone(), guard.clone());
+            async move {
+                match configure_and_mark_dangling(&server, limit).await {
+                    Ok((config, _)) => guard.reconfigure(config),
+                    Err(error) => eprintln!("apfkit serve: warning: {error}"),
                 }
-                if changed.is_closed() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok::<(), std::convert::Infallible>(())
             }
         });
-    }
-    tokio::spawn(async move {
-        while changes.recv().await.is_some() {
-            tokio::time::sleep(SETTLE).await;
-            while changes.try_recv().is_ok() {}
-            match configure_and_mark_dangling(&server, limit).await {
-                Ok((config, _)) => guard.reconfigure(config),
-                Err(error) => eprintln!("apfkit serve: warning: {error}"),
-            }
-        }
-    });
 }
 
 /// `routes` with kube-apiserver's `/debug/api_priority_and_fairness/` tables of `guard`:

@@ -236,9 +236,9 @@ impl Server {
         &self.kubeconfig
     }
 
-    /// Stops accepting requests and waits up to 5 s for those in flight (watches included).
-    /// The server's background work (the APF configuration controller, the bootstrap
-    /// producer, compaction) ends with the tokio runtime.
+    /// Stops accepting requests and waits up to 5 s for those in flight (watches included);
+    /// the server's background work (its informers and controllers, the bootstrap producer,
+    /// compaction) ends then, and the store is closed once the last of it has.
     pub async fn shutdown(self) {
         let _ = self.stop.send(());
         let _ = self.serving.await;
@@ -624,7 +624,7 @@ async fn build<B: Backend + 'static>(
         .map_err(|e| Error::Start(format!("aggregator: {}", e.message)))?;
     if !config.compaction_interval.is_zero() {
         let interval = config.compaction_interval;
-        tokio::spawn(async move {
+        server.spawn_until_stopped(async move {
             Compactor::new().run(&backend, interval).await;
         });
     }

@@ -64,6 +64,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) extra_routes: Option<RouterWrap>,
     /// The request metrics, and `/metrics`, when asked for.
     pub(super) metrics: Option<Arc<metrics::RequestMetrics>>,
+    /// Cancelled when the server stops: its background work ends then.
+    pub(super) stopping: tokio_util::sync::CancellationToken,
 }
 
 /// The resources served at one time, with the discovery and OpenAPI documents made of them.
@@ -152,6 +154,7 @@ where
             extra_routes: None,
             auditor: None,
             metrics: None,
+            stopping: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -315,6 +318,34 @@ where
     /// A receiver that sees each time the resources served are replaced.
     pub fn resources_changed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.generation.subscribe()
+    }
+
+    /// Ends the server's background work: the tasks of [`ApiServer::spawn_until_stopped`]
+    /// (informers, controllers, compaction), which hold the server and its store. Serving ends
+    /// it too, once requests in flight are done.
+    pub fn stop(&self) {
+        self.stopping.cancel();
+    }
+
+    /// Whether [`ApiServer::stop`] was called, or serving ended.
+    pub fn is_stopped(&self) -> bool {
+        self.stopping.is_cancelled()
+    }
+
+    /// Completes when the server stops.
+    pub fn stopped(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.stopping.clone().cancelled_owned()
+    }
+
+    /// Runs `work` in a task until it ends or the server stops, whichever is first.
+    pub fn spawn_until_stopped(
+        &self,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let stopping = self.stopping.clone();
+        tokio::spawn(async move {
+            stopping.run_until_cancelled_owned(work).await;
+        })
     }
 
     /// The resources served now, with their documents.

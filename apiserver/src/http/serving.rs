@@ -84,7 +84,8 @@ where
         shutdown: impl Future<Output = ()>,
         grace: Duration,
     ) {
-        serve_router(self.router(), listener, tls, shutdown, grace).await;
+        serve_router(self.clone().router(), listener, tls, shutdown, grace).await;
+        self.stop();
     }
 
     /// Runs the server as a command does: binds `listen`, makes (on first start) or loads the

@@ -59,12 +59,14 @@ pub struct SqliteBackend {
 
 #[derive(Debug)]
 struct Inner {
+    /// Read-only connections: in WAL mode reads see the last commit and wait for no write,
+    /// so GETs and lists do not queue behind each other or behind writes. Declared before
+    /// the writer, they close first: the last connection to close folds the write-ahead log
+    /// into the database and removes it, which a read-only one cannot.
+    readers: Vec<Mutex<Connection>>,
     /// The connection and the watchers, under one lock: a write and its notification are one
     /// step for every watch.
     state: Mutex<State>,
-    /// Read-only connections: in WAL mode reads see the last commit and wait for no write,
-    /// so GETs and lists do not queue behind each other or behind writes.
-    readers: Vec<Mutex<Connection>>,
     /// The reader a read that found them all busy waits for next.
     next_reader: std::sync::atomic::AtomicUsize,
 }

@@ -52,24 +52,13 @@ async fn fetch(running: &Running, method: &str, path: &str, body: &[u8]) -> Stri
     String::from_utf8_lossy(&response).into_owned()
 }
 
-async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    done()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
     let running = start(Duration::from_millis(500)).await;
     // Watch, then never read a byte.
     let _silent = send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await;
     assert!(
-        wait_until(Duration::from_secs(5), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(5), || running.server.open_watches()
             == 1)
         .await
     );
@@ -84,7 +73,7 @@ async fn a_watcher_that_never_reads_is_ended_without_holding_writers_up() {
         started.elapsed()
     );
     assert!(
-        wait_until(Duration::from_secs(10), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(10), || running.server.open_watches()
             == 0)
         .await,
         "the stalled watch is still open"
@@ -109,7 +98,7 @@ async fn watchers_that_never_read_hold_a_bounded_number_of_bytes() {
         watches.push(send(&running, "GET", &format!("{FLOW_SCHEMAS}?watch=true"), b"").await);
     }
     assert!(
-        wait_until(Duration::from_secs(5), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(5), || running.server.open_watches()
             == WATCHERS)
         .await
     );
@@ -126,7 +115,7 @@ async fn watchers_that_never_read_hold_a_bounded_number_of_bytes() {
     );
     assert!(most <= bound, "{most} bytes queued for {WATCHERS} watches");
     assert!(
-        wait_until(Duration::from_secs(15), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(15), || running.server.open_watches()
             == 0
             && running.server.watch_bytes_queued() == 0)
         .await,
@@ -142,7 +131,7 @@ async fn watchers_that_never_read_hold_a_bounded_number_of_bytes() {
 /// reads what reaches the client.
 async fn stall_until_ended(running: &Running, watch: &mut TlsStream<TcpStream>) -> Vec<u8> {
     assert!(
-        wait_until(Duration::from_secs(5), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(5), || running.server.open_watches()
             == 1)
         .await
     );
@@ -150,7 +139,7 @@ async fn stall_until_ended(running: &Running, watch: &mut TlsStream<TcpStream>) 
         running.create(&format!("fs-{i:03}"), 16 << 10).await;
     }
     assert!(
-        wait_until(Duration::from_secs(10), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(10), || running.server.open_watches()
             == 0)
         .await,
         "the stalled watch is still open"
@@ -262,7 +251,7 @@ async fn a_thousand_concurrent_watches_each_see_a_write() {
     }
     drop(seen);
     assert!(
-        wait_until(Duration::from_secs(60), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(60), || running.server.open_watches()
             == WATCHES)
         .await,
         "{} watches open",
@@ -287,7 +276,7 @@ async fn a_thousand_concurrent_watches_each_see_a_write() {
     }
     // Closed connections end their watches.
     assert!(
-        wait_until(Duration::from_secs(30), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(30), || running.server.open_watches()
             == 0)
         .await,
         "{} watches still open",
@@ -418,7 +407,7 @@ async fn a_watch_list_client_that_never_reads_is_ended() {
     )
     .await;
     assert!(
-        wait_until(Duration::from_secs(20), || running.server.open_watches()
+        support::wait_until(Duration::from_secs(20), || running.server.open_watches()
             == 0)
         .await,
         "the stalled WatchList is still open"

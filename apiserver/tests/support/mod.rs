@@ -443,3 +443,16 @@ pub fn flow_schema(name: &str, labels: serde_json::Value) -> serde_json::Value {
         },
     })
 }
+
+/// Whether `done` holds within `limit`, asked every 20 ms without holding up the runtime.
+#[allow(dead_code)]
+pub async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}

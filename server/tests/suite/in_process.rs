@@ -56,10 +56,22 @@ async fn a_test_starts_the_server_and_uses_it_with_kube_rs() {
         "{refused}"
     );
 
-    // Shut down: the port stops answering.
+    // Shut down: the port stops answering, the background work ends and lets the store go:
+    // SQLite's write-ahead log is folded into the database when its last connection closes.
     let address = server.url().trim_start_matches("https://").to_owned();
+    let log = dir.path().join("data/apfkit.db-wal");
+    assert!(log.exists(), "the store is open while serving");
     server.shutdown().await;
     assert!(tokio::net::TcpStream::connect(&address).await.is_err());
+    let mut closed = false;
+    for _ in 0..50 {
+        closed = !log.exists();
+        if closed {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(closed, "the store is still open after shutdown");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
