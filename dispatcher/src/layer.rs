@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Buf as _, Bytes};
-use http::{HeaderValue, Response, StatusCode};
+use http::{HeaderValue, Response};
 use http_body::{Body, Frame, SizeHint};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -46,12 +46,7 @@ use crate::guard::{Guard, Permit, Rejection};
 use crate::queueset::WorkEstimate;
 use crate::watches::{Registration, WatchTracker, Watched};
 
-/// The response header naming the matched FlowSchema's uid.
-pub const FLOW_SCHEMA_UID_HEADER: &str = "X-Kubernetes-PF-FlowSchema-UID";
-/// The response header naming the matched priority level's uid.
-pub const PRIORITY_LEVEL_UID_HEADER: &str = "X-Kubernetes-PF-PriorityLevel-UID";
-/// The body of a 429, as kube-apiserver writes it with Go's `http.Error`.
-pub const TOO_MANY_REQUESTS: &str = "Too many requests, please try again later.\n";
+pub use crate::rejection::{FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER};
 
 /// What APF did with a request, in the extensions of its response, for the layers in front
 /// (an audit log): the FlowSchema and priority level it matched, the seats it held and how
@@ -345,10 +340,9 @@ where
 /// Sets the uid headers, as kube-apiserver's `setResponseHeaders` does (empty for objects
 /// without a uid, as a configuration read from files may be).
 fn set_headers(headers: &mut http::HeaderMap, matched: &Matched) {
-    for (name, uid) in [
-        (PRIORITY_LEVEL_UID_HEADER, &matched.priority_level_uid),
-        (FLOW_SCHEMA_UID_HEADER, &matched.flow_schema_uid),
-    ] {
+    for (name, uid) in
+        crate::rejection::headers(&matched.priority_level_uid, &matched.flow_schema_uid)
+    {
         if let Ok(value) = HeaderValue::from_str(uid) {
             headers.insert(name, value);
         }
@@ -358,24 +352,9 @@ fn set_headers(headers: &mut http::HeaderMap, matched: &Matched) {
 /// kube-apiserver's answer to a request its priority level rejected or that waited too long
 /// (`tooManyRequests`: Go's `http.Error`, which writes plain text).
 fn too_many_requests<RB>(rejection: &Rejection) -> Response<ApfBody<RB>> {
-    let mut response = Response::new(ApfBody {
-        kind: Kind::Rejected(Some(Bytes::from_static(TOO_MANY_REQUESTS.as_bytes()))),
-    });
-    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-    let headers = response.headers_mut();
-    headers.insert(
-        http::header::RETRY_AFTER,
-        HeaderValue::from(rejection.retry_after),
-    );
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        http::header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    set_headers(headers, &rejection.matched);
+    let retry_after = u64::try_from(rejection.retry_after).unwrap_or(1);
+    let mut response = apfkit_https::answers::too_many_requests(retry_after);
+    set_headers(response.headers_mut(), &rejection.matched);
     response
 }
 
@@ -383,6 +362,15 @@ fn too_many_requests<RB>(rejection: &Rejection) -> Response<ApfBody<RB>> {
 /// the text of a 429.
 pub struct ApfBody<B> {
     kind: Kind<B>,
+}
+
+/// A rejection's text, as [`apfkit_https::answers`] writes it.
+impl<B> From<Bytes> for ApfBody<B> {
+    fn from(text: Bytes) -> Self {
+        ApfBody {
+            kind: Kind::Rejected(Some(text)),
+        }
+    }
 }
 
 enum Kind<B> {

@@ -1,6 +1,7 @@
 //! What a rejected request gets (`filters/priority-and-fairness.go` and
-//! `dropped_requests_tracker.go`): the two APF response headers, the 429 body, and the
-//! per-level Retry-After that grows while a level keeps dropping requests.
+//! `dropped_requests_tracker.go`): the two APF response headers and the per-level
+//! Retry-After that grows while a level keeps dropping requests; the 429 itself is
+//! `apfkit_https::answers::too_many_requests`.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -8,8 +9,6 @@ use std::collections::{HashMap, VecDeque};
 pub const PRIORITY_LEVEL_UID_HEADER: &str = "X-Kubernetes-PF-PriorityLevel-UID";
 /// Header carrying the FlowSchema's UID (empty for an imagined schema).
 pub const FLOW_SCHEMA_UID_HEADER: &str = "X-Kubernetes-PF-FlowSchema-UID";
-/// Body of a 429 response, as Go's `http.Error` writes it (`text/plain; charset=utf-8`).
-pub const TOO_MANY_REQUESTS_BODY: &str = "Too many requests, please try again later.\n";
 
 /// Largest Retry-After, in seconds.
 pub const MAX_RETRY_AFTER: i64 = 32;

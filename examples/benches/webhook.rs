@@ -4,8 +4,8 @@
 //! connections. Run with `cargo bench -p apfkit-example-widgets --bench webhook`.
 
 use apfkit_example_widgets::api::SCHEME;
+use apfkit_https::webhook::{Webhook, WebhookConfig};
 use apfkit_runtime::review::review;
-use apfkit_runtime::webhook::{Webhook, WebhookConfig};
 use bytes::Bytes;
 use divan::counter::ItemsCount;
 use http_body_util::{BodyExt, Full};

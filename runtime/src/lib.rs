@@ -8,8 +8,8 @@
 //!
 //! **Where to start**: the value types below in your own structs; [`ApplyDefaults`],
 //! [`ToHub`] and [`FromHub`] on what `apfkit-codegen` generates; [`scheme::Scheme`] (its
-//! `read`, `convert` and `default`) for documents by `apiVersion` and `kind`; with feature
-//! `webhook`, `webhook::Webhook` for a CRD's conversion webhook.
+//! `read`, `convert` and `default`) for documents by `apiVersion` and `kind`; [`review`] for
+//! a CRD's conversion webhook (served over HTTPS by apfkit-https's `webhook`).
 //!
 //! | Schema | Type | Accepts |
 //! |---|---|---|
@@ -37,9 +37,8 @@
 //! and [`FromHub`]; a kind's identity is k8s-openapi's `Resource`, reachable through the
 //! re-exported [`k8s_openapi`], the one trait kube-rs users already have), the [`Object`] trait of a scheme's hub
 //! object (its kind and metadata), the dynamic [`scheme::Scheme`] over a generated registry,
-//! the ConversionReview handler ([`review`]) and, with the `webhook` feature, an HTTPS
-//! conversion-webhook server (`webhook`), and [`files`]: files named by flags read within a
-//! limit, whatever they are.
+//! what names a kind or a resource ([`identity`]), the ConversionReview handler ([`review`]),
+//! and [`files`]: files named by flags read within a limit, whatever they are.
 
 #![forbid(unsafe_code)]
 
@@ -51,8 +50,6 @@ mod date_time;
 pub mod field;
 pub mod files;
 pub mod go_duration;
-#[cfg(feature = "https")]
-pub mod https;
 pub mod identity;
 mod int_or_string;
 pub mod kind;
@@ -61,8 +58,6 @@ mod quantity;
 pub mod review;
 pub mod scheme;
 pub mod version;
-#[cfg(feature = "webhook")]
-pub mod webhook;
 
 pub use convert::{FromHub, ToHub};
 /// k8s-openapi, whose `Resource` trait is every generated kind's identity.

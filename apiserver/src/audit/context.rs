@@ -248,7 +248,7 @@ fn attempted(request: &Request) -> String {
     }
     if request
         .extensions()
-        .get::<apfkit_runtime::https::PeerCertificates>()
+        .get::<apfkit_https::serve::PeerCertificates>()
         .is_some()
     {
         methods.push("x509");
@@ -282,7 +282,7 @@ fn source_ips(request: &Request) -> Vec<String> {
     }
     if let Some(peer) = request
         .extensions()
-        .get::<apfkit_runtime::https::RemoteAddress>()
+        .get::<apfkit_https::serve::RemoteAddress>()
         .map(|address| address.0.ip())
         && ips.last() != Some(&peer)
     {

@@ -23,13 +23,9 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::{HeaderValue, StatusCode};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::auth::{MASTERS, UserInfo};
-
-/// The 429's body, as Go's `http.Error` writes kube-apiserver's `tooManyRequests`.
-const TOO_MANY_REQUESTS: &str = "Too many requests, please try again later.";
 
 /// The verbs that are not mutating (`nonMutatingRequestVerbs`).
 const NON_MUTATING_VERBS: [&str; 3] = ["get", "list", "watch"];
@@ -97,14 +93,9 @@ impl MaxInFlight {
     }
 }
 
-/// kube-apiserver's `tooManyRequests`: plain text, `Retry-After: 1`.
+/// kube-apiserver's `tooManyRequests` with `Retry-After: 1`, as the filter sends it.
 fn too_many_requests() -> Response {
-    let mut response =
-        super::response::plain_text(StatusCode::TOO_MANY_REQUESTS, TOO_MANY_REQUESTS);
-    response
-        .headers_mut()
-        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
+    apfkit_https::answers::too_many_requests(1)
 }
 
 /// A response body that holds its request's place until it ends (or is dropped).

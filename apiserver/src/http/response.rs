@@ -27,18 +27,7 @@ pub(super) fn respond(code: u16, content_type: &str, body: impl Into<Body>) -> R
 /// `X-Content-Type-Options: nosniff` (kube-apiserver's 429s, its authorizer's 500s,
 /// kube-aggregator's 503s).
 pub fn plain_text(status: StatusCode, message: &str) -> Response {
-    let mut response = Response::new(Body::from(format!("{message}\n")));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    apfkit_https::answers::go_error(status, message)
 }
 
 /// kube-apiserver's `responsewriters.InternalError`: 500, `Internal Server Error: "URI":

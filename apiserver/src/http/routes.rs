@@ -71,7 +71,7 @@ fn authenticate<H>(
 ) -> Result<crate::auth::UserInfo, ApiError> {
     let chain = request
         .extensions()
-        .get::<apfkit_runtime::https::PeerCertificates>()
+        .get::<apfkit_https::serve::PeerCertificates>()
         .map(|certificates| certificates.0.clone())
         .unwrap_or_default();
     server

@@ -121,7 +121,7 @@ where
         self.serve(
             listening.listener,
             listening.tls,
-            apfkit_runtime::https::interrupted(),
+            apfkit_https::serve::interrupted(),
             Duration::from_secs(5),
         )
         .await;
@@ -234,12 +234,12 @@ pub async fn serve_router(
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) {
-    let connections = apfkit_runtime::https::Connections {
+    let connections = apfkit_https::serve::Connections {
         handshake_timeout: HANDSHAKE_TIMEOUT,
         http2: true,
         grace,
     };
-    apfkit_runtime::https::serve(app, listener, tls, connections, shutdown).await;
+    apfkit_https::serve::serve(app, listener, tls, connections, shutdown).await;
 }
 
 /// How long a client has for its TLS handshake and request headers.

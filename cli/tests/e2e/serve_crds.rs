@@ -341,13 +341,13 @@ impl WidgetsWebhook {
         let dir = tempfile::tempdir().unwrap();
         let (cert, key_file, pem) = super::serve::loopback_certificate(dir.path());
         let runtime = tokio::runtime::Runtime::new().unwrap();
-        let config = apfkit_runtime::webhook::WebhookConfig::new(
+        let config = apfkit_https::webhook::WebhookConfig::new(
             "127.0.0.1:0".parse().unwrap(),
             &cert,
             &key_file,
         );
         let webhook = runtime
-            .block_on(apfkit_runtime::webhook::Webhook::bind(
+            .block_on(apfkit_https::webhook::Webhook::bind(
                 config,
                 &apfkit_example_widgets::api::SCHEME,
             ))

@@ -11,7 +11,7 @@ use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::guard::Guard;
 use apfkit_dispatcher::layer::{
-    ApfLayer, Attributes, FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER, TOO_MANY_REQUESTS,
+    ApfLayer, Attributes, FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER,
 };
 use apfkit_dispatcher::watches::{WatchTracker, Watched};
 use axum::Router;
@@ -181,10 +181,11 @@ async fn a_request_that_waits_too_long_gets_kube_apiservers_429() {
             >= 1
     );
     assert_eq!(headers["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
     assert_eq!(headers[PRIORITY_LEVEL_UID_HEADER], "uid-global-default");
     assert_eq!(headers[FLOW_SCHEMA_UID_HEADER], "uid-global-default");
     let body = rejected.into_body().collect().await.unwrap().to_bytes();
-    assert_eq!(body, TOO_MANY_REQUESTS);
+    assert_eq!(body, "Too many requests, please try again later.\n");
     // The slow requests finish; the level is idle again.
     release.notify_waiters();
     for task in slow {

@@ -1,6 +1,6 @@
 //! Rejection (`filters/priority-and-fairness.go`): upstream's TestDroppedRequestsTracker table, level independence, headers.
 
-use apfkit_dispatcher::rejection::{RetryAfterTracker, TOO_MANY_REQUESTS_BODY, headers};
+use apfkit_dispatcher::rejection::{RetryAfterTracker, headers};
 
 #[test]
 fn dropped_requests_tracker_upstream() {
@@ -66,8 +66,9 @@ fn headers_and_body() {
             ("X-Kubernetes-PF-FlowSchema-UID", "")
         ]
     );
+    let refused: http::Response<bytes::Bytes> = apfkit_https::answers::too_many_requests(1);
     assert_eq!(
-        TOO_MANY_REQUESTS_BODY,
+        refused.body(),
         "Too many requests, please try again later.\n"
     );
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use apfkit_example_widgets::api::SCHEME;
-use apfkit_runtime::webhook::{Webhook, WebhookConfig};
+use apfkit_https::webhook::{Webhook, WebhookConfig};
 use clap::Parser;
 
 /// Serves the Widget CRD's conversion webhook (ConversionReview v1 and v1beta1) over HTTPS.
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             "widgets-webhook: listening on https://{}{path}",
             webhook.local_addr()
         );
-        match webhook.serve(apfkit_runtime::https::interrupted()).await {
+        match webhook.serve(apfkit_https::serve::interrupted()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("widgets-webhook: {err}");

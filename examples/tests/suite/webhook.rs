@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_example_widgets::api::SCHEME;
-use apfkit_runtime::webhook::{Webhook, WebhookConfig, WebhookError};
+use apfkit_https::webhook::{Webhook, WebhookConfig, WebhookError};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;

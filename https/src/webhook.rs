@@ -13,8 +13,8 @@
 //! # async fn run(
 //! #     scheme: &'static apfkit_runtime::scheme::Scheme<()>,
 //! #     stop: tokio::sync::oneshot::Receiver<()>,
-//! # ) -> Result<(), apfkit_runtime::webhook::WebhookError> {
-//! use apfkit_runtime::webhook::{Webhook, WebhookConfig};
+//! # ) -> Result<(), apfkit_https::webhook::WebhookError> {
+//! use apfkit_https::webhook::{Webhook, WebhookConfig};
 //! let config = WebhookConfig::new("0.0.0.0:9443".parse().unwrap(), "/tls/tls.crt", "/tls/tls.key");
 //! let webhook = Webhook::bind(config, scheme).await?;
 //! // Any future ends the service: a signal, a channel, a cancellation token.
@@ -40,8 +40,8 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tokio::net::TcpListener;
 
-use crate::review::review;
-use crate::scheme::Scheme;
+use apfkit_runtime::review::review;
+use apfkit_runtime::scheme::Scheme;
 
 /// Where and how to serve.
 #[derive(Debug, Clone)]
@@ -172,12 +172,12 @@ impl<H: Send + Sync + 'static> Webhook<H> {
             ))
             .with_state(scheme);
         let reloader = tokio::spawn(reload_loop(certificate, config.reload_interval));
-        let connections = crate::https::Connections {
+        let connections = crate::serve::Connections {
             handshake_timeout: config.handshake_timeout,
             http2: false,
             grace: config.shutdown_grace,
         };
-        crate::https::serve(app, listener, Arc::new(tls), connections, shutdown).await;
+        crate::serve::serve(app, listener, Arc::new(tls), connections, shutdown).await;
         reloader.abort();
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! Serving a router over HTTPS (feature `https`): the accept loop of the conversion webhook
+//! Serving a router over HTTPS (feature `serve`): the accept loop of the conversion webhook
 //! (`webhook`, feature `webhook`) and of apfkit-apiserver.
 //!
 //! - Each connection gets its TLS handshake and request head within
