@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use apfkit_apiserver::auth::UserInfo;
 use apfkit_apiserver::http::AuditId;
-use apfkit_apiserver::http::request_info;
+use apfkit_apiserver::request_info;
 use apfkit_runtime::identity::GroupVersion;
 use axum::body::Body;
 use axum::extract::{Request, State};

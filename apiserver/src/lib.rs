@@ -103,6 +103,7 @@ pub mod impersonation;
 pub mod informer;
 pub mod kubeconfig;
 pub mod patch;
+pub mod request_info;
 pub mod selector;
 pub mod storage;
 pub mod store;

@@ -14,7 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 
-use crate::cel::CompiledRule;
+use crate::cel::rule::CompiledRule;
 
 /// The JSON types a schema names (`type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -194,7 +194,7 @@ pub fn attributes(request: &Request, stats: &ObjectStats, watches: &WatchTracker
         .get::<UserInfo>()
         .cloned()
         .unwrap_or_else(UserInfo::anonymous);
-    let info = apfkit_apiserver::http::request_info::of(request);
+    let info = apfkit_apiserver::request_info::of(request);
     let observed = info.is_resource_request.then(|| Observed {
         objects: stats.get(&info.api_group, &info.resource),
         watchers: watches.interested(

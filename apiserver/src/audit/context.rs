@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::event::{Event, ObjectReference, UserInfo, micro_time_now};
 use super::{Auditor, Level, Stage};
-use crate::http::request_info::RequestInfo;
+use crate::request_info::RequestInfo;
 
 /// kube-apiserver's limit on the `User-Agent` an event keeps (`maxUserAgentLength`).
 const MAX_USER_AGENT: usize = 1024;

@@ -18,7 +18,7 @@ use k8s_openapi::api::authorization::v1::{NonResourceRule, ResourceRule};
 
 use crate::auth::UserInfo;
 use crate::error::{ApiError, Subject};
-use crate::http::request_info::RequestInfo;
+use crate::request_info::RequestInfo;
 
 /// The audit annotation of an authorization's decision (`allow` or `forbid`).
 pub const DECISION_ANNOTATION: &str = "authorization.k8s.io/decision";

@@ -4,8 +4,8 @@
 use axum::http::Method;
 
 use super::request::Target;
-use super::request_info::RequestInfo;
 use crate::error::ApiError;
+use crate::request_info::RequestInfo;
 
 /// The handler a resource request runs: the verb its [`RequestInfo`] reads, the one it was
 /// authorized, flow-controlled and audited as, held to the methods kube-apiserver's routes

@@ -18,9 +18,9 @@ use axum::response::Response;
 use http_body::{Body as _, Frame};
 
 use super::media::{self, Format};
-use super::request_info::{self, RequestInfo};
 use super::server::{ApiServer, MAX_BODY_BYTES};
 use crate::audit::{AUDIT_ID_HEADER, AuditContext, Level, ResponseStatus, Stage};
+use crate::request_info::{self, RequestInfo};
 
 /// The request's audit ID (`Audit-ID`), in its extensions.
 #[derive(Debug, Clone)]

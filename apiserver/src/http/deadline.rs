@@ -19,10 +19,10 @@ use axum::response::{IntoResponse, Response};
 
 use super::audited::{audit_id, with_audit_id};
 use super::request::drain;
-use super::request_info::RequestInfo;
 use super::response::error_response;
 use super::server::ApiServer;
 use crate::error::ApiError;
+use crate::request_info::RequestInfo;
 
 /// When the request must be answered by, in the extensions of every request that is not
 /// long-running: the server's request timeout from its arrival, or the `timeout` the client

@@ -55,7 +55,7 @@ impl MaxInFlight {
         request: Request,
         next: Next,
     ) -> Response {
-        let info = super::request_info::of(&request);
+        let info = crate::request_info::of(&request);
         if info.is_long_running() {
             return next.run(request).await;
         }

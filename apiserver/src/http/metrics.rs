@@ -15,7 +15,7 @@ use axum::response::Response;
 use http_body::Frame;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
-use super::request_info::RequestInfo;
+use crate::request_info::RequestInfo;
 
 /// `apiserver_request_duration_seconds`' buckets.
 const DURATION_BUCKETS: &[f64] = &[
@@ -149,7 +149,7 @@ impl RequestMetrics {
 impl Labels {
     fn of(request: &Request) -> Labels {
         let uri = request.uri();
-        let info = super::request_info::of(request);
+        let info = crate::request_info::of(request);
         let scope = scope(&info);
         let method = request.method().as_str().to_ascii_uppercase();
         let canonical = match method.as_str() {

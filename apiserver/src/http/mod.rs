@@ -2,8 +2,8 @@
 //! over HTTPS (HTTP/1.1 and HTTP/2) with rustls.
 //!
 //! Three layers, top to bottom: [`ApiServer::router`] and the routes (authentication, then
-//! where a request goes by its [`request_info::RequestInfo`], read once); the handlers by
-//! verb family (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, and the
+//! where a request goes by its [`crate::request_info::RequestInfo`], read once); the handlers
+//! by verb family (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, and the
 //! `scale` subresource), which share the request and response helpers; and under them the
 //! generic store ([`crate::store`]), the only way to storage.
 
@@ -23,7 +23,6 @@ mod patch;
 mod proto;
 pub mod query;
 mod request;
-pub mod request_info;
 mod resource;
 mod response;
 mod reviews;

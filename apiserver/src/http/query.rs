@@ -5,8 +5,8 @@
 use apfkit_runtime::scheme::UnknownFields;
 use base64::Engine as _;
 
-use super::request_info::query_bool;
 use crate::error::ApiError;
+use crate::request_info::query_bool;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::store::Revision;
 

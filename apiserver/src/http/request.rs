@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::media::{self, Format};
 use super::query::Query;
-use super::request_info::RequestInfo;
 use super::server::{ApiServer, Catalog, MAX_BODY_BYTES};
 use crate::error::ApiError;
+use crate::request_info::RequestInfo;
 use crate::store::{Place, Served, VersionCodec};
 
 /// What a resource request is about.

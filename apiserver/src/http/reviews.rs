@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::authz::{Attributes, Authorizer, Decision};
 use crate::error::{ApiError, Cause, Subject};
-use crate::http::request_info::RequestInfo;
+use crate::request_info::RequestInfo;
 
 /// A create-only resource answered here, for discovery.
 #[derive(Debug, Clone, Copy)]

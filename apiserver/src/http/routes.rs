@@ -1,6 +1,7 @@
 //! Where a request goes: authenticated first (its user put in the request's extensions beside
-//! its [`request_info::RequestInfo`], for every layer behind), then to the version, health, discovery and
-//! OpenAPI documents, or to a resource's verbs by the request's information.
+//! its [`crate::request_info::RequestInfo`], for every layer behind), then to the version,
+//! health, discovery and OpenAPI documents, or to a resource's verbs by the request's
+//! information.
 
 use std::sync::Arc;
 
@@ -13,13 +14,13 @@ use super::action::Action;
 use super::audited::AuditId;
 use super::media::{self, Wanted};
 use super::request::{Target, drain, read_body};
-use super::request_info;
 use super::resource;
 use super::response::{error_response, json_response, respond};
 use super::server::{ApiServer, Catalog};
 use super::{discovery, openapi, reviews};
 use crate::audit::AuditContext;
 use crate::error::ApiError;
+use crate::request_info;
 
 pub(super) async fn handle<H>(State(server): State<Arc<ApiServer<H>>>, request: Request) -> Response
 where

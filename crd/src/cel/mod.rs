@@ -18,7 +18,7 @@
 pub mod cost;
 mod estimate;
 pub mod library;
-mod rule;
+pub(crate) mod rule;
 mod sizes;
 mod values;
 

@@ -353,6 +353,27 @@ fn apiservers_handlers_reach_storage_only_through_the_store() {
     );
 }
 
+/// What sits beneath the HTTP layer reads a request's information from below it (issue 54):
+/// audit and authorization know nothing of `http`, and crd's schema imports its CEL rule from
+/// the rule's own file, not through `cel`, which imports the schema.
+#[test]
+fn request_information_and_rules_are_imported_from_below() {
+    let graphs = import_graphs(false);
+    let apiserver = &graphs["apfkit-apiserver"];
+    for (module, uses) in apiserver {
+        if module.starts_with("audit") || module.starts_with("authz") {
+            assert!(
+                !uses.iter().any(|u| u == "http" || u.starts_with("http::")),
+                "{module} uses http: {uses:?}"
+            );
+        }
+    }
+    assert!(apiserver["audit::context"].contains("request_info"));
+    let crd = &graphs["apfkit-crd"];
+    assert!(crd["schema"].contains("cel::rule"), "{:?}", crd["schema"]);
+    assert!(!crd["schema"].contains("cel"), "{:?}", crd["schema"]);
+}
+
 #[test]
 fn use_trees_expand_and_circles_are_found() {
     assert_eq!(

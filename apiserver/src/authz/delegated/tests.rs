@@ -34,7 +34,7 @@ async fn review(State(server): State<Arc<ReviewServer>>, body: axum::body::Bytes
     *server.last.lock().unwrap() = review;
     let code = http::StatusCode::from_u16(server.status.load(Ordering::SeqCst)).unwrap();
     if !code.is_success() {
-        return crate::http::plain_text(code, "HTTP Error");
+        return apfkit_https::answers::go_error(code, "HTTP Error");
     }
     let allowed = server.allow.load(Ordering::SeqCst);
     let answer = json!({
