@@ -199,26 +199,15 @@ fn transition_rules_run_on_updates_and_optional_old_self_on_creates_too() {
 
 #[test]
 fn the_root_sees_the_envelope_but_not_the_rest_of_the_metadata() {
-    let crd = CustomResourceDefinition::from_value(&json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "properties": {"spec": {"type": "object", "properties": {"prefix": {"type": "string"}}}},
-                    "x-kubernetes-validations": [
-                        {"rule": "self.metadata.name.startsWith(self.spec.prefix)", "message": "name must start with the prefix"},
-                        {"rule": "self.kind == 'Widget' && self.apiVersion == 'example.com/v1'"},
-                        {"rule": "!has(self.metadata.labels)", "message": "labels are not visible"}
-                    ]
-                }}}]
-        }
-    }))
+    let crd = CustomResourceDefinition::from_value(&support::definition(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"prefix": {"type": "string"}}}},
+        "x-kubernetes-validations": [
+            {"rule": "self.metadata.name.startsWith(self.spec.prefix)", "message": "name must start with the prefix"},
+            {"rule": "self.kind == 'Widget' && self.apiVersion == 'example.com/v1'"},
+            {"rule": "!has(self.metadata.labels)", "message": "labels are not visible"}
+        ]
+    })))
     .unwrap();
     let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
         "metadata": {"name": "blue-w", "labels": {"a": "b"}}, "spec": {"prefix": "red-"}});

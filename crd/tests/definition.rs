@@ -15,19 +15,10 @@ fn errors(crd: Value) -> Vec<String> {
 }
 
 fn valid() -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Gadget", "plural": "gadgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object"}},
-                "additionalPrinterColumns": [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]
-        }
-    })
+    let mut v1 = apfkit_test_support::crd::version("v1", true, json!({"type": "object"}));
+    v1["additionalPrinterColumns"] =
+        json!([{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]);
+    apfkit_test_support::crd::definition("gadgets.example.com", "Gadget", json!([v1]))
 }
 
 #[test]

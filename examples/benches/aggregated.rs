@@ -68,7 +68,7 @@ fn setup() -> &'static Setup {
         });
         let widget = r#"{"apiVersion":"example.com/v1","kind":"Widget",
             "metadata":{"name":"w1","namespace":"default"},"spec":{"replicas":2}}"#;
-        aggregation::kubectl_ok(
+        apfkit_test_support::process::kubectl_ok(
             &aggregator.kubeconfig,
             &[
                 "create",
@@ -90,7 +90,7 @@ fn setup() -> &'static Setup {
             })
             .collect();
         for widget in &listed {
-            aggregation::kubectl_ok(
+            apfkit_test_support::process::kubectl_ok(
                 &aggregator.kubeconfig,
                 &["create", "--raw", LIST, "-f", "-"],
                 widget.as_bytes(),

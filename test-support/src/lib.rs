@@ -4,17 +4,20 @@
 //! test) within a time limit, finds a free port and polls until something holds; [`guide`]
 //! reads the commands of the guides under `docs/`; [`flow_control`] holds APF configurations
 //! the server tests apply; [`extension`] serves extension API servers over TLS and HTTP/2 for
-//! the aggregator's tests.
+//! the aggregator's tests; [`watch`] reads a watch's events from any HTTP body; [`crd`]
+//! writes the skeleton of a CustomResourceDefinition.
 
 #![forbid(unsafe_code)]
 
 pub mod backends;
+pub mod crd;
 pub mod etcd;
 pub mod extension;
 pub mod flow_control;
 pub mod guide;
 pub mod process;
 pub mod status;
+pub mod watch;
 
 #[doc(hidden)]
 pub use tempfile;

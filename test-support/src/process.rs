@@ -3,6 +3,7 @@
 //! and polling until something holds, within a limit.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -135,4 +136,64 @@ pub fn eventually<T>(limit: Duration, what: &str, mut probe: impl FnMut() -> Opt
         assert!(start.elapsed() < limit, "still not {what} after {limit:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// kubectl for the cluster of `kubeconfig`, with a `HOME` beside it: no discovery cache
+/// shared between tests or with the user's.
+///
+/// # Panics
+///
+/// A kubeconfig path without a parent folder.
+pub fn kubectl_command(kubeconfig: &Path) -> Command {
+    let mut command = Command::new("kubectl");
+    command
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", kubeconfig.parent().expect("a folder"));
+    command
+}
+
+/// Runs kubectl with `args` and `stdin` for the cluster of `kubeconfig`, failing the test
+/// after a minute.
+pub fn kubectl(kubeconfig: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut command = kubectl_command(kubeconfig);
+    command.args(args);
+    run_within(command, stdin, Duration::from_secs(60), |_| {})
+}
+
+/// [`kubectl`]'s standard output.
+///
+/// # Panics
+///
+/// When kubectl failed, with what it said; output that is not UTF-8.
+pub fn kubectl_ok(kubeconfig: &Path, args: &[&str], stdin: &[u8]) -> String {
+    let output = kubectl(kubeconfig, args, stdin);
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+/// A client certificate and its key, as files.
+pub type Identity<'a> = (&'a Path, &'a Path);
+
+/// A whole HTTPS answer read with curl (`-sS -i`) trusting `ca`, as `identity` when given,
+/// with `args` (the URL among them), within 30 s: the head, an empty line, the body, line
+/// ends made `\n`. [`split_head`] parts them.
+pub fn curl_answer(ca: &Path, identity: Option<Identity<'_>>, args: &[&str]) -> String {
+    let mut curl = Command::new("curl");
+    curl.args(["-sS", "-i", "--cacert"]).arg(ca);
+    if let Some((certificate, key)) = identity {
+        curl.arg("--cert").arg(certificate).arg("--key").arg(key);
+    }
+    curl.args(args);
+    let answer = run_within(curl, b"", Duration::from_secs(30), |_| {});
+    String::from_utf8_lossy(&answer.stdout).replace("\r\n", "\n")
+}
+
+/// An answer of [`curl_answer`] as its head (status line and headers) and its body.
+pub fn split_head(answer: &str) -> (&str, &str) {
+    answer.split_once("\n\n").unwrap_or((answer, ""))
 }

@@ -1,5 +1,6 @@
 //! What the tests of apfkit-apiextensions share.
 
+use apfkit_test_support::watch::WatchLines;
 use serde_json::{Value, json};
 
 /// A CRD of namespaced Gadgets of `example.com`, served in `versions` (the first one stored),
@@ -7,37 +8,23 @@ use serde_json::{Value, json};
 /// and `subresources`.
 #[allow(dead_code)]
 pub fn gadgets(versions: &[&str], spec_properties: Value, subresources: Value) -> Value {
-    let schema = json!({"openAPIV3Schema": {
+    let root = json!({
         "type": "object",
         "properties": {
             "spec": {"type": "object", "properties": spec_properties},
             "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
         },
-    }});
+    });
     let versions: Vec<Value> = versions
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            json!({
-                "name": name,
-                "served": true,
-                "storage": i == 0,
-                "schema": schema,
-                "subresources": subresources,
-            })
+            let mut version = apfkit_test_support::crd::version(name, i == 0, root.clone());
+            version["subresources"] = subresources.clone();
+            version
         })
         .collect();
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Gadget", "plural": "gadgets"},
-            "scope": "Namespaced",
-            "versions": versions,
-        },
-    })
+    apfkit_test_support::crd::definition("gadgets.example.com", "Gadget", json!(versions))
 }
 
 /// A server of custom resources only.
@@ -84,7 +71,7 @@ pub async fn request(
 
 /// A watch through the router: its events as they come.
 #[allow(dead_code)]
-pub struct Watch(axum::body::Body, Vec<u8>);
+pub struct Watch(WatchLines<axum::body::Body>);
 
 #[allow(dead_code)]
 impl Watch {
@@ -96,23 +83,12 @@ impl Watch {
             .unwrap();
         let response = server.clone().router().oneshot(request).await.unwrap();
         assert_eq!(response.status(), 200, "{path}");
-        Watch(response.into_body(), Vec::new())
+        Watch(WatchLines::new(response.into_body()))
     }
 
     /// The next event, or `None` when none comes within `wait` or the watch ended.
     pub async fn next_within(&mut self, wait: std::time::Duration) -> Option<Value> {
-        use http_body_util::BodyExt as _;
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            if let Some(end) = self.1.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.1.drain(..=end).collect();
-                return Some(serde_json::from_slice(&line).expect("a JSON event"));
-            }
-            match tokio::time::timeout_at(deadline, self.0.frame()).await {
-                Ok(Some(Ok(frame))) => self.1.extend_from_slice(&frame.into_data().unwrap()),
-                _ => return None,
-            }
-        }
+        self.0.next_within(wait).await
     }
 
     /// The (type, name) of the events that come within 300 ms of each other.

@@ -2,6 +2,7 @@
 //! flowcontrol scheme, FlowSchemas stored in v1 without validation, credentials in a
 //! temporary directory, and a TLS client configuration that trusts them.
 
+use apfkit_test_support::watch::WatchLines;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -229,32 +230,13 @@ pub struct Answer {
 
 /// The events of a watch as they come, each line parsed.
 #[allow(dead_code)]
-pub struct WatchEvents {
-    body: hyper::body::Incoming,
-    pending: Vec<u8>,
-}
+pub struct WatchEvents(WatchLines<hyper::body::Incoming>);
 
 #[allow(dead_code)]
 impl WatchEvents {
     /// The next event, or `None` when none comes within `wait` or the watch ended.
     pub async fn next_within(&mut self, wait: Duration) -> Option<serde_json::Value> {
-        use http_body_util::BodyExt as _;
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            if let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.pending.drain(..=end).collect();
-                return Some(serde_json::from_slice(&line).expect("a JSON event"));
-            }
-            let frame = tokio::time::timeout_at(deadline, self.body.frame()).await;
-            match frame {
-                Ok(Some(Ok(frame))) => {
-                    if let Ok(data) = frame.into_data() {
-                        self.pending.extend_from_slice(&data);
-                    }
-                }
-                _ => return None,
-            }
-        }
+        self.0.next_within(wait).await
     }
 
     /// The next event, which must come within 10 s: its type and object.
@@ -388,10 +370,7 @@ impl Running {
     pub async fn watch(&self, path: &str) -> WatchEvents {
         let response = self.send("GET", path, "application/json", None).await;
         assert_eq!(response.status(), 200, "watch {path}");
-        WatchEvents {
-            body: response.into_body(),
-            pending: Vec::new(),
-        }
+        WatchEvents(WatchLines::new(response.into_body()))
     }
 
     /// Creates a FlowSchema named `name` with `labels` through the API; answers its

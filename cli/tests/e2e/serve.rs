@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use apfkit_test_support::process;
 use apfkit_tests::flowcontrol_versions;
 
 use super::success;
@@ -231,21 +232,12 @@ impl Server {
 
     /// Runs kubectl against the server, failing the test after a minute.
     pub fn kubectl(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut command = kubectl_command(&self.kubeconfig);
-        command.args(args);
-        super::run_within(command, stdin, Duration::from_secs(60), |_| {})
+        process::kubectl(&self.kubeconfig, args, stdin)
     }
 
     /// Runs kubectl and returns its standard output, failing the test if it failed.
     pub fn kubectl_ok(&self, args: &[&str], stdin: &[u8]) -> String {
-        let output = self.kubectl(args, stdin);
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed:\n{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).expect("UTF-8")
+        process::kubectl_ok(&self.kubeconfig, args, stdin)
     }
 }
 
@@ -254,15 +246,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn kubectl_command(kubeconfig: &Path) -> Command {
-    let mut command = Command::new("kubectl");
-    command
-        .env("KUBECONFIG", kubeconfig)
-        // No cache shared between tests or with the user's.
-        .env("HOME", kubeconfig.parent().expect("a directory"));
-    command
 }
 
 const FLOW_SCHEMA: &str = "\
@@ -402,7 +385,7 @@ fn kubectl_creates_replaces_and_deletes_waiting_on_a_watch() {
 #[test]
 fn kubectl_get_watch_sees_create_update_and_delete() {
     let server = Server::start(&["--no-bootstrap", NO_APF]);
-    let mut watch = kubectl_command(server.kubeconfig())
+    let mut watch = process::kubectl_command(server.kubeconfig())
         .args([
             "get",
             "flowschemas",

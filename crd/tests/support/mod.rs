@@ -1,23 +1,17 @@
 //! What the tests of apfkit-crd share: a `Widget` CRD around a schema.
 
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
+use apfkit_test_support::crd;
 use serde_json::{Value, json};
 
 /// A namespaced `Widget` CRD of `example.com`, served and stored in v1, whose
 /// `openAPIV3Schema` is `root`.
 pub fn definition(root: Value) -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": root}}]
-        }
-    })
+    crd::definition(
+        "widgets.example.com",
+        "Widget",
+        json!([crd::version("v1", true, root)]),
+    )
 }
 
 /// That CRD compiled, its root `{type: object, properties: {spec: <spec>}}`.

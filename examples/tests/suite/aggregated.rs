@@ -8,11 +8,12 @@
 
 use std::time::Duration;
 
+use apfkit_test_support::process::{curl_answer, kubectl, kubectl_ok, split_head};
 use serde_json::Value;
 
 use crate::aggregation::{
-    available, eventually, free_port, kubectl, kubectl_ok, register, start_aggregator,
-    start_aggregator_with, start_widgets, start_widgets_with, stop,
+    available, eventually, free_port, register, start_aggregator, start_aggregator_with,
+    start_widgets, start_widgets_with, stop,
 };
 
 #[test]
@@ -234,19 +235,19 @@ fn as_front_proxy(
     path: &str,
     user: &str,
 ) -> String {
-    let mut curl = std::process::Command::new("curl");
-    curl.args(["-sS", "-i", "--cacert"])
-        .arg(widgets_data.join("ca.crt"))
-        .arg("--cert")
-        .arg(aggregator_data.join("front-proxy-client.crt"))
-        .arg("--key")
-        .arg(aggregator_data.join("front-proxy-client.key"))
-        .args(["-H", &format!("X-Remote-User: {user}")])
-        .args(["-H", "X-Remote-Group: system:authenticated"])
-        .arg(format!("https://127.0.0.1:{port}{path}"));
-    let answer =
-        apfkit_test_support::process::run_within(curl, b"", Duration::from_secs(30), |_| {});
-    String::from_utf8_lossy(&answer.stdout).replace("\r\n", "\n")
+    let certificate = aggregator_data.join("front-proxy-client.crt");
+    let key = aggregator_data.join("front-proxy-client.key");
+    curl_answer(
+        &widgets_data.join("ca.crt"),
+        Some((&certificate, &key)),
+        &[
+            "-H",
+            &format!("X-Remote-User: {user}"),
+            "-H",
+            "X-Remote-Group: system:authenticated",
+            &format!("https://127.0.0.1:{port}{path}"),
+        ],
+    )
 }
 
 /// The extension server authorizes each request by asking the aggregator
@@ -511,19 +512,11 @@ fn widgets_are_authorized_by_the_aggregators_rbac_through_delegation() {
 
 /// curl as the data directory's plain user (`user.crt`): status line and headers, body.
 fn curl_as_user(data: &std::path::Path, url: &str, args: &[&str]) -> (String, String) {
-    let mut curl = std::process::Command::new("curl");
-    curl.args(["-sS", "-i", "--cacert"])
-        .arg(data.join("ca.crt"))
-        .arg("--cert")
-        .arg(data.join("user.crt"))
-        .arg("--key")
-        .arg(data.join("user.key"))
-        .args(args)
-        .arg(url);
-    let answer =
-        apfkit_test_support::process::run_within(curl, b"", Duration::from_secs(30), |_| {});
-    let text = String::from_utf8_lossy(&answer.stdout).replace("\r\n", "\n");
-    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let (certificate, key) = (data.join("user.crt"), data.join("user.key"));
+    let mut args = args.to_vec();
+    args.push(url);
+    let answer = curl_answer(&data.join("ca.crt"), Some((&certificate, &key)), &args);
+    let (head, body) = split_head(&answer);
     (head.to_owned(), body.to_owned())
 }
 

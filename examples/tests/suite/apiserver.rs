@@ -7,9 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::time::Duration;
 
-use apfkit_test_support::process::run_within;
+use apfkit_test_support::process;
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -37,23 +36,11 @@ impl Server {
     }
 
     fn kubectl(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut command = Command::new("kubectl");
-        command
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env("HOME", self.dir.path())
-            .args(args);
-        run_within(command, stdin, Duration::from_secs(60), |_| {})
+        process::kubectl(&self.kubeconfig, args, stdin)
     }
 
     fn kubectl_ok(&self, args: &[&str], stdin: &[u8]) -> String {
-        let output = self.kubectl(args, stdin);
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed:\n{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).expect("UTF-8")
+        process::kubectl_ok(&self.kubeconfig, args, stdin)
     }
 
     fn get_json(&self, resource: &str) -> Value {

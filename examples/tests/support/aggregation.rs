@@ -7,34 +7,13 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
-use std::time::Duration;
+use std::process::{Child, Command};
 
-use apfkit_test_support::process::run_within;
+use apfkit_test_support::process::{curl_answer, kubectl_ok};
 use serde_json::Value;
 
 pub const NAMESPACE: &str = "widgets-system";
 pub const SERVICE: &str = "widgets-apiserver";
-
-pub fn kubectl(kubeconfig: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut command = Command::new("kubectl");
-    command
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", kubeconfig.parent().unwrap())
-        .args(args);
-    run_within(command, stdin, Duration::from_secs(60), |_| {})
-}
-
-pub fn kubectl_ok(kubeconfig: &Path, args: &[&str], stdin: &[u8]) -> String {
-    let output = kubectl(kubeconfig, args, stdin);
-    assert!(
-        output.status.success(),
-        "kubectl {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8")
-}
 
 /// `widgets-apiserver` on `port` behind the front proxy of `front_proxy_ca`.
 /// A running `widgets-apiserver`, stopped when dropped (a failing test leaves none behind).
@@ -117,17 +96,17 @@ impl Aggregator {
 
     /// [`Aggregator::curl`] with an `Accept` header.
     pub fn curl_accepting(&self, path: &str, accept: &str) -> String {
-        let data = self.kubeconfig.parent().unwrap();
-        let mut curl = Command::new("curl");
-        curl.args(["-sS", "-i", "-H", &format!("Accept: {accept}"), "--cacert"])
-            .arg(data.join("ca.crt"))
-            .arg("--cert")
-            .arg(data.join("admin.crt"))
-            .arg("--key")
-            .arg(data.join("admin.key"))
-            .arg(format!("{}{path}", self.url));
-        let answer = run_within(curl, b"", Duration::from_secs(30), |_| {});
-        String::from_utf8_lossy(&answer.stdout).replace("\r\n", "\n")
+        let data = self.data();
+        let (certificate, key) = (data.join("admin.crt"), data.join("admin.key"));
+        curl_answer(
+            &data.join("ca.crt"),
+            Some((&certificate, &key)),
+            &[
+                "-H",
+                &format!("Accept: {accept}"),
+                &format!("{}{path}", self.url),
+            ],
+        )
     }
 }
 

@@ -116,15 +116,15 @@ async fn settings_that_cannot_be_served_are_errors_before_anything_listens() {
     assert!(matches!(start(config).await, Err(Error::Settings(_))));
 
     let mut config = Config::new(dir.path());
-    config.crds = vec![(
-        "crds.yaml: document 1".to_owned(),
-        serde_json::json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "wrong.example.com"},
-            "spec": {"group": "example.com", "names": {"kind": "Gadget", "plural": "gadgets"}, "scope": "Namespaced", "versions": []}
-        }),
-    )];
+    config.crds = vec![("crds.yaml: document 1".to_owned(), {
+        let mut crd = apfkit_test_support::crd::definition(
+            "gadgets.example.com",
+            "Gadget",
+            serde_json::json!([]),
+        );
+        crd["metadata"]["name"] = "wrong.example.com".into();
+        crd
+    })];
     let Err(error @ Error::Crd { .. }) = start(config).await else {
         panic!("a CRD kube-apiserver refuses is an error naming where it was read");
     };

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use apfkit_server::{AuditConfig, Config, start};
+use apfkit_test_support::crd;
 use http_body_util::BodyExt as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
@@ -77,16 +78,11 @@ fn service(namespace: &str, name: &str) -> Value {
 
 fn widget_crd() -> Value {
     let replicas = json!({"type": "object", "properties": {"replicas": {"type": "integer"}}});
-    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-           "metadata": {"name": "widgets.example.com"},
-           "spec": {"group": "example.com", "scope": "Namespaced",
-                    "names": {"kind": "Widget", "plural": "widgets"},
-                    "versions": [{"name": "v1", "served": true, "storage": true,
-                        "schema": {"openAPIV3Schema": {"type": "object", "properties":
-                            {"spec": replicas, "status": replicas}}},
-                        "subresources": {"status": {}, "scale": {
-                            "specReplicasPath": ".spec.replicas",
-                            "statusReplicasPath": ".status.replicas"}}}]}})
+    let root = json!({"type": "object", "properties": {"spec": replicas, "status": replicas}});
+    let mut v1 = crd::version("v1", true, root);
+    v1["subresources"] = json!({"status": {}, "scale": {
+        "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}});
+    crd::definition("widgets.example.com", "Widget", json!([v1]))
 }
 
 /// The matrix: path families × methods, with kube-apiserver's verb, code and handler.
