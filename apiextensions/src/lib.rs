@@ -1,5 +1,5 @@
 //! Users' CustomResourceDefinitions served beside a server's own kinds, as kube-apiserver's
-//! apiextensions-apiserver serves them (issue 29).
+//! apiextensions-apiserver serves them.
 //!
 //! - [`object`]: the server's hub object [`ServedObject`], which holds an object of the
 //!   scheme's kinds or a [`CustomObject`] (a custom resource or a CRD, held as JSON with typed

@@ -1,4 +1,4 @@
-//! A Kubernetes-style API server for any `apfkit_runtime::scheme::Scheme` (issue 26).
+//! A Kubernetes-style API server for any `apfkit_runtime::scheme::Scheme`.
 //!
 //! - [`storage`]: the contract every backend keeps with kube-apiserver's semantics
 //!   ([`storage::Backend`]: revisions, compare-and-swap writes, paged lists at a revision,

@@ -325,6 +325,11 @@ fn each_library_says_where_to_start_with_an_example_that_runs() {
                             .iter()
                             .any(|flag| language.contains(flag)))
             });
+        // The opening paragraph says what the crate is, not when it came (issue 54).
+        let opening: String = docs.iter().take_while(|line| !line.is_empty()).copied().collect();
+        if opening.contains("issue ") {
+            missing.push(format!("{name}: its opening names an issue: {opening}"));
+        }
         if !says_where || !runs {
             missing.push(format!(
                 "{name}: where to start {says_where}, an example that runs {runs}"
