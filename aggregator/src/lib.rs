@@ -40,6 +40,7 @@ use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
 use apfkit_apiserver::table::Printer;
 use apfkit_runtime::field::FieldError;
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::StorageEncoding;
 use serde_json::Value;
 
@@ -203,20 +204,14 @@ fn resource<H: Send + Sync + 'static>(
     check: Check,
     printer: Printer,
 ) -> Result<Served<ServedObject<H>>, ResourceError> {
-    let config = ResourceConfig {
-        group: kind.group.to_owned(),
-        kind: kind.kind.to_owned(),
-        namespaced: true,
-        short_names: kind.short_names.iter().map(|s| (*s).to_owned()).collect(),
-        categories: Vec::new(),
-        status: kind.status,
-        storage_version: "v1".to_owned(),
-        storage_encoding: StorageEncoding::Protobuf,
-        key_path: kind.key_path.to_owned(),
-        strategic_merge: true,
-        scale: None,
-        schema: None,
-    };
+    let config = ResourceConfig::builtin(
+        GroupVersionKind::from_static(kind.group, "v1", kind.kind),
+        kind.plural,
+        true,
+    )
+    .with_short_names(kind.short_names.iter().copied())
+    .with_status(kind.status)
+    .stored_at(kind.key_path, StorageEncoding::Protobuf);
     let version = JsonVersion::new(kind.group, "v1", kind.kind, kind.plural, kind.normalize)
         .with_protobuf(
             |object| {

@@ -15,7 +15,7 @@ use apfkit_apiserver::store::{
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
-use apfkit_runtime::scheme::{StorageEncoding, UnknownFields};
+use apfkit_runtime::scheme::UnknownFields;
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use serde_json::{Value, json};
 
@@ -216,20 +216,13 @@ where
                 .then(|| schemas.get(of.version.as_ref()).cloned())
                 .flatten()
         });
-        let config = ResourceConfig {
-            group: compiled.group.clone(),
-            kind: compiled.kind.clone(),
-            namespaced: compiled.namespaced,
-            short_names: source.names.short_names.clone().unwrap_or_default(),
-            categories: source.names.categories.clone().unwrap_or_default(),
-            status,
-            storage_version: storage,
-            storage_encoding: StorageEncoding::Json,
-            key_path: format!("{}/{}", compiled.group, compiled.plural),
-            strategic_merge: false,
-            scale,
-            schema: Some(schema),
-        };
+        let kind = GroupVersionKind::new(compiled.group.clone(), storage, compiled.kind.clone());
+        let mut config = ResourceConfig::custom(kind, &compiled.plural, compiled.namespaced)
+            .with_short_names(source.names.short_names.clone().unwrap_or_default())
+            .with_categories(source.names.categories.clone().unwrap_or_default())
+            .with_status(status)
+            .with_schema(schema);
+        config.scale = scale;
         let plural = compiled.plural.clone();
         let served: Vec<usize> = compiled
             .versions

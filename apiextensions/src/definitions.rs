@@ -41,22 +41,13 @@ pub(crate) fn storage_version(spec: &Value) -> Option<&Value> {
 ///
 /// None in practice: its one version is its storage version.
 pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, ResourceError> {
-    let config = ResourceConfig {
-        group: GROUP.to_owned(),
-        kind: KIND.to_owned(),
-        namespaced: false,
-        short_names: vec!["crd".to_owned(), "crds".to_owned()],
-        categories: vec!["api-extensions".to_owned()],
-        status: true,
-        storage_version: VERSION.to_owned(),
-        storage_encoding: StorageEncoding::Json,
-        key_path: format!("{GROUP}/{PLURAL}"),
-        // A built-in type: strategic merge patch applies (no field of the CRD's types has a
-        // patch strategy, so it merges as a JSON merge patch but for ObjectMeta's lists).
-        strategic_merge: true,
-        scale: None,
-        schema: None,
-    };
+    // A built-in type: strategic merge patch applies (no field of the CRD's types has a
+    // patch strategy, so it merges as a JSON merge patch but for ObjectMeta's lists).
+    let config = ResourceConfig::builtin(GROUP_VERSION.with_kind(KIND), PLURAL, false)
+        .with_short_names(["crd", "crds"])
+        .with_categories(["api-extensions"])
+        .with_status(true)
+        .stored_at(format!("{GROUP}/{PLURAL}"), StorageEncoding::Json);
     let versions = vec![Arc::new(DEFINITION_VERSION) as SharedVersion<ServedObject<H>>];
     Ok(Served::with_versions(config, PLURAL.to_owned(), versions)?
         .with_strategy(DefinitionStrategy))

@@ -26,7 +26,7 @@
 //! use apfkit_apiserver::storage::memory::MemoryBackend;
 //! use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
 //! use apfkit_runtime::Object as _;
-//! use apfkit_runtime::scheme::StorageEncoding;
+//! use apfkit_runtime::identity::GroupVersionKind;
 //!
 //! // The kind's own rules: here, one of kube-apiserver's checks of a FlowSchema.
 //! struct FlowSchemaRules;
@@ -49,20 +49,10 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let flow_schemas = Served::new(&SCHEME, ResourceConfig {
-//!     group: "flowcontrol.apiserver.k8s.io".into(),
-//!     kind: "FlowSchema".into(),
-//!     namespaced: false,
-//!     short_names: Vec::new(),
-//!     categories: Vec::new(),
-//!     status: true,
-//!     storage_version: "v1".into(),
-//!     storage_encoding: StorageEncoding::Protobuf,
-//!     key_path: "flowschemas".into(),
-//!     strategic_merge: true,
-//!     scale: None,
-//!     schema: None,
-//! })?
+//! // Stored in v1 as protobuf under `flowschemas`, as kube-apiserver keeps it.
+//! let kind = GroupVersionKind::from_static("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema");
+//! let config = ResourceConfig::builtin(kind, "flowschemas", false).with_status(true);
+//! let flow_schemas = Served::new(&SCHEME, config)?
 //! .with_strategy(FlowSchemaRules); // apfkit-server's has all of kube-apiserver's validation.
 //! let objects = Objects::new(SCHEME.formats(), MemoryBackend::default(), "/registry",
 //!     Limits::default());

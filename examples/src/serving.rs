@@ -21,7 +21,6 @@ use std::sync::OnceLock;
 
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, Strategy};
 use apfkit_runtime::identity::GroupVersionKind;
-use apfkit_runtime::scheme::StorageEncoding;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -70,25 +69,12 @@ pub fn resources() -> Result<Vec<Served<HubObject>>, ResourceError> {
         .unwrap_or_default();
     let mut served = Vec::new();
     for info in KINDS.iter().filter(|k| !k.is_list()) {
-        let Some(plural) = info.plural else { continue };
-        if info.version != storage_version {
+        if info.plural.is_none() || info.version != storage_version {
             continue; // one resource per kind; its versions come from the scheme
         }
-        let config = ResourceConfig {
-            group: info.group.to_owned(),
-            kind: info.kind.to_owned(),
-            namespaced: info.namespaced,
-            short_names: Vec::new(),
-            categories: Vec::new(),
-            status: info.subresources.contains(&"status"),
-            storage_version: storage_version.to_owned(),
-            storage_encoding: StorageEncoding::Json,
-            key_path: format!("{}/{plural}", info.group),
-            // Custom resources take no strategic merge patch (415), as in kube-apiserver.
-            strategic_merge: false,
-            scale: None,
-            schema: Some(std::sync::Arc::new(widget_schema)),
-        };
+        // Kept as apiextensions-apiserver keeps custom resources; no strategic merge patch.
+        let config = ResourceConfig::custom_of(info, storage_version)
+            .with_schema(std::sync::Arc::new(widget_schema));
         served.push(Served::new(&SCHEME, config)?.with_strategy(WidgetStrategy));
     }
     Ok(served)

@@ -17,7 +17,7 @@ use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
 use apfkit_apiserver::table::{Column, DEFAULT_COLUMNS, Printer, age, now_seconds};
 use apfkit_runtime::field::FieldError;
-use apfkit_runtime::scheme::{SchemeError, StorageEncoding, UnknownFields, Warning};
+use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::Resource as _;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::serde::Serialize;
@@ -267,7 +267,6 @@ fn binding_printer() -> Printer {
 /// One resource of the group, from the kind's k8s-openapi type.
 fn resource<T, H>(
     normalize: apfkit_apiextensions::json_kind::Normalize,
-    namespaced: bool,
     check: Check,
     printer: Printer,
     guarded: Guarded,
@@ -275,24 +274,10 @@ fn resource<T, H>(
 ) -> Result<Served<ServedObject<H>>, ResourceError>
 where
     T: k8s_openapi::Resource,
+    T::Scope: 'static,
     H: Send + Sync + 'static,
 {
-    let config = ResourceConfig {
-        group: T::GROUP.to_owned(),
-        kind: T::KIND.to_owned(),
-        namespaced,
-        short_names: Vec::new(),
-        categories: Vec::new(),
-        status: false,
-        storage_version: T::VERSION.to_owned(),
-        // As kube-apiserver keeps them (its storage media type for built-in kinds).
-        storage_encoding: StorageEncoding::Protobuf,
-        // kube-apiserver keeps its own groups' resources under the bare plural.
-        key_path: T::URL_PATH_SEGMENT.to_owned(),
-        strategic_merge: true,
-        scale: None,
-        schema: None,
-    };
+    let config = ResourceConfig::of::<T>();
     let version = JsonVersion::new(
         T::GROUP,
         T::VERSION,
@@ -334,7 +319,6 @@ pub fn resources<H: Send + Sync + 'static>(
     Ok(vec![
         resource::<ClusterRole, H>(
             normalize::<ClusterRole>,
-            false,
             check_cluster_role,
             role_printer(),
             Guarded::ClusterRole,
@@ -342,7 +326,6 @@ pub fn resources<H: Send + Sync + 'static>(
         )?,
         resource::<ClusterRoleBinding, H>(
             normalize::<ClusterRoleBinding>,
-            false,
             check_cluster_role_binding,
             binding_printer(),
             Guarded::ClusterRoleBinding,
@@ -350,7 +333,6 @@ pub fn resources<H: Send + Sync + 'static>(
         )?,
         resource::<Role, H>(
             normalize::<Role>,
-            true,
             check_role,
             role_printer(),
             Guarded::Role,
@@ -358,7 +340,6 @@ pub fn resources<H: Send + Sync + 'static>(
         )?,
         resource::<RoleBinding, H>(
             normalize::<RoleBinding>,
-            true,
             check_role_binding,
             binding_printer(),
             Guarded::RoleBinding,

@@ -359,50 +359,49 @@ fn private_data_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// The served resources: every stored resource of the two groups, with its etcd path and
-/// encoding, the scope and subresources of its kind from the generated registry.
+/// The served resources: every resource of the generated registry (flowcontrol and
+/// apiregistration), in the storage version of its group, kept where kube-apiserver keeps it
+/// (`apfkit_storage::etcd::RESOURCES`), with the scope and subresources of its kind.
 fn resources(
     config: &Config,
     rbac: &Arc<apfkit_rbac::RbacAuthorizer>,
 ) -> Result<Vec<Served<ServeObject>>, Error> {
+    let mut kinds: Vec<&apfkit_types::KindInfo> = Vec::new();
+    for info in apfkit_types::KINDS.iter().filter(|k| k.plural.is_some()) {
+        if !kinds
+            .iter()
+            .any(|k| k.group == info.group && k.plural == info.plural)
+        {
+            kinds.push(info);
+        }
+    }
     for group in config.storage_versions.keys() {
-        if !RESOURCES.iter().any(|r| r.resource.group == *group) {
+        if !kinds.iter().any(|k| k.group == *group) {
             return Err(Error::Settings(format!(
                 "--storage-version {group}: not a served group"
             )));
         }
     }
     let mut served = Vec::new();
-    for resource in RESOURCES {
-        let stored = &resource.resource;
-        let info = apfkit_types::KINDS
+    for info in kinds {
+        let plural = info.plural.unwrap_or_default();
+        let stored = RESOURCES
             .iter()
-            .find(|k| k.group == stored.group && k.plural == Some(&stored.resource))
-            .ok_or_else(|| Error::Start(format!("no kind for {stored}")))?;
+            .find(|r| r.resource.group == info.group && r.resource.resource == plural)
+            .ok_or_else(|| Error::Start(format!("no place in etcd for {plural}.{}", info.group)))?;
         let storage_version = config
             .storage_versions
-            .get(stored.group.as_ref())
-            .cloned()
-            .unwrap_or_else(|| DEFAULT_STORAGE_VERSION.to_owned());
-        let resource_config = ResourceConfig {
-            group: stored.group.to_string(),
-            kind: info.kind.to_owned(),
-            namespaced: info.namespaced,
-            short_names: Vec::new(),
+            .get(info.group)
+            .map_or(DEFAULT_STORAGE_VERSION, String::as_str);
+        let kind = GroupVersionKind::new(info.group, storage_version.to_owned(), info.kind);
+        let mut resource_config = ResourceConfig::builtin(kind, plural, info.namespaced)
+            .with_status(info.subresources.contains(&"status"))
+            .stored_at(stored.path, stored.encoding)
+            .with_schema(Arc::new(kind_schema));
+        if info.group == "apiregistration.k8s.io" {
             // kube-aggregator puts APIServices in the `api-extensions` category.
-            categories: if stored.group == "apiregistration.k8s.io" {
-                vec!["api-extensions".to_owned()]
-            } else {
-                Vec::new()
-            },
-            status: info.subresources.contains(&"status"),
-            storage_version,
-            storage_encoding: resource.encoding,
-            key_path: resource.path.to_owned(),
-            strategic_merge: true,
-            scale: None,
-            schema: Some(Arc::new(kind_schema)),
-        };
+            resource_config = resource_config.with_categories(["api-extensions"]);
+        }
         let resource = Served::new(&SCHEME, resource_config)
             .and_then(apfkit_apiextensions::object::builtin)
             .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?

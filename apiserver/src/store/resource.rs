@@ -2,6 +2,7 @@
 //! it is stored, with the versions the scheme has for its kind.
 
 use apfkit_runtime::identity::GroupVersionKind;
+use apfkit_runtime::kind::{KindInfo, ScaleSubresource};
 use apfkit_runtime::scheme::{
     Codec, Encoding, Limits, Scheme, SchemeError, StorageEncoding, UnknownFields, Warning,
 };
@@ -55,6 +56,118 @@ pub struct ScalePaths {
     pub status_replicas: String,
     /// The selector, a label selector in its string form (`labelSelectorPath`).
     pub label_selector: Option<String>,
+}
+
+impl ResourceConfig {
+    /// A resource of kube-apiserver's own groups, kept as kube-apiserver keeps them: in
+    /// `storage_version`, as protobuf, under the bare plural, strategic merge patches taken;
+    /// no short names, categories, subresources or schema until the builders below say so.
+    pub fn builtin(kind: GroupVersionKind, plural: &str, namespaced: bool) -> Self {
+        ResourceConfig {
+            group: kind.group.into_owned(),
+            kind: kind.kind.into_owned(),
+            namespaced,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            status: false,
+            storage_version: kind.version.into_owned(),
+            storage_encoding: StorageEncoding::Protobuf,
+            key_path: plural.to_owned(),
+            strategic_merge: true,
+            scale: None,
+            schema: None,
+        }
+    }
+
+    /// [`ResourceConfig::builtin`] for a kind of k8s-openapi, in its version.
+    pub fn of<T: k8s_openapi::Resource>() -> Self
+    where
+        T::Scope: 'static,
+    {
+        let namespaced = std::any::TypeId::of::<T::Scope>()
+            == std::any::TypeId::of::<k8s_openapi::NamespaceResourceScope>();
+        let kind = GroupVersionKind::from_static(T::GROUP, T::VERSION, T::KIND);
+        Self::builtin(kind, T::URL_PATH_SEGMENT, namespaced)
+    }
+
+    /// A custom resource, kept as apiextensions-apiserver keeps them: in `storage_version`,
+    /// as JSON, under `GROUP/PLURAL`; no strategic merge patch (415).
+    pub fn custom(kind: GroupVersionKind, plural: &str, namespaced: bool) -> Self {
+        let key_path = format!("{}/{plural}", kind.group);
+        ResourceConfig {
+            storage_encoding: StorageEncoding::Json,
+            key_path,
+            strategic_merge: false,
+            ..Self::builtin(kind, plural, namespaced)
+        }
+    }
+
+    /// The resource of a generated kind, stored in `storage_version`, as a custom resource
+    /// ([`ResourceConfig::custom`]) with the kind's `status` and `scale` subresources.
+    pub fn custom_of<W>(info: &KindInfo<W>, storage_version: &str) -> Self {
+        let kind =
+            GroupVersionKind::new(info.group, storage_version.to_owned(), info.kind.to_owned());
+        let config = Self::custom(kind, info.plural.unwrap_or_default(), info.namespaced)
+            .with_status(info.subresources.contains(&"status"));
+        match &info.scale {
+            Some(scale) => config.with_scale(ScalePaths::from(scale)),
+            None => config,
+        }
+    }
+
+    /// The resource with a `/status` subresource when `status` says so.
+    #[must_use]
+    pub fn with_status(mut self, status: bool) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// The resource with these short names in discovery.
+    #[must_use]
+    pub fn with_short_names<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.short_names = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The resource in these categories in discovery.
+    #[must_use]
+    pub fn with_categories<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.categories = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The resource kept under `key_path`, encoded as `encoding`.
+    #[must_use]
+    pub fn stored_at(mut self, key_path: impl Into<String>, encoding: StorageEncoding) -> Self {
+        self.key_path = key_path.into();
+        self.storage_encoding = encoding;
+        self
+    }
+
+    /// The resource with a `/scale` subresource at these paths.
+    #[must_use]
+    pub fn with_scale(mut self, scale: ScalePaths) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// The resource whose kinds' JSON Schemas `schema` gives.
+    #[must_use]
+    pub fn with_schema(mut self, schema: SchemaFn) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+}
+
+/// The paths of a generated kind's `scale` subresource.
+impl From<&ScaleSubresource> for ScalePaths {
+    fn from(scale: &ScaleSubresource) -> Self {
+        ScalePaths {
+            spec_replicas: scale.spec_replicas_path.to_owned(),
+            status_replicas: scale.status_replicas_path.to_owned(),
+            label_selector: scale.label_selector_path.map(str::to_owned),
+        }
+    }
 }
 
 impl std::fmt::Debug for ResourceConfig {

@@ -13,7 +13,7 @@ use apfkit_apiserver::store::Objects;
 use apfkit_apiserver::store::{ResourceConfig, Served};
 use apfkit_apiserver::tls;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
-use apfkit_runtime::scheme::StorageEncoding;
+use apfkit_runtime::identity::GroupVersionKind;
 use rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::TlsConnector;
 
@@ -34,20 +34,13 @@ fn kind_schema(kind: &apfkit_runtime::identity::GroupVersionKind) -> Option<serd
 pub fn flow_schemas() -> Served<HubObject> {
     Served::new(
         &SCHEME,
-        ResourceConfig {
-            group: "flowcontrol.apiserver.k8s.io".into(),
-            kind: "FlowSchema".into(),
-            namespaced: false,
-            short_names: Vec::new(),
-            categories: Vec::new(),
-            status: true,
-            storage_version: "v1".into(),
-            storage_encoding: StorageEncoding::Protobuf,
-            key_path: "flowschemas".into(),
-            strategic_merge: true,
-            scale: None,
-            schema: Some(std::sync::Arc::new(kind_schema)),
-        },
+        ResourceConfig::builtin(
+            GroupVersionKind::from_static("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema"),
+            "flowschemas",
+            false,
+        )
+        .with_status(true)
+        .with_schema(std::sync::Arc::new(kind_schema)),
     )
     .expect("FlowSchema is served")
 }

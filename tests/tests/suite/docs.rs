@@ -326,7 +326,11 @@ fn each_library_says_where_to_start_with_an_example_that_runs() {
                             .any(|flag| language.contains(flag)))
             });
         // The opening paragraph says what the crate is, not when it came (issue 54).
-        let opening: String = docs.iter().take_while(|line| !line.is_empty()).copied().collect();
+        let opening: String = docs
+            .iter()
+            .take_while(|line| !line.is_empty())
+            .copied()
+            .collect();
         if opening.contains("issue ") {
             missing.push(format!("{name}: its opening names an issue: {opening}"));
         }
