@@ -64,6 +64,12 @@ pub(super) fn python_with(module: &str) -> String {
 pub(super) fn run_python(server: &Server, script: &str) -> serde_json::Value {
     let mut command = Command::new(python_with("kubernetes"));
     command.args(["-c", script]).arg(server.kubeconfig());
+    // The dynamic client caches discovery in the temporary folder: the server's, which goes
+    // with it, not the machine's.
+    command.env(
+        "TMPDIR",
+        server.kubeconfig().parent().expect("a data folder"),
+    );
     let output = super::run_within(command, b"", Duration::from_secs(60), |_| {});
     assert!(
         output.status.success(),
