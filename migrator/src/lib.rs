@@ -180,42 +180,55 @@ pub enum TrimError {
 /// # Errors
 ///
 /// [`TrimError::StorageVersionChanged`] when the CRD's storage version is no longer
-/// `storage` (nothing is written); a conflict or another API error.
+/// `storage` (nothing is written); a sixth conflict in a row, or another API error.
 pub async fn trim_stored_versions(
     client: &Client,
     name: &str,
     storage: &str,
 ) -> Result<Vec<String>, TrimError> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &definitions());
-    let Some(mut crd) = api.get_opt(name).await? else {
-        return Ok(Vec::new());
-    };
-    let now = storage_version_of(&crd).unwrap_or_default().to_owned();
-    if now != storage {
-        return Err(TrimError::StorageVersionChanged {
-            name: name.to_owned(),
-            before: storage.to_owned(),
-            now,
-        });
+    // The CRD's own controller writes its status too (its conditions): a write that meets
+    // one of those is read again and tried again, as client-go's `RetryOnConflict` does.
+    let mut conflicts = 0;
+    loop {
+        let Some(mut crd) = api.get_opt(name).await? else {
+            return Ok(Vec::new());
+        };
+        let now = storage_version_of(&crd).unwrap_or_default().to_owned();
+        if now != storage {
+            return Err(TrimError::StorageVersionChanged {
+                name: name.to_owned(),
+                before: storage.to_owned(),
+                now,
+            });
+        }
+        let stored: Vec<String> = crd.data["status"]["storedVersions"]
+            .as_array()
+            .map(|versions| {
+                versions
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let removed: Vec<String> = stored.into_iter().filter(|v| v != storage).collect();
+        if removed.is_empty() {
+            return Ok(removed);
+        }
+        crd.data["status"]["storedVersions"] = serde_json::json!([storage]);
+        match api.replace_status(name, &PostParams::default(), &crd).await {
+            Ok(_) => return Ok(removed),
+            Err(kube::Error::Api(status)) if status.code == 409 && conflicts < TRIM_CONFLICTS => {
+                conflicts += 1;
+            }
+            Err(error) => return Err(error.into()),
+        }
     }
-    let stored: Vec<String> = crd.data["status"]["storedVersions"]
-        .as_array()
-        .map(|versions| {
-            versions
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let removed: Vec<String> = stored.into_iter().filter(|v| v != storage).collect();
-    if removed.is_empty() {
-        return Ok(removed);
-    }
-    crd.data["status"]["storedVersions"] = serde_json::json!([storage]);
-    api.replace_status(name, &PostParams::default(), &crd)
-        .await?;
-    Ok(removed)
 }
+
+/// Conflicts [`trim_stored_versions`] meets before it gives up: client-go's
+/// `retry.DefaultRetry` steps.
+const TRIM_CONFLICTS: u32 = 5;
 
 /// Errors before a run starts.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@
 
 use apfkit_migrator::{MigrateError, Options, TrimError, migrate, resource, trim_stored_versions};
 use apfkit_test_support::crd;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 async fn client_of(server: &apfkit_server::Server) -> kube::Client {
@@ -166,11 +166,11 @@ async fn a_crds_stored_versions_are_trimmed_to_its_storage_version() {
         .create(&PostParams::default(), &created)
         .await
         .unwrap();
-    // The storage version moves to v1: v1beta1 stays among the stored versions.
-    let mut current = definitions.get(name).await.unwrap();
-    current.data["spec"] = crd("v1")["spec"].clone();
+    // The storage version moves to v1: v1beta1 stays among the stored versions. A merge patch
+    // (no resourceVersion): the CRD controller writes the status meanwhile.
+    let moved = serde_json::json!({"spec": crd("v1")["spec"].clone()});
     definitions
-        .replace(name, &PostParams::default(), &current)
+        .patch(name, &PatchParams::default(), &Patch::Merge(&moved))
         .await
         .unwrap();
     let stored = definitions.get(name).await.unwrap().data["status"]["storedVersions"].clone();
