@@ -387,7 +387,7 @@ where
 }
 
 /// Reads the table now, then again after every change to the three resources, until the
-/// server is dropped. Answers once the first table is read.
+/// server stops (an informer of the three). Answers once the first table is read.
 pub(crate) async fn keep_synced<H>(
     sources: Arc<Sources<H>>,
     routing: Arc<Routing>,

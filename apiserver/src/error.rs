@@ -1,6 +1,7 @@
 //! Errors as kube-apiserver answers them: a `metav1.Status` with its reason, code and wording
 //! (`k8s.io/apimachinery/pkg/api/errors/errors.go`).
 
+use apfkit_runtime::identity::GroupResource;
 use serde::Serialize;
 
 use crate::storage::StoreError;
@@ -20,11 +21,7 @@ pub struct Subject {
 impl Subject {
     /// `flowschemas.flowcontrol.apiserver.k8s.io`, as apimachinery's `GroupResource` prints.
     fn qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{}", self.kind, self.group)
-        }
+        GroupResource::new(self.group.clone(), self.kind.clone()).to_string()
     }
 }
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use apfkit_runtime::field::{BadValue, FieldError, Path};
+use apfkit_runtime::identity::split_api_version;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
 use serde_json::Value;
 
@@ -213,7 +214,7 @@ impl CustomResourceDefinition {
 
     /// The version an object's `apiVersion` names, if it is this definition's group.
     pub fn version_of(&self, api_version: &str) -> Option<&Version> {
-        let (group, version) = api_version.split_once('/')?;
+        let (group, version) = split_api_version(api_version);
         (group == self.group)
             .then(|| self.versions.iter().find(|v| v.name == version))
             .flatten()

@@ -28,6 +28,32 @@ fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
     serde_json::from_value(value).unwrap()
 }
 
+/// Creates `value` through `api`, which must take it.
+async fn create<K>(api: &Api<K>, value: serde_json::Value)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    api.create(&PostParams::default(), &object(value))
+        .await
+        .unwrap();
+}
+
+/// A ClusterRoleBinding `name` of the ClusterRole `role` to the plain user.
+fn user_binding(name: &str, role: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}],
+    })
+}
+
+/// A server with RBAC, in `dir`.
+async fn start(dir: &tempfile::TempDir) -> apfkit_server::Server {
+    apfkit_server::start(apfkit_server::Config::new(dir.path()))
+        .await
+        .unwrap()
+}
+
 /// Asks `probe` every 50 ms until it holds, for 10 s at most.
 async fn until<F: std::future::Future<Output = bool>>(mut probe: impl FnMut() -> F) -> bool {
     for _ in 0..200 {
@@ -52,9 +78,7 @@ async fn user_lists(user: &kube::Client) -> Result<(), (u16, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_binding_grants_and_its_deletion_revokes() {
     let dir = tempfile::tempdir().unwrap();
-    let server = apfkit_server::start(apfkit_server::Config::new(dir.path()))
-        .await
-        .unwrap();
+    let server = start(&dir).await;
     let (admin, user) = (client(&server, "apfkit").await, client(&server, USER).await);
     assert_eq!(
         user_lists(&user).await,
@@ -67,31 +91,17 @@ async fn a_binding_grants_and_its_deletion_revokes() {
         ))
     );
     let roles: Api<ClusterRole> = Api::all(admin.clone());
-    roles
-        .create(
-            &PostParams::default(),
-            &object(serde_json::json!({
-                "metadata": {"name": "schema-reader"},
-                "rules": [{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
-                           "resources": ["flowschemas"], "verbs": ["get", "list"]}],
-            })),
-        )
-        .await
-        .unwrap();
+    create(
+        &roles,
+        serde_json::json!({
+            "metadata": {"name": "schema-reader"},
+            "rules": [{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
+                       "resources": ["flowschemas"], "verbs": ["get", "list"]}],
+        }),
+    )
+    .await;
     let bindings: Api<ClusterRoleBinding> = Api::all(admin.clone());
-    bindings
-        .create(
-            &PostParams::default(),
-            &object(serde_json::json!({
-                "metadata": {"name": "schema-reader"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                            "name": "schema-reader"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                              "name": USER}],
-            })),
-        )
-        .await
-        .unwrap();
+    create(&bindings, user_binding("schema-reader", "schema-reader")).await;
     assert!(
         until(|| async { user_lists(&user).await.is_ok() }).await,
         "granted"
@@ -110,31 +120,25 @@ async fn a_binding_grants_and_its_deletion_revokes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aggregated_cluster_role_takes_the_rules_of_the_roles_it_selects() {
     let dir = tempfile::tempdir().unwrap();
-    let server = apfkit_server::start(apfkit_server::Config::new(dir.path()))
-        .await
-        .unwrap();
+    let server = start(&dir).await;
     let roles: Api<ClusterRole> = Api::all(client(&server, "apfkit").await);
-    roles
-        .create(
-            &PostParams::default(),
-            &object(serde_json::json!({
-                "metadata": {"name": "team-a"},
-                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"team": "a"}}]},
-            })),
-        )
-        .await
-        .unwrap();
-    roles
-        .create(
-            &PostParams::default(),
-            &object(serde_json::json!({
-                "metadata": {"name": "team-a-schemas", "labels": {"team": "a"}},
-                "rules": [{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
-                           "resources": ["flowschemas"], "verbs": ["watch"]}],
-            })),
-        )
-        .await
-        .unwrap();
+    create(
+        &roles,
+        serde_json::json!({
+            "metadata": {"name": "team-a"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"team": "a"}}]},
+        }),
+    )
+    .await;
+    create(
+        &roles,
+        serde_json::json!({
+            "metadata": {"name": "team-a-schemas", "labels": {"team": "a"}},
+            "rules": [{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
+                       "resources": ["flowschemas"], "verbs": ["watch"]}],
+        }),
+    )
+    .await;
     let aggregated = until(|| async {
         let role = roles.get("team-a").await.unwrap();
         role.rules.is_some_and(|rules| {
@@ -151,34 +155,24 @@ async fn an_aggregated_cluster_role_takes_the_rules_of_the_roles_it_selects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_cannot_bind_a_role_granting_more_than_it_holds() {
     let dir = tempfile::tempdir().unwrap();
-    let server = apfkit_server::start(apfkit_server::Config::new(dir.path()))
-        .await
-        .unwrap();
+    let server = start(&dir).await;
     let (admin, user) = (client(&server, "apfkit").await, client(&server, USER).await);
     // The user may create ClusterRoleBindings, and holds nothing else.
-    Api::<ClusterRole>::all(admin.clone())
-        .create(
-            &PostParams::default(),
-            &object(serde_json::json!({
-                "metadata": {"name": "binder"},
-                "rules": [{"apiGroups": ["rbac.authorization.k8s.io"],
-                           "resources": ["clusterrolebindings"], "verbs": ["create"]}],
-            })),
-        )
-        .await
-        .unwrap();
-    let binding = |name: &str, role: &str| {
-        object::<ClusterRoleBinding>(serde_json::json!({
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}],
-        }))
-    };
-    Api::<ClusterRoleBinding>::all(admin)
-        .create(&PostParams::default(), &binding("binder", "binder"))
-        .await
-        .unwrap();
+    create(
+        &Api::<ClusterRole>::all(admin.clone()),
+        serde_json::json!({
+            "metadata": {"name": "binder"},
+            "rules": [{"apiGroups": ["rbac.authorization.k8s.io"],
+                       "resources": ["clusterrolebindings"], "verbs": ["create"]}],
+        }),
+    )
+    .await;
+    let binding = |name: &str, role: &str| object::<ClusterRoleBinding>(user_binding(name, role));
+    create(
+        &Api::<ClusterRoleBinding>::all(admin),
+        user_binding("binder", "binder"),
+    )
+    .await;
     let as_user: Api<ClusterRoleBinding> = Api::all(user);
     let refused = until(|| async {
         match as_user

@@ -197,3 +197,16 @@ pub fn curl_answer(ca: &Path, identity: Option<Identity<'_>>, args: &[&str]) -> 
 pub fn split_head(answer: &str) -> (&str, &str) {
     answer.split_once("\n\n").unwrap_or((answer, ""))
 }
+
+/// A FIFO at `path`, made by `mkfifo`.
+///
+/// # Panics
+///
+/// When `mkfifo` is missing or fails.
+pub fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("this test needs mkfifo: {e}"));
+    assert!(status.success(), "mkfifo {}: {status}", path.display());
+}

@@ -6,6 +6,7 @@
 //! (`k8s.io/apiserver/pkg/audit/policy/checker.go`).
 
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
+use apfkit_runtime::identity::GroupVersion;
 use serde::Deserialize;
 
 use super::{Level, Stage};
@@ -241,11 +242,9 @@ impl Policy {
 
 /// `schema.GroupVersionKind`'s `String()`: `/, Kind=` for a document without either.
 fn go_group_version_kind(api_version: &str, kind: &str) -> String {
-    let (group, version) = match api_version.split_once('/') {
-        Some((group, version)) => (group, version),
-        None => ("", api_version),
-    };
-    format!("{group}/{version}, Kind={kind}")
+    GroupVersion::parse(api_version)
+        .with_kind(kind.to_owned())
+        .to_string()
 }
 
 /// Each stage of either list once, in the order first seen.

@@ -327,16 +327,6 @@ where
         self.stopping.cancel();
     }
 
-    /// Whether [`ApiServer::stop`] was called, or serving ended.
-    pub fn is_stopped(&self) -> bool {
-        self.stopping.is_cancelled()
-    }
-
-    /// Completes when the server stops.
-    pub fn stopped(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
-        self.stopping.clone().cancelled_owned()
-    }
-
     /// Runs `work` in a task until it ends or the server stops, whichever is first.
     pub fn spawn_until_stopped(
         &self,

@@ -5,6 +5,7 @@
 //! `k8s.io/apiserver/pkg/storage/etcd3/store.go`).
 
 use apfkit_runtime::Object;
+use apfkit_runtime::identity::split_api_version;
 use apfkit_runtime::scheme::{Encoding, Formats, Limits, Scheme, UnknownFields};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -308,7 +309,7 @@ where
         api_version: &str,
     ) -> Result<(), ApiError> {
         let mut causes = served.strategy().validate(object, old, api_version);
-        let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+        let (_, version) = split_api_version(api_version);
         if let Some(codec) = served.version(version) {
             causes.extend(codec.validate(object, old));
         }

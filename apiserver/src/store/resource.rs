@@ -1,7 +1,7 @@
 //! What the server serves of each resource: its names, scope, subresources and where and how
 //! it is stored, with the versions the scheme has for its kind.
 
-use apfkit_runtime::identity::GroupVersionKind;
+use apfkit_runtime::identity::{GroupResource, GroupVersionKind};
 use apfkit_runtime::kind::{KindInfo, ScaleSubresource};
 use apfkit_runtime::scheme::{
     Codec, Encoding, Limits, Scheme, SchemeError, StorageEncoding, UnknownFields, Warning,
@@ -574,9 +574,10 @@ impl<H> Served<H> {
         self.storage.protobuf()
     }
 
-    /// `<plural>.<group>`, as messages and `StatusDetails` name the resource.
-    pub fn group_resource(&self) -> String {
-        format!("{}.{}", self.plural, self.config.group)
+    /// The resource in any version of its group: `<plural>.<group>` (the plural alone in the
+    /// core group) as messages and `StatusDetails` name it.
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource::new(self.config.group.clone(), self.plural.clone())
     }
 
     /// The singular name: the kind in lower case, as kube-apiserver derives it.

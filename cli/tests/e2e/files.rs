@@ -103,7 +103,7 @@ fn a_device_node_is_written_into_never_replaced() {
 fn a_fifo_is_written_into() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    run("mkfifo", &[p(&fifo)]);
+    apfkit_test_support::process::mkfifo(&fifo);
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())

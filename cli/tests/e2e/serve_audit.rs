@@ -117,13 +117,7 @@ fn policy_and_stalled_log(
     let policy = dir.join("policy.yaml");
     std::fs::write(&policy, POLICY).unwrap();
     let fifo = dir.join("audit.log");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    apfkit_test_support::process::mkfifo(&fifo);
     let reader = Command::new("sh")
         .args(["-c", "exec sleep 600 < \"$0\"", fifo.to_str().unwrap()])
         .spawn()

@@ -224,13 +224,7 @@ fn stalled_put(
     user: &[String],
 ) -> (std::process::Child, std::fs::File) {
     let fifo = dir.join("body");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    apfkit_test_support::process::mkfifo(&fifo);
     let holder = Command::new("curl")
         .args(["--silent", "--max-time", "60", "--cacert"])
         .arg(server.ca())
