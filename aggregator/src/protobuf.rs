@@ -1,11 +1,11 @@
 //! Services (`core/v1`) and EndpointSlices (`discovery.k8s.io/v1`), and their lists, in
 //! Kubernetes protobuf, as `kubectl create service` and client-go's typed clients send them
 //! and kube-apiserver stores them: the messages of k8s.io/api's `core/v1/generated.proto` and
-//! `discovery/v1/generated.proto` as field tables (`apfkit_types::wire::shaped`), in the
+//! `discovery/v1/generated.proto` as field tables (`apfkit_wire::shaped`), in the
 //! `k8s\0` envelope.
 
 use apfkit_runtime::scheme::{InputError, Limits};
-use apfkit_types::wire::shaped::{self, Holds, Reader, RootShape, Shape};
+use apfkit_wire::shaped::{self, Holds, Reader, RootShape, Shape};
 use serde_json::Value;
 
 /// A Go `string` without `omitempty`.
@@ -211,7 +211,7 @@ pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apfkit_types::wire::envelope;
+    use apfkit_wire::envelope;
     use prost::Message as _;
     use serde_json::json;
 

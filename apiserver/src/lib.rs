@@ -54,7 +54,7 @@
 //! let config = ResourceConfig::builtin(kind, "flowschemas", false).with_status(true);
 //! let flow_schemas = Served::new(&SCHEME, config)?
 //! .with_strategy(FlowSchemaRules); // apfkit-server's has all of kube-apiserver's validation.
-//! let objects = Objects::new(SCHEME.formats(), MemoryBackend::default(), "/registry",
+//! let objects = Objects::new(SCHEME.encodings(), MemoryBackend::default(), "/registry",
 //!     Limits::default());
 //! // Written in v1beta3, stored in v1 as kube-apiserver stores it, read back as the hub.
 //! let manifest = serde_json::json!({

@@ -39,7 +39,9 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
         }
         if module.is_empty() {
             items.push(registry::registry(space, settings)?);
-            items.push(foreign_wire_impls(space, settings)?);
+            if settings.wire_is_local() {
+                items.push(foreign_wire_impls(space, settings)?);
+            }
         }
         for entry in modules.get(module).into_iter().flatten() {
             items.push(emitter.entry(entry)?);
@@ -52,6 +54,23 @@ pub fn emit(space: &TypeSpace, settings: &Settings) -> Result<BTreeMap<PathBuf, 
         files.insert(path, text);
     }
     Ok(files)
+}
+
+/// The wire codecs of the replaced definitions alone, as the root (`mod.rs`) of a tree of
+/// their own: what the crate of an external wire runtime holds, since Rust's orphan rule
+/// allows them nowhere else.
+pub fn replaced_wire_impls(
+    space: &TypeSpace,
+    settings: &Settings,
+) -> Result<BTreeMap<PathBuf, String>> {
+    let impls = foreign_wire_impls(space, settings)?;
+    let header = settings.header.as_deref().unwrap_or(DEFAULT_HEADER);
+    let tokens = quote! {
+        #![allow(missing_docs, dead_code, clippy::all, rustdoc::all)]
+        #impls
+    };
+    let (path, text) = render(&[], false, header, tokens)?;
+    Ok(BTreeMap::from([(path, text)]))
 }
 
 /// The wire codecs of replaced definitions (k8s-openapi's `ObjectMeta`, ...), in the root

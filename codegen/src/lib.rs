@@ -248,6 +248,14 @@ impl Generator {
         emit::emit(&self.type_space()?, &self.settings)
     }
 
+    /// The wire codecs of the replaced definitions the documents lay out (k8s-openapi's
+    /// `ObjectMeta`, `ListMeta`, ...), alone, as the `mod.rs` of a tree: for the crate of a wire
+    /// runtime that other generated crates name by an external path (see
+    /// [`Settings::with_wire`]). Empty without [`Settings::with_wire`].
+    pub fn replaced_wire_impls(&self) -> Result<BTreeMap<PathBuf, String>> {
+        emit::replaced_wire_impls(&self.type_space()?, &self.settings)
+    }
+
     /// Generates and writes the tree to `dir`, replacing whatever was there, atomically.
     pub fn write_to(&self, dir: &Path) -> Result<()> {
         let files = self.generate()?;

@@ -24,10 +24,10 @@ pub(crate) fn registry(space: &TypeSpace, settings: &Settings) -> Result<TokenSt
     Ok(quote! { #kind_info #kinds })
 }
 
-/// The `KindInfo` type: apfkit-runtime's, with the tree's wire codec.
+/// The `KindInfo` type: apfkit-runtime's, with the tree's wire encodings.
 fn kind_info_type(wire: Option<&TokenStream>) -> TokenStream {
     let codec = match wire {
-        Some(wire) => quote! { #wire::WireCodec },
+        Some(wire) => quote! { #wire::KindEncodings },
         None => quote! { () },
     };
     quote! {
@@ -81,7 +81,7 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
         };
         let wire = match wire {
             Some(wire) if def.go.is_some() => {
-                quote! { ::std::option::Option::Some(#wire::WireCodec::of::<#ty>()) }
+                quote! { ::std::option::Option::Some(#wire::KindEncodings::of::<#ty>()) }
             }
             _ => quote! { ::std::option::Option::None },
         };

@@ -132,10 +132,15 @@ impl Settings {
 
     /// For every object schema with an `x-apfkit-go` layout (field order, protobuf field
     /// numbers, pointers, `omitempty`), generate kube-apiserver's wire codecs: a protobuf
-    /// `Message` impl (gogo-protobuf's bytes) and a Go-order JSON `Serialize` impl of `GoOrder`,
-    /// both from the module at `path`, which provides the runtime (apfkit-types' `wire`). Replaced
-    /// definitions with a layout (k8s-openapi's `ObjectMeta`, ...) get the impls in the root
-    /// module, and each kind's `KindInfo::wire` is the module's `WireCodec` of it.
+    /// `Message` impl (gogo-protobuf's bytes) and a `GoJson` impl (JSON in Go's field order),
+    /// both from the module at `path`, which provides the runtime (`::apfkit_wire`), and each
+    /// kind's `KindInfo::wire` is the runtime's `KindEncodings` of it. Replaced definitions
+    /// with a layout (k8s-openapi's `ObjectMeta`, ...) get the impls in the root module when
+    /// `path` is in the generated crate (`crate::…`); an external runtime's crate holds them
+    /// itself, as Rust's orphan rule requires ([`Generator::replaced_wire_impls`] writes
+    /// them).
+    ///
+    /// [`Generator::replaced_wire_impls`]: crate::Generator::replaced_wire_impls
     pub fn with_wire(&mut self, path: &str) -> &mut Self {
         self.wire = Some(path.to_owned());
         self
@@ -271,6 +276,15 @@ impl Settings {
 }
 
 impl Settings {
+    /// Whether the wire runtime is a module of the generated crate, which may then implement
+    /// its traits for the replaced (foreign) types.
+    pub(crate) fn wire_is_local(&self) -> bool {
+        self.wire.as_deref().is_some_and(|path| {
+            let first = path.split("::").next().unwrap_or_default().trim();
+            matches!(first, "crate" | "self" | "super")
+        })
+    }
+
     /// The module path of the wire runtime, when the settings ask for wire codecs.
     pub(crate) fn wire_path(&self) -> crate::error::Result<Option<proc_macro2::TokenStream>> {
         let Some(path) = &self.wire else {

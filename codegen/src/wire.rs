@@ -1,6 +1,6 @@
 //! kube-apiserver's wire codecs for structs with an `x-apfkit-go` layout: a protobuf `Message`
-//! impl that writes what gogo-protobuf writes, and a `Serialize` impl of `GoOrder<T>` that
-//! writes JSON as Go's `encoding/json` does. The runtime they call is the module the settings
+//! impl that writes what gogo-protobuf writes, and a `GoJson` impl that writes JSON as Go's
+//! `encoding/json` does. The runtime they call is the module the settings
 //! name (`Settings::with_wire`).
 
 use proc_macro2::TokenStream;
@@ -157,10 +157,10 @@ pub(crate) fn impls(
                 #(#finish)*
             }
         }
-        impl ::serde::Serialize for #wire::GoOrder<'_, #target> {
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+        impl #wire::GoJson for #target {
+            fn serialize_go<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
                 use ::serde::ser::SerializeStruct as _;
-                let value = self.0;
+                let value = self;
                 let mut s = serializer.serialize_struct(#struct_name, #members)?;
                 #(#json)*
                 s.end()

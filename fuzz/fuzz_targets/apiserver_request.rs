@@ -9,7 +9,7 @@
 
 use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::http::query::Query;
-use apfkit_apiserver::http::request_info::RequestInfo;
+use apfkit_apiserver::request_info::RequestInfo;
 use apfkit_apiserver::patch::{self, SchemaView};
 use apfkit_apiserver::selector::{FieldSelector, LabelSelector};
 

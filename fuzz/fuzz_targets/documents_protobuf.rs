@@ -13,7 +13,7 @@
 mod common;
 
 use apfkit_conversion::scheme::{Document, HubObject, Input, ReadError, SCHEME, UnknownFields};
-use apfkit_types::wire::protobuf;
+use apfkit_wire::protobuf;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let input = [apfkit_runtime::scheme::PROTOBUF_PREFIX, data].concat();

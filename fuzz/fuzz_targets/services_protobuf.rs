@@ -20,7 +20,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     let (api_version, kind) = KINDS[usize::from(pick) % KINDS.len()];
-    let bytes = apfkit_types::wire::envelope::wrap(api_version, kind, raw);
+    let bytes = apfkit_wire::envelope::wrap(api_version, kind, raw);
     let limits = common::limits();
     let Some(read) = apfkit_aggregator::protobuf::read(&bytes, &limits) else {
         panic!("{api_version} {kind} is read here");

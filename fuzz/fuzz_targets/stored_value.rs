@@ -8,7 +8,7 @@
 mod common;
 
 use apfkit_storage::{envelope, object};
-use apfkit_types::wire::protobuf;
+use apfkit_wire::protobuf;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let _ = envelope::inspect(data);

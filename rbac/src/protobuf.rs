@@ -4,11 +4,11 @@
 //! JSON within the readers' limits, in the `k8s\0` envelope. The access reviews that ask
 //! about RBAC's decisions (`authorization/v1/generated.proto`: `kubectl auth can-i` sends
 //! them in protobuf) and `authentication.k8s.io/v1` SelfSubjectReview are read too. ObjectMeta and ListMeta use
-//! apfkit-types' codecs; field order and presence follow gogo's rules (a Go value always
+//! apfkit-wire's generated codecs; field order and presence follow gogo's rules (a Go value always
 //! written, a pointer when set, repeated fields one entry each).
 
 use apfkit_runtime::scheme::{InputError, Limits};
-use apfkit_types::wire::shaped::{self, Holds, Reader, Shape};
+use apfkit_wire::shaped::{self, Holds, Reader, Shape};
 use serde_json::Value;
 
 use crate::validation::GROUP;
@@ -229,8 +229,8 @@ pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apfkit_types::wire::envelope;
-    use apfkit_types::wire::protobuf::{self as pb, WireType};
+    use apfkit_wire::envelope;
+    use apfkit_wire::protobuf::{self as pb, WireType};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use serde_json::json;
 

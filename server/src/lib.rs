@@ -57,7 +57,7 @@ use apfkit_apiserver::table::Printer;
 use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
 use apfkit_conversion::validation::{self, Options};
 use apfkit_runtime::identity::GroupVersionKind;
-use apfkit_runtime::scheme::Formats;
+use apfkit_runtime::scheme::ValueEncodings;
 use apfkit_storage::etcd::RESOURCES;
 
 /// The objects the server holds: of the two groups, or custom resources and their CRDs.
@@ -471,22 +471,22 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
         .collect()
 }
 
-/// The wire formats of the server: the generated scheme's (flowcontrol, apiregistration),
+/// The encodings of the server: the generated scheme's (flowcontrol, apiregistration),
 /// and the protobuf messages of RBAC, Services and EndpointSlices, which client-go's typed
 /// clients (`kubectl create clusterrolebinding`, `kubectl create service`) send.
-static WIRE_FORMATS: Formats = Formats {
-    json: |document, pretty| (apfkit_types::wire::FORMATS.json)(document, pretty),
+static ENCODINGS: ValueEncodings = ValueEncodings {
+    json: |document, pretty| (apfkit_conversion::scheme::ENCODINGS.json)(document, pretty),
     protobuf: |document| match apfkit_rbac::protobuf::write(document)
         .or_else(|| apfkit_aggregator::protobuf::write(document))
     {
         Some(written) => written.map_err(Into::into),
-        None => (apfkit_types::wire::FORMATS.protobuf)(document),
+        None => (apfkit_conversion::scheme::ENCODINGS.protobuf)(document),
     },
     read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits)
         .or_else(|| apfkit_aggregator::protobuf::read(bytes, limits))
     {
         Some(read) => read,
-        None => (apfkit_types::wire::FORMATS.read_protobuf)(bytes, limits),
+        None => (apfkit_conversion::scheme::ENCODINGS.read_protobuf)(bytes, limits),
     },
 };
 
@@ -497,7 +497,7 @@ async fn build<B: Backend + 'static>(
 ) -> Result<Arc<ApiServer<ServeObject>>, Error> {
     let backend = Arc::new(backend);
     let objects = Objects::new(
-        Some(&WIRE_FORMATS),
+        Some(&ENCODINGS),
         backend.clone(),
         &config.prefix,
         Limits::default(),

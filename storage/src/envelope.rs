@@ -3,8 +3,7 @@
 use serde::Deserialize;
 
 use apfkit_runtime::scheme::{PROTOBUF_PREFIX, StorageEncoding};
-use apfkit_types::wire::envelope as wire;
-pub use apfkit_types::wire::envelope::{TypeMeta, Unknown, wrap};
+pub use apfkit_wire::envelope::{EnvelopeError, TypeMeta, Unknown, unwrap, wrap};
 
 /// The first bytes of a value encrypted at rest by kube-apiserver.
 pub const ENCRYPTED_PREFIX: &[u8] = b"k8s:enc:";
@@ -45,20 +44,10 @@ pub struct Stored {
 
 /// Why a value is not a stored object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EnvelopeError {
-    /// The protobuf envelope does not decode.
-    #[error("protobuf envelope: {0}")]
-    Protobuf(String),
-    /// The envelope's `raw` is compressed or not protobuf.
-    #[error(
-        "protobuf envelope with content encoding {encoding:?} and type {content_type:?}: only uncompressed protobuf is written by kube-apiserver"
-    )]
-    Content {
-        /// `contentEncoding`.
-        encoding: String,
-        /// `contentType`.
-        content_type: String,
-    },
+pub enum ValueError {
+    /// The protobuf envelope does not decode, or holds what kube-apiserver never writes.
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
     /// The JSON does not parse, or is not an object with string `apiVersion` and `kind`.
     #[error("JSON: {0}")]
     Json(String),
@@ -71,7 +60,7 @@ pub enum EnvelopeError {
 
 /// Tells how `value` is stored and, unless encrypted, its apiVersion and kind. The protobuf
 /// envelope is decoded (not the object inside it); JSON is parsed whole.
-pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
+pub fn inspect(value: &[u8]) -> Result<Stored, ValueError> {
     if let Some(rest) = value.strip_prefix(ENCRYPTED_PREFIX) {
         return Ok(Stored {
             stored_as: StoredAs::Encrypted {
@@ -98,7 +87,7 @@ pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
             kind: String,
         }
         let head: Head =
-            serde_json::from_slice(value).map_err(|err| EnvelopeError::Json(err.to_string()))?;
+            serde_json::from_slice(value).map_err(|err| ValueError::Json(err.to_string()))?;
         return Ok(Stored {
             stored_as: StoredAs::Encoded(StorageEncoding::Json),
             api_version: Some(head.api_version),
@@ -106,28 +95,7 @@ pub fn inspect(value: &[u8]) -> Result<Stored, EnvelopeError> {
         });
     }
     let start = String::from_utf8_lossy(&value[..value.len().min(16)]).into_owned();
-    Err(EnvelopeError::Unrecognized(start))
-}
-
-/// Decodes the `runtime.Unknown` after the prefix, checking that `raw` is plain protobuf.
-pub fn unwrap(message: &[u8]) -> Result<Unknown, EnvelopeError> {
-    wire::unwrap(message).map_err(EnvelopeError::from)
-}
-
-impl From<wire::EnvelopeError> for EnvelopeError {
-    fn from(error: wire::EnvelopeError) -> Self {
-        match error {
-            wire::EnvelopeError::Content {
-                encoding,
-                content_type,
-            } => EnvelopeError::Content {
-                encoding,
-                content_type,
-            },
-            wire::EnvelopeError::Protobuf(message) => EnvelopeError::Protobuf(message),
-            other => EnvelopeError::Protobuf(other.to_string()),
-        }
-    }
+    Err(ValueError::Unrecognized(start))
 }
 
 /// The transformer prefix of an encrypted value: up to three `:`-terminated parts
@@ -201,7 +169,10 @@ mod tests {
         // typeMeta is field 1, 2 + 7 bytes long: a cut inside it breaks the message.
         for end in 5..4 + 2 + 7 {
             assert!(
-                matches!(inspect(&good[..end]), Err(EnvelopeError::Protobuf(_))),
+                matches!(
+                    inspect(&good[..end]),
+                    Err(ValueError::Envelope(EnvelopeError::Protobuf(_)))
+                ),
                 "prefix {end}"
             );
         }
@@ -220,27 +191,27 @@ mod tests {
             out.extend(prost::Message::encode_to_vec(&unknown));
             out
         };
-        assert!(matches!(inspect(&gzip), Err(EnvelopeError::Content { .. })));
+        assert!(matches!(
+            inspect(&gzip),
+            Err(ValueError::Envelope(EnvelopeError::Content { .. }))
+        ));
         assert!(
-            matches!(inspect(br#"{"kind":"X"}"#), Err(EnvelopeError::Json(m)) if m.contains("apiVersion"))
+            matches!(inspect(br#"{"kind":"X"}"#), Err(ValueError::Json(m)) if m.contains("apiVersion"))
         );
         assert!(
-            matches!(inspect(br#"{"apiVersion":"v1","apiVersion":"v1","kind":"X"}"#), Err(EnvelopeError::Json(m)) if m.contains("duplicate"))
+            matches!(inspect(br#"{"apiVersion":"v1","apiVersion":"v1","kind":"X"}"#), Err(ValueError::Json(m)) if m.contains("duplicate"))
         );
         assert!(matches!(
             inspect(b"\x00\x01\x02"),
-            Err(EnvelopeError::Unrecognized(_))
+            Err(ValueError::Unrecognized(_))
         ));
-        assert!(matches!(inspect(b""), Err(EnvelopeError::Unrecognized(_))));
+        assert!(matches!(inspect(b""), Err(ValueError::Unrecognized(_))));
         let deep = format!(
             "{}{}",
             "{\"a\":".repeat(1000),
             "1".to_owned() + &"}".repeat(1000)
         );
-        assert!(matches!(
-            inspect(deep.as_bytes()),
-            Err(EnvelopeError::Json(_))
-        ));
+        assert!(matches!(inspect(deep.as_bytes()), Err(ValueError::Json(_))));
     }
 
     proptest! {

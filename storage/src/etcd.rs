@@ -14,7 +14,7 @@ use etcd_client::{
 };
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::envelope::{EnvelopeError, Stored, inspect};
+use crate::envelope::{Stored, ValueError, inspect};
 use crate::key::Key;
 
 /// A resource kept in etcd, and where: `<prefix>/<path>/<name>` (namespaced resources add
@@ -193,7 +193,7 @@ pub struct Entry {
     /// Its resource.
     pub resource: StoredResource,
     /// Its encoding, apiVersion and kind, or why the value is not a stored object.
-    pub stored: Result<Stored, EnvelopeError>,
+    pub stored: Result<Stored, ValueError>,
     /// Size of the value in bytes.
     pub size: usize,
     /// The revision of its last change (for compare-and-swap).

@@ -1,6 +1,6 @@
 //! Stored values to objects and back, as kube-apiserver's storage codec does.
 //!
-//! - Protobuf values (`k8s\0` + `runtime.Unknown`) decode with the kind's generated codec
+//! - Protobuf values (`k8s\0` + `runtime.Unknown`) decode with the kind's generated encodings
 //!   (found by the envelope's apiVersion and kind in `apfkit_types::KINDS`); JSON values are
 //!   parsed.
 //! - `metadata.resourceVersion` is not stored: it is filled from the key's mod revision on
@@ -9,14 +9,14 @@
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
 use apfkit_conversion::scheme::{InputError, Limits, SCHEME};
-use apfkit_types::wire::WireCodec;
-use apfkit_types::wire::envelope as wire_envelope;
-use apfkit_types::wire::protobuf::UnknownField;
+use apfkit_wire::envelope::{self as wire_envelope, EnvelopeError};
+use apfkit_wire::protobuf::UnknownField;
+use apfkit_wire::{KindEncodings, Kinds};
 use serde_json::Value;
 
 use apfkit_runtime::scheme::{PROTOBUF_PREFIX, StorageEncoding};
 
-use crate::envelope::{self, ENCRYPTED_PREFIX, EnvelopeError};
+use crate::envelope::{self, ENCRYPTED_PREFIX, ValueError};
 
 /// A stored object, decoded.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,10 +53,10 @@ pub enum ObjectError {
     },
     /// Not a Kubernetes envelope or JSON object.
     #[error(transparent)]
-    Envelope(#[from] EnvelopeError),
+    Value(#[from] ValueError),
     /// A kind apfkit does not know, or an object that does not decode or encode as its kind.
     #[error(transparent)]
-    Object(#[from] wire_envelope::EnvelopeError),
+    Object(#[from] EnvelopeError),
     /// Over the limits on a stored value (bytes, nesting, nodes), or JSON that does not
     /// parse under them.
     #[error("{0}")]
@@ -73,12 +73,14 @@ pub enum ObjectError {
     },
 }
 
-fn codec(api_version: &str, kind: &str) -> Result<WireCodec, ObjectError> {
-    let unknown = || wire_envelope::EnvelopeError::UnknownKind {
+fn encodings(api_version: &str, kind: &str) -> Result<KindEncodings, ObjectError> {
+    let unknown = || EnvelopeError::UnknownKind {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
     };
-    Ok(apfkit_types::wire::codec(api_version, kind).ok_or_else(unknown)?)
+    Ok(apfkit_types::KINDS
+        .encodings(api_version, kind)
+        .ok_or_else(unknown)?)
 }
 
 /// Gives a decoded object its key's mod revision as `metadata.resourceVersion`, as the API
@@ -136,7 +138,7 @@ pub fn decode(
 ) -> Result<StoredObject, ObjectError> {
     readable(value, limits)?;
     let (mut object, encoding, unknown) = if value.starts_with(PROTOBUF_PREFIX) {
-        let decoded = wire_envelope::decode(value, limits)?;
+        let decoded = wire_envelope::decode(apfkit_types::KINDS, value, limits)?;
         (decoded.value, StorageEncoding::Protobuf, decoded.unknown)
     } else {
         let stored = envelope::inspect(value)?;
@@ -146,7 +148,7 @@ pub fn decode(
             stored.api_version.unwrap_or_default(),
             stored.kind.unwrap_or_default(),
         );
-        codec(&api_version, &kind)?;
+        encodings(&api_version, &kind)?;
         (object, StorageEncoding::Json, Vec::new())
     };
     set_resource_version(&mut object, mod_revision);
@@ -165,17 +167,17 @@ pub fn decode(
 pub fn encode(object: &Value, encoding: StorageEncoding) -> Result<Vec<u8>, ObjectError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
-    let codec = codec(api_version, kind)?;
+    let encodings = encodings(api_version, kind)?;
     let object = without_resource_version(object);
-    let failed = |source| wire_envelope::EnvelopeError::Encode {
+    let failed = |source| EnvelopeError::Encode {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
         source,
     };
     match encoding {
-        StorageEncoding::Protobuf => Ok(wire_envelope::encode(&object)?),
+        StorageEncoding::Protobuf => Ok(wire_envelope::encode(apfkit_types::KINDS, &object)?),
         StorageEncoding::Json => {
-            let mut json = (codec.go_json)(object, false).map_err(failed)?;
+            let mut json = (encodings.go_json)(object, false).map_err(failed)?;
             json.push(b'\n');
             Ok(json)
         }
@@ -210,7 +212,7 @@ pub fn decode_custom<H: 'static>(
         .iter()
         .any(|c| c.api_version() == api_version && c.kind == kind);
     if !known {
-        return Err(wire_envelope::EnvelopeError::UnknownKind { api_version, kind }.into());
+        return Err(EnvelopeError::UnknownKind { api_version, kind }.into());
     }
     set_resource_version(&mut object, mod_revision);
     Ok(StoredObject {

@@ -9,7 +9,7 @@ mod support;
 use std::sync::LazyLock;
 
 use apfkit_types::flowcontrol::v1 as ours;
-use apfkit_types::wire::protobuf;
+use apfkit_wire::{Kinds as _, protobuf};
 use k8s_pb::api::flowcontrol::v1 as pb;
 use prost::Message as _;
 use serde_json::Value;
@@ -75,7 +75,8 @@ fn json_encode_ours() -> Vec<u8> {
 /// as JSON within the default limits, then built as a JSON value.
 #[divan::bench(name = "protobuf to JSON value (codec, limits held)")]
 fn protobuf_to_value_codec() -> Value {
-    let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchemaList")
+    let codec = apfkit_types::KINDS
+        .encodings("flowcontrol.apiserver.k8s.io/v1", "FlowSchemaList")
         .expect("served");
     let limits = apfkit_runtime::scheme::Limits {
         max_depth: 64,

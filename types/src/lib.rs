@@ -4,9 +4,10 @@
 //!
 //! **Where to start**: a version's module ([`flowcontrol::v1`], ...) for the types, with
 //! [`ApplyDefaults`] for kube-apiserver's defaults and [`ToHub`]/[`FromHub`] to convert
-//! through [`hub`]; [`KINDS`] and [`json_schema`] for every kind's identity and schema;
-//! [`wire`] for kube-apiserver's protobuf and Go-order JSON. To read documents of any version
-//! by `apiVersion` and `kind`, use `apfkit-conversion`'s scheme.
+//! through [`hub`]; [`KINDS`] and [`json_schema`] for every kind's identity and schema, and
+//! its encodings in kube-apiserver's protobuf and Go-order JSON (`KindInfo::wire`, on
+//! `apfkit-wire`). To read documents of any version by `apiVersion` and `kind`, use
+//! `apfkit-conversion`'s scheme.
 //!
 //! **Your binary enables a Kubernetes version of k8s-openapi.** Like every library built on
 //! k8s-openapi, this crate enables none; without one, k8s-openapi's build fails with
@@ -73,7 +74,6 @@ pub mod hooks;
 pub mod hub;
 mod interop;
 pub mod json_schema;
-pub mod wire;
 
 use apfkit_runtime::identity::GroupVersionKind;
 pub use apfkit_runtime::{ApplyDefaults, FromHub, ListKind, ToHub};

@@ -6,7 +6,7 @@
 
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::split_api_version;
-use apfkit_runtime::scheme::{Encoding, Formats, Limits, Scheme, UnknownFields};
+use apfkit_runtime::scheme::{Encoding, Limits, Scheme, UnknownFields, ValueEncodings};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
@@ -174,18 +174,18 @@ where
     H: Object + Clone + Send + Sync + 'static,
 {
     /// Objects kept in `backend` under `prefix` (kube-apiserver's is `/registry`), each
-    /// stored value read within `limits`; `formats` are the API's own (a generated scheme's
-    /// [`Scheme::formats`]), which let the server speak Kubernetes protobuf. Each resource's
+    /// stored value read within `limits`; `encodings` are the API's own (a generated scheme's
+    /// [`Scheme::encodings`]), which let the server speak Kubernetes protobuf. Each resource's
     /// [`Strategy`](super::Strategy) checks its objects before they are written. A backend
     /// that others use too is shared as an `Arc` (which is a [`Backend`] as well).
     pub fn new(
-        formats: Option<&'static Formats>,
+        encodings: Option<&'static ValueEncodings>,
         backend: impl Backend + 'static,
         prefix: &str,
         limits: Limits,
     ) -> Self {
-        let wire = match formats {
-            Some(formats) => Scheme::with_formats(&[], formats),
+        let wire = match encodings {
+            Some(encodings) => Scheme::with_encodings(&[], encodings),
             None => Scheme::new(&[]),
         };
         Objects {

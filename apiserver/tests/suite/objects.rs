@@ -57,7 +57,7 @@ fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
 fn objects() -> (Objects<HubObject>, Arc<MemoryBackend>) {
     let backend = Arc::new(MemoryBackend::default());
     let objects = Objects::new(
-        SCHEME.formats(),
+        SCHEME.encodings(),
         backend.clone(),
         "/registry",
         Limits::default(),

@@ -124,7 +124,7 @@ pub async fn start_configured<B: Backend + 'static>(
         let backend = compacted.clone();
         Box::pin(async move { backend.compact(revision).await })
     });
-    let objects = Objects::new(SCHEME.formats(), backend, "/registry", Limits::default());
+    let objects = Objects::new(SCHEME.encodings(), backend, "/registry", Limits::default());
     let version = VersionInfo {
         major: "1".into(),
         minor: "35".into(),

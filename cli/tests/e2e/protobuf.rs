@@ -3,7 +3,7 @@
 //! `--unknown-fields` modes, and broken, truncated, oversized and garbage input.
 
 use apfkit_tests::flowcontrol_versions;
-use apfkit_types::wire::envelope;
+use apfkit_wire::envelope;
 use proptest::prelude::*;
 
 use super::{apfkit, apfkit_peak, success};

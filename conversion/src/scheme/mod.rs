@@ -1,5 +1,5 @@
 //! The scheme of flowcontrol and apiregistration: apfkit-runtime's [`Scheme`] over the
-//! generated codec list ([`CODECS`]) and apfkit-types' wire formats, the same scheme type a
+//! generated codec list ([`CODECS`]) and the kinds' encodings ([`ENCODINGS`]), the same scheme type a
 //! user's CRD gets from the generator. It reads documents of every served version, defaults
 //! them as kube-apiserver does, converts them through the hub and writes them as
 //! kube-apiserver would.
@@ -36,6 +36,7 @@
 //! assert!(converted.warnings.is_empty());
 //! ```
 
+use apfkit_runtime::scheme::ValueEncodings;
 pub use apfkit_runtime::scheme::{
     Converted, Document, Encoded, Encoding, ErrorKind, Input, InputError, JsonDocument, Limits,
     MAX_DEPTH_LIMIT, ReadError, Scheme, SchemeError, Target, UnknownFields, Warning, YamlDocument,
@@ -50,4 +51,20 @@ pub type Codec = apfkit_runtime::scheme::Codec<HubObject>;
 
 /// Every served version of flowcontrol and apiregistration, with kube-apiserver's JSON and
 /// protobuf.
-pub static SCHEME: Scheme<HubObject> = Scheme::with_formats(CODECS, &apfkit_types::wire::FORMATS);
+pub static SCHEME: Scheme<HubObject> = Scheme::with_encodings(CODECS, &ENCODINGS);
+
+/// What the scheme needs of kube-apiserver's encodings to read and write the documents it
+/// holds as JSON values, from each kind's encodings in [`apfkit_types::KINDS`]: its JSON of
+/// objects, typed lists and `v1 List`s, and objects in the protobuf envelope.
+pub static ENCODINGS: ValueEncodings = ValueEncodings {
+    json: |document, pretty| {
+        apfkit_wire::to_go_json(apfkit_types::KINDS, document, pretty).map(|written| Ok(written?))
+    },
+    protobuf: |document| {
+        Ok(apfkit_wire::envelope::encode(
+            apfkit_types::KINDS,
+            document,
+        )?)
+    },
+    read_protobuf: |bytes, limits| apfkit_wire::read_protobuf(apfkit_types::KINDS, bytes, limits),
+};

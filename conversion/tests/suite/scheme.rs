@@ -456,7 +456,7 @@ fn read_documents_takes_one_object_or_a_stream() {
         "metadata": {"name": "probes"},
         "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 2},
     });
-    let one = apfkit_types::wire::envelope::encode(&object).unwrap();
+    let one = apfkit_wire::envelope::encode(apfkit_types::KINDS, &object).unwrap();
     let documents = SCHEME.read_documents(&one).unwrap();
     assert_eq!(documents.len(), 1);
     assert_eq!(documents[0].value["spec"]["matchingPrecedence"], 2);

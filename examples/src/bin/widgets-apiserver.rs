@@ -104,7 +104,7 @@ async fn serve(args: &Args) -> Result<(), String> {
     let database = args.data_dir.join("widgets.db");
     let backend =
         SqliteBackend::open(&database).map_err(|e| format!("{}: {e}", database.display()))?;
-    let objects = Objects::new(SCHEME.formats(), backend, "/registry", Limits::default());
+    let objects = Objects::new(SCHEME.encodings(), backend, "/registry", Limits::default());
     // Widgets are checked as kube-apiserver checks custom resources (their strategy: the
     // CRD's schema, list types and CEL rules, in the version of the request).
     let resources = serving::resources().map_err(|e| e.to_string())?;

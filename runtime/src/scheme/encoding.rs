@@ -16,12 +16,12 @@ pub type WriteJson = fn(&Value, bool) -> Option<Result<Vec<u8>, EncodingError>>;
 /// lacks, within the depth and node limits.
 pub type ReadProtobuf = fn(&[u8], &Limits) -> Result<(Value, Vec<String>), InputError>;
 
-/// How an API writes and reads documents held as JSON values in its own formats, for a
-/// [`Scheme`](super::Scheme) built [`with_formats`](super::Scheme::with_formats). Typed objects
+/// How an API writes and reads documents held as JSON values in its own encodings, for a
+/// [`Scheme`](super::Scheme) built [`with_encodings`](super::Scheme::with_encodings). Typed objects
 /// are written by their [`Encodings`]; these cover what the scheme holds only as values: a
 /// list (typed or `v1 List`) and an object read from protobuf.
 #[derive(Debug, Clone, Copy)]
-pub struct Formats {
+pub struct ValueEncodings {
     /// A document as kube-apiserver writes it (JSON in its Go structs' field order), compact
     /// or indented by two spaces: an object or typed list of a served kind, or a `v1 List`.
     /// `None` for any other document, which is written as serde_json writes it.
@@ -94,7 +94,7 @@ impl Encoding {
     pub(super) fn encode_value(
         self,
         value: &Value,
-        formats: Option<&Formats>,
+        encodings: Option<&ValueEncodings>,
     ) -> Result<Vec<u8>, SchemeError> {
         let failed = |message: String| SchemeError::new(ErrorKind::Encoding, "", message);
         match self {
@@ -103,7 +103,7 @@ impl Encoding {
                 .map_err(|e| failed(e.to_string())),
             Encoding::Json | Encoding::JsonPretty => {
                 let pretty = self == Encoding::JsonPretty;
-                match formats.and_then(|formats| (formats.json)(value, pretty)) {
+                match encodings.and_then(|encodings| (encodings.json)(value, pretty)) {
                     Some(written) => written.map_err(|e| failed(e.to_string())),
                     // serde_json's writer, not Go's escaping: the document is not one
                     // kube-apiserver writes.
@@ -122,8 +122,10 @@ impl Encoding {
                             .to_owned(),
                     ));
                 }
-                match formats {
-                    Some(formats) => (formats.protobuf)(value).map_err(|e| failed(e.to_string())),
+                match encodings {
+                    Some(encodings) => {
+                        (encodings.protobuf)(value).map_err(|e| failed(e.to_string()))
+                    }
                     None => Err(failed("this scheme writes no protobuf".to_owned())),
                 }
             }

@@ -3,7 +3,7 @@
 //!
 //! A [`Scheme`] lists one [`Codec`] per served kind of every version (the generator writes it:
 //! `Codec::of::<T>()` for each). Documents come in through one reader, [`Scheme::read`], which
-//! takes JSON, YAML and (with [`Formats`]) Kubernetes protobuf, holds every document to
+//! takes JSON, YAML and (with [`ValueEncodings`]) Kubernetes protobuf, holds every document to
 //! [`Limits`] while reading, and hands each over as an [`Input`]: a served object with nothing
 //! to report already decoded into its type, anything else as bytes or a built value. One entry
 //! per operation takes any input: [`Scheme::convert`], [`Scheme::default`], [`Scheme::to_hub`];
@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 
 pub use codec::Codec;
 pub use document::{Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth};
-pub use encoding::{Encoding, Formats, ReadProtobuf, StorageEncoding, WriteJson};
+pub use encoding::{Encoding, ReadProtobuf, StorageEncoding, ValueEncodings, WriteJson};
 pub use encodings::{EncodingError, Encodings};
 pub use json_input::JsonDocument;
 pub use options::{Target, UnknownFields};
@@ -51,7 +51,7 @@ use codec::Typed;
 /// object `H` (the generated `HubObject` enum).
 pub struct Scheme<H: 'static> {
     codecs: &'static [Codec<H>],
-    formats: Option<&'static Formats>,
+    encodings: Option<&'static ValueEncodings>,
     supported: OnceLock<String>,
 }
 
@@ -59,7 +59,7 @@ impl<H> std::fmt::Debug for Scheme<H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scheme")
             .field("codecs", &self.codecs)
-            .field("formats", &self.formats.is_some())
+            .field("encodings", &self.encodings.is_some())
             .finish()
     }
 }
@@ -87,29 +87,32 @@ impl<H> Scheme<H> {
     pub const fn new(codecs: &'static [Codec<H>]) -> Self {
         Scheme {
             codecs,
-            formats: None,
+            encodings: None,
             supported: OnceLock::new(),
         }
     }
 
     /// A scheme over generated codecs that also reads and writes documents held as values in
     /// the API's own formats (kube-apiserver's JSON of lists, Kubernetes protobuf).
-    pub const fn with_formats(codecs: &'static [Codec<H>], formats: &'static Formats) -> Self {
+    pub const fn with_encodings(
+        codecs: &'static [Codec<H>],
+        encodings: &'static ValueEncodings,
+    ) -> Self {
         Scheme {
             codecs,
-            formats: Some(formats),
+            encodings: Some(encodings),
             supported: OnceLock::new(),
         }
     }
 
-    /// Whether the scheme writes Kubernetes protobuf (it was made with [`Scheme::with_formats`]).
+    /// Whether the scheme writes Kubernetes protobuf (it was made with [`Scheme::with_encodings`]).
     pub fn writes_protobuf(&self) -> bool {
-        self.formats.is_some()
+        self.encodings.is_some()
     }
 
     /// The API's own formats (protobuf, kube-apiserver's JSON of lists), if the scheme has them.
-    pub fn formats(&self) -> Option<&'static Formats> {
-        self.formats
+    pub fn encodings(&self) -> Option<&'static ValueEncodings> {
+        self.encodings
     }
 
     /// Every codec, in the registry's order.
@@ -228,14 +231,14 @@ impl<H> Scheme<H> {
     }
 
     /// Writes a document given as a JSON value: a served kind's object, typed list or `v1`
-    /// `List` as the scheme's [`Formats`] write it (kube-apiserver's JSON, protobuf), or
+    /// `List` as the scheme's [`ValueEncodings`] write it (kube-apiserver's JSON, protobuf), or
     /// else as serde_json writes it (JSON and YAML only).
     ///
     /// # Errors
     ///
     /// A value that does not fit its kind, or protobuf for a document without a protobuf form.
     pub fn encode_value(&self, value: &Value, encoding: Encoding) -> Result<Vec<u8>, SchemeError> {
-        encoding.encode_value(value, self.formats)
+        encoding.encode_value(value, self.encodings)
     }
 }
 
@@ -244,7 +247,7 @@ impl<H> Scheme<H> {
     /// Calls `each` with every document of `reader`, in order, holding one document at a time
     /// and every one within `limits`. Input that starts with Kubernetes' protobuf prefix
     /// `k8s\0` (or a length and the prefix: a stream) is protobuf, read with the scheme's
-    /// [`Formats`]; input whose first non-blank character is `{` or `[` a sequence of JSON
+    /// [`ValueEncodings`]; input whose first non-blank character is `{` or `[` a sequence of JSON
     /// values; anything else YAML, whose empty and null documents are skipped. JSON and YAML
     /// objects of served kinds with nothing to report are decoded into their types as they
     /// are read. Stops at the first error, from the input or from `each`.

@@ -3,7 +3,7 @@
 //! Kubernetes' own framer writes (`apimachinery/pkg/util/framer`), or a protobuf varint as
 //! `writeDelimitedTo` and Go's `protodelim` write.
 //!
-//! Each object decodes with the scheme's [`Formats`]; the fields its schema lacks are kept
+//! Each object decodes with the scheme's [`ValueEncodings`]; the fields its schema lacks are kept
 //! on the document for the caller's unknown-field mode. Every frame is bounded by
 //! [`Limits::max_document_bytes`] before it is read, and the decoded object by the depth and
 //! node limits, so that it can be written as JSON or YAML and read back.
@@ -11,7 +11,7 @@
 use std::io::Read;
 
 use super::document::{Document, InputError, Limits, ReadError};
-use super::encoding::Formats;
+use super::encoding::ValueEncodings;
 
 /// The first bytes of a Kubernetes protobuf object (`k8s` and a zero byte), before its
 /// `runtime.Unknown` envelope.
@@ -57,21 +57,21 @@ fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Calls `each` with every object of `reader`, framed as `framing` says.
-/// Without formats, the first object is refused.
+/// Without encodings, the first object is refused.
 pub fn read_each<E: From<ReadError>>(
     mut reader: impl Read,
     framing: Framing,
-    formats: Option<&Formats>,
+    encodings: Option<&ValueEncodings>,
     limits: &Limits,
     mut each: impl FnMut(Document) -> Result<(), E>,
 ) -> Result<(), E> {
     let fail = |document, error| ReadError { document, error };
-    let Some(formats) = formats else {
+    let Some(encodings) = encodings else {
         let error = InputError::Protobuf("this scheme reads no protobuf".to_owned());
         return Err(fail(0, error).into());
     };
     let decode = |bytes: &[u8], index: usize| -> Result<Document, InputError> {
-        let (value, unknown_fields) = (formats.read_protobuf)(bytes, limits)?;
+        let (value, unknown_fields) = (encodings.read_protobuf)(bytes, limits)?;
         Ok(Document {
             index,
             value,

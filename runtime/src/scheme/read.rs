@@ -115,8 +115,8 @@ pub(super) fn read_each_in<H, E: From<ReadError>>(
         })?;
     let reader = std::io::Cursor::new(head).chain(reader);
     if let Some(framing) = protobuf_input::sniff(reader.get_ref().0.get_ref()) {
-        let formats = scheme.formats;
-        return protobuf_input::read_each(reader, framing, formats, &limits, |d| {
+        let encodings = scheme.encodings;
+        return protobuf_input::read_each(reader, framing, encodings, &limits, |d| {
             each(Input::Value(d))
         });
     }

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use apfkit_runtime::scheme::StorageEncoding;
-use apfkit_storage::envelope::{EnvelopeError, StoredAs, wrap};
+use apfkit_storage::envelope::{EnvelopeError, StoredAs, ValueError, wrap};
 use apfkit_storage::etcd::{EtcdOptions, StorageError, Store, Swap, Swapped};
 use apfkit_test_support::etcd::{Cluster, Etcd};
 
@@ -88,7 +88,10 @@ async fn every_stored_object_is_listed_with_its_encoding_and_version() {
     );
     assert_eq!(entries[0].size, flow_schema.len());
     assert!(entries[0].mod_revision > 0);
-    assert!(matches!(entries[1].stored, Err(EnvelopeError::Protobuf(_))));
+    assert!(matches!(
+        entries[1].stored,
+        Err(ValueError::Envelope(EnvelopeError::Protobuf(_)))
+    ));
     assert_eq!(
         entries[3].stored.as_ref().unwrap().stored_as,
         StoredAs::Encrypted {

@@ -9,7 +9,7 @@
 //! fewer bytes than Go's, and prost leaves an empty key or value out of a map entry where gogo
 //! writes both: see `k8s_pb_leaves_out_what_go_always_writes`.
 
-use apfkit_types::wire::protobuf;
+use apfkit_wire::protobuf;
 use proptest::prelude::*;
 use prost::Message as _;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 pub mod apiregistration;
 pub mod flowcontrol;
 /// One kind of the generated API, as [`KINDS`] lists it.
-pub type KindInfo = ::apfkit_runtime::kind::KindInfo<crate::wire::WireCodec>;
+pub type KindInfo = ::apfkit_runtime::kind::KindInfo<::apfkit_wire::KindEncodings>;
 /// Every kind of the generated API (resources and list kinds), by definition name.
 pub static KINDS: &[KindInfo] = &[
     KindInfo {
@@ -24,7 +24,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1::FlowSchema>(),
+            ::apfkit_wire::KindEncodings::of::<self::flowcontrol::v1::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -44,7 +44,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1::FlowSchemaList>(),
+            ::apfkit_wire::KindEncodings::of::<self::flowcontrol::v1::FlowSchemaList>(),
         ),
     },
     KindInfo {
@@ -64,7 +64,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1::PriorityLevelConfiguration,
             >(),
         ),
@@ -86,7 +86,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1::PriorityLevelConfigurationList,
             >(),
         ),
@@ -108,7 +108,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1alpha1::FlowSchema>(),
+            ::apfkit_wire::KindEncodings::of::<self::flowcontrol::v1alpha1::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -128,7 +128,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1alpha1::FlowSchemaList>(),
+            ::apfkit_wire::KindEncodings::of::<
+                self::flowcontrol::v1alpha1::FlowSchemaList,
+            >(),
         ),
     },
     KindInfo {
@@ -148,7 +150,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1alpha1::PriorityLevelConfiguration,
             >(),
         ),
@@ -170,7 +172,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1alpha1::PriorityLevelConfigurationList,
             >(),
         ),
@@ -192,7 +194,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1beta1::FlowSchema>(),
+            ::apfkit_wire::KindEncodings::of::<self::flowcontrol::v1beta1::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -212,7 +214,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1beta1::FlowSchemaList>(),
+            ::apfkit_wire::KindEncodings::of::<
+                self::flowcontrol::v1beta1::FlowSchemaList,
+            >(),
         ),
     },
     KindInfo {
@@ -232,7 +236,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1beta1::PriorityLevelConfiguration,
             >(),
         ),
@@ -254,7 +258,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1beta1::PriorityLevelConfigurationList,
             >(),
         ),
@@ -276,7 +280,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1beta2::FlowSchema>(),
+            ::apfkit_wire::KindEncodings::of::<self::flowcontrol::v1beta2::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -296,7 +300,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1beta2::FlowSchemaList>(),
+            ::apfkit_wire::KindEncodings::of::<
+                self::flowcontrol::v1beta2::FlowSchemaList,
+            >(),
         ),
     },
     KindInfo {
@@ -316,7 +322,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1beta2::PriorityLevelConfiguration,
             >(),
         ),
@@ -338,7 +344,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1beta2::PriorityLevelConfigurationList,
             >(),
         ),
@@ -360,7 +366,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1beta3::FlowSchema>(),
+            ::apfkit_wire::KindEncodings::of::<self::flowcontrol::v1beta3::FlowSchema>(),
         ),
     },
     KindInfo {
@@ -380,7 +386,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::flowcontrol::v1beta3::FlowSchemaList>(),
+            ::apfkit_wire::KindEncodings::of::<
+                self::flowcontrol::v1beta3::FlowSchemaList,
+            >(),
         ),
     },
     KindInfo {
@@ -400,7 +408,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1beta3::PriorityLevelConfiguration,
             >(),
         ),
@@ -422,7 +430,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::flowcontrol::v1beta3::PriorityLevelConfigurationList,
             >(),
         ),
@@ -444,7 +452,7 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::apiregistration::v1::APIService>(),
+            ::apfkit_wire::KindEncodings::of::<self::apiregistration::v1::APIService>(),
         ),
     },
     KindInfo {
@@ -464,7 +472,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::apiregistration::v1::APIServiceList>(),
+            ::apfkit_wire::KindEncodings::of::<
+                self::apiregistration::v1::APIServiceList,
+            >(),
         ),
     },
     KindInfo {
@@ -484,7 +494,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<self::apiregistration::v1beta1::APIService>(),
+            ::apfkit_wire::KindEncodings::of::<
+                self::apiregistration::v1beta1::APIService,
+            >(),
         ),
     },
     KindInfo {
@@ -504,1030 +516,9 @@ pub static KINDS: &[KindInfo] = &[
             >,
         ),
         wire: ::std::option::Option::Some(
-            crate::wire::WireCodec::of::<
+            ::apfkit_wire::KindEncodings::of::<
                 self::apiregistration::v1beta1::APIServiceList,
             >(),
         ),
     },
 ];
-impl crate::wire::protobuf::Message
-for ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta {
-    fn encode_fields(
-        &self,
-        buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        match &self.self_link {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 1u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 1u32, "");
-            }
-        }
-        match &self.resource_version {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
-            }
-        }
-        match &self.continue_ {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 3u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 3u32, "");
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.remaining_item_count {
-            crate::wire::protobuf::put_int64(buf, 4u32, *v);
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn fields_len(&self) -> usize {
-        let mut len = 0;
-        match &self.self_link {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(1u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(1u32, "");
-            }
-        }
-        match &self.resource_version {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
-            }
-        }
-        match &self.continue_ {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(3u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(3u32, "");
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.remaining_item_count {
-            len += crate::wire::protobuf::int64_len(4u32, *v);
-        }
-        len
-    }
-    fn merge_field(
-        &mut self,
-        number: u32,
-        wire: crate::wire::protobuf::WireType,
-        buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
-        match number {
-            1u32 => {
-                decoder.enter("selfLink");
-                self.self_link = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            2u32 => {
-                decoder.enter("resourceVersion");
-                self.resource_version = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            3u32 => {
-                decoder.enter("continue");
-                self.continue_ = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            4u32 => {
-                decoder.enter("remainingItemCount");
-                self.remaining_item_count = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int64(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            _ => decoder.unknown(number, wire, buf)?,
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn finish(&mut self) {
-        if self.self_link.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.self_link = ::std::option::Option::None;
-        }
-        if self.resource_version.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty)
-        {
-            self.resource_version = ::std::option::Option::None;
-        }
-        if self.continue_.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.continue_ = ::std::option::Option::None;
-        }
-    }
-}
-impl ::serde::Serialize
-for crate::wire::GoOrder<
-    '_,
-    ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
-> {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
-        let mut s = serializer.serialize_struct("ListMeta", 4usize)?;
-        match &value.self_link {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("selfLink", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.resource_version {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("resourceVersion", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.continue_ {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("continue", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.remaining_item_count {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("remainingItemCount", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        s.end()
-    }
-}
-impl crate::wire::protobuf::Message
-for ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
-    fn encode_fields(
-        &self,
-        buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        match &self.manager {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 1u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 1u32, "");
-            }
-        }
-        match &self.operation {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
-            }
-        }
-        match &self.api_version {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 3u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 3u32, "");
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.time {
-            crate::wire::protobuf::put_time(buf, 4u32, ::std::option::Option::Some(v));
-        }
-        match &self.fields_type {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 6u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 6u32, "");
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.fields_v1 {
-            crate::wire::protobuf::put_fields_v1(buf, 7u32, v);
-        }
-        match &self.subresource {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 8u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 8u32, "");
-            }
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn fields_len(&self) -> usize {
-        let mut len = 0;
-        match &self.manager {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(1u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(1u32, "");
-            }
-        }
-        match &self.operation {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
-            }
-        }
-        match &self.api_version {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(3u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(3u32, "");
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.time {
-            len += crate::wire::protobuf::time_len(4u32, ::std::option::Option::Some(v));
-        }
-        match &self.fields_type {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(6u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(6u32, "");
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.fields_v1 {
-            len += crate::wire::protobuf::fields_v1_len(7u32, v);
-        }
-        match &self.subresource {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(8u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(8u32, "");
-            }
-        }
-        len
-    }
-    fn merge_field(
-        &mut self,
-        number: u32,
-        wire: crate::wire::protobuf::WireType,
-        buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
-        match number {
-            1u32 => {
-                decoder.enter("manager");
-                self.manager = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            2u32 => {
-                decoder.enter("operation");
-                self.operation = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            3u32 => {
-                decoder.enter("apiVersion");
-                self.api_version = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            4u32 => {
-                decoder.enter("time");
-                self.time = crate::wire::protobuf::get_time(wire, buf, decoder)?;
-                decoder.leave();
-            }
-            6u32 => {
-                decoder.enter("fieldsType");
-                self.fields_type = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            7u32 => {
-                decoder.enter("fieldsV1");
-                self.fields_v1 = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_fields_v1(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            8u32 => {
-                decoder.enter("subresource");
-                self.subresource = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            _ => decoder.unknown(number, wire, buf)?,
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn finish(&mut self) {
-        if self.manager.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.manager = ::std::option::Option::None;
-        }
-        if self.operation.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.operation = ::std::option::Option::None;
-        }
-        if self.api_version.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.api_version = ::std::option::Option::None;
-        }
-        if self.fields_type.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.fields_type = ::std::option::Option::None;
-        }
-        if self.subresource.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.subresource = ::std::option::Option::None;
-        }
-    }
-}
-impl ::serde::Serialize
-for crate::wire::GoOrder<
-    '_,
-    ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
-> {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
-        let mut s = serializer.serialize_struct("ManagedFieldsEntry", 7usize)?;
-        match &value.manager {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("manager", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.operation {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("operation", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.api_version {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("apiVersion", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.time {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("time", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.fields_type {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("fieldsType", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.fields_v1 {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("fieldsV1", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.subresource {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("subresource", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        s.end()
-    }
-}
-impl crate::wire::protobuf::Message
-for ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-    fn encode_fields(
-        &self,
-        buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        match &self.name {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 1u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 1u32, "");
-            }
-        }
-        match &self.generate_name {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
-            }
-        }
-        match &self.namespace {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 3u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 3u32, "");
-            }
-        }
-        match &self.self_link {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 4u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 4u32, "");
-            }
-        }
-        match &self.uid {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 5u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 5u32, "");
-            }
-        }
-        match &self.resource_version {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 6u32, v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 6u32, "");
-            }
-        }
-        match &self.generation {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_int64(buf, 7u32, *v);
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_int64(buf, 7u32, *&0i64);
-            }
-        }
-        match &self.creation_timestamp {
-            ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_time(
-                    buf,
-                    8u32,
-                    ::std::option::Option::Some(v),
-                );
-            }
-            ::std::option::Option::None => {
-                crate::wire::protobuf::put_time(buf, 8u32, ::std::option::Option::None);
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.deletion_timestamp {
-            crate::wire::protobuf::put_time(buf, 9u32, ::std::option::Option::Some(v));
-        }
-        if let ::std::option::Option::Some(v) = &self.deletion_grace_period_seconds {
-            crate::wire::protobuf::put_int64(buf, 10u32, *v);
-        }
-        crate::wire::protobuf::put_string_map(buf, 11u32, self.labels.iter().flatten());
-        crate::wire::protobuf::put_string_map(
-            buf,
-            12u32,
-            self.annotations.iter().flatten(),
-        );
-        for v in self.owner_references.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 13u32, v)?;
-        }
-        for v in self.finalizers.iter().flatten() {
-            crate::wire::protobuf::put_string(buf, 14u32, v);
-        }
-        for v in self.managed_fields.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 17u32, v)?;
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn fields_len(&self) -> usize {
-        let mut len = 0;
-        match &self.name {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(1u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(1u32, "");
-            }
-        }
-        match &self.generate_name {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
-            }
-        }
-        match &self.namespace {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(3u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(3u32, "");
-            }
-        }
-        match &self.self_link {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(4u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(4u32, "");
-            }
-        }
-        match &self.uid {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(5u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(5u32, "");
-            }
-        }
-        match &self.resource_version {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(6u32, v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(6u32, "");
-            }
-        }
-        match &self.generation {
-            ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::int64_len(7u32, *v);
-            }
-            ::std::option::Option::None => {
-                len += crate::wire::protobuf::int64_len(7u32, *&0i64);
-            }
-        }
-        match &self.creation_timestamp {
-            ::std::option::Option::Some(v) => {
-                len
-                    += crate::wire::protobuf::time_len(
-                        8u32,
-                        ::std::option::Option::Some(v),
-                    );
-            }
-            ::std::option::Option::None => {
-                len
-                    += crate::wire::protobuf::time_len(
-                        8u32,
-                        ::std::option::Option::None,
-                    );
-            }
-        }
-        if let ::std::option::Option::Some(v) = &self.deletion_timestamp {
-            len += crate::wire::protobuf::time_len(9u32, ::std::option::Option::Some(v));
-        }
-        if let ::std::option::Option::Some(v) = &self.deletion_grace_period_seconds {
-            len += crate::wire::protobuf::int64_len(10u32, *v);
-        }
-        len
-            += crate::wire::protobuf::string_map_len(
-                11u32,
-                self.labels.iter().flatten(),
-            );
-        len
-            += crate::wire::protobuf::string_map_len(
-                12u32,
-                self.annotations.iter().flatten(),
-            );
-        for v in self.owner_references.iter().flatten() {
-            len += crate::wire::protobuf::message_len(13u32, v);
-        }
-        for v in self.finalizers.iter().flatten() {
-            len += crate::wire::protobuf::string_len(14u32, v);
-        }
-        for v in self.managed_fields.iter().flatten() {
-            len += crate::wire::protobuf::message_len(17u32, v);
-        }
-        len
-    }
-    fn merge_field(
-        &mut self,
-        number: u32,
-        wire: crate::wire::protobuf::WireType,
-        buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
-        match number {
-            1u32 => {
-                decoder.enter("name");
-                self.name = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            2u32 => {
-                decoder.enter("generateName");
-                self.generate_name = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            3u32 => {
-                decoder.enter("namespace");
-                self.namespace = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            4u32 => {
-                decoder.enter("selfLink");
-                self.self_link = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            5u32 => {
-                decoder.enter("uid");
-                self.uid = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            6u32 => {
-                decoder.enter("resourceVersion");
-                self.resource_version = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            7u32 => {
-                decoder.enter("generation");
-                self.generation = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int64(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            8u32 => {
-                decoder.enter("creationTimestamp");
-                self.creation_timestamp = crate::wire::protobuf::get_time(
-                    wire,
-                    buf,
-                    decoder,
-                )?;
-                decoder.leave();
-            }
-            9u32 => {
-                decoder.enter("deletionTimestamp");
-                self.deletion_timestamp = crate::wire::protobuf::get_time(
-                    wire,
-                    buf,
-                    decoder,
-                )?;
-                decoder.leave();
-            }
-            10u32 => {
-                decoder.enter("deletionGracePeriodSeconds");
-                self.deletion_grace_period_seconds = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int64(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            11u32 => {
-                decoder.enter("labels");
-                let (key, value) = crate::wire::protobuf::get_string_entry(
-                    wire,
-                    buf,
-                    decoder,
-                )?;
-                self.labels
-                    .get_or_insert_with(::std::collections::BTreeMap::new)
-                    .insert(key, value);
-                decoder.leave();
-            }
-            12u32 => {
-                decoder.enter("annotations");
-                let (key, value) = crate::wire::protobuf::get_string_entry(
-                    wire,
-                    buf,
-                    decoder,
-                )?;
-                self.annotations
-                    .get_or_insert_with(::std::collections::BTreeMap::new)
-                    .insert(key, value);
-                decoder.leave();
-            }
-            13u32 => {
-                decoder.enter("ownerReferences");
-                crate::wire::protobuf::get_element(
-                    wire,
-                    buf,
-                    decoder,
-                    self.owner_references.get_or_insert_with(::std::vec::Vec::new),
-                )?;
-                decoder.leave();
-            }
-            14u32 => {
-                decoder.enter("finalizers");
-                let list = self.finalizers.get_or_insert_with(::std::vec::Vec::new);
-                decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
-                decoder.leave();
-                list.push(value);
-                decoder.leave();
-            }
-            17u32 => {
-                decoder.enter("managedFields");
-                crate::wire::protobuf::get_element(
-                    wire,
-                    buf,
-                    decoder,
-                    self.managed_fields.get_or_insert_with(::std::vec::Vec::new),
-                )?;
-                decoder.leave();
-            }
-            _ => decoder.unknown(number, wire, buf)?,
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn finish(&mut self) {
-        if self.name.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.name = ::std::option::Option::None;
-        }
-        if self.generate_name.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.generate_name = ::std::option::Option::None;
-        }
-        if self.namespace.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.namespace = ::std::option::Option::None;
-        }
-        if self.self_link.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.self_link = ::std::option::Option::None;
-        }
-        if self.uid.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.uid = ::std::option::Option::None;
-        }
-        if self.resource_version.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty)
-        {
-            self.resource_version = ::std::option::Option::None;
-        }
-        if self.generation.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
-            self.generation = ::std::option::Option::None;
-        }
-    }
-}
-impl ::serde::Serialize
-for crate::wire::GoOrder<
-    '_,
-    ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-> {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
-        let mut s = serializer.serialize_struct("ObjectMeta", 15usize)?;
-        match &value.name {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("name", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.generate_name {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("generateName", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.namespace {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("namespace", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.self_link {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("selfLink", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.uid {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("uid", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.resource_version {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("resourceVersion", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.generation {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("generation", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.creation_timestamp {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("creationTimestamp", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.deletion_timestamp {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("deletionTimestamp", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.deletion_grace_period_seconds {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field(
-                    "deletionGracePeriodSeconds",
-                    &crate::wire::GoOrder(v),
-                )?;
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.labels {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("labels", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.annotations {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("annotations", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.owner_references {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("ownerReferences", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.finalizers {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("finalizers", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.managed_fields {
-            ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("managedFields", &crate::wire::GoOrder(v))?;
-                }
-            }
-            ::std::option::Option::None => {}
-        }
-        s.end()
-    }
-}
-impl crate::wire::protobuf::Message
-for ::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-    fn encode_fields(
-        &self,
-        buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.kind);
-        crate::wire::protobuf::put_string(buf, 3u32, &self.name);
-        crate::wire::protobuf::put_string(buf, 4u32, &self.uid);
-        crate::wire::protobuf::put_string(buf, 5u32, &self.api_version);
-        if let ::std::option::Option::Some(v) = &self.controller {
-            crate::wire::protobuf::put_bool(buf, 6u32, *v);
-        }
-        if let ::std::option::Option::Some(v) = &self.block_owner_deletion {
-            crate::wire::protobuf::put_bool(buf, 7u32, *v);
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn fields_len(&self) -> usize {
-        let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.kind);
-        len += crate::wire::protobuf::string_len(3u32, &self.name);
-        len += crate::wire::protobuf::string_len(4u32, &self.uid);
-        len += crate::wire::protobuf::string_len(5u32, &self.api_version);
-        if let ::std::option::Option::Some(v) = &self.controller {
-            len += crate::wire::protobuf::bool_len(6u32, *v);
-        }
-        if let ::std::option::Option::Some(v) = &self.block_owner_deletion {
-            len += crate::wire::protobuf::bool_len(7u32, *v);
-        }
-        len
-    }
-    fn merge_field(
-        &mut self,
-        number: u32,
-        wire: crate::wire::protobuf::WireType,
-        buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
-        match number {
-            1u32 => {
-                decoder.enter("kind");
-                self.kind = crate::wire::protobuf::get_string(wire, buf, decoder)?;
-                decoder.leave();
-            }
-            3u32 => {
-                decoder.enter("name");
-                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
-                decoder.leave();
-            }
-            4u32 => {
-                decoder.enter("uid");
-                self.uid = crate::wire::protobuf::get_string(wire, buf, decoder)?;
-                decoder.leave();
-            }
-            5u32 => {
-                decoder.enter("apiVersion");
-                self.api_version = crate::wire::protobuf::get_string(
-                    wire,
-                    buf,
-                    decoder,
-                )?;
-                decoder.leave();
-            }
-            6u32 => {
-                decoder.enter("controller");
-                self.controller = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_bool(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            7u32 => {
-                decoder.enter("blockOwnerDeletion");
-                self.block_owner_deletion = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_bool(wire, buf, decoder)?,
-                );
-                decoder.leave();
-            }
-            _ => decoder.unknown(number, wire, buf)?,
-        }
-        ::std::result::Result::Ok(())
-    }
-    fn finish(&mut self) {}
-}
-impl ::serde::Serialize
-for crate::wire::GoOrder<
-    '_,
-    ::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
-> {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
-        let mut s = serializer.serialize_struct("OwnerReference", 6usize)?;
-        s.serialize_field("apiVersion", &crate::wire::GoOrder(&value.api_version))?;
-        s.serialize_field("kind", &crate::wire::GoOrder(&value.kind))?;
-        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
-        s.serialize_field("uid", &crate::wire::GoOrder(&value.uid))?;
-        match &value.controller {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("controller", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        match &value.block_owner_deletion {
-            ::std::option::Option::Some(v) => {
-                s.serialize_field("blockOwnerDeletion", &crate::wire::GoOrder(v))?;
-            }
-            ::std::option::Option::None => {}
-        }
-        s.end()
-    }
-}

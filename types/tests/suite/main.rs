@@ -2,5 +2,3 @@
 
 mod defaulting;
 mod json_schema;
-mod shaped;
-mod wire;

@@ -60,33 +60,33 @@ impl ::apfkit_runtime::ApplyDefaults for APIService {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
-impl crate::wire::protobuf::Message for APIService {
+impl ::apfkit_wire::protobuf::Message for APIService {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
-        crate::wire::protobuf::put_message(buf, 2u32, &self.spec)?;
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        ::apfkit_wire::protobuf::put_message(buf, 2u32, &self.spec)?;
         match &self.status {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_message(buf, 3u32, v)?;
+                ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_empty(buf, 3u32);
+                ::apfkit_wire::protobuf::put_empty(buf, 3u32);
             }
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
-        len += crate::wire::protobuf::message_len(2u32, &self.spec);
+        len += ::apfkit_wire::protobuf::message_len(1u32, &self.metadata);
+        len += ::apfkit_wire::protobuf::message_len(2u32, &self.spec);
         match &self.status {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::message_len(3u32, v);
+                len += ::apfkit_wire::protobuf::message_len(3u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::empty_len(3u32);
+                len += ::apfkit_wire::protobuf::empty_len(3u32);
             }
         }
         len
@@ -94,14 +94,14 @@ impl crate::wire::protobuf::Message for APIService {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("metadata");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -111,12 +111,17 @@ impl crate::wire::protobuf::Message for APIService {
             }
             2u32 => {
                 decoder.enter("spec");
-                crate::wire::protobuf::get_message(wire, buf, decoder, &mut self.spec)?;
+                ::apfkit_wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.spec,
+                )?;
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("status");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -129,38 +134,38 @@ impl crate::wire::protobuf::Message for APIService {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.metadata);
-        crate::wire::protobuf::Message::finish(&mut self.spec);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.metadata);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
             if let ::std::option::Option::Some(empty) = &mut self.status {
-                crate::wire::protobuf::Message::finish(empty);
+                ::apfkit_wire::protobuf::Message::finish(empty);
             }
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, APIService> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for APIService {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("APIService", 5usize)?;
         s.serialize_field("kind", "APIService")?;
         s.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
-        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
-        s.serialize_field("spec", &crate::wire::GoOrder(&value.spec))?;
+        s.serialize_field("metadata", &::apfkit_wire::GoOrder(&value.metadata))?;
+        s.serialize_field("spec", &::apfkit_wire::GoOrder(&value.spec))?;
         match &value.status {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                s.serialize_field("status", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "status",
-                    &crate::wire::GoOrder(&value.status.clone().unwrap_or_default()),
+                    &::apfkit_wire::GoOrder(&value.status.clone().unwrap_or_default()),
                 )?;
             }
         }
@@ -255,7 +260,7 @@ impl ::apfkit_runtime::scheme::Encodings for APIService {
         out: &mut ::std::vec::Vec<u8>,
         pretty: bool,
     ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
-        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::apfkit_wire::go_json::write(out, &::apfkit_wire::GoOrder(self), pretty)?;
         ::std::result::Result::Ok(())
     }
     fn to_protobuf(
@@ -267,10 +272,10 @@ impl ::apfkit_runtime::scheme::Encodings for APIService {
         >,
     > {
         ::std::option::Option::Some(
-            match crate::wire::protobuf::encode(self) {
+            match ::apfkit_wire::protobuf::encode(self) {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
-                        crate::wire::envelope::wrap(
+                        ::apfkit_wire::envelope::wrap(
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
@@ -289,7 +294,7 @@ impl ::apfkit_runtime::scheme::Encodings for APIService {
     ) -> ::std::option::Option<
         ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
     > {
-        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+        ::apfkit_wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::k8s_openapi::Resource for APIService {
@@ -372,58 +377,62 @@ impl ::apfkit_runtime::ApplyDefaults for APIServiceCondition {
         true
     }
 }
-impl crate::wire::protobuf::Message for APIServiceCondition {
+impl ::apfkit_wire::protobuf::Message for APIServiceCondition {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
-        crate::wire::protobuf::put_string(buf, 2u32, &self.status);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.type_);
+        ::apfkit_wire::protobuf::put_string(buf, 2u32, &self.status);
         match &self.last_transition_time {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_time(
+                ::apfkit_wire::protobuf::put_time(
                     buf,
                     3u32,
                     ::std::option::Option::Some(v),
                 );
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_time(buf, 3u32, ::std::option::Option::None);
+                ::apfkit_wire::protobuf::put_time(
+                    buf,
+                    3u32,
+                    ::std::option::Option::None,
+                );
             }
         }
         match &self.reason {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 4u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 4u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 4u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 4u32, "");
             }
         }
         match &self.message {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 5u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 5u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 5u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 5u32, "");
             }
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.type_);
-        len += crate::wire::protobuf::string_len(2u32, &self.status);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.type_);
+        len += ::apfkit_wire::protobuf::string_len(2u32, &self.status);
         match &self.last_transition_time {
             ::std::option::Option::Some(v) => {
                 len
-                    += crate::wire::protobuf::time_len(
+                    += ::apfkit_wire::protobuf::time_len(
                         3u32,
                         ::std::option::Option::Some(v),
                     );
             }
             ::std::option::Option::None => {
                 len
-                    += crate::wire::protobuf::time_len(
+                    += ::apfkit_wire::protobuf::time_len(
                         3u32,
                         ::std::option::Option::None,
                     );
@@ -431,18 +440,18 @@ impl crate::wire::protobuf::Message for APIServiceCondition {
         }
         match &self.reason {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(4u32, v);
+                len += ::apfkit_wire::protobuf::string_len(4u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(4u32, "");
+                len += ::apfkit_wire::protobuf::string_len(4u32, "");
             }
         }
         match &self.message {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(5u32, v);
+                len += ::apfkit_wire::protobuf::string_len(5u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(5u32, "");
+                len += ::apfkit_wire::protobuf::string_len(5u32, "");
             }
         }
         len
@@ -450,24 +459,24 @@ impl crate::wire::protobuf::Message for APIServiceCondition {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("type");
-                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.type_ = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("status");
-                self.status = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.status = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("lastTransitionTime");
-                self.last_transition_time = crate::wire::protobuf::get_time(
+                self.last_transition_time = ::apfkit_wire::protobuf::get_time(
                     wire,
                     buf,
                     decoder,
@@ -477,14 +486,14 @@ impl crate::wire::protobuf::Message for APIServiceCondition {
             4u32 => {
                 decoder.enter("reason");
                 self.reason = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             5u32 => {
                 decoder.enter("message");
                 self.message = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -493,27 +502,27 @@ impl crate::wire::protobuf::Message for APIServiceCondition {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        if self.reason.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.reason.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.reason = ::std::option::Option::None;
         }
-        if self.message.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.message.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.message = ::std::option::Option::None;
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceCondition> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for APIServiceCondition {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("APIServiceCondition", 5usize)?;
-        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
-        s.serialize_field("status", &crate::wire::GoOrder(&value.status))?;
+        s.serialize_field("type", &::apfkit_wire::GoOrder(&value.type_))?;
+        s.serialize_field("status", &::apfkit_wire::GoOrder(&value.status))?;
         match &value.last_transition_time {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("lastTransitionTime", &crate::wire::GoOrder(v))?;
+                s.serialize_field("lastTransitionTime", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field("lastTransitionTime", &())?;
@@ -521,16 +530,16 @@ impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceCondition> {
         }
         match &value.reason {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("reason", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("reason", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.message {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("message", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("message", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -591,36 +600,36 @@ impl ::apfkit_runtime::ApplyDefaults for APIServiceList {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
-impl crate::wire::protobuf::Message for APIServiceList {
+impl ::apfkit_wire::protobuf::Message for APIServiceList {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
         for v in self.items.iter() {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        len += ::apfkit_wire::protobuf::message_len(1u32, &self.metadata);
         for v in self.items.iter() {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("metadata");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -630,7 +639,12 @@ impl crate::wire::protobuf::Message for APIServiceList {
             }
             2u32 => {
                 decoder.enter("items");
-                crate::wire::protobuf::get_element(wire, buf, decoder, &mut self.items)?;
+                ::apfkit_wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.items,
+                )?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -638,21 +652,21 @@ impl crate::wire::protobuf::Message for APIServiceList {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.metadata);
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceList> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for APIServiceList {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("APIServiceList", 4usize)?;
         s.serialize_field("kind", "APIServiceList")?;
         s.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
-        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
-        s.serialize_field("items", &crate::wire::GoOrder(&value.items))?;
+        s.serialize_field("metadata", &::apfkit_wire::GoOrder(&value.metadata))?;
+        s.serialize_field("items", &::apfkit_wire::GoOrder(&value.items))?;
         s.end()
     }
 }
@@ -731,7 +745,7 @@ impl ::apfkit_runtime::scheme::Encodings for APIServiceList {
         out: &mut ::std::vec::Vec<u8>,
         pretty: bool,
     ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
-        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::apfkit_wire::go_json::write(out, &::apfkit_wire::GoOrder(self), pretty)?;
         ::std::result::Result::Ok(())
     }
     fn to_protobuf(
@@ -743,10 +757,10 @@ impl ::apfkit_runtime::scheme::Encodings for APIServiceList {
         >,
     > {
         ::std::option::Option::Some(
-            match crate::wire::protobuf::encode(self) {
+            match ::apfkit_wire::protobuf::encode(self) {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
-                        crate::wire::envelope::wrap(
+                        ::apfkit_wire::envelope::wrap(
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
@@ -765,7 +779,7 @@ impl ::apfkit_runtime::scheme::Encodings for APIServiceList {
     ) -> ::std::option::Option<
         ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
     > {
-        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+        ::apfkit_wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::k8s_openapi::Resource for APIServiceList {
@@ -854,92 +868,92 @@ impl ::apfkit_runtime::ApplyDefaults for APIServiceSpec {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.service)
     }
 }
-impl crate::wire::protobuf::Message for APIServiceSpec {
+impl ::apfkit_wire::protobuf::Message for APIServiceSpec {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         if let ::std::option::Option::Some(v) = &self.service {
-            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 1u32, v)?;
         }
         match &self.group {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, "");
             }
         }
         match &self.version {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 3u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 3u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 3u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 3u32, "");
             }
         }
         match &self.insecure_skip_tls_verify {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_bool(buf, 4u32, *v);
+                ::apfkit_wire::protobuf::put_bool(buf, 4u32, *v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_bool(buf, 4u32, *&false);
+                ::apfkit_wire::protobuf::put_bool(buf, 4u32, *&false);
             }
         }
         if let ::std::option::Option::Some(v) = &self.ca_bundle {
-            crate::wire::protobuf::put_base64(buf, 5u32, "caBundle", v)?;
+            ::apfkit_wire::protobuf::put_base64(buf, 5u32, "caBundle", v)?;
         }
-        crate::wire::protobuf::put_int32(buf, 7u32, *&self.group_priority_minimum);
-        crate::wire::protobuf::put_int32(buf, 8u32, *&self.version_priority);
+        ::apfkit_wire::protobuf::put_int32(buf, 7u32, *&self.group_priority_minimum);
+        ::apfkit_wire::protobuf::put_int32(buf, 8u32, *&self.version_priority);
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         if let ::std::option::Option::Some(v) = &self.service {
-            len += crate::wire::protobuf::message_len(1u32, v);
+            len += ::apfkit_wire::protobuf::message_len(1u32, v);
         }
         match &self.group {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
+                len += ::apfkit_wire::protobuf::string_len(2u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
+                len += ::apfkit_wire::protobuf::string_len(2u32, "");
             }
         }
         match &self.version {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(3u32, v);
+                len += ::apfkit_wire::protobuf::string_len(3u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(3u32, "");
+                len += ::apfkit_wire::protobuf::string_len(3u32, "");
             }
         }
         match &self.insecure_skip_tls_verify {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::bool_len(4u32, *v);
+                len += ::apfkit_wire::protobuf::bool_len(4u32, *v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::bool_len(4u32, *&false);
+                len += ::apfkit_wire::protobuf::bool_len(4u32, *&false);
             }
         }
         if let ::std::option::Option::Some(v) = &self.ca_bundle {
-            len += crate::wire::protobuf::base64_len(5u32, v);
+            len += ::apfkit_wire::protobuf::base64_len(5u32, v);
         }
-        len += crate::wire::protobuf::int32_len(7u32, *&self.group_priority_minimum);
-        len += crate::wire::protobuf::int32_len(8u32, *&self.version_priority);
+        len += ::apfkit_wire::protobuf::int32_len(7u32, *&self.group_priority_minimum);
+        len += ::apfkit_wire::protobuf::int32_len(8u32, *&self.version_priority);
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("service");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -950,34 +964,34 @@ impl crate::wire::protobuf::Message for APIServiceSpec {
             2u32 => {
                 decoder.enter("group");
                 self.group = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("version");
                 self.version = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             4u32 => {
                 decoder.enter("insecureSkipTLSVerify");
                 self.insecure_skip_tls_verify = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_bool(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_bool(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             5u32 => {
                 decoder.enter("caBundle");
                 self.ca_bundle = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_base64(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_base64(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             7u32 => {
                 decoder.enter("groupPriorityMinimum");
-                self.group_priority_minimum = crate::wire::protobuf::get_int32(
+                self.group_priority_minimum = ::apfkit_wire::protobuf::get_int32(
                     wire,
                     buf,
                     decoder,
@@ -986,7 +1000,7 @@ impl crate::wire::protobuf::Message for APIServiceSpec {
             }
             8u32 => {
                 decoder.enter("versionPriority");
-                self.version_priority = crate::wire::protobuf::get_int32(
+                self.version_priority = ::apfkit_wire::protobuf::get_int32(
                     wire,
                     buf,
                     decoder,
@@ -998,57 +1012,57 @@ impl crate::wire::protobuf::Message for APIServiceSpec {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        if self.group.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.group.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.group = ::std::option::Option::None;
         }
-        if self.version.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.version.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.version = ::std::option::Option::None;
         }
         if self
             .insecure_skip_tls_verify
             .as_ref()
-            .is_some_and(crate::wire::GoEmpty::is_go_empty)
+            .is_some_and(::apfkit_wire::GoEmpty::is_go_empty)
         {
             self.insecure_skip_tls_verify = ::std::option::Option::None;
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceSpec> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for APIServiceSpec {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("APIServiceSpec", 7usize)?;
         match &value.service {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("service", &crate::wire::GoOrder(v))?;
+                s.serialize_field("service", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
         match &value.group {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("group", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("group", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.version {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("version", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("version", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.insecure_skip_tls_verify {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
                     s.serialize_field(
                         "insecureSkipTLSVerify",
-                        &crate::wire::GoOrder(v),
+                        &::apfkit_wire::GoOrder(v),
                     )?;
                 }
             }
@@ -1056,19 +1070,19 @@ impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceSpec> {
         }
         match &value.ca_bundle {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("caBundle", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("caBundle", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         s.serialize_field(
             "groupPriorityMinimum",
-            &crate::wire::GoOrder(&value.group_priority_minimum),
+            &::apfkit_wire::GoOrder(&value.group_priority_minimum),
         )?;
         s.serialize_field(
             "versionPriority",
-            &crate::wire::GoOrder(&value.version_priority),
+            &::apfkit_wire::GoOrder(&value.version_priority),
         )?;
         s.end()
     }
@@ -1107,34 +1121,34 @@ impl ::apfkit_runtime::ApplyDefaults for APIServiceStatus {
         true
     }
 }
-impl crate::wire::protobuf::Message for APIServiceStatus {
+impl ::apfkit_wire::protobuf::Message for APIServiceStatus {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         for v in self.conditions.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 1u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         for v in self.conditions.iter().flatten() {
-            len += crate::wire::protobuf::message_len(1u32, v);
+            len += ::apfkit_wire::protobuf::message_len(1u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("conditions");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -1148,18 +1162,18 @@ impl crate::wire::protobuf::Message for APIServiceStatus {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, APIServiceStatus> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for APIServiceStatus {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("APIServiceStatus", 1usize)?;
         match &value.conditions {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("conditions", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("conditions", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -1213,29 +1227,29 @@ impl ::apfkit_runtime::ApplyDefaults for ServiceReference {
         !(self.port.is_none())
     }
 }
-impl crate::wire::protobuf::Message for ServiceReference {
+impl ::apfkit_wire::protobuf::Message for ServiceReference {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         match &self.namespace {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 1u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 1u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 1u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 1u32, "");
             }
         }
         match &self.name {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, "");
             }
         }
         if let ::std::option::Option::Some(v) = &self.port {
-            crate::wire::protobuf::put_int32(buf, 3u32, *v);
+            ::apfkit_wire::protobuf::put_int32(buf, 3u32, *v);
         }
         ::std::result::Result::Ok(())
     }
@@ -1243,51 +1257,51 @@ impl crate::wire::protobuf::Message for ServiceReference {
         let mut len = 0;
         match &self.namespace {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(1u32, v);
+                len += ::apfkit_wire::protobuf::string_len(1u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(1u32, "");
+                len += ::apfkit_wire::protobuf::string_len(1u32, "");
             }
         }
         match &self.name {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
+                len += ::apfkit_wire::protobuf::string_len(2u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
+                len += ::apfkit_wire::protobuf::string_len(2u32, "");
             }
         }
         if let ::std::option::Option::Some(v) = &self.port {
-            len += crate::wire::protobuf::int32_len(3u32, *v);
+            len += ::apfkit_wire::protobuf::int32_len(3u32, *v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("namespace");
                 self.namespace = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("name");
                 self.name = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("port");
                 self.port = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -1296,41 +1310,41 @@ impl crate::wire::protobuf::Message for ServiceReference {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        if self.namespace.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.namespace.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.namespace = ::std::option::Option::None;
         }
-        if self.name.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.name.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.name = ::std::option::Option::None;
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, ServiceReference> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for ServiceReference {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("ServiceReference", 3usize)?;
         match &value.namespace {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("namespace", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("namespace", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.name {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("name", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("name", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.port {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("port", &crate::wire::GoOrder(v))?;
+                s.serialize_field("port", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }

@@ -42,48 +42,48 @@ impl ::apfkit_runtime::ApplyDefaults for ExemptPriorityLevelConfiguration {
             && !(self.nominal_concurrency_shares.is_none())
     }
 }
-impl crate::wire::protobuf::Message for ExemptPriorityLevelConfiguration {
+impl ::apfkit_wire::protobuf::Message for ExemptPriorityLevelConfiguration {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
-            crate::wire::protobuf::put_int32(buf, 1u32, *v);
+            ::apfkit_wire::protobuf::put_int32(buf, 1u32, *v);
         }
         if let ::std::option::Option::Some(v) = &self.lendable_percent {
-            crate::wire::protobuf::put_int32(buf, 2u32, *v);
+            ::apfkit_wire::protobuf::put_int32(buf, 2u32, *v);
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
-            len += crate::wire::protobuf::int32_len(1u32, *v);
+            len += ::apfkit_wire::protobuf::int32_len(1u32, *v);
         }
         if let ::std::option::Option::Some(v) = &self.lendable_percent {
-            len += crate::wire::protobuf::int32_len(2u32, *v);
+            len += ::apfkit_wire::protobuf::int32_len(2u32, *v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("nominalConcurrencyShares");
                 self.nominal_concurrency_shares = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("lendablePercent");
                 self.lendable_percent = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -93,24 +93,27 @@ impl crate::wire::protobuf::Message for ExemptPriorityLevelConfiguration {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, ExemptPriorityLevelConfiguration> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for ExemptPriorityLevelConfiguration {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("ExemptPriorityLevelConfiguration", 2usize)?;
         match &value.nominal_concurrency_shares {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("nominalConcurrencyShares", &crate::wire::GoOrder(v))?;
+                s.serialize_field(
+                    "nominalConcurrencyShares",
+                    &::apfkit_wire::GoOrder(v),
+                )?;
             }
             ::std::option::Option::None => {}
         }
         match &value.lendable_percent {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("lendablePercent", &crate::wire::GoOrder(v))?;
+                s.serialize_field("lendablePercent", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
@@ -145,30 +148,30 @@ impl ::apfkit_runtime::ApplyDefaults for FlowDistinguisherMethod {
         true
     }
 }
-impl crate::wire::protobuf::Message for FlowDistinguisherMethod {
+impl ::apfkit_wire::protobuf::Message for FlowDistinguisherMethod {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.type_);
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.type_);
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("type");
-                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.type_ = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -177,15 +180,15 @@ impl crate::wire::protobuf::Message for FlowDistinguisherMethod {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowDistinguisherMethod> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for FlowDistinguisherMethod {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("FlowDistinguisherMethod", 1usize)?;
-        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        s.serialize_field("type", &::apfkit_wire::GoOrder(&value.type_))?;
         s.end()
     }
 }
@@ -248,33 +251,33 @@ impl ::apfkit_runtime::ApplyDefaults for FlowSchema {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
-impl crate::wire::protobuf::Message for FlowSchema {
+impl ::apfkit_wire::protobuf::Message for FlowSchema {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
-        crate::wire::protobuf::put_message(buf, 2u32, &self.spec)?;
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        ::apfkit_wire::protobuf::put_message(buf, 2u32, &self.spec)?;
         match &self.status {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_message(buf, 3u32, v)?;
+                ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_empty(buf, 3u32);
+                ::apfkit_wire::protobuf::put_empty(buf, 3u32);
             }
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
-        len += crate::wire::protobuf::message_len(2u32, &self.spec);
+        len += ::apfkit_wire::protobuf::message_len(1u32, &self.metadata);
+        len += ::apfkit_wire::protobuf::message_len(2u32, &self.spec);
         match &self.status {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::message_len(3u32, v);
+                len += ::apfkit_wire::protobuf::message_len(3u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::empty_len(3u32);
+                len += ::apfkit_wire::protobuf::empty_len(3u32);
             }
         }
         len
@@ -282,14 +285,14 @@ impl crate::wire::protobuf::Message for FlowSchema {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("metadata");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -299,12 +302,17 @@ impl crate::wire::protobuf::Message for FlowSchema {
             }
             2u32 => {
                 decoder.enter("spec");
-                crate::wire::protobuf::get_message(wire, buf, decoder, &mut self.spec)?;
+                ::apfkit_wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.spec,
+                )?;
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("status");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -317,38 +325,38 @@ impl crate::wire::protobuf::Message for FlowSchema {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.metadata);
-        crate::wire::protobuf::Message::finish(&mut self.spec);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.metadata);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
             if let ::std::option::Option::Some(empty) = &mut self.status {
-                crate::wire::protobuf::Message::finish(empty);
+                ::apfkit_wire::protobuf::Message::finish(empty);
             }
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchema> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for FlowSchema {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("FlowSchema", 5usize)?;
         s.serialize_field("kind", "FlowSchema")?;
         s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
-        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
-        s.serialize_field("spec", &crate::wire::GoOrder(&value.spec))?;
+        s.serialize_field("metadata", &::apfkit_wire::GoOrder(&value.metadata))?;
+        s.serialize_field("spec", &::apfkit_wire::GoOrder(&value.spec))?;
         match &value.status {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                s.serialize_field("status", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "status",
-                    &crate::wire::GoOrder(&value.status.clone().unwrap_or_default()),
+                    &::apfkit_wire::GoOrder(&value.status.clone().unwrap_or_default()),
                 )?;
             }
         }
@@ -443,7 +451,7 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
         out: &mut ::std::vec::Vec<u8>,
         pretty: bool,
     ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
-        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::apfkit_wire::go_json::write(out, &::apfkit_wire::GoOrder(self), pretty)?;
         ::std::result::Result::Ok(())
     }
     fn to_protobuf(
@@ -455,10 +463,10 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
         >,
     > {
         ::std::option::Option::Some(
-            match crate::wire::protobuf::encode(self) {
+            match ::apfkit_wire::protobuf::encode(self) {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
-                        crate::wire::envelope::wrap(
+                        ::apfkit_wire::envelope::wrap(
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
@@ -477,7 +485,7 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchema {
     ) -> ::std::option::Option<
         ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
     > {
-        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+        ::apfkit_wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::k8s_openapi::Resource for FlowSchema {
@@ -557,53 +565,57 @@ impl ::apfkit_runtime::ApplyDefaults for FlowSchemaCondition {
         true
     }
 }
-impl crate::wire::protobuf::Message for FlowSchemaCondition {
+impl ::apfkit_wire::protobuf::Message for FlowSchemaCondition {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         match &self.type_ {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 1u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 1u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 1u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 1u32, "");
             }
         }
         match &self.status {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, "");
             }
         }
         match &self.last_transition_time {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_time(
+                ::apfkit_wire::protobuf::put_time(
                     buf,
                     3u32,
                     ::std::option::Option::Some(v),
                 );
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_time(buf, 3u32, ::std::option::Option::None);
+                ::apfkit_wire::protobuf::put_time(
+                    buf,
+                    3u32,
+                    ::std::option::Option::None,
+                );
             }
         }
         match &self.reason {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 4u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 4u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 4u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 4u32, "");
             }
         }
         match &self.message {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 5u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 5u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 5u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 5u32, "");
             }
         }
         ::std::result::Result::Ok(())
@@ -612,31 +624,31 @@ impl crate::wire::protobuf::Message for FlowSchemaCondition {
         let mut len = 0;
         match &self.type_ {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(1u32, v);
+                len += ::apfkit_wire::protobuf::string_len(1u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(1u32, "");
+                len += ::apfkit_wire::protobuf::string_len(1u32, "");
             }
         }
         match &self.status {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
+                len += ::apfkit_wire::protobuf::string_len(2u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
+                len += ::apfkit_wire::protobuf::string_len(2u32, "");
             }
         }
         match &self.last_transition_time {
             ::std::option::Option::Some(v) => {
                 len
-                    += crate::wire::protobuf::time_len(
+                    += ::apfkit_wire::protobuf::time_len(
                         3u32,
                         ::std::option::Option::Some(v),
                     );
             }
             ::std::option::Option::None => {
                 len
-                    += crate::wire::protobuf::time_len(
+                    += ::apfkit_wire::protobuf::time_len(
                         3u32,
                         ::std::option::Option::None,
                     );
@@ -644,18 +656,18 @@ impl crate::wire::protobuf::Message for FlowSchemaCondition {
         }
         match &self.reason {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(4u32, v);
+                len += ::apfkit_wire::protobuf::string_len(4u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(4u32, "");
+                len += ::apfkit_wire::protobuf::string_len(4u32, "");
             }
         }
         match &self.message {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(5u32, v);
+                len += ::apfkit_wire::protobuf::string_len(5u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(5u32, "");
+                len += ::apfkit_wire::protobuf::string_len(5u32, "");
             }
         }
         len
@@ -663,28 +675,28 @@ impl crate::wire::protobuf::Message for FlowSchemaCondition {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("type");
                 self.type_ = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("status");
                 self.status = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("lastTransitionTime");
-                self.last_transition_time = crate::wire::protobuf::get_time(
+                self.last_transition_time = ::apfkit_wire::protobuf::get_time(
                     wire,
                     buf,
                     decoder,
@@ -694,14 +706,14 @@ impl crate::wire::protobuf::Message for FlowSchemaCondition {
             4u32 => {
                 decoder.enter("reason");
                 self.reason = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             5u32 => {
                 decoder.enter("message");
                 self.message = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -710,47 +722,47 @@ impl crate::wire::protobuf::Message for FlowSchemaCondition {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        if self.type_.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.type_.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.type_ = ::std::option::Option::None;
         }
-        if self.status.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.status.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.status = ::std::option::Option::None;
         }
-        if self.reason.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.reason.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.reason = ::std::option::Option::None;
         }
-        if self.message.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.message.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.message = ::std::option::Option::None;
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaCondition> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for FlowSchemaCondition {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("FlowSchemaCondition", 5usize)?;
         match &value.type_ {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("type", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("type", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.status {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("status", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.last_transition_time {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("lastTransitionTime", &crate::wire::GoOrder(v))?;
+                s.serialize_field("lastTransitionTime", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field("lastTransitionTime", &())?;
@@ -758,16 +770,16 @@ impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaCondition> {
         }
         match &value.reason {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("reason", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("reason", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.message {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("message", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("message", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -828,36 +840,36 @@ impl ::apfkit_runtime::ApplyDefaults for FlowSchemaList {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
-impl crate::wire::protobuf::Message for FlowSchemaList {
+impl ::apfkit_wire::protobuf::Message for FlowSchemaList {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
         for v in self.items.iter() {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        len += ::apfkit_wire::protobuf::message_len(1u32, &self.metadata);
         for v in self.items.iter() {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("metadata");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -867,7 +879,12 @@ impl crate::wire::protobuf::Message for FlowSchemaList {
             }
             2u32 => {
                 decoder.enter("items");
-                crate::wire::protobuf::get_element(wire, buf, decoder, &mut self.items)?;
+                ::apfkit_wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.items,
+                )?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -875,21 +892,21 @@ impl crate::wire::protobuf::Message for FlowSchemaList {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.metadata);
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaList> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for FlowSchemaList {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("FlowSchemaList", 4usize)?;
         s.serialize_field("kind", "FlowSchemaList")?;
         s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
-        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
-        s.serialize_field("items", &crate::wire::GoOrder(&value.items))?;
+        s.serialize_field("metadata", &::apfkit_wire::GoOrder(&value.metadata))?;
+        s.serialize_field("items", &::apfkit_wire::GoOrder(&value.items))?;
         s.end()
     }
 }
@@ -968,7 +985,7 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
         out: &mut ::std::vec::Vec<u8>,
         pretty: bool,
     ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
-        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::apfkit_wire::go_json::write(out, &::apfkit_wire::GoOrder(self), pretty)?;
         ::std::result::Result::Ok(())
     }
     fn to_protobuf(
@@ -980,10 +997,10 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
         >,
     > {
         ::std::option::Option::Some(
-            match crate::wire::protobuf::encode(self) {
+            match ::apfkit_wire::protobuf::encode(self) {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
-                        crate::wire::envelope::wrap(
+                        ::apfkit_wire::envelope::wrap(
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
@@ -1002,7 +1019,7 @@ impl ::apfkit_runtime::scheme::Encodings for FlowSchemaList {
     ) -> ::std::option::Option<
         ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
     > {
-        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+        ::apfkit_wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::k8s_openapi::Resource for FlowSchemaList {
@@ -1071,66 +1088,66 @@ impl ::apfkit_runtime::ApplyDefaults for FlowSchemaSpec {
         !(self.matching_precedence.as_ref().is_none_or(|value| *value == 0))
     }
 }
-impl crate::wire::protobuf::Message for FlowSchemaSpec {
+impl ::apfkit_wire::protobuf::Message for FlowSchemaSpec {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(
             buf,
             1u32,
             &self.priority_level_configuration,
         )?;
         match &self.matching_precedence {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_int32(buf, 2u32, *v);
+                ::apfkit_wire::protobuf::put_int32(buf, 2u32, *v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_int32(buf, 2u32, *&0i32);
+                ::apfkit_wire::protobuf::put_int32(buf, 2u32, *&0i32);
             }
         }
         if let ::std::option::Option::Some(v) = &self.distinguisher_method {
-            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
         }
         for v in self.rules.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 4u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 4u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         len
-            += crate::wire::protobuf::message_len(
+            += ::apfkit_wire::protobuf::message_len(
                 1u32,
                 &self.priority_level_configuration,
             );
         match &self.matching_precedence {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::int32_len(2u32, *v);
+                len += ::apfkit_wire::protobuf::int32_len(2u32, *v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::int32_len(2u32, *&0i32);
+                len += ::apfkit_wire::protobuf::int32_len(2u32, *&0i32);
             }
         }
         if let ::std::option::Option::Some(v) = &self.distinguisher_method {
-            len += crate::wire::protobuf::message_len(3u32, v);
+            len += ::apfkit_wire::protobuf::message_len(3u32, v);
         }
         for v in self.rules.iter().flatten() {
-            len += crate::wire::protobuf::message_len(4u32, v);
+            len += ::apfkit_wire::protobuf::message_len(4u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("priorityLevelConfiguration");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -1141,13 +1158,13 @@ impl crate::wire::protobuf::Message for FlowSchemaSpec {
             2u32 => {
                 decoder.enter("matchingPrecedence");
                 self.matching_precedence = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("distinguisherMethod");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -1159,7 +1176,7 @@ impl crate::wire::protobuf::Message for FlowSchemaSpec {
             }
             4u32 => {
                 decoder.enter("rules");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -1172,7 +1189,7 @@ impl crate::wire::protobuf::Message for FlowSchemaSpec {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.priority_level_configuration);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.priority_level_configuration);
         if self.matching_precedence.is_none() {
             self.matching_precedence = ::std::option::Option::Some(
                 ::std::default::Default::default(),
@@ -1180,26 +1197,26 @@ impl crate::wire::protobuf::Message for FlowSchemaSpec {
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaSpec> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for FlowSchemaSpec {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("FlowSchemaSpec", 4usize)?;
         s.serialize_field(
             "priorityLevelConfiguration",
-            &crate::wire::GoOrder(&value.priority_level_configuration),
+            &::apfkit_wire::GoOrder(&value.priority_level_configuration),
         )?;
         match &value.matching_precedence {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("matchingPrecedence", &crate::wire::GoOrder(v))?;
+                s.serialize_field("matchingPrecedence", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "matchingPrecedence",
-                    &crate::wire::GoOrder(
+                    &::apfkit_wire::GoOrder(
                         &value.matching_precedence.clone().unwrap_or_default(),
                     ),
                 )?;
@@ -1207,14 +1224,14 @@ impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaSpec> {
         }
         match &value.distinguisher_method {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("distinguisherMethod", &crate::wire::GoOrder(v))?;
+                s.serialize_field("distinguisherMethod", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
         match &value.rules {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("rules", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("rules", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -1254,34 +1271,34 @@ impl ::apfkit_runtime::ApplyDefaults for FlowSchemaStatus {
         true
     }
 }
-impl crate::wire::protobuf::Message for FlowSchemaStatus {
+impl ::apfkit_wire::protobuf::Message for FlowSchemaStatus {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         for v in self.conditions.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 1u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         for v in self.conditions.iter().flatten() {
-            len += crate::wire::protobuf::message_len(1u32, v);
+            len += ::apfkit_wire::protobuf::message_len(1u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("conditions");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -1295,18 +1312,18 @@ impl crate::wire::protobuf::Message for FlowSchemaStatus {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, FlowSchemaStatus> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for FlowSchemaStatus {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("FlowSchemaStatus", 1usize)?;
         match &value.conditions {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("conditions", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("conditions", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -1341,30 +1358,30 @@ impl ::apfkit_runtime::ApplyDefaults for GroupSubject {
         true
     }
 }
-impl crate::wire::protobuf::Message for GroupSubject {
+impl ::apfkit_wire::protobuf::Message for GroupSubject {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.name);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.name);
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.name);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.name);
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("name");
-                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.name = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -1373,15 +1390,15 @@ impl crate::wire::protobuf::Message for GroupSubject {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, GroupSubject> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for GroupSubject {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("GroupSubject", 1usize)?;
-        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.serialize_field("name", &::apfkit_wire::GoOrder(&value.name))?;
         s.end()
     }
 }
@@ -1422,41 +1439,41 @@ impl ::apfkit_runtime::ApplyDefaults for LimitResponse {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.queuing)
     }
 }
-impl crate::wire::protobuf::Message for LimitResponse {
+impl ::apfkit_wire::protobuf::Message for LimitResponse {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.type_);
         if let ::std::option::Option::Some(v) = &self.queuing {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.type_);
         if let ::std::option::Option::Some(v) = &self.queuing {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("type");
-                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.type_ = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("queuing");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -1470,18 +1487,18 @@ impl crate::wire::protobuf::Message for LimitResponse {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitResponse> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for LimitResponse {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("LimitResponse", 2usize)?;
-        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        s.serialize_field("type", &::apfkit_wire::GoOrder(&value.type_))?;
         match &value.queuing {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("queuing", &crate::wire::GoOrder(v))?;
+                s.serialize_field("queuing", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
@@ -1545,55 +1562,55 @@ impl ::apfkit_runtime::ApplyDefaults for LimitedPriorityLevelConfiguration {
             && !(self.nominal_concurrency_shares.is_none())
     }
 }
-impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
+impl ::apfkit_wire::protobuf::Message for LimitedPriorityLevelConfiguration {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
-            crate::wire::protobuf::put_int32(buf, 1u32, *v);
+            ::apfkit_wire::protobuf::put_int32(buf, 1u32, *v);
         }
-        crate::wire::protobuf::put_message(buf, 2u32, &self.limit_response)?;
+        ::apfkit_wire::protobuf::put_message(buf, 2u32, &self.limit_response)?;
         if let ::std::option::Option::Some(v) = &self.lendable_percent {
-            crate::wire::protobuf::put_int32(buf, 3u32, *v);
+            ::apfkit_wire::protobuf::put_int32(buf, 3u32, *v);
         }
         if let ::std::option::Option::Some(v) = &self.borrowing_limit_percent {
-            crate::wire::protobuf::put_int32(buf, 4u32, *v);
+            ::apfkit_wire::protobuf::put_int32(buf, 4u32, *v);
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         if let ::std::option::Option::Some(v) = &self.nominal_concurrency_shares {
-            len += crate::wire::protobuf::int32_len(1u32, *v);
+            len += ::apfkit_wire::protobuf::int32_len(1u32, *v);
         }
-        len += crate::wire::protobuf::message_len(2u32, &self.limit_response);
+        len += ::apfkit_wire::protobuf::message_len(2u32, &self.limit_response);
         if let ::std::option::Option::Some(v) = &self.lendable_percent {
-            len += crate::wire::protobuf::int32_len(3u32, *v);
+            len += ::apfkit_wire::protobuf::int32_len(3u32, *v);
         }
         if let ::std::option::Option::Some(v) = &self.borrowing_limit_percent {
-            len += crate::wire::protobuf::int32_len(4u32, *v);
+            len += ::apfkit_wire::protobuf::int32_len(4u32, *v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("nominalConcurrencyShares");
                 self.nominal_concurrency_shares = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("limitResponse");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -1604,14 +1621,14 @@ impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
             3u32 => {
                 decoder.enter("lendablePercent");
                 self.lendable_percent = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             4u32 => {
                 decoder.enter("borrowingLimitPercent");
                 self.borrowing_limit_percent = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -1620,21 +1637,24 @@ impl crate::wire::protobuf::Message for LimitedPriorityLevelConfiguration {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.limit_response);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.limit_response);
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitedPriorityLevelConfiguration> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for LimitedPriorityLevelConfiguration {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("LimitedPriorityLevelConfiguration", 4usize)?;
         match &value.nominal_concurrency_shares {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("nominalConcurrencyShares", &crate::wire::GoOrder(v))?;
+                s.serialize_field(
+                    "nominalConcurrencyShares",
+                    &::apfkit_wire::GoOrder(v),
+                )?;
             }
             ::std::option::Option::None => {
                 s.serialize_field("nominalConcurrencyShares", &())?;
@@ -1642,17 +1662,17 @@ impl ::serde::Serialize for crate::wire::GoOrder<'_, LimitedPriorityLevelConfigu
         }
         s.serialize_field(
             "limitResponse",
-            &crate::wire::GoOrder(&value.limit_response),
+            &::apfkit_wire::GoOrder(&value.limit_response),
         )?;
         match &value.lendable_percent {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("lendablePercent", &crate::wire::GoOrder(v))?;
+                s.serialize_field("lendablePercent", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
         match &value.borrowing_limit_percent {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("borrowingLimitPercent", &crate::wire::GoOrder(v))?;
+                s.serialize_field("borrowingLimitPercent", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
@@ -1699,42 +1719,42 @@ impl ::apfkit_runtime::ApplyDefaults for NonResourcePolicyRule {
         true
     }
 }
-impl crate::wire::protobuf::Message for NonResourcePolicyRule {
+impl ::apfkit_wire::protobuf::Message for NonResourcePolicyRule {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         for v in self.verbs.iter() {
-            crate::wire::protobuf::put_string(buf, 1u32, v);
+            ::apfkit_wire::protobuf::put_string(buf, 1u32, v);
         }
         for v in self.non_resource_urls.iter() {
-            crate::wire::protobuf::put_string(buf, 6u32, v);
+            ::apfkit_wire::protobuf::put_string(buf, 6u32, v);
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         for v in self.verbs.iter() {
-            len += crate::wire::protobuf::string_len(1u32, v);
+            len += ::apfkit_wire::protobuf::string_len(1u32, v);
         }
         for v in self.non_resource_urls.iter() {
-            len += crate::wire::protobuf::string_len(6u32, v);
+            len += ::apfkit_wire::protobuf::string_len(6u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("verbs");
                 let list = &mut self.verbs;
                 decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                let value = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
                 list.push(value);
                 decoder.leave();
@@ -1743,7 +1763,7 @@ impl crate::wire::protobuf::Message for NonResourcePolicyRule {
                 decoder.enter("nonResourceURLs");
                 let list = &mut self.non_resource_urls;
                 decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                let value = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
                 list.push(value);
                 decoder.leave();
@@ -1754,18 +1774,18 @@ impl crate::wire::protobuf::Message for NonResourcePolicyRule {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, NonResourcePolicyRule> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for NonResourcePolicyRule {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("NonResourcePolicyRule", 2usize)?;
-        s.serialize_field("verbs", &crate::wire::GoOrder(&value.verbs))?;
+        s.serialize_field("verbs", &::apfkit_wire::GoOrder(&value.verbs))?;
         s.serialize_field(
             "nonResourceURLs",
-            &crate::wire::GoOrder(&value.non_resource_urls),
+            &::apfkit_wire::GoOrder(&value.non_resource_urls),
         )?;
         s.end()
     }
@@ -1822,46 +1842,46 @@ impl ::apfkit_runtime::ApplyDefaults for PolicyRulesWithSubjects {
         true
     }
 }
-impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
+impl ::apfkit_wire::protobuf::Message for PolicyRulesWithSubjects {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         for v in self.subjects.iter() {
-            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 1u32, v)?;
         }
         for v in self.resource_rules.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         for v in self.non_resource_rules.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         for v in self.subjects.iter() {
-            len += crate::wire::protobuf::message_len(1u32, v);
+            len += ::apfkit_wire::protobuf::message_len(1u32, v);
         }
         for v in self.resource_rules.iter().flatten() {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         for v in self.non_resource_rules.iter().flatten() {
-            len += crate::wire::protobuf::message_len(3u32, v);
+            len += ::apfkit_wire::protobuf::message_len(3u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("subjects");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -1871,7 +1891,7 @@ impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
             }
             2u32 => {
                 decoder.enter("resourceRules");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -1881,7 +1901,7 @@ impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
             }
             3u32 => {
                 decoder.enter("nonResourceRules");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -1895,27 +1915,27 @@ impl crate::wire::protobuf::Message for PolicyRulesWithSubjects {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, PolicyRulesWithSubjects> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PolicyRulesWithSubjects {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("PolicyRulesWithSubjects", 3usize)?;
-        s.serialize_field("subjects", &crate::wire::GoOrder(&value.subjects))?;
+        s.serialize_field("subjects", &::apfkit_wire::GoOrder(&value.subjects))?;
         match &value.resource_rules {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("resourceRules", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("resourceRules", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.non_resource_rules {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("nonResourceRules", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("nonResourceRules", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -1984,33 +2004,33 @@ impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfiguration {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.spec)
     }
 }
-impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
+impl ::apfkit_wire::protobuf::Message for PriorityLevelConfiguration {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
-        crate::wire::protobuf::put_message(buf, 2u32, &self.spec)?;
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+        ::apfkit_wire::protobuf::put_message(buf, 2u32, &self.spec)?;
         match &self.status {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_message(buf, 3u32, v)?;
+                ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_empty(buf, 3u32);
+                ::apfkit_wire::protobuf::put_empty(buf, 3u32);
             }
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
-        len += crate::wire::protobuf::message_len(2u32, &self.spec);
+        len += ::apfkit_wire::protobuf::message_len(1u32, &self.metadata);
+        len += ::apfkit_wire::protobuf::message_len(2u32, &self.spec);
         match &self.status {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::message_len(3u32, v);
+                len += ::apfkit_wire::protobuf::message_len(3u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::empty_len(3u32);
+                len += ::apfkit_wire::protobuf::empty_len(3u32);
             }
         }
         len
@@ -2018,14 +2038,14 @@ impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("metadata");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -2035,12 +2055,17 @@ impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
             }
             2u32 => {
                 decoder.enter("spec");
-                crate::wire::protobuf::get_message(wire, buf, decoder, &mut self.spec)?;
+                ::apfkit_wire::protobuf::get_message(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.spec,
+                )?;
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("status");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -2053,38 +2078,38 @@ impl crate::wire::protobuf::Message for PriorityLevelConfiguration {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.metadata);
-        crate::wire::protobuf::Message::finish(&mut self.spec);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.metadata);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.spec);
         if self.status.is_none() {
             self.status = ::std::option::Option::Some(
                 ::std::default::Default::default(),
             );
             if let ::std::option::Option::Some(empty) = &mut self.status {
-                crate::wire::protobuf::Message::finish(empty);
+                ::apfkit_wire::protobuf::Message::finish(empty);
             }
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfiguration> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PriorityLevelConfiguration {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("PriorityLevelConfiguration", 5usize)?;
         s.serialize_field("kind", "PriorityLevelConfiguration")?;
         s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
-        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
-        s.serialize_field("spec", &crate::wire::GoOrder(&value.spec))?;
+        s.serialize_field("metadata", &::apfkit_wire::GoOrder(&value.metadata))?;
+        s.serialize_field("spec", &::apfkit_wire::GoOrder(&value.spec))?;
         match &value.status {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                s.serialize_field("status", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "status",
-                    &crate::wire::GoOrder(&value.status.clone().unwrap_or_default()),
+                    &::apfkit_wire::GoOrder(&value.status.clone().unwrap_or_default()),
                 )?;
             }
         }
@@ -2179,7 +2204,7 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
         out: &mut ::std::vec::Vec<u8>,
         pretty: bool,
     ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
-        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::apfkit_wire::go_json::write(out, &::apfkit_wire::GoOrder(self), pretty)?;
         ::std::result::Result::Ok(())
     }
     fn to_protobuf(
@@ -2191,10 +2216,10 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
         >,
     > {
         ::std::option::Option::Some(
-            match crate::wire::protobuf::encode(self) {
+            match ::apfkit_wire::protobuf::encode(self) {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
-                        crate::wire::envelope::wrap(
+                        ::apfkit_wire::envelope::wrap(
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
@@ -2213,7 +2238,7 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfiguration {
     ) -> ::std::option::Option<
         ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
     > {
-        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+        ::apfkit_wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::k8s_openapi::Resource for PriorityLevelConfiguration {
@@ -2293,53 +2318,57 @@ impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationCondition {
         true
     }
 }
-impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
+impl ::apfkit_wire::protobuf::Message for PriorityLevelConfigurationCondition {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         match &self.type_ {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 1u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 1u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 1u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 1u32, "");
             }
         }
         match &self.status {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 2u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 2u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 2u32, "");
             }
         }
         match &self.last_transition_time {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_time(
+                ::apfkit_wire::protobuf::put_time(
                     buf,
                     3u32,
                     ::std::option::Option::Some(v),
                 );
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_time(buf, 3u32, ::std::option::Option::None);
+                ::apfkit_wire::protobuf::put_time(
+                    buf,
+                    3u32,
+                    ::std::option::Option::None,
+                );
             }
         }
         match &self.reason {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 4u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 4u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 4u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 4u32, "");
             }
         }
         match &self.message {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_string(buf, 5u32, v);
+                ::apfkit_wire::protobuf::put_string(buf, 5u32, v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_string(buf, 5u32, "");
+                ::apfkit_wire::protobuf::put_string(buf, 5u32, "");
             }
         }
         ::std::result::Result::Ok(())
@@ -2348,31 +2377,31 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
         let mut len = 0;
         match &self.type_ {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(1u32, v);
+                len += ::apfkit_wire::protobuf::string_len(1u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(1u32, "");
+                len += ::apfkit_wire::protobuf::string_len(1u32, "");
             }
         }
         match &self.status {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(2u32, v);
+                len += ::apfkit_wire::protobuf::string_len(2u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(2u32, "");
+                len += ::apfkit_wire::protobuf::string_len(2u32, "");
             }
         }
         match &self.last_transition_time {
             ::std::option::Option::Some(v) => {
                 len
-                    += crate::wire::protobuf::time_len(
+                    += ::apfkit_wire::protobuf::time_len(
                         3u32,
                         ::std::option::Option::Some(v),
                     );
             }
             ::std::option::Option::None => {
                 len
-                    += crate::wire::protobuf::time_len(
+                    += ::apfkit_wire::protobuf::time_len(
                         3u32,
                         ::std::option::Option::None,
                     );
@@ -2380,18 +2409,18 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
         }
         match &self.reason {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(4u32, v);
+                len += ::apfkit_wire::protobuf::string_len(4u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(4u32, "");
+                len += ::apfkit_wire::protobuf::string_len(4u32, "");
             }
         }
         match &self.message {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::string_len(5u32, v);
+                len += ::apfkit_wire::protobuf::string_len(5u32, v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::string_len(5u32, "");
+                len += ::apfkit_wire::protobuf::string_len(5u32, "");
             }
         }
         len
@@ -2399,28 +2428,28 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("type");
                 self.type_ = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("status");
                 self.status = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("lastTransitionTime");
-                self.last_transition_time = crate::wire::protobuf::get_time(
+                self.last_transition_time = ::apfkit_wire::protobuf::get_time(
                     wire,
                     buf,
                     decoder,
@@ -2430,14 +2459,14 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
             4u32 => {
                 decoder.enter("reason");
                 self.reason = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             5u32 => {
                 decoder.enter("message");
                 self.message = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_string(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -2446,49 +2475,48 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationCondition {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        if self.type_.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.type_.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.type_ = ::std::option::Option::None;
         }
-        if self.status.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.status.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.status = ::std::option::Option::None;
         }
-        if self.reason.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.reason.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.reason = ::std::option::Option::None;
         }
-        if self.message.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.message.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.message = ::std::option::Option::None;
         }
     }
 }
-impl ::serde::Serialize
-for crate::wire::GoOrder<'_, PriorityLevelConfigurationCondition> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PriorityLevelConfigurationCondition {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("PriorityLevelConfigurationCondition", 5usize)?;
         match &value.type_ {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("type", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("type", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.status {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("status", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("status", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.last_transition_time {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("lastTransitionTime", &crate::wire::GoOrder(v))?;
+                s.serialize_field("lastTransitionTime", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field("lastTransitionTime", &())?;
@@ -2496,16 +2524,16 @@ for crate::wire::GoOrder<'_, PriorityLevelConfigurationCondition> {
         }
         match &value.reason {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("reason", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("reason", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.message {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("message", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("message", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -2568,36 +2596,36 @@ impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationList {
         ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.items)
     }
 }
-impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
+impl ::apfkit_wire::protobuf::Message for PriorityLevelConfigurationList {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_message(buf, 1u32, &self.metadata)?;
         for v in self.items.iter() {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::message_len(1u32, &self.metadata);
+        len += ::apfkit_wire::protobuf::message_len(1u32, &self.metadata);
         for v in self.items.iter() {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("metadata");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -2607,7 +2635,12 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
             }
             2u32 => {
                 decoder.enter("items");
-                crate::wire::protobuf::get_element(wire, buf, decoder, &mut self.items)?;
+                ::apfkit_wire::protobuf::get_element(
+                    wire,
+                    buf,
+                    decoder,
+                    &mut self.items,
+                )?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -2615,22 +2648,22 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationList {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        crate::wire::protobuf::Message::finish(&mut self.metadata);
+        ::apfkit_wire::protobuf::Message::finish(&mut self.metadata);
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationList> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PriorityLevelConfigurationList {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("PriorityLevelConfigurationList", 4usize)?;
         s.serialize_field("kind", "PriorityLevelConfigurationList")?;
         s.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
-        s.serialize_field("metadata", &crate::wire::GoOrder(&value.metadata))?;
-        s.serialize_field("items", &crate::wire::GoOrder(&value.items))?;
+        s.serialize_field("metadata", &::apfkit_wire::GoOrder(&value.metadata))?;
+        s.serialize_field("items", &::apfkit_wire::GoOrder(&value.items))?;
         s.end()
     }
 }
@@ -2709,7 +2742,7 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
         out: &mut ::std::vec::Vec<u8>,
         pretty: bool,
     ) -> ::std::result::Result<(), ::apfkit_runtime::scheme::EncodingError> {
-        crate::wire::go_json::write(out, &crate::wire::GoOrder(self), pretty)?;
+        ::apfkit_wire::go_json::write(out, &::apfkit_wire::GoOrder(self), pretty)?;
         ::std::result::Result::Ok(())
     }
     fn to_protobuf(
@@ -2721,10 +2754,10 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
         >,
     > {
         ::std::option::Option::Some(
-            match crate::wire::protobuf::encode(self) {
+            match ::apfkit_wire::protobuf::encode(self) {
                 ::std::result::Result::Ok(raw) => {
                     ::std::result::Result::Ok(
-                        crate::wire::envelope::wrap(
+                        ::apfkit_wire::envelope::wrap(
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::API_VERSION,
                             <Self as ::apfkit_runtime::k8s_openapi::Resource>::KIND,
                             &raw,
@@ -2743,7 +2776,7 @@ impl ::apfkit_runtime::scheme::Encodings for PriorityLevelConfigurationList {
     ) -> ::std::option::Option<
         ::std::result::Result<Self, ::apfkit_runtime::scheme::InputError>,
     > {
-        crate::wire::envelope::decode_typed::<Self>(bytes, limits)
+        ::apfkit_wire::envelope::decode_typed::<Self>(bytes, limits)
     }
 }
 impl ::apfkit_runtime::k8s_openapi::Resource for PriorityLevelConfigurationList {
@@ -2784,30 +2817,30 @@ impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationReference {
         true
     }
 }
-impl crate::wire::protobuf::Message for PriorityLevelConfigurationReference {
+impl ::apfkit_wire::protobuf::Message for PriorityLevelConfigurationReference {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.name);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.name);
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.name);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.name);
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("name");
-                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.name = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -2816,17 +2849,16 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationReference {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize
-for crate::wire::GoOrder<'_, PriorityLevelConfigurationReference> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PriorityLevelConfigurationReference {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("PriorityLevelConfigurationReference", 1usize)?;
-        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.serialize_field("name", &::apfkit_wire::GoOrder(&value.name))?;
         s.end()
     }
 }
@@ -2876,47 +2908,47 @@ impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationSpec {
             && ::apfkit_runtime::ApplyDefaults::is_defaulted(&self.limited)
     }
 }
-impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
+impl ::apfkit_wire::protobuf::Message for PriorityLevelConfigurationSpec {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.type_);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.type_);
         if let ::std::option::Option::Some(v) = &self.limited {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         if let ::std::option::Option::Some(v) = &self.exempt {
-            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.type_);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.type_);
         if let ::std::option::Option::Some(v) = &self.limited {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         if let ::std::option::Option::Some(v) = &self.exempt {
-            len += crate::wire::protobuf::message_len(3u32, v);
+            len += ::apfkit_wire::protobuf::message_len(3u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("type");
-                self.type_ = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.type_ = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("limited");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -2926,7 +2958,7 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
             }
             3u32 => {
                 decoder.enter("exempt");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -2940,25 +2972,25 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationSpec {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationSpec> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PriorityLevelConfigurationSpec {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("PriorityLevelConfigurationSpec", 3usize)?;
-        s.serialize_field("type", &crate::wire::GoOrder(&value.type_))?;
+        s.serialize_field("type", &::apfkit_wire::GoOrder(&value.type_))?;
         match &value.limited {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("limited", &crate::wire::GoOrder(v))?;
+                s.serialize_field("limited", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
         match &value.exempt {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("exempt", &crate::wire::GoOrder(v))?;
+                s.serialize_field("exempt", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
@@ -2999,34 +3031,34 @@ impl ::apfkit_runtime::ApplyDefaults for PriorityLevelConfigurationStatus {
         true
     }
 }
-impl crate::wire::protobuf::Message for PriorityLevelConfigurationStatus {
+impl ::apfkit_wire::protobuf::Message for PriorityLevelConfigurationStatus {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         for v in self.conditions.iter().flatten() {
-            crate::wire::protobuf::put_message(buf, 1u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 1u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         for v in self.conditions.iter().flatten() {
-            len += crate::wire::protobuf::message_len(1u32, v);
+            len += ::apfkit_wire::protobuf::message_len(1u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("conditions");
-                crate::wire::protobuf::get_element(
+                ::apfkit_wire::protobuf::get_element(
                     wire,
                     buf,
                     decoder,
@@ -3040,19 +3072,19 @@ impl crate::wire::protobuf::Message for PriorityLevelConfigurationStatus {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, PriorityLevelConfigurationStatus> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for PriorityLevelConfigurationStatus {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer
             .serialize_struct("PriorityLevelConfigurationStatus", 1usize)?;
         match &value.conditions {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("conditions", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("conditions", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
@@ -3112,33 +3144,33 @@ impl ::apfkit_runtime::ApplyDefaults for QueuingConfiguration {
             && !(self.queues.as_ref().is_none_or(|value| *value == 0))
     }
 }
-impl crate::wire::protobuf::Message for QueuingConfiguration {
+impl ::apfkit_wire::protobuf::Message for QueuingConfiguration {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         match &self.queues {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_int32(buf, 1u32, *v);
+                ::apfkit_wire::protobuf::put_int32(buf, 1u32, *v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_int32(buf, 1u32, *&0i32);
+                ::apfkit_wire::protobuf::put_int32(buf, 1u32, *&0i32);
             }
         }
         match &self.hand_size {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_int32(buf, 2u32, *v);
+                ::apfkit_wire::protobuf::put_int32(buf, 2u32, *v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_int32(buf, 2u32, *&0i32);
+                ::apfkit_wire::protobuf::put_int32(buf, 2u32, *&0i32);
             }
         }
         match &self.queue_length_limit {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_int32(buf, 3u32, *v);
+                ::apfkit_wire::protobuf::put_int32(buf, 3u32, *v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_int32(buf, 3u32, *&0i32);
+                ::apfkit_wire::protobuf::put_int32(buf, 3u32, *&0i32);
             }
         }
         ::std::result::Result::Ok(())
@@ -3147,26 +3179,26 @@ impl crate::wire::protobuf::Message for QueuingConfiguration {
         let mut len = 0;
         match &self.queues {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::int32_len(1u32, *v);
+                len += ::apfkit_wire::protobuf::int32_len(1u32, *v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::int32_len(1u32, *&0i32);
+                len += ::apfkit_wire::protobuf::int32_len(1u32, *&0i32);
             }
         }
         match &self.hand_size {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::int32_len(2u32, *v);
+                len += ::apfkit_wire::protobuf::int32_len(2u32, *v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::int32_len(2u32, *&0i32);
+                len += ::apfkit_wire::protobuf::int32_len(2u32, *&0i32);
             }
         }
         match &self.queue_length_limit {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::int32_len(3u32, *v);
+                len += ::apfkit_wire::protobuf::int32_len(3u32, *v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::int32_len(3u32, *&0i32);
+                len += ::apfkit_wire::protobuf::int32_len(3u32, *&0i32);
             }
         }
         len
@@ -3174,29 +3206,29 @@ impl crate::wire::protobuf::Message for QueuingConfiguration {
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("queues");
                 self.queues = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("handSize");
                 self.hand_size = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
             3u32 => {
                 decoder.enter("queueLengthLimit");
                 self.queue_length_limit = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_int32(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_int32(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -3222,44 +3254,44 @@ impl crate::wire::protobuf::Message for QueuingConfiguration {
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, QueuingConfiguration> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for QueuingConfiguration {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("QueuingConfiguration", 3usize)?;
         match &value.queues {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("queues", &crate::wire::GoOrder(v))?;
+                s.serialize_field("queues", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "queues",
-                    &crate::wire::GoOrder(&value.queues.clone().unwrap_or_default()),
+                    &::apfkit_wire::GoOrder(&value.queues.clone().unwrap_or_default()),
                 )?;
             }
         }
         match &value.hand_size {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("handSize", &crate::wire::GoOrder(v))?;
+                s.serialize_field("handSize", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "handSize",
-                    &crate::wire::GoOrder(&value.hand_size.clone().unwrap_or_default()),
+                    &::apfkit_wire::GoOrder(&value.hand_size.clone().unwrap_or_default()),
                 )?;
             }
         }
         match &value.queue_length_limit {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("queueLengthLimit", &crate::wire::GoOrder(v))?;
+                s.serialize_field("queueLengthLimit", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field(
                     "queueLengthLimit",
-                    &crate::wire::GoOrder(
+                    &::apfkit_wire::GoOrder(
                         &value.queue_length_limit.clone().unwrap_or_default(),
                     ),
                 )?;
@@ -3335,70 +3367,70 @@ impl ::apfkit_runtime::ApplyDefaults for ResourcePolicyRule {
         true
     }
 }
-impl crate::wire::protobuf::Message for ResourcePolicyRule {
+impl ::apfkit_wire::protobuf::Message for ResourcePolicyRule {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
         for v in self.verbs.iter() {
-            crate::wire::protobuf::put_string(buf, 1u32, v);
+            ::apfkit_wire::protobuf::put_string(buf, 1u32, v);
         }
         for v in self.api_groups.iter() {
-            crate::wire::protobuf::put_string(buf, 2u32, v);
+            ::apfkit_wire::protobuf::put_string(buf, 2u32, v);
         }
         for v in self.resources.iter() {
-            crate::wire::protobuf::put_string(buf, 3u32, v);
+            ::apfkit_wire::protobuf::put_string(buf, 3u32, v);
         }
         match &self.cluster_scope {
             ::std::option::Option::Some(v) => {
-                crate::wire::protobuf::put_bool(buf, 4u32, *v);
+                ::apfkit_wire::protobuf::put_bool(buf, 4u32, *v);
             }
             ::std::option::Option::None => {
-                crate::wire::protobuf::put_bool(buf, 4u32, *&false);
+                ::apfkit_wire::protobuf::put_bool(buf, 4u32, *&false);
             }
         }
         for v in self.namespaces.iter().flatten() {
-            crate::wire::protobuf::put_string(buf, 5u32, v);
+            ::apfkit_wire::protobuf::put_string(buf, 5u32, v);
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
         for v in self.verbs.iter() {
-            len += crate::wire::protobuf::string_len(1u32, v);
+            len += ::apfkit_wire::protobuf::string_len(1u32, v);
         }
         for v in self.api_groups.iter() {
-            len += crate::wire::protobuf::string_len(2u32, v);
+            len += ::apfkit_wire::protobuf::string_len(2u32, v);
         }
         for v in self.resources.iter() {
-            len += crate::wire::protobuf::string_len(3u32, v);
+            len += ::apfkit_wire::protobuf::string_len(3u32, v);
         }
         match &self.cluster_scope {
             ::std::option::Option::Some(v) => {
-                len += crate::wire::protobuf::bool_len(4u32, *v);
+                len += ::apfkit_wire::protobuf::bool_len(4u32, *v);
             }
             ::std::option::Option::None => {
-                len += crate::wire::protobuf::bool_len(4u32, *&false);
+                len += ::apfkit_wire::protobuf::bool_len(4u32, *&false);
             }
         }
         for v in self.namespaces.iter().flatten() {
-            len += crate::wire::protobuf::string_len(5u32, v);
+            len += ::apfkit_wire::protobuf::string_len(5u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("verbs");
                 let list = &mut self.verbs;
                 decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                let value = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
                 list.push(value);
                 decoder.leave();
@@ -3407,7 +3439,7 @@ impl crate::wire::protobuf::Message for ResourcePolicyRule {
                 decoder.enter("apiGroups");
                 let list = &mut self.api_groups;
                 decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                let value = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
                 list.push(value);
                 decoder.leave();
@@ -3416,7 +3448,7 @@ impl crate::wire::protobuf::Message for ResourcePolicyRule {
                 decoder.enter("resources");
                 let list = &mut self.resources;
                 decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                let value = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
                 list.push(value);
                 decoder.leave();
@@ -3424,7 +3456,7 @@ impl crate::wire::protobuf::Message for ResourcePolicyRule {
             4u32 => {
                 decoder.enter("clusterScope");
                 self.cluster_scope = ::std::option::Option::Some(
-                    crate::wire::protobuf::get_bool(wire, buf, decoder)?,
+                    ::apfkit_wire::protobuf::get_bool(wire, buf, decoder)?,
                 );
                 decoder.leave();
             }
@@ -3432,7 +3464,7 @@ impl crate::wire::protobuf::Message for ResourcePolicyRule {
                 decoder.enter("namespaces");
                 let list = self.namespaces.get_or_insert_with(::std::vec::Vec::new);
                 decoder.enter_index(list.len());
-                let value = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                let value = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
                 list.push(value);
                 decoder.leave();
@@ -3442,33 +3474,33 @@ impl crate::wire::protobuf::Message for ResourcePolicyRule {
         ::std::result::Result::Ok(())
     }
     fn finish(&mut self) {
-        if self.cluster_scope.as_ref().is_some_and(crate::wire::GoEmpty::is_go_empty) {
+        if self.cluster_scope.as_ref().is_some_and(::apfkit_wire::GoEmpty::is_go_empty) {
             self.cluster_scope = ::std::option::Option::None;
         }
     }
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, ResourcePolicyRule> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for ResourcePolicyRule {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("ResourcePolicyRule", 5usize)?;
-        s.serialize_field("verbs", &crate::wire::GoOrder(&value.verbs))?;
-        s.serialize_field("apiGroups", &crate::wire::GoOrder(&value.api_groups))?;
-        s.serialize_field("resources", &crate::wire::GoOrder(&value.resources))?;
+        s.serialize_field("verbs", &::apfkit_wire::GoOrder(&value.verbs))?;
+        s.serialize_field("apiGroups", &::apfkit_wire::GoOrder(&value.api_groups))?;
+        s.serialize_field("resources", &::apfkit_wire::GoOrder(&value.resources))?;
         match &value.cluster_scope {
             ::std::option::Option::Some(v) => {
-                if !crate::wire::GoEmpty::is_go_empty(v) {
-                    s.serialize_field("clusterScope", &crate::wire::GoOrder(v))?;
+                if !::apfkit_wire::GoEmpty::is_go_empty(v) {
+                    s.serialize_field("clusterScope", &::apfkit_wire::GoOrder(v))?;
                 }
             }
             ::std::option::Option::None => {}
         }
         match &value.namespaces {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("namespaces", &crate::wire::GoOrder(v))?;
+                s.serialize_field("namespaces", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {
                 s.serialize_field("namespaces", &())?;
@@ -3511,37 +3543,41 @@ impl ::apfkit_runtime::ApplyDefaults for ServiceAccountSubject {
         true
     }
 }
-impl crate::wire::protobuf::Message for ServiceAccountSubject {
+impl ::apfkit_wire::protobuf::Message for ServiceAccountSubject {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.namespace);
-        crate::wire::protobuf::put_string(buf, 2u32, &self.name);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.namespace);
+        ::apfkit_wire::protobuf::put_string(buf, 2u32, &self.name);
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.namespace);
-        len += crate::wire::protobuf::string_len(2u32, &self.name);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.namespace);
+        len += ::apfkit_wire::protobuf::string_len(2u32, &self.name);
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("namespace");
-                self.namespace = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.namespace = ::apfkit_wire::protobuf::get_string(
+                    wire,
+                    buf,
+                    decoder,
+                )?;
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("name");
-                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.name = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -3550,16 +3586,16 @@ impl crate::wire::protobuf::Message for ServiceAccountSubject {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, ServiceAccountSubject> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for ServiceAccountSubject {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("ServiceAccountSubject", 2usize)?;
-        s.serialize_field("namespace", &crate::wire::GoOrder(&value.namespace))?;
-        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.serialize_field("namespace", &::apfkit_wire::GoOrder(&value.namespace))?;
+        s.serialize_field("name", &::apfkit_wire::GoOrder(&value.name))?;
         s.end()
     }
 }
@@ -3612,53 +3648,53 @@ impl ::apfkit_runtime::ApplyDefaults for Subject {
         true
     }
 }
-impl crate::wire::protobuf::Message for Subject {
+impl ::apfkit_wire::protobuf::Message for Subject {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.kind);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.kind);
         if let ::std::option::Option::Some(v) = &self.user {
-            crate::wire::protobuf::put_message(buf, 2u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 2u32, v)?;
         }
         if let ::std::option::Option::Some(v) = &self.group {
-            crate::wire::protobuf::put_message(buf, 3u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 3u32, v)?;
         }
         if let ::std::option::Option::Some(v) = &self.service_account {
-            crate::wire::protobuf::put_message(buf, 4u32, v)?;
+            ::apfkit_wire::protobuf::put_message(buf, 4u32, v)?;
         }
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.kind);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.kind);
         if let ::std::option::Option::Some(v) = &self.user {
-            len += crate::wire::protobuf::message_len(2u32, v);
+            len += ::apfkit_wire::protobuf::message_len(2u32, v);
         }
         if let ::std::option::Option::Some(v) = &self.group {
-            len += crate::wire::protobuf::message_len(3u32, v);
+            len += ::apfkit_wire::protobuf::message_len(3u32, v);
         }
         if let ::std::option::Option::Some(v) = &self.service_account {
-            len += crate::wire::protobuf::message_len(4u32, v);
+            len += ::apfkit_wire::protobuf::message_len(4u32, v);
         }
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("kind");
-                self.kind = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.kind = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             2u32 => {
                 decoder.enter("user");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -3668,7 +3704,7 @@ impl crate::wire::protobuf::Message for Subject {
             }
             3u32 => {
                 decoder.enter("group");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -3678,7 +3714,7 @@ impl crate::wire::protobuf::Message for Subject {
             }
             4u32 => {
                 decoder.enter("serviceAccount");
-                crate::wire::protobuf::get_message(
+                ::apfkit_wire::protobuf::get_message(
                     wire,
                     buf,
                     decoder,
@@ -3694,30 +3730,30 @@ impl crate::wire::protobuf::Message for Subject {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, Subject> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for Subject {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("Subject", 4usize)?;
-        s.serialize_field("kind", &crate::wire::GoOrder(&value.kind))?;
+        s.serialize_field("kind", &::apfkit_wire::GoOrder(&value.kind))?;
         match &value.user {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("user", &crate::wire::GoOrder(v))?;
+                s.serialize_field("user", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
         match &value.group {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("group", &crate::wire::GoOrder(v))?;
+                s.serialize_field("group", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
         match &value.service_account {
             ::std::option::Option::Some(v) => {
-                s.serialize_field("serviceAccount", &crate::wire::GoOrder(v))?;
+                s.serialize_field("serviceAccount", &::apfkit_wire::GoOrder(v))?;
             }
             ::std::option::Option::None => {}
         }
@@ -3751,30 +3787,30 @@ impl ::apfkit_runtime::ApplyDefaults for UserSubject {
         true
     }
 }
-impl crate::wire::protobuf::Message for UserSubject {
+impl ::apfkit_wire::protobuf::Message for UserSubject {
     fn encode_fields(
         &self,
         buf: &mut ::std::vec::Vec<u8>,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::EncodeError> {
-        crate::wire::protobuf::put_string(buf, 1u32, &self.name);
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::EncodeError> {
+        ::apfkit_wire::protobuf::put_string(buf, 1u32, &self.name);
         ::std::result::Result::Ok(())
     }
     fn fields_len(&self) -> usize {
         let mut len = 0;
-        len += crate::wire::protobuf::string_len(1u32, &self.name);
+        len += ::apfkit_wire::protobuf::string_len(1u32, &self.name);
         len
     }
     fn merge_field(
         &mut self,
         number: u32,
-        wire: crate::wire::protobuf::WireType,
+        wire: ::apfkit_wire::protobuf::WireType,
         buf: &mut &[u8],
-        decoder: &mut crate::wire::protobuf::Decoder,
-    ) -> ::std::result::Result<(), crate::wire::protobuf::DecodeError> {
+        decoder: &mut ::apfkit_wire::protobuf::Decoder,
+    ) -> ::std::result::Result<(), ::apfkit_wire::protobuf::DecodeError> {
         match number {
             1u32 => {
                 decoder.enter("name");
-                self.name = crate::wire::protobuf::get_string(wire, buf, decoder)?;
+                self.name = ::apfkit_wire::protobuf::get_string(wire, buf, decoder)?;
                 decoder.leave();
             }
             _ => decoder.unknown(number, wire, buf)?,
@@ -3783,15 +3819,15 @@ impl crate::wire::protobuf::Message for UserSubject {
     }
     fn finish(&mut self) {}
 }
-impl ::serde::Serialize for crate::wire::GoOrder<'_, UserSubject> {
-    fn serialize<S: ::serde::Serializer>(
+impl ::apfkit_wire::GoJson for UserSubject {
+    fn serialize_go<S: ::serde::Serializer>(
         &self,
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let value = self.0;
+        let value = self;
         let mut s = serializer.serialize_struct("UserSubject", 1usize)?;
-        s.serialize_field("name", &crate::wire::GoOrder(&value.name))?;
+        s.serialize_field("name", &::apfkit_wire::GoOrder(&value.name))?;
         s.end()
     }
 }

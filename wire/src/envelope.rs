@@ -4,16 +4,17 @@
 //! bodies carry.
 //!
 //! ```
-//! use apfkit_types::wire::envelope;
+//! use apfkit_wire::envelope;
 //!
+//! let kinds = apfkit_types::KINDS;
 //! let object = serde_json::json!({
 //!     "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
 //!     "metadata": {"name": "v1.apps"}, "spec": {"group": "apps", "version": "v1",
 //!     "groupPriorityMinimum": 17800, "versionPriority": 15},
 //! });
-//! let bytes = envelope::encode(&object).unwrap();
+//! let bytes = envelope::encode(kinds, &object).unwrap();
 //! assert!(bytes.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX));
-//! let decoded = envelope::decode(&bytes, &Default::default()).unwrap();
+//! let decoded = envelope::decode(kinds, &bytes, &Default::default()).unwrap();
 //! assert_eq!(decoded.value["spec"]["groupPriorityMinimum"], 17800);
 //! assert_eq!(decoded.value["status"], serde_json::json!({})); // a Go struct value
 //! ```
@@ -22,7 +23,7 @@ use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
 use serde_json::Value;
 
 use super::protobuf::{self, DecodeError, Decoded, Exceeded, Message};
-use super::{WireCodec, WireError};
+use super::{KindEncodings, Kinds, WireError};
 
 /// `runtime.TypeMeta` of k8s.io/apimachinery's `runtime/generated.proto`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -53,7 +54,7 @@ pub struct Unknown {
 }
 
 /// Why an enveloped object could not be read or written.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvelopeError {
     /// The bytes do not start with `k8s\0`.
     #[error("not Kubernetes protobuf: the value does not start with k8s\\0")]
@@ -140,23 +141,33 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The codec of a served kind.
-fn codec(api_version: &str, kind: &str) -> Result<WireCodec, EnvelopeError> {
-    super::codec(api_version, kind).ok_or_else(|| EnvelopeError::UnknownKind {
-        api_version: api_version.to_owned(),
-        kind: kind.to_owned(),
-    })
+/// The encodings of one of `kinds`.
+fn encodings(
+    kinds: &(impl Kinds + ?Sized),
+    api_version: &str,
+    kind: &str,
+) -> Result<KindEncodings, EnvelopeError> {
+    kinds
+        .encodings(api_version, kind)
+        .ok_or_else(|| EnvelopeError::UnknownKind {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        })
 }
 
-/// An enveloped object (prefix included) as JSON, decoded with the codec of the kind the
-/// envelope names, with the fields its schema does not have; refused as soon as it exceeds
+/// An enveloped object (prefix included) as JSON, decoded with the encodings of the kind the
+/// envelope names (one of `kinds`), with the fields its schema does not have; refused as soon as it exceeds
 /// `limits`.
 ///
 /// # Errors
 ///
 /// A missing prefix, a broken envelope, a kind not served here, or bytes that do not decode
 /// or exceed the limits (a [`EnvelopeError::Decode`] whose source says which).
-pub fn decode(value: &[u8], limits: &Limits) -> Result<Decoded<Value>, EnvelopeError> {
+pub fn decode(
+    kinds: &(impl Kinds + ?Sized),
+    value: &[u8],
+    limits: &Limits,
+) -> Result<Decoded<Value>, EnvelopeError> {
     let message = value
         .strip_prefix(PROTOBUF_PREFIX)
         .ok_or(EnvelopeError::NoPrefix)?;
@@ -164,31 +175,31 @@ pub fn decode(value: &[u8], limits: &Limits) -> Result<Decoded<Value>, EnvelopeE
     let type_meta = unknown.type_meta.unwrap_or_default();
     let api_version = type_meta.api_version.unwrap_or_default();
     let kind = type_meta.kind.unwrap_or_default();
-    let codec = codec(&api_version, &kind)?;
-    (codec.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default(), limits).map_err(|source| {
-        EnvelopeError::Decode {
+    let encodings = encodings(kinds, &api_version, &kind)?;
+    (encodings.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default(), limits).map_err(
+        |source| EnvelopeError::Decode {
             api_version,
             kind,
             source,
-        }
-    })
+        },
+    )
 }
 
-/// An object of a served kind in the envelope (prefix included), as kube-apiserver writes it.
+/// An object of one of `kinds` in the envelope (prefix included), as kube-apiserver writes it.
 ///
 /// # Errors
 ///
 /// A kind not served here, or an object that does not fit its kind's type.
-pub fn encode(object: &Value) -> Result<Vec<u8>, EnvelopeError> {
+pub fn encode(kinds: &(impl Kinds + ?Sized), object: &Value) -> Result<Vec<u8>, EnvelopeError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
-    let raw = (codec(api_version, kind)?.encode_protobuf)(object.clone()).map_err(|source| {
-        EnvelopeError::Encode {
+    let raw = (encodings(kinds, api_version, kind)?.encode_protobuf)(object.clone()).map_err(
+        |source| EnvelopeError::Encode {
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),
             source,
-        }
-    })?;
+        },
+    )?;
     Ok(wrap(api_version, kind, &raw))
 }
 
@@ -198,7 +209,7 @@ pub fn encode(object: &Value) -> Result<Vec<u8>, EnvelopeError> {
 ///
 /// ```
 /// use apfkit_types::flowcontrol::v1::FlowSchema;
-/// use apfkit_types::wire::envelope;
+/// use apfkit_wire::envelope;
 /// use apfkit_runtime::scheme::Encodings;
 ///
 /// let schema: FlowSchema = serde_json::from_str(

@@ -1,11 +1,11 @@
 //! The wire codecs on hand-checked vectors (bytes worked out from gogo-protobuf's rules, see
-//! `apfkit_types::wire::protobuf`) and on hostile input. Upstream's own fixtures are checked in
+//! `apfkit_wire::protobuf`) and on hostile input. Upstream's own fixtures are checked in
 //! `apfkit-storage`'s `upstream_fixtures` test.
 
 use apfkit_runtime::scheme::Limits;
 use apfkit_types::apiregistration::v1::APIService;
 use apfkit_types::flowcontrol::{v1, v1beta3};
-use apfkit_types::wire::{go_json, protobuf};
+use apfkit_wire::{Kinds as _, go_json, protobuf};
 use proptest::prelude::*;
 
 fn hex(text: &str) -> Vec<u8> {
@@ -254,17 +254,29 @@ proptest! {
 
 #[test]
 fn documents_print_in_go_order_by_kind_with_errors_under_their_item() {
-    use apfkit_types::wire::to_go_json;
+    use apfkit_wire::to_go_json;
     use serde_json::json;
     // Not a served kind, or no identity: nothing to say, the caller writes it as it is.
-    assert!(to_go_json(&json!({"apiVersion": "v1", "kind": "ConfigMap"}), true).is_none());
-    assert!(to_go_json(&json!({"metadata": {}}), false).is_none());
+    assert!(
+        to_go_json(
+            apfkit_types::KINDS,
+            &json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            true
+        )
+        .is_none()
+    );
+    assert!(to_go_json(apfkit_types::KINDS, &json!({"metadata": {}}), false).is_none());
     let list = json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "v1", "kind": "ConfigMap", "data": {"b": "<", "a": "1"}},
         {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.g"}},
     ]});
     assert_eq!(
-        String::from_utf8(to_go_json(&list, false).unwrap().unwrap()).unwrap(),
+        String::from_utf8(
+            to_go_json(apfkit_types::KINDS, &list, false)
+                .unwrap()
+                .unwrap()
+        )
+        .unwrap(),
         concat!(
             r#"{"kind":"List","apiVersion":"v1","metadata":{},"items":["#,
             r#"{"apiVersion":"v1","data":{"a":"1","b":"\u003c"},"kind":"ConfigMap"},"#,
@@ -275,13 +287,16 @@ fn documents_print_in_go_order_by_kind_with_errors_under_their_item() {
     let bad = json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "spec": {"versionPriority": "high"}},
     ]});
-    let error = to_go_json(&bad, true).unwrap().unwrap_err().to_string();
+    let error = to_go_json(apfkit_types::KINDS, &bad, true)
+        .unwrap()
+        .unwrap_err()
+        .to_string();
     assert!(
         error.starts_with("items[0].spec.versionPriority: "),
         "{error}"
     );
     let bad_meta = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": 3}});
-    let error = to_go_json(&bad_meta, true)
+    let error = to_go_json(apfkit_types::KINDS, &bad_meta, true)
         .unwrap()
         .unwrap_err()
         .to_string();
@@ -410,7 +425,9 @@ fn the_node_limit_holds_while_decoding() {
 /// 802 fields and messages on the wire but 3,600 JSON nodes once Go's empty strings appear.
 #[test]
 fn the_codec_measures_the_object_before_building_it() {
-    let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
+    let codec = apfkit_types::KINDS
+        .encodings("flowcontrol.apiserver.k8s.io/v1", "FlowSchema")
+        .unwrap();
     let limits = Limits {
         max_depth: 64,
         max_nodes: 2_000,
@@ -504,8 +521,9 @@ fn nanoseconds_carry_into_the_seconds_as_in_go() {
         metadata.extend(time);
         let mut bytes = vec![0x0a, metadata.len() as u8];
         bytes.extend(metadata);
-        let codec =
-            apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
+        let codec = apfkit_types::KINDS
+            .encodings("flowcontrol.apiserver.k8s.io/v1", "FlowSchema")
+            .unwrap();
         (codec.decode_protobuf)(&bytes, &Default::default())
             .map(|d| d.value["metadata"]["creationTimestamp"].clone())
     };
@@ -539,8 +557,9 @@ fn a_struct_the_wire_leaves_out_decodes_as_gos_zero_value() {
         assert_eq!(again, first, "{} {}", kind.api_version, kind.kind);
     }
     // v1beta2's matchingPrecedence has no omitempty, so Go's zero spec shows it.
-    let codec =
-        apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema").unwrap();
+    let codec = apfkit_types::KINDS
+        .encodings("flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema")
+        .unwrap();
     let empty = (codec.decode_protobuf)(b"", &Default::default())
         .unwrap()
         .value;
@@ -564,7 +583,9 @@ fn an_empty_fields_v1_is_null_as_in_go() {
     metadata.extend(&entry);
     let mut bytes = vec![0x0a, metadata.len() as u8];
     bytes.extend(&metadata);
-    let codec = apfkit_types::wire::codec("flowcontrol.apiserver.k8s.io/v1", "FlowSchema").unwrap();
+    let codec = apfkit_types::KINDS
+        .encodings("flowcontrol.apiserver.k8s.io/v1", "FlowSchema")
+        .unwrap();
     let decoded = (codec.decode_protobuf)(&bytes, &Default::default())
         .unwrap()
         .value;

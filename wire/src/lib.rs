@@ -1,12 +1,18 @@
-//! The encodings kube-apiserver reads and writes: protobuf (as gogo-protobuf writes it, the
-//! bytes inside the storage envelope) and JSON in the order of its Go structs.
+//! The encodings kube-apiserver reads and writes, for generated types: protobuf (as
+//! gogo-protobuf writes it, the bytes inside the storage envelope), JSON in the order of its Go
+//! structs, and the `k8s\0` envelope around an object's protobuf.
 //!
-//! Both are generated for every kind and version from the `x-apfkit-go` layout in the
-//! project's schemas; [`crate::KindInfo::wire`] gives a kind's [`WireCodec`] at run time.
+//! **Where to start**: `apfkit-codegen` writes, for every kind with an `x-apfkit-go` layout,
+//! a [`protobuf::Message`] impl and a [`GoJson`] impl (JSON in Go's field order) on this
+//! crate's runtime, and each kind's `KindInfo::wire` is its [`KindEncodings`]: a kind's encodings on
+//! JSON values, for code that picks the kind at run time. A registry of such kinds
+//! ([`Kinds`], implemented for a generated `KINDS` table) writes and reads any of its
+//! documents ([`to_go_json`], [`envelope::encode`], [`envelope::decode`]); messages known
+//! only as field tables (k8s-openapi's kinds) are read and written by [`shaped`].
 //!
 //! ```
 //! use apfkit_types::flowcontrol::v1::FlowSchema;
-//! use apfkit_types::wire::{go_json, protobuf};
+//! use apfkit_wire::{go_json, protobuf};
 //!
 //! let schema: FlowSchema = serde_json::from_str(r#"{
 //!     "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
@@ -22,14 +28,22 @@
 //! );
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod envelope;
 pub mod go_json;
 pub mod protobuf;
 pub mod shaped;
 
-pub use go_json::{GoEmpty, GoOrder};
+// The codecs of k8s-openapi's metadata types, generated here because Rust's orphan rule keeps
+// them out of the crates whose kinds embed them.
+#[rustfmt::skip]
+mod generated;
 
-use apfkit_runtime::scheme::{self as runtime_scheme, Formats, InputError};
+pub use go_json::{GoEmpty, GoJson, GoOrder};
+
+use apfkit_runtime::kind::KindInfo;
+use apfkit_runtime::scheme::{self as runtime_scheme, InputError};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -37,7 +51,7 @@ use serde_json::Value;
 
 /// A kind's encodings, on `serde_json::Value`s, for code that picks the kind at run time.
 #[derive(Debug, Clone, Copy)]
-pub struct WireCodec {
+pub struct KindEncodings {
     /// Protobuf bytes (`runtime.Unknown.raw`) to the object as JSON (its `apiVersion` and
     /// `kind` are the codec's), with the unknown fields met; refused past the limits, which
     /// hold while decoding and again on the object before it is built as JSON.
@@ -51,14 +65,13 @@ pub struct WireCodec {
     pub go_json: fn(Value, bool) -> Result<Vec<u8>, WireError>,
 }
 
-impl WireCodec {
+impl KindEncodings {
     /// The codec of `T`.
-    pub const fn of<T>() -> WireCodec
+    pub const fn of<T>() -> KindEncodings
     where
-        T: protobuf::Message + Serialize + DeserializeOwned,
-        for<'a> GoOrder<'a, T>: Serialize,
+        T: protobuf::Message + GoJson + Serialize + DeserializeOwned,
     {
-        WireCodec {
+        KindEncodings {
             decode_protobuf: decode_protobuf::<T>,
             encode_protobuf: encode_protobuf::<T>,
             go_json: go_json::<T>,
@@ -67,7 +80,7 @@ impl WireCodec {
 }
 
 /// An object that cannot be encoded.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
     /// It does not fit the kind's type.
     #[error("{path}: {message}")]
@@ -82,40 +95,49 @@ pub enum WireError {
     Encode(#[from] protobuf::EncodeError),
     /// The JSON writer failed.
     #[error("{0}")]
-    Json(#[from] serde_json::Error),
+    Json(String),
 }
 
-/// The codec of a served kind (list kinds included), by apiVersion and kind.
-pub fn codec(api_version: &str, kind: &str) -> Option<WireCodec> {
-    crate::KINDS
-        .iter()
-        .find(|k| k.api_version == api_version && k.kind == kind)?
-        .wire
+impl From<serde_json::Error> for WireError {
+    fn from(error: serde_json::Error) -> Self {
+        WireError::Json(error.to_string())
+    }
 }
 
-/// What apfkit-runtime's scheme needs of these encodings to read and write documents it holds
-/// as JSON values: kube-apiserver's JSON of objects, typed lists and `v1 List`s
-/// ([`to_go_json`]), and objects in the protobuf envelope ([`envelope`]).
-pub static FORMATS: Formats = Formats {
-    json: |document, pretty| to_go_json(document, pretty).map(|written| Ok(written?)),
-    protobuf: |document| Ok(envelope::encode(document)?),
-    read_protobuf,
-};
+/// The kinds whose encodings a program knows, looked up by `apiVersion` and kind (list kinds
+/// included): a generated `KINDS` table is one.
+pub trait Kinds: Sync {
+    /// The encodings of the kind, if it is one of these and has them.
+    fn encodings(&self, api_version: &str, kind: &str) -> Option<KindEncodings>;
+}
+
+impl Kinds for [KindInfo<KindEncodings>] {
+    fn encodings(&self, api_version: &str, kind: &str) -> Option<KindEncodings> {
+        self.iter()
+            .find(|k| k.api_version == api_version && k.kind == kind)?
+            .wire
+    }
+}
 
 /// One enveloped object as a JSON value and the paths of the fields its type lacks, within the
 /// reader's depth and node limits (held while it is decoded, so a small message of many empty
-/// fields is refused before it grows).
-fn read_protobuf(
+/// fields is refused before it grows): what a scheme's readers ask of protobuf.
+///
+/// # Errors
+///
+/// As [`envelope::decode`], in the readers' words.
+pub fn read_protobuf(
+    kinds: &(impl Kinds + ?Sized),
     bytes: &[u8],
     limits: &runtime_scheme::Limits,
 ) -> Result<(Value, Vec<String>), InputError> {
-    let decoded = envelope::decode(bytes, limits).map_err(envelope::input_error)?;
+    let decoded = envelope::decode(kinds, bytes, limits).map_err(envelope::input_error)?;
     let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
     Ok((decoded.value, unknown))
 }
 
 /// A document as kube-apiserver writes it: JSON in Go's field order, compact or indented by two
-/// spaces, without a trailing newline. The document is an object of a kind in [`crate::KINDS`]
+/// spaces, without a trailing newline. The document is an object of one of `kinds`
 /// (lists such as `FlowSchemaList` included) or a `v1` `List`, whose items are written each in
 /// its own kind's order (an item of a kind not served here in sorted order, as it is).
 ///
@@ -124,18 +146,26 @@ fn read_protobuf(
 /// # Errors
 ///
 /// When the object does not fit its kind's type (the error names the field path).
-pub fn to_go_json(document: &Value, pretty: bool) -> Option<Result<Vec<u8>, WireError>> {
+pub fn to_go_json(
+    kinds: &(impl Kinds + ?Sized),
+    document: &Value,
+    pretty: bool,
+) -> Option<Result<Vec<u8>, WireError>> {
     let (api_version, kind) = (document.get("apiVersion")?, document.get("kind")?);
     if api_version == "v1" && kind == "List" {
-        return Some(list_to_go_json(document, pretty));
+        return Some(list_to_go_json(kinds, document, pretty));
     }
-    let codec = codec(api_version.as_str()?, kind.as_str()?)?;
-    Some((codec.go_json)(document.clone(), pretty))
+    let encodings = kinds.encodings(api_version.as_str()?, kind.as_str()?)?;
+    Some((encodings.go_json)(document.clone(), pretty))
 }
 
 /// A `v1` `List` (Go's `metav1.List`): `kind`, `apiVersion`, `metadata` (a `ListMeta` value,
 /// so always written) and `items` (raw objects, each in its own order).
-fn list_to_go_json(list: &Value, pretty: bool) -> Result<Vec<u8>, WireError> {
+fn list_to_go_json(
+    kinds: &(impl Kinds + ?Sized),
+    list: &Value,
+    pretty: bool,
+) -> Result<Vec<u8>, WireError> {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
     let metadata: ListMeta = match list.get("metadata") {
         Some(metadata) => typed(metadata.clone()).map_err(|e| e.under("metadata"))?,
@@ -149,7 +179,7 @@ fn list_to_go_json(list: &Value, pretty: bool) -> Result<Vec<u8>, WireError> {
         .flatten()
         .enumerate()
     {
-        let bytes = match to_go_json(item, pretty) {
+        let bytes = match to_go_json(kinds, item, pretty) {
             Some(written) => written.map_err(|e| e.under(&format!("items[{i}]")))?,
             None => go_json::to_vec_plain(item, pretty)?,
         };
@@ -239,10 +269,10 @@ fn encode_protobuf<T: protobuf::Message + DeserializeOwned>(
     Ok(protobuf::encode(&typed::<T>(object)?)?)
 }
 
-fn go_json<T: DeserializeOwned>(object: Value, pretty: bool) -> Result<Vec<u8>, WireError>
-where
-    for<'a> GoOrder<'a, T>: Serialize,
-{
+fn go_json<T: DeserializeOwned + GoJson>(
+    object: Value,
+    pretty: bool,
+) -> Result<Vec<u8>, WireError> {
     let object: T = typed(object)?;
     Ok(go_json::to_vec::<T>(&object, pretty)?)
 }

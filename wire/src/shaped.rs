@@ -6,7 +6,7 @@
 //! writes them (a string without `omitempty` as `""`, a struct value as its empty form).
 //!
 //! ```
-//! use apfkit_types::wire::shaped::{self, Holds, RootShape, Shape};
+//! use apfkit_wire::shaped::{self, Holds, RootShape, Shape};
 //! use serde_json::json;
 //!
 //! static PORT: Shape = Shape(&[

@@ -1,8 +1,9 @@
 //! JSON as kube-apiserver writes it: fields in the order of its Go structs, `encoding/json`'s
 //! `omitempty` rules, and Go's escaping of `<`, `>`, `&`, U+2028 and U+2029.
 //!
-//! [`GoOrder`] wraps a value for serde; the per-struct `Serialize` impls are generated from
-//! the `x-apfkit-go` layout of each schema, the ones for scalars and containers are here.
+//! [`GoOrder`] wraps a value of a [`GoJson`] type for serde; the per-struct [`GoJson`] impls
+//! are generated from the `x-apfkit-go` layout of each schema, the ones for scalars and
+//! containers are here.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -16,50 +17,62 @@ use serde_json::ser::{CompactFormatter, Formatter};
 #[derive(Debug, Clone, Copy)]
 pub struct GoOrder<'a, T: ?Sized>(pub &'a T);
 
+/// A type kube-apiserver writes as JSON in the field order of its Go struct: the generated
+/// impls follow each schema's `x-apfkit-go` layout, the ones for scalars and containers are
+/// here. Serialized through [`GoOrder`].
+pub trait GoJson {
+    /// Serializes the value in Go's field order.
+    ///
+    /// # Errors
+    ///
+    /// The serializer's.
+    fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
+}
+
+impl<T: GoJson + ?Sized> Serialize for GoOrder<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_go(serializer)
+    }
+}
+
 macro_rules! plain {
     ($($ty:ty),*) => {$(
-        impl Serialize for GoOrder<'_, $ty> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize(serializer)
+        impl GoJson for $ty {
+            fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.serialize(serializer)
             }
         }
     )*};
 }
 plain!(String, str, i32, i64, bool, serde_json::Value);
 
-impl Serialize for GoOrder<'_, FieldsV1> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.0.serialize(serializer)
-    }
-}
-
-/// RFC 3339 in UTC, whole seconds, as `metav1.Time.MarshalJSON` writes it.
-impl Serialize for GoOrder<'_, Time> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl GoJson for FieldsV1 {
+    fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
 }
 
-impl<'a, T> Serialize for GoOrder<'a, Vec<T>>
-where
-    GoOrder<'a, T>: Serialize,
-{
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for item in self.0 {
+/// RFC 3339 in UTC, whole seconds, as `metav1.Time.MarshalJSON` writes it.
+impl GoJson for Time {
+    fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize(serializer)
+    }
+}
+
+impl<T: GoJson> GoJson for Vec<T> {
+    fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for item in self {
             seq.serialize_element(&GoOrder(item))?;
         }
         seq.end()
     }
 }
 
-impl<'a, T> Serialize for GoOrder<'a, BTreeMap<String, T>>
-where
-    GoOrder<'a, T>: Serialize,
-{
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in self.0 {
+impl<T: GoJson> GoJson for BTreeMap<String, T> {
+    fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (key, value) in self {
             map.serialize_entry(key, &GoOrder(value))?;
         }
         map.end()
@@ -329,10 +342,7 @@ pub fn write<W: io::Write, V: Serialize + ?Sized>(
 /// # Errors
 ///
 /// See [`write()`].
-pub fn to_vec<'a, T>(value: &'a T, pretty: bool) -> serde_json::Result<Vec<u8>>
-where
-    GoOrder<'a, T>: Serialize,
-{
+pub fn to_vec<T: GoJson + ?Sized>(value: &T, pretty: bool) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::new();
     write(&mut out, &GoOrder(value), pretty)?;
     Ok(out)

@@ -3,7 +3,7 @@
 //! `generated.proto`).
 
 use apfkit_runtime::scheme::Limits;
-use apfkit_types::wire::shaped::{self, Holds, RootShape, Shape};
+use apfkit_wire::shaped::{self, Holds, RootShape, Shape};
 use prost::Message as _;
 use serde_json::{Value, json};
 
