@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
-use apfkit_conversion::discovery::BUILTIN_PRIORITIES;
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersion;
+use apfkit_scheme::discovery::BUILTIN_PRIORITIES;
 use serde_json::{Value, json};
 
 use crate::routing::{ApiServiceFields, Routing, Sources};

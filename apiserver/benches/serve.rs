@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use apfkit_apiserver::http::serve_router;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
-use apfkit_conversion::scheme::{Encoding, Limits, SCHEME, Target, UnknownFields};
+use apfkit_scheme::scheme::{Encoding, Limits, SCHEME, Target, UnknownFields};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
@@ -330,7 +330,7 @@ fn convert_once(stream: &[u8]) -> (usize, Duration) {
                 .convert(input, &target, UnknownFields::Warn, Encoding::Json)
                 .expect("converts");
             converted += written.bytes.len();
-            Ok::<(), apfkit_conversion::scheme::ReadError>(())
+            Ok::<(), apfkit_scheme::scheme::ReadError>(())
         })
         .expect("reads");
     (converted, started.elapsed())

@@ -24,7 +24,7 @@
 //! use apfkit_apiserver::error::Cause;
 //! use apfkit_apiserver::store::{Objects, Place, ResourceConfig, Served, Strategy};
 //! use apfkit_apiserver::storage::memory::MemoryBackend;
-//! use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
+//! use apfkit_scheme::scheme::{HubObject, Limits, SCHEME, UnknownFields};
 //! use apfkit_runtime::Object as _;
 //! use apfkit_runtime::identity::GroupVersionKind;
 //!

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use apfkit_conversion::scheme::{Document, HubObject, Input, SCHEME, UnknownFields};
 use apfkit_dispatcher::release::Release;
 use apfkit_runtime::version::compare_kube_aware_version_strings;
+use apfkit_scheme::scheme::{Document, HubObject, Input, SCHEME, UnknownFields};
 use kube::config::KubeConfigOptions;
 
 use crate::failure::{Failure, Location};

@@ -1,8 +1,8 @@
 //! The configuration explain, limits, lint and simulate work on: the objects of the `-f`
 //! paths, a live cluster's (`--kubeconfig`, `--context`), or the embedded Kubernetes default.
 
-use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::{Configuration, DEFAULT_SERVER_CONCURRENCY_LIMIT};
+use apfkit_scheme::scheme::HubObject;
 
 use crate::cluster::ClusterArgs;
 use crate::failure::{Failure, printable};

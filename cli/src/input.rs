@@ -8,11 +8,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use apfkit_conversion::scheme::{
+use apfkit_runtime::Object as _;
+use apfkit_scheme::scheme::{
     Document, HubObject, Input, InputError, Limits, ReadError, SCHEME, UnknownFields,
 };
-use apfkit_conversion::validation::{BadValue, FieldError};
-use apfkit_runtime::Object as _;
+use apfkit_scheme::validation::{BadValue, FieldError};
 
 use crate::failure::{Failure, Location, printable};
 

@@ -20,7 +20,7 @@ use std::io::{BufWriter, IsTerminal, Seek, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use apfkit_conversion::scheme::{Encoding, SCHEME};
+use apfkit_scheme::scheme::{Encoding, SCHEME};
 use serde_json::Value;
 use tempfile::NamedTempFile;
 

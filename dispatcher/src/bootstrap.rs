@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_runtime::HubKind as _;
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use apfkit_conversion::scheme::HubObject;
-use apfkit_conversion::validation::{self, FieldError, Options};
 use apfkit_runtime::HubKind;
+use apfkit_scheme::scheme::HubObject;
+use apfkit_scheme::validation::{self, FieldError, Options};
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
 use crate::bootstrap;

@@ -1,5 +1,5 @@
 //! A reference implementation of kube-apiserver's API Priority and Fairness dispatcher, on the
-//! hub types of `apfkit-conversion`: the same inputs give the same FlowSchema, priority level,
+//! hub types of `apfkit-scheme`: the same inputs give the same FlowSchema, priority level,
 //! flow hash, hand of queues, dispatch order, concurrency limits and Retry-After.
 //!
 //! # Where to start

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
 use crate::bootstrap;

@@ -2,8 +2,8 @@
 //! return (an error is fine) and never panic.
 #![allow(dead_code)] // not every target uses every helper
 
-use apfkit_conversion::scheme::{Document, Limits, ReadError, SCHEME, Target, UnknownFields};
-use apfkit_conversion::validation::{self, Options};
+use apfkit_scheme::scheme::{Document, Limits, ReadError, SCHEME, Target, UnknownFields};
+use apfkit_scheme::validation::{self, Options};
 
 /// Small limits, so that the fuzzer explores structure rather than size.
 pub fn limits() -> Limits {

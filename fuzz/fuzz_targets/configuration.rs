@@ -2,7 +2,7 @@
 //! classification, limits, borrowing and the dump table.
 #![no_main]
 
-use apfkit_conversion::scheme::{HubObject, ReadError, SCHEME, UnknownFields};
+use apfkit_scheme::scheme::{HubObject, ReadError, SCHEME, UnknownFields};
 use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::dispatch::Dispatcher;

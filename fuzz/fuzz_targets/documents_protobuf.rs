@@ -12,7 +12,7 @@
 
 mod common;
 
-use apfkit_conversion::scheme::{Document, HubObject, Input, ReadError, SCHEME, UnknownFields};
+use apfkit_scheme::scheme::{Document, HubObject, Input, ReadError, SCHEME, UnknownFields};
 use apfkit_wire::protobuf;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -1,8 +1,8 @@
 //! Every rule with a configuration that trips it and one that does not, and kube-apiserver's
 //! bootstrap configuration linted.
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_lint::{Finding, Input, Options, Source, lint};
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
 
 /// The input of YAML documents (v1 FlowSchemas and PriorityLevelConfigurations), each from
 /// `test.yaml`, document by document, with kube-apiserver's bootstrap objects added.

@@ -15,10 +15,10 @@
 
 use std::collections::BTreeSet;
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_dispatcher::Configuration;
 use apfkit_dispatcher::classify::{Classifier, Request};
 use apfkit_lint::shadow::{Coverage, Vocabulary, rule_coverage};
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_types::hub::flowcontrol::{
     FlowSchema, PolicyRulesWithSubjects, PriorityLevelConfiguration,
 };

@@ -13,7 +13,6 @@ use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::Revision;
 use apfkit_apiserver::store::{ListRequest, Place, UpdateKind};
-use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::estimate::Observed;
 use apfkit_dispatcher::guard::Guard;
@@ -21,6 +20,7 @@ use apfkit_dispatcher::layer::{ApfLayer, Attributes};
 use apfkit_dispatcher::queueset::WorkEstimate;
 use apfkit_dispatcher::watches::{WatchTracker, Watched};
 use apfkit_runtime::Object as _;
+use apfkit_scheme::scheme::HubObject;
 use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition, PriorityLevelConfiguration};
 use axum::extract::Request;
 

@@ -23,7 +23,7 @@
 //! ```
 //!
 //! The pieces are `apfkit-apiserver` (the generic server), `apfkit-apiextensions` (CRDs),
-//! `apfkit-conversion` (the scheme and validation) and `apfkit-dispatcher` (APF); this crate
+//! `apfkit-scheme` (the scheme and validation) and `apfkit-dispatcher` (APF); this crate
 //! wires them as kube-apiserver wires its own: `printers` for `kubectl get`'s columns, the
 //! configuration producer (`ensurer`), the APF configuration controller (`flow_control`) and
 //! what the work estimator reads (`estimates`).
@@ -54,10 +54,10 @@ use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::store::{Objects, ResourceConfig, Served, Strategy};
 use apfkit_apiserver::table::Printer;
-use apfkit_conversion::scheme::{HubObject, Limits, SCHEME};
-use apfkit_conversion::validation::{self, Options};
 use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::ValueEncodings;
+use apfkit_scheme::scheme::{HubObject, Limits, SCHEME};
+use apfkit_scheme::validation::{self, Options};
 use apfkit_storage::etcd::RESOURCES;
 
 /// The objects the server holds: of the two groups, or custom resources and their CRDs.
@@ -475,18 +475,18 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
 /// and the protobuf messages of RBAC, Services and EndpointSlices, which client-go's typed
 /// clients (`kubectl create clusterrolebinding`, `kubectl create service`) send.
 static ENCODINGS: ValueEncodings = ValueEncodings {
-    json: |document, pretty| (apfkit_conversion::scheme::ENCODINGS.json)(document, pretty),
+    json: |document, pretty| (apfkit_scheme::scheme::ENCODINGS.json)(document, pretty),
     protobuf: |document| match apfkit_rbac::protobuf::write(document)
         .or_else(|| apfkit_aggregator::protobuf::write(document))
     {
         Some(written) => written.map_err(Into::into),
-        None => (apfkit_conversion::scheme::ENCODINGS.protobuf)(document),
+        None => (apfkit_scheme::scheme::ENCODINGS.protobuf)(document),
     },
     read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits)
         .or_else(|| apfkit_aggregator::protobuf::read(bytes, limits))
     {
         Some(read) => read,
-        None => (apfkit_conversion::scheme::ENCODINGS.read_protobuf)(bytes, limits),
+        None => (apfkit_scheme::scheme::ENCODINGS.read_protobuf)(bytes, limits),
     },
 };
 

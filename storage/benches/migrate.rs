@@ -16,8 +16,8 @@
 
 use std::time::{Duration, Instant};
 
-use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_runtime::scheme::StorageEncoding;
+use apfkit_scheme::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::migrate::{self, MigrateOptions};
 use apfkit_storage::object;

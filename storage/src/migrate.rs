@@ -11,8 +11,8 @@
 //! would be larger than etcd takes once converted: one object never stops the others.
 //! Every write is atomic per key, so a run that stops half-way is finished by running it again.
 
-use apfkit_conversion::scheme::{Limits, SCHEME, SchemeError, Target, UnknownFields, Warning};
 use apfkit_runtime::scheme::{Converted, Scheme};
+use apfkit_scheme::scheme::{Limits, SCHEME, SchemeError, Target, UnknownFields, Warning};
 use futures_util::stream::{self, TryStreamExt};
 use serde_json::Value;
 

@@ -8,7 +8,7 @@
 //! - Objects are written back in the encoding they were read in: protobuf in the envelope,
 //!   or compact Go-order JSON with a final newline (Go's `json.Encoder`).
 
-use apfkit_conversion::scheme::{InputError, Limits, SCHEME};
+use apfkit_scheme::scheme::{InputError, Limits, SCHEME};
 use apfkit_wire::envelope::{self as wire_envelope, EnvelopeError};
 use apfkit_wire::protobuf::UnknownField;
 use apfkit_wire::{KindEncodings, Kinds};

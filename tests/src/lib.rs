@@ -57,7 +57,7 @@ pub fn flowcontrol_versions() -> Vec<&'static str> {
         .map(|kind| kind.version)
         .collect();
     // `Greater` ranks first, so this sort puts the lowest-ranked (oldest) version first.
-    versions.sort_by(|a, b| apfkit_conversion::discovery::compare_kube_aware_version_strings(a, b));
+    versions.sort_by(|a, b| apfkit_scheme::discovery::compare_kube_aware_version_strings(a, b));
     versions.dedup();
     versions
 }

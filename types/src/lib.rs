@@ -7,7 +7,7 @@
 //! through [`hub`]; [`KINDS`] and [`json_schema`] for every kind's identity and schema, and
 //! its encodings in kube-apiserver's protobuf and Go-order JSON (`KindInfo::wire`, on
 //! `apfkit-wire`). To read documents of any version by `apiVersion` and `kind`, use
-//! `apfkit-conversion`'s scheme.
+//! `apfkit-scheme`'s scheme.
 //!
 //! **Your binary enables a Kubernetes version of k8s-openapi.** Like every library built on
 //! k8s-openapi, this crate enables none; without one, k8s-openapi's build fails with
@@ -61,7 +61,7 @@
 
 #![forbid(unsafe_code)]
 
-// The generated conversions and the scheme's registry (in apfkit-conversion) name this crate
+// The generated conversions and the scheme's registry (in apfkit-scheme) name this crate
 // by one absolute path, `::apfkit_types`, wherever they are.
 extern crate self as apfkit_types;
 

@@ -100,7 +100,7 @@ fn hook_suffix(direction: Direction) -> &'static str {
 
 /// Where the parts go: types, hub types and conversions in `apfkit-types` (conversions beside
 /// the types they convert, implementing apfkit-runtime's `ToHub`/`FromHub`), the scheme's
-/// registry in `apfkit-conversion`, whose scheme (`crate::scheme`) it fills.
+/// registry in `apfkit-scheme`, whose scheme (`crate::scheme`) it fills.
 fn layout() -> Layout {
     Layout {
         types_root: Some("::apfkit_types".to_owned()),
@@ -113,13 +113,13 @@ fn layout() -> Layout {
 }
 
 /// The generated Rust trees, relative to the workspace root: types, hub types and conversions
-/// in `apfkit-types`, the scheme's registry in `apfkit-conversion`, the metadata types' wire
+/// in `apfkit-types`, the scheme's registry in `apfkit-scheme`, the metadata types' wire
 /// codecs in `apfkit-wire`.
 const GENERATED_DIRS: [&str; 5] = [
     "types/src/generated",
     "types/src/hub/generated",
     "types/src/conversions/generated",
-    "conversion/src/generated",
+    "scheme/src/generated",
     "wire/src/generated",
 ];
 

@@ -3,8 +3,8 @@
 //! dependency, so that checking (or running) this program compiles each packaged crate from its
 //! `.crate`. `cargo run` in the directory `.ci/package` prepares runs it.
 
-use apfkit_conversion::prelude::*;
-use apfkit_conversion::validation::{self, Options};
+use apfkit_scheme::prelude::*;
+use apfkit_scheme::validation::{self, Options};
 use apfkit_types::flowcontrol::{v1, v1beta2, v1beta3};
 
 // The other packaged libraries, named so that each is compiled from its package.
@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let value = serde_json::to_value(&converted)?;
-    let (objects, _) = apfkit_conversion::scheme::SCHEME.to_hub_value(&value, UnknownFields::Strict)?;
+    let (objects, _) = apfkit_scheme::scheme::SCHEME.to_hub_value(&value, UnknownFields::Strict)?;
     let errors: Vec<String> = objects
         .iter()
         .flat_map(|object| validation::validate(object, &Options::default()))

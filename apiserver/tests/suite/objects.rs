@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::memory::MemoryBackend;
-use apfkit_conversion::scheme::{Encoding, HubObject, Limits, SCHEME, Target, UnknownFields};
 use apfkit_runtime::Object as _;
+use apfkit_scheme::scheme::{Encoding, HubObject, Limits, SCHEME, Target, UnknownFields};
 
 use crate::support;
 
@@ -31,7 +31,7 @@ fn stored(name: &str, version: &str, encoding: Encoding) -> Vec<u8> {
                     .unwrap()
                     .bytes,
             );
-            Ok::<(), apfkit_conversion::scheme::ReadError>(())
+            Ok::<(), apfkit_scheme::scheme::ReadError>(())
         })
         .unwrap();
     written.unwrap()

@@ -12,8 +12,8 @@ use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::store::Objects;
 use apfkit_apiserver::store::{ResourceConfig, Served};
 use apfkit_apiserver::tls;
-use apfkit_conversion::scheme::{HubObject, Limits, SCHEME, UnknownFields};
 use apfkit_runtime::identity::GroupVersionKind;
+use apfkit_scheme::scheme::{HubObject, Limits, SCHEME, UnknownFields};
 use rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::TlsConnector;
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use apfkit_apiserver::fields::{ApplyRequest, KindVersions, apply_values};
 use apfkit_apiserver::store::{SchemeVersion, SharedVersion};
-use apfkit_conversion::scheme::{Codec, HubObject, SCHEME, UnknownFields};
 use apfkit_fieldmanager::schema::Schema;
+use apfkit_scheme::scheme::{Codec, HubObject, SCHEME, UnknownFields};
 use apfkit_types::json_schema::{self, Variant};
 use clap::Args;
 use serde_json::Value;

@@ -1,8 +1,8 @@
 //! `bootstrap`.
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, Target, UnknownFields};
 use apfkit_dispatcher::bootstrap::{MANDATORY, PRIORITY_LEVELS_YAML};
 use apfkit_runtime::scheme::diff::changes;
+use apfkit_scheme::scheme::{HubObject, SCHEME, Target, UnknownFields};
 use clap::Args;
 use serde::Serialize;
 use serde_json::Value;

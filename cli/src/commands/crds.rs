@@ -1,8 +1,8 @@
 //! CustomResourceDefinitions given with `--crd`, and the custom resources they define checked
 //! as kube-apiserver checks them (apfkit-crd).
 
-use apfkit_conversion::scheme::{Input, SCHEME};
 use apfkit_crd::CustomResourceDefinition;
+use apfkit_scheme::scheme::{Input, SCHEME};
 use serde_json::Value;
 
 use crate::failure::{Failure, Location};

@@ -1,7 +1,7 @@
 //! `convert` and `default`: the commands that read objects, rewrite each one (to another
 //! version, or with its defaults) and write them out.
 
-use apfkit_conversion::scheme::{
+use apfkit_scheme::scheme::{
     self, Encoded, ErrorKind, Input, SCHEME, Target, UnknownFields, Warning,
 };
 use clap::Args;

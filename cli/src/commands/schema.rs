@@ -1,6 +1,6 @@
 //! `schema`.
 
-use apfkit_conversion::discovery::compare_kube_aware_version_strings;
+use apfkit_scheme::discovery::compare_kube_aware_version_strings;
 use apfkit_types::json_schema::{self, Variant};
 use apfkit_types::{KINDS, KindInfo};
 use clap::Args;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use apfkit_conversion::scheme::{Limits, SCHEME, Target, UnknownFields};
+use apfkit_scheme::scheme::{Limits, SCHEME, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, RESOURCES, StorageError, Store, StoredResource};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};
@@ -346,7 +346,7 @@ fn migrate(args: MigrateArgs) -> Result<(), Failure> {
     let target: Target = args
         .to
         .parse()
-        .map_err(|e: apfkit_conversion::scheme::SchemeError| Failure::Usage(e.to_string()))?;
+        .map_err(|e: apfkit_scheme::scheme::SchemeError| Failure::Usage(e.to_string()))?;
     SCHEME
         .check_target(&target)
         .map_err(|e| Failure::Usage(e.to_string()))?;

@@ -1,7 +1,7 @@
 //! `validate`.
 
-use apfkit_conversion::scheme::{self, Input, SCHEME, Target, UnknownFields};
-use apfkit_conversion::validation::{self, Options};
+use apfkit_scheme::scheme::{self, Input, SCHEME, Target, UnknownFields};
+use apfkit_scheme::validation::{self, Options};
 use clap::Args;
 
 use super::emit;

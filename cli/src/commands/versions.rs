@@ -1,7 +1,7 @@
 //! `versions`.
 
-use apfkit_conversion::discovery::{builtin_apiservices, sorted_by_group_and_version};
-use apfkit_conversion::scheme::HubObject;
+use apfkit_scheme::discovery::{builtin_apiservices, sorted_by_group_and_version};
+use apfkit_scheme::scheme::HubObject;
 use clap::Args;
 use serde::Serialize;
 

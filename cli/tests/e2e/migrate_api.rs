@@ -6,8 +6,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use apfkit_conversion::scheme::{SCHEME, UnknownFields};
 use apfkit_runtime::scheme::StorageEncoding;
+use apfkit_scheme::scheme::{SCHEME, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, RESOURCES, Store};
 use apfkit_storage::object;
 use apfkit_test_support::etcd::Etcd;

@@ -1,10 +1,10 @@
 //! Classification (`rule.go`, `apf_controller.go`'s `Match`) and configuration digestion
 //! (`digestConfigObjects`: matching order, static limits, imagined mandatory objects).
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::classify::{Classifier, Request};
 use apfkit_dispatcher::config::{Configuration, StaticLimits};
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use serde_json::{Value, json};
 

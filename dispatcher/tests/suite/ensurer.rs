@@ -1,8 +1,8 @@
 //! kube-apiserver's configuration producer (`pkg/registry/flowcontrol/ensurer/strategy.go`):
 //! which bootstrap objects it creates, updates and deletes, given what is stored.
 
-use apfkit_conversion::scheme::HubObject;
 use apfkit_dispatcher::bootstrap::{self, AUTO_UPDATE_ANNOTATION, Change, ensure};
+use apfkit_scheme::scheme::HubObject;
 use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 
 /// The bootstrap objects as a server stores them: generation 1.

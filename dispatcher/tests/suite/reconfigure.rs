@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
 use apfkit_dispatcher::bootstrap;
 use apfkit_dispatcher::classify::Request;
 use apfkit_dispatcher::config::Configuration;
 use apfkit_dispatcher::dispatch::{ADJUSTMENT_PERIOD, Decision, Dispatcher, Ticket};
 use apfkit_dispatcher::guard::{DEFAULT_WAIT_LIMIT, Guard};
 use apfkit_dispatcher::queueset::WorkEstimate;
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
 use serde_json::json;
 
 use super::support::{fill, global_default, request};

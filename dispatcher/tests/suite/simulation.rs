@@ -322,8 +322,8 @@ fn a_recorded_run_reports_the_same_and_its_course_adds_up() {
 /// simulator models it: one request at a time executes, the rest are rejected.
 #[test]
 fn a_zero_share_reject_level_runs_one_request_at_a_time() {
-    use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
     use apfkit_dispatcher::bootstrap;
+    use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
     let to_hub = |document| {
         SCHEME
             .to_hub_value(&document, UnknownFields::Strict)

@@ -293,10 +293,10 @@ fn the_apiservices_register_the_server_as_kube_aggregator_validates_them() {
         assert_eq!(String::from_utf8(bundle).unwrap(), ca_pem);
         assert_eq!(item["spec"]["service"]["name"], "widgets-apiserver");
         // Valid as kube-aggregator's validation has it.
-        let (hubs, _) = apfkit_conversion::scheme::SCHEME
-            .to_hub_value(item, apfkit_conversion::scheme::UnknownFields::Strict)
+        let (hubs, _) = apfkit_scheme::scheme::SCHEME
+            .to_hub_value(item, apfkit_scheme::scheme::UnknownFields::Strict)
             .expect("an APIService");
-        let errors = apfkit_conversion::validation::validate(&hubs[0], &Default::default());
+        let errors = apfkit_scheme::validation::validate(&hubs[0], &Default::default());
         assert!(errors.is_empty(), "{errors:?}");
     }
     // A Service that is not NAMESPACE/NAME is a usage error.

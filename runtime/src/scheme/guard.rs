@@ -20,7 +20,7 @@
 //! Every forwarding method here is `#[inline(always)]`. The objects are large (about 500
 //! bytes for a PriorityLevelConfiguration), and each wrapper layer that stays a call returns
 //! its value by copying it: without the attribute those copies were about a sixth of the
-//! library's conversion time (`cargo bench -p apfkit-conversion --bench convert`, 1.21× the
+//! library's conversion time (`cargo bench -p apfkit-scheme --bench convert`, 1.21× the
 //! baseline against 1.07–1.11× with it).
 
 use std::cell::Cell;

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_runtime::scheme::StorageEncoding;
+use apfkit_scheme::scheme::{SCHEME, Target, UnknownFields};
 use apfkit_storage::etcd::{EtcdOptions, Store};
 use apfkit_storage::key::Key;
 use apfkit_storage::migrate::{self, MigrateOptions};

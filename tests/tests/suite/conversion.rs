@@ -4,7 +4,7 @@
 //! v1beta2's 0 shares become 30, v1beta3's kept 0 by annotation), and the
 //! bootstrap configuration converted between every pair of versions.
 
-use apfkit_conversion::{FromHub, ToHub};
+use apfkit_scheme::{FromHub, ToHub};
 use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions};
 use apfkit_types::hub::flowcontrol as hub;
 use apfkit_types::{ApplyDefaults, apiregistration, flowcontrol};

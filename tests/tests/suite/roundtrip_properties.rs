@@ -8,9 +8,9 @@ use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, Target, UnknownFields};
-use apfkit_conversion::validation::{self, Options};
-use apfkit_conversion::{FromHub, ToHub};
+use apfkit_scheme::scheme::{HubObject, SCHEME, Target, UnknownFields};
+use apfkit_scheme::validation::{self, Options};
+use apfkit_scheme::{FromHub, ToHub};
 use apfkit_tests::flowcontrol_versions;
 use apfkit_types::ApplyDefaults;
 use apfkit_types::flowcontrol;

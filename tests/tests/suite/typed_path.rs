@@ -5,7 +5,7 @@
 //! every target version, every encoding and every unknown-field mode, and for documents the
 //! typed path hands back to the value path (unknown and repeated fields, lists, errors).
 
-use apfkit_conversion::scheme::{
+use apfkit_scheme::scheme::{
     self, Encoded, Encoding, Input, Limits, SCHEME, SchemeError, Target, UnknownFields, Warning,
 };
 use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions, upstream_wire_fixtures};

@@ -4,8 +4,8 @@
 //! kube-aggregator's `ValidateAPIService`, with kube-apiserver's paths and messages. Objects are decoded, defaulted
 //! in their version and converted to the hub first, as the API server does.
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
-use apfkit_conversion::validation::{Options, validate};
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
+use apfkit_scheme::validation::{Options, validate};
 use apfkit_tests::{apiservices, bootstrap, flowcontrol_versions};
 use serde_json::{Value, json};
 

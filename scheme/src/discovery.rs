@@ -5,7 +5,7 @@
 //! priority, the preferred version of each group, and the built-in priority table.
 //!
 //! ```
-//! use apfkit_conversion::discovery::{builtin_apiservices, sorted_by_group_and_version};
+//! use apfkit_scheme::discovery::{builtin_apiservices, sorted_by_group_and_version};
 //!
 //! let services = builtin_apiservices();
 //! let groups = sorted_by_group_and_version(&services);

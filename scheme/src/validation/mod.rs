@@ -1,8 +1,8 @@
 //! Validation of hub objects with kube-apiserver's rules, field paths and messages.
 //!
 //! ```
-//! use apfkit_conversion::scheme::{SCHEME, UnknownFields};
-//! use apfkit_conversion::validation::{self, Options};
+//! use apfkit_scheme::scheme::{SCHEME, UnknownFields};
+//! use apfkit_scheme::validation::{self, Options};
 //!
 //! let document = serde_json::json!({
 //!     "apiVersion": "flowcontrol.apiserver.k8s.io/v1",

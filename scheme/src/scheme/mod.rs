@@ -5,7 +5,7 @@
 //! kube-apiserver would.
 //!
 //! ```
-//! use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
+//! use apfkit_scheme::scheme::{SCHEME, Target, UnknownFields};
 //!
 //! let document = serde_json::json!({
 //!     "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta2",
@@ -23,7 +23,7 @@
 //! nothing to report is decoded straight into its type and written from it.
 //!
 //! ```
-//! use apfkit_conversion::scheme::{Encoding, Input, Limits, SCHEME, UnknownFields};
+//! use apfkit_scheme::scheme::{Encoding, Input, Limits, SCHEME, UnknownFields};
 //!
 //! let bytes = br#"{"apiVersion": "flowcontrol.apiserver.k8s.io/v1beta3", "kind": "FlowSchema",
 //!     "metadata": {"name": "probes"}, "spec": {"priorityLevelConfiguration": {"name": "exempt"}}}"#;

@@ -1,7 +1,7 @@
 //! `caBundle` (Go's `[]byte`) is checked on decode as kube-apiserver's JSON decoder checks it,
 //! and kept as written.
 
-use apfkit_conversion::scheme::{SCHEME, Target, UnknownFields};
+use apfkit_scheme::scheme::{SCHEME, Target, UnknownFields};
 use serde_json::json;
 
 /// Go's own table: `encoding/base64`'s `TestDecodeCorrupt` (offset -1: valid).

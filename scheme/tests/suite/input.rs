@@ -3,7 +3,7 @@
 
 use std::io::Read;
 
-use apfkit_conversion::scheme::{
+use apfkit_scheme::scheme::{
     self, Document, InputError, Limits, ReadError, SCHEME, Target, UnknownFields,
 };
 use serde_json::{Value, json};

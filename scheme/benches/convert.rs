@@ -3,12 +3,12 @@
 //! in v1beta1), so the ratio shows what the typed conversion step adds. The dynamic scheme path
 //! (JSON values, unknown-field detection, lossy read-back) is measured beside them.
 //!
-//! `cargo bench -p apfkit-conversion --bench convert`
+//! `cargo bench -p apfkit-scheme --bench convert`
 
 use std::sync::LazyLock;
 
-use apfkit_conversion::scheme::{self, SCHEME, Target, UnknownFields};
-use apfkit_conversion::{FromHub, ToHub};
+use apfkit_scheme::scheme::{self, SCHEME, Target, UnknownFields};
+use apfkit_scheme::{FromHub, ToHub};
 use apfkit_types::ApplyDefaults;
 use apfkit_types::flowcontrol::{v1, v1beta1};
 use divan::counter::ItemsCount;

@@ -1,6 +1,7 @@
-//! What is specific to FlowSchema, PriorityLevelConfiguration and APIService beyond their
-//! types: kube-apiserver's validation with its messages, the discovery order of versions, and
-//! the scheme that reads, defaults and converts documents of any served version.
+//! The scheme of FlowSchema, PriorityLevelConfiguration and APIService: what kube-apiserver
+//! knows of them beyond their types, as its `pkg/apis` packages hold it. The scheme that reads,
+//! defaults and converts documents of any served version ([`SCHEME`]), kube-apiserver's
+//! validation with its messages, and the discovery order of versions.
 //!
 //! The hub (internal) types and the generated conversions live beside the versioned types in
 //! `apfkit-types` (`apfkit_types::hub`, `apfkit_types::hooks`); they implement
@@ -8,7 +9,7 @@
 //! version B is `B::from_owned_hub(a.into_hub())`, which moves every shared field, or
 //! `B::from_hub(&a.to_hub())` to keep the originals.
 //!
-//! **Where to start**: [`scheme::SCHEME`] to read, default and convert documents (`read`,
+//! **Where to start**: [`SCHEME`] to read, default and convert documents (`read`,
 //! `convert`, `to_hub_value`), [`validation::validate`] for kube-apiserver's checks of a hub
 //! object, and [`prelude`] for the traits at once.
 //!
@@ -19,7 +20,7 @@
 //! `K8S_OPENAPI_ENABLED_VERSION` in `.cargo/config.toml` as this workspace does.
 //!
 //! ```
-//! use apfkit_conversion::{FromHub, ToHub};
+//! use apfkit_scheme::{FromHub, ToHub};
 //! use apfkit_types::flowcontrol::{v1, v1beta2};
 //!
 //! let old: v1beta2::PriorityLevelConfiguration = serde_json::from_str(r#"{
@@ -40,10 +41,10 @@ pub mod validation;
 
 pub use apfkit_runtime::{FromHub, ToHub};
 
-pub use scheme::{Converted, HubObject, SchemeError, Target, UnknownFields, Warning};
+pub use scheme::{Converted, HubObject, SCHEME, SchemeError, Target, UnknownFields, Warning};
 pub use validation::{FieldError, validate};
 
-/// What typed conversion code needs in scope: `use apfkit_conversion::prelude::*;`.
+/// What typed conversion code needs in scope: `use apfkit_scheme::prelude::*;`.
 pub mod prelude {
     pub use crate::scheme::{Target, UnknownFields};
     pub use crate::{FromHub, ToHub};

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use apfkit_conversion::discovery::{
+use apfkit_scheme::discovery::{
     BUILTIN_PRIORITIES, builtin_apiservices, compare_kube_aware_version_strings,
     sorted_by_group_and_version,
 };
@@ -126,9 +126,9 @@ fn builtin_table() {
     );
     // Built-in APIServices are valid ones.
     for service in &services {
-        let errors = apfkit_conversion::validation::validate(
-            &apfkit_conversion::scheme::HubObject::APIService(service.clone()),
-            &apfkit_conversion::validation::Options::default(),
+        let errors = apfkit_scheme::validation::validate(
+            &apfkit_scheme::scheme::HubObject::APIService(service.clone()),
+            &apfkit_scheme::validation::Options::default(),
         );
         assert!(errors.is_empty(), "{:?}: {errors:?}", service.metadata.name);
     }

@@ -1,4 +1,4 @@
-//! The integration tests of apfkit-conversion, in one binary.
+//! The integration tests of apfkit-scheme, in one binary.
 
 mod base64;
 mod discovery;

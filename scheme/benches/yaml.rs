@@ -3,7 +3,7 @@
 //! repeated with distinct names) read into `serde_json::Value`s and written back, beside a
 //! serde_json round trip of the same documents as JSON.
 //!
-//! `cargo bench -p apfkit-conversion --bench yaml`
+//! `cargo bench -p apfkit-scheme --bench yaml`
 //!
 //! Before timing, each parser meets three hostile inputs in a child process of its own (an
 //! alias bomb, 100,000 levels of nesting, a 64 MiB scalar), and the table of what each did is
@@ -245,7 +245,7 @@ fn read_saphyr_parser_events_only() -> usize {
 fn refuse_flow_nesting<const LEVELS: usize>(bencher: divan::Bencher) {
     let text = format!("spec: {}{}\n", "[".repeat(LEVELS), "]".repeat(LEVELS));
     bencher.bench(|| {
-        apfkit_conversion::scheme::SCHEME
+        apfkit_scheme::scheme::SCHEME
             .read_documents(text.as_bytes())
             .expect_err("too deep")
     });

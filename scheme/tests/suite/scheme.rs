@@ -2,7 +2,7 @@
 //! with unknown fields handled in three modes, lossy values reported, and clear errors with
 //! field paths for everything else.
 
-use apfkit_conversion::scheme::{CODECS, SCHEME, Target, UnknownFields, Warning};
+use apfkit_scheme::scheme::{CODECS, SCHEME, Target, UnknownFields, Warning};
 use serde_json::{Value, json};
 
 const KEY: &str = "flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares";

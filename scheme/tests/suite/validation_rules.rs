@@ -5,8 +5,8 @@
 //! `IsDNS1123Label`, `IsDNS1123Subdomain`, `IsDNS1035Label`) and the shares field's name per
 //! version.
 
-use apfkit_conversion::scheme::{HubObject, SCHEME, UnknownFields};
-use apfkit_conversion::validation::{Options, validate};
+use apfkit_scheme::scheme::{HubObject, SCHEME, UnknownFields};
+use apfkit_scheme::validation::{Options, validate};
 use serde_json::{Value, json};
 
 fn errors_with(document: &Value, options: &Options<'_>) -> Vec<String> {
