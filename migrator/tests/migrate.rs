@@ -6,22 +6,13 @@
 use apfkit_migrator::{MigrateError, Options, TrimError, migrate, resource, trim_stored_versions};
 use apfkit_test_support::crd;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-
-async fn client_of(server: &apfkit_server::Server) -> kube::Client {
-    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
-}
 
 /// A server without the bootstrap configuration, and a client of it.
 async fn serve(dir: &std::path::Path) -> (apfkit_server::Server, kube::Client) {
     let mut config = apfkit_server::Config::new(dir);
     config.bootstrap = false;
     let server = apfkit_server::start(config).await.unwrap();
-    let client = client_of(&server).await;
+    let client = apfkit_test_support::requests::client(server.kubeconfig(), "apfkit").await;
     (server, client)
 }
 

@@ -5,23 +5,15 @@
 
 use std::time::Duration;
 
+use apfkit_test_support::requests;
 use k8s_openapi::api::flowcontrol::v1::FlowSchema;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
 const USER: &str = "apfkit-user";
 
 async fn client(server: &apfkit_server::Server, context: &str) -> kube::Client {
-    let options = KubeConfigOptions {
-        context: Some(context.to_owned()),
-        ..KubeConfigOptions::default()
-    };
-    let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
+    requests::client(server.kubeconfig(), context).await
 }
 
 fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
@@ -55,14 +47,8 @@ async fn start(dir: &tempfile::TempDir) -> apfkit_server::Server {
 }
 
 /// Asks `probe` every 50 ms until it holds, for 10 s at most.
-async fn until<F: std::future::Future<Output = bool>>(mut probe: impl FnMut() -> F) -> bool {
-    for _ in 0..200 {
-        if probe().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
+async fn until<F: std::future::Future<Output = bool>>(probe: impl FnMut() -> F) -> bool {
+    requests::until(Duration::from_secs(10), probe).await
 }
 
 /// The user's list of FlowSchemas: `Ok`, or the refusal's code and message.

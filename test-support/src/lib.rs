@@ -5,7 +5,8 @@
 //! reads the commands of the guides under `docs/`; [`flow_control`] holds APF configurations
 //! the server tests apply; [`extension`] serves extension API servers over TLS and HTTP/2 for
 //! the aggregator's tests; [`watch`] reads a watch's events from any HTTP body; [`crd`]
-//! writes the skeleton of a CustomResourceDefinition.
+//! writes the skeleton of a CustomResourceDefinition; [`requests`] sends raw requests through
+//! kube-rs's client and reads what their answers did.
 
 #![forbid(unsafe_code)]
 
@@ -16,6 +17,7 @@ pub mod extension;
 pub mod flow_control;
 pub mod guide;
 pub mod process;
+pub mod requests;
 pub mod status;
 pub mod watch;
 

@@ -5,7 +5,7 @@ use apfkit_server::{Config, Error, start};
 use apfkit_types::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use kube::api::{Api, ListParams, PostParams};
 
-use super::support::client;
+use apfkit_test_support::requests::client;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_starts_the_server_and_uses_it_with_kube_rs() {

@@ -1,5 +1,8 @@
-//! What the suite's tests share: raw requests through kube-rs's client as the administrator
-//! of an in-process server (impersonating a user when asked), and what their answers did.
+//! Raw requests through kube-rs's client, for tests of a server's answers: sent as the
+//! client's user or impersonating another ([`send`]), read as what they did ([`Did`]: a watch,
+//! a list, an object of a kind, a refusal, or a request that hung), with the `Audit-Id` that
+//! finds them in the audit log; a client from a kubeconfig's context ([`client`], [`config`]);
+//! polling until something holds ([`until`]).
 
 use std::time::Duration;
 
@@ -8,7 +11,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::Value;
 
 /// What a request sends.
-pub(crate) enum Sent {
+pub enum Sent {
+    /// No body.
     Nothing,
     /// A JSON body (a create or an update).
     Json(Value),
@@ -18,13 +22,14 @@ pub(crate) enum Sent {
 
 /// What a request did, read from its answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Did {
+pub enum Did {
     /// Streamed a watch event.
     Watch,
     /// Answered a list (a list or a delete-collection).
     List,
-    /// Answered one object of this kind (any kind when empty).
-    Object(&'static str),
+    /// Answered one object: its kind (`Status` for a success said so, empty for a body that
+    /// is not JSON).
+    Object(String),
     /// Answered an error `Status`.
     Refused,
     /// Neither ended nor sent an event within 10 s.
@@ -32,15 +37,24 @@ pub(crate) enum Did {
 }
 
 /// A request's answer: its code, `Audit-Id` and what it did.
-pub(crate) struct Answer {
-    pub(crate) code: u16,
-    pub(crate) audit_id: String,
-    pub(crate) did: Did,
-    pub(crate) body: String,
+pub struct Answer {
+    /// The status code.
+    pub code: u16,
+    /// The `Audit-Id` header.
+    pub audit_id: String,
+    /// What the request did.
+    pub did: Did,
+    /// The body (a watch's first event; what came before the deadline of one that hung).
+    pub body: String,
 }
 
-/// Sends `method path` as the administrator, impersonating `user` when given.
-pub(crate) async fn send(
+/// Sends `method path` as `client`'s user, impersonating `user` when given, and reads what
+/// the answer did: a watch's first event, or the whole body (at most 10 s).
+///
+/// # Panics
+///
+/// When the request cannot be sent, or its answer has no `Audit-Id`.
+pub async fn send(
     client: &kube::Client,
     method: &str,
     path: &str,
@@ -118,7 +132,7 @@ pub(crate) async fn send(
         let did = if code >= 400 {
             Did::Refused
         } else {
-            Did::Object("")
+            Did::Object(String::new())
         };
         return Answer {
             code,
@@ -133,12 +147,7 @@ pub(crate) async fn send(
     } else if kind.ends_with("List") {
         Did::List
     } else {
-        Did::Object(match kind {
-            "FlowSchema" => "FlowSchema",
-            "Service" => "Service",
-            "Scale" => "Scale",
-            _ => "",
-        })
+        Did::Object(kind.to_owned())
     };
     Answer {
         code,
@@ -148,22 +157,43 @@ pub(crate) async fn send(
     }
 }
 
-/// A client of the server whose kubeconfig is at `kubeconfig`, as its `context` (`apfkit`:
-/// the administrator; `apfkit-user`: a plain user).
-pub(crate) async fn client(kubeconfig: &std::path::Path, context: &str) -> kube::Client {
+/// The client configuration of the server whose kubeconfig is at `kubeconfig`, as its
+/// `context` (for `apfkit-server`'s: `apfkit`, the administrator; `apfkit-user`, a plain user),
+/// without retries: kube-rs's client otherwise sends a request answered 429, 503 or 504 again,
+/// up to 15 times with a backoff growing to minutes, and a test would see the last answer,
+/// late.
+///
+/// # Panics
+///
+/// When the kubeconfig cannot be read or has no such context.
+pub async fn config(kubeconfig: &std::path::Path, context: &str) -> kube::Config {
     let options = KubeConfigOptions {
         context: Some(context.to_owned()),
         ..KubeConfigOptions::default()
     };
-    let config =
+    let mut config =
         kube::Config::from_custom_kubeconfig(Kubeconfig::read_from(kubeconfig).unwrap(), &options)
             .await
             .unwrap();
-    kube::Client::try_from(config).unwrap()
+    config.default_retry = false;
+    config
 }
 
-/// As the administrator: an object created (201) or a request that must succeed.
-pub(crate) async fn admin(client: &kube::Client, method: &str, path: &str, sent: Sent) -> Answer {
+/// A client of [`config`].
+///
+/// # Panics
+///
+/// As [`config`].
+pub async fn client(kubeconfig: &std::path::Path, context: &str) -> kube::Client {
+    kube::Client::try_from(config(kubeconfig, context).await).unwrap()
+}
+
+/// [`send`] without impersonation, for a request that must succeed (a 2xx).
+///
+/// # Panics
+///
+/// When it does not.
+pub async fn admin(client: &kube::Client, method: &str, path: &str, sent: Sent) -> Answer {
     let answer = send(client, method, path, &sent, None).await;
     assert!(
         (200..300).contains(&answer.code),
@@ -172,4 +202,21 @@ pub(crate) async fn admin(client: &kube::Client, method: &str, path: &str, sent:
         answer.body
     );
     answer
+}
+
+/// Asks `probe` every 50 ms until it holds, for `limit` at most: whether it did.
+pub async fn until<F: std::future::Future<Output = bool>>(
+    limit: Duration,
+    mut probe: impl FnMut() -> F,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if probe().await {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
