@@ -10,11 +10,12 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
-    ListRequest, Place, Preconditions, PrinterStrategy, ResourceConfig, Revision, ScalePaths,
-    SchemaFn, Served, SharedVersion, UpdateKind,
+    ListRequest, Place, Preconditions, PrinterStrategy, ResourceConfig, Revision, SchemaFn, Served,
+    SharedVersion, UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
+use apfkit_runtime::kind::ScaleSubresource;
 use apfkit_runtime::scheme::UnknownFields;
 use apfkit_runtime::version::compare_kube_aware_version_strings;
 use serde_json::{Value, json};
@@ -182,10 +183,10 @@ where
             .versions
             .iter()
             .find_map(|v| v.subresources.as_ref()?.scale.as_ref())
-            .map(|scale| ScalePaths {
-                spec_replicas: scale.spec_replicas_path.clone(),
-                status_replicas: scale.status_replicas_path.clone(),
-                label_selector: scale.label_selector_path.clone(),
+            .map(|scale| ScaleSubresource {
+                spec_replicas_path: scale.spec_replicas_path.clone().into(),
+                status_replicas_path: scale.status_replicas_path.clone().into(),
+                label_selector_path: scale.label_selector_path.clone().map(Into::into),
             });
         let printer = source
             .versions

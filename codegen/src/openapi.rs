@@ -70,18 +70,6 @@ pub enum AdditionalProperties {
     Schema(Box<Schema>),
 }
 
-/// A CRD's `scale` subresource.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Scale {
-    /// JSON path of the desired replicas.
-    pub spec_replicas_path: String,
-    /// JSON path of the observed replicas.
-    pub status_replicas_path: String,
-    /// JSON path of the label selector.
-    pub label_selector_path: Option<String>,
-}
-
 /// One `x-kubernetes-validations` entry: a CEL rule and how its failure is reported.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -174,7 +162,7 @@ pub struct Schema {
     pub pattern: Option<String>,
     /// apfkit extension, written for CRDs: the `scale` subresource's replica paths.
     #[serde(rename = "x-apfkit-scale")]
-    pub scale: Option<Scale>,
+    pub scale: Option<apfkit_runtime::kind::ScaleSubresource>,
     /// apfkit extension: the server also replaces the zero value (0, "", false) by `default`,
     /// as kube-apiserver's hand-written defaulters do for non-pointer Go fields.
     #[serde(rename = "x-apfkit-default-on-zero", default)]

@@ -88,10 +88,14 @@ fn kinds_table(space: &TypeSpace, settings: &Settings, wire: Option<&TokenStream
         let subresources = &def.subresources;
         let scale = match &def.scale {
             Some(scale) => {
-                let spec = &scale.spec_replicas;
-                let status = &scale.status_replicas;
-                let selector = match &scale.label_selector {
-                    Some(path) => quote! { ::std::option::Option::Some(#path) },
+                let borrowed = |path: &str| quote! { ::std::borrow::Cow::Borrowed(#path) };
+                let spec = borrowed(&scale.spec_replicas_path);
+                let status = borrowed(&scale.status_replicas_path);
+                let selector = match &scale.label_selector_path {
+                    Some(path) => {
+                        let path = borrowed(path);
+                        quote! { ::std::option::Option::Some(#path) }
+                    }
                     None => quote! { ::std::option::Option::None },
                 };
                 quote! {

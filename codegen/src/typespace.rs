@@ -116,17 +116,6 @@ pub struct OtherFields {
     pub value: FieldType,
 }
 
-/// The scale subresource of a custom resource: where its replica counts are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScalePaths {
-    /// JSON path of the desired replicas, such as `.spec.replicas`.
-    pub spec_replicas: String,
-    /// JSON path of the observed replicas.
-    pub status_replicas: String,
-    /// JSON path of the label selector, if any.
-    pub label_selector: Option<String>,
-}
-
 /// A struct with its fields and identity.
 #[derive(Debug, Clone, Default)]
 pub struct StructDef {
@@ -149,7 +138,7 @@ pub struct StructDef {
     /// Subresources served for the kind (`status`, `scale`), sorted.
     pub subresources: Vec<String>,
     /// Replica paths of the `scale` subresource, from a CRD.
-    pub scale: Option<ScalePaths>,
+    pub scale: Option<apfkit_runtime::kind::ScaleSubresource>,
     /// kube-apiserver's Go layout of the struct (`x-apfkit-go`).
     pub go: Option<GoLayout>,
 }
@@ -586,11 +575,7 @@ impl Builder<'_> {
             hook_check: self.settings.hook_check_for(definition).map(str::to_owned),
             other_fields,
             subresources,
-            scale: schema.scale.clone().map(|scale| ScalePaths {
-                spec_replicas: scale.spec_replicas_path,
-                status_replicas: scale.status_replicas_path,
-                label_selector: scale.label_selector_path,
-            }),
+            scale: schema.scale.clone(),
             go: schema.go.clone(),
         })
     }

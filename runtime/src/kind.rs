@@ -139,9 +139,9 @@ mod tests {
 
 /// One kind of a generated API, as its `KINDS` table lists it (resources and list kinds): what
 /// a program needs to list, look up, serve and export kinds without a hand-written table. `W`
-/// is the tree's wire codec (`()` for a tree without one); each generated tree names this type
+/// is the tree's wire encodings (`()` for a tree without one); each generated tree names this type
 /// `KindInfo`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct KindInfo<W: 'static = ()> {
     /// API group, empty for the legacy core group.
     pub group: &'static str,
@@ -188,13 +188,18 @@ impl<W> KindInfo<W> {
     }
 }
 
-/// Where a custom resource's `scale` subresource reads replicas from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where the `autoscaling/v1` `Scale` of an object reads and writes its replicas: a CRD's
+/// `subresources.scale` (its JSON form, camelCase), simple JSON paths such as
+/// `.spec.replicas`. The names are borrowed in generated registries and owned when read from
+/// a CRD at run time.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ScaleSubresource {
-    /// JSON path of the desired replicas, such as `.spec.replicas`.
-    pub spec_replicas_path: &'static str,
-    /// JSON path of the observed replicas, such as `.status.replicas`.
-    pub status_replicas_path: &'static str,
-    /// JSON path of the label selector, if any.
-    pub label_selector_path: Option<&'static str>,
+    /// JSON path of the desired replicas, written by `/scale` (`specReplicasPath`).
+    pub spec_replicas_path: crate::identity::Name,
+    /// JSON path of the observed replicas (`statusReplicasPath`).
+    pub status_replicas_path: crate::identity::Name,
+    /// JSON path of the label selector in its string form (`labelSelectorPath`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector_path: Option<crate::identity::Name>,
 }

@@ -18,15 +18,15 @@ use super::request::{Target, header_text, read_body};
 use super::response::{content_type, respond, written};
 use super::server::ApiServer;
 use crate::error::{ApiError, Cause, Subject};
-use crate::store::ScalePaths;
 use crate::store::UpdateKind;
+use apfkit_runtime::kind::ScaleSubresource;
 
 /// Serves `GET`, `PUT` and `PATCH` (JSON or merge patch) of `<object>/scale`, the actions
 /// [`Action::of`] lets through to a subresource.
 pub(super) async fn serve<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
-    paths: &ScalePaths,
+    paths: &ScaleSubresource,
     request: Request,
     action: Action,
 ) -> Result<Response, ApiError>
@@ -95,7 +95,7 @@ where
         }
     };
     let replicas = replicas_of(&scale, place.name)?;
-    set(&mut value, &paths.spec_replicas, json!(replicas));
+    set(&mut value, &paths.spec_replicas_path, json!(replicas));
     // The Scale's resourceVersion, when it names one, is the object's precondition.
     let expected = scale
         .pointer("/metadata/resourceVersion")
@@ -189,7 +189,7 @@ fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
 
 /// The Scale of an object: its replicas at the spec and status paths (0 when absent) and its
 /// selector at the selector path, with the object's identity.
-pub fn scale_of(object: &Value, paths: &ScalePaths) -> Value {
+pub fn scale_of(object: &Value, paths: &ScaleSubresource) -> Value {
     let metadata = object.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let mut kept = Map::new();
     for field in [
@@ -204,9 +204,9 @@ pub fn scale_of(object: &Value, paths: &ScalePaths) -> Value {
         }
     }
     let replicas = |path: &str| get(object, path).and_then(Value::as_i64).unwrap_or(0);
-    let mut status = json!({"replicas": replicas(&paths.status_replicas)});
+    let mut status = json!({"replicas": replicas(&paths.status_replicas_path)});
     if let Some(selector) = paths
-        .label_selector
+        .label_selector_path
         .as_deref()
         .and_then(|path| get(object, path))
         .and_then(Value::as_str)
@@ -217,7 +217,7 @@ pub fn scale_of(object: &Value, paths: &ScalePaths) -> Value {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": kept,
-        "spec": {"replicas": replicas(&paths.spec_replicas)},
+        "spec": {"replicas": replicas(&paths.spec_replicas_path)},
         "status": status,
     })
 }
@@ -266,11 +266,11 @@ fn respond_scale(scale: &Value, format: Format) -> Result<Response, ApiError> {
 mod tests {
     use super::*;
 
-    fn paths() -> ScalePaths {
-        ScalePaths {
-            spec_replicas: ".spec.replicas".to_owned(),
-            status_replicas: ".status.replicas".to_owned(),
-            label_selector: Some(".status.selector".to_owned()),
+    fn paths() -> ScaleSubresource {
+        ScaleSubresource {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: Some(".status.selector".into()),
         }
     }
 

@@ -16,8 +16,7 @@ pub use objects::{
     Change, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
 };
 pub use resource::{
-    ResourceConfig, ResourceError, ScalePaths, SchemaFn, SchemeVersion, Served, SharedVersion,
-    VersionCodec,
+    ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served, SharedVersion, VersionCodec,
 };
 pub use stored::{Stored, Watch, Watched};
 pub use strategy::{GenericStrategy, PrinterStrategy, Strategy};

@@ -40,22 +40,10 @@ pub struct ResourceConfig {
     /// resources: no, 415).
     pub strategic_merge: bool,
     /// The paths of a `/scale` subresource, when the resource has one.
-    pub scale: Option<ScalePaths>,
+    pub scale: Option<ScaleSubresource>,
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
     /// (the kind or its list) in a version, for the OpenAPI documents.
     pub schema: Option<SchemaFn>,
-}
-
-/// Where the `autoscaling/v1` `Scale` of an object reads and writes its replicas (a CRD's
-/// `subresources.scale`): simple JSON paths such as `.spec.replicas`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScalePaths {
-    /// The desired replicas, written by `/scale` (`specReplicasPath`).
-    pub spec_replicas: String,
-    /// The observed replicas (`statusReplicasPath`).
-    pub status_replicas: String,
-    /// The selector, a label selector in its string form (`labelSelectorPath`).
-    pub label_selector: Option<String>,
 }
 
 impl ResourceConfig {
@@ -110,7 +98,7 @@ impl ResourceConfig {
         let config = Self::custom(kind, info.plural.unwrap_or_default(), info.namespaced)
             .with_status(info.subresources.contains(&"status"));
         match &info.scale {
-            Some(scale) => config.with_scale(ScalePaths::from(scale)),
+            Some(scale) => config.with_scale(scale.clone()),
             None => config,
         }
     }
@@ -146,7 +134,7 @@ impl ResourceConfig {
 
     /// The resource with a `/scale` subresource at these paths.
     #[must_use]
-    pub fn with_scale(mut self, scale: ScalePaths) -> Self {
+    pub fn with_scale(mut self, scale: ScaleSubresource) -> Self {
         self.scale = Some(scale);
         self
     }
@@ -160,16 +148,6 @@ impl ResourceConfig {
 }
 
 /// The paths of a generated kind's `scale` subresource.
-impl From<&ScaleSubresource> for ScalePaths {
-    fn from(scale: &ScaleSubresource) -> Self {
-        ScalePaths {
-            spec_replicas: scale.spec_replicas_path.to_owned(),
-            status_replicas: scale.status_replicas_path.to_owned(),
-            label_selector: scale.label_selector_path.map(str::to_owned),
-        }
-    }
-}
-
 impl std::fmt::Debug for ResourceConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceConfig")

@@ -378,9 +378,9 @@ mod edge_cases {
     fn the_scale_subresource_is_recorded() {
         let kind = KINDS.iter().find(|k| k.kind == "Edge").unwrap();
         assert_eq!(kind.subresources, ["scale", "status"]);
-        let scale = kind.scale.unwrap();
+        let scale = kind.scale.as_ref().unwrap();
         assert_eq!(scale.spec_replicas_path, ".spec.replicas");
-        assert_eq!(scale.label_selector_path, Some(".status.selector"));
+        assert_eq!(scale.label_selector_path.as_deref(), Some(".status.selector"));
     }
 }
 
