@@ -58,38 +58,55 @@ fn the_readme_is_short_and_links_every_page_of_the_docs() {
     );
 }
 
-/// docs/decisions.md's index by subsystem names every numbered decision exactly once, and
-/// nothing that is not one.
+/// docs/decisions.md, the reference by subsystem, lists every decision of the record
+/// (docs/history/decisions.md, numbered in order) exactly once, and nothing that is not one;
+/// its index counts each subsystem's lines.
 #[test]
 fn decisions_index_lists_every_decision_once() {
-    let text =
-        std::fs::read_to_string(apfkit_tests::repo_root().join("docs/decisions.md")).unwrap();
-    let entries: Vec<u32> = text
+    let read = |path: &str| std::fs::read_to_string(apfkit_tests::repo_root().join(path)).unwrap();
+    let record = read("docs/history/decisions.md");
+    let entries: Vec<u32> = record
         .lines()
         .filter_map(|line| line.split_once(". "))
         .filter_map(|(number, _)| number.parse().ok())
         .collect();
-    assert!(entries.len() > 180, "{entries:?}");
-    let index = text
+    assert!(entries.len() > 200, "{entries:?}");
+    let mut sorted_entries = entries.clone();
+    sorted_entries.sort_unstable();
+    assert_eq!(sorted_entries, entries, "entries are numbered in order");
+
+    let reference = read("docs/decisions.md");
+    let listed = |section: &str| -> Vec<u32> {
+        section
+            .lines()
+            .filter_map(|line| line.strip_prefix("- [**"))
+            .map(|rest| rest.split_once("**").unwrap().0.parse().unwrap())
+            .collect()
+    };
+    let mut indexed = listed(&reference);
+    indexed.sort_unstable();
+    assert_eq!(indexed, entries, "the reference against the record");
+    // Each index row's count is its section's number of lines.
+    let index = reference
         .split("\n## Index\n")
         .nth(1)
         .and_then(|rest| rest.trim_start().split("\n\n").next())
         .expect("an index table");
-    let mut indexed = Vec::new();
     for row in index.lines().skip(2) {
-        let numbers = row.trim_end_matches('|').rsplit('|').next().unwrap();
-        for item in numbers.split(',') {
-            let item = item.trim();
-            let (first, last) = item.split_once('–').unwrap_or((item, item));
-            let (first, last): (u32, u32) = (first.parse().unwrap(), last.parse().unwrap());
-            indexed.extend(first..=last);
-        }
+        let (name, count) = row.trim_matches('|').split_once("](#").unwrap();
+        let name = name.trim_start_matches(" [");
+        let count: usize = count.rsplit('|').next().unwrap().trim().parse().unwrap();
+        let section = reference
+            .split(&format!(
+                "\n## {}{}\n",
+                name[..1].to_uppercase(),
+                &name[1..]
+            ))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no section {name}"));
+        let section = section.split("\n## ").next().unwrap();
+        assert_eq!(listed(section).len(), count, "{name}");
     }
-    let mut sorted_entries = entries.clone();
-    sorted_entries.sort_unstable();
-    assert_eq!(sorted_entries, entries, "entries are numbered in order");
-    indexed.sort_unstable();
-    assert_eq!(indexed, entries, "the index against the entries");
 }
 
 /// Every relative link of the repository's Markdown (README.md, docs/, each crate's and

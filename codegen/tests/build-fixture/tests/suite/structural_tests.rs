@@ -380,7 +380,10 @@ mod edge_cases {
         assert_eq!(kind.subresources, ["scale", "status"]);
         let scale = kind.scale.as_ref().unwrap();
         assert_eq!(scale.spec_replicas_path, ".spec.replicas");
-        assert_eq!(scale.label_selector_path.as_deref(), Some(".status.selector"));
+        assert_eq!(
+            scale.label_selector_path.as_deref(),
+            Some(".status.selector")
+        );
     }
 }
 
