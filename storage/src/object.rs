@@ -11,7 +11,6 @@
 use apfkit_scheme::scheme::{InputError, Limits, SCHEME};
 use apfkit_wire::envelope::{self as wire_envelope, EnvelopeError};
 use apfkit_wire::protobuf::UnknownField;
-use apfkit_wire::{KindEncodings, Kinds};
 use serde_json::Value;
 
 use apfkit_runtime::scheme::{PROTOBUF_PREFIX, StorageEncoding};
@@ -71,16 +70,6 @@ pub enum ObjectError {
         /// Its kind.
         kind: String,
     },
-}
-
-fn encodings(api_version: &str, kind: &str) -> Result<KindEncodings, ObjectError> {
-    let unknown = || EnvelopeError::UnknownKind {
-        api_version: api_version.to_owned(),
-        kind: kind.to_owned(),
-    };
-    Ok(apfkit_types::KINDS
-        .encodings(api_version, kind)
-        .ok_or_else(unknown)?)
 }
 
 /// Gives a decoded object its key's mod revision as `metadata.resourceVersion`, as the API
@@ -148,7 +137,7 @@ pub fn decode(
             stored.api_version.unwrap_or_default(),
             stored.kind.unwrap_or_default(),
         );
-        encodings(&api_version, &kind)?;
+        wire_envelope::encodings(apfkit_types::KINDS, &api_version, &kind)?;
         (object, StorageEncoding::Json, Vec::new())
     };
     set_resource_version(&mut object, mod_revision);
@@ -167,7 +156,7 @@ pub fn decode(
 pub fn encode(object: &Value, encoding: StorageEncoding) -> Result<Vec<u8>, ObjectError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
-    let encodings = encodings(api_version, kind)?;
+    let encodings = wire_envelope::encodings(apfkit_types::KINDS, api_version, kind)?;
     let object = without_resource_version(object);
     let failed = |source| EnvelopeError::Encode {
         api_version: api_version.to_owned(),
@@ -175,7 +164,10 @@ pub fn encode(object: &Value, encoding: StorageEncoding) -> Result<Vec<u8>, Obje
         source,
     };
     match encoding {
-        StorageEncoding::Protobuf => Ok(wire_envelope::encode(apfkit_types::KINDS, &object)?),
+        StorageEncoding::Protobuf => {
+            let raw = (encodings.encode_protobuf)(object).map_err(failed)?;
+            Ok(wire_envelope::wrap(api_version, kind, &raw))
+        }
         StorageEncoding::Json => {
             let mut json = (encodings.go_json)(object, false).map_err(failed)?;
             json.push(b'\n');

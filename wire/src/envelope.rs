@@ -141,8 +141,12 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The encodings of one of `kinds`.
-fn encodings(
+/// The encodings of the kind `api_version` and `kind` among `kinds`.
+///
+/// # Errors
+///
+/// [`EnvelopeError::UnknownKind`] when it is not one of them, or has no encodings.
+pub fn encodings(
     kinds: &(impl Kinds + ?Sized),
     api_version: &str,
     kind: &str,
@@ -156,8 +160,8 @@ fn encodings(
 }
 
 /// An enveloped object (prefix included) as JSON, decoded with the encodings of the kind the
-/// envelope names (one of `kinds`), with the fields its schema does not have; refused as soon as it exceeds
-/// `limits`.
+/// envelope names (one of `kinds`), with the fields its schema does not have; refused as soon
+/// as it exceeds `limits`.
 ///
 /// # Errors
 ///

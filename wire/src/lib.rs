@@ -4,8 +4,8 @@
 //!
 //! **Where to start**: `apfkit-codegen` writes, for every kind with an `x-apfkit-go` layout,
 //! a [`protobuf::Message`] impl and a [`GoJson`] impl (JSON in Go's field order) on this
-//! crate's runtime, and each kind's `KindInfo::wire` is its [`KindEncodings`]: a kind's encodings on
-//! JSON values, for code that picks the kind at run time. A registry of such kinds
+//! crate's runtime, and each kind's `KindInfo::wire` is its [`KindEncodings`]: a kind's
+//! encodings on JSON values, for code that picks the kind at run time. A registry of such kinds
 //! ([`Kinds`], implemented for a generated `KINDS` table) writes and reads any of its
 //! documents ([`to_go_json`], [`envelope::encode`], [`envelope::decode`]); messages known
 //! only as field tables (k8s-openapi's kinds) are read and written by [`shaped`].
@@ -53,7 +53,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy)]
 pub struct KindEncodings {
     /// Protobuf bytes (`runtime.Unknown.raw`) to the object as JSON (its `apiVersion` and
-    /// `kind` are the codec's), with the unknown fields met; refused past the limits, which
+    /// `kind` are the kind's), with the unknown fields met; refused past the limits, which
     /// hold while decoding and again on the object before it is built as JSON.
     pub decode_protobuf: fn(
         &[u8],
@@ -66,7 +66,7 @@ pub struct KindEncodings {
 }
 
 impl KindEncodings {
-    /// The codec of `T`.
+    /// The encodings of `T`.
     pub const fn of<T>() -> KindEncodings
     where
         T: protobuf::Message + GoJson + Serialize + DeserializeOwned,

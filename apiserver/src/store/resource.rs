@@ -147,7 +147,6 @@ impl ResourceConfig {
     }
 }
 
-/// The paths of a generated kind's `scale` subresource.
 impl std::fmt::Debug for ResourceConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceConfig")

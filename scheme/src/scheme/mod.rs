@@ -1,7 +1,7 @@
 //! The scheme of flowcontrol and apiregistration: apfkit-runtime's [`Scheme`] over the
-//! generated codec list ([`CODECS`]) and the kinds' encodings ([`ENCODINGS`]), the same scheme type a
-//! user's CRD gets from the generator. It reads documents of every served version, defaults
-//! them as kube-apiserver does, converts them through the hub and writes them as
+//! generated codec list ([`CODECS`]) and the kinds' encodings ([`ENCODINGS`]), the same scheme
+//! type a user's CRD gets from the generator. It reads documents of every served version,
+//! defaults them as kube-apiserver does, converts them through the hub and writes them as
 //! kube-apiserver would.
 //!
 //! ```
