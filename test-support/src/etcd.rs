@@ -35,7 +35,7 @@ pub struct Etcd {
 /// A loopback port no other etcd of this process was given and nothing listens on. Test
 /// binaries run one after another, so each starts from its own offset (its process id) only to
 /// keep clear of an etcd a crashed earlier run left behind.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let span = PORTS.end - PORTS.start;
     let offset = (std::process::id() % u32::from(span)) as u16;

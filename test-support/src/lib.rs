@@ -6,7 +6,8 @@
 //! the server tests apply; [`extension`] serves extension API servers over TLS and HTTP/2 for
 //! the aggregator's tests; [`watch`] reads a watch's events from any HTTP body; [`crd`]
 //! writes the skeleton of a CustomResourceDefinition; [`requests`] sends raw requests through
-//! kube-rs's client and reads what their answers did.
+//! kube-rs's client and reads what their answers did; [`reference`] starts the real
+//! kube-apiserver, built from its Go module, beside the server under test.
 
 #![forbid(unsafe_code)]
 
@@ -17,6 +18,7 @@ pub mod extension;
 pub mod flow_control;
 pub mod guide;
 pub mod process;
+pub mod reference;
 pub mod requests;
 pub mod status;
 pub mod watch;

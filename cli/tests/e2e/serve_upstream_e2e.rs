@@ -728,7 +728,7 @@ on_both_stores!(
 
 /// test/e2e/apimachinery/aggregated_discovery.go, "should support aggregated discovery
 /// interface" and "…for CRDs" (v1.30), through client-go's aggregated discovery as kubectl
-/// 1.32 uses it (`kubectl api-resources`, `api-versions`, each with an empty cache): the
+/// (1.32 and 1.37) uses it (`kubectl api-resources`, `api-versions`, each with an empty cache): the
 /// client reads `/api` and `/apis` once each, asking for `apidiscovery.k8s.io/v2` first, and no
 /// group's own document; the groups, versions and resources this server serves are present
 /// (upstream's expected kinds are Kubernetes' built-ins, which it does not serve; the
@@ -741,7 +741,12 @@ fn aggregated_discovery_interface_holds(server: &Server) {
     let log = String::from_utf8_lossy(&output.stderr);
     let fetched: Vec<&str> = log
         .lines()
-        .filter_map(|line| line.split("GET https://").nth(1))
+        // kubectl 1.32 logs `GET https://…`; 1.37 `"Request" verb="GET" url="https://…"`.
+        .filter_map(|line| {
+            line.split("GET https://")
+                .nth(1)
+                .or_else(|| line.split("verb=\"GET\" url=\"https://").nth(1))
+        })
         .collect();
     assert_eq!(fetched.len(), 2, "only /api and /apis: {fetched:?}");
     assert!(

@@ -1,0 +1,171 @@
+//! The servers compared: the reference kube-apiserver and apfkit's server on each backend.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use apfkit_server::{Config, Server, Storage};
+use apfkit_test_support::etcd::Etcd;
+use apfkit_test_support::reference::KubeApiserver;
+use apfkit_test_support::requests;
+
+use crate::session::{Session, Transcript};
+
+/// A case: a script of requests sent through a [`Session`].
+pub type Case = for<'a> fn(&'a mut Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// The environment variable naming a folder to write every transcript to.
+pub const DUMP_VARIABLE: &str = "APFKIT_DIFFERENTIAL_DUMP";
+
+/// Which server a transcript came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// kube-apiserver, the judge.
+    Reference,
+    /// apfkit's server on its embedded store.
+    Embedded,
+    /// apfkit's server on etcd.
+    Etcd,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Target::Reference => "kube-apiserver",
+            Target::Embedded => "apfkit (embedded store)",
+            Target::Etcd => "apfkit (etcd)",
+        })
+    }
+}
+
+/// The reference and apfkit's server on each backend, running until dropped.
+pub struct Servers {
+    reference: KubeApiserver,
+    embedded: Server,
+    on_etcd: Server,
+    // Dropped after the servers that use them.
+    _etcd: Etcd,
+    _data: tempfile::TempDir,
+}
+
+impl Servers {
+    /// Starts the three servers side by side (the reference in a blocking task: it waits for
+    /// its own readiness), with kube-apiserver's defaults on every one.
+    ///
+    /// # Panics
+    ///
+    /// When one does not start: the reference without its binary names the command that
+    /// builds it.
+    pub async fn start() -> Servers {
+        let reference = tokio::task::spawn_blocking(|| KubeApiserver::start(&[]));
+        let data = tempfile::tempdir().expect("a temporary folder");
+        let etcd = Etcd::start();
+        let embedded = apfkit_server::start(Config::new(data.path().join("embedded")))
+            .await
+            .expect("apfkit's server starts on its embedded store");
+        let mut config = Config::new(data.path().join("etcd"));
+        config.storage = Storage::Etcd(vec![etcd.endpoint.clone()]);
+        let on_etcd = apfkit_server::start(config)
+            .await
+            .expect("apfkit's server starts on etcd");
+        let reference = match reference.await {
+            Ok(reference) => reference,
+            Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+        };
+        Servers {
+            reference,
+            embedded,
+            on_etcd,
+            _etcd: etcd,
+            _data: data,
+        }
+    }
+
+    async fn run(&self, target: Target, case: Case) -> Transcript {
+        let kubeconfig = match target {
+            Target::Reference => self.reference.kubeconfig(),
+            Target::Embedded => self.embedded.kubeconfig().to_owned(),
+            Target::Etcd => self.on_etcd.kubeconfig().to_owned(),
+        };
+        let mut session = Session::new(requests::client(&kubeconfig, "apfkit").await);
+        case(&mut session).await;
+        session.into_transcript()
+    }
+
+    /// Runs `case` on every server at once and holds each apfkit transcript to the
+    /// reference's; answers how many exchanges were compared, or the first difference.
+    ///
+    /// With `APFKIT_DIFFERENTIAL_DUMP` set to a folder, each transcript is also written there
+    /// whole, as `NAME.TARGET.txt`, for reading what a server answered.
+    pub async fn compare(&self, name: &str, case: Case) -> Result<usize, String> {
+        let (reference, embedded, on_etcd) = tokio::join!(
+            self.run(Target::Reference, case),
+            self.run(Target::Embedded, case),
+            self.run(Target::Etcd, case),
+        );
+        if let Some(folder) = std::env::var_os(DUMP_VARIABLE) {
+            for (target, transcript) in [
+                (Target::Reference, &reference),
+                (Target::Embedded, &embedded),
+                (Target::Etcd, &on_etcd),
+            ] {
+                let text: Vec<String> = transcript
+                    .exchanges
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                let file = std::path::Path::new(&folder).join(format!("{name}.{target:?}.txt"));
+                std::fs::write(&file, text.join("\n\n"))
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
+            }
+        }
+        for (target, transcript) in [(Target::Embedded, &embedded), (Target::Etcd, &on_etcd)] {
+            difference(&reference, target, transcript)?;
+        }
+        Ok(reference.exchanges.len() * 2)
+    }
+}
+
+/// Where `transcript` differs from the reference's: each differing exchange with the places
+/// it differs, then the first of them whole on both servers.
+fn difference(
+    reference: &Transcript,
+    target: Target,
+    transcript: &Transcript,
+) -> Result<(), String> {
+    let mut report = String::new();
+    let mut first = None;
+    for (index, (expected, answered)) in reference
+        .exchanges
+        .iter()
+        .zip(&transcript.exchanges)
+        .enumerate()
+    {
+        if expected != answered {
+            let paths = crate::normalize::differences(&expected.summary(), &answered.summary());
+            report.push_str(&format!(
+                "exchange {} ({}) differs on {target}:\n  {}\n",
+                index + 1,
+                expected.request,
+                paths.join("\n  ")
+            ));
+            first.get_or_insert((expected, answered));
+        }
+    }
+    if reference.exchanges.len() != transcript.exchanges.len() {
+        report.push_str(&format!(
+            "{} exchanges with {}, {} with {target}\n",
+            reference.exchanges.len(),
+            Target::Reference,
+            transcript.exchanges.len()
+        ));
+    }
+    match first {
+        None if report.is_empty() => Ok(()),
+        None => Err(report),
+        Some((expected, answered)) => Err(format!(
+            "{report}--- {}:\n{expected}\n--- {target}:\n{answered}",
+            Target::Reference
+        )),
+    }
+}

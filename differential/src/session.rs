@@ -1,0 +1,250 @@
+//! A case's requests sent to one server, and what it answered, normalized.
+
+use std::fmt;
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use serde_json::Value;
+
+use crate::normalize::{self, Versions};
+
+/// How long one answer may take; a watch is read for this long at most.
+const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+
+/// One request of a case.
+#[derive(Debug, Clone)]
+pub struct Request {
+    method: http::Method,
+    path: String,
+    content_type: Option<&'static str>,
+    accept: Option<String>,
+    body: Vec<u8>,
+    impersonate: Option<String>,
+    only_kind: bool,
+}
+
+impl Request {
+    /// `METHOD path`, without a body.
+    pub fn with_method(method: &str, path: &str) -> Request {
+        Request::new(
+            http::Method::from_bytes(method.as_bytes()).expect("an HTTP method"),
+            path,
+        )
+    }
+
+    fn new(method: http::Method, path: &str) -> Request {
+        Request {
+            method,
+            path: path.to_owned(),
+            content_type: None,
+            accept: None,
+            body: Vec::new(),
+            impersonate: None,
+            only_kind: false,
+        }
+    }
+
+    /// `GET path`.
+    pub fn get(path: &str) -> Request {
+        Request::new(http::Method::GET, path)
+    }
+
+    /// `DELETE path`.
+    pub fn delete(path: &str) -> Request {
+        Request::new(http::Method::DELETE, path)
+    }
+
+    /// `POST path` of `body` as JSON.
+    pub fn post(path: &str, body: &Value) -> Request {
+        Request::new(http::Method::POST, path).json("application/json", body)
+    }
+
+    /// `PUT path` of `body` as JSON.
+    pub fn put(path: &str, body: &Value) -> Request {
+        Request::new(http::Method::PUT, path).json("application/json", body)
+    }
+
+    /// `PATCH path` of `body` as `content_type` (`application/merge-patch+json`,
+    /// `application/json-patch+json`, `application/strategic-merge-patch+json`,
+    /// `application/apply-patch+yaml`).
+    pub fn patch(path: &str, content_type: &'static str, body: &Value) -> Request {
+        Request::new(http::Method::PATCH, path).json(content_type, body)
+    }
+
+    /// This request with `body` as its JSON body of `content_type`.
+    pub fn json(mut self, content_type: &'static str, body: &Value) -> Request {
+        self.content_type = Some(content_type);
+        self.body = serde_json::to_vec(body).expect("JSON");
+        self
+    }
+
+    /// This request with a body of raw bytes (not JSON, or JSON cut short).
+    pub fn raw(mut self, content_type: &'static str, body: &[u8]) -> Request {
+        self.content_type = Some(content_type);
+        self.body = body.to_vec();
+        self
+    }
+
+    /// This request with `Accept: accept`.
+    pub fn accept(mut self, accept: &str) -> Request {
+        self.accept = Some(accept.to_owned());
+        self
+    }
+
+    /// This request impersonating `user` (the administrator may).
+    pub fn impersonating(mut self, user: &str) -> Request {
+        self.impersonate = Some(user.to_owned());
+        self
+    }
+
+    /// This request with only its answer's code, headers, `kind` and `apiVersion` compared:
+    /// for a document that lists what each server serves (discovery), where the request's
+    /// point is how it is answered, not the list.
+    pub fn kind_only(mut self) -> Request {
+        self.only_kind = true;
+        self
+    }
+
+    fn line(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+/// What a server answered to one request, with what must differ replaced by placeholders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The request: method and path (its resource versions as placeholders).
+    pub request: String,
+    /// The status code.
+    pub code: u16,
+    /// The `Content-Type` header.
+    pub content_type: String,
+    /// The `Warning` headers, in order.
+    pub warnings: Vec<String>,
+    /// The body: JSON normalized, else its text.
+    pub body: Value,
+}
+
+impl Exchange {
+    /// The exchange as one JSON value, for listing where two differ.
+    pub fn summary(&self) -> Value {
+        serde_json::json!({"request": self.request, "code": self.code,
+            "contentType": self.content_type, "warnings": self.warnings, "body": self.body})
+    }
+}
+
+impl fmt::Display for Exchange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} -> {} ({})",
+            self.request, self.code, self.content_type
+        )?;
+        for warning in &self.warnings {
+            writeln!(f, "Warning: {warning}")?;
+        }
+        match &self.body {
+            Value::String(text) => write!(f, "{text}"),
+            body => write!(
+                f,
+                "{}",
+                serde_json::to_string_pretty(body).expect("a JSON value")
+            ),
+        }
+    }
+}
+
+/// What one server answered to a case, exchange by exchange.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    /// The exchanges in the order they were sent.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// A case's requests to one server.
+pub struct Session {
+    client: kube::Client,
+    versions: Versions,
+    transcript: Transcript,
+}
+
+impl Session {
+    pub(crate) fn new(client: kube::Client) -> Session {
+        Session {
+            client,
+            versions: Versions::default(),
+            transcript: Transcript::default(),
+        }
+    }
+
+    pub(crate) fn into_transcript(self) -> Transcript {
+        self.transcript
+    }
+
+    /// Sends `request` as the administrator, records what was answered, and answers the body
+    /// as it came (JSON; `Null` for a body that is not), for a case that reads a value from it
+    /// to send on.
+    ///
+    /// # Panics
+    ///
+    /// When the request cannot be sent or is not answered within 20 s.
+    pub async fn send(&mut self, request: Request) -> Value {
+        let line = request.line();
+        let only_kind = request.only_kind;
+        let mut builder = http::Request::builder()
+            .method(request.method)
+            .uri(&request.path);
+        if let Some(content_type) = request.content_type {
+            builder = builder.header("Content-Type", content_type);
+        }
+        if let Some(accept) = &request.accept {
+            builder = builder.header("Accept", accept);
+        }
+        if let Some(user) = &request.impersonate {
+            builder = builder.header("Impersonate-User", user);
+        }
+        let sent = builder
+            .body(kube::client::Body::from(request.body))
+            .expect("a request");
+        let answer = tokio::time::timeout(ANSWER_WITHIN, async {
+            let response = self
+                .client
+                .send(sent)
+                .await
+                .unwrap_or_else(|e| panic!("{line}: {e}"));
+            let (head, body) = response.into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .unwrap_or_else(|e| panic!("{line}: {e}"))
+                .to_bytes();
+            (head, bytes)
+        })
+        .await;
+        let (head, bytes) =
+            answer.unwrap_or_else(|_| panic!("{line}: no answer in {ANSWER_WITHIN:?}"));
+        let header = |name: &str| {
+            head.headers
+                .get_all(name)
+                .iter()
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+                .collect::<Vec<_>>()
+        };
+        let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+        let mut body = parsed
+            .clone()
+            .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        normalize::value(&mut body, &mut self.versions);
+        if only_kind {
+            body = serde_json::json!({"kind": body["kind"], "apiVersion": body["apiVersion"]});
+        }
+        self.transcript.exchanges.push(Exchange {
+            request: self.versions.in_text(&line),
+            code: head.status.as_u16(),
+            content_type: header("content-type").join(", "),
+            warnings: header("warning"),
+            body,
+        });
+        parsed.unwrap_or(Value::Null)
+    }
+}

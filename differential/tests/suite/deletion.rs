@@ -1,0 +1,74 @@
+//! Deletion: finalizers and `deletionTimestamp`, what a delete answers per kind, and what a
+//! subresource allows.
+
+use apfkit_differential::{Request, Session};
+use serde_json::{Value, json};
+
+const FLOW: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
+
+/// A PriorityLevelConfiguration: no controller writes its status on either server, so what
+/// each answers depends on the requests alone.
+fn priority_level(name: &str, metadata: Value) -> Value {
+    let mut metadata = metadata;
+    metadata["name"] = json!(name);
+    json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "PriorityLevelConfiguration", "metadata": metadata,
+        "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
+            "limitResponse": {"type": "Reject"}}}})
+}
+
+/// An object with a finalizer is kept, marked with `deletionTimestamp`, until its finalizers
+/// are gone (issue 55, item 1).
+async fn a_finalizer_keeps_a_deleted_object_until_it_is_removed(s: &mut Session) {
+    let path = format!("{FLOW}/prioritylevelconfigurations/kept-by-finalizer");
+    s.send(Request::post(
+        &format!("{FLOW}/prioritylevelconfigurations"),
+        &priority_level(
+            "kept-by-finalizer",
+            json!({"finalizers": ["example.com/hold"]}),
+        ),
+    ))
+    .await;
+    s.send(Request::delete(&path)).await;
+    s.send(Request::get(&path)).await;
+    // A second delete of an object being deleted changes nothing.
+    s.send(Request::delete(&path)).await;
+    s.send(Request::patch(
+        &path,
+        "application/merge-patch+json",
+        &json!({"metadata": {"finalizers": null}}),
+    ))
+    .await;
+    s.send(Request::get(&path)).await;
+}
+
+/// Status storage has get, update and patch only: a delete there is 405 (item 2).
+async fn a_delete_of_a_status_subresource_is_not_allowed(s: &mut Session) {
+    let path = format!("{FLOW}/prioritylevelconfigurations/status-not-deleted");
+    s.send(Request::post(
+        &format!("{FLOW}/prioritylevelconfigurations"),
+        &priority_level("status-not-deleted", json!({})),
+    ))
+    .await;
+    s.send(Request::delete(&format!("{path}/status"))).await;
+    s.send(Request::get(&path)).await;
+}
+
+/// What a Service's delete answers (item 11).
+async fn a_deleted_service_is_answered_as_its_kind_says(s: &mut Session) {
+    let services = "/api/v1/namespaces/default/services";
+    s.send(Request::post(
+        services,
+        &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "deleted-service"},
+            "spec": {"ports": [{"port": 80}], "clusterIP": "None"}}),
+    ))
+    .await;
+    s.send(Request::delete(&format!("{services}/deleted-service")))
+        .await;
+}
+
+crate::cases!(
+    a_finalizer_keeps_a_deleted_object_until_it_is_removed,
+    a_delete_of_a_status_subresource_is_not_allowed,
+    a_deleted_service_is_answered_as_its_kind_says,
+);

@@ -1,0 +1,119 @@
+//! What each path serves: versions, verbs and media types.
+
+use apfkit_differential::{Request, Session};
+
+/// A create-only resource answers other verbs 405 (item 7).
+async fn a_create_only_resource_refuses_a_get(s: &mut Session) {
+    s.send(Request::get(
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    ))
+    .await;
+    s.send(Request::get(
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    ))
+    .await;
+}
+
+/// Which flowcontrol versions are served (item 15).
+async fn only_flowcontrol_v1_is_served(s: &mut Session) {
+    for version in ["v1", "v1beta3", "v1beta2", "v1beta1", "v1alpha1"] {
+        s.send(Request::get(&format!(
+            "/apis/flowcontrol.apiserver.k8s.io/{version}/flowschemas/exempt"
+        )))
+        .await;
+    }
+}
+
+/// A bootstrap object as both servers make it.
+async fn the_bootstrap_flow_schemas_read_alike(s: &mut Session) {
+    for name in ["exempt", "catch-all", "system-leader-election"] {
+        s.send(Request::get(&format!(
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/{name}"
+        )))
+        .await;
+    }
+}
+
+/// PartialObjectMetadata, one object and a list (item 10).
+async fn partial_object_metadata_is_served(s: &mut Session) {
+    let accept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+    s.send(Request::get("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt").accept(accept))
+        .await;
+    s.send(
+        Request::get("/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations?labelSelector=nothing%3Dhere")
+            .accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
+    )
+    .await;
+}
+
+/// Paths nothing is served at (a group, a version, a resource, a path outside the API), and
+/// other methods on paths served to GET.
+async fn paths_nothing_is_served_at_answer_404_and_other_methods_405(s: &mut Session) {
+    for (method, path) in [
+        ("GET", "/apis/nothing.example.com/v1/things"),
+        ("GET", "/apis/nothing.example.com"),
+        ("POST", "/apis/nothing.example.com/v1"),
+        ("GET", "/apis/flowcontrol.apiserver.k8s.io/v9"),
+        ("GET", "/apis/flowcontrol.apiserver.k8s.io/v1/nothings"),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/namespaces/default/flowschemas",
+        ),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/x/scale",
+        ),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/x/status/more",
+        ),
+        ("GET", "/apis/flowcontrol.apiserver.k8s.io/v1/watch"),
+        (
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas//status",
+        ),
+        ("GET", "/api/v2"),
+        ("GET", "/nothing"),
+        ("GET", "/versions"),
+        ("GET", "/healthzx"),
+        ("GET", "/healthz/nothing"),
+        ("GET", "/openapi/v3/apis/nothing.example.com/v1"),
+        ("GET", "/openapi/v2/nothing"),
+        ("POST", "/version"),
+        ("POST", "/api"),
+        ("PUT", "/api/v1"),
+        ("POST", "/apis/flowcontrol.apiserver.k8s.io"),
+        ("DELETE", "/apis/flowcontrol.apiserver.k8s.io"),
+        ("PUT", "/apis/flowcontrol.apiserver.k8s.io/v1"),
+    ] {
+        s.send(Request::with_method(method, path)).await;
+    }
+    // `/apis` lists different groups on each server; how it answers is compared.
+    for method in ["DELETE", "POST"] {
+        s.send(Request::with_method(method, "/apis").kind_only())
+            .await;
+    }
+}
+
+/// The health checks: the whole and `ping`, as load balancers and kubelets ask.
+async fn health_checks_answer_ok(s: &mut Session) {
+    for path in [
+        "/healthz",
+        "/livez",
+        "/readyz",
+        "/healthz/ping",
+        "/livez/ping",
+        "/readyz/ping",
+    ] {
+        s.send(Request::get(path)).await;
+    }
+}
+
+crate::cases!(
+    health_checks_answer_ok,
+    paths_nothing_is_served_at_answer_404_and_other_methods_405,
+    a_create_only_resource_refuses_a_get,
+    only_flowcontrol_v1_is_served,
+    the_bootstrap_flow_schemas_read_alike,
+    partial_object_metadata_is_served,
+);
