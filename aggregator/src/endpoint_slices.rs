@@ -28,6 +28,11 @@ const MAX_ADDRESSES: usize = 100;
 /// `maxPorts`.
 const MAX_PORTS: usize = 20_000;
 
+/// A new EndpointSlice as Go writes it: `addressType` and `endpoints` have no `omitempty`.
+pub(crate) fn zero() -> Value {
+    serde_json::json!({"addressType": "", "endpoints": null})
+}
+
 /// An EndpointSlice read as kube-apiserver reads it: as k8s-openapi's type, its ports
 /// defaulted (`SetDefaults_EndpointPort`: name `""`, protocol `TCP`).
 pub(crate) fn normalize(

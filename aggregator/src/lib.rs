@@ -197,6 +197,10 @@ struct Kind {
     key_path: &'static str,
     status: bool,
     normalize: Normalize,
+    /// Whether a delete answers the deleted object (kube-apiserver's Services do).
+    return_deleted_object: bool,
+    /// A new object as Go writes it ([`apfkit_apiextensions::json_kind::JsonVersion::with_zero`]).
+    zero: fn() -> serde_json::Value,
 }
 
 fn resource<H: Send + Sync + 'static>(
@@ -212,7 +216,13 @@ fn resource<H: Send + Sync + 'static>(
     .with_short_names(kind.short_names.iter().copied())
     .with_status(kind.status)
     .stored_at(kind.key_path, StorageEncoding::Protobuf);
+    let config = if kind.return_deleted_object {
+        config.returning_deleted_objects()
+    } else {
+        config
+    };
     let version = JsonVersion::new(kind.group, "v1", kind.kind, kind.plural, kind.normalize)
+        .with_zero(kind.zero)
         .with_protobuf(
             |object| {
                 protobuf::write(object)
@@ -252,6 +262,8 @@ pub fn resources<H: Send + Sync + 'static>(
                 key_path: "services/specs",
                 status: true,
                 normalize: services::normalize,
+                return_deleted_object: true,
+                zero: services::zero,
             },
             Arc::new(services::validate),
             services::printer(),
@@ -265,6 +277,8 @@ pub fn resources<H: Send + Sync + 'static>(
                 key_path: "endpointslices",
                 status: false,
                 normalize: endpoint_slices::normalize,
+                return_deleted_object: false,
+                zero: endpoint_slices::zero,
             },
             Arc::new(move |object: &Value, old: Option<&Value>| {
                 endpoint_slices::validate(object, old, loopback)

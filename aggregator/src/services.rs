@@ -29,6 +29,11 @@ pub(crate) const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 /// `v1.DefaultClientIPServiceAffinitySeconds`.
 const DEFAULT_AFFINITY_SECONDS: i64 = 10_800;
 
+/// A new Service as Go writes it: `spec`, `status` and its `loadBalancer` are structs.
+pub(crate) fn zero() -> Value {
+    serde_json::json!({"spec": {}, "status": {"loadBalancer": {}}})
+}
+
 /// A Service read as kube-apiserver reads it: as k8s-openapi's type, then defaulted.
 pub(crate) fn normalize(
     object: Value,

@@ -59,7 +59,17 @@ const DEFINITION_VERSION: JsonVersion =
     JsonVersion::new(GROUP, VERSION, KIND, PLURAL, |mut object, _, _| {
         apply_defaults(&mut object);
         Ok(object)
-    });
+    })
+    .with_zero(zero);
+
+/// A new CRD as Go writes it: `spec`, its `names`, `status` and its `acceptedNames` are
+/// structs, and their fields without `omitempty` are there empty.
+fn zero() -> Value {
+    json!({
+        "spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": null},
+        "status": {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": null},
+    })
+}
 
 /// kube-apiserver's defaults of a v1 CRD (`SetDefaults_CustomResourceDefinitionSpec` and
 /// `SetDefaults_CustomResourceConversion`): the singular and list kind from the kind, `None`

@@ -133,6 +133,12 @@ pub struct JsonVersion {
     plural: &'static str,
     normalize: Normalize,
     protobuf: Option<Protobuf>,
+    zero: fn() -> Value,
+}
+
+/// The zero of a kind whose every field Go leaves out when empty.
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
 }
 
 impl JsonVersion {
@@ -150,7 +156,16 @@ impl JsonVersion {
             plural,
             normalize,
             protobuf: None,
+            zero: empty_object,
         }
+    }
+
+    /// The version whose new objects are `zero` (what Go's `encoding/json` writes for the
+    /// kind's zero value: [`VersionCodec::zero`]); `{}` otherwise.
+    #[must_use]
+    pub const fn with_zero(mut self, zero: fn() -> Value) -> Self {
+        self.zero = zero;
+        self
     }
 
     /// The version with a protobuf form, written by `write` and read by `read`: answers in
@@ -167,6 +182,9 @@ impl JsonVersion {
 impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
     fn gvk(&self) -> &GroupVersionKind {
         &self.gvk
+    }
+    fn zero(&self) -> Value {
+        (self.zero)()
     }
     fn decode(
         &self,

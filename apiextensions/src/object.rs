@@ -195,6 +195,9 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for BuiltinVersion<
     fn gvk(&self) -> &GroupVersionKind {
         self.0.gvk()
     }
+    fn zero(&self) -> Value {
+        self.0.zero()
+    }
     fn decode(
         &self,
         object: &Value,

@@ -217,8 +217,9 @@ async fn hostile_scale_bodies_get_a_status_and_leave_the_object_as_it_was() {
         (
             "PATCH",
             "application/json-patch+json",
+            // The JSON patch library's "Unexpected kind": kube-apiserver's generic 422.
             br#"[{"op":"nonsense"}]"#.to_vec(),
-            400,
+            422,
         ),
         (
             "PATCH",

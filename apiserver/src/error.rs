@@ -32,7 +32,9 @@ pub struct Cause {
     pub reason: String,
     /// The message after the field path, such as `Required value`.
     pub message: String,
-    /// The field path, such as `spec.rules[0].subjects`.
+    /// The field path, such as `spec.rules[0].subjects` (left out when empty, as Go's
+    /// `omitempty` leaves it).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub field: String,
 }
 
@@ -151,22 +153,26 @@ impl ApiError {
         ApiError::new(400, "BadRequest", message)
     }
 
-    /// 405 `MethodNotAllowed`.
+    /// 405 `MethodNotAllowed`, with empty `details` (apimachinery's `NewMethodNotSupported`
+    /// names no resource here).
     pub fn method_not_allowed() -> Self {
         ApiError::new(
             405,
             "MethodNotAllowed",
             "the server does not allow this method on the requested resource",
         )
+        .about(&Subject::default())
     }
 
-    /// 404 for a path nothing is served at, as kube-apiserver's mux answers.
+    /// 404 for a path nothing is served at, as kube-apiserver's mux answers: `NewNotFound` of
+    /// no resource, whose `details` are empty.
     pub fn no_route() -> Self {
         ApiError::new(
             404,
             "NotFound",
             "the server could not find the requested resource",
         )
+        .about(&Subject::default())
     }
 
     /// 406 `NotAcceptable`.
@@ -215,6 +221,13 @@ impl ApiError {
             PatchError::TooManyOperations(_) => {
                 ApiError::new(413, "RequestEntityTooLarge", error.to_string())
             }
+            // `NewGenericServerResponse(422, …)`: its fixed message; the library's is not shown.
+            PatchError::NotApplied(_) => ApiError::new(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+            )
+            .about(&Subject::default()),
             PatchError::Failed(message) => {
                 let shown: String = String::from_utf8_lossy(patch).chars().take(256).collect();
                 let mut error = ApiError::new(422, "Invalid", String::new());
@@ -456,6 +469,9 @@ mod tests {
         assert_eq!(status["reason"], "Invalid");
         assert_eq!(status["details"]["name"], "x");
         assert_eq!(status["details"]["causes"][0]["field"], "spec.x");
-        assert!(ApiError::no_route().status().get("details").is_none());
+        assert_eq!(
+            ApiError::no_route().status()["details"],
+            serde_json::json!({})
+        );
     }
 }

@@ -194,9 +194,10 @@ where
         status.then_some("status"),
         reset_fields(&versions, status),
     );
+    // A create is compared with the kind's zero value, as kube-apiserver's `New()`.
     let live = match live {
         Some(live) => value_of(codec, live)?,
-        None => serde_json::json!({}),
+        None => codec.zero(),
     };
     let written = field_manager.update(&live, value_of(codec, &new)?, manager, &now());
     set_managed_fields(&mut new, &written)?;

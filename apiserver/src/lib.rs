@@ -91,6 +91,7 @@ pub mod fields;
 pub mod http;
 pub mod impersonation;
 pub mod informer;
+mod json_patch;
 pub mod kubeconfig;
 pub mod patch;
 pub mod request_info;

@@ -46,27 +46,39 @@ pub enum PatchError {
         "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {0}"
     )]
     TooManyOperations(usize),
-    /// The patch does not apply to the object (422).
+    /// The patch does not apply to the object (422, with the patch as the bad value).
     #[error("{0}")]
     Failed(String),
+    /// A JSON patch operation does not apply (422, kube-apiserver's generic answer with the
+    /// library's message as its cause).
+    #[error("{0}")]
+    NotApplied(String),
 }
 
-/// Applies a JSON patch (a JSON array of operations) to `document`.
+/// Applies a JSON patch (a JSON array of operations) to `document`, as kube-apiserver does
+/// (`crate::json_patch`: evanphx/json-patch's readings and messages). `validated`: fields are
+/// validated (Strict or Warn), so the operations are first decoded as kube-apiserver's own
+/// type, whose errors it answers instead of the library's.
 ///
 /// # Errors
 ///
 /// A patch that is not an array of operations, has too many, or does not apply.
-pub fn json_patch(document: &mut Value, patch: &[u8]) -> Result<(), PatchError> {
+pub fn json_patch(document: &mut Value, patch: &[u8], validated: bool) -> Result<(), PatchError> {
+    use crate::json_patch::{JsonPatchError, apply, check_operations, decode};
+    let message = |error| match error {
+        JsonPatchError::Decode(message) | JsonPatchError::Apply(message) => message,
+    };
     let operations: Value =
         serde_json::from_slice(patch).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    if let Some(count) = operations.as_array().map(Vec::len)
-        && count > MAX_JSON_PATCH_OPERATIONS
-    {
-        return Err(PatchError::TooManyOperations(count));
+    if validated {
+        check_operations(&operations)
+            .map_err(|e| PatchError::Malformed(format!("error decoding patch: {e}")))?;
     }
-    let operations: json_patch::Patch =
-        serde_json::from_value(operations).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    json_patch::patch(document, &operations).map_err(|e| PatchError::Failed(e.to_string()))
+    let operations = decode(&operations).map_err(|e| PatchError::Malformed(message(e)))?;
+    if operations.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(PatchError::TooManyOperations(operations.len()));
+    }
+    apply(document, &operations).map_err(|e| PatchError::NotApplied(message(e)))
 }
 
 /// Applies a JSON merge patch (a JSON object) to `document`.
@@ -558,12 +570,13 @@ mod tests {
             vec![r#"{"op":"test","path":"","value":1}"#; 10_001].join(",")
         );
         assert_eq!(
-            json_patch(&mut document, many.as_bytes()),
+            json_patch(&mut document, many.as_bytes(), true),
             Err(PatchError::TooManyOperations(10_001))
         );
+        let mut document = json!({"status": {}});
         assert!(matches!(
-            json_patch(&mut document, br#"[{"op":"remove","path":"/nope"}]"#),
-            Err(PatchError::Failed(_))
+            json_patch(&mut document, br#"[{"op":"remove","path":"/nope"}]"#, true),
+            Err(PatchError::NotApplied(_))
         ));
         assert!(matches!(
             merge_patch(&mut document, b"[]"),

@@ -135,6 +135,16 @@ impl RequestInfo {
         info
     }
 
+    /// Why kube-apiserver's `RequestInfoFactory` cannot read the request, which it answers
+    /// with a 500 before anything else: a special verb (`watch`, `proxy`) with nothing after
+    /// it.
+    pub fn unreadable(&self) -> Option<&'static str> {
+        (self.is_resource_request
+            && self.parts.is_empty()
+            && SPECIAL_VERBS.contains(&self.verb.as_str()))
+        .then_some("unable to determine kind and namespace from url")
+    }
+
     /// Whether the request is long-running as kube-apiserver's default check says: a watch,
     /// or a proxy (`genericapifilters.BasicLongRunningRequestCheck` with kube-apiserver's
     /// verbs and subresources).

@@ -264,6 +264,16 @@ fn binding_printer() -> Printer {
     }
 }
 
+/// A new Role or ClusterRole as Go writes it: `rules` has no `omitempty`.
+fn role_zero() -> Value {
+    serde_json::json!({"rules": null})
+}
+
+/// A new RoleBinding or ClusterRoleBinding as Go writes it: `roleRef` is a struct.
+fn binding_zero() -> Value {
+    serde_json::json!({"roleRef": {"apiGroup": "", "kind": "", "name": ""}})
+}
+
 /// One resource of the group, from the kind's k8s-openapi type.
 fn resource<T, H>(
     normalize: apfkit_apiextensions::json_kind::Normalize,
@@ -291,7 +301,11 @@ where
                 .unwrap_or_else(|| Err("not an object of rbac.authorization.k8s.io/v1".to_owned()))
         },
         crate::protobuf::read_stored,
-    );
+    )
+    .with_zero(match guarded {
+        Guarded::Role | Guarded::ClusterRole => role_zero,
+        Guarded::RoleBinding | Guarded::ClusterRoleBinding => binding_zero,
+    });
     let versions = vec![Arc::new(version) as SharedVersion<ServedObject<H>>];
     Ok(
         Served::with_versions(config, T::URL_PATH_SEGMENT.to_owned(), versions)?.with_strategy(

@@ -65,6 +65,17 @@ where
 {
     let uri = request.uri();
     let info = RequestInfo::new(request.method().as_str(), uri.path(), uri.query());
+    if let Some(error) = info.unreadable() {
+        // kube-apiserver's `WithRequestInfo`: `responsewriters.InternalError`, with the URL.
+        let url = uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_owned(), ToString::to_string);
+        drain(request.into_body()).await;
+        return super::response::internal_error_text(
+            &url,
+            &format!("failed to create RequestInfo: {error}, {url}"),
+        );
+    }
     let timeout = if info.is_long_running() {
         None
     } else {

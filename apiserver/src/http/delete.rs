@@ -9,10 +9,10 @@ use super::list::selected;
 use super::media::Format;
 use super::query::Query;
 use super::request::Target;
-use super::response::{content_type, encode, json_response, list_body, respond};
+use super::response::{content_type, encode, json_response, list_body, object_response, respond};
 use super::server::ApiServer;
 use crate::error::ApiError;
-use crate::store::{ListRequest, Place, Preconditions, Served};
+use crate::store::{Deletion, ListRequest, Place, Preconditions, Served};
 
 /// `DeleteOptions` of a delete's body, if it has one.
 pub(super) fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
@@ -55,12 +55,13 @@ pub(super) async fn delete<H>(
     target: &Target<H>,
     query: &Query,
     body: &[u8],
+    format: Format,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
     let preconditions = preconditions(body)?;
-    let object = server
+    let deletion = server
         .objects
         .delete(
             &target.served,
@@ -69,7 +70,14 @@ where
             query.dry_run,
         )
         .await?;
-    Ok(json_response(200, &deleted_status(&target.served, &object)))
+    // kube-apiserver's `Store.Delete`: an object kept for its finalizers is answered as it
+    // now is; a removed one as a `Status`, unless the kind returns deleted objects.
+    match deletion {
+        Deletion::Removed(object) if !target.served.config.return_deleted_object => {
+            Ok(json_response(200, &deleted_status(&target.served, &object)))
+        }
+        deletion => object_response(200, target.codec(), deletion.object(), format, &[]),
+    }
 }
 
 pub(super) async fn delete_collection<H>(
@@ -111,7 +119,7 @@ where
             )
             .await
         {
-            Ok(object) => deleted.push(encode(target.codec(), object, Format::Json)?),
+            Ok(deletion) => deleted.push(encode(target.codec(), deletion.object(), Format::Json)?),
             // Deleted by someone else meanwhile.
             Err(error) if error.code == 404 => {}
             Err(error) => return Err(error),

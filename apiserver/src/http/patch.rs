@@ -97,7 +97,11 @@ where
             .encode(current, &mut Vec::new())
             .map_err(ApiError::internal)?;
         let applied = match kind {
-            PatchType::Json => crate::patch::json_patch(&mut document, body),
+            PatchType::Json => crate::patch::json_patch(
+                &mut document,
+                body,
+                query.field_validation != UnknownFields::Ignore,
+            ),
             PatchType::Merge => crate::patch::merge_patch(&mut document, body),
             PatchType::Strategic => {
                 let view = match &schema {

@@ -74,7 +74,12 @@ where
             return Err(ApiError::no_route());
         }
         if name.as_deref().is_some_and(str::is_empty) {
-            return Err(ApiError::no_route());
+            // `…//status`: the route matches with an empty name, which its handler refuses.
+            return Err(if status || scale {
+                ApiError::bad_request("name must be provided")
+            } else {
+                ApiError::no_route()
+            });
         }
         Ok(Target {
             served,

@@ -95,7 +95,7 @@ where
         }
         Action::Delete => {
             let body = read_body(request).await?;
-            delete::delete(server, &target, &query, &body).await
+            delete::delete(server, &target, &query, &body, format).await
         }
         Action::DeleteCollection => {
             delete::delete_collection(server, &target, &query, format).await

@@ -83,7 +83,13 @@ pub(super) fn served(has_authorizer: bool) -> impl Iterator<Item = &'static Revi
 
 /// The review a request creates, if it is one this server answers.
 pub(super) fn asked(info: &RequestInfo, has_authorizer: bool) -> Option<&'static Review> {
-    if info.verb != "create" || info.api_version != "v1" || !info.subresource.is_empty() {
+    at(info, has_authorizer).filter(|_| info.verb == "create")
+}
+
+/// The review whose resource `info`'s path names, whatever the method: create is its only
+/// verb, so any other is 405 there (kube-apiserver's route for a create-only storage).
+pub(super) fn at(info: &RequestInfo, has_authorizer: bool) -> Option<&'static Review> {
+    if info.api_version != "v1" || !info.subresource.is_empty() {
         return None;
     }
     served(has_authorizer).find(|review| {

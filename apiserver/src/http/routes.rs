@@ -207,6 +207,18 @@ where
             reviews::answer(review, &object, &info, user, server.authorizer.as_deref()).await?;
         return Ok(json_response(201, &answer));
     }
+    if reviews::at(&info, server.authorizer.is_some()).is_some() {
+        return Err(ApiError::method_not_allowed());
+    }
+    // A group nothing serves is no API path at all: Go's `http.NotFound`, as kube-apiserver's
+    // handler chain ends for it (the core group's `/api` always is one).
+    if segments.first() == Some(&"apis")
+        && segments
+            .get(1)
+            .is_some_and(|group| !group.is_empty() && catalog.group(group).is_none())
+    {
+        return Ok(page_not_found());
+    }
     // The core group under `/api` only, every other group under `/apis`.
     if info.is_resource_request
         && matches!(info.api_prefix.as_str(), "api" | "apis")
@@ -223,7 +235,9 @@ where
             200,
             &serde_json::to_value(&server.version).unwrap_or_default(),
         )),
-        ["healthz" | "livez" | "readyz", ..] if is_get => Ok(respond(200, "text/plain", "ok")),
+        ["healthz" | "livez" | "readyz"] | ["healthz" | "livez" | "readyz", "ping"] if is_get => {
+            Ok(respond(200, "text/plain; charset=utf-8", "ok"))
+        }
         ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
@@ -249,7 +263,8 @@ where
                 &discovery::resource_list(&catalog.resources, &catalog.reviews, "", version),
             ))
         }
-        ["apis"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
+        // kube-aggregator's `/apis` handler answers every method alike.
+        ["apis"] => match media::negotiate(accept.as_deref(), false, true, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
                 &discovery::aggregated(
@@ -262,7 +277,8 @@ where
             )),
             _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
         },
-        ["apis", group] if is_get && !group.is_empty() => {
+        // As is each group's own document.
+        ["apis", group] if !group.is_empty() => {
             let group = catalog.group(group).ok_or_else(ApiError::no_route)?;
             Ok(json_response(200, &discovery::group_document(group)))
         }
@@ -281,16 +297,31 @@ where
         )),
         ["openapi", "v3", root @ ..] if is_get && !root.is_empty() => {
             let wanted = root.join("/");
-            let (_, document) = catalog
+            let found = catalog
                 .openapi_documents(&server.version.git_version)
                 .iter()
                 .find(|(group_version, _)| *group_version == wanted)
-                .ok_or_else(ApiError::no_route)?;
-            Ok(respond(200, media::JSON, document.clone()))
+                .map(|(_, document)| document.clone());
+            // kube-openapi's handler answers a document it does not have with a bare 404.
+            Ok(found.map_or_else(
+                || {
+                    let mut response = Response::new(axum::body::Body::empty());
+                    *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
+                    response
+                },
+                |document| respond(200, media::JSON, document),
+            ))
         }
         _ if !is_get && served_on_get(&catalog, &segments) => Err(ApiError::method_not_allowed()),
-        _ => Err(ApiError::no_route()),
+        ["api" | "apis", ..] => Err(ApiError::no_route()),
+        _ => Ok(page_not_found()),
     }
+}
+
+/// Go's `http.NotFound`: what kube-apiserver answers at a path outside its API (and under a
+/// group it does not serve).
+fn page_not_found() -> Response {
+    respond(404, "text/plain; charset=utf-8", "404 page not found\n")
 }
 
 /// Whether a path that is not a resource's is served to a GET: another method there is 405,

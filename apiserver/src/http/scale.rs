@@ -83,7 +83,8 @@ where
         Change::Replace(scale) => scale,
         Change::Json(patch) => {
             let mut scale = scale_of(&value, paths);
-            crate::patch::json_patch(&mut scale, &patch)
+            let validated = query.field_validation != UnknownFields::Ignore;
+            crate::patch::json_patch(&mut scale, &patch, validated)
                 .map_err(|error| ApiError::from_patch(&error, &patch))?;
             scale
         }

@@ -13,7 +13,7 @@ mod strategy;
 pub use crate::storage::Revision;
 pub(crate) use objects::check_preconditions;
 pub use objects::{
-    Change, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
+    Change, Deletion, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
 };
 pub use resource::{
     ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served, SharedVersion, VersionCodec,

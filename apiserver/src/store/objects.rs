@@ -649,6 +649,27 @@ where
             let new = writer(&old, object.clone())?;
             let new = self.prepare_update(served, new, &old, kind)?;
             self.check(served, &new, Some(&old), api_version)?;
+            if deletes_during_update(&new, &old) {
+                // `shouldDeleteDuringUpdate`: the update is answered, and the object removed.
+                let mut answered = new;
+                answered.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
+                if dry_run {
+                    return Ok(Written {
+                        object: answered,
+                        warnings: Vec::new(),
+                    });
+                }
+                match self.backend.delete(&key, Some(kv.mod_revision)).await {
+                    Ok(_) => {
+                        return Ok(Written {
+                            object: answered,
+                            warnings: Vec::new(),
+                        });
+                    }
+                    Err(StoreError::Conflict { .. }) if expected.is_none() => continue,
+                    Err(error) => return Err(ApiError::from_store(error, &subject)),
+                }
+            }
             let bytes = self.encode(served, &new)?;
             if bytes == kv.value || dry_run {
                 let mut answered = if bytes == kv.value { old } else { new };
@@ -732,7 +753,11 @@ where
         hub_of_storage_value(served, &value)
     }
 
-    /// Deletes an object if the preconditions hold, and answers its last state.
+    /// Deletes an object if the preconditions hold, as kube-apiserver's `Store.Delete` does
+    /// for a kind without graceful deletion: an object with finalizers is only marked
+    /// (`deletionTimestamp` now, `deletionGracePeriodSeconds` 0, `generation` one more the
+    /// first time: `markAsDeleting`) and kept until an update removes its last finalizer;
+    /// any other is removed. Answers which, with the object's last state.
     ///
     /// # Errors
     ///
@@ -743,18 +768,50 @@ where
         place: Place<'_>,
         preconditions: &Preconditions,
         dry_run: bool,
-    ) -> Result<H, ApiError> {
+    ) -> Result<Deletion<H>, ApiError> {
         let subject = Self::subject(served, place.name);
         let key = self.key_of(served, place);
         loop {
             let kv = self.stored(&key, &subject).await?;
             let object = self.decode(served, &kv, kv.mod_revision)?;
             check_preconditions(&subject, &object, preconditions)?;
+            if object
+                .metadata()
+                .finalizers
+                .as_ref()
+                .is_some_and(|f| !f.is_empty())
+            {
+                let mut marked = object;
+                mark_as_deleting(&mut marked);
+                let bytes = self.encode(served, &marked)?;
+                if bytes == kv.value || dry_run {
+                    return Ok(Deletion::Finalizing(marked));
+                }
+                match self.backend.update(&key, bytes, kv.mod_revision).await {
+                    Ok(written) => {
+                        marked.metadata_mut().resource_version =
+                            Some(written.mod_revision.to_string());
+                        return Ok(Deletion::Finalizing(marked));
+                    }
+                    Err(StoreError::Conflict { .. })
+                        if preconditions.resource_version.is_none() =>
+                    {
+                        continue;
+                    }
+                    Err(StoreError::Conflict { .. }) => return Err(ApiError::modified(&subject)),
+                    Err(error) => return Err(ApiError::from_store(error, &subject)),
+                }
+            }
             if dry_run {
-                return Ok(object);
+                return Ok(Deletion::Removed(object));
             }
             match self.backend.delete(&key, Some(kv.mod_revision)).await {
-                Ok(_) => return Ok(object),
+                // As etcd3's `Delete` answers it: at the revision of the delete.
+                Ok((_, revision)) => {
+                    let mut object = object;
+                    object.metadata_mut().resource_version = Some(revision.to_string());
+                    return Ok(Deletion::Removed(object));
+                }
                 Err(StoreError::Conflict { .. }) if preconditions.resource_version.is_none() => {
                     continue;
                 }
@@ -875,6 +932,49 @@ pub(crate) fn check_preconditions(
         ));
     }
     Ok(())
+}
+
+/// What a delete did: removed the object, or marked it as being deleted until its
+/// finalizers are gone. Either holds the object's last state.
+#[derive(Debug, Clone)]
+pub enum Deletion<H> {
+    /// Removed from the store.
+    Removed(H),
+    /// Kept, with `deletionTimestamp` set, for its finalizers.
+    Finalizing(H),
+}
+
+impl<H> Deletion<H> {
+    /// The object's last state.
+    pub fn object(self) -> H {
+        match self {
+            Deletion::Removed(object) | Deletion::Finalizing(object) => object,
+        }
+    }
+}
+
+/// `markAsDeleting`: the first mark bumps a set generation and stamps the time; every mark
+/// sets a grace period of 0.
+fn mark_as_deleting<H: Object>(object: &mut H) {
+    let meta = object.metadata_mut();
+    if meta.deletion_timestamp.is_none() {
+        if let Some(generation) = meta.generation.filter(|g| *g > 0) {
+            meta.generation = Some(generation + 1);
+        }
+        meta.deletion_timestamp = Some(now());
+    }
+    meta.deletion_grace_period_seconds = Some(0);
+}
+
+/// `shouldDeleteDuringUpdate`: the update leaves no finalizer on an object being deleted
+/// without a grace period.
+fn deletes_during_update<H: Object>(new: &H, old: &H) -> bool {
+    let (new, old) = (new.metadata(), old.metadata());
+    new.finalizers.as_ref().is_none_or(Vec::is_empty)
+        && old.deletion_timestamp.is_some()
+        && old
+            .deletion_grace_period_seconds
+            .is_none_or(|grace| grace == 0)
 }
 
 /// The current time at whole seconds, as metav1.Time keeps it.

@@ -44,6 +44,9 @@ pub struct ResourceConfig {
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
     /// (the kind or its list) in a version, for the OpenAPI documents.
     pub schema: Option<SchemaFn>,
+    /// Whether a delete answers the deleted object rather than a `Status` (the registry's
+    /// `ReturnDeletedObject`: Services, Pods, Namespaces and a few more in kube-apiserver).
+    pub return_deleted_object: bool,
 }
 
 impl ResourceConfig {
@@ -64,6 +67,7 @@ impl ResourceConfig {
             strategic_merge: true,
             scale: None,
             schema: None,
+            return_deleted_object: false,
         }
     }
 
@@ -117,6 +121,13 @@ impl ResourceConfig {
         self
     }
 
+    /// A delete of the resource answers the deleted object (`ReturnDeletedObject`).
+    #[must_use]
+    pub fn returning_deleted_objects(mut self) -> Self {
+        self.return_deleted_object = true;
+        self
+    }
+
     /// The resource in these categories in discovery.
     #[must_use]
     pub fn with_categories<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
@@ -159,6 +170,7 @@ impl std::fmt::Debug for ResourceConfig {
             .field("key_path", &self.key_path)
             .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
+            .field("return_deleted_object", &self.return_deleted_object)
             .finish_non_exhaustive()
     }
 }
@@ -242,6 +254,14 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
         let _ = (object, old);
         Vec::new()
     }
+    /// The zero value of the version's type as JSON: what Go's `encoding/json` writes for a
+    /// new object of the kind (its non-pointer structs and unomitted fields at their zero
+    /// values). The field manager compares a created object with it, as kube-apiserver's
+    /// compares with `New()`, so what it already holds is not "added". `{}` by default, as
+    /// for an unstructured custom resource.
+    fn zero(&self) -> Value {
+        Value::Object(serde_json::Map::new())
+    }
     /// Whether lists and watches in this version may select on the field label `field`
     /// (kube-apiserver's `ConvertFieldLabel`): `metadata.name` and `metadata.namespace` by
     /// default.
@@ -302,6 +322,9 @@ impl<H> SchemeVersion<H> {
 impl<H: Send + Sync + 'static> VersionCodec<H> for SchemeVersion<H> {
     fn gvk(&self) -> &GroupVersionKind {
         &self.gvk
+    }
+    fn zero(&self) -> Value {
+        self.codec.zero()
     }
     fn decode(
         &self,

@@ -117,6 +117,7 @@ type TypedToHubFn<H> = fn(Typed) -> Option<H>;
 type DefaultTypedFn = fn(Typed, Encoding, usize) -> Option<Result<Vec<u8>, SchemeError>>;
 type EncodeIntoFn<H> = fn(H, Encoding, &mut Vec<u8>, &mut Vec<Warning>) -> Result<(), SchemeError>;
 type FromProtobufFn<H> = fn(&[u8], &Limits) -> Option<Result<H, InputError>>;
+type ZeroFn = fn() -> Value;
 
 /// One kind of one group-version: its identity and its typed functions, made by
 /// [`Codec::of`] in generated code.
@@ -141,6 +142,7 @@ pub struct Codec<H: 'static> {
     default_typed: DefaultTypedFn,
     encode_into: EncodeIntoFn<H>,
     from_protobuf: FromProtobufFn<H>,
+    zero: ZeroFn,
 }
 
 impl<H> std::fmt::Debug for Codec<H> {
@@ -168,6 +170,7 @@ impl<H: 'static> Codec<H> {
             + ToHub<Hub = <T as FromHub>::Hub>
             + Encodings
             + Clone
+            + Default
             + Send
             + 'static,
         <T as FromHub>::Hub: SchemeHub<H>,
@@ -188,7 +191,16 @@ impl<H: 'static> Codec<H> {
             default_typed: default_typed_as::<T>,
             encode_into: encode_into_as::<T, H>,
             from_protobuf: from_protobuf_as::<T, H>,
+            zero: zero_as::<T>,
         }
+    }
+
+    /// The zero value of this version's type as JSON, undefaulted: what Go's
+    /// `encoding/json` writes for a new object of the kind, bare fields (non-pointer structs,
+    /// required scalars) at their zero values. kube-apiserver's field manager compares a
+    /// created object against it, so a field already present in it is not "added".
+    pub fn zero(&self) -> Value {
+        (self.zero)()
     }
 
     /// The codec's group, version and kind.
@@ -485,6 +497,10 @@ where
     typed.apply_defaults();
     serde_json::to_value(&typed)
         .map_err(|e| SchemeError::new(ErrorKind::Encoding, "", e.to_string()))
+}
+
+fn zero_as<T: Default + Serialize>() -> Value {
+    serde_json::to_value(T::default()).unwrap_or_else(|_| Value::Object(serde_json::Map::new()))
 }
 
 fn decode_guarded_as<T: DeserializeOwned + Send + 'static>(
