@@ -28,9 +28,10 @@ const MAX_ADDRESSES: usize = 100;
 /// `maxPorts`.
 const MAX_PORTS: usize = 20_000;
 
-/// A new EndpointSlice as Go writes it: `addressType` and `endpoints` have no `omitempty`.
+/// A new EndpointSlice as Go writes it: `addressType`, `endpoints` and `ports` have no
+/// `omitempty`.
 pub(crate) fn zero() -> Value {
-    serde_json::json!({"addressType": "", "endpoints": null})
+    serde_json::json!({"addressType": "", "endpoints": null, "ports": null})
 }
 
 /// An EndpointSlice read as kube-apiserver reads it: as k8s-openapi's type, its ports
@@ -42,6 +43,7 @@ pub(crate) fn normalize(
 ) -> Result<Value, SchemeError> {
     let mut kept =
         apfkit_apiextensions::json_kind::typed::<EndpointSlice>(object, unknown, warnings)?;
+    go_shape(&mut kept);
     for port in kept
         .get_mut("ports")
         .and_then(Value::as_array_mut)
@@ -54,6 +56,29 @@ pub(crate) fn normalize(
         }
     }
     Ok(kept)
+}
+
+/// An EndpointSlice as Go's JSON writes it: `endpoints` and `ports` (no `omitempty`) `null`
+/// when there are none, each endpoint's `conditions` (a struct value) `{}` when empty.
+pub(crate) fn go_shape(slice: &mut Value) {
+    let Some(object) = slice.as_object_mut() else {
+        return;
+    };
+    for list in ["endpoints", "ports"] {
+        object.entry(list).or_insert(Value::Null);
+    }
+    for endpoint in object
+        .get_mut("endpoints")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(endpoint) = endpoint.as_object_mut() {
+            endpoint
+                .entry("conditions")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        }
+    }
 }
 
 /// How addresses are held: as kube-apiserver holds them, or with loopback addresses allowed.

@@ -37,7 +37,9 @@ use apfkit_apiextensions::ServedObject;
 use apfkit_apiextensions::json_kind::{JsonVersion, Normalize};
 use apfkit_apiserver::error::{ApiError, Cause};
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
+use apfkit_apiserver::store::{
+    Generation, ResourceConfig, ResourceError, Served, SharedVersion, Strategy,
+};
 use apfkit_apiserver::table::Printer;
 use apfkit_runtime::field::FieldError;
 use apfkit_runtime::identity::GroupVersionKind;
@@ -171,6 +173,8 @@ type Check = Arc<dyn Fn(&Value, Option<&Value>) -> Vec<FieldError> + Send + Sync
 struct KindStrategy {
     check: Check,
     printer: Printer,
+    /// What the kind's REST storage fills in on every write (Services: their IP families).
+    prepare: fn(&mut Value),
 }
 
 impl<H> Strategy<ServedObject<H>> for KindStrategy {
@@ -184,6 +188,12 @@ impl<H> Strategy<ServedObject<H>> for KindStrategy {
     }
     fn printer(&self) -> Option<&Printer> {
         Some(&self.printer)
+    }
+    fn prepare_for_create(&self, stored: &mut Value) {
+        (self.prepare)(stored);
+    }
+    fn prepare_for_update(&self, stored: &mut Value, _old: &Value) {
+        (self.prepare)(stored);
     }
 }
 
@@ -201,6 +211,10 @@ struct Kind {
     return_deleted_object: bool,
     /// A new object as Go writes it ([`apfkit_apiextensions::json_kind::JsonVersion::with_zero`]).
     zero: fn() -> serde_json::Value,
+    /// When `metadata.generation` grows (Services track none).
+    generation: Generation,
+    /// What the REST storage fills in on every write.
+    prepare: fn(&mut Value),
 }
 
 fn resource<H: Send + Sync + 'static>(
@@ -215,6 +229,7 @@ fn resource<H: Send + Sync + 'static>(
     )
     .with_short_names(kind.short_names.iter().copied())
     .with_status(kind.status)
+    .with_generation(kind.generation)
     .stored_at(kind.key_path, StorageEncoding::Protobuf);
     let config = if kind.return_deleted_object {
         config.returning_deleted_objects()
@@ -232,8 +247,13 @@ fn resource<H: Send + Sync + 'static>(
         );
     let versions = vec![Arc::new(version) as SharedVersion<ServedObject<H>>];
     Ok(
-        Served::with_versions(config, kind.plural.to_owned(), versions)?
-            .with_strategy(KindStrategy { check, printer }),
+        Served::with_versions(config, kind.plural.to_owned(), versions)?.with_strategy(
+            KindStrategy {
+                check,
+                printer,
+                prepare: kind.prepare,
+            },
+        ),
     )
 }
 
@@ -264,6 +284,8 @@ pub fn resources<H: Send + Sync + 'static>(
                 normalize: services::normalize,
                 return_deleted_object: true,
                 zero: services::zero,
+                generation: Generation::Untracked,
+                prepare: services::init_ip_families,
             },
             Arc::new(services::validate),
             services::printer(),
@@ -279,6 +301,8 @@ pub fn resources<H: Send + Sync + 'static>(
                 normalize: endpoint_slices::normalize,
                 return_deleted_object: false,
                 zero: endpoint_slices::zero,
+                generation: Generation::OnAnyChange,
+                prepare: |_| {},
             },
             Arc::new(move |object: &Value, old: Option<&Value>| {
                 endpoint_slices::validate(object, old, loopback)

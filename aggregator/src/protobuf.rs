@@ -196,7 +196,12 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
 /// Bytes that are not an object this module reads, within `limits`, in words.
 pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
     match read(bytes, limits) {
-        Some(Ok((value, _))) => Ok(value),
+        Some(Ok((mut value, _))) => {
+            if value.get("kind").and_then(Value::as_str) == Some("EndpointSlice") {
+                crate::endpoint_slices::go_shape(&mut value);
+            }
+            Ok(value)
+        }
         Some(Err(error)) => Err(error.to_string()),
         None => Err("not a Service or an EndpointSlice in protobuf".to_owned()),
     }

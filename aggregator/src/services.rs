@@ -45,6 +45,51 @@ pub(crate) fn normalize(
     Ok(kept)
 }
 
+/// The IP families of a headless Service, as kube-apiserver's Service storage fills them in
+/// on every write (`initIPFamilyFields`; this server allocates no cluster IPs, and its
+/// cluster's family is IPv4): without a selector, `RequireDualStack` with both families;
+/// with one, `SingleStack` with IPv4; and `clusterIPs` from `clusterIP`.
+pub(crate) fn init_ip_families(service: &mut Value) {
+    let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let cluster_ip = spec
+        .get("clusterIP")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if spec.get("type").and_then(Value::as_str) == Some("ExternalName") || cluster_ip != "None" {
+        return;
+    }
+    let unset = |spec: &serde_json::Map<String, Value>, name: &str| {
+        spec.get(name)
+            .is_none_or(|v| v.is_null() || v.as_array().is_some_and(Vec::is_empty))
+    };
+    if unset(spec, "clusterIPs") {
+        spec.insert("clusterIPs".into(), json!([cluster_ip]));
+    }
+    let selectorless = spec
+        .get("selector")
+        .and_then(Value::as_object)
+        .is_none_or(serde_json::Map::is_empty);
+    if unset(spec, "ipFamilyPolicy") {
+        let policy = if selectorless {
+            "RequireDualStack"
+        } else {
+            "SingleStack"
+        };
+        spec.insert("ipFamilyPolicy".into(), policy.into());
+    }
+    if unset(spec, "ipFamilies") {
+        let families = if selectorless {
+            json!(["IPv4", "IPv6"])
+        } else {
+            json!(["IPv4"])
+        };
+        spec.insert("ipFamilies".into(), families);
+    }
+}
+
 /// `SetDefaults_Service` on a Service as JSON.
 fn apply_defaults(service: &mut Value) {
     let Some(object) = service.as_object_mut() else {

@@ -175,7 +175,26 @@ impl ApiError {
         .about(&Subject::default())
     }
 
-    /// 406 `NotAcceptable`.
+    /// 406 `NotAcceptable` saying why (`newNotAcceptableError`).
+    pub fn not_acceptable_because(message: String) -> Self {
+        ApiError::new(406, "NotAcceptable", message)
+    }
+
+    /// 406 `NotAcceptable` of go-restful, whose route produces none of the media types asked
+    /// for: it names the route's representations, with empty `details`.
+    pub fn no_representation(produced: &[&str]) -> Self {
+        ApiError::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "406: Not Acceptable\n\nAvailable representations: {}",
+                produced.join(", ")
+            ),
+        )
+        .about(&Subject::default())
+    }
+
+    /// 406 `NotAcceptable` of kube-apiserver's negotiation.
     pub fn not_acceptable(supported: &[&str]) -> Self {
         ApiError::new(
             406,

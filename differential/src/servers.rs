@@ -93,7 +93,8 @@ impl Servers {
     }
 
     /// Runs `case` on every server at once and holds each apfkit transcript to the
-    /// reference's; answers how many exchanges were compared, or the first difference.
+    /// reference's; answers how many requests the case sent each server, or where the
+    /// transcripts differ.
     ///
     /// With `APFKIT_DIFFERENTIAL_DUMP` set to a folder, each transcript is also written there
     /// whole, as `NAME.TARGET.txt`, for reading what a server answered.
@@ -122,7 +123,7 @@ impl Servers {
         for (target, transcript) in [(Target::Embedded, &embedded), (Target::Etcd, &on_etcd)] {
             difference(&reference, target, transcript)?;
         }
-        Ok(reference.exchanges.len() * 2)
+        Ok(reference.exchanges.len())
     }
 }
 

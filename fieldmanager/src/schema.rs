@@ -275,6 +275,14 @@ impl<'a> Compiler<'a> {
             apply_extensions(&mut atom, schema);
             return self.push(atom);
         }
+        // A nullable type (`anyOf: [T, {type: null}]`, what schemars writes for an `Option`)
+        // merges as `T`.
+        if let Some([only]) = nullable_of(schema).as_deref() {
+            let inner = self.node(only, depth + 1);
+            let mut atom = self.atoms[inner.0].clone();
+            apply_extensions(&mut atom, schema);
+            return self.push(atom);
+        }
         if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
             || schema.get("anyOf").is_some()
             || schema.get("oneOf").is_some()
@@ -350,6 +358,20 @@ impl<'a> Compiler<'a> {
             None => DEDUCED,
         }
     }
+}
+
+/// The alternatives of an `anyOf` or `oneOf` other than `{"type": "null"}`.
+fn nullable_of(schema: &Value) -> Option<Vec<&Value>> {
+    let options = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)?;
+    Some(
+        options
+            .iter()
+            .filter(|option| option.get("type").and_then(Value::as_str) != Some("null"))
+            .collect(),
+    )
 }
 
 /// The schema's `type`, the first that is not `null` when it lists several.
@@ -442,8 +464,15 @@ mod tests {
                 "kept": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
                          "properties": {"a": {"type": "string"}}},
                 "port": {"x-kubernetes-int-or-string": true},
+                // What schemars writes for an `Option` of a type with a list-map inside.
+                "status": {"anyOf": [{"$ref": "#/$defs/Status"}, {"type": "null"}]},
             },
-            "$defs": {"Meta": {"type": "object", "properties": {
+            "$defs": {"Status": {"type": "object", "properties": {"conditions": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"type": {"type": "string"}}},
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["type"],
+            }}}, "Meta": {"type": "object", "properties": {
                 "labels": {"type": "object", "additionalProperties": {"type": "string"}},
                 "finalizers": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
                 "owner": {"$ref": "#/$defs/Meta"},
@@ -458,6 +487,14 @@ mod tests {
         assert_eq!(list_type("plain"), ListType::Atomic);
         assert_eq!(list_type("conditions"), ListType::Map(vec!["type".into()]));
         assert_eq!(list_type("byStrategy"), ListType::Map(vec!["name".into()]));
+        let status = schema.field(root, "status");
+        assert!(
+            matches!(
+                schema.atom(schema.field(status, "conditions")),
+                Atom::List { list_type: ListType::Map(keys), .. } if keys == &["type"]
+            ),
+            "a nullable type merges as the type"
+        );
         assert!(matches!(
             schema.atom(schema.field(root, "selector")),
             Atom::Map { atomic: true, .. }

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiextensions::json_kind::{self, JsonVersion};
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
+use apfkit_apiserver::store::{
+    Generation, ResourceConfig, ResourceError, Served, SharedVersion, Strategy,
+};
 use apfkit_apiserver::table::{Column, DEFAULT_COLUMNS, Printer, age, now_seconds};
 use apfkit_runtime::field::FieldError;
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
@@ -287,7 +289,8 @@ where
     T::Scope: 'static,
     H: Send + Sync + 'static,
 {
-    let config = ResourceConfig::of::<T>();
+    // kube-apiserver's RBAC strategies track no generation.
+    let config = ResourceConfig::of::<T>().with_generation(Generation::Untracked);
     let version = JsonVersion::new(
         T::GROUP,
         T::VERSION,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apfkit_apiextensions::ServedObject;
+use apfkit_apiserver::fields::record_update;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
 use apfkit_dispatcher::bootstrap::{Change, ensure};
@@ -17,6 +18,10 @@ use crate::flow_control::stored_objects;
 use apfkit_dispatcher::dispatch::printable;
 
 use crate::Error;
+
+/// The field manager kube-apiserver's configuration producer writes as
+/// (`apf_bootstrap.go`'s `fieldManager`), recorded in the objects' `managedFields`.
+const PRODUCER: &str = "api-priority-and-fairness-config-producer-v1";
 
 /// How often the producer runs after start, as kube-apiserver's post-start hook does.
 const PERIOD: Duration = Duration::from_secs(60);
@@ -47,32 +52,41 @@ pub async fn ensure_once(
         else {
             continue;
         };
-        let api_version = served.storage.api_version();
+        // The producer writes v1 objects, through a client whose field manager it names.
+        let codec = served.version("v1").unwrap_or(&*served.storage);
+        let api_version = codec.api_version();
         let place = Place {
             namespace: None,
             name: &name,
         };
         let written = match change {
-            Change::Create(object) => server
-                .objects()
-                .create(
+            Change::Create(object) => {
+                match record_update(
                     &served,
+                    codec,
+                    false,
                     None,
                     ServedObject::Builtin(object),
-                    &api_version,
-                    false,
-                )
-                .await
-                .map(drop),
+                    PRODUCER,
+                ) {
+                    Ok(object) => server
+                        .objects()
+                        .create(&served, None, object, &api_version, false)
+                        .await
+                        .map(drop),
+                    Err(error) => Err(error),
+                }
+            }
             Change::Update(object) => server
                 .objects()
-                .update(
+                .update_with(
                     &served,
                     place,
                     ServedObject::Builtin(object),
                     &api_version,
                     UpdateKind::Main,
                     false,
+                    |old, new| record_update(&served, codec, false, Some(old), new, PRODUCER),
                 )
                 .await
                 .map(drop),

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::auth::UserInfo;
+use apfkit_apiserver::error::ApiError;
+use apfkit_apiserver::fields::apply;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::Revision;
@@ -20,8 +22,9 @@ use apfkit_dispatcher::layer::{ApfLayer, Attributes};
 use apfkit_dispatcher::queueset::WorkEstimate;
 use apfkit_dispatcher::watches::{WatchTracker, Watched};
 use apfkit_runtime::Object as _;
+use apfkit_runtime::scheme::UnknownFields;
 use apfkit_scheme::scheme::HubObject;
-use apfkit_types::hub::flowcontrol::{FlowSchema, FlowSchemaCondition, PriorityLevelConfiguration};
+use apfkit_types::hub::flowcontrol::{FlowSchema, PriorityLevelConfiguration};
 use axum::extract::Request;
 
 use crate::estimates::ObjectStats;
@@ -94,6 +97,10 @@ async fn stored(
     Ok((config, read_at, schemas))
 }
 
+/// The field manager kube-apiserver's configuration controller applies `Dangling` conditions
+/// as (`apf_controller.go`'s `asFieldManager`).
+const CONSUMER: &str = "api-priority-and-fairness-config-consumer-v1";
+
 /// Reads the stored configuration and writes each stored FlowSchema's `Dangling` condition
 /// where it differs from what the configuration says (its priority level exists or not),
 /// through `/status`, with the messages of kube-apiserver's controller
@@ -130,36 +137,45 @@ pub async fn configure_and_mark_dangling(
         if same {
             continue;
         }
-        let mut object = schema.clone();
-        let condition = FlowSchemaCondition {
-            type_: Some("Dangling".to_owned()),
-            status: Some(wanted.status.to_owned()),
-            reason: Some(wanted.reason.to_owned()),
-            message: Some(wanted.message.clone()),
-            last_transition_time: if same_status {
+        let condition = serde_json::json!({
+            "type": "Dangling",
+            "status": wanted.status,
+            "reason": wanted.reason,
+            "message": wanted.message,
+            "lastTransitionTime": if same_status {
                 current.and_then(|c| c.last_transition_time.clone())
             } else {
                 Some(apfkit_apiserver::store::now())
             },
-        };
-        let status = object.status.get_or_insert_with(Default::default);
-        let conditions = status.conditions.get_or_insert_with(Vec::new);
-        conditions.retain(|c| c.type_.as_deref() != Some("Dangling"));
-        conditions.push(condition);
+        });
         let name = wanted.flow_schema.clone();
         let place = Place {
             namespace: None,
             name: &name,
         };
+        let codec = served.version("v1").unwrap_or(&*served.storage);
+        // The consumer applies the condition to `/status`, forcing, as its field manager.
+        let config = serde_json::json!({
+            "apiVersion": codec.api_version(),
+            "kind": "FlowSchema",
+            "metadata": {"name": name},
+            "status": {"conditions": [condition]},
+        });
         match server
             .objects()
-            .update(
+            .update_with(
                 &served,
                 place,
-                ServedObject::Builtin(HubObject::FlowSchema(object)),
-                &served.storage.api_version(),
+                ServedObject::Builtin(HubObject::FlowSchema(schema.clone())),
+                &codec.api_version(),
                 UpdateKind::Status,
                 false,
+                |old, _| {
+                    let applied = apply(&served, codec, true, Some(old), &config, CONSUMER, true)?;
+                    codec
+                        .decode(&applied, UnknownFields::Ignore, &mut Vec::new())
+                        .map_err(ApiError::internal)
+                },
             )
             .await
         {

@@ -52,7 +52,7 @@ use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::compaction::Compactor;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
-use apfkit_apiserver::store::{Objects, ResourceConfig, Served, Strategy};
+use apfkit_apiserver::store::{Generation, Objects, ResourceConfig, Served, Strategy};
 use apfkit_apiserver::table::Printer;
 use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::ValueEncodings;
@@ -111,6 +111,10 @@ pub struct Config {
     pub prefix: String,
     /// The version each group is stored in, by group (default: v1 for both, as 1.35).
     pub storage_versions: BTreeMap<String, String>,
+    /// kube-apiserver's `--runtime-config`: `GROUP/VERSION` (or `api/all`) to `true` or
+    /// `false`. Without an entry a version is served if kube-apiserver 1.37 serves it: `v1`
+    /// of flowcontrol and apiregistration; their older versions only when enabled here.
+    pub runtime_config: BTreeMap<String, bool>,
     /// Create and keep the bootstrap APF configuration (kube-apiserver's configuration
     /// producer): mandatory objects always, suggested ones while their
     /// `apf.kubernetes.io/autoupdate-spec` annotation is true.
@@ -179,6 +183,7 @@ impl Config {
             storage: Storage::Embedded,
             prefix: "/registry".to_owned(),
             storage_versions: BTreeMap::new(),
+            runtime_config: BTreeMap::new(),
             bootstrap: true,
             suggested_apf_configuration: true,
             tokens: None,
@@ -359,6 +364,18 @@ fn private_data_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
+/// Whether `version` of `group` is served: as `config.runtime_config` says, else as
+/// kube-apiserver 1.37 serves it (only `v1`: the betas of flowcontrol were removed in 1.32,
+/// apiregistration's `v1beta1` in 1.22).
+fn serves(config: &Config, group: &str, version: &str) -> bool {
+    config
+        .runtime_config
+        .get(&format!("{group}/{version}"))
+        .or_else(|| config.runtime_config.get("api/all"))
+        .copied()
+        .unwrap_or(version == "v1")
+}
+
 /// The served resources: every resource of the generated registry (flowcontrol and
 /// apiregistration), in the storage version of its group, kept where kube-apiserver keeps it
 /// (`apfkit_storage::etcd::RESOURCES`), with the scope and subresources of its kind.
@@ -399,10 +416,31 @@ fn resources(
             .stored_at(stored.path, stored.encoding)
             .with_schema(Arc::new(kind_schema));
         if info.group == "apiregistration.k8s.io" {
-            // kube-aggregator puts APIServices in the `api-extensions` category.
-            resource_config = resource_config.with_categories(["api-extensions"]);
+            // kube-aggregator puts APIServices in the `api-extensions` category, and its
+            // strategy tracks no generation.
+            resource_config = resource_config
+                .with_categories(["api-extensions"])
+                .with_generation(Generation::Untracked);
         }
-        let resource = Served::new(&SCHEME, resource_config)
+        let all = Served::new(&SCHEME, resource_config)
+            .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?;
+        let enabled: Vec<_> = all
+            .versions
+            .iter()
+            .filter(|codec| serves(config, info.group, codec.version()))
+            .cloned()
+            .collect();
+        if !enabled
+            .iter()
+            .any(|codec| codec.version() == storage_version)
+        {
+            return Err(Error::Settings(format!(
+                "--storage-version {}={storage_version}: the version is not served (enable it \
+                 with --runtime-config {}/{storage_version}=true)",
+                info.group, info.group
+            )));
+        }
+        let resource = Served::with_versions(all.config, all.plural, enabled)
             .and_then(apfkit_apiextensions::object::builtin)
             .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?
             .with_strategy(BuiltinStrategy {

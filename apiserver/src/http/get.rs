@@ -10,7 +10,7 @@ use super::list::not_ahead;
 use super::media::Format;
 use super::query::{Query, ReadAt};
 use super::request::Target;
-use super::response::{AsTable, content_type, encode, respond, table_of, written};
+use super::response::{Transform, content_type, encode, respond, transformed, written};
 use super::server::ApiServer;
 use super::written::Writing;
 use crate::error::ApiError;
@@ -20,7 +20,7 @@ pub(super) async fn get<H>(
     target: &Target<H>,
     query: &Query,
     format: Format,
-    table: Option<AsTable>,
+    transform: Option<Transform>,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -33,13 +33,17 @@ where
         .objects
         .get_stored(&target.served, target.place())
         .await?;
-    if let Some(as_table) = table {
+    if let Some(transform) = transform {
         let object = server.objects.decode_kept(&target.served, &stored)?;
         let metadata = serde_json::json!({
             "resourceVersion": object.metadata().resource_version,
         });
-        let table = table_of(target, vec![object], as_table, metadata)?;
-        return Ok(respond(200, content_type(format), written(&table, format)?));
+        let answer = transformed(target, vec![object], transform, metadata, false)?;
+        return Ok(respond(
+            200,
+            content_type(format),
+            written(&answer, format)?,
+        ));
     }
     // Written once per revision, version and format, for every GET that asks alike.
     let how = (

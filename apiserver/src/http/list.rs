@@ -12,7 +12,7 @@ use axum::response::Response;
 use super::media::{self, Format};
 use super::query::{self, Query, ReadAt};
 use super::request::Target;
-use super::response::{AsTable, content_type, encode, list_body, respond, table_of, written};
+use super::response::{Transform, content_type, encode, list_body, respond, transformed, written};
 use super::server::ApiServer;
 use crate::error::ApiError;
 use crate::store::{ListRequest, Objects, Revision, Served, Stored, VersionCodec};
@@ -23,7 +23,7 @@ pub(super) async fn list<H>(
     target: &Target<H>,
     query: &Query,
     format: Format,
-    table: Option<AsTable>,
+    transform: Option<Transform>,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -57,9 +57,13 @@ where
             metadata.insert("remainingItemCount".into(), page.remaining.into());
         }
     }
-    if let Some(as_table) = table {
-        let table = table_of(target, page.items, as_table, Value::Object(metadata))?;
-        return Ok(respond(200, content_type(format), written(&table, format)?));
+    if let Some(transform) = transform {
+        let answer = transformed(target, page.items, transform, Value::Object(metadata), true)?;
+        return Ok(respond(
+            200,
+            content_type(format),
+            written(&answer, format)?,
+        ));
     }
     let items = page
         .items

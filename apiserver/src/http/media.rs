@@ -58,6 +58,16 @@ pub enum Wanted {
     /// A `Table` of `meta.k8s.io`, in the version asked for: its `apiVersion`
     /// (`meta.k8s.io/v1` or `meta.k8s.io/v1beta1`).
     Table(Format, &'static str),
+    /// `PartialObjectMetadata` (`list`: `PartialObjectMetadataList`) of `meta.k8s.io`, in
+    /// the version asked for: its `apiVersion`.
+    Metadata {
+        /// JSON or YAML.
+        format: Format,
+        /// `meta.k8s.io/v1` or `meta.k8s.io/v1beta1`.
+        api_version: &'static str,
+        /// Whether the list form was asked for.
+        list: bool,
+    },
     /// Aggregated discovery (`apidiscovery.k8s.io`), in version `v2` or `v2beta1`.
     Discovery(&'static str),
 }
@@ -102,23 +112,27 @@ fn format_of(essence: &str) -> Option<Format> {
     }
 }
 
-/// What to answer for `accept`, given what the endpoint can give: `tables` for reads of a
-/// resource, `discovery` for `/apis` and `/api`, `protobuf` where the scheme writes it. The first
-/// range the server can serve wins, as kube-apiserver's negotiation picks.
+/// What to answer for `accept`, given what the endpoint can give: `tables` (and metadata) for
+/// reads of a resource, `discovery` for `/apis` and `/api`, `protobuf` where the scheme writes
+/// it, `streams` where watches are served (a resource's collection). The first range the
+/// server can serve wins, as kube-apiserver's negotiation picks.
 ///
 /// # Errors
 ///
-/// 406 when no range can be served.
+/// 406 when no range can be served: go-restful's, naming the route's representations, when
+/// no range names a media type the route produces; kube-apiserver's negotiation's otherwise.
 pub fn negotiate(
     accept: Option<&str>,
     tables: bool,
     discovery: bool,
     protobuf: bool,
+    streams: bool,
 ) -> Result<Wanted, ApiError> {
     let accept = accept.unwrap_or("").trim();
     if accept.is_empty() {
         return Ok(Wanted::Object(Format::Json));
     }
+    let mut produced = false;
     for text in accept.split(',') {
         let range = parse_range(text);
         let Some(format) = format_of(range.essence) else {
@@ -127,6 +141,7 @@ pub fn negotiate(
         if format == Format::Protobuf && !protobuf {
             continue;
         }
+        produced = true;
         match (range.as_kind, range.group, range.version) {
             (None, None, None) if !range.other_parameters => return Ok(Wanted::Object(format)),
             // Tables are written as JSON or YAML; a protobuf table range is passed over.
@@ -138,6 +153,21 @@ pub fn negotiate(
                     _ => "meta.k8s.io/v1beta1",
                 };
                 return Ok(Wanted::Table(format, api_version));
+            }
+            // So is metadata.
+            (
+                Some(kind @ ("PartialObjectMetadata" | "PartialObjectMetadataList")),
+                Some("meta.k8s.io"),
+                Some(version @ ("v1" | "v1beta1")),
+            ) if tables && format != Format::Protobuf => {
+                return Ok(Wanted::Metadata {
+                    format,
+                    api_version: match version {
+                        "v1" => "meta.k8s.io/v1",
+                        _ => "meta.k8s.io/v1beta1",
+                    },
+                    list: kind == "PartialObjectMetadataList",
+                });
             }
             (Some("APIGroupDiscoveryList"), Some("apidiscovery.k8s.io"), Some(version))
                 if discovery && format == Format::Json =>
@@ -155,10 +185,16 @@ pub fn negotiate(
     if protobuf {
         supported.push(PROTOBUF);
     }
-    if tables {
-        supported.push("application/json;as=Table;v=v1;g=meta.k8s.io");
+    if produced {
+        return Err(ApiError::not_acceptable(&supported));
     }
-    Err(ApiError::not_acceptable(&supported))
+    if streams {
+        supported.push("application/json;stream=watch");
+        if protobuf {
+            supported.push("application/vnd.kubernetes.protobuf;stream=watch");
+        }
+    }
+    Err(ApiError::no_representation(&supported))
 }
 
 /// The format of a request body by its `Content-Type` (parameters ignored).
@@ -185,7 +221,7 @@ mod tests {
     fn kubectl_gets_a_table_or_json_as_it_lists_them() {
         let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(
-            negotiate(Some(kubectl), true, false, false).unwrap(),
+            negotiate(Some(kubectl), true, false, false, false).unwrap(),
             Wanted::Table(Format::Json, "meta.k8s.io/v1")
         );
         // table_conversion.go asks for v1beta1 alone, and gets a v1beta1 Table.
@@ -194,13 +230,14 @@ mod tests {
                 Some("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
                 true,
                 false,
+                false,
                 false
             )
             .unwrap(),
             Wanted::Table(Format::Json, "meta.k8s.io/v1beta1")
         );
         assert_eq!(
-            negotiate(Some(kubectl), false, false, false).unwrap(),
+            negotiate(Some(kubectl), false, false, false, false).unwrap(),
             Wanted::Object(Format::Json)
         );
     }
@@ -209,22 +246,41 @@ mod tests {
     fn client_go_gets_aggregated_discovery_when_it_asks() {
         let client_go = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
         assert_eq!(
-            negotiate(Some(client_go), false, true, false).unwrap(),
+            negotiate(Some(client_go), false, true, false, false).unwrap(),
             Wanted::Discovery("v2")
         );
         assert_eq!(
-            negotiate(Some(client_go), false, false, false).unwrap(),
+            negotiate(Some(client_go), false, false, false, false).unwrap(),
             Wanted::Object(Format::Json)
         );
     }
 
     #[test]
     fn unknown_media_types_are_refused() {
-        let error = negotiate(Some("text/html"), false, false, true).unwrap_err();
+        let error = negotiate(Some("text/html"), false, false, true, true).unwrap_err();
         assert_eq!(error.code, 406);
+        assert_eq!(
+            error.message,
+            "406: Not Acceptable\n\nAvailable representations: application/json, \
+             application/yaml, application/vnd.kubernetes.protobuf, \
+             application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+        );
+        let error = negotiate(
+            Some("application/json;as=Nothing"),
+            true,
+            false,
+            false,
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.message,
+            "only the following media types are accepted: application/json, application/yaml"
+        );
         assert_eq!(
             negotiate(
                 Some("application/vnd.kubernetes.protobuf, */*"),
+                false,
                 false,
                 false,
                 false

@@ -14,7 +14,7 @@ use super::action::Action;
 use super::media::{self, Format, Wanted};
 use super::query::Query;
 use super::request::{Target, Write, header_text, read_body};
-use super::response::AsTable;
+use super::response::{AsTable, Transform};
 use super::server::ApiServer;
 use super::{create, delete, get, list, patch, scale, update, watch};
 use crate::error::ApiError;
@@ -53,24 +53,35 @@ where
     let user_agent = header_text(&request, header::USER_AGENT);
     let reads = action.reads();
     let protobuf = server.objects.wire().writes_protobuf() && target.served.protobuf();
-    let (format, table) = match media::negotiate(accept.as_deref(), reads, false, protobuf)? {
+    let (format, transform) = match media::negotiate(
+        accept.as_deref(),
+        reads,
+        false,
+        protobuf,
+        target.name.is_none(),
+    )? {
         Wanted::Object(format) => (format, None),
         Wanted::Table(format, api_version) => (
             format,
-            Some(AsTable {
+            Some(Transform::Table(AsTable {
                 include: query.include_object,
                 api_version,
-            }),
+            })),
         ),
+        Wanted::Metadata {
+            format,
+            api_version,
+            list,
+        } => (format, Some(Transform::Metadata { api_version, list })),
         Wanted::Discovery(_) => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
     match action {
-        Action::Watch => Ok(watch::watch(server.clone(), &target, query, format, table).await),
-        Action::List if format == Format::Json && table.is_none() && list::streams(&query) => {
+        Action::Watch => Ok(watch::watch(server.clone(), &target, query, format, transform).await),
+        Action::List if format == Format::Json && transform.is_none() && list::streams(&query) => {
             list::stream_list(server, &target, &query).await
         }
-        Action::List => list::list(server, &target, &query, format, table).await,
-        Action::Get => get::get(server, &target, &query, format, table).await,
+        Action::List => list::list(server, &target, &query, format, transform).await,
+        Action::Get => get::get(server, &target, &query, format, transform).await,
         Action::Create | Action::Update | Action::Patch => {
             let user = request
                 .extensions()

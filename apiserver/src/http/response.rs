@@ -125,6 +125,90 @@ pub(super) struct AsTable {
     pub(super) api_version: &'static str,
 }
 
+/// What a read answers instead of the objects themselves, as the client's `Accept` asked.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Transform {
+    /// A `Table`.
+    Table(AsTable),
+    /// `PartialObjectMetadata`, or its list, in `meta.k8s.io` version `api_version`.
+    Metadata {
+        /// `meta.k8s.io/v1` or `meta.k8s.io/v1beta1`.
+        api_version: &'static str,
+        /// Whether the list form was asked for.
+        list: bool,
+    },
+}
+
+/// `objects` (one object read when `!is_list`) as `transform` says, with the list's
+/// `metadata`: kube-apiserver's `transformResponseObject`.
+///
+/// # Errors
+///
+/// 406 for a metadata form that is not the read's (a list asked of one object, or the
+/// reverse), in kube-apiserver's words; encoding errors.
+pub(super) fn transformed<H: Object + Clone>(
+    target: &Target<H>,
+    objects: Vec<H>,
+    transform: Transform,
+    metadata: Value,
+    is_list: bool,
+) -> Result<Value, ApiError> {
+    let (api_version, list) = match transform {
+        Transform::Table(as_table) => return table_of(target, objects, as_table, metadata),
+        Transform::Metadata { api_version, list } => (api_version, list),
+    };
+    if list != is_list {
+        let (asked, what) = if list {
+            ("PartialObjectMetadataList", "is not a list")
+        } else {
+            ("PartialObjectMetadata", "is a list")
+        };
+        return Err(ApiError::not_acceptable_because(format!(
+            "you requested {asked}, but the requested object {what} ({})",
+            go_type(target, is_list)
+        )));
+    }
+    let mut partials = Vec::with_capacity(objects.len());
+    for object in objects {
+        let value = target
+            .codec()
+            .encode(object, &mut Vec::new())
+            .map_err(ApiError::internal)?;
+        partials.push(serde_json::json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": api_version,
+            "metadata": value.get("metadata").cloned().unwrap_or_default(),
+        }));
+    }
+    if !is_list {
+        return Ok(partials.pop().unwrap_or_default());
+    }
+    Ok(serde_json::json!({
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": api_version,
+        "metadata": metadata,
+        // Go's `encoding/json` writes a nil slice as null.
+        "items": if partials.is_empty() { Value::Null } else { Value::Array(partials) },
+    }))
+}
+
+/// The Go type kube-apiserver's handler holds for a read of `target` (`%T`): the internal
+/// type of a built-in kind, `unstructured` for a custom resource.
+fn go_type<H>(target: &Target<H>, list: bool) -> String {
+    let config = &target.served.config;
+    let suffix = if list { "List" } else { "" };
+    if config.storage_encoding == apfkit_runtime::scheme::StorageEncoding::Json
+        && !config.strategic_merge
+    {
+        return format!("*unstructured.Unstructured{suffix}");
+    }
+    let package = match config.group.split('.').next().unwrap_or_default() {
+        "" => "core",
+        package => package,
+    };
+    format!("*{package}.{}{suffix}", config.kind)
+}
+
 /// A `Table` of `objects` with the resource's printer (or the default columns), rows in the
 /// printer's order, each row carrying what `includeObject` asks for.
 pub(super) fn table_of<H: Object + Clone>(

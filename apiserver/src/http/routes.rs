@@ -238,22 +238,24 @@ where
         ["healthz" | "livez" | "readyz"] | ["healthz" | "livez" | "readyz", "ping"] if is_get => {
             Ok(respond(200, "text/plain; charset=utf-8", "ok"))
         }
-        ["api"] if is_get => match media::negotiate(accept.as_deref(), false, true, false)? {
-            Wanted::Discovery(version) => Ok(discovery_response(
-                version,
-                &discovery::aggregated(
-                    &catalog.resources,
-                    &catalog.reviews,
-                    &catalog.groups,
-                    true,
+        ["api"] if is_get => {
+            match media::negotiate(accept.as_deref(), false, true, false, false)? {
+                Wanted::Discovery(version) => Ok(discovery_response(
                     version,
-                ),
-            )),
-            _ => Ok(json_response(
-                200,
-                &discovery::core_versions(&catalog.groups),
-            )),
-        },
+                    &discovery::aggregated(
+                        &catalog.resources,
+                        &catalog.reviews,
+                        &catalog.groups,
+                        true,
+                        version,
+                    ),
+                )),
+                _ => Ok(json_response(
+                    200,
+                    &discovery::core_versions(&catalog.groups),
+                )),
+            }
+        }
         ["api", version] if is_get => {
             if !catalog.serves_version("", version) {
                 return Err(ApiError::no_route());
@@ -264,7 +266,7 @@ where
             ))
         }
         // kube-aggregator's `/apis` handler answers every method alike.
-        ["apis"] => match media::negotiate(accept.as_deref(), false, true, false)? {
+        ["apis"] => match media::negotiate(accept.as_deref(), false, true, false, false)? {
             Wanted::Discovery(version) => Ok(discovery_response(
                 version,
                 &discovery::aggregated(

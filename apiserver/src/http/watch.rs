@@ -22,7 +22,7 @@ use super::list::{not_ahead, selected};
 use super::media::Format;
 use super::query::{Query, ReadAt};
 use super::request::Target;
-use super::response::{AsTable, respond, table_of};
+use super::response::{Transform, respond, transformed};
 use super::server::ApiServer;
 use super::written::Writing;
 use crate::error::ApiError;
@@ -51,7 +51,7 @@ pub(super) async fn watch<H>(
     target: &Target<H>,
     query: Query,
     format: Format,
-    table: Option<AsTable>,
+    transform: Option<Transform>,
 ) -> Response
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -77,7 +77,7 @@ where
                 scale: false,
             },
             format,
-            table,
+            transform,
             scheme: server.objects.wire(),
             stalled: server.stalled_watch,
             last: Revision(0),
@@ -163,8 +163,9 @@ struct Stream<'s, H: 'static> {
     /// The resource and version watched.
     target: Target<H>,
     format: Format,
-    /// Events as one-row tables, with what each row carries of its object.
-    table: Option<AsTable>,
+    /// Events as one-row tables (with what each row carries of its object) or as
+    /// `PartialObjectMetadata`.
+    transform: Option<Transform>,
     /// How long a written event may stay unread.
     stalled: Duration,
     /// The scheme, which writes bookmarks in protobuf.
@@ -251,7 +252,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                     }
                     Some(Ok(event)) => {
                         self.last = event.revision();
-                        if self.table.is_none() && !query.has_selectors() {
+                        if self.transform.is_none() && !query.has_selectors() {
                             let frame = server.written.get_or_write(
                                 event.key(),
                                 event.revision(),
@@ -356,13 +357,13 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
     }
 
     async fn send(&mut self, kind: &str, object: H) -> Result<(), Stop> {
-        let object = match self.table {
-            Some(as_table) => {
+        let object = match self.transform {
+            Some(transform) => {
                 let metadata = serde_json::json!({
                     "resourceVersion": object.metadata().resource_version,
                 });
-                let table = table_of(&self.target, vec![object], as_table, metadata)?;
-                serde_json::to_vec(&table).map_err(ApiError::internal)?
+                let answer = transformed(&self.target, vec![object], transform, metadata, false)?;
+                serde_json::to_vec(&answer).map_err(ApiError::internal)?
             }
             None => self
                 .target

@@ -12,7 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 use super::backend::SharedBackend;
-use super::resource::Served;
+use super::resource::{Generation, Served};
 use super::stored::{Stored, Watch, Watched};
 use crate::error::{ApiError, Subject};
 use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError};
@@ -547,7 +547,10 @@ where
             .map(str::to_owned);
         metadata.uid = Some(uuid::Uuid::new_v4().to_string());
         metadata.creation_timestamp = Some(now());
-        metadata.generation = Some(1);
+        // A kind that tracks no generation keeps what was sent, as its strategy leaves it.
+        if served.config.generation != Generation::Untracked {
+            metadata.generation = Some(1);
+        }
         metadata.resource_version = None;
         metadata.deletion_timestamp = None;
         metadata.deletion_grace_period_seconds = None;
@@ -735,7 +738,23 @@ where
         }
         let mut value = storage_value(served, &new)?;
         let old_value = storage_value(served, old)?;
-        if value.get("spec") != old_value.get("spec") {
+        let changed = match served.config.generation {
+            Generation::OnSpecChange => value.get("spec") != old_value.get("spec"),
+            // Anything but the metadata, or the labels (`endpointSliceStrategy`).
+            Generation::OnAnyChange => {
+                let without_metadata = |value: &Value| {
+                    let mut value = value.clone();
+                    if let Some(map) = value.as_object_mut() {
+                        map.remove("metadata");
+                    }
+                    value
+                };
+                without_metadata(&value) != without_metadata(&old_value)
+                    || value.pointer("/metadata/labels") != old_value.pointer("/metadata/labels")
+            }
+            Generation::Untracked => false,
+        };
+        if changed {
             let generation = old_meta.generation.unwrap_or(0) + 1;
             value["metadata"]["generation"] = generation.into();
         }

@@ -47,6 +47,22 @@ pub struct ResourceConfig {
     /// Whether a delete answers the deleted object rather than a `Status` (the registry's
     /// `ReturnDeletedObject`: Services, Pods, Namespaces and a few more in kube-apiserver).
     pub return_deleted_object: bool,
+    /// When `metadata.generation` grows, as the kind's strategy says.
+    pub generation: Generation,
+}
+
+/// How a kind's strategy keeps `metadata.generation` (its `PrepareForCreate` and
+/// `PrepareForUpdate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Generation {
+    /// 1 at create, one more when `spec` changes (most kinds, custom resources).
+    #[default]
+    OnSpecChange,
+    /// 1 at create, one more when anything but the metadata changes, or the labels do
+    /// (EndpointSlices).
+    OnAnyChange,
+    /// Never set by the server (Services, APIServices, the RBAC kinds).
+    Untracked,
 }
 
 impl ResourceConfig {
@@ -68,6 +84,7 @@ impl ResourceConfig {
             scale: None,
             schema: None,
             return_deleted_object: false,
+            generation: Generation::OnSpecChange,
         }
     }
 
@@ -121,6 +138,13 @@ impl ResourceConfig {
         self
     }
 
+    /// The resource keeps `metadata.generation` as `generation` says.
+    #[must_use]
+    pub fn with_generation(mut self, generation: Generation) -> Self {
+        self.generation = generation;
+        self
+    }
+
     /// A delete of the resource answers the deleted object (`ReturnDeletedObject`).
     #[must_use]
     pub fn returning_deleted_objects(mut self) -> Self {
@@ -171,6 +195,7 @@ impl std::fmt::Debug for ResourceConfig {
             .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
             .field("return_deleted_object", &self.return_deleted_object)
+            .field("generation", &self.generation)
             .finish_non_exhaustive()
     }
 }

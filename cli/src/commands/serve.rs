@@ -92,9 +92,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PREFIX", default_value = "/registry")]
     etcd_prefix: String,
     /// The version objects of a group are stored in, as GROUP=VERSION (repeatable). By
-    /// default kube-apiserver 1.35's: v1 for both groups.
+    /// default kube-apiserver 1.37's: v1 for both groups. The version must be served.
     #[arg(long, value_name = "GROUP=VERSION")]
     storage_version: Vec<String>,
+    /// Versions to serve or not, kube-apiserver's flag: GROUP/VERSION=true|false (or
+    /// api/all=true), comma-separated or repeated. By default only what kube-apiserver 1.37
+    /// serves: v1 of both groups; their older versions (flowcontrol v1beta3 to v1alpha1,
+    /// apiregistration v1beta1) on request.
+    #[arg(long, value_name = "GROUP/VERSION=BOOL", value_delimiter = ',')]
+    runtime_config: Vec<String>,
     /// Do not create or keep the bootstrap APF configuration (by default, as kube-apiserver,
     /// the mandatory and suggested objects are created when missing at start and every
     /// minute, mandatory ones kept as they are defined, suggested ones while their
@@ -215,6 +221,20 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
         config
             .storage_versions
             .insert(group.to_owned(), version.to_owned());
+    }
+    for pair in &args.runtime_config {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, "true"));
+        let enabled = value.parse::<bool>().map_err(|_| {
+            Failure::Usage(format!(
+                "--runtime-config {pair}: expected GROUP/VERSION=true|false"
+            ))
+        })?;
+        if !key.contains('/') {
+            return Err(Failure::Usage(format!(
+                "--runtime-config {pair}: expected GROUP/VERSION=true|false"
+            )));
+        }
+        config.runtime_config.insert(key.to_owned(), enabled);
     }
     config.bootstrap = !args.no_bootstrap;
     config.suggested_apf_configuration = args.suggested_apf_configuration;

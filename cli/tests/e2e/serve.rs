@@ -248,6 +248,10 @@ impl Drop for Server {
     }
 }
 
+/// Serves the versions kube-apiserver 1.37 no longer does (flowcontrol's betas and alpha,
+/// apiregistration's v1beta1), for the tests that write or read them.
+pub const OLDER_VERSIONS: &str = "--runtime-config=api/all=true";
+
 const FLOW_SCHEMA: &str = "\
 apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
 kind: FlowSchema
@@ -270,7 +274,7 @@ spec:
 
 #[test]
 fn kubectl_discovers_the_groups_and_reads_every_version() {
-    let server = Server::start(&[NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, NO_APF]);
     let resources = server.kubectl_ok(&["api-resources", "--no-headers"], b"");
     for (name, group_version) in [
         ("flowschemas", "flowcontrol.apiserver.k8s.io/v1"),
@@ -312,7 +316,7 @@ fn kubectl_discovers_the_groups_and_reads_every_version() {
 
 #[test]
 fn kubectl_creates_replaces_and_deletes_waiting_on_a_watch() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     let created = server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
     assert_eq!(
         created,
@@ -384,7 +388,7 @@ fn kubectl_creates_replaces_and_deletes_waiting_on_a_watch() {
 
 #[test]
 fn kubectl_get_watch_sees_create_update_and_delete() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     let mut watch = process::kubectl_command(server.kubeconfig())
         .args([
             "get",
@@ -503,7 +507,7 @@ fn kubectl_apply_is_a_no_op_the_second_time_and_configures_a_change() {
 
 #[test]
 fn kubectl_patches_by_merge_json_and_strategic_merge() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
     let precedence = || {
         server.kubectl_ok(
@@ -598,7 +602,7 @@ fn kubectl_patches_by_merge_json_and_strategic_merge() {
 
 #[test]
 fn kubectl_explain_reads_the_openapi_documents() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     let explained = server.kubectl_ok(&["explain", "flowschema.spec.rules"], b"");
     assert!(explained.contains("KIND:       FlowSchema"), "{explained}");
     assert!(
@@ -698,7 +702,7 @@ fn kubectl_get_prints_kube_apiservers_columns() {
 #[test]
 fn on_etcd_objects_are_stored_as_kube_apiserver_stores_them() {
     let etcd = apfkit_test_support::etcd::Etcd::start();
-    let server = Server::start(&["--etcd-servers", &etcd.endpoint, NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--etcd-servers", &etcd.endpoint, NO_APF]);
     server.kubectl_ok(&["create", "-f", "-"], FLOW_SCHEMA.as_bytes());
     let api_service = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.widgets.example.com}\nspec:\n  group: widgets.example.com\n  version: v1\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {namespace: widgets, name: widgets-api, port: 443}\n";
     server.kubectl_ok(&["create", "-f", "-"], api_service.as_bytes());

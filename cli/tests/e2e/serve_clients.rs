@@ -11,7 +11,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::watcher;
 
-use super::serve::{NO_APF, Server};
+use super::serve::{NO_APF, OLDER_VERSIONS, Server};
 
 const PYTHON_CLIENT: &str = r#"
 import json, sys
@@ -124,7 +124,7 @@ pub(super) fn flow_schema(name: &str, precedence: i32) -> v1beta3::FlowSchema {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     let client = kube_client(&server).await;
     let schemas: Api<v1beta3::FlowSchema> = Api::all(client.clone());
 
@@ -224,7 +224,7 @@ async fn kube_rs_reads_writes_and_watches_with_apfkit_types() {
 /// client-go's reflector does), and later writes keep coming.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_watcher_syncs_by_streaming_list_and_keeps_receiving() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     let client = kube_client(&server).await;
     let schemas: Api<v1::FlowSchema> = Api::all(client.clone());
     let writer: Api<v1beta3::FlowSchema> = Api::all(client);
@@ -295,7 +295,7 @@ async fn kube_rs_watcher_syncs_by_streaming_list_and_keeps_receiving() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_rs_applies_server_side_across_versions() {
-    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let server = Server::start(&[OLDER_VERSIONS, "--no-bootstrap", NO_APF]);
     let client = kube_client(&server).await;
     let beta: Api<v1beta3::FlowSchema> = Api::all(client.clone());
     let stable: Api<v1::FlowSchema> = Api::all(client);

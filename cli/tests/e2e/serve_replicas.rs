@@ -10,7 +10,7 @@ use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::watcher;
 
-use super::serve::{NO_APF, Server};
+use super::serve::{NO_APF, OLDER_VERSIONS, Server};
 use super::serve_clients::{flow_schema, kube_client};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -18,8 +18,8 @@ async fn two_replicas_on_three_etcd_members_serve_one_api() {
     let mut cluster = Cluster::start(3);
     let endpoints = cluster.endpoints().join(",");
     // Both bootstrap, as two kube-apiservers do: the second finds the objects there.
-    let first = Server::start(&["--etcd-servers", &endpoints, NO_APF]);
-    let second = Server::start(&["--etcd-servers", &endpoints, NO_APF]);
+    let first = Server::start(&[OLDER_VERSIONS, "--etcd-servers", &endpoints, NO_APF]);
+    let second = Server::start(&[OLDER_VERSIONS, "--etcd-servers", &endpoints, NO_APF]);
     let writer: Api<v1beta3::FlowSchema> = Api::all(kube_client(&first).await);
     let reader: Api<v1::FlowSchema> = Api::all(kube_client(&second).await);
 

@@ -54,20 +54,63 @@ async fn a_delete_of_a_status_subresource_is_not_allowed(s: &mut Session) {
     s.send(Request::get(&path)).await;
 }
 
-/// What a Service's delete answers (item 11).
+/// What a Service's delete answers (item 11). A headless Service without ports: how their
+/// list merges is item 4, still open.
 async fn a_deleted_service_is_answered_as_its_kind_says(s: &mut Session) {
     let services = "/api/v1/namespaces/default/services";
     s.send(Request::post(
         services,
         &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "deleted-service"},
-            "spec": {"ports": [{"port": 80}], "clusterIP": "None"}}),
+            "spec": {"clusterIP": "None"}}),
     ))
     .await;
     s.send(Request::delete(&format!("{services}/deleted-service")))
         .await;
 }
 
+/// `metadata.generation` as each kind's strategy keeps it: none on Services; on
+/// EndpointSlices one more for any change but to metadata other than labels (item 8).
+async fn generations_are_kept_as_each_kinds_strategy_says(s: &mut Session) {
+    let slices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+    let slice = format!("{slices}/generation-slice");
+    s.send(Request::post(
+        slices,
+        &json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "generation-slice"}, "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.1.1.1"]}]}),
+    ))
+    .await;
+    for patch in [
+        json!({"endpoints": [{"addresses": ["10.1.1.2"]}]}),
+        json!({"metadata": {"annotations": {"a": "b"}}}),
+        json!({"metadata": {"labels": {"a": "b"}}}),
+    ] {
+        s.send(Request::patch(
+            &slice,
+            "application/merge-patch+json",
+            &patch,
+        ))
+        .await;
+    }
+    // A selector is an atomic map to kube's field manager (with item 4), and Service
+    // warnings are not yet given: both still open.
+    let services = "/api/v1/namespaces/default/services";
+    s.send(Request::post(
+        services,
+        &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "generation-service"},
+            "spec": {"clusterIP": "None"}}),
+    ))
+    .await;
+    s.send(Request::patch(
+        &format!("{services}/generation-service"),
+        "application/merge-patch+json",
+        &json!({"spec": {"publishNotReadyAddresses": true}}),
+    ))
+    .await;
+}
+
 crate::cases!(
+    generations_are_kept_as_each_kinds_strategy_says,
     a_finalizer_keeps_a_deleted_object_until_it_is_removed,
     a_delete_of_a_status_subresource_is_not_allowed,
     a_deleted_service_is_answered_as_its_kind_says,

@@ -7,6 +7,7 @@
 //! Run by `.ci/reference` (which builds the reference first); `.ci/reference -- NAME` runs the
 //! cases whose names contain NAME.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use apfkit_differential::{Case, Servers};
@@ -25,10 +26,14 @@ fn main() -> std::process::ExitCode {
     // Started by the first case; when they cannot start, every case fails with why, once.
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
     let cases: Vec<(&str, Case)> = [deletion::CASES, patches::CASES, routes::CASES].concat();
+    let case_count = cases.len();
+    // Requests sent to each server by the cases that passed.
+    let compared: Arc<AtomicUsize> = Arc::default();
     let trials = cases
         .into_iter()
         .map(|(name, case)| {
             let (servers, runtime) = (servers.clone(), runtime.handle().clone());
+            let compared = compared.clone();
             Trial::test(name, move || {
                 let servers = servers
                     .get_or_init(|| {
@@ -37,18 +42,58 @@ fn main() -> std::process::ExitCode {
                     })
                     .as_ref()
                     .map_err(|why| Failed::from(format!("the servers did not start: {why}")))?;
-                runtime
+                let sent = runtime
                     .block_on(servers.compare(name, case))
-                    .map(|_| ())
-                    .map_err(Failed::from)
+                    .map_err(Failed::from)?;
+                compared.fetch_add(sent, Ordering::Relaxed);
+                Ok(())
             })
         })
         .collect();
+    let whole_run = arguments.filter.is_none() && arguments.skip.is_empty() && !arguments.list;
     let conclusion = libtest_mimic::run(&arguments, trials);
     // The servers stop before the runtime their tasks run on.
     drop(servers);
     drop(runtime);
+    let compared = compared.load(Ordering::Relaxed);
+    println!(
+        "differential: {compared} requests sent to each of kube-apiserver and apfkit on two \
+         backends, every answer compared ({} answers)",
+        compared * 2
+    );
+    if whole_run
+        && conclusion.num_failed == 0
+        && let Err(stale) = counts_hold(case_count, compared)
+    {
+        eprintln!("{stale}");
+        return std::process::ExitCode::FAILURE;
+    }
     conclusion.exit_code()
+}
+
+/// Whether docs/conformance.md gives this run's counts (after a whole run that passed).
+fn counts_hold(cases: usize, requests: usize) -> Result<(), String> {
+    let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/conformance.md");
+    let text = std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
+    let count = |row: &str| {
+        text.lines()
+            .find(|line| line.starts_with(row))
+            .and_then(|line| line.trim_end_matches('|').rsplit('|').next())
+            .and_then(|cell| cell.trim().parse::<usize>().ok())
+    };
+    let rows = [
+        ("| cases compared |", cases),
+        ("| requests sent to each server |", requests),
+        ("| answers identical after normalization |", requests * 2),
+    ];
+    for (row, counted) in rows {
+        if count(row) != Some(counted) {
+            return Err(format!(
+                "docs/conformance.md: the row `{row}` should say {counted} (this run's count)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a panic said.

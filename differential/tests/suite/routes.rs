@@ -34,16 +34,40 @@ async fn the_bootstrap_flow_schemas_read_alike(s: &mut Session) {
     }
 }
 
-/// PartialObjectMetadata, one object and a list (item 10).
+/// PartialObjectMetadata, one object and a list, in both versions of `meta.k8s.io`, and the
+/// form of one asked of the other (item 10).
 async fn partial_object_metadata_is_served(s: &mut Session) {
-    let accept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-    s.send(Request::get("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt").accept(accept))
+    let one = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+    let list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let levels = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations";
+    s.send(Request::get(&format!("{levels}/exempt")).accept(one))
         .await;
     s.send(
-        Request::get("/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations?labelSelector=nothing%3Dhere")
-            .accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
+        Request::get(&format!("{levels}/exempt"))
+            .accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"),
     )
     .await;
+    s.send(Request::get(&format!("{levels}?labelSelector=nothing%3Dhere")).accept(list))
+        .await;
+    s.send(Request::get(&format!("{levels}?fieldSelector=metadata.name%3Dexempt")).accept(list))
+        .await;
+    s.send(Request::get(&format!("{levels}/exempt")).accept(list))
+        .await;
+    s.send(Request::get(levels).accept(one)).await;
+    // No form the server has: none of its media types (go-restful's answer), or one with
+    // parameters it does not know (kube-apiserver's negotiation).
+    s.send(Request::get(levels).accept("application/xml")).await;
+    s.send(Request::get(&format!("{levels}/exempt")).accept("application/xml"))
+        .await;
+    for accept in [
+        "application/json;as=Nothing;g=meta.k8s.io;v=v1",
+        "application/json;as=Table;g=meta.k8s.io;v=v9",
+        "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1",
+    ] {
+        s.send(Request::get(&format!("{levels}/exempt")).accept(accept))
+            .await;
+        s.send(Request::get(levels).accept(accept)).await;
+    }
 }
 
 /// Paths nothing is served at (a group, a version, a resource, a path outside the API), and
