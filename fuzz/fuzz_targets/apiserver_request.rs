@@ -42,7 +42,16 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             let schema = schema();
             let mut object = stored();
             let result = match kind {
-                1 => patch::json_patch(&mut object, rest),
+                // evanphx/json-patch's port, with kube's own operation type decoded first
+                // (fieldValidation Strict or Warn) or not.
+                1 => {
+                    let before = object.clone();
+                    let result = patch::json_patch(&mut object, rest, choice & 4 != 0);
+                    if result.is_err() {
+                        assert_eq!(object, before, "a failed patch changes nothing");
+                    }
+                    result
+                }
                 2 => patch::merge_patch(&mut object, rest),
                 _ => patch::strategic_merge_patch(&mut object, rest, SchemaView::new(&schema)),
             };
