@@ -203,6 +203,8 @@ struct Kind {
     kind: &'static str,
     plural: &'static str,
     short_names: &'static [&'static str],
+    /// Its categories (Services are in `all`).
+    categories: &'static [&'static str],
     /// Where kube-apiserver keeps its objects, under the prefix.
     key_path: &'static str,
     status: bool,
@@ -228,6 +230,7 @@ fn resource<H: Send + Sync + 'static>(
         true,
     )
     .with_short_names(kind.short_names.iter().copied())
+    .with_categories(kind.categories.iter().copied())
     .with_status(kind.status)
     .with_generation(kind.generation)
     .stored_at(kind.key_path, StorageEncoding::Protobuf);
@@ -279,6 +282,7 @@ pub fn resources<H: Send + Sync + 'static>(
                 kind: "Service",
                 plural: "services",
                 short_names: &["svc"],
+                categories: &["all"],
                 key_path: "services/specs",
                 status: true,
                 normalize: services::normalize,
@@ -296,6 +300,7 @@ pub fn resources<H: Send + Sync + 'static>(
                 kind: "EndpointSlice",
                 plural: "endpointslices",
                 short_names: &[],
+                categories: &[],
                 key_path: "endpointslices",
                 status: false,
                 normalize: endpoint_slices::normalize,

@@ -31,8 +31,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let objects = Objects::<ServedObject<NoKind>>::new(None, MemoryBackend::default(),
 //!     "/registry", Default::default());
-//! let version = VersionInfo { major: "1".into(), minor: "35".into(),
-//!     git_version: "v1.35.0".into(), platform: "linux/amd64".into() };
+//! let version = VersionInfo::new("1", "35", "v1.35.0");
 //! let server = Arc::new(ApiServer::new(objects, Vec::new(), version));
 //! let custom = CustomResources::new(server.clone(), Vec::new()).map_err(|e| e.message)?;
 //! custom.apply(&serde_json::json!({

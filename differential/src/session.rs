@@ -20,7 +20,7 @@ pub struct Request {
     accept: Option<String>,
     body: Vec<u8>,
     impersonate: Option<String>,
-    only_kind: bool,
+    select: Option<fn(&Value) -> Value>,
 }
 
 impl Request {
@@ -40,7 +40,7 @@ impl Request {
             accept: None,
             body: Vec::new(),
             impersonate: None,
-            only_kind: false,
+            select: None,
         }
     }
 
@@ -100,8 +100,17 @@ impl Request {
     /// This request with only its answer's code, headers, `kind` and `apiVersion` compared:
     /// for a document that lists what each server serves (discovery), where the request's
     /// point is how it is answered, not the list.
-    pub fn kind_only(mut self) -> Request {
-        self.only_kind = true;
+    pub fn kind_only(self) -> Request {
+        self.selecting(
+            |body| serde_json::json!({"kind": body["kind"], "apiVersion": body["apiVersion"]}),
+        )
+    }
+
+    /// This request with only `select` of its answer's body compared (after normalization):
+    /// the part of a document that both servers must hold alike, where the rest lists what
+    /// only one of them serves, or is a value only one of them can have.
+    pub fn selecting(mut self, select: fn(&Value) -> Value) -> Request {
+        self.select = Some(select);
         self
     }
 
@@ -190,7 +199,7 @@ impl Session {
     /// When the request cannot be sent or is not answered within 20 s.
     pub async fn send(&mut self, request: Request) -> Value {
         let line = request.line();
-        let only_kind = request.only_kind;
+        let select = request.select;
         let mut builder = http::Request::builder()
             .method(request.method)
             .uri(&request.path);
@@ -235,8 +244,8 @@ impl Session {
             .clone()
             .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
         normalize::value(&mut body, &mut self.versions);
-        if only_kind {
-            body = serde_json::json!({"kind": body["kind"], "apiVersion": body["apiVersion"]});
+        if let Some(select) = select {
+            body = select(&body);
         }
         self.transcript.exchanges.push(Exchange {
             request: self.versions.in_text(&line),

@@ -544,12 +544,11 @@ async fn build<B: Backend + 'static>(
     let mut server = ApiServer::new(
         objects,
         resources(config, &rbac_authorizer)?,
-        VersionInfo {
-            major: "1".into(),
-            minor: "35".into(),
-            git_version: format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
-            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-        },
+        VersionInfo::new(
+            "1",
+            "35",
+            format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
+        ),
     )
     .with_authenticator(authenticator(config)?)
     .with_request_timeout(config.request_timeout);

@@ -126,12 +126,7 @@ pub async fn serve<B: apfkit_apiserver::storage::Backend + 'static>(
         "/registry",
         apfkit_runtime::scheme::Limits::default(),
     );
-    let version = apfkit_apiserver::http::VersionInfo {
-        major: "1".into(),
-        minor: "35".into(),
-        git_version: "v1.35.0".into(),
-        platform: "linux/amd64".into(),
-    };
+    let version = apfkit_apiserver::http::VersionInfo::new("1", "35", "v1.35.0");
     let server = Arc::new(apfkit_apiserver::http::ApiServer::new(
         objects,
         Vec::new(),

@@ -267,7 +267,10 @@ fn aggregated_review(review: &Review) -> Value {
 
 fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
     let config = &served.config;
-    let kind = json!({"group": config.group, "version": version, "kind": config.kind});
+    // kube-apiserver's aggregated discovery of the core group leaves the version out of its
+    // resources' kinds.
+    let kind_version = if config.group.is_empty() { "" } else { version };
+    let kind = json!({"group": config.group, "version": kind_version, "kind": config.kind});
     let mut resource = json!({
         "resource": served.plural,
         "responseKind": kind,

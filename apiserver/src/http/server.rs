@@ -15,7 +15,7 @@ use crate::store::{Objects, Served};
 /// kube-apiserver's limit on request bodies (`MaxRequestBodyBytes`, 3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 << 20;
 
-/// What `/version` answers.
+/// What `/version` answers: kube-apiserver's fields (`version.Info`), in its order.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionInfo {
@@ -23,10 +23,55 @@ pub struct VersionInfo {
     pub major: String,
     /// Minor version.
     pub minor: String,
+    /// The major version of the release whose API is served (kube-apiserver's emulation
+    /// version, since 1.33).
+    pub emulation_major: String,
+    /// Its minor version.
+    pub emulation_minor: String,
+    /// The oldest release this server's stored data stays compatible with: major.
+    pub min_compatibility_major: String,
+    /// Its minor version.
+    pub min_compatibility_minor: String,
     /// Full version, such as `v1.35.0`.
     pub git_version: String,
+    /// The commit built (empty when unknown, as in a Go build without it).
+    pub git_commit: String,
+    /// `clean` or `dirty` (empty when unknown).
+    pub git_tree_state: String,
+    /// When built, RFC 3339 (`1970-01-01T00:00:00Z` when unknown, as Go's default).
+    pub build_date: String,
+    /// The Go version kube-apiserver was built with; empty here.
+    pub go_version: String,
+    /// The compiler: `gc` for kube-apiserver, `rustc` here.
+    pub compiler: String,
     /// Build platform.
     pub platform: String,
+}
+
+impl VersionInfo {
+    /// The version of a server of release `major`.`minor` whose full version is
+    /// `git_version`: emulating that release, compatible with the one before, built by rustc
+    /// for this platform, its commit and build date unknown.
+    pub fn new(major: &str, minor: &str, git_version: impl Into<String>) -> VersionInfo {
+        let previous = minor
+            .parse::<u32>()
+            .map_or_else(|_| minor.to_owned(), |m| m.saturating_sub(1).to_string());
+        VersionInfo {
+            major: major.to_owned(),
+            minor: minor.to_owned(),
+            emulation_major: major.to_owned(),
+            emulation_minor: minor.to_owned(),
+            min_compatibility_major: major.to_owned(),
+            min_compatibility_minor: previous,
+            git_version: git_version.into(),
+            git_commit: String::new(),
+            git_tree_state: String::new(),
+            build_date: "1970-01-01T00:00:00Z".to_owned(),
+            go_version: String::new(),
+            compiler: "rustc".to_owned(),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        }
+    }
 }
 
 /// An API server over the objects of a scheme.

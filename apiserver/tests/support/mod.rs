@@ -125,12 +125,7 @@ pub async fn start_configured<B: Backend + 'static>(
         Box::pin(async move { backend.compact(revision).await })
     });
     let objects = Objects::new(SCHEME.encodings(), backend, "/registry", Limits::default());
-    let version = VersionInfo {
-        major: "1".into(),
-        minor: "35".into(),
-        git_version: "v1.35.0".into(),
-        platform: "linux/amd64".into(),
-    };
+    let version = VersionInfo::new("1", "35", "v1.35.0");
     let server = Arc::new(configure(ApiServer::new(
         objects,
         vec![flow_schemas()],

@@ -1,6 +1,7 @@
 //! What each path serves: versions, verbs and media types.
 
 use apfkit_differential::{Request, Session};
+use serde_json::Value;
 
 /// A create-only resource answers other verbs 405 (item 7).
 async fn a_create_only_resource_refuses_a_get(s: &mut Session) {
@@ -133,7 +134,63 @@ async fn health_checks_answer_ok(s: &mut Session) {
     }
 }
 
+/// A resource's discovery entry, legacy and aggregated: its verbs, short names and
+/// categories (Services are in `all`: item 6).
+async fn discovery_describes_services_as_kube_does(s: &mut Session) {
+    // The resource itself; kube's `storageVersionHash` and the `services/proxy` subresource,
+    // which apfkit does not serve, are left out (both still open).
+    s.send(Request::get("/api/v1").selecting(|list| {
+        let mut services = list["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["name"] == "services")
+            .cloned()
+            .unwrap_or_default();
+        if let Some(fields) = services.as_object_mut() {
+            fields.remove("storageVersionHash");
+        }
+        services
+    }))
+    .await;
+    s.send(
+        Request::get("/api")
+            .accept("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+            .selecting(|list| {
+                let mut services = list
+                    .pointer("/items/0/versions/0/resources")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["resource"] == "services")
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(subresources) = services["subresources"].as_array_mut() {
+                    subresources.retain(|s| s["subresource"] != "proxy");
+                }
+                services
+            }),
+    )
+    .await;
+}
+
+/// `/version`'s fields (their values are each server's own: item 14).
+async fn the_version_has_kubes_fields(s: &mut Session) {
+    s.send(Request::get("/version").selecting(|version| {
+        let mut keys: Vec<&String> = version
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.keys())
+            .collect();
+        keys.sort();
+        serde_json::json!(keys)
+    }))
+    .await;
+}
+
 crate::cases!(
+    discovery_describes_services_as_kube_does,
+    the_version_has_kubes_fields,
     health_checks_answer_ok,
     paths_nothing_is_served_at_answer_404_and_other_methods_405,
     a_create_only_resource_refuses_a_get,

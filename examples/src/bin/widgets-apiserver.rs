@@ -132,12 +132,11 @@ async fn serve(args: &Args) -> Result<(), String> {
     let mut server = ApiServer::new(
         objects,
         resources,
-        VersionInfo {
-            major: "1".into(),
-            minor: "35".into(),
-            git_version: format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
-            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-        },
+        VersionInfo::new(
+            "1",
+            "35",
+            format!("v1.35.0-widgets.{}", env!("CARGO_PKG_VERSION")),
+        ),
     )
     .with_authenticator(authenticator)
     .with_serving_hosts(hosts);
