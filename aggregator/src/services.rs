@@ -26,6 +26,8 @@ const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"
 const AFFINITIES: &[&str] = &["ClientIP", "None"];
 /// The port protocols (`supportedPortProtocols`).
 pub(crate) const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+/// kube-apiserver's default `--service-node-port-range`.
+const NODE_PORTS: std::ops::RangeInclusive<i32> = 30_000..=32_767;
 /// `v1.DefaultClientIPServiceAffinitySeconds`.
 const DEFAULT_AFFINITY_SECONDS: i64 = 10_800;
 
@@ -305,6 +307,25 @@ pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
                 BadValue::Str(cluster_ip),
                 "field is immutable",
             ));
+        }
+    }
+    // The node port allocator's check, after validation passed: a port asked for must be
+    // in kube-apiserver's default range (`--service-node-port-range`).
+    if errors.is_empty() {
+        for (index, port) in ports.iter().enumerate() {
+            let node_port = port.node_port.unwrap_or_default();
+            if node_port != 0 && !NODE_PORTS.contains(&node_port) {
+                errors.push(FieldError::invalid(
+                    path.child("ports").index(index).child("nodePort"),
+                    BadValue::Int(i64::from(node_port)),
+                    format!(
+                        "provided port is not in the valid range. The range of valid ports is \
+                         {}-{}",
+                        NODE_PORTS.start(),
+                        NODE_PORTS.end()
+                    ),
+                ));
+            }
         }
     }
     errors

@@ -109,7 +109,22 @@ async fn generations_are_kept_as_each_kinds_strategy_says(s: &mut Session) {
     .await;
 }
 
+/// A node port outside the node port range is refused by the allocator (item 16).
+async fn a_node_port_outside_the_range_is_refused(s: &mut Session) {
+    for node_port in [1, 29_999, 32_768] {
+        s.send(Request::post(
+            "/api/v1/namespaces/default/services",
+            &json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": format!("node-port-{node_port}")},
+                "spec": {"type": "NodePort", "selector": {"app": "x"},
+                         "ports": [{"port": 80, "nodePort": node_port}]}}),
+        ))
+        .await;
+    }
+}
+
 crate::cases!(
+    a_node_port_outside_the_range_is_refused,
     generations_are_kept_as_each_kinds_strategy_says,
     a_finalizer_keeps_a_deleted_object_until_it_is_removed,
     a_delete_of_a_status_subresource_is_not_allowed,
