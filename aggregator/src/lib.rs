@@ -175,6 +175,8 @@ struct KindStrategy {
     printer: Printer,
     /// What the kind's REST storage fills in on every write (Services: their IP families).
     prepare: fn(&mut Value),
+    /// The kind's `Warning`s on a write.
+    warn: fn(&Value) -> Vec<String>,
 }
 
 impl<H> Strategy<ServedObject<H>> for KindStrategy {
@@ -194,6 +196,9 @@ impl<H> Strategy<ServedObject<H>> for KindStrategy {
     }
     fn prepare_for_update(&self, stored: &mut Value, _old: &Value) {
         (self.prepare)(stored);
+    }
+    fn warnings(&self, stored: &Value, _old: Option<&Value>) -> Vec<String> {
+        (self.warn)(stored)
     }
 }
 
@@ -217,6 +222,8 @@ struct Kind {
     generation: Generation,
     /// What the REST storage fills in on every write.
     prepare: fn(&mut Value),
+    /// The `Warning`s of a write.
+    warn: fn(&Value) -> Vec<String>,
 }
 
 fn resource<H: Send + Sync + 'static>(
@@ -255,6 +262,7 @@ fn resource<H: Send + Sync + 'static>(
                 check,
                 printer,
                 prepare: kind.prepare,
+                warn: kind.warn,
             },
         ),
     )
@@ -290,6 +298,7 @@ pub fn resources<H: Send + Sync + 'static>(
                 zero: services::zero,
                 generation: Generation::Untracked,
                 prepare: services::init_ip_families,
+                warn: services::warnings,
             },
             Arc::new(services::validate),
             services::printer(),
@@ -308,6 +317,7 @@ pub fn resources<H: Send + Sync + 'static>(
                 zero: endpoint_slices::zero,
                 generation: Generation::OnAnyChange,
                 prepare: |_| {},
+                warn: |_| Vec::new(),
             },
             Arc::new(move |object: &Value, old: Option<&Value>| {
                 endpoint_slices::validate(object, old, loopback)

@@ -92,6 +92,60 @@ pub(crate) fn init_ip_families(service: &mut Value) {
     }
 }
 
+/// kube-apiserver's warnings of a Service write (`GetWarningsForService`), but those about
+/// the spelling of IP addresses and CIDRs.
+pub(crate) fn warnings(service: &Value) -> Vec<String> {
+    let spec = &service["spec"];
+    let text = |name: &str| spec[name].as_str().unwrap_or_default();
+    let has_external_ips = spec["externalIPs"]
+        .as_array()
+        .is_some_and(|ips| !ips.is_empty());
+    let service_type = text("type");
+    let headless = service_type == "ClusterIP" && text("clusterIP") == "None";
+    let mut warnings = Vec::new();
+    if service["metadata"]["annotations"]
+        .get("service.kubernetes.io/topology-aware-hints")
+        .is_some()
+    {
+        warnings.push(
+            "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use \
+             service.kubernetes.io/topology-mode instead"
+                .to_owned(),
+        );
+    }
+    if headless {
+        if !text("loadBalancerIP").is_empty() {
+            warnings.push("spec.loadBalancerIP is ignored for headless services".to_owned());
+        }
+        if has_external_ips {
+            warnings.push("spec.externalIPs is ignored for headless services".to_owned());
+        }
+        if text("sessionAffinity") != "None" {
+            warnings.push("spec.SessionAffinity is ignored for headless services".to_owned());
+        }
+    }
+    if has_external_ips && !headless && service_type != "ExternalName" {
+        warnings.push(
+            "spec.externalIPs is deprecated and may no longer be implemented in some clusters"
+                .to_owned(),
+        );
+    }
+    if service_type == "ExternalName" && has_external_ips {
+        warnings.push("spec.externalIPs is ignored when spec.type is \"ExternalName\"".to_owned());
+    }
+    if service_type != "ExternalName" && !text("externalName").is_empty() {
+        warnings
+            .push("spec.externalName is ignored when spec.type is not \"ExternalName\"".to_owned());
+    }
+    if text("trafficDistribution") == "PreferClose" {
+        warnings.push(
+            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\""
+                .to_owned(),
+        );
+    }
+    warnings
+}
+
 /// `SetDefaults_Service` on a Service as JSON.
 fn apply_defaults(service: &mut Value) {
     let Some(object) = service.as_object_mut() else {
@@ -521,6 +575,30 @@ pub(crate) fn printer() -> Printer {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn writes_are_warned_about_as_kube_apiserver_warns() {
+        let warned = |spec: Value| warnings(&json!({"metadata": {}, "spec": spec}));
+        assert_eq!(
+            warned(
+                json!({"type": "ClusterIP", "clusterIP": "None", "sessionAffinity": "ClientIP",
+                          "externalIPs": ["1.2.3.4"]})
+            ),
+            [
+                "spec.externalIPs is ignored for headless services",
+                "spec.SessionAffinity is ignored for headless services",
+            ]
+        );
+        assert_eq!(
+            warned(json!({"type": "NodePort", "sessionAffinity": "None",
+                          "externalIPs": ["1.2.3.4"], "externalName": "x.example"})),
+            [
+                "spec.externalIPs is deprecated and may no longer be implemented in some clusters",
+                "spec.externalName is ignored when spec.type is not \"ExternalName\"",
+            ]
+        );
+        assert!(warned(json!({"type": "ClusterIP", "sessionAffinity": "None"})).is_empty());
+    }
     use super::*;
 
     fn normalized(object: Value) -> Value {

@@ -51,5 +51,6 @@ where
             query.dry_run,
         )
         .await?;
+    let warnings = [warnings, written.warnings].concat();
     object_response(201, target.codec(), written.object, format, &warnings)
 }

@@ -131,6 +131,7 @@ where
         .await
         {
             Ok(written) => {
+                let warnings = [warnings, written.warnings].concat();
                 return object_response(200, target.codec(), written.object, format, &warnings);
             }
             Err(error) if error.code == 409 && !names_version && tries < PATCH_RETRIES => {}
@@ -251,6 +252,7 @@ where
         };
         match written {
             Ok((code, written)) => {
+                let warnings = [warnings.clone(), written.warnings].concat();
                 return object_response(code, target.codec(), written.object, format, &warnings);
             }
             // Created or changed meanwhile: apply again to what is stored now.

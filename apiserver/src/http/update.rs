@@ -38,6 +38,7 @@ where
         &preconditions,
     )
     .await?;
+    let warnings = [warnings, written.warnings].concat();
     object_response(200, target.codec(), written.object, format, &warnings)
 }
 

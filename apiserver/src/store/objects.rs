@@ -563,13 +563,14 @@ where
         served.strategy().prepare_for_create(&mut value);
         object = hub_of_storage_value(served, &value)?;
         self.check(served, &object, None, api_version)?;
+        let warnings = served.strategy().warnings(&value, None);
         let name = object.name().to_owned();
         let subject = Self::subject(served, &name);
         let bytes = self.encode(served, &object)?;
         if dry_run {
             return Ok(Written {
                 object,
-                warnings: Vec::new(),
+                warnings: warnings.clone(),
             });
         }
         let place = Place {
@@ -584,7 +585,7 @@ where
         object.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
         Ok(Written {
             object,
-            warnings: Vec::new(),
+            warnings: warnings.clone(),
         })
     }
 
@@ -652,6 +653,10 @@ where
             let new = writer(&old, object.clone())?;
             let new = self.prepare_update(served, new, &old, kind)?;
             self.check(served, &new, Some(&old), api_version)?;
+            let warnings = served.strategy().warnings(
+                &storage_value(served, &new)?,
+                Some(&storage_value(served, &old)?),
+            );
             if deletes_during_update(&new, &old) {
                 // `shouldDeleteDuringUpdate`: the update is answered, and the object removed.
                 let mut answered = new;
@@ -659,14 +664,14 @@ where
                 if dry_run {
                     return Ok(Written {
                         object: answered,
-                        warnings: Vec::new(),
+                        warnings: warnings.clone(),
                     });
                 }
                 match self.backend.delete(&key, Some(kv.mod_revision)).await {
                     Ok(_) => {
                         return Ok(Written {
                             object: answered,
-                            warnings: Vec::new(),
+                            warnings: warnings.clone(),
                         });
                     }
                     Err(StoreError::Conflict { .. }) if expected.is_none() => continue,
@@ -679,7 +684,7 @@ where
                 answered.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
                 return Ok(Written {
                     object: answered,
-                    warnings: Vec::new(),
+                    warnings: warnings.clone(),
                 });
             }
             match self.backend.update(&key, bytes, kv.mod_revision).await {
@@ -688,7 +693,7 @@ where
                     new.metadata_mut().resource_version = Some(written.mod_revision.to_string());
                     return Ok(Written {
                         object: new,
-                        warnings: Vec::new(),
+                        warnings: warnings.clone(),
                     });
                 }
                 // Someone wrote between the read and the swap: an unconditional update tries

@@ -31,6 +31,13 @@ pub trait Strategy<H>: Send + Sync {
         let _ = (stored, old);
     }
 
+    /// `WarningsOnCreate` (no `old`) and `WarningsOnUpdate`: what the answer's `Warning`
+    /// headers say of an object about to be stored, given as JSON in the storage version.
+    fn warnings(&self, stored: &Value, old: Option<&Value>) -> Vec<String> {
+        let _ = (stored, old);
+        Vec::new()
+    }
+
     /// `Validate` (no `old`) and `ValidateUpdate`: the field errors of an object about to be
     /// stored, as kube-apiserver words them; `api_version` is the request's, for field names
     /// that differ between versions. Empty when it is valid.

@@ -92,8 +92,8 @@ async fn generations_are_kept_as_each_kinds_strategy_says(s: &mut Session) {
         ))
         .await;
     }
-    // A selector is an atomic map to kube's field manager (with item 4), and Service
-    // warnings are not yet given: both still open.
+    // A selector is an atomic map to kube's field manager: with item 4, still open. The
+    // session affinity of a headless Service is warned about.
     let services = "/api/v1/namespaces/default/services";
     s.send(Request::post(
         services,
@@ -104,7 +104,7 @@ async fn generations_are_kept_as_each_kinds_strategy_says(s: &mut Session) {
     s.send(Request::patch(
         &format!("{services}/generation-service"),
         "application/merge-patch+json",
-        &json!({"spec": {"publishNotReadyAddresses": true}}),
+        &json!({"spec": {"sessionAffinity": "ClientIP"}}),
     ))
     .await;
 }
