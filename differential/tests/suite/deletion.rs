@@ -8,7 +8,7 @@ const FLOW: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
 
 /// A PriorityLevelConfiguration: no controller writes its status on either server, so what
 /// each answers depends on the requests alone.
-fn priority_level(name: &str, metadata: Value) -> Value {
+pub(crate) fn priority_level(name: &str, metadata: Value) -> Value {
     let mut metadata = metadata;
     metadata["name"] = json!(name);
     json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",

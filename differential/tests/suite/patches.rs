@@ -3,6 +3,8 @@
 use apfkit_differential::{Request, Session};
 use serde_json::json;
 
+use crate::deletion::priority_level;
+
 const FLOW: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
 
 /// A JSON patch `test` of an absent member against `null` passes: absent is null (item 3;
@@ -11,10 +13,7 @@ async fn a_json_patch_test_of_an_absent_member_against_null_passes(s: &mut Sessi
     let path = format!("{FLOW}/prioritylevelconfigurations/json-patch-test");
     s.send(Request::post(
         &format!("{FLOW}/prioritylevelconfigurations"),
-        &json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-            "kind": "PriorityLevelConfiguration", "metadata": {"name": "json-patch-test"},
-            "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
-                "limitResponse": {"type": "Reject"}}}}),
+        &priority_level("json-patch-test", json!({})),
     ))
     .await;
     s.send(Request::patch(
@@ -38,16 +37,13 @@ async fn a_json_patch_test_of_an_absent_member_against_null_passes(s: &mut Sessi
     .await;
 }
 
-/// What a JSON patch that does not apply is answered: 422 with the library's words as the
-/// cause; one that is no patch, 400 (item 13).
-async fn json_patches_that_do_not_apply_are_answered_in_the_librarys_words(s: &mut Session) {
+/// What a JSON patch that does not apply is answered: kube-apiserver's generic 422, without
+/// the library's words; one that is no patch, 400 in the words of Go's decoder (item 13).
+async fn json_patches_that_do_not_apply_are_answered_as_kube_answers_them(s: &mut Session) {
     let path = format!("{FLOW}/prioritylevelconfigurations/json-patch-failures");
     s.send(Request::post(
         &format!("{FLOW}/prioritylevelconfigurations"),
-        &json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-            "kind": "PriorityLevelConfiguration", "metadata": {"name": "json-patch-failures"},
-            "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
-                "limitResponse": {"type": "Reject"}}}}),
+        &priority_level("json-patch-failures", json!({})),
     ))
     .await;
     for patch in [
@@ -68,5 +64,5 @@ async fn json_patches_that_do_not_apply_are_answered_in_the_librarys_words(s: &m
 
 crate::cases!(
     a_json_patch_test_of_an_absent_member_against_null_passes,
-    json_patches_that_do_not_apply_are_answered_in_the_librarys_words,
+    json_patches_that_do_not_apply_are_answered_as_kube_answers_them,
 );
