@@ -61,21 +61,16 @@ pub async fn ensure_once(
         };
         let written = match change {
             Change::Create(object) => {
-                match record_update(
-                    &served,
-                    codec,
-                    false,
-                    None,
-                    ServedObject::Builtin(object),
-                    PRODUCER,
-                ) {
-                    Ok(object) => server
+                async {
+                    let object = ServedObject::Builtin(object);
+                    let object = record_update(&served, codec, false, None, object, PRODUCER)?;
+                    server
                         .objects()
                         .create(&served, None, object, &api_version, false)
                         .await
-                        .map(drop),
-                    Err(error) => Err(error),
+                        .map(drop)
                 }
+                .await
             }
             Change::Update(object) => server
                 .objects()

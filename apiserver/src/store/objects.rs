@@ -568,10 +568,7 @@ where
         let subject = Self::subject(served, &name);
         let bytes = self.encode(served, &object)?;
         if dry_run {
-            return Ok(Written {
-                object,
-                warnings: warnings.clone(),
-            });
+            return Ok(Written { object, warnings });
         }
         let place = Place {
             namespace,
@@ -583,10 +580,7 @@ where
             .await
             .map_err(|e| ApiError::from_store(e, &subject))?;
         object.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
-        Ok(Written {
-            object,
-            warnings: warnings.clone(),
-        })
+        Ok(Written { object, warnings })
     }
 
     /// Replaces an object (or its status): a stale `resourceVersion` is a conflict, none means
@@ -651,12 +645,8 @@ where
             }
             let old = self.decode(served, &kv, kv.mod_revision)?;
             let new = writer(&old, object.clone())?;
-            let new = self.prepare_update(served, new, &old, kind)?;
+            let (new, warnings) = self.prepare_update(served, new, &old, kind)?;
             self.check(served, &new, Some(&old), api_version)?;
-            let warnings = served.strategy().warnings(
-                &storage_value(served, &new)?,
-                Some(&storage_value(served, &old)?),
-            );
             if deletes_during_update(&new, &old) {
                 // `shouldDeleteDuringUpdate`: the update is answered, and the object removed.
                 let mut answered = new;
@@ -664,14 +654,14 @@ where
                 if dry_run {
                     return Ok(Written {
                         object: answered,
-                        warnings: warnings.clone(),
+                        warnings,
                     });
                 }
                 match self.backend.delete(&key, Some(kv.mod_revision)).await {
                     Ok(_) => {
                         return Ok(Written {
                             object: answered,
-                            warnings: warnings.clone(),
+                            warnings,
                         });
                     }
                     Err(StoreError::Conflict { .. }) if expected.is_none() => continue,
@@ -684,7 +674,7 @@ where
                 answered.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
                 return Ok(Written {
                     object: answered,
-                    warnings: warnings.clone(),
+                    warnings,
                 });
             }
             match self.backend.update(&key, bytes, kv.mod_revision).await {
@@ -693,7 +683,7 @@ where
                     new.metadata_mut().resource_version = Some(written.mod_revision.to_string());
                     return Ok(Written {
                         object: new,
-                        warnings: warnings.clone(),
+                        warnings,
                     });
                 }
                 // Someone wrote between the read and the swap: an unconditional update tries
@@ -713,10 +703,11 @@ where
         mut new: H,
         old: &H,
         kind: UpdateKind,
-    ) -> Result<H, ApiError> {
+    ) -> Result<(H, Vec<String>), ApiError> {
         let old_meta = old.metadata();
         if kind == UpdateKind::Status {
-            let mut value = storage_value(served, old)?;
+            let old_value = storage_value(served, old)?;
+            let mut value = old_value.clone();
             let status = storage_value(served, &new)?.get("status").cloned();
             let managed_fields = new.metadata().managed_fields.clone();
             match status {
@@ -727,9 +718,10 @@ where
                     }
                 }
             }
+            let warnings = served.strategy().warnings(&value, Some(&old_value));
             let mut updated = hub_of_storage_value(served, &value)?;
             updated.metadata_mut().managed_fields = managed_fields;
-            return Ok(updated);
+            return Ok((updated, warnings));
         }
         {
             let meta = new.metadata_mut();
@@ -774,7 +766,8 @@ where
             }
         }
         served.strategy().prepare_for_update(&mut value, &old_value);
-        hub_of_storage_value(served, &value)
+        let warnings = served.strategy().warnings(&value, Some(&old_value));
+        Ok((hub_of_storage_value(served, &value)?, warnings))
     }
 
     /// Deletes an object if the preconditions hold, as kube-apiserver's `Store.Delete` does
@@ -799,7 +792,7 @@ where
             let kv = self.stored(&key, &subject).await?;
             let object = self.decode(served, &kv, kv.mod_revision)?;
             check_preconditions(&subject, &object, preconditions)?;
-            if object
+            let written = if object
                 .metadata()
                 .finalizers
                 .as_ref()
@@ -811,31 +804,30 @@ where
                 if bytes == kv.value || dry_run {
                     return Ok(Deletion::Finalizing(marked));
                 }
-                match self.backend.update(&key, bytes, kv.mod_revision).await {
-                    Ok(written) => {
+                self.backend
+                    .update(&key, bytes, kv.mod_revision)
+                    .await
+                    .map(|written| {
                         marked.metadata_mut().resource_version =
                             Some(written.mod_revision.to_string());
-                        return Ok(Deletion::Finalizing(marked));
-                    }
-                    Err(StoreError::Conflict { .. })
-                        if preconditions.resource_version.is_none() =>
-                    {
-                        continue;
-                    }
-                    Err(StoreError::Conflict { .. }) => return Err(ApiError::modified(&subject)),
-                    Err(error) => return Err(ApiError::from_store(error, &subject)),
-                }
-            }
-            if dry_run {
-                return Ok(Deletion::Removed(object));
-            }
-            match self.backend.delete(&key, Some(kv.mod_revision)).await {
-                // As etcd3's `Delete` answers it: at the revision of the delete.
-                Ok((_, revision)) => {
-                    let mut object = object;
-                    object.metadata_mut().resource_version = Some(revision.to_string());
+                        Deletion::Finalizing(marked)
+                    })
+            } else {
+                if dry_run {
                     return Ok(Deletion::Removed(object));
                 }
+                // As etcd3's `Delete` answers it: at the revision of the delete.
+                self.backend
+                    .delete(&key, Some(kv.mod_revision))
+                    .await
+                    .map(|(_, revision)| {
+                        let mut object = object;
+                        object.metadata_mut().resource_version = Some(revision.to_string());
+                        Deletion::Removed(object)
+                    })
+            };
+            match written {
+                Ok(deletion) => return Ok(deletion),
                 Err(StoreError::Conflict { .. }) if preconditions.resource_version.is_none() => {
                     continue;
                 }
