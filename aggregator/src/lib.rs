@@ -240,7 +240,8 @@ fn resource<H: Send + Sync + 'static>(
     .with_categories(kind.categories.iter().copied())
     .with_status(kind.status)
     .with_generation(kind.generation)
-    .stored_at(kind.key_path, StorageEncoding::Protobuf);
+    .stored_at(kind.key_path, StorageEncoding::Protobuf)
+    .with_kube_openapi();
     let config = if kind.return_deleted_object {
         config.returning_deleted_objects()
     } else {

@@ -47,7 +47,8 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
         .with_short_names(["crd", "crds"])
         .with_categories(["api-extensions"])
         .with_status(true)
-        .stored_at(format!("{GROUP}/{PLURAL}"), StorageEncoding::Json);
+        .stored_at(format!("{GROUP}/{PLURAL}"), StorageEncoding::Json)
+        .with_kube_openapi();
     let versions = vec![Arc::new(DEFINITION_VERSION) as SharedVersion<ServedObject<H>>];
     Ok(Served::with_versions(config, PLURAL.to_owned(), versions)?
         .with_strategy(DefinitionStrategy))

@@ -92,6 +92,7 @@ pub mod http;
 pub mod impersonation;
 pub mod informer;
 mod json_patch;
+mod kube_openapi;
 pub mod kubeconfig;
 pub mod patch;
 pub mod request_info;

@@ -291,7 +291,11 @@ fn merge_map(
             continue;
         }
         if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
-            orders.push((field.to_owned(), value.clone()));
+            orders.push((
+                field.to_owned(),
+                value.clone(),
+                original.get(field).cloned(),
+            ));
             continue;
         }
         if value.is_null() {
@@ -303,16 +307,24 @@ fn merge_map(
             original.insert(key.clone(), merged);
         }
     }
-    for (field, order) in orders {
+    for (field, order, before) in orders {
         let merge_key = schema.property(&field).merge_key(&field);
         if let (Some(Value::Array(items)), Value::Array(order)) = (original.get_mut(&field), order)
         {
-            apply_order(items, &order, merge_key);
+            let before = match before {
+                Some(Value::Array(before)) => before,
+                _ => Vec::new(),
+            };
+            apply_order(items, &order, &before, merge_key);
         }
     }
     Ok(Some(Value::Object(original)))
 }
 
+/// Merges a list field as apimachinery's `mergeSliceHandler` and `mergeSlice` do: replaced
+/// unless its strategy is `merge`; primitives appended and deduplicated; objects merged by
+/// their merge key after the `$patch` elements are applied; then ordered as kube orders a
+/// merged list (`normalizeElementOrder`).
 fn merge_list(
     original: Vec<Value>,
     patch: &[Value],
@@ -327,48 +339,30 @@ fn merge_list(
             .filter_map(Result::transpose)
             .collect();
     }
+    if original.is_empty() && patch.is_empty() {
+        return Ok(original);
+    }
+    let of_objects = original
+        .first()
+        .or(patch.first())
+        .is_some_and(Value::is_object);
+    if !of_objects {
+        let mut both = original.clone();
+        both.extend(patch.iter().cloned());
+        let merged = deduplicate_scalars(both);
+        return Ok(ordered(merged, patch, &original, None));
+    }
     let items = schema.items();
     let Some(key) = schema.merge_key(name) else {
-        // A list of primitives merged as a set: new values appended.
-        let mut merged = original;
-        for value in patch {
-            if !merged.contains(value) {
-                merged.push(value.clone());
-            }
-        }
-        return Ok(merged);
+        return Err(directive_error(format!(
+            "cannot merge lists without merge key for {name}"
+        )));
     };
-    if patch
-        .iter()
-        .any(|item| item.get(DIRECTIVE).and_then(Value::as_str) == Some("replace"))
-    {
-        return patch
-            .iter()
-            .filter(|item| item.get(DIRECTIVE).and_then(Value::as_str) != Some("replace"))
-            .map(|item| merge_value(Value::Null, item, items, ""))
-            .filter_map(Result::transpose)
-            .collect();
-    }
-    let mut merged = original;
-    for item in patch {
-        let Some(map) = item.as_object() else {
-            return Err(directive_error(format!(
-                "the items of {name} must be objects with the merge key {key:?}"
-            )));
-        };
-        let wanted = map.get(key).ok_or_else(|| {
-            directive_error(format!(
-                "map: {item} does not contain declared merge key: {key}"
-            ))
-        })?;
-        let position = merged.iter().position(|o| o.get(key) == Some(wanted));
-        if map.get(DIRECTIVE).and_then(Value::as_str) == Some("delete") {
-            if let Some(position) = position {
-                merged.remove(position);
-            }
-            continue;
-        }
-        match position {
+    let (mut merged, plain) = apply_list_directives(original, patch, key)?;
+    let server_order = merged.clone();
+    for item in &plain {
+        let wanted = item.get(key).ok_or_else(|| no_merge_key(item, key))?;
+        match merged.iter().position(|o| o.get(key) == Some(wanted)) {
             Some(position) => {
                 let current = std::mem::take(&mut merged[position]);
                 match merge_value(current, item, items, "")? {
@@ -385,25 +379,126 @@ fn merge_list(
             }
         }
     }
-    Ok(merged)
+    Ok(ordered(merged, &plain, &server_order, Some(key)))
 }
 
-/// Orders `items` as `$setElementOrder` lists them (by merge key, or by value for
-/// primitives); items it does not name keep their place after the named ones.
-fn apply_order(items: &mut Vec<Value>, order: &[Value], merge_key: Option<&str>) {
-    let rank = |item: &Value| {
-        order.iter().position(|o| match merge_key {
-            Some(key) => o.get(key).is_some() && o.get(key) == item.get(key),
-            None => o == item,
-        })
-    };
-    let mut ranked: Vec<(Option<usize>, usize, Value)> = items
-        .drain(..)
-        .enumerate()
-        .map(|(i, item)| (rank(&item), i, item))
-        .collect();
-    ranked.sort_by_key(|(rank, index, _)| (rank.unwrap_or(usize::MAX), *index));
-    items.extend(ranked.into_iter().map(|(_, _, item)| item));
+/// apimachinery's `mergeSliceWithSpecialElements`: the list after the patch's `$patch: delete`
+/// items removed every item of their merge key (or the patch's other items, when one says
+/// `$patch: replace`), and the patch's other items.
+fn apply_list_directives(
+    mut original: Vec<Value>,
+    patch: &[Value],
+    key: &str,
+) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
+    let mut plain = Vec::new();
+    let mut replace = false;
+    for item in patch {
+        let Some(map) = item.as_object() else {
+            return Err(directive_error(format!(
+                "the items of the list must be objects with the merge key {key:?}"
+            )));
+        };
+        match map.get(DIRECTIVE) {
+            None => plain.push(item.clone()),
+            Some(Value::String(directive)) if directive == "delete" => {
+                let wanted = map.get(key).ok_or_else(|| no_merge_key(item, key))?;
+                original.retain(|o| o.get(key) != Some(wanted));
+            }
+            Some(Value::String(directive)) if directive == "replace" => replace = true,
+            Some(Value::String(directive)) if directive == "merge" => {
+                return Err(directive_error(
+                    "merging lists cannot yet be specified in the patch",
+                ));
+            }
+            Some(other) => {
+                return Err(directive_error(format!(
+                    "invalid patch type {other} in {item}"
+                )));
+            }
+        }
+    }
+    if replace {
+        let replaced = plain
+            .iter()
+            .map(|item| merge_value(Value::Null, item, schemaless(), ""))
+            .filter_map(Result::transpose)
+            .collect::<Result<_, _>>()?;
+        return Ok((replaced, Vec::new()));
+    }
+    Ok((original, plain))
+}
+
+fn no_merge_key(item: &Value, key: &str) -> PatchError {
+    directive_error(format!(
+        "map: {item} does not contain declared merge key: {key}"
+    ))
+}
+
+/// apimachinery's `deduplicateScalars`, order and all: a duplicate is replaced by the last
+/// item.
+fn deduplicate_scalars(mut items: Vec<Value>) -> Vec<Value> {
+    let mut length = items.len();
+    let mut i = 0;
+    while i + 1 < length {
+        let mut j = i + 1;
+        while j < length {
+            if items[i] == items[j] {
+                items.swap(j, length - 1);
+                length -= 1;
+                items.truncate(length);
+            } else {
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    items
+}
+
+/// The position of `item` in `list`: by the value of `key` for objects, else by value
+/// (apimachinery's `index`).
+fn position_in(list: &[Value], item: &Value, key: Option<&str>) -> Option<usize> {
+    match key {
+        Some(key) => list.iter().position(|o| o.get(key) == item.get(key)),
+        None => list.iter().position(|o| o == item),
+    }
+}
+
+/// A merged list in kube's order (`normalizeElementOrder`): the items the patch names in its
+/// order, the others in the server's, the two interleaved by where the server had them
+/// (`mergeSortedSlice`: a server item goes before a patch item only when the server had both
+/// and the server item first).
+fn ordered(merged: Vec<Value>, patch: &[Value], server: &[Value], key: Option<&str>) -> Vec<Value> {
+    let (mut from_patch, mut server_only): (Vec<Value>, Vec<Value>) = merged
+        .into_iter()
+        .partition(|item| position_in(patch, item, key).is_some());
+    from_patch.sort_by_key(|item| position_in(patch, item, key));
+    server_only.sort_by_key(|item| position_in(server, item, key));
+    let mut out = Vec::with_capacity(from_patch.len() + server_only.len());
+    let mut left = server_only.into_iter().peekable();
+    let mut right = from_patch.into_iter().peekable();
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (Some(l), Some(r)) => {
+                matches!((position_in(server, l, key), position_in(server, r, key)),
+                    (Some(li), Some(ri)) if li < ri)
+            }
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        out.extend(next);
+    }
+    out
+}
+
+/// Orders a merged list as `$setElementOrder` says (apimachinery's `mergePatchIntoOriginal`):
+/// the items it names in its order, interleaved with the others by the server's order
+/// (`before`, the field before the patch).
+fn apply_order(items: &mut Vec<Value>, order: &[Value], before: &[Value], merge_key: Option<&str>) {
+    let key = merge_key.filter(|_| items.first().is_some_and(Value::is_object));
+    *items = ordered(std::mem::take(items), order, before, key);
 }
 
 /// A view for objects without a schema: every list replaced.
@@ -527,7 +622,9 @@ mod tests {
                 "spec": {"$retainKeys": ["keep", "new"], "new": 3},
             }),
         );
-        assert_eq!(patched["metadata"]["finalizers"], json!(["b", "c"]));
+        // A merged list has the patch's items first where the server had none of them
+        // (normalizeElementOrder), whichever of the list and its deletions kube takes first.
+        assert_eq!(patched["metadata"]["finalizers"], json!(["c", "b"]));
         assert_eq!(patched["metadata"]["labels"], json!({"y": "2"}));
         assert_eq!(
             patched["status"]["conditions"],

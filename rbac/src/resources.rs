@@ -290,7 +290,9 @@ where
     H: Send + Sync + 'static,
 {
     // kube-apiserver's RBAC strategies track no generation.
-    let config = ResourceConfig::of::<T>().with_generation(Generation::Untracked);
+    let config = ResourceConfig::of::<T>()
+        .with_generation(Generation::Untracked)
+        .with_kube_openapi();
     let version = JsonVersion::new(
         T::GROUP,
         T::VERSION,

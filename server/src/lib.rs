@@ -414,7 +414,8 @@ fn resources(
         let mut resource_config = ResourceConfig::builtin(kind, plural, info.namespaced)
             .with_status(info.subresources.contains(&"status"))
             .stored_at(stored.path, stored.encoding)
-            .with_schema(Arc::new(kind_schema));
+            .with_schema(Arc::new(kind_schema))
+            .with_kube_openapi();
         if info.group == "apiregistration.k8s.io" {
             // kube-aggregator puts APIServices in the `api-extensions` category, and its
             // strategy tracks no generation.

@@ -4,14 +4,18 @@
 //! `resource/query_param_verifier_v3.go`) and the kinds' schemas with
 //! `x-kubernetes-group-version-kind` (which `kubectl explain` finds them by).
 //!
-//! The schemas are the JSON Schemas (draft 2020-12) the generated types describe themselves
-//! with, moved to `components/schemas` and written in OpenAPI 3.0's dialect (`nullable`
-//! instead of a `null` type).
+//! kube's own group-versions are published with kube-apiserver's documents, trimmed to the
+//! resources served (`crate::kube_openapi`). Any other is made here: its schemas are the JSON
+//! Schemas (draft 2020-12) the generated types describe themselves with, moved to
+//! `components/schemas` and written in OpenAPI 3.0's dialect (`nullable` instead of a `null`
+//! type).
 
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
 use super::discovery::Group;
+use super::reviews::Review;
+use crate::kube_openapi;
 use crate::store::Served;
 use apfkit_runtime::identity::{GroupVersion, GroupVersionKind};
 
@@ -32,24 +36,96 @@ fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
-/// The document of every group-version of `groups`, as (its root, `apis/GROUP/VERSION` or
-/// `api/v1`, JSON bytes).
-pub fn documents<H>(
+/// The documents of the server, as (its root: `apis/GROUP/VERSION`, `api/v1`, `apis/GROUP`,
+/// `api`, `apis`, `version`; JSON bytes). A group-version whose resources are all kube's own
+/// ([`crate::store::ResourceConfig::with_kube_openapi`]; the reviews are) has kube-apiserver's
+/// document, trimmed to what is served, and its group kube's group document; any other has
+/// one made of its resources' schemas. The root documents are kube's. `release` is the
+/// served release as kube writes it in kube's documents (`MAJOR.MINOR`), `git_version` the
+/// server's version, written in the others.
+pub(super) fn documents<H>(
     resources: &[std::sync::Arc<Served<H>>],
     groups: &[Group],
-    server_version: &str,
+    reviews: &[&Review],
+    release: &str,
+    git_version: &str,
 ) -> Vec<(String, Vec<u8>)> {
     let mut documents = Vec::new();
+    let mut push = |root: String, document: &Value| {
+        documents.push((root, serde_json::to_vec(document).unwrap_or_default()));
+    };
+    let mut roots = vec!["apis", "version"];
+    if groups.iter().any(|g| g.name.is_empty()) {
+        roots.push("api");
+    }
+    for root in roots {
+        if let Some(document) = kube_openapi::trimmed(root, &[], release) {
+            push(root.to_owned(), &document);
+        }
+    }
     for group in groups {
-        for version in &group.versions {
-            let document = document(resources, &group.name, version, server_version);
-            documents.push((
-                GroupVersion::new(group.name.clone(), version.clone()).api_root(),
-                serde_json::to_vec(&document).unwrap_or_default(),
-            ));
+        let kube = |version: Option<&str>| {
+            resources
+                .iter()
+                .filter(|s| s.config.group == group.name)
+                .filter(|s| version.is_none_or(|v| s.version(v).is_some()))
+                .all(|s| s.config.kube_openapi)
+        };
+        if !group.name.is_empty()
+            && kube(None)
+            && let Some(document) =
+                kube_openapi::trimmed(&format!("apis/{}", group.name), &[], release)
+        {
+            push(format!("apis/{}", group.name), &document);
+        }
+        for version_name in &group.versions {
+            let root = GroupVersion::new(group.name.clone(), version_name.clone()).api_root();
+            let published = kube(Some(version_name))
+                .then(|| {
+                    let served = served_paths(resources, reviews, &group.name, version_name);
+                    kube_openapi::trimmed(&root, &served, release)
+                })
+                .flatten();
+            let document = published
+                .unwrap_or_else(|| document(resources, &group.name, version_name, git_version));
+            push(root, &document);
         }
     }
     documents
+}
+
+/// The resources of `group`/`version` and the subresources of each, as paths of kube's
+/// documents name them.
+fn served_paths<'a, H>(
+    resources: &'a [std::sync::Arc<Served<H>>],
+    reviews: &[&'a Review],
+    group: &str,
+    version: &str,
+) -> Vec<kube_openapi::ServedPaths<'a>> {
+    let mut served: Vec<_> = resources
+        .iter()
+        .filter(|s| s.config.group == group && s.version(version).is_some())
+        .map(|s| kube_openapi::ServedPaths {
+            plural: &s.plural,
+            subresources: [
+                s.config.status.then_some("status"),
+                s.config.scale.is_some().then_some("scale"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        })
+        .collect();
+    served.extend(
+        reviews
+            .iter()
+            .filter(|r| r.group == group && version == "v1")
+            .map(|r| kube_openapi::ServedPaths {
+                plural: r.plural,
+                subresources: Vec::new(),
+            }),
+    );
+    served
 }
 
 fn document<H>(

@@ -293,14 +293,18 @@ where
                 &discovery::resource_list(&catalog.resources, &catalog.reviews, group, version),
             ))
         }
-        ["openapi", "v3"] if is_get => Ok(json_response(
+        // kube-openapi answers the index through Go's `http.ServeContent`, whose sniffing
+        // finds JSON to be text.
+        ["openapi", "v3"] if is_get => Ok(respond(
             200,
-            &openapi::index(catalog.openapi_documents(&server.version.git_version)),
+            "text/plain; charset=utf-8",
+            serde_json::to_vec(&openapi::index(catalog.openapi_documents(&server.version)))
+                .unwrap_or_default(),
         )),
         ["openapi", "v3", root @ ..] if is_get && !root.is_empty() => {
             let wanted = root.join("/");
             let found = catalog
-                .openapi_documents(&server.version.git_version)
+                .openapi_documents(&server.version)
                 .iter()
                 .find(|(group_version, _)| *group_version == wanted)
                 .map(|(_, document)| document.clone());

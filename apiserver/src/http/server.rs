@@ -151,9 +151,17 @@ impl<H> Catalog<H> {
             .find(|s| s.config.group == group && s.plural == plural)
     }
 
-    pub(super) fn openapi_documents(&self, server_version: &str) -> &[(String, Vec<u8>)] {
-        self.openapi
-            .get_or_init(|| openapi::documents(&self.resources, &self.groups, server_version))
+    pub(super) fn openapi_documents(&self, version: &VersionInfo) -> &[(String, Vec<u8>)] {
+        self.openapi.get_or_init(|| {
+            let release = format!("{}.{}", version.major, version.minor);
+            openapi::documents(
+                &self.resources,
+                &self.groups,
+                &self.reviews,
+                &release,
+                &version.git_version,
+            )
+        })
     }
 }
 

@@ -44,6 +44,10 @@ pub struct ResourceConfig {
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
     /// (the kind or its list) in a version, for the OpenAPI documents.
     pub schema: Option<SchemaFn>,
+    /// Whether the kind is one of kube-apiserver's own, published in its group-version's
+    /// OpenAPI document as kube-apiserver publishes it (see
+    /// [`ResourceConfig::with_kube_openapi`]).
+    pub kube_openapi: bool,
     /// Whether a delete answers the deleted object rather than a `Status` (the registry's
     /// `ReturnDeletedObject`: Services, Pods, Namespaces and a few more in kube-apiserver).
     pub return_deleted_object: bool,
@@ -83,6 +87,7 @@ impl ResourceConfig {
             strategic_merge: true,
             scale: None,
             schema: None,
+            kube_openapi: false,
             return_deleted_object: false,
             generation: Generation::OnSpecChange,
         }
@@ -180,6 +185,23 @@ impl ResourceConfig {
         self.schema = Some(schema);
         self
     }
+
+    /// The resource of one of kube-apiserver's own kinds, described as kube-apiserver 1.37
+    /// describes it: in the versions it publishes (the `v1` of `flowcontrol.apiserver.k8s.io`,
+    /// `apiregistration.k8s.io`, `rbac.authorization.k8s.io`, `discovery.k8s.io`,
+    /// `apiextensions.k8s.io` and core Services), its schema is kube's, which strategic merge
+    /// patch and server-side apply merge by, and the group-version's OpenAPI document is
+    /// kube's, trimmed to the resources served, once every resource of it is kube's; in
+    /// other versions, the schema given before, if any.
+    #[must_use]
+    pub fn with_kube_openapi(mut self) -> Self {
+        let before = self.schema.take();
+        self.schema = Some(std::sync::Arc::new(move |kind: &GroupVersionKind| {
+            crate::kube_openapi::schema(kind).or_else(|| before.as_ref().and_then(|f| f(kind)))
+        }));
+        self.kube_openapi = true;
+        self
+    }
 }
 
 impl std::fmt::Debug for ResourceConfig {
@@ -194,6 +216,7 @@ impl std::fmt::Debug for ResourceConfig {
             .field("key_path", &self.key_path)
             .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
+            .field("kube_openapi", &self.kube_openapi)
             .field("return_deleted_object", &self.return_deleted_object)
             .field("generation", &self.generation)
             .finish_non_exhaustive()

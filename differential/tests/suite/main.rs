@@ -16,6 +16,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 mod deletion;
 mod patches;
 mod routes;
+mod services;
 
 fn main() -> std::process::ExitCode {
     let arguments = Arguments::from_args();
@@ -25,7 +26,13 @@ fn main() -> std::process::ExitCode {
         .expect("a runtime");
     // Started by the first case; when they cannot start, every case fails with why, once.
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
-    let cases: Vec<(&str, Case)> = [deletion::CASES, patches::CASES, routes::CASES].concat();
+    let cases: Vec<(&str, Case)> = [
+        deletion::CASES,
+        patches::CASES,
+        routes::CASES,
+        services::CASES,
+    ]
+    .concat();
     let case_count = cases.len();
     // Requests sent to each server by the cases that passed.
     let compared: Arc<AtomicUsize> = Arc::default();

@@ -196,7 +196,124 @@ async fn group_versions_are_discovered_alike(s: &mut Session) {
     }
 }
 
+/// The resources apfkit serves of kube's own groups. Not served: `services/proxy` (apfkit
+/// proxies to no pods) and `tokenreviews` (both open in docs/conformance.md).
+const SERVED_PLURALS: &[&str] = &[
+    "services",
+    "endpointslices",
+    "flowschemas",
+    "prioritylevelconfigurations",
+    "apiservices",
+    "clusterroles",
+    "clusterrolebindings",
+    "roles",
+    "rolebindings",
+    "customresourcedefinitions",
+    "selfsubjectreviews",
+    "localsubjectaccessreviews",
+    "selfsubjectaccessreviews",
+    "selfsubjectrulesreviews",
+    "subjectaccessreviews",
+];
+
+/// The part of an OpenAPI document of what apfkit serves: the paths of `SERVED_PLURALS` (but
+/// `proxy`) and each document's own path, the schemas they reach; `info.version` is each
+/// server's release (item 14), left out.
+fn served_part(document: &Value) -> Value {
+    fn references(node: &Value, names: &mut Vec<String>) {
+        match node {
+            Value::Object(map) => {
+                if let Some(name) = map
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                {
+                    names.push(name.to_owned());
+                }
+                map.values().for_each(|v| references(v, names));
+            }
+            Value::Array(items) => items.iter().for_each(|v| references(v, names)),
+            _ => {}
+        }
+    }
+    let paths: serde_json::Map<String, Value> = document["paths"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(path, _)| {
+            let segments: Vec<&str> = path.split('/').collect();
+            path.ends_with('/')
+                || (segments.iter().any(|s| SERVED_PLURALS.contains(s))
+                    && !segments.contains(&"proxy"))
+        })
+        .map(|(path, item)| (path.clone(), item.clone()))
+        .collect();
+    let components = &document["components"]["schemas"];
+    let mut pending = Vec::new();
+    references(&Value::Object(paths.clone()), &mut pending);
+    let mut schemas = serde_json::Map::new();
+    while let Some(name) = pending.pop() {
+        if !schemas.contains_key(&name) {
+            let schema = components[&name].clone();
+            references(&schema, &mut pending);
+            schemas.insert(name, schema);
+        }
+    }
+    serde_json::json!({
+        "openapi": document["openapi"],
+        "info": {"title": document["info"]["title"]},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    })
+}
+
+/// The OpenAPI v3 documents of kube's groups apfkit serves, which `kubectl explain` reads
+/// (item 5): the index names them, and each is kube's for what apfkit serves.
+async fn openapi_documents_of_kubes_groups_are_kubes(s: &mut Session) {
+    const GROUPS: &[&str] = &[
+        "flowcontrol.apiserver.k8s.io",
+        "apiregistration.k8s.io",
+        "rbac.authorization.k8s.io",
+        "discovery.k8s.io",
+        "apiextensions.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+    ];
+    fn published(root: &str) -> bool {
+        matches!(root, "api" | "api/v1" | "apis" | "version")
+            || root.strip_prefix("apis/").is_some_and(|group| {
+                let group = group.strip_suffix("/v1").unwrap_or(group);
+                GROUPS.contains(&group)
+            })
+    }
+    s.send(Request::get("/openapi/v3").selecting(|index| {
+        let listed: Vec<&String> = index["paths"]
+            .as_object()
+            .into_iter()
+            .flat_map(|paths| paths.keys())
+            .filter(|root| published(root))
+            .collect();
+        serde_json::json!(listed)
+    }))
+    .await;
+    let mut roots = vec![
+        "api".to_owned(),
+        "api/v1".to_owned(),
+        "apis".to_owned(),
+        "version".to_owned(),
+    ];
+    for group in GROUPS {
+        roots.push(format!("apis/{group}"));
+        roots.push(format!("apis/{group}/v1"));
+    }
+    for root in roots {
+        s.send(Request::get(&format!("/openapi/v3/{root}")).selecting(served_part))
+            .await;
+    }
+}
+
 crate::cases!(
+    openapi_documents_of_kubes_groups_are_kubes,
     group_versions_are_discovered_alike,
     discovery_describes_services_as_kube_does,
     the_version_has_kubes_fields,
