@@ -217,6 +217,17 @@ impl ApiError {
         )
     }
 
+    /// 415 for options (a delete's body) in a media type kube does not decode; its
+    /// negotiation names the types it takes, not the one found.
+    pub fn unsupported_options_body() -> Self {
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: \
+             application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        )
+    }
+
     /// 415 for a patch type the resource does not take.
     pub fn unsupported_patch(content_type: &str, accepted: &[&str]) -> Self {
         ApiError::new(

@@ -81,7 +81,7 @@ fn conversion_fields_belong_to_a_webhook_only() {
         errors(crd),
         [
             "spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required",
-            r#"spec.conversion.conversionReviewVersions: Invalid value: []string{"v3"}: must include at least one of v1, v1beta1"#,
+            r#"spec.conversion.conversionReviewVersions: Invalid value: ["v3"]: must include at least one of v1, v1beta1"#,
         ]
     );
 }

@@ -8,6 +8,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+/// What a list's own resource version becomes.
+const LIST: &str = "<list>";
+
 /// Resource versions numbered in the order a transcript first shows them.
 #[derive(Debug, Default)]
 pub struct Versions {
@@ -18,7 +21,7 @@ impl Versions {
     /// The placeholder of `version`: `rv` and its order of first appearance; the empty
     /// string and `0` (which mean "any" and "the start" in a request) stay as they are.
     pub fn placeholder(&mut self, version: &str) -> String {
-        if version.is_empty() || version == "0" {
+        if version.is_empty() || version == "0" || version == LIST {
             return version.to_owned();
         }
         let next = self.seen.len() + 1;
@@ -74,17 +77,47 @@ const TIMES: [&str; 7] = [
 
 /// `value` (an object, a list, a `Status`, a watch event) with its times, uids and resource
 /// versions replaced by placeholders.
+///
+/// A list's own `metadata.resourceVersion` is the store's revision when it was read, which
+/// writes of other cases running beside it and each server's own writers (kube-apiserver's
+/// leases, which etcd's progress notifications carry into its watch cache) move: it becomes
+/// `<list>`, compared by presence, without taking a place in the order.
 pub fn value(value: &mut Value, versions: &mut Versions) {
     match value {
         Value::Object(map) => {
+            if map.get("items").is_some_and(Value::is_array)
+                && let Some(Value::Object(metadata)) = map.get_mut("metadata")
+                && let Some(version) = metadata.get_mut("resourceVersion")
+                && version.as_str().is_some_and(|v| !v.is_empty() && v != "0")
+            {
+                *version = Value::String(LIST.to_owned());
+            }
             for (key, field) in map.iter_mut() {
                 match (key.as_str(), &*field) {
                     (key, Value::String(_)) if TIMES.contains(&key) => {
                         *field = Value::String("<time>".to_owned());
                     }
                     ("uid", Value::String(_)) => *field = Value::String("<uid>".to_owned()),
+                    // A message may quote a uid or a resource version (a failed
+                    // precondition's).
+                    ("message", Value::String(text)) => {
+                        *field = Value::String(versions.in_text(&uids_in_text(text)));
+                    }
                     ("resourceVersion", Value::String(version)) => {
                         *field = Value::String(versions.placeholder(version));
+                    }
+                    // kube orders managed fields by operation, then time (in seconds), then
+                    // manager: two writes a second apart on one server and within one on the
+                    // other order alike entries differently. With times replaced, they are
+                    // ordered by operation, manager and subresource.
+                    ("managedFields", Value::Array(_)) => {
+                        self::value(field, versions);
+                        if let Value::Array(entries) = field {
+                            entries.sort_by_key(|entry| {
+                                ["operation", "manager", "subresource"]
+                                    .map(|key| entry[key].as_str().unwrap_or_default().to_owned())
+                            });
+                        }
                     }
                     // A list's continue token carries a resource version in the server's own
                     // encoding: compared by presence.
@@ -102,6 +135,39 @@ pub fn value(value: &mut Value, versions: &mut Versions) {
         }
         _ => {}
     }
+}
+
+/// `text` with every uid in it (8-4-4-4-12 hexadecimal digits) replaced by `<uid>`.
+pub fn uids_in_text(text: &str) -> String {
+    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
+    const LENGTH: usize = 36;
+    let is_uid = |candidate: &[u8]| {
+        let mut at = 0;
+        GROUPS.iter().enumerate().all(|(i, &length)| {
+            let group = &candidate[at..at + length];
+            at += length;
+            let dash = i == GROUPS.len() - 1 || candidate[at] == b'-';
+            at += 1;
+            dash && group.iter().all(u8::is_ascii_hexdigit)
+        })
+    };
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes.len() - at >= LENGTH
+            && text.is_char_boundary(at)
+            && is_uid(&bytes[at..at + LENGTH])
+        {
+            out.push_str("<uid>");
+            at += LENGTH;
+        } else {
+            let c = text[at..].chars().next().expect("a char at a boundary");
+            out.push(c);
+            at += c.len_utf8();
+        }
+    }
+    out
 }
 
 /// Where `expected` and `answered` differ, one line per place (a path of keys and indexes):
@@ -179,6 +245,53 @@ mod tests {
                 ".body.c: only apfkit has true",
                 ".code: reference 405, apfkit 200",
             ]
+        );
+    }
+
+    #[test]
+    fn a_lists_own_version_is_compared_by_presence_and_takes_no_place() {
+        let mut versions = Versions::default();
+        let mut list = json!({"kind": "FlowSchemaList", "metadata": {"resourceVersion": "90"},
+            "items": [{"metadata": {"resourceVersion": "42"}}]});
+        value(&mut list, &mut versions);
+        assert_eq!(list["metadata"]["resourceVersion"], "<list>");
+        assert_eq!(list["items"][0]["metadata"]["resourceVersion"], "rv1");
+        let mut object = json!({"metadata": {"resourceVersion": "90"}});
+        value(&mut object, &mut versions);
+        assert_eq!(object["metadata"]["resourceVersion"], "rv2");
+    }
+
+    #[test]
+    fn managed_fields_are_ordered_without_their_times() {
+        let mut versions = Versions::default();
+        let mut object = json!({"metadata": {"managedFields": [
+            {"manager": "second", "operation": "Apply", "time": "2026-01-01T00:00:01Z"},
+            {"manager": "first", "operation": "Apply", "time": "2026-01-01T00:00:02Z"},
+            {"manager": "a", "operation": "Update", "time": "2026-01-01T00:00:00Z"},
+        ]}});
+        value(&mut object, &mut versions);
+        let managers: Vec<&str> = object["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["first", "second", "a"]);
+    }
+
+    #[test]
+    fn uids_in_messages_are_replaced() {
+        assert_eq!(
+            uids_in_text("record (4a477651-3677-43f0-a508-4fdfe80aeb61). é"),
+            "record (<uid>). é"
+        );
+        assert_eq!(
+            uids_in_text("4a477651-3677-43f0-a508"),
+            "4a477651-3677-43f0-a508"
+        );
+        assert_eq!(
+            uids_in_text("4a477651x3677-43f0-a508-4fdfe80aeb61"),
+            "4a477651x3677-43f0-a508-4fdfe80aeb61"
         );
     }
 

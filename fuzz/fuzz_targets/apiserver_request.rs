@@ -2,15 +2,16 @@
 //! document targets cover): the query string (selectors, continue tokens, resource versions,
 //! limits) and patch bodies of each type, applied to a stored FlowSchema with the schema its
 //! strategic merges read; the query bytes also as a URL (`RequestInfo`), as a token file and
-//! as a `timeout` duration.
+//! as a `timeout` duration; and a delete's body as `DeleteOptions` in each media type.
 //! Never a panic; a query either parses or is a 400; a patch either
 //! applies or is refused, and a strategic merge leaves an object or nothing.
 #![no_main]
 
 use apfkit_apiserver::auth::Authenticator;
+use apfkit_apiserver::http::delete_options::DeleteOptions;
 use apfkit_apiserver::http::query::Query;
-use apfkit_apiserver::request_info::RequestInfo;
 use apfkit_apiserver::patch::{self, SchemaView};
+use apfkit_apiserver::request_info::RequestInfo;
 use apfkit_apiserver::selector::{FieldSelector, LabelSelector};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
@@ -18,7 +19,23 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = String::from_utf8_lossy(rest);
-    match choice % 4 {
+    if choice % 5 == 4 {
+        // DeleteOptions: decoded, or a 400, 415 or 422; never a panic.
+        let content_type = [
+            "application/json",
+            "application/yaml",
+            "application/vnd.kubernetes.protobuf",
+        ][usize::from(choice / 5) % 3];
+        if let Err(error) = DeleteOptions::read(
+            Some(content_type),
+            rest,
+            &Query::parse(None).expect("no query"),
+        ) {
+            assert!([400, 415, 422].contains(&error.code), "{error:?}");
+        }
+        return;
+    }
+    match choice % 5 {
         0 => {
             if let Err(error) = Query::parse(Some(&text)) {
                 assert_eq!(error.code, 400, "{error:?}");

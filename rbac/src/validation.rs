@@ -404,7 +404,7 @@ mod tests {
             messages(role(&namespaced)),
             [
                 "rules[0].verbs: Required value: verbs must contain at least one value",
-                "rules[1].nonResourceURLs: Invalid value: []string{\"/metrics\"}: namespaced rules cannot apply to non-resource URLs",
+                "rules[1].nonResourceURLs: Invalid value: [\"/metrics\"]: namespaced rules cannot apply to non-resource URLs",
                 "rules[2].apiGroups: Required value: resource rules must supply at least one api group",
                 "rules[2].resources: Required value: resource rules must supply at least one resource",
                 "rules[3].resourceNames: Required value: resource names cannot apply to multiple resources",

@@ -199,7 +199,8 @@ pub enum BadValue {
     Int(i64),
     /// A string: `"system+++$$"` (quoted).
     Str(String),
-    /// A list of strings: `[]string{"feed"}`.
+    /// A list of strings: `["feed"]` (Go's `json.Marshal`, as apimachinery prints a value
+    /// of no simple type).
     Strings(Vec<String>),
     /// Already in Go syntax, such as a struct: `flowcontrol.FlowDistinguisherMethod{Type:"ByGroup"}`.
     Go(String),
@@ -210,10 +211,7 @@ impl fmt::Display for BadValue {
         match self {
             BadValue::Int(v) => write!(f, "{v}"),
             BadValue::Str(s) => write!(f, "{}", go_quote(s)),
-            BadValue::Strings(items) => {
-                let items: Vec<String> = items.iter().map(|s| go_quote(s)).collect();
-                write!(f, "[]string{{{}}}", items.join(", "))
-            }
+            BadValue::Strings(items) => f.write_str(&go_json(&serde_json::json!(items))),
             BadValue::Go(s) => f.write_str(s),
         }
     }
@@ -233,9 +231,26 @@ impl BadValue {
             },
             Value::Bool(b) => BadValue::Go(b.to_string()),
             Value::Null => BadValue::Go("null".to_owned()),
-            Value::Array(_) | Value::Object(_) => BadValue::Go(value.to_string()),
+            Value::Array(_) | Value::Object(_) => BadValue::Go(go_json(value)),
         }
     }
+}
+
+/// `value` as Go's `json.Marshal` writes it: compact, keys sorted, and `<`, `>`, `&`, U+2028
+/// and U+2029 escaped (they occur only inside strings, so replacing them in the text is safe).
+fn go_json(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for c in value.to_string().chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A float as Go's `%v` prints a `float64` (strconv's shortest `'g'`): the shortest digits
@@ -632,7 +647,16 @@ mod tests {
                 "x"
             )
             .to_string(),
-            r#"v: Invalid value: []string{"feed", "a\"b"}: x"#
+            r#"v: Invalid value: ["feed","a\"b"]: x"#
+        );
+        // Go's json.Marshal escapes what HTML would read.
+        assert_eq!(
+            BadValue::Strings(vec!["<a&b>\u{2028}".into()]).to_string(),
+            r#"["\u003ca\u0026b\u003e\u2028"]"#
+        );
+        assert_eq!(
+            BadValue::from_json(&serde_json::json!({"b": ["<"], "a": 1})).to_string(),
+            r#"{"a":1,"b":["\u003c"]}"#
         );
         assert_eq!(
             FieldError::forbidden("spec.limited", "must be nil if the type is not Limited")

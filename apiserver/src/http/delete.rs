@@ -5,6 +5,7 @@ use apfkit_runtime::Object;
 use axum::response::Response;
 use serde_json::Value;
 
+use super::delete_options::DeleteOptions;
 use super::list::selected;
 use super::media::Format;
 use super::query::Query;
@@ -12,26 +13,7 @@ use super::request::Target;
 use super::response::{content_type, encode, json_response, list_body, object_response, respond};
 use super::server::ApiServer;
 use crate::error::ApiError;
-use crate::store::{Deletion, ListRequest, Place, Preconditions, Served};
-
-/// `DeleteOptions` of a delete's body, if it has one.
-pub(super) fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Preconditions::default());
-    }
-    let options: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("decoding DeleteOptions: {e}")))?;
-    let field = |name: &str| {
-        options
-            .pointer(&format!("/preconditions/{name}"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    Ok(Preconditions {
-        uid: field("uid"),
-        resource_version: field("resourceVersion"),
-    })
-}
+use crate::store::{Deletion, ListRequest, Place, Served};
 
 /// The `Status` kube-apiserver answers for a delete that removed the object at once.
 pub(super) fn deleted_status<H: Object>(served: &Served<H>, object: &H) -> Value {
@@ -53,21 +35,19 @@ pub(super) fn deleted_status<H: Object>(served: &Served<H>, object: &H) -> Value
 pub(super) async fn delete<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
-    query: &Query,
-    body: &[u8],
+    options: &DeleteOptions,
     format: Format,
 ) -> Result<Response, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    let preconditions = preconditions(body)?;
     let deletion = server
         .objects
         .delete(
             &target.served,
             target.place(),
-            &preconditions,
-            query.dry_run,
+            &options.preconditions,
+            options.is_dry_run(),
         )
         .await?;
     // kube-apiserver's `Store.Delete`: an object kept for its finalizers is answered as it
@@ -84,6 +64,7 @@ pub(super) async fn delete_collection<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
     query: &Query,
+    options: &DeleteOptions,
     format: Format,
 ) -> Result<Response, ApiError>
 where
@@ -114,8 +95,8 @@ where
             .delete(
                 &target.served,
                 place,
-                &Preconditions::default(),
-                query.dry_run,
+                &options.preconditions,
+                options.is_dry_run(),
             )
             .await
         {
@@ -128,17 +109,4 @@ where
     let metadata = serde_json::json!({"resourceVersion": page.revision.to_string()});
     let body = list_body(server.objects.wire(), target, metadata, &deleted, format)?;
     Ok(respond(200, content_type(format), body))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn delete_options_give_the_preconditions() {
-        assert!(super::preconditions(b"  ").unwrap().uid.is_none());
-        assert!(super::preconditions(b"{").is_err());
-        let options = br#"{"preconditions":{"uid":"u","resourceVersion":"5"}}"#;
-        let parsed = super::preconditions(options).unwrap();
-        assert_eq!(parsed.uid.as_deref(), Some("u"));
-        assert_eq!(parsed.resource_version.as_deref(), Some("5"));
-    }
 }

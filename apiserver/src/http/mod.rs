@@ -12,6 +12,7 @@ mod audited;
 mod create;
 mod deadline;
 mod delete;
+pub mod delete_options;
 mod discovery;
 mod get;
 mod list;

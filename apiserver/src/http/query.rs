@@ -47,8 +47,11 @@ pub struct Query {
     pub send_initial_events: Option<bool>,
     /// `resourceVersionMatch` as given (empty when not), for [`Query::validate`].
     pub resource_version_match: String,
-    /// `dryRun=All`.
+    /// `dryRun=All`: every `dryRun` value given, all `All` (a write verb checks them first:
+    /// [`Query::check_dry_run`]).
     pub dry_run: bool,
+    /// The `dryRun` values as given, in order.
+    pub dry_run_values: Vec<String>,
     /// `fieldValidation`; kube-apiserver's default is `Warn`.
     pub field_validation: UnknownFields,
     /// `includeObject` of a table: `None`, `Metadata` (default) or `Object`.
@@ -176,6 +179,17 @@ fn parse_revision(value: &str) -> Result<Revision, ApiError> {
 }
 
 impl Query {
+    /// The `dryRun` values of a write whose options are `options` (`CreateOptions`,
+    /// `UpdateOptions`, `PatchOptions`, `DeleteOptions`), checked as apimachinery's
+    /// `ValidateDryRun` checks them: only `All`.
+    ///
+    /// # Errors
+    ///
+    /// 422 `Invalid`, about `options` of `meta.k8s.io`, naming the values.
+    pub fn check_dry_run(&self, options: &str) -> Result<(), ApiError> {
+        check_dry_run(&self.dry_run_values, options)
+    }
+
     /// Parses a request's query string.
     ///
     /// # Errors
@@ -195,6 +209,7 @@ impl Query {
             send_initial_events: None,
             resource_version_match: String::new(),
             dry_run: false,
+            dry_run_values: Vec::new(),
             field_validation: UnknownFields::Warn,
             include_object: IncludeObject::Metadata,
             field_manager: None,
@@ -232,15 +247,10 @@ impl Query {
                 "allowWatchBookmarks" => {
                     parsed.bookmarks = query_bool(&value);
                 }
-                "dryRun" => match value.as_ref() {
-                    "All" => parsed.dry_run = true,
-                    "" => {}
-                    other => {
-                        return Err(ApiError::bad_request(format!(
-                            "dryRun: Unsupported value: {other:?}: supported values: \"All\""
-                        )));
-                    }
-                },
+                "dryRun" => {
+                    parsed.dry_run_values.push(value.into_owned());
+                    parsed.dry_run = parsed.dry_run_values.iter().all(|v| v == "All");
+                }
                 "fieldValidation" => {
                     parsed.field_validation = match value.as_ref() {
                         "Strict" => UnknownFields::Strict,
@@ -380,6 +390,27 @@ impl Query {
     }
 }
 
+/// apimachinery's `ValidateDryRun` of the `dryRun` values of `options`.
+pub(super) fn check_dry_run(values: &[String], options: &str) -> Result<(), ApiError> {
+    if values.iter().all(|v| v == "All") {
+        return Ok(());
+    }
+    let subject = crate::error::Subject {
+        group: "meta.k8s.io".into(),
+        kind: options.into(),
+        name: String::new(),
+    };
+    let error = apfkit_runtime::field::FieldError::not_supported(
+        "dryRun",
+        apfkit_runtime::field::BadValue::Strings(values.to_vec()),
+        &["All"],
+    );
+    Err(ApiError::invalid(
+        &subject,
+        vec![crate::error::Cause::from(&error)],
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,13 +502,23 @@ mod tests {
             "resourceVersion=x",
             "limit=9223372036854775808",
             "limit=ten",
-            "dryRun=Some",
             "fieldValidation=Loose",
             "labelSelector=a%20in%20(",
             "fieldSelector=spec.x",
         ] {
             assert_eq!(Query::parse(Some(bad)).unwrap_err().code, 400, "{bad}");
         }
+        // `dryRun` is a write's option, checked by the write (422 about its options).
+        let query = Query::parse(Some("dryRun=All&dryRun=Some")).unwrap();
+        assert!(!query.dry_run);
+        let error = query.check_dry_run("PatchOptions").unwrap_err();
+        assert_eq!(error.code, 422);
+        assert_eq!(
+            error.message,
+            r#"PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["All","Some"]: supported values: "All""#
+        );
+        let query = Query::parse(Some("dryRun=All")).unwrap();
+        assert!(query.dry_run && query.check_dry_run("CreateOptions").is_ok());
         // apimachinery's booleans: only `false` (in any case) and `0` are false.
         for (query, watch) in [
             ("watch=maybe", true),

@@ -11,6 +11,7 @@ use axum::http::header;
 use axum::response::Response;
 
 use super::action::Action;
+use super::delete_options::DeleteOptions;
 use super::media::{self, Format, Wanted};
 use super::query::Query;
 use super::request::{Target, Write, header_text, read_body};
@@ -83,6 +84,11 @@ where
         Action::List => list::list(server, &target, &query, format, transform).await,
         Action::Get => get::get(server, &target, &query, format, transform).await,
         Action::Create | Action::Update | Action::Patch => {
+            query.check_dry_run(match action {
+                Action::Create => "CreateOptions",
+                Action::Update => "UpdateOptions",
+                _ => "PatchOptions",
+            })?;
             let user = request
                 .extensions()
                 .get::<crate::auth::UserInfo>()
@@ -104,12 +110,14 @@ where
                 _ => patch::patch(server, &write).await,
             }
         }
-        Action::Delete => {
+        Action::Delete | Action::DeleteCollection => {
             let body = read_body(request).await?;
-            delete::delete(server, &target, &query, &body, format).await
-        }
-        Action::DeleteCollection => {
-            delete::delete_collection(server, &target, &query, format).await
+            let options = DeleteOptions::read(request_type.as_deref(), &body, &query)?;
+            if action == Action::Delete {
+                delete::delete(server, &target, &options, format).await
+            } else {
+                delete::delete_collection(server, &target, &query, &options, format).await
+            }
         }
     }
 }

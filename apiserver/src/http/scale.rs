@@ -40,6 +40,11 @@ where
         Wanted::Object(format) => format,
         _ => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
+    match action {
+        Action::Update => query.check_dry_run("UpdateOptions")?,
+        Action::Patch => query.check_dry_run("PatchOptions")?,
+        _ => {}
+    }
     let change = match action {
         Action::Get => None,
         Action::Update => Some(Change::Replace(parse(&read_body(request).await?)?)),

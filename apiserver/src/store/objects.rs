@@ -161,7 +161,7 @@ pub enum UpdateKind {
 
 /// The preconditions of a delete (`DeleteOptions.preconditions`), or of an update (the uid
 /// of the object given).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Preconditions {
     /// The uid the object must have.
     pub uid: Option<String>,
@@ -791,7 +791,7 @@ where
         loop {
             let kv = self.stored(&key, &subject).await?;
             let object = self.decode(served, &kv, kv.mod_revision)?;
-            check_preconditions(&subject, &object, preconditions)?;
+            check_delete_preconditions(served, &object, preconditions)?;
             let written = if object
                 .metadata()
                 .finalizers
@@ -943,6 +943,46 @@ pub(crate) fn check_preconditions(
             &format!(
                 "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in \
                  object meta: {}",
+                meta.resource_version.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A delete's preconditions, held as kube-apiserver's `rest.BeforeDelete` holds them before
+/// the store is asked: a conflict about the kind (`Kind.group`), in its words.
+fn check_delete_preconditions<H: Object>(
+    served: &Served<H>,
+    object: &H,
+    preconditions: &Preconditions,
+) -> Result<(), ApiError> {
+    let meta = object.metadata();
+    let subject = Subject {
+        group: served.config.group.clone(),
+        kind: served.config.kind.clone(),
+        name: meta.name.clone().unwrap_or_default(),
+    };
+    if let Some(uid) = &preconditions.uid
+        && meta.uid.as_ref() != Some(uid)
+    {
+        return Err(ApiError::conflict(
+            &subject,
+            &format!(
+                "the UID in the precondition ({uid}) does not match the UID in record ({}). \
+                 The object might have been deleted and then recreated",
+                meta.uid.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(rv) = &preconditions.resource_version
+        && meta.resource_version.as_ref() != Some(rv)
+    {
+        return Err(ApiError::conflict(
+            &subject,
+            &format!(
+                "the ResourceVersion in the precondition ({rv}) does not match the \
+                 ResourceVersion in record ({}). The object might have been modified",
                 meta.resource_version.as_deref().unwrap_or_default()
             ),
         ));

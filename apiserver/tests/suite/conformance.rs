@@ -209,9 +209,14 @@ async fn run_test_conditional_delete(running: &Running) {
             assert_eq!(answer.status, 409, "{case}: {}", answer.body);
             assert_eq!(
                 answer.body["message"],
+                // Through HTTP, kube-apiserver's `rest.BeforeDelete` answers before the
+                // store is asked (the reference's words, decision 237); the storage's own
+                // ("Precondition failed: UID in precondition: B, ...") only when the object
+                // changes in between.
                 format!(
-                    "Operation cannot be fulfilled on flowschemas.flowcontrol.apiserver.k8s.io \
-                     \"foo\": Precondition failed: UID in precondition: B, UID in object meta: {uid}"
+                    "Operation cannot be fulfilled on FlowSchema.flowcontrol.apiserver.k8s.io \
+                     \"foo\": the UID in the precondition (B) does not match the UID in record \
+                     ({uid}). The object might have been deleted and then recreated"
                 ),
                 "{case}"
             );

@@ -429,7 +429,7 @@ fn the_status_subresource_and_the_object_each_keep_the_others_fields() {
         &delete(precondition("not-it")),
         409,
         "Conflict",
-        "Precondition failed: UID in precondition: not-it",
+        "the UID in the precondition (not-it) does not match the UID in record",
     );
     let (code, status) = delete(precondition(created["metadata"]["uid"].as_str().unwrap()));
     assert_eq!(code, 200, "{status}");

@@ -14,6 +14,7 @@ use apfkit_differential::{Case, Servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 mod deletion;
+mod options;
 mod patches;
 mod routes;
 mod services;
@@ -28,6 +29,7 @@ fn main() -> std::process::ExitCode {
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
     let cases: Vec<(&str, Case)> = [
         deletion::CASES,
+        options::CASES,
         patches::CASES,
         routes::CASES,
         services::CASES,

@@ -238,9 +238,9 @@ mod flow_schema_vectors_7_1 {
         assert_eq!(
             errors(&doc),
             [
-                r#"spec.rules[0].resourceRules[0].verbs: Invalid value: []string{"*", "create"}: if '*' is present, must not specify other verbs"#,
-                r#"spec.rules[0].resourceRules[0].apiGroups: Invalid value: []string{"*", "tak"}: if '*' is present, must not specify other api groups"#,
-                r#"spec.rules[0].resourceRules[0].resources: Invalid value: []string{"*", "tok"}: if '*' is present, must not specify other resources"#,
+                r#"spec.rules[0].resourceRules[0].verbs: Invalid value: ["*","create"]: if '*' is present, must not specify other verbs"#,
+                r#"spec.rules[0].resourceRules[0].apiGroups: Invalid value: ["*","tak"]: if '*' is present, must not specify other api groups"#,
+                r#"spec.rules[0].resourceRules[0].resources: Invalid value: ["*","tok"]: if '*' is present, must not specify other resources"#,
             ]
         );
     }
@@ -265,7 +265,7 @@ mod flow_schema_vectors_7_1 {
         assert_eq!(
             errors(&doc),
             [
-                r#"spec.rules[0].nonResourceRules[0].nonResourceURLs: Invalid value: []string{"*", "tik"}: if '*' is present, must not specify other non-resource URLs"#
+                r#"spec.rules[0].nonResourceRules[0].nonResourceURLs: Invalid value: ["*","tik"]: if '*' is present, must not specify other non-resource URLs"#
             ]
         );
     }
@@ -297,7 +297,7 @@ mod flow_schema_vectors_7_1 {
         assert_eq!(
             errors(&doc),
             [
-                r#"spec.rules[0].resourceRules[0].verbs: Unsupported value: []string{"feed"}: supported values: "create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch""#
+                r#"spec.rules[0].resourceRules[0].verbs: Unsupported value: ["feed"]: supported values: "create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch""#
             ]
         );
     }
@@ -361,7 +361,7 @@ mod flow_schema_vectors_7_1 {
         assert_eq!(
             errors(&doc),
             [
-                r#"spec.rules[0].resourceRules[0].namespaces: Invalid value: []string{"foo", "*"}: if '*' is present, must not specify other namespaces"#
+                r#"spec.rules[0].resourceRules[0].namespaces: Invalid value: ["foo","*"]: if '*' is present, must not specify other namespaces"#
             ]
         );
         let doc = with(

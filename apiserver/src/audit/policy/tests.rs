@@ -783,8 +783,8 @@ fn validation_words_errors_as_kube_apiserver() {
             r#"rules[1].level: Unsupported value: "FooBar": supported values: "None", "Metadata", "Request", "RequestResponse""#,
             r#"rules[1].nonResourceURLs[0]: Invalid value: "logs": non-resource URL rules must begin with a '/' character"#,
             r#"rules[1].resources.group: Invalid value: "Bad_Group": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
-            r#"rules[1].resources.resourceNames: Invalid value: []string{"leader"}: using resourceNames requires at least one resource"#,
-            r#"rules[1].nonResourceURLs: Invalid value: []string{"logs"}: rules cannot apply to both regular resources and non-resource URLs"#,
+            r#"rules[1].resources.resourceNames: Invalid value: ["leader"]: using resourceNames requires at least one resource"#,
+            r#"rules[1].nonResourceURLs: Invalid value: ["logs"]: rules cannot apply to both regular resources and non-resource URLs"#,
         ]
     );
 }

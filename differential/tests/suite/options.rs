@@ -1,0 +1,114 @@
+//! A write's options: `dryRun` in the query of each verb and in a delete's body, a delete's
+//! body in each media type (client-go sends protobuf for kube's own kinds), and values in
+//! validation messages (item 13).
+
+use apfkit_differential::{Request, Session};
+use serde_json::json;
+
+use crate::deletion::priority_level;
+
+const LEVELS: &str = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations";
+
+/// A `dryRun` value other than `All` is a 422 about the verb's options; a read ignores it.
+async fn dry_run_values_other_than_all_are_refused_per_verb(s: &mut Session) {
+    let level = format!("{LEVELS}/dry-run-values");
+    s.send(Request::post(
+        LEVELS,
+        &priority_level("dry-run-values", json!({})),
+    ))
+    .await;
+    s.send(Request::post(
+        &format!("{LEVELS}?dryRun=bogus"),
+        &priority_level("dry-run-refused", json!({})),
+    ))
+    .await;
+    s.send(Request::put(
+        &format!("{level}?dryRun=All&dryRun=bogus"),
+        &priority_level("dry-run-values", json!({})),
+    ))
+    .await;
+    s.send(Request::patch(
+        &format!("{level}?dryRun="),
+        "application/merge-patch+json",
+        &json!({"metadata": {"labels": {"a": "b"}}}),
+    ))
+    .await;
+    s.send(Request::delete(&format!("{level}?dryRun=bogus")))
+        .await;
+    s.send(Request::get(&format!("{level}?dryRun=bogus"))).await;
+}
+
+/// `k8s\0` and a `runtime.Unknown` holding `metav1.DeleteOptions{dryRun: ["All"]}`, as
+/// client-go encodes a dry-run delete of one of kube's kinds.
+fn protobuf_dry_run() -> Vec<u8> {
+    fn field(number: u8, bytes: &[u8]) -> Vec<u8> {
+        [
+            &[number << 3 | 2, u8::try_from(bytes.len()).expect("short")][..],
+            bytes,
+        ]
+        .concat()
+    }
+    let type_meta = [field(1, b"meta.k8s.io/v1"), field(2, b"DeleteOptions")].concat();
+    let options = field(5, b"All");
+    [&b"k8s\0"[..], &field(1, &type_meta), &field(2, &options)].concat()
+}
+
+/// A delete's body is its options, in JSON, YAML or protobuf: a dry run keeps the object,
+/// preconditions are held, and what is not `DeleteOptions` is refused.
+async fn a_deletes_body_gives_its_options(s: &mut Session) {
+    let level = format!("{LEVELS}/body-options");
+    s.send(Request::post(
+        LEVELS,
+        &priority_level("body-options", json!({})),
+    ))
+    .await;
+    let delete =
+        |content_type: &'static str, body: &[u8]| Request::delete(&level).raw(content_type, body);
+    s.send(Request::delete(&level).json("application/json", &json!({"dryRun": ["All"]})))
+        .await;
+    s.send(delete(
+        "application/vnd.kubernetes.protobuf",
+        &protobuf_dry_run(),
+    ))
+    .await;
+    s.send(Request::get(&level)).await;
+    for body in [
+        json!({"dryRun": ["bogus"]}),
+        json!({"kind": "Status", "apiVersion": "v1"}),
+        json!({"preconditions": {"uid": "not-its-uid"}}),
+    ] {
+        s.send(Request::delete(&level).json("application/json", &body))
+            .await;
+    }
+    s.send(delete("application/json", b"{")).await;
+    s.send(delete("text/plain", b"{}")).await;
+    s.send(delete(
+        "application/yaml",
+        b"preconditions:\n  resourceVersion: not-a-version\n",
+    ))
+    .await;
+    // Without a body the query's options count; with one, only the body's: this deletes.
+    s.send(Request::delete(&format!("{level}?dryRun=All")).raw("application/json", b"{}"))
+        .await;
+    s.send(Request::get(&level)).await;
+}
+
+/// Lists in validation messages are printed as Go's `json.Marshal` writes them.
+async fn validation_messages_print_lists_as_kube_does(s: &mut Session) {
+    s.send(Request::post(
+        "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+        &json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": "listed-verbs"},
+            "spec": {"priorityLevelConfiguration": {"name": "global-default"},
+                "rules": [{"subjects": [{"kind": "Group", "group": {"name": "g"}}],
+                    "resourceRules": [{"verbs": ["*", "create"], "apiGroups": ["*", "<&>"],
+                        "resources": ["*"], "clusterScope": true}]}]}}),
+    ))
+    .await;
+}
+
+crate::cases!(
+    dry_run_values_other_than_all_are_refused_per_verb,
+    a_deletes_body_gives_its_options,
+    validation_messages_print_lists_as_kube_does,
+);
