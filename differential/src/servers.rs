@@ -59,7 +59,13 @@ impl Servers {
     pub async fn start() -> Servers {
         let reference = tokio::task::spawn_blocking(|| KubeApiserver::start(&[]));
         let data = tempfile::tempdir().expect("a temporary folder");
-        let etcd = Etcd::start();
+        // The etcd the reference runs on, so that both stores are the same release.
+        let etcd = Etcd::start_binary(
+            &apfkit_test_support::reference::binary("etcd")
+                .display()
+                .to_string(),
+            &[],
+        );
         let embedded = apfkit_server::start(Config::new(data.path().join("embedded")))
             .await
             .expect("apfkit's server starts on its embedded store");

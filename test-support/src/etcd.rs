@@ -32,6 +32,11 @@ pub struct Etcd {
     dir: tempfile::TempDir,
 }
 
+/// The etcd tests start: `$ETCD`, else `etcd` on the path.
+fn default_binary() -> String {
+    std::env::var("ETCD").unwrap_or_else(|_| "etcd".to_owned())
+}
+
 /// A loopback port no other etcd of this process was given and nothing listens on. Test
 /// binaries run one after another, so each starts from its own offset (its process id) only to
 /// keep clear of an etcd a crashed earlier run left behind.
@@ -58,11 +63,17 @@ impl Etcd {
     /// Starts etcd with `extra` flags (such as `--max-request-bytes`), and waits until it
     /// answers.
     pub fn start_with(extra: &[&str]) -> Etcd {
+        Etcd::start_binary(&default_binary(), extra)
+    }
+
+    /// Starts the etcd at `binary` (the reference's own build of the release kube-apiserver
+    /// is tested with) with `extra` flags, and waits until it answers.
+    pub fn start_binary(binary: &str, extra: &[&str]) -> Etcd {
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
             let (client, peer) = (free_port(), free_port());
             let cluster = format!("test=http://127.0.0.1:{peer}");
-            let mut etcd = Etcd::spawn_member("test", client, peer, &cluster, extra);
+            let mut etcd = Etcd::spawn_member(binary, "test", client, peer, &cluster, extra);
             match etcd.wait_listening() {
                 Ok(()) => return etcd,
                 Err(failure) => failures.push(failure),
@@ -76,13 +87,14 @@ impl Etcd {
 
     /// Spawns one member of the cluster `initial_cluster` without waiting for it.
     fn spawn_member(
+        binary: &str,
         name: &str,
         client: u16,
         peer: u16,
         initial_cluster: &str,
         extra: &[&str],
     ) -> Etcd {
-        let binary = std::env::var("ETCD").unwrap_or_else(|_| "etcd".to_owned());
+        let binary = binary.to_owned();
         let data = tempfile::tempdir().unwrap();
         let endpoint = format!("http://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
@@ -177,7 +189,14 @@ impl Cluster {
             .iter()
             .enumerate()
             .map(|(i, &(client, peer))| {
-                Etcd::spawn_member(&format!("m{i}"), client, peer, &initial, &[])
+                Etcd::spawn_member(
+                    &default_binary(),
+                    &format!("m{i}"),
+                    client,
+                    peer,
+                    &initial,
+                    &[],
+                )
             })
             .collect();
         for member in &mut members {

@@ -1,6 +1,7 @@
 //! The reference: the real kube-apiserver of the Kubernetes release apfkit serves, built from
 //! its Go module by `reference/build` (which `.ci/reference` runs) and started here as
-//! controller-runtime's envtest starts it: its own etcd ([`Etcd`]) on loopback, a serving
+//! controller-runtime's envtest starts it: its own etcd ([`Etcd`], the release kube-apiserver
+//! is tested with, built beside it: Debian's 3.4 lacks what WatchList needs) on loopback, a serving
 //! certificate and client certificates made on the spot, RBAC authorization, and a
 //! kubeconfig whose users and contexts are named as `apfkit serve`'s (`apfkit`: the
 //! administrator `apfkit-admin` in `system:masters`; `apfkit-user`: a user without groups), so
@@ -25,7 +26,8 @@ pub const BIN_VARIABLE: &str = "APFKIT_REFERENCE_BIN";
 /// roles, APF's default configuration, the `default` namespace). Seen: 5 to 15 s on 2 cores.
 const READY_WITHIN: Duration = Duration::from_secs(90);
 
-/// The path of the reference binary `name` (`kube-apiserver`, `kubectl`).
+/// The path of the reference binary `name` (`kube-apiserver`, `kubectl`, `etcd`,
+/// `apfkit-client-go`).
 ///
 /// # Panics
 ///
@@ -77,7 +79,7 @@ impl KubeApiserver {
     /// is not ready in time (quoting the end of its log).
     pub fn start(extra: &[&str]) -> KubeApiserver {
         let binary = binary("kube-apiserver");
-        let etcd = Etcd::start();
+        let etcd = Etcd::start_binary(&self::binary("etcd").display().to_string(), &[]);
         let dir = tempfile::tempdir().expect("a temporary folder");
         let credentials = Credentials::write(dir.path());
         let port = free_port();

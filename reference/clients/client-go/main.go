@@ -5,16 +5,14 @@
 // "FAIL STEP: WHY" (then the command exits 1). apfkit-differential runs it against the
 // reference kube-apiserver and against apfkit's server; both must pass every step.
 //
-//	apfkit-client-go --kubeconfig FILE [--context NAME] [--suffix TEXT]
+//	apfkit-client-go --kubeconfig FILE [--context NAME]
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -34,17 +32,12 @@ import (
 	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"apfkit/reference/clients/step"
 )
 
 // The label every object of a run carries; the informer selects on it.
 const label = "apfkit.example.com/client-go"
-
-// suffix ends the name of every object made, and the label's value.
-var suffix string
-
-// named is the name of an object of this run.
-func named(name string) string { return name + suffix }
 
 // requests records the URLs of the requests sent for PriorityLevelConfigurations.
 type requests struct {
@@ -69,21 +62,7 @@ func (r *requests) seen() []string {
 }
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "the kubeconfig of the server")
-	kubeContext := flag.String("context", "", "the kubeconfig's context (default: its current one)")
-	flag.StringVar(&suffix, "suffix", "", "appended to the name of every object made (runs on one server)")
-	flag.Parse()
-	if *kubeconfig == "" {
-		fmt.Fprintln(os.Stderr, "usage: apfkit-client-go --kubeconfig FILE [--context NAME] [--suffix TEXT]")
-		os.Exit(2)
-	}
-	config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: *kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: *kubeContext},
-	).ClientConfig()
-	if err != nil {
-		fail("kubeconfig", err)
-	}
+	config := step.Config("apfkit-client-go --kubeconfig FILE [--context NAME]")
 	config.QPS, config.Burst = 100, 200
 	recorded := &requests{}
 	config.Wrap(func(next http.RoundTripper) http.RoundTripper {
@@ -93,38 +72,27 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	clients := kubernetes.NewForConfigOrDie(config)
-	run := func(step string, check func() error) {
-		if err := check(); err != nil {
-			fail(step, err)
-		}
-		fmt.Println("ok", step)
-	}
 	levels := clients.FlowcontrolV1().PriorityLevelConfigurations()
 
-	run("an informer fills its cache by WatchList and follows changes", func() error {
+	step.Run("an informer fills its cache by WatchList and follows changes", func() error {
 		return informer(ctx, clients, recorded)
 	})
-	run("the typed client's errors are kube's", func() error {
+	step.Run("the typed client's errors are kube's", func() error {
 		return typedErrors(ctx, levels)
 	})
-	run("the dynamic client creates, reads, lists, patches and deletes", func() error {
+	step.Run("the dynamic client creates, reads, lists, patches and deletes", func() error {
 		return dynamicClient(ctx, config)
 	})
-	run("server-side apply: conflicts, force, extraction", func() error {
+	step.Run("server-side apply: conflicts, force, extraction", func() error {
 		return serverSideApply(ctx, levels)
 	})
-}
-
-func fail(step string, err error) {
-	fmt.Printf("FAIL %s: %v\n", step, err)
-	os.Exit(1)
 }
 
 // level is a PriorityLevelConfiguration of this run: no controller writes its status on
 // either server.
 func level(name string, shares int32) *flowcontrolv1.PriorityLevelConfiguration {
 	return &flowcontrolv1.PriorityLevelConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{label: "run" + suffix}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{label: "yes"}},
 		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
 			Type: flowcontrolv1.PriorityLevelEnablementLimited,
 			Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
@@ -151,14 +119,14 @@ func eventually(ctx context.Context, what string, check func() bool) error {
 
 func informer(ctx context.Context, clients *kubernetes.Clientset, recorded *requests) error {
 	levels := clients.FlowcontrolV1().PriorityLevelConfigurations()
-	for _, name := range []string{named("informed-a"), named("informed-b")} {
+	for _, name := range []string{"informed-a", "informed-b"} {
 		if _, err := levels.Create(ctx, level(name, 5), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(clients, 0,
 		informers.WithTweakListOptions(func(options *metav1.ListOptions) {
-			options.LabelSelector = label + "=run" + suffix
+			options.LabelSelector = label + "=yes"
 		}))
 	shared := factory.Flowcontrol().V1().PriorityLevelConfigurations()
 	var mu sync.Mutex
@@ -219,18 +187,18 @@ func informer(ctx context.Context, clients *kubernetes.Clientset, recorded *requ
 		return fmt.Errorf("no WatchList request among %v", recorded.seen())
 	}
 
-	if _, err := levels.Create(ctx, level(named("informed-c"), 5), metav1.CreateOptions{}); err != nil {
+	if _, err := levels.Create(ctx, level("informed-c", 5), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	patch := []byte(`{"spec":{"limited":{"nominalConcurrencyShares":7}}}`)
-	if _, err := levels.Patch(ctx, named("informed-a"), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := levels.Patch(ctx, "informed-a", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	if err := levels.Delete(ctx, named("informed-b"), metav1.DeleteOptions{}); err != nil {
+	if err := levels.Delete(ctx, "informed-b", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	want := []string{"add " + named("informed-a"), "add " + named("informed-b"), "add " + named("informed-c"),
-		"update " + named("informed-a"), "delete " + named("informed-b")}
+	want := []string{"add " + "informed-a", "add " + "informed-b", "add " + "informed-c",
+		"update " + "informed-a", "delete " + "informed-b"}
 	err = eventually(ctx, "the informer's events", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -246,7 +214,7 @@ func informer(ctx context.Context, clients *kubernetes.Clientset, recorded *requ
 		defer mu.Unlock()
 		return fmt.Errorf("%w: saw %v", err, events)
 	}
-	updated, err := shared.Lister().Get(named("informed-a"))
+	updated, err := shared.Lister().Get("informed-a")
 	if err != nil {
 		return err
 	}
@@ -260,11 +228,11 @@ func typedErrors(ctx context.Context, levels flowcontrolclient.PriorityLevelConf
 	if _, err := levels.Get(ctx, "never-made", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get of a missing object: %v, not NotFound", err)
 	}
-	created, err := levels.Create(ctx, level(named("typed"), 5), metav1.CreateOptions{})
+	created, err := levels.Create(ctx, level("typed", 5), metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	if _, err := levels.Create(ctx, level(named("typed"), 5), metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+	if _, err := levels.Create(ctx, level("typed", 5), metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("a second create: %v, not AlreadyExists", err)
 	}
 	fresh := created.DeepCopy()
@@ -277,7 +245,7 @@ func typedErrors(ctx context.Context, levels flowcontrolclient.PriorityLevelConf
 	if _, err := levels.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 		return fmt.Errorf("an update of a stale copy: %v, not Conflict", err)
 	}
-	invalid := level(named("invalid"), -1)
+	invalid := level("invalid", -1)
 	_, err = levels.Create(ctx, invalid, metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) {
 		return fmt.Errorf("negative shares: %v, not Invalid", err)
@@ -301,7 +269,7 @@ func dynamicClient(ctx context.Context, config *rest.Config) error {
 	service := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Service",
-		"metadata":   map[string]any{"name": named("dynamic"), "labels": map[string]any{label: "run" + suffix}},
+		"metadata":   map[string]any{"name": "dynamic", "labels": map[string]any{label: "yes"}},
 		"spec": map[string]any{
 			"clusterIP": "None",
 			"selector":  map[string]any{"app": "dynamic"},
@@ -311,14 +279,14 @@ func dynamicClient(ctx context.Context, config *rest.Config) error {
 	if _, err := services.Create(ctx, service, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
-	got, err := services.Get(ctx, named("dynamic"), metav1.GetOptions{})
+	got, err := services.Get(ctx, "dynamic", metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get: %w", err)
 	}
 	if policy, _, _ := unstructured.NestedString(got.Object, "spec", "ipFamilyPolicy"); policy != "SingleStack" {
 		return fmt.Errorf("the Service read back has ipFamilyPolicy %q", policy)
 	}
-	list, err := services.List(ctx, metav1.ListOptions{LabelSelector: label + "=run" + suffix})
+	list, err := services.List(ctx, metav1.ListOptions{LabelSelector: label + "=yes"})
 	if err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
@@ -326,7 +294,7 @@ func dynamicClient(ctx context.Context, config *rest.Config) error {
 		return fmt.Errorf("list: %d items, resourceVersion %q", len(list.Items), list.GetResourceVersion())
 	}
 	patch := []byte(`{"spec":{"ports":[{"name":"https","port":443}]}}`)
-	patched, err := services.Patch(ctx, named("dynamic"), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	patched, err := services.Patch(ctx, "dynamic", types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("strategic merge patch: %w", err)
 	}
@@ -334,10 +302,10 @@ func dynamicClient(ctx context.Context, config *rest.Config) error {
 	if len(ports) != 2 {
 		return fmt.Errorf("strategic merge patch: %d ports, not 2", len(ports))
 	}
-	if err := services.Delete(ctx, named("dynamic"), metav1.DeleteOptions{}); err != nil {
+	if err := services.Delete(ctx, "dynamic", metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	if _, err := services.Get(ctx, named("dynamic"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := services.Get(ctx, "dynamic", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get after delete: %v, not NotFound", err)
 	}
 	return nil
@@ -345,8 +313,8 @@ func dynamicClient(ctx context.Context, config *rest.Config) error {
 
 func serverSideApply(ctx context.Context, levels flowcontrolclient.PriorityLevelConfigurationInterface) error {
 	applied := func(shares int32) *flowcontrolv1ac.PriorityLevelConfigurationApplyConfiguration {
-		return flowcontrolv1ac.PriorityLevelConfiguration(named("applied")).
-			WithLabels(map[string]string{label: "run" + suffix}).
+		return flowcontrolv1ac.PriorityLevelConfiguration("applied").
+			WithLabels(map[string]string{label: "yes"}).
 			WithSpec(flowcontrolv1ac.PriorityLevelConfigurationSpec().
 				WithType(flowcontrolv1.PriorityLevelEnablementLimited).
 				WithLimited(flowcontrolv1ac.LimitedPriorityLevelConfiguration().
