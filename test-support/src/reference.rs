@@ -144,10 +144,7 @@ impl KubeApiserver {
 
     /// The end of the server's log, for a failure message.
     pub fn log_tail(&self) -> String {
-        let log =
-            fs::read_to_string(self.dir.path().join("kube-apiserver.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(12)..].join("\n")
+        tail(&self.dir.path().join("kube-apiserver.log"))
     }
 
     fn write_kubeconfig(&self, credentials: &Credentials) {
@@ -199,6 +196,99 @@ impl KubeApiserver {
             );
             std::thread::sleep(Duration::from_millis(250));
         }
+    }
+}
+
+/// A running kube-controller-manager beside a [`KubeApiserver`], stopped when dropped.
+pub struct ControllerManager {
+    child: Child,
+    log: PathBuf,
+}
+
+impl KubeApiserver {
+    /// Starts kube-controller-manager 1.37 against this server as its administrator (the
+    /// controllers upstream's e2e tests need: namespaces, service accounts, garbage
+    /// collection, quotas), on loopback, and waits until its `/healthz` answers `ok`.
+    ///
+    /// # Panics
+    ///
+    /// When the binary is missing (naming the command that builds it), or the manager exits
+    /// or is not healthy in time (quoting the end of its log).
+    pub fn start_controller_manager(&self) -> ControllerManager {
+        let binary = binary("kube-controller-manager");
+        let kubeconfig = self.kubeconfig().display().to_string();
+        let port = free_port();
+        let log = self.dir.path().join("kube-controller-manager.log");
+        let file = fs::File::create(&log).expect("a log file");
+        let child = Command::new(&binary)
+            .args([
+                format!("--kubeconfig={kubeconfig}"),
+                format!("--authentication-kubeconfig={kubeconfig}"),
+                format!("--authorization-kubeconfig={kubeconfig}"),
+                "--leader-elect=false".to_owned(),
+                "--bind-address=127.0.0.1".to_owned(),
+                format!("--secure-port={port}"),
+                format!(
+                    "--service-account-private-key-file={}",
+                    self.dir.path().join("service-account.key").display()
+                ),
+                format!(
+                    "--root-ca-file={}",
+                    self.dir.path().join("ca.crt").display()
+                ),
+            ])
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("the log file"))
+            .stderr(file)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} does not start: {e}", binary.display()));
+        let mut manager = ControllerManager { child, log };
+        let started = Instant::now();
+        let healthz = format!("https://127.0.0.1:{port}/healthz");
+        loop {
+            if let Some(status) = manager.child.try_wait().expect("the manager's status") {
+                panic!(
+                    "kube-controller-manager exited at start ({status}); its log ends:\n{}",
+                    manager.log_tail()
+                );
+            }
+            let answer = Command::new("curl")
+                .args(["-sk", "--max-time", "2", &healthz])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            if answer == "ok" {
+                return manager;
+            }
+            assert!(
+                started.elapsed() < READY_WITHIN,
+                "kube-controller-manager was not healthy within {READY_WITHIN:?}; its log \
+                 ends:\n{}",
+                manager.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl ControllerManager {
+    /// The end of the manager's log, for a failure message.
+    pub fn log_tail(&self) -> String {
+        tail(&self.log)
+    }
+}
+
+/// The last 12 lines of the log at `path`.
+fn tail(path: &Path) -> String {
+    let log = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(12)..].join("\n")
+}
+
+impl Drop for ControllerManager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
