@@ -1,7 +1,9 @@
 //! What kube-apiserver's apiextensions controllers do for the CRDs a server stores: each
 //! valid CRD's resource served in every served version, its status written (accepted names,
-//! `NamesAccepted` and `Established`, stored versions), the resources of deleted CRDs
-//! withdrawn and their objects deleted. Kept in step by a watch on the CRDs.
+//! `NamesAccepted` and `Established`, stored versions), a deleted CRD's custom resources
+//! deleted as its `customresourcecleanup` finalizer says (creates refused meanwhile) before
+//! the finalizer is removed and the CRD goes, and the resources of CRDs gone withdrawn.
+//! Kept in step by a watch on the CRDs.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,8 +12,8 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
-    ListRequest, Place, Preconditions, PrinterStrategy, ResourceConfig, Revision, SchemaFn, Served,
-    SharedVersion, UpdateKind,
+    ListRequest, Place, Preconditions, ResourceConfig, Revision, SchemaFn, Served, SharedVersion,
+    Strategy, UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
@@ -24,6 +26,9 @@ use crate::custom::{CustomVersion, Definition};
 use crate::definitions;
 use crate::object::{CustomObject, ServedObject};
 
+/// What a served resource was made from: the CRD's spec, and whether it was terminating.
+type Made = (Value, bool);
+
 /// A served resource of a server of [`ServedObject`]s over the hub `H`.
 pub type Resource<H> = Arc<Served<ServedObject<H>>>;
 
@@ -33,9 +38,10 @@ pub struct CustomResources<H: 'static> {
     server: Arc<ApiServer<ServedObject<H>>>,
     builtins: Vec<Resource<H>>,
     definitions: Resource<H>,
-    /// The CRDs served now, by name, with the spec each resource was made from (to make it
-    /// again only when the spec changes, and to delete its objects when the CRD goes).
-    served: tokio::sync::Mutex<BTreeMap<String, (Value, Resource<H>)>>,
+    /// The CRDs served now, by name, with the spec each resource was made from and whether
+    /// the CRD was terminating (to make it again only when either changes, and to delete its
+    /// objects when the CRD goes).
+    served: tokio::sync::Mutex<BTreeMap<String, (Made, Resource<H>)>>,
 }
 
 impl<H> CustomResources<H>
@@ -116,23 +122,30 @@ where
         let objects = self.server.objects();
         let listed = objects.list(&self.definitions, &everything()).await?;
         let mut served = self.served.lock().await;
-        let mut now: BTreeMap<String, (Value, Resource<H>)> = BTreeMap::new();
+        let mut now: BTreeMap<String, (Made, Resource<H>)> = BTreeMap::new();
         let mut kinds: Vec<(String, String)> = Vec::new();
+        let mut terminating: Vec<(CustomObject, Option<Resource<H>>)> = Vec::new();
         for stored in listed.items {
             let ServedObject::Custom(crd) = stored else {
                 continue;
             };
             let name = crd.metadata.name.clone().unwrap_or_default();
-            let spec = crd.fields.get("spec").cloned().unwrap_or_default();
+            let made = (
+                crd.fields.get("spec").cloned().unwrap_or_default(),
+                is_terminating(&crd),
+            );
             let resource = match served.get(&name) {
                 // Unchanged since it was made: served as it is.
-                Some((made_from, resource)) if *made_from == spec => Ok(resource.clone()),
-                _ => self.resource_of(&crd),
+                Some((made_from, resource)) if *made_from == made => Ok(resource.clone()),
+                _ => self.resource_of(&crd, made.1),
             };
             let resource = match resource {
                 Ok(resource) => resource,
                 Err(why) => {
                     tracing::warn!("CustomResourceDefinition {name}: not served: {why}");
+                    if has_cleanup_finalizer(&crd) {
+                        terminating.push((*crd, None));
+                    }
                     continue;
                 }
             };
@@ -143,10 +156,16 @@ where
             }) || kinds.contains(&kind);
             self.write_status(&crd, !conflict).await;
             if conflict {
+                if has_cleanup_finalizer(&crd) {
+                    terminating.push((*crd, None));
+                }
                 continue;
             }
             kinds.push(kind);
-            now.insert(name, (spec, resource));
+            if has_cleanup_finalizer(&crd) {
+                terminating.push((*crd, Some(resource.clone())));
+            }
+            now.insert(name, (made, resource));
         }
         let gone: Vec<Resource<H>> = served
             .iter()
@@ -162,11 +181,103 @@ where
         for resource in gone {
             self.delete_all(&resource).await;
         }
+        let mut pending = false;
+        for (crd, resource) in terminating {
+            pending |= !self.finalize(crd, resource.as_ref()).await;
+        }
+        if pending {
+            // Tried again (the informer's retry) until their custom resources are gone.
+            return Err(ApiError::unknown("custom resources still being deleted"));
+        }
         Ok(listed.revision)
     }
 
+    /// apiextensions-apiserver's `CRDFinalizer` for a deleted CRD: the `Terminating`
+    /// condition says the deletion is in progress, every custom resource is deleted (those
+    /// with finalizers are marked and stay), and once none is left the condition says so
+    /// and the cleanup finalizer goes, with it the CRD (a CRD never established goes at
+    /// once). Answers whether it is done.
+    async fn finalize(&self, crd: CustomObject, resource: Option<&Resource<H>>) -> bool {
+        let mut crd = crd;
+        let Some(resource) = resource else {
+            return self
+                .finish(crd, ("NeverEstablished", "resource was never established"))
+                .await;
+        };
+        let status = crd.fields.entry("status").or_insert_with(|| json!({}));
+        definitions::set_condition(
+            status,
+            "Terminating",
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        );
+        let Some(crd) = self.update_definition(crd, UpdateKind::Status).await else {
+            return false;
+        };
+        self.delete_all(resource).await;
+        let remaining = self
+            .server
+            .objects()
+            .list(resource, &everything())
+            .await
+            .map_or(1, |listed| listed.items.len());
+        if remaining > 0 {
+            return false;
+        }
+        self.finish(crd, ("InstanceDeletionCompleted", "removed all instances"))
+            .await
+    }
+
+    /// The last step of a CRD's cleanup: `Terminating` false with `why`, then the cleanup
+    /// finalizer removed (the store deletes the CRD when no finalizer is left).
+    async fn finish(&self, mut crd: CustomObject, (reason, message): (&str, &str)) -> bool {
+        let status = crd.fields.entry("status").or_insert_with(|| json!({}));
+        definitions::set_condition(status, "Terminating", "False", reason, message);
+        let Some(mut crd) = self.update_definition(crd, UpdateKind::Status).await else {
+            return false;
+        };
+        if let Some(finalizers) = crd.metadata.finalizers.as_mut() {
+            finalizers.retain(|f| f != definitions::CLEANUP_FINALIZER);
+        }
+        self.update_definition(crd, UpdateKind::Main)
+            .await
+            .is_some()
+    }
+
+    /// Writes a CRD (its status, or the object), answering it as stored; `None` when the
+    /// write failed (a conflict with a newer write is one: the next sync tries again).
+    async fn update_definition(&self, crd: CustomObject, kind: UpdateKind) -> Option<CustomObject> {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let written = self
+            .server
+            .objects()
+            .update(
+                &self.definitions,
+                Place {
+                    namespace: None,
+                    name: &name,
+                },
+                ServedObject::custom(crd),
+                &definitions::GROUP_VERSION.api_version(),
+                kind,
+                false,
+            )
+            .await;
+        match written {
+            Ok(written) => match written.object {
+                ServedObject::Custom(crd) => Some(*crd),
+                ServedObject::Builtin(_) => None,
+            },
+            Err(error) => {
+                tracing::debug!("CustomResourceDefinition {name}: not written: {error}");
+                None
+            }
+        }
+    }
+
     /// The resource of a stored CRD.
-    fn resource_of(&self, crd: &CustomObject) -> Result<Resource<H>, String> {
+    fn resource_of(&self, crd: &CustomObject, terminating: bool) -> Result<Resource<H>, String> {
         let compiled = definitions::compile(crd).map_err(|e| e.to_string())?;
         let source = &compiled.source.spec;
         let storage = compiled
@@ -242,8 +353,11 @@ where
             .collect();
         let mut resource =
             Served::with_versions(config, plural, versions).map_err(|e| e.to_string())?;
-        if let Some(printer) = printer {
-            resource = resource.with_strategy(PrinterStrategy(printer));
+        if printer.is_some() || terminating {
+            resource = resource.with_strategy(CustomStrategy {
+                printer,
+                terminating,
+            });
         }
         Ok(Arc::new(resource))
     }
@@ -258,27 +372,8 @@ where
         }
         let mut updated = crd.clone();
         updated.fields.insert("status".into(), wanted);
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        let api_version = definitions::GROUP_VERSION.api_version();
-        let written = self
-            .server
-            .objects()
-            .update(
-                &self.definitions,
-                Place {
-                    namespace: None,
-                    name: &name,
-                },
-                ServedObject::custom(updated),
-                &api_version,
-                UpdateKind::Status,
-                false,
-            )
-            .await;
-        if let Err(error) = written {
-            // Written again on the next change (a conflict is one).
-            tracing::debug!("CustomResourceDefinition {name}: status not written: {error}");
-        }
+        // Written again on the next change (a conflict is one) when this fails.
+        self.update_definition(updated, UpdateKind::Status).await;
     }
 
     /// Deletes every object of a withdrawn resource, as kube-apiserver's
@@ -309,6 +404,48 @@ where
             async move { controller.sync().await }
         });
     }
+}
+
+/// A custom resource's own rules: its CRD's printer columns, and no creates while the CRD is
+/// terminating.
+struct CustomStrategy {
+    printer: Option<apfkit_apiserver::table::Printer>,
+    terminating: bool,
+}
+
+impl<H> Strategy<H> for CustomStrategy {
+    fn refuses_creates(&self) -> Option<&str> {
+        self.terminating
+            .then_some("create not allowed while custom resource definition is terminating")
+    }
+
+    fn printer(&self) -> Option<&apfkit_apiserver::table::Printer> {
+        self.printer.as_ref()
+    }
+}
+
+/// Whether a CRD's `Terminating` condition is true.
+fn is_terminating(crd: &CustomObject) -> bool {
+    crd.fields
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Terminating")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// Whether a CRD is deleted and waits for its custom resources to go.
+fn has_cleanup_finalizer(crd: &CustomObject) -> bool {
+    crd.metadata.deletion_timestamp.is_some()
+        && crd
+            .metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|f| f == definitions::CLEANUP_FINALIZER))
 }
 
 /// A list of every object of a resource, at the newest revision.
@@ -362,6 +499,21 @@ fn status_of(crd: &CustomObject, accepted: bool, current: &Value) -> Value {
     ]
     .into_iter()
     .map(|(kind, status, reason, message)| condition(current, kind, status, reason, message))
+    .chain(
+        // Conditions other controllers set (`Terminating`) stay, after these.
+        current
+            .get("conditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|c| {
+                !matches!(
+                    c.get("type").and_then(Value::as_str),
+                    Some("NamesAccepted" | "Established")
+                )
+            })
+            .cloned(),
+    )
     .collect::<Vec<_>>();
     json!({
         "acceptedNames": if accepted { names } else { json!({"plural": "", "kind": ""}) },

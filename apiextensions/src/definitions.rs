@@ -26,6 +26,58 @@ pub const GROUP_VERSION: GroupVersion = GroupVersion::from_static(GROUP, VERSION
 /// Their resource.
 pub const PLURAL: &str = "customresourcedefinitions";
 
+/// The finalizer apiextensions-apiserver puts on a CRD when it is first deleted, and removes
+/// once the CRD's custom resources are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// Sets the condition `kind` of a CRD's `status` as apiextensions' `SetCRDCondition` does:
+/// the one of that type replaced (its transition time kept when its status is the same),
+/// or a new one appended.
+pub(crate) fn set_condition(
+    status: &mut Value,
+    kind: &str,
+    state: &str,
+    reason: &str,
+    message: &str,
+) {
+    if !status.is_object() {
+        *status = json!({});
+    }
+    let Some(object) = status.as_object_mut() else {
+        return;
+    };
+    let conditions = object.entry("conditions").or_insert_with(|| json!([]));
+    if !conditions.is_array() {
+        *conditions = json!([]);
+    }
+    let Some(list) = conditions.as_array_mut() else {
+        return;
+    };
+    let now = serde_json::to_value(apfkit_apiserver::store::now()).unwrap_or(Value::Null);
+    let mut wanted = json!({
+        "type": kind,
+        "status": state,
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    });
+    match list
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+    {
+        Some(existing) => {
+            if existing.get("status").and_then(Value::as_str) == Some(state) {
+                wanted["lastTransitionTime"] = existing
+                    .get("lastTransitionTime")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+            }
+            *existing = wanted;
+        }
+        None => list.push(wanted),
+    }
+}
+
 /// The name of a CRD spec's storage version (the one version with `storage: true`).
 pub(crate) fn storage_version(spec: &Value) -> Option<&Value> {
     spec.get("versions")?
@@ -156,9 +208,43 @@ impl DefinitionStrategy {
 impl<H> Strategy<ServedObject<H>> for DefinitionStrategy {
     fn prepare_for_create(&self, stored: &mut Value) {
         Self::record_storage_version(stored, true);
+        // A new CRD's status as Go writes it before any controller: no conditions, empty
+        // accepted names.
+        if let Some(status) = stored.get_mut("status").and_then(Value::as_object_mut) {
+            status
+                .entry("acceptedNames")
+                .or_insert_with(|| json!({"plural": "", "kind": ""}));
+            status.entry("conditions").or_insert(Value::Null);
+        }
     }
     fn prepare_for_update(&self, stored: &mut Value, _old: &Value) {
         Self::record_storage_version(stored, false);
+    }
+    /// apiextensions-apiserver's `REST.Delete`: a CRD's first delete adds the cleanup
+    /// finalizer and the `Terminating` condition; its custom resources are deleted next
+    /// (the controller's finalizer), and the CRD once they are gone.
+    fn prepare_for_first_delete(&self, stored: &mut Value) -> bool {
+        let Some(object) = stored.as_object_mut() else {
+            return false;
+        };
+        let metadata = object.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(metadata) = metadata.as_object_mut() {
+            let finalizers = metadata.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(list) = finalizers.as_array_mut()
+                && !list.iter().any(|f| f == CLEANUP_FINALIZER)
+            {
+                list.push(json!(CLEANUP_FINALIZER));
+            }
+        }
+        let status = object.entry("status").or_insert_with(|| json!({}));
+        set_condition(
+            status,
+            "Terminating",
+            "True",
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        );
+        true
     }
     fn validate(
         &self,

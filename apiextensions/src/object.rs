@@ -51,9 +51,22 @@ impl CustomObject {
         let kind = text(&mut fields, "kind");
         let metadata = match fields.remove("metadata") {
             None | Some(Value::Null) => ObjectMeta::default(),
-            Some(metadata) => serde_json::from_value(metadata).map_err(|error| {
-                SchemeError::new(ErrorKind::InvalidValue, "metadata", error.to_string())
-            })?,
+            Some(metadata) => {
+                let mut metadata: ObjectMeta =
+                    serde_json::from_value(metadata).map_err(|error| {
+                        SchemeError::new(ErrorKind::InvalidValue, "metadata", error.to_string())
+                    })?;
+                // Go's ObjectMeta leaves empty lists and maps out (`omitempty`): an object
+                // given `finalizers: []` is stored and answered without them.
+                drop_empty(&mut metadata.finalizers, Vec::is_empty);
+                drop_empty(&mut metadata.owner_references, Vec::is_empty);
+                drop_empty(&mut metadata.labels, std::collections::BTreeMap::is_empty);
+                drop_empty(
+                    &mut metadata.annotations,
+                    std::collections::BTreeMap::is_empty,
+                );
+                metadata
+            }
         };
         Ok(CustomObject {
             api_version,
@@ -85,6 +98,13 @@ pub enum ServedObject<H> {
     Builtin(H),
     /// A custom resource, or a CustomResourceDefinition.
     Custom(Box<CustomObject>),
+}
+
+/// `None` for a field whose value is empty.
+fn drop_empty<T>(field: &mut Option<T>, empty: fn(&T) -> bool) {
+    if field.as_ref().is_some_and(empty) {
+        *field = None;
+    }
 }
 
 impl<H> ServedObject<H> {

@@ -12,7 +12,7 @@ use serde_json::Value;
 const LIST: &str = "<list>";
 
 /// Resource versions numbered in the order a transcript first shows them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Versions {
     seen: HashMap<String, usize>,
 }

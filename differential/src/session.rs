@@ -170,6 +170,9 @@ pub struct Transcript {
     pub exchanges: Vec<Exchange>,
 }
 
+/// How long [`Session::wait_until`] waits for a state.
+const WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A case's requests to one server.
 pub struct Session {
     client: kube::Client,
@@ -188,6 +191,29 @@ impl Session {
 
     pub(crate) fn into_transcript(self) -> Transcript {
         self.transcript
+    }
+
+    /// Sends `request` until `done` holds of its answer's status code and body (as it came),
+    /// every 100 ms for at most 60 s, and records only the last exchange: a state each server
+    /// reaches at its own pace (a controller's work), compared once reached. The answers
+    /// before it leave no trace, not even in the numbering of resource versions.
+    ///
+    /// # Panics
+    ///
+    /// As [`Session::send`].
+    pub async fn wait_until(&mut self, request: Request, done: fn(u16, &Value) -> bool) -> Value {
+        let started = std::time::Instant::now();
+        let versions = self.versions.clone();
+        loop {
+            let body = self.send(request.clone()).await;
+            let code = self.transcript.exchanges.last().map_or(0, |e| e.code);
+            if done(code, &body) || started.elapsed() > WAIT_AT_MOST {
+                return body;
+            }
+            self.transcript.exchanges.pop();
+            self.versions = versions.clone();
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 
     /// Sends `request` as the administrator, records what was answered, and answers the body

@@ -18,6 +18,14 @@ where
     let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "CreateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
+    if let Some(why) = target.served.strategy().refuses_creates() {
+        let subject = crate::error::Subject {
+            group: target.served.config.group.clone(),
+            kind: target.served.plural.clone(),
+            name: object.name().to_owned(),
+        };
+        return Err(ApiError::forbidden(&subject, why));
+    }
     let object = crate::fields::record_update(
         &target.served,
         target.codec(),

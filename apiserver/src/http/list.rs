@@ -45,7 +45,7 @@ where
         )
         .await
         .map_err(|error| list_expired(error, query))?;
-    let mut metadata = serde_json::Map::new();
+    let mut metadata = list_metadata(&target.served);
     metadata.insert("resourceVersion".into(), page.revision.to_string().into());
     if let Some(next) = &page.next {
         metadata.insert(
@@ -277,7 +277,7 @@ where
             if more.is_some() {
                 continue;
             }
-            let mut metadata = serde_json::Map::new();
+            let mut metadata = list_metadata(served);
             metadata.insert("resourceVersion".into(), revision.to_string().into());
             if let Some(next) = &page.next {
                 metadata.insert(
@@ -393,4 +393,15 @@ pub(super) fn check_field_labels<H>(target: &Target<H>, query: &Query) -> Result
         ))),
         None => Ok(()),
     }
+}
+
+/// A list's metadata before its version and token: a custom resource's list is an
+/// unstructured one in kube-apiserver, whose `continue` is there even when empty (custom
+/// resources are the resources without strategic merge patch).
+fn list_metadata<H>(served: &Served<H>) -> serde_json::Map<String, Value> {
+    let mut metadata = serde_json::Map::new();
+    if !served.config.strategic_merge {
+        metadata.insert("continue".into(), "".into());
+    }
+    metadata
 }

@@ -792,14 +792,34 @@ where
             let kv = self.stored(&key, &subject).await?;
             let object = self.decode(served, &kv, kv.mod_revision)?;
             check_delete_preconditions(served, &object, preconditions)?;
-            let written = if object
+            let first_delete = if object.metadata().deletion_timestamp.is_none() {
+                let mut value = storage_value(served, &object)?;
+                served
+                    .strategy()
+                    .prepare_for_first_delete(&mut value)
+                    .then(|| hub_of_storage_value(served, &value))
+                    .transpose()?
+            } else {
+                None
+            };
+            let has_finalizers = object
                 .metadata()
                 .finalizers
                 .as_ref()
-                .is_some_and(|f| !f.is_empty())
-            {
-                let mut marked = object;
-                mark_as_deleting(&mut marked);
+                .is_some_and(|f| !f.is_empty());
+            let marked = match first_delete {
+                Some(mut marked) => {
+                    marked.metadata_mut().deletion_timestamp = Some(now());
+                    Some(marked)
+                }
+                None if has_finalizers => {
+                    let mut marked = object.clone();
+                    mark_as_deleting(&mut marked);
+                    Some(marked)
+                }
+                None => None,
+            };
+            let written = if let Some(mut marked) = marked {
                 let bytes = self.encode(served, &marked)?;
                 if bytes == kv.value || dry_run {
                     return Ok(Deletion::Finalizing(marked));

@@ -31,6 +31,24 @@ pub trait Strategy<H>: Send + Sync {
         let _ = (stored, old);
     }
 
+    /// A kind whose REST storage turns the first delete of an object into an update (a CRD,
+    /// whose storage adds the `customresourcecleanup.apiextensions.k8s.io` finalizer and the
+    /// `Terminating` condition: apiextensions-apiserver's `REST.Delete`): the changes, made to
+    /// the object as JSON in the storage version, before its `deletionTimestamp` is set.
+    /// Answers whether it made any; then the object is kept, marked with `deletionTimestamp`
+    /// alone (no grace period, no new generation), until its finalizers are gone.
+    fn prepare_for_first_delete(&self, stored: &mut Value) -> bool {
+        let _ = stored;
+        false
+    }
+
+    /// Why the resource takes no creates now, if it does not (a terminating CRD's custom
+    /// resources: "create not allowed while custom resource definition is terminating"),
+    /// answered 403 about the object named in the body, as kube-apiserver answers it.
+    fn refuses_creates(&self) -> Option<&str> {
+        None
+    }
+
     /// `WarningsOnCreate` (no `old`) and `WarningsOnUpdate`: what the answer's `Warning`
     /// headers say of an object about to be stored, given as JSON in the storage version.
     fn warnings(&self, stored: &Value, old: Option<&Value>) -> Vec<String> {

@@ -325,8 +325,13 @@ out["listed"] = len(listed.items)
 out["listed_specs_match"] = all(
     api.sanitize_for_serialization(c.spec) == crds.get(c.metadata.name) for c in listed.items)
 ext.delete_collection_custom_resource_definition(label_selector="e2e-list-test-uuid=" + uid)
-out["after_delete_collection"] = len(ext.list_custom_resource_definition(
-    label_selector="e2e-list-test-uuid=" + uid).items)
+# fixtures.DeleteV1CustomResourceDefinitions waits until they are gone: each terminates
+# first, under its cleanup finalizer.
+def remaining():
+    return len(ext.list_custom_resource_definition(
+        label_selector="e2e-list-test-uuid=" + uid).items)
+eventually(lambda: remaining() == 0)
+out["after_delete_collection"] = remaining()
 out["unlabelled_remains"] = ext.read_custom_resource_definition(other.metadata.name).metadata.name == other.metadata.name
 
 # status sub-resource
