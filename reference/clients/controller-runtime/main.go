@@ -168,6 +168,7 @@ func main() {
 		step.Fail("a temporary folder", err)
 	}
 	defer os.RemoveAll(certificates)
+	step.OnFail(func() { os.RemoveAll(certificates) })
 	caBundle, err := writeServingCertificate(certificates)
 	if err != nil {
 		step.Fail("certificates", err)

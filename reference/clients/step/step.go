@@ -42,8 +42,19 @@ func Run(name string, check func() error) {
 	fmt.Println("ok", name)
 }
 
-// Fail prints "FAIL STEP: WHY" and exits 1.
+// cleanups run before Fail exits, last registered first.
+var cleanups []func()
+
+// OnFail registers cleanup to run if a step fails (os.Exit skips deferred calls).
+func OnFail(cleanup func()) {
+	cleanups = append(cleanups, cleanup)
+}
+
+// Fail prints "FAIL STEP: WHY", runs the cleanups registered and exits 1.
 func Fail(name string, err error) {
 	fmt.Printf("FAIL %s: %v\n", name, err)
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
 	os.Exit(1)
 }
