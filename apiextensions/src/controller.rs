@@ -12,8 +12,8 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
-    ListRequest, Place, Preconditions, ResourceConfig, Revision, SchemaFn, Served, SharedVersion,
-    Strategy, UpdateKind,
+    Deletion, ListRequest, Place, Preconditions, ResourceConfig, Revision, SchemaFn, Served,
+    SharedVersion, Strategy, UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
@@ -139,33 +139,31 @@ where
                 Some((made_from, resource)) if *made_from == made => Ok(resource.clone()),
                 _ => self.resource_of(&crd, made.1),
             };
-            let resource = match resource {
-                Ok(resource) => resource,
+            let serving = match resource {
                 Err(why) => {
                     tracing::warn!("CustomResourceDefinition {name}: not served: {why}");
-                    if has_cleanup_finalizer(&crd) {
-                        terminating.push((*crd, None));
-                    }
-                    continue;
+                    None
+                }
+                Ok(resource) => {
+                    let kind = (resource.config.group.clone(), resource.config.kind.clone());
+                    let conflict = self.builtins.iter().any(|b| {
+                        b.config.group == resource.config.group
+                            && (b.plural == resource.plural
+                                || b.config.kind == resource.config.kind)
+                    }) || kinds.contains(&kind);
+                    self.write_status(&crd, !conflict).await;
+                    (!conflict).then(|| {
+                        kinds.push(kind);
+                        resource
+                    })
                 }
             };
-            let kind = (resource.config.group.clone(), resource.config.kind.clone());
-            let conflict = self.builtins.iter().any(|b| {
-                b.config.group == resource.config.group
-                    && (b.plural == resource.plural || b.config.kind == resource.config.kind)
-            }) || kinds.contains(&kind);
-            self.write_status(&crd, !conflict).await;
-            if conflict {
-                if has_cleanup_finalizer(&crd) {
-                    terminating.push((*crd, None));
-                }
-                continue;
+            if let Some(resource) = &serving {
+                now.insert(name, (made, resource.clone()));
             }
-            kinds.push(kind);
             if has_cleanup_finalizer(&crd) {
-                terminating.push((*crd, Some(resource.clone())));
+                terminating.push((*crd, serving));
             }
-            now.insert(name, (made, resource));
         }
         let gone: Vec<Resource<H>> = served
             .iter()
@@ -215,14 +213,7 @@ where
         let Some(crd) = self.update_definition(crd, UpdateKind::Status).await else {
             return false;
         };
-        self.delete_all(resource).await;
-        let remaining = self
-            .server
-            .objects()
-            .list(resource, &everything())
-            .await
-            .map_or(1, |listed| listed.items.len());
-        if remaining > 0 {
+        if self.delete_all(resource).await > 0 {
             return false;
         }
         self.finish(crd, ("InstanceDeletionCompleted", "removed all instances"))
@@ -376,23 +367,32 @@ where
         self.update_definition(updated, UpdateKind::Status).await;
     }
 
-    /// Deletes every object of a withdrawn resource, as kube-apiserver's
-    /// `customresourcecleanup` finalizer does.
-    async fn delete_all(&self, resource: &Resource<H>) {
+    /// Deletes every object of a resource, as kube-apiserver's `customresourcecleanup`
+    /// finalizer does; answers how many are left (kept for their finalizers, or not deleted;
+    /// at least one when they could not be listed).
+    async fn delete_all(&self, resource: &Resource<H>) -> usize {
         let objects = self.server.objects();
         let Ok(listed) = objects.list(resource, &everything()).await else {
-            return;
+            return 1;
         };
+        let mut left = 0;
         for object in listed.items {
             let meta = object.metadata();
             let place = Place {
                 namespace: meta.namespace.as_deref(),
                 name: meta.name.as_deref().unwrap_or_default(),
             };
-            let _ = objects
+            let deleted = objects
                 .delete(resource, place, &Preconditions::default(), false)
                 .await;
+            match deleted {
+                Ok(Deletion::Removed(_)) => {}
+                // Gone already.
+                Err(error) if error.code == 404 => {}
+                Ok(Deletion::Finalizing(_)) | Err(_) => left += 1,
+            }
         }
+        left
     }
 
     /// Keeps the resources in step with the stored CRDs until the server stops: an informer

@@ -31,6 +31,18 @@ pub(super) enum Action {
 }
 
 impl Action {
+    /// The options kind a write's query is read into (`CreateOptions`, `UpdateOptions`,
+    /// `PatchOptions`), whose `dryRun` values are checked; `None` for reads and deletes
+    /// (a delete's options may come from its body).
+    pub(super) fn write_options(self) -> Option<&'static str> {
+        match self {
+            Action::Create => Some("CreateOptions"),
+            Action::Update => Some("UpdateOptions"),
+            Action::Patch => Some("PatchOptions"),
+            _ => None,
+        }
+    }
+
     /// The action of a request with `info` and `method` at `target`: 404 where kube-apiserver
     /// has no route for the path (a `/proxy/` path, a watch of a subresource), 405 where the
     /// path's routes do not take the method (a `/watch/` path takes GET only, a subresource

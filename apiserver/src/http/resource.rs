@@ -84,11 +84,9 @@ where
         Action::List => list::list(server, &target, &query, format, transform).await,
         Action::Get => get::get(server, &target, &query, format, transform).await,
         Action::Create | Action::Update | Action::Patch => {
-            query.check_dry_run(match action {
-                Action::Create => "CreateOptions",
-                Action::Update => "UpdateOptions",
-                _ => "PatchOptions",
-            })?;
+            if let Some(options) = action.write_options() {
+                query.check_dry_run(options)?;
+            }
             let user = request
                 .extensions()
                 .get::<crate::auth::UserInfo>()

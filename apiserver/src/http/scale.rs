@@ -40,10 +40,8 @@ where
         Wanted::Object(format) => format,
         _ => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
-    match action {
-        Action::Update => query.check_dry_run("UpdateOptions")?,
-        Action::Patch => query.check_dry_run("PatchOptions")?,
-        _ => {}
+    if let Some(options) = action.write_options() {
+        query.check_dry_run(options)?;
     }
     let change = match action {
         Action::Get => None,
