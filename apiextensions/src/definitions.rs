@@ -113,7 +113,14 @@ const DEFINITION_VERSION: JsonVersion =
         apply_defaults(&mut object);
         Ok(object)
     })
-    .with_zero(zero);
+    .with_zero(zero)
+    .with_protobuf(
+        |object| {
+            crate::protobuf::write(object)
+                .unwrap_or_else(|| Err("not a CustomResourceDefinition".to_owned()))
+        },
+        crate::protobuf::read_stored,
+    );
 
 /// A new CRD as Go writes it: `spec`, its `names`, `status` and its `acceptedNames` are
 /// structs, and their fields without `omitempty` are there empty.

@@ -58,6 +58,7 @@ pub mod definitions;
 pub mod json_kind;
 pub mod object;
 pub mod printer;
+pub mod protobuf;
 mod published;
 pub mod webhook;
 

@@ -71,12 +71,16 @@ impl<H: Object + Clone + 'static> Versions for KindVersions<'_, H> {
 }
 
 /// The fields the strategy resets, by version: `status` on the main resource of a kind with
-/// a status subresource, `metadata` and `spec` on `/status` (kube-apiserver's
-/// `GetResetFields`, for example `pkg/registry/flowcontrol/flowschema/strategy.go`).
-fn reset_fields<H>(kind: &KindVersions<'_, H>, status: bool) -> BTreeMap<String, FieldSet> {
-    let names: &[&str] = match (kind.has_status, status) {
-        (true, false) => &["status"],
-        (true, true) => &["metadata", "spec"],
+/// a status subresource (and on Namespaces' `/finalize`), `metadata` and `spec` on `/status`
+/// (kube-apiserver's `GetResetFields`, for example
+/// `pkg/registry/flowcontrol/flowschema/strategy.go`).
+fn reset_fields<H>(
+    kind: &KindVersions<'_, H>,
+    subresource: Option<&str>,
+) -> BTreeMap<String, FieldSet> {
+    let names: &[&str] = match (kind.has_status, subresource) {
+        (true, Some("status")) => &["metadata", "spec"],
+        (true, _) => &["status"],
         (false, _) => &[],
     };
     if names.is_empty() {
@@ -170,7 +174,7 @@ fn set_managed_fields<H: Object>(object: &mut H, value: &Value) -> Result<(), Ap
 
 /// Records the writer of `new` over `live` (`None` for a create) in `new`'s
 /// `metadata.managedFields`, as kube-apiserver's `UpdateNoErrors` does for creates, updates
-/// and non-apply patches.
+/// and non-apply patches, of the object or of its `subresource`.
 ///
 /// # Errors
 ///
@@ -178,7 +182,7 @@ fn set_managed_fields<H: Object>(object: &mut H, value: &Value) -> Result<(), Ap
 pub fn record_update<H>(
     served: &Served<H>,
     codec: &dyn VersionCodec<H>,
-    status: bool,
+    subresource: Option<&str>,
     live: Option<&H>,
     mut new: H,
     manager: &str,
@@ -191,8 +195,8 @@ where
         &versions,
         &codec.api_version(),
         codec.kind(),
-        status.then_some("status"),
-        reset_fields(&versions, status),
+        subresource,
+        reset_fields(&versions, subresource),
     );
     // A create is compared with the kind's zero value, as kube-apiserver's `New()`.
     let live = match live {
@@ -273,7 +277,7 @@ where
         &api_version,
         codec.kind(),
         request.status.then_some("status"),
-        reset_fields(versions, request.status),
+        reset_fields(versions, request.status.then_some("status")),
     );
     if let Some(schema) = versions.schema(&api_version)
         && let Err(error) = apfkit_fieldmanager::typed::Typed::new(schema).check_declared(config)

@@ -3,8 +3,9 @@
 // the other SIGs' imports left out, so that the binary builds in minutes and holds the tests
 // issue 55 runs (`--ginkgo.focus=sig-api-machinery`). The runner is upstream's
 // `RunE2ETests` (test/e2e/e2e.go) without its suite setup, which waits for schedulable nodes
-// and running system pods: neither server here has nodes, and the tests run without them or
-// fail on their own.
+// and running system pods, and without the framework extension that checks after each test
+// that every Node is ready (framework/node/init): neither server here has nodes, and the
+// tests run without them or fail on their own.
 //
 //	go test -c -o e2e.test ./e2e      # reference/build does this
 //	e2e.test --kubeconfig FILE --ginkgo.focus='\[sig-api-machinery\]'
@@ -37,7 +38,6 @@ import (
 	// reconfigure the framework, as upstream's main does
 	_ "k8s.io/kubernetes/test/e2e/framework/debug/init"
 	_ "k8s.io/kubernetes/test/e2e/framework/metrics/init"
-	_ "k8s.io/kubernetes/test/e2e/framework/node/init"
 	_ "k8s.io/kubernetes/test/utils/ktesting/format"
 )
 

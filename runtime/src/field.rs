@@ -89,6 +89,66 @@ pub mod names {
         errors
     }
 
+    const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+    const QUALIFIED_NAME_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+    const QUALIFIED_NAME_EXAMPLES: &[&str] = &["MyName", "my.name", "123-abc"];
+
+    /// Messages of every rule of a qualified name (a label key, a finalizer: a name of at
+    /// most 63 characters with an optional DNS-1123 subdomain prefix and `/`) that `value`
+    /// breaks (`IsQualifiedName`; empty when valid).
+    pub fn qualified_name(value: &str) -> Vec<String> {
+        let parts: Vec<&str> = value.split('/').collect();
+        let mut errors = Vec::new();
+        let name = match parts.as_slice() {
+            [name] => *name,
+            [prefix, name] => {
+                if prefix.is_empty() {
+                    errors.push("prefix part must be non-empty".to_owned());
+                } else {
+                    errors.extend(
+                        dns1123_subdomain(prefix)
+                            .into_iter()
+                            .map(|message| format!("prefix part {message}")),
+                    );
+                }
+                *name
+            }
+            _ => {
+                return vec![format!(
+                    "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                    regex_error(
+                        QUALIFIED_NAME_MESSAGE,
+                        QUALIFIED_NAME_FMT,
+                        QUALIFIED_NAME_EXAMPLES
+                    )
+                )];
+            }
+        };
+        if name.is_empty() {
+            errors.push("name part must be non-empty".to_owned());
+        } else if name.len() > 63 {
+            errors.push(format!("name part {}", max_len(63)));
+        }
+        let bytes = name.as_bytes();
+        let alphanumeric = |c: &u8| c.is_ascii_alphanumeric();
+        let valid = bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c));
+        if !valid {
+            errors.push(format!(
+                "name part {}",
+                regex_error(
+                    QUALIFIED_NAME_MESSAGE,
+                    QUALIFIED_NAME_FMT,
+                    QUALIFIED_NAME_EXAMPLES
+                )
+            ));
+        }
+        errors
+    }
+
     use super::{BadValue, FieldError, Path};
 
     /// apimachinery's checks of an object's `metadata.name` and `metadata.generateName`
@@ -591,6 +651,58 @@ mod tests {
         for (input, quoted) in cases {
             assert_eq!(go_quote(input), quoted, "{input:?}");
         }
+    }
+
+    /// apimachinery's `TestIsQualifiedName` cases, and its messages.
+    #[test]
+    fn qualified_names_are_checked_as_apimachinery_checks_them() {
+        let good = [
+            "simple",
+            "now-with-dashes",
+            "1-starts-with-num",
+            "1234",
+            "simple/simple",
+            "now-with-dashes/simple",
+            "now-with-dashes/now-with-dashes",
+            "now.with.dots/now-with-dashes",
+            "now-with.dashes-and.dots/now-with-dashes",
+            "now.with.dots/now-with.dashes-and.dots",
+            "1-num.2-num/3-num",
+            "1234/5678",
+            "1.2.3.4/5678",
+            "Uppercase_Is_OK_123",
+            "example.com/Uppercase_Is_OK_123",
+            "requests.storage-foo",
+        ];
+        for name in good {
+            assert!(names::qualified_name(name).is_empty(), "{name}");
+        }
+        let long_prefix = format!("{}/abc", "a".repeat(254));
+        let bad = [
+            "nospecialchars%^=@",
+            "cantendwithadash-",
+            "-cantstartwithadash-",
+            "only/one/slash",
+            "Example.com/abc",
+            "example_com/abc",
+            "example.com/",
+            "/simple",
+            &"a".repeat(64),
+            &long_prefix,
+        ];
+        for name in bad {
+            assert!(!names::qualified_name(name).is_empty(), "{name}");
+        }
+        assert_eq!(
+            names::qualified_name("example.com/"),
+            [
+                "name part must be non-empty",
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must \
+                 start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  \
+                 or '123-abc', regex used for validation is \
+                 '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+            ]
+        );
     }
 
     #[test]

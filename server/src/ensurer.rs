@@ -63,7 +63,7 @@ pub async fn ensure_once(
             Change::Create(object) => {
                 async {
                     let object = ServedObject::Builtin(object);
-                    let object = record_update(&served, codec, false, None, object, PRODUCER)?;
+                    let object = record_update(&served, codec, None, None, object, PRODUCER)?;
                     server
                         .objects()
                         .create(&served, None, object, &api_version, false)
@@ -81,7 +81,7 @@ pub async fn ensure_once(
                     &api_version,
                     UpdateKind::Main,
                     false,
-                    |old, new| record_update(&served, codec, false, Some(old), new, PRODUCER),
+                    |old, new| record_update(&served, codec, None, Some(old), new, PRODUCER),
                 )
                 .await
                 .map(drop),

@@ -449,6 +449,10 @@ fn resources(
             });
         served.push(resource);
     }
+    served.push(
+        apfkit_namespaces::resource::<HubObject>()
+            .map_err(|e| Error::Start(format!("namespaces: {e}")))?,
+    );
     served.extend(
         apfkit_aggregator::resources::<HubObject>(config.endpoints)
             .map_err(|e| Error::Start(format!("services: {e}")))?,
@@ -511,18 +515,24 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
 }
 
 /// The encodings of the server: the generated scheme's (flowcontrol, apiregistration),
-/// and the protobuf messages of RBAC, Services and EndpointSlices, which client-go's typed
-/// clients (`kubectl create clusterrolebinding`, `kubectl create service`) send.
+/// and the protobuf messages of RBAC, Services, EndpointSlices, Namespaces and
+/// CustomResourceDefinitions, which client-go's typed clients (`kubectl create
+/// clusterrolebinding`, `kubectl create service`, the e2e framework's namespaces and CRDs)
+/// send.
 static ENCODINGS: ValueEncodings = ValueEncodings {
     json: |document, pretty| (apfkit_scheme::scheme::ENCODINGS.json)(document, pretty),
     protobuf: |document| match apfkit_rbac::protobuf::write(document)
         .or_else(|| apfkit_aggregator::protobuf::write(document))
+        .or_else(|| apfkit_namespaces::protobuf::write(document))
+        .or_else(|| apfkit_apiextensions::protobuf::write(document))
     {
         Some(written) => written.map_err(Into::into),
         None => (apfkit_scheme::scheme::ENCODINGS.protobuf)(document),
     },
     read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits)
         .or_else(|| apfkit_aggregator::protobuf::read(bytes, limits))
+        .or_else(|| apfkit_namespaces::protobuf::read(bytes, limits))
+        .or_else(|| apfkit_apiextensions::protobuf::read(bytes, limits))
     {
         Some(read) => read,
         None => (apfkit_scheme::scheme::ENCODINGS.read_protobuf)(bytes, limits),
@@ -627,6 +637,15 @@ async fn build<B: Backend + 'static>(
         });
         Arc::new(server)
     };
+    // kube-apiserver's system namespaces, and kube-controller-manager's namespace controller.
+    let namespaces = Arc::new(
+        apfkit_namespaces::Namespaces::new(server.clone()).map_err(|e| Error::Start(e.message))?,
+    );
+    namespaces
+        .ensure_system()
+        .await
+        .map_err(|e| Error::Start(format!("the system namespaces: {}", e.message)))?;
+    namespaces.keep_synced();
     if config.bootstrap {
         ensurer::keep_ensured(server.clone(), config.suggested_apf_configuration);
     }

@@ -204,6 +204,20 @@ pub async fn admin(client: &kube::Client, method: &str, path: &str, sent: Sent) 
     answer
 }
 
+/// Creates the Namespaces `names`, as a test does before it makes objects in them (the
+/// server admits no create in a namespace that does not exist).
+///
+/// # Panics
+///
+/// When one is not created.
+pub async fn namespaces(client: &kube::Client, names: &[&str]) {
+    for name in names {
+        let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": name}});
+        admin(client, "POST", "/api/v1/namespaces", Sent::Json(namespace)).await;
+    }
+}
+
 /// Asks `probe` every 50 ms until it holds, for `limit` at most: whether it did.
 pub async fn until<F: std::future::Future<Output = bool>>(
     limit: Duration,

@@ -137,6 +137,9 @@ pub struct Decoder {
     skip: pe::DecodeContext,
     nodes: usize,
     max_nodes: usize,
+    /// How many messages deep the field being read is.
+    depth: usize,
+    max_depth: usize,
 }
 
 impl Decoder {
@@ -147,11 +150,13 @@ impl Decoder {
             skip: pe::DecodeContext::default(),
             nodes: 0,
             max_nodes: limits.max_nodes,
+            depth: 0,
+            max_depth: limits.max_depth,
         }
     }
 
     /// Counts `nodes` more against `Limits::max_nodes`.
-    fn count(&mut self, nodes: usize) -> Result<(), DecodeError> {
+    pub(crate) fn count(&mut self, nodes: usize) -> Result<(), DecodeError> {
         self.nodes = self.nodes.saturating_add(nodes);
         if self.nodes > self.max_nodes {
             return Err(Exceeded::Nodes(self.max_nodes).error());
@@ -613,7 +618,15 @@ pub fn get_message<M: Message>(
 ) -> Result<(), DecodeError> {
     let mut inner = delimited(wire, buf, decoder)?;
     decoder.count(1)?;
-    merge_fields(value, &mut inner, decoder)?;
+    // Messages that hold themselves (a CRD's schemas) nest as deep as their bytes allow:
+    // held to `Limits::max_depth`, as the JSON they become is.
+    if decoder.depth >= decoder.max_depth {
+        return Err(Exceeded::Depth(decoder.max_depth).error());
+    }
+    decoder.depth += 1;
+    let merged = merge_fields(value, &mut inner, decoder);
+    decoder.depth -= 1;
+    merged?;
     value.finish();
     Ok(())
 }
@@ -659,6 +672,71 @@ pub fn get_string_entry(
         }
     }
     Ok((key, value))
+}
+
+/// Reads one `map<string, Message>` entry: its key, its value merged into `value` (a missing
+/// value is the message's empty form, as in Go).
+///
+/// # Errors
+///
+/// Wrong wire types, truncation, invalid UTF-8 or an error inside the value.
+pub fn get_message_entry<M: Message>(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+    value: &mut M,
+) -> Result<String, DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    let (mut key, mut seen) = (String::new(), false);
+    while !inner.is_empty() {
+        let (number, wire) =
+            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
+        match number {
+            1 => key = get_string(wire, &mut inner, decoder)?,
+            2 => {
+                get_message(wire, &mut inner, decoder, value)?;
+                seen = true;
+            }
+            _ => decoder.unknown(number, wire, &mut inner)?,
+        }
+    }
+    if !seen {
+        value.finish();
+    }
+    Ok(key)
+}
+
+/// Reads a `bytes` field as it is.
+///
+/// # Errors
+///
+/// Wrong wire type or truncation.
+pub fn get_bytes<'a>(
+    wire: WireType,
+    buf: &mut &'a [u8],
+    decoder: &Decoder,
+) -> Result<&'a [u8], DecodeError> {
+    delimited(wire, buf, decoder)
+}
+
+/// Reads a `double` (8 bytes, little-endian).
+///
+/// # Errors
+///
+/// Wrong wire type or truncation.
+pub fn get_double(wire: WireType, buf: &mut &[u8], decoder: &Decoder) -> Result<f64, DecodeError> {
+    expect(wire, WireType::SixtyFourBit, decoder)?;
+    let Some((bytes, rest)) = buf.split_first_chunk::<8>() else {
+        return Err(decoder.error("a double runs past the end of the message"));
+    };
+    *buf = rest;
+    Ok(f64::from_le_bytes(*bytes))
+}
+
+/// Writes a `double`.
+pub fn put_double(buf: &mut Vec<u8>, number: u32, value: f64) {
+    pe::encode_key(number, WireType::SixtyFourBit, buf);
+    buf.extend_from_slice(&value.to_le_bytes());
 }
 
 /// Reads a `[]byte` as base64 text.

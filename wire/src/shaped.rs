@@ -52,6 +52,18 @@ pub enum Holds {
     },
     /// A `*int32`, written when set.
     OptionalInt32,
+    /// A `*int64`, written when set.
+    OptionalInt64,
+    /// A `*float64`, written when set; a JSON number (a whole one without a fraction, as
+    /// Go's JSON writes it).
+    OptionalDouble,
+    /// A `[]byte`, written when not empty; base64 text in JSON.
+    Bytes,
+    /// apiextensions' `JSON` message (`raw` 1: the value as JSON text), written when set; the
+    /// value itself in JSON.
+    Json,
+    /// A repeated `JSON` message: a list of values.
+    Jsons,
     /// A Go `int64`, always written; left out of the JSON when zero if `omit_zero`.
     Int64 {
         /// Whether Go's JSON leaves it out when zero.
@@ -76,6 +88,14 @@ pub enum Holds {
     Messages(&'static Shape),
     /// A `map<string, string>`.
     Map,
+    /// A `map<string, Message>` (Go writes its keys sorted): a JSON object of messages.
+    MessageMap(&'static Shape),
+    /// A message whose fields are alternatives of one JSON value (apiextensions'
+    /// `JSONSchemaPropsOrArray` and `JSONSchemaPropsOrBool`): in JSON, a list alternative
+    /// that is not empty, else a message alternative that is set, else the bool alternative.
+    /// Written from a JSON list, object or bool into the alternative of that type; an object
+    /// also sets the bool alternative true, as Go's `UnmarshalJSON` does.
+    Either(&'static Shape),
     /// `metav1.ObjectMeta`.
     ObjectMeta,
     /// `metav1.ListMeta`.
@@ -177,6 +197,66 @@ impl Node {
     }
 }
 
+/// A `double` as Go's JSON writes it: a whole number without a fraction; `None` for a value
+/// JSON cannot hold (infinite, not a number).
+fn go_number(number: f64) -> Option<Value> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if number.fract() == 0.0 && number.abs() < EXACT {
+        #[allow(clippy::cast_possible_truncation)]
+        return Some(Value::from(number as i64));
+    }
+    serde_json::Number::from_f64(number).map(Value::Number)
+}
+
+/// A `JSON` message's value: its `raw` text read as JSON (an empty message is null).
+fn read_json(wire: WireType, buf: &mut &[u8], decoder: &mut Decoder) -> Result<Value, DecodeError> {
+    let mut inner = pb::get_bytes(wire, buf, decoder)?;
+    let mut raw: &[u8] = &[];
+    while !inner.is_empty() {
+        let (number, wire) =
+            prost::encoding::decode_key(&mut inner).map_err(|e| decoder.error(e.to_string()))?;
+        if number == 1 {
+            raw = pb::get_bytes(wire, &mut inner, decoder)?;
+        } else {
+            decoder.unknown(number, wire, &mut inner)?;
+        }
+    }
+    if raw.is_empty() {
+        return Ok(Value::Null);
+    }
+    decoder.count(1)?;
+    serde_json::from_slice(raw).map_err(|e| decoder.error(format!("raw JSON: {e}")))
+}
+
+/// The JSON of an [`Holds::Either`] message read as `fields`: a list alternative that is not
+/// empty, else a message alternative that is set, else the bool alternative.
+fn chosen_alternative(shape: &Shape, mut fields: Map<String, Value>) -> Value {
+    let of = |wanted: fn(&Holds) -> bool| {
+        shape
+            .0
+            .iter()
+            .filter(move |(_, _, holds)| wanted(holds))
+            .map(|(_, name, _)| *name)
+    };
+    for name in of(|h| matches!(h, Holds::Messages(_) | Holds::Texts)) {
+        if fields
+            .get(name)
+            .and_then(Value::as_array)
+            .is_some_and(|l| !l.is_empty())
+        {
+            return fields.remove(name).unwrap_or_default();
+        }
+    }
+    for name in of(|h| matches!(h, Holds::Message(..))) {
+        if let Some(message) = fields.remove(name) {
+            return message;
+        }
+    }
+    of(|h| matches!(h, Holds::Bool { .. }))
+        .find_map(|name| fields.remove(name))
+        .unwrap_or(Value::Null)
+}
+
 /// A typed metadata value as JSON.
 fn json_of<T: serde::Serialize>(value: &T, decoder: &Decoder) -> Result<Value, DecodeError> {
     serde_json::to_value(value).map_err(|e| decoder.error(e.to_string()))
@@ -232,6 +312,29 @@ impl Message for Node {
                 let number = pb::get_int64(wire, buf, decoder)?;
                 self.set(name, number.into(), omit_zero && number == 0);
             }
+            Holds::OptionalInt64 => {
+                let number = pb::get_int64(wire, buf, decoder)?;
+                self.set(name, number.into(), false);
+            }
+            Holds::OptionalDouble => {
+                let number = pb::get_double(wire, buf, decoder)?;
+                let value = go_number(number).ok_or_else(|| {
+                    decoder.error(format!("{number} is not a number JSON can hold"))
+                })?;
+                self.set(name, value, false);
+            }
+            Holds::Bytes => {
+                let text = pb::get_base64(wire, buf, decoder)?;
+                self.set(name, text.into(), false);
+            }
+            Holds::Json => {
+                let value = read_json(wire, buf, decoder)?;
+                self.set(name, value.clone(), value.is_null());
+            }
+            Holds::Jsons => {
+                let value = read_json(wire, buf, decoder)?;
+                self.push(name, value);
+            }
             Holds::Bool { omit_false } => {
                 let flag = pb::get_bool(wire, buf, decoder)?;
                 self.set(name, flag.into(), omit_false && !flag);
@@ -285,6 +388,23 @@ impl Message for Node {
                 if let Value::Object(map) = entry {
                     map.insert(key, value.into());
                 }
+            }
+            Holds::MessageMap(shape) => {
+                let mut child = Node::of(shape);
+                let key = pb::get_message_entry(wire, buf, decoder, &mut child)?;
+                let entry = self
+                    .value
+                    .entry(name.to_owned())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(map) = entry {
+                    map.insert(key, Value::Object(child.value));
+                }
+            }
+            Holds::Either(shape) => {
+                let mut child = Node::of(shape);
+                pb::get_message(wire, buf, decoder, &mut child)?;
+                let chosen = chosen_alternative(shape, child.value);
+                self.set(name, chosen.clone(), chosen.is_null());
             }
             Holds::ObjectMeta => {
                 let mut meta = ObjectMeta::default();
@@ -414,6 +534,47 @@ fn shape_error(path: &str, message: impl Into<String>) -> String {
     format!("{path}: {}", message.into())
 }
 
+/// A `JSON` message holding `value` as JSON text.
+fn put_json(buf: &mut Vec<u8>, number: u32, value: &Value) {
+    let raw = serde_json::to_vec(value).unwrap_or_default();
+    let mut message = Vec::new();
+    put_len_delimited(&mut message, 1, &raw);
+    put_len_delimited(buf, number, &message);
+}
+
+/// The fields of an [`Holds::Either`] message for `value`: a list in the list alternative,
+/// an object in the message alternative (with the bool alternative true), a bool in the bool
+/// alternative; `None` when it has no alternative of the value's type.
+fn alternative_of(shape: &Shape, value: &Value) -> Option<Value> {
+    let name_of = |wanted: fn(&Holds) -> bool| {
+        shape
+            .0
+            .iter()
+            .find(|(_, _, holds)| wanted(holds))
+            .map(|(_, name, _)| *name)
+    };
+    let mut fields = Map::new();
+    match value {
+        Value::Array(_) => {
+            let name = name_of(|h| matches!(h, Holds::Messages(_) | Holds::Texts))?;
+            fields.insert(name.to_owned(), value.clone());
+        }
+        Value::Object(_) => {
+            let name = name_of(|h| matches!(h, Holds::Message(..)))?;
+            fields.insert(name.to_owned(), value.clone());
+            if let Some(allows) = name_of(|h| matches!(h, Holds::Bool { .. })) {
+                fields.insert(allows.to_owned(), Value::Bool(true));
+            }
+        }
+        Value::Bool(_) => {
+            let name = name_of(|h| matches!(h, Holds::Bool { .. }))?;
+            fields.insert(name.to_owned(), value.clone());
+        }
+        _ => return None,
+    }
+    Some(Value::Object(fields))
+}
+
 fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
     prost::encoding::encode_key(number, WireType::LengthDelimited, buf);
     prost::encoding::encode_varint(bytes.len() as u64, buf);
@@ -482,6 +643,36 @@ fn write_message(
                     pb::put_int32(buf, number, typed(value, &here)?);
                 }
             }
+            Holds::OptionalInt64 => {
+                if let Some(value) = field {
+                    pb::put_int64(buf, number, typed(value, &here)?);
+                }
+            }
+            Holds::OptionalDouble => {
+                if let Some(value) = field {
+                    pb::put_double(buf, number, typed(value, &here)?);
+                }
+            }
+            Holds::Bytes => {
+                let text: String = field
+                    .map(|v| typed(v, &here))
+                    .transpose()?
+                    .unwrap_or_default();
+                if !text.is_empty() {
+                    pb::put_base64(buf, number, "bytes", &text)
+                        .map_err(|e| shape_error(&here, e.message))?;
+                }
+            }
+            Holds::Json => {
+                if let Some(value) = field {
+                    put_json(buf, number, value);
+                }
+            }
+            Holds::Jsons => {
+                for item in list(field)? {
+                    put_json(buf, number, &item);
+                }
+            }
             Holds::Int64 { .. } => {
                 let value: i64 = field
                     .map(|v| typed(v, &here))
@@ -535,6 +726,31 @@ fn write_message(
                 if let Some(map) = field {
                     let map: std::collections::BTreeMap<String, String> = typed(map, &here)?;
                     pb::put_string_map(buf, number, map.iter());
+                }
+            }
+            Holds::MessageMap(inner) => {
+                let Some(map) = field else { continue };
+                let Value::Object(map) = map else {
+                    return Err(shape_error(&here, "not an object"));
+                };
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                for key in keys {
+                    let mut message = Vec::new();
+                    write_message(inner, &map[key], &format!("{here}.{key}"), &mut message)?;
+                    let mut entry = Vec::new();
+                    pb::put_string(&mut entry, 1, key);
+                    put_len_delimited(&mut entry, 2, &message);
+                    put_len_delimited(buf, number, &entry);
+                }
+            }
+            Holds::Either(inner) => {
+                if let Some(value) = field {
+                    let fields = alternative_of(inner, value)
+                        .ok_or_else(|| shape_error(&here, "not one of its alternatives"))?;
+                    let mut message = Vec::new();
+                    write_message(inner, &fields, &here, &mut message)?;
+                    put_len_delimited(buf, number, &message);
                 }
             }
             Holds::ObjectMeta => {

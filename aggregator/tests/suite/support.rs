@@ -8,11 +8,14 @@ use serde_json::{Value, json};
 pub(crate) const GROUP: &str = "hostile.example.com";
 
 /// An `apfkit-server` in `dir` whose aggregator may dial loopback endpoints (where the
-/// tests' extension servers listen).
+/// tests' extension servers listen), with the namespace `ns` of the tests' objects.
 pub(crate) async fn serve(dir: &tempfile::TempDir) -> Server {
     let mut config = Config::new(dir.path().join("data"));
     config.endpoints = Endpoints::LoopbackAllowed;
-    start(config).await.unwrap()
+    let server = start(config).await.unwrap();
+    let client = apfkit_test_support::requests::client(server.kubeconfig(), "apfkit").await;
+    apfkit_test_support::requests::namespaces(&client, &["ns"]).await;
+    server
 }
 
 /// The Service `ns/api`, its port 443 sent to `port`.

@@ -52,20 +52,24 @@ impl Action {
         method: &Method,
         target: &Target<H>,
     ) -> Result<Action, ApiError> {
-        let subresource = target.status || target.scale;
+        let subresource = target.subresource().is_some();
         let named = target.name.is_some();
         let all_namespaces = target.served.config.namespaced && target.namespace.is_none();
         let (action, allowed) = match info.verb.as_str() {
             "proxy" => return Err(ApiError::no_route()),
             "watch" if subresource => return Err(ApiError::no_route()),
             "watch" => (Action::Watch, method == Method::GET),
-            "get" => (Action::Get, method == Method::GET),
+            // `/finalize` takes a PUT alone (Namespaces' `FinalizeREST` is an updater).
+            "get" => (Action::Get, method == Method::GET && !target.finalize),
             "list" => (Action::List, method == Method::GET),
             "create" => (Action::Create, !named && !all_namespaces),
             "update" => (Action::Update, named),
-            "patch" => (Action::Patch, named),
+            "patch" => (Action::Patch, named && !target.finalize),
             "delete" => (Action::Delete, named && !subresource),
-            "deletecollection" => (Action::DeleteCollection, !all_namespaces),
+            "deletecollection" => (
+                Action::DeleteCollection,
+                !all_namespaces && target.served.config.delete_collection,
+            ),
             _ => return Err(ApiError::method_not_allowed()),
         };
         if allowed {

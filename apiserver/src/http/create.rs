@@ -26,14 +26,9 @@ where
         };
         return Err(ApiError::forbidden(&subject, why));
     }
-    let object = crate::fields::record_update(
-        &target.served,
-        target.codec(),
-        false,
-        None,
-        object,
-        &manager,
-    )?;
+    let object =
+        crate::fields::record_update(&target.served, target.codec(), None, None, object, &manager)?;
+    super::lifecycle::admit_create(server, target, &object).await?;
     let namespace = target.namespace.as_deref();
     if target.served.config.namespaced
         && let Some(given) = object.metadata().namespace.as_deref()

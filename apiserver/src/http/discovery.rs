@@ -22,8 +22,23 @@ const VERBS: &[&str] = &[
     "update",
     "watch",
 ];
+/// The verbs of a resource without `deletecollection` (Namespaces).
+const VERBS_BUT_DELETECOLLECTION: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
 /// The verbs of a `/status` or `/scale` subresource.
 const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
+/// The verbs of a `/finalize` subresource (Namespaces': a PUT alone).
+const FINALIZE_VERBS: &[&str] = &["update"];
+
+/// The verbs of a resource's collection and objects.
+fn verbs(config: &crate::store::ResourceConfig) -> &'static [&'static str] {
+    if config.delete_collection {
+        VERBS
+    } else {
+        VERBS_BUT_DELETECOLLECTION
+    }
+}
 
 /// A group with its versions, preferred first.
 #[derive(Debug, Clone)]
@@ -165,7 +180,7 @@ pub fn resource_list<H>(
             "singularName": served.singular(),
             "namespaced": config.namespaced,
             "kind": config.kind,
-            "verbs": VERBS,
+            "verbs": verbs(config),
             "storageVersionHash": storage_version_hash(served.storage.gvk()),
         });
         if !config.short_names.is_empty() {
@@ -175,6 +190,15 @@ pub fn resource_list<H>(
             resource["categories"] = json!(config.categories);
         }
         listed.push(resource);
+        if config.finalize {
+            listed.push(json!({
+                "name": format!("{}/finalize", served.plural),
+                "singularName": "",
+                "namespaced": config.namespaced,
+                "kind": config.kind,
+                "verbs": FINALIZE_VERBS,
+            }));
+        }
         if config.status {
             listed.push(json!({
                 "name": format!("{}/status", served.plural),
@@ -276,7 +300,7 @@ fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
         "responseKind": kind,
         "scope": if config.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": served.singular(),
-        "verbs": VERBS,
+        "verbs": verbs(config),
     });
     if !config.short_names.is_empty() {
         resource["shortNames"] = json!(config.short_names);
@@ -285,6 +309,13 @@ fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
         resource["categories"] = json!(config.categories);
     }
     let mut subresources = Vec::new();
+    if config.finalize {
+        subresources.push(json!({
+            "subresource": "finalize",
+            "responseKind": kind,
+            "verbs": FINALIZE_VERBS,
+        }));
+    }
     if config.status {
         subresources.push(json!({
             "subresource": "status",

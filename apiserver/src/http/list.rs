@@ -262,11 +262,17 @@ where
                     if written > 0 {
                         chunk.push(b',');
                     }
+                    let mut item = Vec::new();
                     let Ok(()) =
-                        codec.encode_into(object, Encoding::Json, &mut chunk, &mut Vec::new())
+                        codec.encode_into(object, Encoding::Json, &mut item, &mut Vec::new())
                     else {
                         return;
                     };
+                    if served.config.custom {
+                        chunk.extend_from_slice(&item);
+                    } else {
+                        chunk.extend_from_slice(&super::response::typed_item(&item));
+                    }
                     written += 1;
                 }
                 if !chunk.is_empty() && chunks.send(Ok(Bytes::from(chunk))).await.is_err() {
@@ -396,11 +402,10 @@ pub(super) fn check_field_labels<H>(target: &Target<H>, query: &Query) -> Result
 }
 
 /// A list's metadata before its version and token: a custom resource's list is an
-/// unstructured one in kube-apiserver, whose `continue` is there even when empty (custom
-/// resources are the resources without strategic merge patch).
+/// unstructured one in kube-apiserver, whose `continue` is there even when empty.
 fn list_metadata<H>(served: &Served<H>) -> serde_json::Map<String, Value> {
     let mut metadata = serde_json::Map::new();
-    if !served.config.strategic_merge {
+    if served.config.custom {
         metadata.insert("continue".into(), "".into());
     }
     metadata

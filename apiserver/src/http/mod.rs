@@ -15,6 +15,7 @@ mod delete;
 pub mod delete_options;
 mod discovery;
 mod get;
+mod lifecycle;
 mod list;
 mod max_in_flight;
 pub(crate) mod media;

@@ -219,6 +219,7 @@ where
         let (object, _) = decode_document(target, query, made_here(applied))?;
         let written = match current {
             None => {
+                super::lifecycle::admit_create(server, target, &object).await?;
                 // A replace checks it; a create must too.
                 check_place(target, &object)?;
                 let namespace = target.namespace.as_deref();

@@ -28,6 +28,8 @@ pub(super) struct Target<H: 'static> {
     pub(super) status: bool,
     /// The `/scale` subresource.
     pub(super) scale: bool,
+    /// The `/finalize` subresource (Namespaces').
+    pub(super) finalize: bool,
 }
 
 impl<H> Target<H>
@@ -61,12 +63,21 @@ where
             .iter()
             .position(|c| c.version() == info.api_version)
             .ok_or_else(ApiError::no_route)?;
-        let (name, status, scale) = match tail {
-            [] => (None, false, false),
-            [name] => (Some((*name).to_owned()), false, false),
-            [name, "status"] if served.config.status => (Some((*name).to_owned()), true, false),
+        let (mut status, mut scale, mut finalize) = (false, false, false);
+        let name = match tail {
+            [] => None,
+            [name] => Some((*name).to_owned()),
+            [name, "status"] if served.config.status => {
+                status = true;
+                Some((*name).to_owned())
+            }
             [name, "scale"] if served.config.scale.is_some() => {
-                (Some((*name).to_owned()), false, true)
+                scale = true;
+                Some((*name).to_owned())
+            }
+            [name, "finalize"] if served.config.finalize => {
+                finalize = true;
+                Some((*name).to_owned())
             }
             _ => return Err(ApiError::no_route()),
         };
@@ -75,7 +86,7 @@ where
         }
         if name.as_deref().is_some_and(str::is_empty) {
             // `…//status`: the route matches with an empty name, which its handler refuses.
-            return Err(if status || scale {
+            return Err(if status || scale || finalize {
                 ApiError::bad_request("name must be provided")
             } else {
                 ApiError::no_route()
@@ -88,11 +99,25 @@ where
             name,
             status,
             scale,
+            finalize,
         })
     }
 }
 
 impl<H> Target<H> {
+    /// The subresource the URL names, as managed fields record it.
+    pub(super) fn subresource(&self) -> Option<&'static str> {
+        if self.status {
+            Some("status")
+        } else if self.scale {
+            Some("scale")
+        } else if self.finalize {
+            Some("finalize")
+        } else {
+            None
+        }
+    }
+
     /// The codec of the URL's version.
     pub(super) fn codec(&self) -> &dyn VersionCodec<H> {
         &*self.served.versions[self.version]

@@ -197,9 +197,7 @@ pub(super) fn transformed<H: Object + Clone>(
 fn go_type<H>(target: &Target<H>, list: bool) -> String {
     let config = &target.served.config;
     let suffix = if list { "List" } else { "" };
-    if config.storage_encoding == apfkit_runtime::scheme::StorageEncoding::Json
-        && !config.strategic_merge
-    {
+    if config.storage_encoding == apfkit_runtime::scheme::StorageEncoding::Json && config.custom {
         return format!("*unstructured.Unstructured{suffix}");
     }
     let package = match config.group.split('.').next().unwrap_or_default() {
@@ -266,6 +264,44 @@ pub(super) fn table_of<H: Object + Clone>(
     }))
 }
 
+/// An item of a built-in kind's list, given as compact JSON, as kube-apiserver writes it in
+/// JSON and YAML: without `kind` and `apiVersion` (a typed list's items carry no `TypeMeta`;
+/// a custom resource's unstructured list keeps them). The two are the first members of every
+/// encoder here (Go's order, or sorted); anything else is read and written again.
+pub(super) fn typed_item(item: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    /// The members' text after `{`, without a leading `"kind":"…",` or `"apiVersion":"…",`.
+    fn after_type_field(rest: &[u8]) -> Option<&[u8]> {
+        let value = rest
+            .strip_prefix(b"\"kind\":\"")
+            .or_else(|| rest.strip_prefix(b"\"apiVersion\":\""))?;
+        let end = value.iter().position(|&b| b == b'"' || b == b'\\')?;
+        if value[end] != b'"' {
+            return None;
+        }
+        let after = &value[end + 1..];
+        Some(after.strip_prefix(b",").unwrap_or(after))
+    }
+    if let Some(members) = item.strip_prefix(b"{")
+        && let Some(rest) = after_type_field(members)
+        && let Some(rest) = after_type_field(rest)
+        && !rest.starts_with(b"\"kind\"")
+        && !rest.starts_with(b"\"apiVersion\"")
+    {
+        let mut typed = Vec::with_capacity(rest.len() + 1);
+        typed.push(b'{');
+        typed.extend_from_slice(rest);
+        return std::borrow::Cow::Owned(typed);
+    }
+    match serde_json::from_slice::<Value>(item) {
+        Ok(Value::Object(mut members)) => {
+            members.remove("kind");
+            members.remove("apiVersion");
+            std::borrow::Cow::Owned(serde_json::to_vec(&members).unwrap_or_else(|_| item.to_vec()))
+        }
+        _ => std::borrow::Cow::Borrowed(item),
+    }
+}
+
 /// A `<Kind>List` around items already written as compact JSON.
 pub(super) fn list_body<H>(
     scheme: &apfkit_runtime::scheme::Scheme<()>,
@@ -282,11 +318,17 @@ pub(super) fn list_body<H>(
     body.extend_from_slice(b",\"metadata\":");
     serde_json::to_writer(&mut body, &metadata).map_err(ApiError::internal)?;
     body.extend_from_slice(b",\"items\":[");
+    // Protobuf is written from the items as they are (its items have no type fields).
+    let typed = !target.served.config.custom && format != Format::Protobuf;
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             body.push(b',');
         }
-        body.extend_from_slice(item);
+        if typed {
+            body.extend_from_slice(&typed_item(item));
+        } else {
+            body.extend_from_slice(item);
+        }
     }
     body.extend_from_slice(b"]}");
     match format {
@@ -302,6 +344,43 @@ pub(super) fn list_body<H>(
             scheme
                 .encode_value(&value, apfkit_runtime::scheme::Encoding::Protobuf)
                 .map_err(ApiError::internal)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::typed_item;
+
+    #[test]
+    fn a_typed_lists_items_lose_their_type_fields() {
+        let cases: [(&str, &str); 5] = [
+            // Go's order, then sorted keys.
+            (
+                r#"{"kind":"FlowSchema","apiVersion":"flowcontrol.apiserver.k8s.io/v1","metadata":{"name":"a"}}"#,
+                r#"{"metadata":{"name":"a"}}"#,
+            ),
+            (
+                r#"{"apiVersion":"v1","kind":"Namespace","metadata":{},"spec":{}}"#,
+                r#"{"metadata":{},"spec":{}}"#,
+            ),
+            // Elsewhere, or with an escape: read and written again.
+            (
+                r#"{"metadata":{"name":"kind"},"kind":"Service","apiVersion":"v1"}"#,
+                r#"{"metadata":{"name":"kind"}}"#,
+            ),
+            (
+                r#"{"kind":"A\"B","apiVersion":"v1","spec":1}"#,
+                r#"{"spec":1}"#,
+            ),
+            // Not an object: as it is.
+            ("[1]", "[1]"),
+        ];
+        for (item, typed) in cases {
+            let written = typed_item(item.as_bytes());
+            let written: serde_json::Value = serde_json::from_slice(&written).unwrap();
+            let wanted: serde_json::Value = serde_json::from_str(typed).unwrap();
+            assert_eq!(written, wanted, "{item}");
         }
     }
 }

@@ -64,10 +64,10 @@ where
         .strategy()
         .admit(user, place.namespace, &object)?;
     let subject = Objects::<H>::subject(&target.served, place.name);
-    let kind = if target.status {
-        UpdateKind::Status
-    } else {
-        UpdateKind::Main
+    let kind = match target.subresource() {
+        Some("status") => UpdateKind::Status,
+        Some("finalize") => UpdateKind::Finalize,
+        _ => UpdateKind::Main,
     };
     server
         .objects
@@ -84,7 +84,7 @@ where
                     Some(manager) => crate::fields::record_update(
                         &target.served,
                         target.codec(),
-                        target.status,
+                        target.subresource(),
                         Some(live),
                         new,
                         manager,

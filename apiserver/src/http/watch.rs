@@ -75,6 +75,7 @@ where
                 name: None,
                 status: false,
                 scale: false,
+                finalize: false,
             },
             format,
             transform,

@@ -157,6 +157,9 @@ pub enum UpdateKind {
     Main,
     /// The `/status` subresource: only the status changes.
     Status,
+    /// The `/finalize` subresource of Namespaces: everything but the status may change
+    /// (`spec.finalizers` too), without the strategy's [`Strategy::prepare_for_update`].
+    Finalize,
 }
 
 /// The preconditions of a delete (`DeleteOptions.preconditions`), or of an update (the uid
@@ -647,7 +650,9 @@ where
             let new = writer(&old, object.clone())?;
             let (new, warnings) = self.prepare_update(served, new, &old, kind)?;
             self.check(served, &new, Some(&old), api_version)?;
-            if deletes_during_update(&new, &old) {
+            if deletes_during_update(&new, &old)
+                && !served.strategy().finalizing(&storage_value(served, &new)?)
+            {
                 // `shouldDeleteDuringUpdate`: the update is answered, and the object removed.
                 let mut answered = new;
                 answered.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
@@ -765,7 +770,9 @@ where
                 }
             }
         }
-        served.strategy().prepare_for_update(&mut value, &old_value);
+        if kind == UpdateKind::Main {
+            served.strategy().prepare_for_update(&mut value, &old_value);
+        }
         let warnings = served.strategy().warnings(&value, Some(&old_value));
         Ok((hub_of_storage_value(served, &value)?, warnings))
     }
@@ -792,6 +799,9 @@ where
             let kv = self.stored(&key, &subject).await?;
             let object = self.decode(served, &kv, kv.mod_revision)?;
             check_delete_preconditions(served, &object, preconditions)?;
+            if let Some(why) = served.strategy().refuses_delete(place.name) {
+                return Err(ApiError::forbidden(&subject, why));
+            }
             let first_delete = if object.metadata().deletion_timestamp.is_none() {
                 let mut value = storage_value(served, &object)?;
                 served
@@ -799,6 +809,12 @@ where
                     .prepare_for_first_delete(&mut value)
                     .then(|| hub_of_storage_value(served, &value))
                     .transpose()?
+            } else if served
+                .strategy()
+                .finalizing(&storage_value(served, &object)?)
+            {
+                // Namespaces' `REST.Delete`: answered as it is while it is finalized.
+                return Ok(Deletion::Finalizing(object));
             } else {
                 None
             };

@@ -39,6 +39,10 @@ pub struct ResourceConfig {
     /// Whether strategic merge patches are taken (kube-apiserver's own kinds: yes; custom
     /// resources: no, 415).
     pub strategic_merge: bool,
+    /// Whether it is a custom resource, served as apiextensions-apiserver serves them, as
+    /// unstructured objects: its lists' items keep `apiVersion` and `kind`, and their
+    /// metadata always has `continue`.
+    pub custom: bool,
     /// The paths of a `/scale` subresource, when the resource has one.
     pub scale: Option<ScaleSubresource>,
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
@@ -53,6 +57,11 @@ pub struct ResourceConfig {
     pub return_deleted_object: bool,
     /// When `metadata.generation` grows, as the kind's strategy says.
     pub generation: Generation,
+    /// Whether the resource has a `/finalize` subresource (Namespaces: a PUT that may change
+    /// everything but the status, `spec.finalizers` included).
+    pub finalize: bool,
+    /// Whether a collection may be deleted at once (`deletecollection`; Namespaces: no).
+    pub delete_collection: bool,
 }
 
 /// How a kind's strategy keeps `metadata.generation` (its `PrepareForCreate` and
@@ -85,11 +94,14 @@ impl ResourceConfig {
             storage_encoding: StorageEncoding::Protobuf,
             key_path: plural.to_owned(),
             strategic_merge: true,
+            custom: false,
             scale: None,
             schema: None,
             kube_openapi: false,
             return_deleted_object: false,
             generation: Generation::OnSpecChange,
+            finalize: false,
+            delete_collection: true,
         }
     }
 
@@ -112,6 +124,7 @@ impl ResourceConfig {
             storage_encoding: StorageEncoding::Json,
             key_path,
             strategic_merge: false,
+            custom: true,
             ..Self::builtin(kind, plural, namespaced)
         }
     }
@@ -127,6 +140,15 @@ impl ResourceConfig {
             Some(scale) => config.with_scale(scale.clone()),
             None => config,
         }
+    }
+
+    /// The resource as kube-apiserver serves Namespaces: with a `/finalize` subresource, and
+    /// without `deletecollection`.
+    #[must_use]
+    pub fn as_namespaces(mut self) -> Self {
+        self.finalize = true;
+        self.delete_collection = false;
+        self
     }
 
     /// The resource with a `/status` subresource when `status` says so.
@@ -214,11 +236,14 @@ impl std::fmt::Debug for ResourceConfig {
             .field("storage_version", &self.storage_version)
             .field("storage_encoding", &self.storage_encoding)
             .field("key_path", &self.key_path)
+            .field("custom", &self.custom)
             .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
             .field("kube_openapi", &self.kube_openapi)
             .field("return_deleted_object", &self.return_deleted_object)
             .field("generation", &self.generation)
+            .field("finalize", &self.finalize)
+            .field("delete_collection", &self.delete_collection)
             .finish_non_exhaustive()
     }
 }

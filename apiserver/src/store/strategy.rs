@@ -42,6 +42,23 @@ pub trait Strategy<H>: Send + Sync {
         false
     }
 
+    /// What keeps an object being deleted beside its `metadata.finalizers`, given as JSON in
+    /// the storage version (a Namespace's `spec.finalizers`, which its controller empties
+    /// through `/finalize`). While it answers true, a delete of the object changes nothing
+    /// and an update that leaves no `metadata.finalizers` keeps it.
+    fn finalizing(&self, stored: &Value) -> bool {
+        let _ = stored;
+        false
+    }
+
+    /// Why the object named `name` may not be deleted, if it may not (kube-apiserver's
+    /// immortal namespaces: "this namespace may not be deleted"), answered 403 once the
+    /// object is found and the delete's preconditions hold.
+    fn refuses_delete(&self, name: &str) -> Option<&str> {
+        let _ = name;
+        None
+    }
+
     /// Why the resource takes no creates now, if it does not (a terminating CRD's custom
     /// resources: "create not allowed while custom resource definition is terminating"),
     /// answered 403 about the object named in the body, as kube-apiserver answers it.

@@ -86,4 +86,173 @@ async fn a_deleted_crd_terminates_until_its_custom_resources_are_gone(s: &mut Se
         .await;
 }
 
-crate::cases!(a_deleted_crd_terminates_until_its_custom_resources_are_gone);
+/// A CRD sent in protobuf, as client-go's apiextensions clientset sends it (upstream's e2e
+/// framework makes its CRDs so), built with upstream's own messages: read as its JSON twin,
+/// then served.
+async fn a_crd_sent_in_protobuf_is_read_as_kube_reads_it(s: &mut Session) {
+    use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as pb;
+    use prost::Message as _;
+    let text = |t: &str| Some(t.to_owned());
+    let string = pb::JsonSchemaProps {
+        r#type: text("string"),
+        ..Default::default()
+    };
+    let spec_schema = pb::JsonSchemaProps {
+        r#type: text("object"),
+        required: vec!["size".to_owned()],
+        properties: [
+            (
+                "size".to_owned(),
+                pb::JsonSchemaProps {
+                    r#type: text("integer"),
+                    minimum: Some(1.0),
+                    maximum: Some(9.0),
+                    default: Some(pb::Json {
+                        raw: Some(b"3".to_vec()),
+                    }),
+                    ..Default::default()
+                },
+            ),
+            (
+                "ratio".to_owned(),
+                pb::JsonSchemaProps {
+                    r#type: text("number"),
+                    minimum: Some(0.5),
+                    maximum: Some(9.5),
+                    exclusive_maximum: Some(true),
+                    ..Default::default()
+                },
+            ),
+            (
+                "color".to_owned(),
+                pb::JsonSchemaProps {
+                    r#type: text("string"),
+                    r#enum: vec![
+                        pb::Json {
+                            raw: Some(br#""red""#.to_vec()),
+                        },
+                        pb::Json {
+                            raw: Some(br#""blue""#.to_vec()),
+                        },
+                    ],
+                    ..Default::default()
+                },
+            ),
+            (
+                "tags".to_owned(),
+                pb::JsonSchemaProps {
+                    r#type: text("array"),
+                    items: Some(Box::new(pb::JsonSchemaPropsOrArray {
+                        schema: Some(Box::new(string.clone())),
+                        j_son_schemas: Vec::new(),
+                    })),
+                    x_kubernetes_list_type: text("set"),
+                    ..Default::default()
+                },
+            ),
+            (
+                "labels".to_owned(),
+                pb::JsonSchemaProps {
+                    r#type: text("object"),
+                    additional_properties: Some(Box::new(pb::JsonSchemaPropsOrBool {
+                        allows: Some(true),
+                        schema: Some(Box::new(string)),
+                    })),
+                    ..Default::default()
+                },
+            ),
+        ]
+        .into(),
+        x_kubernetes_validations: vec![pb::ValidationRule {
+            rule: text("self.size < 9"),
+            message: text("too big"),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let crd = pb::CustomResourceDefinition {
+        metadata: Some(k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: text("sprockets.protobuf.example.com"),
+            ..Default::default()
+        }),
+        spec: Some(pb::CustomResourceDefinitionSpec {
+            group: text("protobuf.example.com"),
+            names: Some(pb::CustomResourceDefinitionNames {
+                plural: text("sprockets"),
+                kind: text("Sprocket"),
+                ..Default::default()
+            }),
+            scope: text("Namespaced"),
+            versions: vec![pb::CustomResourceDefinitionVersion {
+                name: text("v1"),
+                served: Some(true),
+                storage: Some(true),
+                schema: Some(pb::CustomResourceValidation {
+                    open_apiv3_schema: Some(pb::JsonSchemaProps {
+                        r#type: text("object"),
+                        properties: [("spec".to_owned(), spec_schema)].into(),
+                        ..Default::default()
+                    }),
+                }),
+                subresources: Some(pb::CustomResourceSubresources {
+                    status: Some(pb::CustomResourceSubresourceStatus {}),
+                    scale: None,
+                }),
+                additional_printer_columns: vec![pb::CustomResourceColumnDefinition {
+                    name: text("Size"),
+                    r#type: text("integer"),
+                    json_path: text(".spec.size"),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let envelope = k8s_pb::apimachinery::pkg::runtime::Unknown {
+        type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
+            api_version: text("apiextensions.k8s.io/v1"),
+            kind: text("CustomResourceDefinition"),
+        }),
+        raw: Some(crd.encode_to_vec()),
+        content_encoding: text(""),
+        content_type: text(""),
+    };
+    let mut body = b"k8s\0".to_vec();
+    body.extend(envelope.encode_to_vec());
+    s.send(
+        Request::with_method("POST", CRDS)
+            .raw("application/vnd.kubernetes.protobuf", &body)
+            .accept("application/json"),
+    )
+    .await;
+    let sprockets = "/apis/protobuf.example.com/v1/namespaces/default/sprockets";
+    s.wait_until(Request::get(sprockets), |code, _| code == 200)
+        .await;
+    s.send(Request::post(
+        sprockets,
+        &json!({"apiVersion": "protobuf.example.com/v1", "kind": "Sprocket",
+            "metadata": {"name": "defaulted"}, "spec": {"tags": ["a"]}}),
+    ))
+    .await;
+    // One wrong field each: kube-openapi reads a schema's properties in Go's map order.
+    for (name, spec) in [
+        ("too-big", json!({"size": 10})),
+        ("too-green", json!({"size": 2, "color": "green"})),
+        ("too-far", json!({"size": 2, "ratio": 9.5})),
+        ("too-big-for-its-rule", json!({"size": 9})),
+    ] {
+        s.send(Request::post(
+            sprockets,
+            &json!({"apiVersion": "protobuf.example.com/v1", "kind": "Sprocket",
+                "metadata": {"name": name}, "spec": spec}),
+        ))
+        .await;
+    }
+}
+
+crate::cases!(
+    a_deleted_crd_terminates_until_its_custom_resources_are_gone,
+    a_crd_sent_in_protobuf_is_read_as_kube_reads_it,
+);

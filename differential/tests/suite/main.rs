@@ -15,6 +15,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 mod crds;
 mod deletion;
+mod namespaces;
 mod options;
 mod patches;
 mod routes;
@@ -31,6 +32,7 @@ fn main() -> std::process::ExitCode {
     let cases: Vec<(&str, Case)> = [
         crds::CASES,
         deletion::CASES,
+        namespaces::CASES,
         options::CASES,
         patches::CASES,
         routes::CASES,

@@ -146,11 +146,18 @@ pub fn start_aggregator_with(
 }
 
 /// Registers the widgets server listening on `port` (data in `widgets_data`) with the
-/// aggregator of `kubeconfig`: a Service without a selector, an EndpointSlice pointing at
+/// aggregator of `kubeconfig`: its namespace, a Service without a selector, an EndpointSlice pointing at
 /// 127.0.0.1, and the APIServices it prints (one document each: kubectl validates a
 /// `v1 List` on its side with OpenAPI v2, which is not served).
 pub fn register(kubeconfig: &Path, widgets_data: &Path, port: u16) {
     let kubeconfig = kubeconfig.to_owned();
+    let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+                                       "metadata": {"name": NAMESPACE}});
+    kubectl_ok(
+        &kubeconfig,
+        &["apply", "-f", "-"],
+        namespace.to_string().as_bytes(),
+    );
     kubectl_ok(
         &kubeconfig,
         &[

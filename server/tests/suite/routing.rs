@@ -518,6 +518,7 @@ async fn the_verb_authorized_is_the_verb_executed_and_audited_on_every_path() {
     let server = start(config).await.unwrap();
     let client = client(server.kubeconfig(), "apfkit").await;
 
+    requests::namespaces(&client, &["watch", "proxy", "status", "scale"]).await;
     for name in ["f1", "f2", "watch", "proxy"] {
         let path = format!("{FLOW}/flowschemas");
         admin(&client, "POST", &path, Sent::Json(flow_schema(name))).await;

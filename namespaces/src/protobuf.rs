@@ -1,0 +1,140 @@
+//! Namespaces and their lists in Kubernetes protobuf, as client-go's typed clients send them
+//! (the e2e framework makes its namespaces so) and kube-apiserver stores them: the messages of
+//! k8s.io/api's `core/v1/generated.proto` as field tables (`apfkit_wire::shaped`), in the
+//! `k8s\0` envelope.
+
+use apfkit_runtime::scheme::{InputError, Limits};
+use apfkit_wire::shaped::{self, Holds, Reader, RootShape, Shape};
+use serde_json::Value;
+
+/// A Go `string` without `omitempty`.
+const TEXT: Holds = Holds::Text { omit_empty: false };
+/// A Go `string` with `omitempty`.
+const OMITTED_TEXT: Holds = Holds::Text { omit_empty: true };
+
+static NAMESPACE_SPEC: Shape = Shape(&[(1, "finalizers", Holds::Texts)]);
+static NAMESPACE_CONDITION: Shape = Shape(&[
+    (1, "type", TEXT),
+    (2, "status", TEXT),
+    (4, "lastTransitionTime", Holds::Time),
+    (5, "reason", OMITTED_TEXT),
+    (6, "message", OMITTED_TEXT),
+]);
+static NAMESPACE_STATUS: Shape = Shape(&[
+    (1, "phase", OMITTED_TEXT),
+    (2, "conditions", Holds::Messages(&NAMESPACE_CONDITION)),
+]);
+static NAMESPACE: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "spec", Holds::Message(&NAMESPACE_SPEC, true)),
+    (3, "status", Holds::Message(&NAMESPACE_STATUS, true)),
+]);
+static NAMESPACE_LIST: Shape = Shape(&[
+    (1, "metadata", Holds::ListMeta),
+    (2, "items", Holds::Messages(&NAMESPACE)),
+]);
+
+/// The `apiVersion` of Namespaces.
+const CORE_V1: &str = "v1";
+
+struct NamespaceRoot;
+impl RootShape for NamespaceRoot {
+    const SHAPE: &'static Shape = &NAMESPACE;
+}
+struct NamespaceListRoot;
+impl RootShape for NamespaceListRoot {
+    const SHAPE: &'static Shape = &NAMESPACE_LIST;
+}
+
+/// An enveloped Namespace or NamespaceList (prefix included) as JSON, with the paths of the
+/// fields its message lacks; `None` when it is another kind (another codec's).
+pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>), InputError>> {
+    shaped::read_enveloped(bytes, limits, |api_version, kind| {
+        Some(match (api_version, kind) {
+            (CORE_V1, "Namespace") => shaped::read::<NamespaceRoot> as Reader,
+            (CORE_V1, "NamespaceList") => shaped::read::<NamespaceListRoot>,
+            _ => return None,
+        })
+    })
+}
+
+/// A stored Namespace (prefix included) as JSON, read as [`read`] reads it.
+///
+/// # Errors
+///
+/// Bytes that are not a Namespace within `limits`, in words.
+pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
+    match read(bytes, limits) {
+        Some(Ok((value, _))) => Ok(value),
+        Some(Err(error)) => Err(error.to_string()),
+        None => Err("not a Namespace in protobuf".to_owned()),
+    }
+}
+
+/// A Namespace or NamespaceList in the envelope, as kube-apiserver writes it; `None` for any
+/// other kind.
+pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
+    shaped::write_enveloped(object, |api_version, kind| {
+        Some(match (api_version, kind) {
+            (CORE_V1, "Namespace") => &NAMESPACE,
+            (CORE_V1, "NamespaceList") => &NAMESPACE_LIST,
+            _ => return None,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apfkit_wire::envelope;
+    use prost::Message as _;
+    use serde_json::json;
+
+    /// What is written is what upstream's messages (k8s-pb) read, and the other way.
+    #[test]
+    fn upstreams_messages_agree() {
+        let namespace = json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team", "labels": {"kubernetes.io/metadata.name": "team"}},
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Terminating", "conditions": [{
+                "type": "NamespaceContentRemaining", "status": "True",
+                "lastTransitionTime": "2026-11-29T10:00:00Z",
+                "reason": "SomeResourcesRemain",
+                "message": "Some resources are remaining: services. has 1 resource instances"}]},
+        });
+        let bytes = write(&namespace).unwrap().unwrap();
+        let raw = envelope::unwrap(&bytes[4..]).unwrap().raw.unwrap();
+        let upstream = k8s_pb::api::core::v1::Namespace::decode(raw.as_slice()).unwrap();
+        assert_eq!(upstream.spec.unwrap().finalizers, ["kubernetes"]);
+        let status = upstream.status.unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Terminating"));
+        assert_eq!(
+            status.conditions[0].reason.as_deref(),
+            Some("SomeResourcesRemain")
+        );
+        assert_eq!(
+            read(&bytes, &Limits::default()).unwrap().unwrap().0,
+            namespace
+        );
+
+        // client-go's create, as the e2e framework sends it.
+        let sent = k8s_pb::api::core::v1::Namespace {
+            metadata: Some(k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("e2e-abc".into()),
+                ..Default::default()
+            }),
+            spec: Some(Default::default()),
+            status: Some(Default::default()),
+        };
+        let bytes = envelope::wrap(CORE_V1, "Namespace", &sent.encode_to_vec());
+        let (value, unknown) = read(&bytes, &Limits::default()).unwrap().unwrap();
+        assert!(unknown.is_empty());
+        assert_eq!(value["metadata"]["name"], "e2e-abc");
+        // Other kinds are another codec's; garbage is an error, not a panic.
+        assert!(write(&json!({"apiVersion": "v1", "kind": "Service"})).is_none());
+        let broken = envelope::wrap(CORE_V1, "Namespace", &[0x12, 0x40]);
+        assert!(read_stored(&broken, &Limits::default()).is_err());
+        assert!(read_stored(b"k8s\0\x0a", &Limits::default()).is_err());
+    }
+}
