@@ -5,10 +5,8 @@
 //! allow loopback addresses, which kube-apiserver refuses (`ValidateEndpointIP`), so that an
 //! extension server beside it can be reached (docs/decisions.md).
 
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::Arc;
 
 use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
@@ -332,12 +330,7 @@ fn cells(object: &Value) -> Vec<Value> {
 
 /// The columns of `kubectl get endpointslices`.
 pub(crate) fn printer() -> Printer {
-    Printer {
-        version: Cow::Borrowed("v1"),
-        columns: Cow::Borrowed(COLUMNS),
-        cells: Arc::new(cells),
-        order: None,
-    }
+    Printer::of("v1", COLUMNS, cells)
 }
 
 #[cfg(test)]

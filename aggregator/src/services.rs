@@ -6,10 +6,8 @@
 //! cluster IPs or node ports are allocated: there is no service network here
 //! (docs/decisions.md).
 
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
-use std::sync::Arc;
 
 use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
@@ -565,12 +563,7 @@ fn cells(object: &Value) -> Vec<Value> {
 
 /// The columns of `kubectl get services`.
 pub(crate) fn printer() -> Printer {
-    Printer {
-        version: Cow::Borrowed("v1"),
-        columns: Cow::Borrowed(COLUMNS),
-        cells: Arc::new(cells),
-        order: None,
-    }
+    Printer::of("v1", COLUMNS, cells)
 }
 
 #[cfg(test)]

@@ -40,6 +40,23 @@ pub struct Printer {
 /// The cells of an object, one per column.
 pub type Cells = Arc<dyn Fn(&Value) -> Vec<Value> + Send + Sync>;
 
+impl Printer {
+    /// A kind's printer of its own columns, the cells of an object read in `version`, rows in
+    /// the store's order.
+    pub fn of(
+        version: &'static str,
+        columns: &'static [Column],
+        cells: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
+    ) -> Printer {
+        Printer {
+            version: Cow::Borrowed(version),
+            columns: Cow::Borrowed(columns),
+            cells: Arc::new(cells),
+            order: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for Printer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Printer")

@@ -6,7 +6,6 @@
 //! columns.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::Cause;
@@ -262,12 +261,7 @@ fn cells(object: &Value) -> Vec<Value> {
 
 /// The columns of `kubectl get namespaces`.
 pub(crate) fn printer() -> Printer {
-    Printer {
-        version: Cow::Borrowed("v1"),
-        columns: Cow::Borrowed(COLUMNS),
-        cells: Arc::new(cells),
-        order: None,
-    }
+    Printer::of("v1", COLUMNS, cells)
 }
 
 #[cfg(test)]

@@ -249,21 +249,15 @@ fn binding_cells(object: &Value) -> Vec<Value> {
 
 /// Roles print kube-apiserver's default columns, name and creation time.
 fn role_printer() -> Printer {
-    Printer {
-        version: Cow::Borrowed(VERSION),
-        columns: Cow::Borrowed(DEFAULT_COLUMNS),
-        cells: Arc::new(apfkit_apiserver::table::default_cells),
-        order: None,
-    }
+    Printer::of(
+        VERSION,
+        DEFAULT_COLUMNS,
+        apfkit_apiserver::table::default_cells,
+    )
 }
 
 fn binding_printer() -> Printer {
-    Printer {
-        version: Cow::Borrowed(VERSION),
-        columns: Cow::Borrowed(BINDING_COLUMNS),
-        cells: Arc::new(binding_cells),
-        order: None,
-    }
+    Printer::of(VERSION, BINDING_COLUMNS, binding_cells)
 }
 
 /// A new Role or ClusterRole as Go writes it: `rules` has no `omitempty`.

@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
 use serde_json::Value;
@@ -65,23 +64,15 @@ const API_SERVICE_COLUMNS: &[Column] = &[
 pub fn printer(kind: &str) -> Option<Printer> {
     match kind {
         "FlowSchema" => Some(Printer {
-            version: Cow::Borrowed("v1"),
-            columns: Cow::Borrowed(FLOW_SCHEMA_COLUMNS),
-            cells: Arc::new(flow_schema_cells),
             order: Some(flow_schema_order),
+            ..Printer::of("v1", FLOW_SCHEMA_COLUMNS, flow_schema_cells)
         }),
-        "PriorityLevelConfiguration" => Some(Printer {
-            version: Cow::Borrowed("v1"),
-            columns: Cow::Borrowed(PRIORITY_LEVEL_COLUMNS),
-            cells: Arc::new(priority_level_cells),
-            order: None,
-        }),
-        "APIService" => Some(Printer {
-            version: Cow::Borrowed("v1"),
-            columns: Cow::Borrowed(API_SERVICE_COLUMNS),
-            cells: Arc::new(api_service_cells),
-            order: None,
-        }),
+        "PriorityLevelConfiguration" => Some(Printer::of(
+            "v1",
+            PRIORITY_LEVEL_COLUMNS,
+            priority_level_cells,
+        )),
+        "APIService" => Some(Printer::of("v1", API_SERVICE_COLUMNS, api_service_cells)),
         _ => None,
     }
 }

@@ -190,22 +190,17 @@ pub fn resource_list<H>(
             resource["categories"] = json!(config.categories);
         }
         listed.push(resource);
-        if config.finalize {
+        let subresources = [
+            (config.finalize, "finalize", FINALIZE_VERBS),
+            (config.status, "status", STATUS_VERBS),
+        ];
+        for (_, name, verbs) in subresources.into_iter().filter(|(has, ..)| *has) {
             listed.push(json!({
-                "name": format!("{}/finalize", served.plural),
+                "name": format!("{}/{name}", served.plural),
                 "singularName": "",
                 "namespaced": config.namespaced,
                 "kind": config.kind,
-                "verbs": FINALIZE_VERBS,
-            }));
-        }
-        if config.status {
-            listed.push(json!({
-                "name": format!("{}/status", served.plural),
-                "singularName": "",
-                "namespaced": config.namespaced,
-                "kind": config.kind,
-                "verbs": STATUS_VERBS,
+                "verbs": verbs,
             }));
         }
         if config.scale.is_some() {
@@ -309,18 +304,15 @@ fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
         resource["categories"] = json!(config.categories);
     }
     let mut subresources = Vec::new();
-    if config.finalize {
+    let own = [
+        (config.finalize, "finalize", FINALIZE_VERBS),
+        (config.status, "status", STATUS_VERBS),
+    ];
+    for (_, name, verbs) in own.into_iter().filter(|(has, ..)| *has) {
         subresources.push(json!({
-            "subresource": "finalize",
+            "subresource": name,
             "responseKind": kind,
-            "verbs": FINALIZE_VERBS,
-        }));
-    }
-    if config.status {
-        subresources.push(json!({
-            "subresource": "status",
-            "responseKind": kind,
-            "verbs": STATUS_VERBS,
+            "verbs": verbs,
         }));
     }
     if config.scale.is_some() {
