@@ -339,7 +339,7 @@ mod tests {
                  validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 "spec.finalizers: Invalid value: \"mine\": name is neither a standard \
                  finalizer name nor is it fully qualified",
-                "spec.finalizers: Invalid value: \"a/b/c\": a qualified name must consist of \
+                "spec.finalizers: Invalid value: \"a/b/c\": a valid label key must consist of \
                  alphanumeric characters, '-', '_' or '.', and must start and end with an \
                  alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex \
                  used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an \

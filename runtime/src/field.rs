@@ -115,7 +115,7 @@ pub mod names {
             }
             _ => {
                 return vec![format!(
-                    "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                    "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                     regex_error(
                         QUALIFIED_NAME_MESSAGE,
                         QUALIFIED_NAME_FMT,
@@ -144,6 +144,34 @@ pub mod names {
                     QUALIFIED_NAME_FMT,
                     QUALIFIED_NAME_EXAMPLES
                 )
+            ));
+        }
+        errors
+    }
+
+    const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+    const LABEL_VALUE_MESSAGE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+    /// Messages of every rule of a label value (empty, or at most 63 characters of a
+    /// qualified name's) that `value` breaks (`IsValidLabelValue`; empty when valid).
+    pub fn label_value(value: &str) -> Vec<String> {
+        let mut errors = Vec::new();
+        if value.len() > 63 {
+            errors.push(max_len(63));
+        }
+        let bytes = value.as_bytes();
+        let alphanumeric = |c: &u8| c.is_ascii_alphanumeric();
+        let valid = bytes.is_empty()
+            || (bytes.first().is_some_and(alphanumeric)
+                && bytes.last().is_some_and(alphanumeric)
+                && bytes
+                    .iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c)));
+        if !valid {
+            errors.push(regex_error(
+                LABEL_VALUE_MESSAGE,
+                LABEL_VALUE_FMT,
+                &["MyValue", "my_value", "12345"],
             ));
         }
         errors
@@ -702,6 +730,35 @@ mod tests {
                  or '123-abc', regex used for validation is \
                  '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
             ]
+        );
+    }
+
+    #[test]
+    fn label_values_are_checked_as_apimachinery_checks_them() {
+        for good in [
+            "",
+            "simple",
+            "now-with-dashes",
+            "1-starts-with-num",
+            "end-with-num-1",
+            "1234",
+            "A.B_c-9",
+        ] {
+            assert!(names::label_value(good).is_empty(), "{good}");
+        }
+        assert_eq!(
+            names::label_value(">htt$://"),
+            [
+                "a valid label must be an empty string or consist of alphanumeric characters, \
+              '-', '_' or '.', and must start and end with an alphanumeric character (e.g. \
+              'MyValue',  or 'my_value',  or '12345', regex used for validation is \
+              '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+            ]
+        );
+        assert_eq!(names::label_value(&"a".repeat(64)).len(), 1);
+        assert_eq!(
+            names::label_value("-starts-with-dash"),
+            names::label_value(">htt$://")
         );
     }
 

@@ -5,6 +5,7 @@
 //! objects themselves ([`Objects`]). The HTTP handlers reach storage only through here.
 
 mod backend;
+mod metadata;
 mod objects;
 mod resource;
 mod stored;

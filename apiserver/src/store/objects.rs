@@ -312,6 +312,16 @@ where
         api_version: &str,
     ) -> Result<(), ApiError> {
         let mut causes = served.strategy().validate(object, old, api_version);
+        // `ValidateObjectMeta`'s labels, annotations and finalizers follow its name and
+        // namespace, which a kind's strategy checks first.
+        let after_name = causes
+            .iter()
+            .take_while(|c| c.field.starts_with("metadata."))
+            .count();
+        causes.splice(
+            after_name..after_name,
+            super::metadata::causes(object.metadata()),
+        );
         let (_, version) = split_api_version(api_version);
         if let Some(codec) = served.version(version) {
             causes.extend(codec.validate(object, old));

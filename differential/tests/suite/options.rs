@@ -107,7 +107,43 @@ async fn validation_messages_print_lists_as_kube_does(s: &mut Session) {
     .await;
 }
 
+/// Labels, annotations and finalizers are held to `ValidateObjectMeta` on every kind: a
+/// built-in one, and a custom resource (the metadata before its schema), as the e2e test of
+/// validation ratcheting relies on.
+async fn labels_annotations_and_finalizers_are_validated_on_every_kind(s: &mut Session) {
+    for (name, metadata) in [
+        (
+            "bad-label-key",
+            json!({"labels": {"#inv/($%)/alid=": "ok"}}),
+        ),
+        ("bad-label-value", json!({"labels": {"app": ">htt$://"}})),
+        ("bad-prefix", json!({"labels": {"Example.com/app": "x"}})),
+        ("bad-annotation", json!({"annotations": {"a b": "x"}})),
+        (
+            "upper-annotation",
+            json!({"annotations": {"Example.com/Note": "x"}}),
+        ),
+        ("bad-finalizer", json!({"finalizers": ["a/b/c"]})),
+        (
+            "both-propagations",
+            json!({"finalizers": ["orphan", "foregroundDeletion"]}),
+        ),
+    ] {
+        s.send(Request::post(LEVELS, &priority_level(name, metadata)))
+            .await;
+    }
+    // A Service: a kind of its own strategy, held all the same.
+    s.send(Request::post(
+        "/api/v1/namespaces/default/services",
+        &json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "bad-labels", "labels": {"app": "-x-"}},
+            "spec": {"clusterIP": "None"}}),
+    ))
+    .await;
+}
+
 crate::cases!(
+    labels_annotations_and_finalizers_are_validated_on_every_kind,
     dry_run_values_other_than_all_are_refused_per_verb,
     a_deletes_body_gives_its_options,
     validation_messages_print_lists_as_kube_does,
