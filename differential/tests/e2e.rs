@@ -54,6 +54,12 @@ const SELECTION: &[(&str, Option<&str>)] = &[
          create of a custom resource that satisfies the x-kubernetes-validations rules",
         None,
     ),
+    (
+        "CustomResourceValidationRules [Privileged:ClusterAdmin] MUST fail create of a custom \
+         resource definition that contains a x-kubernetes-validations rule that refers to a \
+         property that do not exist",
+        None,
+    ),
     // Its updates of the CRD wait for a custom resource with an invalid label to be refused
     // with the new schema's error (decision 246).
     (

@@ -324,6 +324,24 @@ impl BadValue {
     }
 }
 
+impl BadValue {
+    /// A Go struct as `json.Marshal` writes it (what apimachinery prints for a value of a
+    /// struct type): its fields in their order, each value as Go writes it.
+    pub fn go_struct(fields: &[(&str, serde_json::Value)]) -> Self {
+        let members: Vec<String> = fields
+            .iter()
+            .map(|(name, value)| {
+                format!(
+                    "{}:{}",
+                    go_json(&serde_json::Value::from(*name)),
+                    go_json(value)
+                )
+            })
+            .collect();
+        BadValue::Go(format!("{{{}}}", members.join(",")))
+    }
+}
+
 /// `value` as Go's `json.Marshal` writes it: compact, keys sorted, and `<`, `>`, `&`, U+2028
 /// and U+2029 escaped (they occur only inside strings, so replacing them in the text is safe).
 fn go_json(value: &serde_json::Value) -> String {
@@ -730,6 +748,19 @@ mod tests {
                  or '123-abc', regex used for validation is \
                  '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
             ]
+        );
+    }
+
+    #[test]
+    fn a_go_struct_prints_its_fields_in_order_as_json_marshal_does() {
+        let value = BadValue::go_struct(&[
+            ("Rule", serde_json::json!("self.x > 0 && y")),
+            ("Reason", serde_json::Value::Null),
+            ("OptionalOldSelf", serde_json::json!(true)),
+        ]);
+        assert_eq!(
+            value.to_string(),
+            r#"{"Rule":"self.x \u003e 0 \u0026\u0026 y","Reason":null,"OptionalOldSelf":true}"#
         );
     }
 

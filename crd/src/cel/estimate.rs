@@ -35,19 +35,35 @@ pub fn estimate(expr: &IdedExpr, schema: &Schema) -> u64 {
     estimate_range(expr, schema, Coster::declared_size).max
 }
 
+/// The first field `expr` selects that the object it selects from does not declare (cel-go's
+/// checker: "undefined field"), with the id of the selection. Only objects whose fields are
+/// all known count: not one that keeps unknown fields, an embedded resource, or `apiVersion`,
+/// `kind` and `metadata`, which kube-apiserver declares itself at a resource's root.
+pub fn undefined_field(expr: &IdedExpr, schema: &Schema) -> Option<(u64, String)> {
+    let mut coster = Coster::new(schema, Coster::declared_size);
+    coster.cost(expr);
+    coster.undefined
+}
+
 /// The least and the most `expr` may cost, sizes not known from the rule itself coming from
 /// `sizes`.
 fn estimate_range<'a>(expr: &IdedExpr, schema: &'a Schema, sizes: SizeSource<'a>) -> Range {
-    let mut coster = Coster {
-        root: schema,
-        sizes_from: sizes,
-        paths: HashMap::new(),
-        sizes: HashMap::new(),
-        entries: HashMap::new(),
-        types: HashMap::new(),
-        locals: Vec::new(),
-    };
-    coster.cost(expr)
+    Coster::new(schema, sizes).cost(expr)
+}
+
+/// Whether a rule selecting `field` from an object of `schema` names a field the schema does
+/// not declare.
+fn undeclared(schema: &Schema, field: &str) -> bool {
+    const DECLARED_BY_KUBE: [&str; 3] = ["apiVersion", "kind", "metadata"];
+    schema.kind == Some(Type::Object)
+        && schema.additional_properties.is_none()
+        && !schema.preserve_unknown_fields
+        && !schema.embedded_resource
+        && !DECLARED_BY_KUBE.contains(&field)
+        && !schema
+            .properties
+            .keys()
+            .any(|key| super::values::escape(key).as_deref() == Some(field))
 }
 
 /// Where the sizes a rule does not make known come from, by a node's path and type (cel-go's
@@ -297,9 +313,35 @@ struct Coster<'a> {
     entries: HashMap<u64, Entries>,
     types: HashMap<u64, Ty<'a>>,
     locals: Vec<Local<'a>>,
+    /// The first selection of a field its object does not declare, and the field.
+    undefined: Option<(u64, String)>,
 }
 
 impl<'a> Coster<'a> {
+    fn new(root: &'a Schema, sizes_from: SizeSource<'a>) -> Self {
+        Coster {
+            root,
+            sizes_from,
+            paths: HashMap::new(),
+            sizes: HashMap::new(),
+            entries: HashMap::new(),
+            types: HashMap::new(),
+            locals: Vec::new(),
+            undefined: None,
+        }
+    }
+
+    /// Notes `expr`, a selection of `field` from `operand`, when the operand's object does not
+    /// declare the field.
+    fn note_undefined(&mut self, expr: &IdedExpr, operand: &Ty<'a>, field: &str) {
+        if let Ty::Object(object) = operand
+            && self.undefined.is_none()
+            && undeclared(object.0, field)
+        {
+            self.undefined = Some((expr.id, field.to_owned()));
+        }
+    }
+
     fn local(&self, name: &str) -> Option<&Local<'a>> {
         self.locals.iter().rev().find(|local| local.name == name)
     }
@@ -432,10 +474,16 @@ impl<'a> Coster<'a> {
             }
             // kube-apiserver charges nothing for the presence test itself
             // (`PresenceTestHasCost(false)`).
-            Expr::Select(select) if select.test => (self.cost(&select.operand), Ty::Bool),
+            Expr::Select(select) if select.test => {
+                let cost = self.cost(&select.operand);
+                let operand = self.ty(&select.operand);
+                self.note_undefined(expr, &operand, &select.field);
+                (cost, Ty::Bool)
+            }
             Expr::Select(select) => {
                 let mut cost = self.cost(&select.operand);
                 let operand = self.ty(&select.operand);
+                self.note_undefined(expr, &operand, &select.field);
                 if matches!(operand, Ty::Map(..) | Ty::Object(_)) {
                     cost = cost.add(Range::fixed(1));
                 }

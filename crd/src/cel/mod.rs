@@ -129,6 +129,17 @@ fn compile_rules(
                 continue;
             }
         };
+        if let Some((id, field)) = estimate::undefined_field(program.expression(), schema) {
+            errors.push(FieldError::invalid(
+                at.child("rule"),
+                rule_value(rule),
+                format!(
+                    "compilation failed: {}",
+                    checker_error(&program, id, &format!("undefined field '{field}'"))
+                ),
+            ));
+            continue;
+        }
         let uses_old_self = program.references().has_variable("oldSelf");
         if !uses_old_self && rule.optional_old_self.is_some() {
             errors.push(FieldError::invalid(
@@ -181,6 +192,44 @@ fn compile_rules(
         });
     }
     compiled
+}
+
+/// A rule as kube-apiserver prints it in a compilation error: its internal
+/// `apiextensions.ValidationRule`, as Go's `json.Marshal` writes it.
+fn rule_value(rule: &ValidationRule) -> BadValue {
+    let text = |value: &Option<String>| Value::from(value.clone().unwrap_or_default());
+    BadValue::go_struct(&[
+        ("Rule", Value::from(rule.rule.clone())),
+        ("Message", text(&rule.message)),
+        ("MessageExpression", text(&rule.message_expression)),
+        (
+            "Reason",
+            rule.reason.clone().map_or(Value::Null, Value::from),
+        ),
+        ("FieldPath", text(&rule.field_path)),
+        (
+            "OptionalOldSelf",
+            rule.optional_old_self.map_or(Value::Null, Value::from),
+        ),
+    ])
+}
+
+/// A cel-go checker error at the node `id` of `program`, as cel-go prints it: where, what,
+/// and the line with a caret under the place.
+fn checker_error(program: &Program, id: u64, what: &str) -> String {
+    let info = program.source_info();
+    let source = &info.source;
+    let start = info
+        .offset_for(id)
+        .map_or(0, |(start, _)| usize::try_from(start).unwrap_or(0));
+    let before = source.get(..start).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let text = source.lines().nth(line - 1).unwrap_or_default();
+    format!(
+        "ERROR: <input>:{line}:{column}: {what}\n | {text}\n | {}^",
+        ".".repeat(column - 1)
+    )
 }
 
 fn one_line(text: &str) -> String {

@@ -252,7 +252,46 @@ async fn a_crd_sent_in_protobuf_is_read_as_kube_reads_it(s: &mut Session) {
     }
 }
 
+/// A rule naming a field its object does not declare is refused as cel-go's checker refuses
+/// it ("undefined field"), where one naming what kube-apiserver declares itself at the root
+/// (`apiVersion`, `kind`, `metadata`) or a field of an object that keeps unknown fields is not.
+async fn a_rule_naming_an_undeclared_field_is_refused(s: &mut Session) {
+    let crd = |name: &str, root_rules: Value, spec: Value| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{name}s.rules.example.com")},
+            "spec": {"group": "rules.example.com", "scope": "Namespaced",
+                "names": {"plural": format!("{name}s"), "kind": name.to_uppercase()},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-validations": root_rules,
+                        "properties": {"spec": spec}}}}]}})
+    };
+    s.send(Request::post(
+        CRDS,
+        &crd(
+            "undeclared",
+            json!([]),
+            json!({"type": "object", "properties": {"x": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.z == 100"},
+                                             {"rule": "has(self.y) || self.x > 0"}]}),
+        ),
+    ))
+    .await;
+    s.send(Request::post(
+        CRDS,
+        &crd(
+            "declared",
+            json!([{"rule": "self.metadata.name.startsWith('a') && self.kind != ''"}]),
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"x": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.x > 0"}]}),
+        ),
+    ))
+    .await;
+}
+
 crate::cases!(
+    a_rule_naming_an_undeclared_field_is_refused,
     a_deleted_crd_terminates_until_its_custom_resources_are_gone,
     a_crd_sent_in_protobuf_is_read_as_kube_reads_it,
 );
