@@ -12,8 +12,8 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
-    Deletion, ListRequest, Place, Preconditions, ResourceConfig, Revision, SchemaFn, Served,
-    SharedVersion, Strategy, UpdateKind,
+    ListRequest, Place, ResourceConfig, Revision, SchemaFn, Served, SharedVersion, Strategy,
+    UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
@@ -120,7 +120,9 @@ where
     /// Storage errors (the resources served stay as they were).
     pub async fn sync(&self) -> Result<Revision, ApiError> {
         let objects = self.server.objects();
-        let listed = objects.list(&self.definitions, &everything()).await?;
+        let listed = objects
+            .list(&self.definitions, &ListRequest::default())
+            .await?;
         let mut served = self.served.lock().await;
         let mut now: BTreeMap<String, (Made, Resource<H>)> = BTreeMap::new();
         let mut kinds: Vec<(String, String)> = Vec::new();
@@ -369,30 +371,12 @@ where
 
     /// Deletes every object of a resource, as kube-apiserver's `customresourcecleanup`
     /// finalizer does; answers how many are left (kept for their finalizers, or not deleted;
-    /// at least one when they could not be listed).
+    /// at least one when something failed).
     async fn delete_all(&self, resource: &Resource<H>) -> usize {
-        let objects = self.server.objects();
-        let Ok(listed) = objects.list(resource, &everything()).await else {
-            return 1;
-        };
-        let mut left = 0;
-        for object in listed.items {
-            let meta = object.metadata();
-            let place = Place {
-                namespace: meta.namespace.as_deref(),
-                name: meta.name.as_deref().unwrap_or_default(),
-            };
-            let deleted = objects
-                .delete(resource, place, &Preconditions::default(), false)
-                .await;
-            match deleted {
-                Ok(Deletion::Removed(_)) => {}
-                // Gone already.
-                Err(error) if error.code == 404 => {}
-                Ok(Deletion::Finalizing(_)) | Err(_) => left += 1,
-            }
+        match self.server.objects().delete_all(resource, None).await {
+            Ok(kept) => kept.len(),
+            Err(_) => 1,
         }
-        left
     }
 
     /// Keeps the resources in step with the stored CRDs until the server stops: an informer
@@ -446,17 +430,6 @@ fn has_cleanup_finalizer(crd: &CustomObject) -> bool {
             .finalizers
             .as_ref()
             .is_some_and(|f| f.iter().any(|f| f == definitions::CLEANUP_FINALIZER))
-}
-
-/// A list of every object of a resource, at the newest revision.
-fn everything() -> ListRequest<'static> {
-    ListRequest {
-        namespace: None,
-        start: Vec::new(),
-        limit: 0,
-        revision: None,
-        count: false,
-    }
 }
 
 /// The status of a CRD: its accepted names, its conditions (kept with their transition times

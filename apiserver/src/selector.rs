@@ -193,20 +193,7 @@ fn label_key(key: &str) -> Result<String, SelectorError> {
 }
 
 fn label_value(value: &str) -> Result<String, SelectorError> {
-    let ok = value.is_empty()
-        || (value.len() <= 63
-            && value
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-            && value
-                .bytes()
-                .next()
-                .is_some_and(|b| b.is_ascii_alphanumeric())
-            && value
-                .bytes()
-                .last()
-                .is_some_and(|b| b.is_ascii_alphanumeric()));
-    if ok {
+    if apfkit_runtime::field::names::label_value(value).is_empty() {
         Ok(value.to_owned())
     } else {
         Err(SelectorError(format!("invalid label value: {value:?}")))

@@ -13,9 +13,7 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::fields::record_update;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
-use apfkit_apiserver::store::{
-    Deletion, ListRequest, Place, Preconditions, Served, UpdateKind, now,
-};
+use apfkit_apiserver::store::{ListRequest, Place, Served, UpdateKind, now};
 use apfkit_runtime::Object;
 use apfkit_runtime::scheme::UnknownFields;
 use serde_json::{Value, json};
@@ -134,7 +132,7 @@ where
         let listed = self
             .server
             .objects()
-            .list(&self.namespaces, &everything(None))
+            .list(&self.namespaces, &ListRequest::default())
             .await?;
         let mut left = Vec::new();
         for object in listed.items {
@@ -192,7 +190,12 @@ where
             if !resource.config.namespaced {
                 continue;
             }
-            match self.delete_content(&resource, &name).await {
+            match self
+                .server
+                .objects()
+                .delete_all(&resource, Some(&name))
+                .await
+            {
                 Ok(left) if left.is_empty() => {}
                 Ok(left) => {
                     let key = format!("{}.{}", resource.plural, resource.config.group);
@@ -231,35 +234,6 @@ where
         self.write(value, UpdateKind::Finalize).await.is_some()
     }
 
-    /// Deletes the objects of `resource` in `namespace` (`deleteCollection`), answering those
-    /// left (kept for their finalizers).
-    async fn delete_content(
-        &self,
-        resource: &Served<ServedObject<H>>,
-        namespace: &str,
-    ) -> Result<Vec<ServedObject<H>>, ApiError> {
-        let objects = self.server.objects();
-        let listed = objects.list(resource, &everything(Some(namespace))).await?;
-        let mut left = Vec::new();
-        for object in listed.items {
-            let place = Place {
-                namespace: Some(namespace),
-                name: object.name(),
-            };
-            match objects
-                .delete(resource, place, &Preconditions::default(), false)
-                .await
-            {
-                Ok(Deletion::Removed(_)) => {}
-                Ok(Deletion::Finalizing(kept)) => left.push(kept),
-                // Gone already.
-                Err(error) if error.code == 404 => {}
-                Err(error) => return Err(error),
-            }
-        }
-        Ok(left)
-    }
-
     /// Writes a namespace's status or finalizers as the controller's client does (its
     /// managed fields recorded), answering it as stored; `None` when the write failed (a
     /// conflict with a newer write is one: the next sync tries again).
@@ -270,11 +244,6 @@ where
         let object = codec
             .decode(&namespace, UnknownFields::Ignore, &mut Vec::new())
             .ok()?;
-        let subresource = match kind {
-            UpdateKind::Status => Some("status"),
-            UpdateKind::Finalize => Some("finalize"),
-            UpdateKind::Main => None,
-        };
         let written = self
             .server
             .objects()
@@ -288,7 +257,16 @@ where
                 &codec.api_version(),
                 kind,
                 false,
-                |live, new| record_update(served, codec, subresource, Some(live), new, CONTROLLER),
+                |live, new| {
+                    record_update(
+                        served,
+                        codec,
+                        kind.subresource(),
+                        Some(live),
+                        new,
+                        CONTROLLER,
+                    )
+                },
             )
             .await;
         match written {
@@ -301,17 +279,6 @@ where
                 None
             }
         }
-    }
-}
-
-/// A list of everything in `namespace` (all namespaces: `None`), at the newest revision.
-fn everything(namespace: Option<&str>) -> ListRequest<'_> {
-    ListRequest {
-        namespace,
-        start: Vec::new(),
-        limit: 0,
-        revision: None,
-        count: false,
     }
 }
 

@@ -129,14 +129,7 @@ pub mod names {
         } else if name.len() > 63 {
             errors.push(format!("name part {}", max_len(63)));
         }
-        let bytes = name.as_bytes();
-        let alphanumeric = |c: &u8| c.is_ascii_alphanumeric();
-        let valid = bytes.first().is_some_and(alphanumeric)
-            && bytes.last().is_some_and(alphanumeric)
-            && bytes
-                .iter()
-                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c));
-        if !valid {
+        if !is_qualified_part(name) {
             errors.push(format!(
                 "name part {}",
                 regex_error(
@@ -149,6 +142,18 @@ pub mod names {
         errors
     }
 
+    /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`: a qualified name's name part, and a label
+    /// value that is not empty.
+    fn is_qualified_part(text: &str) -> bool {
+        let bytes = text.as_bytes();
+        let alphanumeric = |c: &u8| c.is_ascii_alphanumeric();
+        bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
+    }
+
     const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
     const LABEL_VALUE_MESSAGE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
@@ -159,15 +164,7 @@ pub mod names {
         if value.len() > 63 {
             errors.push(max_len(63));
         }
-        let bytes = value.as_bytes();
-        let alphanumeric = |c: &u8| c.is_ascii_alphanumeric();
-        let valid = bytes.is_empty()
-            || (bytes.first().is_some_and(alphanumeric)
-                && bytes.last().is_some_and(alphanumeric)
-                && bytes
-                    .iter()
-                    .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c)));
-        if !valid {
+        if !(value.is_empty() || is_qualified_part(value)) {
             errors.push(regex_error(
                 LABEL_VALUE_MESSAGE,
                 LABEL_VALUE_FMT,
@@ -322,9 +319,7 @@ impl BadValue {
             Value::Array(_) | Value::Object(_) => BadValue::Go(go_json(value)),
         }
     }
-}
 
-impl BadValue {
     /// A Go struct as `json.Marshal` writes it (what apimachinery prints for a value of a
     /// struct type): its fields in their order, each value as Go writes it.
     pub fn go_struct(fields: &[(&str, serde_json::Value)]) -> Self {

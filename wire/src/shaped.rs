@@ -329,7 +329,8 @@ impl Message for Node {
             }
             Holds::Json => {
                 let value = read_json(wire, buf, decoder)?;
-                self.set(name, value.clone(), value.is_null());
+                let omit = value.is_null();
+                self.set(name, value, omit);
             }
             Holds::Jsons => {
                 let value = read_json(wire, buf, decoder)?;
@@ -404,7 +405,8 @@ impl Message for Node {
                 let mut child = Node::of(shape);
                 pb::get_message(wire, buf, decoder, &mut child)?;
                 let chosen = chosen_alternative(shape, child.value);
-                self.set(name, chosen.clone(), chosen.is_null());
+                let omit = chosen.is_null();
+                self.set(name, chosen, omit);
             }
             Holds::ObjectMeta => {
                 let mut meta = ObjectMeta::default();
@@ -575,6 +577,20 @@ fn alternative_of(shape: &Shape, value: &Value) -> Option<Value> {
     Some(Value::Object(fields))
 }
 
+/// The message of `value` in `shape`, as field `number` of `buf`.
+fn put_message(
+    buf: &mut Vec<u8>,
+    number: u32,
+    shape: &Shape,
+    value: &Value,
+    path: &str,
+) -> Result<(), String> {
+    let mut message = Vec::new();
+    write_message(shape, value, path, &mut message)?;
+    put_len_delimited(buf, number, &message);
+    Ok(())
+}
+
 fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
     prost::encoding::encode_key(number, WireType::LengthDelimited, buf);
     prost::encoding::encode_varint(bytes.len() as u64, buf);
@@ -710,16 +726,12 @@ fn write_message(
             }
             Holds::Message(inner, required) => {
                 if field.is_some() || required {
-                    let mut bytes = Vec::new();
-                    write_message(inner, field.unwrap_or(&Value::Null), &here, &mut bytes)?;
-                    put_len_delimited(buf, number, &bytes);
+                    put_message(buf, number, inner, field.unwrap_or(&Value::Null), &here)?;
                 }
             }
             Holds::Messages(inner) => {
                 for (index, item) in list(field)?.iter().enumerate() {
-                    let mut bytes = Vec::new();
-                    write_message(inner, item, &format!("{here}[{index}]"), &mut bytes)?;
-                    put_len_delimited(buf, number, &bytes);
+                    put_message(buf, number, inner, item, &format!("{here}[{index}]"))?;
                 }
             }
             Holds::Map => {
@@ -736,11 +748,9 @@ fn write_message(
                 let mut keys: Vec<&String> = map.keys().collect();
                 keys.sort();
                 for key in keys {
-                    let mut message = Vec::new();
-                    write_message(inner, &map[key], &format!("{here}.{key}"), &mut message)?;
                     let mut entry = Vec::new();
                     pb::put_string(&mut entry, 1, key);
-                    put_len_delimited(&mut entry, 2, &message);
+                    put_message(&mut entry, 2, inner, &map[key], &format!("{here}.{key}"))?;
                     put_len_delimited(buf, number, &entry);
                 }
             }
@@ -748,9 +758,7 @@ fn write_message(
                 if let Some(value) = field {
                     let fields = alternative_of(inner, value)
                         .ok_or_else(|| shape_error(&here, "not one of its alternatives"))?;
-                    let mut message = Vec::new();
-                    write_message(inner, &fields, &here, &mut message)?;
-                    put_len_delimited(buf, number, &message);
+                    put_message(buf, number, inner, &fields, &here)?;
                 }
             }
             Holds::ObjectMeta => {

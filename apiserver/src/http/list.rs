@@ -246,6 +246,7 @@ where
         }
         let mut listed = 0;
         let mut written = 0usize;
+        let mut item = Vec::new();
         while let Some(page) = read.recv().await {
             listed += page.items.len();
             let mut items = page.items.into_objects(&server.objects, served).peekable();
@@ -262,16 +263,20 @@ where
                     if written > 0 {
                         chunk.push(b',');
                     }
-                    let mut item = Vec::new();
-                    let Ok(()) =
-                        codec.encode_into(object, Encoding::Json, &mut item, &mut Vec::new())
+                    // A custom resource's item as it is; a built-in kind's without its type
+                    // fields, through one buffer for the whole stream.
+                    let into = if served.config.custom {
+                        &mut chunk
+                    } else {
+                        item.clear();
+                        &mut item
+                    };
+                    let Ok(()) = codec.encode_into(object, Encoding::Json, into, &mut Vec::new())
                     else {
                         return;
                     };
-                    if served.config.custom {
-                        chunk.extend_from_slice(&item);
-                    } else {
-                        chunk.extend_from_slice(&super::response::typed_item(&item));
+                    if !served.config.custom {
+                        super::response::push_typed_item(&item, &mut chunk);
                     }
                     written += 1;
                 }

@@ -264,11 +264,12 @@ pub(super) fn table_of<H: Object + Clone>(
     }))
 }
 
-/// An item of a built-in kind's list, given as compact JSON, as kube-apiserver writes it in
-/// JSON and YAML: without `kind` and `apiVersion` (a typed list's items carry no `TypeMeta`;
-/// a custom resource's unstructured list keeps them). The two are the first members of every
-/// encoder here (Go's order, or sorted); anything else is read and written again.
-pub(super) fn typed_item(item: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+/// Appends an item of a built-in kind's list, given as compact JSON, to `out` as
+/// kube-apiserver writes it in JSON and YAML: without `kind` and `apiVersion` (a typed list's
+/// items carry no `TypeMeta`; a custom resource's unstructured list keeps them). The two are
+/// the first members of every encoder here (Go's order, or sorted), and are skipped without a
+/// copy; anything else is read and written again.
+pub(super) fn push_typed_item(item: &[u8], out: &mut Vec<u8>) {
     /// The members' text after `{`, without a leading `"kind":"…",` or `"apiVersion":"…",`.
     fn after_type_field(rest: &[u8]) -> Option<&[u8]> {
         let value = rest
@@ -287,18 +288,19 @@ pub(super) fn typed_item(item: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         && !rest.starts_with(b"\"kind\"")
         && !rest.starts_with(b"\"apiVersion\"")
     {
-        let mut typed = Vec::with_capacity(rest.len() + 1);
-        typed.push(b'{');
-        typed.extend_from_slice(rest);
-        return std::borrow::Cow::Owned(typed);
+        out.push(b'{');
+        out.extend_from_slice(rest);
+        return;
     }
     match serde_json::from_slice::<Value>(item) {
         Ok(Value::Object(mut members)) => {
             members.remove("kind");
             members.remove("apiVersion");
-            std::borrow::Cow::Owned(serde_json::to_vec(&members).unwrap_or_else(|_| item.to_vec()))
+            if serde_json::to_writer(&mut *out, &members).is_err() {
+                out.extend_from_slice(item);
+            }
         }
-        _ => std::borrow::Cow::Borrowed(item),
+        _ => out.extend_from_slice(item),
     }
 }
 
@@ -325,7 +327,7 @@ pub(super) fn list_body<H>(
             body.push(b',');
         }
         if typed {
-            body.extend_from_slice(&typed_item(item));
+            push_typed_item(item, &mut body);
         } else {
             body.extend_from_slice(item);
         }
@@ -350,7 +352,7 @@ pub(super) fn list_body<H>(
 
 #[cfg(test)]
 mod tests {
-    use super::typed_item;
+    use super::push_typed_item;
 
     #[test]
     fn a_typed_lists_items_lose_their_type_fields() {
@@ -377,8 +379,11 @@ mod tests {
             ("[1]", "[1]"),
         ];
         for (item, typed) in cases {
-            let written = typed_item(item.as_bytes());
+            let mut written = b"[".to_vec();
+            push_typed_item(item.as_bytes(), &mut written);
+            written.push(b']');
             let written: serde_json::Value = serde_json::from_slice(&written).unwrap();
+            let written = written[0].clone();
             let wanted: serde_json::Value = serde_json::from_str(typed).unwrap();
             assert_eq!(written, wanted, "{item}");
         }

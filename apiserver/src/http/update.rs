@@ -84,7 +84,7 @@ where
                     Some(manager) => crate::fields::record_update(
                         &target.served,
                         target.codec(),
-                        target.subresource(),
+                        kind.subresource(),
                         Some(live),
                         new,
                         manager,

@@ -162,6 +162,17 @@ pub enum UpdateKind {
     Finalize,
 }
 
+impl UpdateKind {
+    /// The subresource written, as managed fields record it.
+    pub fn subresource(self) -> Option<&'static str> {
+        match self {
+            UpdateKind::Main => None,
+            UpdateKind::Status => Some("status"),
+            UpdateKind::Finalize => Some("finalize"),
+        }
+    }
+}
+
 /// The preconditions of a delete (`DeleteOptions.preconditions`), or of an update (the uid
 /// of the object given).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -880,6 +891,53 @@ where
                 Err(StoreError::Conflict { .. }) => return Err(ApiError::modified(&subject)),
                 Err(error) => return Err(ApiError::from_store(error, &subject)),
             }
+        }
+    }
+
+    /// Deletes every object of a resource in `namespace` (all namespaces: `None`), as a
+    /// deleted namespace's or CRD's cleanup does: answers those kept for their finalizers.
+    /// Each object is tried; one deleted meanwhile is no error.
+    ///
+    /// # Errors
+    ///
+    /// A list that could not be read; else the first delete that failed, once every object
+    /// has been tried.
+    pub async fn delete_all(
+        &self,
+        served: &Served<H>,
+        namespace: Option<&str>,
+    ) -> Result<Vec<H>, ApiError> {
+        let listed = self
+            .list(
+                served,
+                &ListRequest {
+                    namespace,
+                    ..ListRequest::default()
+                },
+            )
+            .await?;
+        let (mut kept, mut failed) = (Vec::new(), None);
+        for object in listed.items {
+            let meta = object.metadata();
+            let place = Place {
+                namespace: meta.namespace.as_deref(),
+                name: meta.name.as_deref().unwrap_or_default(),
+            };
+            match self
+                .delete(served, place, &Preconditions::default(), false)
+                .await
+            {
+                Ok(Deletion::Removed(_)) => {}
+                Ok(Deletion::Finalizing(object)) => kept.push(object),
+                Err(error) if error.code == 404 => {}
+                Err(error) => {
+                    failed.get_or_insert(error);
+                }
+            }
+        }
+        match failed {
+            Some(error) => Err(error),
+            None => Ok(kept),
         }
     }
 
