@@ -12,8 +12,8 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
-    ListRequest, Place, ResourceConfig, Revision, SchemaFn, Served, SharedVersion, Strategy,
-    UpdateKind,
+    CustomOpenApi, ListRequest, Place, ResourceConfig, Revision, SchemaFn, Served, SharedVersion,
+    Strategy, UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use crate::custom::{CustomVersion, Definition};
 use crate::definitions;
 use crate::object::{CustomObject, ServedObject};
+use crate::openapi::PublishedVersion;
 
 /// What a served resource was made from: the CRD's spec, and whether it was terminating.
 type Made = (Value, bool);
@@ -315,6 +316,39 @@ where
                 Some((v.name.clone(), published))
             })
             .collect();
+        let custom_openapi: BTreeMap<String, CustomOpenApi> = source
+            .versions
+            .iter()
+            .map(|v| {
+                let schema = v
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.as_ref())
+                    .and_then(|s| serde_json::to_value(s).ok());
+                let kind = GroupVersionKind::new(
+                    compiled.group.clone(),
+                    v.name.clone(),
+                    compiled.kind.clone(),
+                );
+                let selectable: Vec<String> = v
+                    .selectable_fields
+                    .iter()
+                    .flatten()
+                    .map(|f| f.json_path.clone())
+                    .collect();
+                let published = crate::openapi::custom_openapi(&PublishedVersion {
+                    kind: &kind,
+                    list_kind: source.names.list_kind.as_deref().unwrap_or_default(),
+                    plural: &compiled.plural,
+                    schema: schema.as_ref(),
+                    preserve_unknown_fields: source.preserve_unknown_fields == Some(true),
+                    status: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
+                    scale: v.subresources.as_ref().is_some_and(|s| s.scale.is_some()),
+                    selectable_fields: &selectable,
+                });
+                (v.name.clone(), published)
+            })
+            .collect();
         let kind = compiled.kind.clone();
         let schema: SchemaFn = Arc::new(move |of: &GroupVersionKind| {
             (of.kind == kind)
@@ -328,6 +362,7 @@ where
             .with_status(status)
             .with_schema(schema);
         config.scale = scale;
+        config.custom_openapi = Some(Arc::new(custom_openapi));
         let plural = compiled.plural.clone();
         let served: Vec<usize> = compiled
             .versions

@@ -57,6 +57,7 @@ pub mod custom;
 pub mod definitions;
 pub mod json_kind;
 pub mod object;
+mod openapi;
 pub mod printer;
 pub mod protobuf;
 mod published;

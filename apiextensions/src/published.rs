@@ -1,24 +1,24 @@
-//! The schema a custom resource's version publishes in the OpenAPI documents (and gives
-//! server-side apply), as apiextensions-apiserver's OpenAPI builder writes it
-//! (`pkg/controller/openapi/builder/builder.go`): the version's `openAPIV3Schema` with
-//! `apiVersion`, `kind` and ObjectMeta's `metadata` at its root (`addTypeMetaProperties`) and
-//! in every object marked `x-kubernetes-embedded-resource` (`addEmbeddedProperties`), named by
-//! its group, version and kind with the group's domain reversed (kube-openapi's
-//! `ToRESTFriendlyName`), so that `kubectl explain` finds and explains every field of it.
+//! The schema of a custom resource's version that server-side apply merges by, as
+//! apiextensions-apiserver's OpenAPI builder writes it (`pkg/controller/openapi/builder/builder.go`):
+//! the version's `openAPIV3Schema` with `apiVersion`, `kind` and ObjectMeta's `metadata` at its
+//! root (`addTypeMetaProperties`) and in every object marked `x-kubernetes-embedded-resource`
+//! (`addEmbeddedProperties`), named by its group, version and kind with the group's domain
+//! reversed (kube-openapi's `ToRESTFriendlyName`), as a draft 2020-12 schema whose `$defs`
+//! hold ObjectMeta. The OpenAPI documents publish the builder's own forms (`crate::openapi`).
 
 use apfkit_runtime::identity::GroupVersionKind;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value, json};
 
-const API_VERSION: &str = "APIVersion defines the versioned schema of this representation of \
+pub(crate) const API_VERSION: &str = "APIVersion defines the versioned schema of this representation of \
     an object. Servers should convert recognized schemas to the latest internal value, and may \
     reject unrecognized values. More info: \
     https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
-const KIND: &str = "Kind is a string value representing the REST resource this object \
+pub(crate) const KIND: &str = "Kind is a string value representing the REST resource this object \
     represents. Servers may infer this from the endpoint the client submits requests to. Cannot \
     be updated. In CamelCase. More info: \
     https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
-const METADATA: &str = "Standard object's metadata. More info: \
+pub(crate) const METADATA: &str = "Standard object's metadata. More info: \
     https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 /// Nesting past which embedded resources are not looked for (a structural schema is far
@@ -44,7 +44,7 @@ pub(crate) fn published(schema: &Value, kind: &GroupVersionKind) -> Value {
 
 /// kube-openapi's `ToRESTFriendlyName` of `group/version/kind`: `com.example.v1.Kind` for
 /// `example.com`.
-fn rest_friendly_name(kind: &GroupVersionKind) -> String {
+pub(crate) fn rest_friendly_name(kind: &GroupVersionKind) -> String {
     let reversed: Vec<&str> = kind.group.rsplit('.').collect();
     format!("{}.{}.{}", reversed.join("."), kind.version, kind.kind)
 }

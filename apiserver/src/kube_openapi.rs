@@ -4,7 +4,7 @@
 //! kinds, by which strategic merge patch and server-side apply merge their lists and maps
 //! (`x-kubernetes-patch-merge-key`, `x-kubernetes-list-map-keys`, `x-kubernetes-map-type`).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
@@ -51,6 +51,10 @@ const DOCUMENTS: [Document; 18] = documents!(
 static PARSED: [OnceLock<Option<Value>>; DOCUMENTS.len()] =
     [const { OnceLock::new() }; DOCUMENTS.len()];
 
+/// kube-apiserver's OpenAPI v2 document, as `/openapi/v2` answers it before any CRD is made.
+const SWAGGER: &str = include_str!("../data/openapi/1.37/swagger.json");
+static SWAGGER_PARSED: OnceLock<Option<Value>> = OnceLock::new();
+
 /// Where component references point.
 const COMPONENTS: &str = "#/components/schemas/";
 
@@ -67,6 +71,166 @@ pub(crate) fn document(root: &str) -> Option<&'static Value> {
             }
         })
         .as_ref()
+}
+
+/// kube-apiserver's OpenAPI v2 document.
+fn swagger() -> Option<&'static Value> {
+    SWAGGER_PARSED
+        .get_or_init(|| match serde_json::from_str(SWAGGER) {
+            Ok(document) => Some(document),
+            Err(error) => {
+                tracing::error!("kube-apiserver's OpenAPI v2 document: {error}");
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// Where a v2 document's definitions and shared parameters are referred to.
+pub(crate) const DEFINITIONS: &str = "#/definitions/";
+pub(crate) const PARAMETERS: &str = "#/parameters/";
+
+/// The schema kube-apiserver's v3 documents give `name` (`io.k8s.apimachinery.pkg.apis.meta.v1.Status`).
+pub(crate) fn component(name: &str) -> Option<&'static Value> {
+    DOCUMENTS
+        .iter()
+        .filter_map(|d| document(d.root)?.pointer("/components/schemas"))
+        .find_map(|components| components.get(name))
+}
+
+/// The definition kube-apiserver's v2 document gives `name`.
+pub(crate) fn definition(name: &str) -> Option<&'static Value> {
+    swagger()?.get("definitions")?.get(name)
+}
+
+/// The name under which kube-apiserver's v2 document shares `parameter` (v2's form), if it
+/// shares one equal to it.
+pub(crate) fn shared_parameter(parameter: &Value) -> Option<&'static str> {
+    swagger()?
+        .get("parameters")?
+        .as_object()?
+        .iter()
+        .find(|(_, shared)| *shared == parameter)
+        .map(|(name, _)| name.as_str())
+}
+
+/// The parameter kube-apiserver's v2 document shares as `name`.
+pub(crate) fn shared_parameter_named(name: &str) -> Option<&'static Value> {
+    swagger()?.get("parameters")?.get(name)
+}
+
+/// The query or path parameter `name` as kube-apiserver's v3 documents give it to an
+/// operation whose `x-kubernetes-action` is `action` (the options' field documentation:
+/// `fieldManager` reads differently for a patch), or to its path: the first found, from an
+/// index of every document's made once.
+pub(crate) fn parameter(action: &str, name: &str) -> Option<&'static Value> {
+    static INDEX: OnceLock<HashMap<(&'static str, &'static str), &'static Value>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut index = HashMap::new();
+        let paths = DOCUMENTS
+            .iter()
+            .filter_map(|d| document(d.root)?.get("paths")?.as_object())
+            .flat_map(|paths| paths.values())
+            .filter_map(Value::as_object);
+        for item in paths {
+            for operation in item.values() {
+                let Some(action) = operation.get("x-kubernetes-action").and_then(Value::as_str)
+                else {
+                    continue;
+                };
+                let own = operation.get("parameters").and_then(Value::as_array);
+                let shared = item.get("parameters").and_then(Value::as_array);
+                for parameter in own.into_iter().chain(shared).flatten() {
+                    if let Some(name) = parameter.get("name").and_then(Value::as_str) {
+                        index.entry((action, name)).or_insert(parameter);
+                    }
+                }
+            }
+        }
+        index
+    });
+    index.get(&(action, name)).copied()
+}
+
+/// Adds to `reached` every name `prefix` refers to in `node` and in what those name in
+/// `table`, transitively (a v2 document's definitions, or its parameters and definitions).
+pub(crate) fn reach_in(
+    node: &Value,
+    prefix: &str,
+    table: impl Fn(&str) -> Option<&'static Value>,
+    reached: &mut BTreeSet<String>,
+) {
+    let mut pending = Vec::new();
+    references_to(node, prefix, &mut pending);
+    while let Some(name) = pending.pop() {
+        if reached.insert(name.clone())
+            && let Some(found) = table(&name)
+        {
+            references_to(found, prefix, &mut pending);
+        }
+    }
+}
+
+/// kube-apiserver's v2 document with only the paths of `served` (each a root, `api/v1` or
+/// `apis/GROUP/VERSION`, and its resources), the roots of the groups given (`apis/GROUP`),
+/// `/api/` when `core` says so, `/apis/` and `/version/`, with the definitions and shared
+/// parameters those reach, and `info.version` set to `release`.
+pub(crate) fn swagger_trimmed(
+    served: &[(String, Vec<ServedPaths<'_>>)],
+    groups: &[&str],
+    core: bool,
+    release: &str,
+) -> Option<Value> {
+    let original = swagger()?;
+    let mut paths = Map::new();
+    for (path, item) in original.get("paths")?.as_object()? {
+        let kept = match path.as_str() {
+            "/apis/" | "/version/" => true,
+            "/api/" => core,
+            _ => {
+                groups.iter().any(|g| {
+                    path.strip_prefix("/apis/").and_then(|p| p.strip_prefix(g)) == Some("/")
+                }) || served.iter().any(|(root, resources)| {
+                    path.strip_prefix('/')
+                        .and_then(|p| p.strip_prefix(root.as_str()))
+                        .and_then(|p| p.strip_prefix('/'))
+                        .is_some_and(|rest| rest.is_empty() || serves(rest, resources))
+                })
+            }
+        };
+        if kept {
+            paths.insert(path.clone(), item.clone());
+        }
+    }
+    let mut parameters = BTreeSet::new();
+    let mut definitions = BTreeSet::new();
+    let paths = Value::Object(paths);
+    reach_in(&paths, PARAMETERS, |_| None, &mut parameters);
+    let shared = original.get("parameters").and_then(Value::as_object);
+    let parameters: Map<String, Value> = shared
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| parameters.contains(*name))
+        .map(|(name, p)| (name.clone(), p.clone()))
+        .collect();
+    let parameters = Value::Object(parameters);
+    for node in [&paths, &parameters] {
+        reach_in(node, DEFINITIONS, definition, &mut definitions);
+    }
+    let kept: Map<String, Value> = original
+        .get("definitions")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| definitions.contains(*name))
+        .map(|(name, d)| (name.clone(), d.clone()))
+        .collect();
+    let mut document = original.clone();
+    document["info"]["version"] = Value::String(release.to_owned());
+    document["paths"] = paths;
+    document["definitions"] = Value::Object(kept);
+    document["parameters"] = parameters;
+    Some(document)
 }
 
 /// The JSON Schema of `kind` (or its list) as kube-apiserver publishes it, in the form
@@ -127,18 +291,23 @@ fn reach(node: &Value, components: &Map<String, Value>, reached: &mut BTreeSet<S
 
 /// The component names of the references anywhere in `node`.
 fn references(node: &Value, names: &mut Vec<String>) {
+    references_to(node, COMPONENTS, names);
+}
+
+/// The names of the references to `prefix` anywhere in `node`.
+fn references_to(node: &Value, prefix: &str, names: &mut Vec<String>) {
     match node {
         Value::Object(map) => {
             if let Some(name) = map
                 .get("$ref")
                 .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix(COMPONENTS))
+                .and_then(|r| r.strip_prefix(prefix))
             {
                 names.push(name.to_owned());
             }
-            map.values().for_each(|v| references(v, names));
+            map.values().for_each(|v| references_to(v, prefix, names));
         }
-        Value::Array(items) => items.iter().for_each(|v| references(v, names)),
+        Value::Array(items) => items.iter().for_each(|v| references_to(v, prefix, names)),
         _ => {}
     }
 }
@@ -335,6 +504,51 @@ mod tests {
         // A document nothing of which is served keeps its own path only.
         let bare = trimmed("api/v1", &[], "1.35").unwrap();
         assert_eq!(bare["paths"].as_object().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_v2_document_is_trimmed_to_what_is_served() {
+        let served = [(
+            "apis/flowcontrol.apiserver.k8s.io/v1".to_owned(),
+            vec![ServedPaths {
+                plural: "flowschemas",
+                subresources: vec!["status"],
+            }],
+        )];
+        let groups = ["flowcontrol.apiserver.k8s.io"];
+        let document = swagger_trimmed(&served, &groups, false, "1.37").unwrap();
+        assert_eq!(document["swagger"], "2.0");
+        let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
+        assert!(paths.contains(&&"/apis/flowcontrol.apiserver.k8s.io/".to_owned()));
+        assert!(paths.contains(
+            &&"/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/{name}/status".to_owned()
+        ));
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p.contains("prioritylevelconfigurations"))
+        );
+        assert!(!paths.contains(&&"/api/".to_owned()));
+        let definitions = document["definitions"].as_object().unwrap();
+        assert!(definitions.contains_key("io.k8s.api.flowcontrol.v1.FlowSchema"));
+        assert!(definitions.contains_key("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"));
+        assert!(!definitions.contains_key("io.k8s.api.core.v1.Pod"));
+        // Every reference left points at a definition or a shared parameter kept.
+        let parameters = document["parameters"].as_object().unwrap();
+        let mut names = Vec::new();
+        references_to(&document, DEFINITIONS, &mut names);
+        assert!(names.iter().all(|n| definitions.contains_key(n)));
+        names.clear();
+        references_to(&document, PARAMETERS, &mut names);
+        assert!(!names.is_empty());
+        assert!(names.iter().all(|n| parameters.contains_key(n)));
+        // What custom resources' paths need: kube's texts of their parameters.
+        assert!(parameter("list", "sendInitialEvents").is_some());
+        assert_ne!(
+            parameter("patch", "fieldManager"),
+            parameter("post", "fieldManager")
+        );
+        assert!(shared_parameter(&serde_json::json!({"name": "nothing"})).is_none());
     }
 
     #[test]

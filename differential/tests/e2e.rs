@@ -77,6 +77,18 @@ const SELECTION: &[(&str, Option<&str>)] = &[
         "health handlers should contain necessary checks",
         Some("missing required /healthz?verbose=1 checks"),
     ),
+    // Reads the CRD's definitions in `/openapi/v2`, as versions are served, renamed and
+    // unserved.
+    (
+        "CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] removes definition from spec \
+         when one version gets changed to not be served [Conformance]",
+        None,
+    ),
+    // The CRD's OpenAPI v3 document, read back through spec3.
+    (
+        "OpenAPIV3 should publish OpenAPI V3 for CustomResourceDefinition",
+        None,
+    ),
     // The e2e framework's apiextensions client sends CRDs in protobuf.
     (
         "Simple CustomResourceDefinition creating/deleting custom resource definition objects \

@@ -10,6 +10,7 @@
 mod action;
 mod audited;
 mod create;
+mod custom_openapi;
 mod deadline;
 mod delete;
 pub mod delete_options;

@@ -10,9 +10,12 @@
 //! `components/schemas` and written in OpenAPI 3.0's dialect (`nullable` instead of a `null`
 //! type).
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
+use super::custom_openapi::CustomKind;
 use super::discovery::Group;
 use super::reviews::Review;
 use crate::kube_openapi;
@@ -32,7 +35,7 @@ pub fn index(documents: &[(String, Vec<u8>)]) -> Value {
     json!({"paths": paths})
 }
 
-fn hex_upper(bytes: &[u8]) -> String {
+pub(super) fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
@@ -85,13 +88,127 @@ pub(super) fn documents<H>(
                     let served = served_paths(resources, reviews, &group.name, version_name);
                     kube_openapi::trimmed(&root, &served, release)
                 })
-                .flatten();
+                .flatten()
+                .or_else(|| custom_document(resources, &group.name, version_name));
             let document = published
                 .unwrap_or_else(|| document(resources, &group.name, version_name, git_version));
             push(root, &document);
         }
     }
     documents
+}
+
+/// The custom resources of `group`/`version`, each with what it publishes there, if every
+/// resource served there is one.
+fn custom_kinds<'a, H>(
+    resources: &'a [std::sync::Arc<Served<H>>],
+    group: &'a str,
+    version: &'a str,
+) -> Option<Vec<CustomKind<'a>>> {
+    let mut kinds = Vec::new();
+    for served in resources
+        .iter()
+        .filter(|s| s.config.group == group && s.version(version).is_some())
+    {
+        let published = served.config.custom_openapi.as_ref()?.get(version)?;
+        kinds.push(CustomKind {
+            group,
+            version,
+            kind: &served.config.kind,
+            plural: &served.plural,
+            namespaced: served.config.namespaced,
+            published,
+        });
+    }
+    (!kinds.is_empty()).then_some(kinds)
+}
+
+/// The document of a group-version of custom resources, as apiextensions-apiserver builds
+/// it: every CRD's paths and schemas of the version merged.
+fn custom_document<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    group: &str,
+    version: &str,
+) -> Option<Value> {
+    let kinds = custom_kinds(resources, group, version)?;
+    let mut paths = Map::new();
+    let mut schemas = Map::new();
+    for kind in &kinds {
+        kind.add_v3(&mut paths, &mut schemas);
+    }
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
+}
+
+/// The OpenAPI v2 document of the server, `/openapi/v2`: kube-apiserver's, trimmed to the
+/// resources of kube's kinds served, with every custom resource's version served added as
+/// apiextensions-apiserver adds it. Kinds of neither (a generated scheme's) are in v3 only.
+pub(super) fn swagger<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    groups: &[Group],
+    reviews: &[&Review],
+    release: &str,
+) -> Option<Value> {
+    let mut kube_served = Vec::new();
+    let mut kube_groups = Vec::new();
+    let mut custom = Vec::new();
+    for group in groups {
+        let of_group = || resources.iter().filter(|s| s.config.group == group.name);
+        if !group.name.is_empty() && of_group().all(|s| s.config.kube_openapi) {
+            kube_groups.push(group.name.as_str());
+        }
+        for version in &group.versions {
+            let kube = of_group()
+                .filter(|s| s.version(version).is_some())
+                .all(|s| s.config.kube_openapi);
+            if kube {
+                let root = GroupVersion::new(group.name.clone(), version.clone()).api_root();
+                kube_served.push((root, served_paths(resources, reviews, &group.name, version)));
+            } else if let Some(kinds) = custom_kinds(resources, &group.name, version) {
+                custom.extend(kinds);
+            }
+        }
+    }
+    let core = groups.iter().any(|g| g.name.is_empty());
+    let mut document = kube_openapi::swagger_trimmed(&kube_served, &kube_groups, core, release)?;
+    let mut paths = Map::new();
+    let mut definitions = Map::new();
+    let mut shared = BTreeSet::new();
+    for kind in &custom {
+        kind.add_v2(&mut paths, &mut definitions, &mut shared);
+    }
+    object("paths", &mut document)?.extend(paths);
+    object("definitions", &mut document)?.extend(definitions);
+    for name in shared {
+        if let Some(parameter) = kube_openapi::shared_parameter_named(&name) {
+            object("parameters", &mut document)?.insert(name, parameter.clone());
+        }
+    }
+    let mut reached = BTreeSet::new();
+    kube_openapi::reach_in(
+        &document,
+        kube_openapi::DEFINITIONS,
+        kube_openapi::definition,
+        &mut reached,
+    );
+    let definitions = object("definitions", &mut document)?;
+    for name in reached {
+        if let Some(definition) = kube_openapi::definition(&name) {
+            definitions
+                .entry(name)
+                .or_insert_with(|| definition.clone());
+        }
+    }
+    Some(document)
+}
+
+/// The object at `key` of `document`.
+fn object<'a>(key: &str, document: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
+    document.get_mut(key)?.as_object_mut()
 }
 
 /// The resources of `group`/`version` and the subresources of each, as paths of kube's
@@ -110,6 +227,7 @@ fn served_paths<'a, H>(
             subresources: [
                 s.config.status.then_some("status"),
                 s.config.scale.is_some().then_some("scale"),
+                s.config.finalize.then_some("finalize"),
             ]
             .into_iter()
             .flatten()

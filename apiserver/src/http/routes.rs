@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use apfkit_runtime::Object;
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::{Method, StatusCode, header};
 use axum::response::Response;
 
 use super::action::Action;
@@ -301,6 +301,11 @@ where
             serde_json::to_vec(&openapi::index(catalog.openapi_documents(&server.version)))
                 .unwrap_or_default(),
         )),
+        ["openapi", "v2"] if is_get => Ok(swagger_response(
+            catalog.swagger(&server.version),
+            accept.as_deref(),
+            request.headers().get(header::IF_NONE_MATCH),
+        )),
         ["openapi", "v3", root @ ..] if is_get && !root.is_empty() => {
             let wanted = root.join("/");
             let found = catalog
@@ -324,6 +329,50 @@ where
     }
 }
 
+/// `/openapi/v2` as kube-openapi's handler answers it: JSON to a client that takes it (an
+/// `Accept` of protobuf only is 406: the document is not kept in protobuf here), with its
+/// entity tag, and `304` to a client that has the document already.
+fn swagger_response(
+    document: Option<&(Vec<u8>, String)>,
+    accept: Option<&str>,
+    if_none_match: Option<&axum::http::HeaderValue>,
+) -> Response {
+    let bare = |code: StatusCode| {
+        let mut response = Response::new(axum::body::Body::empty());
+        *response.status_mut() = code;
+        response
+    };
+    let Some((bytes, tag)) = document else {
+        return bare(StatusCode::NOT_FOUND);
+    };
+    let takes_json = accept.is_none_or(|accept| {
+        accept.trim().is_empty()
+            || accept.split(',').any(|clause| {
+                let media = clause.split(';').next().unwrap_or_default().trim();
+                matches!(media, "application/json" | "application/*" | "*/*")
+            })
+    });
+    let mut response = if !takes_json {
+        bare(StatusCode::NOT_ACCEPTABLE)
+    } else if if_none_match
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim().trim_start_matches("W/") == format!("\"{tag}\""))
+        })
+    {
+        bare(StatusCode::NOT_MODIFIED)
+    } else {
+        respond(200, media::JSON, bytes.clone())
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::VARY, axum::http::HeaderValue::from_static("Accept"));
+    if let Ok(tag) = axum::http::HeaderValue::from_str(&format!("\"{tag}\"")) {
+        headers.insert(header::ETAG, tag);
+    }
+    response
+}
+
 /// Go's `http.NotFound`: what kube-apiserver answers at a path outside its API (and under a
 /// group it does not serve).
 fn page_not_found() -> Response {
@@ -336,7 +385,7 @@ fn page_not_found() -> Response {
 pub(super) fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool {
     match segments {
         ["version" | "api" | "apis"] | ["healthz" | "livez" | "readyz", ..] => true,
-        ["openapi", "v3", ..] => true,
+        ["openapi", "v2"] | ["openapi", "v3", ..] => true,
         ["api", version] => catalog.serves_version("", version),
         ["apis", group] => !group.is_empty() && catalog.group(group).is_some(),
         ["apis", group, version] => !group.is_empty() && catalog.serves_version(group, version),
@@ -355,4 +404,39 @@ pub(super) fn discovery_response(version: &str, document: &serde_json::Value) ->
         content_type,
         serde_json::to_vec(document).unwrap_or_default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_v2_document_is_answered_in_json_with_its_tag() {
+        let document = (b"{}".to_vec(), "AB12".to_owned());
+        let answered = |accept: Option<&str>, tag: Option<&str>| {
+            let tag = tag.map(|t| axum::http::HeaderValue::from_str(t).unwrap());
+            let response = swagger_response(Some(&document), accept, tag.as_ref());
+            let etag = response.headers().get(header::ETAG).cloned();
+            (response.status().as_u16(), etag)
+        };
+        let (code, etag) = answered(None, None);
+        assert_eq!(code, 200);
+        assert_eq!(etag.unwrap(), "\"AB12\"");
+        assert_eq!(answered(Some("application/json, */*"), None).0, 200);
+        assert_eq!(answered(Some("application/*;q=0.5"), None).0, 200);
+        // A client that has it already.
+        assert_eq!(answered(None, Some("\"AB12\"")).0, 304);
+        assert_eq!(answered(None, Some("\"other\"")).0, 200);
+        // Protobuf only: not kept here.
+        let protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+        assert_eq!(answered(Some(protobuf), None).0, 406);
+        assert_eq!(
+            answered(Some(&format!("{protobuf}, application/json")), None).0,
+            200
+        );
+        assert_eq!(
+            swagger_response(None, None, None).status(),
+            StatusCode::NOT_FOUND
+        );
+    }
 }

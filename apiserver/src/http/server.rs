@@ -121,6 +121,8 @@ pub(super) struct Catalog<H: 'static> {
     pub(super) groups: Vec<Group>,
     /// The OpenAPI v3 documents, made on first request.
     pub(super) openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
+    /// The OpenAPI v2 document (JSON) and its entity tag, made on first request.
+    pub(super) swagger: std::sync::OnceLock<Option<(Vec<u8>, String)>>,
 }
 
 impl<H> Catalog<H> {
@@ -131,6 +133,7 @@ impl<H> Catalog<H> {
             resources,
             reviews,
             openapi: std::sync::OnceLock::new(),
+            swagger: std::sync::OnceLock::new(),
         }
     }
 
@@ -162,6 +165,23 @@ impl<H> Catalog<H> {
                 &version.git_version,
             )
         })
+    }
+}
+
+impl<H> Catalog<H> {
+    /// The OpenAPI v2 document and its entity tag (kube-openapi's: the SHA-512 of the bytes
+    /// in upper-case hex).
+    pub(super) fn swagger(&self, version: &VersionInfo) -> Option<&(Vec<u8>, String)> {
+        self.swagger
+            .get_or_init(|| {
+                let release = format!("{}.{}", version.major, version.minor);
+                let document =
+                    openapi::swagger(&self.resources, &self.groups, &self.reviews, &release)?;
+                let bytes = serde_json::to_vec(&document).ok()?;
+                let tag = openapi::hex_upper(&<sha2::Sha512 as sha2::Digest>::digest(&bytes));
+                Some((bytes, tag))
+            })
+            .as_ref()
     }
 }
 

@@ -17,8 +17,8 @@ pub use objects::{
     Change, Deletion, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
 };
 pub use resource::{
-    Generation, ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served, SharedVersion,
-    VersionCodec,
+    CustomOpenApi, Generation, ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served,
+    SharedVersion, VersionCodec,
 };
 pub use stored::{Stored, Watch, Watched};
 pub use strategy::{GenericStrategy, PrinterStrategy, Strategy};

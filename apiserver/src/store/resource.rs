@@ -48,6 +48,10 @@ pub struct ResourceConfig {
     /// The JSON Schema (draft 2020-12, definitions under `$defs`) of a kind of the resource
     /// (the kind or its list) in a version, for the OpenAPI documents.
     pub schema: Option<SchemaFn>,
+    /// What each version (by name) of a custom resource publishes in the OpenAPI documents,
+    /// as apiextensions-apiserver builds them; the documents' paths are made from it and the
+    /// resource's names.
+    pub custom_openapi: Option<std::sync::Arc<std::collections::BTreeMap<String, CustomOpenApi>>>,
     /// Whether the kind is one of kube-apiserver's own, published in its group-version's
     /// OpenAPI document as kube-apiserver publishes it (see
     /// [`ResourceConfig::with_kube_openapi`]).
@@ -97,6 +101,7 @@ impl ResourceConfig {
             custom: false,
             scale: None,
             schema: None,
+            custom_openapi: None,
             kube_openapi: false,
             return_deleted_object: false,
             generation: Generation::OnSpecChange,
@@ -239,6 +244,7 @@ impl std::fmt::Debug for ResourceConfig {
             .field("custom", &self.custom)
             .field("scale", &self.scale)
             .field("schema", &self.schema.is_some())
+            .field("custom_openapi", &self.custom_openapi.is_some())
             .field("kube_openapi", &self.kube_openapi)
             .field("return_deleted_object", &self.return_deleted_object)
             .field("generation", &self.generation)
@@ -246,6 +252,25 @@ impl std::fmt::Debug for ResourceConfig {
             .field("delete_collection", &self.delete_collection)
             .finish_non_exhaustive()
     }
+}
+
+/// What one version of a custom resource publishes in kube-apiserver's OpenAPI documents, as
+/// apiextensions-apiserver's builder makes it: the kind's and its list's schemas in each
+/// document's form, and the subresources the version has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomOpenApi {
+    /// The kind's schema in OpenAPI v3's form (references into `#/components/schemas/`).
+    pub kind: Value,
+    /// The list's schema in OpenAPI v3's form.
+    pub list: Value,
+    /// The kind's schema in OpenAPI v2's form (references into `#/definitions/`).
+    pub kind_v2: Value,
+    /// The list's schema in OpenAPI v2's form.
+    pub list_v2: Value,
+    /// Whether the version has a `/status` subresource.
+    pub status: bool,
+    /// Whether the version has a `/scale` subresource.
+    pub scale: bool,
 }
 
 /// The JSON Schema of a kind, if known.

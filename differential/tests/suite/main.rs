@@ -16,6 +16,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 mod crds;
 mod deletion;
 mod namespaces;
+mod openapi;
 mod options;
 mod patches;
 mod routes;
@@ -33,6 +34,7 @@ fn main() -> std::process::ExitCode {
         crds::CASES,
         deletion::CASES,
         namespaces::CASES,
+        openapi::CASES,
         options::CASES,
         patches::CASES,
         routes::CASES,

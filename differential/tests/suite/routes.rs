@@ -209,6 +209,7 @@ const SERVED_PLURALS: &[&str] = &[
     "roles",
     "rolebindings",
     "customresourcedefinitions",
+    "namespaces",
     "selfsubjectreviews",
     "localsubjectaccessreviews",
     "selfsubjectaccessreviews",
@@ -216,49 +217,101 @@ const SERVED_PLURALS: &[&str] = &[
     "subjectaccessreviews",
 ];
 
-/// The part of an OpenAPI document of what apfkit serves: the paths of `SERVED_PLURALS` (but
-/// `proxy`) and each document's own path, the schemas they reach; `info.version` is each
-/// server's release (item 14), left out.
-fn served_part(document: &Value) -> Value {
-    fn references(node: &Value, names: &mut Vec<String>) {
-        match node {
-            Value::Object(map) => {
-                if let Some(name) = map
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|r| r.strip_prefix("#/components/schemas/"))
-                {
-                    names.push(name.to_owned());
-                }
-                map.values().for_each(|v| references(v, names));
-            }
-            Value::Array(items) => items.iter().for_each(|v| references(v, names)),
-            _ => {}
-        }
-    }
+/// kube's groups apfkit serves, but the core group.
+const GROUPS: &[&str] = &[
+    "flowcontrol.apiserver.k8s.io",
+    "apiregistration.k8s.io",
+    "rbac.authorization.k8s.io",
+    "discovery.k8s.io",
+    "apiextensions.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+];
+
+/// The part of an OpenAPI document (v3, or v2: `swagger`) of what apfkit serves: the paths
+/// of `SERVED_PLURALS` (but `proxy`) and each document's own path, the schemas (and v2's
+/// shared parameters) they reach; `info.version` is each server's release (item 14), left
+/// out.
+pub(crate) fn served_part(document: &Value) -> Value {
     let paths: serde_json::Map<String, Value> = document["paths"]
         .as_object()
         .into_iter()
         .flatten()
         .filter(|(path, _)| {
             let segments: Vec<&str> = path.split('/').collect();
-            path.ends_with('/')
-                || (segments.iter().any(|s| SERVED_PLURALS.contains(s))
-                    && !segments.contains(&"proxy"))
+            // `namespaces/{namespace}` leads to a namespaced resource, which may be another
+            // case's custom resource.
+            let plural = |(i, s): (usize, &&str)| {
+                SERVED_PLURALS.contains(s)
+                    && !(*s == "namespaces" && segments.get(i + 1) == Some(&"{namespace}"))
+            };
+            // A root: `/api/`, `/apis/`, `/version/`, a served group's or version's.
+            let root = matches!(segments.as_slice(), ["", "api" | "apis" | "version", ..])
+                && (segments[1] != "apis" || segments.len() == 3 || GROUPS.contains(&segments[2]));
+            (path.ends_with('/') && root)
+                || (segments.iter().enumerate().any(plural) && !segments.contains(&"proxy"))
         })
         .map(|(path, item)| (path.clone(), item.clone()))
         .collect();
-    let components = &document["components"]["schemas"];
-    let mut pending = Vec::new();
-    references(&Value::Object(paths.clone()), &mut pending);
-    let mut schemas = serde_json::Map::new();
-    while let Some(name) = pending.pop() {
-        if !schemas.contains_key(&name) {
-            let schema = components[&name].clone();
-            references(&schema, &mut pending);
-            schemas.insert(name, schema);
+    reached_from(document, paths)
+}
+
+/// `document` with only `paths`, and the schemas (v3's components, v2's definitions) and
+/// v2's shared parameters they reach.
+pub(crate) fn reached_from(document: &Value, paths: serde_json::Map<String, Value>) -> Value {
+    fn references(node: &Value, prefix: &str, names: &mut Vec<String>) {
+        match node {
+            Value::Object(map) => {
+                if let Some(name) = map
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix(prefix))
+                {
+                    names.push(name.to_owned());
+                }
+                map.values().for_each(|v| references(v, prefix, names));
+            }
+            Value::Array(items) => items.iter().for_each(|v| references(v, prefix, names)),
+            _ => {}
         }
     }
+    fn reach(from: &Value, table: &Value, prefix: &str) -> serde_json::Map<String, Value> {
+        let mut pending = Vec::new();
+        references(from, prefix, &mut pending);
+        let mut reached = serde_json::Map::new();
+        while let Some(name) = pending.pop() {
+            if !reached.contains_key(&name) {
+                let schema = table[&name].clone();
+                references(&schema, prefix, &mut pending);
+                reached.insert(name, schema);
+            }
+        }
+        reached
+    }
+    let paths = Value::Object(paths);
+    if document.get("swagger").is_some() {
+        let parameters = Value::Object(reach(&paths, &document["parameters"], "#/parameters/"));
+        let mut definitions = reach(&paths, &document["definitions"], "#/definitions/");
+        definitions.extend(reach(
+            &parameters,
+            &document["definitions"],
+            "#/definitions/",
+        ));
+        return serde_json::json!({
+            "swagger": document["swagger"],
+            "info": {"title": document["info"]["title"]},
+            "paths": paths,
+            "definitions": definitions,
+            "parameters": parameters,
+            "security": document["security"],
+            "securityDefinitions": document["securityDefinitions"],
+        });
+    }
+    let schemas = reach(
+        &paths,
+        &document["components"]["schemas"],
+        "#/components/schemas/",
+    );
     serde_json::json!({
         "openapi": document["openapi"],
         "info": {"title": document["info"]["title"]},
@@ -270,15 +323,6 @@ fn served_part(document: &Value) -> Value {
 /// The OpenAPI v3 documents of kube's groups apfkit serves, which `kubectl explain` reads
 /// (item 5): the index names them, and each is kube's for what apfkit serves.
 async fn openapi_documents_of_kubes_groups_are_kubes(s: &mut Session) {
-    const GROUPS: &[&str] = &[
-        "flowcontrol.apiserver.k8s.io",
-        "apiregistration.k8s.io",
-        "rbac.authorization.k8s.io",
-        "discovery.k8s.io",
-        "apiextensions.k8s.io",
-        "authentication.k8s.io",
-        "authorization.k8s.io",
-    ];
     fn published(root: &str) -> bool {
         matches!(root, "api" | "api/v1" | "apis" | "version")
             || root.strip_prefix("apis/").is_some_and(|group| {
@@ -312,8 +356,23 @@ async fn openapi_documents_of_kubes_groups_are_kubes(s: &mut Session) {
     }
 }
 
+/// `/openapi/v2`, which the OpenAPI v2 clients read (client-go's `OpenAPISchema` in JSON,
+/// upstream's e2e tests of CRD publishing): kube's document for what apfkit serves, and
+/// `304` to a client holding it already.
+async fn the_openapi_v2_document_is_kubes_for_what_is_served(s: &mut Session) {
+    s.send(Request::get("/openapi/v2").selecting(served_part))
+        .await;
+    s.send(
+        Request::get("/openapi/v2")
+            .accept("application/json")
+            .kind_only(),
+    )
+    .await;
+}
+
 crate::cases!(
     openapi_documents_of_kubes_groups_are_kubes,
+    the_openapi_v2_document_is_kubes_for_what_is_served,
     group_versions_are_discovered_alike,
     discovery_describes_services_as_kube_does,
     the_version_has_kubes_fields,
