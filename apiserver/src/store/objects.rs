@@ -158,7 +158,7 @@ pub enum UpdateKind {
     /// The `/status` subresource: only the status changes.
     Status,
     /// The `/finalize` subresource of Namespaces: everything but the status may change
-    /// (`spec.finalizers` too), without the strategy's [`Strategy::prepare_for_update`].
+    /// (`spec.finalizers` too), without the strategy's [`Strategy::prepare_for_update`](super::Strategy::prepare_for_update).
     Finalize,
 }
 
