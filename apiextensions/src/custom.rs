@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::store::VersionCodec;
+use apfkit_apiserver::store::{Validation, VersionCodec};
 use apfkit_crd::CustomResourceDefinition;
 use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{Encoding, ErrorKind, Limits, SchemeError, UnknownFields, Warning};
@@ -192,20 +192,20 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
     fn protobuf(&self) -> bool {
         false
     }
-    fn validate(&self, object: &ServedObject<H>, old: Option<&ServedObject<H>>) -> Vec<Cause> {
+    fn validate(&self, object: &ServedObject<H>, old: Option<&ServedObject<H>>) -> Validation {
         let in_this_version = |object: Option<&ServedObject<H>>| match object {
             Some(ServedObject::Custom(object)) => self.in_this_version(object).ok(),
             _ => None,
         };
         let Some(value) = in_this_version(Some(object)) else {
-            return Vec::new();
+            return Validation::default();
         };
         let old = in_this_version(old);
-        self.schema()
-            .validate(&value, old.as_ref())
-            .iter()
-            .map(Cause::from)
-            .collect()
+        let checked = self.schema().check(&value, old.as_ref());
+        Validation {
+            causes: checked.errors.iter().map(Cause::from).collect(),
+            warnings: checked.warnings.iter().map(ToString::to_string).collect(),
+        }
     }
     /// The name, the namespace of a namespaced resource, and this version's
     /// `selectableFields` (apiextensions-apiserver's `crConverter.ConvertFieldLabel`).

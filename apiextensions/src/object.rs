@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::store::{ResourceError, Served, SharedVersion, VersionCodec};
+use apfkit_apiserver::store::{ResourceError, Served, SharedVersion, Validation, VersionCodec};
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{
@@ -261,13 +260,13 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for BuiltinVersion<
     fn protobuf(&self) -> bool {
         self.0.protobuf()
     }
-    fn validate(&self, object: &ServedObject<H>, old: Option<&ServedObject<H>>) -> Vec<Cause> {
+    fn validate(&self, object: &ServedObject<H>, old: Option<&ServedObject<H>>) -> Validation {
         match (object, old) {
             (ServedObject::Builtin(object), None) => self.0.validate(object, None),
             (ServedObject::Builtin(object), Some(ServedObject::Builtin(old))) => {
                 self.0.validate(object, Some(old))
             }
-            _ => Vec::new(),
+            _ => Validation::default(),
         }
     }
 }

@@ -268,11 +268,24 @@ impl Version {
         Ok(self.validate(&object, old.as_ref()))
     }
 
-    /// Validates an object already pruned and defaulted, in kube-apiserver's order.
+    /// Validates an object already pruned and defaulted, in kube-apiserver's order: its
+    /// errors ([`Version::check`] also gives the warnings of an update).
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        self.check(object, old).errors
+    }
+
+    /// Validates an object already pruned and defaulted, in kube-apiserver's order, as an
+    /// update of `old` when there is one, with validation ratcheting: what an unchanged value
+    /// breaks of the schema is dropped, and of its rules (but transition rules) answered as
+    /// warnings.
+    pub fn check(&self, object: &Value, old: Option<&Value>) -> Checked {
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         crate::metadata::validate(object, &mut errors);
-        validate::validate(&self.schema, object, &mut errors);
+        match old {
+            Some(old) => validate::validate_update(&self.schema, object, old, &mut errors),
+            None => validate::validate(&self.schema, object, &mut errors),
+        }
         match old {
             // An update checks list types only if the old object passed them (ratcheting).
             Some(old) => {
@@ -292,11 +305,26 @@ impl Version {
                     "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
                 ));
             } else {
-                cel::validate(&self.schema, object, old, &mut errors);
+                match old {
+                    Some(old) => {
+                        cel::validate_update(&self.schema, object, old, &mut errors, &mut warnings)
+                    }
+                    None => cel::validate(&self.schema, object, None, &mut errors),
+                };
             }
         }
-        errors
+        Checked { errors, warnings }
     }
+}
+
+/// What [`Version::check`] finds: errors that refuse the write, and warnings to answer with
+/// it (each as kube-apiserver words a `field.Error` in a `Warning` header).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checked {
+    /// The errors, in kube-apiserver's order.
+    pub errors: Vec<FieldError>,
+    /// The errors of rules on unchanged values, which an update only warns about.
+    pub warnings: Vec<FieldError>,
 }
 
 /// A version's schema compiled at `path`; with `all`, also checked as kube-apiserver checks a

@@ -72,5 +72,5 @@ pub mod schema;
 mod structural;
 pub mod validate;
 
-pub use definition::{Admission, CustomResourceDefinition, DefinitionError, Version};
+pub use definition::{Admission, Checked, CustomResourceDefinition, DefinitionError, Version};
 pub use schema::Schema;

@@ -95,3 +95,47 @@ fn list_map(schema: &Schema, path: &Path, items: &[Value], errors: &mut Vec<Fiel
         ));
     }
 }
+
+/// The items of an old `x-kubernetes-list-type: map` list by their keys, to find the old item
+/// of a new one (apiserver's `MapList`, which ratcheting and transition rules correlate by);
+/// the items of any other list correlate with none.
+pub(crate) struct OldItems<'a> {
+    by_key: HashMap<String, &'a Value>,
+    keys: &'a [String],
+}
+
+impl<'a> OldItems<'a> {
+    /// `olds`, the old list, under `schema`, the list's schema.
+    pub(crate) fn new(schema: &'a Schema, olds: Option<&'a Value>) -> Self {
+        let keys: &[String] = if schema.list_type.as_deref() == Some("map") {
+            &schema.list_map_keys
+        } else {
+            &[]
+        };
+        let mut by_key = HashMap::new();
+        if !keys.is_empty() {
+            for old in olds.and_then(Value::as_array).into_iter().flatten() {
+                // The first of repeated keys.
+                by_key.entry(key_of(keys, old)).or_insert(old);
+            }
+        }
+        OldItems { by_key, keys }
+    }
+
+    /// The old item with `item`'s keys.
+    pub(crate) fn get(&self, item: &Value) -> Option<&'a Value> {
+        if self.keys.is_empty() {
+            return None;
+        }
+        self.by_key.get(&key_of(self.keys, item)).copied()
+    }
+}
+
+/// An item's values of `keys`, as one string (absent keys as `null`).
+fn key_of(keys: &[String], item: &Value) -> String {
+    let values: Vec<&Value> = keys
+        .iter()
+        .map(|k| item.get(k).unwrap_or(&Value::Null))
+        .collect();
+    serde_json::to_string(&values).unwrap_or_default()
+}

@@ -13,6 +13,7 @@ use apfkit_runtime::field::{BadValue, FieldError, go_float, go_quote};
 use serde_json::{Map, Value};
 
 use crate::format;
+use crate::listtype::OldItems;
 use crate::schema::{Schema, Type};
 
 /// The `in` of kube-openapi's messages: a CRD's object is the request's body.
@@ -20,7 +21,16 @@ const IN: &str = "body";
 
 /// Validates `value` against `schema`, appending kube-apiserver's errors.
 pub fn validate(schema: &Schema, value: &Value, errors: &mut Vec<FieldError>) {
-    check(schema, "", value, errors);
+    check(schema, "", value, None, errors);
+}
+
+/// Validates `value`, an update of `old`, against `schema` as kube-apiserver does since
+/// validation ratcheting (`RatchetingSchemaValidator`): the errors of a value equal to the
+/// old value it correlates with are dropped. A property correlates with the old object's
+/// property of the same name, an item of an `x-kubernetes-list-type: map` list with the old
+/// item of the same keys; no other item, nor the root's `apiVersion` and `kind`.
+pub fn validate_update(schema: &Schema, value: &Value, old: &Value, errors: &mut Vec<FieldError>) {
+    check(schema, "", value, Some(old), errors);
 }
 
 /// The field path of kube-openapi's name: its leading `.` (a root property reached through
@@ -65,7 +75,28 @@ fn type_error(name: &str, types: &str, found: &str) -> FieldError {
     )
 }
 
-fn check(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
+/// The errors of `value` and below, those of a value equal to its correlated `old` dropped.
+fn check(
+    schema: &Schema,
+    name: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    let before = errors.len();
+    check_node(schema, name, value, old, errors);
+    if errors.len() > before && old.is_some_and(|old| same_value(old, value)) {
+        errors.truncate(before);
+    }
+}
+
+fn check_node(
+    schema: &Schema,
+    name: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
     // kube-openapi checks only the type and the enum of a null.
     if value.is_null() {
         if let Some(types) = required_types(schema)
@@ -87,7 +118,7 @@ fn check(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError
             errors.push(type_error(name, types, found));
         }
     }
-    check_composition(schema, name, value, errors);
+    check_composition(schema, name, value, old, errors);
     match value {
         Value::String(text) => {
             check_string(schema, name, text, errors);
@@ -105,12 +136,12 @@ fn check(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError
             }
         }
         Value::Number(_) => check_number(schema, name, value, errors),
-        Value::Array(items) => check_array(schema, name, items, errors),
+        Value::Array(items) => check_array(schema, name, items, old, errors),
         _ => {}
     }
     check_enum(schema, name, value, errors);
     if let Value::Object(map) = value {
-        check_object(schema, name, map, errors);
+        check_object(schema, name, map, old, errors);
     }
 }
 
@@ -119,7 +150,13 @@ fn check(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError
 /// failed (for `anyOf` and `oneOf`) or of every schema (for `allOf`). Upstream keeps the
 /// failed alternative with the most checks applied (`MatchCount`), the first of equals; its
 /// checks apply by the value's kind, so the alternatives of one value nearly always tie.
-fn check_composition(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<FieldError>) {
+fn check_composition(
+    schema: &Schema,
+    name: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
     if schema.any_of.is_empty()
         && schema.one_of.is_empty()
         && schema.all_of.is_empty()
@@ -129,7 +166,7 @@ fn check_composition(schema: &Schema, name: &str, value: &Value, errors: &mut Ve
     }
     let run = |sub: &Schema| {
         let mut found = Vec::new();
-        check(sub, name, value, &mut found);
+        check(sub, name, value, old, &mut found);
         found
     };
     let composition_error =
@@ -339,10 +376,23 @@ fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<Fie
 }
 
 /// The items, then `minItems`, `maxItems` (`uniqueItems` is refused in a CRD's schema).
-fn check_array(schema: &Schema, name: &str, items: &[Value], errors: &mut Vec<FieldError>) {
+fn check_array(
+    schema: &Schema,
+    name: &str,
+    items: &[Value],
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
     if let Some(item_schema) = &schema.items {
+        let olds = OldItems::new(schema, old);
         for (i, item) in items.iter().enumerate() {
-            check(item_schema, &format!("{name}[{i}]"), item, errors);
+            check(
+                item_schema,
+                &format!("{name}[{i}]"),
+                item,
+                olds.get(item),
+                errors,
+            );
         }
     }
     let size = items.len() as i64;
@@ -417,8 +467,15 @@ fn check_object(
     schema: &Schema,
     name: &str,
     map: &Map<String, Value>,
+    old: Option<&Value>,
     errors: &mut Vec<FieldError>,
 ) {
+    // The old value of a property; a root's `apiVersion` and `kind` have none (both objects
+    // are read as one version).
+    let old_of = |key: &str| {
+        let type_meta = name.is_empty() && matches!(key, "apiVersion" | "kind");
+        old.and_then(|old| old.get(key)).filter(|_| !type_meta)
+    };
     let count = map.len() as i64;
     if let Some(min) = schema.min_properties
         && count < min
@@ -447,13 +504,13 @@ fn check_object(
     } else if let Some(values) = &schema.additional_properties {
         for (key, item) in map {
             if !schema.properties.contains_key(key) {
-                check(values, &format!("{name}.{key}"), item, errors);
+                check(values, &format!("{name}.{key}"), item, old_of(key), errors);
             }
         }
     }
     for (key, property) in &schema.properties {
         if let Some(item) = map.get(key) {
-            check(property, &child_name(name, key), item, errors);
+            check(property, &child_name(name, key), item, old_of(key), errors);
         }
     }
     for key in &schema.required {

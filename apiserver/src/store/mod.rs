@@ -18,7 +18,7 @@ pub use objects::{
 };
 pub use resource::{
     CustomOpenApi, Generation, ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served,
-    SharedVersion, VersionCodec,
+    SharedVersion, Validation, VersionCodec,
 };
 pub use stored::{Stored, Watch, Watched};
 pub use strategy::{GenericStrategy, PrinterStrategy, Strategy};

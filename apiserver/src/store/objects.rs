@@ -315,13 +315,15 @@ where
         }
     }
 
+    /// The kind's, the metadata's and the version's checks of an object about to be
+    /// written: `422 Invalid` with their causes, or the version's warnings.
     fn check(
         &self,
         served: &Served<H>,
         object: &H,
         old: Option<&H>,
         api_version: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<Vec<String>, ApiError> {
         let mut causes = served.strategy().validate(object, old, api_version);
         // `ValidateObjectMeta`'s labels, annotations and finalizers follow its name and
         // namespace, which a kind's strategy checks first.
@@ -334,11 +336,14 @@ where
             super::metadata::causes(object.metadata()),
         );
         let (_, version) = split_api_version(api_version);
+        let mut warnings = Vec::new();
         if let Some(codec) = served.version(version) {
-            causes.extend(codec.validate(object, old));
+            let validation = codec.validate(object, old);
+            causes.extend(validation.causes);
+            warnings = validation.warnings;
         }
         if causes.is_empty() {
-            return Ok(());
+            return Ok(warnings);
         }
         let subject = Subject {
             group: served.config.group.clone(),
@@ -586,8 +591,8 @@ where
         }
         served.strategy().prepare_for_create(&mut value);
         object = hub_of_storage_value(served, &value)?;
-        self.check(served, &object, None, api_version)?;
-        let warnings = served.strategy().warnings(&value, None);
+        let mut warnings = self.check(served, &object, None, api_version)?;
+        warnings.extend(served.strategy().warnings(&value, None));
         let name = object.name().to_owned();
         let subject = Self::subject(served, &name);
         let bytes = self.encode(served, &object)?;
@@ -669,8 +674,11 @@ where
             }
             let old = self.decode(served, &kv, kv.mod_revision)?;
             let new = writer(&old, object.clone())?;
-            let (new, warnings) = self.prepare_update(served, new, &old, kind)?;
-            self.check(served, &new, Some(&old), api_version)?;
+            let (new, prepared) = self.prepare_update(served, new, &old, kind)?;
+            // The schema's warnings come first, as kube-apiserver's validation adds them
+            // before the strategy's `WarningsOnUpdate`.
+            let mut warnings = self.check(served, &new, Some(&old), api_version)?;
+            warnings.extend(prepared);
             if deletes_during_update(&new, &old)
                 && !served.strategy().finalizing(&storage_value(served, &new)?)
             {

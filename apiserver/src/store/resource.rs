@@ -254,6 +254,17 @@ impl std::fmt::Debug for ResourceConfig {
     }
 }
 
+/// What a version's schema finds of an object about to be written
+/// ([`VersionCodec::validate`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Validation {
+    /// What refuses the write (`422 Invalid`).
+    pub causes: Vec<crate::error::Cause>,
+    /// What the write is answered with as `Warning` headers (a custom resource's rules that
+    /// an unchanged value breaks: validation ratcheting).
+    pub warnings: Vec<String>,
+}
+
 /// What one version of a custom resource publishes in kube-apiserver's OpenAPI documents, as
 /// apiextensions-apiserver's builder makes it: the kind's and its list's schemas in each
 /// document's form, and the subresources the version has.
@@ -346,11 +357,11 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<H, String>;
     /// Whether objects of this version have a Kubernetes protobuf form.
     fn protobuf(&self) -> bool;
-    /// What this version's schema finds wrong with an object about to be written (the old
-    /// object on an update), beside the kind's [`Strategy::validate`]: none by default.
-    fn validate(&self, object: &H, old: Option<&H>) -> Vec<crate::error::Cause> {
+    /// What this version's schema finds of an object about to be written (the old object on
+    /// an update), beside the kind's [`Strategy::validate`]: nothing by default.
+    fn validate(&self, object: &H, old: Option<&H>) -> Validation {
         let _ = (object, old);
-        Vec::new()
+        Validation::default()
     }
     /// The zero value of the version's type as JSON: what Go's `encoding/json` writes for a
     /// new object of the kind (its non-pointer structs and unomitted fields at their zero

@@ -29,7 +29,9 @@ use cel::{Context, Env, Program};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
 use serde_json::Value;
 
+use crate::listtype::OldItems;
 use crate::schema::{RuleCompiler, Schema, Type};
+use crate::validate::same_value;
 pub use rule::{CompiledRule, Reason};
 
 /// kube-apiserver's runtime CEL budget for one object's rules (`RuntimeCELCostBudget`).
@@ -369,8 +371,9 @@ fn rule_error_string(rule: &CompiledRule) -> String {
         .unwrap_or_else(|| rule.rule.trim().to_owned())
 }
 
-/// Evaluates every rule of `schema` and below against `value` (`old` for an update),
-/// appending kube-apiserver's errors; returns the budget left (negative once spent).
+/// Evaluates every rule of `schema` and below against `value` (`old` for an update, as the
+/// old value of transition rules only), appending kube-apiserver's errors; returns the budget
+/// left (negative once spent).
 pub fn validate(
     schema: &Schema,
     value: &Value,
@@ -380,17 +383,43 @@ pub fn validate(
     let mut walk = Walk {
         budget: RUNTIME_COST_BUDGET as i64,
         errors,
+        ratcheting: None,
     };
-    walk.node(schema, Path::root(), value, old, true);
+    walk.node(schema, Path::root(), value, old, true, false);
+    walk.budget
+}
+
+/// [`validate`] for an update of `old` with validation ratcheting, as a custom resource's
+/// update is checked: a rule that does not read `oldSelf` is not enforced on a value equal to
+/// the old value it correlates with (or, for a value that correlates with none, on one whose
+/// nearest correlated ancestor is unchanged); what it finds there goes to `warnings`.
+pub fn validate_update(
+    schema: &Schema,
+    value: &Value,
+    old: &Value,
+    errors: &mut Vec<FieldError>,
+    warnings: &mut Vec<FieldError>,
+) -> i64 {
+    let mut walk = Walk {
+        budget: RUNTIME_COST_BUDGET as i64,
+        errors,
+        ratcheting: Some(warnings),
+    };
+    walk.node(schema, Path::root(), value, Some(old), true, false);
     walk.budget
 }
 
 struct Walk<'e> {
     budget: i64,
     errors: &'e mut Vec<FieldError>,
+    /// With [`validate_update`]: where an unchanged value's failed rules go instead.
+    ratcheting: Option<&'e mut Vec<FieldError>>,
 }
 
 impl Walk<'_> {
+    /// `parent_unchanged`: whether the nearest ancestor with an old value to correlate has
+    /// not changed, which ratchets this node's errors when it has no old value itself
+    /// (apiextensions-apiserver's `ratchetingOptions.shouldRatchetError`).
     fn node(
         &mut self,
         schema: &Schema,
@@ -398,17 +427,22 @@ impl Walk<'_> {
         value: &Value,
         old: Option<&Value>,
         root: bool,
+        parent_unchanged: bool,
     ) {
         if self.budget < 0 || value.is_null() || !schema.has_rules() {
             return;
         }
+        // An update leaves an unchanged value's rules unenforced (ratcheting), but for
+        // transition rules.
+        let unchanged =
+            self.ratcheting.is_some() && old.map_or(parent_unchanged, |old| same_value(old, value));
         let old = old.filter(|old| !old.is_null());
-        self.expressions(schema, &path, value, old, root);
+        self.expressions(schema, &path, value, old, root, unchanged);
         if self.budget < 0 {
             return;
         }
         for sub in &schema.all_of {
-            self.node(sub, path.clone(), value, old, root);
+            self.node(sub, path.clone(), value, old, root, parent_unchanged);
             if self.budget < 0 {
                 return;
             }
@@ -418,10 +452,10 @@ impl Walk<'_> {
                 let Some(item_schema) = &schema.items else {
                     return;
                 };
-                let olds = old.and_then(Value::as_array);
+                let olds = OldItems::new(schema, old);
                 for (i, item) in items.iter().enumerate() {
-                    let old_item = olds.and_then(|olds| correlate(schema, olds, item));
-                    self.node(item_schema, path.index(i), item, old_item, false);
+                    let old_item = olds.get(item);
+                    self.node(item_schema, path.index(i), item, old_item, false, unchanged);
                     if self.budget < 0 {
                         return;
                     }
@@ -434,11 +468,16 @@ impl Walk<'_> {
                 );
                 let old_map = old.and_then(Value::as_object).filter(|_| correlatable);
                 for (key, item) in map {
-                    let old_item = old_map.and_then(|m| m.get(key));
+                    // A root's `apiVersion` and `kind` are not ratcheted (both objects are read
+                    // as one version).
+                    let type_meta = root && matches!(key.as_str(), "apiVersion" | "kind");
+                    let old_item = old_map.and_then(|m| m.get(key)).filter(|_| !type_meta);
+                    let unchanged = unchanged && !type_meta;
                     if let Some(property) = schema.properties.get(key) {
-                        self.node(property, path.child_of_root(key), item, old_item, false);
+                        let path = path.child_of_root(key);
+                        self.node(property, path, item, old_item, false, unchanged);
                     } else if let Some(values) = &schema.additional_properties {
-                        self.node(values, path.key(key), item, old_item, false);
+                        self.node(values, path.key(key), item, old_item, false, unchanged);
                     }
                     if self.budget < 0 {
                         return;
@@ -456,6 +495,7 @@ impl Walk<'_> {
         value: &Value,
         old: Option<&Value>,
         root: bool,
+        unchanged: bool,
     ) {
         if schema.rules.is_empty() {
             return;
@@ -565,17 +605,20 @@ impl Walk<'_> {
                 Some(Type::Object) | Some(Type::Array) => None,
                 _ => Some(BadValue::from_json(value)),
             };
-            self.errors
-                .push(match rule.reason.unwrap_or(Reason::Invalid) {
-                    Reason::Forbidden => FieldError::forbidden(&at, detail),
-                    Reason::Required => FieldError::required(&at, detail),
-                    Reason::Duplicate => FieldError {
-                        error_type: apfkit_runtime::field::ErrorType::Duplicate,
-                        ..FieldError::invalid_omitted(&at, String::new())
-                    }
-                    .with_value(bad),
-                    Reason::Invalid => FieldError::invalid_omitted(&at, detail).with_value(bad),
-                });
+            let ratcheted = match &mut self.ratcheting {
+                Some(warnings) if unchanged && !rule.uses_old_self => warnings,
+                _ => &mut *self.errors,
+            };
+            ratcheted.push(match rule.reason.unwrap_or(Reason::Invalid) {
+                Reason::Forbidden => FieldError::forbidden(&at, detail),
+                Reason::Required => FieldError::required(&at, detail),
+                Reason::Duplicate => FieldError {
+                    error_type: apfkit_runtime::field::ErrorType::Duplicate,
+                    ..FieldError::invalid_omitted(&at, String::new())
+                }
+                .with_value(bad),
+                Reason::Invalid => FieldError::invalid_omitted(&at, detail).with_value(bad),
+            });
         }
     }
 }
@@ -647,23 +690,6 @@ fn runtime_error(error: &cel::ExecutionError) -> RuntimeError {
         }
         _ => other("evaluation error"),
     }
-}
-
-/// The old item of a list that correlates with `item`: only `x-kubernetes-list-type: map`
-/// lists correlate, by their keys.
-fn correlate<'a>(schema: &Schema, olds: &'a [Value], item: &Value) -> Option<&'a Value> {
-    if schema.list_type.as_deref() != Some("map") || schema.list_map_keys.is_empty() {
-        return None;
-    }
-    let key_of = |v: &Value| {
-        schema
-            .list_map_keys
-            .iter()
-            .map(|k| v.get(k).cloned())
-            .collect::<Vec<_>>()
-    };
-    let key = key_of(item);
-    olds.iter().find(|old| key_of(old) == key)
 }
 
 /// A `messageExpression`'s message: a non-empty string of one line within 5 KiB, trimmed;

@@ -19,6 +19,7 @@ mod namespaces;
 mod openapi;
 mod options;
 mod patches;
+mod ratcheting;
 mod routes;
 mod services;
 
@@ -37,6 +38,7 @@ fn main() -> std::process::ExitCode {
         openapi::CASES,
         options::CASES,
         patches::CASES,
+        ratcheting::CASES,
         routes::CASES,
         services::CASES,
     ]
