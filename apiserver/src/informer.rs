@@ -72,6 +72,12 @@ where
     {
         // One change waiting is enough: a sync reads everything.
         let (changed, mut changes) = mpsc::channel::<()>(1);
+        // Until its first sync, `/readyz`'s `informer-sync` fails; one that starts from a
+        // revision already handled has synced.
+        let synced = self.server.register_informer();
+        if self.from.is_some() {
+            synced.store(true, std::sync::atomic::Ordering::Release);
+        }
         for served in self.resources {
             let watching = watched(self.server.clone(), served, self.from, changed.clone());
             self.server.spawn_until_stopped(watching);
@@ -85,6 +91,8 @@ where
                 if sync().await.is_err() {
                     tokio::time::sleep(RETRY).await;
                     let _ = changed.try_send(());
+                } else {
+                    synced.store(true, std::sync::atomic::Ordering::Release);
                 }
             }
         });

@@ -47,7 +47,7 @@ use apfkit_apiextensions::{CustomResources, ServedObject};
 use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::authz::{AlwaysAllow, PrivilegedGroups, Union};
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::http::{ApiServer, Listening, VersionInfo};
+use apfkit_apiserver::http::{ApiServer, HealthCheck, Listening, VersionInfo};
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::compaction::Compactor;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
@@ -562,7 +562,8 @@ async fn build<B: Backend + 'static>(
         ),
     )
     .with_authenticator(authenticator(config)?)
-    .with_request_timeout(config.request_timeout);
+    .with_request_timeout(config.request_timeout)
+    .with_health_checks(health_checks(config));
     server = match config.authorization_mode {
         AuthorizationMode::AlwaysAllow => server.with_authorizer(Arc::new(AlwaysAllow)),
         AuthorizationMode::Rbac => server.with_authorizer(Arc::new(Union(vec![
@@ -685,6 +686,54 @@ async fn build<B: Backend + 'static>(
         });
     }
     Ok(server)
+}
+
+/// The post-start hooks of the work `build` does before the server serves, named and ordered
+/// as kube-apiserver's: a server whose start failed never serves, so each has finished when
+/// the health endpoints are asked. kube-apiserver's hooks for work apfkit does not do (the
+/// `kubernetes` Service, PriorityClasses, the authentication ConfigMap, ClusterIP repair, the
+/// OpenAPI v2 of extension servers, identity leases) are not listed (decision 251).
+fn health_checks(config: &Config) -> Vec<HealthCheck> {
+    let mut hooks = vec![
+        "start-apiserver-admission-initializer",
+        "generic-apiserver-start-informers",
+    ];
+    if config.enable_priority_and_fairness {
+        hooks.extend([
+            "priority-and-fairness-config-consumer",
+            "priority-and-fairness-filter",
+            "storage-object-count-tracker-hook",
+        ]);
+    }
+    hooks.extend([
+        "start-apiextensions-informers",
+        "start-apiextensions-controllers",
+        "crd-informer-synced",
+        "start-system-namespaces-controller",
+    ]);
+    if config.authorization_mode == AuthorizationMode::Rbac {
+        hooks.push("rbac/bootstrap-roles");
+    }
+    if config.bootstrap {
+        hooks.push("priority-and-fairness-config-producer");
+    }
+    hooks.extend([
+        "start-kube-aggregator-informers",
+        "apiservice-status-local-available-controller",
+        "apiservice-status-remote-available-controller",
+        "apiservice-registration-controller",
+        "apiservice-discovery-controller",
+        "kube-apiserver-autoregistration",
+    ]);
+    let mut checks: Vec<HealthCheck> = hooks
+        .into_iter()
+        .map(HealthCheck::post_start_hook)
+        .collect();
+    checks.push(HealthCheck::finished("autoregister-completion"));
+    checks.push(HealthCheck::post_start_hook(
+        "apiservice-openapiv3-controller",
+    ));
+    checks
 }
 
 /// Client certificates (always), the tokens of [`Config::tokens`], anonymous requests unless

@@ -12,6 +12,7 @@ use axum::response::Response;
 
 use super::action::Action;
 use super::audited::AuditId;
+use super::health::Endpoint;
 use super::media::{self, Wanted};
 use super::request::{Target, drain, read_body};
 use super::resource;
@@ -235,8 +236,11 @@ where
             200,
             &serde_json::to_value(&server.version).unwrap_or_default(),
         )),
-        ["healthz" | "livez" | "readyz"] | ["healthz" | "livez" | "readyz", "ping"] if is_get => {
-            Ok(respond(200, "text/plain; charset=utf-8", "ok"))
+        [endpoint, check @ ..] if is_get && Endpoint::of(endpoint).is_some() => {
+            let endpoint = Endpoint::of(endpoint).expect("matched");
+            Ok(server
+                .health(endpoint, &check.join("/"), request.uri().query())
+                .await)
         }
         ["api"] if is_get => {
             match media::negotiate(accept.as_deref(), false, true, false, false)? {

@@ -111,6 +111,10 @@ pub struct ApiServer<H: 'static> {
     pub(super) metrics: Option<Arc<metrics::RequestMetrics>>,
     /// Cancelled when the server stops: its background work ends then.
     pub(super) stopping: tokio_util::sync::CancellationToken,
+    /// The embedding server's own health checks ([`ApiServer::with_health_checks`]).
+    pub(super) health_checks: Vec<super::health::HealthCheck>,
+    /// The informers running, for `/readyz`'s `informer-sync`.
+    pub(super) informers: super::health::Informers,
 }
 
 /// The resources served at one time, with the discovery and OpenAPI documents made of them.
@@ -228,7 +232,25 @@ where
             auditor: None,
             metrics: None,
             stopping: tokio_util::sync::CancellationToken::new(),
+            health_checks: Vec::new(),
+            informers: super::health::Informers::default(),
         }
+    }
+
+    /// The server with `checks` among its health endpoints' checks (`/healthz`, `/livez`,
+    /// `/readyz`), after the generic ones, in this order.
+    #[must_use]
+    pub fn with_health_checks(
+        mut self,
+        checks: impl IntoIterator<Item = super::health::HealthCheck>,
+    ) -> Self {
+        self.health_checks.extend(checks);
+        self
+    }
+
+    /// A new informer's flag for `/readyz`'s `informer-sync`, to set once it has synced.
+    pub(crate) fn register_informer(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.informers.register()
     }
 
     /// The server with `wrap` around its routes: layers that see each request after it is

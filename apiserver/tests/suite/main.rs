@@ -4,6 +4,7 @@ mod audit;
 mod clients;
 mod conformance;
 mod deadline;
+mod health;
 mod informer;
 mod objects;
 mod replicas;

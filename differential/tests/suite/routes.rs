@@ -129,9 +129,74 @@ async fn health_checks_answer_ok(s: &mut Session) {
         "/healthz/ping",
         "/livez/ping",
         "/readyz/ping",
+        "/healthz/etcd",
+        "/readyz/etcd-readiness",
+        "/readyz/informer-sync",
+        "/readyz/shutdown",
+        "/healthz/shutdown",
+        "/healthz/poststarthook/rbac/bootstrap-roles",
+        "/healthz/poststarthook/nothing",
+        "/livez/nothing",
     ] {
         s.send(Request::get(path)).await;
     }
+    for path in [
+        "/healthz?verbose",
+        "/livez?verbose=1",
+        "/readyz?verbose",
+        "/readyz?verbose&exclude=etcd&exclude=nothing&exclude=other",
+    ] {
+        s.send(Request::get(path).selecting(checks_both_have)).await;
+    }
+}
+
+/// The checks apfkit's server has, as kube-apiserver names them (decision 251).
+const CHECKS: &[&str] = &[
+    "ping",
+    "log",
+    "etcd",
+    "etcd-readiness",
+    "informer-sync",
+    "poststarthook/start-apiserver-admission-initializer",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/priority-and-fairness-config-consumer",
+    "poststarthook/priority-and-fairness-filter",
+    "poststarthook/storage-object-count-tracker-hook",
+    "poststarthook/start-apiextensions-informers",
+    "poststarthook/start-apiextensions-controllers",
+    "poststarthook/crd-informer-synced",
+    "poststarthook/start-system-namespaces-controller",
+    "poststarthook/rbac/bootstrap-roles",
+    "poststarthook/priority-and-fairness-config-producer",
+    "poststarthook/start-kube-aggregator-informers",
+    "poststarthook/apiservice-status-local-available-controller",
+    "poststarthook/apiservice-status-remote-available-controller",
+    "poststarthook/apiservice-registration-controller",
+    "poststarthook/apiservice-discovery-controller",
+    "poststarthook/kube-apiserver-autoregistration",
+    "autoregister-completion",
+    "poststarthook/apiservice-openapiv3-controller",
+    "shutdown",
+];
+
+/// The lines of a verbose health answer about the checks both servers have, in their order,
+/// with its warning and last line; kube-apiserver's other checks left out.
+fn checks_both_have(body: &Value) -> Value {
+    let text = body.as_str().unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            let Some(check) = line
+                .strip_prefix("[+]")
+                .or_else(|| line.strip_prefix("[-]"))
+            else {
+                return true;
+            };
+            let name = check.split(' ').next().unwrap_or_default();
+            CHECKS.contains(&name)
+        })
+        .collect();
+    serde_json::json!(lines)
 }
 
 /// A resource's discovery entry, legacy and aggregated: its verbs, short names and
