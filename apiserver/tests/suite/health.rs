@@ -9,22 +9,8 @@ use apfkit_apiserver::http::HealthCheck;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
 use apfkit_apiserver::storage::memory::MemoryBackend;
 use apfkit_test_support::etcd::Etcd;
-use http_body_util::BodyExt as _;
 
-use crate::support::{self, Running};
-
-/// The status and text of a GET of `path`.
-async fn text(running: &Running, path: &str) -> (u16, String) {
-    let response = running.send_with_headers("GET", path, &[], None).await;
-    let status = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a whole body")
-        .to_bytes();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
-}
+use crate::support;
 
 #[tokio::test]
 async fn a_failing_check_fails_its_endpoints_with_its_reason_withheld() {
@@ -36,7 +22,7 @@ async fn a_failing_check_fails_its_endpoints_with_its_reason_withheld() {
     })
     .await;
     assert_eq!(
-        text(&running, "/healthz").await,
+        running.get_text("/healthz").await,
         (
             500,
             "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]poststarthook/bootstrap ok\n\
@@ -45,15 +31,17 @@ async fn a_failing_check_fails_its_endpoints_with_its_reason_withheld() {
         )
     );
     assert_eq!(
-        text(&running, "/livez/broken").await,
+        running.get_text("/livez/broken").await,
         (500, "internal server error: the reason\n".to_owned())
     );
     assert_eq!(
-        text(&running, "/livez/poststarthook/bootstrap").await,
+        running.get_text("/livez/poststarthook/bootstrap").await,
         (200, "ok".to_owned())
     );
     // Excluded, it passes: the answer lists it so, and what could not be excluded.
-    let (status, body) = text(&running, "/readyz?exclude=broken&exclude=gone&verbose").await;
+    let (status, body) = running
+        .get_text("/readyz?exclude=broken&exclude=gone&verbose")
+        .await;
     assert_eq!(status, 200);
     assert!(body.contains("[+]broken excluded: ok\n"), "{body}");
     assert!(
@@ -66,19 +54,19 @@ async fn a_failing_check_fails_its_endpoints_with_its_reason_withheld() {
         ),
         "{body}"
     );
-    assert_eq!(text(&running, "/readyz/gone").await.0, 404);
-    assert_eq!(text(&running, "/healthz/shutdown").await.0, 404);
+    assert_eq!(running.get_text("/readyz/gone").await.0, 404);
+    assert_eq!(running.get_text("/healthz/shutdown").await.0, 404);
     // Once the server stops, `/readyz` fails; `/livez` does not.
     running.server.stop();
     assert_eq!(
-        text(&running, "/readyz/shutdown").await,
+        running.get_text("/readyz/shutdown").await,
         (
             500,
             "internal server error: process is shutting down\n".to_owned()
         )
     );
     assert_eq!(
-        text(&running, "/livez?exclude=broken").await,
+        running.get_text("/livez?exclude=broken").await,
         (200, "ok".to_owned())
     );
 }
@@ -90,9 +78,9 @@ async fn a_storage_that_stops_answering_fails_etcd() {
         .await
         .expect("etcd");
     let running = support::start_configured(backend, |server| server).await;
-    assert_eq!(text(&running, "/readyz").await, (200, "ok".to_owned()));
+    assert_eq!(running.get_text("/readyz").await, (200, "ok".to_owned()));
     etcd.stop();
-    let (status, body) = tokio::time::timeout(Duration::from_secs(20), text(&running, "/readyz"))
+    let (status, body) = tokio::time::timeout(Duration::from_secs(20), running.get_text("/readyz"))
         .await
         .expect("answered within the checks' time limits");
     assert_eq!(status, 500);
@@ -100,7 +88,7 @@ async fn a_storage_that_stops_answering_fails_etcd() {
         body.starts_with("[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\n"),
         "{body}"
     );
-    let (status, body) = text(&running, "/healthz/etcd").await;
+    let (status, body) = running.get_text("/healthz/etcd").await;
     assert_eq!(status, 500);
     assert!(body.starts_with("internal server error: "), "{body}");
 }

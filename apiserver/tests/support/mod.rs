@@ -339,19 +339,17 @@ impl Running {
         content_type: &str,
         body: Option<serde_json::Value>,
     ) -> Answer {
-        use http_body_util::BodyExt as _;
-        let response = self.send(method, path, content_type, body).await;
-        let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .expect("a whole body")
-            .to_bytes();
+        let (status, bytes) = whole(self.send(method, path, content_type, body).await).await;
         Answer {
             status,
             body: serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
         }
+    }
+
+    /// The status and text of a GET of `path`.
+    pub async fn get_text(&self, path: &str) -> (u16, String) {
+        let (status, bytes) = whole(self.send_with_headers("GET", path, &[], None).await).await;
+        (status, String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// Starts a watch at `path` (a query included) and answers its events.
@@ -422,4 +420,17 @@ pub async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     done()
+}
+
+/// A response's status and whole body.
+async fn whole(response: hyper::Response<hyper::body::Incoming>) -> (u16, bytes::Bytes) {
+    use http_body_util::BodyExt as _;
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a whole body")
+        .to_bytes();
+    (status, bytes)
 }
