@@ -17,6 +17,7 @@ pub mod delete_options;
 mod discovery;
 mod get;
 mod health;
+mod health_endpoints;
 mod lifecycle;
 mod list;
 mod max_in_flight;
