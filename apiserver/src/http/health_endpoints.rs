@@ -24,22 +24,30 @@ impl<H> ApiServer<H>
 where
     H: apfkit_runtime::Object + Clone + Send + Sync + 'static,
 {
-    /// The checks of `endpoint`, in kube-apiserver's order, run but those excluded.
-    async fn run_checks(&self, endpoint: Endpoint, excluded: &[String]) -> Vec<(Ran, bool)> {
+    /// The names of `endpoint`'s checks, in kube-apiserver's order: the generic ones, the
+    /// server's own, and `/readyz`'s `shutdown` last.
+    fn check_names(&self, endpoint: Endpoint) -> Vec<&str> {
+        let readyz = endpoint == Endpoint::Readyz;
         let mut names: Vec<&str> = vec!["ping", "log", "etcd"];
-        if endpoint == Endpoint::Readyz {
+        if readyz {
             names.extend(["etcd-readiness", "informer-sync"]);
         }
-        let own = self.health_checks.iter().map(HealthCheck::name);
-        let names: Vec<&str> = names.into_iter().chain(own).collect();
-        let shutdown = (endpoint == Endpoint::Readyz).then_some("shutdown");
+        names.extend(self.health_checks.iter().map(HealthCheck::name));
+        if readyz {
+            names.push("shutdown");
+        }
+        names
+    }
+
+    /// The checks of `endpoint`, in kube-apiserver's order, run but those excluded.
+    async fn run_checks(&self, endpoint: Endpoint, excluded: &[String]) -> Vec<(Ran, bool)> {
         let mut ran = Vec::new();
-        for name in names.into_iter().chain(shutdown) {
+        for name in self.check_names(endpoint) {
             let skipped = excluded.iter().any(|e| e == name);
             let result = if skipped {
                 Ok(())
             } else {
-                self.check(name).await.unwrap_or(Ok(()))
+                self.check(name).await
             };
             ran.push((
                 Ran {
@@ -52,10 +60,9 @@ where
         ran
     }
 
-    /// The check `name` run, or `None` when there is none of that name.
-    async fn check(&self, name: &str) -> Option<Result<(), String>> {
-        Some(match name {
-            "ping" | "log" => Ok(()),
+    /// The check `name` (one of [`ApiServer::check_names`]) run.
+    async fn check(&self, name: &str) -> Result<(), String> {
+        match name {
             "etcd" | "etcd-readiness" => {
                 match tokio::time::timeout(STORAGE_TIMEOUT, self.objects().current_revision()).await
                 {
@@ -64,27 +71,17 @@ where
                     Err(_) => Err(format!("the storage did not answer in {STORAGE_TIMEOUT:?}")),
                 }
             }
-            "informer-sync" if self.informers.all_synced() => Ok(()),
-            "informer-sync" => Err("informers not started yet".to_owned()),
+            "informer-sync" if !self.informers.all_synced() => {
+                Err("informers not started yet".to_owned())
+            }
             "shutdown" if self.stopping.is_cancelled() => {
                 Err("process is shutting down".to_owned())
             }
-            "shutdown" => Ok(()),
             other => self
                 .health_checks
                 .iter()
-                .find(|c| c.name() == other)?
-                .check(),
-        })
-    }
-
-    /// Whether `endpoint` has a check named `name` (`shutdown` and the storage's readiness,
-    /// `/readyz`'s only).
-    fn has_check(&self, endpoint: Endpoint, name: &str) -> bool {
-        match name {
-            "ping" | "log" | "etcd" => true,
-            "etcd-readiness" | "informer-sync" | "shutdown" => endpoint == Endpoint::Readyz,
-            other => self.health_checks.iter().any(|c| c.name() == other),
+                .find(|c| c.name() == other)
+                .map_or(Ok(()), HealthCheck::check),
         }
     }
 
@@ -96,10 +93,10 @@ where
         query: Option<&str>,
     ) -> Response {
         if !check.is_empty() {
-            if !self.has_check(endpoint, check) {
+            if !self.check_names(endpoint).contains(&check) {
                 return respond(404, "text/plain; charset=utf-8", "404 page not found\n");
             }
-            return match self.check(check).await.unwrap_or(Ok(())) {
+            return match self.check(check).await {
                 Ok(()) => respond(200, "text/plain; charset=utf-8", "ok"),
                 Err(why) => plain_error(format!("internal server error: {why}")),
             };
