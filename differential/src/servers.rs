@@ -17,6 +17,11 @@ pub type Case = for<'a> fn(&'a mut Session) -> Pin<Box<dyn Future<Output = ()> +
 /// The environment variable naming a folder to write every transcript to.
 pub const DUMP_VARIABLE: &str = "APFKIT_DIFFERENTIAL_DUMP";
 
+/// The bearer tokens every server knows (`--token-auth-file`): a user with groups and one
+/// without.
+pub const TOKENS: &str =
+    "token-of-tina,tina,tina-uid,\"reviewers,auditors\"\ntoken-of-tom,tom,tom-uid\n";
+
 /// Which server a transcript came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -57,8 +62,19 @@ impl Servers {
     /// When one does not start: the reference without its binary names the command that
     /// builds it.
     pub async fn start() -> Servers {
-        let reference = tokio::task::spawn_blocking(|| KubeApiserver::start(&[]));
         let data = tempfile::tempdir().expect("a temporary folder");
+        // The same bearer tokens on every server, for TokenReviews.
+        let tokens = data.path().join("tokens.csv");
+        std::fs::write(&tokens, TOKENS).expect("the token file");
+        let flag = format!("--token-auth-file={}", tokens.display());
+        let reference = tokio::task::spawn_blocking(move || KubeApiserver::start(&[&flag]));
+        let with_tokens = |mut config: Config| {
+            config.tokens = Some(apfkit_server::Tokens {
+                source: "the differential suite's tokens".to_owned(),
+                csv: TOKENS.to_owned(),
+            });
+            config
+        };
         // The etcd the reference runs on, so that both stores are the same release.
         let etcd = Etcd::start_binary(
             &apfkit_test_support::reference::binary("etcd")
@@ -66,10 +82,10 @@ impl Servers {
                 .to_string(),
             &[],
         );
-        let embedded = apfkit_server::start(Config::new(data.path().join("embedded")))
+        let embedded = apfkit_server::start(with_tokens(Config::new(data.path().join("embedded"))))
             .await
             .expect("apfkit's server starts on its embedded store");
-        let mut config = Config::new(data.path().join("etcd"));
+        let mut config = with_tokens(Config::new(data.path().join("etcd")));
         config.storage = Storage::Etcd(vec![etcd.endpoint.clone()]);
         let on_etcd = apfkit_server::start(config)
             .await

@@ -1,5 +1,7 @@
 //! The reviews kube-apiserver answers without storing anything: `authentication.k8s.io/v1`
-//! SelfSubjectReview (`kubectl auth whoami`) and, with an authorizer, the four reviews of
+//! SelfSubjectReview (`kubectl auth whoami`) and TokenReview (who a bearer token is, as
+//! `pkg/registry/authentication/tokenreview` answers), and, with an authorizer, the four
+//! reviews of
 //! `authorization.k8s.io/v1` (`kubectl auth can-i`, `--list`): SelfSubjectAccessReview,
 //! SubjectAccessReview, LocalSubjectAccessReview (namespaced) and SelfSubjectRulesReview, as
 //! kubernetes' `pkg/registry/authorization/*/rest.go` answer them, checked as
@@ -11,7 +13,7 @@ use k8s_openapi::api::authorization::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::auth::UserInfo;
+use crate::auth::{Authenticator, UserInfo};
 use crate::authz::{Attributes, Authorizer, Decision};
 use crate::error::{ApiError, Cause, Subject};
 use crate::request_info::RequestInfo;
@@ -40,6 +42,13 @@ pub(super) const REVIEWS: &[Review] = &[
         group: "authentication.k8s.io",
         kind: "SelfSubjectReview",
         plural: "selfsubjectreviews",
+        namespaced: false,
+        needs_authorizer: false,
+    },
+    Review {
+        group: "authentication.k8s.io",
+        kind: "TokenReview",
+        plural: "tokenreviews",
         namespaced: false,
         needs_authorizer: false,
     },
@@ -110,18 +119,23 @@ pub(super) async fn answer(
     object: &Value,
     info: &RequestInfo,
     user: UserInfo,
+    authenticator: &Authenticator,
     authorizer: Option<&dyn Authorizer>,
+    manager: &str,
 ) -> Result<Value, ApiError> {
     if review.kind == "SelfSubjectReview" {
         return Ok(self_subject_review(user));
     }
-    let authorizer = authorizer.ok_or_else(ApiError::no_route)?;
     if !object.is_object() {
         return Err(ApiError::bad_request(format!(
             "the body is not a {}: not a JSON object",
             review.kind
         )));
     }
+    if review.kind == "TokenReview" {
+        return token_review(object, authenticator, manager);
+    }
+    let authorizer = authorizer.ok_or_else(ApiError::no_route)?;
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
     let invalid = |causes: Vec<FieldError>| {
         ApiError::invalid(
@@ -190,6 +204,95 @@ pub(super) async fn answer(
         "spec": spec,
         "status": status,
     }))
+}
+
+/// A TokenReview: whether `spec.token` authenticates, and as whom. A token not known is not
+/// authenticated ("invalid bearer token"); apfkit's tokens have no audiences, so a review that names
+/// some is not authenticated either (kube-apiserver's tokens of its token file carry its
+/// `--api-audiences`).
+fn token_review(
+    object: &Value,
+    authenticator: &Authenticator,
+    manager: &str,
+) -> Result<Value, ApiError> {
+    let spec = object.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let token = match spec.get("token") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(token)) => token,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "TokenReview in version \"v1\" cannot be handled as a TokenReview: json: cannot unmarshal {} into Go struct field TokenReviewSpec.spec.token of type string",
+                go_json_type(other)
+            )));
+        }
+    };
+    if token.is_empty() {
+        return Err(ApiError::bad_request(
+            "token is required for TokenReview in authentication",
+        ));
+    }
+    let audiences = spec
+        .get("audiences")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    let status = match authenticator.token_user(token).filter(|_| !audiences) {
+        // `UserInfo`'s fields are all `omitempty`.
+        Some(user) => {
+            let mut info = serde_json::Map::new();
+            if !user.name.is_empty() {
+                info.insert("username".into(), user.name.into());
+            }
+            if !user.uid.is_empty() {
+                info.insert("uid".into(), user.uid.into());
+            }
+            if !user.groups.is_empty() {
+                info.insert("groups".into(), json!(user.groups));
+            }
+            if !user.extra.is_empty() {
+                info.insert("extra".into(), json!(user.extra));
+            }
+            json!({"authenticated": true, "user": info})
+        }
+        // The bearer-token authenticator's error for a token nobody authenticates.
+        None => json!({"user": {}, "error": "invalid bearer token"}),
+    };
+    // The create handler's field manager records the review's fields, as of any create
+    // (its spec's are scalars and an atomic list).
+    let fields: serde_json::Map<String, Value> = spec
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(key, _)| (format!("f:{key}"), json!({})))
+        .collect();
+    // The field manager names a manager that is not given `unknown`.
+    let manager = if manager.is_empty() { "unknown" } else { manager };
+    let managed = json!([{
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": "authentication.k8s.io/v1",
+        "time": crate::store::now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": fields},
+    }]);
+    Ok(json!({
+        "kind": "TokenReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"managedFields": managed},
+        "spec": spec,
+        "status": status,
+    }))
+}
+
+/// The JSON type Go's decoder names in its errors.
+fn go_json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+        Value::Null => "null",
+    }
 }
 
 /// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`).
@@ -341,7 +444,64 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(super::answer(review, &value, info, user, authorizer))
+            .block_on(super::answer(
+                review,
+                &value,
+                info,
+                user,
+                &tokens(),
+                authorizer,
+                "tester",
+            ))
+    }
+
+    /// An authenticator with one token, `secret`, of `alice`.
+    fn tokens() -> Authenticator {
+        Authenticator::new(false)
+            .with_token_file("secret,alice,alice-uid,\"devs,ops\"")
+            .unwrap()
+    }
+
+    fn token_review(spec: Value) -> Result<Value, ApiError> {
+        let review = REVIEWS.iter().find(|r| r.kind == "TokenReview").unwrap();
+        let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": spec});
+        answer(
+            review,
+            body.to_string().as_bytes(),
+            &info("POST", "/apis/authentication.k8s.io/v1/tokenreviews"),
+            UserInfo::anonymous(),
+            None,
+        )
+    }
+
+    #[test]
+    fn a_token_review_says_whom_a_token_authenticates() {
+        let known = token_review(json!({"token": "secret"})).unwrap();
+        assert_eq!(
+            known["status"],
+            json!({"authenticated": true, "user": {"username": "alice", "uid": "alice-uid",
+                "groups": ["devs", "ops", "system:authenticated"]}})
+        );
+        assert_eq!(known["spec"], json!({"token": "secret"}));
+        let managed = &known["metadata"]["managedFields"][0];
+        assert_eq!(managed["manager"], "tester");
+        assert_eq!(managed["fieldsV1"], json!({"f:spec": {"f:token": {}}}));
+        let unknown = token_review(json!({"token": "guess"})).unwrap();
+        let unauthenticated = json!({"user": {}, "error": "invalid bearer token"});
+        assert_eq!(unknown["status"], unauthenticated);
+        // No audiences here: a review that names some is not authenticated.
+        let audiences = token_review(json!({"token": "secret", "audiences": ["api"]})).unwrap();
+        assert_eq!(audiences["status"], unauthenticated);
+        for spec in [json!({}), json!({"token": ""}), json!(null)] {
+            let error = token_review(spec).unwrap_err();
+            assert_eq!(
+                error.message,
+                "token is required for TokenReview in authentication"
+            );
+        }
+        let error = token_review(json!({"token": 7})).unwrap_err();
+        assert!(error.message.ends_with("of type string"), "{error:?}");
     }
 
     fn info(method: &str, path: &str) -> RequestInfo {

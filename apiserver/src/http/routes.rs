@@ -197,6 +197,15 @@ where
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let user_agent = request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok());
+        let field_manager =
+            form_urlencoded::parse(request.uri().query().unwrap_or_default().as_bytes())
+                .find(|(key, _)| key == "fieldManager")
+                .map(|(_, value)| value.into_owned());
+        let manager = crate::fields::manager_name(field_manager.as_deref(), user_agent);
         let body = read_body(request).await?;
         let object = if review.kind == "SelfSubjectReview" {
             // Its body says nothing the answer needs, but it was read (bounded).
@@ -204,8 +213,16 @@ where
         } else {
             super::request::body_value(server, content_type.as_deref(), &body)?
         };
-        let answer =
-            reviews::answer(review, &object, &info, user, server.authorizer.as_deref()).await?;
+        let answer = reviews::answer(
+            review,
+            &object,
+            &info,
+            user,
+            &server.authenticator,
+            server.authorizer.as_deref(),
+            &manager,
+        )
+        .await?;
         return Ok(json_response(201, &answer));
     }
     if reviews::at(&info, server.authorizer.is_some()).is_some() {

@@ -262,7 +262,7 @@ async fn group_versions_are_discovered_alike(s: &mut Session) {
 }
 
 /// The resources apfkit serves of kube's own groups. Not served: `services/proxy` (apfkit
-/// proxies to no pods) and `tokenreviews` (both open in docs/conformance.md).
+/// proxies to no pods; open in docs/conformance.md).
 const SERVED_PLURALS: &[&str] = &[
     "services",
     "endpointslices",
@@ -276,6 +276,7 @@ const SERVED_PLURALS: &[&str] = &[
     "customresourcedefinitions",
     "namespaces",
     "selfsubjectreviews",
+    "tokenreviews",
     "localsubjectaccessreviews",
     "selfsubjectaccessreviews",
     "selfsubjectrulesreviews",
@@ -435,7 +436,39 @@ async fn the_openapi_v2_document_is_kubes_for_what_is_served(s: &mut Session) {
     .await;
 }
 
+/// A TokenReview's status as both servers can have it: kube-apiserver's tokens carry its
+/// `--api-audiences` (the service account issuer), apfkit's none (decision 252).
+fn without_audiences(review: &Value) -> Value {
+    let mut review = review.clone();
+    if let Some(status) = review.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("audiences");
+    }
+    review
+}
+
+/// `tokenreviews` (item 5's authentication group): who a bearer token of the token file
+/// is, a token nobody has, and the reviews kube refuses.
+async fn a_token_review_says_whom_a_token_authenticates(s: &mut Session) {
+    const REVIEWS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+    let review = |spec: Value| {
+        serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": spec})
+    };
+    for spec in [
+        serde_json::json!({"token": "token-of-tina"}),
+        serde_json::json!({"token": "token-of-tom"}),
+        serde_json::json!({"token": "token-of-nobody"}),
+        serde_json::json!({"token": ""}),
+        serde_json::json!({}),
+    ] {
+        s.send(Request::post(REVIEWS, &review(spec)).selecting(without_audiences))
+            .await;
+    }
+    s.send(Request::get(REVIEWS)).await;
+}
+
 crate::cases!(
+    a_token_review_says_whom_a_token_authenticates,
     openapi_documents_of_kubes_groups_are_kubes,
     the_openapi_v2_document_is_kubes_for_what_is_served,
     group_versions_are_discovered_alike,
