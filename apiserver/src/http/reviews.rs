@@ -265,7 +265,11 @@ fn token_review(
         .map(|(key, _)| (format!("f:{key}"), json!({})))
         .collect();
     // The field manager names a manager that is not given `unknown`.
-    let manager = if manager.is_empty() { "unknown" } else { manager };
+    let manager = if manager.is_empty() {
+        "unknown"
+    } else {
+        manager
+    };
     let managed = json!([{
         "manager": manager,
         "operation": "Update",

@@ -155,7 +155,9 @@ async fn a_crds_openapi_documents_are_kubes(s: &mut Session) {
     )
     .await;
     for name in ["foos", "ostriches"] {
-        s.send(Request::delete(&format!("{CRDS}/{name}.published.example.com")).kind_only())
+        let crd = format!("{CRDS}/{name}.published.example.com");
+        s.send(Request::delete(&crd).kind_only()).await;
+        s.wait_until(Request::get(&crd).kind_only(), |code, _| code == 404)
             .await;
     }
     s.wait_until(Request::get(GROUP_V1), |code, _| code == 404)
