@@ -30,11 +30,15 @@ pub struct UserInfo {
     pub uid: String,
     /// The groups.
     pub groups: Vec<String>,
-    /// What else the authenticator knows of the user (`user.Info.GetExtra`), by key: set
-    /// only by impersonation (`Impersonate-Extra-*`) here, read by authorizers that care
-    /// (RBAC does not) and written to audit events and `SelfSubjectReview`s.
+    /// What else the authenticator knows of the user (`user.Info.GetExtra`), by key: a
+    /// client certificate's credential id ([`CREDENTIAL_ID`]), impersonation's
+    /// `Impersonate-Extra-*`, a front proxy's `X-Remote-Extra-*`; read by authorizers that
+    /// care (RBAC does not) and written to audit events and `SelfSubjectReview`s.
     pub extra: BTreeMap<String, Vec<String>>,
 }
+
+/// The extra that names the credential a user authenticated with (`user.CredentialIDKey`).
+pub const CREDENTIAL_ID: &str = "authentication.kubernetes.io/credential-id";
 
 impl UserInfo {
     /// The anonymous user, in `system:unauthenticated`.
@@ -46,8 +50,11 @@ impl UserInfo {
         }
     }
 
-    /// The user of a client certificate (DER): the subject's common name, and its
-    /// organizations as groups; `None` for a certificate without a common name.
+    /// The user of a client certificate (DER): the subject's common name, its organizations
+    /// as groups, and the certificate's fingerprint as its credential id
+    /// (`authentication.kubernetes.io/credential-id`: `X509SHA256=` and the SHA-256 of the
+    /// certificate in hex, as k8s.io/apiserver's `CommonNameUserConversion` gives it); `None`
+    /// for a certificate without a common name.
     pub fn of_certificate(der: &[u8]) -> Option<Self> {
         let (_, certificate) = x509_parser::parse_x509_certificate(der).ok()?;
         let subject = certificate.subject();
@@ -56,9 +63,17 @@ impl UserInfo {
             .iter_organization()
             .filter_map(|o| o.as_str().ok().map(str::to_owned))
             .collect();
+        let fingerprint: String = <sha2::Sha256 as sha2::Digest>::digest(der)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         Some(UserInfo {
             name,
             groups,
+            extra: BTreeMap::from([(
+                CREDENTIAL_ID.to_owned(),
+                vec![format!("X509SHA256={fingerprint}")],
+            )]),
             ..UserInfo::default()
         })
     }
@@ -578,6 +593,15 @@ pub(crate) mod tests {
         let user = UserInfo::of_certificate(certificate.der()).unwrap();
         assert_eq!(user.name, "alice");
         assert_eq!(user.groups, ["dev"]);
+        // Its credential id: the certificate's SHA-256, as `sha256sum` prints it.
+        let id = &user.extra[CREDENTIAL_ID];
+        assert_eq!(id.len(), 1);
+        let hex = id[0].strip_prefix("X509SHA256=").unwrap();
+        assert_eq!(hex.len(), 64);
+        assert!(
+            hex.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
         assert!(UserInfo::of_certificate(b"not a certificate").is_none());
     }
 

@@ -474,15 +474,29 @@ fn spec_and_status(review: &Value) -> Value {
     serde_json::json!({"spec": review["spec"], "status": review["status"]})
 }
 
-/// A SelfSubjectReview's user but its `extra`: kube-apiserver 1.37 gives a client
-/// certificate's user the `authentication.kubernetes.io/credential-id` extra (open in
-/// docs/conformance.md).
-fn user_but_extra(review: &Value) -> Value {
-    let mut user = review["status"]["userInfo"].clone();
-    if let Some(user) = user.as_object_mut() {
-        user.remove("extra");
+/// A SelfSubjectReview's status, a client certificate's fingerprint in the credential id
+/// (each server made its own certificates) replaced by its form: 64 lower-case hex digits.
+fn status_but_fingerprints(review: &Value) -> Value {
+    let mut status = review["status"].clone();
+    if let Some(ids) = status
+        .pointer_mut("/userInfo/extra/authentication.kubernetes.io~1credential-id")
+        .and_then(Value::as_array_mut)
+    {
+        for id in ids {
+            let form = id
+                .as_str()
+                .and_then(|id| id.strip_prefix("X509SHA256="))
+                .filter(|hex| {
+                    hex.len() == 64
+                        && hex
+                            .chars()
+                            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+                })
+                .map_or("not a fingerprint", |_| "X509SHA256=<sha256>");
+            *id = form.into();
+        }
     }
-    user
+    status
 }
 
 /// The reviews answered without storage, as `kubectl auth whoami` and `kubectl auth can-i`
@@ -495,7 +509,7 @@ async fn access_reviews_are_answered_as_kube_answers_them(s: &mut Session) {
             &serde_json::json!({"apiVersion": "authentication.k8s.io/v1",
                 "kind": "SelfSubjectReview"}),
         )
-        .selecting(user_but_extra),
+        .selecting(status_but_fingerprints),
     )
     .await;
     s.send(
