@@ -299,56 +299,42 @@ where
             .filter(|v| v.served)
             .max_by(|a, b| compare_kube_aware_version_strings(&a.name, &b.name))
             .map(crate::printer::printer);
-        // Each version's OpenAPI schema, as kube-apiserver publishes it: the OpenAPI
-        // documents' and server-side apply's.
-        let schemas: BTreeMap<String, Value> = source
-            .versions
-            .iter()
-            .filter_map(|v| {
-                let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
-                let schema = serde_json::to_value(schema).ok()?;
-                let kind = GroupVersionKind::new(
-                    compiled.group.clone(),
-                    v.name.clone(),
-                    compiled.kind.clone(),
-                );
-                let published = crate::published::published(&schema, &kind);
-                Some((v.name.clone(), published))
-            })
-            .collect();
-        let custom_openapi: BTreeMap<String, CustomOpenApi> = source
-            .versions
-            .iter()
-            .map(|v| {
-                let schema = v
-                    .schema
-                    .as_ref()
-                    .and_then(|s| s.open_api_v3_schema.as_ref())
-                    .and_then(|s| serde_json::to_value(s).ok());
-                let kind = GroupVersionKind::new(
-                    compiled.group.clone(),
-                    v.name.clone(),
-                    compiled.kind.clone(),
-                );
-                let selectable: Vec<String> = v
-                    .selectable_fields
-                    .iter()
-                    .flatten()
-                    .map(|f| f.json_path.clone())
-                    .collect();
-                let published = crate::openapi::custom_openapi(&PublishedVersion {
-                    kind: &kind,
-                    list_kind: source.names.list_kind.as_deref().unwrap_or_default(),
-                    plural: &compiled.plural,
-                    schema: schema.as_ref(),
-                    preserve_unknown_fields: source.preserve_unknown_fields == Some(true),
-                    status: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
-                    scale: v.subresources.as_ref().is_some_and(|s| s.scale.is_some()),
-                    selectable_fields: &selectable,
-                });
-                (v.name.clone(), published)
-            })
-            .collect();
+        // Each version's schemas as kube-apiserver publishes them: server-side apply's
+        // (`schemas`), and the OpenAPI documents' (`custom_openapi`).
+        let mut schemas: BTreeMap<String, Value> = BTreeMap::new();
+        let mut custom_openapi: BTreeMap<String, CustomOpenApi> = BTreeMap::new();
+        for v in &source.versions {
+            let schema = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .and_then(|s| serde_json::to_value(s).ok());
+            let kind = GroupVersionKind::new(
+                compiled.group.clone(),
+                v.name.clone(),
+                compiled.kind.clone(),
+            );
+            if let Some(schema) = &schema {
+                schemas.insert(v.name.clone(), crate::published::published(schema, &kind));
+            }
+            let selectable: Vec<String> = v
+                .selectable_fields
+                .iter()
+                .flatten()
+                .map(|f| f.json_path.clone())
+                .collect();
+            let published = crate::openapi::custom_openapi(&PublishedVersion {
+                kind: &kind,
+                list_kind: source.names.list_kind.as_deref().unwrap_or_default(),
+                plural: &compiled.plural,
+                schema: schema.as_ref(),
+                preserve_unknown_fields: source.preserve_unknown_fields == Some(true),
+                status: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
+                scale: v.subresources.as_ref().is_some_and(|s| s.scale.is_some()),
+                selectable_fields: &selectable,
+            });
+            custom_openapi.insert(v.name.clone(), published);
+        }
         let kind = compiled.kind.clone();
         let schema: SchemaFn = Arc::new(move |of: &GroupVersionKind| {
             (of.kind == kind)

@@ -121,16 +121,7 @@ fn kind_schema(version: &PublishedVersion<'_>, v2: bool) -> Value {
             if v2 {
                 to_v2(&mut schema, 0);
             }
-            let properties = properties_of(&mut schema);
-            properties.insert("metadata".into(), reference(OBJECT_META, METADATA, v2));
-            properties.insert(
-                "apiVersion".into(),
-                json!({"description": API_VERSION, "type": "string"}),
-            );
-            properties.insert(
-                "kind".into(),
-                json!({"description": KIND, "type": "string"}),
-            );
+            add_type_meta(&mut schema, API_VERSION, KIND, v2);
             add_embedded_properties(&mut schema, v2, 0);
             schema
         }
@@ -186,6 +177,22 @@ fn add_selectable_fields(schema: &mut Value, version: &PublishedVersion<'_>) {
         .map(|path| json!({"fieldPath": path.strip_prefix('.').unwrap_or(path)}))
         .collect();
     schema["x-kubernetes-selectable-fields"] = Value::Array(fields);
+}
+
+/// Gives an object schema `apiVersion` and `kind` (strings described so) and `metadata`, a
+/// reference to ObjectMeta (`addTypeMetaProperties`, and `addEmbeddedProperties`' own
+/// descriptions for an embedded resource).
+fn add_type_meta(schema: &mut Value, api_version: &str, kind: &str, v2: bool) {
+    let properties = properties_of(schema);
+    properties.insert(
+        "apiVersion".into(),
+        json!({"description": api_version, "type": "string"}),
+    );
+    properties.insert(
+        "kind".into(),
+        json!({"description": kind, "type": "string"}),
+    );
+    properties.insert("metadata".into(), reference(OBJECT_META, METADATA, v2));
 }
 
 /// The `properties` of an object schema, made if missing.
@@ -343,16 +350,7 @@ fn add_embedded_properties(schema: &mut Value, v2: bool, depth: usize) {
     if !is_true(schema, "x-kubernetes-embedded-resource") {
         return;
     }
-    let properties = properties_of(schema);
-    properties.insert(
-        "apiVersion".into(),
-        json!({"description": EMBEDDED_API_VERSION, "type": "string"}),
-    );
-    properties.insert(
-        "kind".into(),
-        json!({"description": EMBEDDED_KIND, "type": "string"}),
-    );
-    properties.insert("metadata".into(), reference(OBJECT_META, METADATA, v2));
+    add_type_meta(schema, EMBEDDED_API_VERSION, EMBEDDED_KIND, v2);
     let required = schema
         .as_object_mut()
         .expect("an object")

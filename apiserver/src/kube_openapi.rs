@@ -62,28 +62,29 @@ const COMPONENTS: &str = "#/components/schemas/";
 /// `apis`, `version`), if it is one of those kept.
 pub(crate) fn document(root: &str) -> Option<&'static Value> {
     let index = DOCUMENTS.iter().position(|d| d.root == root)?;
-    PARSED[index]
-        .get_or_init(|| match serde_json::from_str(DOCUMENTS[index].text) {
-            Ok(document) => Some(document),
-            Err(error) => {
-                tracing::error!("kube-apiserver's OpenAPI document {root}: {error}");
-                None
-            }
-        })
-        .as_ref()
+    parsed_once(&PARSED[index], DOCUMENTS[index].text, root)
 }
 
 /// kube-apiserver's OpenAPI v2 document.
 fn swagger() -> Option<&'static Value> {
-    SWAGGER_PARSED
-        .get_or_init(|| match serde_json::from_str(SWAGGER) {
-            Ok(document) => Some(document),
-            Err(error) => {
-                tracing::error!("kube-apiserver's OpenAPI v2 document: {error}");
-                None
-            }
-        })
-        .as_ref()
+    parsed_once(&SWAGGER_PARSED, SWAGGER, "v2")
+}
+
+/// `text`, one of the documents kept, parsed on first use into `cell` (`None`, logged, if
+/// it does not parse).
+fn parsed_once(
+    cell: &'static OnceLock<Option<Value>>,
+    text: &str,
+    name: &str,
+) -> Option<&'static Value> {
+    cell.get_or_init(|| match serde_json::from_str(text) {
+        Ok(document) => Some(document),
+        Err(error) => {
+            tracing::error!("kube-apiserver's OpenAPI document {name}: {error}");
+            None
+        }
+    })
+    .as_ref()
 }
 
 /// Where a v2 document's definitions and shared parameters are referred to.

@@ -67,13 +67,7 @@ pub(super) fn documents<H>(
         }
     }
     for group in groups {
-        let kube = |version: Option<&str>| {
-            resources
-                .iter()
-                .filter(|s| s.config.group == group.name)
-                .filter(|s| version.is_none_or(|v| s.version(v).is_some()))
-                .all(|s| s.config.kube_openapi)
-        };
+        let kube = |version: Option<&str>| all_kube(resources, &group.name, version);
         if !group.name.is_empty()
             && kube(None)
             && let Some(document) =
@@ -96,6 +90,20 @@ pub(super) fn documents<H>(
         }
     }
     documents
+}
+
+/// Whether every resource of `group` (served in `version`, when given) is one of kube's own,
+/// published with kube-apiserver's documents.
+fn all_kube<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    group: &str,
+    version: Option<&str>,
+) -> bool {
+    resources
+        .iter()
+        .filter(|s| s.config.group == group)
+        .filter(|s| version.is_none_or(|v| s.version(v).is_some()))
+        .all(|s| s.config.kube_openapi)
 }
 
 /// The custom resources of `group`/`version`, each with what it publishes there, if every
@@ -157,15 +165,11 @@ pub(super) fn swagger<H>(
     let mut kube_groups = Vec::new();
     let mut custom = Vec::new();
     for group in groups {
-        let of_group = || resources.iter().filter(|s| s.config.group == group.name);
-        if !group.name.is_empty() && of_group().all(|s| s.config.kube_openapi) {
+        if !group.name.is_empty() && all_kube(resources, &group.name, None) {
             kube_groups.push(group.name.as_str());
         }
         for version in &group.versions {
-            let kube = of_group()
-                .filter(|s| s.version(version).is_some())
-                .all(|s| s.config.kube_openapi);
-            if kube {
+            if all_kube(resources, &group.name, Some(version)) {
                 let root = GroupVersion::new(group.name.clone(), version.clone()).api_root();
                 kube_served.push((root, served_paths(resources, reviews, &group.name, version)));
             } else if let Some(kinds) = custom_kinds(resources, &group.name, version) {
@@ -181,20 +185,28 @@ pub(super) fn swagger<H>(
     for kind in &custom {
         kind.add_v2(&mut paths, &mut definitions, &mut shared);
     }
-    object("paths", &mut document)?.extend(paths);
-    object("definitions", &mut document)?.extend(definitions);
-    for name in shared {
-        if let Some(parameter) = kube_openapi::shared_parameter_named(&name) {
-            object("parameters", &mut document)?.insert(name, parameter.clone());
-        }
-    }
+    let parameters: Map<String, Value> = shared
+        .into_iter()
+        .filter_map(|name| {
+            let parameter = kube_openapi::shared_parameter_named(&name)?.clone();
+            Some((name, parameter))
+        })
+        .collect();
+    // kube's definitions the custom resources reach (the trimmed document has those its own
+    // paths reach).
+    let mut added = json!({"paths": paths, "definitions": definitions, "parameters": parameters});
     let mut reached = BTreeSet::new();
     kube_openapi::reach_in(
-        &document,
+        &added,
         kube_openapi::DEFINITIONS,
         kube_openapi::definition,
         &mut reached,
     );
+    for key in ["paths", "definitions", "parameters"] {
+        if let Value::Object(part) = added[key].take() {
+            object(key, &mut document)?.extend(part);
+        }
+    }
     let definitions = object("definitions", &mut document)?;
     for name in reached {
         if let Some(definition) = kube_openapi::definition(&name) {
