@@ -72,7 +72,8 @@ where
     {
         // One change waiting is enough: a sync reads everything.
         let (changed, mut changes) = mpsc::channel::<()>(1);
-        // Until its first sync, `/readyz`'s `informer-sync` fails; one that starts from a
+        // Until its first sync has read the store, `/readyz`'s `informer-sync` fails (kube's
+        // caches synced, whatever its controller made of them); one that starts from a
         // revision already handled has synced.
         let synced = self.server.register_informer();
         if self.from.is_some() {
@@ -88,11 +89,11 @@ where
                 tokio::time::sleep(settle).await;
                 // The changes that came while settling are read by this sync.
                 while changes.try_recv().is_ok() {}
-                if sync().await.is_err() {
+                let failed = sync().await.is_err();
+                synced.store(true, std::sync::atomic::Ordering::Release);
+                if failed {
                     tokio::time::sleep(RETRY).await;
                     let _ = changed.try_send(());
-                } else {
-                    synced.store(true, std::sync::atomic::Ordering::Release);
                 }
             }
         });

@@ -8,7 +8,7 @@
 //!
 //! The checks: `ping`; `log`; `etcd`, the storage answering within 2 s (kube-apiserver's
 //! `--etcd-healthcheck-timeout`); for `/readyz` also `etcd-readiness`, `informer-sync` (every
-//! informer has synced once) and, last, `shutdown` (failing once the server stops); and
+//! informer has run its first sync, whatever its outcome) and, last, `shutdown` (failing once the server stops); and
 //! between them the server's own checks ([`HealthCheck`]: the post-start hooks of what the
 //! embedding server did before serving, named as kube-apiserver names them).
 

@@ -93,3 +93,27 @@ async fn an_informer_ends_when_its_server_stops_and_lets_the_server_go() {
         "something still holds the server"
     );
 }
+
+/// `/readyz`'s `informer-sync` says an informer has read the store, as kube-apiserver's says
+/// its caches have synced: a controller whose sync keeps failing (a namespace whose objects
+/// are not gone yet) does not make the server unready.
+#[tokio::test]
+async fn an_informer_whose_sync_fails_has_still_synced_for_readyz() {
+    let running = running().await;
+    assert_eq!(
+        running.get_text("/readyz/informer-sync").await,
+        (200, "ok".to_owned()),
+        "no informer yet"
+    );
+    let syncs = counted(&running, |_| true);
+    assert!(wait_until(Duration::from_secs(5), || syncs.load(Ordering::SeqCst) >= 1).await);
+    let mut ready = running.get_text("/readyz/informer-sync").await;
+    for _ in 0..50 {
+        if ready.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        ready = running.get_text("/readyz/informer-sync").await;
+    }
+    assert_eq!(ready, (200, "ok".to_owned()));
+}
