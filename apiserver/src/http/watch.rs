@@ -60,6 +60,9 @@ where
     let target_namespace = target.namespace.clone();
     let namespace = target.namespace.clone();
     let (frames, receiver) = mpsc::channel::<Queued>(FRAMES_AHEAD);
+    let receiver = Arc::new(std::sync::Mutex::new(receiver));
+    // Weak: the body dropping the queue is how the watch learns its client went away.
+    let queued_frames = Arc::downgrade(&receiver);
     let (last_frame, last) = oneshot::channel::<Bytes>();
     let ahead = Arc::new(Semaphore::new(KIB_AHEAD as usize));
     tokio::spawn(async move {
@@ -90,6 +93,12 @@ where
             Ok(()) | Err(Stop::Client) => {}
             Err(Stop::Error(error)) => stream.error(&error).await,
             Err(Stop::Stalled) => {
+                // The client may never read again, and the body is polled only as the
+                // connection takes bytes: the events queued for it are dropped here, not
+                // when it reads.
+                if let Some(frames) = queued_frames.upgrade() {
+                    drop_queued(&frames);
+                }
                 let _ = last_frame.send(stream.stalled_frame());
             }
         }
@@ -104,6 +113,15 @@ where
         other => other.media_type(),
     };
     respond(200, content_type, body)
+}
+
+/// Closes a watch's queue and drops the events in it (their budget and count with them).
+fn drop_queued(frames: &std::sync::Mutex<mpsc::Receiver<Queued>>) {
+    let mut frames = frames
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    frames.close();
+    while frames.try_recv().is_ok() {}
 }
 
 /// Counts a watch as open while it lives.
@@ -494,7 +512,8 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
 /// because the client stopped reading; then the frames still queued are dropped and the
 /// `ERROR` event the watch left is the last thing sent.
 struct WatchBody {
-    frames: mpsc::Receiver<Queued>,
+    /// Shared with the watch, which drops what is queued when it ends a stalled client.
+    frames: Arc<std::sync::Mutex<mpsc::Receiver<Queued>>>,
     /// The `ERROR` event of a stalled watch, until the watch ends another way.
     last: Option<oneshot::Receiver<Bytes>>,
     ended: bool,
@@ -515,7 +534,7 @@ impl tokio_stream::Stream for WatchBody {
             match std::pin::Pin::new(last).poll(context) {
                 Poll::Ready(Ok(frame)) => {
                     self.ended = true;
-                    self.frames.close();
+                    drop_queued(&self.frames);
                     return Poll::Ready(Some(Ok(frame)));
                 }
                 Poll::Ready(Err(_)) => self.last = None,
@@ -523,7 +542,11 @@ impl tokio_stream::Stream for WatchBody {
             }
         }
         // The event leaves the budget as it is handed on (its permit is dropped here).
-        self.frames
+        let mut frames = self
+            .frames
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        frames
             .poll_recv(context)
             .map(|queued| queued.map(|queued| Ok(queued.frame)))
     }
