@@ -224,6 +224,46 @@ impl Session {
     ///
     /// When the request cannot be sent or is not answered within 20 s.
     pub async fn send(&mut self, request: Request) -> Value {
+        self.send_for_bytes(request).await.0
+    }
+
+    /// Sends `first`, then `second`, until `agree` holds of `first`'s body (as it came) and
+    /// `second`'s bytes, every 100 ms for at most 60 s, and records the last two exchanges,
+    /// `second`'s body being whether they agreed: two forms of one document (JSON and
+    /// protobuf) checked against each other on each server, tried again when the document
+    /// changed between the two requests (another case's CRD).
+    ///
+    /// # Panics
+    ///
+    /// As [`Session::send`].
+    pub async fn agreeing(
+        &mut self,
+        first: Request,
+        second: Request,
+        agree: impl Fn(&Value, &[u8]) -> bool,
+    ) {
+        let started = std::time::Instant::now();
+        let versions = self.versions.clone();
+        loop {
+            let body = self.send(first.clone()).await;
+            let (_, bytes) = self.send_for_bytes(second.clone()).await;
+            let agreed = agree(&body, &bytes);
+            if let Some(last) = self.transcript.exchanges.last_mut() {
+                last.body = serde_json::json!({"agrees with the answer before": agreed});
+            }
+            if agreed || started.elapsed() > WAIT_AT_MOST {
+                return;
+            }
+            self.transcript
+                .exchanges
+                .truncate(self.transcript.exchanges.len() - 2);
+            self.versions = versions.clone();
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    /// [`Session::send`], answering also the body's bytes.
+    async fn send_for_bytes(&mut self, request: Request) -> (Value, Vec<u8>) {
         let line = request.line();
         let select = request.select;
         let mut builder = http::Request::builder()
@@ -280,6 +320,6 @@ impl Session {
             warnings: header("warning"),
             body,
         });
-        parsed.unwrap_or(Value::Null)
+        (parsed.unwrap_or(Value::Null), bytes.to_vec())
     }
 }

@@ -142,7 +142,8 @@ fn is_full_date(text: &str) -> bool {
     (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)
 }
 
-fn days_in_month(year: u32, month: u32) -> u32 {
+/// The days in `month` (1 to 12) of `year` in the proleptic Gregorian calendar.
+pub fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
         2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
             29

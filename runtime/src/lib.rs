@@ -65,6 +65,6 @@ pub use k8s_openapi;
 pub use kind::{ApplyDefaults, ListKind};
 pub use object::{HubKind, Object};
 
-pub use date_time::{DateTime, DateTimeError};
+pub use date_time::{DateTime, DateTimeError, days_in_month};
 pub use int_or_string::IntOrString;
 pub use quantity::{Quantity, QuantityError};

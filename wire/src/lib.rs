@@ -31,7 +31,9 @@
 #![forbid(unsafe_code)]
 
 pub mod envelope;
+pub mod gnostic;
 pub mod go_json;
+pub mod go_yaml;
 pub mod protobuf;
 pub mod shaped;
 

@@ -152,10 +152,42 @@ fn custom_document<H>(
     }))
 }
 
+/// The OpenAPI v2 document in the forms `/openapi/v2` answers.
+pub(super) struct Swagger {
+    pub(super) json: Vec<u8>,
+    /// gnostic's `openapi.v2.Document`, as kube-openapi's `ToProtoBinary` makes it of the JSON.
+    pub(super) protobuf: Vec<u8>,
+    /// The entity tag of both (kube-openapi's: the SHA-512 of the JSON in upper-case hex;
+    /// the protobuf shares it, the answer varying by `Accept`).
+    pub(super) tag: String,
+}
+
 /// The OpenAPI v2 document of the server, `/openapi/v2`: kube-apiserver's, trimmed to the
 /// resources of kube's kinds served, with every custom resource's version served added as
 /// apiextensions-apiserver adds it. Kinds of neither (a generated scheme's) are in v3 only.
 pub(super) fn swagger<H>(
+    resources: &[std::sync::Arc<Served<H>>],
+    groups: &[Group],
+    reviews: &[&Review],
+    release: &str,
+) -> Option<Swagger> {
+    let document = swagger_document(resources, groups, reviews, release)?;
+    let json = serde_json::to_vec(&document).ok()?;
+    // Operations name their kind from a Go struct (group, version, kind) in the aggregator's
+    // paths, from a map (sorted) in kube-apiserver's and apiextensions-apiserver's.
+    let protobuf = apfkit_wire::gnostic::encode(&document, |path| {
+        path.starts_with("/apis/apiregistration.k8s.io/")
+    });
+    let tag = hex_upper(&<sha2::Sha512 as sha2::Digest>::digest(&json));
+    Some(Swagger {
+        json,
+        protobuf,
+        tag,
+    })
+}
+
+/// The v2 document as JSON.
+fn swagger_document<H>(
     resources: &[std::sync::Arc<Served<H>>],
     groups: &[Group],
     reviews: &[&Review],

@@ -350,11 +350,12 @@ where
     }
 }
 
-/// `/openapi/v2` as kube-openapi's handler answers it: JSON to a client that takes it (an
-/// `Accept` of protobuf only is 406: the document is not kept in protobuf here), with its
-/// entity tag, and `304` to a client that has the document already.
+/// `/openapi/v2` as kube-openapi's handler answers it: in JSON or in protobuf (gnostic's
+/// messages), the first of those the client's `Accept` takes (its clauses ordered as
+/// goautoneg orders them), 406 to a client that takes neither, with the document's entity
+/// tag, and `304` to a client that has the document already.
 fn swagger_response(
-    document: Option<&(Vec<u8>, String)>,
+    document: Option<&openapi::Swagger>,
     accept: Option<&str>,
     if_none_match: Option<&axum::http::HeaderValue>,
 ) -> Response {
@@ -363,35 +364,107 @@ fn swagger_response(
         *response.status_mut() = code;
         response
     };
-    let Some((bytes, tag)) = document else {
+    let Some(document) = document else {
         return bare(StatusCode::NOT_FOUND);
     };
-    let takes_json = accept.is_none_or(|accept| {
-        accept.trim().is_empty()
-            || accept.split(',').any(|clause| {
-                let media = clause.split(';').next().unwrap_or_default().trim();
-                matches!(media, "application/json" | "application/*" | "*/*")
-            })
-    });
-    let mut response = if !takes_json {
-        bare(StatusCode::NOT_ACCEPTABLE)
-    } else if if_none_match
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(',')
-                .any(|t| t.trim().trim_start_matches("W/") == format!("\"{tag}\""))
-        })
-    {
-        bare(StatusCode::NOT_MODIFIED)
-    } else {
-        respond(200, media::JSON, bytes.clone())
+    let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
+    let format = swagger_format(accept);
+    let mut response = match format {
+        None => bare(StatusCode::NOT_ACCEPTABLE),
+        Some(_)
+            if if_none_match
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| {
+                    v.split(',').any(|t| {
+                        t.trim().trim_start_matches("W/") == format!("\"{}\"", document.tag)
+                    })
+                }) =>
+        {
+            bare(StatusCode::NOT_MODIFIED)
+        }
+        Some(SwaggerFormat::Json) => respond(200, media::JSON, document.json.clone()),
+        Some(SwaggerFormat::Protobuf) => respond(200, SWAGGER_PROTOBUF, document.protobuf.clone()),
     };
     let headers = response.headers_mut();
     headers.insert(header::VARY, axum::http::HeaderValue::from_static("Accept"));
-    if let Ok(tag) = axum::http::HeaderValue::from_str(&format!("\"{tag}\"")) {
+    // Only an answer of the document carries its tag: a client's HTTP cache (kubectl's)
+    // that kept a 406 must not have it confirmed by a 304.
+    if format.is_some()
+        && let Ok(tag) = axum::http::HeaderValue::from_str(&format!("\"{}\"", document.tag))
+    {
         headers.insert(header::ETAG, tag);
     }
     response
+}
+
+/// The media type `/openapi/v2` answers protobuf in (also to a client that asks for its
+/// deprecated name, `…spec.v2@v1.0+protobuf`).
+const SWAGGER_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// A form of the v2 document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SwaggerFormat {
+    Json,
+    Protobuf,
+}
+
+/// The form kube-openapi's handler answers to `accept`: goautoneg's clauses (type and
+/// subtype, `q`), sorted by its order (a higher `q`, then a type, then a subtype that is not
+/// `*`, by Go's insertion sort for short lists), and the first clause that matches JSON, the
+/// deprecated protobuf name or the protobuf one, in that order.
+fn swagger_format(accept: &str) -> Option<SwaggerFormat> {
+    const FORMS: [(&str, SwaggerFormat); 3] = [
+        ("json", SwaggerFormat::Json),
+        (
+            "com.github.proto-openapi.spec.v2@v1.0+protobuf",
+            SwaggerFormat::Protobuf,
+        ),
+        (
+            "com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            SwaggerFormat::Protobuf,
+        ),
+    ];
+    let mut clauses: Vec<(&str, &str, f64)> = accept
+        .split(',')
+        .filter_map(|part| {
+            let part = part.trim_matches(' ');
+            let mut pieces = part.split(';');
+            let media = pieces.next().unwrap_or_default();
+            let (kind, subtype) = match media.split_once('/') {
+                None if media.trim_matches(' ') == "*" => ("*", "*"),
+                None => return None,
+                Some((_, subtype)) if subtype.contains('/') => return None,
+                Some((kind, subtype)) => (kind.trim_matches(' '), subtype.trim_matches(' ')),
+            };
+            let mut q = 1.0;
+            for parameter in pieces {
+                if let Some((name, value)) = parameter.split_once('=')
+                    && !value.contains('=')
+                    && name.trim_matches(' ') == "q"
+                {
+                    q = value.parse::<f32>().map_or(0.0, f64::from);
+                }
+            }
+            Some((kind, subtype, q))
+        })
+        .collect();
+    let before = |a: &(&str, &str, f64), b: &(&str, &str, f64)| {
+        a.2 > b.2 || (a.0 != "*" && b.0 == "*") || (a.1 != "*" && b.1 == "*")
+    };
+    for i in 1..clauses.len() {
+        let mut j = i;
+        while j > 0 && before(&clauses[j], &clauses[j - 1]) {
+            clauses.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    clauses.iter().find_map(|(kind, subtype, _)| {
+        FORMS.iter().find_map(|(form_subtype, form)| {
+            ((*kind == "application" || *kind == "*")
+                && (subtype == form_subtype || *subtype == "*"))
+                .then_some(*form)
+        })
+    })
 }
 
 /// Go's `http.NotFound`: what kube-apiserver answers at a path outside its API (and under a
@@ -432,32 +505,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_v2_document_is_answered_in_json_with_its_tag() {
-        let document = (b"{}".to_vec(), "AB12".to_owned());
+    fn the_v2_document_is_answered_in_the_form_accepted_with_its_tag() {
+        let document = openapi::Swagger {
+            json: b"{}".to_vec(),
+            protobuf: vec![0x0a, 0x03, b'2', b'.', b'0'],
+            tag: "AB12".to_owned(),
+        };
         let answered = |accept: Option<&str>, tag: Option<&str>| {
             let tag = tag.map(|t| axum::http::HeaderValue::from_str(t).unwrap());
             let response = swagger_response(Some(&document), accept, tag.as_ref());
             let etag = response.headers().get(header::ETAG).cloned();
-            (response.status().as_u16(), etag)
+            let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
+            (response.status().as_u16(), etag, content_type)
         };
-        let (code, etag) = answered(None, None);
+        let (code, etag, content_type) = answered(None, None);
         assert_eq!(code, 200);
         assert_eq!(etag.unwrap(), "\"AB12\"");
+        assert_eq!(content_type.unwrap(), "application/json");
         assert_eq!(answered(Some("application/json, */*"), None).0, 200);
         assert_eq!(answered(Some("application/*;q=0.5"), None).0, 200);
         // A client that has it already.
         assert_eq!(answered(None, Some("\"AB12\"")).0, 304);
         assert_eq!(answered(None, Some("\"other\"")).0, 200);
-        // Protobuf only: not kept here.
-        let protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-        assert_eq!(answered(Some(protobuf), None).0, 406);
+        // Protobuf, under either name, answered under the current one with the same tag.
+        let deprecated = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+        for accept in [deprecated, SWAGGER_PROTOBUF] {
+            let (code, etag, content_type) = answered(Some(accept), None);
+            assert_eq!(code, 200, "{accept}");
+            assert_eq!(etag.unwrap(), "\"AB12\"");
+            assert_eq!(content_type.unwrap(), SWAGGER_PROTOBUF);
+        }
+        // The clauses in goautoneg's order: a higher q first; then a specific type or
+        // subtype before a wildcard; then the header's order.
+        let form = |accept: &str| swagger_format(accept);
         assert_eq!(
-            answered(Some(&format!("{protobuf}, application/json")), None).0,
-            200
+            form(&format!("{deprecated}, application/json")),
+            Some(SwaggerFormat::Protobuf)
         );
         assert_eq!(
-            swagger_response(None, None, None).status(),
-            StatusCode::NOT_FOUND
+            form(&format!("application/json;q=0.5, {deprecated}")),
+            Some(SwaggerFormat::Protobuf)
         );
+        assert_eq!(
+            form(&format!("*/*, {deprecated}")),
+            Some(SwaggerFormat::Protobuf)
+        );
+        assert_eq!(form("application/*"), Some(SwaggerFormat::Json));
+        assert_eq!(form("*"), Some(SwaggerFormat::Json));
+        // goautoneg keeps a clause of q=0, and an unreadable q is 0.
+        assert_eq!(form("application/json;q=0"), Some(SwaggerFormat::Json));
+        assert_eq!(form("application/json;q=x"), Some(SwaggerFormat::Json));
+        assert_eq!(form("application/yaml"), None);
+        assert_eq!(form("text/*, application"), None);
+        let (code, etag, _) = answered(Some("application/yaml"), None);
+        assert_eq!((code, etag), (406, None));
+        assert!(swagger_response(None, None, None).status() == StatusCode::NOT_FOUND);
     }
 }

@@ -125,8 +125,8 @@ pub(super) struct Catalog<H: 'static> {
     pub(super) groups: Vec<Group>,
     /// The OpenAPI v3 documents, made on first request.
     pub(super) openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
-    /// The OpenAPI v2 document (JSON) and its entity tag, made on first request.
-    pub(super) swagger: std::sync::OnceLock<Option<(Vec<u8>, String)>>,
+    /// The OpenAPI v2 document, made on first request.
+    pub(super) swagger: std::sync::OnceLock<Option<openapi::Swagger>>,
 }
 
 impl<H> Catalog<H> {
@@ -173,17 +173,12 @@ impl<H> Catalog<H> {
 }
 
 impl<H> Catalog<H> {
-    /// The OpenAPI v2 document and its entity tag (kube-openapi's: the SHA-512 of the bytes
-    /// in upper-case hex).
-    pub(super) fn swagger(&self, version: &VersionInfo) -> Option<&(Vec<u8>, String)> {
+    /// The OpenAPI v2 document.
+    pub(super) fn swagger(&self, version: &VersionInfo) -> Option<&openapi::Swagger> {
         self.swagger
             .get_or_init(|| {
                 let release = format!("{}.{}", version.major, version.minor);
-                let document =
-                    openapi::swagger(&self.resources, &self.groups, &self.reviews, &release)?;
-                let bytes = serde_json::to_vec(&document).ok()?;
-                let tag = openapi::hex_upper(&<sha2::Sha512 as sha2::Digest>::digest(&bytes));
-                Some((bytes, tag))
+                openapi::swagger(&self.resources, &self.groups, &self.reviews, &release)
             })
             .as_ref()
     }

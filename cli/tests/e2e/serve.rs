@@ -626,6 +626,37 @@ fn kubectl_explain_reads_the_openapi_documents() {
     assert!(older.contains("assuredConcurrencyShares"), "{older}");
 }
 
+/// A kind with no PATCH in the v3 documents (a review) has kubectl validate it on its side,
+/// from `/openapi/v2` in protobuf (decision 253): a review is created, and one with a field
+/// its schema lacks is refused by kubectl in the words of its v2 validator.
+#[test]
+fn kubectl_validates_a_create_only_kind_against_the_v2_document() {
+    let server = Server::start(&["--no-bootstrap", NO_APF]);
+    let review = |extra: &str| {
+        format!(
+            "apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\nspec:\n  \
+             resourceAttributes:\n    verb: delete\n    group: flowcontrol.apiserver.k8s.io\n    \
+             resource: flowschemas\n{extra}"
+        )
+    };
+    let allowed = server.kubectl_ok(
+        &["create", "-f", "-", "-o", "jsonpath={.status.allowed}"],
+        review("").as_bytes(),
+    );
+    assert_eq!(allowed, "true");
+    let refused = server.kubectl(
+        &["create", "-f", "-"],
+        review("    colour: red\n").as_bytes(),
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("unknown field \"colour\" in io.k8s.api.authorization.v1.ResourceAttributes"),
+        "{stderr}"
+    );
+}
+
 /// The words of each line of `kubectl get`'s table.
 fn table_cells(table: &str) -> Vec<Vec<&str>> {
     table

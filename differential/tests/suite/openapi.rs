@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use crate::routes::reached_from;
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+/// The name kubectl's and client-go's `OpenAPISchema` ask `/openapi/v2` in protobuf by.
+pub(crate) const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 const GROUP_V1: &str = "/openapi/v3/apis/published.example.com/v1";
 const GROUP_V2: &str = "/openapi/v3/apis/published.example.com/v2";
 
@@ -104,6 +106,15 @@ fn published_definitions(document: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Whether `bytes` are the v2 document `json` as gnostic's protobuf message, as kube-openapi
+/// makes it of the JSON it serves: an operation's kind is a Go struct (group, version, kind)
+/// in kube-aggregator's paths, a map (sorted) in kube-apiserver's and
+/// apiextensions-apiserver's.
+pub(crate) fn is_gnostics_message(json: &Value, bytes: &[u8]) -> bool {
+    let kind_is_struct = |path: &str| path.starts_with("/apis/apiregistration.k8s.io/");
+    apfkit_wire::gnostic::encode(json, kind_is_struct) == bytes
+}
+
 /// Each served version's v3 document and the group's part of v2 are kube's; a version no
 /// longer served leaves v2, and a deleted CRD both.
 async fn a_crds_openapi_documents_are_kubes(s: &mut Session) {
@@ -135,6 +146,13 @@ async fn a_crds_openapi_documents_are_kubes(s: &mut Session) {
     s.wait_until(
         Request::get("/openapi/v2").selecting(published_part),
         |_, document| published_definitions(document).len() == 6,
+    )
+    .await;
+    // In protobuf: gnostic's message of the JSON, the CRDs' paths included.
+    s.agreeing(
+        Request::get("/openapi/v2").selecting(published_part),
+        Request::get("/openapi/v2").accept(V2_PROTOBUF),
+        is_gnostics_message,
     )
     .await;
     s.send(

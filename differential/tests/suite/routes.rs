@@ -1,5 +1,6 @@
 //! What each path serves: versions, verbs and media types.
 
+use crate::openapi::{V2_PROTOBUF, is_gnostics_message};
 use apfkit_differential::{Request, Session};
 use serde_json::Value;
 
@@ -422,9 +423,11 @@ async fn openapi_documents_of_kubes_groups_are_kubes(s: &mut Session) {
     }
 }
 
-/// `/openapi/v2`, which the OpenAPI v2 clients read (client-go's `OpenAPISchema` in JSON,
-/// upstream's e2e tests of CRD publishing): kube's document for what apfkit serves, and
-/// `304` to a client holding it already.
+/// `/openapi/v2`, which the OpenAPI v2 clients read (client-go's `OpenAPISchema` in
+/// protobuf, which kubectl's client-side validation falls back to for a kind without a
+/// PATCH in v3; upstream's e2e tests of CRD publishing in JSON): kube's document for what
+/// apfkit serves, in JSON and as gnostic's protobuf message of that JSON, under either
+/// protobuf name and as `Accept`'s order picks them.
 async fn the_openapi_v2_document_is_kubes_for_what_is_served(s: &mut Session) {
     s.send(Request::get("/openapi/v2").selecting(served_part))
         .await;
@@ -434,6 +437,21 @@ async fn the_openapi_v2_document_is_kubes_for_what_is_served(s: &mut Session) {
             .kind_only(),
     )
     .await;
+    for accept in [
+        V2_PROTOBUF,
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+        "application/json;q=0.9, application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    ] {
+        s.agreeing(
+            Request::get("/openapi/v2").selecting(served_part),
+            Request::get("/openapi/v2").accept(accept),
+            is_gnostics_message,
+        )
+        .await;
+    }
+    // Neither form accepted.
+    s.send(Request::get("/openapi/v2").accept("application/yaml"))
+        .await;
 }
 
 /// A TokenReview's status as both servers can have it: kube-apiserver's tokens carry its
