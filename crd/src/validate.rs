@@ -246,6 +246,33 @@ fn check_composition(
 /// (`IsValueValidAgainstRange`): an integer that is not one, or out of `int32`, `uint32`,
 /// `int64`; a `float` beyond `float32`.
 fn range_error(schema: &Schema, name: &str, value: &Value) -> Option<FieldError> {
+    let text = match value.as_i64() {
+        Some(whole) => whole.to_string(),
+        None => value.as_u64().map_or_else(
+            || value.as_f64().map(go_float_text).unwrap_or_default(),
+            |whole| whole.to_string(),
+        ),
+    };
+    type_range_error(schema, "Checked", name, &text)
+}
+
+/// A boundary (`multipleOf`, `minimum`, `maximum`) that its schema's type and format cannot
+/// hold, as kube-openapi's `IsValueValidAgainstRange` finds it: an integer schema's
+/// `maximum: 1.5` refuses every value ("Maximum boundary value must be of type integer").
+fn boundary_error(schema: &Schema, prefix: &str, name: &str, boundary: f64) -> Option<FieldError> {
+    type_range_error(schema, prefix, name, &go_float_text(boundary))
+}
+
+/// A float as Go's `strconv.FormatFloat(f, 'f', -1, 64)` writes it (swag's `FormatFloat64`):
+/// the shortest digits, no exponent.
+fn go_float_text(value: f64) -> String {
+    format!("{value}")
+}
+
+/// kube-openapi's `IsValueValidAgainstRange`: whether `text` (a number as Go formats it)
+/// parses as the schema's type and format; the error names `prefix` (`Checked`, `MultipleOf`,
+/// `Minimum boundary`, `Maximum boundary`) and the value's path.
+fn type_range_error(schema: &Schema, prefix: &str, name: &str, text: &str) -> Option<FieldError> {
     let type_name = match schema.kind {
         Some(Type::Integer) if !schema.int_or_string => "integer",
         Some(Type::Number) if !schema.int_or_string => "number",
@@ -253,27 +280,22 @@ fn range_error(schema: &Schema, name: &str, value: &Value) -> Option<FieldError>
     };
     let format = schema.format.as_deref().unwrap_or("");
     let fits = match (type_name, format) {
-        ("integer", "int32") => value.as_i64().is_some_and(|i| i32::try_from(i).is_ok()),
-        ("integer", "uint32") => value.as_u64().is_some_and(|i| u32::try_from(i).is_ok()),
-        ("integer", "uint64") => value.as_u64().is_some(),
-        ("integer", _) => {
-            value.as_i64().is_some()
-                || value
-                    .as_f64()
-                    .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
-        }
-        ("number", "float" | "float32") => value
-            .as_f64()
-            .is_some_and(|f| f.abs() <= f64::from(f32::MAX)),
+        ("integer", "int32") => text.parse::<i32>().is_ok(),
+        ("integer", "uint32") => text.parse::<u32>().is_ok(),
+        ("integer", "uint64") => text.parse::<u64>().is_ok(),
+        ("integer", _) => text.parse::<i64>().is_ok(),
+        ("number", "float" | "float32") => text
+            .parse::<f64>()
+            .is_ok_and(|f| f.abs() <= f64::from(f32::MAX)),
         _ => true,
     };
     if fits {
         return None;
     }
     let detail = if format.is_empty() {
-        format!("Checked value must be of type {type_name} (default format) in {name}")
+        format!("{prefix} value must be of type {type_name} (default format) in {name}")
     } else {
-        format!("Checked value must be of type {type_name} with format {format} in {name}")
+        format!("{prefix} value must be of type {type_name} with format {format} in {name}")
     };
     Some(FieldError::invalid(
         "",
@@ -322,6 +344,7 @@ fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<Fie
         errors.push(range);
     }
     if let Some(factor) = schema.multiple_of {
+        errors.extend(boundary_error(schema, "MultipleOf", name, factor));
         if factor <= 0.0 {
             errors.push(FieldError::invalid(
                 field_path(name),
@@ -345,6 +368,9 @@ fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<Fie
             }
         }
     }
+    if let Some((min, _)) = schema.minimum {
+        errors.extend(boundary_error(schema, "Minimum boundary", name, min));
+    }
     if let Some((min, exclusive)) = schema.minimum
         && (number < min || (exclusive && number == min))
     {
@@ -358,6 +384,9 @@ fn check_number(schema: &Schema, name: &str, value: &Value, errors: &mut Vec<Fie
             bad(),
             format!("{name} in {IN} should be {relation} {}", go_float(min)),
         ));
+    }
+    if let Some((max, _)) = schema.maximum {
+        errors.extend(boundary_error(schema, "Maximum boundary", name, max));
     }
     if let Some((max, exclusive)) = schema.maximum
         && (number > max || (exclusive && number == max))

@@ -277,11 +277,15 @@ fn hostile_objects_never_panic() {
         let (_, _, errors) = admit(&crd, spec);
         let _ = errors;
     }
-    // A division by zero is the rule's error, not a panic.
+    // A division by zero is the rule's error, not a panic (after kube-openapi's refusal of
+    // an integer's `multipleOf` that is not whole).
     let (_, _, errors) = admit(&crd, json!({"n": 1}));
     assert_eq!(
         errors,
-        [r#"spec.n: Invalid value: "integer": division by zero evaluating rule: self / 0 == 1"#]
+        [
+            r#"<nil>: Invalid value: "": MultipleOf value must be of type integer (default format) in spec.n"#,
+            r#"spec.n: Invalid value: "integer": division by zero evaluating rule: self / 0 == 1"#
+        ]
     );
     // A deeply nested value under a schema that preserves it is pruned and walked without
     // overflowing the stack (as deep as a JSON reader gives).
@@ -312,4 +316,43 @@ fn a_preserving_root_keeps_the_whole_metadata() {
     assert_eq!(admission.pruned, ["spec.b"]);
     assert_eq!(object["metadata"]["labels"]["team"], "a");
     assert_eq!(object["extra"], true);
+}
+
+/// kube-openapi checks a number's boundaries against its type and format before comparing
+/// (`IsValueValidAgainstRange`): an integer's `maximum: 1.5` refuses every value, and a value
+/// past it is refused twice, as the reference kube-apiserver answers.
+#[test]
+fn an_integers_boundaries_that_are_not_whole_refuse_every_value() {
+    let crd = crd(json!({"type": "object", "properties": {
+        "size": {"type": "integer", "maximum": 1.5, "minimum": 0.5},
+        "count": {"type": "integer", "format": "int32", "maximum": 3e9},
+        "whole": {"type": "integer", "maximum": 9.0, "multipleOf": 3.0}
+    }}));
+    let (_, _, errors) = admit(&crd, json!({"size": 1}));
+    assert_eq!(
+        errors,
+        [
+            r#"<nil>: Invalid value: "": Minimum boundary value must be of type integer (default format) in spec.size"#,
+            r#"<nil>: Invalid value: "": Maximum boundary value must be of type integer (default format) in spec.size"#,
+        ]
+    );
+    let (_, _, errors) = admit(&crd, json!({"size": 2}));
+    assert_eq!(
+        errors,
+        [
+            r#"<nil>: Invalid value: "": Minimum boundary value must be of type integer (default format) in spec.size"#,
+            r#"<nil>: Invalid value: "": Maximum boundary value must be of type integer (default format) in spec.size"#,
+            "spec.size: Invalid value: 2: spec.size in body should be less than or equal to 1.5",
+        ]
+    );
+    let (_, _, errors) = admit(&crd, json!({"count": 1}));
+    assert_eq!(
+        errors,
+        [
+            r#"<nil>: Invalid value: "": Maximum boundary value must be of type integer with format int32 in spec.count"#
+        ]
+    );
+    // Whole boundaries are held as integers.
+    let (_, _, errors) = admit(&crd, json!({"whole": 6}));
+    assert!(errors.is_empty(), "{errors:?}");
 }

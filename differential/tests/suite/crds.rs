@@ -290,7 +290,52 @@ async fn a_rule_naming_an_undeclared_field_is_refused(s: &mut Session) {
     .await;
 }
 
+/// An integer's boundaries that are not whole (kube-openapi's `IsValueValidAgainstRange`):
+/// a CRD whose default must meet them is refused, and a custom resource of a CRD without a
+/// default is refused whatever its value, past the boundary twice.
+async fn an_integers_boundaries_that_are_not_whole_refuse_every_value(s: &mut Session) {
+    let crd = |plural: &str, size: Value| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.boundaries.example.com")},
+            "spec": {"group": "boundaries.example.com", "scope": "Namespaced",
+                "names": {"plural": plural, "kind": format!("K{plural}")},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"size": size}}}}}}]}})
+    };
+    s.send(Request::post(
+        CRDS,
+        &crd(
+            "bolts",
+            json!({"type": "integer", "maximum": 1.5, "minimum": 0.5, "multipleOf": 0.5,
+                "default": 1}),
+        ),
+    ))
+    .await;
+    s.send(
+        Request::post(
+            CRDS,
+            &crd("nuts", json!({"type": "integer", "maximum": 1.5})),
+        )
+        .kind_only(),
+    )
+    .await;
+    const NUTS: &str = "/apis/boundaries.example.com/v1/namespaces/default/nuts";
+    s.wait_until(Request::get(NUTS), |code, _| code == 200)
+        .await;
+    for size in [1, 2] {
+        let nut = json!({"apiVersion": "boundaries.example.com/v1", "kind": "Knuts",
+            "metadata": {"name": format!("n{size}")}, "spec": {"size": size}});
+        s.send(Request::post(NUTS, &nut)).await;
+    }
+    let crd = format!("{CRDS}/nuts.boundaries.example.com");
+    s.send(Request::delete(&crd).kind_only()).await;
+    s.wait_until(Request::get(&crd).kind_only(), |code, _| code == 404)
+        .await;
+}
+
 crate::cases!(
+    an_integers_boundaries_that_are_not_whole_refuse_every_value,
     a_rule_naming_an_undeclared_field_is_refused,
     a_deleted_crd_terminates_until_its_custom_resources_are_gone,
     a_crd_sent_in_protobuf_is_read_as_kube_reads_it,
