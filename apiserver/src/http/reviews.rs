@@ -7,10 +7,18 @@
 //! kubernetes' `pkg/registry/authorization/*/rest.go` answer them, checked as
 //! `pkg/apis/authorization/validation` checks them.
 
-use apfkit_runtime::field::{BadValue, FieldError, go_quote};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use apfkit_fieldmanager::managed::FieldManager;
+use apfkit_fieldmanager::schema::Schema;
+use apfkit_fieldmanager::updater::Versions;
+use apfkit_runtime::field::{BadValue, FieldError};
+use apfkit_runtime::identity::GroupVersionKind;
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec, SubjectAccessReviewStatus,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
 use crate::auth::{Authenticator, UserInfo};
@@ -31,6 +39,9 @@ pub(super) struct Review {
     pub(super) namespaced: bool,
     /// Whether only a server with an authorizer answers it.
     pub(super) needs_authorizer: bool,
+    /// Its status as Go writes a new one (fields without `omitempty`), which the field manager
+    /// compares a created review with (the spec's fields are all `omitempty`).
+    zero_status: &'static str,
 }
 
 /// The group of the access reviews.
@@ -44,6 +55,7 @@ pub(super) const REVIEWS: &[Review] = &[
         plural: "selfsubjectreviews",
         namespaced: false,
         needs_authorizer: false,
+        zero_status: r#"{"userInfo":{}}"#,
     },
     Review {
         group: "authentication.k8s.io",
@@ -51,6 +63,7 @@ pub(super) const REVIEWS: &[Review] = &[
         plural: "tokenreviews",
         namespaced: false,
         needs_authorizer: false,
+        zero_status: r#"{"user":{}}"#,
     },
     Review {
         group: AUTHORIZATION,
@@ -58,6 +71,7 @@ pub(super) const REVIEWS: &[Review] = &[
         plural: "localsubjectaccessreviews",
         namespaced: true,
         needs_authorizer: true,
+        zero_status: r#"{"allowed":false}"#,
     },
     Review {
         group: AUTHORIZATION,
@@ -65,6 +79,7 @@ pub(super) const REVIEWS: &[Review] = &[
         plural: "selfsubjectaccessreviews",
         namespaced: false,
         needs_authorizer: true,
+        zero_status: r#"{"allowed":false}"#,
     },
     Review {
         group: AUTHORIZATION,
@@ -72,6 +87,7 @@ pub(super) const REVIEWS: &[Review] = &[
         plural: "selfsubjectrulesreviews",
         namespaced: false,
         needs_authorizer: true,
+        zero_status: r#"{"resourceRules":null,"nonResourceRules":null,"incomplete":false}"#,
     },
     Review {
         group: AUTHORIZATION,
@@ -79,6 +95,7 @@ pub(super) const REVIEWS: &[Review] = &[
         plural: "subjectaccessreviews",
         namespaced: false,
         needs_authorizer: true,
+        zero_status: r#"{"allowed":false}"#,
     },
 ];
 
@@ -132,16 +149,18 @@ pub(super) async fn answer(
             review.kind
         )));
     }
+    let managed_fields = created_managed_fields(review, object, manager);
     if review.kind == "TokenReview" {
-        return token_review(object, authenticator, manager);
+        return token_review(object, authenticator, managed_fields);
     }
     let authorizer = authorizer.ok_or_else(ApiError::no_route)?;
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
+    // The registries name the kind of the review they decoded, whose kind is empty.
     let invalid = |causes: Vec<FieldError>| {
         ApiError::invalid(
             &Subject {
                 group: AUTHORIZATION.to_owned(),
-                kind: review.kind.to_owned(),
+                kind: String::new(),
                 name: String::new(),
             },
             causes.iter().map(Cause::from).collect(),
@@ -169,7 +188,8 @@ pub(super) async fn answer(
                 Value::Null => SubjectAccessReviewSpec::default(),
                 spec => serde_json::from_value(spec).map_err(decode_error)?,
             };
-            let errors = validate(review.kind, &spec, object, info);
+            let metadata = metadata_error(review, object, info, managed_fields.as_ref());
+            let errors = validate(review.kind, &spec, object, info, metadata);
             if !errors.is_empty() {
                 return Err(invalid(errors));
             }
@@ -192,9 +212,14 @@ pub(super) async fn answer(
             serde_json::to_value(status).map_err(ApiError::internal)?
         }
     };
-    let mut metadata = json!({"creationTimestamp": null});
+    // kube's answer is the review it decoded: no creation time (ObjectMeta's zero time is
+    // left out), the managed fields of the create handler's field manager.
+    let mut metadata = json!({});
     if review.namespaced {
         metadata["namespace"] = info.namespace.clone().into();
+    }
+    if let Some(managed_fields) = managed_fields {
+        metadata["managedFields"] = managed_fields;
     }
     let spec = object.get("spec").cloned().unwrap_or_else(|| json!({}));
     Ok(json!({
@@ -213,7 +238,7 @@ pub(super) async fn answer(
 fn token_review(
     object: &Value,
     authenticator: &Authenticator,
-    manager: &str,
+    managed_fields: Option<Value>,
 ) -> Result<Value, ApiError> {
     let spec = object.get("spec").cloned().unwrap_or_else(|| json!({}));
     let token = match spec.get("token") {
@@ -256,35 +281,120 @@ fn token_review(
         // The bearer-token authenticator's error for a token nobody authenticates.
         None => json!({"user": {}, "error": "invalid bearer token"}),
     };
-    // The create handler's field manager records the review's fields, as of any create
-    // (its spec's are scalars and an atomic list).
-    let fields: serde_json::Map<String, Value> = spec
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(key, _)| (format!("f:{key}"), json!({})))
-        .collect();
+    let mut metadata = json!({});
+    if let Some(managed_fields) = managed_fields {
+        metadata["managedFields"] = managed_fields;
+    }
+    Ok(json!({
+        "kind": "TokenReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": metadata,
+        "spec": spec,
+        "status": status,
+    }))
+}
+
+/// The merge rules of each review kind, from kube's OpenAPI documents, compiled once.
+fn review_schemas() -> &'static BTreeMap<&'static str, Schema> {
+    static SCHEMAS: OnceLock<BTreeMap<&'static str, Schema>> = OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        REVIEWS
+            .iter()
+            .map(|review| {
+                let kind = GroupVersionKind {
+                    group: review.group.into(),
+                    version: "v1".into(),
+                    kind: review.kind.into(),
+                };
+                let schema = crate::kube_openapi::schema(&kind)
+                    .map_or_else(Schema::deduced, |json| Schema::compile(&json));
+                (review.kind, schema)
+            })
+            .collect()
+    })
+}
+
+/// A review's one version, as the field manager sees it.
+struct ReviewVersion {
+    api_version: String,
+    schema: &'static Schema,
+}
+
+impl Versions for ReviewVersion {
+    fn schema(&self, api_version: &str) -> Option<&Schema> {
+        (api_version == self.api_version).then_some(self.schema)
+    }
+
+    fn convert(&self, object: &Value, _: &str) -> Result<Value, String> {
+        Ok(object.clone())
+    }
+}
+
+/// The `managedFields` kube-apiserver's create handler gives a review before its registry
+/// answers it (`UpdateNoErrors` of the decoded review over the kind's zero value): the fields
+/// the request set, for `manager`; `None` when it set none.
+fn created_managed_fields(review: &Review, object: &Value, manager: &str) -> Option<Value> {
+    let api_version = format!("{}/v1", review.group);
+    let versions = ReviewVersion {
+        api_version: api_version.clone(),
+        schema: review_schemas().get(review.kind)?,
+    };
+    let field_manager =
+        FieldManager::new(&versions, &api_version, review.kind, None, BTreeMap::new());
+    let typed = |mut value: Value| {
+        value["apiVersion"] = api_version.clone().into();
+        value["kind"] = review.kind.into();
+        value
+    };
+    let status: Value = serde_json::from_str(review.zero_status).ok()?;
+    let zero = typed(json!({"metadata": {}, "spec": {}, "status": status}));
+    let mut new = typed(object.clone());
+    if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+    }
+    let time = serde_json::to_value(crate::store::now()).ok()?;
     // The field manager names a manager that is not given `unknown`.
     let manager = if manager.is_empty() {
         "unknown"
     } else {
         manager
     };
-    let managed = json!([{
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": "authentication.k8s.io/v1",
-        "time": crate::store::now(),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:spec": fields},
-    }]);
-    Ok(json!({
-        "kind": "TokenReview",
-        "apiVersion": "authentication.k8s.io/v1",
-        "metadata": {"managedFields": managed},
-        "spec": spec,
-        "status": status,
-    }))
+    let written = field_manager.update(&zero, new, manager, time.as_str()?);
+    written.pointer("/metadata/managedFields").cloned()
+}
+
+/// The access reviews' `metadata must be empty` (a LocalSubjectAccessReview's but for its
+/// namespace), compared without the managed fields the create handler gave it and printed
+/// with them, as `pkg/apis/authorization/validation` prints the review's ObjectMeta.
+fn metadata_error(
+    review: &Review,
+    object: &Value,
+    info: &RequestInfo,
+    managed_fields: Option<&Value>,
+) -> Option<FieldError> {
+    let detail = match review.kind {
+        "SubjectAccessReview" | "SelfSubjectAccessReview" => "must be empty",
+        "LocalSubjectAccessReview" => "must be empty except for namespace",
+        _ => return None,
+    };
+    let metadata = object.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let mut meta: ObjectMeta = serde_json::from_value(metadata).unwrap_or_default();
+    meta.managed_fields = None;
+    // The create handler gives the review the request's namespace: none for a cluster's.
+    meta.namespace =
+        (review.namespaced && !info.namespace.is_empty()).then(|| info.namespace.clone());
+    let mut compared = meta.clone();
+    compared.namespace = None;
+    if compared == ObjectMeta::default() {
+        return None;
+    }
+    meta.managed_fields = managed_fields.and_then(|f| serde_json::from_value(f.clone()).ok());
+    let printed = apfkit_wire::go_json::to_vec::<ObjectMeta>(&meta, false).ok()?;
+    Some(FieldError::invalid(
+        "metadata",
+        BadValue::Go(String::from_utf8_lossy(&printed).into_owned()),
+        detail,
+    ))
 }
 
 /// The JSON type Go's decoder names in its errors.
@@ -311,7 +421,8 @@ fn self_subject_review(user: UserInfo) -> Value {
     json!({
         "kind": "SelfSubjectReview",
         "apiVersion": "authentication.k8s.io/v1",
-        "metadata": {"creationTimestamp": null},
+        // Its registry stamps the review it answers with the time.
+        "metadata": {"creationTimestamp": crate::store::now()},
         "status": {"userInfo": user_info},
     })
 }
@@ -362,11 +473,11 @@ fn attributes_of(spec: &SubjectAccessReviewSpec, user: UserInfo) -> Attributes {
 
 /// `authorization.NonResourceAttributes` as Go's `%#v` prints it in a field error.
 fn go_non_resource(attributes: &NonResourceAttributes) -> BadValue {
-    BadValue::Go(format!(
-        "authorization.NonResourceAttributes{{Path:{}, Verb:{}}}",
-        go_quote(attributes.path.as_deref().unwrap_or_default()),
-        go_quote(attributes.verb.as_deref().unwrap_or_default())
-    ))
+    // The internal type has no JSON tags: its Go field names.
+    BadValue::go_struct(&[
+        ("Path", attributes.path.clone().unwrap_or_default().into()),
+        ("Verb", attributes.verb.clone().unwrap_or_default().into()),
+    ])
 }
 
 /// `pkg/apis/authorization/validation`: `ValidateSubjectAccessReviewSpec` (and its
@@ -376,23 +487,23 @@ fn validate(
     spec: &SubjectAccessReviewSpec,
     object: &Value,
     info: &RequestInfo,
+    metadata: Option<FieldError>,
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let resource: Option<&ResourceAttributes> = spec.resource_attributes.as_ref();
-    match (resource, &spec.non_resource_attributes) {
-        (Some(_), Some(path)) if kind != "LocalSubjectAccessReview" => {
-            errors.push(FieldError::invalid(
-                "spec.nonResourceAttributes",
-                go_non_resource(path),
-                "cannot be specified in combination with resourceAttributes",
-            ));
-        }
-        (None, None) => errors.push(FieldError::invalid(
-            "spec.resourceAttributes",
-            BadValue::Str("null".to_owned()),
+    // Both or neither: the union's error on `spec`, with the non-resource attributes' value
+    // (`null` when there are none).
+    let union = match (resource, &spec.non_resource_attributes) {
+        (Some(_), Some(path)) => Some(go_non_resource(path)),
+        (None, None) => Some(BadValue::Go("null".to_owned())),
+        _ => None,
+    };
+    if let Some(value) = union {
+        errors.push(FieldError::invalid(
+            "spec",
+            value,
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
-        )),
-        _ => {}
+        ));
     }
     if kind != "SelfSubjectAccessReview"
         && spec.user.as_deref().unwrap_or_default().is_empty()
@@ -404,18 +515,13 @@ fn validate(
             "at least one of user or group must be specified",
         ));
     }
+    // The metadata's error after the spec's, before a local review's own.
+    errors.extend(metadata);
     if kind == "LocalSubjectAccessReview" {
         let metadata_namespace = object
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or(&info.namespace);
-        if let Some(path) = &spec.non_resource_attributes {
-            errors.push(FieldError::invalid(
-                "spec.nonResourceAttributes",
-                go_non_resource(path),
-                "disallowed on this kind of request",
-            ));
-        }
         if let Some(resource) = resource {
             let namespace = resource.namespace.as_deref().unwrap_or_default();
             if namespace != metadata_namespace {
@@ -425,6 +531,13 @@ fn validate(
                     "must match metadata.namespace",
                 ));
             }
+        }
+        if let Some(path) = &spec.non_resource_attributes {
+            errors.push(FieldError::invalid(
+                "spec.nonResourceAttributes",
+                go_non_resource(path),
+                "disallowed on this kind of request",
+            ));
         }
     }
     errors
@@ -577,6 +690,60 @@ mod tests {
         );
     }
 
+    /// A review's answer carries the managed fields kube's create handler records (its
+    /// spec's fields, a struct's `.` included) and no creation time; a review with metadata
+    /// is refused with its ObjectMeta printed, managed fields and all (as the reference
+    /// answers).
+    #[test]
+    fn a_review_carries_its_managed_fields_and_refuses_metadata() {
+        let ssar = info(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        );
+        let review = asked(&ssar, true).unwrap();
+        let body = |metadata: &str| {
+            format!(
+                r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview",
+                "metadata":{metadata},
+                "spec":{{"resourceAttributes":{{"verb":"get","resource":"pods"}}}}}}"#
+            )
+        };
+        let answered = answer(
+            review,
+            body("{}").as_bytes(),
+            &ssar,
+            bob(),
+            Some(&AlwaysAllow),
+        )
+        .unwrap();
+        let metadata = answered["metadata"].as_object().unwrap();
+        assert_eq!(metadata.keys().collect::<Vec<_>>(), ["managedFields"]);
+        let managed = &metadata["managedFields"][0];
+        assert_eq!(managed["manager"], "tester");
+        assert_eq!(managed["operation"], "Update");
+        assert_eq!(
+            managed["fieldsV1"],
+            json!({"f:spec": {"f:resourceAttributes": {".": {}, "f:resource": {}, "f:verb": {}}}})
+        );
+        let refused = answer(
+            review,
+            body(r#"{"name":"x","labels":{"a":"b"}}"#).as_bytes(),
+            &ssar,
+            bob(),
+            Some(&AlwaysAllow),
+        )
+        .unwrap_err();
+        let message = refused.message.clone();
+        assert!(
+            message.starts_with(
+                r#".authorization.k8s.io "" is invalid: metadata: Invalid value: {"name":"x","labels":{"a":"b"},"managedFields":[{"manager":"tester","operation":"Update","apiVersion":"authorization.k8s.io/v1","time":""#
+            ) && message.ends_with(
+                r#""fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{"f:resourceAttributes":{".":{},"f:resource":{},"f:verb":{}}}}}]}: must be empty"#
+            ),
+            "{message}"
+        );
+    }
+
     /// kubernetes `pkg/apis/authorization/validation/validation_test.go`
     /// (`TestValidateSARSpec`, `TestValidateLocalSAR`): the messages of a review kube-apiserver
     /// refuses.
@@ -588,18 +755,17 @@ mod tests {
         assert_eq!(error.code, 422);
         assert_eq!(
             error.message,
-            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: [spec.resourceAttributes: \
-             Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes \
-             must be specified, spec.user: Invalid value: \"\": at least one of user or group must \
-             be specified]"
+            ".authorization.k8s.io \"\" is invalid: [spec: Invalid value: null: exactly one of \
+             nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid \
+             value: \"\": at least one of user or group must be specified]"
         );
         let both = br#"{"spec":{"user":"me","resourceAttributes":{},"nonResourceAttributes":{"path":"/x","verb":"get"}}}"#;
         let error = answer(review, both, &sar, bob(), Some(&AlwaysAllow)).unwrap_err();
         assert_eq!(
             error.message,
-            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: \
-             Invalid value: authorization.NonResourceAttributes{Path:\"/x\", Verb:\"get\"}: cannot \
-             be specified in combination with resourceAttributes"
+            ".authorization.k8s.io \"\" is invalid: spec: Invalid value: \
+             {\"Path\":\"/x\",\"Verb\":\"get\"}: exactly one of nonResourceAttributes or \
+             resourceAttributes must be specified"
         );
         let lsar = info(
             "POST",
@@ -611,7 +777,7 @@ mod tests {
         let error = answer(review, elsewhere, &lsar, bob(), Some(&AlwaysAllow)).unwrap_err();
         assert_eq!(
             error.message,
-            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: \
+            ".authorization.k8s.io \"\" is invalid: \
              spec.resourceAttributes.namespace: Invalid value: \"other\": must match \
              metadata.namespace"
         );
