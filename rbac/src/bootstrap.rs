@@ -7,18 +7,16 @@
 //! lacks (labels, annotations, rules, aggregation selectors, subjects), nothing taken away; a
 //! binding whose role reference changed is made again.
 //!
-//! Rules on kinds this server does not serve (pods, deployments, nodes, ...) are left out
-//! of the roles that have them (docs/decisions.md).
+//! The policy is kube-apiserver 1.37's own, read from upstream's files (`data/bootstrappolicy`):
+//! every role and binding of its cluster, the components' and controllers' included, with
+//! their rules on kinds this server does not serve.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::rbac::v1::{
-    AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::api::rbac::v1::{AggregationRule, ClusterRole, ClusterRoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::rules::covers;
-use crate::validation::GROUP;
 
 /// The annotation that lets the server keep a bootstrap object up to date (`"true"`), or not
 /// (`"false"`).
@@ -26,231 +24,44 @@ pub const AUTO_UPDATE: &str = "rbac.authorization.kubernetes.io/autoupdate";
 /// The label of every bootstrap object.
 pub const BOOTSTRAPPING: (&str, &str) = ("kubernetes.io/bootstrapping", "rbac-defaults");
 
-/// `bootstrappolicy.ReadWrite`.
-const READ_WRITE: &[&str] = &[
-    "get",
-    "list",
-    "watch",
-    "create",
-    "update",
-    "patch",
-    "delete",
-    "deletecollection",
-];
+/// kube-apiserver's bootstrap policy as upstream's tests keep it (`data/bootstrappolicy`,
+/// unmodified): a `List` of objects in YAML.
+const CLUSTER_ROLES: &str = include_str!("../data/bootstrappolicy/cluster-roles.yaml");
+const CONTROLLER_ROLES: &str = include_str!("../data/bootstrappolicy/controller-roles.yaml");
+const CLUSTER_ROLE_BINDINGS: &str =
+    include_str!("../data/bootstrappolicy/cluster-role-bindings.yaml");
+const CONTROLLER_ROLE_BINDINGS: &str =
+    include_str!("../data/bootstrappolicy/controller-role-bindings.yaml");
 
-fn strings(values: &[&str]) -> Vec<String> {
-    values.iter().map(|v| (*v).to_owned()).collect()
+/// A `v1` `List`'s items.
+#[derive(serde::Deserialize)]
+struct List<T> {
+    items: Vec<T>,
 }
 
-fn resource_rule(verbs: &[&str], group: &str, resources: &[&str]) -> PolicyRule {
-    PolicyRule {
-        verbs: strings(verbs),
-        api_groups: Some(vec![group.to_owned()]),
-        resources: Some(strings(resources)),
-        ..PolicyRule::default()
-    }
-}
-
-fn url_rule(verbs: &[&str], urls: &[&str]) -> PolicyRule {
-    PolicyRule {
-        verbs: strings(verbs),
-        non_resource_urls: Some(strings(urls)),
-        ..PolicyRule::default()
-    }
-}
-
-/// Bootstrap metadata: the name, the bootstrapping label and the auto-update annotation,
-/// and `labels`.
-fn metadata(name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
-    let mut all: BTreeMap<String, String> = labels
+/// The items of the lists `documents`, in their order. The documents are this crate's own,
+/// read in its tests, so they always parse.
+fn items<T: serde::de::DeserializeOwned>(documents: &[&str]) -> Vec<T> {
+    documents
         .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    all.insert(BOOTSTRAPPING.0.to_owned(), BOOTSTRAPPING.1.to_owned());
-    ObjectMeta {
-        name: Some(name.to_owned()),
-        labels: Some(all),
-        annotations: Some(BTreeMap::from([(
-            AUTO_UPDATE.to_owned(),
-            "true".to_owned(),
-        )])),
-        ..ObjectMeta::default()
-    }
+        .flat_map(|document| {
+            serde_saphyr::from_str::<List<T>>(document)
+                .map(|list| list.items)
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
-fn role(name: &str, labels: &[(&str, &str)], rules: Vec<PolicyRule>) -> ClusterRole {
-    ClusterRole {
-        metadata: metadata(name, labels),
-        rules: Some(rules),
-        aggregation_rule: None,
-    }
-}
-
-/// A role made of the rules of the roles `aggregate_label` marks.
-fn aggregated(name: &str, labels: &[(&str, &str)], aggregate_label: &str) -> ClusterRole {
-    ClusterRole {
-        metadata: metadata(name, labels),
-        rules: None,
-        aggregation_rule: Some(AggregationRule {
-            cluster_role_selectors: Some(vec![LabelSelector {
-                match_labels: Some(BTreeMap::from([(
-                    aggregate_label.to_owned(),
-                    "true".to_owned(),
-                )])),
-                match_expressions: None,
-            }]),
-        }),
-    }
-}
-
-const TO_ADMIN: &str = "rbac.authorization.k8s.io/aggregate-to-admin";
-const TO_EDIT: &str = "rbac.authorization.k8s.io/aggregate-to-edit";
-const TO_VIEW: &str = "rbac.authorization.k8s.io/aggregate-to-view";
-
-/// The bootstrap ClusterRoles, in name order as upstream's `cluster-roles.yaml` lists them.
+/// The bootstrap ClusterRoles, as kube-apiserver's RBAC post-start hook makes them:
+/// `bootstrappolicy.ClusterRoles()` then `ControllerRoles()`, each in name order.
 pub fn cluster_roles() -> Vec<ClusterRole> {
-    vec![
-        aggregated("admin", &[], TO_ADMIN),
-        role(
-            "cluster-admin",
-            &[],
-            vec![
-                PolicyRule {
-                    verbs: strings(&["*"]),
-                    api_groups: Some(strings(&["*"])),
-                    resources: Some(strings(&["*"])),
-                    ..PolicyRule::default()
-                },
-                url_rule(&["*"], &["*"]),
-            ],
-        ),
-        aggregated("edit", &[(TO_ADMIN, "true")], TO_EDIT),
-        role(
-            "system:aggregate-to-admin",
-            &[(TO_ADMIN, "true")],
-            vec![
-                resource_rule(
-                    &["create"],
-                    "authorization.k8s.io",
-                    &["localsubjectaccessreviews"],
-                ),
-                resource_rule(READ_WRITE, GROUP, &["rolebindings", "roles"]),
-            ],
-        ),
-        role("system:aggregate-to-edit", &[(TO_EDIT, "true")], vec![]),
-        role("system:aggregate-to-view", &[(TO_VIEW, "true")], vec![]),
-        role(
-            "system:auth-delegator",
-            &[],
-            vec![
-                resource_rule(&["create"], "authentication.k8s.io", &["tokenreviews"]),
-                resource_rule(
-                    &["create"],
-                    "authorization.k8s.io",
-                    &["subjectaccessreviews"],
-                ),
-            ],
-        ),
-        role(
-            "system:basic-user",
-            &[],
-            vec![
-                resource_rule(
-                    &["create"],
-                    "authentication.k8s.io",
-                    &["selfsubjectreviews"],
-                ),
-                resource_rule(
-                    &["create"],
-                    "authorization.k8s.io",
-                    &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                ),
-            ],
-        ),
-        role(
-            "system:discovery",
-            &[],
-            vec![url_rule(
-                &["get"],
-                &[
-                    "/api",
-                    "/api/*",
-                    "/apis",
-                    "/apis/*",
-                    "/healthz",
-                    "/livez",
-                    "/openapi",
-                    "/openapi/*",
-                    "/readyz",
-                    "/version",
-                    "/version/",
-                ],
-            )],
-        ),
-        role(
-            "system:monitoring",
-            &[],
-            vec![url_rule(
-                &["get"],
-                &[
-                    "/healthz",
-                    "/healthz/*",
-                    "/livez",
-                    "/livez/*",
-                    "/metrics",
-                    "/metrics/slis",
-                    "/readyz",
-                    "/readyz/*",
-                ],
-            )],
-        ),
-        role(
-            "system:public-info-viewer",
-            &[],
-            vec![url_rule(
-                &["get"],
-                &["/healthz", "/livez", "/readyz", "/version", "/version/"],
-            )],
-        ),
-        aggregated("view", &[(TO_EDIT, "true")], TO_VIEW),
-    ]
+    items(&[CLUSTER_ROLES, CONTROLLER_ROLES])
 }
 
-fn binding(role_name: &str, groups: &[&str]) -> ClusterRoleBinding {
-    ClusterRoleBinding {
-        metadata: metadata(role_name, &[]),
-        role_ref: RoleRef {
-            api_group: Some(GROUP.to_owned()),
-            kind: "ClusterRole".to_owned(),
-            name: role_name.to_owned(),
-        },
-        subjects: Some(
-            groups
-                .iter()
-                .map(|group| Subject {
-                    api_group: Some(GROUP.to_owned()),
-                    kind: "Group".to_owned(),
-                    name: (*group).to_owned(),
-                    namespace: None,
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// The bootstrap ClusterRoleBindings, in name order as upstream's
-/// `cluster-role-bindings.yaml` lists them.
+/// The bootstrap ClusterRoleBindings: `ClusterRoleBindings()` then
+/// `ControllerRoleBindings()`, each in name order.
 pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
-    vec![
-        binding("cluster-admin", &["system:masters"]),
-        binding("system:basic-user", &["system:authenticated"]),
-        binding("system:discovery", &["system:authenticated"]),
-        binding("system:monitoring", &["system:monitoring"]),
-        binding(
-            "system:public-info-viewer",
-            &["system:authenticated", "system:unauthenticated"],
-        ),
-    ]
+    items(&[CLUSTER_ROLE_BINDINGS, CONTROLLER_ROLE_BINDINGS])
 }
 
 /// Whether the server may change a stored bootstrap object: unless its auto-update
@@ -358,7 +169,19 @@ pub fn reconcile_binding(
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::rbac::v1::{PolicyRule, Subject};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
     use super::*;
+    use crate::validation::GROUP;
+
+    fn url_rule(verbs: &[&str], urls: &[&str]) -> PolicyRule {
+        PolicyRule {
+            verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+            non_resource_urls: Some(urls.iter().map(|u| (*u).to_owned()).collect()),
+            ..PolicyRule::default()
+        }
+    }
 
     #[test]
     fn every_bootstrap_object_is_labelled_annotated_and_valid() {
@@ -381,9 +204,17 @@ mod tests {
             assert!(roles.contains(&binding.role_ref.name));
             assert!(crate::validation::cluster_role_binding(&binding, None).is_empty());
         }
-        let mut sorted = roles.clone();
-        sorted.sort();
-        assert_eq!(roles, sorted);
+        // Every object of upstream's files is read: 32 cluster roles and 41 controllers',
+        // 13 cluster bindings and 41 controllers', each file in name order.
+        assert_eq!(
+            (roles.len(), cluster_role_bindings().len()),
+            (32 + 41, 13 + 41)
+        );
+        for part in [&roles[..32], &roles[32..]] {
+            assert!(part.is_sorted(), "{part:?}");
+        }
+        assert!(roles.contains(&"system:kube-scheduler".to_owned()));
+        assert!(roles.contains(&"system:controller:namespace-controller".to_owned()));
     }
 
     /// As kubernetes' `computeReconciledRole` with `RemoveExtraPermissions` off (what
@@ -436,7 +267,10 @@ mod tests {
 
     #[test]
     fn a_binding_gets_its_missing_subjects_or_is_made_again() {
-        let expected = cluster_role_bindings().remove(4);
+        let expected = cluster_role_bindings()
+            .into_iter()
+            .find(|b| b.metadata.name.as_deref() == Some("system:public-info-viewer"))
+            .unwrap();
         assert_eq!(reconcile_binding(&expected, &expected), BindingChange::None);
         let mut fewer = expected.clone();
         fewer.subjects.as_mut().unwrap().truncate(1);

@@ -149,6 +149,7 @@ pub(super) async fn answer(
             review.kind
         )));
     }
+    let object = &without_go_empty_values(object);
     let managed_fields = created_managed_fields(review, object, manager);
     if review.kind == "TokenReview" {
         return token_review(object, authenticator, managed_fields);
@@ -292,6 +293,25 @@ fn token_review(
         "spec": spec,
         "status": status,
     }))
+}
+
+/// A review as kube decodes it: the `omitempty` fields of its spec (all of them, and those of
+/// its resource and non-resource attributes) left out when empty, as the typed review it
+/// answers and its managed fields have them.
+fn without_go_empty_values(object: &Value) -> Value {
+    let mut object = object.clone();
+    let is_empty = |value: &Value| {
+        value.as_str().is_some_and(str::is_empty) || value.as_array().is_some_and(Vec::is_empty)
+    };
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.retain(|_, value| !is_empty(value));
+        for attributes in ["resourceAttributes", "nonResourceAttributes"] {
+            if let Some(fields) = spec.get_mut(attributes).and_then(Value::as_object_mut) {
+                fields.retain(|_, value| !is_empty(value));
+            }
+        }
+    }
+    object
 }
 
 /// The merge rules of each review kind, from kube's OpenAPI documents, compiled once.

@@ -534,8 +534,6 @@ async fn access_reviews_are_answered_as_kube_answers_them(s: &mut Session) {
         ),
     ))
     .await;
-    // Components' users (`system:kube-scheduler` and the like) are left out: apfkit's
-    // bootstrap policy lacks their roles (open in docs/conformance.md).
     for groups in [
         serde_json::json!(["system:authenticated"]),
         serde_json::json!(["system:masters"]),
@@ -546,6 +544,41 @@ async fn access_reviews_are_answered_as_kube_answers_them(s: &mut Session) {
                 "SubjectAccessReview",
                 serde_json::json!({"user": "tina", "groups": groups,
                         "resourceAttributes": {"verb": "list", "resource": "namespaces"}}),
+            ),
+        ))
+        .await;
+    }
+    // The components' and controllers' users, by the bootstrap policy's roles for them.
+    for (user, verb, group, resource) in [
+        ("system:kube-scheduler", "watch", "", "pods"),
+        ("system:kube-scheduler", "create", "", "bindings"),
+        (
+            "system:kube-controller-manager",
+            "create",
+            "authentication.k8s.io",
+            "tokenreviews",
+        ),
+        ("system:kube-controller-manager", "delete", "", "pods"),
+        (
+            "system:serviceaccount:kube-system:namespace-controller",
+            "deletecollection",
+            "flowcontrol.apiserver.k8s.io",
+            "flowschemas",
+        ),
+        (
+            "system:serviceaccount:kube-system:generic-garbage-collector",
+            "delete",
+            "apps",
+            "deployments",
+        ),
+    ] {
+        s.send(Request::post(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            &review(
+                "SubjectAccessReview",
+                serde_json::json!({"user": user, "groups": ["system:authenticated"],
+                    "resourceAttributes": {"verb": verb, "group": group,
+                        "resource": resource}}),
             ),
         ))
         .await;
