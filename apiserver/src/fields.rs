@@ -147,7 +147,7 @@ pub fn field_manager_causes(field_manager: &str) -> Vec<Cause> {
 
 /// The time a manager's entry records: now, in RFC 3339 seconds, as the server stamps
 /// objects.
-fn now() -> String {
+pub(crate) fn now() -> String {
     serde_json::to_value(crate::store::now())
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use apfkit_fieldmanager::managed::FieldManager;
 use apfkit_fieldmanager::schema::Schema;
-use apfkit_fieldmanager::updater::Versions;
+use apfkit_fieldmanager::updater::OneVersion;
 use apfkit_runtime::field::{BadValue, FieldError};
 use apfkit_runtime::identity::GroupVersionKind;
 use k8s_openapi::api::authorization::v1::{
@@ -314,10 +314,11 @@ fn without_go_empty_values(object: &Value) -> Value {
     object
 }
 
-/// The merge rules of each review kind, from kube's OpenAPI documents, compiled once.
-fn review_schemas() -> &'static BTreeMap<&'static str, Schema> {
-    static SCHEMAS: OnceLock<BTreeMap<&'static str, Schema>> = OnceLock::new();
-    SCHEMAS.get_or_init(|| {
+/// Each review kind's one version with its merge rules, from kube's OpenAPI documents,
+/// compiled once.
+fn review_versions() -> &'static BTreeMap<&'static str, OneVersion> {
+    static VERSIONS: OnceLock<BTreeMap<&'static str, OneVersion>> = OnceLock::new();
+    VERSIONS.get_or_init(|| {
         REVIEWS
             .iter()
             .map(|review| {
@@ -328,39 +329,27 @@ fn review_schemas() -> &'static BTreeMap<&'static str, Schema> {
                 };
                 let schema = crate::kube_openapi::schema(&kind)
                     .map_or_else(Schema::deduced, |json| Schema::compile(&json));
-                (review.kind, schema)
+                let api_version = format!("{}/v1", review.group);
+                (
+                    review.kind,
+                    OneVersion {
+                        api_version,
+                        schema,
+                    },
+                )
             })
             .collect()
     })
-}
-
-/// A review's one version, as the field manager sees it.
-struct ReviewVersion {
-    api_version: String,
-    schema: &'static Schema,
-}
-
-impl Versions for ReviewVersion {
-    fn schema(&self, api_version: &str) -> Option<&Schema> {
-        (api_version == self.api_version).then_some(self.schema)
-    }
-
-    fn convert(&self, object: &Value, _: &str) -> Result<Value, String> {
-        Ok(object.clone())
-    }
 }
 
 /// The `managedFields` kube-apiserver's create handler gives a review before its registry
 /// answers it (`UpdateNoErrors` of the decoded review over the kind's zero value): the fields
 /// the request set, for `manager`; `None` when it set none.
 fn created_managed_fields(review: &Review, object: &Value, manager: &str) -> Option<Value> {
-    let api_version = format!("{}/v1", review.group);
-    let versions = ReviewVersion {
-        api_version: api_version.clone(),
-        schema: review_schemas().get(review.kind)?,
-    };
+    let versions = review_versions().get(review.kind)?;
+    let api_version = &versions.api_version;
     let field_manager =
-        FieldManager::new(&versions, &api_version, review.kind, None, BTreeMap::new());
+        FieldManager::new(versions, api_version, review.kind, None, BTreeMap::new());
     let typed = |mut value: Value| {
         value["apiVersion"] = api_version.clone().into();
         value["kind"] = review.kind.into();
@@ -372,14 +361,8 @@ fn created_managed_fields(review: &Review, object: &Value, manager: &str) -> Opt
     if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
         metadata.remove("managedFields");
     }
-    let time = serde_json::to_value(crate::store::now()).ok()?;
     // The field manager names a manager that is not given `unknown`.
-    let manager = if manager.is_empty() {
-        "unknown"
-    } else {
-        manager
-    };
-    let written = field_manager.update(&zero, new, manager, time.as_str()?);
+    let written = field_manager.update(&zero, new, manager, &crate::fields::now());
     written.pointer("/metadata/managedFields").cloned()
 }
 
@@ -741,6 +724,10 @@ mod tests {
         let managed = &metadata["managedFields"][0];
         assert_eq!(managed["manager"], "tester");
         assert_eq!(managed["operation"], "Update");
+        // A request that names no manager is recorded as `unknown`'s.
+        let object: Value = serde_json::from_str(&body("{}")).unwrap();
+        let unnamed = created_managed_fields(review, &object, "").unwrap();
+        assert_eq!(unnamed[0]["manager"], "unknown");
         assert_eq!(
             managed["fieldsV1"],
             json!({"f:spec": {"f:resourceAttributes": {".": {}, "f:resource": {}, "f:verb": {}}}})
