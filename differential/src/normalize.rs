@@ -29,13 +29,39 @@ impl Versions {
         format!("rv{order}")
     }
 
-    /// `text` (a path or a message) with each resource version already seen replaced by its
-    /// placeholder.
+    /// `line` (a request's method and path) with its `resourceVersion` parameter as a
+    /// placeholder (a version not seen yet takes the next place) and its `continue` token,
+    /// which carries a resource version in the server's own encoding, as `<continue>`.
+    pub fn in_path(&mut self, line: &str) -> String {
+        let Some((before, query)) = line.split_once('?') else {
+            return line.to_owned();
+        };
+        let parameters: Vec<String> = query
+            .split('&')
+            .map(|parameter| match parameter.split_once('=') {
+                Some(("continue", token)) if !token.is_empty() => "continue=<continue>".to_owned(),
+                Some(("resourceVersion", version)) => {
+                    format!("resourceVersion={}", self.placeholder(version))
+                }
+                _ => parameter.to_owned(),
+            })
+            .collect();
+        format!("{before}?{}", parameters.join("&"))
+    }
+
+    /// `text` (a message) with each resource version already seen replaced by its
+    /// placeholder. Only versions of three digits or more: the objects a server makes as it
+    /// starts have small ones, which would otherwise be found in any number of a message
+    /// (a regular expression's `[0-9]`, a length limit).
     pub fn in_text(&self, text: &str) -> String {
         let mut out = text.to_owned();
         // Longest first, so that a version which is a prefix of another is not replaced
         // inside it.
-        let mut known: Vec<(&String, &usize)> = self.seen.iter().collect();
+        let mut known: Vec<(&String, &usize)> = self
+            .seen
+            .iter()
+            .filter(|(version, _)| version.len() >= 3)
+            .collect();
         known.sort_by_key(|(version, _)| std::cmp::Reverse(version.len()));
         for (version, order) in known {
             out = replace_number(&out, version, &format!("rv{order}"));
@@ -99,9 +125,10 @@ pub fn value(value: &mut Value, versions: &mut Versions) {
                     }
                     ("uid", Value::String(_)) => *field = Value::String("<uid>".to_owned()),
                     // A message may quote a uid or a resource version (a failed
-                    // precondition's).
+                    // precondition's), or print an object with its times.
                     ("message", Value::String(text)) => {
-                        *field = Value::String(versions.in_text(&uids_in_text(text)));
+                        *field =
+                            Value::String(versions.in_text(&times_in_text(&uids_in_text(text))));
                     }
                     ("resourceVersion", Value::String(version)) => {
                         *field = Value::String(versions.placeholder(version));
@@ -139,32 +166,66 @@ pub fn value(value: &mut Value, versions: &mut Versions) {
 
 /// `text` with every uid in it (8-4-4-4-12 hexadecimal digits) replaced by `<uid>`.
 pub fn uids_in_text(text: &str) -> String {
-    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
-    const LENGTH: usize = 36;
-    let is_uid = |candidate: &[u8]| {
-        let mut at = 0;
-        GROUPS.iter().enumerate().all(|(i, &length)| {
-            let group = &candidate[at..at + length];
-            at += length;
-            let dash = i == GROUPS.len() - 1 || candidate[at] == b'-';
-            at += 1;
-            dash && group.iter().all(u8::is_ascii_hexdigit)
-        })
-    };
+    replace_matches(text, "<uid>", |rest| {
+        shape_length(rest, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
+    })
+}
+
+/// `text` with every time in it as Kubernetes writes times (RFC 3339 in UTC, with or without
+/// a fraction of a second: a `Time` or a `MicroTime`) replaced by `<time>`. A message may
+/// print an object whole, its managed fields' times included.
+pub fn times_in_text(text: &str) -> String {
+    replace_matches(text, "<time>", |rest| {
+        let seconds = shape_length(rest, "9999-99-99T99:99:99")?;
+        let mut length = seconds;
+        if rest[length..].starts_with('.') {
+            let digits = rest[length + 1..]
+                .bytes()
+                .take_while(u8::is_ascii_digit)
+                .count();
+            if digits > 0 {
+                length += 1 + digits;
+            }
+        }
+        rest[length..].starts_with('Z').then_some(length + 1)
+    })
+}
+
+/// The length of the start of `text` that has `shape`, where `x` stands for a hexadecimal
+/// digit, `9` for a decimal one and any other character for itself.
+fn shape_length(text: &str, shape: &str) -> Option<usize> {
     let bytes = text.as_bytes();
+    (bytes.len() >= shape.len()
+        && shape
+            .bytes()
+            .zip(bytes)
+            .all(|(expected, &got)| match expected {
+                b'x' => got.is_ascii_hexdigit(),
+                b'9' => got.is_ascii_digit(),
+                _ => got == expected,
+            }))
+    .then_some(shape.len())
+}
+
+/// `text` with each stretch that `matches` (the length of the match at the start of what it
+/// is given) replaced by `placeholder`, scanning from left to right.
+fn replace_matches(
+    text: &str,
+    placeholder: &str,
+    matches: impl Fn(&str) -> Option<usize>,
+) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes.len() - at >= LENGTH
-            && text.is_char_boundary(at)
-            && is_uid(&bytes[at..at + LENGTH])
-        {
-            out.push_str("<uid>");
-            at += LENGTH;
-        } else {
-            let c = text[at..].chars().next().expect("a char at a boundary");
-            out.push(c);
-            at += c.len_utf8();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        match matches(rest) {
+            Some(length) => {
+                out.push_str(placeholder);
+                rest = &rest[length..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
         }
     }
     out
@@ -296,13 +357,47 @@ mod tests {
     }
 
     #[test]
-    fn versions_in_text_are_replaced_only_as_whole_numbers() {
+    fn request_lines_number_their_versions_and_hide_continue_tokens() {
         let mut versions = Versions::default();
-        versions.placeholder("81");
         versions.placeholder("812");
         assert_eq!(
-            versions.in_text("/api?resourceVersion=812&x=81&y=8123"),
-            "/api?resourceVersion=rv2&x=rv1&y=8123"
+            versions.in_path("GET /api/v1/namespaces?limit=1&continue=eyJ2Ijo&resourceVersion=812"),
+            "GET /api/v1/namespaces?limit=1&continue=<continue>&resourceVersion=rv1"
         );
+        assert_eq!(
+            versions.in_path("GET /a?resourceVersion=7&continue="),
+            "GET /a?resourceVersion=rv2&continue="
+        );
+        assert_eq!(
+            versions.in_path("GET /a?resourceVersion=0"),
+            "GET /a?resourceVersion=0"
+        );
+        assert_eq!(versions.in_path("GET /k8s.io"), "GET /k8s.io");
+    }
+
+    #[test]
+    fn times_in_messages_are_replaced() {
+        assert_eq!(
+            times_in_text(r#"{"time":"2026-11-30T03:45:13Z","t":"2026-11-30T03:45:13.123456Z"}"#),
+            r#"{"time":"<time>","t":"<time>"}"#
+        );
+        assert_eq!(times_in_text("2026-11-30T03:45:13"), "2026-11-30T03:45:13");
+        assert_eq!(
+            times_in_text("2026-11-30T03:45:13.Z é"),
+            "2026-11-30T03:45:13.Z é"
+        );
+    }
+
+    #[test]
+    fn versions_in_text_are_replaced_only_as_whole_numbers() {
+        let mut versions = Versions::default();
+        versions.placeholder("810");
+        versions.placeholder("8100");
+        versions.placeholder("9");
+        assert_eq!(
+            versions.in_text("ResourceVersion in precondition: 8100, in object meta: 810 (81000)"),
+            "ResourceVersion in precondition: rv2, in object meta: rv1 (81000)"
+        );
+        assert_eq!(versions.in_text("regex '[a-z0-9]'"), "regex '[a-z0-9]'");
     }
 }

@@ -106,7 +106,8 @@ impl Request {
         )
     }
 
-    /// This request with only `select` of its answer's body compared (after normalization):
+    /// This request with only `select` of its answer's body compared (normalized after it is
+    /// selected, so that what is left out takes no place in the order of resource versions):
     /// the part of a document that both servers must hold alike, where the rest lists what
     /// only one of them serves, or is a value only one of them can have.
     pub fn selecting(mut self, select: fn(&Value) -> Value) -> Request {
@@ -308,13 +309,14 @@ impl Session {
         let parsed = serde_json::from_slice::<Value>(&bytes).ok();
         let mut body = parsed
             .clone()
+            .or_else(|| watch_events(&bytes))
             .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        normalize::value(&mut body, &mut self.versions);
         if let Some(select) = select {
             body = select(&body);
         }
+        normalize::value(&mut body, &mut self.versions);
         self.transcript.exchanges.push(Exchange {
-            request: self.versions.in_text(&line),
+            request: self.versions.in_path(&line),
             code: head.status.as_u16(),
             content_type: header("content-type").join(", "),
             warnings: header("warning"),
@@ -322,4 +324,15 @@ impl Session {
         });
         (parsed.unwrap_or(Value::Null), bytes.to_vec())
     }
+}
+
+/// A watch's answer, one JSON event after another, as the array of its events (normalized as
+/// any other value is); `None` for anything else.
+fn watch_events(bytes: &[u8]) -> Option<Value> {
+    let events: Vec<Value> = serde_json::Deserializer::from_slice(bytes)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let is_event = |event: &Value| event.get("type").is_some() && event.get("object").is_some();
+    (!events.is_empty() && events.iter().all(is_event)).then_some(Value::Array(events))
 }
