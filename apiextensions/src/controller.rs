@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use apfkit_apiserver::error::ApiError;
+use apfkit_apiserver::fields::{KUBE_APISERVER, record_update};
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
@@ -243,19 +244,33 @@ where
     /// write failed (a conflict with a newer write is one: the next sync tries again).
     async fn update_definition(&self, crd: CustomObject, kind: UpdateKind) -> Option<CustomObject> {
         let name = crd.metadata.name.clone().unwrap_or_default();
+        let served = &self.definitions;
+        let codec = served.version(definitions::VERSION)?;
+        // kube-apiserver's naming, establishing and finalizing controllers write through its
+        // loopback client, recorded as its manager.
         let written = self
             .server
             .objects()
-            .update(
-                &self.definitions,
+            .update_with(
+                served,
                 Place {
                     namespace: None,
                     name: &name,
                 },
                 ServedObject::custom(crd),
-                &definitions::GROUP_VERSION.api_version(),
+                &codec.api_version(),
                 kind,
                 false,
+                |live, new| {
+                    record_update(
+                        served,
+                        codec,
+                        kind.subresource(),
+                        Some(live),
+                        new,
+                        KUBE_APISERVER,
+                    )
+                },
             )
             .await;
         match written {
@@ -422,6 +437,10 @@ impl<H> Strategy<H> for CustomStrategy {
     fn refuses_creates(&self) -> Option<&str> {
         self.terminating
             .then_some("create not allowed while custom resource definition is terminating")
+    }
+
+    fn allows_unconditional_update(&self) -> bool {
+        false
     }
 
     fn printer(&self) -> Option<&apfkit_apiserver::table::Printer> {

@@ -227,6 +227,9 @@ impl<H> Strategy<ServedObject<H>> for DefinitionStrategy {
     fn prepare_for_update(&self, stored: &mut Value, _old: &Value) {
         Self::record_storage_version(stored, false);
     }
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
     /// apiextensions-apiserver's `REST.Delete`: a CRD's first delete adds the cleanup
     /// finalizer and the `Terminating` condition; its custom resources are deleted next
     /// (the controller's finalizer), and the CRD once they are gone.

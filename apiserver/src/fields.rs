@@ -12,6 +12,7 @@ use apfkit_fieldmanager::schema::Schema;
 use apfkit_fieldmanager::set::FieldSet;
 use apfkit_fieldmanager::updater::Versions;
 use apfkit_runtime::Object;
+use apfkit_runtime::scheme::Encoding;
 use serde_json::Value;
 
 use crate::error::{ApiError, Cause};
@@ -96,6 +97,11 @@ fn reset_fields<H>(
         .collect()
 }
 
+/// The manager kube-apiserver's own writers record (its loopback client's user agent): the
+/// objects it makes as it starts, and its controllers' writes (a CRD's status, the
+/// bootstrap RBAC policy, the system namespaces).
+pub const KUBE_APISERVER: &str = "kube-apiserver";
+
 /// The manager a request names: `fieldManager`, or else the user agent up to its first `/`,
 /// without unprintable characters, at most 128 bytes (`managerOrUserAgent` in
 /// `k8s.io/apiserver/pkg/endpoints/handlers/rest.go`).
@@ -154,11 +160,20 @@ pub(crate) fn now() -> String {
         .unwrap_or_default()
 }
 
-/// An object in the request's version, as the field manager reads it.
+/// An object in the request's version as the field manager reads it: as Go writes it, with
+/// the `null` of each struct-typed time Go's zero value has (a condition's
+/// `lastTransitionTime`), which kube's field manager sees as a field set.
 fn value_of<H: Object + Clone>(codec: &dyn VersionCodec<H>, object: &H) -> Result<Value, ApiError> {
+    let mut written = Vec::new();
     codec
-        .encode(object.clone(), &mut Vec::new())
-        .map_err(ApiError::internal)
+        .encode_into(
+            object.clone(),
+            Encoding::Json,
+            &mut written,
+            &mut Vec::new(),
+        )
+        .map_err(ApiError::internal)?;
+    serde_json::from_slice(&written).map_err(ApiError::internal)
 }
 
 fn set_managed_fields<H: Object>(object: &mut H, value: &Value) -> Result<(), ApiError> {

@@ -24,7 +24,7 @@ use crate::kind::{FINALIZER, TERMINATING, finalizers};
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 /// Who writes the system namespaces (kube-apiserver's own client).
-const APISERVER: &str = "kube-apiserver";
+const APISERVER: &str = apfkit_apiserver::fields::KUBE_APISERVER;
 /// Who writes a deleted namespace's status and finalizers.
 const CONTROLLER: &str = "kube-controller-manager";
 

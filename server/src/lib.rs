@@ -446,6 +446,9 @@ fn resources(
             .map_err(|e| Error::Settings(format!("--storage-version: {e}")))?
             .with_strategy(BuiltinStrategy {
                 printer: printers::printer(info.kind),
+                // kube-aggregator's APIService strategies allow no unconditional update;
+                // flowcontrol's do.
+                unconditional_updates: info.kind != "APIService",
             });
         served.push(resource);
     }
@@ -477,6 +480,8 @@ fn kind_schema(kind: &GroupVersionKind) -> Option<serde_json::Value> {
 struct BuiltinStrategy {
     /// The kind's columns, if kube-apiserver prints it with its own.
     printer: Option<Printer>,
+    /// `AllowUnconditionalUpdate`.
+    unconditional_updates: bool,
 }
 
 impl Strategy<ServeObject> for BuiltinStrategy {
@@ -487,6 +492,9 @@ impl Strategy<ServeObject> for BuiltinStrategy {
         api_version: &str,
     ) -> Vec<Cause> {
         validate(object, old, api_version)
+    }
+    fn allows_unconditional_update(&self) -> bool {
+        self.unconditional_updates
     }
     fn printer(&self) -> Option<&Printer> {
         self.printer.as_ref()

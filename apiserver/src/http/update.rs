@@ -79,6 +79,7 @@ where
             kind,
             query.dry_run,
             |live, new| {
+                unconditional_update_allowed(target, &new)?;
                 crate::store::check_preconditions(&subject, live, preconditions)?;
                 match manager {
                     Some(manager) => crate::fields::record_update(
@@ -94,6 +95,30 @@ where
             },
         )
         .await
+}
+
+/// An update of a stored object that names no resource version, refused where the kind's
+/// strategy does not allow it, as the generic store's `Update` refuses it: invalid, about the
+/// resource (the store's `qualifiedResource` standing in for the kind).
+fn unconditional_update_allowed<H: Object + Clone + Send + Sync>(
+    target: &Target<H>,
+    object: &H,
+) -> Result<(), ApiError> {
+    let named = object
+        .metadata()
+        .resource_version
+        .as_deref()
+        .is_some_and(|version| !version.is_empty());
+    if named || target.served.strategy().allows_unconditional_update() {
+        return Ok(());
+    }
+    let subject = Objects::<H>::subject(&target.served, target.place().name);
+    let error = apfkit_runtime::field::FieldError::invalid(
+        "metadata.resourceVersion",
+        apfkit_runtime::field::BadValue::Int(0),
+        "must be specified for an update",
+    );
+    Err(ApiError::invalid(&subject, vec![(&error).into()]))
 }
 
 /// Checks that an object written to a named URL has the URL's name, and its namespace when

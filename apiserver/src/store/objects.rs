@@ -583,16 +583,17 @@ where
         metadata.resource_version = None;
         metadata.deletion_timestamp = None;
         metadata.deletion_grace_period_seconds = None;
-        let mut value = storage_value(served, &object)?;
+        let mut value = working_value(served, api_version, &object)?;
         if served.config.status
             && let Some(map) = value.as_object_mut()
         {
             map.remove("status");
         }
         served.strategy().prepare_for_create(&mut value);
-        object = hub_of_storage_value(served, &value)?;
+        object = hub_of_working_value(served, api_version, &value)?;
         let mut warnings = self.check(served, &object, None, api_version)?;
         warnings.extend(served.strategy().warnings(&value, None));
+        let mut object = as_stored(served, object)?;
         let name = object.name().to_owned();
         let subject = Self::subject(served, &name);
         let bytes = self.encode(served, &object)?;
@@ -674,11 +675,12 @@ where
             }
             let old = self.decode(served, &kv, kv.mod_revision)?;
             let new = writer(&old, object.clone())?;
-            let (new, prepared) = self.prepare_update(served, new, &old, kind)?;
+            let (new, prepared) = self.prepare_update(served, new, &old, api_version, kind)?;
             // The schema's warnings come first, as kube-apiserver's validation adds them
             // before the strategy's `WarningsOnUpdate`.
             let mut warnings = self.check(served, &new, Some(&old), api_version)?;
             warnings.extend(prepared);
+            let new = as_stored(served, new)?;
             if deletes_during_update(&new, &old)
                 && !served.strategy().finalizing(&storage_value(served, &new)?)
             {
@@ -736,13 +738,16 @@ where
         served: &Served<H>,
         mut new: H,
         old: &H,
+        api_version: &str,
         kind: UpdateKind,
     ) -> Result<(H, Vec<String>), ApiError> {
         let old_meta = old.metadata();
         if kind == UpdateKind::Status {
-            let old_value = storage_value(served, old)?;
+            let old_value = working_value(served, api_version, old)?;
             let mut value = old_value.clone();
-            let status = storage_value(served, &new)?.get("status").cloned();
+            let status = working_value(served, api_version, &new)?
+                .get("status")
+                .cloned();
             let managed_fields = new.metadata().managed_fields.clone();
             match status {
                 Some(status) => value["status"] = status,
@@ -753,7 +758,7 @@ where
                 }
             }
             let warnings = served.strategy().warnings(&value, Some(&old_value));
-            let mut updated = hub_of_storage_value(served, &value)?;
+            let mut updated = hub_of_working_value(served, api_version, &value)?;
             updated.metadata_mut().managed_fields = managed_fields;
             return Ok((updated, warnings));
         }
@@ -767,8 +772,8 @@ where
             meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
             meta.generate_name = meta.generate_name.take().or(old_meta.generate_name.clone());
         }
-        let mut value = storage_value(served, &new)?;
-        let old_value = storage_value(served, old)?;
+        let mut value = working_value(served, api_version, &new)?;
+        let old_value = working_value(served, api_version, old)?;
         let changed = match served.config.generation {
             Generation::OnSpecChange => value.get("spec") != old_value.get("spec"),
             // Anything but the metadata, or the labels (`endpointSliceStrategy`).
@@ -803,7 +808,7 @@ where
             served.strategy().prepare_for_update(&mut value, &old_value);
         }
         let warnings = served.strategy().warnings(&value, Some(&old_value));
-        Ok((hub_of_storage_value(served, &value)?, warnings))
+        Ok((hub_of_working_value(served, api_version, &value)?, warnings))
     }
 
     /// Deletes an object if the preconditions hold, as kube-apiserver's `Store.Delete` does
@@ -1012,6 +1017,55 @@ where
             .await
             .map_err(|e| ApiError::from_store(e, &Subject::default()))
     }
+}
+
+/// The version an object is prepared and validated in: a custom resource's request version
+/// (apiextensions-apiserver's strategies see the object as the request wrote it, and the
+/// storage codec converts it only as it is stored: a field that only the request's version
+/// defines is held to that version's schema, then dropped), another kind's storage version.
+fn working_version<'a, H>(
+    served: &'a Served<H>,
+    api_version: &str,
+) -> &'a dyn super::VersionCodec<H> {
+    let (_, version) = split_api_version(api_version);
+    match served.version(version) {
+        Some(codec) if served.config.custom => codec,
+        _ => &*served.storage,
+    }
+}
+
+/// The object as a JSON value in its [`working_version`].
+fn working_value<H: Clone>(
+    served: &Served<H>,
+    api_version: &str,
+    object: &H,
+) -> Result<Value, ApiError> {
+    working_version(served, api_version)
+        .encode(object.clone(), &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+/// A JSON value of the [`working_version`] back into the hub.
+fn hub_of_working_value<H>(
+    served: &Served<H>,
+    api_version: &str,
+    value: &Value,
+) -> Result<H, ApiError> {
+    working_version(served, api_version)
+        .decode(value, UnknownFields::Ignore, &mut Vec::new())
+        .map_err(ApiError::internal)
+}
+
+/// A custom resource as its storage version holds it, which is what kube-apiserver answers a
+/// write with (its store decodes what it stored, and a dry run encodes and decodes the same
+/// way); another kind's hub object holds every version already.
+fn as_stored<H: Object + Clone>(served: &Served<H>, object: H) -> Result<H, ApiError> {
+    if !served.config.custom {
+        return Ok(object);
+    }
+    let mut stored = hub_of_storage_value(served, &storage_value(served, &object)?)?;
+    stored.metadata_mut().resource_version = object.metadata().resource_version.clone();
+    Ok(stored)
 }
 
 /// The object in the storage version, as a JSON value.

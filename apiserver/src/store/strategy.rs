@@ -19,14 +19,15 @@ use crate::table::Printer;
 /// changes. Every method has the generic store's answer as its default.
 pub trait Strategy<H>: Send + Sync {
     /// `PrepareForCreate`: changes to a new object about to be stored, given as JSON in the
-    /// storage version (its status already cleared when the resource has a status).
+    /// storage version (a custom resource's: the request's version, which apiextensions-apiserver's
+    /// strategies see), its status already cleared when the resource has a status.
     fn prepare_for_create(&self, stored: &mut Value) {
         let _ = stored;
     }
 
     /// `PrepareForUpdate`: changes to an updated object about to be stored, given as JSON in
-    /// the storage version (its status already kept from `old` on a write to the object), with
-    /// the stored object.
+    /// the storage version (a custom resource's: the request's version), its status already
+    /// kept from `old` on a write to the object, with the stored object.
     fn prepare_for_update(&self, stored: &mut Value, old: &Value) {
         let _ = (stored, old);
     }
@@ -49,6 +50,14 @@ pub trait Strategy<H>: Send + Sync {
     fn finalizing(&self, stored: &Value) -> bool {
         let _ = stored;
         false
+    }
+
+    /// `AllowUnconditionalUpdate`: whether an update that names no
+    /// `metadata.resourceVersion` writes over whatever is stored (kube's core kinds, RBAC,
+    /// flowcontrol) or is refused as invalid, "must be specified for an update" (custom
+    /// resources, CRDs and APIServices).
+    fn allows_unconditional_update(&self) -> bool {
+        true
     }
 
     /// Why the object named `name` may not be deleted, if it may not (kube-apiserver's

@@ -22,6 +22,7 @@ mod patches;
 mod ratcheting;
 mod routes;
 mod services;
+mod subresources;
 
 fn main() -> std::process::ExitCode {
     let arguments = Arguments::from_args();
@@ -41,6 +42,7 @@ fn main() -> std::process::ExitCode {
         ratcheting::CASES,
         routes::CASES,
         services::CASES,
+        subresources::CASES,
     ]
     .concat();
     let case_count = cases.len();
