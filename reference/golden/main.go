@@ -5,22 +5,34 @@
 //	                                yaml as gnostic's compiler.Marshal writes an Any's
 //	golden gnostic < swagger.json   an OpenAPI v2 document in; its protobuf out, as
 //	                                kube-openapi's handler.ToProtoBinary writes it
+//	golden labels < selectors.jsonl one JSON string a line in; a line [selector, error,
+//	                                parsed] out, as apimachinery's labels.Parse answers
+//	                                (error null when it parses, parsed its String())
+//	golden fields < selectors.jsonl the same for fields.ParseSelector
+//	golden json < documents.jsonl   one JSON string a line in, holding a document's text; a
+//	                                line [text, error, offset] out: the syntax error Go's
+//	                                decoder (sigs.k8s.io/json, as kube-apiserver decodes)
+//	                                answers and its offset, or null and 0
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/kube-openapi/pkg/handler"
+	sigsjson "sigs.k8s.io/json"
 )
 
 func main() {
 	if len(os.Args) != 2 {
-		fail(fmt.Errorf("usage: golden yaml|gnostic"))
+		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields"))
 	}
 	switch os.Args[1] {
 	case "yaml":
@@ -35,6 +47,12 @@ func main() {
 			fail(err)
 		}
 		os.Stdout.Write(out)
+	case "json":
+		jsonLines()
+	case "labels":
+		selectorLines(func(text string) (fmt.Stringer, error) { return labels.Parse(text) })
+	case "fields":
+		selectorLines(func(text string) (fmt.Stringer, error) { return fields.ParseSelector(text) })
 	default:
 		fail(fmt.Errorf("unknown mode %q", os.Args[1]))
 	}
@@ -55,6 +73,62 @@ func yamlLines() {
 			fail(fmt.Errorf("%s: %w", value, err))
 		}
 		line, err := json.Marshal([]any{json.RawMessage(value), parsed.Definitions.AdditionalProperties[0].Value.Default.Yaml})
+		if err != nil {
+			fail(err)
+		}
+		out.Write(append(line, '\n'))
+	}
+}
+
+// jsonLines writes, for each document, the syntax error Go's decoder finds in it.
+func jsonLines() {
+	lines := bufio.NewScanner(os.Stdin)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for lines.Scan() {
+		var text string
+		if err := json.Unmarshal(lines.Bytes(), &text); err != nil {
+			fail(fmt.Errorf("%s: %w", lines.Text(), err))
+		}
+		var problem any
+		var offset int64
+		var into any
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(text), &into); err != nil {
+			problem = err.Error()
+			// The same scanner in the standard library, whose error shows its offset.
+			var syntax *json.SyntaxError
+			if errors.As(json.Unmarshal([]byte(text), &into), &syntax) {
+				offset = syntax.Offset
+			}
+		}
+		line, err := json.Marshal([]any{text, problem, offset})
+		if err != nil {
+			fail(err)
+		}
+		out.Write(append(line, '\n'))
+	}
+}
+
+// selectorLines writes, for each selector, the error parse answers or what it parsed.
+func selectorLines(parse func(string) (fmt.Stringer, error)) {
+	lines := bufio.NewScanner(os.Stdin)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for lines.Scan() {
+		var text string
+		if err := json.Unmarshal(lines.Bytes(), &text); err != nil {
+			fail(fmt.Errorf("%s: %w", lines.Text(), err))
+		}
+		var problem, parsed any
+		selector, err := parse(text)
+		if err != nil {
+			problem = err.Error()
+		} else {
+			parsed = selector.String()
+		}
+		line, err := json.Marshal([]any{text, problem, parsed})
 		if err != nil {
 			fail(err)
 		}
