@@ -28,6 +28,12 @@ pub mod names {
         format!("must be no more than {limit} characters")
     }
 
+    /// `content.MaxLenError`, which the checks of label keys and values (and of a key's
+    /// prefix) use since Kubernetes 1.37: the limit counted in bytes.
+    fn max_bytes(limit: usize) -> String {
+        format!("must be no more than {limit} bytes")
+    }
+
     fn alnum(c: u8) -> bool {
         c.is_ascii_lowercase() || c.is_ascii_digit()
     }
@@ -59,9 +65,14 @@ pub mod names {
 
     /// Messages of every DNS-1123 subdomain rule that `value` breaks (empty when valid).
     pub fn dns1123_subdomain(value: &str) -> Vec<String> {
+        subdomain(value, max_len)
+    }
+
+    /// [`dns1123_subdomain`] with the too-long message of `too_long`.
+    fn subdomain(value: &str, too_long: fn(usize) -> String) -> Vec<String> {
         let mut errors = Vec::new();
         if value.len() > 253 {
-            errors.push(max_len(253));
+            errors.push(too_long(253));
         }
         if !value.split('.').all(is_label) {
             errors.push(regex_error(
@@ -106,7 +117,7 @@ pub mod names {
                     errors.push("prefix part must be non-empty".to_owned());
                 } else {
                     errors.extend(
-                        dns1123_subdomain(prefix)
+                        subdomain(prefix, max_bytes)
                             .into_iter()
                             .map(|message| format!("prefix part {message}")),
                     );
@@ -127,7 +138,7 @@ pub mod names {
         if name.is_empty() {
             errors.push("name part must be non-empty".to_owned());
         } else if name.len() > 63 {
-            errors.push(format!("name part {}", max_len(63)));
+            errors.push(format!("name part {}", max_bytes(63)));
         }
         if !is_qualified_part(name) {
             errors.push(format!(
@@ -162,7 +173,7 @@ pub mod names {
     pub fn label_value(value: &str) -> Vec<String> {
         let mut errors = Vec::new();
         if value.len() > 63 {
-            errors.push(max_len(63));
+            errors.push(max_bytes(63));
         }
         if !(value.is_empty() || is_qualified_part(value)) {
             errors.push(regex_error(
