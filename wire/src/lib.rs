@@ -33,6 +33,7 @@
 pub mod envelope;
 pub mod gnostic;
 pub mod go_json;
+pub mod go_scanner;
 pub mod go_yaml;
 pub mod protobuf;
 pub mod shaped;

@@ -4,5 +4,6 @@
 
 mod encodings;
 mod gnostic;
+mod go_scanner;
 mod go_yaml;
 mod shaped;
