@@ -224,6 +224,9 @@ struct Kind {
     prepare: fn(&mut Value),
     /// The `Warning`s of a write.
     warn: fn(&Value) -> Vec<String>,
+    /// The field labels of the kind's own conversion, if it registers one
+    /// ([`JsonVersion::with_field_labels`]).
+    field_labels: Option<&'static [&'static str]>,
 }
 
 fn resource<H: Send + Sync + 'static>(
@@ -248,14 +251,18 @@ fn resource<H: Send + Sync + 'static>(
         config
     };
     let version = JsonVersion::new(kind.group, "v1", kind.kind, kind.plural, kind.normalize)
-        .with_zero(kind.zero)
-        .with_protobuf(
-            |object| {
-                protobuf::write(object)
-                    .unwrap_or_else(|| Err("not a Service or an EndpointSlice".to_owned()))
-            },
-            protobuf::read_stored,
-        );
+        .with_zero(kind.zero);
+    let version = match kind.field_labels {
+        Some(labels) => version.with_field_labels(labels),
+        None => version,
+    }
+    .with_protobuf(
+        |object| {
+            protobuf::write(object)
+                .unwrap_or_else(|| Err("not a Service or an EndpointSlice".to_owned()))
+        },
+        protobuf::read_stored,
+    );
     let versions = vec![Arc::new(version) as SharedVersion<ServedObject<H>>];
     Ok(
         Served::with_versions(config, kind.plural.to_owned(), versions)?.with_strategy(
@@ -300,6 +307,13 @@ pub fn resources<H: Send + Sync + 'static>(
                 generation: Generation::Untracked,
                 prepare: services::init_ip_families,
                 warn: services::warnings,
+                // core/v1's `AddFieldLabelConversionsForService`.
+                field_labels: Some(&[
+                    "metadata.namespace",
+                    "metadata.name",
+                    "spec.clusterIP",
+                    "spec.type",
+                ]),
             },
             Arc::new(services::validate),
             services::printer(),
@@ -319,6 +333,7 @@ pub fn resources<H: Send + Sync + 'static>(
                 generation: Generation::OnAnyChange,
                 prepare: |_| {},
                 warn: |_| Vec::new(),
+                field_labels: None,
             },
             Arc::new(move |object: &Value, old: Option<&Value>| {
                 endpoint_slices::validate(object, old, loopback)

@@ -209,12 +209,15 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
     }
     /// The name, the namespace of a namespaced resource, and this version's
     /// `selectableFields` (apiextensions-apiserver's `crConverter.ConvertFieldLabel`).
-    fn selects_field(&self, field: &str) -> bool {
-        match field {
+    fn convert_field_label(&self, field: &str) -> Result<(), String> {
+        let selects = match field {
             "metadata.name" => true,
             "metadata.namespace" => self.definition.crd.namespaced,
             field => self.selectable_fields().any(|path| path == field),
-        }
+        };
+        selects
+            .then_some(())
+            .ok_or_else(|| format!("field label not supported: {field}"))
     }
     /// A selectable field's value in the object as it reads in this version, printed as Go's
     /// `fmt.Sprint` prints it (apiextensions-apiserver's `customResourceStrategy.selectableFields`);

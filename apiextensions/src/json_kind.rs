@@ -6,7 +6,7 @@
 //! has a protobuf form), and stored as its resource's storage encoding says: JSON, or the
 //! protobuf form, as kube-apiserver keeps its own kinds.
 
-use apfkit_apiserver::store::VersionCodec;
+use apfkit_apiserver::store::{VersionCodec, default_field_label_conversion};
 use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::{
     Encoding, ErrorKind, Limits, PROTOBUF_PREFIX, SchemeError, UnknownFields, Warning,
@@ -134,6 +134,7 @@ pub struct JsonVersion {
     normalize: Normalize,
     protobuf: Option<Protobuf>,
     zero: fn() -> Value,
+    field_labels: Option<&'static [&'static str]>,
 }
 
 /// The zero of a kind whose every field Go leaves out when empty.
@@ -157,7 +158,18 @@ impl JsonVersion {
             normalize,
             protobuf: None,
             zero: empty_object,
+            field_labels: None,
         }
+    }
+
+    /// The version whose kind registers a field label conversion of its own (core/v1's
+    /// `AddFieldLabelConversionsForService`, `…ForNamespace`): lists and watches select on
+    /// these labels only, each read from the object at its path; another is refused as
+    /// "field label not supported". Without it, apimachinery's default conversion.
+    #[must_use]
+    pub const fn with_field_labels(mut self, labels: &'static [&'static str]) -> Self {
+        self.field_labels = Some(labels);
+        self
     }
 
     /// The version whose new objects are `zero` (what Go's `encoding/json` writes for the
@@ -247,5 +259,27 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
     }
     fn protobuf(&self) -> bool {
         self.protobuf.is_some()
+    }
+    fn convert_field_label(&self, field: &str) -> Result<(), String> {
+        match self.field_labels {
+            Some(labels) if labels.contains(&field) => Ok(()),
+            Some(_) => Err(format!("field label not supported: {field}")),
+            None => default_field_label_conversion(field),
+        }
+    }
+    /// The label's value read at its path (`spec.type`, `status.phase`), as the kind's
+    /// `SelectableFields` sets it; an absent one is `None`, compared as "".
+    fn field_value(&self, object: &ServedObject<H>, field: &str) -> Option<String> {
+        let ServedObject::Custom(object) = object else {
+            return None;
+        };
+        let value = object.to_value();
+        match field
+            .split('.')
+            .try_fold(&value, |node, name| node.get(name))?
+        {
+            Value::String(text) => Some(text.clone()),
+            _ => None,
+        }
     }
 }

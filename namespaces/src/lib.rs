@@ -51,8 +51,10 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
     .returning_deleted_objects()
     .as_namespaces()
     .with_kube_openapi();
+    // core/v1's `AddFieldLabelConversionsForNamespace`.
     let version = JsonVersion::new("", "v1", "Namespace", "namespaces", kind::normalize)
         .with_zero(kind::zero)
+        .with_field_labels(&["status.phase", "metadata.name"])
         .with_protobuf(
             |object| protobuf::write(object).unwrap_or_else(|| Err("not a Namespace".to_owned())),
             protobuf::read_stored,

@@ -392,18 +392,13 @@ pub(super) fn selected<H: Object>(query: &Query, codec: &dyn VersionCodec<H>, ob
 }
 
 /// Refuses a field selector on a label the URL's version does not support, as
-/// kube-apiserver does (400, `field label not supported: spec.x`).
+/// kube-apiserver does (400, in the words of the kind's field label conversion).
 pub(super) fn check_field_labels<H>(target: &Target<H>, query: &Query) -> Result<(), ApiError> {
-    match query
+    query
         .fields
         .fields()
-        .find(|field| !target.codec().selects_field(field))
-    {
-        Some(field) => Err(ApiError::bad_request(format!(
-            "field label not supported: {field}"
-        ))),
-        None => Ok(()),
-    }
+        .try_for_each(|field| target.codec().convert_field_label(field))
+        .map_err(ApiError::bad_request)
 }
 
 /// A list's metadata before its version and token: a custom resource's list is an

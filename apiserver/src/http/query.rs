@@ -105,14 +105,104 @@ fn invalid_continue(why: impl std::fmt::Display) -> ApiError {
 }
 
 /// The continue token as upstream's `continueToken` reads it: a missing field is its zero value.
-#[derive(serde::Deserialize)]
+#[derive(Debug, Default)]
 struct ContinueToken {
-    #[serde(default)]
     v: String,
-    #[serde(default)]
     rv: i64,
-    #[serde(default)]
     start: String,
+}
+
+/// Go's `base64.RawURLEncoding`, which ignores the bits past the last byte.
+const GO_RAW_URL: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
+);
+
+/// Go's `base64.RawURLEncoding.DecodeString`: line breaks skipped, bits past the last byte
+/// ignored; refused at the offset (in `token`) of a byte outside the alphabet, of a `=`, or
+/// of a lone last character.
+fn raw_url_base64(token: &str) -> Result<Vec<u8>, usize> {
+    let kept: Vec<(usize, u8)> = token
+        .bytes()
+        .enumerate()
+        .filter(|(_, byte)| !matches!(byte, b'\r' | b'\n'))
+        .collect();
+    let text: Vec<u8> = kept.iter().map(|&(_, byte)| byte).collect();
+    GO_RAW_URL.decode(&text).map_err(|error| {
+        use base64::DecodeError;
+        let at = match error {
+            DecodeError::InvalidByte(at, _) | DecodeError::InvalidLastSymbol(at, _) => at,
+            DecodeError::InvalidPadding => text.iter().position(|&b| b == b'=').unwrap_or(0),
+            DecodeError::InvalidLength(_) => text.len().saturating_sub(1),
+        };
+        kept.get(at).map_or(0, |&(original, _)| original)
+    })
+}
+
+/// The JSON of a token as Go's `json.Unmarshal` reads it into `continueToken`: its syntax
+/// errors and type errors in Go's words, members matched to fields without regard to case
+/// (the first type error Go meets is in the order of the document, here in the order of the
+/// members' names).
+fn read_continue_token(bytes: &[u8]) -> Result<ContinueToken, String> {
+    if let Some(error) = apfkit_wire::go_scanner::syntax_error(bytes) {
+        return Err(error.message);
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let mut token = ContinueToken::default();
+    let members = match value {
+        serde_json::Value::Null => return Ok(token),
+        serde_json::Value::Object(members) => members,
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type storage.continueToken",
+                go_json_kind(&other)
+            ));
+        }
+    };
+    let mismatch = |field: &str, value: &serde_json::Value, go_type: &str| {
+        let what = match value {
+            serde_json::Value::Number(number) => format!("number {number}"),
+            other => go_json_kind(other).to_owned(),
+        };
+        format!(
+            "json: cannot unmarshal {what} into Go struct field continueToken.{field} of type {go_type}"
+        )
+    };
+    for (key, value) in &members {
+        match (key.to_ascii_lowercase().as_str(), value) {
+            (_, serde_json::Value::Null) => {}
+            ("v", serde_json::Value::String(v)) => token.v.clone_from(v),
+            ("start", serde_json::Value::String(start)) => token.start.clone_from(start),
+            ("rv", serde_json::Value::Number(number)) => {
+                token.rv = number
+                    .as_i64()
+                    .ok_or_else(|| mismatch("rv", value, "int64"))?;
+            }
+            ("v" | "start", serde_json::Value::Number(_)) => {
+                return Err(format!(
+                    "json: cannot unmarshal number into Go struct field continueToken.{key} of type string"
+                ));
+            }
+            (field @ ("v" | "start"), other) => return Err(mismatch(field, other, "string")),
+            ("rv", other) => return Err(mismatch("rv", other, "int64")),
+            _ => {}
+        }
+    }
+    Ok(token)
+}
+
+/// What Go's decoder calls a JSON value in its type errors.
+fn go_json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "bool",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
 }
 
 /// k8s.io/apiserver/pkg/storage/continue.go `DecodeContinue`: raw URL-safe base64 of JSON; rv
@@ -123,11 +213,9 @@ fn decode_continue(token: &str) -> Result<Resume, ApiError> {
     if token.len() > 4096 {
         return Err(invalid_continue(": longer than 4096 bytes"));
     }
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|e| invalid_continue(format_args!(": {e}")))?;
-    let token: ContinueToken =
-        serde_json::from_slice(&bytes).map_err(|e| invalid_continue(format_args!(": {e}")))?;
+    let bytes = raw_url_base64(token)
+        .map_err(|at| invalid_continue(format_args!(": illegal base64 data at input byte {at}")))?;
+    let token = read_continue_token(&bytes).map_err(|e| invalid_continue(format_args!(": {e}")))?;
     if token.v != "meta.k8s.io/v1" {
         return Err(invalid_continue(format_args!(
             ": server does not recognize this encoded version {}",
@@ -170,12 +258,30 @@ fn parse_number(name: &str, value: &str) -> Result<i64, ApiError> {
     })
 }
 
+/// A resource version as the store's `ParseResourceVersion` reads it (Go's
+/// `strconv.ParseUint`, which takes no sign), refused as `GetList` refuses it.
 fn parse_revision(value: &str) -> Result<Revision, ApiError> {
-    value.parse::<u64>().map(Revision).map_err(|_| {
-        ApiError::bad_request(format!(
-            "resourceVersion: Invalid value: {value:?}: must be a non-negative integer"
-        ))
-    })
+    let parsed = if value.starts_with('+') {
+        None
+    } else {
+        Some(value.parse::<u64>())
+    };
+    match parsed {
+        Some(Ok(revision)) => Ok(Revision(revision)),
+        other => {
+            let why = match other {
+                Some(Err(error)) if *error.kind() == std::num::IntErrorKind::PosOverflow => {
+                    "value out of range"
+                }
+                _ => "invalid syntax",
+            };
+            let quoted = apfkit_runtime::field::go_quote(value);
+            Err(ApiError::bad_request(format!(
+                "invalid resource version: resourceVersion: Invalid value: {quoted}: \
+                 strconv.ParseUint: parsing {quoted}: {why}"
+            )))
+        }
+    }
 }
 
 impl Query {
@@ -415,6 +521,54 @@ pub(super) fn check_dry_run(values: &[String], options: &str) -> Result<(), ApiE
 mod tests {
     use super::*;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    /// What kube-apiserver 1.37 answers for these tokens (Go's base64 and JSON decoders, as
+    /// `DecodeContinue` runs them).
+    #[test]
+    fn bad_continue_tokens_are_refused_in_gos_words() {
+        for (token, why) in [
+            ("a", "illegal base64 data at input byte 0"),
+            ("abcde", "illegal base64 data at input byte 4"),
+            ("ab=c", "illegal base64 data at input byte 2"),
+            ("a%20b", "illegal base64 data at input byte 1"),
+            (
+                "garbage",
+                "invalid character '\\u0081' looking for beginning of value",
+            ),
+            (
+                "ab%0Acd",
+                "invalid character 'i' looking for beginning of value",
+            ),
+            (
+                "W10",
+                "json: cannot unmarshal array into Go value of type storage.continueToken",
+            ),
+            (
+                "IngiCg",
+                "json: cannot unmarshal string into Go value of type storage.continueToken",
+            ),
+            (
+                "eyJydiI6IngifQ",
+                "json: cannot unmarshal string into Go struct field continueToken.rv of type int64",
+            ),
+            (
+                "eyJ2IjoxfQ",
+                "json: cannot unmarshal number into Go struct field continueToken.v of type string",
+            ),
+            (
+                "eyJydiI6MS41fQ",
+                "json: cannot unmarshal number 1.5 into Go struct field continueToken.rv of type int64",
+            ),
+            ("e30", "server does not recognize this encoded version "),
+        ] {
+            let error = Query::parse(Some(&format!("continue={token}"))).unwrap_err();
+            assert_eq!(
+                error.message,
+                format!("invalid continue token: continue key is not valid: {why}"),
+                "{token}"
+            );
+        }
+    }
 
     #[test]
     fn continue_tokens_round_trip_and_refuse_tampering() {

@@ -18,7 +18,7 @@ pub use objects::{
 };
 pub use resource::{
     CustomOpenApi, Generation, ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served,
-    SharedVersion, Validation, VersionCodec,
+    SharedVersion, Validation, VersionCodec, default_field_label_conversion,
 };
 pub use stored::{Stored, Watch, Watched};
 pub use strategy::{GenericStrategy, PrinterStrategy, Strategy};

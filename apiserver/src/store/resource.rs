@@ -371,17 +371,38 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
     fn zero(&self) -> Value {
         Value::Object(serde_json::Map::new())
     }
-    /// Whether lists and watches in this version may select on the field label `field`
-    /// (kube-apiserver's `ConvertFieldLabel`): `metadata.name` and `metadata.namespace` by
-    /// default.
-    fn selects_field(&self, field: &str) -> bool {
-        matches!(field, crate::selector::NAME | crate::selector::NAMESPACE)
+    /// Whether lists and watches in this version may select on the field label `field`, or
+    /// why not, in the words of the kind's `ConvertFieldLabel`: by default apimachinery's
+    /// `DefaultMetaV1FieldSelectorConversion`, which knows `metadata.name` and
+    /// `metadata.namespace`.
+    ///
+    /// # Errors
+    ///
+    /// A label the version does not select on, said as kube-apiserver says it (a 400).
+    fn convert_field_label(&self, field: &str) -> Result<(), String> {
+        default_field_label_conversion(field)
     }
     /// The value of a selectable field label other than the name and namespace, of `object`
     /// as it reads in this version; `None` when it has none.
     fn field_value(&self, object: &H, field: &str) -> Option<String> {
         let _ = (object, field);
         None
+    }
+}
+
+/// apimachinery's `DefaultMetaV1FieldSelectorConversion`, the field label conversion of a
+/// kind that registers none of its own: `metadata.name` and `metadata.namespace`.
+///
+/// # Errors
+///
+/// Any other label, in its words.
+pub fn default_field_label_conversion(field: &str) -> Result<(), String> {
+    match field {
+        crate::selector::NAME | crate::selector::NAMESPACE => Ok(()),
+        _ => Err(format!(
+            "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+            apfkit_runtime::field::go_quote(field)
+        )),
     }
 }
 

@@ -15,6 +15,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 mod crds;
 mod deletion;
+mod lists;
 mod namespaces;
 mod openapi;
 mod options;
@@ -35,6 +36,7 @@ fn main() -> std::process::ExitCode {
     let cases: Vec<(&str, Case)> = [
         crds::CASES,
         deletion::CASES,
+        lists::CASES,
         namespaces::CASES,
         openapi::CASES,
         options::CASES,

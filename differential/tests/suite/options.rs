@@ -124,6 +124,13 @@ async fn labels_annotations_and_finalizers_are_validated_on_every_kind(s: &mut S
             json!({"annotations": {"Example.com/Note": "x"}}),
         ),
         ("bad-finalizer", json!({"finalizers": ["a/b/c"]})),
+        // Lengths, which Kubernetes 1.37 counts in bytes for label keys and values.
+        ("long-label-key", json!({"labels": {"k".repeat(64): "x"}})),
+        ("long-label-value", json!({"labels": {"k": "v".repeat(64)}})),
+        (
+            "long-label-prefix",
+            json!({"labels": {format!("{}/k", "p".repeat(254)): "x"}}),
+        ),
         (
             "both-propagations",
             json!({"finalizers": ["orphan", "foregroundDeletion"]}),
