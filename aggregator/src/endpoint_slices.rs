@@ -8,13 +8,14 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
+use apfkit_apiserver::table::{
+    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+};
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::Value;
 
-use crate::columns;
 use crate::services::PROTOCOLS;
 
 /// The address types (`supportedAddressTypes`).
@@ -276,14 +277,24 @@ fn ports(slice: &EndpointSlice) -> Vec<FieldError> {
     errors
 }
 
-/// `endpointSliceColumnDefinitions`.
-const COLUMNS: &[Column] = &[
-    columns::NAME,
-    columns::text("AddressType", "The IP protocol for this slice.", 0),
-    columns::text("Ports", "The ports of the slice.", 0),
-    columns::text("Endpoints", "The endpoints of the slice.", 0),
-    columns::AGE,
-];
+/// `endpointSliceColumnDefinitions`, each described by the `EndpointSlice` field it shows.
+fn columns() -> Vec<Column> {
+    let field = |name, property| {
+        column(
+            name,
+            "string",
+            0,
+            field_doc("io.k8s.api.discovery.v1.EndpointSlice", property),
+        )
+    };
+    vec![
+        name_column(),
+        field("AddressType", "addressType"),
+        field("Ports", "ports"),
+        field("Endpoints", "endpoints"),
+        creation_column("Age", "string"),
+    ]
+}
 
 /// `listWithMoreString`: the first three, then how many more.
 fn first_three(items: &[String]) -> String {
@@ -330,7 +341,7 @@ fn cells(object: &Value) -> Vec<Value> {
 
 /// The columns of `kubectl get endpointslices`.
 pub(crate) fn printer() -> Printer {
-    Printer::of("v1", COLUMNS, cells)
+    Printer::of("v1", columns(), cells)
 }
 
 #[cfg(test)]

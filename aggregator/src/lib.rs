@@ -19,7 +19,6 @@
 mod autoregister;
 mod available;
 mod client;
-mod columns;
 mod discovery;
 mod endpoint_slices;
 mod front_proxy;

@@ -9,14 +9,14 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
-use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
+use apfkit_apiserver::table::{
+    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+};
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
-
-use crate::columns;
 
 /// The types of Service (`supportedServiceType`).
 const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
@@ -476,16 +476,28 @@ pub(crate) fn port_name(name: &str) -> Vec<String> {
     errors
 }
 
-/// `serviceColumnDefinitions`.
-const COLUMNS: &[Column] = &[
-    columns::NAME,
-    columns::text("Type", "The type of service.", 0),
-    columns::text("Cluster-IP", "The cluster IP of the service.", 0),
-    columns::text("External-IP", "The external IPs of the service.", 0),
-    columns::text("Port(s)", "The ports of the service.", 0),
-    columns::AGE,
-    columns::text("Selector", "The label selector of the service.", 1),
-];
+/// A string column described by the documentation of the `ServiceSpec` field it shows.
+fn spec_field(name: &'static str, property: &str, priority: i32) -> Column {
+    column(
+        name,
+        "string",
+        priority,
+        field_doc("io.k8s.api.core.v1.ServiceSpec", property),
+    )
+}
+
+/// `serviceColumnDefinitions`, each described by the `ServiceSpec` field it shows.
+fn columns() -> Vec<Column> {
+    vec![
+        name_column(),
+        spec_field("Type", "type", 0),
+        spec_field("Cluster-IP", "clusterIP", 0),
+        spec_field("External-IP", "externalIPs", 0),
+        spec_field("Port(s)", "ports", 0),
+        creation_column("Age", "string"),
+        spec_field("Selector", "selector", 1),
+    ]
+}
 
 /// `printService`'s cells.
 fn cells(object: &Value) -> Vec<Value> {
@@ -563,7 +575,7 @@ fn cells(object: &Value) -> Vec<Value> {
 
 /// The columns of `kubectl get services`.
 pub(crate) fn printer() -> Printer {
-    Printer::of("v1", COLUMNS, cells)
+    Printer::of("v1", columns(), cells)
 }
 
 #[cfg(test)]

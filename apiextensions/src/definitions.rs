@@ -102,8 +102,13 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
         .stored_at(format!("{GROUP}/{PLURAL}"), StorageEncoding::Json)
         .with_kube_openapi();
     let versions = vec![Arc::new(DEFINITION_VERSION) as SharedVersion<ServedObject<H>>];
-    Ok(Served::with_versions(config, PLURAL.to_owned(), versions)?
-        .with_strategy(DefinitionStrategy))
+    Ok(
+        Served::with_versions(config, PLURAL.to_owned(), versions)?.with_strategy(
+            DefinitionStrategy {
+                printer: crate::printer::definitions_printer(),
+            },
+        ),
+    )
 }
 
 /// `apiextensions.k8s.io/v1` CustomResourceDefinition, defaulted as kube-apiserver
@@ -181,8 +186,11 @@ pub fn compile(object: &CustomObject) -> Result<CustomResourceDefinition, Defini
 /// `status.storedVersions` written with it: a new CRD's is its storage version, and an update
 /// that makes another version the storage version adds that one, at once, as the write is
 /// stored (the controller writes the rest of the status after).
-#[derive(Debug, Clone, Copy)]
-struct DefinitionStrategy;
+#[derive(Debug, Clone)]
+struct DefinitionStrategy {
+    /// apiextensions-apiserver's columns of CRDs.
+    printer: apfkit_apiserver::table::Printer,
+}
 
 impl DefinitionStrategy {
     /// The storage version of the CRD about to be stored added to its stored versions: the
@@ -229,6 +237,9 @@ impl<H> Strategy<ServedObject<H>> for DefinitionStrategy {
     }
     fn allows_unconditional_update(&self) -> bool {
         false
+    }
+    fn printer(&self) -> Option<&apfkit_apiserver::table::Printer> {
+        Some(&self.printer)
     }
     /// apiextensions-apiserver's `REST.Delete`: a CRD's first delete adds the cleanup
     /// finalizer and the `Terminating` condition; its custom resources are deleted next

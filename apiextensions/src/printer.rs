@@ -7,15 +7,73 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use apfkit_apiserver::table::{Column, Printer, human_duration, now_seconds};
+use apfkit_apiserver::table::{
+    Column, OBJECT_META, Printer, field_doc, human_duration, name_column, now_seconds,
+};
 use jsonpath_rust::JsonPath as _;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
 use serde_json::Value;
 
-/// apimachinery's description of `metadata.name`, which kube-apiserver gives the name column.
-const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-/// apimachinery's description of `metadata.creationTimestamp`, that of the default `Age`.
-const CREATION_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+/// apiextensions-apiserver's table of CustomResourceDefinitions (its `tableconvertor`): the
+/// name, scope, served versions (the storage one marked), creation time, and with `-o wide`
+/// the group, kind, short names and whether it is established.
+pub(crate) fn definitions_printer() -> Printer {
+    use apfkit_apiserver::table::{column, creation_column};
+    let described = |name, type_name, priority, text: &'static str| {
+        column(name, type_name, priority, Cow::Borrowed(text))
+    };
+    let columns = vec![
+        name_column(),
+        described("Scope", "string", 0, "Cluster/Namespaced"),
+        described("Versions", "string", 0, "Served versions"),
+        creation_column("Created At", "date"),
+        described("Group", "string", 1, "API group"),
+        described("Kind", "string", 1, "CustomResource kind"),
+        described("ShortNames", "string", 1, "Short names"),
+        described("Established", "boolean", 1, "Established status"),
+    ];
+    Printer::of("v1", columns, |crd| {
+        let text = |pointer: &str| {
+            crd.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let listed = |pointer: &str| {
+            crd.pointer(pointer)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        };
+        let mut versions: Vec<String> = listed("/spec/versions")
+            .filter(|v| v.get("served") == Some(&Value::Bool(true)))
+            .map(|v| {
+                let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
+                if v.get("storage") == Some(&Value::Bool(true)) {
+                    format!("{name}(storage)")
+                } else {
+                    name.to_owned()
+                }
+            })
+            .collect();
+        versions.sort();
+        let short_names: Vec<&str> = listed("/spec/names/shortNames")
+            .filter_map(Value::as_str)
+            .collect();
+        let established = listed("/status/conditions").any(|c| {
+            c.get("type") == Some(&"Established".into()) && c.get("status") == Some(&"True".into())
+        });
+        vec![
+            text("/metadata/name").into(),
+            text("/spec/scope").into(),
+            versions.join(",").into(),
+            text("/metadata/creationTimestamp").into(),
+            text("/spec/group").into(),
+            text("/spec/names/kind").into(),
+            short_names.join(",").into(),
+            established.into(),
+        ]
+    })
+}
 
 /// The printer of `version`, reading objects in it.
 pub fn printer(version: &api::CustomResourceDefinitionVersion) -> Printer {
@@ -27,20 +85,14 @@ pub fn printer(version: &api::CustomResourceDefinitionVersion) -> Printer {
         vec![api::CustomResourceColumnDefinition {
             name: "Age".to_owned(),
             type_: "date".to_owned(),
-            description: Some(CREATION_DESCRIPTION.to_owned()),
+            description: Some(field_doc(OBJECT_META, "creationTimestamp").into_owned()),
             json_path: ".metadata.creationTimestamp".to_owned(),
             ..Default::default()
         }]
     } else {
         defined
     };
-    let mut headers = vec![Column {
-        name: Cow::Borrowed("Name"),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed("name"),
-        description: Cow::Borrowed(NAME_DESCRIPTION),
-        priority: 0,
-    }];
+    let mut headers = vec![name_column()];
     headers.extend(columns.iter().map(|column| {
         Column {
             name: Cow::Owned(column.name.clone()),

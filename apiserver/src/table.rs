@@ -45,12 +45,12 @@ impl Printer {
     /// the store's order.
     pub fn of(
         version: &'static str,
-        columns: &'static [Column],
+        columns: Vec<Column>,
         cells: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
     ) -> Printer {
         Printer {
             version: Cow::Borrowed(version),
-            columns: Cow::Borrowed(columns),
+            columns: Cow::Owned(columns),
             cells: Arc::new(cells),
             order: None,
         }
@@ -66,23 +66,68 @@ impl std::fmt::Debug for Printer {
     }
 }
 
-/// kube-apiserver's table for a resource without a printer.
-pub const DEFAULT_COLUMNS: &[Column] = &[
+/// The OpenAPI definition of `metadata`.
+pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// The `SwaggerDoc()` of the Go types whose fields kube-apiserver's printers describe their
+/// columns with, by OpenAPI definition name: kube-apiserver 1.37's own, written by
+/// `go run ./golden swaggerdoc` in `reference/` (the OpenAPI documents' descriptions differ:
+/// they list enum values, and some were written after the Go docs).
+const SWAGGER_DOC: &str = include_str!("../data/swagger-doc.json");
+
+/// The documentation of `property` of the Go type of OpenAPI definition `definition` (such as
+/// `io.k8s.api.flowcontrol.v1.FlowSchemaSpec`, `matchingPrecedence`): the text of its
+/// `SwaggerDoc()`, which kube-apiserver's printers give a column showing that field. Empty
+/// for a field it has none of.
+pub fn field_doc(definition: &str, property: &str) -> Cow<'static, str> {
+    type Docs = std::collections::HashMap<String, std::collections::HashMap<String, String>>;
+    static DOCS: std::sync::OnceLock<Docs> = std::sync::OnceLock::new();
+    DOCS.get_or_init(|| serde_json::from_str(SWAGGER_DOC).unwrap_or_default())
+        .get(definition)
+        .and_then(|fields| fields.get(property))
+        .map_or(Cow::Borrowed(""), |doc| Cow::Borrowed(doc.as_str()))
+}
+
+/// A column: its header, type, priority and description.
+pub fn column(
+    name: &'static str,
+    type_name: &'static str,
+    priority: i32,
+    description: Cow<'static, str>,
+) -> Column {
     Column {
-        name: Cow::Borrowed("Name"),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed("name"),
-        description: Cow::Borrowed("The object's name."),
-        priority: 0,
-    },
-    Column {
-        name: Cow::Borrowed("Created At"),
-        type_name: Cow::Borrowed("date"),
+        name: Cow::Borrowed(name),
+        type_name: Cow::Borrowed(type_name),
         format: Cow::Borrowed(""),
-        description: Cow::Borrowed("When the object was created."),
-        priority: 0,
-    },
-];
+        description,
+        priority,
+    }
+}
+
+/// The first column of every table: the name, described as `metadata.name` is.
+pub fn name_column() -> Column {
+    Column {
+        format: Cow::Borrowed("name"),
+        ..column("Name", "string", 0, field_doc(OBJECT_META, "name"))
+    }
+}
+
+/// A column of the object's creation, under `name` (`Age`, `Created At`), described as
+/// `metadata.creationTimestamp` is.
+pub fn creation_column(name: &'static str, type_name: &'static str) -> Column {
+    column(
+        name,
+        type_name,
+        0,
+        field_doc(OBJECT_META, "creationTimestamp"),
+    )
+}
+
+/// kube-apiserver's table for a resource without a printer (`rest.NewDefaultTableConvertor`):
+/// the name and the creation time, described by `metav1.ObjectMeta`'s documentation.
+pub fn default_columns() -> Vec<Column> {
+    vec![name_column(), creation_column("Created At", "date")]
+}
 
 /// The cells of the default table: the name and the creation time as written.
 pub fn default_cells(object: &Value) -> Vec<Value> {
@@ -196,6 +241,23 @@ pub fn now_seconds() -> i64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn columns_are_described_by_kubes_field_documentation() {
+        assert!(super::field_doc(super::OBJECT_META, "name").starts_with("Name must be unique"));
+        assert!(
+            super::field_doc(
+                "io.k8s.api.flowcontrol.v1.FlowSchemaSpec",
+                "matchingPrecedence"
+            )
+            .starts_with("`matchingPrecedence` is used to choose")
+        );
+        assert_eq!(
+            super::field_doc("io.k8s.api.core.v1.ServiceSpec", "nothing"),
+            ""
+        );
+        assert_eq!(super::field_doc("nothing", "name"), "");
+    }
+
     use super::*;
 
     #[test]

@@ -10,7 +10,9 @@ use std::borrow::Cow;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::Strategy;
-use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
+use apfkit_apiserver::table::{
+    Column, Printer, age, column, creation_column, name_column, now_seconds,
+};
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::api::core::v1::Namespace;
@@ -217,32 +219,18 @@ fn validate(namespace: &Value, old: Option<&Value>) -> Vec<FieldError> {
 }
 
 /// `namespaceColumnDefinitions`.
-const COLUMNS: &[Column] = &[
-    Column {
-        name: Cow::Borrowed("Name"),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed("name"),
-        description: Cow::Borrowed("Name must be unique within a namespace."),
-        priority: 0,
-    },
-    Column {
-        name: Cow::Borrowed("Status"),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed(""),
-        description: Cow::Borrowed("The status of the namespace"),
-        priority: 0,
-    },
-    Column {
-        name: Cow::Borrowed("Age"),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed(""),
-        description: Cow::Borrowed(
-            "CreationTimestamp is a timestamp representing the server time when this object \
-             was created.",
+fn columns() -> Vec<Column> {
+    vec![
+        name_column(),
+        column(
+            "Status",
+            "string",
+            0,
+            Cow::Borrowed("The status of the namespace"),
         ),
-        priority: 0,
-    },
-];
+        creation_column("Age", "string"),
+    ]
+}
 
 /// `printNamespace`'s cells.
 fn cells(object: &Value) -> Vec<Value> {
@@ -261,7 +249,7 @@ fn cells(object: &Value) -> Vec<Value> {
 
 /// The columns of `kubectl get namespaces`.
 pub(crate) fn printer() -> Printer {
-    Printer::of("v1", COLUMNS, cells)
+    Printer::of("v1", columns(), cells)
 }
 
 #[cfg(test)]

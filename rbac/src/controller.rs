@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use apfkit_apiextensions::{CustomObject, ServedObject};
 use apfkit_apiserver::error::ApiError;
+use apfkit_apiserver::fields::{KUBE_APISERVER, record_update};
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{ListRequest, Place, Preconditions, Served, UpdateKind};
@@ -17,6 +18,7 @@ use k8s_openapi::{Resource, serde::Serialize};
 
 use crate::bootstrap::{self, BindingChange};
 use crate::policy::{Policy, RbacAuthorizer};
+use crate::resources::VERSION;
 
 /// A served resource of a server of [`ServedObject`]s over the hub `H`.
 type Resource_<H> = Arc<Served<ServedObject<H>>>;
@@ -116,27 +118,12 @@ where
                         continue;
                     }
                     if let Some(updated) = bootstrap::reconcile_role(&existing, &expected) {
-                        objects
-                            .update(
-                                &self.cluster_roles,
-                                place,
-                                served(&updated)?,
-                                &api_version::<ClusterRole>(),
-                                UpdateKind::Main,
-                                false,
-                            )
+                        self.update_bootstrap(&self.cluster_roles, place, served(&updated)?)
                             .await?;
                     }
                 }
                 Err(error) if error.code == 404 => {
-                    objects
-                        .create(
-                            &self.cluster_roles,
-                            None,
-                            served(&expected)?,
-                            &api_version::<ClusterRole>(),
-                            false,
-                        )
+                    self.create_bootstrap(&self.cluster_roles, served(&expected)?)
                         .await?;
                 }
                 Err(error) => return Err(error),
@@ -149,7 +136,6 @@ where
                 name: &name,
             };
             let resource = &self.cluster_role_bindings;
-            let version = api_version::<ClusterRoleBinding>();
             match objects.get(resource, place).await {
                 Ok(stored) => {
                     let Some(existing) = typed::<ClusterRoleBinding, H>(&stored) else {
@@ -161,15 +147,7 @@ where
                     match bootstrap::reconcile_binding(&existing, &expected) {
                         BindingChange::None => {}
                         BindingChange::Update(binding) => {
-                            objects
-                                .update(
-                                    resource,
-                                    place,
-                                    served(&binding)?,
-                                    &version,
-                                    UpdateKind::Main,
-                                    false,
-                                )
+                            self.update_bootstrap(resource, place, served(&binding)?)
                                 .await?;
                         }
                         BindingChange::Recreate(mut binding) => {
@@ -179,21 +157,57 @@ where
                             binding.metadata.uid = None;
                             binding.metadata.creation_timestamp = None;
                             binding.metadata.managed_fields = None;
-                            objects
-                                .create(resource, None, served(&binding)?, &version, false)
-                                .await?;
+                            self.create_bootstrap(resource, served(&binding)?).await?;
                         }
                     }
                 }
                 Err(error) if error.code == 404 => {
-                    objects
-                        .create(resource, None, served(&expected)?, &version, false)
-                        .await?;
+                    self.create_bootstrap(resource, served(&expected)?).await?;
                 }
                 Err(error) => return Err(error),
             }
         }
         Ok(())
+    }
+
+    /// Creates a bootstrap object as kube-apiserver's policy reconciliation does, through its
+    /// loopback client: its managed fields recorded as kube-apiserver's.
+    async fn create_bootstrap(
+        &self,
+        resource: &Served<ServedObject<H>>,
+        object: ServedObject<H>,
+    ) -> Result<(), ApiError> {
+        let codec = resource.version(VERSION).unwrap_or(&*resource.storage);
+        let object = record_update(resource, codec, None, None, object, KUBE_APISERVER)?;
+        self.server
+            .objects()
+            .create(resource, None, object, &codec.api_version(), false)
+            .await
+            .map(drop)
+    }
+
+    /// Updates a bootstrap object as kube-apiserver's policy reconciliation does, recording
+    /// its managed fields.
+    async fn update_bootstrap(
+        &self,
+        resource: &Served<ServedObject<H>>,
+        place: Place<'_>,
+        object: ServedObject<H>,
+    ) -> Result<(), ApiError> {
+        let codec = resource.version(VERSION).unwrap_or(&*resource.storage);
+        self.server
+            .objects()
+            .update_with(
+                resource,
+                place,
+                object,
+                &codec.api_version(),
+                UpdateKind::Main,
+                false,
+                |live, new| record_update(resource, codec, None, Some(live), new, KUBE_APISERVER),
+            )
+            .await
+            .map(drop)
     }
 
     /// Reads the four resources, writes every aggregated ClusterRole whose rules are not

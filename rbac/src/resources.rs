@@ -8,7 +8,6 @@
 //! stored in protobuf, as kube-apiserver stores them, under its keys
 //! (`/registry/clusterroles/NAME`, ...); objects stored as JSON are read too.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use apfkit_apiextensions::ServedObject;
@@ -17,7 +16,10 @@ use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::{
     Generation, ResourceConfig, ResourceError, Served, SharedVersion, Strategy,
 };
-use apfkit_apiserver::table::{Column, DEFAULT_COLUMNS, Printer, age, now_seconds};
+use apfkit_apiserver::table::{
+    Column, Printer, age, column, creation_column, default_columns, field_doc, name_column,
+    now_seconds,
+};
 use apfkit_runtime::field::FieldError;
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::Resource as _;
@@ -179,32 +181,45 @@ impl<H> Strategy<ServedObject<H>> for RbacStrategy {
     }
 }
 
-const fn column(name: &'static str, description: &'static str, priority: i32) -> Column {
-    Column {
-        name: Cow::Borrowed(name),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed(""),
-        description: Cow::Borrowed(description),
-        priority,
-    }
+/// `roleBindingsColumnDefinitions` and `clusterRoleBindingsColumnDefinitions` of `kind`
+/// (`RoleBinding`, `ClusterRoleBinding`): the name, the role (described as the kind's
+/// `roleRef`), the age, and with `-o wide` the users, groups and service accounts, in the
+/// words of each.
+fn binding_columns(kind: &'static str) -> Vec<Column> {
+    let in_binding = match kind {
+        "ClusterRoleBinding" => "clusterRoleBinding",
+        _ => "roleBinding",
+    };
+    vec![
+        name_column(),
+        column(
+            "Role",
+            "string",
+            0,
+            // kube's printers describe it by v1beta1's documentation.
+            field_doc(&format!("io.k8s.api.rbac.v1beta1.{kind}"), "roleRef"),
+        ),
+        creation_column("Age", "string"),
+        column(
+            "Users",
+            "string",
+            1,
+            format!("Users in the {in_binding}").into(),
+        ),
+        column(
+            "Groups",
+            "string",
+            1,
+            format!("Groups in the {in_binding}").into(),
+        ),
+        column(
+            "ServiceAccounts",
+            "string",
+            1,
+            format!("ServiceAccounts in the {in_binding}").into(),
+        ),
+    ]
 }
-
-/// `roleBindingsColumnDefinitions`: the name, the role, the age, and with `-o wide` the
-/// users, groups and service accounts.
-const BINDING_COLUMNS: &[Column] = &[
-    Column {
-        name: Cow::Borrowed("Name"),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed("name"),
-        description: Cow::Borrowed("The object's name."),
-        priority: 0,
-    },
-    column("Role", "Role of the binding.", 0),
-    column("Age", "Time since the object was created.", 0),
-    column("Users", "Users in the binding.", 1),
-    column("Groups", "Groups in the binding.", 1),
-    column("ServiceAccounts", "ServiceAccounts in the binding.", 1),
-];
 
 /// The cells of a binding (`printRoleBinding`, `printClusterRoleBinding`).
 fn binding_cells(object: &Value) -> Vec<Value> {
@@ -251,13 +266,13 @@ fn binding_cells(object: &Value) -> Vec<Value> {
 fn role_printer() -> Printer {
     Printer::of(
         VERSION,
-        DEFAULT_COLUMNS,
+        default_columns(),
         apfkit_apiserver::table::default_cells,
     )
 }
 
-fn binding_printer() -> Printer {
-    Printer::of(VERSION, BINDING_COLUMNS, binding_cells)
+fn binding_printer(kind: &'static str) -> Printer {
+    Printer::of(VERSION, binding_columns(kind), binding_cells)
 }
 
 /// A new Role or ClusterRole as Go writes it: `rules` has no `omitempty`.
@@ -340,7 +355,7 @@ pub fn resources<H: Send + Sync + 'static>(
         resource::<ClusterRoleBinding, H>(
             normalize::<ClusterRoleBinding>,
             check_cluster_role_binding,
-            binding_printer(),
+            binding_printer("ClusterRoleBinding"),
             Guarded::ClusterRoleBinding,
             authorizer,
         )?,
@@ -354,7 +369,7 @@ pub fn resources<H: Send + Sync + 'static>(
         resource::<RoleBinding, H>(
             normalize::<RoleBinding>,
             check_role_binding,
-            binding_printer(),
+            binding_printer("RoleBinding"),
             Guarded::RoleBinding,
             authorizer,
         )?,
@@ -429,10 +444,21 @@ mod tests {
         assert_eq!(cells[3], "alice, bob");
         assert_eq!(cells[4], "devs");
         assert_eq!(cells[5], "ns/robot");
-        let names: Vec<&str> = BINDING_COLUMNS.iter().map(|c| c.name.as_ref()).collect();
+        let columns = binding_columns("ClusterRoleBinding");
+        let names: Vec<&str> = columns.iter().map(|c| c.name.as_ref()).collect();
         assert_eq!(
             names,
             ["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"]
+        );
+        assert_eq!(columns[3].description, "Users in the clusterRoleBinding");
+        assert!(
+            columns[1]
+                .description
+                .starts_with("roleRef can only reference a ClusterRole")
+        );
+        assert_eq!(
+            binding_columns("RoleBinding")[5].description,
+            "ServiceAccounts in the roleBinding"
         );
     }
 

@@ -13,6 +13,9 @@
 //	                                line [text, error, offset] out: the syntax error Go's
 //	                                decoder (sigs.k8s.io/json, as kube-apiserver decodes)
 //	                                answers and its offset, or null and 0
+//	golden swaggerdoc               the SwaggerDoc() of the Go types whose fields kube-apiserver's
+//	                                printers describe their columns with, by OpenAPI definition
+//	                                name (apiserver/data/swagger-doc.json)
 package main
 
 import (
@@ -24,6 +27,11 @@ import (
 	"os"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/kube-openapi/pkg/handler"
@@ -32,7 +40,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields"))
+		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc"))
 	}
 	switch os.Args[1] {
 	case "yaml":
@@ -49,6 +57,8 @@ func main() {
 		os.Stdout.Write(out)
 	case "json":
 		jsonLines()
+	case "swaggerdoc":
+		swaggerDocs()
 	case "labels":
 		selectorLines(func(text string) (fmt.Stringer, error) { return labels.Parse(text) })
 	case "fields":
@@ -78,6 +88,28 @@ func yamlLines() {
 		}
 		out.Write(append(line, '\n'))
 	}
+}
+
+// swaggerDocs writes the field documentation of the types kube-apiserver's printers read.
+func swaggerDocs() {
+	docs := map[string]map[string]string{
+		"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta":               metav1.ObjectMeta{}.SwaggerDoc(),
+		"io.k8s.api.core.v1.ServiceSpec":                                corev1.ServiceSpec{}.SwaggerDoc(),
+		"io.k8s.api.discovery.v1.EndpointSlice":                         discoveryv1.EndpointSlice{}.SwaggerDoc(),
+		"io.k8s.api.flowcontrol.v1.FlowSchemaSpec":                      flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc(),
+		"io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration":   flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc(),
+		"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference": flowcontrolv1.PriorityLevelConfigurationReference{}.SwaggerDoc(),
+		"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec":      flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc(),
+		"io.k8s.api.flowcontrol.v1.QueuingConfiguration":                flowcontrolv1.QueuingConfiguration{}.SwaggerDoc(),
+		// The bindings' printers still describe the role by v1beta1's documentation.
+		"io.k8s.api.rbac.v1beta1.ClusterRoleBinding": rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc(),
+		"io.k8s.api.rbac.v1beta1.RoleBinding":        rbacv1beta1.RoleBinding{}.SwaggerDoc(),
+	}
+	out, err := json.MarshalIndent(docs, "", "  ")
+	if err != nil {
+		fail(err)
+	}
+	os.Stdout.Write(append(out, '\n'))
 }
 
 // jsonLines writes, for each document, the syntax error Go's decoder finds in it.

@@ -6,73 +6,105 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use apfkit_apiserver::table::{Column, Printer, age, now_seconds};
+use apfkit_apiserver::table::{
+    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+};
 use serde_json::Value;
 
-const fn column(name: &'static str, description: &'static str) -> Column {
-    Column {
-        name: Cow::Borrowed(name),
-        type_name: Cow::Borrowed("string"),
-        format: Cow::Borrowed(""),
-        description: Cow::Borrowed(description),
-        priority: 0,
-    }
+/// kube's OpenAPI definitions of flowcontrol v1, whose fields' documentation describes the
+/// columns showing them.
+const FLOWCONTROL: &str = "io.k8s.api.flowcontrol.v1";
+
+/// A string column described by the documentation of `property` of `definition` (a
+/// flowcontrol v1 type).
+fn documented(name: &'static str, definition: &str, property: &str) -> Column {
+    column(
+        name,
+        "string",
+        0,
+        field_doc(&format!("{FLOWCONTROL}.{definition}"), property),
+    )
 }
 
-const NAME: Column = Column {
-    name: Cow::Borrowed("Name"),
-    type_name: Cow::Borrowed("string"),
-    format: Cow::Borrowed("name"),
-    description: Cow::Borrowed("The object's name."),
-    priority: 0,
-};
-const AGE: Column = column("Age", "Time since the object was created.");
+/// `flowSchemaColumnDefinitions`.
+fn flow_schema_columns() -> Vec<Column> {
+    vec![
+        name_column(),
+        documented(
+            "PriorityLevel",
+            "PriorityLevelConfigurationReference",
+            "name",
+        ),
+        documented("MatchingPrecedence", "FlowSchemaSpec", "matchingPrecedence"),
+        documented(
+            "DistinguisherMethod",
+            "FlowSchemaSpec",
+            "distinguisherMethod",
+        ),
+        creation_column("Age", "string"),
+        column(
+            "MissingPL",
+            "string",
+            0,
+            Cow::Borrowed("references a broken or non-existent PriorityLevelConfiguration"),
+        ),
+    ]
+}
 
-const FLOW_SCHEMA_COLUMNS: &[Column] = &[
-    NAME,
-    column("PriorityLevel", "The priority level requests go to."),
-    column("MatchingPrecedence", "Lower values are matched first."),
-    column("DistinguisherMethod", "How requests are split into flows."),
-    AGE,
-    column(
-        "MissingPL",
-        "Whether the priority level is missing (the Dangling condition).",
-    ),
-];
+/// `priorityLevelColumnDefinitions`.
+fn priority_level_columns() -> Vec<Column> {
+    vec![
+        name_column(),
+        documented("Type", "PriorityLevelConfigurationSpec", "type"),
+        documented(
+            "NominalConcurrencyShares",
+            "LimitedPriorityLevelConfiguration",
+            "nominalConcurrencyShares",
+        ),
+        documented("Queues", "QueuingConfiguration", "queues"),
+        documented("HandSize", "QueuingConfiguration", "handSize"),
+        documented(
+            "QueueLengthLimit",
+            "QueuingConfiguration",
+            "queueLengthLimit",
+        ),
+        creation_column("Age", "string"),
+    ]
+}
 
-const PRIORITY_LEVEL_COLUMNS: &[Column] = &[
-    NAME,
-    column("Type", "Exempt or Limited."),
-    column(
-        "NominalConcurrencyShares",
-        "The level's share of the server's seats.",
-    ),
-    column("Queues", "Queues of a queuing level."),
-    column("HandSize", "Queues each flow is shuffle-sharded over."),
-    column("QueueLengthLimit", "Requests each queue holds."),
-    AGE,
-];
-
-const API_SERVICE_COLUMNS: &[Column] = &[
-    NAME,
-    column("Service", "The service that serves the API, or Local."),
-    column("Available", "Whether the API is available."),
-    AGE,
-];
+/// kube-aggregator's APIService columns (`registry/apiservice/etcd`), described in its words.
+fn api_service_columns() -> Vec<Column> {
+    vec![
+        name_column(),
+        column(
+            "Service",
+            "string",
+            0,
+            Cow::Borrowed("The reference to the service that hosts this API endpoint."),
+        ),
+        column(
+            "Available",
+            "string",
+            0,
+            Cow::Borrowed("Whether this service is available."),
+        ),
+        creation_column("Age", "string"),
+    ]
+}
 
 /// The printer of a kind, if kube-apiserver has one.
 pub fn printer(kind: &str) -> Option<Printer> {
     match kind {
         "FlowSchema" => Some(Printer {
             order: Some(flow_schema_order),
-            ..Printer::of("v1", FLOW_SCHEMA_COLUMNS, flow_schema_cells)
+            ..Printer::of("v1", flow_schema_columns(), flow_schema_cells)
         }),
         "PriorityLevelConfiguration" => Some(Printer::of(
             "v1",
-            PRIORITY_LEVEL_COLUMNS,
+            priority_level_columns(),
             priority_level_cells,
         )),
-        "APIService" => Some(Printer::of("v1", API_SERVICE_COLUMNS, api_service_cells)),
+        "APIService" => Some(Printer::of("v1", api_service_columns(), api_service_cells)),
         _ => None,
     }
 }

@@ -237,7 +237,8 @@ pub(super) fn table_of<H: Object + Clone>(
         };
         let mut row = serde_json::json!({"cells": cells});
         match as_table.include {
-            IncludeObject::None => {}
+            // The row's empty `RawExtension`, which Go writes as `null`.
+            IncludeObject::None => row["object"] = serde_json::Value::Null,
             IncludeObject::Metadata => {
                 row["object"] = serde_json::json!({
                     "kind": "PartialObjectMetadata",
@@ -254,7 +255,14 @@ pub(super) fn table_of<H: Object + Clone>(
         }
         rows.push(row);
     }
-    let columns = printer.map_or(crate::table::DEFAULT_COLUMNS, |p| &p.columns);
+    let default_columns;
+    let columns: &[crate::table::Column] = match printer {
+        Some(printer) => &printer.columns,
+        None => {
+            default_columns = crate::table::default_columns();
+            &default_columns
+        }
+    };
     Ok(serde_json::json!({
         "kind": "Table",
         "apiVersion": as_table.api_version,

@@ -24,6 +24,7 @@ mod ratcheting;
 mod routes;
 mod services;
 mod subresources;
+mod tables;
 
 fn main() -> std::process::ExitCode {
     let arguments = Arguments::from_args();
@@ -45,6 +46,7 @@ fn main() -> std::process::ExitCode {
         routes::CASES,
         services::CASES,
         subresources::CASES,
+        tables::CASES,
     ]
     .concat();
     let case_count = cases.len();
