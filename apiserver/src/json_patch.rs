@@ -38,10 +38,16 @@ pub(crate) fn decode(body: &Value) -> Result<Vec<Option<Map<String, Value>>>, Js
             .map(|operation| match operation {
                 Value::Null => Ok(None),
                 Value::Object(map) => Ok(Some(map.clone())),
-                other => Err(decode_error(go_kind(other), "jsonpatch.Operation")),
+                other => Err(decode_error(
+                    apfkit_wire::go_scanner::value_kind(other),
+                    "jsonpatch.Operation",
+                )),
             })
             .collect(),
-        other => Err(decode_error(go_kind(other), "jsonpatch.Patch")),
+        other => Err(decode_error(
+            apfkit_wire::go_scanner::value_kind(other),
+            "jsonpatch.Patch",
+        )),
     }
 }
 
@@ -55,7 +61,7 @@ pub(crate) fn check_operations(body: &Value) -> Result<(), String> {
         other => {
             return Err(format!(
                 "json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
-                go_kind(other)
+                apfkit_wire::go_scanner::value_kind(other)
             ));
         }
     };
@@ -66,7 +72,7 @@ pub(crate) fn check_operations(body: &Value) -> Result<(), String> {
             other => {
                 return Err(format!(
                     "json: cannot unmarshal {} into Go value of type handlers.jsonPatchOp",
-                    go_kind(other)
+                    apfkit_wire::go_scanner::value_kind(other)
                 ));
             }
         };
@@ -75,24 +81,12 @@ pub(crate) fn check_operations(body: &Value) -> Result<(), String> {
                 return Err(format!(
                     "json: cannot unmarshal {} into Go struct field jsonPatchOp.{name} of type \
                      string",
-                    go_kind(value)
+                    apfkit_wire::go_scanner::value_kind(value)
                 ));
             }
         }
     }
     Ok(())
-}
-
-/// What Go's `UnmarshalTypeError` calls a JSON value.
-fn go_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Applies `operations` to `document` in order; on the first that does not apply, the
@@ -141,7 +135,7 @@ impl Operation<'_> {
             Some(Value::String(text)) => Ok(text.clone()),
             Some(other) => Err(format!(
                 "json: cannot unmarshal {} into Go value of type string",
-                go_kind(other)
+                apfkit_wire::go_scanner::value_kind(other)
             )),
             None => Err(missing.to_owned()),
         }

@@ -17,6 +17,20 @@
 //! );
 //! ```
 
+/// What Go's decoder calls a JSON value in its type errors (`json: cannot unmarshal array
+/// into Go value of type …`).
+pub fn value_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Go's `maxNestingDepth`: deeper arrays and objects are a syntax error.
 const MAX_NESTING_DEPTH: usize = 10_000;
 

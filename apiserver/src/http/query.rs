@@ -157,14 +157,14 @@ fn read_continue_token(bytes: &[u8]) -> Result<ContinueToken, String> {
         other => {
             return Err(format!(
                 "json: cannot unmarshal {} into Go value of type storage.continueToken",
-                go_json_kind(&other)
+                apfkit_wire::go_scanner::value_kind(&other)
             ));
         }
     };
     let mismatch = |field: &str, value: &serde_json::Value, go_type: &str| {
         let what = match value {
             serde_json::Value::Number(number) => format!("number {number}"),
-            other => go_json_kind(other).to_owned(),
+            other => apfkit_wire::go_scanner::value_kind(other).to_owned(),
         };
         format!(
             "json: cannot unmarshal {what} into Go struct field continueToken.{field} of type {go_type}"
@@ -191,18 +191,6 @@ fn read_continue_token(bytes: &[u8]) -> Result<ContinueToken, String> {
         }
     }
     Ok(token)
-}
-
-/// What Go's decoder calls a JSON value in its type errors.
-fn go_json_kind(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "bool",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
-    }
 }
 
 /// k8s.io/apiserver/pkg/storage/continue.go `DecodeContinue`: raw URL-safe base64 of JSON; rv

@@ -9,7 +9,7 @@ use apfkit_runtime::scheme::{Document, ErrorKind, ReadError, UnknownFields};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::header;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::media::{self, Format};
 use super::query::Query;
@@ -250,19 +250,96 @@ where
     if format == Format::Protobuf && !target.served.protobuf() {
         return Err(ApiError::unsupported_media_type(format.media_type()));
     }
-    let start = body.iter().position(|b| !b.is_ascii_whitespace());
-    let looks_right = match format {
-        Format::Json => start.is_some_and(|i| body[i] == b'{'),
-        Format::Protobuf => body.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX),
-        Format::Yaml => start.is_some(),
+    let unrecognized = |why: String| {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): {why} ({})",
+            target.codec().kind(),
+            summarize(body)
+        ))
     };
-    if !looks_right {
-        return Err(ApiError::bad_request(format!(
-            "the body is not a {} object",
-            format.media_type()
+    match format {
+        Format::Json => {
+            // kube's JSON serializer finds the kind first, with Go's decoder on the whole
+            // body: its syntax errors, and its type errors of a body that is no object.
+            if let Some(error) = apfkit_wire::go_scanner::syntax_error(body) {
+                return Err(unrecognized(format!(
+                    "couldn't get version/kind; json parse error: {}",
+                    error.message
+                )));
+            }
+            // `null` decodes into the kind's zero value (the wire readers take it for no
+            // document at all).
+            if body.trim_ascii() == b"null" {
+                return decode_document(target, query, made_here(Value::Object(Map::new())));
+            }
+        }
+        Format::Protobuf if !body.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX) => {
+            return Err(ApiError::bad_request(format!(
+                "the body is not a {} object",
+                format.media_type()
+            )));
+        }
+        Format::Protobuf => {}
+        Format::Yaml if body.iter().all(u8::is_ascii_whitespace) => {
+            // An empty YAML document is JSON's `null`.
+            return decode_document(target, query, made_here(Value::Object(Map::new())));
+        }
+        Format::Yaml => {}
+    }
+    let document = one_document(server, body)?;
+    if format != Format::Protobuf
+        && let Some(why) = kind_error(&document.value)
+    {
+        return Err(unrecognized(format!(
+            "couldn't get version/kind; json parse error: {why}"
         )));
     }
-    decode_document(target, query, one_document(server, body)?)
+    decode_document(target, query, document)
+}
+
+/// What Go's decoder answers when it reads a body's `apiVersion` and `kind` into
+/// apimachinery's `findKind` struct (members matched without regard to case): a body that is
+/// not an object (nor `null`), or an `apiVersion` or `kind` that is not a string.
+fn kind_error(value: &Value) -> Option<String> {
+    let members = match value {
+        Value::Null => return None,
+        Value::Object(members) => members,
+        other => {
+            return Some(format!(
+                "json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \
+                 \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \
+                 \"json:\\\"kind,omitempty\\\"\" }}",
+                apfkit_wire::go_scanner::value_kind(other)
+            ));
+        }
+    };
+    members.iter().find_map(|(key, value)| {
+        let field = ["apiVersion", "kind"]
+            .into_iter()
+            .find(|field| key.eq_ignore_ascii_case(field))?;
+        (!matches!(value, Value::String(_) | Value::Null)).then(|| {
+            format!(
+                "json: cannot unmarshal {} into Go struct field .{field} of type string",
+                apfkit_wire::go_scanner::value_kind(value)
+            )
+        })
+    })
+}
+
+/// kube's `summarizeData` of a body it could not decode, 30 bytes at most: the text of an
+/// object, the hexadecimal of anything else, `<empty>` for nothing.
+fn summarize(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    let (shown, more) = (&body[..body.len().min(MAX)], body.len() > MAX);
+    let mut out = match body.first() {
+        None => return "<empty>".to_owned(),
+        Some(b'{') => String::from_utf8_lossy(shown).into_owned(),
+        Some(_) => shown.iter().map(|b| format!("{b:02x}")).collect(),
+    };
+    if more {
+        out.push_str(" ...");
+    }
+    out
 }
 
 /// The one document of a body, read by the server's wire formats within its body limits.

@@ -248,7 +248,7 @@ fn token_review(
         Some(other) => {
             return Err(ApiError::bad_request(format!(
                 "TokenReview in version \"v1\" cannot be handled as a TokenReview: json: cannot unmarshal {} into Go struct field TokenReviewSpec.spec.token of type string",
-                go_json_type(other)
+                apfkit_wire::go_scanner::value_kind(other)
             )));
         }
     };
@@ -398,18 +398,6 @@ fn metadata_error(
         BadValue::Go(String::from_utf8_lossy(&printed).into_owned()),
         detail,
     ))
-}
-
-/// The JSON type Go's decoder names in its errors.
-fn go_json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-        Value::String(_) => "string",
-        Value::Null => "null",
-    }
 }
 
 /// `kubectl auth whoami`: the user the request acts as (`SelfSubjectReview`).

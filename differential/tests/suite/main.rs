@@ -14,6 +14,7 @@ use apfkit_differential::{Case, Servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 mod crds;
+mod decoding;
 mod deletion;
 mod lists;
 mod namespaces;
@@ -36,6 +37,7 @@ fn main() -> std::process::ExitCode {
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
     let cases: Vec<(&str, Case)> = [
         crds::CASES,
+        decoding::CASES,
         deletion::CASES,
         lists::CASES,
         namespaces::CASES,

@@ -438,6 +438,7 @@ pub fn priority_level_configuration(
                 }
             }
         }
+        "" => errors.push(FieldError::required(path.child("type"), "")),
         other => errors.push(FieldError::not_supported(
             path.child("type"),
             BadValue::Str(other.to_owned()),
