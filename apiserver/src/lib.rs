@@ -88,6 +88,7 @@ pub mod auth;
 pub mod authz;
 pub mod error;
 pub mod fields;
+mod go_decode;
 pub mod http;
 pub mod impersonation;
 pub mod informer;

@@ -13,6 +13,10 @@
 //	                                line [text, error, offset] out: the syntax error Go's
 //	                                decoder (sigs.k8s.io/json, as kube-apiserver decodes)
 //	                                answers and its offset, or null and 0
+//	golden gotypes                  the Go types of the kinds apfkit serves as Go's JSON decoder
+//	                                sees them (apiserver/data/go-types.json): each type's
+//	                                kind, its name as errors print it, struct fields by JSON
+//	                                name, elements, and the decoders of its own it has
 //	golden swaggerdoc               the SwaggerDoc() of the Go types whose fields kube-apiserver's
 //	                                printers describe their columns with, by OpenAPI definition
 //	                                name (apiserver/data/swagger-doc.json)
@@ -25,22 +29,27 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-openapi/pkg/handler"
 	sigsjson "sigs.k8s.io/json"
 )
 
 func main() {
 	if len(os.Args) != 2 {
-		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc"))
+		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes"))
 	}
 	switch os.Args[1] {
 	case "yaml":
@@ -59,6 +68,8 @@ func main() {
 		jsonLines()
 	case "swaggerdoc":
 		swaggerDocs()
+	case "gotypes":
+		goTypes()
 	case "labels":
 		selectorLines(func(text string) (fmt.Stringer, error) { return labels.Parse(text) })
 	case "fields":
@@ -88,6 +99,136 @@ func yamlLines() {
 		}
 		out.Write(append(line, '\n'))
 	}
+}
+
+// goType is one Go type as encoding/json decodes into it.
+type goType struct {
+	// Kind: struct, string, int, uint, float, bool, slice, map, any (anything decodes:
+	// interfaces, RawExtension, apiextensions' JSON), or custom (an UnmarshalJSON of its own,
+	// named by Custom).
+	Kind string `json:"kind"`
+	// Name as Go's errors print it (reflect's Type.String): "int32", "v1.FlowSchemaSpec".
+	Name string `json:"name"`
+	// Struct is a struct's bare name, which errors print before a field's path.
+	Struct string `json:"struct,omitempty"`
+	// Fields of a struct by JSON name (promoted fields of inline structs included): the key
+	// of each field's type.
+	Fields map[string]string `json:"fields,omitempty"`
+	// Elem of a slice or map, or what a custom decoder decodes into when it delegates.
+	Elem   string `json:"elem,omitempty"`
+	Bits   int    `json:"bits,omitempty"`
+	Custom string `json:"custom,omitempty"`
+}
+
+var unmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+
+// goTypes writes the decoder's view of every served kind's type, keyed by package path and
+// name (several packages are called v1), with the roots by apiVersion and kind.
+func goTypes() {
+	roots := map[string]any{
+		"flowcontrol.apiserver.k8s.io/v1/FlowSchema":                 flowcontrolv1.FlowSchema{},
+		"flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration": flowcontrolv1.PriorityLevelConfiguration{},
+		"v1/Service":                                       corev1.Service{},
+		"v1/Namespace":                                     corev1.Namespace{},
+		"discovery.k8s.io/v1/EndpointSlice":                discoveryv1.EndpointSlice{},
+		"rbac.authorization.k8s.io/v1/ClusterRole":         rbacv1.ClusterRole{},
+		"rbac.authorization.k8s.io/v1/ClusterRoleBinding":  rbacv1.ClusterRoleBinding{},
+		"rbac.authorization.k8s.io/v1/Role":                rbacv1.Role{},
+		"rbac.authorization.k8s.io/v1/RoleBinding":         rbacv1.RoleBinding{},
+		"apiextensions.k8s.io/v1/CustomResourceDefinition": apiextensionsv1.CustomResourceDefinition{},
+		"apiregistration.k8s.io/v1/APIService":             apiregistrationv1.APIService{},
+	}
+	types := map[string]goType{}
+	var key func(t reflect.Type) string
+	key = func(t reflect.Type) string {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		// Named types by package path (several packages are called v1); unnamed slices and
+		// maps by their element's key, which may be named in any of them.
+		k := t.String()
+		switch {
+		case t.PkgPath() != "":
+			k = t.PkgPath() + "." + t.Name()
+		case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8:
+			k = "[]" + key(t.Elem())
+		case t.Kind() == reflect.Map:
+			k = "map[" + t.Key().String() + "]" + key(t.Elem())
+		}
+		if _, seen := types[k]; seen {
+			return k
+		}
+		node := goType{Name: t.String()}
+		types[k] = node
+		switch {
+		case reflect.PointerTo(t).Implements(unmarshaler):
+			node.Kind = "custom"
+			node.Custom = t.String()
+		case t.Kind() == reflect.Struct:
+			node.Kind = "struct"
+			node.Struct = t.Name()
+			node.Fields = map[string]string{}
+			var walk func(s reflect.Type)
+			walk = func(s reflect.Type) {
+				for i := 0; i < s.NumField(); i++ {
+					f := s.Field(i)
+					tag := f.Tag.Get("json")
+					name, _, _ := strings.Cut(tag, ",")
+					if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+						continue
+					}
+					if f.Anonymous && name == "" {
+						inner := f.Type
+						for inner.Kind() == reflect.Pointer {
+							inner = inner.Elem()
+						}
+						if inner.Kind() == reflect.Struct {
+							walk(inner)
+							continue
+						}
+					}
+					if name == "" {
+						name = f.Name
+					}
+					node.Fields[name] = key(f.Type)
+				}
+			}
+			walk(t)
+		case t.Kind() == reflect.String:
+			node.Kind = "string"
+		case t.Kind() == reflect.Bool:
+			node.Kind = "bool"
+		case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
+			node.Kind, node.Bits = "int", t.Bits()
+		case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
+			node.Kind, node.Bits = "uint", t.Bits()
+		case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+			node.Kind, node.Bits = "float", t.Bits()
+		case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+			node.Kind = "bytes"
+		case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+			node.Kind = "slice"
+			node.Elem = key(t.Elem())
+		case t.Kind() == reflect.Map:
+			node.Kind = "map"
+			node.Elem = key(t.Elem())
+		case t.Kind() == reflect.Interface:
+			node.Kind = "any"
+		default:
+			fail(fmt.Errorf("a %s in the served kinds", t))
+		}
+		types[k] = node
+		return k
+	}
+	rootKeys := map[string]string{}
+	for name, value := range roots {
+		rootKeys[name] = key(reflect.TypeOf(value))
+	}
+	out, err := json.MarshalIndent(map[string]any{"roots": rootKeys, "types": types}, "", " ")
+	if err != nil {
+		fail(err)
+	}
+	os.Stdout.Write(append(out, '\n'))
 }
 
 // swaggerDocs writes the field documentation of the types kube-apiserver's printers read.

@@ -294,7 +294,42 @@ where
             "couldn't get version/kind; json parse error: {why}"
         )));
     }
-    decode_document(target, query, document)
+    decode_document(target, query, document).map_err(|error| {
+        if error.code != 400 || format == Format::Protobuf {
+            return error;
+        }
+        go_type_error(server, target, format, body).unwrap_or(error)
+    })
+}
+
+/// A body of the URL's kind whose values do not fit its Go types, refused in the words of
+/// Go's decoder (`K in version "v1" cannot be handled as a K: json: cannot unmarshal …`),
+/// when the kind is one of kube's. A JSON body is walked in its own order; YAML in the
+/// order of its keys, as Go's `YAMLToJSON` writes them.
+fn go_type_error<H>(
+    server: &ApiServer<H>,
+    target: &Target<H>,
+    format: Format,
+    body: &[u8],
+) -> Option<ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let codec = target.codec();
+    let yaml_as_json;
+    let json = match format {
+        Format::Json => body,
+        _ => {
+            yaml_as_json = serde_json::to_vec(&one_document(server, body).ok()?.value).ok()?;
+            &yaml_as_json
+        }
+    };
+    let error = crate::go_decode::type_error(&codec.api_version(), codec.kind(), json)?;
+    let kind = codec.kind();
+    Some(ApiError::bad_request(format!(
+        "{kind} in version {:?} cannot be handled as a {kind}: {error}",
+        codec.version()
+    )))
 }
 
 /// What Go's decoder answers when it reads a body's `apiVersion` and `kind` into

@@ -1,0 +1,446 @@
+//! What Go's JSON decoder (`sigs.k8s.io/json`, as kube-apiserver decodes a request's object)
+//! says of a body whose values do not fit the kind's Go types: the first type error in the
+//! order of the document, `json: cannot unmarshal string into Go struct field
+//! LimitedPriorityLevelConfiguration.spec.limited.nominalConcurrencyShares of type int32`.
+//!
+//! The Go types are kube-apiserver 1.37's own (`data/go-types.json`, written by
+//! `go run ./golden gotypes` in `reference/`): each type as the decoder sees it, its name as
+//! errors print it, a struct's fields by JSON name, and the types with decoders of their own.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The decoder's view of the served kinds' Go types.
+const GO_TYPES: &str = include_str!("../data/go-types.json");
+
+/// One Go type.
+#[derive(Debug, serde::Deserialize)]
+struct GoType {
+    kind: String,
+    name: String,
+    #[serde(default)]
+    r#struct: String,
+    #[serde(default)]
+    fields: HashMap<String, String>,
+    #[serde(default)]
+    elem: String,
+    #[serde(default)]
+    bits: u32,
+    #[serde(default)]
+    custom: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Graph {
+    roots: HashMap<String, String>,
+    types: HashMap<String, GoType>,
+}
+
+fn graph() -> &'static Graph {
+    static GRAPH: OnceLock<Graph> = OnceLock::new();
+    GRAPH.get_or_init(|| {
+        serde_json::from_str(GO_TYPES).unwrap_or(Graph {
+            roots: HashMap::new(),
+            types: HashMap::new(),
+        })
+    })
+}
+
+/// The first type error Go's decoder meets in `body` (one JSON document, already read) decoded
+/// as `api_version` `kind`; `None` when it meets none, or the kind is not one of kube's.
+pub(crate) fn type_error(api_version: &str, kind: &str, body: &[u8]) -> Option<String> {
+    let graph = graph();
+    let root = graph
+        .types
+        .get(graph.roots.get(&format!("{api_version}/{kind}"))?)?;
+    let mut walk = Walk {
+        graph,
+        bytes: body,
+        at: 0,
+        fields: Vec::new(),
+        in_struct: None,
+    };
+    match walk.value(root) {
+        Err(Stop::Mismatch(error)) => Some(error),
+        Ok(()) | Err(Stop::Malformed) => None,
+    }
+}
+
+/// Why the walk ended early.
+enum Stop {
+    /// Go's first type error.
+    Mismatch(String),
+    /// The bytes are not what the walk expects (not one JSON document).
+    Malformed,
+}
+
+/// A walk of a document's bytes along a Go type, keeping what Go's decoder keeps for its
+/// errors: the struct being decoded and the JSON names of the fields entered.
+struct Walk<'a> {
+    graph: &'a Graph,
+    bytes: &'a [u8],
+    at: usize,
+    fields: Vec<&'a str>,
+    in_struct: Option<&'a str>,
+}
+
+impl<'a> Walk<'a> {
+    fn skip_space(&mut self) {
+        while self
+            .bytes
+            .get(self.at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Result<u8, Stop> {
+        self.skip_space();
+        self.bytes.get(self.at).copied().ok_or(Stop::Malformed)
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), Stop> {
+        if self.peek()? == byte {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(Stop::Malformed)
+        }
+    }
+
+    /// `UnmarshalTypeError`'s words for `what` decoded into a value of type `name`.
+    fn mismatch(&self, what: &str, name: &str) -> Stop {
+        Stop::Mismatch(match self.in_struct {
+            Some(owner) => format!(
+                "json: cannot unmarshal {what} into Go struct field {owner}.{} of type {name}",
+                self.fields.join(".")
+            ),
+            None => format!("json: cannot unmarshal {what} into Go value of type {name}"),
+        })
+    }
+
+    /// The text of the literal (string, number, `true`, `false`, `null`) at the cursor,
+    /// consumed.
+    fn literal(&mut self) -> Result<&'a str, Stop> {
+        self.skip_space();
+        let start = self.at;
+        if self.bytes.get(start) == Some(&b'"') {
+            let mut at = start + 1;
+            loop {
+                match self.bytes.get(at) {
+                    Some(b'\\') => at += 2,
+                    Some(b'"') => break,
+                    Some(_) => at += 1,
+                    None => return Err(Stop::Malformed),
+                }
+            }
+            self.at = at + 1;
+        } else {
+            while self
+                .bytes
+                .get(self.at)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                self.at += 1;
+            }
+        }
+        std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| Stop::Malformed)
+    }
+
+    /// Consumes one value whatever it holds.
+    fn skip_value(&mut self) -> Result<(), Stop> {
+        match self.peek()? {
+            b'{' => {
+                self.members(|walk, _| walk.skip_value())?;
+            }
+            b'[' => {
+                self.elements(Walk::skip_value)?;
+            }
+            _ => {
+                self.literal()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each member of the object at the cursor, its key given (unescaped), in order.
+    fn members(
+        &mut self,
+        mut each: impl FnMut(&mut Self, &str) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        self.expect(b'{')?;
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            let raw = self.literal()?;
+            let key: String = serde_json::from_str(raw).map_err(|_| Stop::Malformed)?;
+            self.expect(b':')?;
+            each(self, &key)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(Stop::Malformed),
+            }
+        }
+    }
+
+    /// Each element of the array at the cursor, in order.
+    fn elements(
+        &mut self,
+        mut each: impl FnMut(&mut Self) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        self.expect(b'[')?;
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            each(self)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(Stop::Malformed),
+            }
+        }
+    }
+
+    fn type_of(&self, key: &str) -> Result<&'a GoType, Stop> {
+        self.graph.types.get(key).ok_or(Stop::Malformed)
+    }
+
+    /// One value decoded into `ty`, as Go's `decodeState.value` does.
+    fn value(&mut self, ty: &'a GoType) -> Result<(), Stop> {
+        let first = self.peek()?;
+        match ty.kind.as_str() {
+            "any" => return self.skip_value(),
+            "custom" => return self.custom(ty, first),
+            _ => {}
+        }
+        match first {
+            b'{' => match ty.kind.as_str() {
+                "struct" => self.object(ty),
+                "map" => {
+                    let elem = self.type_of(&ty.elem)?;
+                    self.members(|walk, _| walk.value(elem))
+                }
+                _ => Err(self.mismatch("object", &ty.name)),
+            },
+            b'[' => match ty.kind.as_str() {
+                "slice" => {
+                    let elem = self.type_of(&ty.elem)?;
+                    self.elements(|walk| walk.value(elem))
+                }
+                _ => Err(self.mismatch("array", &ty.name)),
+            },
+            _ => {
+                let literal = self.literal()?;
+                self.literal_into(literal, ty)
+            }
+        }
+    }
+
+    /// A struct's members: each known field (matched exactly, as `sigs.k8s.io/json` matches)
+    /// decoded with the struct and the field in the error's context; others skipped.
+    fn object(&mut self, ty: &'a GoType) -> Result<(), Stop> {
+        self.members(|walk, key| match ty.fields.get_key_value(key) {
+            Some((name, field)) => {
+                let field = walk.type_of(field)?;
+                let (depth, owner) = (walk.fields.len(), walk.in_struct);
+                walk.fields.push(name);
+                walk.in_struct = Some(&ty.r#struct);
+                walk.value(field)?;
+                walk.fields.truncate(depth);
+                walk.in_struct = owner;
+                Ok(())
+            }
+            None => walk.skip_value(),
+        })
+    }
+
+    /// `literalStore`: `null` into anything; a bool, string or number into a type of its kind,
+    /// a number within the type's range.
+    fn literal_into(&self, literal: &str, ty: &GoType) -> Result<(), Stop> {
+        let kind = ty.kind.as_str();
+        match literal.as_bytes().first() {
+            None => Err(Stop::Malformed),
+            Some(b'n') => Ok(()),
+            Some(b't' | b'f') if kind == "bool" => Ok(()),
+            Some(b't' | b'f') => Err(self.mismatch("bool", &ty.name)),
+            Some(b'"') if kind == "string" || kind == "bytes" => Ok(()),
+            Some(b'"') => Err(self.mismatch("string", &ty.name)),
+            Some(_) => match kind {
+                "int" | "uint" | "float" if fits(literal, kind, ty.bits) => Ok(()),
+                "int" | "uint" | "float" => {
+                    Err(self.mismatch(&format!("number {literal}"), &ty.name))
+                }
+                _ => Err(self.mismatch("number", &ty.name)),
+            },
+        }
+    }
+
+    /// A type with an `UnmarshalJSON` of its own: apimachinery's `Time` (a string, read by
+    /// Go into a string first), `IntOrString` (a string, or an `int32`), and the ones that
+    /// take any JSON (`FieldsV1`, apiextensions' `JSON` and schema unions).
+    fn custom(&mut self, ty: &'a GoType, first: u8) -> Result<(), Stop> {
+        let into = match ty.custom.as_str() {
+            "v1.Time" | "v1.MicroTime" => ("string", "string", 0),
+            "intstr.IntOrString" if first == b'"' => return self.skip_value(),
+            "intstr.IntOrString" => ("int", "int32", 32),
+            _ => return self.skip_value(),
+        };
+        let what = match first {
+            b'{' => Some("object"),
+            b'[' => Some("array"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Err(self.mismatch(what, into.1));
+        }
+        let literal = self.literal()?;
+        let inner = GoType {
+            kind: into.0.to_owned(),
+            name: into.1.to_owned(),
+            r#struct: String::new(),
+            fields: HashMap::new(),
+            elem: String::new(),
+            bits: into.2,
+            custom: String::new(),
+        };
+        self.literal_into(literal, &inner)
+    }
+}
+
+/// Whether a number literal decodes into a Go integer (`strconv.ParseInt`/`ParseUint` and the
+/// type's range) or float (`ParseFloat` within its size) of `bits` bits.
+fn fits(literal: &str, kind: &str, bits: u32) -> bool {
+    match kind {
+        "int" => literal.parse::<i64>().is_ok_and(|n| {
+            bits >= 64 || (-(1i64 << (bits - 1))..(1i64 << (bits - 1))).contains(&n)
+        }),
+        "uint" => literal
+            .parse::<u64>()
+            .is_ok_and(|n| bits >= 64 || n < (1u64 << bits)),
+        _ => literal
+            .parse::<f64>()
+            .is_ok_and(|n| n.is_finite() && (bits >= 64 || f64::from(n as f32).is_finite())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::type_error;
+
+    const LEVELS: &str = "flowcontrol.apiserver.k8s.io/v1";
+
+    #[test]
+    fn every_served_kind_has_its_go_type() {
+        let graph = super::graph();
+        assert!(graph.roots.len() >= 11);
+        for (root, key) in &graph.roots {
+            assert!(graph.types.contains_key(key), "{root}");
+        }
+        for ty in graph.types.values() {
+            for field in ty
+                .fields
+                .values()
+                .chain(Some(&ty.elem).filter(|e| !e.is_empty()))
+            {
+                assert!(graph.types.contains_key(field), "{}: {field}", ty.name);
+            }
+        }
+    }
+
+    #[test]
+    fn type_errors_are_gos() {
+        let level = |spec: &str| {
+            format!(
+                r#"{{"kind":"PriorityLevelConfiguration","metadata":{{"name":"x"}},"spec":{spec}}}"#
+            )
+        };
+        for (spec, expected) in [
+            (
+                r#"{"limited":{"nominalConcurrencyShares":"high"}}"#,
+                "json: cannot unmarshal string into Go struct field LimitedPriorityLevelConfiguration.spec.limited.nominalConcurrencyShares of type int32",
+            ),
+            (
+                r#"{"limited":{"nominalConcurrencyShares":1e+20}}"#,
+                "json: cannot unmarshal number 1e+20 into Go struct field LimitedPriorityLevelConfiguration.spec.limited.nominalConcurrencyShares of type int32",
+            ),
+            (
+                r#"{"type":1}"#,
+                "json: cannot unmarshal number into Go struct field PriorityLevelConfigurationSpec.spec.type of type v1.PriorityLevelEnablement",
+            ),
+            (
+                r#""spec""#,
+                "json: cannot unmarshal string into Go struct field PriorityLevelConfiguration.spec of type v1.PriorityLevelConfigurationSpec",
+            ),
+        ] {
+            assert_eq!(
+                type_error(LEVELS, "PriorityLevelConfiguration", level(spec).as_bytes()).as_deref(),
+                Some(expected),
+                "{spec}"
+            );
+        }
+        // The first in the document's order; unknown and null members are no error.
+        assert_eq!(
+            type_error(
+                LEVELS,
+                "PriorityLevelConfiguration",
+                br#"{"spec":{"type":null,"x":[1],"limited":{"queuing":{},"nominalConcurrencyShares":2}},"metadata":{"labels":{"a":1}}}"#
+            )
+            .as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string")
+        );
+        assert_eq!(
+            type_error(
+                LEVELS,
+                "PriorityLevelConfiguration",
+                br#"{"spec":{"limited":{"nominalConcurrencyShares":5}}}"#
+            ),
+            None
+        );
+        assert_eq!(type_error("example.com/v1", "Widget", b"{}"), None);
+    }
+
+    #[test]
+    fn decoders_of_their_own_are_followed() {
+        let service = |spec: &str| format!(r#"{{"spec":{spec}}}"#);
+        for (spec, expected) in [
+            (r#"{"ports":[{"targetPort":"http"}]}"#, None),
+            (r#"{"ports":[{"targetPort":80}]}"#, None),
+            (
+                r#"{"ports":[{"targetPort":1.5}]}"#,
+                Some(
+                    "json: cannot unmarshal number 1.5 into Go struct field ServicePort.spec.ports.targetPort of type int32",
+                ),
+            ),
+            (
+                r#"{"ports":[{"port":"80"}]}"#,
+                Some(
+                    "json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32",
+                ),
+            ),
+        ] {
+            assert_eq!(
+                type_error("v1", "Service", service(spec).as_bytes()).as_deref(),
+                expected,
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            type_error("v1", "Service", br#"{"metadata":{"creationTimestamp":5}}"#).as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string"
+            )
+        );
+    }
+}
