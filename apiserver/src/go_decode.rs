@@ -59,6 +59,7 @@ pub(crate) fn type_error(api_version: &str, kind: &str, body: &[u8]) -> Option<S
         at: 0,
         fields: Vec::new(),
         in_struct: None,
+        depth: 0,
     };
     match walk.value(root) {
         Err(Stop::Mismatch(error)) => Some(error),
@@ -82,7 +83,13 @@ struct Walk<'a> {
     at: usize,
     fields: Vec<&'a str>,
     in_struct: Option<&'a str>,
+    /// Arrays and objects open at the cursor.
+    depth: usize,
 }
+
+/// The deepest nesting walked; deeper bodies end the walk (the server's readers refuse them
+/// long before).
+const MAX_DEPTH: usize = 512;
 
 impl<'a> Walk<'a> {
     fn skip_space(&mut self) {
@@ -170,24 +177,22 @@ impl<'a> Walk<'a> {
         mut each: impl FnMut(&mut Self, &str) -> Result<(), Stop>,
     ) -> Result<(), Stop> {
         self.expect(b'{')?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Ok(());
-        }
-        loop {
-            let raw = self.literal()?;
-            let key: String = serde_json::from_str(raw).map_err(|_| Stop::Malformed)?;
-            self.expect(b':')?;
-            each(self, &key)?;
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Ok(());
+        self.enter()?;
+        if self.peek()? != b'}' {
+            loop {
+                let raw = self.literal()?;
+                let key: String = serde_json::from_str(raw).map_err(|_| Stop::Malformed)?;
+                self.expect(b':')?;
+                each(self, &key)?;
+                if self.peek()? != b',' {
+                    break;
                 }
-                _ => return Err(Stop::Malformed),
+                self.at += 1;
             }
         }
+        self.expect(b'}')?;
+        self.depth -= 1;
+        Ok(())
     }
 
     /// Each element of the array at the cursor, in order.
@@ -196,21 +201,28 @@ impl<'a> Walk<'a> {
         mut each: impl FnMut(&mut Self) -> Result<(), Stop>,
     ) -> Result<(), Stop> {
         self.expect(b'[')?;
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Ok(());
-        }
-        loop {
-            each(self)?;
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    return Ok(());
+        self.enter()?;
+        if self.peek()? != b']' {
+            loop {
+                each(self)?;
+                if self.peek()? != b',' {
+                    break;
                 }
-                _ => return Err(Stop::Malformed),
+                self.at += 1;
             }
         }
+        self.expect(b']')?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// One more array or object open; past [`MAX_DEPTH`] the walk ends.
+    fn enter(&mut self) -> Result<(), Stop> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Stop::Malformed);
+        }
+        Ok(())
     }
 
     fn type_of(&self, key: &str) -> Result<&'a GoType, Stop> {
@@ -409,6 +421,26 @@ mod tests {
             None
         );
         assert_eq!(type_error("example.com/v1", "Widget", b"{}"), None);
+    }
+
+    #[test]
+    fn cut_and_garbled_bodies_end_the_walk_without_a_panic() {
+        let body = br#"{"metadata":{"name":"x","labels":{"a":"b"}},"spec":{"ports":[{"port":80,"targetPort":"http"}],"selector":{"a":"b"},"clusterIP":"None"}}"#;
+        for end in 0..body.len() {
+            let _ = type_error("v1", "Service", &body[..end]);
+            let mut garbled = body.to_vec();
+            garbled[end] = b"\"{}[],:x1"[end % 9];
+            let _ = type_error("v1", "Service", &garbled);
+        }
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        assert_eq!(
+            type_error(
+                "v1",
+                "Service",
+                format!(r#"{{"spec":{{"x":{deep}}}}}"#).as_bytes()
+            ),
+            None
+        );
     }
 
     #[test]
