@@ -304,6 +304,14 @@ impl<'a> Walk<'a> {
     /// take any JSON (`FieldsV1`, apiextensions' `JSON` and schema unions).
     fn custom(&mut self, ty: &'a GoType, first: u8) -> Result<(), Stop> {
         let into = match ty.custom.as_str() {
+            "v1.Time" | "v1.MicroTime" if first == b'"' => {
+                let literal = self.literal()?;
+                let text: String = serde_json::from_str(literal).map_err(|_| Stop::Malformed)?;
+                return match rfc3339_error(text.as_bytes()) {
+                    Some(error) => Err(Stop::Mismatch(error)),
+                    None => Ok(()),
+                };
+            }
             "v1.Time" | "v1.MicroTime" => ("string", "string", 0),
             "intstr.IntOrString" if first == b'"' => return self.skip_value(),
             "intstr.IntOrString" => ("int", "int32", 32),
@@ -329,6 +337,130 @@ impl<'a> Walk<'a> {
         };
         self.literal_into(literal, &inner)
     }
+}
+
+/// What Go's `time.Parse(time.RFC3339, value)` answers for a value it cannot parse (as
+/// apimachinery's `Time` reads a string): its layout walked element by element as Go's
+/// `parse` walks `2006-01-02T15:04:05Z07:00`, with Go's words for where it stopped or what
+/// is out of range; `None` for a time it reads.
+fn rfc3339_error(value: &[u8]) -> Option<String> {
+    const LAYOUT: &str = "2006-01-02T15:04:05Z07:00";
+    let whole = go_time_quote(value);
+    let cannot = |element: &str, rest: &[u8]| {
+        Some(format!(
+            "parsing time {whole} as {}: cannot parse {} as {}",
+            go_time_quote(LAYOUT.as_bytes()),
+            go_time_quote(rest),
+            go_time_quote(element.as_bytes())
+        ))
+    };
+    let out_of_range = |what: &str| Some(format!("parsing time {whole}: {what} out of range"));
+    let digit = |rest: &[u8], i: usize| rest.get(i).is_some_and(u8::is_ascii_digit);
+    // `getnum`: one or two digits (two when `fixed`).
+    let number = |rest: &[u8], fixed: bool| -> Option<(u32, usize)> {
+        if !digit(rest, 0) {
+            return None;
+        }
+        if !digit(rest, 1) {
+            return (!fixed).then(|| (u32::from(rest[0] - b'0'), 1));
+        }
+        Some((
+            u32::from(rest[0] - b'0') * 10 + u32::from(rest[1] - b'0'),
+            2,
+        ))
+    };
+    let mut rest = value;
+    // The year: four characters, the first a digit, read by `atoi` (a sign and digits).
+    if rest.len() < 4 || !digit(rest, 0) || !rest[1..4].iter().all(u8::is_ascii_digit) {
+        return cannot("2006", rest);
+    }
+    let year: i64 = std::str::from_utf8(&rest[..4]).ok()?.parse().ok()?;
+    rest = &rest[4..];
+    let mut fields = [0u32; 5];
+    for (index, (prefix, element, fixed, limit, name)) in [
+        (b'-', "01", true, 13, "month"),
+        (b'-', "02", true, 100, ""),
+        (b'T', "15", false, 24, "hour"),
+        (b':', "04", true, 60, "minute"),
+        (b':', "05", true, 60, "second"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if rest.first() != Some(&prefix) {
+            return cannot(std::str::from_utf8(&[prefix]).ok()?, rest);
+        }
+        rest = &rest[1..];
+        let Some((n, used)) = number(rest, fixed) else {
+            return cannot(element, rest);
+        };
+        if n >= limit || (name == "month" && n == 0) {
+            return out_of_range(name);
+        }
+        fields[index] = n;
+        rest = &rest[used..];
+    }
+    // A fraction of a second the layout does not name is read all the same.
+    if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && digit(rest, 1) {
+        let digits = rest[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        rest = &rest[1 + digits..];
+    }
+    // `Z07:00`: `Z`, or a sign, two digits, `:` and two digits.
+    if rest.first() == Some(&b'Z') {
+        rest = &rest[1..];
+    } else {
+        if rest.len() < 6 || rest[3] != b':' {
+            return cannot("Z07:00", rest);
+        }
+        let (Some((hours, 2)), Some((minutes, 2))) =
+            (number(&rest[1..3], true), number(&rest[4..6], true))
+        else {
+            return cannot("Z07:00", rest);
+        };
+        if minutes > 60 {
+            return out_of_range("time zone offset minute");
+        }
+        if hours > 24 {
+            return out_of_range("time zone offset hour");
+        }
+        if !matches!(rest[0], b'+' | b'-') {
+            return cannot("Z07:00", rest);
+        }
+        rest = &rest[6..];
+    }
+    if !rest.is_empty() {
+        return Some(format!(
+            "parsing time {whole}: extra text: {}",
+            go_time_quote(rest)
+        ));
+    }
+    let [month, day, ..] = fields;
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    (day < 1 || day > days).then(|| format!("parsing time {whole}: day out of range"))
+}
+
+/// The time package's own `quote`: `"` and `\` escaped, bytes below a space or outside ASCII
+/// as `\xHH`.
+fn go_time_quote(value: &[u8]) -> String {
+    let mut out = String::from('"');
+    for &byte in value {
+        match byte {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(char::from(byte));
+            }
+            0x20..=0x7e => out.push(char::from(byte)),
+            _ => out.push_str(&format!("\\x{byte:02x}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Whether a number literal decodes into a Go integer (`strconv.ParseInt`/`ParseUint` and the
@@ -441,6 +573,31 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// Every value of `tests/data/times.jsonl` read as apimachinery's `Time` reads it (Go's
+    /// answers made in `reference/` with `go run ./golden times <
+    /// ../apiserver/tests/data/times.jsonl > ../apiserver/tests/data/times-cases.jsonl`).
+    #[test]
+    fn times_are_parsed_as_go_parses_them() {
+        let cases: Vec<(serde_json::Value, Option<String>)> =
+            include_str!("../tests/data/times-cases.jsonl")
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("a golden line"))
+                .collect();
+        assert!(cases.len() > 50);
+        for (value, expected) in cases {
+            let body = format!(r#"{{"metadata":{{"creationTimestamp":{value}}}}}"#);
+            let found = type_error("v1", "Namespace", body.as_bytes());
+            // Go's own decoder adds the field to a type error.
+            let expected = expected.map(|e| {
+                e.replace(
+                    "into Go value of type",
+                    "into Go struct field ObjectMeta.metadata.creationTimestamp of type",
+                )
+            });
+            assert_eq!(found, expected, "{value}");
+        }
     }
 
     #[test]

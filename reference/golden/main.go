@@ -13,6 +13,8 @@
 //	                                line [text, error, offset] out: the syntax error Go's
 //	                                decoder (sigs.k8s.io/json, as kube-apiserver decodes)
 //	                                answers and its offset, or null and 0
+//	golden times < values.jsonl     one JSON string a line in; a line [value, error] out: what
+//	                                apimachinery's Time answers for it as a JSON string
 //	golden gotypes                  the Go types of the kinds apfkit serves as Go's JSON decoder
 //	                                sees them (apiserver/data/go-types.json): each type's
 //	                                kind, its name as errors print it, struct fields by JSON
@@ -49,7 +51,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes"))
+		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes|times"))
 	}
 	switch os.Args[1] {
 	case "yaml":
@@ -70,6 +72,8 @@ func main() {
 		swaggerDocs()
 	case "gotypes":
 		goTypes()
+	case "times":
+		timeLines()
 	case "labels":
 		selectorLines(func(text string) (fmt.Stringer, error) { return labels.Parse(text) })
 	case "fields":
@@ -94,6 +98,26 @@ func yamlLines() {
 			fail(fmt.Errorf("%s: %w", value, err))
 		}
 		line, err := json.Marshal([]any{json.RawMessage(value), parsed.Definitions.AdditionalProperties[0].Value.Default.Yaml})
+		if err != nil {
+			fail(err)
+		}
+		out.Write(append(line, '\n'))
+	}
+}
+
+// timeLines writes, for each value, the error metav1.Time's UnmarshalJSON answers for it.
+func timeLines() {
+	lines := bufio.NewScanner(os.Stdin)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for lines.Scan() {
+		var problem any
+		var t metav1.Time
+		if err := t.UnmarshalJSON(lines.Bytes()); err != nil {
+			problem = err.Error()
+		}
+		line, err := json.Marshal([]any{json.RawMessage(lines.Bytes()), problem})
 		if err != nil {
 			fail(err)
 		}

@@ -65,6 +65,11 @@ async fn values_of_the_wrong_type_are_refused_in_gos_words(s: &mut Session) {
         level(limited(json!(5)), json!({"finalizers": "a"})),
         level(limited(json!(5)), json!({"generation": "1"})),
         level(limited(json!(5)), json!({"creationTimestamp": 5})),
+        level(limited(json!(5)), json!({"creationTimestamp": "yesterday"})),
+        level(
+            limited(json!(5)),
+            json!({"creationTimestamp": "2026-02-30T00:00:00Z"}),
+        ),
         level(limited(json!(5)), json!({"creationTimestamp": null})),
         level(limited(json!(5)), json!({"name": 7})),
     ] {
