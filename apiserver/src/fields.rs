@@ -173,7 +173,17 @@ fn value_of<H: Object + Clone>(codec: &dyn VersionCodec<H>, object: &H) -> Resul
             &mut Vec::new(),
         )
         .map_err(ApiError::internal)?;
-    serde_json::from_slice(&written).map_err(ApiError::internal)
+    let mut value: Value = serde_json::from_slice(&written).map_err(ApiError::internal)?;
+    // An empty list of managed fields, which Go leaves out, is a request to reset them.
+    if let Some(entries) = &object.metadata().managed_fields
+        && let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        metadata.insert(
+            "managedFields".to_owned(),
+            serde_json::to_value(entries).map_err(ApiError::internal)?,
+        );
+    }
+    Ok(value)
 }
 
 fn set_managed_fields<H: Object>(object: &mut H, value: &Value) -> Result<(), ApiError> {
