@@ -83,48 +83,6 @@ func main() {
 	}
 }
 
-// yamlLines writes each value as the `default` of a schema in a document gnostic compiles.
-func yamlLines() {
-	lines := bufio.NewScanner(os.Stdin)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for lines.Scan() {
-		value := lines.Text()
-		doc := `{"swagger":"2.0","info":{"title":"t","version":"v"},"paths":{},` +
-			`"definitions":{"A":{"default":` + value + `}}}`
-		parsed, err := openapi_v2.ParseDocument([]byte(doc))
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", value, err))
-		}
-		line, err := json.Marshal([]any{json.RawMessage(value), parsed.Definitions.AdditionalProperties[0].Value.Default.Yaml})
-		if err != nil {
-			fail(err)
-		}
-		out.Write(append(line, '\n'))
-	}
-}
-
-// timeLines writes, for each value, the error metav1.Time's UnmarshalJSON answers for it.
-func timeLines() {
-	lines := bufio.NewScanner(os.Stdin)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for lines.Scan() {
-		var problem any
-		var t metav1.Time
-		if err := t.UnmarshalJSON(lines.Bytes()); err != nil {
-			problem = err.Error()
-		}
-		line, err := json.Marshal([]any{json.RawMessage(lines.Bytes()), problem})
-		if err != nil {
-			fail(err)
-		}
-		out.Write(append(line, '\n'))
-	}
-}
-
 // goType is one Go type as encoding/json decodes into it.
 type goType struct {
 	// Kind: struct, string, int, uint, float, bool, slice, map, any (anything decodes:
@@ -277,29 +235,15 @@ func swaggerDocs() {
 	os.Stdout.Write(append(out, '\n'))
 }
 
-// jsonLines writes, for each document, the syntax error Go's decoder finds in it.
-func jsonLines() {
+// eachLine reads standard input a line at a time and writes, a line each, the JSON array
+// answer makes of the line.
+func eachLine(answer func(line []byte) []any) {
 	lines := bufio.NewScanner(os.Stdin)
 	lines.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	for lines.Scan() {
-		var text string
-		if err := json.Unmarshal(lines.Bytes(), &text); err != nil {
-			fail(fmt.Errorf("%s: %w", lines.Text(), err))
-		}
-		var problem any
-		var offset int64
-		var into any
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(text), &into); err != nil {
-			problem = err.Error()
-			// The same scanner in the standard library, whose error shows its offset.
-			var syntax *json.SyntaxError
-			if errors.As(json.Unmarshal([]byte(text), &into), &syntax) {
-				offset = syntax.Offset
-			}
-		}
-		line, err := json.Marshal([]any{text, problem, offset})
+		line, err := json.Marshal(answer(lines.Bytes()))
 		if err != nil {
 			fail(err)
 		}
@@ -307,30 +251,71 @@ func jsonLines() {
 	}
 }
 
+// text is the JSON string a line holds.
+func text(line []byte) string {
+	var text string
+	if err := json.Unmarshal(line, &text); err != nil {
+		fail(fmt.Errorf("%s: %w", line, err))
+	}
+	return text
+}
+
+// yamlLines writes each value as the `default` of a schema in a document gnostic compiles.
+func yamlLines() {
+	eachLine(func(value []byte) []any {
+		doc := `{"swagger":"2.0","info":{"title":"t","version":"v"},"paths":{},` +
+			`"definitions":{"A":{"default":` + string(value) + `}}}`
+		parsed, err := openapi_v2.ParseDocument([]byte(doc))
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", value, err))
+		}
+		return []any{json.RawMessage(value), parsed.Definitions.AdditionalProperties[0].Value.Default.Yaml}
+	})
+}
+
+// timeLines writes, for each value, the error metav1.Time's UnmarshalJSON answers for it.
+func timeLines() {
+	eachLine(func(value []byte) []any {
+		var problem any
+		var t metav1.Time
+		if err := t.UnmarshalJSON(value); err != nil {
+			problem = err.Error()
+		}
+		return []any{json.RawMessage(value), problem}
+	})
+}
+
+// jsonLines writes, for each document, the syntax error Go's decoder finds in it.
+func jsonLines() {
+	eachLine(func(line []byte) []any {
+		document := text(line)
+		var problem any
+		var offset int64
+		var into any
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(document), &into); err != nil {
+			problem = err.Error()
+			// The same scanner in the standard library, whose error shows its offset.
+			var syntax *json.SyntaxError
+			if errors.As(json.Unmarshal([]byte(document), &into), &syntax) {
+				offset = syntax.Offset
+			}
+		}
+		return []any{document, problem, offset}
+	})
+}
+
 // selectorLines writes, for each selector, the error parse answers or what it parsed.
 func selectorLines(parse func(string) (fmt.Stringer, error)) {
-	lines := bufio.NewScanner(os.Stdin)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for lines.Scan() {
-		var text string
-		if err := json.Unmarshal(lines.Bytes(), &text); err != nil {
-			fail(fmt.Errorf("%s: %w", lines.Text(), err))
-		}
+	eachLine(func(line []byte) []any {
+		selector := text(line)
 		var problem, parsed any
-		selector, err := parse(text)
-		if err != nil {
+		if got, err := parse(selector); err != nil {
 			problem = err.Error()
 		} else {
-			parsed = selector.String()
+			parsed = got.String()
 		}
-		line, err := json.Marshal([]any{text, problem, parsed})
-		if err != nil {
-			fail(err)
-		}
-		out.Write(append(line, '\n'))
-	}
+		return []any{selector, problem, parsed}
+	})
 }
 
 func fail(err error) {
