@@ -13,7 +13,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::rbac::v1::{AggregationRule, ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::rbac::v1::{
+    AggregationRule, ClusterRole, ClusterRoleBinding, Role, RoleBinding,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::rules::covers;
@@ -32,6 +34,9 @@ const CLUSTER_ROLE_BINDINGS: &str =
     include_str!("../data/bootstrappolicy/cluster-role-bindings.yaml");
 const CONTROLLER_ROLE_BINDINGS: &str =
     include_str!("../data/bootstrappolicy/controller-role-bindings.yaml");
+const NAMESPACE_ROLES: &str = include_str!("../data/bootstrappolicy/namespace-roles.yaml");
+const NAMESPACE_ROLE_BINDINGS: &str =
+    include_str!("../data/bootstrappolicy/namespace-role-bindings.yaml");
 
 /// A `v1` `List`'s items.
 #[derive(serde::Deserialize)]
@@ -62,6 +67,31 @@ pub fn cluster_roles() -> Vec<ClusterRole> {
 /// `ControllerRoleBindings()`, each in name order.
 pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
     items(&[CLUSTER_ROLE_BINDINGS, CONTROLLER_ROLE_BINDINGS])
+}
+
+/// The bootstrap Roles of `kube-system` and `kube-public` (`NamespaceRoles()`), each held as
+/// the ClusterRole of the same metadata and rules, as reconciliation reads them.
+pub fn roles() -> Vec<ClusterRole> {
+    items::<Role>(&[NAMESPACE_ROLES])
+        .into_iter()
+        .map(|role| ClusterRole {
+            metadata: role.metadata,
+            rules: role.rules,
+            aggregation_rule: None,
+        })
+        .collect()
+}
+
+/// The bootstrap RoleBindings (`NamespaceRoleBindings()`), held as ClusterRoleBindings.
+pub fn role_bindings() -> Vec<ClusterRoleBinding> {
+    items::<RoleBinding>(&[NAMESPACE_ROLE_BINDINGS])
+        .into_iter()
+        .map(|binding| ClusterRoleBinding {
+            metadata: binding.metadata,
+            role_ref: binding.role_ref,
+            subjects: binding.subjects,
+        })
+        .collect()
 }
 
 /// Whether the server may change a stored bootstrap object: unless its auto-update
@@ -181,6 +211,47 @@ mod tests {
             non_resource_urls: Some(urls.iter().map(|u| (*u).to_owned()).collect()),
             ..PolicyRule::default()
         }
+    }
+
+    #[test]
+    fn the_namespaced_policy_is_kube_systems_and_kube_publics() {
+        let roles = roles();
+        let bindings = role_bindings();
+        assert_eq!((roles.len(), bindings.len()), (7, 7));
+        for meta in roles
+            .iter()
+            .map(|r| &r.metadata)
+            .chain(bindings.iter().map(|b| &b.metadata))
+        {
+            assert!(
+                matches!(
+                    meta.namespace.as_deref(),
+                    Some("kube-system" | "kube-public")
+                ),
+                "{meta:?}"
+            );
+            assert_eq!(
+                meta.labels.as_ref().unwrap()[BOOTSTRAPPING.0],
+                BOOTSTRAPPING.1
+            );
+        }
+        // Each binding names a role of its own namespace, or a cluster role.
+        for binding in &bindings {
+            let by_role = binding.role_ref.kind == "Role";
+            assert!(
+                !by_role
+                    || roles
+                        .iter()
+                        .any(|r| r.metadata.name.as_ref() == Some(&binding.role_ref.name)
+                            && r.metadata.namespace == binding.metadata.namespace),
+                "{binding:?}"
+            );
+        }
+        assert!(
+            roles.iter().any(
+                |r| r.metadata.name.as_deref() == Some("system::leader-locking-kube-scheduler")
+            )
+        );
     }
 
     #[test]

@@ -102,72 +102,154 @@ where
     ///
     /// Storage errors.
     pub async fn ensure_bootstrap(&self) -> Result<(), ApiError> {
-        let objects = self.server.objects();
         for expected in bootstrap::cluster_roles() {
-            let name = expected.metadata.name.clone().unwrap_or_default();
-            let place = Place {
-                namespace: None,
-                name: &name,
-            };
-            match objects.get(&self.cluster_roles, place).await {
-                Ok(stored) => {
-                    let Some(existing) = typed::<ClusterRole, H>(&stored) else {
-                        continue;
-                    };
-                    if !bootstrap::auto_updates(&existing.metadata) {
-                        continue;
-                    }
-                    if let Some(updated) = bootstrap::reconcile_role(&existing, &expected) {
-                        self.update_bootstrap(&self.cluster_roles, place, served(&updated)?)
-                            .await?;
-                    }
-                }
-                Err(error) if error.code == 404 => {
-                    self.create_bootstrap(&self.cluster_roles, served(&expected)?)
-                        .await?;
-                }
-                Err(error) => return Err(error),
-            }
+            self.ensure_role(
+                &self.cluster_roles,
+                &expected,
+                typed::<ClusterRole, H>,
+                served,
+            )
+            .await?;
         }
         for expected in bootstrap::cluster_role_bindings() {
-            let name = expected.metadata.name.clone().unwrap_or_default();
-            let place = Place {
-                namespace: None,
-                name: &name,
-            };
-            let resource = &self.cluster_role_bindings;
-            match objects.get(resource, place).await {
-                Ok(stored) => {
-                    let Some(existing) = typed::<ClusterRoleBinding, H>(&stored) else {
-                        continue;
-                    };
-                    if !bootstrap::auto_updates(&existing.metadata) {
-                        continue;
-                    }
-                    match bootstrap::reconcile_binding(&existing, &expected) {
-                        BindingChange::None => {}
-                        BindingChange::Update(binding) => {
-                            self.update_bootstrap(resource, place, served(&binding)?)
-                                .await?;
-                        }
-                        BindingChange::Recreate(mut binding) => {
-                            objects
-                                .delete(resource, place, &Preconditions::default(), false)
-                                .await?;
-                            binding.metadata.uid = None;
-                            binding.metadata.creation_timestamp = None;
-                            binding.metadata.managed_fields = None;
-                            self.create_bootstrap(resource, served(&binding)?).await?;
-                        }
-                    }
-                }
-                Err(error) if error.code == 404 => {
-                    self.create_bootstrap(resource, served(&expected)?).await?;
-                }
-                Err(error) => return Err(error),
-            }
+            self.ensure_binding(
+                &self.cluster_role_bindings,
+                &expected,
+                typed::<ClusterRoleBinding, H>,
+                served,
+            )
+            .await?;
+        }
+        // The Roles and RoleBindings of `kube-system` and `kube-public`, read and written as
+        // what they are, reconciled as their cluster-wide twins.
+        let as_cluster_role = |stored: &ServedObject<H>| {
+            typed::<Role, H>(stored).map(|role| ClusterRole {
+                metadata: role.metadata,
+                rules: role.rules,
+                aggregation_rule: None,
+            })
+        };
+        let as_role = |role: &ClusterRole| {
+            served(&Role {
+                metadata: role.metadata.clone(),
+                rules: role.rules.clone(),
+            })
+        };
+        for expected in bootstrap::roles() {
+            self.ensure_role(&self.roles, &expected, as_cluster_role, as_role)
+                .await?;
+        }
+        let as_cluster_binding = |stored: &ServedObject<H>| {
+            typed::<RoleBinding, H>(stored).map(|binding| ClusterRoleBinding {
+                metadata: binding.metadata,
+                role_ref: binding.role_ref,
+                subjects: binding.subjects,
+            })
+        };
+        let as_binding = |binding: &ClusterRoleBinding| {
+            served(&RoleBinding {
+                metadata: binding.metadata.clone(),
+                role_ref: binding.role_ref.clone(),
+                subjects: binding.subjects.clone(),
+            })
+        };
+        for expected in bootstrap::role_bindings() {
+            self.ensure_binding(
+                &self.role_bindings,
+                &expected,
+                as_cluster_binding,
+                as_binding,
+            )
+            .await?;
         }
         Ok(())
+    }
+
+    /// Creates a bootstrap role that is missing, or brings one that auto-updates up to date;
+    /// `read` and `write` take the stored object to and from its cluster-wide form.
+    async fn ensure_role(
+        &self,
+        resource: &Served<ServedObject<H>>,
+        expected: &ClusterRole,
+        read: impl Fn(&ServedObject<H>) -> Option<ClusterRole>,
+        write: impl Fn(&ClusterRole) -> Result<ServedObject<H>, ApiError>,
+    ) -> Result<(), ApiError> {
+        let name = expected.metadata.name.clone().unwrap_or_default();
+        let namespace = expected.metadata.namespace.as_deref();
+        let place = Place {
+            namespace,
+            name: &name,
+        };
+        match self.server.objects().get(resource, place).await {
+            Ok(stored) => {
+                let Some(existing) = read(&stored) else {
+                    return Ok(());
+                };
+                if !bootstrap::auto_updates(&existing.metadata) {
+                    return Ok(());
+                }
+                if let Some(updated) = bootstrap::reconcile_role(&existing, expected) {
+                    self.update_bootstrap(resource, place, write(&updated)?)
+                        .await?;
+                }
+                Ok(())
+            }
+            Err(error) if error.code == 404 => {
+                self.create_bootstrap(resource, namespace, write(expected)?)
+                    .await
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Creates a bootstrap binding that is missing, or brings one that auto-updates up to
+    /// date (made again when its role reference changed); `read` and `write` as for roles.
+    async fn ensure_binding(
+        &self,
+        resource: &Served<ServedObject<H>>,
+        expected: &ClusterRoleBinding,
+        read: impl Fn(&ServedObject<H>) -> Option<ClusterRoleBinding>,
+        write: impl Fn(&ClusterRoleBinding) -> Result<ServedObject<H>, ApiError>,
+    ) -> Result<(), ApiError> {
+        let name = expected.metadata.name.clone().unwrap_or_default();
+        let namespace = expected.metadata.namespace.as_deref();
+        let place = Place {
+            namespace,
+            name: &name,
+        };
+        let objects = self.server.objects();
+        match objects.get(resource, place).await {
+            Ok(stored) => {
+                let Some(existing) = read(&stored) else {
+                    return Ok(());
+                };
+                if !bootstrap::auto_updates(&existing.metadata) {
+                    return Ok(());
+                }
+                match bootstrap::reconcile_binding(&existing, expected) {
+                    BindingChange::None => Ok(()),
+                    BindingChange::Update(binding) => {
+                        self.update_bootstrap(resource, place, write(&binding)?)
+                            .await
+                    }
+                    BindingChange::Recreate(mut binding) => {
+                        objects
+                            .delete(resource, place, &Preconditions::default(), false)
+                            .await?;
+                        binding.metadata.uid = None;
+                        binding.metadata.creation_timestamp = None;
+                        binding.metadata.managed_fields = None;
+                        self.create_bootstrap(resource, namespace, write(&binding)?)
+                            .await
+                    }
+                }
+            }
+            Err(error) if error.code == 404 => {
+                self.create_bootstrap(resource, namespace, write(expected)?)
+                    .await
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Creates a bootstrap object as kube-apiserver's policy reconciliation does, through its
@@ -175,13 +257,14 @@ where
     async fn create_bootstrap(
         &self,
         resource: &Served<ServedObject<H>>,
+        namespace: Option<&str>,
         object: ServedObject<H>,
     ) -> Result<(), ApiError> {
         let codec = resource.version(VERSION).unwrap_or(&*resource.storage);
         let object = record_update(resource, codec, None, None, object, KUBE_APISERVER)?;
         self.server
             .objects()
-            .create(resource, None, object, &codec.api_version(), false)
+            .create(resource, namespace, object, &codec.api_version(), false)
             .await
             .map(drop)
     }

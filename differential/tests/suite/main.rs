@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 use apfkit_differential::{Case, Servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+mod authorization;
 mod crds;
 mod decoding;
 mod deletion;
@@ -36,6 +37,7 @@ fn main() -> std::process::ExitCode {
     // Started by the first case; when they cannot start, every case fails with why, once.
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
     let cases: Vec<(&str, Case)> = [
+        authorization::CASES,
         crds::CASES,
         decoding::CASES,
         deletion::CASES,
