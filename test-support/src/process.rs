@@ -19,6 +19,10 @@ pub fn run_within(
     limit: Duration,
     mut sample: impl FnMut(u32),
 ) -> Output {
+    // Its own process group, so that what it leaves running (a script's background server)
+    // can be ended with it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -49,16 +53,38 @@ pub fn run_within(
         }
         if started.elapsed() > limit {
             let _ = child.kill();
+            kill_group(child.id());
             panic!("{command:?} did not finish in {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(2));
     };
+    // A process it left behind may hold its outputs open (a script that failed before it
+    // stopped the server it started): given a moment, it is ended with its group, so that
+    // the outputs end and the test goes on to report the failure.
+    let ended = Instant::now();
+    while !(stdout.is_finished() && stderr.is_finished()) {
+        if ended.elapsed() > Duration::from_secs(5) {
+            kill_group(child.id());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let _ = feeder.join();
     Output {
         status,
         stdout: stdout.join().expect("read"),
         stderr: stderr.join().expect("read"),
     }
+}
+
+/// Ends every process of the group `leader` leads (with `kill`, as this crate runs no unsafe
+/// code).
+fn kill_group(leader: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{leader}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// Starts a server that says `... listening on https://ADDRESS; ...` on its standard error
@@ -209,4 +235,22 @@ pub fn mkfifo(path: &Path) {
         .status()
         .unwrap_or_else(|e| panic!("this test needs mkfifo: {e}"));
     assert!(status.success(), "mkfifo {}: {status}", path.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A script that fails and leaves a process holding its output (a server it started in
+    /// the background) is reported, not waited for.
+    #[test]
+    fn a_process_left_behind_does_not_hang_the_run() {
+        let mut command = Command::new("bash");
+        command.args(["-c", "sleep 300 & echo started; exit 3"]);
+        let started = Instant::now();
+        let output = run_within(command, b"", Duration::from_secs(60), |_| {});
+        assert_eq!(output.status.code(), Some(3));
+        assert_eq!(output.stdout, b"started\n");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
 }
