@@ -34,7 +34,8 @@ pub(crate) fn zero() -> Value {
 }
 
 /// An EndpointSlice read as kube-apiserver reads it: as k8s-openapi's type, its ports
-/// defaulted (`SetDefaults_EndpointPort`: name `""`, protocol `TCP`).
+/// defaulted (`SetDefaults_EndpointPort`: name `""`, protocol `TCP`), in the shape Go gives
+/// it (`endpoints` and `ports` `null` when absent, each endpoint's `conditions` `{}`).
 pub(crate) fn normalize(
     object: Value,
     unknown: UnknownFields,
@@ -42,7 +43,6 @@ pub(crate) fn normalize(
 ) -> Result<Value, SchemeError> {
     let mut kept =
         apfkit_apiextensions::json_kind::typed::<EndpointSlice>(object, unknown, warnings)?;
-    go_shape(&mut kept);
     for port in kept
         .get_mut("ports")
         .and_then(Value::as_array_mut)
@@ -54,30 +54,8 @@ pub(crate) fn normalize(
             port.entry("protocol").or_insert_with(|| "TCP".into());
         }
     }
+    apfkit_apiserver::go_shape::as_decoded(&mut kept);
     Ok(kept)
-}
-
-/// An EndpointSlice as Go's JSON writes it: `endpoints` and `ports` (no `omitempty`) `null`
-/// when there are none, each endpoint's `conditions` (a struct value) `{}` when empty.
-pub(crate) fn go_shape(slice: &mut Value) {
-    let Some(object) = slice.as_object_mut() else {
-        return;
-    };
-    for list in ["endpoints", "ports"] {
-        object.entry(list).or_insert(Value::Null);
-    }
-    for endpoint in object
-        .get_mut("endpoints")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(endpoint) = endpoint.as_object_mut() {
-            endpoint
-                .entry("conditions")
-                .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        }
-    }
 }
 
 /// How addresses are held: as kube-apiserver holds them, or with loopback addresses allowed.
@@ -151,33 +129,36 @@ fn endpoints(slice: &EndpointSlice, loopback: Loopback) -> Vec<FieldError> {
         }
         for (at, address) in endpoint.addresses.iter().enumerate() {
             let address_path = addresses_path.index(at);
-            let bad = |message: &str| {
-                FieldError::invalid(
-                    address_path.clone(),
-                    BadValue::Str(address.clone()),
-                    message,
-                )
+            let invalid = |path: &Path, message: &str| {
+                FieldError::invalid(path.clone(), BadValue::Str(address.clone()), message)
             };
-            match slice.address_type.as_str() {
-                "IPv4" => match ipv4_of(address) {
-                    Some(ip) => errors.extend(endpoint_ip(IpAddr::V4(ip), loopback).map(bad)),
-                    None => errors.push(bad("must be a valid IPv4 address")),
-                },
-                "IPv6" => match address.parse::<Ipv6Addr>() {
-                    // Go's `To4()` takes an IPv4-mapped address for the IPv4 one it holds,
-                    // so `IsValidIPv6Address` refuses it.
-                    Ok(ip) if ip.to_ipv4_mapped().is_none() => {
-                        errors.extend(endpoint_ip(IpAddr::V6(ip), loopback).map(bad));
+            let ip = match slice.address_type.as_str() {
+                "IPv4" | "IPv6" => match ip_errors(address, slice.address_type == "IPv6") {
+                    Ok(ip) => ip,
+                    Err(messages) => {
+                        errors.extend(messages.iter().map(|m| invalid(&address_path, m)));
+                        continue;
                     }
-                    _ => errors.push(bad("must be a valid IPv6 address")),
                 },
                 "FQDN" => {
                     for message in names::dns1123_subdomain(address) {
-                        errors.push(bad(&message));
+                        errors.push(invalid(&address_path, &message));
                     }
+                    continue;
+                }
+                _ => continue,
+            };
+            // The family is checked at `addresses`, without the index, as upstream does.
+            match (slice.address_type.as_str(), ip) {
+                ("IPv4", IpAddr::V6(_)) => {
+                    errors.push(invalid(&addresses_path, "must be an IPv4 address"));
+                }
+                ("IPv6", IpAddr::V4(_)) => {
+                    errors.push(invalid(&addresses_path, "must be an IPv6 address"));
                 }
                 _ => {}
             }
+            errors.extend(endpoint_ip(ip, loopback).map(|message| invalid(&address_path, message)));
         }
         if let Some(hostname) = &endpoint.hostname {
             for message in names::dns1123_label(hostname) {
@@ -192,16 +173,66 @@ fn endpoints(slice: &EndpointSlice, loopback: Loopback) -> Vec<FieldError> {
     errors
 }
 
-/// The IPv4 address `address` holds as Go's `ParseIP(address).To4()` reads it: dotted
-/// decimal, or an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`), which is then held to the
-/// same ranges as the address it maps.
-fn ipv4_of(address: &str) -> Option<Ipv4Addr> {
-    address.parse::<Ipv4Addr>().ok().or_else(|| {
-        address
+/// An endpoint address read as kube-apiserver 1.37 reads it (`StrictIPCIDRValidation` on):
+/// `ParseIPSloppy`, then no leading zeros and no IPv4-mapped IPv6 address; an IPv6 slice's
+/// addresses also in canonical form (`IsValidIP`, where IPv4 ones are
+/// `IsValidIPForLegacyField`). The address, or the messages of what is wrong with it.
+fn ip_errors(address: &str, canonical: bool) -> Result<IpAddr, Vec<String>> {
+    let Some((ip, leading_zeros)) = parse_ip_sloppy(address) else {
+        return Err(vec![
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)".to_owned(),
+        ]);
+    };
+    let mut errors = Vec::new();
+    if leading_zeros {
+        errors.push("must not have leading 0s".to_owned());
+    }
+    if let IpAddr::V6(v6) = ip
+        && v6.to_ipv4_mapped().is_some()
+    {
+        errors.push("must not be an IPv4-mapped IPv6 address".to_owned());
+    }
+    if errors.is_empty() && canonical && ip.to_string() != address {
+        errors.push(format!("must be in canonical form ({:?})", ip.to_string()));
+    }
+    if errors.is_empty() {
+        Ok(ip)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Go's `netutils.ParseIPSloppy`: an IPv4 address in dotted decimal whose parts may have
+/// leading zeros (and whether one has), or an IPv6 address.
+fn parse_ip_sloppy(address: &str) -> Option<(IpAddr, bool)> {
+    if address.contains(':') {
+        return address
             .parse::<Ipv6Addr>()
             .ok()
-            .and_then(|ip| ip.to_ipv4_mapped())
-    })
+            .map(|ip| (IpAddr::V6(ip), false));
+    }
+    let mut octets = [0u8; 4];
+    let mut parts = address.split('.');
+    let mut leading_zeros = false;
+    for octet in &mut octets {
+        let part = parts.next()?;
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        leading_zeros |= part.len() > 1 && part.starts_with('0');
+        let mut value: u32 = 0;
+        for digit in part.bytes() {
+            value = value * 10 + u32::from(digit - b'0');
+            if value > 255 {
+                return None;
+            }
+        }
+        *octet = u8::try_from(value).ok()?;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((IpAddr::V4(Ipv4Addr::from(octets)), leading_zeros))
 }
 
 /// `ValidateEndpointIP`: what an endpoint address may not be; loopback allowed when the
@@ -410,46 +441,44 @@ mod tests {
                  link-local range (169.254.0.0/16, fe80::/10)",
                 "endpoints[0].addresses[2]: Invalid value: \"224.0.0.5\": may not be in the \
                  link-local multicast range (224.0.0.0/24, ff02::/10)",
-                "endpoints[0].addresses[3]: Invalid value: \"::1\": must be a valid IPv4 address",
-                "endpoints[0].addresses[4]: Invalid value: \"1.2.3\": must be a valid IPv4 \
-                 address",
+                "endpoints[0].addresses: Invalid value: \"::1\": must be an IPv4 address",
+                "endpoints[0].addresses[4]: Invalid value: \"1.2.3\": must be a valid IP \
+                 address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
             ]
         );
-        // IPv4-mapped IPv6 addresses: the IPv4 address they map, as Go reads them; never IPv6.
+        // 1.37's strict reading (`StrictIPCIDRValidation`): IPv4-mapped IPv6 addresses and
+        // leading zeros refused, whatever the address they stand for.
         assert_eq!(
             messages(
                 &slice(
-                    &[
-                        "::ffff:127.0.0.1",
-                        "::ffff:169.254.169.254",
-                        "::ffff:0.0.0.0",
-                        "::ffff:10.0.0.1"
-                    ],
+                    &["::ffff:127.0.0.1", "::ffff:10.0.0.1", "010.0.0.1"],
                     "IPv4"
                 ),
                 Loopback::Refused
             ),
             [
-                "endpoints[0].addresses[0]: Invalid value: \"::ffff:127.0.0.1\": may not be in \
-                 the loopback range (127.0.0.0/8, ::1/128)",
-                "endpoints[0].addresses[1]: Invalid value: \"::ffff:169.254.169.254\": may not \
-                 be in the link-local range (169.254.0.0/16, fe80::/10)",
-                "endpoints[0].addresses[2]: Invalid value: \"::ffff:0.0.0.0\": may not be \
-                 unspecified (0.0.0.0)",
+                "endpoints[0].addresses[0]: Invalid value: \"::ffff:127.0.0.1\": must not be \
+                 an IPv4-mapped IPv6 address",
+                "endpoints[0].addresses[1]: Invalid value: \"::ffff:10.0.0.1\": must not be an \
+                 IPv4-mapped IPv6 address",
+                "endpoints[0].addresses[2]: Invalid value: \"010.0.0.1\": must not have \
+                 leading 0s",
             ]
         );
         assert_eq!(
             messages(
-                &slice(&["::ffff:127.0.0.1", "::ffff:10.0.0.1", "1.2.3.4"], "IPv6"),
+                &slice(
+                    &["::ffff:10.0.0.1", "1.2.3.4", "FE80::1", "2001:db8::1"],
+                    "IPv6"
+                ),
                 Loopback::Allowed
             ),
             [
-                "endpoints[0].addresses[0]: Invalid value: \"::ffff:127.0.0.1\": must be a \
-                 valid IPv6 address",
-                "endpoints[0].addresses[1]: Invalid value: \"::ffff:10.0.0.1\": must be a valid \
-                 IPv6 address",
-                "endpoints[0].addresses[2]: Invalid value: \"1.2.3.4\": must be a valid IPv6 \
-                 address",
+                "endpoints[0].addresses[0]: Invalid value: \"::ffff:10.0.0.1\": must not be an \
+                 IPv4-mapped IPv6 address",
+                "endpoints[0].addresses: Invalid value: \"1.2.3.4\": must be an IPv6 address",
+                "endpoints[0].addresses[2]: Invalid value: \"FE80::1\": must be in canonical \
+                 form (\"fe80::1\")",
             ]
         );
         assert_eq!(

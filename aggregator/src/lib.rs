@@ -172,10 +172,13 @@ type Check = Arc<dyn Fn(&Value, Option<&Value>) -> Vec<FieldError> + Send + Sync
 struct KindStrategy {
     check: Check,
     printer: Printer,
-    /// What the kind's REST storage fills in on every write (Services: their IP families).
-    prepare: fn(&mut Value),
+    /// What the kind's REST storage fills in on every write (Services: their IP families),
+    /// given the stored object on an update.
+    prepare: fn(&mut Value, Option<&Value>),
     /// The kind's `Warning`s on a write.
     warn: fn(&Value) -> Vec<String>,
+    /// `AllowCreateOnUpdate`.
+    create_on_update: bool,
 }
 
 impl<H> Strategy<ServedObject<H>> for KindStrategy {
@@ -191,13 +194,16 @@ impl<H> Strategy<ServedObject<H>> for KindStrategy {
         Some(&self.printer)
     }
     fn prepare_for_create(&self, stored: &mut Value) {
-        (self.prepare)(stored);
+        (self.prepare)(stored, None);
     }
-    fn prepare_for_update(&self, stored: &mut Value, _old: &Value) {
-        (self.prepare)(stored);
+    fn prepare_for_update(&self, stored: &mut Value, old: &Value) {
+        (self.prepare)(stored, Some(old));
     }
     fn warnings(&self, stored: &Value, _old: Option<&Value>) -> Vec<String> {
         (self.warn)(stored)
+    }
+    fn allows_create_on_update(&self) -> bool {
+        self.create_on_update
     }
 }
 
@@ -215,12 +221,14 @@ struct Kind {
     normalize: Normalize,
     /// Whether a delete answers the deleted object (kube-apiserver's Services do).
     return_deleted_object: bool,
+    /// Whether an update of an object that does not exist creates it (Services).
+    create_on_update: bool,
     /// A new object as Go writes it ([`apfkit_apiextensions::json_kind::JsonVersion::with_zero`]).
     zero: fn() -> serde_json::Value,
     /// When `metadata.generation` grows (Services track none).
     generation: Generation,
-    /// What the REST storage fills in on every write.
-    prepare: fn(&mut Value),
+    /// What the REST storage fills in on every write (given the stored object on an update).
+    prepare: fn(&mut Value, Option<&Value>),
     /// The `Warning`s of a write.
     warn: fn(&Value) -> Vec<String>,
     /// The field labels of the kind's own conversion, if it registers one
@@ -250,7 +258,8 @@ fn resource<H: Send + Sync + 'static>(
         config
     };
     let version = JsonVersion::new(kind.group, "v1", kind.kind, kind.plural, kind.normalize)
-        .with_zero(kind.zero);
+        .with_zero(kind.zero)
+        .stored_as_kube_stores_it();
     let version = match kind.field_labels {
         Some(labels) => version.with_field_labels(labels),
         None => version,
@@ -270,6 +279,7 @@ fn resource<H: Send + Sync + 'static>(
                 printer,
                 prepare: kind.prepare,
                 warn: kind.warn,
+                create_on_update: kind.create_on_update,
             },
         ),
     )
@@ -302,6 +312,7 @@ pub fn resources<H: Send + Sync + 'static>(
                 status: true,
                 normalize: services::normalize,
                 return_deleted_object: true,
+                create_on_update: true,
                 zero: services::zero,
                 generation: Generation::Untracked,
                 prepare: services::init_ip_families,
@@ -328,9 +339,10 @@ pub fn resources<H: Send + Sync + 'static>(
                 status: false,
                 normalize: endpoint_slices::normalize,
                 return_deleted_object: false,
+                create_on_update: false,
                 zero: endpoint_slices::zero,
                 generation: Generation::OnAnyChange,
-                prepare: |_| {},
+                prepare: |_, _| {},
                 warn: |_| Vec::new(),
                 field_labels: None,
             },

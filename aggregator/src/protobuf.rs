@@ -197,9 +197,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
 pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
     match read(bytes, limits) {
         Some(Ok((mut value, _))) => {
-            if value.get("kind").and_then(Value::as_str) == Some("EndpointSlice") {
-                crate::endpoint_slices::go_shape(&mut value);
-            }
+            apfkit_apiserver::go_shape::as_stored(&mut value);
             Ok(value)
         }
         Some(Err(error)) => Err(error.to_string()),

@@ -34,7 +34,8 @@ pub(crate) fn zero() -> Value {
     serde_json::json!({"spec": {}, "status": {"loadBalancer": {}}})
 }
 
-/// A Service read as kube-apiserver reads it: as k8s-openapi's type, then defaulted.
+/// A Service read as kube-apiserver reads it: as k8s-openapi's type, then defaulted, in the
+/// shape Go gives it.
 pub(crate) fn normalize(
     object: Value,
     unknown: UnknownFields,
@@ -42,52 +43,157 @@ pub(crate) fn normalize(
 ) -> Result<Value, SchemeError> {
     let mut kept = apfkit_apiextensions::json_kind::typed::<Service>(object, unknown, warnings)?;
     apply_defaults(&mut kept);
+    apfkit_apiserver::go_shape::as_decoded(&mut kept);
     Ok(kept)
 }
 
+/// The spec of a headless Service, the only kind whose IP families this server fills in
+/// (it allocates no cluster IPs, decision 207); `None` for any other.
+fn headless_spec(service: &mut Value) -> Option<&mut serde_json::Map<String, Value>> {
+    let spec = service.get_mut("spec")?.as_object_mut()?;
+    let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
+    let external = spec.get("type").and_then(Value::as_str) == Some("ExternalName");
+    (headless && !external).then_some(spec)
+}
+
+/// The IP families of a spec (`[]` when none).
+fn families(spec: &Value) -> Vec<Value> {
+    spec.get("ipFamilies")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn selectorless(spec: &serde_json::Map<String, Value>) -> bool {
+    spec.get("selector")
+        .and_then(Value::as_object)
+        .is_none_or(serde_json::Map::is_empty)
+}
+
 /// The IP families of a headless Service, as kube-apiserver's Service storage fills them in
-/// on every write (`initIPFamilyFields`; this server allocates no cluster IPs, and its
-/// cluster's family is IPv4): without a selector, `RequireDualStack` with both families;
-/// with one, `SingleStack` with IPv4; and `clusterIPs` from `clusterIP`.
-pub(crate) fn init_ip_families(service: &mut Value) {
-    let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
+/// on every write (`normalizeClusterIPs` and `initIPFamilyFields`, on a cluster whose one
+/// family is IPv4): `clusterIPs` from `clusterIP`; the policy kept from the stored Service,
+/// else `RequireDualStack` without a selector and `SingleStack` with one; a single-stack
+/// update's second family dropped when the families are unchanged; without a selector, the
+/// cluster's family and, unless single-stack, the other one.
+pub(crate) fn init_ip_families(service: &mut Value, old: Option<&Value>) {
+    let old_spec = old.map(|old| old["spec"].clone());
+    let Some(spec) = headless_spec(service) else {
         return;
     };
-    let cluster_ip = spec
-        .get("clusterIP")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    if spec.get("type").and_then(Value::as_str) == Some("ExternalName") || cluster_ip != "None" {
-        return;
-    }
     let unset = |spec: &serde_json::Map<String, Value>, name: &str| {
         spec.get(name)
             .is_none_or(|v| v.is_null() || v.as_array().is_some_and(Vec::is_empty))
     };
     if unset(spec, "clusterIPs") {
-        spec.insert("clusterIPs".into(), json!([cluster_ip]));
+        spec.insert("clusterIPs".into(), json!(["None"]));
     }
-    let selectorless = spec
-        .get("selector")
-        .and_then(Value::as_object)
-        .is_none_or(serde_json::Map::is_empty);
     if unset(spec, "ipFamilyPolicy") {
-        let policy = if selectorless {
-            "RequireDualStack"
-        } else {
-            "SingleStack"
-        };
-        spec.insert("ipFamilyPolicy".into(), policy.into());
+        let kept = old_spec
+            .as_ref()
+            .and_then(|old| old.get("ipFamilyPolicy"))
+            .filter(|policy| policy.is_string())
+            .cloned();
+        let policy = kept.unwrap_or_else(|| {
+            if selectorless(spec) {
+                "RequireDualStack".into()
+            } else {
+                "SingleStack".into()
+            }
+        });
+        spec.insert("ipFamilyPolicy".into(), policy);
     }
-    if unset(spec, "ipFamilies") {
-        let families = if selectorless {
-            json!(["IPv4", "IPv6"])
-        } else {
-            json!(["IPv4"])
-        };
-        spec.insert("ipFamilies".into(), families);
+    if let Ok(families) = ip_families(spec, old_spec.as_ref()) {
+        spec.insert("ipFamilies".into(), Value::Array(families));
     }
+}
+
+/// The rest of `initIPFamilyFields` on this single-stack IPv4 cluster, once the policy is
+/// set: the families a headless Service ends with, or what is refused (checked before the
+/// Service's validation and answered alone): a secondary family released without
+/// `SingleStack`, two families with it, and, with a selector, dual-stack or a family other
+/// than IPv4. A single-stack update whose families are unchanged drops the second one
+/// first; without a selector, the cluster's family and (unless single-stack) the other.
+fn ip_families(
+    spec: &serde_json::Map<String, Value>,
+    old_spec: Option<&Value>,
+) -> Result<Vec<Value>, Vec<FieldError>> {
+    let policy = spec
+        .get("ipFamilyPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let single = policy == "SingleStack";
+    let policy_error = |message: &str| {
+        FieldError::invalid(
+            Path::new("spec").child("ipFamilyPolicy"),
+            BadValue::Str(policy.to_owned()),
+            message,
+        )
+    };
+    let mut given = families(&Value::Object(spec.clone()));
+    let mut errors = Vec::new();
+    if let Some(old) = old_spec {
+        let old_families = families(old);
+        if single {
+            if given.len() > 1 && old_families == given {
+                given.truncate(1);
+            }
+        } else if !given.is_empty() && given.len() < old_families.len() {
+            errors.push(policy_error(
+                "must be 'SingleStack' to release the secondary IP family",
+            ));
+        }
+    }
+    if single && given.len() == 2 {
+        errors.push(policy_error(
+            "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are \
+             specified",
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if selectorless(spec) {
+        if given.is_empty() {
+            given.push("IPv4".into());
+        }
+        if given.len() < 2 && !single {
+            given.push(if given[0] == "IPv4" { "IPv6" } else { "IPv4" }.into());
+        }
+        return Ok(given);
+    }
+    if policy == "RequireDualStack" {
+        errors.push(policy_error(
+            "this cluster is not configured for dual-stack services",
+        ));
+    }
+    for (index, family) in given.iter().enumerate() {
+        if family != "IPv4" {
+            errors.push(FieldError::invalid(
+                Path::new("spec").child("ipFamilies").index(index),
+                BadValue::Str(family.as_str().unwrap_or_default().to_owned()),
+                "not configured on this cluster",
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if given.is_empty() {
+        given.push("IPv4".into());
+    }
+    Ok(given)
+}
+
+/// What [`ip_families`] refuses of a Service as its storage prepared it.
+fn ip_family_errors(service: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut service = service.clone();
+    let Some(spec) = headless_spec(&mut service) else {
+        return Vec::new();
+    };
+    ip_families(spec, old.map(|old| &old["spec"]))
+        .err()
+        .unwrap_or_default()
 }
 
 /// kube-apiserver's warnings of a Service write (`GetWarningsForService`), but those about
@@ -228,6 +334,12 @@ fn apply_defaults(service: &mut Value) {
 /// `ValidateService` (and `ValidateServiceUpdate`'s immutable cluster IP) on the fields kept
 /// here, with kube-apiserver's paths and messages.
 pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    // The Service storage's `BeginCreate`/`BeginUpdate` refuse these before the strategy
+    // validates anything.
+    let refused = ip_family_errors(object, old);
+    if !refused.is_empty() {
+        return refused;
+    }
     let (service, mut errors) =
         match crate::typed_with_metadata::<Service>(object, names::dns1035_label) {
             Ok(read) => read,
@@ -605,6 +717,89 @@ mod tests {
         assert!(warned(json!({"type": "ClusterIP", "sessionAffinity": "None"})).is_empty());
     }
     use super::*;
+
+    /// A headless Service's spec as its storage prepares it (given the stored one on an
+    /// update), and the messages of what it then refuses.
+    fn prepared(spec: Value, old: Option<Value>) -> (Value, Vec<String>) {
+        let mut service = json!({"metadata": {"name": "s"}, "spec": spec});
+        let old = old.map(|spec| json!({"metadata": {"name": "s"}, "spec": spec}));
+        init_ip_families(&mut service, old.as_ref());
+        let refused = ip_family_errors(&service, old.as_ref())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        (service["spec"].clone(), refused)
+    }
+
+    #[test]
+    fn a_headless_services_families_follow_initipfamilyfields() {
+        let dual = json!({"clusterIP": "None", "clusterIPs": ["None"],
+            "ipFamilyPolicy": "RequireDualStack", "ipFamilies": ["IPv4", "IPv6"]});
+        // Made without a selector: both families; with one: the cluster's.
+        assert_eq!(
+            prepared(json!({"clusterIP": "None"}), None),
+            (dual.clone(), vec![])
+        );
+        let (single, refused) =
+            prepared(json!({"clusterIP": "None", "selector": {"a": "b"}}), None);
+        assert!(refused.is_empty());
+        assert_eq!(single["ipFamilyPolicy"], "SingleStack");
+        assert_eq!(single["ipFamilies"], json!(["IPv4"]));
+        // A selector added later keeps the stored policy, which this cluster cannot serve.
+        let mut with_selector = dual.clone();
+        with_selector["selector"] = json!({"a": "b"});
+        let (_, refused) = prepared(with_selector.clone(), Some(dual.clone()));
+        assert_eq!(
+            refused,
+            [
+                "spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not \
+                 configured for dual-stack services",
+                "spec.ipFamilies[1]: Invalid value: \"IPv6\": not configured on this cluster",
+            ]
+        );
+        // An update naming no policy or families: the stored policy, no family released.
+        let (_, refused) = prepared(
+            json!({"clusterIP": "None", "selector": {"a": "b"}}),
+            Some(dual.clone()),
+        );
+        assert_eq!(
+            refused,
+            [
+                "spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not \
+              configured for dual-stack services"
+            ]
+        );
+        // Releasing a family takes `SingleStack`, which drops the second of unchanged ones.
+        let mut released = dual.clone();
+        released["ipFamilies"] = json!(["IPv4"]);
+        let (_, refused) = prepared(released, Some(dual.clone()));
+        assert_eq!(
+            refused,
+            [
+                "spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": must be 'SingleStack' \
+              to release the secondary IP family"
+            ]
+        );
+        let mut single_stack = dual.clone();
+        single_stack["ipFamilyPolicy"] = json!("SingleStack");
+        let (spec, refused) = prepared(single_stack.clone(), Some(dual.clone()));
+        assert!(refused.is_empty(), "{refused:?}");
+        assert_eq!(spec["ipFamilies"], json!(["IPv4"]));
+        // Made single-stack with two families.
+        let (_, refused) = prepared(single_stack, None);
+        assert_eq!(
+            refused,
+            [
+                "spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be 'RequireDualStack' \
+              or 'PreferDualStack' when multiple IP families are specified"
+            ]
+        );
+        // Not headless: nothing of this (no cluster IPs are allocated here).
+        assert_eq!(
+            prepared(json!({"clusterIP": ""}), None),
+            (json!({"clusterIP": ""}), vec![])
+        );
+    }
 
     fn normalized(object: Value) -> Value {
         normalize(object, UnknownFields::Strict, &mut Vec::new()).unwrap()

@@ -135,6 +135,7 @@ pub struct JsonVersion {
     protobuf: Option<Protobuf>,
     zero: fn() -> Value,
     field_labels: Option<&'static [&'static str]>,
+    go_stored: bool,
 }
 
 /// The zero of a kind whose every field Go leaves out when empty.
@@ -159,7 +160,17 @@ impl JsonVersion {
             protobuf: None,
             zero: empty_object,
             field_labels: None,
+            go_stored: false,
         }
+    }
+
+    /// The version of one of kube's own kinds, which kube-apiserver keeps in protobuf: an
+    /// object written is answered as it reads back from there, its empty lists and maps
+    /// `null` or left out ([`apfkit_apiserver::go_shape::as_stored`]).
+    #[must_use]
+    pub const fn stored_as_kube_stores_it(mut self) -> Self {
+        self.go_stored = true;
+        self
     }
 
     /// The version whose kind registers a field label conversion of its own (core/v1's
@@ -259,6 +270,17 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
     }
     fn protobuf(&self) -> bool {
         self.protobuf.is_some()
+    }
+    fn as_stored(&self, hub: ServedObject<H>) -> ServedObject<H> {
+        match hub {
+            ServedObject::Custom(object) if self.go_stored => {
+                let mut value = object.to_value();
+                apfkit_apiserver::go_shape::as_stored(&mut value);
+                CustomObject::from_value(value)
+                    .map_or_else(|_| ServedObject::Custom(object), ServedObject::custom)
+            }
+            hub => hub,
+        }
     }
     fn convert_field_label(&self, field: &str) -> Result<(), String> {
         match self.field_labels {

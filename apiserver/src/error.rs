@@ -206,20 +206,9 @@ impl ApiError {
         )
     }
 
-    /// 415 `UnsupportedMediaType`.
-    pub fn unsupported_media_type(content_type: &str) -> Self {
-        ApiError::new(
-            415,
-            "UnsupportedMediaType",
-            format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; found {content_type:?}"
-            ),
-        )
-    }
-
-    /// 415 for options (a delete's body) in a media type kube does not decode; its
-    /// negotiation names the types it takes, not the one found.
-    pub fn unsupported_options_body() -> Self {
+    /// 415 `UnsupportedMediaType` of kube's negotiation (`NewUnsupportedMediaTypeError`),
+    /// which names the types it takes, not the one found.
+    pub fn unsupported_media_type() -> Self {
         ApiError::new(
             415,
             "UnsupportedMediaType",
@@ -228,14 +217,23 @@ impl ApiError {
         )
     }
 
-    /// 415 for a patch type the resource does not take.
-    pub fn unsupported_patch(content_type: &str, accepted: &[&str]) -> Self {
+    /// 415 of go-restful, whose route consumes none of the request's media type (a built-in
+    /// kind's PATCH of another type), through kube's service error handler: empty
+    /// `details`.
+    pub fn unsupported_by_route() -> Self {
+        ApiError::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+            .about(&Subject::default())
+    }
+
+    /// 415 for a patch type the resource does not take: kube's patch handler names the
+    /// types it takes, not the one found (`NewUnsupportedMediaTypeError`).
+    pub fn unsupported_patch(accepted: &[&str]) -> Self {
         ApiError::new(
             415,
             "UnsupportedMediaType",
             format!(
                 "the body of the request was in an unknown format - accepted media types \
-                 include: {}; found {content_type:?}",
+                 include: {}",
                 accepted.join(", ")
             ),
         )

@@ -15,28 +15,36 @@ const GO_TYPES: &str = include_str!("../data/go-types.json");
 
 /// One Go type.
 #[derive(Debug, serde::Deserialize)]
-struct GoType {
-    kind: String,
+pub(crate) struct GoType {
+    pub(crate) kind: String,
     name: String,
     #[serde(default)]
     r#struct: String,
     #[serde(default)]
-    fields: HashMap<String, String>,
+    pub(crate) fields: HashMap<String, String>,
     #[serde(default)]
-    elem: String,
+    pub(crate) elem: String,
     #[serde(default)]
     bits: u32,
     #[serde(default)]
     custom: String,
+    /// The fields tagged `omitempty`, by JSON name.
+    #[serde(default)]
+    pub(crate) omit: Vec<String>,
+    /// The fields whose Go type is a pointer, by JSON name.
+    #[serde(default)]
+    pub(crate) pointers: Vec<String>,
 }
 
+/// The served kinds' Go types: the roots by `apiVersion/kind`, every type by its key.
 #[derive(Debug, serde::Deserialize)]
-struct Graph {
-    roots: HashMap<String, String>,
-    types: HashMap<String, GoType>,
+pub(crate) struct Graph {
+    pub(crate) roots: HashMap<String, String>,
+    pub(crate) types: HashMap<String, GoType>,
 }
 
-fn graph() -> &'static Graph {
+/// The Go types, read once.
+pub(crate) fn graph() -> &'static Graph {
     static GRAPH: OnceLock<Graph> = OnceLock::new();
     GRAPH.get_or_init(|| {
         serde_json::from_str(GO_TYPES).unwrap_or(Graph {
@@ -334,6 +342,8 @@ impl<'a> Walk<'a> {
             elem: String::new(),
             bits: into.2,
             custom: String::new(),
+            omit: Vec::new(),
+            pointers: Vec::new(),
         };
         self.literal_into(literal, &inner)
     }

@@ -128,7 +128,8 @@ impl FieldSet {
         out
     }
 
-    /// Every path of the set, in order.
+    /// Every path of the set in structured-merge-diff's order (`Set.Iterate`): at each level
+    /// the members first, then what lies under each child, in order.
     pub fn paths(&self) -> Vec<Path> {
         let mut out = Vec::new();
         self.collect(&mut Vec::new(), &mut out);
@@ -136,20 +137,14 @@ impl FieldSet {
     }
 
     fn collect(&self, prefix: &mut Vec<PathElement>, out: &mut Vec<Path>) {
-        let mut members = self.members.iter().peekable();
-        for (element, child) in &self.children {
-            while let Some(member) = members.next_if(|m| *m <= element) {
-                prefix.push(member.clone());
-                out.push(Path(prefix.clone()));
-                prefix.pop();
-            }
-            prefix.push(element.clone());
-            child.collect(prefix, out);
-            prefix.pop();
-        }
-        for member in members {
+        for member in &self.members {
             prefix.push(member.clone());
             out.push(Path(prefix.clone()));
+            prefix.pop();
+        }
+        for (element, child) in &self.children {
+            prefix.push(element.clone());
+            child.collect(prefix, out);
             prefix.pop();
         }
     }
@@ -340,6 +335,13 @@ mod tests {
         let s = set(&[&[field("b"), field("c")], &[field("b")], &[field("a")]]);
         let printed: Vec<String> = s.paths().iter().map(ToString::to_string).collect();
         assert_eq!(printed, [".a", ".b", ".b.c"]);
+        // A level's members all come before its children's paths, as in Go.
+        let s = set(&[
+            &[field("metadata"), field("labels"), field("tier")],
+            &[field("rules")],
+        ]);
+        let printed: Vec<String> = s.paths().iter().map(ToString::to_string).collect();
+        assert_eq!(printed, [".rules", ".metadata.labels.tier"]);
     }
 
     #[test]

@@ -37,25 +37,15 @@ pub(crate) fn zero() -> Value {
     json!({"spec": {}, "status": {}})
 }
 
-/// A Namespace read as kube-apiserver reads it: as k8s-openapi's type without empty lists,
-/// then defaulted (the name label when it has a name, the phase `Active` when it has none).
+/// A Namespace read as kube-apiserver reads it: as k8s-openapi's type, defaulted (the name
+/// label when it has a name, the phase `Active` when it has none), in the shape Go gives it
+/// (empty lists left out: `omitempty`).
 pub(crate) fn normalize(
     object: Value,
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
     let mut kept = apfkit_apiextensions::json_kind::typed::<Namespace>(object, unknown, warnings)?;
-    // Go's `omitempty` leaves empty lists out.
-    for (parent, list) in [("spec", "finalizers"), ("status", "conditions")] {
-        if let Some(fields) = kept.get_mut(parent).and_then(Value::as_object_mut)
-            && fields
-                .get(list)
-                .and_then(Value::as_array)
-                .is_some_and(Vec::is_empty)
-        {
-            fields.remove(list);
-        }
-    }
     label_with_name(&mut kept);
     let status = kept
         .as_object_mut()
@@ -63,6 +53,7 @@ pub(crate) fn normalize(
     if let Some(status) = status.and_then(Value::as_object_mut) {
         status.entry("phase").or_insert_with(|| Value::from(ACTIVE));
     }
+    apfkit_apiserver::go_shape::as_decoded(&mut kept);
     Ok(kept)
 }
 

@@ -54,6 +54,7 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
     // core/v1's `AddFieldLabelConversionsForNamespace`.
     let version = JsonVersion::new("", "v1", "Namespace", "namespaces", kind::normalize)
         .with_zero(kind::zero)
+        .stored_as_kube_stores_it()
         .with_field_labels(&["status.phase", "metadata.name"])
         .with_protobuf(
             |object| protobuf::write(object).unwrap_or_else(|| Err("not a Namespace".to_owned())),

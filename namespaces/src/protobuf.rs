@@ -65,7 +65,10 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
 /// Bytes that are not a Namespace within `limits`, in words.
 pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
     match read(bytes, limits) {
-        Some(Ok((value, _))) => Ok(value),
+        Some(Ok((mut value, _))) => {
+            apfkit_apiserver::go_shape::as_stored(&mut value);
+            Ok(value)
+        }
         Some(Err(error)) => Err(error.to_string()),
         None => Err("not a Namespace in protobuf".to_owned()),
     }

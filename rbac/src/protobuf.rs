@@ -210,7 +210,10 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
 /// Bytes that are not an object this module reads, within `limits`, in words.
 pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
     match read(bytes, limits) {
-        Some(Ok((value, _))) => Ok(value),
+        Some(Ok((mut value, _))) => {
+            apfkit_apiserver::go_shape::as_stored(&mut value);
+            Ok(value)
+        }
         Some(Err(error)) => Err(error.to_string()),
         None => Err("not an object of rbac.authorization.k8s.io/v1 in protobuf".to_owned()),
     }

@@ -38,7 +38,7 @@ use apfkit_apiserver::error::ApiError;
 pub const VERSION: &str = "v1";
 
 /// An object of a served RBAC kind read as kube-apiserver reads it: as the type `T`
-/// ([`json_kind::typed`]), then defaulted.
+/// ([`json_kind::typed`]), then defaulted, in the shape Go gives it.
 fn normalize<T: DeserializeOwned + Serialize>(
     object: Value,
     unknown: UnknownFields,
@@ -46,6 +46,7 @@ fn normalize<T: DeserializeOwned + Serialize>(
 ) -> Result<Value, SchemeError> {
     let mut kept = json_kind::typed::<T>(object, unknown, warnings)?;
     validation::apply_defaults(&mut kept);
+    apfkit_apiserver::go_shape::as_decoded(&mut kept);
     Ok(kept)
 }
 
@@ -155,6 +156,10 @@ impl RbacStrategy {
 }
 
 impl<H> Strategy<ServedObject<H>> for RbacStrategy {
+    /// kube's four RBAC strategies create an object an update finds missing.
+    fn allows_create_on_update(&self) -> bool {
+        true
+    }
     fn validate(
         &self,
         object: &ServedObject<H>,
@@ -309,6 +314,7 @@ where
         T::URL_PATH_SEGMENT,
         normalize,
     )
+    .stored_as_kube_stores_it()
     .with_protobuf(
         |object| {
             crate::protobuf::write(object)

@@ -18,7 +18,8 @@
 //	golden gotypes                  the Go types of the kinds apfkit serves as Go's JSON decoder
 //	                                sees them (apiserver/data/go-types.json): each type's
 //	                                kind, its name as errors print it, struct fields by JSON
-//	                                name, elements, and the decoders of its own it has
+//	                                name (with those tagged omitempty and the pointers),
+//	                                elements, and the decoders of its own it has
 //	golden swaggerdoc               the SwaggerDoc() of the Go types whose fields kube-apiserver's
 //	                                printers describe their columns with, by OpenAPI definition
 //	                                name (apiserver/data/swagger-doc.json)
@@ -32,6 +33,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
@@ -100,6 +102,10 @@ type goType struct {
 	Elem   string `json:"elem,omitempty"`
 	Bits   int    `json:"bits,omitempty"`
 	Custom string `json:"custom,omitempty"`
+	// Omit names a struct's fields tagged omitempty, Pointers those whose Go type is a
+	// pointer: what Go's encoder writes of a field left empty (sorted JSON names).
+	Omit     []string `json:"omit,omitempty"`
+	Pointers []string `json:"pointers,omitempty"`
 }
 
 var unmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
@@ -173,9 +179,17 @@ func goTypes() {
 						name = f.Name
 					}
 					node.Fields[name] = key(f.Type)
+					if strings.Contains(tag, ",omitempty") {
+						node.Omit = append(node.Omit, name)
+					}
+					if f.Type.Kind() == reflect.Pointer {
+						node.Pointers = append(node.Pointers, name)
+					}
 				}
 			}
 			walk(t)
+			sort.Strings(node.Omit)
+			sort.Strings(node.Pointers)
 		case t.Kind() == reflect.String:
 			node.Kind = "string"
 		case t.Kind() == reflect.Bool:

@@ -82,7 +82,7 @@ struct WrittenPreconditions {
 }
 
 fn decode(content_type: Option<&str>, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-    let format = body_format(content_type).map_err(|_| ApiError::unsupported_options_body())?;
+    let format = body_format(content_type)?;
     let written: Written = match format {
         Format::Protobuf => return decode_protobuf(body),
         Format::Json => serde_json::from_slice(body).map_err(json_error)?,

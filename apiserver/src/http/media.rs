@@ -209,7 +209,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<Format, ApiError> {
         "application/json" | "" => Ok(Format::Json),
         "application/yaml" => Ok(Format::Yaml),
         "application/vnd.kubernetes.protobuf" => Ok(Format::Protobuf),
-        _ => Err(ApiError::unsupported_media_type(content_type)),
+        _ => Err(ApiError::unsupported_media_type()),
     }
 }
 

@@ -39,6 +39,9 @@ pub(super) fn patch_type<H>(
             Ok(PatchType::Strategic)
         }
         "application/apply-patch+yaml" => Ok(PatchType::Apply),
+        // A built-in kind's PATCH route consumes only its patch types: go-restful refuses any
+        // other before the handler runs.
+        _ if !target.served.config.custom => Err(ApiError::unsupported_by_route()),
         _ => {
             let mut accepted = vec![
                 "application/json-patch+json",
@@ -48,7 +51,7 @@ pub(super) fn patch_type<H>(
                 accepted.push("application/strategic-merge-patch+json");
             }
             accepted.push("application/apply-patch+yaml");
-            Err(ApiError::unsupported_patch(content_type, &accepted))
+            Err(ApiError::unsupported_patch(&accepted))
         }
     }
 }

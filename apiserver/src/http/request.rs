@@ -248,7 +248,7 @@ where
     let (target, query, body) = (write.target, write.query, write.body);
     let format = media::body_format(write.content_type)?;
     if format == Format::Protobuf && !target.served.protobuf() {
-        return Err(ApiError::unsupported_media_type(format.media_type()));
+        return Err(ApiError::unsupported_media_type());
     }
     let unrecognized = |why: String| {
         ApiError::bad_request(format!(
@@ -274,9 +274,14 @@ where
             }
         }
         Format::Protobuf if !body.starts_with(apfkit_runtime::scheme::PROTOBUF_PREFIX) => {
-            return Err(ApiError::bad_request(format!(
-                "the body is not a {} object",
-                format.media_type()
+            // The prefix as Go's `%v` prints bytes: `[107 56 115 0]`.
+            let prefix: Vec<String> = apfkit_runtime::scheme::PROTOBUF_PREFIX
+                .iter()
+                .map(u8::to_string)
+                .collect();
+            return Err(unrecognized(format!(
+                "provided data does not appear to be a protobuf message, expected prefix [{}]",
+                prefix.join(" ")
             )));
         }
         Format::Protobuf => {}
@@ -292,6 +297,23 @@ where
     {
         return Err(unrecognized(format!(
             "couldn't get version/kind; json parse error: {why}"
+        )));
+    }
+    // A custom resource is decoded as unstructured, which takes no kind from the URL.
+    if target.served.config.custom
+        && document
+            .value
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        let data = match format {
+            Format::Json => String::from_utf8_lossy(body).into_owned(),
+            // The YAML serializer hands the decoder the document as JSON.
+            _ => document.value.to_string(),
+        };
+        return Err(unrecognized(format!(
+            "Object 'Kind' is missing in '{data}'"
         )));
     }
     decode_document(target, query, document).map_err(|error| {

@@ -56,15 +56,12 @@ where
                 "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
                     Some(Change::Merge(body))
                 }
-                other => {
-                    return Err(ApiError::unsupported_patch(
-                        other,
-                        &[
-                            "application/json-patch+json",
-                            "application/merge-patch+json",
-                            "application/strategic-merge-patch+json",
-                        ],
-                    ));
+                _ => {
+                    return Err(ApiError::unsupported_patch(&[
+                        "application/json-patch+json",
+                        "application/merge-patch+json",
+                        "application/strategic-merge-patch+json",
+                    ]));
                 }
             }
         }

@@ -28,16 +28,44 @@ where
         uid: object.metadata().uid.clone().filter(|uid| !uid.is_empty()),
         resource_version: None,
     };
-    let written = replace(
-        server,
-        target,
-        query,
-        write.user,
-        object,
-        Some(&manager),
-        &preconditions,
-    )
-    .await?;
+    // Kept for a kind that creates what an update finds missing (`AllowCreateOnUpdate`).
+    let to_create = (target.subresource().is_none()
+        && target.served.strategy().allows_create_on_update())
+    .then(|| object.clone());
+    let written = match (
+        replace(
+            server,
+            target,
+            query,
+            write.user,
+            object,
+            Some(&manager),
+            &preconditions,
+        )
+        .await,
+        to_create,
+    ) {
+        (Err(missing), Some(mut object)) if missing.code == 404 => {
+            // The store's `Update` creates it then (its preconditions held to an empty
+            // object), its resource version cleared as storage clears it.
+            if let Some(uid) = &preconditions.uid {
+                let place = target.place();
+                return Err(crate::store::precondition_failed(
+                    &Objects::<H>::subject(&target.served, place.name),
+                    &server.objects.key_text(&target.served, place),
+                    &format!("UID in precondition: {uid}, UID in object meta: "),
+                ));
+            }
+            check_place(target, &object)?;
+            object.metadata_mut().resource_version = None;
+            let written =
+                super::create::create_new(server, target, query, write.user, object, &manager)
+                    .await?;
+            let warnings = [warnings, written.warnings].concat();
+            return object_response(201, target.codec(), written.object, format, &warnings);
+        }
+        (written, _) => written?,
+    };
     let warnings = [warnings, written.warnings].concat();
     object_response(200, target.codec(), written.object, format, &warnings)
 }
@@ -64,6 +92,7 @@ where
         .strategy()
         .admit(user, place.namespace, &object)?;
     let subject = Objects::<H>::subject(&target.served, place.name);
+    let key = server.objects.key_text(&target.served, place);
     let kind = match target.subresource() {
         Some("status") => UpdateKind::Status,
         Some("finalize") => UpdateKind::Finalize,
@@ -80,7 +109,7 @@ where
             query.dry_run,
             |live, new| {
                 unconditional_update_allowed(target, &new)?;
-                crate::store::check_preconditions(&subject, live, preconditions)?;
+                crate::store::check_preconditions(&subject, &key, live, preconditions)?;
                 match manager {
                     Some(manager) => crate::fields::record_update(
                         &target.served,
@@ -128,6 +157,12 @@ pub(super) fn check_place<H: Object + Clone + Send + Sync>(
     object: &H,
 ) -> Result<(), ApiError> {
     let place = target.place();
+    if object.name().is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({} based on URL) was undeterminable: name must be provided",
+            place.name
+        )));
+    }
     if object.name() != place.name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({}) does not match the name on the URL ({})",

@@ -226,6 +226,11 @@ where
         key.into_bytes()
     }
 
+    /// The storage key of an object, as text (for messages that quote it).
+    pub(crate) fn key_text(&self, served: &Served<H>, place: Place<'_>) -> String {
+        String::from_utf8_lossy(&self.key_of(served, place)).into_owned()
+    }
+
     fn key_of(&self, served: &Served<H>, place: Place<'_>) -> Vec<u8> {
         let mut key = self.prefix_of(served, place.namespace);
         key.extend_from_slice(place.name.as_bytes());
@@ -604,11 +609,24 @@ where
             namespace,
             name: &name,
         };
-        let kv = self
+        let kv = match self
             .backend
             .create(&self.key_of(served, place), bytes)
             .await
-            .map_err(|e| ApiError::from_store(e, &subject))?;
+        {
+            Ok(kv) => kv,
+            Err(error) => {
+                let mut error = ApiError::from_store(error, &subject);
+                // The store's `Create` says when what exists is on its way out.
+                if error.reason == "AlreadyExists"
+                    && let Ok(existing) = self.get(served, place).await
+                    && existing.metadata().deletion_timestamp.is_some()
+                {
+                    error.message = format!("object is being deleted: {}", error.message);
+                }
+                return Err(error);
+            }
+        };
         object.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
         Ok(Written { object, warnings })
     }
@@ -774,8 +792,16 @@ where
         }
         let mut value = working_value(served, api_version, &new)?;
         let old_value = working_value(served, api_version, old)?;
+        // Compared as kube's strategies compare (`Semantic.DeepEqual`, where a nil list or
+        // map equals an empty one): both as they read once stored.
+        let (compared, old_compared) = {
+            let (mut new, mut old) = (value.clone(), old_value.clone());
+            crate::go_shape::as_stored(&mut new);
+            crate::go_shape::as_stored(&mut old);
+            (new, old)
+        };
         let changed = match served.config.generation {
-            Generation::OnSpecChange => value.get("spec") != old_value.get("spec"),
+            Generation::OnSpecChange => compared.get("spec") != old_compared.get("spec"),
             // Anything but the metadata, or the labels (`endpointSliceStrategy`).
             Generation::OnAnyChange => {
                 let without_metadata = |value: &Value| {
@@ -785,8 +811,9 @@ where
                     }
                     value
                 };
-                without_metadata(&value) != without_metadata(&old_value)
-                    || value.pointer("/metadata/labels") != old_value.pointer("/metadata/labels")
+                without_metadata(&compared) != without_metadata(&old_compared)
+                    || compared.pointer("/metadata/labels")
+                        != old_compared.pointer("/metadata/labels")
             }
             Generation::Untracked => false,
         };
@@ -1058,10 +1085,11 @@ fn hub_of_working_value<H>(
 
 /// A custom resource as its storage version holds it, which is what kube-apiserver answers a
 /// write with (its store decodes what it stored, and a dry run encodes and decodes the same
-/// way); another kind's hub object holds every version already.
+/// way); another kind's hub object holds every version already, and is answered as its
+/// storage form reads back ([`VersionCodec::as_stored`]).
 fn as_stored<H: Object + Clone>(served: &Served<H>, object: H) -> Result<H, ApiError> {
     if !served.config.custom {
-        return Ok(object);
+        return Ok(served.storage.as_stored(object));
     }
     let mut stored = hub_of_storage_value(served, &storage_value(served, &object)?)?;
     stored.metadata_mut().resource_version = object.metadata().resource_version.clone();
@@ -1086,6 +1114,7 @@ fn hub_of_storage_value<H>(served: &Served<H>, value: &Value) -> Result<H, ApiEr
 
 pub(crate) fn check_preconditions(
     subject: &Subject,
+    key: &str,
     object: &impl Object,
     preconditions: &Preconditions,
 ) -> Result<(), ApiError> {
@@ -1093,10 +1122,11 @@ pub(crate) fn check_preconditions(
     if let Some(uid) = &preconditions.uid
         && meta.uid.as_ref() != Some(uid)
     {
-        return Err(ApiError::conflict(
+        return Err(precondition_failed(
             subject,
+            key,
             &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                "UID in precondition: {uid}, UID in object meta: {}",
                 meta.uid.as_deref().unwrap_or_default()
             ),
         ));
@@ -1104,16 +1134,28 @@ pub(crate) fn check_preconditions(
     if let Some(rv) = &preconditions.resource_version
         && meta.resource_version.as_ref() != Some(rv)
     {
-        return Err(ApiError::conflict(
+        return Err(precondition_failed(
             subject,
+            key,
             &format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in \
-                 object meta: {}",
+                "ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
                 meta.resource_version.as_deref().unwrap_or_default()
             ),
         ));
     }
     Ok(())
+}
+
+/// The storage's failed precondition (`storage.NewInvalidObjError` of the key), as the
+/// store's `Update` answers it: a conflict quoting the storage error.
+pub(crate) fn precondition_failed(subject: &Subject, key: &str, what: &str) -> ApiError {
+    ApiError::conflict(
+        subject,
+        &format!(
+            "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, \
+             AdditionalErrorMsg: Precondition failed: {what}"
+        ),
+    )
 }
 
 /// A delete's preconditions, held as kube-apiserver's `rest.BeforeDelete` holds them before

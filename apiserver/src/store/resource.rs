@@ -357,6 +357,11 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
     fn decode_stored(&self, bytes: &[u8], limits: &Limits) -> Result<H, String>;
     /// Whether objects of this version have a Kubernetes protobuf form.
     fn protobuf(&self) -> bool;
+    /// A hub object as it reads once stored in this version, when storing changes it
+    /// (kube's own kinds lose their empty lists and maps in protobuf); as given by default.
+    fn as_stored(&self, hub: H) -> H {
+        hub
+    }
     /// What this version's schema finds of an object about to be written (the old object on
     /// an update), beside the kind's [`Strategy::validate`]: nothing by default.
     fn validate(&self, object: &H, old: Option<&H>) -> Validation {

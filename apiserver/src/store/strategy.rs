@@ -60,6 +60,12 @@ pub trait Strategy<H>: Send + Sync {
         true
     }
 
+    /// `AllowCreateOnUpdate`: whether an update (PUT) of an object that does not exist
+    /// creates it, answered 201 (RBAC's kinds, Services), or is 404 (the others).
+    fn allows_create_on_update(&self) -> bool {
+        false
+    }
+
     /// Why the object named `name` may not be deleted, if it may not (kube-apiserver's
     /// immortal namespaces: "this namespace may not be deleted"), answered 403 once the
     /// object is found and the delete's preconditions hold.

@@ -285,7 +285,7 @@ async fn run_test_guaranteed_update(running: &Running) {
             .as_str()
             .unwrap()
             .ends_with(&format!(
-                "Precondition failed: UID in precondition: B, UID in object meta: {uid}"
+                "AdditionalErrorMsg: Precondition failed: UID in precondition: B, UID in object meta: {uid}"
             )),
         "{}",
         mismatch.body
