@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod normalize;
+pub mod sequence;
 mod servers;
 mod session;
 

@@ -9,10 +9,30 @@ use apfkit_test_support::etcd::Etcd;
 use apfkit_test_support::reference::KubeApiserver;
 use apfkit_test_support::requests;
 
+use crate::sequence::Sequence;
 use crate::session::{Session, Transcript};
 
 /// A case: a script of requests sent through a [`Session`].
 pub type Case = for<'a> fn(&'a mut Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// What [`Servers::compare`] runs on each server: a case, or a sequence's requests.
+trait Script:
+    for<'a> Fn(&'a mut Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync
+{
+}
+
+impl<C> Script for C where
+    C: for<'a> Fn(&'a mut Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync
+{
+}
+
+/// `script` as a [`Script`] (a closure's signature is not inferred higher-ranked).
+fn as_script<C>(script: C) -> C
+where
+    C: for<'a> Fn(&'a mut Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+{
+    script
+}
 
 /// The environment variable naming a folder to write every transcript to.
 pub const DUMP_VARIABLE: &str = "APFKIT_DIFFERENTIAL_DUMP";
@@ -103,7 +123,7 @@ impl Servers {
         }
     }
 
-    async fn run(&self, target: Target, case: Case) -> Transcript {
+    async fn run<C: Script>(&self, target: Target, case: &C) -> Transcript {
         let kubeconfig = match target {
             Target::Reference => self.reference.kubeconfig(),
             Target::Embedded => self.embedded.kubeconfig().to_owned(),
@@ -121,6 +141,19 @@ impl Servers {
     /// With `APFKIT_DIFFERENTIAL_DUMP` set to a folder, each transcript is also written there
     /// whole, as `NAME.TARGET.txt`, for reading what a server answered.
     pub async fn compare(&self, name: &str, case: Case) -> Result<usize, String> {
+        self.compare_script(name, &case).await
+    }
+
+    /// [`Servers::compare`] of a [`Sequence`]'s requests.
+    pub async fn compare_sequence(&self, name: &str, sequence: &Sequence) -> Result<usize, String> {
+        let script = as_script(|session| {
+            let sequence = sequence.clone();
+            Box::pin(async move { sequence.run(session).await })
+        });
+        self.compare_script(name, &script).await
+    }
+
+    async fn compare_script<C: Script>(&self, name: &str, case: &C) -> Result<usize, String> {
         let (reference, embedded, on_etcd) = tokio::join!(
             self.run(Target::Reference, case),
             self.run(Target::Embedded, case),

@@ -194,6 +194,11 @@ impl Session {
         self.transcript
     }
 
+    /// The status code of the last answer recorded (0 before any).
+    pub fn last_code(&self) -> u16 {
+        self.transcript.exchanges.last().map_or(0, |e| e.code)
+    }
+
     /// Sends `request` until `done` holds of its answer's status code and body (as it came),
     /// every 100 ms for at most 60 s, and records only the last exchange: a state each server
     /// reaches at its own pace (a controller's work), compared once reached. The answers
@@ -207,7 +212,7 @@ impl Session {
         let versions = self.versions.clone();
         loop {
             let body = self.send(request.clone()).await;
-            let code = self.transcript.exchanges.last().map_or(0, |e| e.code);
+            let code = self.last_code();
             if done(code, &body) || started.elapsed() > WAIT_AT_MOST {
                 return body;
             }
@@ -287,7 +292,7 @@ impl Session {
                 .client
                 .send(sent)
                 .await
-                .unwrap_or_else(|e| panic!("{line}: {e}"));
+                .unwrap_or_else(|e| panic!("{line}: {e:?}"));
             let (head, body) = response.into_parts();
             let bytes = body
                 .collect()

@@ -24,9 +24,11 @@ mod options;
 mod patches;
 mod ratcheting;
 mod routes;
+mod sequences;
 mod services;
 mod subresources;
 mod tables;
+mod writes;
 
 fn main() -> std::process::ExitCode {
     let arguments = Arguments::from_args();
@@ -51,24 +53,21 @@ fn main() -> std::process::ExitCode {
         services::CASES,
         subresources::CASES,
         tables::CASES,
+        writes::CASES,
     ]
     .concat();
     let case_count = cases.len();
     // Requests sent to each server by the cases that passed.
     let compared: Arc<AtomicUsize> = Arc::default();
+    // Random sequences run and their requests to each server.
+    let random: Arc<(AtomicUsize, AtomicUsize)> = Arc::default();
     let trials = cases
         .into_iter()
         .map(|(name, case)| {
             let (servers, runtime) = (servers.clone(), runtime.handle().clone());
             let compared = compared.clone();
             Trial::test(name, move || {
-                let servers = servers
-                    .get_or_init(|| {
-                        std::panic::catch_unwind(|| runtime.block_on(Servers::start()))
-                            .map_err(|panic| panic_message(&*panic))
-                    })
-                    .as_ref()
-                    .map_err(|why| Failed::from(format!("the servers did not start: {why}")))?;
+                let servers = started(&servers, &runtime)?;
                 let sent = runtime
                     .block_on(servers.compare(name, case))
                     .map_err(Failed::from)?;
@@ -76,21 +75,44 @@ fn main() -> std::process::ExitCode {
                 Ok(())
             })
         })
-        .collect();
+        .chain(std::iter::once({
+            let (servers, runtime) = (servers.clone(), runtime.handle().clone());
+            let random = random.clone();
+            Trial::test("random_sequences", move || {
+                let servers = started(&servers, &runtime)?;
+                let counted = sequences::run(servers, &runtime).map_err(Failed::from)?;
+                random.0.store(counted.sequences, Ordering::Relaxed);
+                random.1.store(counted.requests, Ordering::Relaxed);
+                Ok(())
+            })
+        }))
+        .collect::<Vec<_>>();
     let whole_run = arguments.filter.is_none() && arguments.skip.is_empty() && !arguments.list;
     let conclusion = libtest_mimic::run(&arguments, trials);
     // The servers stop before the runtime their tasks run on.
     drop(servers);
     drop(runtime);
     let compared = compared.load(Ordering::Relaxed);
-    println!(
-        "differential: {compared} requests sent to each of kube-apiserver and apfkit on two \
-         backends, every answer compared ({} answers)",
-        compared * 2
+    let (sequences, sequence_requests) = (
+        random.0.load(Ordering::Relaxed),
+        random.1.load(Ordering::Relaxed),
     );
+    println!(
+        "differential: {compared} requests of {case_count} cases and {sequence_requests} of \
+         {sequences} random sequences sent to each of kube-apiserver and apfkit on two \
+         backends, every answer compared ({} answers)",
+        (compared + sequence_requests) * 2
+    );
+    let counts = Counts {
+        cases: case_count,
+        requests: compared,
+        sequences,
+        sequence_requests,
+    };
     if whole_run
+        && sequences::defaults()
         && conclusion.num_failed == 0
-        && let Err(stale) = counts_hold(case_count, compared)
+        && let Err(stale) = counts.hold()
     {
         eprintln!("{stale}");
         return std::process::ExitCode::FAILURE;
@@ -98,29 +120,60 @@ fn main() -> std::process::ExitCode {
     conclusion.exit_code()
 }
 
-/// Whether docs/conformance.md gives this run's counts (after a whole run that passed).
-fn counts_hold(cases: usize, requests: usize) -> Result<(), String> {
-    let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/conformance.md");
-    let text = std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
-    let count = |row: &str| {
-        text.lines()
-            .find(|line| line.starts_with(row))
-            .and_then(|line| line.trim_end_matches('|').rsplit('|').next())
-            .and_then(|cell| cell.trim().parse::<usize>().ok())
-    };
-    let rows = [
-        ("| cases compared |", cases),
-        ("| requests sent to each server |", requests),
-        ("| answers identical after normalization |", requests * 2),
-    ];
-    for (row, counted) in rows {
-        if count(row) != Some(counted) {
-            return Err(format!(
-                "docs/conformance.md: the row `{row}` should say {counted} (this run's count)"
-            ));
+/// The servers, started on the first call; the reason they did not start on every call.
+fn started<'a>(
+    servers: &'a OnceLock<Result<Servers, String>>,
+    runtime: &tokio::runtime::Handle,
+) -> Result<&'a Servers, Failed> {
+    servers
+        .get_or_init(|| {
+            std::panic::catch_unwind(|| runtime.block_on(Servers::start()))
+                .map_err(|panic| panic_message(&*panic))
+        })
+        .as_ref()
+        .map_err(|why| Failed::from(format!("the servers did not start: {why}")))
+}
+
+/// What a whole run compared.
+struct Counts {
+    cases: usize,
+    requests: usize,
+    sequences: usize,
+    sequence_requests: usize,
+}
+
+impl Counts {
+    /// Whether docs/conformance.md gives this run's counts (after a whole run that passed, of
+    /// the default random sequences).
+    fn hold(&self) -> Result<(), String> {
+        let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/conformance.md");
+        let text =
+            std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
+        let count = |row: &str| {
+            text.lines()
+                .find(|line| line.starts_with(row))
+                .and_then(|line| line.trim_end_matches('|').rsplit('|').next())
+                .and_then(|cell| cell.trim().parse::<usize>().ok())
+        };
+        let rows = [
+            ("| cases compared |", self.cases),
+            ("| requests sent to each server |", self.requests),
+            (
+                "| answers identical after normalization |",
+                self.requests * 2,
+            ),
+            ("| seeded random sequences compared |", self.sequences),
+            ("| their requests to each server |", self.sequence_requests),
+        ];
+        for (row, counted) in rows {
+            if count(row) != Some(counted) {
+                return Err(format!(
+                    "docs/conformance.md: the row `{row}` should say {counted} (this run's count)"
+                ));
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// What a panic said.
