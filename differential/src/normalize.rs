@@ -70,16 +70,18 @@ impl Versions {
     }
 }
 
-/// `text` with each occurrence of the number `from` that is not part of a longer number
-/// replaced by `to`.
+/// `text` with each occurrence of the number `from` that is not part of a longer word
+/// replaced by `to`: not beside a letter or digit, nor a `:` or `.` that would make it part
+/// of an address (`2001:db8::ffff`, `10.0.0.123`).
 fn replace_number(text: &str, from: &str, to: &str) -> String {
+    let joined = |c: char| c.is_ascii_alphanumeric() || c == ':' || c == '.';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(from) {
         let before = rest[..at].chars().next_back();
         let after = rest[at + from.len()..].chars().next();
         out.push_str(&rest[..at]);
-        if before.is_some_and(|c| c.is_ascii_digit()) || after.is_some_and(|c| c.is_ascii_digit()) {
+        if before.is_some_and(joined) || after.is_some_and(joined) {
             out.push_str(from);
         } else {
             out.push_str(to);
@@ -399,5 +401,13 @@ mod tests {
             "ResourceVersion in precondition: rv2, in object meta: rv1 (81000)"
         );
         assert_eq!(versions.in_text("regex '[a-z0-9]'"), "regex '[a-z0-9]'");
+        // Parts of addresses stay.
+        versions.placeholder("2001");
+        versions.placeholder("123");
+        assert_eq!(
+            versions.in_text("(e.g. 10.9.8.123 or 2001:db8::ffff), version 2001."),
+            "(e.g. 10.9.8.123 or 2001:db8::ffff), version 2001."
+        );
+        assert_eq!(versions.in_text("versions 2001, 123"), "versions rv4, rv5");
     }
 }

@@ -118,7 +118,8 @@ pub fn run(servers: &Servers, runtime: &tokio::runtime::Handle) -> Result<Counte
                 Err(difference) => {
                     let smallest = shrink(tree, difference, &compare);
                     return Err(format!(
-                        "seed {seed}: the shortest sequence found that differs, {smallest}"
+                        "seed {seed}: after {requests} requests to each server answered alike, \
+                         the shortest sequence found that differs, {smallest}"
                     ));
                 }
             }

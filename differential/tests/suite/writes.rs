@@ -140,24 +140,15 @@ async fn a_headless_services_families_follow_its_policy(s: &mut Session) {
     replaced["metadata"] = stored["metadata"].clone();
     s.send(Request::put(&format!("{services}/dual"), &replaced))
         .await;
-    s.send(Request::patch(
-        &format!("{services}/dual"),
-        MERGE,
-        &json!({"spec": {"ipFamilies": ["IPv4"]}}),
-    ))
-    .await;
-    s.send(Request::patch(
-        &format!("{services}/dual"),
-        MERGE,
-        &json!({"spec": {"ipFamilyPolicy": "SingleStack"}}),
-    ))
-    .await;
-    s.send(Request::patch(
-        &format!("{services}/dual"),
-        MERGE,
-        &json!({"spec": {"selector": {"app": "a"}}}),
-    ))
-    .await;
+    // A family released without `SingleStack`, then with it; a selector added again.
+    for patch in [
+        json!({"spec": {"ipFamilies": ["IPv4"]}}),
+        json!({"spec": {"ipFamilyPolicy": "SingleStack"}}),
+        json!({"spec": {"selector": {"app": "a"}}}),
+    ] {
+        s.send(Request::patch(&format!("{services}/dual"), MERGE, &patch))
+            .await;
+    }
     s.send(Request::post(
         &services,
         &service(
