@@ -3,7 +3,7 @@
 //! validation messages (item 13).
 
 use apfkit_differential::{Request, Session};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::deletion::priority_level;
 
@@ -149,7 +149,69 @@ async fn labels_annotations_and_finalizers_are_validated_on_every_kind(s: &mut S
     .await;
 }
 
+/// PriorityLevelConfigurations whose union members contradict their type, and EndpointSlices
+/// without addresses or address type: errors 1.37's declarative validation answers in
+/// place of the handwritten ones it covers (`MarkCoveredByDeclarative`).
+async fn declarative_validation_answers_for_the_errors_it_covers(s: &mut Session) {
+    let limited = json!({"nominalConcurrencyShares": 5,
+        "limitResponse": {"type": "Reject"}});
+    let queuing = json!({"queues": 8, "handSize": 2, "queueLengthLimit": 10});
+    for (name, spec) in [
+        (
+            "limited-with-exempt",
+            json!({"type": "Limited", "limited": limited, "exempt": {}}),
+        ),
+        (
+            "exempt-with-limited",
+            json!({"type": "Exempt", "limited": limited, "exempt": {}}),
+        ),
+        ("limited-without-limited", json!({"type": "Limited"})),
+        (
+            "reject-with-queuing",
+            json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
+                "limitResponse": {"type": "Reject", "queuing": queuing}}}),
+        ),
+        (
+            "queue-without-queuing",
+            json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
+                "limitResponse": {"type": "Queue"}}}),
+        ),
+        (
+            "no-response-type",
+            json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
+                "limitResponse": {}}}),
+        ),
+    ] {
+        let mut level = priority_level(name, json!({}));
+        level["spec"] = spec;
+        s.send(Request::post(LEVELS, &level)).await;
+    }
+    let slices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+    for (name, body) in [
+        (
+            "no-addresses",
+            json!({"addressType": "IPv4", "endpoints": [{"addresses": []}]}),
+        ),
+        (
+            "no-address-type",
+            json!({"endpoints": [{"addresses": ["10.0.0.1"]}]}),
+        ),
+        (
+            "other-address-type",
+            json!({"addressType": "IP", "endpoints": null}),
+        ),
+    ] {
+        let mut slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": name}});
+        if let (Some(slice), Value::Object(body)) = (slice.as_object_mut(), body) {
+            slice.extend(body);
+        }
+        s.send(Request::post(slices, &slice)).await;
+    }
+}
+
 crate::cases!(
+    declarative_validation_answers_for_the_errors_it_covers,
     labels_annotations_and_finalizers_are_validated_on_every_kind,
     dry_run_values_other_than_all_are_refused_per_verb,
     a_deletes_body_gives_its_options,
