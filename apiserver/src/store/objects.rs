@@ -794,26 +794,29 @@ where
         let old_value = working_value(served, api_version, old)?;
         // Compared as kube's strategies compare (`Semantic.DeepEqual`, where a nil list or
         // map equals an empty one): both as they read once stored.
-        let (compared, old_compared) = {
-            let (mut new, mut old) = (value.clone(), old_value.clone());
-            crate::go_shape::as_stored(&mut new);
-            crate::go_shape::as_stored(&mut old);
-            (new, old)
+        let as_stored = |value: &Value, keep: fn(&mut Value)| {
+            let mut value = value.clone();
+            crate::go_shape::as_stored(&mut value);
+            keep(&mut value);
+            value
         };
         let changed = match served.config.generation {
-            Generation::OnSpecChange => compared.get("spec") != old_compared.get("spec"),
+            Generation::OnSpecChange => {
+                let spec = |value: &mut Value| *value = value["spec"].take();
+                as_stored(&value, spec) != as_stored(&old_value, spec)
+            }
             // Anything but the metadata, or the labels (`endpointSliceStrategy`).
             Generation::OnAnyChange => {
-                let without_metadata = |value: &Value| {
-                    let mut value = value.clone();
+                let labels_kept = |value: &mut Value| {
                     if let Some(map) = value.as_object_mut() {
-                        map.remove("metadata");
+                        let labels = map
+                            .get_mut("metadata")
+                            .and_then(|metadata| metadata.get_mut("labels"))
+                            .map(Value::take);
+                        map.insert("metadata".to_owned(), Value::from(labels));
                     }
-                    value
                 };
-                without_metadata(&compared) != without_metadata(&old_compared)
-                    || compared.pointer("/metadata/labels")
-                        != old_compared.pointer("/metadata/labels")
+                as_stored(&value, labels_kept) != as_stored(&old_value, labels_kept)
             }
             Generation::Untracked => false,
         };
