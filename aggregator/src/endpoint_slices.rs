@@ -91,9 +91,11 @@ pub(crate) fn validate(object: &Value, old: Option<&Value>, loopback: Loopback) 
         .and_then(Value::as_str)
         .is_some_and(|old_type| old_type != address_type);
     if changed {
+        // 1.37's declarative validation (`+k8s:immutable`) in place of the handwritten
+        // error it covers: no value.
         errors.push(FieldError::invalid(
             "addressType",
-            BadValue::Str(address_type.to_owned()),
+            BadValue::from_json(&Value::Null),
             "field is immutable",
         ));
     }
@@ -515,7 +517,7 @@ mod tests {
             .collect();
         assert_eq!(
             errors,
-            ["addressType: Invalid value: \"IPv6\": field is immutable"]
+            ["addressType: Invalid value: null: field is immutable"]
         );
     }
 

@@ -2,7 +2,7 @@
 //! `pkg/apis/rbac/validation/validation.go`) and its defaults for them
 //! (`pkg/apis/rbac/v1/defaults.go`), with its field paths and messages.
 
-use apfkit_runtime::field::{BadValue, FieldError, Path, go_quote, names};
+use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use k8s_openapi::api::rbac::v1::{
     AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef,
     Subject,
@@ -133,14 +133,17 @@ pub fn cluster_role(role: &ClusterRole) -> Vec<FieldError> {
     errors
 }
 
-/// A RoleRef as Go's `%#v` prints it (`cannot change roleRef`).
+/// A RoleRef as apimachinery prints a struct value: the JSON of the internal type, whose
+/// fields carry no tags (`{"APIGroup":…,"Kind":…,"Name":…}`).
 fn go_role_ref(role: &RoleRef) -> BadValue {
-    BadValue::Go(format!(
-        "rbac.RoleRef{{APIGroup:{}, Kind:{}, Name:{}}}",
-        go_quote(role.api_group.as_deref().unwrap_or_default()),
-        go_quote(&role.kind),
-        go_quote(&role.name)
-    ))
+    BadValue::go_struct(&[
+        (
+            "APIGroup",
+            role.api_group.clone().unwrap_or_default().into(),
+        ),
+        ("Kind", role.kind.clone().into()),
+        ("Name", role.name.clone().into()),
+    ])
 }
 
 /// The checks of a binding's role reference and subjects, for RoleBindings (`namespaced`)
@@ -269,7 +272,7 @@ pub fn cluster_role_binding(
 
 fn role_ref_unchanged(role: &RoleRef, old: Option<&RoleRef>) -> Option<FieldError> {
     old.filter(|old| *old != role)
-        .map(|_| FieldError::invalid("roleRef", go_role_ref(role), "cannot change roleRef"))
+        .map(|_| FieldError::invalid("roleRef", go_role_ref(role), "field is immutable"))
 }
 
 /// kube-apiserver's defaults of a v1 role or binding, on its JSON: a binding's
@@ -316,8 +319,9 @@ mod tests {
 
     /// kubernetes `pkg/apis/rbac/validation/validation_test.go`: `TestValidateClusterRoleBinding`
     /// and `TestValidateRoleBinding`'s error cases (bad group, bad kind, no name, bad names,
-    /// bad subject kinds), `TestValidateRoleBindingUpdate` (`cannot change roleRef`) and
-    /// `TestValidateRole...` on rules, each with the field it names.
+    /// bad subject kinds), `TestValidateRoleBindingUpdate` (`field is immutable` since 1.37,
+    /// `cannot change roleRef` before) and `TestValidateRole...` on rules, each with the
+    /// field it names.
     #[test]
     fn roles_and_bindings_are_checked_as_kube_apiserver_checks_them() {
         let valid = serde_json::json!({
@@ -386,7 +390,7 @@ mod tests {
         assert_eq!(
             messages(cluster_role_binding(&changed, Some(&binding_of(valid)))),
             [
-                "roleRef: Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"ClusterRole\", Name:\"changed\"}: cannot change roleRef"
+                "roleRef: Invalid value: {\"APIGroup\":\"rbac.authorization.k8s.io\",\"Kind\":\"ClusterRole\",\"Name\":\"changed\"}: field is immutable"
             ]
         );
         let namespaced: Role = serde_json::from_value(serde_json::json!({

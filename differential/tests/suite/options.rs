@@ -208,6 +208,30 @@ async fn declarative_validation_answers_for_the_errors_it_covers(s: &mut Session
         }
         s.send(Request::post(slices, &slice)).await;
     }
+    // Immutable fields: an EndpointSlice's address type (covered), a binding's role.
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "retyped"}, "addressType": "IPv4", "endpoints": null});
+    s.send(Request::post(slices, &slice)).await;
+    s.send(Request::patch(
+        &format!("{slices}/retyped"),
+        "application/merge-patch+json",
+        &json!({"addressType": "IPv6"}),
+    ))
+    .await;
+    let bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings";
+    s.send(Request::post(
+        bindings,
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "rebound"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "a"}}),
+    ))
+    .await;
+    s.send(Request::patch(
+        &format!("{bindings}/rebound"),
+        "application/merge-patch+json",
+        &json!({"roleRef": {"name": "b"}}),
+    ))
+    .await;
 }
 
 crate::cases!(
