@@ -223,8 +223,9 @@ where
         let written = match current {
             None => {
                 super::lifecycle::admit_create(server, target, &object).await?;
-                // A replace checks it; a create must too.
+                // A replace checks it; a create must too, and authorize the create.
                 check_place(target, &object)?;
+                super::update::authorize_create(server, target, write.user).await?;
                 let namespace = target.namespace.as_deref();
                 target
                     .served

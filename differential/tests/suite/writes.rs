@@ -110,6 +110,53 @@ async fn an_update_creates_what_it_finds_missing_where_the_kind_says(s: &mut Ses
         &role("made", json!([])),
     ))
     .await;
+    // The create is authorized too: a user who may only update and patch Services makes
+    // none, by PUT or by apply (Services, not Roles, whose writes are checked for
+    // escalation first).
+    let services = format!("/api/v1/namespaces/{ns}/services");
+    s.send(Request::post(
+        &roles,
+        &role(
+            "may-update",
+            json!([{"apiGroups": [""], "resources": ["services"],
+                "verbs": ["get", "update", "patch"]}]),
+        ),
+    ))
+    .await;
+    s.send(Request::post(
+        &format!("{RBAC}/namespaces/{ns}/rolebindings"),
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "may-update"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                "name": "updater"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                "name": "may-update"}}),
+    ))
+    .await;
+    let service = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+            "spec": {"clusterIP": "None", "ports": [{"port": 80}]}})
+    };
+    s.wait_until(
+        Request::put(&format!("{services}/svc"), &service("svc")).impersonating("updater"),
+        |code, _| code == 200,
+    )
+    .await;
+    s.send(
+        Request::put(&format!("{services}/not-made"), &service("not-made"))
+            .impersonating("updater"),
+    )
+    .await;
+    s.send(
+        Request::patch(
+            &format!("{services}/not-applied?fieldManager=updater"),
+            "application/apply-patch+yaml",
+            &service("not-applied"),
+        )
+        .impersonating("updater"),
+    )
+    .await;
+    s.send(Request::get(&format!("{services}/not-made"))).await;
 }
 
 /// A headless Service's IP families as its storage keeps them across updates on a
