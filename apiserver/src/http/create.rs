@@ -20,20 +20,44 @@ where
     let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "CreateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
-    let written = create_new(server, target, query, write.user, object, &manager).await?;
+    let written = create_new(
+        server,
+        target,
+        query,
+        write.user,
+        object,
+        Creating::Post(&manager),
+    )
+    .await?;
     let warnings = [warnings, written.warnings].concat();
     object_response(201, target.codec(), written.object, format, &warnings)
 }
 
+/// How a create came to be, which decides what [`create_new`] does besides storing.
+#[derive(Clone, Copy)]
+pub(super) enum Creating<'a> {
+    /// A POST by the named field manager.
+    Post(&'a str),
+    /// A PUT of a missing object by the named field manager, of a kind that creates on
+    /// update: authorized as a create besides the update it was asked as.
+    FromUpdate(&'a str),
+    /// A server-side apply of a missing object, whose managed fields the apply wrote:
+    /// authorized as a create besides the patch it was asked as.
+    FromApply,
+}
+
 /// Creates `object` in the URL's collection once the kind's strategy and admission let
-/// `user` make it, with `manager`'s managed fields.
+/// `user` make it, in the order of kube-apiserver's handlers: mutating admission (the
+/// namespace's lifecycle), the strategy's checks of who writes, `rest.BeforeCreate`'s
+/// preparation and validation, then the authorization of a create an update or an apply
+/// turned into (`withAuthorization` wraps the store's `createValidation`), then storage.
 pub(super) async fn create_new<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
     query: &Query,
     user: &crate::auth::UserInfo,
     object: H,
-    manager: &str,
+    creating: Creating<'_>,
 ) -> Result<crate::store::Written<H>, ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -46,8 +70,17 @@ where
         };
         return Err(ApiError::forbidden(&subject, why));
     }
-    let object =
-        crate::fields::record_update(&target.served, target.codec(), None, None, object, manager)?;
+    let object = match creating {
+        Creating::Post(manager) | Creating::FromUpdate(manager) => crate::fields::record_update(
+            &target.served,
+            target.codec(),
+            None,
+            None,
+            object,
+            manager,
+        )?,
+        Creating::FromApply => object,
+    };
     super::lifecycle::admit_create(server, target, &object).await?;
     let namespace = target.namespace.as_deref();
     if target.served.config.namespaced
@@ -61,14 +94,16 @@ where
         ));
     }
     target.served.strategy().admit(user, namespace, &object)?;
+    let api_version = target.codec().api_version();
+    let prepared =
+        server
+            .objects
+            .prepare_create(&target.served, namespace, object, &api_version)?;
+    if !matches!(creating, Creating::Post(_)) {
+        super::update::authorize_create(server, target, user).await?;
+    }
     server
         .objects
-        .create(
-            &target.served,
-            namespace,
-            object,
-            &target.codec().api_version(),
-            query.dry_run,
-        )
+        .insert(&target.served, namespace, prepared, query.dry_run)
         .await
 }

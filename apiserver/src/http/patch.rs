@@ -222,26 +222,18 @@ where
         let (object, _) = decode_document(target, query, made_here(applied))?;
         let written = match current {
             None => {
-                super::lifecycle::admit_create(server, target, &object).await?;
-                // A replace checks it; a create must too, and authorize the create.
+                // A replace checks it; a create must too.
                 check_place(target, &object)?;
-                super::update::authorize_create(server, target, write.user).await?;
-                let namespace = target.namespace.as_deref();
-                target
-                    .served
-                    .strategy()
-                    .admit(write.user, namespace, &object)?;
-                server
-                    .objects
-                    .create(
-                        &target.served,
-                        namespace,
-                        object,
-                        &target.codec().api_version(),
-                        query.dry_run,
-                    )
-                    .await
-                    .map(|written| (201, written))
+                super::create::create_new(
+                    server,
+                    target,
+                    query,
+                    write.user,
+                    object,
+                    super::create::Creating::FromApply,
+                )
+                .await
+                .map(|written| (201, written))
             }
             Some(_) => replace(
                 server,

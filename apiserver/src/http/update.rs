@@ -48,20 +48,24 @@ where
         (Err(missing), Some(mut object)) if missing.code == 404 => {
             // The store's `Update` creates it then (its preconditions held to an empty
             // object), its resource version cleared as storage clears it.
-            if let Some(uid) = &preconditions.uid {
-                let place = target.place();
-                return Err(crate::store::precondition_failed(
-                    &Objects::<H>::subject(&target.served, place.name),
-                    &server.objects.key_text(&target.served, place),
-                    &format!("UID in precondition: {uid}, UID in object meta: "),
-                ));
-            }
+            let place = target.place();
+            crate::store::check_preconditions(
+                &Objects::<H>::subject(&target.served, place.name),
+                || server.objects.key_text(&target.served, place),
+                &Default::default(),
+                &preconditions,
+            )?;
             check_place(target, &object)?;
-            authorize_create(server, target, write.user).await?;
             object.metadata_mut().resource_version = None;
-            let written =
-                super::create::create_new(server, target, query, write.user, object, &manager)
-                    .await?;
+            let written = super::create::create_new(
+                server,
+                target,
+                query,
+                write.user,
+                object,
+                super::create::Creating::FromUpdate(&manager),
+            )
+            .await?;
             let warnings = [warnings, written.warnings].concat();
             return object_response(201, target.codec(), written.object, format, &warnings);
         }
@@ -93,7 +97,6 @@ where
         .strategy()
         .admit(user, place.namespace, &object)?;
     let subject = Objects::<H>::subject(&target.served, place.name);
-    let key = server.objects.key_text(&target.served, place);
     let kind = match target.subresource() {
         Some("status") => UpdateKind::Status,
         Some("finalize") => UpdateKind::Finalize,
@@ -110,7 +113,12 @@ where
             query.dry_run,
             |live, new| {
                 unconditional_update_allowed(target, &new)?;
-                crate::store::check_preconditions(&subject, &key, live, preconditions)?;
+                crate::store::check_preconditions(
+                    &subject,
+                    || server.objects.key_text(&target.served, place),
+                    live.metadata(),
+                    preconditions,
+                )?;
                 match manager {
                     Some(manager) => crate::fields::record_update(
                         &target.served,

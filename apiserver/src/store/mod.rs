@@ -12,10 +12,10 @@ mod stored;
 mod strategy;
 
 pub use crate::storage::Revision;
+pub(crate) use objects::check_preconditions;
 pub use objects::{
     Change, Deletion, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
 };
-pub(crate) use objects::{check_preconditions, precondition_failed};
 pub use resource::{
     CustomOpenApi, Generation, ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served,
     SharedVersion, Validation, VersionCodec, default_field_label_conversion,

@@ -7,7 +7,7 @@
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::split_api_version;
 use apfkit_runtime::scheme::{Encoding, Limits, Scheme, UnknownFields, ValueEncodings};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
@@ -557,9 +557,24 @@ where
         &self,
         served: &Served<H>,
         namespace: Option<&str>,
-        mut object: H,
+        object: H,
         api_version: &str,
         dry_run: bool,
+    ) -> Result<Written<H>, ApiError> {
+        let prepared = self.prepare_create(served, namespace, object, api_version)?;
+        self.insert(served, namespace, prepared, dry_run).await
+    }
+
+    /// The first half of [`Objects::create`]: the new object made ready and validated as
+    /// kube-apiserver's `rest.BeforeCreate` does it, not yet stored (the checks a handler makes
+    /// between the two, such as the authorization of a create an update turned into, come
+    /// after validation, as in the generic store's `Create`).
+    pub(crate) fn prepare_create(
+        &self,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        mut object: H,
+        api_version: &str,
     ) -> Result<Written<H>, ApiError> {
         let metadata = object.metadata_mut();
         if metadata
@@ -598,7 +613,23 @@ where
         object = hub_of_working_value(served, api_version, &value)?;
         let mut warnings = self.check(served, &object, None, api_version)?;
         warnings.extend(served.strategy().warnings(&value, None));
-        let mut object = as_stored(served, object)?;
+        let object = as_stored(served, object)?;
+        Ok(Written { object, warnings })
+    }
+
+    /// The second half of [`Objects::create`]: the object [`Objects::prepare_create`] made
+    /// ready written under its name in `namespace`, unless `dry_run`.
+    pub(crate) async fn insert(
+        &self,
+        served: &Served<H>,
+        namespace: Option<&str>,
+        prepared: Written<H>,
+        dry_run: bool,
+    ) -> Result<Written<H>, ApiError> {
+        let Written {
+            mut object,
+            warnings,
+        } = prepared;
         let name = object.name().to_owned();
         let subject = Self::subject(served, &name);
         let bytes = self.encode(served, &object)?;
@@ -1115,19 +1146,21 @@ fn hub_of_storage_value<H>(served: &Served<H>, value: &Value) -> Result<H, ApiEr
         .map_err(ApiError::internal)
 }
 
+/// An update's preconditions held against `meta`, the stored object's (an empty one for an
+/// update that creates), as the storage's `checkPreconditions` holds them; `key` names the
+/// storage key in the error, made only when one fails.
 pub(crate) fn check_preconditions(
     subject: &Subject,
-    key: &str,
-    object: &impl Object,
+    key: impl Fn() -> String,
+    meta: &ObjectMeta,
     preconditions: &Preconditions,
 ) -> Result<(), ApiError> {
-    let meta = object.metadata();
     if let Some(uid) = &preconditions.uid
         && meta.uid.as_ref() != Some(uid)
     {
         return Err(precondition_failed(
             subject,
-            key,
+            &key(),
             &format!(
                 "UID in precondition: {uid}, UID in object meta: {}",
                 meta.uid.as_deref().unwrap_or_default()
@@ -1139,7 +1172,7 @@ pub(crate) fn check_preconditions(
     {
         return Err(precondition_failed(
             subject,
-            key,
+            &key(),
             &format!(
                 "ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
                 meta.resource_version.as_deref().unwrap_or_default()
@@ -1151,7 +1184,7 @@ pub(crate) fn check_preconditions(
 
 /// The storage's failed precondition (`storage.NewInvalidObjError` of the key), as the
 /// store's `Update` answers it: a conflict quoting the storage error.
-pub(crate) fn precondition_failed(subject: &Subject, key: &str, what: &str) -> ApiError {
+fn precondition_failed(subject: &Subject, key: &str, what: &str) -> ApiError {
     ApiError::conflict(
         subject,
         &format!(

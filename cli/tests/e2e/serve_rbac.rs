@@ -454,6 +454,123 @@ fn always_allow_lets_everyone_in_and_turns_anonymous_requests_off() {
     assert!(!missing.status.success());
 }
 
+/// A user allowed to update and patch Services, not to create them, makes none by a
+/// replace or a server-side apply of a missing one: kube's handlers authorize the create an
+/// update or an apply turns into (`withAuthorization`), after validating it.
+#[test]
+fn an_update_or_apply_that_creates_is_authorized_as_a_create() {
+    let server = Server::start(&[]);
+    server.kubectl_ok(&["create", "namespace", "updates"], b"");
+    server.kubectl_ok(
+        &[
+            "create",
+            "role",
+            "may-update",
+            "-n",
+            "updates",
+            "--verb",
+            "get,update,patch",
+            "--resource",
+            "services",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "rolebinding",
+            "may-update",
+            "-n",
+            "updates",
+            "--role",
+            "may-update",
+            "--user",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    let service = |port: u16| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Service","metadata":{{"name":"made","namespace":"updates"}},
+            "spec":{{"clusterIP":"None","ports":[{{"port":{port}}}]}}}}"#
+        )
+    };
+    let forbidden = "services \"made\" is forbidden: User \"apfkit-user\" cannot create \
+                     resource \"services\" in API group \"\" in the namespace \"updates\"";
+    let replaced = wait_for(|| {
+        let out = server.kubectl(&as_user(&["replace", "-f", "-"]), service(80).as_bytes());
+        let said = stderr(&out);
+        (!said.contains("cannot get") && !said.contains("cannot update")).then_some(out)
+    });
+    assert!(!replaced.status.success());
+    assert!(
+        stderr(&replaced).contains(forbidden),
+        "{}",
+        stderr(&replaced)
+    );
+    let applied = server.kubectl(
+        &as_user(&["apply", "--server-side", "-f", "-"]),
+        service(80).as_bytes(),
+    );
+    assert!(!applied.status.success());
+    assert!(stderr(&applied).contains(forbidden), "{}", stderr(&applied));
+    // Nothing was made; an invalid Service is refused for what it is first.
+    let missing = server.kubectl(&["get", "service", "made", "-n", "updates"], b"");
+    assert!(
+        stderr(&missing).contains("NotFound"),
+        "{}",
+        stderr(&missing)
+    );
+    let invalid = server.kubectl(&as_user(&["replace", "-f", "-"]), service(0).as_bytes());
+    assert!(
+        stderr(&invalid).contains("spec.ports[0].port: Invalid value: 0"),
+        "{}",
+        stderr(&invalid)
+    );
+    // Once allowed to create, the same apply makes it.
+    server.kubectl_ok(
+        &[
+            "create",
+            "role",
+            "may-create",
+            "-n",
+            "updates",
+            "--verb",
+            "create",
+            "--resource",
+            "services",
+        ],
+        b"",
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "rolebinding",
+            "may-create",
+            "-n",
+            "updates",
+            "--role",
+            "may-create",
+            "--user",
+            "apfkit-user",
+        ],
+        b"",
+    );
+    let created = wait_for(|| {
+        let out = server.kubectl(
+            &as_user(&["apply", "--server-side", "-f", "-"]),
+            service(80).as_bytes(),
+        );
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    });
+    assert!(
+        created.contains("service/made serverside-applied"),
+        "{created}"
+    );
+}
+
 /// Waits up to 20 s for `probe` to answer something.
 fn wait_for<T>(probe: impl FnMut() -> Option<T>) -> T {
     apfkit_test_support::process::eventually(Duration::from_secs(20), "an answer", probe)

@@ -156,6 +156,21 @@ async fn an_update_creates_what_it_finds_missing_where_the_kind_says(s: &mut Ses
         .impersonating("updater"),
     )
     .await;
+    // Validation comes before the create's authorization (the store's `createValidation`
+    // runs after `BeforeCreate`), the namespace's lifecycle before both.
+    let mut invalid = service("not-valid");
+    invalid["spec"]["ports"][0]["port"] = json!(0);
+    s.send(Request::put(&format!("{services}/not-valid"), &invalid).impersonating("updater"))
+        .await;
+    s.send(
+        Request::patch(
+            &format!("{services}/not-valid?fieldManager=updater"),
+            "application/apply-patch+yaml",
+            &invalid,
+        )
+        .impersonating("updater"),
+    )
+    .await;
     s.send(Request::get(&format!("{services}/not-made"))).await;
 }
 
