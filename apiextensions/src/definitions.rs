@@ -112,12 +112,16 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
 }
 
 /// `apiextensions.k8s.io/v1` CustomResourceDefinition, defaulted as kube-apiserver
-/// defaults it; its unknown fields are not reported (apfkit-crd's checks name them).
+/// defaults it, in the shape Go gives it decoded and stored (`preserveUnknownFields: false`
+/// left out, as its `omitempty` says); its unknown fields are not reported (apfkit-crd's
+/// checks name them).
 const DEFINITION_VERSION: JsonVersion =
     JsonVersion::new(GROUP, VERSION, KIND, PLURAL, |mut object, _, _| {
         apply_defaults(&mut object);
+        apfkit_apiserver::go_shape::as_decoded(&mut object);
         Ok(object)
     })
+    .stored_as_kube_stores_it()
     .with_zero(zero)
     .with_protobuf(
         |object| {
@@ -136,9 +140,9 @@ fn zero() -> Value {
     })
 }
 
-/// kube-apiserver's defaults of a v1 CRD (`SetDefaults_CustomResourceDefinitionSpec` and
-/// `SetDefaults_CustomResourceConversion`): the singular and list kind from the kind, `None`
-/// conversion.
+/// kube-apiserver's defaults of a v1 CRD (`SetDefaults_CustomResourceDefinitionSpec`,
+/// `SetDefaults_CustomResourceConversion` and `SetDefaults_ServiceReference`): the singular
+/// and list kind from the kind, `None` conversion, port 443 for a webhook's service.
 pub fn apply_defaults(object: &mut Value) {
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
@@ -169,6 +173,14 @@ pub fn apply_defaults(object: &mut Value) {
         && conversion.get("strategy").is_none_or(Value::is_null)
     {
         conversion.insert("strategy".into(), "None".into());
+    }
+    // `SetDefaults_ServiceReference`: a webhook's service is called on 443 unless it says.
+    if let Some(service) = conversion
+        .pointer_mut("/webhook/clientConfig/service")
+        .and_then(Value::as_object_mut)
+        && service.get("port").is_none_or(Value::is_null)
+    {
+        service.insert("port".into(), 443.into());
     }
 }
 

@@ -247,13 +247,17 @@ impl Version {
     }
 
     /// Does to `object` what kube-apiserver does to a custom resource it decodes, from a
-    /// request or from storage: drops nulls that may not be null, prunes unknown fields (their
-    /// paths returned, `spec.foo`) and applies defaults.
+    /// request or from storage: coerces its `metadata` to an `ObjectMeta`, drops nulls that
+    /// may not be null, prunes unknown fields, coerces the `metadata` of embedded resources,
+    /// and applies defaults. Returns the paths of the unknown fields dropped (`spec.foo`), in
+    /// kube's order: the metadata's, those pruned, those of embedded metadata.
     pub fn prune_and_default(&self, object: &mut Value) -> Vec<String> {
+        let mut unknown = crate::objectmeta::coerce_root(object);
         prune::prune_nulls(&self.schema, object);
-        let pruned = prune::prune(&self.schema, object);
+        unknown.extend(prune::prune(&self.schema, object));
+        unknown.extend(crate::objectmeta::coerce_embedded(&self.schema, object));
         prune::apply_defaults(&self.schema, object);
-        pruned
+        unknown
     }
 
     /// Validates a typed object (a generated type, or anything that serializes to the
@@ -328,33 +332,31 @@ pub struct Checked {
 }
 
 /// A version's schema compiled at `path`; with `all`, also checked as kube-apiserver checks a
-/// CRD's schema when it is written: structural (those errors after the schema's own), and,
-/// when it is and has no other error, with valid defaults.
+/// CRD's schema when it is written (`validateCustomResourceDefinitionValidation`), in its
+/// order: structural (those errors first, and then no rule is compiled), valid defaults
+/// (likewise), the schema's own errors, its rules'.
 fn compile_checked(
     props: &api::JSONSchemaProps,
     path: &Path,
     all: bool,
 ) -> Result<Schema, Vec<FieldError>> {
-    let compiled = Schema::compile(props, path.clone());
     if !all {
-        return compiled;
+        return Schema::compile(props, path.clone());
     }
-    let structural = crate::structural::check(props, path);
-    match compiled {
-        Ok(schema) if structural.is_empty() => {
-            let mut found = Vec::new();
-            crate::defaults::check(&schema, path, &mut found);
-            if found.is_empty() {
-                Ok(schema)
-            } else {
-                Err(found)
-            }
-        }
-        Ok(_) => Err(structural),
-        Err(mut found) => {
-            found.extend(structural);
-            Err(found)
-        }
+    let (schema, schema_errors, rule_errors) = Schema::compile_in_parts(props, path.clone());
+    let mut found = crate::structural::check(props, path);
+    if found.is_empty() && schema_errors.is_empty() {
+        crate::defaults::check(&schema, path, &mut found);
+    }
+    let blocked = !found.is_empty();
+    found.extend(schema_errors);
+    if !blocked {
+        found.extend(rule_errors);
+    }
+    if found.is_empty() {
+        Ok(schema)
+    } else {
+        Err(found)
     }
 }
 

@@ -67,6 +67,7 @@ mod definition;
 pub mod format;
 pub mod listtype;
 mod metadata;
+mod objectmeta;
 pub mod prune;
 pub mod schema;
 mod structural;

@@ -147,6 +147,10 @@ pub(crate) struct SchemaPath<'a> {
     pub depth: usize,
     /// What compiles each node's rules.
     pub rules: &'a dyn RuleCompiler,
+    /// The estimated costs of the rules compiled so far.
+    pub costs: &'a mut crate::cel::TotalCost,
+    /// Whether the schema is one a CRD being written declares ([`Schema::compile_parts`]).
+    pub written: bool,
     /// How many times a rule here can run for one object: the product of the declared element
     /// counts of the lists and maps above, `None` once one of them is unbounded.
     pub cardinality: Option<u64>,
@@ -159,11 +163,24 @@ pub(crate) trait RuleCompiler {
         &self,
         rules: &[ValidationRule],
         node: &Schema,
-        cardinality: Option<u64>,
         path: &Path,
         errors: &mut Vec<FieldError>,
         rule_errors: &mut Vec<FieldError>,
+        site: RuleSite<'_>,
     ) -> Vec<CompiledRule>;
+}
+
+/// What a node's rules are compiled with besides the node: whether the node or a node
+/// below it has a schema error (kube-apiserver then compiles none of its rules), and the
+/// estimated costs of the schema's rules so far.
+pub(crate) struct RuleSite<'a> {
+    /// How many times a rule of the node can run for one object (`None`: under an
+    /// unbounded list or map).
+    pub cardinality: Option<u64>,
+    /// A schema error at or below the node.
+    pub blocked: bool,
+    /// The costs of every rule and `messageExpression` compiled so far.
+    pub costs: &'a mut crate::cel::TotalCost,
 }
 
 /// How many elements a list, map or string can hold by its declared limit (`maxItems`,
@@ -185,8 +202,31 @@ impl Schema {
         path: Path,
         rules: &dyn RuleCompiler,
     ) -> Result<Schema, Vec<FieldError>> {
+        let (schema, mut errors, rule_errors) = Schema::compile_parts(props, path, rules, false);
+        errors.extend(rule_errors);
+        if errors.is_empty() {
+            Ok(schema)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// [`Schema::compile_with`]'s schema and its two lists of errors, in kube-apiserver's
+    /// order: the schema's own, and its rules' (a node's rules compiled only when neither it
+    /// nor a node below it has an error of the schema's, then the schema's total cost). With
+    /// `written`, the schema is one a CRD being written declares, and the checks kube makes
+    /// only then are made too (properties closed by `additionalProperties`, list and map
+    /// extensions).
+    pub(crate) fn compile_parts(
+        props: &JSONSchemaProps,
+        path: Path,
+        rules: &dyn RuleCompiler,
+        written: bool,
+    ) -> (Schema, Vec<FieldError>, Vec<FieldError>) {
         let mut errors = Vec::new();
         let mut rule_errors = Vec::new();
+        let mut costs = crate::cel::TotalCost::default();
+        let root = path.clone();
         let schema = {
             let mut at = SchemaPath {
                 path,
@@ -195,20 +235,17 @@ impl Schema {
                 depth: 0,
                 rules,
                 cardinality: Some(1),
+                costs: &mut costs,
+                written,
             };
             Schema::compile_node(props, &mut at)
         };
-        if errors.is_empty() {
-            errors = rule_errors;
-        }
-        if errors.is_empty() {
-            Ok(schema)
-        } else {
-            Err(errors)
-        }
+        rule_errors.extend(costs.errors(&root));
+        (schema, errors, rule_errors)
     }
 
     fn compile_node(props: &JSONSchemaProps, at: &mut SchemaPath<'_>) -> Schema {
+        let errors_before = at.errors.len();
         if at.depth > MAX_SCHEMA_DEPTH {
             at.errors.push(FieldError::forbidden(
                 &at.path,
@@ -232,6 +269,21 @@ impl Schema {
             at.errors.push(FieldError::forbidden(
                 at.path.child("uniqueItems"),
                 "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            ));
+        }
+        // `additionalProperties: true` beside properties says nothing more, and is allowed.
+        let closes_properties = match &props.additional_properties {
+            Some(JSONSchemaPropsOrBool::Bool(allows)) => !allows,
+            Some(JSONSchemaPropsOrBool::Schema(_)) => true,
+            None => false,
+        };
+        if at.written
+            && closes_properties
+            && props.properties.as_ref().is_some_and(|p| !p.is_empty())
+        {
+            at.errors.push(FieldError::forbidden(
+                at.path.child("additionalProperties"),
+                "additionalProperties and properties are mutual exclusive",
             ));
         }
         let pattern = props
@@ -353,16 +405,19 @@ impl Schema {
             rules: Vec::new(),
             rules_below: false,
         };
+        if at.written {
+            crate::structural::list_and_map_types(props, &at.path, at.errors);
+        }
         if let Some(rules) = &props.x_kubernetes_validations {
             let path = at.path.child("x-kubernetes-validations");
-            schema.rules = at.rules.compile(
-                rules,
-                &schema,
-                at.cardinality,
-                &path,
-                at.errors,
-                at.rule_errors,
-            );
+            let site = RuleSite {
+                cardinality: at.cardinality,
+                blocked: at.errors.len() > errors_before,
+                costs: at.costs,
+            };
+            schema.rules = at
+                .rules
+                .compile(rules, &schema, &path, at.errors, at.rule_errors, site);
         }
         schema.rules_below = !schema.rules.is_empty()
             || schema.properties.values().any(|s| s.rules_below)

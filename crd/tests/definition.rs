@@ -189,8 +189,10 @@ fn a_version_without_a_schema_and_names_that_are_not_labels_are_refused() {
     );
 }
 
-/// A schema that is not structural is refused, with upstream's errors sorted by their text
-/// (`ValidateStructural`) after the schema's own.
+/// A schema that is not structural is refused, with upstream's errors in its order (as the
+/// reference answers, `schema_errors_come_in_kubes_order`): `ValidateStructural`'s sorted by
+/// their text, then those of the schema's walk (a node's before its children's, the list and
+/// map extensions after them).
 #[test]
 fn schemas_must_be_structural() {
     let mut crd = valid();
@@ -213,15 +215,9 @@ fn schemas_must_be_structural() {
     assert_eq!(
         errors(crd),
         [
-            format!(
-                "{root}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
-            ),
             format!("{root}.additionalProperties: Forbidden: must not be used at the root"),
             format!(
                 "{root}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
-            ),
-            format!(
-                r#"{root}.properties[spec].properties[counted].type: Invalid value: "object": must be array if x-kubernetes-list-type is specified"#
             ),
             format!(
                 "{root}.properties[spec].properties[either].anyOf[0].type: Forbidden: must be empty to be structural"
@@ -231,6 +227,12 @@ fn schemas_must_be_structural() {
             ),
             format!(
                 "{root}.properties[spec].properties[untyped].type: Required value: must not be empty for specified object fields"
+            ),
+            format!(
+                "{root}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
+            ),
+            format!(
+                r#"{root}.properties[spec].properties[counted].type: Invalid value: "object": must be array if x-kubernetes-list-type is specified"#
             ),
         ]
     );

@@ -461,34 +461,7 @@ fn always_allow_lets_everyone_in_and_turns_anonymous_requests_off() {
 fn an_update_or_apply_that_creates_is_authorized_as_a_create() {
     let server = Server::start(&[]);
     server.kubectl_ok(&["create", "namespace", "updates"], b"");
-    server.kubectl_ok(
-        &[
-            "create",
-            "role",
-            "may-update",
-            "-n",
-            "updates",
-            "--verb",
-            "get,update,patch",
-            "--resource",
-            "services",
-        ],
-        b"",
-    );
-    server.kubectl_ok(
-        &[
-            "create",
-            "rolebinding",
-            "may-update",
-            "-n",
-            "updates",
-            "--role",
-            "may-update",
-            "--user",
-            "apfkit-user",
-        ],
-        b"",
-    );
+    grant_on_services(&server, "may-update", "get,update,patch");
     let service = |port: u16| {
         format!(
             r#"{{"apiVersion":"v1","kind":"Service","metadata":{{"name":"made","namespace":"updates"}},
@@ -528,34 +501,7 @@ fn an_update_or_apply_that_creates_is_authorized_as_a_create() {
         stderr(&invalid)
     );
     // Once allowed to create, the same apply makes it.
-    server.kubectl_ok(
-        &[
-            "create",
-            "role",
-            "may-create",
-            "-n",
-            "updates",
-            "--verb",
-            "create",
-            "--resource",
-            "services",
-        ],
-        b"",
-    );
-    server.kubectl_ok(
-        &[
-            "create",
-            "rolebinding",
-            "may-create",
-            "-n",
-            "updates",
-            "--role",
-            "may-create",
-            "--user",
-            "apfkit-user",
-        ],
-        b"",
-    );
+    grant_on_services(&server, "may-create", "create");
     let created = wait_for(|| {
         let out = server.kubectl(
             &as_user(&["apply", "--server-side", "-f", "-"]),
@@ -569,6 +515,23 @@ fn an_update_or_apply_that_creates_is_authorized_as_a_create() {
         created.contains("service/made serverside-applied"),
         "{created}"
     );
+}
+
+/// Grants the plain user `verbs` on Services in the namespace `updates` by a Role and a
+/// RoleBinding named `name`.
+fn grant_on_services(server: &Server, name: &str, verbs: &str) {
+    let role = ["create", "role", name, "-n", "updates", "--verb", verbs];
+    server.kubectl_ok(&[&role[..], &["--resource", "services"]].concat(), b"");
+    let binding = [
+        "create",
+        "rolebinding",
+        name,
+        "-n",
+        "updates",
+        "--role",
+        name,
+    ];
+    server.kubectl_ok(&[&binding[..], &["--user", "apfkit-user"]].concat(), b"");
 }
 
 /// Waits up to 20 s for `probe` to answer something.

@@ -105,7 +105,7 @@ fn definitions_that_cannot_be_used_are_refused_naming_the_file_and_field() {
             .into_owned();
     assert!(
         stderr.contains(
-            "x-kubernetes-validations[0].rule: Invalid value: \"self <\": compilation failed"
+            "x-kubernetes-validations[0].rule: Invalid value: {\"Rule\":\"self \\u003c\",\"Message\":\"too big\",\"MessageExpression\":\"\",\"Reason\":null,\"FieldPath\":\"\",\"OptionalOldSelf\":null}: compilation failed"
         ),
         "{stderr}"
     );

@@ -327,7 +327,15 @@ spec:
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).contains(
-            "costly.yaml (document 1): /spec: CustomResourceDefinition.apiextensions.k8s.io \"things.example.com\" is invalid: spec.validation.openAPIV3Schema.properties[names].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x"
+            "costly.yaml (document 1): /spec: CustomResourceDefinition.apiextensions.k8s.io \"things.example.com\" is invalid: [spec.validation.openAPIV3Schema.properties[names].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    // A rule that dear is also most of the schema's total, over its own limit.
+    assert!(
+        stderr(&output).contains(
+            "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget"
         ),
         "{}",
         stderr(&output)

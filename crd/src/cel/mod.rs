@@ -30,7 +30,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::Validati
 use serde_json::Value;
 
 use crate::listtype::OldItems;
-use crate::schema::{RuleCompiler, Schema, Type};
+use crate::schema::{RuleCompiler, RuleSite, Schema, Type};
 use crate::validate::same_value;
 pub use rule::{CompiledRule, Reason};
 
@@ -71,13 +71,74 @@ impl RuleCompiler for Rules {
         &self,
         rules: &[ValidationRule],
         node: &Schema,
-        cardinality: Option<u64>,
         path: &Path,
         errors: &mut Vec<FieldError>,
         rule_errors: &mut Vec<FieldError>,
+        site: RuleSite<'_>,
     ) -> Vec<CompiledRule> {
+        let before = errors.len();
         check_rule_fields(rules, node, path, errors);
-        compile_rules(rules, node, cardinality, path, rule_errors)
+        // kube-apiserver compiles no rule of a node with a schema error at or below it.
+        if site.blocked || errors.len() > before {
+            return Vec::new();
+        }
+        compile_rules(rules, node, site.cardinality, path, rule_errors, site.costs)
+    }
+}
+
+/// kube-apiserver's limit on the estimated cost of all the rules of one schema
+/// (`StaticEstimatedCRDCostLimit`).
+pub const STATIC_CRD_COST_LIMIT: u64 = 100_000_000;
+
+/// The estimated costs of a schema's rules and `messageExpression`s, added up as
+/// apiextensions-apiserver's `TotalCost` adds them: the total, and the four dearest of those
+/// that cost at least 1% of the limit, dearest first.
+#[derive(Debug, Default)]
+pub(crate) struct TotalCost {
+    total: u64,
+    dearest: Vec<(Path, u64)>,
+}
+
+impl TotalCost {
+    /// Adds the cost of the expression at `path` (`ObserveExpressionCost`).
+    fn observe(&mut self, path: Path, cost: u64) {
+        self.total = self.total.saturating_add(cost);
+        if cost < STATIC_CRD_COST_LIMIT / 100 {
+            return;
+        }
+        // After those that cost as much or more, as Go's sort.Slice leaves equal costs of
+        // a list kept in order.
+        let at = self.dearest.partition_point(|(_, c)| *c >= cost);
+        self.dearest.insert(at, (path, cost));
+        self.dearest.truncate(4);
+    }
+
+    /// The errors of a total over the limit: each of the dearest named, then the schema at
+    /// `root`.
+    pub(crate) fn errors(&self, root: &Path) -> Vec<FieldError> {
+        if self.total <= STATIC_CRD_COST_LIMIT {
+            return Vec::new();
+        }
+        let mut errors: Vec<FieldError> = self
+            .dearest
+            .iter()
+            .map(|(path, _)| {
+                FieldError::forbidden(
+                    path.clone(),
+                    "contributed to estimated rule cost total exceeding cost limit for entire \
+                     OpenAPIv3 schema",
+                )
+            })
+            .collect();
+        errors.push(FieldError::forbidden(
+            root.clone(),
+            cost::over_limit_message(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                self.total,
+                STATIC_CRD_COST_LIMIT,
+            ),
+        ));
+        errors
     }
 }
 
@@ -98,6 +159,15 @@ impl Schema {
     ) -> Result<Schema, Vec<FieldError>> {
         Schema::compile_with(props, path, &Rules)
     }
+
+    /// [`Schema::compile`]'s schema of a CRD being written, with its own errors and its
+    /// rules' apart, for the checks of a CRD that come between them.
+    pub(crate) fn compile_in_parts(
+        props: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
+        path: Path,
+    ) -> (Schema, Vec<FieldError>, Vec<FieldError>) {
+        Schema::compile_parts(props, path, &Rules, true)
+    }
 }
 
 /// Compiles a node's rules; `path` is the node's `x-kubernetes-validations` path,
@@ -110,6 +180,7 @@ fn compile_rules(
     cardinality: Option<u64>,
     path: &Path,
     errors: &mut Vec<FieldError>,
+    costs: &mut TotalCost,
 ) -> Vec<CompiledRule> {
     let env = environment();
     let mut compiled = Vec::new();
@@ -125,48 +196,18 @@ fn compile_rules(
             Err(err) => {
                 errors.push(FieldError::invalid(
                     at.child("rule"),
-                    BadValue::Str(rule.rule.clone()),
-                    format!("compilation failed: {}", one_line(&err.to_string())),
+                    rule_value(rule),
+                    format!("compilation failed: {}", cel_go_words(&err)),
                 ));
                 continue;
             }
         };
-        if let Some((id, field)) = estimate::undefined_field(program.expression(), schema) {
-            errors.push(FieldError::invalid(
-                at.child("rule"),
-                rule_value(rule),
-                format!(
-                    "compilation failed: {}",
-                    checker_error(&program, id, &format!("undefined field '{field}'"))
-                ),
-            ));
+        if let Some(error) = undefined_field(&program, schema, at.child("rule"), rule, "") {
+            errors.push(error);
             continue;
         }
-        let uses_old_self = program.references().has_variable("oldSelf");
-        if !uses_old_self && rule.optional_old_self.is_some() {
-            errors.push(FieldError::invalid(
-                at.child("optionalOldSelf"),
-                BadValue::Go(rule.optional_old_self.unwrap_or(false).to_string()),
-                "may not be set if oldSelf is not used in rule",
-            ));
-        }
-        let message_expression = match &rule.message_expression {
-            Some(source) if !source.trim().is_empty() => match env.compile(source) {
-                Ok(program) => Some((source.clone(), program)),
-                Err(err) => {
-                    errors.push(FieldError::invalid(
-                        at.child("messageExpression"),
-                        BadValue::Str(source.clone()),
-                        format!(
-                            "messageExpression compilation failed: {}",
-                            one_line(&err.to_string())
-                        ),
-                    ));
-                    None
-                }
-            },
-            _ => None,
-        };
+        // kube-apiserver's order: the rule's cost, its `messageExpression` (what does not
+        // compile, or its cost), then `optionalOldSelf`.
         let estimated_cost = cost::estimate(program.expression(), schema);
         let times = cardinality.unwrap_or_else(|| cost::unbounded_cardinality(schema));
         let total = estimated_cost.saturating_mul(times);
@@ -174,6 +215,59 @@ fn compile_rules(
             errors.push(FieldError::forbidden(
                 at.child("rule"),
                 cost::over_limit_message("estimated rule cost", total, STATIC_COST_LIMIT),
+            ));
+        }
+        costs.observe(at.child("rule"), total);
+        let message_expression = match &rule.message_expression {
+            Some(source) if !source.trim().is_empty() => match env.compile(source) {
+                Ok(program)
+                    if let Some(error) = undefined_field(
+                        &program,
+                        schema,
+                        at.child("messageExpression"),
+                        rule,
+                        "messageExpression ",
+                    ) =>
+                {
+                    errors.push(error);
+                    None
+                }
+                Ok(program) => {
+                    // Its cost once, whatever the cardinality.
+                    let message_cost = cost::estimate(program.expression(), schema);
+                    if message_cost > STATIC_COST_LIMIT {
+                        errors.push(FieldError::forbidden(
+                            at.child("messageExpression"),
+                            cost::over_limit_message(
+                                "estimated messageExpression cost",
+                                message_cost,
+                                STATIC_COST_LIMIT,
+                            ),
+                        ));
+                    }
+                    costs.observe(at.child("messageExpression"), message_cost);
+                    Some((source.clone(), program))
+                }
+                Err(err) => {
+                    errors.push(FieldError::invalid(
+                        at.child("messageExpression"),
+                        rule_value(rule),
+                        format!(
+                            "messageExpression compilation failed: {}",
+                            cel_go_words(&err)
+                        ),
+                    ));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let uses_old_self = program.references().has_variable("oldSelf");
+        if !uses_old_self && rule.optional_old_self.is_some() {
+            errors.push(FieldError::invalid(
+                at.child("optionalOldSelf"),
+                BadValue::Go(rule.optional_old_self.unwrap_or(false).to_string()),
+                "may not be set if oldSelf is not used in rule",
             ));
         }
         compiled.push(CompiledRule {
@@ -194,6 +288,26 @@ fn compile_rules(
         });
     }
     compiled
+}
+
+/// cel-go's checker error for a field of `program` that `schema` does not declare, at `path`
+/// (the rule's or its `messageExpression`'s, `what` leading the message as kube words it).
+fn undefined_field(
+    program: &Program,
+    schema: &Schema,
+    path: Path,
+    rule: &ValidationRule,
+    what: &str,
+) -> Option<FieldError> {
+    let (id, field) = estimate::undefined_field(program.expression(), schema)?;
+    Some(FieldError::invalid(
+        path,
+        rule_value(rule),
+        format!(
+            "{what}compilation failed: {}",
+            checker_error(program, id, &format!("undefined field '{field}'"))
+        ),
+    ))
 }
 
 /// A rule as kube-apiserver prints it in a compilation error: its internal
@@ -234,8 +348,9 @@ fn checker_error(program: &Program, id: u64, what: &str) -> String {
     )
 }
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A compiler's error as cel-go prints its issues: the snippet's lines start with " | ".
+fn cel_go_words(error: &impl std::fmt::Display) -> String {
+    error.to_string().replace("\n| ", "\n | ")
 }
 
 /// A rule's `fieldPath` (`.spec.replicas`, `.spec['a-b']`) as a field path (`spec.replicas`,

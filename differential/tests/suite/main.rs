@@ -14,6 +14,7 @@ use apfkit_differential::{Case, Servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 mod authorization;
+mod corpora;
 mod crds;
 mod decoding;
 mod deletion;
@@ -40,6 +41,7 @@ fn main() -> std::process::ExitCode {
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
     let cases: Vec<(&str, Case)> = [
         authorization::CASES,
+        corpora::CASES,
         crds::CASES,
         decoding::CASES,
         deletion::CASES,

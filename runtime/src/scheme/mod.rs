@@ -34,7 +34,7 @@ use std::sync::OnceLock;
 use crate::identity::split_api_version;
 use serde_json::{Map, Value};
 
-pub use codec::Codec;
+pub use codec::{Codec, decode_collecting};
 pub use document::{Document, InputError, Limits, MAX_DEPTH_LIMIT, ReadError, depth};
 pub use encoding::{Encoding, ReadProtobuf, StorageEncoding, ValueEncodings, WriteJson};
 pub use encodings::{EncodingError, Encodings};
