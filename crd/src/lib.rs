@@ -64,6 +64,7 @@ pub mod cel;
 mod checks;
 mod defaults;
 mod definition;
+mod extensions;
 pub mod format;
 pub mod listtype;
 mod metadata;

@@ -148,7 +148,7 @@ pub(crate) struct SchemaPath<'a> {
     /// What compiles each node's rules.
     pub rules: &'a dyn RuleCompiler,
     /// The estimated costs of the rules compiled so far.
-    pub costs: &'a mut crate::cel::TotalCost,
+    pub costs: &'a mut crate::cel::total::TotalCost,
     /// Whether the schema is one a CRD being written declares ([`Schema::compile_parts`]).
     pub written: bool,
     /// How many times a rule here can run for one object: the product of the declared element
@@ -180,7 +180,7 @@ pub(crate) struct RuleSite<'a> {
     /// A schema error at or below the node.
     pub blocked: bool,
     /// The costs of every rule and `messageExpression` compiled so far.
-    pub costs: &'a mut crate::cel::TotalCost,
+    pub costs: &'a mut crate::cel::total::TotalCost,
 }
 
 /// How many elements a list, map or string can hold by its declared limit (`maxItems`,
@@ -225,7 +225,7 @@ impl Schema {
     ) -> (Schema, Vec<FieldError>, Vec<FieldError>) {
         let mut errors = Vec::new();
         let mut rule_errors = Vec::new();
-        let mut costs = crate::cel::TotalCost::default();
+        let mut costs = crate::cel::total::TotalCost::default();
         let root = path.clone();
         let schema = {
             let mut at = SchemaPath {
@@ -406,7 +406,7 @@ impl Schema {
             rules_below: false,
         };
         if at.written {
-            crate::structural::list_and_map_types(props, &at.path, at.errors);
+            crate::extensions::list_and_map_types(props, &at.path, at.errors);
         }
         if let Some(rules) = &props.x_kubernetes_validations {
             let path = at.path.child("x-kubernetes-validations");

@@ -135,43 +135,6 @@ where
         .await
 }
 
-/// The create an update or an apply of a missing object turns into, authorized as kube's
-/// handlers authorize it (`withAuthorization` of the `create` verb): the request itself was
-/// authorized only as an update or a patch. A verdict that could not decide is a 500, a
-/// refusal kube's 403.
-pub(super) async fn authorize_create<H>(
-    server: &ApiServer<H>,
-    target: &Target<H>,
-    user: &crate::auth::UserInfo,
-) -> Result<(), ApiError>
-where
-    H: Object + Clone + Send + Sync + 'static,
-{
-    let Some(authorizer) = &server.authorizer else {
-        return Ok(());
-    };
-    let place = target.place();
-    let attributes = crate::authz::Attributes {
-        user: user.clone(),
-        verb: "create".to_owned(),
-        resource_request: true,
-        api_group: target.served.config.group.clone(),
-        api_version: target.codec().version().to_owned(),
-        namespace: place.namespace.unwrap_or_default().to_owned(),
-        resource: target.served.plural.clone(),
-        subresource: target.subresource().unwrap_or_default().to_owned(),
-        name: place.name.to_owned(),
-        ..crate::authz::Attributes::default()
-    };
-    let verdict = authorizer.authorize(&attributes).await;
-    if verdict.allowed() {
-        return Ok(());
-    }
-    match verdict.error {
-        Some(error) => Err(ApiError::internal(error)),
-        None => Err(attributes.forbidden(&verdict.reason)),
-    }
-}
 
 /// An update of a stored object that names no resource version, refused where the kind's
 /// strategy does not allow it, as the generic store's `Update` refuses it: invalid, about the

@@ -16,6 +16,7 @@ use serde_json::Value;
 pub use super::estimate::estimate;
 use super::sizes::{self, MAX_REQUEST_BYTES, declared_length};
 pub use super::sizes::{max_children, unbounded_cardinality};
+pub use super::total::over_limit_message;
 use super::values::escape;
 use crate::schema::{Schema, Type};
 
@@ -43,21 +44,6 @@ pub fn runtime<'a>(expr: &'a IdedExpr, schema: &'a Schema, value: &'a Value) -> 
         scopes: vec![("self".to_owned(), Bound::new(Some(schema), Some(value)))],
     };
     walk.cost(expr)
-}
-
-/// kube-apiserver's message for a cost over its limit (`getCostErrorMessage`).
-pub fn over_limit_message(name: &str, cost: u64, limit: u64) -> String {
-    let factor = cost as f64 / limit as f64;
-    let factor = if factor > 100.0 {
-        "more than 100x".to_owned()
-    } else if factor < 1.5 {
-        format!("{factor:.6}x")
-    } else {
-        format!("{factor:.1}x")
-    };
-    format!(
-        "{name} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
-    )
 }
 
 /// What an expression is known to be: its schema and, at run time, its value; or the list,

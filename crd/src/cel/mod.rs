@@ -20,6 +20,7 @@ mod estimate;
 pub mod library;
 pub(crate) mod rule;
 mod sizes;
+pub(crate) mod total;
 mod values;
 
 use std::sync::{Arc, OnceLock};
@@ -33,6 +34,8 @@ use crate::listtype::OldItems;
 use crate::schema::{RuleCompiler, RuleSite, Schema, Type};
 use crate::validate::same_value;
 pub use rule::{CompiledRule, Reason};
+pub use total::STATIC_CRD_COST_LIMIT;
+use total::TotalCost;
 
 /// kube-apiserver's runtime CEL budget for one object's rules (`RuntimeCELCostBudget`).
 pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
@@ -83,62 +86,6 @@ impl RuleCompiler for Rules {
             return Vec::new();
         }
         compile_rules(rules, node, site.cardinality, path, rule_errors, site.costs)
-    }
-}
-
-/// kube-apiserver's limit on the estimated cost of all the rules of one schema
-/// (`StaticEstimatedCRDCostLimit`).
-pub const STATIC_CRD_COST_LIMIT: u64 = 100_000_000;
-
-/// The estimated costs of a schema's rules and `messageExpression`s, added up as
-/// apiextensions-apiserver's `TotalCost` adds them: the total, and the four dearest of those
-/// that cost at least 1% of the limit, dearest first.
-#[derive(Debug, Default)]
-pub(crate) struct TotalCost {
-    total: u64,
-    dearest: Vec<(Path, u64)>,
-}
-
-impl TotalCost {
-    /// Adds the cost of the expression at `path` (`ObserveExpressionCost`).
-    fn observe(&mut self, path: Path, cost: u64) {
-        self.total = self.total.saturating_add(cost);
-        if cost < STATIC_CRD_COST_LIMIT / 100 {
-            return;
-        }
-        // After those that cost as much or more, as Go's sort.Slice leaves equal costs of
-        // a list kept in order.
-        let at = self.dearest.partition_point(|(_, c)| *c >= cost);
-        self.dearest.insert(at, (path, cost));
-        self.dearest.truncate(4);
-    }
-
-    /// The errors of a total over the limit: each of the dearest named, then the schema at
-    /// `root`.
-    pub(crate) fn errors(&self, root: &Path) -> Vec<FieldError> {
-        if self.total <= STATIC_CRD_COST_LIMIT {
-            return Vec::new();
-        }
-        let mut errors: Vec<FieldError> = self
-            .dearest
-            .iter()
-            .map(|(path, _)| {
-                FieldError::forbidden(
-                    path.clone(),
-                    "contributed to estimated rule cost total exceeding cost limit for entire \
-                     OpenAPIv3 schema",
-                )
-            })
-            .collect();
-        errors.push(FieldError::forbidden(
-            root.clone(),
-            cost::over_limit_message(
-                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
-                self.total,
-                STATIC_CRD_COST_LIMIT,
-            ),
-        ));
-        errors
     }
 }
 
