@@ -151,6 +151,8 @@ pub(crate) struct SchemaPath<'a> {
     pub costs: &'a mut crate::cel::total::TotalCost,
     /// Whether the schema is one a CRD being written declares ([`Schema::compile_parts`]).
     pub written: bool,
+    /// The highest place above where old and new values cannot be correlated, if any.
+    pub uncorrelatable: Option<Path>,
     /// How many times a rule here can run for one object: the product of the declared element
     /// counts of the lists and maps above, `None` once one of them is unbounded.
     pub cardinality: Option<u64>,
@@ -179,6 +181,8 @@ pub(crate) struct RuleSite<'a> {
     pub cardinality: Option<u64>,
     /// A schema error at or below the node.
     pub blocked: bool,
+    /// The highest place above the node where old and new values cannot be correlated.
+    pub uncorrelatable: Option<&'a Path>,
     /// The costs of every rule and `messageExpression` compiled so far.
     pub costs: &'a mut crate::cel::total::TotalCost,
 }
@@ -237,6 +241,7 @@ impl Schema {
                 cardinality: Some(1),
                 costs: &mut costs,
                 written,
+                uncorrelatable: None,
             };
             Schema::compile_node(props, &mut at)
         };
@@ -316,6 +321,17 @@ impl Schema {
                 at.path = saved;
                 schema
             };
+        // Where old and new values cannot be told apart, rules may not use `oldSelf`: the
+        // properties of a map of a type that is not correlatable, the items of a list that
+        // is not a map list (the highest such place is kept).
+        let saved_uncorrelatable = at.uncorrelatable.clone();
+        let map_correlatable = props
+            .x_kubernetes_map_type
+            .as_deref()
+            .is_none_or(|t| matches!(t, "granular" | "atomic"));
+        if !map_correlatable && at.uncorrelatable.is_none() {
+            at.uncorrelatable = Some(at.path.clone());
+        }
         let properties = props
             .properties
             .iter()
@@ -325,6 +341,7 @@ impl Schema {
                 (name.clone(), schema)
             })
             .collect();
+        at.uncorrelatable.clone_from(&saved_uncorrelatable);
         let (additional_properties, no_additional_properties) = match &props.additional_properties {
             Some(JSONSchemaPropsOrBool::Schema(sub)) => {
                 let times = max_children(props.max_properties);
@@ -337,7 +354,14 @@ impl Schema {
         let items = match &props.items {
             Some(JSONSchemaPropsOrArray::Schema(sub)) => {
                 let times = max_children(props.max_items);
-                Some(Box::new(child(".items".into(), sub, at, times)))
+                if props.x_kubernetes_list_type.as_deref() != Some("map")
+                    && at.uncorrelatable.is_none()
+                {
+                    at.uncorrelatable = Some(at.path.clone());
+                }
+                let items = child(".items".into(), sub, at, times);
+                at.uncorrelatable.clone_from(&saved_uncorrelatable);
+                Some(Box::new(items))
             }
             Some(JSONSchemaPropsOrArray::Schemas(_)) => {
                 at.errors.push(FieldError::forbidden(
@@ -412,6 +436,7 @@ impl Schema {
             let path = at.path.child("x-kubernetes-validations");
             let site = RuleSite {
                 cardinality: at.cardinality,
+                uncorrelatable: at.uncorrelatable.as_ref(),
                 blocked: at.errors.len() > errors_before,
                 costs: at.costs,
             };

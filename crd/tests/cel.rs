@@ -593,3 +593,33 @@ fn a_rule_under_an_unbounded_list_is_multiplied_by_what_fits_in_a_request() {
     }}))
     .unwrap();
 }
+
+/// `oldSelf` only where an old value can be found for the new one: not in the items of a
+/// list that is not a map list (nor in a map of a type that does not correlate), named by
+/// the highest such place, as the reference answers (`cel_cost_estimates_are_kubes`).
+#[test]
+fn old_self_is_refused_where_old_values_cannot_be_correlated() {
+    let transition = json!([{"rule": "self == oldSelf"}]);
+    let err = crd(json!({"type": "object", "properties": {
+        "atomic": {"type": "array", "maxItems": 4, "items": {"type": "array", "maxItems": 4,
+            "items": {"type": "string", "maxLength": 10,
+                "x-kubernetes-validations": transition}}}}}))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.ends_with(
+            "is invalid: spec.validation.openAPIV3Schema.properties[spec].properties[atomic]\
+             .items.items.x-kubernetes-validations[0].rule: Invalid value: \"self == oldSelf\": oldSelf \
+             cannot be used on the uncorrelatable portion of the schema within \
+             spec.validation.openAPIV3Schema.properties[spec].properties[atomic]"
+        ),
+        "{err}"
+    );
+    let keyed = crd(json!({"type": "object", "properties": {
+        "keyed": {"type": "array", "maxItems": 4, "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "maxLength": 10}},
+                "x-kubernetes-validations": transition}}}}));
+    assert!(keyed.is_ok(), "{:?}", keyed.err());
+}

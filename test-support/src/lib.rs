@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod backends;
+pub mod cel_costs;
 pub mod crd;
 pub mod etcd;
 pub mod extension;

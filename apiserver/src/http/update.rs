@@ -135,7 +135,6 @@ where
         .await
 }
 
-
 /// An update of a stored object that names no resource version, refused where the kind's
 /// strategy does not allow it, as the generic store's `Update` refuses it: invalid, about the
 /// resource (the store's `qualifiedResource` standing in for the kind).

@@ -35,7 +35,6 @@ use crate::schema::{RuleCompiler, RuleSite, Schema, Type};
 use crate::validate::same_value;
 pub use rule::{CompiledRule, Reason};
 pub use total::STATIC_CRD_COST_LIMIT;
-use total::TotalCost;
 
 /// kube-apiserver's runtime CEL budget for one object's rules (`RuntimeCELCostBudget`).
 pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
@@ -85,7 +84,7 @@ impl RuleCompiler for Rules {
         if site.blocked || errors.len() > before {
             return Vec::new();
         }
-        compile_rules(rules, node, site.cardinality, path, rule_errors, site.costs)
+        compile_rules(rules, node, path, rule_errors, site)
     }
 }
 
@@ -117,18 +116,23 @@ impl Schema {
     }
 }
 
-/// Compiles a node's rules; `path` is the node's `x-kubernetes-validations` path,
-/// `cardinality` how many times its rules can run for one object (`None`: under an unbounded
-/// list or map). Errors go to `errors` with kube-apiserver's
-/// paths; a rule that fails to compile is left out.
+/// Compiles a node's rules; `path` is the node's `x-kubernetes-validations` path, `site` how
+/// many times its rules can run for one object, where above it `oldSelf` cannot be used, and
+/// the costs so far. Errors go to `errors` with kube-apiserver's paths; a rule that fails to
+/// compile is left out.
 fn compile_rules(
     rules: &[ValidationRule],
     schema: &Schema,
-    cardinality: Option<u64>,
     path: &Path,
     errors: &mut Vec<FieldError>,
-    costs: &mut TotalCost,
+    site: RuleSite<'_>,
 ) -> Vec<CompiledRule> {
+    let RuleSite {
+        cardinality,
+        uncorrelatable,
+        costs,
+        ..
+    } = site;
     let env = environment();
     let mut compiled = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
@@ -210,7 +214,18 @@ fn compile_rules(
             _ => None,
         };
         let uses_old_self = program.references().has_variable("oldSelf");
-        if !uses_old_self && rule.optional_old_self.is_some() {
+        if uses_old_self {
+            if let Some(place) = uncorrelatable {
+                errors.push(FieldError::invalid(
+                    at.child("rule"),
+                    BadValue::Str(rule.rule.clone()),
+                    format!(
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema \
+                         within {place}"
+                    ),
+                ));
+            }
+        } else if rule.optional_old_self.is_some() {
             errors.push(FieldError::invalid(
                 at.child("optionalOldSelf"),
                 BadValue::Go(rule.optional_old_self.unwrap_or(false).to_string()),
