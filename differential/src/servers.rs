@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 
 use apfkit_server::{Config, Server, Storage};
@@ -63,11 +64,29 @@ impl fmt::Display for Target {
     }
 }
 
+/// The audit policy of every server: what a case sends in the namespace `audited` at
+/// `RequestResponse`, FlowSchemas at `Metadata`, `/version` at `Request`, nothing else.
+pub const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: RequestResponse
+  namespaces: [audited]
+- level: Metadata
+  resources:
+  - group: flowcontrol.apiserver.k8s.io
+    resources: [flowschemas]
+- level: Request
+  nonResourceURLs: [/version]
+- level: None
+";
+
 /// The reference and apfkit's server on each backend, running until dropped.
 pub struct Servers {
     reference: KubeApiserver,
     embedded: Server,
     on_etcd: Server,
+    /// Where each server writes its audit events, by [`Target`] order.
+    audit_logs: [PathBuf; 3],
     // Dropped after the servers that use them.
     _etcd: Etcd,
     _data: tempfile::TempDir,
@@ -87,12 +106,28 @@ impl Servers {
         let tokens = data.path().join("tokens.csv");
         std::fs::write(&tokens, TOKENS).expect("the token file");
         let flag = format!("--token-auth-file={}", tokens.display());
-        let reference = tokio::task::spawn_blocking(move || KubeApiserver::start(&[&flag]));
-        let with_tokens = |mut config: Config| {
+        // The same audit policy on every server, each with a log of its own.
+        let policy = data.path().join("audit-policy.yaml");
+        std::fs::write(&policy, AUDIT_POLICY).expect("the audit policy");
+        let audit_logs = ["reference", "embedded", "etcd"]
+            .map(|name| data.path().join(format!("{name}-audit.log")));
+        let audit_flags = [
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", audit_logs[0].display()),
+        ];
+        let reference = tokio::task::spawn_blocking(move || {
+            KubeApiserver::start(&[&flag, &audit_flags[0], &audit_flags[1]])
+        });
+        let with_tokens = |mut config: Config, log: &PathBuf| {
             config.tokens = Some(apfkit_server::Tokens {
                 source: "the differential suite's tokens".to_owned(),
                 csv: TOKENS.to_owned(),
             });
+            config.audit = apfkit_server::AuditConfig {
+                policy_file: Some(policy.clone()),
+                log_path: Some(log.clone()),
+                ..apfkit_server::AuditConfig::default()
+            };
             config
         };
         // The etcd the reference runs on, so that both stores are the same release.
@@ -102,10 +137,13 @@ impl Servers {
                 .to_string(),
             &[],
         );
-        let embedded = apfkit_server::start(with_tokens(Config::new(data.path().join("embedded"))))
-            .await
-            .expect("apfkit's server starts on its embedded store");
-        let mut config = with_tokens(Config::new(data.path().join("etcd")));
+        let embedded = apfkit_server::start(with_tokens(
+            Config::new(data.path().join("embedded")),
+            &audit_logs[1],
+        ))
+        .await
+        .expect("apfkit's server starts on its embedded store");
+        let mut config = with_tokens(Config::new(data.path().join("etcd")), &audit_logs[2]);
         config.storage = Storage::Etcd(vec![etcd.endpoint.clone()]);
         let on_etcd = apfkit_server::start(config)
             .await
@@ -118,6 +156,7 @@ impl Servers {
             reference,
             embedded,
             on_etcd,
+            audit_logs,
             _etcd: etcd,
             _data: data,
         }
@@ -129,7 +168,15 @@ impl Servers {
             Target::Embedded => self.embedded.kubeconfig().to_owned(),
             Target::Etcd => self.on_etcd.kubeconfig().to_owned(),
         };
-        let mut session = Session::new(requests::client(&kubeconfig, "apfkit").await);
+        let audit_log = match target {
+            Target::Reference => &self.audit_logs[0],
+            Target::Embedded => &self.audit_logs[1],
+            Target::Etcd => &self.audit_logs[2],
+        };
+        let mut session = Session::new(
+            requests::client(&kubeconfig, "apfkit").await,
+            audit_log.clone(),
+        );
         case(&mut session).await;
         session.into_transcript()
     }

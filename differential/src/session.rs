@@ -21,6 +21,7 @@ pub struct Request {
     body: Vec<u8>,
     impersonate: Option<String>,
     select: Option<fn(&Value) -> Value>,
+    audited: bool,
 }
 
 impl Request {
@@ -41,6 +42,7 @@ impl Request {
             body: Vec::new(),
             impersonate: None,
             select: None,
+            audited: false,
         }
     }
 
@@ -88,6 +90,16 @@ impl Request {
     /// This request with `Accept: accept`.
     pub fn accept(mut self, accept: &str) -> Request {
         self.accept = Some(accept.to_owned());
+        self
+    }
+
+    /// This request with the audit events the server wrote of it compared too, as an
+    /// exchange of their own after the answer (`AUDIT` and the request line, the events as
+    /// its body): the request carries an `Audit-ID` of the suite's, and the server's audit
+    /// log is read until the request's last stage is in it. The servers audit what
+    /// [`crate::servers::AUDIT_POLICY`] says.
+    pub fn audited(mut self) -> Request {
+        self.audited = true;
         self
     }
 
@@ -174,17 +186,25 @@ pub struct Transcript {
 /// How long [`Session::wait_until`] waits for a state.
 const WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// How long the events of an audited request may take to reach the server's log.
+const AUDITED_WITHIN: Duration = Duration::from_secs(10);
+
+/// The audit IDs the suite sends, unique within a run.
+static AUDIT_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// A case's requests to one server.
 pub struct Session {
     client: kube::Client,
+    audit_log: std::path::PathBuf,
     versions: Versions,
     transcript: Transcript,
 }
 
 impl Session {
-    pub(crate) fn new(client: kube::Client) -> Session {
+    pub(crate) fn new(client: kube::Client, audit_log: std::path::PathBuf) -> Session {
         Session {
             client,
+            audit_log,
             versions: Versions::default(),
             transcript: Transcript::default(),
         }
@@ -284,6 +304,13 @@ impl Session {
         if let Some(user) = &request.impersonate {
             builder = builder.header("Impersonate-User", user);
         }
+        let audit_id = request.audited.then(|| {
+            let n = AUDIT_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("differential-{}-{n}", std::process::id())
+        });
+        if let Some(id) = &audit_id {
+            builder = builder.header("Audit-ID", id);
+        }
         let sent = builder
             .body(kube::client::Body::from(request.body))
             .expect("a request");
@@ -327,7 +354,80 @@ impl Session {
             warnings: header("warning"),
             body,
         });
+        if let Some(id) = audit_id {
+            self.record_audit(&line, &id).await;
+        }
         (parsed.unwrap_or(Value::Null), bytes.to_vec())
+    }
+
+    /// Records the audit events of the request `line` sent with the audit ID `id`, once its
+    /// last stage (`ResponseComplete` or `Panic`) is in the server's log: normalized, the
+    /// audit ID and the client certificate's fingerprint as placeholders, and without
+    /// apfkit's own flow-control annotations (decision 203).
+    ///
+    /// # Panics
+    ///
+    /// When the last stage is not in the log within 10 s.
+    async fn record_audit(&mut self, line: &str, id: &str) {
+        let started = std::time::Instant::now();
+        let mut events = loop {
+            let text = tokio::fs::read_to_string(&self.audit_log)
+                .await
+                .unwrap_or_default();
+            let events: Vec<Value> = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|event| event["auditID"] == id)
+                .collect();
+            let last = |event: &Value| {
+                matches!(event["stage"].as_str(), Some("ResponseComplete" | "Panic"))
+            };
+            if events.iter().any(last) {
+                break events;
+            }
+            assert!(
+                started.elapsed() < AUDITED_WITHIN,
+                "{line}: the audit log {} has no last stage of {id} after {AUDITED_WITHIN:?} \
+                 (events: {events:?})",
+                self.audit_log.display()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        for event in &mut events {
+            audit_event_placeholders(event);
+        }
+        let mut body = Value::Array(events);
+        normalize::value(&mut body, &mut self.versions);
+        self.transcript.exchanges.push(Exchange {
+            request: format!("AUDIT {}", self.versions.in_path(line)),
+            code: 0,
+            content_type: String::new(),
+            warnings: Vec::new(),
+            body,
+        });
+    }
+}
+
+/// An audit event with what must differ between servers as placeholders: its audit ID and
+/// times, the fingerprint of the client certificate in the user's extra, and apfkit's own
+/// flow-control annotations left out (decision 203).
+fn audit_event_placeholders(event: &mut Value) {
+    event["auditID"] = Value::from("<audit-id>");
+    for time in ["requestReceivedTimestamp", "stageTimestamp"] {
+        if event.get(time).is_some() {
+            event[time] = Value::from("<time>");
+        }
+    }
+    for user in ["/user/extra", "/impersonatedUser/extra"] {
+        if let Some(id) = event
+            .pointer_mut(user)
+            .and_then(|extra| extra.get_mut("authentication.kubernetes.io/credential-id"))
+        {
+            *id = Value::from("<credential-id>");
+        }
+    }
+    if let Some(Value::Object(annotations)) = event.get_mut("annotations") {
+        annotations.retain(|key, _| !key.starts_with("flowcontrol.apfkit/"));
     }
 }
 

@@ -117,10 +117,41 @@ impl AuditContext {
         self.lock().response_status = Some(status_json(status, "", code));
     }
 
-    /// The request's body, from level `Request`.
+    /// The request's body as it came, from level `Request`, unless the handler logged the
+    /// object it decoded ([`AuditContext::log_request_object`]).
     pub(crate) fn set_request_object(&self, object: Box<RawValue>) {
         let mut event = self.lock();
-        if event.level >= Level::Request {
+        if event.level >= Level::Request && event.request_object.is_none() {
+            event.request_object = Some(object);
+        }
+    }
+
+    /// The object a write decoded (`LogRequestObject`): its namespace, name, uid and
+    /// resource version fill what the object reference lacks, and from level `Request` the
+    /// object, as `encode` writes it in the request's version (defaults applied), is the
+    /// event's request object.
+    pub(crate) fn log_request_object(
+        &self,
+        metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        encode: impl FnOnce() -> Option<serde_json::Value>,
+    ) {
+        let mut event = self.lock();
+        if let Some(reference) = &mut event.object_ref {
+            let fill = |field: &mut String, value: &Option<String>| {
+                if field.is_empty()
+                    && let Some(value) = value
+                {
+                    field.clone_from(value);
+                }
+            };
+            fill(&mut reference.namespace, &metadata.namespace);
+            fill(&mut reference.name, &metadata.name);
+            fill(&mut reference.uid, &metadata.uid);
+            fill(&mut reference.resource_version, &metadata.resource_version);
+        }
+        if event.level >= Level::Request
+            && let Some(object) = encode().and_then(|v| serde_json::value::to_raw_value(&v).ok())
+        {
             event.request_object = Some(object);
         }
     }
@@ -173,6 +204,7 @@ pub(crate) fn begin(
         api_group: info.api_group.clone(),
         api_version: info.api_version.clone(),
         subresource: info.subresource.clone(),
+        ..ObjectReference::default()
     });
     let now = micro_time_now();
     let event = Event {

@@ -101,12 +101,18 @@ pub struct ObjectReference {
     /// The object's name.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
+    /// The object's uid, when the request's object names one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub uid: String,
     /// The API group; empty for the core group.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_group: String,
     /// The API version.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_version: String,
+    /// The object's resource version, when the request's object names one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
     /// The subresource.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub subresource: String,

@@ -88,13 +88,12 @@ where
     respond(&server, &context, &info, request_body, response)
 }
 
-/// The verbs whose request body kube-apiserver's handlers log (`LogRequestObject`,
-/// `LogRequestPatch`).
+/// The verbs whose request body, as it came, kube-apiserver's handlers log
+/// (`LogRequestPatch`, and a delete's options). A create's and an update's handler logs the
+/// object it decoded instead (`LogRequestObject`, [`super::request::Write`]), and nothing
+/// when the body does not decode.
 fn logs_request_body(info: &RequestInfo) -> bool {
-    matches!(
-        info.verb.as_str(),
-        "create" | "update" | "patch" | "delete" | "deletecollection"
-    )
+    matches!(info.verb.as_str(), "patch" | "delete" | "deletecollection")
 }
 
 /// The response's status in the event, `ResponseStarted` for a long-running request, and

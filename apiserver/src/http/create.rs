@@ -20,6 +20,7 @@ where
     let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "CreateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
+    write.log_request_object(&object);
     let written = create_new(
         server,
         target,

@@ -10,7 +10,7 @@ use super::list::selected;
 use super::media::Format;
 use super::query::Query;
 use super::request::Target;
-use super::response::{content_type, encode, json_response, list_body, object_response, respond};
+use super::response::{content_type, encode, list_body, object_response, respond, status_response};
 use super::server::ApiServer;
 use crate::error::ApiError;
 use crate::store::{Deletion, ListRequest, Place, Served};
@@ -53,9 +53,9 @@ where
     // kube-apiserver's `Store.Delete`: an object kept for its finalizers is answered as it
     // now is; a removed one as a `Status`, unless the kind returns deleted objects.
     match deletion {
-        Deletion::Removed(object) if !target.served.config.return_deleted_object => {
-            Ok(json_response(200, &deleted_status(&target.served, &object)))
-        }
+        Deletion::Removed(object) if !target.served.config.return_deleted_object => Ok(
+            status_response(200, deleted_status(&target.served, &object)),
+        ),
         deletion => object_response(200, target.codec(), deletion.object(), format, &[]),
     }
 }

@@ -141,6 +141,24 @@ pub(super) struct Write<'a, H: 'static> {
     pub(super) user_agent: Option<&'a str>,
     pub(super) body: &'a [u8],
     pub(super) format: Format,
+    /// The request's audit, when it is audited.
+    pub(super) audit: Option<crate::audit::AuditContext>,
+}
+
+impl<H: apfkit_runtime::Object + Clone + Send + Sync + 'static> Write<'_, H> {
+    /// Logs the object decoded from the body in the request's audit event, as kube's create
+    /// and update handlers do (`audit.LogRequestObject`): written in the request's version,
+    /// with what decoding defaulted.
+    pub(super) fn log_request_object(&self, object: &H) {
+        if let Some(audit) = &self.audit {
+            audit.log_request_object(object.metadata(), || {
+                self.target
+                    .codec()
+                    .encode(object.clone(), &mut Vec::new())
+                    .ok()
+            });
+        }
+    }
 }
 
 /// The manager a write records: `fieldManager` (checked as kube-apiserver checks it, the

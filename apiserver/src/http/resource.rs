@@ -92,6 +92,7 @@ where
                 .get::<crate::auth::UserInfo>()
                 .cloned()
                 .unwrap_or_default();
+            let audit = crate::audit::AuditContext::of(request.extensions());
             let body = read_body(request).await?;
             let write = Write {
                 target: &target,
@@ -101,6 +102,7 @@ where
                 user_agent: user_agent.as_deref(),
                 body: &body,
                 format,
+                audit,
             };
             match action {
                 Action::Create => create::create(server, &write).await,

@@ -48,14 +48,19 @@ pub(super) fn json_response(code: u16, value: &serde_json::Value) -> Response {
     )
 }
 
-/// An error as a `Status`.
-pub(super) fn error_response(error: &ApiError) -> Response {
-    let status = error.status();
-    let mut response = json_response(error.code, &status);
-    // The audit event's responseStatus.
+/// A `Status` answered with `code`, which is also the audit event's `responseStatus`
+/// (`LogResponseObject` copies a `Status` answer's status, message, reason and details).
+pub(super) fn status_response(code: u16, status: serde_json::Value) -> Response {
+    let mut response = json_response(code, &status);
     response
         .extensions_mut()
         .insert(crate::audit::ResponseStatus(std::sync::Arc::new(status)));
+    response
+}
+
+/// An error as a `Status`.
+pub(super) fn error_response(error: &ApiError) -> Response {
+    let mut response = status_response(error.code, error.status());
     // As responsewriters.ErrorNegotiated: a retry hint in the details is also the header.
     if let Some(seconds) = error.retry_after_seconds.filter(|s| *s > 0) {
         response

@@ -21,6 +21,7 @@ where
     let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "UpdateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
+    write.log_request_object(&object);
     // The body's uid is a precondition of the update, as kube-apiserver's
     // `defaultUpdatedObjectInfo.Preconditions` makes it (store_tests.go,
     // RunTestGuaranteedUpdate "UID mismatch").

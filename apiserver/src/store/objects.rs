@@ -633,30 +633,37 @@ where
         let name = object.name().to_owned();
         let subject = Self::subject(served, &name);
         let bytes = self.encode(served, &object)?;
-        if dry_run {
-            return Ok(Written { object, warnings });
-        }
         let place = Place {
             namespace,
             name: &name,
         };
+        // The store's `Create` says when what exists is on its way out.
+        let taken = |existing: Option<H>| {
+            let mut error = ApiError::already_exists(&subject);
+            if existing.is_some_and(|e| e.metadata().deletion_timestamp.is_some()) {
+                error.message = format!("object is being deleted: {}", error.message);
+            }
+            error
+        };
+        if dry_run {
+            // A dry run writes nothing, but is refused as the write would be (kube's dry-run
+            // storage reads the key first).
+            return match self.get(served, place).await {
+                Ok(existing) => Err(taken(Some(existing))),
+                Err(error) if error.code == 404 => Ok(Written { object, warnings }),
+                Err(error) => Err(error),
+            };
+        }
         let kv = match self
             .backend
             .create(&self.key_of(served, place), bytes)
             .await
         {
             Ok(kv) => kv,
-            Err(error) => {
-                let mut error = ApiError::from_store(error, &subject);
-                // The store's `Create` says when what exists is on its way out.
-                if error.reason == "AlreadyExists"
-                    && let Ok(existing) = self.get(served, place).await
-                    && existing.metadata().deletion_timestamp.is_some()
-                {
-                    error.message = format!("object is being deleted: {}", error.message);
-                }
-                return Err(error);
+            Err(StoreError::AlreadyExists) => {
+                return Err(taken(self.get(served, place).await.ok()));
             }
+            Err(error) => return Err(ApiError::from_store(error, &subject)),
         };
         object.metadata_mut().resource_version = Some(kv.mod_revision.to_string());
         Ok(Written { object, warnings })

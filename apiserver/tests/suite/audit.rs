@@ -236,13 +236,18 @@ async fn the_level_says_which_bodies_are_written() {
         - level: Request\n  verbs: [create]\n\
         - level: Metadata\n";
     let (running, kept) = audited(rules, Arc::new(AlwaysAllow)).await;
-    // Request: the body as sent (its fields in their order, one line), no response.
+    // Request: the object decoded from the body, with its defaults (`LogRequestObject`), no
+    // response.
     let (status, id, _) =
         request(&running, "POST", FLOW_SCHEMAS, &[], Some(flow_schema("a"))).await;
     assert_eq!(status, 201);
     let events = kept.of(&id, 2).await;
     assert_eq!(events[1]["level"], "Request");
-    assert_eq!(events[1]["requestObject"], flow_schema("a"));
+    let mut defaulted = flow_schema("a");
+    defaulted["spec"]["matchingPrecedence"] = json!(1000);
+    assert_eq!(events[1]["requestObject"], defaulted);
+    // Its name and namespace fill the object reference a create's URL leaves without them.
+    assert_eq!(events[1]["objectRef"]["name"], "a");
     assert!(events[1].get("responseObject").is_none());
     assert!(
         events[0].get("requestObject").is_none(),
@@ -264,7 +269,8 @@ async fn the_level_says_which_bodies_are_written() {
     .await;
     assert_eq!(status, 201);
     let events = kept.of(&id, 2).await;
-    assert_eq!(events[1]["requestObject"], flow_schema("b"));
+    defaulted["metadata"]["name"] = json!("b");
+    assert_eq!(events[1]["requestObject"], defaulted);
     assert_eq!(events[1]["responseObject"], written);
     assert_eq!(written["metadata"]["name"], "b");
 

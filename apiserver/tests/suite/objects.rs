@@ -157,3 +157,43 @@ async fn a_broken_stored_value_is_an_internal_error_naming_its_key() {
         .unwrap_err();
     assert_eq!(error.code, 500);
 }
+
+/// A dry-run create writes nothing, but is refused as the write would be: a name that is
+/// taken is a 409, as kube's dry-run storage answers (it reads the key first).
+#[tokio::test]
+async fn a_dry_run_create_of_a_taken_name_is_refused() {
+    let (objects, _) = objects();
+    let served = support::flow_schemas();
+    let flow_schema = |name: &str| {
+        let value = serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": name},
+            "spec": {"priorityLevelConfiguration": {"name": "global-default"}},
+        });
+        let (mut read, _) = SCHEME.to_hub_value(&value, UnknownFields::Strict).unwrap();
+        read.remove(0)
+    };
+    let api_version = "flowcontrol.apiserver.k8s.io/v1";
+    let dry = objects
+        .create(&served, None, flow_schema("taken"), api_version, true)
+        .await
+        .unwrap();
+    assert_eq!(dry.object.name(), "taken");
+    assert_eq!(
+        objects.get(&served, place("taken")).await.unwrap_err().code,
+        404
+    );
+    objects
+        .create(&served, None, flow_schema("taken"), api_version, false)
+        .await
+        .unwrap();
+    let refused = objects
+        .create(&served, None, flow_schema("taken"), api_version, true)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, 409);
+    assert_eq!(
+        refused.message,
+        "flowschemas.flowcontrol.apiserver.k8s.io \"taken\" already exists"
+    );
+}

@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 use apfkit_differential::{Case, Servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+mod audit;
 mod authorization;
 mod corpora;
 mod crds;
@@ -40,6 +41,7 @@ fn main() -> std::process::ExitCode {
     // Started by the first case; when they cannot start, every case fails with why, once.
     let servers: Arc<OnceLock<Result<Servers, String>>> = Arc::default();
     let cases: Vec<(&str, Case)> = [
+        audit::CASES,
         authorization::CASES,
         corpora::CASES,
         crds::CASES,
