@@ -205,6 +205,11 @@ impl<H> Strategy<ServedObject<H>> for KindStrategy {
     fn allows_create_on_update(&self) -> bool {
         self.create_on_update
     }
+    /// Services, the one kind here with a status: their status strategy resets only the
+    /// spec.
+    fn status_writes_metadata(&self) -> bool {
+        true
+    }
 }
 
 /// What sets a kind here apart.

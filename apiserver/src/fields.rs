@@ -30,6 +30,9 @@ pub struct KindVersions<'a, H: 'static> {
     pub schemas: &'a BTreeMap<String, Schema>,
     /// Whether the kind has a status subresource (its main resource then resets `status`).
     pub has_status: bool,
+    /// Whether a write to its status keeps its metadata changes (Services: their status
+    /// resets only `spec`; [`Strategy::status_writes_metadata`](crate::store::Strategy)).
+    pub status_writes_metadata: bool,
 }
 
 impl<'a, H> KindVersions<'a, H> {
@@ -39,6 +42,7 @@ impl<'a, H> KindVersions<'a, H> {
             codecs: &served.versions,
             schemas: served.field_schemas(),
             has_status: served.config.status,
+            status_writes_metadata: served.strategy().status_writes_metadata(),
         }
     }
 }
@@ -80,6 +84,7 @@ fn reset_fields<H>(
     subresource: Option<&str>,
 ) -> BTreeMap<String, FieldSet> {
     let names: &[&str] = match (kind.has_status, subresource) {
+        (true, Some("status")) if kind.status_writes_metadata => &["spec"],
         (true, Some("status")) => &["metadata", "spec"],
         (true, _) => &["status"],
         (false, _) => &[],

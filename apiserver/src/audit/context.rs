@@ -133,8 +133,10 @@ impl AuditContext {
     pub(crate) fn log_request_object(
         &self,
         metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-        encode: impl FnOnce() -> Option<serde_json::Value>,
+        encode: impl FnOnce() -> Option<Box<RawValue>>,
     ) {
+        // Encoded before the event is locked: the object may be large.
+        let object = (self.level() >= Level::Request).then(encode).flatten();
         let mut event = self.lock();
         if let Some(reference) = &mut event.object_ref {
             let fill = |field: &mut String, value: &Option<String>| {
@@ -149,9 +151,7 @@ impl AuditContext {
             fill(&mut reference.uid, &metadata.uid);
             fill(&mut reference.resource_version, &metadata.resource_version);
         }
-        if event.level >= Level::Request
-            && let Some(object) = encode().and_then(|v| serde_json::value::to_raw_value(&v).ok())
-        {
+        if let Some(object) = object {
             event.request_object = Some(object);
         }
     }

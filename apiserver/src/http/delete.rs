@@ -100,13 +100,18 @@ where
             )
             .await
         {
-            Ok(deletion) => deleted.push(encode(target.codec(), deletion.object(), Format::Json)?),
-            // Deleted by someone else meanwhile.
+            // kube's `DeleteCollection` answers the list it deleted from, each object as it
+            // was listed (not as its delete left it), one deleted by someone else meanwhile
+            // included.
+            Ok(_) => {}
             Err(error) if error.code == 404 => {}
             Err(error) => return Err(error),
         }
+        deleted.push(encode(target.codec(), object.clone(), Format::Json)?);
     }
-    let metadata = serde_json::json!({"resourceVersion": page.revision.to_string()});
+    let mut metadata = super::list::list_metadata(&target.served);
+    metadata.insert("resourceVersion".into(), page.revision.to_string().into());
+    let metadata = Value::Object(metadata);
     let body = list_body(server.objects.wire(), target, metadata, &deleted, format)?;
     Ok(respond(200, content_type(format), body))
 }

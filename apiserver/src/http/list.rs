@@ -403,7 +403,7 @@ pub(super) fn check_field_labels<H>(target: &Target<H>, query: &Query) -> Result
 
 /// A list's metadata before its version and token: a custom resource's list is an
 /// unstructured one in kube-apiserver, whose `continue` is there even when empty.
-fn list_metadata<H>(served: &Served<H>) -> serde_json::Map<String, Value> {
+pub(super) fn list_metadata<H>(served: &Served<H>) -> serde_json::Map<String, Value> {
     let mut metadata = serde_json::Map::new();
     if served.config.custom {
         metadata.insert("continue".into(), "".into());

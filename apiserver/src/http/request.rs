@@ -152,10 +152,17 @@ impl<H: apfkit_runtime::Object + Clone + Send + Sync + 'static> Write<'_, H> {
     pub(super) fn log_request_object(&self, object: &H) {
         if let Some(audit) = &self.audit {
             audit.log_request_object(object.metadata(), || {
+                let mut json = Vec::new();
                 self.target
                     .codec()
-                    .encode(object.clone(), &mut Vec::new())
-                    .ok()
+                    .encode_into(
+                        object.clone(),
+                        apfkit_runtime::scheme::Encoding::Json,
+                        &mut json,
+                        &mut Vec::new(),
+                    )
+                    .ok()?;
+                crate::audit::compact_json(&json)
             });
         }
     }

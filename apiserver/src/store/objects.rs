@@ -798,12 +798,25 @@ where
         kind: UpdateKind,
     ) -> Result<(H, Vec<String>), ApiError> {
         let old_meta = old.metadata();
+        // What the server owns of the metadata stays as it was.
+        {
+            let meta = new.metadata_mut();
+            meta.uid = old_meta.uid.clone();
+            meta.creation_timestamp = old_meta.creation_timestamp.clone();
+            meta.namespace = old_meta.namespace.clone();
+            meta.generation = old_meta.generation;
+            meta.deletion_timestamp = old_meta.deletion_timestamp.clone();
+            meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
+            meta.generate_name = meta.generate_name.take().or(old_meta.generate_name.clone());
+        }
         if kind == UpdateKind::Status {
             let old_value = working_value(served, api_version, old)?;
             let mut value = old_value.clone();
-            let status = working_value(served, api_version, &new)?
-                .get("status")
-                .cloned();
+            let new_value = working_value(served, api_version, &new)?;
+            let status = new_value.get("status").cloned();
+            if served.strategy().status_writes_metadata() {
+                value["metadata"] = new_value["metadata"].clone();
+            }
             let managed_fields = new.metadata().managed_fields.clone();
             match status {
                 Some(status) => value["status"] = status,
@@ -817,16 +830,6 @@ where
             let mut updated = hub_of_working_value(served, api_version, &value)?;
             updated.metadata_mut().managed_fields = managed_fields;
             return Ok((updated, warnings));
-        }
-        {
-            let meta = new.metadata_mut();
-            meta.uid = old_meta.uid.clone();
-            meta.creation_timestamp = old_meta.creation_timestamp.clone();
-            meta.namespace = old_meta.namespace.clone();
-            meta.generation = old_meta.generation;
-            meta.deletion_timestamp = old_meta.deletion_timestamp.clone();
-            meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
-            meta.generate_name = meta.generate_name.take().or(old_meta.generate_name.clone());
         }
         let mut value = working_value(served, api_version, &new)?;
         let old_value = working_value(served, api_version, old)?;

@@ -66,6 +66,13 @@ pub trait Strategy<H>: Send + Sync {
         false
     }
 
+    /// Whether a write to `/status` keeps what it changes of the metadata (labels,
+    /// annotations, finalizers), as the status strategies of kube's Services and Namespaces
+    /// do (they reset only the spec); most kinds' reset it too (`ResetObjectMetaForStatus`).
+    fn status_writes_metadata(&self) -> bool {
+        false
+    }
+
     /// Why the object named `name` may not be deleted, if it may not (kube-apiserver's
     /// immortal namespaces: "this namespace may not be deleted"), answered 403 once the
     /// object is found and the delete's preconditions hold.

@@ -191,6 +191,8 @@ pub fn run(args: ApplyArgs) -> Result<(), Failure> {
                 codecs: &kind.codecs,
                 schemas: &kind.schemas,
                 has_status: kind.has_status,
+                // Applied to the object, never to its status.
+                status_writes_metadata: false,
             };
             let request = ApplyRequest {
                 codec: &SchemeVersion::new(codec, &SCHEME),

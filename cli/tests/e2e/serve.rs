@@ -184,6 +184,20 @@ impl Server {
         (code, value)
     }
 
+    /// `method path` with `body` of `content_type`, as the administrator: the status code
+    /// and the JSON answered.
+    pub fn send_json(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> (u16, serde_json::Value) {
+        let header = format!("Content-Type: {content_type}");
+        let args = ["-X", method, "-H", &header, "--data-binary", "@-"];
+        self.curl_json(path, &args, body)
+    }
+
     /// Binds the plain user (context `apfkit-user`, bound to nothing at start) to
     /// `cluster-admin`, for tests that use it as a user who may act but is not in
     /// `system:masters` (which API Priority and Fairness exempts); waits until the binding

@@ -163,3 +163,64 @@ fn services_and_slices_kube_apiserver_refuses_are_refused_with_its_messages() {
         "nothing stored half-way"
     );
 }
+
+/// A write to a Service's `/status` keeps what it changes of the metadata (kube's Service
+/// status strategy resets only the spec), owned under the status subresource; a
+/// deletecollection answers the objects as they were listed, as kube's `DeleteCollection`
+/// does (the reference's answers, `every_verb_on_every_kind`).
+#[test]
+fn a_status_write_keeps_metadata_and_deletecollection_answers_the_listed_objects() {
+    let server = Server::start(&[]);
+    let services = "/api/v1/namespaces/default/services";
+    for name in ["kept-a", "kept-b"] {
+        let body = format!(
+            r#"{{"apiVersion":"v1","kind":"Service","metadata":{{"name":"{name}",
+            "labels":{{"case":"status"}}}},"spec":{{"clusterIP":"None","ports":[{{"port":80}}]}}}}"#
+        );
+        let (code, _) = server.send_json("POST", services, "application/json", body.as_bytes());
+        assert_eq!(code, 201);
+    }
+    let (code, patched) = server.send_json(
+        "PATCH",
+        &format!("{services}/kept-a/status"),
+        "application/merge-patch+json",
+        br#"{"metadata":{"annotations":{"noted":"by-status"}},"spec":{"ports":[{"port":81}]}}"#,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(patched["metadata"]["annotations"]["noted"], "by-status");
+    assert_eq!(patched["spec"]["ports"][0]["port"], 80, "the spec stays");
+    let status_entry = patched["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["subresource"] == "status")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        status_entry["fieldsV1"],
+        serde_json::json!({"f:metadata": {"f:annotations": {".": {}, "f:noted": {}}}})
+    );
+    let (_, listed) =
+        server.curl_json(&format!("{services}?labelSelector=case%3Dstatus"), &[], b"");
+    let (code, deleted) = server.curl_json(
+        &format!("{services}?labelSelector=case%3Dstatus"),
+        &["-X", "DELETE"],
+        b"",
+    );
+    assert_eq!(code, 200);
+    let versions = |list: &serde_json::Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| {
+                item["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(versions(&deleted), versions(&listed));
+    assert_eq!(versions(&deleted).len(), 2);
+}

@@ -30,6 +30,7 @@ mod sequences;
 mod services;
 mod subresources;
 mod tables;
+mod verbs;
 mod writes;
 
 fn main() -> std::process::ExitCode {
@@ -57,6 +58,7 @@ fn main() -> std::process::ExitCode {
         services::CASES,
         subresources::CASES,
         tables::CASES,
+        verbs::CASES,
         writes::CASES,
     ]
     .concat();
