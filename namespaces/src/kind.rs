@@ -139,6 +139,12 @@ impl<H> Strategy<ServedObject<H>> for NamespaceStrategy {
         !finalizers(stored).is_empty()
     }
 
+    /// `namespaceStatusStrategy` resets only the spec: a write to `/status` keeps what it
+    /// changes of labels and annotations.
+    fn status_writes_metadata(&self) -> bool {
+        true
+    }
+
     fn refuses_delete(&self, name: &str) -> Option<&str> {
         IMMORTAL
             .contains(&name)

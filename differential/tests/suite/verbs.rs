@@ -234,7 +234,14 @@ async fn every_verb_on_every_kind(s: &mut Session) {
     for kind in kinds() {
         verbs_on(s, &kind).await;
     }
-    // Namespaces: no deletecollection (405); a delete marks one terminating.
+    // Namespaces: a status write keeps its metadata changes; no deletecollection (405).
+    s.send(Request::patch(
+        &format!("/api/v1/namespaces/{NAMESPACE}/status"),
+        MERGE,
+        &json!({"metadata": {"annotations": {"verbs.example.com/status": "patched"}},
+            "spec": {"finalizers": []}}),
+    ))
+    .await;
     s.send(Request::delete(&format!(
         "/api/v1/namespaces?labelSelector={LABEL}%3Dyes"
     )))
