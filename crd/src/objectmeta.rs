@@ -9,6 +9,7 @@ use apfkit_runtime::scheme::decode_collecting;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value};
 
+use crate::prune::join;
 use crate::schema::Schema;
 
 /// Coerces the `metadata` of the embedded resources of `value` under `schema` (not the
@@ -37,11 +38,11 @@ fn walk(schema: &Schema, value: &mut Value, path: &str, embedded: bool, unknown:
     match value {
         Value::Object(map) => {
             if embedded && let Some(metadata @ Value::Object(_)) = map.get_mut("metadata") {
-                unknown.extend(coerce(metadata, &child(path, "metadata")));
+                unknown.extend(coerce(metadata, &join(path, "metadata")));
             }
             for (key, item) in map.iter_mut() {
                 if let Some(property) = schema.properties.get(key) {
-                    let path = child(path, key);
+                    let path = join(path, key);
                     walk(property, item, &path, property.embedded_resource, unknown);
                 } else if let Some(values) = schema.additional_properties.as_deref() {
                     let path = format!("{path}[{key}]");
@@ -64,14 +65,6 @@ fn walk(schema: &Schema, value: &mut Value, path: &str, embedded: bool, unknown:
             }
         }
         _ => {}
-    }
-}
-
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
     }
 }
 

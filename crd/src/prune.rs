@@ -82,7 +82,8 @@ fn prune_node(
     }
 }
 
-fn join(path: &str, key: &str) -> String {
+/// `path.key`, or `key` at the root: the path of a field in warnings and errors.
+pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_owned()
     } else {

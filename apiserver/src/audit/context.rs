@@ -117,11 +117,10 @@ impl AuditContext {
         self.lock().response_status = Some(status_json(status, "", code));
     }
 
-    /// The request's body as it came, from level `Request`, unless the handler logged the
-    /// object it decoded ([`AuditContext::log_request_object`]).
+    /// The request's body as it came (a patch's, a delete's), from level `Request`.
     pub(crate) fn set_request_object(&self, object: Box<RawValue>) {
         let mut event = self.lock();
-        if event.level >= Level::Request && event.request_object.is_none() {
+        if event.level >= Level::Request {
             event.request_object = Some(object);
         }
     }

@@ -151,12 +151,12 @@ fn established(crd: &Value) -> Value {
 
 /// A CRD of one version `v1` of `gadgets.<group>` whose schema is `schema`.
 fn definition(group: &str, schema: Value) -> Value {
-    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("gadgets.{group}")},
-        "spec": {"group": group, "scope": "Namespaced",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": schema}}]}})
+    use apfkit_test_support::crd;
+    crd::definition(
+        &format!("gadgets.{group}"),
+        "Gadget",
+        json!([crd::version("v1", true, schema)]),
+    )
 }
 
 /// The errors of schemas refused for several reasons at once, in kube's order: structural

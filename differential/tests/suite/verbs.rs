@@ -212,18 +212,21 @@ async fn every_verb_on_every_kind(s: &mut Session) {
     ))
     .await;
     let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let mut version = apfkit_test_support::crd::version(
+        "v1",
+        true,
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}),
+    );
+    version["subresources"] = json!({"status": {}});
     s.send(Request::post(
         crds,
-        &json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "gadgets.verbs.example.com"},
-            "spec": {"group": "verbs.example.com", "scope": "Namespaced",
-                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
-                        "status": {"type": "object",
-                            "x-kubernetes-preserve-unknown-fields": true}}}}}]}}),
+        &apfkit_test_support::crd::definition(
+            "gadgets.verbs.example.com",
+            "Gadget",
+            json!([version]),
+        ),
     ))
     .await;
     s.wait_until(
