@@ -139,7 +139,20 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
         warnings: &mut Vec<Warning>,
     ) -> Result<ServedObject<H>, SchemeError> {
         let mut object = object.clone();
-        let pruned = self.schema().prune_and_default(&mut object);
+        let pruned = self
+            .schema()
+            .decode_request(&mut object, &apfkit_apiserver::object_meta_error)
+            .map_err(|error| {
+                let kind = &self.definition.crd.kind;
+                SchemeError::new(
+                    ErrorKind::InvalidValue,
+                    "",
+                    format!(
+                        "{kind} in version {:?} cannot be handled as a {kind}: {error}",
+                        self.gvk.version
+                    ),
+                )
+            })?;
         unknown.apply(
             pruned
                 .into_iter()

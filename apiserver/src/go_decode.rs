@@ -58,9 +58,22 @@ pub(crate) fn graph() -> &'static Graph {
 /// as `api_version` `kind`; `None` when it meets none, or the kind is not one of kube's.
 pub(crate) fn type_error(api_version: &str, kind: &str, body: &[u8]) -> Option<String> {
     let graph = graph();
-    let root = graph
-        .types
-        .get(graph.roots.get(&format!("{api_version}/{kind}"))?)?;
+    type_error_as(graph.roots.get(&format!("{api_version}/{kind}"))?, body)
+}
+
+/// What Go's decoder says of `metadata` (a value already read, written as Go's `json.Marshal`
+/// writes it, keys sorted) decoded as an `ObjectMeta`, as apiextensions-apiserver decodes a
+/// custom resource's metadata: `json: cannot unmarshal string into Go struct field
+/// ObjectMeta.generation of type int64`; `None` when it decodes.
+pub fn object_meta_error(metadata: &serde_json::Value) -> Option<String> {
+    let body = serde_json::to_vec(metadata).ok()?;
+    type_error_as("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta", &body)
+}
+
+/// The first type error Go's decoder meets in `body` decoded as the type of key `type_key`.
+fn type_error_as(type_key: &str, body: &[u8]) -> Option<String> {
+    let graph = graph();
+    let root = graph.types.get(type_key)?;
     let mut walk = Walk {
         graph,
         bytes: body,
@@ -563,6 +576,46 @@ mod tests {
             None
         );
         assert_eq!(type_error("example.com/v1", "Widget", b"{}"), None);
+    }
+
+    #[test]
+    fn metadata_decoded_alone_is_named_as_an_object_meta() {
+        use super::object_meta_error;
+        use serde_json::json;
+        for (metadata, expected) in [
+            (
+                json!({"name": "a", "generation": "one"}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.generation of type int64",
+            ),
+            (
+                json!({"labels": {"a": 1}}),
+                "json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string",
+            ),
+            (
+                json!("holder"),
+                "json: cannot unmarshal string into Go value of type v1.ObjectMeta",
+            ),
+            (
+                json!({"ownerReferences": [{"uid": 5}]}),
+                "json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.uid of type types.UID",
+            ),
+        ] {
+            assert_eq!(
+                object_meta_error(&metadata).as_deref(),
+                Some(expected),
+                "{metadata}"
+            );
+        }
+        // Keys in Go's sorted order: `finalizers` is met before `labels`.
+        assert_eq!(
+            object_meta_error(&json!({"labels": [], "finalizers": "f"})).as_deref(),
+            Some(
+                "json: cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string"
+            )
+        );
+        for decodes in [json!(null), json!({}), json!({"name": "a", "unknown": [1]})] {
+            assert_eq!(object_meta_error(&decodes), None, "{decodes}");
+        }
     }
 
     #[test]

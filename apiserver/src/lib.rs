@@ -89,6 +89,7 @@ pub mod authz;
 pub mod error;
 pub mod fields;
 mod go_decode;
+pub use go_decode::object_meta_error;
 pub mod go_shape;
 pub mod http;
 pub mod impersonation;

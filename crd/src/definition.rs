@@ -9,6 +9,7 @@ use apfkit_runtime::identity::split_api_version;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
 use serde_json::Value;
 
+use crate::objectmeta::Malformed;
 use crate::schema::Schema;
 use crate::{cel, checks, listtype, prune, validate};
 
@@ -252,12 +253,35 @@ impl Version {
     /// and applies defaults. Returns the paths of the unknown fields dropped (`spec.foo`), in
     /// kube's order: the metadata's, those pruned, those of embedded metadata.
     pub fn prune_and_default(&self, object: &mut Value) -> Vec<String> {
-        let mut unknown = crate::objectmeta::coerce_root(object);
+        // Metadata that does not decode is kept, never refused.
+        self.decode(object, Malformed::Keep).unwrap_or_default()
+    }
+
+    /// What [`Version::prune_and_default`] does to an object a request sends, refusing what
+    /// kube-apiserver's request decoder refuses: metadata (the root's or an embedded
+    /// resource's) that does not decode as an `ObjectMeta`, in the words `go_error` gives of
+    /// it (what Go's decoder says, `None` when it decodes), and an embedded resource's
+    /// `apiVersion` or `kind` that is not a string. The error is the text kube puts after
+    /// `… cannot be handled as a …: `.
+    pub fn decode_request(
+        &self,
+        object: &mut Value,
+        go_error: &dyn Fn(&Value) -> Option<String>,
+    ) -> Result<Vec<String>, String> {
+        self.decode(object, Malformed::Refuse(go_error))
+    }
+
+    fn decode(&self, object: &mut Value, malformed: Malformed<'_>) -> Result<Vec<String>, String> {
+        let mut unknown = crate::objectmeta::coerce_root(object, malformed)?;
         prune::prune_nulls(&self.schema, object);
         unknown.extend(prune::prune(&self.schema, object));
-        unknown.extend(crate::objectmeta::coerce_embedded(&self.schema, object));
+        unknown.extend(crate::objectmeta::coerce_embedded(
+            &self.schema,
+            object,
+            malformed,
+        )?);
         prune::apply_defaults(&self.schema, object);
-        unknown
+        Ok(unknown)
     }
 
     /// Validates a typed object (a generated type, or anything that serializes to the
@@ -290,6 +314,8 @@ impl Version {
             Some(old) => validate::validate_update(&self.schema, object, old, &mut errors),
             None => validate::validate(&self.schema, object, &mut errors),
         }
+        // Embedded resources: an update checks them as a create does.
+        crate::objectmeta::validate_embedded(&self.schema, object, &mut errors);
         match old {
             // An update checks list types only if the old object passed them (ratcheting).
             Some(old) => {

@@ -54,6 +54,7 @@ pub mod identity;
 mod int_or_string;
 pub mod kind;
 pub mod object;
+pub mod object_meta;
 mod quantity;
 pub mod review;
 pub mod scheme;

@@ -126,7 +126,7 @@ async fn the_crd_corpora_are_accepted_and_refused_alike(s: &mut Session) {
 
 /// An answer with its causes sorted and, when it has them, without the message that lists
 /// them: kube-apiserver finds a schema's errors walking Go maps, in random order.
-fn errors_in_any_order(body: &Value) -> Value {
+pub(crate) fn errors_in_any_order(body: &Value) -> Value {
     let mut body = body.clone();
     if let Some(causes) = body
         .pointer_mut("/details/causes")

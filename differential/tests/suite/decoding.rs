@@ -97,7 +97,226 @@ async fn values_of_the_wrong_type_are_refused_in_gos_words(s: &mut Session) {
     .await;
 }
 
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const HOLDERS: &str = "/apis/decoding.example.com/v1/namespaces/default/holders";
+
+/// A custom resource whose metadata, at its root or in an embedded resource
+/// (`x-kubernetes-embedded-resource`), has a field of the wrong type, or is not an object;
+/// and an embedded resource's `apiVersion` or `kind` that is not a string.
+async fn a_custom_resources_metadata_of_the_wrong_type_is_refused(s: &mut Session) {
+    let embedded = json!({"type": "object", "x-kubernetes-embedded-resource": true,
+        "x-kubernetes-preserve-unknown-fields": true});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "holders.decoding.example.com"},
+        "spec": {"group": "decoding.example.com", "scope": "Namespaced",
+            "names": {"plural": "holders", "singular": "holder", "kind": "Holder"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "template": embedded,
+                        "items": {"type": "array", "items": embedded},
+                        "byName": {"type": "object", "additionalProperties": embedded}}}}}}}]}});
+    s.send(Request::post(CRDS, &crd).kind_only()).await;
+    s.wait_until(Request::get(HOLDERS), |code, _| code == 200)
+        .await;
+    let holder = |metadata: serde_json::Value, spec: serde_json::Value| {
+        json!({"apiVersion": "decoding.example.com/v1", "kind": "Holder",
+            "metadata": metadata, "spec": spec})
+    };
+    let named = json!({"name": "holder"});
+    for body in [
+        holder(json!({"name": "holder", "generation": "one"}), json!({})),
+        holder(json!({"name": "holder", "labels": ["a"]}), json!({})),
+        holder(json!("holder"), json!({})),
+        holder(
+            named.clone(),
+            json!({"template": {"metadata": {"name": "t", "generation": "one"}}}),
+        ),
+        holder(
+            named.clone(),
+            json!({"template": {"metadata": {"labels": {"a": 1}, "other": true}}}),
+        ),
+        holder(named.clone(), json!({"template": {"metadata": "t"}})),
+        holder(named.clone(), json!({"template": {"metadata": null}})),
+        holder(named.clone(), json!({"template": {"kind": 5}})),
+        holder(named.clone(), json!({"template": {"apiVersion": ["v1"]}})),
+        holder(
+            named.clone(),
+            json!({"items": [{"metadata": {"name": "ok"}}, {"metadata": {"finalizers": "f"}}]}),
+        ),
+        holder(
+            named.clone(),
+            json!({"byName": {"a": {"metadata": {"creationTimestamp": "yesterday"}}}}),
+        ),
+        holder(
+            named.clone(),
+            json!({"template": {"metadata": {"name": "t", "annotations": {"a": "b"}}},
+                "items": [{"kind": "K", "metadata": {"namespace": "n"}}]}),
+        ),
+    ] {
+        s.send(Request::post(HOLDERS, &body)).await;
+        if s.last_code() == 201 {
+            s.send(Request::delete(&format!("{HOLDERS}/holder"))).await;
+        }
+    }
+}
+
+/// An embedded resource's type and metadata held to kube's rules (apiextensions-apiserver's
+/// `objectmeta.Validate`: `apiVersion` and `kind` required and well formed, the metadata to
+/// `ValidateObjectMeta` with any name a path segment allows).
+async fn an_embedded_resources_metadata_is_validated(s: &mut Session) {
+    let embedded = json!({"type": "object", "x-kubernetes-embedded-resource": true,
+        "x-kubernetes-preserve-unknown-fields": true});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "templates.decoding.example.com"},
+        "spec": {"group": "decoding.example.com", "scope": "Namespaced",
+            "names": {"plural": "templates", "singular": "template", "kind": "Template"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "template": embedded,
+                        "items": {"type": "array", "items": embedded}}}}}}}]}});
+    const TEMPLATES: &str = "/apis/decoding.example.com/v1/namespaces/default/templates";
+    s.send(Request::post(CRDS, &crd).kind_only()).await;
+    s.wait_until(Request::get(TEMPLATES), |code, _| code == 200)
+        .await;
+    let with = |template: serde_json::Value| {
+        json!({"apiVersion": "decoding.example.com/v1", "kind": "Template",
+            "metadata": {"name": "template"}, "spec": {"template": template}})
+    };
+    let typed = |metadata: serde_json::Value| {
+        with(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}))
+    };
+    for body in [
+        with(json!({})),
+        with(json!({"apiVersion": "", "kind": ""})),
+        with(json!({"apiVersion": "a/b/c", "kind": "Bad_Kind"})),
+        with(json!({"apiVersion": "apps/v1", "kind": "Deployment-1"})),
+        typed(json!({"name": "a/b"})),
+        typed(json!({"name": ".."})),
+        typed(json!({"name": "UPPER.case_ok"})),
+        typed(json!({"generateName": "x%", "namespace": "Bad_NS"})),
+        typed(json!({"labels": {"bad key!": "v", "k": "bad value!"}})),
+        typed(json!({"annotations": {"bad key!": "v"}})),
+        typed(json!({"finalizers": ["bad finalizer", "orphan", "foregroundDeletion"]})),
+        typed(json!({"generation": -1})),
+        typed(json!({"ownerReferences": [{}]})),
+        typed(json!({"ownerReferences": [
+            {"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u", "controller": true},
+            {"apiVersion": "v1", "kind": "K", "name": "m", "uid": "v", "controller": true}]})),
+        typed(json!({"managedFields": [{"operation": "Delete", "fieldsType": "FieldsV2"}]})),
+        typed(
+            json!({"managedFields": [{"manager": "m", "operation": "Apply",
+            "fieldsType": "FieldsV1", "apiVersion": "v1"}]}),
+        ),
+        typed(
+            json!({"name": "ok", "namespace": "ns", "uid": "anything", "resourceVersion": "x",
+            "creationTimestamp": "2026-01-01T00:00:00Z", "deletionGracePeriodSeconds": -5}),
+        ),
+        json!({"apiVersion": "decoding.example.com/v1", "kind": "Template",
+            "metadata": {"name": "template"}, "spec": {"items": [
+                {"apiVersion": "v1", "kind": "K", "metadata": {"name": "ok"}},
+                {"kind": "K", "metadata": {"labels": {"-": "-"}}}]}}),
+    ] {
+        // kube finds an embedded resource's errors walking a Go map, in random order.
+        s.send(Request::post(TEMPLATES, &body).selecting(crate::corpora::errors_in_any_order))
+            .await;
+        if s.last_code() == 201 {
+            s.send(Request::delete(&format!("{TEMPLATES}/template")))
+                .await;
+        }
+    }
+}
+
+/// A FlowSchema's and a custom resource's owner references and managed fields held to
+/// `ValidateObjectMeta` (managed fields a request sends that do not decode are replaced by
+/// the server's, as kube's field manager replaces them).
+async fn owner_references_and_managed_fields_are_validated(s: &mut Session) {
+    let schema = |name: &str, metadata: serde_json::Value| {
+        let mut metadata = metadata;
+        metadata["name"] = json!(name);
+        json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": metadata,
+            "spec": {"priorityLevelConfiguration": {"name": "global-default"}}})
+    };
+    let owner = |api_version: &str, kind: &str, name: &str, controller: bool| {
+        json!({"apiVersion": api_version, "kind": kind, "name": name, "uid": format!("uid-{name}"),
+            "controller": controller})
+    };
+    for (name, metadata) in [
+        ("owned-empty", json!({"ownerReferences": [{}]})),
+        (
+            "owned-twice",
+            json!({"ownerReferences": [owner("v1", "K", "a", true), owner("a/b/c", "K", "b", true)]}),
+        ),
+        (
+            "owned-event",
+            json!({"ownerReferences": [owner("v1", "Event", "e", false)]}),
+        ),
+        (
+            "owned-fine",
+            json!({"ownerReferences": [owner("apps/v1", "Deployment", "d", true)]}),
+        ),
+        (
+            "managed-bad",
+            json!({"managedFields": [{"operation": "Delete", "fieldsType": "FieldsV2"}]}),
+        ),
+        (
+            "managed-unprintable",
+            json!({"managedFields": [{"manager": "a\u{7}b", "operation": "Update",
+                "fieldsType": "FieldsV1", "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+                "fieldsV1": {"f:spec": {}}}]}),
+        ),
+    ] {
+        s.send(Request::post(FLOW_SCHEMAS, &schema(name, metadata)))
+            .await;
+        if s.last_code() == 201 {
+            s.send(Request::delete(&format!("{FLOW_SCHEMAS}/{name}")))
+                .await;
+        }
+    }
+}
+
+/// YAML bodies that do not parse, answered in go-yaml v2's words and line numbering
+/// (`yaml: line 2: mapping values are not allowed in this context`): scanner and parser
+/// errors, on the first line and below it, in flow and block collections.
+async fn yaml_that_does_not_parse_is_refused_in_go_yamls_words(s: &mut Session) {
+    let head = "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: PriorityLevelConfiguration\n";
+    let bodies: Vec<String> = [
+        "[1, 2",
+        "{a: 1",
+        "a: [1, 2\n",
+        "a: b: c",
+        "key: 'unclosed",
+        "key: \"unclosed",
+        "- a\nb: c",
+        "a:\n  - b\n c: d",
+        "@at",
+        "`tick",
+        "a: &x 1\nb: *y",
+        "!<tag> a: 1",
+        "%YAML 1.1\n%YAML 1.1\n---\na: 1",
+        "a: |\n  text\n b",
+        "\t- tab",
+        "a:\n\tb: 1",
+        "[a, b]: c",
+        "? a\n? b\n: c: d",
+        "---\na: 1\n--- x: [",
+    ]
+    .into_iter()
+    .flat_map(|body| [body.to_owned(), format!("{head}{body}")])
+    .collect();
+    for body in &bodies {
+        s.send(Request::post(LEVELS, &json!(null)).raw("application/yaml", body.as_bytes()))
+            .await;
+    }
+}
+
 crate::cases!(
     bodies_that_do_not_decode_are_refused_in_gos_words,
     values_of_the_wrong_type_are_refused_in_gos_words,
+    a_custom_resources_metadata_of_the_wrong_type_is_refused,
+    an_embedded_resources_metadata_is_validated,
+    owner_references_and_managed_fields_are_validated,
+    yaml_that_does_not_parse_is_refused_in_go_yamls_words,
 );
