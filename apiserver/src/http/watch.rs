@@ -221,9 +221,13 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             || MIN_REQUEST_TIMEOUT + jitter(MIN_REQUEST_TIMEOUT),
             Duration::from_secs,
         );
-        let deadline = Instant::now() + timeout;
+        let started = Instant::now();
         // Where the watch starts, as kube-apiserver's watch cache decides
         // (k8s.io/apiserver/pkg/storage/testing/watcher_tests.go, RunWatchSemantics).
+        let initial_events = matches!(
+            (query.send_initial_events, query.read_at),
+            (Some(true), _) | (None, ReadAt::Newest | ReadAt::Any)
+        );
         let after = match (query.send_initial_events, query.read_at) {
             // WatchList: the objects as they are, then (with bookmarks) the bookmark that
             // marks their end, at the revision they were read at.
@@ -249,6 +253,14 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
         };
         self.last = after;
         let mut watch = server.objects.watch(served, namespace, after).await?;
+        // kube-apiserver's timeout starts once its watch is open (`WatchServer` starts the
+        // timer as it serves), so a slow start does not eat the events due at once; initial
+        // events flow through that watch, under the timer, as they are sent here before it.
+        let deadline = if initial_events {
+            started
+        } else {
+            Instant::now()
+        } + timeout;
         let mut bookmark =
             tokio::time::interval_at(Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
         // None when the watch is too short for it, as upstream.

@@ -372,22 +372,28 @@ impl Backend for EtcdBackend {
     }
 
     async fn watch(&self, prefix: &[u8], after: Revision) -> Result<Watch, StoreError> {
-        let current = self.current_revision().await?;
-        not_ahead(after, current)?;
-        // etcd cancels a watch from a compacted revision after it was created; a read at the
-        // first revision asked for tells before any watch is opened.
-        if after < current {
-            let probe = GetOptions::new()
-                .with_revision(i64::try_from(after.0 + 1).unwrap_or(i64::MAX))
-                .with_limit(1);
-            let probed = self
-                .call(|mut client| {
-                    let probe = probe.clone();
-                    async move { client.get(vec![0], Some(probe)).await }
-                })
-                .await;
-            if let Err(err) = probed {
-                return Err(self.read_error(err, after, current).await);
+        // etcd cancels a watch from a compacted revision after it was created; one read at
+        // `after` tells before any watch is opened, and that `after` is not ahead: etcd
+        // refuses a read at a compacted or a future revision. Most watches start at a kept
+        // revision, so this is their one round trip before the watch.
+        let probe = GetOptions::new()
+            .with_revision(i64::try_from(after.0.max(1)).unwrap_or(i64::MAX))
+            .with_limit(1)
+            .with_keys_only();
+        let probed = self
+            .call(|mut client| {
+                let probe = probe.clone();
+                async move { client.get(vec![0], Some(probe)).await }
+            })
+            .await;
+        if let Err(err) = probed {
+            let current = self.current_revision().await?;
+            not_ahead(after, current)?;
+            match self.read_error(err, after, current).await {
+                // `after` itself is compacted, but not the revision after it, where the watch
+                // starts: nothing it reports is lost.
+                StoreError::Compacted { compacted, .. } if after.0 + 1 >= compacted.0 => {}
+                refused => return Err(refused),
             }
         }
         let start = i64::try_from(after.0 + 1).unwrap_or(i64::MAX);

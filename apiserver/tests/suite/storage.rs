@@ -143,6 +143,10 @@ async fn lists_page_at_one_revision(store: &impl Backend) {
             current: r(6)
         })
     );
+    assert!(matches!(
+        store.watch(b"/registry/", r(99)).await,
+        Err(StoreError::FutureRevision { requested, current }) if requested == r(99) && current == r(6)
+    ));
 }
 
 async fn watches_replay_then_follow(store: &impl Backend) {
