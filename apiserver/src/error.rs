@@ -69,7 +69,10 @@ pub struct ApiError {
     pub retry_after_seconds: Option<u32>,
     /// `metadata.continue`: the token a list whose continue token expired may go on with
     /// (kube-apiserver's "inconsistent" continue token).
-    pub list_continue: Option<String>,
+    pub list_continue: Option<Box<str>>,
+    /// `Warning` headers of the answer: what the request's decoding reported before the
+    /// error (kube-apiserver's warning recorder writes them on any answer).
+    pub warnings: Box<[String]>,
 }
 
 impl ApiError {
@@ -82,7 +85,18 @@ impl ApiError {
             causes: Vec::new(),
             retry_after_seconds: None,
             list_continue: None,
+            warnings: Box::default(),
         }
+    }
+
+    /// The same error with `warnings` answered before its own.
+    pub fn with_warnings(mut self, warnings: &[String]) -> Self {
+        self.warnings = warnings
+            .iter()
+            .chain(self.warnings.iter())
+            .cloned()
+            .collect();
+        self
     }
 
     fn about(mut self, subject: &Subject) -> Self {
@@ -307,7 +321,7 @@ impl ApiError {
     /// This error with `token` as its Status's `metadata.continue`.
     #[must_use]
     pub fn with_list_continue(mut self, token: String) -> Self {
-        self.list_continue = Some(token);
+        self.list_continue = Some(token.into());
         self
     }
 

@@ -148,6 +148,21 @@ pub fn value(value: &mut Value, versions: &mut Versions) {
                             });
                         }
                     }
+                    // An apply's conflicts: structured-merge-diff lists each manager's fields
+                    // in its order, but the managers in Go's map order, random from one
+                    // request to the next (`ConflictsFromManagers`); sorted by manager, each
+                    // one's fields kept in order.
+                    ("causes", Value::Array(causes))
+                        if !causes.is_empty()
+                            && causes.iter().all(|c| c["reason"] == "FieldManagerConflict") =>
+                    {
+                        self::value(field, versions);
+                        if let Value::Array(causes) = field {
+                            causes.sort_by_key(|cause| {
+                                cause["message"].as_str().unwrap_or_default().to_owned()
+                            });
+                        }
+                    }
                     // A list's continue token carries a resource version in the server's own
                     // encoding: compared by presence.
                     ("continue", Value::String(token)) if !token.is_empty() => {
@@ -294,6 +309,33 @@ mod tests {
             json!({"items": [{"metadata": {"resourceVersion": "rv2"}},
                 {"metadata": {"resourceVersion": "rv1"}}], "metadata": {"resourceVersion": "0"}})
         );
+    }
+
+    #[test]
+    fn an_applys_conflicts_are_ordered_by_manager_each_ones_fields_kept_in_order() {
+        let conflict = |manager: &str, field: &str| {
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with \"{manager}\""),
+                "field": field})
+        };
+        let mut status = json!({"kind": "Status", "details": {"causes": [
+            conflict("unknown", ".spec.b"), conflict("two", ".spec.z"),
+            conflict("unknown", ".spec.a"), conflict("two", ".spec.y")]}});
+        value(&mut status, &mut Versions::default());
+        assert_eq!(
+            status["details"]["causes"],
+            json!([
+                conflict("two", ".spec.z"),
+                conflict("two", ".spec.y"),
+                conflict("unknown", ".spec.b"),
+                conflict("unknown", ".spec.a")
+            ])
+        );
+        // Causes of other kinds keep their order.
+        let mut invalid = json!({"details": {"causes": [{"reason": "FieldValueInvalid",
+            "message": "b"}, {"reason": "FieldValueInvalid", "message": "a"}]}});
+        let before = invalid.clone();
+        value(&mut invalid, &mut Versions::default());
+        assert_eq!(invalid, before);
     }
 
     #[test]

@@ -29,7 +29,8 @@ where
         object,
         Creating::Post(&manager),
     )
-    .await?;
+    .await
+    .map_err(|error| error.with_warnings(&warnings))?;
     let warnings = [warnings, written.warnings].concat();
     object_response(201, target.codec(), written.object, format, &warnings)
 }

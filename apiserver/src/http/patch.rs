@@ -138,7 +138,7 @@ where
                 return object_response(200, target.codec(), written.object, format, &warnings);
             }
             Err(error) if error.code == 409 && !names_version && tries < PATCH_RETRIES => {}
-            Err(error) => return Err(error),
+            Err(error) => return Err(error.with_warnings(&warnings)),
         }
     }
 }

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use apfkit_runtime::Object;
-use apfkit_runtime::scheme::{Document, ErrorKind, ReadError, UnknownFields};
+use apfkit_runtime::scheme::{
+    Document, ErrorKind, ReadError, UnknownFields, go_yaml_error, read_first_yaml,
+};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::header;
@@ -316,7 +318,24 @@ where
         }
         Format::Yaml => {}
     }
-    let document = one_document(server, body)?;
+    let document = if format == Format::Yaml {
+        // go-yaml reads the first document, whatever follows it.
+        match read_first_yaml(body, &server.body_limits) {
+            Ok(Some(document)) => document,
+            // Comments alone: an empty document.
+            Ok(None) => {
+                return decode_document(target, query, made_here(Value::Object(Map::new())));
+            }
+            Err(error) => {
+                let go = std::str::from_utf8(body).ok().and_then(go_yaml_error);
+                return Err(
+                    go.map_or_else(|| ApiError::bad_request(error.to_string()), unrecognized)
+                );
+            }
+        }
+    } else {
+        one_document(server, body)?
+    };
     if format != Format::Protobuf
         && let Some(why) = kind_error(&document.value)
     {
@@ -367,7 +386,8 @@ where
     let json = match format {
         Format::Json => body,
         _ => {
-            yaml_as_json = serde_json::to_vec(&one_document(server, body).ok()?.value).ok()?;
+            let document = read_first_yaml(body, &server.body_limits).ok()??;
+            yaml_as_json = serde_json::to_vec(&document.value).ok()?;
             &yaml_as_json
         }
     };

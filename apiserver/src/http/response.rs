@@ -67,7 +67,7 @@ pub(super) fn error_response(error: &ApiError) -> Response {
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
-    response
+    with_warnings(response, &error.warnings)
 }
 
 /// Adds `Warning` headers as kube-apiserver writes them (`299 - "text"`).

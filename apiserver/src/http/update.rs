@@ -18,10 +18,29 @@ pub(super) async fn update<H>(
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    let (target, query, format) = (write.target, write.query, write.format);
     let manager = writer_of(write, "UpdateOptions")?;
     let (object, warnings) = decode_body(server, write)?;
     write.log_request_object(&object);
+    // What decoding reported is answered with any error after it too, as kube's warning
+    // recorder writes it on every answer.
+    write_decoded(server, write, &manager, object, &warnings)
+        .await
+        .map_err(|error| error.with_warnings(&warnings))
+}
+
+/// The update of a decoded object (whose decoding reported `warnings`), or the create it
+/// turns into.
+async fn write_decoded<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+    manager: &str,
+    object: H,
+    warnings: &[String],
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (target, query, format) = (write.target, write.query, write.format);
     // The body's uid is a precondition of the update, as kube-apiserver's
     // `defaultUpdatedObjectInfo.Preconditions` makes it (store_tests.go,
     // RunTestGuaranteedUpdate "UID mismatch").
@@ -40,7 +59,7 @@ where
             query,
             write.user,
             object,
-            Some(&manager),
+            Some(manager),
             &preconditions,
         )
         .await,
@@ -64,15 +83,15 @@ where
                 query,
                 write.user,
                 object,
-                super::create::Creating::FromUpdate(&manager),
+                super::create::Creating::FromUpdate(manager),
             )
             .await?;
-            let warnings = [warnings, written.warnings].concat();
+            let warnings = [warnings, &written.warnings].concat();
             return object_response(201, target.codec(), written.object, format, &warnings);
         }
         (written, _) => written?,
     };
-    let warnings = [warnings, written.warnings].concat();
+    let warnings = [warnings, &written.warnings].concat();
     object_response(200, target.codec(), written.object, format, &warnings)
 }
 

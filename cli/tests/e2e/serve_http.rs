@@ -146,6 +146,28 @@ fn hostile_bodies_are_refused_and_nothing_is_stored_half_way() {
         warning.ends_with(r#"299 - "unknown field \"spec.bogus\"""#),
         "{warning}"
     );
+    // Refused after decoding (a precedence out of range): the warning still comes.
+    let refused = flow_schema("refused", r#","bogus":1"#).replace(":500", ":20000");
+    let (code, answered) = server.curl(
+        FLOW_SCHEMAS,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+            "--write-out",
+            "\n%header{warning}\n%{http_code}",
+        ],
+        refused.as_bytes(),
+    );
+    assert_eq!(code, 422, "{}", String::from_utf8_lossy(&answered));
+    let warning = String::from_utf8_lossy(&answered);
+    assert!(
+        warning.ends_with(r#"299 - "unknown field \"spec.bogus\"""#),
+        "{warning}"
+    );
     let ignored = flow_schema("ignored", r#","bogus":1"#);
     let (code, _) = post(
         &server,
@@ -177,8 +199,24 @@ fn hostile_bodies_are_refused_and_nothing_is_stored_half_way() {
         "BadRequest",
         "document nested deeper than",
     );
-    // Only the three valid creates were stored.
-    assert_eq!(names(&server), ["ignored", "unknown", "yaml"]);
+    // YAML that does not parse: go-yaml v2's words and line, as kube-apiserver answers.
+    let broken =
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: name: x\n";
+    assert_status(
+        &post(&server, FLOW_SCHEMAS, "application/yaml", broken.as_bytes()),
+        400,
+        "BadRequest",
+        "the object provided is unrecognized (must be of type FlowSchema): yaml: line 3: \
+         mapping values are not allowed in this context (61706956657273696f6e3a20666c6f77636f6e74726f6c2e617069736572 ...)",
+    );
+    // A flow mapping is YAML, not JSON; go-yaml reads the first document and no further.
+    let flow = "{apiVersion: flowcontrol.apiserver.k8s.io/v1, kind: FlowSchema, \
+        metadata: {name: flow}, spec: {priorityLevelConfiguration: {name: global-default}}}\n\
+        --- [not, read";
+    let (code, created) = post(&server, FLOW_SCHEMAS, "application/yaml", flow.as_bytes());
+    assert_eq!(code, 201, "{created}");
+    // Only the valid creates were stored.
+    assert_eq!(names(&server), ["flow", "ignored", "unknown", "yaml"]);
 }
 
 #[test]

@@ -136,6 +136,53 @@ pub(super) fn read_each_in<H, E: From<ReadError>>(
     })
 }
 
+/// The first non-empty document of `bytes` read as YAML whatever its first byte (JSON is YAML
+/// too), as kube-apiserver reads a request body sent as YAML: go-yaml reads one document and
+/// nothing after it. `None` when there is none.
+///
+/// ```
+/// use apfkit_runtime::scheme::{Limits, read_first_yaml};
+///
+/// let first = read_first_yaml(b"{a: 1}\n--- [", &Limits::default()).unwrap();
+/// assert_eq!(first.unwrap().value, serde_json::json!({"a": 1}));
+/// ```
+///
+/// # Errors
+///
+/// The first document does not parse or passes `limits`.
+pub fn read_first_yaml(bytes: &[u8], limits: &Limits) -> Result<Option<Document>, InputError> {
+    /// Why the reading ended early.
+    enum Stop {
+        First(Document),
+        Failed(InputError),
+    }
+    impl From<ReadError> for Stop {
+        fn from(error: ReadError) -> Self {
+            Stop::Failed(error.error)
+        }
+    }
+    let limits = Limits {
+        max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
+        ..*limits
+    };
+    let mut reader = BufReader::new(bytes);
+    let (_, skipped) = first_non_blank(&mut reader).map_err(InputError::Io)?;
+    let read = yaml_input::read_each::<(), Stop>(reader, None, &limits, skipped, |read| {
+        Err(match read {
+            YamlRead::Typed(yaml) => match yaml.to_document() {
+                Ok(document) => Stop::First(document),
+                Err(error) => Stop::Failed(error),
+            },
+            YamlRead::Built(document) => Stop::First(document),
+        })
+    });
+    match read {
+        Ok(()) => Ok(None),
+        Err(Stop::First(document)) => Ok(Some(document)),
+        Err(Stop::Failed(error)) => Err(error),
+    }
+}
+
 /// The first byte that is not whitespace or a UTF-8 byte-order mark, without consuming it, and
 /// where it stands in the stream.
 fn first_non_blank(reader: &mut impl BufRead) -> std::io::Result<(Option<u8>, Position)> {
