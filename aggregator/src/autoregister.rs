@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::ApiError;
+use apfkit_apiserver::fields::record_update;
 use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersion;
@@ -231,26 +233,32 @@ where
         name,
     };
     const API_VERSION: &str = "apiregistration.k8s.io/v1";
+    let codec = served.version("v1").unwrap_or(&*served.storage);
+    // Written as kube-aggregator's client writes them, recorded in the managed fields.
+    let record = |live: Option<&ServedObject<H>>, new: ServedObject<H>| {
+        record_update(served, codec, None, live, new, crate::LOOPBACK_MANAGER)
+    };
     let written = match action {
         Action::Nothing => return Ok(()),
         Action::Create(object) => objects
             .create(
                 served,
                 None,
-                sources.api_service(&object)?,
+                record(None, sources.api_service(&object)?)?,
                 API_VERSION,
                 false,
             )
             .await
             .map(|_| ()),
         Action::Update(object) => objects
-            .update(
+            .update_with(
                 served,
                 place,
                 sources.api_service(&object)?,
                 API_VERSION,
                 UpdateKind::Main,
                 false,
+                |live, new| record(Some(live), new),
             )
             .await
             .map(|_| ()),

@@ -280,26 +280,39 @@ where
     Ok(())
 }
 
-/// Writes an APIService's status (`UpdateStatus`), at the revision it was read at.
+/// Writes an APIService's status (`UpdateStatus`), at the revision it was read at, recording
+/// the write in its managed fields as kube-aggregator's client request is recorded.
 async fn write_status<H>(sources: &Sources<H>, name: &str, object: &Value) -> Result<(), ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
     let served = &sources.api_services;
     let hub = sources.api_service(object)?;
+    let api_version = "apiregistration.k8s.io/v1";
+    let codec = served.version("v1").unwrap_or(&*served.storage);
     sources
         .server
         .objects()
-        .update(
+        .update_with(
             served,
             Place {
                 namespace: None,
                 name,
             },
             hub,
-            "apiregistration.k8s.io/v1",
+            api_version,
             UpdateKind::Status,
             false,
+            |live, new| {
+                apfkit_apiserver::fields::record_update(
+                    served,
+                    codec,
+                    Some("status"),
+                    Some(live),
+                    new,
+                    crate::LOOPBACK_MANAGER,
+                )
+            },
         )
         .await
         .map(|_| ())

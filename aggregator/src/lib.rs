@@ -111,6 +111,11 @@ impl Aggregator {
 }
 
 /// How often every extension's discovery and OpenAPI index are read again.
+/// The field manager of kube-aggregator's own writes (the autoregister controller's creates
+/// and updates, the availability controller's status): its loopback client's user agent,
+/// `kube-apiserver/v1.37.2 (…)`, as `managedFields` names it.
+const LOOPBACK_MANAGER: &str = "kube-apiserver";
+
 const REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Keeps the extensions' group-versions and OpenAPI indexes read, after every change of the

@@ -449,6 +449,7 @@ fn resources(
                 // kube-aggregator's APIService strategies allow no unconditional update;
                 // flowcontrol's do.
                 unconditional_updates: info.kind != "APIService",
+                local_available_on_create: info.kind == "APIService",
             });
         served.push(resource);
     }
@@ -482,9 +483,23 @@ struct BuiltinStrategy {
     printer: Option<Printer>,
     /// `AllowUnconditionalUpdate`.
     unconditional_updates: bool,
+    /// Whether a new object without `spec.service` is made available at once (an
+    /// APIService: kube-aggregator's `PrepareForCreate` marks a local one `Available`).
+    local_available_on_create: bool,
 }
 
 impl Strategy<ServeObject> for BuiltinStrategy {
+    fn prepare_for_create(&self, stored: &mut serde_json::Value) {
+        if self.local_available_on_create
+            && stored
+                .pointer("/spec/service")
+                .is_none_or(serde_json::Value::is_null)
+        {
+            stored["status"] = serde_json::json!({"conditions": [{"type": "Available",
+                "status": "True", "lastTransitionTime": apfkit_apiserver::store::now(),
+                "reason": "Local", "message": "Local APIServices are always available"}]});
+        }
+    }
     fn validate(
         &self,
         object: &ServeObject,

@@ -162,6 +162,20 @@ async fn a_crds_group_is_a_local_api_service_while_the_crd_is_served() {
         registered["metadata"]["labels"]["kube-aggregator.kubernetes.io/automanaged"],
         "true"
     );
+    // Created by kube-aggregator's client, available from its create on (its strategy marks
+    // a local APIService so): one entry, no status write.
+    let managers: Vec<(&str, &str)> = registered["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| {
+            (
+                entry["manager"].as_str().unwrap(),
+                entry["subresource"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(managers, [("kube-apiserver", "-")], "{registered}");
 
     admin(
         &client,

@@ -1,7 +1,7 @@
 //! Every verb on every kind both servers serve: create, get, list (by label), watch from the
 //! created version, update, merge patch, the status subresource's get, update and patch
 //! where the kind has one, delete, and deletecollection by label, each kind's answers
-//! compared whole.
+//! compared whole. APIServices too, for groups no server behind them serves.
 
 use apfkit_differential::{Request, Session};
 use serde_json::{Value, json};
@@ -18,6 +18,11 @@ struct Kind {
     kind: &'static str,
     body: fn(&str) -> Value,
     status: bool,
+    /// The names of its two objects, when the kind constrains them.
+    names: Option<[&'static str; 2]>,
+    /// Whether a controller of each server writes a condition into a new object's status
+    /// (FlowSchemas' `Dangling`, APIServices' `Available`), at its own pace.
+    conditions: bool,
 }
 
 impl Kind {
@@ -49,6 +54,8 @@ fn kinds() -> Vec<Kind> {
                     "matchingPrecedence": 9000}})
             },
             status: true,
+            names: None,
+            conditions: true,
         },
         Kind {
             collection: "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
@@ -60,6 +67,8 @@ fn kinds() -> Vec<Kind> {
                     "limitResponse": {"type": "Reject"}}}})
             },
             status: true,
+            names: None,
+            conditions: false,
         },
         Kind {
             collection: "/apis/rbac.authorization.k8s.io/v1/clusterroles".to_owned(),
@@ -67,6 +76,8 @@ fn kinds() -> Vec<Kind> {
             kind: "ClusterRole",
             body: |_| json!({"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
             status: false,
+            names: None,
+            conditions: false,
         },
         Kind {
             collection: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings".to_owned(),
@@ -79,6 +90,8 @@ fn kinds() -> Vec<Kind> {
                         "name": "verbs-user"}]})
             },
             status: false,
+            names: None,
+            conditions: false,
         },
         Kind {
             collection: namespaced("rbac.authorization.k8s.io/v1", "roles"),
@@ -86,6 +99,8 @@ fn kinds() -> Vec<Kind> {
             kind: "Role",
             body: |_| json!({"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
             status: false,
+            names: None,
+            conditions: false,
         },
         Kind {
             collection: namespaced("rbac.authorization.k8s.io/v1", "rolebindings"),
@@ -98,6 +113,8 @@ fn kinds() -> Vec<Kind> {
                         "namespace": NAMESPACE}]})
             },
             status: false,
+            names: None,
+            conditions: false,
         },
         Kind {
             collection: namespaced("v1", "services"),
@@ -105,6 +122,8 @@ fn kinds() -> Vec<Kind> {
             kind: "Service",
             body: |_| json!({"spec": {"clusterIP": "None", "ports": [{"port": 80}]}}),
             status: true,
+            names: None,
+            conditions: false,
         },
         Kind {
             collection: namespaced("discovery.k8s.io/v1", "endpointslices"),
@@ -115,6 +134,22 @@ fn kinds() -> Vec<Kind> {
                     "conditions": {"ready": true}}], "ports": [{"port": 80}]})
             },
             status: false,
+            names: None,
+            conditions: false,
+        },
+        Kind {
+            collection: "/apis/apiregistration.k8s.io/v1/apiservices".to_owned(),
+            api_version: "apiregistration.k8s.io/v1",
+            kind: "APIService",
+            body: |name| {
+                let group = name.split_once('.').map_or(name, |(_, group)| group);
+                json!({"spec": {"group": group, "version": "v1", "insecureSkipTLSVerify": true,
+                    "service": {"namespace": NAMESPACE, "name": "api", "port": 443},
+                    "groupPriorityMinimum": 100, "versionPriority": 10}})
+            },
+            status: true,
+            names: Some(["v1.one.verbs.example.com", "v1.two.verbs.example.com"]),
+            conditions: true,
         },
         Kind {
             collection: "/apis/verbs.example.com/v1/namespaces/verbs/gadgets".to_owned(),
@@ -122,6 +157,8 @@ fn kinds() -> Vec<Kind> {
             kind: "Gadget",
             body: |_| json!({"spec": {"size": 1}}),
             status: true,
+            names: None,
+            conditions: false,
         },
     ]
 }
@@ -129,20 +166,21 @@ fn kinds() -> Vec<Kind> {
 /// The verbs on one kind, in order: two objects made, read, listed, watched, updated,
 /// patched, their status read and written, one deleted, the rest by deletecollection.
 async fn verbs_on(s: &mut Session, kind: &Kind) {
-    let one = format!("{}/verbs-one", kind.collection);
+    let [first, second] = kind.names.unwrap_or(["verbs-one", "verbs-two"]);
+    let one = format!("{}/{first}", kind.collection);
     let created = s
-        .send(Request::post(&kind.collection, &kind.object("verbs-one")))
+        .send(Request::post(&kind.collection, &kind.object(first)))
         .await;
-    s.send(Request::post(&kind.collection, &kind.object("verbs-two")))
+    s.send(Request::post(&kind.collection, &kind.object(second)))
         .await;
     let mut version = created["metadata"]["resourceVersion"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
     let selector = format!("labelSelector={LABEL}%3Dyes");
-    if kind.kind == "FlowSchema" {
-        // Each server's flow-control controller writes a new FlowSchema's `Dangling`
-        // condition at its own pace: listed once both have it.
+    if kind.conditions {
+        // Each server's controller writes a new object's condition (a FlowSchema's
+        // `Dangling`, an APIService's `Available`) at its own pace: listed once both have it.
         // Watched from the settled list: the conditions' writes and the second create
         // interleave as each server's timing has them.
         let list = s
@@ -255,4 +293,20 @@ async fn every_verb_on_every_kind(s: &mut Session) {
     .await;
 }
 
-crate::cases!(every_verb_on_every_kind);
+/// The APIServices kube-apiserver registers for the groups it serves itself, as stored: their
+/// spec, the `Local` availability and the managers that wrote them.
+async fn local_api_services_are_kubes(s: &mut Session) {
+    for name in [
+        "v1.flowcontrol.apiserver.k8s.io",
+        "v1.apiregistration.k8s.io",
+        "v1.",
+        "v1.rbac.authorization.k8s.io",
+    ] {
+        s.send(Request::get(&format!(
+            "/apis/apiregistration.k8s.io/v1/apiservices/{name}"
+        )))
+        .await;
+    }
+}
+
+crate::cases!(every_verb_on_every_kind, local_api_services_are_kubes);
