@@ -502,6 +502,151 @@ fn fits(literal: &str, kind: &str, bits: u32) -> bool {
     }
 }
 
+/// What apimachinery's unstructured converter (`runtime.DefaultUnstructuredConverter`, which
+/// kube-apiserver takes a strategic-merge-patched object into its Go type with) does to
+/// `object`: a whole float into an integer field becomes that integer, as Go converts it;
+/// the first value its Go type cannot take is an error in the converter's words
+/// (`unrecognized type: int32`, `cannot convert int64 to string`, `cannot restore struct
+/// from: string`). Nothing happens when the kind is not one of kube's. Members are visited in
+/// sorted order, where Go visits a struct's fields in their declared order and a map's in
+/// random order: with one wrong value, the same.
+pub(crate) fn convert_unstructured(
+    api_version: &str,
+    kind: &str,
+    object: &mut serde_json::Value,
+) -> Result<(), String> {
+    let graph = graph();
+    let Some(root) = graph
+        .roots
+        .get(&format!("{api_version}/{kind}"))
+        .and_then(|key| graph.types.get(key))
+    else {
+        return Ok(());
+    };
+    convert(graph, object, root, 0)
+}
+
+/// `fromUnstructured` of `value` into `ty`.
+fn convert(
+    graph: &Graph,
+    value: &mut serde_json::Value,
+    ty: &GoType,
+    depth: usize,
+) -> Result<(), String> {
+    use serde_json::Value;
+    let source = match value {
+        Value::Null => return Ok(()),
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::Object(_) => "map",
+        Value::Array(_) => "slice",
+    };
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    let element = |key: &str| graph.types.get(key);
+    match (ty.kind.as_str(), value) {
+        ("struct", Value::Object(members)) => {
+            for (name, member) in members {
+                if let Some(field) = ty.fields.get(name).and_then(|key| element(key)) {
+                    convert(graph, member, field, depth + 1)?;
+                }
+            }
+            Ok(())
+        }
+        ("struct", _) => Err(format!("cannot restore struct from: {source}")),
+        ("map", Value::Object(members)) => match element(&ty.elem) {
+            Some(elem) => members
+                .values_mut()
+                .try_for_each(|member| convert(graph, member, elem, depth + 1)),
+            None => Ok(()),
+        },
+        ("map", _) => Err(format!("cannot restore map from {source}")),
+        ("slice", Value::Array(items)) => match element(&ty.elem) {
+            Some(elem) => items
+                .iter_mut()
+                .try_for_each(|item| convert(graph, item, elem, depth + 1)),
+            None => Ok(()),
+        },
+        ("bytes", Value::String(_) | Value::Array(_)) => Ok(()),
+        ("slice" | "bytes", _) => Err(format!("cannot restore slice from {source}")),
+        // Types that read JSON themselves take what their `UnmarshalJSON` takes.
+        ("custom" | "any", _) => Ok(()),
+        (target, value) => simple(source, value, target, ty),
+    }
+}
+
+/// A value into a type of a simple kind: what Go's reflect may assign or convert, within
+/// JSON's groups (bools, integers, floats, strings); a whole float into an integer
+/// converted.
+fn simple(
+    source: &str,
+    value: &mut serde_json::Value,
+    target: &str,
+    ty: &GoType,
+) -> Result<(), String> {
+    let whole = value.as_f64().filter(|f| *f == f.trunc());
+    let fits = match (source, target) {
+        ("string", "string") | ("bool", "bool") => true,
+        ("int64", "int" | "uint" | "float") => true,
+        ("float64", "float") => true,
+        ("float64", "int" | "uint") => whole.is_some(),
+        _ => false,
+    };
+    if fits {
+        if source == "float64"
+            && target != "float"
+            && let Some(number) = whole.and_then(|f| serde_json::Number::from_i128(f as i128))
+        {
+            *value = serde_json::Value::Number(number);
+        }
+        return Ok(());
+    }
+    // Go converts an integer to a string (a rune), and a float to an integer, but not as
+    // JSON would: refused by name. Nothing else converts.
+    let convertible = matches!(
+        (source, target),
+        ("int64", "string") | ("float64", "int" | "uint")
+    );
+    Err(if convertible {
+        format!("cannot convert {source} to {}", ty.name)
+    } else {
+        let kind = match target {
+            "int" | "uint" | "float" => format!("{target}{}", ty.bits),
+            other => other.to_owned(),
+        };
+        format!("unrecognized type: {kind}")
+    })
+}
+
+/// A JSON value as Go's `%+v` prints the `map[string]interface{}` it decodes into: maps with
+/// their keys sorted (`map[a:1 b:map[c:x]]`), lists spaced (`[a b]`), strings bare, `<nil>`.
+pub(crate) fn go_plus_v(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "<nil>".to_owned(),
+        Value::String(text) => text.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => apfkit_runtime::field::go_float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_plus_v).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(members) => {
+            let members: Vec<String> = members
+                .iter()
+                .map(|(key, member)| format!("{key}:{}", go_plus_v(member)))
+                .collect();
+            format!("map[{}]", members.join(" "))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::type_error;
@@ -693,6 +838,86 @@ mod tests {
             Some(
                 "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string"
             )
+        );
+    }
+
+    /// What kube-apiserver 1.37 answered for strategic merge patches of a
+    /// PriorityLevelConfiguration (the differential suite's
+    /// `a_patch_whose_result_does_not_decode_is_invalid`).
+    #[test]
+    fn the_unstructured_converter_is_held_to_its_words() {
+        use super::{convert_unstructured, go_plus_v};
+        use serde_json::json;
+        let level = |spec: serde_json::Value, metadata: serde_json::Value| {
+            json!({"apiVersion": LEVELS, "kind": "PriorityLevelConfiguration",
+                "metadata": metadata, "spec": spec})
+        };
+        let limited = |shares: serde_json::Value| {
+            json!({"type": "Limited", "limited": {"nominalConcurrencyShares": shares,
+                "limitResponse": {"type": "Reject"}}})
+        };
+        let convert = |mut object: serde_json::Value| {
+            convert_unstructured(LEVELS, "PriorityLevelConfiguration", &mut object).map(|()| object)
+        };
+        for (object, expected) in [
+            (
+                level(limited(json!("high")), json!({})),
+                "unrecognized type: int32",
+            ),
+            (
+                level(limited(json!(1.5)), json!({})),
+                "cannot convert float64 to int32",
+            ),
+            (
+                level(json!("text"), json!({})),
+                "cannot restore struct from: string",
+            ),
+            (
+                level(json!({"type": 1}), json!({})),
+                "cannot convert int64 to v1.PriorityLevelEnablement",
+            ),
+            (
+                level(limited(json!(5)), json!({"labels": {"a": 1}})),
+                "cannot convert int64 to string",
+            ),
+            (
+                level(limited(json!(5)), json!({"labels": {"a": true}})),
+                "unrecognized type: string",
+            ),
+            (
+                level(limited(json!(5)), json!({"labels": "x"})),
+                "cannot restore map from string",
+            ),
+            (
+                level(limited(json!(5)), json!({"finalizers": "f"})),
+                "cannot restore slice from string",
+            ),
+        ] {
+            assert_eq!(
+                convert(object.clone()).err().as_deref(),
+                Some(expected),
+                "{object}"
+            );
+        }
+        // A whole float into an integer is that integer; times, nulls and unknown fields pass.
+        let converted = convert(level(
+            limited(json!(6.0)),
+            json!({"creationTimestamp": "x", "generation": null, "unknown": [1]}),
+        ))
+        .unwrap();
+        assert_eq!(
+            converted["spec"]["limited"]["nominalConcurrencyShares"],
+            json!(6)
+        );
+        assert!(converted["spec"]["limited"]["nominalConcurrencyShares"].is_i64());
+        // Not one of kube's kinds: nothing.
+        assert_eq!(
+            convert_unstructured("example.com/v1", "Widget", &mut json!({"spec": 1})),
+            Ok(())
+        );
+        assert_eq!(
+            go_plus_v(&json!({"spec": {"b": [1, "x", null], "a": 1.5, "c": true}})),
+            "map[spec:map[a:1.5 b:[1 x <nil>] c:true]]"
         );
     }
 }

@@ -87,6 +87,7 @@ pub mod audit;
 pub mod auth;
 pub mod authz;
 pub mod error;
+mod evanphx;
 pub mod fields;
 mod go_decode;
 pub use go_decode::object_meta_error;

@@ -116,12 +116,33 @@ where
             PatchType::Apply => unreachable!("answered above"),
         };
         applied.map_err(|error| ApiError::from_patch(&error, body))?;
+        if kind == PatchType::Strategic {
+            // kube takes the patched map into its Go type with the unstructured converter,
+            // and quotes the patch as Go's `%+v` prints it.
+            let codec = target.codec();
+            if let Err(error) = crate::go_decode::convert_unstructured(
+                &codec.api_version(),
+                codec.kind(),
+                &mut document,
+            ) {
+                let patch: Value = serde_json::from_slice(body).unwrap_or_default();
+                return Err(invalid_patch(crate::go_decode::go_plus_v(&patch), error));
+            }
+        }
         let patched_version = document
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
             .map(str::to_owned);
         let names_version = patched_version != current_version;
-        let (object, warnings) = decode_document(target, query, made_here(document))?;
+        let (object, warnings) = match decode_document(target, query, made_here(document)) {
+            Ok(decoded) => decoded,
+            Err(error) if error.code == 400 => {
+                return Err(patched_type_error(server, target, kind, body)
+                    .await
+                    .unwrap_or(error));
+            }
+            Err(error) => return Err(error),
+        };
         match replace(
             server,
             target,
@@ -141,6 +162,62 @@ where
             Err(error) => return Err(error.with_warnings(&warnings)),
         }
     }
+}
+
+/// What kube-apiserver answers a JSON or merge patch whose result has a value its Go type
+/// cannot take: 422 about `patch`, quoting the patched document as evanphx/json-patch wrote
+/// it and Go's decoder's error (`"" is invalid: patch: Invalid value: "{…}": json: cannot
+/// unmarshal string into Go struct field …`); `None` for other patches, kinds that are not
+/// kube's, and errors that are not Go's type errors.
+async fn patched_type_error<H>(
+    server: &ApiServer<H>,
+    target: &Target<H>,
+    kind: PatchType,
+    body: &[u8],
+) -> Option<ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let body = std::str::from_utf8(body).ok()?;
+    // The object the patch applied to, as kube-apiserver encodes it.
+    let current = server
+        .objects
+        .get(&target.served, target.place())
+        .await
+        .ok()?;
+    let codec = target.codec();
+    let encoded = codec
+        .encode_to(
+            current,
+            apfkit_runtime::scheme::Encoding::Json,
+            &mut Vec::new(),
+        )
+        .ok()?;
+    let current = std::str::from_utf8(&encoded).ok()?;
+    let patched = match kind {
+        PatchType::Json => crate::evanphx::json_patched(current, body)?,
+        PatchType::Merge => crate::evanphx::merge_patched(current, body)?,
+        _ => return None,
+    };
+    let error =
+        crate::go_decode::type_error(&codec.api_version(), codec.kind(), patched.as_bytes())?;
+    Some(invalid_patch(patched, error))
+}
+
+/// kube-apiserver's 422 for a patch whose result its Go type cannot take: `"" is invalid:
+/// patch: Invalid value: "<shown>": <error>`, of no kind and no name.
+fn invalid_patch(shown: String, error: String) -> ApiError {
+    let cause = apfkit_runtime::field::FieldError::invalid(
+        "patch",
+        apfkit_runtime::field::BadValue::Str(shown),
+        error,
+    );
+    let nothing = crate::error::Subject {
+        group: String::new(),
+        kind: String::new(),
+        name: String::new(),
+    };
+    ApiError::invalid(&nothing, vec![crate::error::Cause::from(&cause)])
 }
 
 /// Server-side apply (`PATCH` with `application/apply-patch+yaml`): the configuration

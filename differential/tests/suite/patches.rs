@@ -62,7 +62,81 @@ async fn json_patches_that_do_not_apply_are_answered_as_kube_answers_them(s: &mu
     }
 }
 
+/// A patch that applies but leaves a value of the wrong type: kube answers 422 about `patch`,
+/// the patched document its value (item 13).
+async fn a_patch_whose_result_does_not_decode_is_invalid(s: &mut Session) {
+    let path = format!("{FLOW}/prioritylevelconfigurations/patch-wrong-type");
+    s.send(Request::post(
+        &format!("{FLOW}/prioritylevelconfigurations"),
+        &priority_level("patch-wrong-type", json!({})),
+    ))
+    .await;
+    for (content_type, patch) in [
+        (
+            "application/merge-patch+json",
+            json!({"spec": {"limited": {"nominalConcurrencyShares": "high"}}}),
+        ),
+        (
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"a": 1}}, "spec": {"type": "Limited"}}),
+        ),
+        ("application/merge-patch+json", json!({"spec": "text"})),
+        (
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/spec/limited/nominalConcurrencyShares",
+                "value": "high"}]),
+        ),
+        (
+            "application/json-patch+json",
+            json!([{"op": "add", "path": "/metadata/labels", "value": {"a": true}}]),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"limited": {"nominalConcurrencyShares": "high"}}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"metadata": {"labels": {"a": 1}}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"limited": {"nominalConcurrencyShares": 1.5}}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"limited": {"nominalConcurrencyShares": 7.0, "lendablePercent": [1]}}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"metadata": {"annotations": {"a": true}, "finalizers": "f"}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": "text"}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"limited": {"nominalConcurrencyShares": 6.0}}}),
+        ),
+        (
+            "application/merge-patch+json",
+            json!({"spec": {"limited": {"nominalConcurrencyShares": 6.0}}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"type": 1}}),
+        ),
+        (
+            "application/merge-patch+json",
+            json!({"metadata": {"annotations": {"note": "<b> & 'c'"}, "labels": {"x": 2}}}),
+        ),
+    ] {
+        s.send(Request::patch(&path, content_type, &patch)).await;
+    }
+}
+
 crate::cases!(
     a_json_patch_test_of_an_absent_member_against_null_passes,
     json_patches_that_do_not_apply_are_answered_as_kube_answers_them,
+    a_patch_whose_result_does_not_decode_is_invalid,
 );
