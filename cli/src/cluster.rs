@@ -38,7 +38,7 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME")]
     context: Option<String>,
     /// The Kubernetes release whose bootstrap configuration is the default (and lint's
-    /// --with-bootstrap), 1.33 to 1.36 [default: a cluster's own release, else 1.36].
+    /// --with-bootstrap), 1.33 to 1.37 [default: a cluster's own release, else 1.37].
     #[arg(long, value_name = "VERSION")]
     kubernetes_version: Option<Release>,
 }

@@ -66,7 +66,6 @@ struct LevelGauges {
     lower: GaugeVec,
     upper: GaugeVec,
     current: GaugeVec,
-    concurrency_limit: GaugeVec,
     high_watermark: GaugeVec,
     smoothed: GaugeVec,
     fair_fraction: Gauge,
@@ -146,17 +145,6 @@ impl ApfMetrics {
                         "current_limit_seats",
                         "ALPHA",
                         "current derived number of execution seats available to each priority level",
-                    ),
-                    &[LEVEL],
-                )?,
-            )?,
-            concurrency_limit: register(
-                registry,
-                GaugeVec::new(
-                    opts(
-                        "request_concurrency_limit",
-                        "ALPHA",
-                        "(Deprecated since 1.30.0) Nominal number of execution seats configured for each priority level",
                     ),
                     &[LEVEL],
                 )?,
@@ -319,7 +307,6 @@ impl ApfMetrics {
             &gauges.lower,
             &gauges.upper,
             &gauges.current,
-            &gauges.concurrency_limit,
             &gauges.high_watermark,
             &gauges.smoothed,
         ] {
@@ -329,10 +316,6 @@ impl ApfMetrics {
             let name = [level.name.as_str()];
             gauges
                 .nominal
-                .with_label_values(&name)
-                .set(level.limits.nominal as f64);
-            gauges
-                .concurrency_limit
                 .with_label_values(&name)
                 .set(level.limits.nominal as f64);
             gauges

@@ -1,12 +1,13 @@
 //! What changed between Kubernetes releases in API Priority and Fairness, for the releases
-//! apfkit models: 1.33 to 1.36. Each difference was read from k8s.io/apiserver at the release's
-//! tag (`kubernetes-1.33.0` … `kubernetes-1.36.0`):
+//! apfkit models: 1.33 to 1.37. Each difference was read from k8s.io/apiserver at the release's
+//! tag (`kubernetes-1.33.0` … `kubernetes-1.36.0`, and v0.37.2 for 1.37):
 //!
 //! | release | bootstrap (`pkg/apis/flowcontrol/bootstrap/default.go`) | LIST and WATCH estimates (`pkg/features/kube_features.go`, `pkg/util/flowcontrol/request`) |
 //! |---|---|---|
 //! | 1.33 | suggested FlowSchemas `endpoint-controller` (150) and `workload-leader-election` (200) | count-based list costs, at most 10 seats; `WatchList` off |
 //! | 1.34 | both removed | `SizeBasedListCostEstimate` on: one seat per 100 KB, at most 100; `WatchList` on |
 //! | 1.35, 1.36 | as 1.34 | a legacy watch (`resourceVersion` unset or `0`) costed like a list |
+//! | 1.37 | as 1.34 | as 1.35 (only `pkg/util/flowcontrol/metrics` changed: the deprecated gauges `request_concurrency_limit` and `request_concurrency_in_use` removed, as from apfkit's metrics, which are the newest release's) |
 
 use std::fmt;
 
@@ -102,7 +103,7 @@ impl Release {
     /// The oldest release modelled.
     pub const OLDEST: Release = Release { minor: 33 };
     /// The newest release modelled, and the default.
-    pub const NEWEST: Release = Release { minor: 36 };
+    pub const NEWEST: Release = Release { minor: 37 };
 
     /// Reads `1.33`, `v1.33`, `v1.33.4`, or a server's `gitVersion` such as `v1.33.4-gke.100`
     /// or `v1.35.0-apfkit.0.1.0`.
@@ -264,6 +265,7 @@ mod tests {
             ("v1.33.4-gke.100", 33),
             ("v1.35.0-apfkit.0.1.0", 35),
             ("1.36+", 36),
+            ("v1.37.2", 37),
         ] {
             assert_eq!(
                 Release::parse(text).map(Release::minor),
@@ -278,7 +280,7 @@ mod tests {
             "2.0",
             "v1.3x",
             "1.32",
-            "1.37",
+            "1.38",
             "1.99999999999",
             "x1.33",
         ] {
@@ -286,9 +288,9 @@ mod tests {
         }
         assert_eq!(
             Release::parse("1.32").unwrap_err().to_string(),
-            "Kubernetes version \"1.32\": not a release apfkit models (apfkit models 1.33–1.36)"
+            "Kubernetes version \"1.32\": not a release apfkit models (apfkit models 1.33–1.37)"
         );
-        assert_eq!(Release::default().to_string(), "1.36");
+        assert_eq!(Release::default().to_string(), "1.37");
     }
 
     /// kubernetes-1.33.0's `SuggestedFlowSchemas` has the two; kubernetes-1.34.0's does not.
@@ -339,5 +341,6 @@ mod tests {
         );
         assert!(!at(34).legacy_watch_costs && at(35).legacy_watch_costs);
         assert_eq!(at(36), EstimatorConfig::default());
+        assert_eq!(at(37), at(36));
     }
 }

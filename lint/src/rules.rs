@@ -159,7 +159,7 @@ others may not lend. A level that queues then runs none: kube-apiserver dispatch
 queues only while the seats in use are below the limit, so its requests wait and time out. A \
 level whose limitResponse is Reject still runs one request at a time whenever none of its own \
 is executing: kube-apiserver lets a request wider than the limit run alone (kubernetes issue \
-134196, through 1.36), so it does not refuse all its requests, as it may have been meant to: \
+134196, through 1.37), so it does not refuse all its requests, as it may have been meant to: \
 APF has no level that refuses every request. Give it shares.",
     },
     Rule {

@@ -580,8 +580,8 @@ async fn build<B: Backend + 'static>(
         resources(config, &rbac_authorizer)?,
         VersionInfo::new(
             "1",
-            "35",
-            format!("v1.35.0-apfkit.{}", env!("CARGO_PKG_VERSION")),
+            "37",
+            format!("v1.37.2-apfkit.{}", env!("CARGO_PKG_VERSION")),
         ),
     )
     .with_authenticator(authenticator(config)?)

@@ -183,7 +183,7 @@ fn each_release_has_its_bootstrap_configuration() {
 
     let refused = apfkit(&["bootstrap", "--kubernetes-version", "1.31"], b"");
     assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("apfkit models 1.33–1.36"));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("apfkit models 1.33–1.37"));
 }
 
 #[test]

@@ -834,7 +834,7 @@ fn the_guides_rbac_commands_work_as_written() {
         "clusterrole.rbac.authorization.k8s.io/apf-reader created",
         "clusterrolebinding.rbac.authorization.k8s.io/apf-reader created",
         "flowschema.flowcontrol.apiserver.k8s.io/exempt",
-        "\"gitVersion\":\"v1.35.0-apfkit",
+        "\"gitVersion\":\"v1.37.2-apfkit",
         "forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/apis\\\"",
     ] {
         assert!(stdout.contains(expected), "{expected} in\n{stdout}");

@@ -646,7 +646,6 @@ fn metrics_have_kube_apiservers_names_labels_and_buckets_and_parse_as_prometheus
         ("apiserver_flowcontrol_lower_limit_seats", "gauge"),
         ("apiserver_flowcontrol_upper_limit_seats", "gauge"),
         ("apiserver_flowcontrol_demand_seats", "histogram"),
-        ("apiserver_flowcontrol_request_concurrency_limit", "gauge"),
         ("apiserver_request", "counter"),
         ("apiserver_request_duration_seconds", "histogram"),
     ] {

@@ -316,7 +316,7 @@ fn a_recorded_run_reports_the_same_and_its_course_adds_up() {
     }
 }
 
-/// kubernetes issue 134196 (through 1.36): a level with no shares and `Reject`, which cannot
+/// kubernetes issue 134196 (through 1.37): a level with no shares and `Reject`, which cannot
 /// borrow, still runs a request whenever none of its own executes, because a request wider
 /// than the level's limit (here 0) runs alone (queueset.go, `canAccommodateSeatsLocked`). The
 /// simulator models it: one request at a time executes, the rest are rejected.
