@@ -945,9 +945,9 @@ fn a_live_clusters_configuration_is_compared_with_its_bootstrap_objects() {
     );
     let kubeconfig = server.kubeconfig().to_str().unwrap();
     let text = apfkit_ok(&["bootstrap", "--diff", "--kubeconfig", kubeconfig]);
-    // The cluster's release is apfkit serve's (1.35), read from its /version.
+    // The cluster's release is apfkit serve's (1.37), read from its /version.
     assert!(
-        text.starts_with("Compared with Kubernetes 1.35's bootstrap configuration:"),
+        text.starts_with("Compared with Kubernetes 1.37's bootstrap configuration:"),
         "{text}"
     );
     for expected in [
