@@ -24,6 +24,26 @@ fn post(server: &Server, path: &str, content_type: &str, body: &[u8]) -> (u16, V
     )
 }
 
+/// A JSON POST's status code and its answer with its `Warning` header last (curl prints it
+/// before the code).
+fn post_warned(server: &Server, path: &str, body: &str) -> (u16, String) {
+    let (code, answered) = server.curl(
+        path,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+            "--write-out",
+            "\n%header{warning}\n%{http_code}",
+        ],
+        body.as_bytes(),
+    );
+    (code, String::from_utf8_lossy(&answered).into_owned())
+}
+
 fn names(server: &Server) -> Vec<String> {
     let (code, list) = server.curl_json(FLOW_SCHEMAS, &[], b"");
     assert_eq!(code, 200);
@@ -124,50 +144,24 @@ fn hostile_bodies_are_refused_and_nothing_is_stored_half_way() {
         "BadRequest",
         r#"duplicate field "metadata.name""#,
     );
-    // Warn: created, with the field named in a Warning header (curl prints it before the
-    // code the helper reads).
-    let (code, written) = server.curl(
-        &format!("{FLOW_SCHEMAS}?fieldValidation=Warn"),
-        &[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "--data-binary",
-            "@-",
-            "--write-out",
-            "\n%header{warning}\n%{http_code}",
-        ],
-        unknown.as_bytes(),
-    );
-    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&written));
-    let warning = String::from_utf8_lossy(&written);
-    assert!(
-        warning.ends_with(r#"299 - "unknown field \"spec.bogus\"""#),
-        "{warning}"
-    );
-    // Refused after decoding (a precedence out of range): the warning still comes.
+    // Warn: created, with the field named in a Warning header; refused after decoding (a
+    // precedence out of range), the warning still comes.
     let refused = flow_schema("refused", r#","bogus":1"#).replace(":500", ":20000");
-    let (code, answered) = server.curl(
-        FLOW_SCHEMAS,
-        &[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "--data-binary",
-            "@-",
-            "--write-out",
-            "\n%header{warning}\n%{http_code}",
-        ],
-        refused.as_bytes(),
-    );
-    assert_eq!(code, 422, "{}", String::from_utf8_lossy(&answered));
-    let warning = String::from_utf8_lossy(&answered);
-    assert!(
-        warning.ends_with(r#"299 - "unknown field \"spec.bogus\"""#),
-        "{warning}"
-    );
+    for (path, body, expected) in [
+        (
+            format!("{FLOW_SCHEMAS}?fieldValidation=Warn"),
+            unknown.as_str(),
+            201,
+        ),
+        (FLOW_SCHEMAS.to_owned(), refused.as_str(), 422),
+    ] {
+        let (code, warning) = post_warned(&server, &path, body);
+        assert_eq!(code, expected, "{warning}");
+        assert!(
+            warning.ends_with(r#"299 - "unknown field \"spec.bogus\"""#),
+            "{warning}"
+        );
+    }
     let ignored = flow_schema("ignored", r#","bogus":1"#);
     let (code, _) = post(
         &server,
