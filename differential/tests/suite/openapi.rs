@@ -130,18 +130,35 @@ async fn a_crds_openapi_documents_are_kubes(s: &mut Session) {
             .all(|name| document["components"]["schemas"].get(name).is_some())
     })
     .await;
-    s.send(Request::get(GROUP_V2)).await;
+    // Each version's document is built at each server's pace (under load, v2's after v1's).
+    s.wait_until(Request::get(GROUP_V2), |code, document| {
+        code == 200
+            && document["components"]["schemas"]
+                .get("com.example.published.v2.Foo")
+                .is_some()
+    })
+    .await;
     s.send(Request::get("/openapi/v3/apis/published.example.com/v3"))
         .await;
-    s.send(Request::get("/openapi/v3").selecting(|index| {
-        let listed: Vec<&String> = index["paths"]
-            .as_object()
-            .into_iter()
-            .flat_map(|paths| paths.keys())
-            .filter(|root| root.contains("published.example.com"))
-            .collect();
-        json!(listed)
-    }))
+    s.wait_until(
+        Request::get("/openapi/v3").selecting(|index| {
+            let listed: Vec<&String> = index["paths"]
+                .as_object()
+                .into_iter()
+                .flat_map(|paths| paths.keys())
+                .filter(|root| root.contains("published.example.com"))
+                .collect();
+            json!(listed)
+        }),
+        |_, index| {
+            [
+                "apis/published.example.com/v1",
+                "apis/published.example.com/v2",
+            ]
+            .iter()
+            .all(|root| index["paths"].get(*root).is_some())
+        },
+    )
     .await;
     s.wait_until(
         Request::get("/openapi/v2").selecting(published_part),
