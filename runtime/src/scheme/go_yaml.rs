@@ -28,7 +28,11 @@ const PARSER_PROBLEMS: [&str; 11] = [
 /// it parses, or fails for a reason this port has no Go words for.
 pub fn go_yaml_error(text: &str) -> Option<String> {
     let document = serde_yaml_ng::Deserializer::from_str(text).next()?;
-    let error = serde::de::IgnoredAny::deserialize(document).err()?;
+    let error = match serde_yaml_ng::Value::deserialize(document) {
+        // It parses: go-yaml still refuses a collection as a mapping key.
+        Ok(value) => return invalid_key(&value).map(|key| format!("yaml: invalid map key: {key}")),
+        Err(error) => error,
+    };
     let message = error.to_string();
     if message.starts_with("unknown anchor") {
         let name = alias_at(text, error.location()?.index())?;
@@ -76,6 +80,60 @@ fn context_line(message: &str) -> usize {
             rest.split(' ').next()?.parse::<usize>().ok()
         })
         .map_or(0, |line| line - 1)
+}
+
+/// The first mapping key of `value` that is a sequence or a mapping, in the order go-yaml
+/// decodes (each key before its value), as Go's `%#v` prints it.
+fn invalid_key(value: &serde_yaml_ng::Value) -> Option<String> {
+    use serde_yaml_ng::Value;
+    match value {
+        Value::Mapping(members) => members.iter().find_map(|(key, member)| {
+            if matches!(key, Value::Sequence(_) | Value::Mapping(_)) {
+                Some(go_sharp_v(key))
+            } else {
+                invalid_key(member)
+            }
+        }),
+        Value::Sequence(items) => items.iter().find_map(invalid_key),
+        Value::Tagged(tagged) => invalid_key(&tagged.value),
+        _ => None,
+    }
+}
+
+/// A decoded YAML value as Go's `%#v` prints the `interface{}` go-yaml v2 decodes it into:
+/// `[]interface {}{"a", 1}`, `map[interface {}]interface {}{"k":"v"}` (keys sorted as `fmt`
+/// sorts them), `interface {}(nil)`.
+fn go_sharp_v(value: &serde_yaml_ng::Value) -> String {
+    use serde_yaml_ng::Value;
+    match value {
+        Value::Null => "interface {}(nil)".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => crate::field::go_float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(text) => crate::field::go_quote(text),
+        Value::Sequence(items) => {
+            let items: Vec<String> = items.iter().map(go_sharp_v).collect();
+            format!("[]interface {{}}{{{}}}", items.join(", "))
+        }
+        Value::Mapping(members) => {
+            let mut members: Vec<(String, String)> = members
+                .iter()
+                .map(|(key, member)| (go_sharp_v(key), go_sharp_v(member)))
+                .collect();
+            members.sort();
+            let members: Vec<String> = members
+                .into_iter()
+                .map(|(key, member)| format!("{key}:{member}"))
+                .collect();
+            format!(
+                "map[interface {{}}]interface {{}}{{{}}}",
+                members.join(", ")
+            )
+        }
+        Value::Tagged(tagged) => go_sharp_v(&tagged.value),
+    }
 }
 
 /// The name of the alias (`*name`) at byte `index` of `text`.
@@ -160,6 +218,17 @@ mod tests {
             let body = format!("{head}{body}");
             assert_eq!(go_yaml_error(&body).as_deref(), Some(expected), "{body:?}");
         }
+        // A collection as a mapping key: go-yaml's own refusal.
+        assert_eq!(
+            go_yaml_error("[a, b]: c").as_deref(),
+            Some(r#"yaml: invalid map key: []interface {}{"a", "b"}"#)
+        );
+        assert_eq!(
+            go_yaml_error(&format!("{head}spec:\n  ? {{x: 1, a: [2]}}\n  : v")).as_deref(),
+            Some(
+                r#"yaml: invalid map key: map[interface {}]interface {}{"a":[]interface {}{2}, "x":1}"#
+            )
+        );
         // What parses, and the documents after the first: no error.
         for fine in ["a: 1", "{a: 1}", "---\na: 1\n--- x: [", ""] {
             assert_eq!(go_yaml_error(fine), None, "{fine:?}");
