@@ -100,10 +100,7 @@ pub(super) fn read_each_in<H, E: From<ReadError>>(
     decode: bool,
     mut each: impl FnMut(Input<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let limits = Limits {
-        max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
-        ..*limits
-    };
+    let limits = within_depth_limit(limits);
     let mut reader = reader;
     let mut head = Vec::with_capacity(protobuf_input::HEAD);
     (&mut reader)
@@ -161,10 +158,7 @@ pub fn read_first_yaml(bytes: &[u8], limits: &Limits) -> Result<Option<Document>
             Stop::Failed(error.error)
         }
     }
-    let limits = Limits {
-        max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
-        ..*limits
-    };
+    let limits = within_depth_limit(limits);
     let mut reader = BufReader::new(bytes);
     let (_, skipped) = first_non_blank(&mut reader).map_err(InputError::Io)?;
     let read = yaml_input::read_each::<(), Stop>(reader, None, &limits, skipped, |read| {
@@ -180,6 +174,14 @@ pub fn read_first_yaml(bytes: &[u8], limits: &Limits) -> Result<Option<Document>
         Ok(()) => Ok(None),
         Err(Stop::First(document)) => Ok(Some(document)),
         Err(Stop::Failed(error)) => Err(error),
+    }
+}
+
+/// `limits` with a depth no deeper than the readers allow ([`MAX_DEPTH_LIMIT`]).
+fn within_depth_limit(limits: &Limits) -> Limits {
+    Limits {
+        max_depth: limits.max_depth.min(MAX_DEPTH_LIMIT),
+        ..*limits
     }
 }
 
