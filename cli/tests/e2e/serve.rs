@@ -63,7 +63,7 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the server on the embedded store and waits until it listens.
+    /// Starts the server on the embedded store and waits until it is ready.
     pub fn start(extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().to_owned();
@@ -83,12 +83,35 @@ impl Server {
             .args(extra);
         let (child, url) = apfkit_test_support::process::start_server(command);
         assert!(url.starts_with("https://127.0.0.1:"), "{url}");
-        Server {
+        let mut server = Server {
             child,
             kubeconfig: data.join("kubeconfig"),
             url,
             data,
             _dir: dir,
+        };
+        server.wait_ready();
+        server
+    }
+
+    /// Waits until `/readyz` answers 200, as kube-apiserver's clients wait: like it, the
+    /// server listens before its informers have synced.
+    fn wait_ready(&mut self) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the server's status") {
+                panic!("apfkit serve exited at start ({status})");
+            }
+            let (code, body) = self.curl("/readyz?verbose", &[], b"");
+            if code == 200 {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "apfkit serve was not ready within 60 s: {code} {}",
+                String::from_utf8_lossy(&body)
+            );
+            std::thread::sleep(Duration::from_millis(25));
         }
     }
 
