@@ -142,17 +142,9 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
         let pruned = self
             .schema()
             .decode_request(&mut object, &apfkit_apiserver::object_meta_error)
-            .map_err(|error| {
-                let kind = &self.definition.crd.kind;
-                SchemeError::new(
-                    ErrorKind::InvalidValue,
-                    "",
-                    format!(
-                        "{kind} in version {:?} cannot be handled as a {kind}: {error}",
-                        self.gvk.version
-                    ),
-                )
-            })?;
+            // The coercer's own words: kube's create and update handlers add what the
+            // request was, its patch handler quotes the patched object.
+            .map_err(|error| SchemeError::new(ErrorKind::InvalidValue, "", error))?;
         unknown.apply(
             pruned
                 .into_iter()

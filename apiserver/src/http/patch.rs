@@ -167,8 +167,8 @@ where
 /// What kube-apiserver answers a JSON or merge patch whose result has a value its Go type
 /// cannot take: 422 about `patch`, quoting the patched document as evanphx/json-patch wrote
 /// it and Go's decoder's error (`"" is invalid: patch: Invalid value: "{…}": json: cannot
-/// unmarshal string into Go struct field …`); `None` for other patches, kinds that are not
-/// kube's, and errors that are not Go's type errors.
+/// unmarshal string into Go struct field …`), or a custom resource's coercer's error;
+/// `None` for other patches and errors that are not of a value's type.
 async fn patched_type_error<H>(
     server: &ApiServer<H>,
     target: &Target<H>,
@@ -199,8 +199,17 @@ where
         PatchType::Merge => crate::evanphx::merge_patched(current, body)?,
         _ => return None,
     };
-    let error =
-        crate::go_decode::type_error(&codec.api_version(), codec.kind(), patched.as_bytes())?;
+    let error = if target.served.config.custom {
+        // The custom resource's coercer, on the patched object.
+        let value: Value = serde_json::from_str(&patched).ok()?;
+        let error = codec
+            .decode(&value, UnknownFields::Ignore, &mut Vec::new())
+            .err()
+            .filter(|error| error.kind == apfkit_runtime::scheme::ErrorKind::InvalidValue)?;
+        error.to_string()
+    } else {
+        crate::go_decode::type_error(&codec.api_version(), codec.kind(), patched.as_bytes())?
+    };
     Some(invalid_patch(patched, error))
 }
 

@@ -392,11 +392,21 @@ where
         }
     };
     let error = crate::go_decode::type_error(&codec.api_version(), codec.kind(), json)?;
+    Some(cannot_be_handled(target, &error))
+}
+
+/// What kube's create and update handlers make of a decoder's error (`transformDecodeError`):
+/// `K in version "v1" cannot be handled as a K: <error>`.
+fn cannot_be_handled<H>(target: &Target<H>, error: &dyn std::fmt::Display) -> ApiError
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let codec = target.codec();
     let kind = codec.kind();
-    Some(ApiError::bad_request(format!(
+    ApiError::bad_request(format!(
         "{kind} in version {:?} cannot be handled as a {kind}: {error}",
         codec.version()
-    )))
+    ))
 }
 
 /// What Go's decoder answers when it reads a body's `apiVersion` and `kind` into
@@ -552,6 +562,10 @@ where
             return Err(strictly_refused(Some(
                 found.unwrap_or(&error.message).to_owned(),
             )));
+        }
+        // A custom resource's coercer answers in its own words.
+        Err(error) if target.served.config.custom && error.kind == ErrorKind::InvalidValue => {
+            return Err(cannot_be_handled(target, &error));
         }
         Err(error) => return Err(bad_decode(error)),
         Ok(_) if strict && !reported.is_empty() => return Err(strictly_refused(None)),

@@ -99,6 +99,8 @@ async fn values_of_the_wrong_type_are_refused_in_gos_words(s: &mut Session) {
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const HOLDERS: &str = "/apis/decoding.example.com/v1/namespaces/default/holders";
+const MERGE_PATCH: &str = "application/merge-patch+json";
+const JSON_PATCH: &str = "application/json-patch+json";
 
 /// A custom resource whose metadata, at its root or in an embedded resource
 /// (`x-kubernetes-embedded-resource`), has a field of the wrong type, or is not an object;
@@ -160,6 +162,26 @@ async fn a_custom_resources_metadata_of_the_wrong_type_is_refused(s: &mut Sessio
         if s.last_code() == 201 {
             s.send(Request::delete(&format!("{HOLDERS}/holder"))).await;
         }
+    }
+    // A patch whose result does not decode: 422 about `patch`, the patched object quoted.
+    s.send(Request::post(
+        HOLDERS,
+        &holder(json!({"name": "patched"}), json!({})),
+    ))
+    .await;
+    let patched = format!("{HOLDERS}/patched");
+    for (patch, body) in [
+        (
+            MERGE_PATCH,
+            json!({"spec": {"template": {"metadata": {"generation": "one"}}}}),
+        ),
+        (MERGE_PATCH, json!({"metadata": {"labels": ["a"]}})),
+        (
+            JSON_PATCH,
+            json!([{"op": "add", "path": "/metadata/finalizers", "value": "f"}]),
+        ),
+    ] {
+        s.send(Request::patch(&patched, patch, &body)).await;
     }
 }
 
