@@ -185,6 +185,8 @@ pub(crate) struct RuleSite<'a> {
     pub uncorrelatable: Option<&'a Path>,
     /// The costs of every rule and `messageExpression` compiled so far.
     pub costs: &'a mut crate::cel::total::TotalCost,
+    /// Whether the node is the custom resource's root.
+    pub resource_root: bool,
 }
 
 /// How many elements a list, map or string can hold by its declared limit (`maxItems`,
@@ -439,6 +441,7 @@ impl Schema {
                 uncorrelatable: at.uncorrelatable.as_ref(),
                 blocked: at.errors.len() > errors_before,
                 costs: at.costs,
+                resource_root: at.depth == 0,
             };
             schema.rules = at
                 .rules

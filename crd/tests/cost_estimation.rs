@@ -19,7 +19,7 @@ fn cost(schema: Value, rule: &str) -> u64 {
     let program = apfkit_crd::cel::environment()
         .compile(rule)
         .expect("the rule compiles");
-    apfkit_crd::cel::cost::estimate(program.expression(), &schema)
+    apfkit_crd::cel::cost::estimate(program.expression(), &schema, false)
 }
 
 #[test]
@@ -59,4 +59,36 @@ fn test_cost_estimation() {
         136,
         "upstream's 68 cases, each with and without a bound"
     );
+}
+
+/// apiextensions-apiserver 1.37's `TestMetadataNameCostIsBounded`: a rule at a resource's
+/// root reading `metadata.name` or `metadata.generateName` is estimated with kube's name
+/// limits (253 and 252 characters), not the whole request, when the schema declares neither.
+#[test]
+fn test_metadata_name_cost_is_bounded() {
+    const BOUNDED_CEILING: u64 = 10_000;
+    let props: JSONSchemaProps =
+        serde_json::from_value(serde_json::json!({"type": "object"})).expect("a schema");
+    let schema = Schema::compile(&props, Path::new("openAPIV3Schema")).expect("compiles");
+    for (name, rule) in [
+        ("name rule", "self.metadata.name.contains('x')"),
+        (
+            "generateName rule",
+            "self.metadata.generateName.contains('x')",
+        ),
+    ] {
+        let program = apfkit_crd::cel::environment()
+            .compile(rule)
+            .expect("the rule compiles");
+        let at_root = apfkit_crd::cel::cost::estimate(program.expression(), &schema, true);
+        assert!(at_root > 0, "{name}: expected a non-zero cost");
+        assert!(
+            at_root <= BOUNDED_CEILING,
+            "{name}: {at_root}, expected it bounded (<= {BOUNDED_CEILING})"
+        );
+        // The same rule elsewhere than at a resource's root reads an undeclared field,
+        // whose size is unknown.
+        let elsewhere = apfkit_crd::cel::cost::estimate(program.expression(), &schema, false);
+        assert!(elsewhere > BOUNDED_CEILING, "{name}: {elsewhere}");
+    }
 }

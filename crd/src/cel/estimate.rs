@@ -30,36 +30,39 @@ const STRUCT_CREATE: u64 = 40;
 /// `HiddenAccumulatorName`).
 const ACCUMULATORS: [&str; 2] = ["@result", "__result__"];
 
-/// The most one evaluation of `expr`, a rule on a node of `schema`, may cost.
-pub fn estimate(expr: &IdedExpr, schema: &Schema) -> u64 {
-    estimate_range(expr, schema, Coster::declared_size).max
+/// The most one evaluation of `expr`, a rule on a node of `schema`, may cost;
+/// `custom_resource_root` when the node is the custom resource's root, where (as at an
+/// embedded resource's) kube-apiserver declares `apiVersion`, `kind` and `metadata` itself.
+pub fn estimate(expr: &IdedExpr, schema: &Schema, custom_resource_root: bool) -> u64 {
+    let mut coster = Coster::new(schema, Coster::declared_size);
+    coster.resource_root = custom_resource_root || schema.embedded_resource;
+    coster.cost(expr).max
 }
 
 /// The first field `expr` selects that the object it selects from does not declare (cel-go's
 /// checker: "undefined field"), with the id of the selection. Only objects whose fields are
-/// all known count: not one that keeps unknown fields, an embedded resource, or `apiVersion`,
-/// `kind` and `metadata`, which kube-apiserver declares itself at a resource's root.
-pub fn undefined_field(expr: &IdedExpr, schema: &Schema) -> Option<(u64, String)> {
+/// all known count: not one that keeps unknown fields or an embedded resource. At a
+/// resource's root kube-apiserver declares `apiVersion`, `kind` and `metadata` itself, whose
+/// `name` and `generateName` alone are declared ([`sizes::resource_root_envelope`]);
+/// `custom_resource_root` as for [`estimate`].
+pub fn undefined_field(
+    expr: &IdedExpr,
+    schema: &Schema,
+    custom_resource_root: bool,
+) -> Option<(u64, String)> {
     let mut coster = Coster::new(schema, Coster::declared_size);
+    coster.resource_root = custom_resource_root || schema.embedded_resource;
     coster.cost(expr);
     coster.undefined
-}
-
-/// The least and the most `expr` may cost, sizes not known from the rule itself coming from
-/// `sizes`.
-fn estimate_range<'a>(expr: &IdedExpr, schema: &'a Schema, sizes: SizeSource<'a>) -> Range {
-    Coster::new(schema, sizes).cost(expr)
 }
 
 /// Whether a rule selecting `field` from an object of `schema` names a field the schema does
 /// not declare.
 fn undeclared(schema: &Schema, field: &str) -> bool {
-    const DECLARED_BY_KUBE: [&str; 3] = ["apiVersion", "kind", "metadata"];
     schema.kind == Some(Type::Object)
         && schema.additional_properties.is_none()
         && !schema.preserve_unknown_fields
         && !schema.embedded_resource
-        && !DECLARED_BY_KUBE.contains(&field)
         && !schema
             .properties
             .keys()
@@ -174,6 +177,8 @@ enum Ty<'a> {
     Map(Box<Ty<'a>>, Box<Ty<'a>>),
     /// An object the schema declares by its properties (a struct to cel-go).
     Object(Declared<'a>),
+    /// The `metadata` kube-apiserver declares at a resource's root: `name` and `generateName`.
+    Envelope(sizes::Envelope),
     /// A type, or a message created in the rule.
     Other,
     Dyn,
@@ -315,6 +320,9 @@ struct Coster<'a> {
     locals: Vec<Local<'a>>,
     /// The first selection of a field its object does not declare, and the field.
     undefined: Option<(u64, String)>,
+    /// Whether the rule's node is a resource's root (`apiVersion`, `kind` and `metadata`
+    /// declared by kube-apiserver: [`sizes::resource_root_envelope`]).
+    resource_root: bool,
 }
 
 impl<'a> Coster<'a> {
@@ -328,17 +336,47 @@ impl<'a> Coster<'a> {
             types: HashMap::new(),
             locals: Vec::new(),
             undefined: None,
+            resource_root: false,
         }
     }
 
     /// Notes `expr`, a selection of `field` from `operand`, when the operand's object does not
     /// declare the field.
     fn note_undefined(&mut self, expr: &IdedExpr, operand: &Ty<'a>, field: &str) {
-        if let Ty::Object(object) = operand
-            && self.undefined.is_none()
-            && undeclared(object.0, field)
-        {
+        let undefined = match operand {
+            Ty::Object(object) => {
+                let enveloped = matches!(field, "apiVersion" | "kind" | "metadata")
+                    && self.envelope(*object).is_some();
+                !enveloped && undeclared(object.0, field)
+            }
+            Ty::Envelope(_) => !matches!(field, "name" | "generateName"),
+            _ => false,
+        };
+        if undefined && self.undefined.is_none() {
             self.undefined = Some((expr.id, field.to_owned()));
+        }
+    }
+
+    /// What kube-apiserver declares of `apiVersion`, `kind` and `metadata` on `object` when it
+    /// is a resource's root whose schema leaves them out.
+    fn envelope(&self, object: Declared<'a>) -> Option<sizes::Envelope> {
+        let root =
+            object.0.embedded_resource || (self.resource_root && std::ptr::eq(object.0, self.root));
+        root.then(|| sizes::resource_root_envelope(object.0))
+            .flatten()
+    }
+
+    /// The type of `field` of a value of type `operand`.
+    fn field_type(&self, operand: &Ty<'a>, field: &str) -> Ty<'a> {
+        match operand {
+            Ty::Map(_, value) => (**value).clone(),
+            Ty::Object(object) => match (self.envelope(*object), field) {
+                (Some(_), "apiVersion" | "kind") => Ty::String,
+                (Some(envelope), "metadata") => Ty::Envelope(envelope),
+                _ => sizes::property(object.0, field).map_or(Ty::Dyn, Ty::of),
+            },
+            Ty::Envelope(_) if matches!(field, "name" | "generateName") => Ty::String,
+            _ => Ty::Dyn,
         }
     }
 
@@ -368,15 +406,24 @@ impl<'a> Coster<'a> {
             return None;
         }
         let mut key = false;
-        for step in steps {
+        let mut resource_root = self.resource_root;
+        for (i, step) in steps.iter().enumerate() {
             if key {
                 return None;
+            }
+            if resource_root
+                && matches!(step.as_str(), "apiVersion" | "kind" | "metadata")
+                && let Some(envelope) = sizes::resource_root_envelope(node)
+            {
+                let max = envelope.max_elements(&steps[i..])?;
+                return Some(Range { min: 0, max });
             }
             match step.as_str() {
                 "@items" | "@values" => node = sizes::element(node)?,
                 "@keys" if node.additional_properties.is_some() => key = true,
                 name => node = sizes::property(node, name)?,
             }
+            resource_root = node.embedded_resource;
         }
         // A map's keys are strings with no declared length (`StringType`, `MaxElements` 0).
         let max = if key { 0 } else { sizes::max_elements(node) };
@@ -484,18 +531,12 @@ impl<'a> Coster<'a> {
                 let mut cost = self.cost(&select.operand);
                 let operand = self.ty(&select.operand);
                 self.note_undefined(expr, &operand, &select.field);
-                if matches!(operand, Ty::Map(..) | Ty::Object(_)) {
+                if matches!(operand, Ty::Map(..) | Ty::Object(_) | Ty::Envelope(_)) {
                     cost = cost.add(Range::fixed(1));
                 }
                 let mut path = self.path(&select.operand);
                 path.push(select.field.clone());
-                let ty = match operand {
-                    Ty::Map(_, value) => *value,
-                    Ty::Object(object) => {
-                        sizes::property(object.0, &select.field).map_or(Ty::Dyn, Ty::of)
-                    }
-                    _ => Ty::Dyn,
-                };
+                let ty = self.field_type(&operand, &select.field);
                 self.paths.insert(expr.id, path);
                 (cost, ty)
             }
@@ -595,8 +636,8 @@ impl<'a> Coster<'a> {
             let step = match (&args[0].ty, &call.args[1].expr) {
                 (Ty::Map(..), _) => "@values".to_owned(),
                 // An object's property by name (`self['field']`) is its field.
-                (Ty::Object(object), Expr::Literal(LiteralValue::String(field))) => {
-                    ty = sizes::property(object.0, field).map_or(Ty::Dyn, Ty::of);
+                (Ty::Object(_) | Ty::Envelope(_), Expr::Literal(LiteralValue::String(field))) => {
+                    ty = self.field_type(&args[0].ty, field);
                     field.to_string()
                 }
                 _ => "@items".to_owned(),
@@ -1006,6 +1047,12 @@ fn result_type<'a>(call: &CallExpr, target: Option<&Node<'a>>, args: &[Node<'a>]
 mod tests {
     use super::*;
 
+    /// The least and the most `expr` may cost, sizes not known from the rule itself coming
+    /// from `sizes`.
+    fn estimate_range<'a>(expr: &IdedExpr, schema: &'a Schema, sizes: SizeSource<'a>) -> Range {
+        Coster::new(schema, sizes).cost(expr)
+    }
+
     const INT_LIST: &str = "[1, 2, 3, 4, 5]";
     const UINT_LIST: &str = "[uint(1), uint(2), uint(3), uint(4), uint(5)]";
     const DOUBLE_LIST: &str = "[1.0, 2.0, 3.0, 4.0, 5.0]";
@@ -1158,7 +1205,7 @@ mod tests {
     /// with no size estimator).
     fn most(rule: &str) -> u64 {
         let program = cel::Program::compile(rule).expect("compiles");
-        estimate(program.expression(), &Schema::default())
+        estimate(program.expression(), &Schema::default(), false)
     }
 
     /// cel-go's own estimates (checker/cost_test.go, `TestCost`) of the expressions that need
@@ -1250,7 +1297,7 @@ mod tests {
                 Schema::compile(&props, apfkit_runtime::field::Path::new("s")).expect("compiles");
             assert_eq!(super::sizes::max_elements(&schema), u64::MAX);
             let program = cel::Program::compile("self == 'x'").expect("compiles");
-            assert_eq!(estimate(program.expression(), &schema), 2);
+            assert_eq!(estimate(program.expression(), &schema, false), 2);
         }
     }
 

@@ -131,6 +131,7 @@ fn compile_rules(
         cardinality,
         uncorrelatable,
         costs,
+        resource_root,
         ..
     } = site;
     let env = environment();
@@ -153,13 +154,15 @@ fn compile_rules(
                 continue;
             }
         };
-        if let Some(error) = undefined_field(&program, schema, at.child("rule"), rule, "") {
+        if let Some(error) =
+            undefined_field(&program, schema, resource_root, at.child("rule"), rule, "")
+        {
             errors.push(error);
             continue;
         }
         // kube-apiserver's order: the rule's cost, its `messageExpression` (what does not
         // compile, or its cost), then `optionalOldSelf`.
-        let estimated_cost = cost::estimate(program.expression(), schema);
+        let estimated_cost = cost::estimate(program.expression(), schema, resource_root);
         let times = cardinality.unwrap_or_else(|| cost::unbounded_cardinality(schema));
         let total = estimated_cost.saturating_mul(times);
         if total > STATIC_COST_LIMIT {
@@ -175,6 +178,7 @@ fn compile_rules(
                     if let Some(error) = undefined_field(
                         &program,
                         schema,
+                        resource_root,
                         at.child("messageExpression"),
                         rule,
                         "messageExpression ",
@@ -185,7 +189,7 @@ fn compile_rules(
                 }
                 Ok(program) => {
                     // Its cost once, whatever the cardinality.
-                    let message_cost = cost::estimate(program.expression(), schema);
+                    let message_cost = cost::estimate(program.expression(), schema, resource_root);
                     if message_cost > STATIC_COST_LIMIT {
                         errors.push(FieldError::forbidden(
                             at.child("messageExpression"),
@@ -257,11 +261,12 @@ fn compile_rules(
 fn undefined_field(
     program: &Program,
     schema: &Schema,
+    resource_root: bool,
     path: Path,
     rule: &ValidationRule,
     what: &str,
 ) -> Option<FieldError> {
-    let (id, field) = estimate::undefined_field(program.expression(), schema)?;
+    let (id, field) = estimate::undefined_field(program.expression(), schema, resource_root)?;
     Some(FieldError::invalid(
         path,
         rule_value(rule),

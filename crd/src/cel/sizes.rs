@@ -131,6 +131,71 @@ pub(crate) fn property<'a>(schema: &'a Schema, name: &str) -> Option<&'a Schema>
         .filter(|property| declared(property))
 }
 
+/// The longest `metadata.name` a rule at a resource's root is sized by when the schema does
+/// not say (apimachinery's `DNS1123SubdomainMaxLength`, kube-apiserver 1.37).
+const NAME_MAX_LENGTH: u64 = 253;
+
+/// What a rule at a resource's root (a custom resource's, or an embedded resource's) reads of
+/// `apiVersion`, `kind` and `metadata`, which kube-apiserver declares there whatever the
+/// schema says (apiextensions-apiserver's `WithTypeAndObjectMeta`): `None` when the schema
+/// itself declares all four strings (`kind`, `apiVersion`, `metadata.name`,
+/// `metadata.generateName`), which are then read as declared. Otherwise `kind` and
+/// `apiVersion` are strings of no declared length, `metadata` holds only `name` and
+/// `generateName`, capped at 253 and 252 characters (1.37) or the schema's own shorter
+/// `maxLength`.
+pub(crate) fn resource_root_envelope(schema: &Schema) -> Option<Envelope> {
+    let is_string = |node: Option<&Schema>| node.is_some_and(|n| n.kind == Some(Type::String));
+    let metadata = schema.properties.get("metadata");
+    let declared = is_string(schema.properties.get("kind"))
+        && is_string(schema.properties.get("apiVersion"))
+        && metadata.is_some_and(|m| {
+            m.kind == Some(Type::Object)
+                && is_string(m.properties.get("name"))
+                && is_string(m.properties.get("generateName"))
+        });
+    if declared {
+        return None;
+    }
+    let capped = |field: &str, cap: u64| {
+        let own = metadata
+            .and_then(|m| m.properties.get(field))
+            .and_then(|node| max_children(node.max_length));
+        own.map_or(cap, |own| own.min(cap))
+    };
+    Some(Envelope {
+        name: capped("name", NAME_MAX_LENGTH),
+        // A generated name's suffix is at least one character.
+        generate_name: capped("generateName", NAME_MAX_LENGTH - 1),
+    })
+}
+
+/// The longest `metadata.name` and `metadata.generateName`, in characters, at a resource's
+/// root whose schema does not declare them ([`resource_root_envelope`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Envelope {
+    pub name: u64,
+    pub generate_name: u64,
+}
+
+impl Envelope {
+    /// The most elements (bytes, four per character) a value at `steps` below the root can
+    /// hold, or `None` when kube declares nothing there; `steps` start with `apiVersion`,
+    /// `kind` or `metadata`.
+    pub(crate) fn max_elements(self, steps: &[String]) -> Option<u64> {
+        match steps {
+            [field] if field == "apiVersion" || field == "kind" => Some(MAX_REQUEST_BYTES - 2),
+            [metadata] if metadata == "metadata" => Some(0),
+            [metadata, field] if metadata == "metadata" && field == "name" => {
+                Some(self.name.saturating_mul(4))
+            }
+            [metadata, field] if metadata == "metadata" && field == "generateName" => {
+                Some(self.generate_name.saturating_mul(4))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The schema of a list's items or a map's values, if it has a type.
 pub(crate) fn element(schema: &Schema) -> Option<&Schema> {
     if schema.int_or_string {

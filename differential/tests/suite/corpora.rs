@@ -249,8 +249,92 @@ async fn cel_cost_estimates_are_kubes(s: &mut Session) {
     }
 }
 
+/// Rules reading `metadata.name`, `metadata.generateName`, `kind` at a resource's root (the
+/// custom resource's, an embedded resource's): kube 1.37 sizes the names at 253 and 252
+/// characters unless the schema declares less, or declares all four fields itself. Each rule
+/// runs often enough that its estimate passes the limit, so both servers print it.
+async fn names_at_a_resources_root_are_sized_as_kube_sizes_them(s: &mut Session) {
+    let under_root = |i: &str, metadata: Value, extra: Value| {
+        let mut schema = json!({"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": format!("self.spec.items.all(i, {i}.contains(i))")}],
+            "properties": {"metadata": metadata, "spec": {"type": "object", "properties": {
+                "items": {"type": "array", "maxItems": 100_000,
+                    "items": {"type": "string", "maxLength": 10}}}}}});
+        if let (Value::Object(schema), Value::Object(extra)) = (&mut schema, extra) {
+            schema["properties"].as_object_mut().unwrap().extend(extra);
+        }
+        schema
+    };
+    let string = json!({"type": "string"});
+    let embedded = |rule: &str, metadata: Value| {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "items": {"type": "array", "maxItems": 100_000, "items": {"type": "object",
+                "x-kubernetes-embedded-resource": true,
+                "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"metadata": metadata},
+                "x-kubernetes-validations": [{"rule": rule}]}}}}}})
+    };
+    let schemas = [
+        under_root("self.metadata.name", json!({"type": "object"}), json!({})),
+        under_root(
+            "self.metadata.generateName",
+            json!({"type": "object"}),
+            json!({}),
+        ),
+        under_root(
+            "self.metadata.name",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 20}}}),
+            json!({}),
+        ),
+        under_root(
+            "self.metadata.name",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 300},
+                "generateName": {"type": "string", "maxLength": 5}}}),
+            json!({}),
+        ),
+        // All four declared: read as the schema declares them, unbounded here.
+        under_root(
+            "self.metadata.name",
+            json!({"type": "object", "properties": {"name": string, "generateName": string}}),
+            json!({"kind": string, "apiVersion": string}),
+        ),
+        under_root("self.kind", json!({"type": "object"}), json!({})),
+        embedded(
+            "self.metadata.name.contains('x')",
+            json!({"type": "object"}),
+        ),
+        embedded(
+            "self.metadata.generateName.contains('x')",
+            json!({"type": "object", "properties": {
+                "generateName": {"type": "string", "maxLength": 40}}}),
+        ),
+        embedded("self.apiVersion.contains('x')", json!({"type": "object"})),
+        // What kube declares of `metadata` there is `name` and `generateName` only; and
+        // nothing of the three below a resource's root.
+        embedded("has(self.metadata.labels)", json!({"type": "object"})),
+        json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "self.metadata.labels.size() > 0"}]}),
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"a": string},
+            "x-kubernetes-validations": [{"rule": "self.kind == 'x'"}]}}}),
+    ];
+    for (i, schema) in schemas.into_iter().enumerate() {
+        let group = format!("n{i}.names.example.com");
+        s.send(Request::post(CRDS, &definition(&group, schema)))
+            .await;
+        if s.last_code() == 201 {
+            s.send(Request::delete(&format!("{CRDS}/gadgets.{group}")).kind_only())
+                .await;
+        }
+    }
+}
+
 crate::cases!(
     the_crd_corpora_are_accepted_and_refused_alike,
     schema_errors_come_in_kubes_order,
-    cel_cost_estimates_are_kubes
+    cel_cost_estimates_are_kubes,
+    names_at_a_resources_root_are_sized_as_kube_sizes_them
 );
