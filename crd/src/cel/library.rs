@@ -10,8 +10,8 @@
 //! | quantity | `isQuantity(s)` |
 //! | strings (cel-go's extension) | the `cel` crate's strings extension: `lowerAscii`, `split`, `replace`, `substring`, `trim`, `join`, `indexOf`, `format`, ... |
 //!
-//! Not written (a rule calling one fails to compile or to evaluate with "no such overload";
-//! docs/crd-validation.md lists them): the objects the url, ip, cidr, quantity and semver
+//! Not written (declared, as kube declares them, so a rule calling one is accepted and fails
+//! when it runs with "no such overload"; docs/crd-validation.md lists them): the objects the url, ip, cidr, quantity and semver
 //! libraries return (`url(s).getHost()`, `ip(s).family()`, `quantity(s).isLessThan(...)`,
 //! `semver(s)`), `format.named(...)`, and the authorizer.
 

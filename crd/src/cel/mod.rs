@@ -16,6 +16,7 @@
 //! (docs/crd-validation.md).
 
 pub mod cost;
+mod declared;
 mod estimate;
 pub mod library;
 pub(crate) mod rule;
@@ -155,7 +156,7 @@ fn compile_rules(
             }
         };
         if let Some(error) =
-            undefined_field(&program, schema, resource_root, at.child("rule"), rule, "")
+            checker_failure(&program, schema, resource_root, at.child("rule"), rule, "")
         {
             errors.push(error);
             continue;
@@ -175,7 +176,7 @@ fn compile_rules(
         let message_expression = match &rule.message_expression {
             Some(source) if !source.trim().is_empty() => match env.compile(source) {
                 Ok(program)
-                    if let Some(error) = undefined_field(
+                    if let Some(error) = checker_failure(
                         &program,
                         schema,
                         resource_root,
@@ -256,9 +257,11 @@ fn compile_rules(
     compiled
 }
 
-/// cel-go's checker error for a field of `program` that `schema` does not declare, at `path`
-/// (the rule's or its `messageExpression`'s, `what` leading the message as kube words it).
-fn undefined_field(
+/// cel-go's checker's error for `program` at `path` (the rule's or its
+/// `messageExpression`'s, `what` leading the message as kube words it): a function or
+/// variable the environment does not declare, or a field `schema` does not declare; the
+/// first by position, as cel-go prints its errors.
+fn checker_failure(
     program: &Program,
     schema: &Schema,
     resource_root: bool,
@@ -266,13 +269,26 @@ fn undefined_field(
     rule: &ValidationRule,
     what: &str,
 ) -> Option<FieldError> {
-    let (id, field) = estimate::undefined_field(program.expression(), schema, resource_root)?;
+    let info = program.source_info();
+    let undeclared = declared::undeclared_references(program.expression())
+        .into_iter()
+        .map(|(id, name)| {
+            (
+                id,
+                format!("undeclared reference to '{name}' (in container '')"),
+            )
+        });
+    let undefined = estimate::undefined_field(program.expression(), schema, resource_root)
+        .map(|(id, field)| (id, format!("undefined field '{field}'")));
+    let (id, error) = undeclared
+        .chain(undefined)
+        .min_by_key(|(id, _)| info.offset_for(*id).map_or(0, |(start, _)| start))?;
     Some(FieldError::invalid(
         path,
         rule_value(rule),
         format!(
             "{what}compilation failed: {}",
-            checker_error(program, id, &format!("undefined field '{field}'"))
+            checker_error(program, id, &error)
         ),
     ))
 }

@@ -290,6 +290,46 @@ async fn a_rule_naming_an_undeclared_field_is_refused(s: &mut Session) {
     .await;
 }
 
+/// A rule or `messageExpression` naming a function or a variable the environment does not
+/// declare is refused as cel-go's checker refuses it ("undeclared reference"); functions of
+/// a namespace (`sets.contains`, `lists.range`, `optional.of`) are declared by their full
+/// name; 1.37's `includes` is not declared for a new rule (kube compiles it against 1.36's
+/// libraries).
+async fn a_rule_naming_an_undeclared_function_or_variable_is_refused(s: &mut Session) {
+    let rules = [
+        json!({"rule": "nosuch(self.x)"}),
+        json!({"rule": "self.s.nosuch()"}),
+        json!({"rule": "other > 1"}),
+        json!({"rule": "self.l.all(i, j > 0)"}),
+        json!({"rule": "self.l.includes(1)"}),
+        json!({"rule": "self.x > 0", "messageExpression": "nosuch()"}),
+        json!({"rule": "sets.contains(self.l, [1]) && lists.range(3).size() == 3 \
+            && optional.of(self.x).hasValue() && self.l.exists(i, i > self.x) \
+            && type(self.x) == int && self.s.lowerAscii() != '' && ['a'].join('-') == 'a'"}),
+    ];
+    for (i, rule) in rules.into_iter().enumerate() {
+        let name = format!("undeclared{i}");
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{name}s.rules.example.com")},
+            "spec": {"group": "rules.example.com", "scope": "Namespaced",
+                "names": {"plural": format!("{name}s"), "kind": name.to_uppercase()},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "properties": {"spec": {"type": "object",
+                            "properties": {"x": {"type": "integer"},
+                                "s": {"type": "string", "maxLength": 10},
+                                "l": {"type": "array", "maxItems": 10,
+                                    "items": {"type": "integer"}}},
+                            "x-kubernetes-validations": [rule]}}}}}]}});
+        s.send(Request::post(CRDS, &crd)).await;
+        if s.last_code() == 201 {
+            let path = format!("{CRDS}/{name}s.rules.example.com");
+            s.send(Request::delete(&path).kind_only()).await;
+        }
+    }
+}
+
 /// An integer's boundaries that are not whole (kube-openapi's `IsValueValidAgainstRange`):
 /// a CRD whose default must meet them is refused, and a custom resource of a CRD without a
 /// default is refused whatever its value, past the boundary twice.
@@ -337,6 +377,7 @@ async fn an_integers_boundaries_that_are_not_whole_refuse_every_value(s: &mut Se
 crate::cases!(
     an_integers_boundaries_that_are_not_whole_refuse_every_value,
     a_rule_naming_an_undeclared_field_is_refused,
+    a_rule_naming_an_undeclared_function_or_variable_is_refused,
     a_deleted_crd_terminates_until_its_custom_resources_are_gone,
     a_crd_sent_in_protobuf_is_read_as_kube_reads_it,
 );
