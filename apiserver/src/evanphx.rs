@@ -143,7 +143,7 @@ fn compact_into(text: &str, out: &mut String) {
 /// The text of `current` (an object, as kube-apiserver encoded it) after the merge patch
 /// `patch` (an object), as the library's `MergePatch` writes it; `None` when either is no
 /// object.
-pub(crate) fn merge_patched(current: &str, patch: &str) -> Option<String> {
+pub fn merge_patched(current: &str, patch: &str) -> Option<String> {
     let mut doc = parse_doc(current)?;
     let patch = parse_doc(patch)?;
     merge_docs(&mut doc, patch);
@@ -207,7 +207,7 @@ fn prune_nulls(node: &mut Node) {
 /// The text of `current` after the JSON patch `patch` (an array of operations, already
 /// checked to apply), as the library's `Apply` writes it; `None` when `current` is no object
 /// or an operation does not apply here.
-pub(crate) fn json_patched(current: &str, patch: &str) -> Option<String> {
+pub fn json_patched(current: &str, patch: &str) -> Option<String> {
     let operations: Vec<BTreeMap<String, &RawValue>> = serde_json::from_str(patch).ok()?;
     let mut root = Node::Doc(parse_doc(current)?);
     for operation in &operations {

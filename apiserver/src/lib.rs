@@ -88,6 +88,11 @@ pub mod auth;
 pub mod authz;
 pub mod error;
 mod evanphx;
+/// What the fuzz targets (`fuzz/`) reach beyond the public API; not for users.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::evanphx::{json_patched, merge_patched};
+}
 pub mod fields;
 mod go_decode;
 pub use go_decode::object_meta_error;

@@ -4,7 +4,8 @@
 //! strategic merges read; the query bytes also as a URL (`RequestInfo`), as a token file and
 //! as a `timeout` duration; and a delete's body as `DeleteOptions` in each media type.
 //! Never a panic; a query either parses or is a 400; a patch either
-//! applies or is refused, and a strategic merge leaves an object or nothing.
+//! applies or is refused, and a strategic merge leaves an object or nothing; a JSON or merge
+//! patch's text as evanphx/json-patch writes it is JSON, the object the patch made.
 #![no_main]
 
 use apfkit_apiserver::auth::Authenticator;
@@ -74,6 +75,21 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             };
             if result.is_ok() && kind == 3 {
                 assert!(object.is_object() || object.is_null(), "{object}");
+            }
+            // evanphx/json-patch's text of the patched object (what kube quotes when the
+            // result does not decode): JSON, and the same object as the patch made.
+            let current = stored().to_string();
+            let patched = match kind {
+                1 => apfkit_apiserver::__fuzz::json_patched(&current, &text),
+                2 => apfkit_apiserver::__fuzz::merge_patched(&current, &text),
+                _ => None,
+            };
+            if let Some(patched) = patched {
+                let value: serde_json::Value =
+                    serde_json::from_str(&patched).expect("evanphx's text is JSON");
+                if result.is_ok() && std::str::from_utf8(rest).is_ok() {
+                    assert_eq!(value, object, "{patched}");
+                }
             }
         }
     }
