@@ -733,6 +733,9 @@ fn health_checks(config: &Config) -> Vec<HealthCheck> {
         "start-apiextensions-controllers",
         "crd-informer-synced",
         "start-system-namespaces-controller",
+        // Every storage ready to serve (kube: its watch caches initialized, 1.37's GA
+        // `WatchCacheInitializationPostStartHook`); apfkit's are before it serves.
+        "storage-readiness",
     ]);
     if config.authorization_mode == AuthorizationMode::Rbac {
         hooks.push("rbac/bootstrap-roles");

@@ -136,6 +136,7 @@ async fn health_checks_answer_ok(s: &mut Session) {
         "/readyz/shutdown",
         "/healthz/shutdown",
         "/healthz/poststarthook/rbac/bootstrap-roles",
+        "/readyz/poststarthook/storage-readiness",
         "/healthz/poststarthook/nothing",
         "/livez/nothing",
     ] {
@@ -167,6 +168,7 @@ const CHECKS: &[&str] = &[
     "poststarthook/start-apiextensions-controllers",
     "poststarthook/crd-informer-synced",
     "poststarthook/start-system-namespaces-controller",
+    "poststarthook/storage-readiness",
     "poststarthook/rbac/bootstrap-roles",
     "poststarthook/priority-and-fairness-config-producer",
     "poststarthook/start-kube-aggregator-informers",
