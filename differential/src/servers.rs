@@ -175,6 +175,7 @@ impl Servers {
         };
         let mut session = Session::new(
             requests::client(&kubeconfig, "apfkit").await,
+            requests::client(&kubeconfig, "apfkit-user").await,
             audit_log.clone(),
         );
         case(&mut session).await;

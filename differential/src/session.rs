@@ -20,6 +20,8 @@ pub struct Request {
     accept: Option<String>,
     body: Vec<u8>,
     impersonate: Option<String>,
+    headers: Vec<(&'static str, String)>,
+    as_plain_user: bool,
     select: Option<fn(&Value) -> Value>,
     audited: bool,
 }
@@ -41,6 +43,8 @@ impl Request {
             accept: None,
             body: Vec::new(),
             impersonate: None,
+            headers: Vec::new(),
+            as_plain_user: false,
             select: None,
             audited: false,
         }
@@ -106,6 +110,19 @@ impl Request {
     /// This request impersonating `user` (the administrator may).
     pub fn impersonating(mut self, user: &str) -> Request {
         self.impersonate = Some(user.to_owned());
+        self
+    }
+
+    /// This request with the header `name: value` too (after any of the same name).
+    pub fn header(mut self, name: &'static str, value: &str) -> Request {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// This request sent as the plain user `apfkit-user` (a client certificate without
+    /// groups, bound to nothing but what a case grants it) rather than the administrator.
+    pub fn as_plain_user(mut self) -> Request {
+        self.as_plain_user = true;
         self
     }
 
@@ -195,15 +212,21 @@ static AUDIT_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::n
 /// A case's requests to one server.
 pub struct Session {
     client: kube::Client,
+    plain_user: kube::Client,
     audit_log: std::path::PathBuf,
     versions: Versions,
     transcript: Transcript,
 }
 
 impl Session {
-    pub(crate) fn new(client: kube::Client, audit_log: std::path::PathBuf) -> Session {
+    pub(crate) fn new(
+        client: kube::Client,
+        plain_user: kube::Client,
+        audit_log: std::path::PathBuf,
+    ) -> Session {
         Session {
             client,
+            plain_user,
             audit_log,
             versions: Versions::default(),
             transcript: Transcript::default(),
@@ -304,6 +327,14 @@ impl Session {
         if let Some(user) = &request.impersonate {
             builder = builder.header("Impersonate-User", user);
         }
+        for (name, value) in &request.headers {
+            builder = builder.header(*name, value);
+        }
+        let client = if request.as_plain_user {
+            &self.plain_user
+        } else {
+            &self.client
+        };
         let audit_id = request.audited.then(|| {
             let n = AUDIT_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             format!("differential-{}-{n}", std::process::id())
@@ -315,8 +346,7 @@ impl Session {
             .body(kube::client::Body::from(request.body))
             .expect("a request");
         let answer = tokio::time::timeout(ANSWER_WITHIN, async {
-            let response = self
-                .client
+            let response = client
                 .send(sent)
                 .await
                 .unwrap_or_else(|e| panic!("{line}: {e:?}"));

@@ -107,9 +107,19 @@ impl AuditContext {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The user the request impersonates (`LogImpersonatedUser`).
-    pub(crate) fn set_impersonated(&self, user: &crate::auth::UserInfo) {
-        self.lock().impersonated_user = Some(UserInfo::from(user));
+    /// The user the request impersonates, and the verb of the constrained mode that allowed
+    /// it (`LogImpersonatedUser`).
+    pub(crate) fn set_impersonated(
+        &self,
+        user: &crate::auth::UserInfo,
+        constraint: Option<&'static str>,
+    ) {
+        let mut event = self.lock();
+        event.impersonated_user = Some(UserInfo::from(user));
+        event.authentication_metadata =
+            constraint.map(|constraint| super::event::AuthenticationMetadata {
+                impersonation_constraint: constraint,
+            });
     }
 
     /// The response's code, and its `Status` when it answered with one.
@@ -219,6 +229,7 @@ pub(crate) fn begin(
         verb: info.verb.clone(),
         user: user.map(UserInfo::from).unwrap_or_default(),
         impersonated_user: None,
+        authentication_metadata: None,
         source_ips: source_ips(request),
         user_agent: user_agent(request),
         object_ref,

@@ -33,6 +33,10 @@ pub struct Event {
     /// The user the request impersonated, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impersonated_user: Option<UserInfo>,
+    /// How the request was authenticated: the constrained impersonation mode that allowed
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authentication_metadata: Option<AuthenticationMetadata>,
     /// The client's address.
     #[serde(rename = "sourceIPs", skip_serializing_if = "Vec::is_empty")]
     pub source_ips: Vec<String>,
@@ -58,6 +62,15 @@ pub struct Event {
     /// What the layers that handled the request noted (by key).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
+}
+
+/// How a request was authenticated (`AuthenticationMetadata`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticationMetadata {
+    /// The verb of the constrained impersonation mode that allowed the impersonated user
+    /// (`impersonate:user-info`).
+    pub impersonation_constraint: &'static str,
 }
 
 /// A user as an event names it (`authentication.k8s.io/v1` `UserInfo`).

@@ -81,9 +81,10 @@ fn authenticate<H>(
         .authenticate_request(&chain, request.headers_mut())
 }
 
-/// Impersonation (`WithImpersonation`), behind the audit layer: the user the request asks to
-/// act as, when the authorizer lets it, replaces the authenticated one for every layer behind
-/// (and the audit event names both); a refusal is kube-apiserver's 403.
+/// Impersonation (`WithConstrainedImpersonation`), behind the audit layer: the user the
+/// request asks to act as, when the authorizer lets it, replaces the authenticated one for
+/// every layer behind (and the audit event names both, and the constrained mode that allowed
+/// it); a refusal is kube-apiserver's 403.
 pub(super) async fn impersonating<H>(
     State(server): State<Arc<ApiServer<H>>>,
     mut request: Request,
@@ -98,17 +99,25 @@ where
         .get::<crate::auth::UserInfo>()
         .cloned()
         .unwrap_or_default();
-    match crate::impersonation::impersonated(user, request.headers(), server.authorizer.as_deref())
-        .await
+    // What the request asks for, which the constrained modes ask about (`impersonate-on:`).
+    let asked = crate::authz::Attributes::of_request(&request_info::of(&request), &user);
+    match crate::impersonation::impersonated(
+        user,
+        request.headers(),
+        &asked,
+        server.authorizer.as_deref(),
+        &server.impersonation_modes,
+    )
+    .await
     {
-        Ok(impersonated) => {
+        Ok(impersonation) => {
             if let Some(context) = AuditContext::of(request.extensions()).filter(|_| impersonates) {
-                context.set_impersonated(&impersonated);
+                context.set_impersonated(&impersonation.user, impersonation.constraint);
             }
             if impersonates {
                 crate::impersonation::remove_headers(request.headers_mut());
             }
-            request.extensions_mut().insert(impersonated);
+            request.extensions_mut().insert(impersonation.user);
             next.run(request).await
         }
         Err(error) => {

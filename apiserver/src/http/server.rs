@@ -101,6 +101,8 @@ pub struct ApiServer<H: 'static> {
     pub(super) auditor: Option<Arc<crate::audit::Auditor>>,
     /// Who may do what; `None`: everyone everything (no authorization layer).
     pub(super) authorizer: Option<Arc<dyn crate::authz::Authorizer>>,
+    /// The impersonation mode that last allowed each requestor.
+    pub(super) impersonation_modes: crate::impersonation::LastModes,
     /// What the embedding server puts between authentication and the handler.
     pub(super) wrap: Option<RouterWrap>,
     /// Layers right in front of the routes, after authorization.
@@ -221,6 +223,7 @@ where
             authenticator: crate::auth::Authenticator::new(true),
             serving_hosts: Vec::new(),
             authorizer: None,
+            impersonation_modes: crate::impersonation::LastModes::default(),
             wrap: None,
             handler_wrap: None,
             extra_routes: None,

@@ -54,9 +54,17 @@ async fn audit_events_are_kubes(s: &mut Session) {
         .audited(),
     )
     .await;
-    // Impersonated: answered alike, audited not yet (1.37's constrained impersonation notes
-    // its mode in `authenticationMetadata`; issue 56).
-    s.send(Request::get(&reader).impersonating("tom")).await;
+    // Impersonated: the administrator impersonates by constrained impersonation's
+    // `user-info` mode, which the event notes in `authenticationMetadata`; a service account
+    // by the `serviceaccount` mode.
+    s.send(Request::get(&reader).impersonating("tom").audited())
+        .await;
+    s.send(
+        Request::get(&reader)
+            .impersonating("system:serviceaccount:default:default")
+            .audited(),
+    )
+    .await;
     s.send(
         Request::get(&format!(
             "{roles}?watch=true&resourceVersion=0&timeoutSeconds=1"

@@ -196,6 +196,7 @@ fn event(n: usize) -> Event {
         verb: "get".into(),
         user: super::super::UserInfo::default(),
         impersonated_user: None,
+        authentication_metadata: None,
         source_ips: Vec::new(),
         user_agent: String::new(),
         object_ref: None,
