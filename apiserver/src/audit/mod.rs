@@ -56,7 +56,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use context::AuditContext;
 pub(crate) use context::{ResponseStatus, begin, failed_authentication};
 pub(crate) use event::compact_json;
-pub use event::{Event, ObjectReference, UserInfo};
+pub use event::{AuthenticationMetadata, Event, ObjectReference, UserInfo};
 
 /// The request header a client may send its own audit ID in, and the response header that
 /// carries the ID every response has (`Audit-ID`).

@@ -122,7 +122,8 @@ fn kubectls_contexts_are_the_administrator_and_a_plain_user() {
     assert_eq!(code, 403, "{status}");
     assert_eq!(
         status["message"],
-        "users \"dave\" is forbidden: User \"apfkit-user\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+        // Constrained impersonation's first mode that applies (1.36+, as the reference).
+        "selfsubjectreviews.authentication.k8s.io is forbidden: User \"apfkit-user\" cannot impersonate-on:user-info:create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"
     );
     // Without a certificate or token: anonymous, which RBAC's bootstrap policy lets read
     // only /healthz, /livez, /readyz and /version (system:basic-user is bound to

@@ -120,12 +120,14 @@ fn strangers_are_refused_with_kube_apiservers_403s() {
     assert!(!can.status.success());
     let admin = server.kubectl_ok(&["auth", "can-i", "delete", "flowschemas"], b"");
     assert_eq!(admin.trim(), "yes");
-    // The plain user may not impersonate: the impersonate verb is nobody's but the admin's.
+    // The plain user may not impersonate: no mode of constrained impersonation is its, nor
+    // the impersonate verb of before; the first mode's refusal is the answer.
     let impersonating = server.kubectl(&as_user(&["--as", "dave", "get", "flowschemas"]), b"");
     assert!(
         stderr(&impersonating).contains(
-            "users \"dave\" is forbidden: User \"apfkit-user\" cannot impersonate resource \
-             \"users\" in API group \"\" at the cluster scope"
+            "flowschemas.flowcontrol.apiserver.k8s.io is forbidden: User \"apfkit-user\" \
+             cannot impersonate-on:user-info:list resource \"flowschemas\" in API group \
+             \"flowcontrol.apiserver.k8s.io\" at the cluster scope"
         ),
         "{}",
         stderr(&impersonating)
