@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::http::{Request, Uri};
 use serde_json::{Value, json};
 
-use crate::client::{Backend, Identity};
+use crate::client::Backend;
 use crate::routing::{ApiServiceFields, Remote, Routing, Sources, Table, Unresolved};
 
 /// How often every APIService is checked again (the controllers' resync period).
@@ -63,13 +63,16 @@ fn unresolved_words(why: &Unresolved, remote: &Remote) -> String {
     }
 }
 
-/// The condition of a remote APIService (`AvailableConditionController.sync`).
+/// The condition of a remote APIService (`AvailableConditionController.sync`), its server
+/// probed as its proxy reaches it (1.36+, `BuildTransportConfig`): trusted as `caBundle`
+/// says for `SERVICE.NAMESPACE.svc` unless `insecureSkipTLSVerify`, with the front-proxy
+/// identity.
 pub(crate) async fn check(
     table: &Table,
     remote: &Remote,
     api_service: &ApiServiceFields,
-    prober: &Backend,
 ) -> Condition {
+    let prober = &remote.backend;
     let (namespace, name) = (&remote.namespace, &remote.service);
     let key = (namespace.clone(), name.clone());
     let Some(service) = table.services.get(&key) else {
@@ -241,11 +244,7 @@ pub(crate) fn set_condition(object: &mut Value, condition: &Condition, now: &str
 }
 
 /// Checks every APIService and writes the conditions that changed.
-async fn sync_all<H>(
-    sources: &Sources<H>,
-    routing: &Routing,
-    prober: &Backend,
-) -> Result<(), ApiError>
+async fn sync_all<H>(sources: &Sources<H>, routing: &Routing) -> Result<(), ApiError>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
@@ -265,7 +264,7 @@ where
             (Some(_), Some(crate::routing::Route::Remote(remote)))
                 if remote.name == fields.name =>
             {
-                check(&table, remote, &fields, prober).await
+                check(&table, remote, &fields).await
             }
             // Not yet in the table: checked once the table has it.
             (Some(_), _) => continue,
@@ -319,16 +318,14 @@ where
 }
 
 /// Keeps every APIService's condition up to date until the server stops.
-pub(crate) fn keep_checked<H>(sources: Arc<Sources<H>>, routing: Arc<Routing>, identity: &Identity)
+pub(crate) fn keep_checked<H>(sources: Arc<Sources<H>>, routing: Arc<Routing>)
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    // kube-aggregator's probe does not verify the extension server's certificate.
-    let prober = Backend::new("kube-aggregator-probe", &[], true, identity);
     let server = sources.server.clone();
     server.spawn_until_stopped(async move {
         loop {
-            let _ = sync_all(&sources, &routing, &prober).await;
+            let _ = sync_all(&sources, &routing).await;
             tokio::select! {
                 () = routing.changed() => {}
                 () = tokio::time::sleep(RESYNC) => {}

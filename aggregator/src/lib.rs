@@ -105,7 +105,7 @@ impl Aggregator {
             self.openapi.clone(),
         ));
         autoregister::keep_registered(sources.clone(), self.routing.clone());
-        available::keep_checked(sources, self.routing.clone(), &self.identity);
+        available::keep_checked(sources, self.routing.clone());
         Ok(())
     }
 }

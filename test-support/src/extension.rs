@@ -26,6 +26,20 @@ where
     F: Fn(TlsStream) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
+    serve_tls_certified(alpn, handle).await.0
+}
+
+/// [`serve_tls`], answering also the server's certificate (PEM), which is its own CA bundle
+/// for a client that verifies it as `api.ns.svc`.
+///
+/// # Panics
+///
+/// As [`serve_tls`].
+pub async fn serve_tls_certified<F, Fut>(alpn: Vec<Vec<u8>>, handle: F) -> (u16, String)
+where
+    F: Fn(TlsStream) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let key = rcgen::KeyPair::generate().expect("a key");
     let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
         .expect("a name")
@@ -42,6 +56,7 @@ where
         rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("the key"),
     )
     .expect("the certificate");
+    let pem = cert.pem();
     config.alpn_protocols = alpn;
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -58,7 +73,7 @@ where
             });
         }
     });
-    port
+    (port, pem)
 }
 
 /// An HTTP/2 extension server (`h2` by ALPN, hyper's limit of 200 streams on a connection)
@@ -70,8 +85,13 @@ where
 /// - `/not-modified`: 304 without `Location`;
 /// - anything else: 200 `{}` (discovery and availability probes pass).
 pub async fn http2() -> u16 {
+    http2_certified().await.0
+}
+
+/// [`http2`], answering also its certificate (PEM), its own CA bundle.
+pub async fn http2_certified() -> (u16, String) {
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    serve_tls(vec![b"h2".to_vec()], |tls| async move {
+    serve_tls_certified(vec![b"h2".to_vec()], |tls| async move {
         let service = hyper::service::service_fn(|request: http::Request<_>| {
             let answer = answer(request.uri().path());
             async move { Ok::<_, Infallible>(answer) }

@@ -1,7 +1,8 @@
 //! An APIService's life as kube-aggregator leads it: `Available` only once its Service, its
 //! EndpointSlices and its server answer (each missing piece said by kube's reason), its group
-//! in discovery and its paths proxied while it is registered and gone once it is deleted; a
-//! CRD's group registered as a local APIService and removed with the CRD.
+//! in discovery and its paths proxied while it is registered and gone once it is deleted, its
+//! server verified against its `caBundle` unless it skips verification; a CRD's group
+//! registered as a local APIService and removed with the CRD.
 
 use std::time::Duration;
 
@@ -13,8 +14,8 @@ use super::support::{GROUP, api_service, endpoint_slice, serve, service};
 
 const API_SERVICES: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
 
-/// The `Available` condition of the APIService `name`: its status and reason.
-async fn available(client: &kube::Client, name: &str) -> Option<(String, String)> {
+/// The `Available` condition of the APIService `name`, if it has one.
+async fn condition(client: &kube::Client, name: &str) -> Option<Value> {
     let answer = send(
         client,
         "GET",
@@ -24,15 +25,28 @@ async fn available(client: &kube::Client, name: &str) -> Option<(String, String)
     )
     .await;
     let object: Value = serde_json::from_str(&answer.body).ok()?;
-    let condition = object["status"]["conditions"]
+    object["status"]["conditions"]
         .as_array()?
         .iter()
-        .find(|c| c["type"] == "Available")?
-        .clone();
+        .find(|c| c["type"] == "Available")
+        .cloned()
+}
+
+/// The `Available` condition of the APIService `name`: its status and reason.
+async fn available(client: &kube::Client, name: &str) -> Option<(String, String)> {
+    let condition = condition(client, name).await?;
     Some((
         condition["status"].as_str()?.to_owned(),
         condition["reason"].as_str()?.to_owned(),
     ))
+}
+
+/// The message of the APIService `name`'s `Available` condition.
+async fn message(client: &kube::Client, name: &str) -> String {
+    condition(client, name)
+        .await
+        .and_then(|c| c["message"].as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// Waits (30 s at most) for the APIService `name` to be `Available` as `status` for `reason`.
@@ -63,7 +77,7 @@ async fn groups(client: &kube::Client) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_service_is_available_once_its_service_endpoints_and_server_answer() {
-    let port = apfkit_test_support::extension::http2().await;
+    let (port, certificate) = apfkit_test_support::extension::http2_certified().await;
     let dir = tempfile::tempdir().unwrap();
     let server = serve(&dir).await;
     let client = client(server.kubeconfig(), "apfkit").await;
@@ -107,6 +121,35 @@ async fn an_api_service_is_available_once_its_service_endpoints_and_server_answe
     })
     .await;
     assert!(proxied, "the available APIService's paths are not proxied");
+
+    // Verified (1.36+: the probe trusts `caBundle` for `SERVICE.NAMESPACE.svc`): another
+    // authority's bundle fails the check in Go's words, the server's own passes it.
+    let (_, other) = apfkit_test_support::extension::http2_certified().await;
+    for (bundle, status, reason) in [
+        (other.as_str(), "False", "FailedDiscoveryCheck"),
+        (certificate.as_str(), "True", "Passed"),
+    ] {
+        use base64::Engine as _;
+        let bundle = base64::engine::general_purpose::STANDARD.encode(bundle);
+        admin(
+            &client,
+            "PATCH",
+            &format!("{API_SERVICES}/{name}"),
+            Sent::Merge(json!({"spec": {"insecureSkipTLSVerify": false, "caBundle": bundle}})),
+        )
+        .await;
+        becomes(&client, &name, status, reason).await;
+        let message = message(&client, &name).await;
+        if status == "False" {
+            assert!(
+                message.ends_with(
+                    "tls: failed to verify certificate: x509: certificate signed by unknown \
+                     authority"
+                ),
+                "{message}"
+            );
+        }
+    }
 
     // Deleted: out of discovery, and its paths are nobody's.
     admin(

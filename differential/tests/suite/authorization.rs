@@ -192,6 +192,18 @@ async fn grant_plain_user(s: &mut Session, name: &str, rules: Value) {
     .await;
 }
 
+/// The plain user lists at `path` impersonating a node, then a service account: each by a
+/// mode of its own.
+async fn impersonate_a_node_and_a_service_account(s: &mut Session, path: &str) {
+    for user in [
+        "system:node:node-1",
+        "system:serviceaccount:default:default",
+    ] {
+        s.send(Request::get(path).as_plain_user().impersonating(user))
+            .await;
+    }
+}
+
 /// Constrained impersonation (1.36+, KEP 5284): a user allowed `impersonate:user-info` on
 /// users (and `impersonate-on:user-info:VERB` on what it asks for) impersonates for that verb
 /// only; nodes and service accounts by their own modes; `system:masters` and the empty group
@@ -207,17 +219,7 @@ async fn constrained_impersonation_is_kubes(s: &mut Session) {
     };
     // Nothing granted yet: the first mode that applies (user-info) is refused.
     s.send(as_tina()).await;
-    for user in [
-        "system:node:node-1",
-        "system:serviceaccount:default:default",
-    ] {
-        s.send(
-            Request::get(flow_schemas)
-                .as_plain_user()
-                .impersonating(user),
-        )
-        .await;
-    }
+    impersonate_a_node_and_a_service_account(s, flow_schemas).await;
     s.send(
         Request::get(flow_schemas)
             .as_plain_user()
@@ -275,17 +277,7 @@ async fn constrained_impersonation_is_kubes(s: &mut Session) {
         s.send(as_tina().header(key, value)).await;
     }
     // Nodes and service accounts have modes of their own, not granted here.
-    for user in [
-        "system:node:node-1",
-        "system:serviceaccount:default:default",
-    ] {
-        s.send(
-            Request::get(flow_schemas)
-                .as_plain_user()
-                .impersonating(user),
-        )
-        .await;
-    }
+    impersonate_a_node_and_a_service_account(s, flow_schemas).await;
     // The `impersonate` verb of before (its users in the core group) still works.
     grant_plain_user(
         s,

@@ -4,7 +4,7 @@
 //! are created with kubectl, the aggregator finds it available and proxies widgets' requests
 //! to it as the front proxy, with the user in X-Remote-* headers; stopped, it is unavailable
 //! (upstream's reason) and requests get 503; started again it recovers; a wrong caBundle
-//! fails as kube-aggregator's transport fails. kubectl must be on the PATH.
+//! fails its availability probe as kube-aggregator 1.36+'s does. kubectl must be on the PATH.
 
 use std::time::Duration;
 
@@ -183,8 +183,9 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
     );
     assert!(again.contains("\"w1\""), "{again}");
 
-    // A caBundle of another authority: the discovery probe does not verify certificates
-    // (kube-aggregator's neither), so it stays available, but proxied requests fail TLS.
+    // A caBundle of another authority: kube-aggregator 1.36+ probes as its proxy connects,
+    // verifying the certificate, so the APIService is unavailable with Go's x509 words and
+    // its requests are answered 503.
     let other_ca = dir.path().join("other");
     apfkit_apiserver::tls::ensure(&other_ca, &[]).unwrap();
     let other_pem = std::fs::read_to_string(other_ca.join("ca.crt")).unwrap();
@@ -204,18 +205,26 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
         ],
         b"",
     );
-    let failed = eventually(Duration::from_secs(20), "a TLS failure", || {
-        let answer = aggregator.curl("/apis/example.com/v1/namespaces/default/widgets");
-        answer.contains("x509").then_some(answer)
-    });
-    assert!(failed.starts_with("HTTP/2 503"), "{failed}");
-    assert!(
-        failed.ends_with(
-            "\n\ntls: failed to verify certificate: x509: certificate signed by unknown \
-             authority\n"
-        ),
-        "{failed}"
+    let (status, reason, message) = eventually(
+        Duration::from_secs(45),
+        "v1.example.com unavailable for its caBundle",
+        || Some(available(&kubeconfig, "v1.example.com")).filter(|c| c.0 == "False"),
     );
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "FailedDiscoveryCheck")
+    );
+    assert!(
+        message.ends_with(
+            "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        ),
+        "{message}"
+    );
+    let failed = eventually(Duration::from_secs(20), "a 503", || {
+        let answer = aggregator.curl("/apis/example.com/v1/namespaces/default/widgets");
+        answer.starts_with("HTTP/2 503").then_some(answer)
+    });
+    assert!(failed.ends_with("\n\nservice unavailable\n"), "{failed}");
     stop(widgets);
 }
 
