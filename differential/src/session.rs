@@ -158,6 +158,8 @@ pub struct Exchange {
     pub code: u16,
     /// The `Content-Type` header.
     pub content_type: String,
+    /// The `Content-Encoding` header (a gzipped body is compared unzipped).
+    pub content_encoding: String,
     /// The `Warning` headers, in order.
     pub warnings: Vec<String>,
     /// The body: JSON normalized, else its text.
@@ -168,7 +170,8 @@ impl Exchange {
     /// The exchange as one JSON value, for listing where two differ.
     pub fn summary(&self) -> Value {
         serde_json::json!({"request": self.request, "code": self.code,
-            "contentType": self.content_type, "warnings": self.warnings, "body": self.body})
+            "contentType": self.content_type, "contentEncoding": self.content_encoding,
+            "warnings": self.warnings, "body": self.body})
     }
 }
 
@@ -179,6 +182,9 @@ impl fmt::Display for Exchange {
             "{} -> {} ({})",
             self.request, self.code, self.content_type
         )?;
+        if !self.content_encoding.is_empty() {
+            writeln!(f, "Content-Encoding: {}", self.content_encoding)?;
+        }
         for warning in &self.warnings {
             writeln!(f, "Warning: {warning}")?;
         }
@@ -198,6 +204,14 @@ impl fmt::Display for Exchange {
 pub struct Transcript {
     /// The exchanges in the order they were sent.
     pub exchanges: Vec<Exchange>,
+}
+
+/// A gzip stream's bytes, its members one after another.
+fn gunzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// How long [`Session::wait_until`] waits for a state.
@@ -368,6 +382,12 @@ impl Session {
                 .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
                 .collect::<Vec<_>>()
         };
+        let content_encoding = header("content-encoding").join(", ");
+        let bytes = if content_encoding == "gzip" {
+            gunzip(&bytes).unwrap_or_else(|e| panic!("{line}: its gzip: {e}"))
+        } else {
+            bytes.to_vec()
+        };
         let parsed = serde_json::from_slice::<Value>(&bytes).ok();
         let mut body = parsed
             .clone()
@@ -381,6 +401,7 @@ impl Session {
             request: self.versions.in_path(&line),
             code: head.status.as_u16(),
             content_type: header("content-type").join(", "),
+            content_encoding,
             warnings: header("warning"),
             body,
         });
@@ -432,6 +453,7 @@ impl Session {
             request: format!("AUDIT {}", self.versions.in_path(line)),
             code: 0,
             content_type: String::new(),
+            content_encoding: String::new(),
             warnings: Vec::new(),
             body,
         });

@@ -77,7 +77,11 @@ where
         Wanted::Discovery(_) => return Err(ApiError::not_acceptable(&[media::JSON])),
     };
     match action {
-        Action::Watch => Ok(watch::watch(server.clone(), &target, query, format, transform).await),
+        Action::Watch => {
+            let gzip =
+                watch::accepts_gzip(header_text(&request, header::ACCEPT_ENCODING).as_deref());
+            Ok(watch::watch(server.clone(), &target, query, format, transform, gzip).await)
+        }
         Action::List if format == Format::Json && transform.is_none() && list::streams(&query) => {
             list::stream_list(server, &target, &query).await
         }

@@ -45,18 +45,28 @@ const BOOKMARK_BEFORE_END: Duration = Duration::from_secs(2);
 /// between this and twice this.
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
 
-/// Starts a watch and answers its stream.
+/// Whether a request's `Accept-Encoding` names `gzip` (`ContentEncodingSupported`: a token
+/// between commas that is exactly `gzip` once trimmed, so `gzip;q=1` is not).
+pub(super) fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
+    accept_encoding.is_some_and(|header| header.split(',').any(|token| token.trim() == "gzip"))
+}
+
+/// Starts a watch and answers its stream; a WatchList (`sendInitialEvents=true` with
+/// bookmarks) whose client accepts `gzip` is answered gzipped, one gzip member for each
+/// batch of events written at once (1.37's `WatchListCompression`, `perFlushGzipWriter`).
 pub(super) async fn watch<H>(
     server: Arc<ApiServer<H>>,
     target: &Target<H>,
     query: Query,
     format: Format,
     transform: Option<Transform>,
+    gzip: bool,
 ) -> Response
 where
     H: Object + Clone + Send + Sync + 'static,
 {
     let (served, version) = (target.served.clone(), target.version);
+    let gzip = gzip && query.send_initial_events == Some(true) && query.bookmarks;
     let target_namespace = target.namespace.clone();
     let namespace = target.namespace.clone();
     let (frames, receiver) = mpsc::channel::<Queued>(FRAMES_AHEAD);
@@ -107,12 +117,35 @@ where
         frames: receiver,
         last: Some(last),
         ended: false,
+        gzip,
     });
     let content_type = match format {
         Format::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
         other => other.media_type(),
     };
-    respond(200, content_type, body)
+    let mut response = respond(200, content_type, body);
+    if gzip {
+        let headers = response.headers_mut();
+        headers.insert(
+            axum::http::header::CONTENT_ENCODING,
+            axum::http::HeaderValue::from_static("gzip"),
+        );
+        headers.append(
+            axum::http::header::VARY,
+            axum::http::HeaderValue::from_static("Accept-Encoding"),
+        );
+    }
+    response
+}
+
+/// `bytes` as one gzip member (what kube's writer flushes; a client's gzip reader takes the
+/// members one after another as one stream).
+fn gzip_member(bytes: &[u8]) -> Bytes {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing to memory does not fail.
+    let _ = encoder.write_all(bytes);
+    Bytes::from(encoder.finish().unwrap_or_default())
 }
 
 /// Closes a watch's queue and drops the events in it (their budget and count with them).
@@ -529,6 +562,8 @@ struct WatchBody {
     /// The `ERROR` event of a stalled watch, until the watch ends another way.
     last: Option<oneshot::Receiver<Bytes>>,
     ended: bool,
+    /// Each batch of events handed on at once as one gzip member.
+    gzip: bool,
 }
 
 impl tokio_stream::Stream for WatchBody {
@@ -547,6 +582,11 @@ impl tokio_stream::Stream for WatchBody {
                 Poll::Ready(Ok(frame)) => {
                     self.ended = true;
                     drop_queued(&self.frames);
+                    let frame = if self.gzip {
+                        gzip_member(&frame)
+                    } else {
+                        frame
+                    };
                     return Poll::Ready(Some(Ok(frame)));
                 }
                 Poll::Ready(Err(_)) => self.last = None,
@@ -554,13 +594,26 @@ impl tokio_stream::Stream for WatchBody {
             }
         }
         // The event leaves the budget as it is handed on (its permit is dropped here).
+        let gzip = self.gzip;
         let mut frames = self
             .frames
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        frames
-            .poll_recv(context)
-            .map(|queued| queued.map(|queued| Ok(queued.frame)))
+        let polled = frames.poll_recv(context);
+        if !gzip {
+            return polled.map(|queued| queued.map(|queued| Ok(queued.frame)));
+        }
+        // Gzipped: what is queued now goes as one member, as kube flushes once its events
+        // channel is empty.
+        polled.map(|queued| {
+            queued.map(|first| {
+                let mut batch = first.frame.to_vec();
+                while let Ok(next) = frames.try_recv() {
+                    batch.extend_from_slice(&next.frame);
+                }
+                Ok(gzip_member(&batch))
+            })
+        })
     }
 }
 
