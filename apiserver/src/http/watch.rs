@@ -139,12 +139,16 @@ where
 }
 
 /// `bytes` as one gzip member (what kube's writer flushes; a client's gzip reader takes the
-/// members one after another as one stream).
+/// members one after another as one stream). As kube's writer, the data is sync-flushed
+/// before the member is closed: Go's gzip reader hands on data that ends with the member's
+/// final block only once the next member's header has come, so without the flush an event
+/// would wait for the next one (`kubectl delete --wait` hung on its WatchList).
 fn gzip_member(bytes: &[u8]) -> Bytes {
     use std::io::Write as _;
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     // Writing to memory does not fail.
     let _ = encoder.write_all(bytes);
+    let _ = encoder.flush();
     Bytes::from(encoder.finish().unwrap_or_default())
 }
 
