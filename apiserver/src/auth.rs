@@ -465,8 +465,9 @@ pub(crate) fn unescape_extra_key(encoded: &str) -> String {
 /// The prefix of a service account's user name: `system:serviceaccount:NAMESPACE:NAME`.
 pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
 
-/// The namespace and name of a service account's user name
-/// (`serviceaccount.SplitUsername`), `None` for any other user.
+/// The namespace and name of a service account's user name, split without checking them as
+/// names (RBAC matches subjects so, `serviceaccount.MatchesUsername`; impersonation also
+/// checks them, as `serviceaccount.SplitUsername` does), `None` for any other user.
 pub fn service_account(user: &str) -> Option<(&str, &str)> {
     let rest = user.strip_prefix(SERVICE_ACCOUNT_PREFIX)?;
     let (namespace, name) = rest.split_once(':')?;

@@ -14,6 +14,7 @@ use axum::http::HeaderMap;
 use crate::auth::{ANONYMOUS, AUTHENTICATED, UNAUTHENTICATED, UserInfo};
 use crate::authz::{Attributes, Authorizer};
 use crate::error::ApiError;
+use crate::request_info::RequestInfo;
 use apfkit_runtime::field::go_quote;
 use apfkit_runtime::field::names::{dns1123_label, dns1123_subdomain};
 
@@ -216,15 +217,12 @@ fn node_name(username: &str) -> Option<&str> {
     dns1123_subdomain(name).is_empty().then_some(name)
 }
 
-/// The namespace and name of a `system:serviceaccount:NAMESPACE:NAME` user
-/// (`serviceaccount.SplitUsername`: a namespace's name and a service account's).
+/// The namespace and name of a `system:serviceaccount:NAMESPACE:NAME` user when both are
+/// valid names (`serviceaccount.SplitUsername`: a namespace's name and a service account's).
 fn service_account_name(username: &str) -> Option<(&str, &str)> {
-    let rest = username.strip_prefix("system:serviceaccount:")?;
-    let (namespace, name) = rest.split_once(':')?;
-    (!name.contains(':')
-        && dns1123_label(namespace).is_empty()
-        && dns1123_subdomain(name).is_empty())
-    .then_some((namespace, name))
+    crate::auth::service_account(username).filter(|(namespace, name)| {
+        dns1123_label(namespace).is_empty() && dns1123_subdomain(name).is_empty()
+    })
 }
 
 /// The mode that last allowed each requestor, by name (`modeIndexCache`), one per server:
@@ -262,7 +260,7 @@ impl LastModes {
 /// The user a request acts as (`WithConstrainedImpersonation`): `user` itself when no header
 /// asks for another, else the one its headers name, when a mode allows it (the mode that last
 /// allowed the requestor tried first: `last_modes`, the server's). `request` is what
-/// the request asks for (its authorization attributes); without an authorizer every check
+/// the request asks for (its `RequestInfo`); without an authorizer every check
 /// passes (authorization is off). An impersonated user other than `system:anonymous` is in
 /// `system:authenticated` unless it is in `system:unauthenticated`; a service account named
 /// without groups is in its groups, a node (by a constrained mode) in `system:nodes`.
@@ -274,7 +272,7 @@ impl LastModes {
 pub async fn impersonated(
     user: UserInfo,
     headers: &HeaderMap,
-    request: &Attributes,
+    request: &RequestInfo,
     authorizer: Option<&dyn Authorizer>,
     last_modes: &LastModes,
 ) -> Result<Impersonation, ApiError> {
@@ -321,7 +319,7 @@ async fn check_mode(
     mode: Mode,
     wanted: &Wanted,
     requestor: &UserInfo,
-    request: &Attributes,
+    request: &RequestInfo,
     authorizer: Option<&dyn Authorizer>,
 ) -> Result<Impersonation, ApiError> {
     let check = async |attributes: Attributes| -> Result<(), ApiError> {
@@ -343,15 +341,9 @@ async fn check_mode(
     };
     let verb = mode.verb();
     let constrained = mode.constrained();
-    if let Some(on) = match mode {
-        Mode::AssociatedNode => Some("associated-node"),
-        Mode::ArbitraryNode => Some("arbitrary-node"),
-        Mode::ServiceAccount => Some("serviceaccount"),
-        Mode::UserInfo => Some("user-info"),
-        Mode::Legacy => None,
-    } {
-        let mut asked = request.clone();
-        asked.user = requestor.clone();
+    // A constrained mode's name is its verb's (`impersonate:MODE`).
+    if let Some(on) = verb.strip_prefix("impersonate:") {
+        let mut asked = Attributes::of_request(request, requestor);
         asked.verb = format!("impersonate-on:{on}:{}", request.verb);
         check(asked).await?;
     }
@@ -565,15 +557,12 @@ mod tests {
     /// and extras, by their names; and that the headers are gone from the request once
     /// honoured (its `doNothingHandler`'s checks).
     /// What the requests of the tests ask for: a list of FlowSchemas.
-    fn listing() -> crate::authz::Attributes {
-        crate::authz::Attributes {
-            verb: "list".to_owned(),
-            resource_request: true,
-            api_group: "flowcontrol.apiserver.k8s.io".to_owned(),
-            api_version: "v1".to_owned(),
-            resource: "flowschemas".to_owned(),
-            ..crate::authz::Attributes::default()
-        }
+    fn listing() -> RequestInfo {
+        RequestInfo::new(
+            "GET",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+            None,
+        )
     }
 
     #[tokio::test]

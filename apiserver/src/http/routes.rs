@@ -100,11 +100,11 @@ where
         .cloned()
         .unwrap_or_default();
     // What the request asks for, which the constrained modes ask about (`impersonate-on:`).
-    let asked = crate::authz::Attributes::of_request(&request_info::of(&request), &user);
+    let info = request_info::of(&request);
     match crate::impersonation::impersonated(
         user,
         request.headers(),
-        &asked,
+        &info,
         server.authorizer.as_deref(),
         &server.impersonation_modes,
     )

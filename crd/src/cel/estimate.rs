@@ -34,9 +34,9 @@ const ACCUMULATORS: [&str; 2] = ["@result", "__result__"];
 /// `custom_resource_root` when the node is the custom resource's root, where (as at an
 /// embedded resource's) kube-apiserver declares `apiVersion`, `kind` and `metadata` itself.
 pub fn estimate(expr: &IdedExpr, schema: &Schema, custom_resource_root: bool) -> u64 {
-    let mut coster = Coster::new(schema, Coster::declared_size);
-    coster.resource_root = custom_resource_root || schema.embedded_resource;
-    coster.cost(expr).max
+    Coster::new(schema, Coster::declared_size, custom_resource_root)
+        .cost(expr)
+        .max
 }
 
 /// The first field `expr` selects that the object it selects from does not declare (cel-go's
@@ -50,8 +50,7 @@ pub fn undefined_field(
     schema: &Schema,
     custom_resource_root: bool,
 ) -> Option<(u64, String)> {
-    let mut coster = Coster::new(schema, Coster::declared_size);
-    coster.resource_root = custom_resource_root || schema.embedded_resource;
+    let mut coster = Coster::new(schema, Coster::declared_size, custom_resource_root);
     coster.cost(expr);
     coster.undefined
 }
@@ -326,7 +325,9 @@ struct Coster<'a> {
 }
 
 impl<'a> Coster<'a> {
-    fn new(root: &'a Schema, sizes_from: SizeSource<'a>) -> Self {
+    /// The coster of a rule on `root`, the custom resource's root when
+    /// `custom_resource_root`.
+    fn new(root: &'a Schema, sizes_from: SizeSource<'a>, custom_resource_root: bool) -> Self {
         Coster {
             root,
             sizes_from,
@@ -336,7 +337,7 @@ impl<'a> Coster<'a> {
             types: HashMap::new(),
             locals: Vec::new(),
             undefined: None,
-            resource_root: false,
+            resource_root: custom_resource_root || root.embedded_resource,
         }
     }
 
@@ -1050,7 +1051,7 @@ mod tests {
     /// The least and the most `expr` may cost, sizes not known from the rule itself coming
     /// from `sizes`.
     fn estimate_range<'a>(expr: &IdedExpr, schema: &'a Schema, sizes: SizeSource<'a>) -> Range {
-        Coster::new(schema, sizes).cost(expr)
+        Coster::new(schema, sizes, false).cost(expr)
     }
 
     const INT_LIST: &str = "[1, 2, 3, 4, 5]";

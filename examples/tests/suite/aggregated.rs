@@ -109,15 +109,7 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
 
     // Stopped: unavailable with upstream's reason, and its requests answered 503.
     stop(widgets);
-    let (status, reason, message) = eventually(
-        Duration::from_secs(45),
-        "v1.example.com unavailable",
-        || Some(available(&kubeconfig, "v1.example.com")).filter(|c| c.0 == "False"),
-    );
-    assert_eq!(
-        (status.as_str(), reason.as_str()),
-        ("False", "FailedDiscoveryCheck")
-    );
+    let message = failed_discovery_check(&kubeconfig, "v1.example.com unavailable");
     assert!(
         message.starts_with(&format!(
             "failing or missing response from https://127.0.0.1:{port}/apis/example.com/v1: \
@@ -205,15 +197,8 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
         ],
         b"",
     );
-    let (status, reason, message) = eventually(
-        Duration::from_secs(45),
-        "v1.example.com unavailable for its caBundle",
-        || Some(available(&kubeconfig, "v1.example.com")).filter(|c| c.0 == "False"),
-    );
-    assert_eq!(
-        (status.as_str(), reason.as_str()),
-        ("False", "FailedDiscoveryCheck")
-    );
+    let message =
+        failed_discovery_check(&kubeconfig, "v1.example.com unavailable for its caBundle");
     assert!(
         message.ends_with(
             "tls: failed to verify certificate: x509: certificate signed by unknown authority"
@@ -226,6 +211,19 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
     });
     assert!(failed.ends_with("\n\nservice unavailable\n"), "{failed}");
     stop(widgets);
+}
+
+/// Waits (45 s at most, `waiting_for` naming why) until `v1.example.com` is unavailable, and
+/// holds its reason to kube-aggregator's for a failed probe; the condition's message.
+fn failed_discovery_check(kubeconfig: &std::path::Path, waiting_for: &str) -> String {
+    let (status, reason, message) = eventually(Duration::from_secs(45), waiting_for, || {
+        Some(available(kubeconfig, "v1.example.com")).filter(|c| c.0 == "False")
+    });
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "FailedDiscoveryCheck")
+    );
+    message
 }
 
 /// kubectl as `bob` (impersonated by the administrator), reading what it says.
