@@ -57,9 +57,24 @@ pub(crate) async fn proxied(
     let path = request.uri().path().to_owned();
     let is_get = request.method() == axum::http::Method::GET;
     if is_get && matches!(path.as_str(), "/apis" | "/apis/") {
+        // The server's own document, whole and uncompressed, to merge; the merged one is
+        // what the client's cache tag and encoding apply to.
+        let mut request = request;
+        let if_none_match = request.headers_mut().remove(header::IF_NONE_MATCH);
+        let accept_encoding = request.headers_mut().remove(header::ACCEPT_ENCODING);
         let response = next.run(request).await;
         let table = shared.routing.table();
-        return merged_discovery(response, &shared.discovery, &table).await;
+        let merged = merged_discovery(
+            response,
+            &shared.discovery,
+            &table,
+            if_none_match.as_ref().and_then(|v| v.to_str().ok()),
+        )
+        .await;
+        let accepts_gzip = apfkit_apiserver::http::accepts_gzip(
+            accept_encoding.as_ref().and_then(|v| v.to_str().ok()),
+        );
+        return apfkit_apiserver::http::compressed_api_answer(merged, accepts_gzip).await;
     }
     if let Some(group) = path
         .strip_prefix("/apis/")
@@ -253,8 +268,14 @@ fn json_response(document: &serde_json::Value, content_type: &str) -> Response {
 }
 
 /// The server's own `/apis` with the extensions' groups merged in: aggregated discovery's
-/// `APIGroupDiscoveryList` (either version) or the legacy `APIGroupList`.
-async fn merged_discovery(response: Response, discovery: &Discovery, table: &Table) -> Response {
+/// `APIGroupDiscoveryList` (either version), tagged for the client's cache as the server
+/// tags its own, or the legacy `APIGroupList`.
+async fn merged_discovery(
+    response: Response,
+    discovery: &Discovery,
+    table: &Table,
+    if_none_match: Option<&str>,
+) -> Response {
     if response.status() != StatusCode::OK {
         return response;
     }
@@ -276,6 +297,11 @@ async fn merged_discovery(response: Response, discovery: &Discovery, table: &Tab
     };
     if content_type.starts_with("application/json;g=apidiscovery.k8s.io") {
         discovery.merge_aggregated(&mut document, &table.group_priorities);
+        return apfkit_apiserver::http::aggregated_discovery_answer(
+            &content_type,
+            document.to_string().into_bytes(),
+            if_none_match,
+        );
     } else {
         discovery.merge_group_list(&mut document, &table.group_priorities);
     }

@@ -31,7 +31,8 @@ impl Versions {
 
     /// `line` (a request's method and path) with its `resourceVersion` parameter as a
     /// placeholder (a version not seen yet takes the next place) and its `continue` token,
-    /// which carries a resource version in the server's own encoding, as `<continue>`.
+    /// which carries a resource version in the server's own encoding, as `<continue>`, and an
+    /// OpenAPI document's `hash` as `<hash>`.
     pub fn in_path(&mut self, line: &str) -> String {
         let Some((before, query)) = line.split_once('?') else {
             return line.to_owned();
@@ -40,6 +41,12 @@ impl Versions {
             .split('&')
             .map(|parameter| match parameter.split_once('=') {
                 Some(("continue", token)) if !token.is_empty() => "continue=<continue>".to_owned(),
+                // An OpenAPI v3 document's hash, each server's own (its index's URLs).
+                Some(("hash", hash))
+                    if hash.len() == 128 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+                {
+                    "hash=<hash>".to_owned()
+                }
                 Some(("resourceVersion", version)) => {
                     format!("resourceVersion={}", self.placeholder(version))
                 }

@@ -160,6 +160,10 @@ pub struct Exchange {
     pub content_type: String,
     /// The `Content-Encoding` header (a gzipped body is compared unzipped).
     pub content_encoding: String,
+    /// The `Vary` headers, in order.
+    pub vary: Vec<String>,
+    /// The `Cache-Control` headers, in order.
+    pub cache_control: Vec<String>,
     /// The `Warning` headers, in order.
     pub warnings: Vec<String>,
     /// The body: JSON normalized, else its text.
@@ -171,6 +175,7 @@ impl Exchange {
     pub fn summary(&self) -> Value {
         serde_json::json!({"request": self.request, "code": self.code,
             "contentType": self.content_type, "contentEncoding": self.content_encoding,
+            "vary": self.vary, "cacheControl": self.cache_control,
             "warnings": self.warnings, "body": self.body})
     }
 }
@@ -184,6 +189,12 @@ impl fmt::Display for Exchange {
         )?;
         if !self.content_encoding.is_empty() {
             writeln!(f, "Content-Encoding: {}", self.content_encoding)?;
+        }
+        for vary in &self.vary {
+            writeln!(f, "Vary: {vary}")?;
+        }
+        for cache_control in &self.cache_control {
+            writeln!(f, "Cache-Control: {cache_control}")?;
         }
         for warning in &self.warnings {
             writeln!(f, "Warning: {warning}")?;
@@ -230,6 +241,8 @@ pub struct Session {
     audit_log: std::path::PathBuf,
     versions: Versions,
     transcript: Transcript,
+    /// The `ETag` of the last answer, which differs between servers and is not compared.
+    last_etag: Option<String>,
 }
 
 impl Session {
@@ -244,11 +257,18 @@ impl Session {
             audit_log,
             versions: Versions::default(),
             transcript: Transcript::default(),
+            last_etag: None,
         }
     }
 
     pub(crate) fn into_transcript(self) -> Transcript {
         self.transcript
+    }
+
+    /// The `ETag` of the last answer (its value is each server's own, so it is not compared:
+    /// a case sends it back to see the server answer `304`).
+    pub fn last_etag(&self) -> Option<String> {
+        self.last_etag.clone()
     }
 
     /// The status code of the last answer recorded (0 before any).
@@ -382,6 +402,7 @@ impl Session {
                 .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
                 .collect::<Vec<_>>()
         };
+        self.last_etag = header("etag").into_iter().next();
         let content_encoding = header("content-encoding").join(", ");
         let bytes = if content_encoding == "gzip" {
             gunzip(&bytes).unwrap_or_else(|e| panic!("{line}: its gzip: {e}"))
@@ -402,6 +423,8 @@ impl Session {
             code: head.status.as_u16(),
             content_type: header("content-type").join(", "),
             content_encoding,
+            vary: header("vary"),
+            cache_control: header("cache-control"),
             warnings: header("warning"),
             body,
         });
@@ -454,6 +477,8 @@ impl Session {
             code: 0,
             content_type: String::new(),
             content_encoding: String::new(),
+            vary: Vec::new(),
+            cache_control: Vec::new(),
             warnings: Vec::new(),
             body,
         });

@@ -2,7 +2,8 @@
 //! information read once (`WithRequestInfo`), its deadline (`WithRequestDeadline`,
 //! k8s.io/apiserver `pkg/endpoints/filters/request_deadline.go`), the 504 when the deadline
 //! passes unanswered (`WithTimeoutForNonLongRunningRequests`, `pkg/server/filters/timeout.go`)
-//! and a 500 for a handler that panics (`WithPanicRecovery`).
+//! and a 500 for a handler that panics (`WithPanicRecovery`), with `Cache-Control` as
+//! `WithCacheControl` sets it in between.
 //!
 //! Each request's handler runs as a task of its own, as upstream runs it in a goroutine: at
 //! the deadline the client gets its 504 and the handler goes on to its end (a write under way
@@ -57,7 +58,7 @@ where
 
 async fn within_deadline<H>(
     server: &ApiServer<H>,
-    mut request: Request,
+    request: Request,
     next: axum::middleware::Next,
 ) -> Response
 where
@@ -76,6 +77,32 @@ where
             &format!("failed to create RequestInfo: {error}, {url}"),
         );
     }
+    no_cache_unless_set(timed(server, request, info, next).await)
+}
+
+/// kube-apiserver's `WithCacheControl`, between `WithRequestInfo` and the deadline's filters:
+/// an answer whose handler said nothing of caching (aggregated discovery and hashed OpenAPI
+/// documents do) is `Cache-Control: no-cache, private`, errors, refusals and timeouts
+/// included.
+fn no_cache_unless_set(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .entry(axum::http::header::CACHE_CONTROL)
+        .or_insert(axum::http::HeaderValue::from_static("no-cache, private"));
+    response
+}
+
+/// The request with its information read: its deadline set, the handler run as a task.
+async fn timed<H>(
+    server: &ApiServer<H>,
+    mut request: Request,
+    info: RequestInfo,
+    next: axum::middleware::Next,
+) -> Response
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let uri = request.uri();
     let timeout = if info.is_long_running() {
         None
     } else {

@@ -9,6 +9,7 @@
 
 mod action;
 mod audited;
+mod compression;
 mod create;
 mod custom_openapi;
 mod deadline;
@@ -24,6 +25,7 @@ mod max_in_flight;
 pub(crate) mod media;
 pub mod metrics;
 mod openapi;
+mod openapi_answers;
 mod patch;
 mod proto;
 pub mod query;
@@ -40,8 +42,9 @@ mod watch;
 mod written;
 
 pub use audited::AuditId;
+pub use compression::{accepts_gzip, api_answer as compressed_api_answer};
 pub use deadline::{Deadline, Streamed};
-pub use discovery::storage_version_hash;
+pub use discovery::{aggregated_answer as aggregated_discovery_answer, storage_version_hash};
 pub use health::HealthCheck;
 pub use max_in_flight::MaxInFlight;
 pub use response::plain_text;

@@ -78,8 +78,9 @@ where
     };
     match action {
         Action::Watch => {
-            let gzip =
-                watch::accepts_gzip(header_text(&request, header::ACCEPT_ENCODING).as_deref());
+            let gzip = super::compression::accepts_gzip(
+                header_text(&request, header::ACCEPT_ENCODING).as_deref(),
+            );
             Ok(watch::watch(server.clone(), &target, query, format, transform, gzip).await)
         }
         Action::List if format == Format::Json && transform.is_none() && list::streams(&query) => {

@@ -7,18 +7,19 @@ use std::sync::Arc;
 
 use apfkit_runtime::Object;
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode, header};
+use axum::http::{Method, header};
 use axum::response::Response;
 
 use super::action::Action;
 use super::audited::AuditId;
+use super::compression;
 use super::health::Endpoint;
 use super::media::{self, Wanted};
 use super::request::{Target, drain, read_body};
 use super::resource;
 use super::response::{error_response, json_response, respond};
 use super::server::{ApiServer, Catalog};
-use super::{discovery, openapi, reviews};
+use super::{discovery, openapi, openapi_answers, reviews};
 use crate::audit::AuditContext;
 use crate::error::ApiError;
 use crate::request_info;
@@ -27,9 +28,50 @@ pub(super) async fn handle<H>(State(server): State<Arc<ApiServer<H>>>, request: 
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    match route(&server, request).await {
+    let accept_encoding = request
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let answers = Answers::of(request.uri().path());
+    let response = match route(&server, request).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
+    };
+    match answers {
+        Answers::Api => {
+            compression::api_answer(
+                response,
+                compression::accepts_gzip(accept_encoding.as_deref()),
+            )
+            .await
+        }
+        Answers::OpenApiV2 => {
+            compression::openapi_v2_answer(response, accept_encoding.as_deref()).await
+        }
+        Answers::Other => response,
+    }
+}
+
+/// Who writes the answers of a path in kube-apiserver, for how they are compressed.
+enum Answers {
+    /// The API's handlers (resources, discovery) through `responsewriters`.
+    Api,
+    /// kube-openapi's v2 handler, behind `gziphandler`.
+    OpenApiV2,
+    /// Handlers that never compress (`/version`, health, the OpenAPI v3 documents).
+    Other,
+}
+
+impl Answers {
+    fn of(path: &str) -> Answers {
+        let path = path.trim_start_matches('/');
+        let first = path.split('/').next().unwrap_or_default();
+        match first {
+            "api" | "apis" => Answers::Api,
+            "openapi" if path.trim_end_matches('/') == "openapi/v2" => Answers::OpenApiV2,
+            _ => Answers::Other,
+        }
     }
 }
 
@@ -193,6 +235,11 @@ where
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let is_get = request.method() == Method::GET;
+    let if_none_match = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let catalog = server.catalog();
     let info = request_info::of(&request);
     if let Some(review) = reviews::asked(&info, server.authorizer.is_some()) {
@@ -279,6 +326,7 @@ where
                         true,
                         version,
                     ),
+                    if_none_match.as_deref(),
                 )),
                 _ => Ok(json_response(
                     200,
@@ -306,6 +354,7 @@ where
                     false,
                     version,
                 ),
+                if_none_match.as_deref(),
             )),
             _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
         },
@@ -331,7 +380,7 @@ where
             serde_json::to_vec(&openapi::index(catalog.openapi_documents(&server.version)))
                 .unwrap_or_default(),
         )),
-        ["openapi", "v2"] if is_get => Ok(swagger_response(
+        ["openapi", "v2"] if is_get => Ok(openapi_answers::swagger_response(
             catalog.swagger(&server.version),
             accept.as_deref(),
             request.headers().get(header::IF_NONE_MATCH),
@@ -341,139 +390,25 @@ where
             let found = catalog
                 .openapi_documents(&server.version)
                 .iter()
-                .find(|(group_version, _)| *group_version == wanted)
-                .map(|(_, document)| document.clone());
+                .find(|(group_version, _)| *group_version == wanted);
             // kube-openapi's handler answers a document it does not have with a bare 404.
-            Ok(found.map_or_else(
-                || {
-                    let mut response = Response::new(axum::body::Body::empty());
-                    *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
-                    response
-                },
-                |document| respond(200, media::JSON, document),
-            ))
+            let Some((_, document)) = found else {
+                let mut response = Response::new(axum::body::Body::empty());
+                *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
+                return Ok(response);
+            };
+            let asked = openapi_answers::V3Asked {
+                root: &wanted,
+                query: request.uri().query(),
+                accept: accept.as_deref(),
+                if_none_match: if_none_match.as_deref(),
+            };
+            Ok(openapi_answers::openapi_v3_response(&asked, document))
         }
         _ if !is_get && served_on_get(&catalog, &segments) => Err(ApiError::method_not_allowed()),
         ["api" | "apis", ..] => Err(ApiError::no_route()),
         _ => Ok(page_not_found()),
     }
-}
-
-/// `/openapi/v2` as kube-openapi's handler answers it: in JSON or in protobuf (gnostic's
-/// messages), the first of those the client's `Accept` takes (its clauses ordered as
-/// goautoneg orders them), 406 to a client that takes neither, with the document's entity
-/// tag, and `304` to a client that has the document already.
-fn swagger_response(
-    document: Option<&openapi::Swagger>,
-    accept: Option<&str>,
-    if_none_match: Option<&axum::http::HeaderValue>,
-) -> Response {
-    let bare = |code: StatusCode| {
-        let mut response = Response::new(axum::body::Body::empty());
-        *response.status_mut() = code;
-        response
-    };
-    let Some(document) = document else {
-        return bare(StatusCode::NOT_FOUND);
-    };
-    let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
-    let format = swagger_format(accept);
-    let mut response = match format {
-        None => bare(StatusCode::NOT_ACCEPTABLE),
-        Some(_)
-            if if_none_match
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| {
-                    v.split(',').any(|t| {
-                        t.trim().trim_start_matches("W/") == format!("\"{}\"", document.tag)
-                    })
-                }) =>
-        {
-            bare(StatusCode::NOT_MODIFIED)
-        }
-        Some(SwaggerFormat::Json) => respond(200, media::JSON, document.json.clone()),
-        Some(SwaggerFormat::Protobuf) => respond(200, SWAGGER_PROTOBUF, document.protobuf.clone()),
-    };
-    let headers = response.headers_mut();
-    headers.insert(header::VARY, axum::http::HeaderValue::from_static("Accept"));
-    // Only an answer of the document carries its tag: a client's HTTP cache (kubectl's)
-    // that kept a 406 must not have it confirmed by a 304.
-    if format.is_some()
-        && let Ok(tag) = axum::http::HeaderValue::from_str(&format!("\"{}\"", document.tag))
-    {
-        headers.insert(header::ETAG, tag);
-    }
-    response
-}
-
-/// The media type `/openapi/v2` answers protobuf in (also to a client that asks for its
-/// deprecated name, `…spec.v2@v1.0+protobuf`).
-const SWAGGER_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
-
-/// A form of the v2 document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SwaggerFormat {
-    Json,
-    Protobuf,
-}
-
-/// The form kube-openapi's handler answers to `accept`: goautoneg's clauses (type and
-/// subtype, `q`), sorted by its order (a higher `q`, then a type, then a subtype that is not
-/// `*`, by Go's insertion sort for short lists), and the first clause that matches JSON, the
-/// deprecated protobuf name or the protobuf one, in that order.
-fn swagger_format(accept: &str) -> Option<SwaggerFormat> {
-    const FORMS: [(&str, SwaggerFormat); 3] = [
-        ("json", SwaggerFormat::Json),
-        (
-            "com.github.proto-openapi.spec.v2@v1.0+protobuf",
-            SwaggerFormat::Protobuf,
-        ),
-        (
-            "com.github.proto-openapi.spec.v2.v1.0+protobuf",
-            SwaggerFormat::Protobuf,
-        ),
-    ];
-    let mut clauses: Vec<(&str, &str, f64)> = accept
-        .split(',')
-        .filter_map(|part| {
-            let part = part.trim_matches(' ');
-            let mut pieces = part.split(';');
-            let media = pieces.next().unwrap_or_default();
-            let (kind, subtype) = match media.split_once('/') {
-                None if media.trim_matches(' ') == "*" => ("*", "*"),
-                None => return None,
-                Some((_, subtype)) if subtype.contains('/') => return None,
-                Some((kind, subtype)) => (kind.trim_matches(' '), subtype.trim_matches(' ')),
-            };
-            let mut q = 1.0;
-            for parameter in pieces {
-                if let Some((name, value)) = parameter.split_once('=')
-                    && !value.contains('=')
-                    && name.trim_matches(' ') == "q"
-                {
-                    q = value.parse::<f32>().map_or(0.0, f64::from);
-                }
-            }
-            Some((kind, subtype, q))
-        })
-        .collect();
-    let before = |a: &(&str, &str, f64), b: &(&str, &str, f64)| {
-        a.2 > b.2 || (a.0 != "*" && b.0 == "*") || (a.1 != "*" && b.1 == "*")
-    };
-    for i in 1..clauses.len() {
-        let mut j = i;
-        while j > 0 && before(&clauses[j], &clauses[j - 1]) {
-            clauses.swap(j, j - 1);
-            j -= 1;
-        }
-    }
-    clauses.iter().find_map(|(kind, subtype, _)| {
-        FORMS.iter().find_map(|(form_subtype, form)| {
-            ((*kind == "application" || *kind == "*")
-                && (subtype == form_subtype || *subtype == "*"))
-                .then_some(*form)
-        })
-    })
 }
 
 /// Go's `http.NotFound`: what kube-apiserver answers at a path outside its API (and under a
@@ -496,78 +431,21 @@ pub(super) fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool 
     }
 }
 
-pub(super) fn discovery_response(version: &str, document: &serde_json::Value) -> Response {
+/// Aggregated discovery (`APIGroupDiscoveryList` of `version`) as its handler answers it:
+/// with its entity tag, and `304` to a client that has it.
+fn discovery_response(
+    version: &str,
+    document: &serde_json::Value,
+    if_none_match: Option<&str>,
+) -> Response {
     let content_type = if version == "v2" {
         media::DISCOVERY_V2
     } else {
         media::DISCOVERY_V2BETA1
     };
-    respond(
-        200,
+    discovery::aggregated_answer(
         content_type,
         serde_json::to_vec(document).unwrap_or_default(),
+        if_none_match,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_v2_document_is_answered_in_the_form_accepted_with_its_tag() {
-        let document = openapi::Swagger {
-            json: b"{}".to_vec(),
-            protobuf: vec![0x0a, 0x03, b'2', b'.', b'0'],
-            tag: "AB12".to_owned(),
-        };
-        let answered = |accept: Option<&str>, tag: Option<&str>| {
-            let tag = tag.map(|t| axum::http::HeaderValue::from_str(t).unwrap());
-            let response = swagger_response(Some(&document), accept, tag.as_ref());
-            let etag = response.headers().get(header::ETAG).cloned();
-            let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-            (response.status().as_u16(), etag, content_type)
-        };
-        let (code, etag, content_type) = answered(None, None);
-        assert_eq!(code, 200);
-        assert_eq!(etag.unwrap(), "\"AB12\"");
-        assert_eq!(content_type.unwrap(), "application/json");
-        assert_eq!(answered(Some("application/json, */*"), None).0, 200);
-        assert_eq!(answered(Some("application/*;q=0.5"), None).0, 200);
-        // A client that has it already.
-        assert_eq!(answered(None, Some("\"AB12\"")).0, 304);
-        assert_eq!(answered(None, Some("\"other\"")).0, 200);
-        // Protobuf, under either name, answered under the current one with the same tag.
-        let deprecated = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-        for accept in [deprecated, SWAGGER_PROTOBUF] {
-            let (code, etag, content_type) = answered(Some(accept), None);
-            assert_eq!(code, 200, "{accept}");
-            assert_eq!(etag.unwrap(), "\"AB12\"");
-            assert_eq!(content_type.unwrap(), SWAGGER_PROTOBUF);
-        }
-        // The clauses in goautoneg's order: a higher q first; then a specific type or
-        // subtype before a wildcard; then the header's order.
-        let form = |accept: &str| swagger_format(accept);
-        assert_eq!(
-            form(&format!("{deprecated}, application/json")),
-            Some(SwaggerFormat::Protobuf)
-        );
-        assert_eq!(
-            form(&format!("application/json;q=0.5, {deprecated}")),
-            Some(SwaggerFormat::Protobuf)
-        );
-        assert_eq!(
-            form(&format!("*/*, {deprecated}")),
-            Some(SwaggerFormat::Protobuf)
-        );
-        assert_eq!(form("application/*"), Some(SwaggerFormat::Json));
-        assert_eq!(form("*"), Some(SwaggerFormat::Json));
-        // goautoneg keeps a clause of q=0, and an unreadable q is 0.
-        assert_eq!(form("application/json;q=0"), Some(SwaggerFormat::Json));
-        assert_eq!(form("application/json;q=x"), Some(SwaggerFormat::Json));
-        assert_eq!(form("application/yaml"), None);
-        assert_eq!(form("text/*, application"), None);
-        let (code, etag, _) = answered(Some("application/yaml"), None);
-        assert_eq!((code, etag), (406, None));
-        assert!(swagger_response(None, None, None).status() == StatusCode::NOT_FOUND);
-    }
 }

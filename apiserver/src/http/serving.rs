@@ -1,6 +1,7 @@
-//! Serving over HTTPS: the router (the request's audit ID and deadline, authentication,
-//! audit, impersonation, the metrics, the embedding server's layers, authorization, the
-//! embedding server's handler layers, then the routes), the listener and its TLS, and the command-line way to run it.
+//! Serving over HTTPS: the router (the request's audit ID, deadline and caching headers,
+//! authentication, audit, impersonation, the metrics, the embedding server's layers,
+//! authorization, the embedding server's handler layers, then the routes), the listener and
+//! its TLS, and the command-line way to run it.
 
 use std::future::Future;
 use std::sync::Arc;

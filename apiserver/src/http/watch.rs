@@ -18,6 +18,7 @@ use axum::response::Response;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::compression;
 use super::list::{not_ahead, selected};
 use super::media::Format;
 use super::query::{Query, ReadAt};
@@ -44,12 +45,6 @@ const BOOKMARK_BEFORE_END: Duration = Duration::from_secs(2);
 /// kube-apiserver's `--min-request-timeout`: watches without `timeoutSeconds` end after
 /// between this and twice this.
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
-
-/// Whether a request's `Accept-Encoding` names `gzip` (`ContentEncodingSupported`: a token
-/// between commas that is exactly `gzip` once trimmed, so `gzip;q=1` is not).
-pub(super) fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
-    accept_encoding.is_some_and(|header| header.split(',').any(|token| token.trim() == "gzip"))
-}
 
 /// Starts a watch and answers its stream; a WatchList (`sendInitialEvents=true` with
 /// bookmarks) whose client accepts `gzip` is answered gzipped, one gzip member for each
@@ -136,20 +131,6 @@ where
         );
     }
     response
-}
-
-/// `bytes` as one gzip member (what kube's writer flushes; a client's gzip reader takes the
-/// members one after another as one stream). As kube's writer, the data is sync-flushed
-/// before the member is closed: Go's gzip reader hands on data that ends with the member's
-/// final block only once the next member's header has come, so without the flush an event
-/// would wait for the next one (`kubectl delete --wait` hung on its WatchList).
-fn gzip_member(bytes: &[u8]) -> Bytes {
-    use std::io::Write as _;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Writing to memory does not fail.
-    let _ = encoder.write_all(bytes);
-    let _ = encoder.flush();
-    Bytes::from(encoder.finish().unwrap_or_default())
 }
 
 /// Closes a watch's queue and drops the events in it (their budget and count with them).
@@ -587,7 +568,7 @@ impl tokio_stream::Stream for WatchBody {
                     self.ended = true;
                     drop_queued(&self.frames);
                     let frame = if self.gzip {
-                        gzip_member(&frame)
+                        compression::gzip_member(&frame, flate2::Compression::fast())
                     } else {
                         frame
                     };
@@ -615,7 +596,10 @@ impl tokio_stream::Stream for WatchBody {
                 while let Ok(next) = frames.try_recv() {
                     batch.extend_from_slice(&next.frame);
                 }
-                Ok(gzip_member(&batch))
+                Ok(compression::gzip_member(
+                    &batch,
+                    flate2::Compression::fast(),
+                ))
             })
         })
     }

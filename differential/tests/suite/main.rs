@@ -15,6 +15,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 mod audit;
 mod authorization;
+mod caching;
 mod corpora;
 mod crds;
 mod decoding;
@@ -44,6 +45,7 @@ fn main() -> std::process::ExitCode {
     let cases: Vec<(&str, Case)> = [
         audit::CASES,
         authorization::CASES,
+        caching::CASES,
         corpora::CASES,
         crds::CASES,
         decoding::CASES,
