@@ -81,7 +81,7 @@ fn every_upstream_document_generates() {
             }
         }
     }
-    assert_eq!(count, 36);
+    assert_eq!(count, 40);
 }
 
 #[test]
