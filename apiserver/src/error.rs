@@ -341,6 +341,58 @@ impl ApiError {
         )
     }
 
+    /// 500 `StorageReadError` of a list some of whose stored values do not read (1.37's
+    /// `AllowUnsafeMalformedObjectDeletion`, etcd3's `aggregatedStorageError`): `subject` the
+    /// resource (plural and group), `failures` each value's key and storage error, in key
+    /// order; `truncated` when the list stopped at the most it aggregates.
+    pub fn store_read_error(
+        subject: &Subject,
+        failures: &[(String, String)],
+        truncated: bool,
+    ) -> Self {
+        let first = failures
+            .first()
+            .map(|(_, error)| error.as_str())
+            .unwrap_or_default();
+        let mut message = format!(
+            "failed to read one or more {} from the storage: {first}",
+            subject.qualified()
+        );
+        if failures.len() > 1 {
+            message.push_str(&format!(" (and {} more)", failures.len() - 1));
+        }
+        let mut error = ApiError::new(500, "StorageReadError", message).about(&Subject {
+            name: "list".into(),
+            ..subject.clone()
+        });
+        error.causes = failures
+            .iter()
+            .map(|(key, message)| Cause {
+                reason: "UnexpectedServerResponse".into(),
+                message: message.clone(),
+                field: key.clone(),
+            })
+            .collect();
+        if truncated {
+            error.causes.push(Cause {
+                reason: "FieldValueTooMany".into(),
+                message: "too many errors, the list is truncated".into(),
+                field: String::new(),
+            });
+        }
+        error
+    }
+
+    /// The `StorageReadError` a watch ends with when it sees the delete of a value that
+    /// does not read (etcd3's `corruptObjectDeletedError`).
+    pub fn corrupt_object_deleted(why: &str) -> Self {
+        ApiError::new(
+            500,
+            "StorageReadError",
+            format!("saw a DELETED event, but object data is corrupt - {why}"),
+        )
+    }
+
     /// 504 `Timeout` (storage did not answer), with a retry hint.
     pub fn timeout(message: impl Into<String>) -> Self {
         let mut error = ApiError::new(504, "Timeout", message);

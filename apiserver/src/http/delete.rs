@@ -60,6 +60,84 @@ where
     }
 }
 
+/// A delete with `ignoreStoreReadErrorWithClusterBreakingPotential` (1.37's
+/// `AllowUnsafeMalformedObjectDeletion`, on), as kube's delete handler runs it: noted in the
+/// audit event (`apiserver.k8s.io/unsafe-delete-ignore-read-error`), authorized once more as
+/// `unsafe-delete-ignore-read-errors` on the object (403 in admission's words), then the
+/// object removed without being read ([`crate::store::Objects::delete_corrupt`]) and answered
+/// as a bare `Status` naming it and its kind.
+pub(super) async fn unsafe_delete<H>(
+    server: &ApiServer<H>,
+    target: &Target<H>,
+    options: &DeleteOptions,
+    asked: &UnsafeDeleteAsked<'_>,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    if let Some(audit) = asked.audit {
+        audit.annotate("apiserver.k8s.io/unsafe-delete-ignore-read-error", "");
+    }
+    let place = target.place();
+    if let Some(authorizer) = server.authorizer.as_deref() {
+        let mut attributes = crate::authz::Attributes::of_request(asked.info, asked.user);
+        attributes.verb = "unsafe-delete-ignore-read-errors".into();
+        attributes.path = String::new();
+        attributes.subresource = String::new();
+        let verdict = authorizer.authorize(&attributes).await;
+        if !verdict.allowed() {
+            let why = match &verdict.error {
+                Some(error) => format!(
+                    "error while checking permission for \"unsafe-delete-ignore-read-errors\", {error}"
+                ),
+                None => format!(
+                    "not permitted to do \"unsafe-delete-ignore-read-errors\", reason: {}",
+                    verdict.reason
+                ),
+            };
+            let subject = crate::store::Objects::<H>::subject(&target.served, place.name);
+            return Err(ApiError::forbidden(&subject, &why));
+        }
+    }
+    server
+        .objects
+        .delete_corrupt(&target.served, place, options.is_dry_run())
+        .await?;
+    Ok(status_response(
+        200,
+        serde_json::json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": {"name": place.name, "kind": target.served.config.kind},
+            "code": 200,
+        }),
+    ))
+}
+
+/// Who asks for an unsafe delete, and the request as kube-apiserver read it.
+pub(super) struct UnsafeDeleteAsked<'a> {
+    pub(super) user: &'a crate::auth::UserInfo,
+    pub(super) info: &'a crate::request_info::RequestInfo,
+    pub(super) audit: Option<&'a crate::audit::AuditContext>,
+}
+
+/// A delete of a collection may not ignore read errors: kube's 422.
+pub(super) fn refuse_unsafe_collection_delete(options: &DeleteOptions) -> Result<(), ApiError> {
+    if !options.ignores_store_read_errors() {
+        return Ok(());
+    }
+    super::query::invalid_options(
+        "DeleteOptions",
+        &[apfkit_runtime::field::FieldError::invalid(
+            "ignoreStoreReadErrorWithClusterBreakingPotential",
+            apfkit_runtime::field::BadValue::Go("true".into()),
+            "is not allowed with DELETECOLLECTION, try again after removing the option",
+        )],
+    )
+}
+
 pub(super) async fn delete_collection<H>(
     server: &ApiServer<H>,
     target: &Target<H>,

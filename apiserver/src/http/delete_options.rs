@@ -1,15 +1,17 @@
 //! `DeleteOptions` as kube-apiserver's delete handlers read them (`handlers/delete.go`): from
 //! the body when there is one, in its media type (JSON, YAML, or protobuf in the `k8s\0`
-//! envelope, which client-go sends for kube's own kinds), else from the query. Of the options,
-//! the server acts on the preconditions and `dryRun`; `gracePeriodSeconds`,
-//! `propagationPolicy` and `orphanDependents` are read (a value of the wrong type is refused)
-//! but change nothing here, as no object has a grace period or dependents.
+//! envelope, which client-go sends for kube's own kinds), else from the query, and checked as
+//! apimachinery's `ValidateDeleteOptions` checks them. Of the options, the server acts on the
+//! preconditions, `dryRun` and `ignoreStoreReadErrorWithClusterBreakingPotential` (1.37's
+//! `AllowUnsafeMalformedObjectDeletion`, on); `gracePeriodSeconds`, `propagationPolicy` and
+//! `orphanDependents` are read and checked but change nothing here, as no object has a grace
+//! period or dependents.
 
 use apfkit_runtime::scheme::PROTOBUF_PREFIX;
 use serde::Deserialize;
 
 use super::media::{Format, body_format};
-use super::query::{Query, check_dry_run};
+use super::query::{Query, invalid_options};
 use crate::error::ApiError;
 use crate::store::Preconditions;
 
@@ -18,19 +20,31 @@ use crate::store::Preconditions;
 pub struct DeleteOptions {
     /// What the object must be to be deleted.
     pub preconditions: Preconditions,
+    /// Whether `preconditions` were given at all (`{}` included), which the unsafe delete
+    /// refuses.
+    preconditions_given: bool,
     /// `dryRun` values, as given.
     pub dry_run: Vec<String>,
+    /// `gracePeriodSeconds`.
+    pub grace_period_seconds: Option<i64>,
+    /// `propagationPolicy`.
+    pub propagation_policy: Option<String>,
+    /// `orphanDependents` (deprecated).
+    pub orphan_dependents: Option<bool>,
+    /// `ignoreStoreReadErrorWithClusterBreakingPotential`: delete an object whose stored value
+    /// no longer reads, without reading it (authorized as `unsafe-delete-ignore-read-errors`).
+    pub ignore_store_read_error: Option<bool>,
 }
 
 impl DeleteOptions {
     /// The options of a delete with `body` (of `content_type`) and `query`: the body's when
     /// it has any bytes, else the query's; checked as apimachinery's `ValidateDeleteOptions`
-    /// checks `dryRun`.
+    /// checks them.
     ///
     /// # Errors
     ///
     /// 415 for a body in another media type, 400 for one that does not decode (or is another
-    /// kind), 422 for a `dryRun` value other than `All`.
+    /// kind), 422 for options kube refuses (`DeleteOptions.meta.k8s.io "" is invalid`).
     pub fn read(
         content_type: Option<&str>,
         body: &[u8],
@@ -39,18 +53,75 @@ impl DeleteOptions {
         let options = if body.is_empty() {
             DeleteOptions {
                 preconditions: Preconditions::default(),
+                preconditions_given: false,
                 dry_run: query.dry_run_values.clone(),
+                grace_period_seconds: query.grace_period_seconds,
+                propagation_policy: query.propagation_policy.clone(),
+                orphan_dependents: query.orphan_dependents,
+                ignore_store_read_error: query.ignore_store_read_error,
             }
         } else {
             decode(content_type, body)?
         };
-        check_dry_run(&options.dry_run, "DeleteOptions")?;
+        options.validate()?;
         Ok(options)
     }
 
     /// Whether the delete is a dry run.
     pub fn is_dry_run(&self) -> bool {
         !self.dry_run.is_empty()
+    }
+
+    /// Whether the delete asks to remove an object whose stored value does not read.
+    pub fn ignores_store_read_errors(&self) -> bool {
+        self.ignore_store_read_error == Some(true)
+    }
+
+    /// apimachinery's `ValidateDeleteOptions`: `propagationPolicy` with `orphanDependents`, or
+    /// of an unknown value; `dryRun`; the unsafe delete with any option it cannot honour.
+    fn validate(&self) -> Result<(), ApiError> {
+        use apfkit_runtime::field::{BadValue, FieldError};
+        const UNSAFE: &str = "ignoreStoreReadErrorWithClusterBreakingPotential";
+        let mut errors = Vec::new();
+        if let Some(policy) = &self.propagation_policy {
+            if self.orphan_dependents.is_some() {
+                errors.push(FieldError::invalid(
+                    "propagationPolicy",
+                    BadValue::Str(policy.clone()),
+                    "orphanDependents and deletionPropagation cannot be both set",
+                ));
+            }
+            if !matches!(policy.as_str(), "Foreground" | "Background" | "Orphan") {
+                errors.push(FieldError::not_supported(
+                    "propagationPolicy",
+                    BadValue::Str(policy.clone()),
+                    &["Foreground", "Background", "Orphan", "nil"],
+                ));
+            }
+        }
+        if !self.dry_run.iter().all(|v| v == "All") {
+            errors.push(FieldError::not_supported(
+                "dryRun",
+                BadValue::Strings(self.dry_run.clone()),
+                &["All"],
+            ));
+        }
+        if self.ignores_store_read_errors() {
+            let set = [
+                (self.propagation_policy.is_some(), ".propagationPolicy"),
+                (self.orphan_dependents.is_some(), ".orphanDependents"),
+                (self.grace_period_seconds.is_some(), ".gracePeriodSeconds"),
+                (self.preconditions_given, ".preconditions"),
+            ];
+            for (_, option) in set.iter().filter(|(set, _)| *set) {
+                errors.push(FieldError::invalid(
+                    UNSAFE,
+                    BadValue::Go("true".into()),
+                    format!("cannot be set together with {option}"),
+                ));
+            }
+        }
+        invalid_options("DeleteOptions", &errors)
     }
 }
 
@@ -72,6 +143,8 @@ struct Written {
     propagation_policy: Option<String>,
     #[serde(default)]
     orphan_dependents: Option<bool>,
+    #[serde(default)]
+    ignore_store_read_error_with_cluster_breaking_potential: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -92,15 +165,11 @@ fn decode(content_type: Option<&str>, body: &[u8]) -> Result<DeleteOptions, ApiE
             serde_saphyr::from_str(text).map_err(|e| ApiError::bad_request(e.to_string()))?
         }
     };
-    let _ = (
-        written.grace_period_seconds,
-        written.propagation_policy,
-        written.orphan_dependents,
-    );
     check_kind(
         written.api_version.as_deref().unwrap_or_default(),
         written.kind.as_deref().unwrap_or_default(),
     )?;
+    let preconditions_given = written.preconditions.is_some();
     let preconditions = written
         .preconditions
         .map_or_else(Preconditions::default, |p| Preconditions {
@@ -109,7 +178,12 @@ fn decode(content_type: Option<&str>, body: &[u8]) -> Result<DeleteOptions, ApiE
         });
     Ok(DeleteOptions {
         preconditions,
+        preconditions_given,
         dry_run: written.dry_run.unwrap_or_default(),
+        grace_period_seconds: written.grace_period_seconds,
+        propagation_policy: written.propagation_policy,
+        orphan_dependents: written.orphan_dependents,
+        ignore_store_read_error: written.ignore_store_read_error_with_cluster_breaking_potential,
     })
 }
 
@@ -170,6 +244,8 @@ struct DeleteOptionsMessage {
     propagation_policy: Option<String>,
     #[prost(string, repeated, tag = "5")]
     dry_run: Vec<String>,
+    #[prost(bool, optional, tag = "6")]
+    ignore_store_read_error_with_cluster_breaking_potential: Option<bool>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -196,13 +272,19 @@ fn decode_protobuf(body: &[u8]) -> Result<DeleteOptions, ApiError> {
     )?;
     let message = DeleteOptionsMessage::decode(unknown.raw.unwrap_or_default().as_slice())
         .map_err(|e| ApiError::bad_request(format!("decoding DeleteOptions: {e}")))?;
+    let preconditions_given = message.preconditions.is_some();
     let preconditions = message.preconditions.unwrap_or_default();
     Ok(DeleteOptions {
+        preconditions_given,
         preconditions: Preconditions {
             uid: preconditions.uid,
             resource_version: preconditions.resource_version,
         },
         dry_run: message.dry_run,
+        grace_period_seconds: message.grace_period_seconds,
+        propagation_policy: message.propagation_policy,
+        orphan_dependents: message.orphan_dependents,
+        ignore_store_read_error: message.ignore_store_read_error_with_cluster_breaking_potential,
     })
 }
 
@@ -267,6 +349,70 @@ mod tests {
 
         let from_query = DeleteOptions::read(None, b"", &query("dryRun=All")).unwrap();
         assert!(from_query.is_dry_run());
+    }
+
+    #[test]
+    fn options_are_checked_as_validate_delete_options_checks_them() {
+        let refused = |body: &str| {
+            DeleteOptions::read(None, body.as_bytes(), &query(""))
+                .unwrap_err()
+                .message
+        };
+        assert_eq!(
+            refused(r#"{"propagationPolicy":"Sideways"}"#),
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil""#
+        );
+        assert_eq!(
+            refused(r#"{"propagationPolicy":"Orphan","orphanDependents":true}"#),
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set"#
+        );
+        // Every option the unsafe delete cannot honour, in kube's order; `{}` preconditions
+        // count as given.
+        assert_eq!(
+            refused(
+                r#"{"ignoreStoreReadErrorWithClusterBreakingPotential":true,"preconditions":{},"gracePeriodSeconds":0,"propagationPolicy":"Background"}"#
+            ),
+            "DeleteOptions.meta.k8s.io \"\" is invalid: [ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: cannot be set together with .propagationPolicy, ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: cannot be set together with .gracePeriodSeconds, ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: cannot be set together with .preconditions]"
+        );
+        // False, or alone: accepted; from the query as from the body.
+        let read = |body: &str, text: &str| {
+            DeleteOptions::read(None, body.as_bytes(), &query(text)).unwrap()
+        };
+        assert!(
+            !read(
+                r#"{"ignoreStoreReadErrorWithClusterBreakingPotential":false,"gracePeriodSeconds":1}"#,
+                ""
+            )
+            .ignores_store_read_errors()
+        );
+        assert!(
+            read("", "ignoreStoreReadErrorWithClusterBreakingPotential=true")
+                .ignores_store_read_errors()
+        );
+        let error = DeleteOptions::read(
+            None,
+            b"",
+            &query("ignoreStoreReadErrorWithClusterBreakingPotential=true&orphanDependents=false"),
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .message
+                .ends_with("cannot be set together with .orphanDependents")
+        );
+        let protobuf_type = Some("application/vnd.kubernetes.protobuf");
+        let options = protobuf(
+            &DeleteOptionsMessage {
+                ignore_store_read_error_with_cluster_breaking_potential: Some(true),
+                ..DeleteOptionsMessage::default()
+            },
+            "DeleteOptions",
+        );
+        assert!(
+            DeleteOptions::read(protobuf_type, &options, &query(""))
+                .unwrap()
+                .ignores_store_read_errors()
+        );
     }
 
     #[test]

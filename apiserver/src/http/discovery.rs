@@ -3,8 +3,6 @@
 //! as kube-apiserver writes them
 //! (`k8s.io/apiserver/pkg/endpoints/discovery`).
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::Response;
 use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
@@ -12,35 +10,6 @@ use sha2::Digest as _;
 use super::reviews::Review;
 use crate::store::Served;
 use apfkit_runtime::identity::{GroupVersion, GroupVersionKind};
-
-/// An aggregated discovery document (`body`, written in `content_type`) as kube's
-/// `ServeHTTPWithETag` answers it: `ETag` (the document's SHA-512 in upper-case hex),
-/// `Vary: Accept`, `Cache-Control: public`, and an empty `304` when the client's
-/// `If-None-Match` is exactly that tag. The aggregator answers its merged `/apis` through it.
-pub fn aggregated_answer(
-    content_type: &str,
-    body: Vec<u8>,
-    if_none_match: Option<&str>,
-) -> Response {
-    let tag = format!(
-        "\"{}\"",
-        super::openapi::hex_upper(&sha2::Sha512::digest(&body))
-    );
-    let mut response = if if_none_match == Some(tag.as_str()) {
-        let mut response = Response::new(axum::body::Body::empty());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        response
-    } else {
-        super::response::respond(200, content_type, body)
-    };
-    let headers = response.headers_mut();
-    if let Ok(tag) = HeaderValue::from_str(&tag) {
-        headers.insert(header::ETAG, tag);
-    }
-    headers.insert(header::VARY, HeaderValue::from_static("Accept"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
-    response
-}
 
 /// The verbs of a resource's collection and objects.
 const VERBS: &[&str] = &[

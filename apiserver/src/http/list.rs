@@ -184,11 +184,7 @@ where
     let revision = first.revision;
     // The first page decoded now: an object that does not decode is a 500 `Status`, as
     // kube-apiserver answers a list it cannot decode (`RunTestTransformationFailure`).
-    let decoded = first
-        .items
-        .iter()
-        .map(|stored| server.objects.decode_listed(&target.served, stored))
-        .collect::<Result<Vec<_>, _>>()?;
+    let decoded = server.objects.decode_page(&target.served, &first.items)?;
     let first = StreamPage {
         items: StreamItems::Decoded(decoded),
         next: first.next,

@@ -13,7 +13,6 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
-use sha2::Digest as _;
 
 use super::custom_openapi::CustomKind;
 use super::discovery::Group;
@@ -26,17 +25,13 @@ use apfkit_runtime::identity::{GroupVersion, GroupVersionKind};
 pub fn index(documents: &[(String, Vec<u8>)]) -> Value {
     let mut paths = Map::new();
     for (root, document) in documents {
-        let hash = hex_upper(&sha2::Sha512::digest(document));
+        let hash = super::entity_tag::sha512_hex(document);
         paths.insert(
             root.clone(),
             json!({"serverRelativeURL": format!("/openapi/v3/{root}?hash={hash}")}),
         );
     }
     json!({"paths": paths})
-}
-
-pub(super) fn hex_upper(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
 /// The documents of the server, as (its root: `apis/GROUP/VERSION`, `api/v1`, `apis/GROUP`,
@@ -178,7 +173,7 @@ pub(super) fn swagger<H>(
     let protobuf = apfkit_wire::gnostic::encode(&document, |path| {
         path.starts_with("/apis/apiregistration.k8s.io/")
     });
-    let tag = hex_upper(&<sha2::Sha512 as sha2::Digest>::digest(&json));
+    let tag = super::entity_tag::sha512_hex(&json);
     Some(Swagger {
         json,
         protobuf,

@@ -103,9 +103,7 @@ fn openapi_v3_answer(accept: &str, asked: &V3Asked<'_>, document: &[u8]) -> Resp
     if json.is_none() {
         return bare(StatusCode::NOT_ACCEPTABLE);
     }
-    let hash = openapi::hex_upper(&sha2::Digest::finalize(
-        <sha2::Sha512 as sha2::Digest>::new_with_prefix(document),
-    ));
+    let hash = super::entity_tag::sha512_hex(document);
     let tag = format!("\"{hash}\"");
     let asked_hash = form_urlencoded::parse(asked.query.unwrap_or_default().as_bytes())
         .find(|(key, _)| key == "hash")

@@ -52,6 +52,14 @@ pub struct Query {
     pub dry_run: bool,
     /// The `dryRun` values as given, in order.
     pub dry_run_values: Vec<String>,
+    /// A delete's `gracePeriodSeconds`.
+    pub grace_period_seconds: Option<i64>,
+    /// A delete's `propagationPolicy`.
+    pub propagation_policy: Option<String>,
+    /// A delete's `orphanDependents`.
+    pub orphan_dependents: Option<bool>,
+    /// A delete's `ignoreStoreReadErrorWithClusterBreakingPotential`.
+    pub ignore_store_read_error: Option<bool>,
     /// `fieldValidation`; kube-apiserver's default is `Warn`.
     pub field_validation: UnknownFields,
     /// `includeObject` of a table: `None`, `Metadata` (default) or `Object`.
@@ -304,6 +312,10 @@ impl Query {
             resource_version_match: String::new(),
             dry_run: false,
             dry_run_values: Vec::new(),
+            grace_period_seconds: None,
+            propagation_policy: None,
+            orphan_dependents: None,
+            ignore_store_read_error: None,
             field_validation: UnknownFields::Warn,
             include_object: IncludeObject::Metadata,
             field_manager: None,
@@ -359,6 +371,14 @@ impl Query {
                     }
                 }
                 "fieldManager" => parsed.field_manager = Some(value.into_owned()),
+                "gracePeriodSeconds" => {
+                    parsed.grace_period_seconds = Some(parse_number("gracePeriodSeconds", &value)?);
+                }
+                "propagationPolicy" => parsed.propagation_policy = Some(value.into_owned()),
+                "orphanDependents" => parsed.orphan_dependents = Some(query_bool(&value)),
+                "ignoreStoreReadErrorWithClusterBreakingPotential" => {
+                    parsed.ignore_store_read_error = Some(query_bool(&value));
+                }
                 "force" => parsed.force = Some(query_bool(&value)),
                 "includeObject" => {
                     parsed.include_object = match value.as_ref() {
@@ -485,8 +505,27 @@ impl Query {
 }
 
 /// apimachinery's `ValidateDryRun` of the `dryRun` values of `options`.
-pub(super) fn check_dry_run(values: &[String], options: &str) -> Result<(), ApiError> {
+fn check_dry_run(values: &[String], options: &str) -> Result<(), ApiError> {
     if values.iter().all(|v| v == "All") {
+        return Ok(());
+    }
+    invalid_options(
+        options,
+        &[apfkit_runtime::field::FieldError::not_supported(
+            "dryRun",
+            apfkit_runtime::field::BadValue::Strings(values.to_vec()),
+            &["All"],
+        )],
+    )
+}
+
+/// 422 about the options of kind `options` (`DeleteOptions.meta.k8s.io ""`) with `errors`,
+/// or nothing when there are none.
+pub(super) fn invalid_options(
+    options: &str,
+    errors: &[apfkit_runtime::field::FieldError],
+) -> Result<(), ApiError> {
+    if errors.is_empty() {
         return Ok(());
     }
     let subject = crate::error::Subject {
@@ -494,14 +533,9 @@ pub(super) fn check_dry_run(values: &[String], options: &str) -> Result<(), ApiE
         kind: options.into(),
         name: String::new(),
     };
-    let error = apfkit_runtime::field::FieldError::not_supported(
-        "dryRun",
-        apfkit_runtime::field::BadValue::Strings(values.to_vec()),
-        &["All"],
-    );
     Err(ApiError::invalid(
         &subject,
-        vec![crate::error::Cause::from(&error)],
+        errors.iter().map(crate::error::Cause::from).collect(),
     ))
 }
 

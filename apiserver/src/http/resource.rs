@@ -92,12 +92,7 @@ where
             if let Some(options) = action.write_options() {
                 query.check_dry_run(options)?;
             }
-            let user = request
-                .extensions()
-                .get::<crate::auth::UserInfo>()
-                .cloned()
-                .unwrap_or_default();
-            let audit = crate::audit::AuditContext::of(request.extensions());
+            let (user, audit) = user_and_audit(&request);
             let body = read_body(request).await?;
             let write = Write {
                 target: &target,
@@ -116,13 +111,35 @@ where
             }
         }
         Action::Delete | Action::DeleteCollection => {
+            let (user, audit) = user_and_audit(&request);
+            let info = crate::request_info::of(&request);
             let body = read_body(request).await?;
             let options = DeleteOptions::read(request_type.as_deref(), &body, &query)?;
-            if action == Action::Delete {
-                delete::delete(server, &target, &options, format).await
-            } else {
-                delete::delete_collection(server, &target, &query, &options, format).await
+            if action == Action::DeleteCollection {
+                delete::refuse_unsafe_collection_delete(&options)?;
+                return delete::delete_collection(server, &target, &query, &options, format).await;
             }
+            if options.ignores_store_read_errors() {
+                let asked = delete::UnsafeDeleteAsked {
+                    user: &user,
+                    info: &info,
+                    audit: audit.as_ref(),
+                };
+                return delete::unsafe_delete(server, &target, &options, &asked).await;
+            }
+            delete::delete(server, &target, &options, format).await
         }
     }
+}
+
+/// The user a request acts as and its audit context, which the writing verbs need.
+fn user_and_audit(
+    request: &Request,
+) -> (crate::auth::UserInfo, Option<crate::audit::AuditContext>) {
+    let user = request
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .cloned()
+        .unwrap_or_default();
+    (user, crate::audit::AuditContext::of(request.extensions()))
 }

@@ -431,6 +431,38 @@ pub(super) fn served_on_get<H>(catalog: &Catalog<H>, segments: &[&str]) -> bool 
     }
 }
 
+/// An aggregated discovery document (`body`, written in `content_type`) as kube's
+/// `ServeHTTPWithETag` answers it: `ETag` (the document's SHA-512 in upper-case hex),
+/// `Vary: Accept`, `Cache-Control: public`, and an empty `304` when the client's
+/// `If-None-Match` is exactly that tag. The aggregator answers its merged `/apis` through it.
+pub fn aggregated_discovery_answer(
+    content_type: &str,
+    body: Vec<u8>,
+    if_none_match: Option<&str>,
+) -> Response {
+    let tag = format!("\"{}\"", super::entity_tag::sha512_hex(&body));
+    let mut response = if if_none_match == Some(tag.as_str()) {
+        let mut response = Response::new(axum::body::Body::empty());
+        *response.status_mut() = axum::http::StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        respond(200, content_type, body)
+    };
+    let headers = response.headers_mut();
+    if let Ok(tag) = axum::http::HeaderValue::from_str(&tag) {
+        headers.insert(axum::http::header::ETAG, tag);
+    }
+    headers.insert(
+        axum::http::header::VARY,
+        axum::http::HeaderValue::from_static("Accept"),
+    );
+    headers.insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("public"),
+    );
+    response
+}
+
 /// Aggregated discovery (`APIGroupDiscoveryList` of `version`) as its handler answers it:
 /// with its entity tag, and `304` to a client that has it.
 fn discovery_response(
@@ -443,7 +475,7 @@ fn discovery_response(
     } else {
         media::DISCOVERY_V2BETA1
     };
-    discovery::aggregated_answer(
+    aggregated_discovery_answer(
         content_type,
         serde_json::to_vec(document).unwrap_or_default(),
         if_none_match,

@@ -253,6 +253,18 @@ where
         revision: Revision,
         keep: bool,
     ) -> Result<H, ApiError> {
+        self.decode_or_corrupt(served, kv, revision, keep)
+            .map_err(|corrupt| ApiError::internal(corrupt.storage_error()))
+    }
+
+    /// [`Objects::decode_keeping`], a value that does not decode answered as [`Corrupt`].
+    fn decode_or_corrupt(
+        &self,
+        served: &Served<H>,
+        kv: &KeyValue,
+        revision: Revision,
+        keep: bool,
+    ) -> Result<H, Corrupt> {
         let kept = self
             .decoded
             .lock()
@@ -261,7 +273,11 @@ where
         let mut object = match kept {
             Some(object) => object,
             None => {
-                let object = self.decode_stored(served, kv)?;
+                let object = self.read_stored(served, kv).map_err(|why| Corrupt {
+                    key: String::from_utf8_lossy(&kv.key).into_owned(),
+                    revision,
+                    why,
+                })?;
                 if keep && let Ok(mut decoded) = self.decoded.lock() {
                     let size = kv.value.len();
                     decoded.insert(
@@ -279,22 +295,50 @@ where
         Ok(object)
     }
 
-    /// Decodes a stored value into the hub.
-    fn decode_stored(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, ApiError> {
-        let key = String::from_utf8_lossy(&kv.key);
-        let broken = |why: String| ApiError::internal(format!("stored object {key}: {why}"));
-        let object = served
-            .storage
-            .decode_stored(&kv.value, &self.limits)
-            .map_err(broken)?;
+    /// A stored value decoded into the hub, or why it does not decode.
+    fn read_stored(&self, served: &Served<H>, kv: &KeyValue) -> Result<H, String> {
+        let object = served.storage.decode_stored(&kv.value, &self.limits)?;
         if object.kind() != served.config.kind {
-            return Err(broken(format!(
+            return Err(format!(
                 "a {} where {} are kept",
                 object.kind(),
                 served.plural
-            )));
+            ));
         }
         Ok(object)
+    }
+
+    /// The objects of a page read by [`Objects::list_stored`], decoded; those whose values do
+    /// not decode make the list a `StorageReadError` naming each (at most 100, then the
+    /// list stops), as 1.37's storage aggregates them.
+    ///
+    /// # Errors
+    ///
+    /// The aggregated error, when any value does not decode.
+    pub fn decode_page(&self, served: &Served<H>, page: &[Stored]) -> Result<Vec<H>, ApiError> {
+        /// kube's `maxCorruptObjErrsToAggregate`.
+        const MOST_AGGREGATED: usize = 100;
+        let mut items = Vec::with_capacity(page.len());
+        let mut failures = Vec::new();
+        for stored in page {
+            match self.decode_or_corrupt(served, &stored.0, stored.0.mod_revision, false) {
+                Ok(object) => items.push(object),
+                Err(corrupt) => {
+                    failures.push((corrupt.key.clone(), corrupt.storage_error()));
+                    if failures.len() == MOST_AGGREGATED {
+                        break;
+                    }
+                }
+            }
+        }
+        if failures.is_empty() {
+            return Ok(items);
+        }
+        Err(ApiError::store_read_error(
+            &Self::subject(served, ""),
+            &failures,
+            failures.len() == MOST_AGGREGATED,
+        ))
     }
 
     /// Encodes an object for storage, without its `resourceVersion`.
@@ -415,11 +459,7 @@ where
         request: &ListRequest<'_>,
     ) -> Result<Listed<H>, ApiError> {
         let page = self.list_stored(served, request).await?;
-        let items = page
-            .items
-            .iter()
-            .map(|stored| self.decode_listed(served, stored))
-            .collect::<Result<Vec<_>, _>>()?;
+        let items = self.decode_page(served, &page.items)?;
         Ok(Listed {
             items,
             revision: page.revision,
@@ -457,11 +497,15 @@ where
             count: request.count,
         };
         let mut items = Vec::new();
+        let mut corrupt: Vec<Stored> = Vec::new();
         let mut last_read: Option<Vec<u8>> = None;
         loop {
             let page = self.list_stored(served, &read).await?;
             for stored in &page.items {
                 if request.limit != 0 && items.len() == request.limit {
+                    if !corrupt.is_empty() {
+                        return Err(self.corrupt_page(served, &corrupt));
+                    }
                     // Full before this key: the next page starts after the last one read.
                     return Ok(Listed {
                         items,
@@ -471,10 +515,20 @@ where
                     });
                 }
                 last_read = Some(stored.key().to_vec());
-                let object = self.decode_listed(served, stored)?;
+                // Values that do not decode are gathered, as `decode_page` gathers them.
+                let Ok(object) = self.decode_listed(served, stored) else {
+                    corrupt.push(stored.clone());
+                    if corrupt.len() == 100 {
+                        break;
+                    }
+                    continue;
+                };
                 if keep(&object) {
                     items.push(object);
                 }
+            }
+            if !corrupt.is_empty() && (page.next.is_none() || corrupt.len() == 100) {
+                return Err(self.corrupt_page(served, &corrupt));
             }
             match page.next {
                 Some(next) if items.len() < request.limit => {
@@ -543,6 +597,13 @@ where
     /// A stored value that does not decode as the resource's kind (500).
     pub fn decode_listed(&self, served: &Served<H>, stored: &Stored) -> Result<H, ApiError> {
         self.decode_keeping(served, &stored.0, stored.0.mod_revision, false)
+    }
+
+    /// The `StorageReadError` of values that did not decode.
+    fn corrupt_page(&self, served: &Served<H>, corrupt: &[Stored]) -> ApiError {
+        self.decode_page(served, corrupt)
+            .err()
+            .unwrap_or_else(|| ApiError::internal("stored values that did not decode now do"))
     }
 
     /// Stores a new object: its name from `generateName` when it has none, uid,
@@ -978,6 +1039,51 @@ where
         }
     }
 
+    /// Deletes an object whose stored value no longer reads, without reading it, as
+    /// kube-apiserver's `corruptObjectDeleter` does for a delete with
+    /// `ignoreStoreReadErrorWithClusterBreakingPotential`: no preconditions, finalizers or
+    /// strategy, only the value at the latest revision, which must not decode; a dry run
+    /// stops where the delete would have gone through.
+    ///
+    /// # Errors
+    ///
+    /// 404; 409 in the storage's words when the value decodes; storage errors.
+    pub async fn delete_corrupt(
+        &self,
+        served: &Served<H>,
+        place: Place<'_>,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
+        let subject = Self::subject(served, place.name);
+        let key = self.key_of(served, place);
+        loop {
+            let kv = self.stored(&key, &subject).await?;
+            if self
+                .decode_keeping(served, &kv, kv.mod_revision, false)
+                .is_ok()
+            {
+                return Err(ApiError::conflict(
+                    &subject,
+                    &format!(
+                        "StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, \
+                         AdditionalErrorMsg: unsafe deletion is not allowed because the object \
+                         is decodable from storage",
+                        String::from_utf8_lossy(&key)
+                    ),
+                ));
+            }
+            if dry_run {
+                return Ok(());
+            }
+            match self.backend.delete(&key, Some(kv.mod_revision)).await {
+                Ok(_) => return Ok(()),
+                // Written meanwhile: read it again (now perhaps readable).
+                Err(StoreError::Conflict { .. }) => {}
+                Err(error) => return Err(ApiError::from_store(error, &subject)),
+            }
+        }
+    }
+
     /// Deletes every object of a resource in `namespace` (all namespaces: `None`), as a
     /// deleted namespace's or CRD's cleanup does: answers those kept for their finalizers.
     /// Each object is tried; one deleted meanwhile is no error.
@@ -1054,8 +1160,13 @@ where
                 object: self.decode(served, current, current.mod_revision)?,
                 created: current.create_revision == current.mod_revision,
             }),
+            // A deleted value that does not decode (one an unsafe delete removed): the
+            // watch ends with etcd3's `corruptObjectDeletedError`.
             Event::Delete { previous, revision } => {
-                Ok(Change::Deleted(self.decode(served, previous, *revision)?))
+                match self.decode_or_corrupt(served, previous, *revision, true) {
+                    Ok(object) => Ok(Change::Deleted(object)),
+                    Err(corrupt) => Err(ApiError::corrupt_object_deleted(&corrupt.inner())),
+                }
             }
         }
     }
@@ -1190,6 +1301,34 @@ pub(crate) fn check_preconditions(
         ));
     }
     Ok(())
+}
+
+/// A stored value that does not decode: its key, the revision it was read at, and why.
+struct Corrupt {
+    key: String,
+    revision: Revision,
+    why: String,
+}
+
+impl Corrupt {
+    /// etcd3's `corruptObjectError`: `object not decodable revision=N: WHY`.
+    fn inner(&self) -> String {
+        format!(
+            "object not decodable revision={}: {}",
+            self.revision, self.why
+        )
+    }
+
+    /// The storage's error for it (1.37's `corruptObjectError` in a `StorageError` of code
+    /// 7), as a read of it quotes it.
+    fn storage_error(&self) -> String {
+        format!(
+            "StorageError: corrupt object, Code: 7, Key: {}, ResourceVersion: 0, \
+             AdditionalErrorMsg: {}",
+            self.key,
+            self.inner()
+        )
+    }
 }
 
 /// The storage's failed precondition (`storage.NewInvalidObjError` of the key), as the

@@ -155,11 +155,12 @@ async fn impersonated_users_get_what_kube_gives_them(s: &mut Session) {
     }
 }
 
-const CLUSTER_ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
-const CLUSTER_ROLE_BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
+pub(crate) const CLUSTER_ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+pub(crate) const CLUSTER_ROLE_BINDINGS: &str =
+    "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
 
 /// Grants the plain user `apfkit-user` the cluster role `name` of `rules`.
-async fn grant_plain_user(s: &mut Session, name: &str, rules: Value) {
+pub(crate) async fn grant_plain_user(s: &mut Session, name: &str, rules: Value) {
     s.send(Request::post(
         CLUSTER_ROLES,
         &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

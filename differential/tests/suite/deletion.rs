@@ -123,10 +123,102 @@ async fn a_node_port_outside_the_range_is_refused(s: &mut Session) {
     }
 }
 
+/// A delete that ignores store read errors (1.37's `AllowUnsafeMalformedObjectDeletion`, on):
+/// its options checked as `ValidateDeleteOptions` checks them, noted in the audit event,
+/// authorized once more as `unsafe-delete-ignore-read-errors`, refused by the storage for a
+/// value that reads (a dry run too), and refused for a collection. (A value that does not
+/// read cannot be made through either API; apfkit-apiextensions' conformance suite ports
+/// upstream's tests of those.)
+async fn a_delete_that_ignores_store_read_errors_is_checked_and_authorized(s: &mut Session) {
+    use crate::authorization::{CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, grant_plain_user};
+    const JSON: &str = "application/json";
+    const UNSAFE: &str = "ignoreStoreReadErrorWithClusterBreakingPotential";
+    // A FlowSchema, which the suite's audit policy audits.
+    let schemas = format!("{FLOW}/flowschemas");
+    let path = format!("{schemas}/unsafe-delete-target");
+    s.send(
+        Request::post(
+            &schemas,
+            &json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                "metadata": {"name": "unsafe-delete-target"},
+                "spec": {"priorityLevelConfiguration": {"name": "global-default"},
+                    "matchingPrecedence": 9000}}),
+        )
+        .kind_only(),
+    )
+    .await;
+    s.send(
+        Request::delete(&path)
+            .json(JSON, &json!({UNSAFE: true}))
+            .audited(),
+    )
+    .await;
+    s.send(Request::delete(&format!("{path}?{UNSAFE}=true&dryRun=All")))
+        .await;
+    for options in [
+        json!({UNSAFE: true, "propagationPolicy": "Background", "gracePeriodSeconds": 0}),
+        json!({UNSAFE: true, "preconditions": {}, "orphanDependents": false}),
+        json!({UNSAFE: false, "propagationPolicy": "Sideways"}),
+        json!({"propagationPolicy": "Orphan", "orphanDependents": true}),
+        json!({"dryRun": ["Some"], "propagationPolicy": "Sideways"}),
+    ] {
+        s.send(Request::delete(&path).json(JSON, &options)).await;
+    }
+    s.send(Request::delete(&format!(
+        "{schemas}?labelSelector=unsafe%3Dnone&{UNSAFE}=true"
+    )))
+    .await;
+    // Allowed to delete it, not to ignore read errors: admission's 403.
+    let target = json!(["unsafe-delete-target"]);
+    grant_plain_user(
+        s,
+        "unsafe-deleter",
+        json!([{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
+            "resources": ["flowschemas"], "verbs": ["delete"],
+            "resourceNames": target}]),
+    )
+    .await;
+    s.send(
+        Request::delete(&path)
+            .json(JSON, &json!({UNSAFE: true}))
+            .as_plain_user(),
+    )
+    .await;
+    grant_plain_user(
+        s,
+        "unsafe-read-error-deleter",
+        json!([{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
+            "resources": ["flowschemas"],
+            "verbs": ["unsafe-delete-ignore-read-errors"], "resourceNames": target}]),
+    )
+    .await;
+    s.send(
+        Request::delete(&path)
+            .json(JSON, &json!({UNSAFE: true}))
+            .as_plain_user(),
+    )
+    .await;
+    // `false` is a plain delete.
+    s.send(
+        Request::delete(&path)
+            .json(JSON, &json!({UNSAFE: false}))
+            .as_plain_user()
+            .kind_only(),
+    )
+    .await;
+    for name in ["unsafe-deleter", "unsafe-read-error-deleter"] {
+        s.send(Request::delete(&format!("{CLUSTER_ROLE_BINDINGS}/{name}")).kind_only())
+            .await;
+        s.send(Request::delete(&format!("{CLUSTER_ROLES}/{name}")).kind_only())
+            .await;
+    }
+}
+
 crate::cases!(
     a_node_port_outside_the_range_is_refused,
     generations_are_kept_as_each_kinds_strategy_says,
     a_finalizer_keeps_a_deleted_object_until_it_is_removed,
     a_delete_of_a_status_subresource_is_not_allowed,
     a_deleted_service_is_answered_as_its_kind_says,
+    a_delete_that_ignores_store_read_errors_is_checked_and_authorized,
 );
