@@ -26,7 +26,7 @@ macro_rules! documents {
     };
 }
 
-const DOCUMENTS: [Document; 18] = documents!(
+const DOCUMENTS: [Document; 20] = documents!(
     "api",
     "api/v1",
     "apis",
@@ -45,6 +45,8 @@ const DOCUMENTS: [Document; 18] = documents!(
     "apis/authentication.k8s.io/v1",
     "apis/authorization.k8s.io",
     "apis/authorization.k8s.io/v1",
+    "apis/storagemigration.k8s.io",
+    "apis/storagemigration.k8s.io/v1",
 );
 
 /// Each document parsed on first use (`api/v1` is 1.6 MB).

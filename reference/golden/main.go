@@ -42,6 +42,7 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -116,15 +117,16 @@ func goTypes() {
 	roots := map[string]any{
 		"flowcontrol.apiserver.k8s.io/v1/FlowSchema":                 flowcontrolv1.FlowSchema{},
 		"flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration": flowcontrolv1.PriorityLevelConfiguration{},
-		"v1/Service":                                       corev1.Service{},
-		"v1/Namespace":                                     corev1.Namespace{},
-		"discovery.k8s.io/v1/EndpointSlice":                discoveryv1.EndpointSlice{},
-		"rbac.authorization.k8s.io/v1/ClusterRole":         rbacv1.ClusterRole{},
-		"rbac.authorization.k8s.io/v1/ClusterRoleBinding":  rbacv1.ClusterRoleBinding{},
-		"rbac.authorization.k8s.io/v1/Role":                rbacv1.Role{},
-		"rbac.authorization.k8s.io/v1/RoleBinding":         rbacv1.RoleBinding{},
-		"apiextensions.k8s.io/v1/CustomResourceDefinition": apiextensionsv1.CustomResourceDefinition{},
-		"apiregistration.k8s.io/v1/APIService":             apiregistrationv1.APIService{},
+		"v1/Service":                                         corev1.Service{},
+		"v1/Namespace":                                       corev1.Namespace{},
+		"discovery.k8s.io/v1/EndpointSlice":                  discoveryv1.EndpointSlice{},
+		"rbac.authorization.k8s.io/v1/ClusterRole":           rbacv1.ClusterRole{},
+		"rbac.authorization.k8s.io/v1/ClusterRoleBinding":    rbacv1.ClusterRoleBinding{},
+		"rbac.authorization.k8s.io/v1/Role":                  rbacv1.Role{},
+		"rbac.authorization.k8s.io/v1/RoleBinding":           rbacv1.RoleBinding{},
+		"apiextensions.k8s.io/v1/CustomResourceDefinition":   apiextensionsv1.CustomResourceDefinition{},
+		"apiregistration.k8s.io/v1/APIService":               apiregistrationv1.APIService{},
+		"storagemigration.k8s.io/v1/StorageVersionMigration": storagemigrationv1.StorageVersionMigration{},
 	}
 	types := map[string]goType{}
 	var key func(t reflect.Type) string

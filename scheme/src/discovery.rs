@@ -73,7 +73,7 @@ pub fn sorted_by_group_and_version(services: &[APIService]) -> Vec<GroupVersions
 }
 
 /// The generic control plane's default APIService priorities (`DefaultGenericAPIServicePriorities`
-/// in Kubernetes' `pkg/controlplane/apiserver/aggregator.go`), which kube-apiserver registers
+/// in Kubernetes 1.37's `pkg/controlplane/apiserver/aggregator.go`), which kube-apiserver registers
 /// for the group-versions it serves itself, as (group, version, groupPriorityMinimum,
 /// versionPriority). A served group-version that is not
 /// listed gets no APIService.
@@ -86,6 +86,7 @@ pub const BUILTIN_PRIORITIES: &[(&str, &str, i32, i32)] = &[
     ("authentication.k8s.io", "v1alpha1", 17700, 1),
     ("authorization.k8s.io", "v1", 17600, 15),
     ("certificates.k8s.io", "v1", 17300, 15),
+    ("certificates.k8s.io", "v1beta1", 17300, 9),
     ("certificates.k8s.io", "v1alpha1", 17300, 1),
     ("rbac.authorization.k8s.io", "v1", 17000, 15),
     ("apiextensions.k8s.io", "v1", 16700, 15),
@@ -93,6 +94,8 @@ pub const BUILTIN_PRIORITIES: &[(&str, &str, i32, i32)] = &[
     ("admissionregistration.k8s.io", "v1beta1", 16700, 12),
     ("admissionregistration.k8s.io", "v1alpha1", 16700, 9),
     ("coordination.k8s.io", "v1", 16500, 15),
+    ("coordination.k8s.io", "v1beta1", 16500, 13),
+    ("coordination.k8s.io", "v1alpha2", 16500, 12),
     ("discovery.k8s.io", "v1", 16200, 15),
     ("discovery.k8s.io", "v1beta1", 16200, 12),
     ("flowcontrol.apiserver.k8s.io", "v1", 16100, 21),
@@ -101,8 +104,9 @@ pub const BUILTIN_PRIORITIES: &[(&str, &str, i32, i32)] = &[
     ("flowcontrol.apiserver.k8s.io", "v1beta1", 16100, 12),
     ("flowcontrol.apiserver.k8s.io", "v1alpha1", 16100, 9),
     ("internal.apiserver.k8s.io", "v1alpha1", 16000, 9),
-    ("resource.k8s.io", "v1alpha2", 15900, 9),
-    ("storagemigration.k8s.io", "v1alpha1", 15800, 9),
+    ("resource.k8s.io", "v1alpha3", 15900, 9),
+    ("storagemigration.k8s.io", "v1", 15800, 15),
+    ("storagemigration.k8s.io", "v1beta1", 15800, 9),
 ];
 
 /// The local APIServices kube-apiserver registers from [`BUILTIN_PRIORITIES`], named

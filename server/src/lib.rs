@@ -457,6 +457,10 @@ fn resources(
         apfkit_namespaces::resource::<HubObject>()
             .map_err(|e| Error::Start(format!("namespaces: {e}")))?,
     );
+    served.push(
+        apfkit_storagemigration::resource::<HubObject>()
+            .map_err(|e| Error::Start(format!("storageversionmigrations: {e}")))?,
+    );
     served.extend(
         apfkit_aggregator::resources::<HubObject>(config.endpoints)
             .map_err(|e| Error::Start(format!("services: {e}")))?,

@@ -144,18 +144,23 @@ async fn a_broken_stored_value_is_an_internal_error_naming_its_key() {
         backend.create(key.as_bytes(), value).await.unwrap();
         let error = objects.get(&served, place(name)).await.unwrap_err();
         assert_eq!(error.code, 500, "{name}: {error:?}");
+        // The storage's corrupt object (1.37, decision 273), naming the key.
         assert!(
-            error.message.contains(&format!("stored object {key}")),
+            error.message.starts_with(&format!(
+                "Internal error occurred: StorageError: corrupt object, Code: 7, Key: {key}, \
+                 ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision="
+            )),
             "{name}: {}",
             error.message
         );
     }
-    // A list that meets one is an internal error too, not a list with a hole.
+    // A list that meets them is a `StorageReadError` naming each, not a list with a hole.
     let error = objects
         .list(&served, &ListRequest::default())
         .await
         .unwrap_err();
-    assert_eq!(error.code, 500);
+    assert_eq!((error.code, error.reason), (500, "StorageReadError"));
+    assert_eq!(error.causes.len(), 5, "{error:?}");
 }
 
 /// A dry-run create writes nothing, but is refused as the write would be: a name that is

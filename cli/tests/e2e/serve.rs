@@ -702,6 +702,73 @@ fn table_cells(table: &str) -> Vec<Vec<&str>> {
         .collect()
 }
 
+/// A StorageVersionMigration applied with kubectl is printed with kubectl's columns; its
+/// status, written through `/status`, shows in them, and its spec cannot change.
+#[test]
+fn kubectl_applies_a_storage_version_migration_and_prints_its_columns() {
+    const MIGRATION: &str = "apiVersion: storagemigration.k8s.io/v1
+kind: StorageVersionMigration
+metadata:
+  name: migrate-flowschemas
+spec:
+  resource:
+    group: flowcontrol.apiserver.k8s.io
+    resource: flowschemas
+";
+    let server = Server::start(&[NO_APF]);
+    let applied = server.kubectl_ok(&["apply", "-f", "-"], MIGRATION.as_bytes());
+    assert!(
+        applied.contains(
+            "storageversionmigration.storagemigration.k8s.io/migrate-flowschemas created"
+        ),
+        "{applied}"
+    );
+    let rows = table_cells(&server.kubectl_ok(&["get", "storageversionmigrations"], b""))
+        .into_iter()
+        .map(|r| r.join(" "))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        rows,
+        [
+            "NAME RESOURCE STATUS",
+            "migrate-flowschemas flowschemas.flowcontrol.apiserver.k8s.io Unknown"
+        ]
+    );
+    server.kubectl_ok(
+        &[
+            "patch",
+            "storageversionmigration",
+            "migrate-flowschemas",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"Running","status":"True","reason":"Started","message":"","lastTransitionTime":"2026-11-30T00:00:00Z"}]}}"#,
+        ],
+        b"",
+    );
+    let status = server.kubectl_ok(
+        &[
+            "get",
+            "storageversionmigration",
+            "migrate-flowschemas",
+            "--no-headers",
+        ],
+        b"",
+    );
+    assert_eq!(table_cells(&status)[0][2], "Running", "{status}");
+    let changed = MIGRATION.replace(
+        "resource: flowschemas",
+        "resource: prioritylevelconfigurations",
+    );
+    let refused = server.kubectl(&["apply", "-f", "-"], changed.as_bytes());
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("spec: Invalid value"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
+
 #[test]
 fn kubectl_get_prints_kube_apiservers_columns() {
     let server = Server::start(&[NO_APF]);

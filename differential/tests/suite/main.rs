@@ -21,6 +21,7 @@ mod crds;
 mod decoding;
 mod deletion;
 mod lists;
+mod migrations;
 mod namespaces;
 mod openapi;
 mod options;
@@ -51,6 +52,7 @@ fn main() -> std::process::ExitCode {
         decoding::CASES,
         deletion::CASES,
         lists::CASES,
+        migrations::CASES,
         namespaces::CASES,
         openapi::CASES,
         options::CASES,
