@@ -113,7 +113,7 @@ pub(crate) async fn check(
             );
         }
         let active = slices.iter().any(|slice| {
-            let endpoints = slice.endpoints.as_deref().unwrap_or_default();
+            let endpoints = crate::endpoint_slices::endpoints_of(slice);
             let ready = endpoints.iter().any(|endpoint| {
                 endpoint
                     .conditions

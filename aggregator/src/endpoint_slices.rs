@@ -102,10 +102,30 @@ pub(crate) fn validate(object: &Value, old: Option<&Value>, loopback: Loopback) 
     errors
 }
 
+/// A slice's endpoints: k8s-openapi's `v1_34` and later types have them optional, those of
+/// 1.33 a list; either reads here.
+pub(crate) fn endpoints_of(slice: &EndpointSlice) -> &[k8s_openapi::api::discovery::v1::Endpoint] {
+    /// The field as a slice, whichever type it is.
+    trait Listed {
+        fn listed(&self) -> &[k8s_openapi::api::discovery::v1::Endpoint];
+    }
+    impl Listed for Vec<k8s_openapi::api::discovery::v1::Endpoint> {
+        fn listed(&self) -> &[k8s_openapi::api::discovery::v1::Endpoint] {
+            self
+        }
+    }
+    impl Listed for Option<Vec<k8s_openapi::api::discovery::v1::Endpoint>> {
+        fn listed(&self) -> &[k8s_openapi::api::discovery::v1::Endpoint] {
+            self.as_deref().unwrap_or_default()
+        }
+    }
+    slice.endpoints.listed()
+}
+
 /// `validateEndpoints`.
 fn endpoints(slice: &EndpointSlice, loopback: Loopback) -> Vec<FieldError> {
     let path = Path::new("endpoints");
-    let endpoints = slice.endpoints.as_deref().unwrap_or_default();
+    let endpoints = endpoints_of(slice);
     if endpoints.len() > MAX_ENDPOINTS {
         return vec![FieldError::too_many(
             path.to_string(),
@@ -353,10 +373,8 @@ fn cells(object: &Value) -> Vec<Value> {
             (None, None) => "*".to_owned(),
         })
         .collect();
-    let addresses: Vec<String> = slice
-        .endpoints
+    let addresses: Vec<String> = endpoints_of(&slice)
         .iter()
-        .flatten()
         .flat_map(|endpoint| endpoint.addresses.iter().cloned())
         .collect();
     vec![

@@ -111,7 +111,7 @@ impl Table {
                 let Some(number) = slice_port.port.and_then(|p| u16::try_from(p).ok()) else {
                     continue;
                 };
-                let endpoints = slice.endpoints.as_deref().unwrap_or_default();
+                let endpoints = crate::endpoint_slices::endpoints_of(slice);
                 if endpoints.is_empty() {
                     continue;
                 }

@@ -133,14 +133,31 @@ pub fn cluster_role(role: &ClusterRole) -> Vec<FieldError> {
     errors
 }
 
+/// A role reference's `apiGroup`: k8s-openapi's `v1_37` types have it optional (1.37's
+/// `+optional` marker), those of earlier releases a string; either reads here.
+fn role_ref_group(role: &RoleRef) -> &str {
+    /// The field as text, whichever type it is.
+    trait Text {
+        fn text(&self) -> &str;
+    }
+    impl Text for String {
+        fn text(&self) -> &str {
+            self
+        }
+    }
+    impl Text for Option<String> {
+        fn text(&self) -> &str {
+            self.as_deref().unwrap_or_default()
+        }
+    }
+    role.api_group.text()
+}
+
 /// A RoleRef as apimachinery prints a struct value: the JSON of the internal type, whose
 /// fields carry no tags (`{"APIGroup":…,"Kind":…,"Name":…}`).
 fn go_role_ref(role: &RoleRef) -> BadValue {
     BadValue::go_struct(&[
-        (
-            "APIGroup",
-            role.api_group.clone().unwrap_or_default().into(),
-        ),
+        ("APIGroup", role_ref_group(role).to_owned().into()),
         ("Kind", role.kind.clone().into()),
         ("Name", role.name.clone().into()),
     ])
@@ -155,7 +172,7 @@ fn binding(
     namespaced: bool,
 ) -> Vec<FieldError> {
     let mut errors = metadata(meta, namespaced);
-    let api_group = role.api_group.as_deref().unwrap_or_default();
+    let api_group = role_ref_group(role);
     if api_group != GROUP {
         errors.push(FieldError::not_supported(
             "roleRef.apiGroup",

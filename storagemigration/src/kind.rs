@@ -11,7 +11,7 @@ use apfkit_apiserver::store::Strategy;
 use apfkit_apiserver::table::{Column, OBJECT_META, Printer, column, field_doc};
 use apfkit_runtime::field::{BadValue, FieldError, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{GroupResource, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -42,6 +42,15 @@ struct Migration {
 struct Spec {
     #[serde(default)]
     resource: Option<GroupResource>,
+}
+
+/// `metav1.GroupResource` (k8s-openapi has it only from its `v1_34` types).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct GroupResource {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    resource: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

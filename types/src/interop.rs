@@ -44,6 +44,27 @@ impl<A: Convert<B>, B> Convert<Option<B>> for Option<A> {
     }
 }
 
+// Before 1.37, k8s-openapi's `spec`s and `limitResponse` are optional (1.37's `+required`
+// markers made them bare, as ours always are, and as Go's struct values are): an absent one
+// becomes the empty value, and comes back present.
+k8s_openapi::k8s_if_le_1_36! {
+    macro_rules! optional_before_1_37 {
+        ($($name:ident),*) => {$(
+            impl Convert<Option<theirs::$name>> for ours::$name {
+                fn convert(self) -> Option<theirs::$name> {
+                    Some(self.convert())
+                }
+            }
+            impl Convert<ours::$name> for Option<theirs::$name> {
+                fn convert(self) -> ours::$name {
+                    self.map(Convert::convert).unwrap_or_default()
+                }
+            }
+        )*};
+    }
+    optional_before_1_37!(FlowSchemaSpec, PriorityLevelConfigurationSpec, LimitResponse);
+}
+
 impl<A: Convert<B>, B> Convert<Vec<B>> for Vec<A> {
     fn convert(self) -> Vec<B> {
         self.into_iter().map(Convert::convert).collect()
