@@ -1629,6 +1629,24 @@ async fn run_test_get_list_with_error_aggregation<B: Backend>(running: &Running<
         )),
         "{status}"
     );
+    // A filtered page that fills with the last key of a read, more keys after it: still the
+    // error (foo-1 does not read; foo-2 is filtered out; foo-3 fills the page of one).
+    put(running, "edge", "foo-1", Shape::Base).await;
+    put(running, "edge", "foo-2", Shape::Base).await;
+    put(running, "edge", "foo-3", Shape::Assigned("n1")).await;
+    put(running, "edge", "foo-4", Shape::Assigned("n1")).await;
+    let key = spoil(running, "edge", "foo-1").await;
+    let path = format!(
+        "{}?limit=1&fieldSelector=spec.nodeName%3Dn1",
+        pods_in("edge")
+    );
+    let (code, status, _) = list(running, &path).await;
+    assert_eq!(
+        (code, &status["reason"]),
+        (500, &json!("StorageReadError")),
+        "{status}"
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], key, "{status}");
     // Past the most it aggregates: 100 named, then the list stops.
     for id in 1..=101 {
         corrupt(

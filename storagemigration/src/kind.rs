@@ -140,6 +140,12 @@ fn validate(migration: &Value, old: Option<&Value>) -> Vec<FieldError> {
         text("/metadata/generateName"),
         names::dns1123_subdomain,
     );
+    // A name that breaks `rule`: one error with every message joined by commas.
+    let check = |path: &str, value: &str, rule: fn(&str) -> Vec<String>| {
+        let broken = rule(value);
+        (!broken.is_empty())
+            .then(|| FieldError::invalid(path, BadValue::Str(value.to_owned()), broken.join(",")))
+    };
     let resource = text("/spec/resource/resource");
     if resource.is_empty() {
         errors.push(FieldError::required(
@@ -147,25 +153,19 @@ fn validate(migration: &Value, old: Option<&Value>) -> Vec<FieldError> {
             "resource is required to be set",
         ));
     } else {
-        let broken = names::dns1035_label(resource);
-        if !broken.is_empty() {
-            errors.push(FieldError::invalid(
-                "spec.resource.resource",
-                BadValue::Str(resource.to_owned()),
-                broken.join(","),
-            ));
-        }
+        errors.extend(check(
+            "spec.resource.resource",
+            resource,
+            names::dns1035_label,
+        ));
     }
     let group = text("/spec/resource/group");
     if !group.is_empty() {
-        let broken = names::dns1123_subdomain(group);
-        if !broken.is_empty() {
-            errors.push(FieldError::invalid(
-                "spec.resource.group",
-                BadValue::Str(group.to_owned()),
-                broken.join(","),
-            ));
-        }
+        errors.extend(check(
+            "spec.resource.group",
+            group,
+            names::dns1123_subdomain,
+        ));
     }
     let Some(old) = old else {
         return errors;

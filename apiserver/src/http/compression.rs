@@ -35,7 +35,7 @@ pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
 /// named `gzip` (any case) whose q-value, clamped to 0..=1 and 1 when absent, is above 0.
 /// As its parser does, a parameter after `q=` sets the value back to 1, and a q-value that
 /// is not a number leaves the coding out.
-fn gziphandler_accepts_gzip(accept_encoding: Option<&str>) -> bool {
+pub(super) fn gziphandler_accepts_gzip(accept_encoding: Option<&str>) -> bool {
     let mut gzip_q = None;
     for coding in accept_encoding.unwrap_or_default().split(',') {
         let mut name = String::new();
@@ -199,32 +199,30 @@ async fn streamed_api_answer(response: Response) -> Response {
 
 /// The OpenAPI v2 document's answer as kube-openapi's `gziphandler` writes it: `Vary:
 /// Accept-Encoding` before the handler's own `Vary`, and the body gzipped (Go's default
-/// level) when the client accepts gzip and it is at least 1,400 bytes.
+/// level) when the client accepts gzip ([`gziphandler_accepts_gzip`]) and it is at least
+/// 1,400 bytes.
 pub(super) async fn openapi_v2_answer(
-    response: Response,
-    accept_encoding: Option<&str>,
+    mut response: Response,
+    client_accepts_gzip: bool,
 ) -> Response {
-    let (mut parts, body) = match buffered(response).await {
-        Ok(buffered) => buffered,
-        Err(response) => return response,
-    };
-    let handler_vary: Vec<HeaderValue> = parts
-        .headers
-        .get_all(header::VARY)
-        .iter()
-        .cloned()
-        .collect();
-    parts.headers.remove(header::VARY);
-    parts
-        .headers
-        .insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    let headers = response.headers_mut();
+    let handler_vary: Vec<HeaderValue> = headers.get_all(header::VARY).iter().cloned().collect();
+    headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
     for value in handler_vary {
-        parts.headers.append(header::VARY, value);
+        headers.append(header::VARY, value);
     }
-    if gziphandler_accepts_gzip(accept_encoding) && body.len() >= OPENAPI_V2_MIN_SIZE {
-        return gzipped(parts, &body, flate2::Compression::new(6));
+    let large = response
+        .body()
+        .size_hint()
+        .exact()
+        .is_some_and(|size| size >= OPENAPI_V2_MIN_SIZE as u64);
+    if !client_accepts_gzip || !large {
+        return response;
     }
-    Response::from_parts(parts, Body::from(body))
+    match buffered(response).await {
+        Ok((parts, body)) => gzipped(parts, &body, flate2::Compression::new(6)),
+        Err(response) => response,
+    }
 }
 
 #[cfg(test)]
@@ -350,17 +348,21 @@ mod tests {
                 .insert(header::VARY, HeaderValue::from_static("Accept"));
             response
         };
-        let response = openapi_v2_answer(with_vary(OPENAPI_V2_MIN_SIZE - 1), Some("gzip")).await;
+        let response = openapi_v2_answer(with_vary(OPENAPI_V2_MIN_SIZE - 1), true).await;
         assert!(response.headers().get(header::CONTENT_ENCODING).is_none());
         let vary: Vec<_> = response.headers().get_all(header::VARY).iter().collect();
         assert_eq!(vary, ["Accept-Encoding", "Accept"]);
-        let response = openapi_v2_answer(with_vary(OPENAPI_V2_MIN_SIZE), Some("gzip")).await;
+        let response = openapi_v2_answer(with_vary(OPENAPI_V2_MIN_SIZE), true).await;
         assert_eq!(response.headers()[header::CONTENT_ENCODING], "gzip");
         assert_eq!(
             gunzip(&body_of(response).await),
             vec![b'a'; OPENAPI_V2_MIN_SIZE]
         );
-        let response = openapi_v2_answer(with_vary(OPENAPI_V2_MIN_SIZE), Some("gzip;q=0")).await;
+        let response = openapi_v2_answer(
+            with_vary(OPENAPI_V2_MIN_SIZE),
+            gziphandler_accepts_gzip(Some("gzip;q=0")),
+        )
+        .await;
         assert!(response.headers().get(header::CONTENT_ENCODING).is_none());
     }
 }

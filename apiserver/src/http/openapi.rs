@@ -21,11 +21,32 @@ use crate::kube_openapi;
 use crate::store::Served;
 use apfkit_runtime::identity::{GroupVersion, GroupVersionKind};
 
+/// One of the server's OpenAPI v3 documents: its root (`apis/GROUP/VERSION`, `api/v1`, ...),
+/// its JSON, and its hash (SHA-512, upper-case hex), which the index and the document's
+/// entity tag name: computed once, when the documents are made.
+/// (Its JSON is shared, so that an answer does not copy it.)
+pub(super) struct Document {
+    pub(super) root: String,
+    pub(super) json: bytes::Bytes,
+    pub(super) hash: String,
+}
+
+impl Document {
+    fn new(root: String, json: Vec<u8>) -> Self {
+        let hash = super::entity_tag::sha512_hex(&json);
+        Document {
+            root,
+            json: json.into(),
+            hash,
+        }
+    }
+}
+
 /// The `/openapi/v3` index: a path per group-version, with the hash of its document.
-pub fn index(documents: &[(String, Vec<u8>)]) -> Value {
+pub(super) fn index(documents: &[Document]) -> Value {
     let mut paths = Map::new();
-    for (root, document) in documents {
-        let hash = super::entity_tag::sha512_hex(document);
+    for document in documents {
+        let (root, hash) = (&document.root, &document.hash);
         paths.insert(
             root.clone(),
             json!({"serverRelativeURL": format!("/openapi/v3/{root}?hash={hash}")}),
@@ -47,10 +68,13 @@ pub(super) fn documents<H>(
     reviews: &[&Review],
     release: &str,
     git_version: &str,
-) -> Vec<(String, Vec<u8>)> {
+) -> Vec<Document> {
     let mut documents = Vec::new();
     let mut push = |root: String, document: &Value| {
-        documents.push((root, serde_json::to_vec(document).unwrap_or_default()));
+        documents.push(Document::new(
+            root,
+            serde_json::to_vec(document).unwrap_or_default(),
+        ));
     };
     let mut roots = vec!["apis", "version"];
     if groups.iter().any(|g| g.name.is_empty()) {
@@ -571,8 +595,8 @@ mod tests {
     #[test]
     fn the_index_names_each_document_with_its_hash() {
         let index = index(&[
-            ("apis/g/v1".to_owned(), b"{}".to_vec()),
-            ("api/v1".to_owned(), b"{}".to_vec()),
+            Document::new("apis/g/v1".to_owned(), b"{}".to_vec()),
+            Document::new("api/v1".to_owned(), b"{}".to_vec()),
         ]);
         let url = index["paths"]["apis/g/v1"]["serverRelativeURL"]
             .as_str()

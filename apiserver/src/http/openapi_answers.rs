@@ -74,7 +74,7 @@ pub(super) struct V3Asked<'a> {
 /// (`Cache-Control: public, immutable`, expiring in a year); `304` to a client whose
 /// `If-None-Match` names the tag. An `Accept` with no clause at all is the bare `200` its
 /// handler leaves.
-pub(super) fn openapi_v3_response(asked: &V3Asked<'_>, document: &[u8]) -> Response {
+pub(super) fn openapi_v3_response(asked: &V3Asked<'_>, document: &openapi::Document) -> Response {
     let accept = asked.accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
     // Its handler returns without writing: the headers it set stay in the timeout filter's
     // copy, and the client gets a bare 200.
@@ -88,7 +88,7 @@ pub(super) fn openapi_v3_response(asked: &V3Asked<'_>, document: &[u8]) -> Respo
     response
 }
 
-fn openapi_v3_answer(accept: &str, asked: &V3Asked<'_>, document: &[u8]) -> Response {
+fn openapi_v3_answer(accept: &str, asked: &V3Asked<'_>, document: &openapi::Document) -> Response {
     let bare = |code: StatusCode| {
         let mut response = Response::new(axum::body::Body::empty());
         *response.status_mut() = code;
@@ -103,7 +103,7 @@ fn openapi_v3_answer(accept: &str, asked: &V3Asked<'_>, document: &[u8]) -> Resp
     if json.is_none() {
         return bare(StatusCode::NOT_ACCEPTABLE);
     }
-    let hash = super::entity_tag::sha512_hex(document);
+    let hash = &document.hash;
     let tag = format!("\"{hash}\"");
     let asked_hash = form_urlencoded::parse(asked.query.unwrap_or_default().as_bytes())
         .find(|(key, _)| key == "hash")
@@ -111,7 +111,7 @@ fn openapi_v3_answer(accept: &str, asked: &V3Asked<'_>, document: &[u8]) -> Resp
         .filter(|value| !value.is_empty());
     let mut response = match &asked_hash {
         // Go's `http.Redirect` after the content type was set: no body.
-        Some(other) if *other != hash => {
+        Some(other) if other != hash => {
             let mut response = bare(StatusCode::MOVED_PERMANENTLY);
             if let Ok(location) =
                 HeaderValue::from_str(&format!("/openapi/v3/{}?hash={hash}", asked.root))
@@ -129,7 +129,7 @@ fn openapi_v3_answer(accept: &str, asked: &V3Asked<'_>, document: &[u8]) -> Resp
         {
             bare(StatusCode::NOT_MODIFIED)
         }
-        _ => respond(200, media::JSON, document.to_vec()),
+        _ => respond(200, media::JSON, document.json.clone()),
     };
     let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(&tag) {

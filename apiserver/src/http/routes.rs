@@ -28,48 +28,45 @@ pub(super) async fn handle<H>(State(server): State<Arc<ApiServer<H>>>, request: 
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    let accept_encoding = request
-        .headers()
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let answers = Answers::of(request.uri().path());
+    let answers = Answers::of(
+        request.uri().path(),
+        request
+            .headers()
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok()),
+    );
     let response = match route(&server, request).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
     };
     match answers {
-        Answers::Api => {
-            compression::api_answer(
-                response,
-                compression::accepts_gzip(accept_encoding.as_deref()),
-            )
-            .await
-        }
-        Answers::OpenApiV2 => {
-            compression::openapi_v2_answer(response, accept_encoding.as_deref()).await
-        }
+        Answers::Api { gzip } => compression::api_answer(response, gzip).await,
+        Answers::OpenApiV2 { gzip } => compression::openapi_v2_answer(response, gzip).await,
         Answers::Other => response,
     }
 }
 
-/// Who writes the answers of a path in kube-apiserver, for how they are compressed.
+/// Who writes the answers of a path in kube-apiserver, for how they are compressed, with
+/// whether that writer takes the client's `Accept-Encoding` to ask for gzip.
 enum Answers {
     /// The API's handlers (resources, discovery) through `responsewriters`.
-    Api,
+    Api { gzip: bool },
     /// kube-openapi's v2 handler, behind `gziphandler`.
-    OpenApiV2,
+    OpenApiV2 { gzip: bool },
     /// Handlers that never compress (`/version`, health, the OpenAPI v3 documents).
     Other,
 }
 
 impl Answers {
-    fn of(path: &str) -> Answers {
+    fn of(path: &str, accept_encoding: Option<&str>) -> Answers {
         let path = path.trim_start_matches('/');
-        let first = path.split('/').next().unwrap_or_default();
-        match first {
-            "api" | "apis" => Answers::Api,
-            "openapi" if path.trim_end_matches('/') == "openapi/v2" => Answers::OpenApiV2,
+        match path.split('/').next().unwrap_or_default() {
+            "api" | "apis" => Answers::Api {
+                gzip: compression::accepts_gzip(accept_encoding),
+            },
+            "openapi" if path.trim_end_matches('/') == "openapi/v2" => Answers::OpenApiV2 {
+                gzip: compression::gziphandler_accepts_gzip(accept_encoding),
+            },
             _ => Answers::Other,
         }
     }
@@ -235,11 +232,6 @@ where
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let is_get = request.method() == Method::GET;
-    let if_none_match = request
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
     let catalog = server.catalog();
     let info = request_info::of(&request);
     if let Some(review) = reviews::asked(&info, server.authorizer.is_some()) {
@@ -304,6 +296,12 @@ where
         let action = Action::of(&info, request.method(), &target)?;
         return resource::serve(server, target, request, action).await;
     }
+    // What a client already has of a document (its entity tag): read only past the resources.
+    let if_none_match = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     match segments.as_slice() {
         ["version"] if is_get => Ok(json_response(
             200,
@@ -390,9 +388,9 @@ where
             let found = catalog
                 .openapi_documents(&server.version)
                 .iter()
-                .find(|(group_version, _)| *group_version == wanted);
+                .find(|document| document.root == wanted);
             // kube-openapi's handler answers a document it does not have with a bare 404.
-            let Some((_, document)) = found else {
+            let Some(document) = found else {
                 let mut response = Response::new(axum::body::Body::empty());
                 *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
                 return Ok(response);

@@ -126,7 +126,7 @@ pub(super) struct Catalog<H: 'static> {
     pub(super) reviews: Vec<&'static reviews::Review>,
     pub(super) groups: Vec<Group>,
     /// The OpenAPI v3 documents, made on first request.
-    pub(super) openapi: std::sync::OnceLock<Vec<(String, Vec<u8>)>>,
+    pub(super) openapi: std::sync::OnceLock<Vec<openapi::Document>>,
     /// The OpenAPI v2 document, made on first request.
     pub(super) swagger: std::sync::OnceLock<Option<openapi::Swagger>>,
 }
@@ -160,7 +160,7 @@ impl<H> Catalog<H> {
             .find(|s| s.config.group == group && s.plural == plural)
     }
 
-    pub(super) fn openapi_documents(&self, version: &VersionInfo) -> &[(String, Vec<u8>)] {
+    pub(super) fn openapi_documents(&self, version: &VersionInfo) -> &[openapi::Document] {
         self.openapi.get_or_init(|| {
             let release = format!("{}.{}", version.major, version.minor);
             openapi::documents(

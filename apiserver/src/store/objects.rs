@@ -316,29 +316,16 @@ where
     ///
     /// The aggregated error, when any value does not decode.
     pub fn decode_page(&self, served: &Served<H>, page: &[Stored]) -> Result<Vec<H>, ApiError> {
-        /// kube's `maxCorruptObjErrsToAggregate`.
-        const MOST_AGGREGATED: usize = 100;
         let mut items = Vec::with_capacity(page.len());
-        let mut failures = Vec::new();
+        let mut unreadable = Unreadable::default();
         for stored in page {
             match self.decode_or_corrupt(served, &stored.0, stored.0.mod_revision, false) {
                 Ok(object) => items.push(object),
-                Err(corrupt) => {
-                    failures.push((corrupt.key.clone(), corrupt.storage_error()));
-                    if failures.len() == MOST_AGGREGATED {
-                        break;
-                    }
-                }
+                Err(corrupt) if unreadable.note(&corrupt) => break,
+                Err(_) => {}
             }
         }
-        if failures.is_empty() {
-            return Ok(items);
-        }
-        Err(ApiError::store_read_error(
-            &Self::subject(served, ""),
-            &failures,
-            failures.len() == MOST_AGGREGATED,
-        ))
+        unreadable.or(&Self::subject(served, ""), items)
     }
 
     /// Encodes an object for storage, without its `resourceVersion`.
@@ -497,38 +484,35 @@ where
             count: request.count,
         };
         let mut items = Vec::new();
-        let mut corrupt: Vec<Stored> = Vec::new();
+        // Values that do not decode are gathered, as `decode_page` gathers them, and make
+        // whatever the list would answer its `StorageReadError`.
+        let mut unreadable = Unreadable::default();
+        let subject = Self::subject(served, "");
         let mut last_read: Option<Vec<u8>> = None;
         loop {
             let page = self.list_stored(served, &read).await?;
             for stored in &page.items {
                 if request.limit != 0 && items.len() == request.limit {
-                    if !corrupt.is_empty() {
-                        return Err(self.corrupt_page(served, &corrupt));
-                    }
                     // Full before this key: the next page starts after the last one read.
-                    return Ok(Listed {
-                        items,
-                        revision: page.revision,
-                        next: last_read.map(|key| after(&key[prefix_len.min(key.len())..])),
-                        remaining: 0,
-                    });
+                    return unreadable.or(
+                        &subject,
+                        Listed {
+                            items,
+                            revision: page.revision,
+                            next: last_read.map(|key| after(&key[prefix_len.min(key.len())..])),
+                            remaining: 0,
+                        },
+                    );
                 }
                 last_read = Some(stored.key().to_vec());
-                // Values that do not decode are gathered, as `decode_page` gathers them.
-                let Ok(object) = self.decode_listed(served, stored) else {
-                    corrupt.push(stored.clone());
-                    if corrupt.len() == 100 {
-                        break;
+                match self.decode_or_corrupt(served, &stored.0, stored.0.mod_revision, false) {
+                    Ok(object) if keep(&object) => items.push(object),
+                    Ok(_) => {}
+                    Err(corrupt) if unreadable.note(&corrupt) => {
+                        return Err(unreadable.error(&subject));
                     }
-                    continue;
-                };
-                if keep(&object) {
-                    items.push(object);
+                    Err(_) => {}
                 }
-            }
-            if !corrupt.is_empty() && (page.next.is_none() || corrupt.len() == 100) {
-                return Err(self.corrupt_page(served, &corrupt));
             }
             match page.next {
                 Some(next) if items.len() < request.limit => {
@@ -538,12 +522,15 @@ where
                     read.count = false;
                 }
                 next => {
-                    return Ok(Listed {
-                        items,
-                        revision: page.revision,
-                        remaining: if next.is_some() { page.remaining } else { 0 },
-                        next,
-                    });
+                    return unreadable.or(
+                        &subject,
+                        Listed {
+                            items,
+                            revision: page.revision,
+                            remaining: if next.is_some() { page.remaining } else { 0 },
+                            next,
+                        },
+                    );
                 }
             }
         }
@@ -597,13 +584,6 @@ where
     /// A stored value that does not decode as the resource's kind (500).
     pub fn decode_listed(&self, served: &Served<H>, stored: &Stored) -> Result<H, ApiError> {
         self.decode_keeping(served, &stored.0, stored.0.mod_revision, false)
-    }
-
-    /// The `StorageReadError` of values that did not decode.
-    fn corrupt_page(&self, served: &Served<H>, corrupt: &[Stored]) -> ApiError {
-        self.decode_page(served, corrupt)
-            .err()
-            .unwrap_or_else(|| ApiError::internal("stored values that did not decode now do"))
     }
 
     /// Stores a new object: its name from `generateName` when it has none, uid,
@@ -1301,6 +1281,36 @@ pub(crate) fn check_preconditions(
         ));
     }
     Ok(())
+}
+
+/// The values of a list that did not decode, gathered as 1.37's storage gathers them
+/// (`corruptObjErrAggregator`): each key with its storage error, at most 100.
+#[derive(Default)]
+struct Unreadable(Vec<(String, String)>);
+
+impl Unreadable {
+    /// kube's `maxCorruptObjErrsToAggregate`: the list stops once it has gathered this many.
+    const MOST: usize = 100;
+
+    /// Notes a value that did not decode; answers whether the list stops here.
+    fn note(&mut self, corrupt: &Corrupt) -> bool {
+        self.0.push((corrupt.key.clone(), corrupt.storage_error()));
+        self.0.len() == Self::MOST
+    }
+
+    /// `answer` when every value decoded, else the list's `StorageReadError` about the
+    /// resource `subject`.
+    fn or<T>(&self, subject: &Subject, answer: T) -> Result<T, ApiError> {
+        if self.0.is_empty() {
+            return Ok(answer);
+        }
+        Err(self.error(subject))
+    }
+
+    /// The list's `StorageReadError` about the resource `subject`.
+    fn error(&self, subject: &Subject) -> ApiError {
+        ApiError::store_read_error(subject, &self.0, self.0.len() == Self::MOST)
+    }
 }
 
 /// A stored value that does not decode: its key, the revision it was read at, and why.

@@ -168,36 +168,31 @@ async fn a_delete_that_ignores_store_read_errors_is_checked_and_authorized(s: &m
         "{schemas}?labelSelector=unsafe%3Dnone&{UNSAFE}=true"
     )))
     .await;
-    // Allowed to delete it, not to ignore read errors: admission's 403.
-    let target = json!(["unsafe-delete-target"]);
-    grant_plain_user(
-        s,
-        "unsafe-deleter",
-        json!([{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
-            "resources": ["flowschemas"], "verbs": ["delete"],
-            "resourceNames": target}]),
-    )
-    .await;
-    s.send(
-        Request::delete(&path)
-            .json(JSON, &json!({UNSAFE: true}))
-            .as_plain_user(),
-    )
-    .await;
-    grant_plain_user(
-        s,
-        "unsafe-read-error-deleter",
-        json!([{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
-            "resources": ["flowschemas"],
-            "verbs": ["unsafe-delete-ignore-read-errors"], "resourceNames": target}]),
-    )
-    .await;
-    s.send(
-        Request::delete(&path)
-            .json(JSON, &json!({UNSAFE: true}))
-            .as_plain_user(),
-    )
-    .await;
+    // Allowed to delete it, not to ignore read errors: admission's 403; then allowed that
+    // too: the storage's 409.
+    let roles = [
+        ("unsafe-deleter", "delete"),
+        (
+            "unsafe-read-error-deleter",
+            "unsafe-delete-ignore-read-errors",
+        ),
+    ];
+    for (role, verb) in roles {
+        grant_plain_user(
+            s,
+            role,
+            json!([{"apiGroups": ["flowcontrol.apiserver.k8s.io"],
+                "resources": ["flowschemas"], "verbs": [verb],
+                "resourceNames": ["unsafe-delete-target"]}]),
+        )
+        .await;
+        s.send(
+            Request::delete(&path)
+                .json(JSON, &json!({UNSAFE: true}))
+                .as_plain_user(),
+        )
+        .await;
+    }
     // `false` is a plain delete.
     s.send(
         Request::delete(&path)
@@ -206,7 +201,7 @@ async fn a_delete_that_ignores_store_read_errors_is_checked_and_authorized(s: &m
             .kind_only(),
     )
     .await;
-    for name in ["unsafe-deleter", "unsafe-read-error-deleter"] {
+    for (name, _) in roles {
         s.send(Request::delete(&format!("{CLUSTER_ROLE_BINDINGS}/{name}")).kind_only())
             .await;
         s.send(Request::delete(&format!("{CLUSTER_ROLES}/{name}")).kind_only())
