@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use apfkit_apiserver::error::ApiError;
-use apfkit_apiserver::fields::{KUBE_APISERVER, record_update};
+use apfkit_apiserver::fields::KUBE_APISERVER;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
@@ -248,31 +248,20 @@ where
         let codec = served.version(definitions::VERSION)?;
         // kube-apiserver's naming, establishing and finalizing controllers write through its
         // loopback client, recorded as its manager.
-        let written = self
-            .server
-            .objects()
-            .update_with(
-                served,
-                Place {
-                    namespace: None,
-                    name: &name,
-                },
-                ServedObject::custom(crd),
-                &codec.api_version(),
-                kind,
-                false,
-                |live, new| {
-                    record_update(
-                        served,
-                        codec,
-                        kind.subresource(),
-                        Some(live),
-                        new,
-                        KUBE_APISERVER,
-                    )
-                },
-            )
-            .await;
+        let place = Place {
+            namespace: None,
+            name: &name,
+        };
+        let written = apfkit_apiserver::fields::update_as(
+            self.server.objects(),
+            served,
+            codec,
+            place,
+            ServedObject::custom(crd),
+            kind,
+            KUBE_APISERVER,
+        )
+        .await;
         match written {
             Ok(written) => match written.object {
                 ServedObject::Custom(crd) => Some(*crd),

@@ -16,7 +16,7 @@ use apfkit_runtime::scheme::Encoding;
 use serde_json::Value;
 
 use crate::error::{ApiError, Cause};
-use crate::store::{Served, SharedVersion, VersionCodec};
+use crate::store::{Objects, Place, Served, SharedVersion, UpdateKind, VersionCodec, Written};
 
 /// kube-apiserver's limit on a field manager's name (`FieldManagerMaxLength`).
 pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
@@ -236,6 +236,39 @@ where
     let written = field_manager.update(&live, value_of(codec, &new)?, manager, &now());
     set_managed_fields(&mut new, &written)?;
     Ok(new)
+}
+
+/// Writes `object` as a controller in the server writes it through kube-apiserver's loopback
+/// client: [`Objects::update_with`] in `codec`'s version, its `resourceVersion` the
+/// precondition when it has one, with `manager` recorded over what is stored on every try
+/// ([`record_update`]).
+///
+/// # Errors
+///
+/// As [`Objects::update`].
+pub async fn update_as<H>(
+    objects: &Objects<H>,
+    served: &Served<H>,
+    codec: &dyn VersionCodec<H>,
+    place: Place<'_>,
+    object: H,
+    kind: UpdateKind,
+    manager: &str,
+) -> Result<Written<H>, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    objects
+        .update_with(
+            served,
+            place,
+            object,
+            &codec.api_version(),
+            kind,
+            false,
+            |live, new| record_update(served, codec, kind.subresource(), Some(live), new, manager),
+        )
+        .await
 }
 
 /// Applies `config` for `manager` to `live` (`None` when the object does not exist): the

@@ -128,6 +128,8 @@ impl Servers {
                 log_path: Some(log.clone()),
                 ..apfkit_server::AuditConfig::default()
             };
+            // The reference runs no kube-controller-manager: nothing runs its migrations.
+            config.controllers.storage_version_migrator = false;
             config
         };
         // The etcd the reference runs on, so that both stores are the same release.

@@ -96,6 +96,11 @@ const SELECTION: &[(&str, Option<&str>)] = &[
          works [Conformance]",
         None,
     ),
+    (
+        "StorageVersionMigration CRUD Tests storagemigration.k8s.io/v1 StorageVersionMigration \
+         [Conformance]",
+        None,
+    ),
 ];
 
 /// One test's end: its full name, whether it passed, and the first line of its failure.

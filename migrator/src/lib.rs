@@ -42,10 +42,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod engine;
+
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use kube::discovery::{self, Scope};
 use kube::{Client, ResourceExt};
-use serde::Serialize;
 
 /// How to migrate.
 #[derive(Debug, Clone)]
@@ -56,6 +57,8 @@ pub struct Options {
     pub max_conflicts: u32,
     /// Where an interrupted run stopped: the continue token of the next page.
     pub resume_from: Option<String>,
+    /// Objects written back at the same time.
+    pub parallel: usize,
 }
 
 impl Default for Options {
@@ -64,45 +67,12 @@ impl Default for Options {
             page_size: 500,
             max_conflicts: 10,
             resume_from: None,
+            parallel: 1,
         }
     }
 }
 
-/// One object that was not migrated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failed {
-    /// Its namespace, for a namespaced resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// Its name.
-    pub name: String,
-    /// Why.
-    pub reason: String,
-}
-
-/// What a run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    /// The resource, `plural.group`.
-    pub resource: String,
-    /// Objects listed.
-    pub listed: u64,
-    /// Objects written back.
-    pub migrated: u64,
-    /// Conflicts met and retried.
-    pub conflicts_retried: u64,
-    /// Objects deleted between the list and their write.
-    pub deleted_meanwhile: u64,
-    /// Times the list started again because its continue token had expired.
-    pub restarts: u64,
-    /// Objects that could not be written back.
-    pub failed: Vec<Failed>,
-    /// For a custom resource whose every object was written back: the versions removed from
-    /// its CRD's `status.storedVersions` (see [`trim_stored_versions`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub stored_versions_removed: Vec<String>,
-}
+pub use engine::{Failed, Place, Summary};
 
 /// A run that stopped before its end: what it did, where to go on from, and why it stopped.
 #[derive(Debug, thiserror::Error)]
@@ -277,8 +247,13 @@ pub async fn migrate(
     options: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Box<Interrupted>> {
-    let all: Api<DynamicObject> = Api::all_with(client.clone(), resource);
-    let mut summary = Summary {
+    let target = Target {
+        client,
+        all: Api::all_with(client.clone(), resource),
+        resource,
+        namespaced,
+    };
+    let summary = Summary {
         resource: if resource.group.is_empty() {
             resource.plural.clone()
         } else {
@@ -286,100 +261,109 @@ pub async fn migrate(
         },
         ..Summary::default()
     };
-    let mut continue_token = options.resume_from.clone();
-    loop {
-        let mut params = ListParams::default().limit(options.page_size.max(1));
-        if let Some(token) = &continue_token {
-            params = params.continue_token(token);
-        }
-        let page = match all.list(&params).await {
-            Ok(page) => page,
-            // The token expired (compaction): the list starts again.
-            Err(kube::Error::Api(status)) if status.code == 410 && continue_token.is_some() => {
-                summary.restarts += 1;
-                continue_token = None;
-                continue;
-            }
-            Err(error) => {
-                return Err(Box::new(Interrupted {
-                    summary,
-                    resume_from: continue_token,
-                    error,
-                }));
-            }
-        };
-        summary.listed += page.items.len() as u64;
-        for object in page.items {
-            let api = if namespaced {
-                let namespace = object.namespace().unwrap_or_default();
-                Api::namespaced_with(client.clone(), &namespace, resource)
-            } else {
-                all.clone()
+    let plan = engine::Plan {
+        page_size: options.page_size,
+        parallel: options.parallel,
+        on_conflict: engine::OnConflict::Retry {
+            most: options.max_conflicts,
+        },
+        on_refusal: engine::OnRefusal::Record,
+        written_by: None,
+        resume_from: options.resume_from.clone(),
+    };
+    engine::run(&target, &plan, summary, progress)
+        .await
+        .map_err(|halted| {
+            let error = match halted.why {
+                engine::Halt::Error(error) => error,
+                // `OnRefusal::Record` records refusals; none stops the run.
+                engine::Halt::Refused(failed) => kube::Error::Service(failed.reason.into()),
             };
-            if let Err(error) = write_back(&api, object, options, &mut summary).await {
-                return Err(Box::new(Interrupted {
-                    summary,
-                    resume_from: continue_token,
-                    error,
-                }));
-            }
-            progress(summary.migrated + summary.deleted_meanwhile + summary.failed.len() as u64);
-        }
-        continue_token = page.metadata.continue_.filter(|token| !token.is_empty());
-        if continue_token.is_none() {
-            return Ok(summary);
+            Box::new(Interrupted {
+                summary: halted.summary,
+                resume_from: halted.resume_from,
+                error,
+            })
+        })
+}
+
+/// A resource of a server reached through kube-rs.
+struct Target<'a> {
+    client: &'a Client,
+    all: Api<DynamicObject>,
+    resource: &'a ApiResource,
+    namespaced: bool,
+}
+
+impl Target<'_> {
+    fn api_of(&self, object: &DynamicObject) -> Api<DynamicObject> {
+        if self.namespaced {
+            let namespace = object.namespace().unwrap_or_default();
+            Api::namespaced_with(self.client.clone(), &namespace, self.resource)
+        } else {
+            self.all.clone()
         }
     }
 }
 
-/// Writes one object back, reading it again after each conflict.
-async fn write_back(
-    api: &Api<DynamicObject>,
-    mut object: DynamicObject,
-    options: &Options,
-    summary: &mut Summary,
-) -> Result<(), kube::Error> {
-    let name = object.name_any();
-    let failed = |reason: String, object: &DynamicObject| Failed {
-        namespace: object.namespace(),
-        name: object.name_any(),
-        reason,
-    };
-    let mut conflicts = 0;
-    loop {
-        match api.replace(&name, &PostParams::default(), &object).await {
-            Ok(_) => {
-                summary.migrated += 1;
-                return Ok(());
-            }
-            Err(kube::Error::Api(status)) if status.code == 404 => {
-                summary.deleted_meanwhile += 1;
-                return Ok(());
-            }
-            Err(kube::Error::Api(status)) if status.code == 409 => {
-                conflicts += 1;
-                summary.conflicts_retried += 1;
-                if conflicts >= options.max_conflicts {
-                    let reason = format!("still changing after {conflicts} conflicts; run again");
-                    summary.failed.push(failed(reason, &object));
-                    return Ok(());
-                }
-                match api.get(&name).await {
-                    Ok(current) => object = current,
-                    Err(kube::Error::Api(status)) if status.code == 404 => {
-                        summary.deleted_meanwhile += 1;
-                        return Ok(());
-                    }
-                    Err(error) => return Err(error),
-                }
-            }
+impl engine::Resource for Target<'_> {
+    type Object = DynamicObject;
+    type Cursor = String;
+    type Error = kube::Error;
+
+    async fn page(
+        &self,
+        from: Option<&String>,
+        limit: u32,
+    ) -> Result<engine::Page<DynamicObject, String>, kube::Error> {
+        let mut params = ListParams::default().limit(limit);
+        if let Some(token) = from {
+            params = params.continue_token(token);
+        }
+        let page = self.all.list(&params).await?;
+        Ok(engine::Page {
+            objects: page.items,
+            next: page.metadata.continue_.filter(|token| !token.is_empty()),
+        })
+    }
+
+    async fn write_back(&self, object: &DynamicObject) -> Result<engine::WriteBack, kube::Error> {
+        let api = self.api_of(object);
+        match api
+            .replace(&object.name_any(), &PostParams::default(), object)
+            .await
+        {
+            Ok(_) => Ok(engine::WriteBack::Written),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(engine::WriteBack::Gone),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(engine::WriteBack::Conflict),
             // The server refuses the object as it is (it no longer validates, say): reported,
             // and the others go on.
             Err(kube::Error::Api(status)) if status.code == 422 || status.code == 400 => {
-                summary.failed.push(failed(status.message.clone(), &object));
-                return Ok(());
+                Ok(engine::WriteBack::Refused(status.message.clone()))
             }
-            Err(error) => return Err(error),
+            Err(error) => Err(error),
         }
+    }
+
+    async fn read_again(
+        &self,
+        object: &DynamicObject,
+    ) -> Result<Option<DynamicObject>, kube::Error> {
+        self.api_of(object).get_opt(&object.name_any()).await
+    }
+
+    fn place(&self, object: &DynamicObject) -> Place {
+        Place {
+            namespace: object.namespace(),
+            name: object.name_any(),
+        }
+    }
+
+    fn revision(&self, object: &DynamicObject) -> Option<u64> {
+        object.resource_version()?.parse().ok()
+    }
+
+    fn expired(&self, error: &kube::Error) -> bool {
+        matches!(error, kube::Error::Api(status) if status.code == 410)
     }
 }

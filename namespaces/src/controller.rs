@@ -244,31 +244,20 @@ where
         let object = codec
             .decode(&namespace, UnknownFields::Ignore, &mut Vec::new())
             .ok()?;
-        let written = self
-            .server
-            .objects()
-            .update_with(
-                served,
-                Place {
-                    namespace: None,
-                    name: &name,
-                },
-                object,
-                &codec.api_version(),
-                kind,
-                false,
-                |live, new| {
-                    record_update(
-                        served,
-                        codec,
-                        kind.subresource(),
-                        Some(live),
-                        new,
-                        CONTROLLER,
-                    )
-                },
-            )
-            .await;
+        let place = Place {
+            namespace: None,
+            name: &name,
+        };
+        let written = apfkit_apiserver::fields::update_as(
+            self.server.objects(),
+            served,
+            codec,
+            place,
+            object,
+            kind,
+            CONTROLLER,
+        )
+        .await;
         match written {
             Ok(written) => match written.object {
                 ServedObject::Custom(namespace) => Some(namespace.to_value()),

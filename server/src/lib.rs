@@ -149,6 +149,66 @@ pub struct Config {
     /// Which addresses EndpointSlices may hold: kube-apiserver's rule by default, or
     /// loopback ones too, for extension servers that listen beside this one.
     pub endpoints: Endpoints,
+    /// Which of kube-controller-manager's controllers run beside the API: every one by
+    /// default.
+    pub controllers: Controllers,
+}
+
+/// The controllers of kube-controller-manager the server runs beside the API, as its
+/// `--controllers` flag names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Controllers {
+    /// `namespace-controller`: a deleted namespace's objects deleted, then the namespace.
+    pub namespace: bool,
+    /// `storage-version-migrator-controller`: StorageVersionMigrations run.
+    pub storage_version_migrator: bool,
+}
+
+impl Default for Controllers {
+    fn default() -> Self {
+        Controllers {
+            namespace: true,
+            storage_version_migrator: true,
+        }
+    }
+}
+
+impl Controllers {
+    /// The controllers' names, as kube-controller-manager knows them.
+    pub const NAMES: [&str; 2] = [
+        "namespace-controller",
+        "storage-version-migrator-controller",
+    ];
+
+    /// Reads kube-controller-manager's `--controllers` list: `*` turns on every controller
+    /// on by default (all of these), `NAME` one, `-NAME` turns one off; a controller neither
+    /// named nor covered by `*` is off. Aliases (`namespace`, `svm`) are its too.
+    ///
+    /// # Errors
+    ///
+    /// A name that is not one of [`Controllers::NAMES`] (nor an alias), in words.
+    pub fn parse(list: &[String]) -> Result<Controllers, String> {
+        let name_of = |given: &str| match given {
+            "namespace-controller" | "namespace" => Ok(0),
+            "storage-version-migrator-controller" | "svm" => Ok(1),
+            other => Err(format!(
+                "{other:?} is not in the list of known controllers: {}",
+                Self::NAMES.join(", ")
+            )),
+        };
+        let all = list.iter().any(|entry| entry == "*");
+        let mut on = [all; 2];
+        for entry in list.iter().filter(|entry| *entry != "*") {
+            match entry.strip_prefix('-') {
+                Some(name) => on[name_of(name)?] = false,
+                None => on[name_of(entry)?] = true,
+            }
+        }
+        Ok(Controllers {
+            namespace: on[0],
+            storage_version_migrator: on[1],
+        })
+    }
 }
 
 /// kube-apiserver's `--audit-policy-file` and `--audit-log-*` flags.
@@ -197,6 +257,7 @@ impl Config {
             request_timeout: apfkit_apiserver::http::REQUEST_TIMEOUT,
             audit: AuditConfig::default(),
             endpoints: Endpoints::AsKubeApiserver,
+            controllers: Controllers::default(),
         }
     }
 }
@@ -673,7 +734,9 @@ async fn build<B: Backend + 'static>(
         .ensure_system()
         .await
         .map_err(|e| Error::Start(format!("the system namespaces: {}", e.message)))?;
-    namespaces.keep_synced();
+    if config.controllers.namespace {
+        namespaces.keep_synced();
+    }
     if config.bootstrap {
         ensurer::keep_ensured(server.clone(), config.suggested_apf_configuration);
     }
@@ -702,6 +765,13 @@ async fn build<B: Backend + 'static>(
     }
     custom.sync().await.map_err(|e| Error::Start(e.message))?;
     custom.keep_synced();
+    if config.controllers.storage_version_migrator {
+        Arc::new(
+            apfkit_storagemigration::Migrations::new(server.clone())
+                .map_err(|e| Error::Start(e.message))?,
+        )
+        .keep_synced();
+    }
     aggregator
         .start(server.clone())
         .await
@@ -820,4 +890,28 @@ fn authenticator(config: &Config) -> Result<Authenticator, Error> {
     authenticator
         .with_token_file(&tokens.csv)
         .map_err(|e| Error::Start(format!("{}: {e}", tokens.source)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Controllers;
+
+    fn parse(list: &[&str]) -> Result<Controllers, String> {
+        Controllers::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn controllers_are_chosen_as_kube_controller_managers_flag_chooses_them() {
+        assert_eq!(parse(&["*"]), Ok(Controllers::default()));
+        let without_migrator = parse(&["*", "-storage-version-migrator-controller"]).unwrap();
+        assert!(without_migrator.namespace && !without_migrator.storage_version_migrator);
+        // Only what is named; aliases too.
+        let only = parse(&["svm"]).unwrap();
+        assert!(!only.namespace && only.storage_version_migrator);
+        assert_eq!(
+            parse(&["*", "-ttl"]).unwrap_err(),
+            "\"ttl\" is not in the list of known controllers: namespace-controller, \
+             storage-version-migrator-controller"
+        );
+    }
 }

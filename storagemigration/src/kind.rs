@@ -15,12 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// The condition a migration under way has (`MigrationRunning`).
-const RUNNING: &str = "Running";
-/// The condition of a migration that finished (`MigrationSucceeded`).
-const SUCCEEDED: &str = "Succeeded";
-/// The condition of a migration that gave up (`MigrationFailed`).
-const FAILED: &str = "Failed";
+use crate::conditions::{FAILED, RUNNING, SUCCEEDED};
 
 /// `StorageVersionMigration` as Go's decoder reads it: what a request's JSON keeps.
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -4,8 +4,12 @@
 //! `/status` alone with its conditions checked as apimachinery checks them, and printed with
 //! `kubectl get storageversionmigrations`' columns.
 //!
-//! **Where to start**: serve [`resource()`] beside the server's own resources (`apfkit-server`
-//! does):
+//! [`Migrations`] runs them as kube-controller-manager's storage-version migrator does: every
+//! object of the resource named written back in the storage version, the progress in the
+//! migration's status, and a CRD's stored versions trimmed after.
+//!
+//! **Where to start**: serve [`resource()`] beside the server's own resources, and run the
+//! migrations with [`Migrations::keep_synced`] (`apfkit-server` does both):
 //!
 //! ```
 //! let served = apfkit_storagemigration::resource::<()>().unwrap();
@@ -15,7 +19,13 @@
 
 #![forbid(unsafe_code)]
 
+mod conditions;
+mod controller;
+mod crd;
 mod kind;
+mod rewrite;
+
+pub use controller::Migrations;
 
 use std::sync::Arc;
 

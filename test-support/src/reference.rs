@@ -55,7 +55,7 @@ pub struct KubeApiserver {
     url: String,
     dir: tempfile::TempDir,
     // Dropped after the server: kube-apiserver stops first, then its store.
-    _etcd: Etcd,
+    etcd: Etcd,
 }
 
 /// The certificates and keys of a reference server, as files in its folder.
@@ -124,7 +124,7 @@ impl KubeApiserver {
             child,
             url,
             dir,
-            _etcd: etcd,
+            etcd,
         };
         server.write_kubeconfig(&credentials);
         server.wait_ready(&credentials);
@@ -134,6 +134,11 @@ impl KubeApiserver {
     /// `https://127.0.0.1:<port>`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The client URL of its etcd, to read what it stores.
+    pub fn etcd_endpoint(&self) -> &str {
+        &self.etcd.endpoint
     }
 
     /// The kubeconfig: contexts `apfkit` (current; `system:masters`) and `apfkit-user` (a
@@ -215,6 +220,15 @@ impl KubeApiserver {
     /// When the binary is missing (naming the command that builds it), or the manager exits
     /// or is not healthy in time (quoting the end of its log).
     pub fn start_controller_manager(&self) -> ControllerManager {
+        self.start_controller_manager_with(&[])
+    }
+
+    /// [`KubeApiserver::start_controller_manager`] with `extra` flags (`--controllers=...`).
+    ///
+    /// # Panics
+    ///
+    /// As [`KubeApiserver::start_controller_manager`].
+    pub fn start_controller_manager_with(&self, extra: &[&str]) -> ControllerManager {
         let binary = binary("kube-controller-manager");
         let kubeconfig = self.kubeconfig().display().to_string();
         let port = free_port();
@@ -237,6 +251,7 @@ impl KubeApiserver {
                     self.dir.path().join("ca.crt").display()
                 ),
             ])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(file.try_clone().expect("the log file"))
             .stderr(file)

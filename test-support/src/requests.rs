@@ -234,3 +234,50 @@ pub async fn until<F: std::future::Future<Output = bool>>(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The resource `plural` of `group` in `version`, its objects of `kind`, for kube-rs's
+/// `Api<DynamicObject>` (the core group's apiVersion is the version alone).
+pub fn api_resource(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> kube::api::ApiResource {
+    kube::api::ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        },
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    }
+}
+
+/// The StorageVersionMigrations of the server `client` talks to.
+pub fn storage_version_migrations(client: &kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    kube::Api::all_with(
+        client.clone(),
+        &api_resource(
+            "storagemigration.k8s.io",
+            "v1",
+            "StorageVersionMigration",
+            "storageversionmigrations",
+        ),
+    )
+}
+
+/// The CustomResourceDefinitions of the server `client` talks to.
+pub fn custom_resource_definitions(client: &kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    kube::Api::all_with(
+        client.clone(),
+        &api_resource(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+    )
+}

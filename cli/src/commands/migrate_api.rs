@@ -99,9 +99,9 @@ pub fn run(args: MigrateApiArgs) -> Result<(), Failure> {
             let mut text = String::new();
             for summary in &summaries {
                 for failed in &summary.failed {
-                    let name = match &failed.namespace {
-                        Some(namespace) => format!("{namespace}/{}", failed.name),
-                        None => failed.name.clone(),
+                    let name = match &failed.place.namespace {
+                        Some(namespace) => format!("{namespace}/{}", failed.place.name),
+                        None => failed.place.name.clone(),
                     };
                     text.push_str(&format!(
                         "not migrated: {} {name}: {}\n",

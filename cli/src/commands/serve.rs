@@ -60,6 +60,12 @@ use crate::failure::Failure;
 /// through; --allow-loopback-endpoints lets an EndpointSlice point at an extension server
 /// listening on loopback beside this one.
 ///
+/// StorageVersionMigrations (storagemigration.k8s.io/v1) are served and run as
+/// kube-controller-manager runs them: every object of the resource named written back in
+/// its storage version, the progress in the migration's status, and a CRD's
+/// status.storedVersions trimmed after. Deleted namespaces are emptied, then removed, as
+/// its namespace controller does; --controllers turns either off.
+///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
 /// Examples:
@@ -188,6 +194,11 @@ pub struct ServeArgs {
     /// refuses: for extension API servers listening on loopback beside this one.
     #[arg(long)]
     allow_loopback_endpoints: bool,
+    /// kube-controller-manager's controllers to run beside the API, as its --controllers
+    /// flag lists them: '*' every one, NAME that one, -NAME not that one; the names are
+    /// namespace-controller and storage-version-migrator-controller.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', default_value = "*")]
+    controllers: Vec<String>,
 }
 
 /// `apfkit serve`.
@@ -279,5 +290,7 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
     if args.allow_loopback_endpoints {
         config.endpoints = apfkit_server::Endpoints::LoopbackAllowed;
     }
+    config.controllers = apfkit_server::Controllers::parse(&args.controllers)
+        .map_err(|e| Failure::Invalid(format!("--controllers: {e}")))?;
     Ok(config)
 }

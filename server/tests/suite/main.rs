@@ -1,4 +1,5 @@
 //! The integration tests of apfkit-server, in one binary.
 
 mod in_process;
+mod migrations;
 mod routing;
