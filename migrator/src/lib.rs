@@ -43,6 +43,7 @@
 #![forbid(unsafe_code)]
 
 pub mod engine;
+pub mod server_side;
 
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use kube::discovery::{self, Scope};

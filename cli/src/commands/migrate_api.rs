@@ -25,12 +25,17 @@ use crate::failure::Failure;
 /// removed from its CRD's status.storedVersions (after which they may be dropped from the
 /// CRD), unless the CRD's storage version changed during the run.
 ///
-/// Exit code 1 if any object was not migrated, the storage version changed, or the run
-/// stopped.
+/// With --server-side, the cluster migrates instead: a StorageVersionMigration
+/// (storagemigration.k8s.io/v1, Kubernetes 1.37) is made for each resource and followed
+/// until kube-controller-manager (or apfkit serve) ends it, for --timeout at most.
+///
+/// Exit code 1 if any object was not migrated, the storage version changed, the run
+/// stopped, or a StorageVersionMigration failed or did not end in time.
 ///
 /// Examples:
 ///   apfkit storage migrate-api --resource flowschemas.flowcontrol.apiserver.k8s.io
 ///   apfkit storage migrate-api --resource widgets.example.com --kubeconfig admin.kubeconfig --state widgets.state
+///   apfkit storage migrate-api --server-side --resource widgets.example.com --timeout 30m
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct MigrateApiArgs {
@@ -48,8 +53,15 @@ pub struct MigrateApiArgs {
     page_size: u32,
     /// Where a stopped run records where it was, and a later run goes on from (a JSON file,
     /// removed once every resource is done).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "server_side")]
     state: Option<PathBuf>,
+    /// Have the cluster migrate: make a StorageVersionMigration of each resource and follow
+    /// it to its end.
+    #[arg(long)]
+    server_side: bool,
+    /// With --server-side, how long each StorageVersionMigration is followed.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = super::duration_flag)]
+    timeout: std::time::Duration,
     /// Report format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: ReportFormat,
@@ -88,6 +100,15 @@ pub fn run(args: MigrateApiArgs) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|err| Failure::Invalid(format!("starting the runtime: {err}")))?;
+    if args.server_side {
+        return runtime.block_on(super::migrate_server_side::run(
+            &args.resources,
+            args.kubeconfig.as_deref(),
+            args.context.as_deref(),
+            args.timeout,
+            args.output,
+        ));
+    }
     let saved = match &args.state {
         Some(path) => read_state(path)?,
         None => None,

@@ -7,6 +7,7 @@ pub mod explain;
 pub mod limits;
 pub mod lint;
 pub mod migrate_api;
+mod migrate_server_side;
 pub mod replay;
 pub mod report;
 pub mod rewrite;

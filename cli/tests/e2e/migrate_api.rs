@@ -257,3 +257,104 @@ fn hostile_states_and_kubeconfigs_are_refused_naming_the_file() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `apfkit storage migrate-api --server-side` against `server`, with `args`.
+fn migrate_server_side(server: &Server, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_apfkit"))
+        .args(["storage", "migrate-api", "--server-side", "--kubeconfig"])
+        .arg(server.kubeconfig())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The cluster migrates: a StorageVersionMigration is made and followed until the server's
+/// controller says every FlowSchema was written back.
+#[test]
+fn a_server_side_migration_is_followed_to_its_end() {
+    let server = Server::start(&[NO_APF]);
+    let schemas = server.kubectl_ok(&["get", "flowschemas", "--no-headers"], b"");
+    let count = schemas.lines().count();
+    let output = migrate_server_side(
+        &server,
+        &["--resource", "flowschemas.flowcontrol.apiserver.k8s.io"],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (head, message) = stdout.trim_end().split_once(" succeeded: ").unwrap();
+    assert!(
+        head.starts_with(
+            "flowschemas.flowcontrol.apiserver.k8s.io: StorageVersionMigration \
+             flowschemas.flowcontrol.apiserver.k8s.io-"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        message,
+        format!("The migration is running, {count} objects verified migrated")
+    );
+    // The same as JSON, and a second migration of the resource runs after the first.
+    let output = migrate_server_side(
+        &server,
+        &[
+            "--resource",
+            "flowschemas.flowcontrol.apiserver.k8s.io",
+            "-o",
+            "json",
+        ],
+    );
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report[0]["step"], "Succeeded");
+    assert_eq!(
+        report[0]["resource"],
+        "flowschemas.flowcontrol.apiserver.k8s.io"
+    );
+    let migrations = server.kubectl_ok(&["get", "storageversionmigrations", "--no-headers"], b"");
+    assert_eq!(migrations.lines().count(), 2, "{migrations}");
+}
+
+/// Without a controller to run it, the migration does not end: the command says so after
+/// --timeout, names the migration left, and fails; a resource the server does not serve is
+/// refused before anything is made.
+#[test]
+fn a_server_side_migration_that_does_not_end_in_time_is_reported() {
+    let server = Server::start(&[
+        NO_APF,
+        "--controllers=*,-storage-version-migrator-controller",
+    ]);
+    let output = migrate_server_side(
+        &server,
+        &[
+            "--resource",
+            "flowschemas.flowcontrol.apiserver.k8s.io",
+            "--timeout",
+            "2s",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("did not end within 2s (it was Waiting); it is left to the controller: kubectl get storageversionmigration flowschemas.flowcontrol.apiserver.k8s.io-"),
+        "{stderr}"
+    );
+    let output = migrate_server_side(&server, &["--resource", "nothings.example.com"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--resource nothings.example.com: the server serves no resource nothings.example.com"
+        ),
+        "{stderr}"
+    );
+    let migrations = server.kubectl_ok(&["get", "storageversionmigrations", "--no-headers"], b"");
+    assert_eq!(
+        migrations.lines().count(),
+        1,
+        "only the first: {migrations}"
+    );
+}
