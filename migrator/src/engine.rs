@@ -11,9 +11,11 @@
 //! stored it in the storage version), stops at the first refusal, and leaves objects written
 //! after its checkpoint alone.
 
+use std::collections::VecDeque;
 use std::future::Future;
 
-use futures_util::stream::{self, StreamExt};
+use futures_util::future::{Either, TryFutureExt, select};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::Serialize;
 
 /// A page of a resource's objects.
@@ -210,79 +212,159 @@ enum Fate {
 /// Writes back every object of `resource` as `plan` says; `progress` is told the count of
 /// objects done after each one. `summary` is what the run adds to.
 ///
+/// Pages are read as the writes need more objects, while the writes before them are in
+/// flight, so that `plan.parallel` writes stay in flight across pages.
+///
 /// # Errors
 ///
 /// [`Halted`]: a request failed (or, with [`OnRefusal::Stop`], an object was refused); what
-/// was done and where to go on from.
+/// was done and where to go on from: the first page with an object not done.
 pub async fn run<R: Resource>(
     resource: &R,
     plan: &Plan<R::Cursor>,
-    mut summary: Summary,
+    summary: Summary,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Box<Halted<R::Cursor, R::Error>>> {
-    let mut cursor = plan.resume_from.clone();
-    loop {
-        let page = match resource.page(cursor.as_ref(), plan.page_size.max(1)).await {
-            Ok(page) => page,
-            Err(error) if cursor.is_some() && resource.expired(&error) => {
-                summary.restarts += 1;
-                cursor = None;
-                continue;
-            }
-            Err(error) => {
-                return Err(Box::new(Halted {
-                    summary,
-                    resume_from: cursor,
-                    why: Halt::Error(error),
-                }));
-            }
-        };
-        summary.listed += page.objects.len() as u64;
-        let (candidates, newer): (Vec<_>, Vec<_>) = page.objects.into_iter().partition(|object| {
-            match (plan.written_by, resource.revision(object)) {
-                (Some(checkpoint), Some(revision)) => revision <= checkpoint,
-                _ => true,
-            }
-        });
-        summary.newer += newer.len() as u64;
-        let mut fates = stream::iter(candidates)
-            .map(|object| fate_of(resource, plan, object))
-            .buffer_unordered(plan.parallel.max(1));
-        while let Some(fate) = fates.next().await {
-            let halt = match fate {
-                Ok((fate, conflicts)) => {
-                    summary.conflicts_retried += u64::from(conflicts);
-                    match fate {
-                        Fate::Written => summary.migrated += 1,
-                        Fate::WrittenMeanwhile => summary.written_meanwhile += 1,
-                        Fate::Gone => summary.deleted_meanwhile += 1,
-                        Fate::Failed(failed) if plan.on_refusal == OnRefusal::Stop => {
-                            return Err(Box::new(Halted {
-                                summary,
-                                resume_from: cursor,
-                                why: Halt::Refused(failed),
-                            }));
-                        }
-                        Fate::Failed(failed) => summary.failed.push(failed),
-                    }
-                    None
-                }
-                Err(error) => Some(error),
-            };
-            if let Some(error) = halt {
-                // The writes still in flight are dropped: each is whole or not made, and the
-                // page is read again when the run goes on.
-                return Err(Box::new(Halted {
-                    summary,
-                    resume_from: cursor,
-                    why: Halt::Error(error),
-                }));
-            }
-            progress(summary.handled());
+    let parallel = plan.parallel.max(1);
+    let mut book = Book {
+        summary,
+        pages: VecDeque::new(),
+        first_page: 0,
+        next: plan.resume_from.clone(),
+    };
+    // Objects of the pages read, not yet handed to a write, with their page's index.
+    let mut waiting: VecDeque<(usize, R::Object)> = VecDeque::new();
+    let mut writes = FuturesUnordered::new();
+    let mut reading = None;
+    let mut more = true;
+    let halt = loop {
+        while writes.len() < parallel
+            && let Some((index, object)) = waiting.pop_front()
+        {
+            writes.push(fate_of(resource, plan, object).map_ok(move |fate| (index, fate)));
         }
-        cursor = page.next;
-        if cursor.is_none() {
-            return Ok(summary);
+        // The next page is read while the writes of the last are in flight.
+        if more && reading.is_none() && waiting.len() < parallel {
+            reading = Some(Box::pin(read_page(resource, plan, book.next.clone())));
+        }
+        let event = match (&mut reading, writes.is_empty()) {
+            (None, true) => break None,
+            (None, false) => Event::Written(writes.next().await),
+            (Some(read), true) => Event::Read(read.await),
+            (Some(read), false) => match select(read, writes.next()).await {
+                Either::Left((read, _)) => Event::Read(read),
+                Either::Right((written, _)) => Event::Written(written),
+            },
+        };
+        match event {
+            Event::Read(read) => {
+                reading = None;
+                let (page, from, restarts) = match read {
+                    Ok(read) => read,
+                    Err(error) => break Some(Halt::Error(error)),
+                };
+                book.summary.restarts += restarts;
+                let (candidates, newer): (Vec<_>, Vec<_>) =
+                    page.objects.into_iter().partition(|object| {
+                        match (plan.written_by, resource.revision(object)) {
+                            (Some(checkpoint), Some(revision)) => revision <= checkpoint,
+                            _ => true,
+                        }
+                    });
+                book.summary.listed += (candidates.len() + newer.len()) as u64;
+                book.summary.newer += newer.len() as u64;
+                let index = book.first_page + book.pages.len();
+                book.pages.push_back((from, candidates.len()));
+                book.settle();
+                waiting.extend(candidates.into_iter().map(|object| (index, object)));
+                book.next = page.next;
+                more = book.next.is_some();
+            }
+            Event::Written(None) => {}
+            Event::Written(Some(Err(error))) => break Some(Halt::Error(error)),
+            Event::Written(Some(Ok((index, (fate, conflicts))))) => {
+                let summary = &mut book.summary;
+                summary.conflicts_retried += u64::from(conflicts);
+                match fate {
+                    Fate::Written => summary.migrated += 1,
+                    Fate::WrittenMeanwhile => summary.written_meanwhile += 1,
+                    Fate::Gone => summary.deleted_meanwhile += 1,
+                    Fate::Failed(failed) if plan.on_refusal == OnRefusal::Stop => {
+                        break Some(Halt::Refused(failed));
+                    }
+                    Fate::Failed(failed) => summary.failed.push(failed),
+                }
+                book.done(index);
+                progress(book.summary.handled());
+            }
+        }
+    };
+    match halt {
+        None => Ok(book.summary),
+        // The writes still in flight are dropped: each is whole or not made, and their page
+        // is read again when the run goes on.
+        Some(why) => Err(Box::new(Halted {
+            resume_from: match book.pages.front() {
+                Some((start, _)) => start.clone(),
+                None => book.next,
+            },
+            summary: book.summary,
+            why,
+        })),
+    }
+}
+
+/// What the run waited for.
+enum Event<P, W> {
+    Read(P),
+    Written(Option<W>),
+}
+
+/// Reads the page at `from`, from the start again when its cursor expired: the page, where
+/// it started, and how many times the list started again.
+async fn read_page<R: Resource>(
+    resource: &R,
+    plan: &Plan<R::Cursor>,
+    mut from: Option<R::Cursor>,
+) -> Result<(Page<R::Object, R::Cursor>, Option<R::Cursor>, u64), R::Error> {
+    let mut restarts = 0;
+    loop {
+        match resource.page(from.as_ref(), plan.page_size.max(1)).await {
+            Ok(page) => return Ok((page, from, restarts)),
+            Err(error) if from.is_some() && resource.expired(&error) => {
+                restarts += 1;
+                from = None;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// What a run keeps while its pages and writes overlap: the summary, and for each page read
+/// whose objects are not all done, where it starts and how many are left.
+struct Book<C> {
+    summary: Summary,
+    pages: VecDeque<(Option<C>, usize)>,
+    /// The index of the page at the front of `pages`.
+    first_page: usize,
+    /// Where the page after the last one read starts.
+    next: Option<C>,
+}
+
+impl<C> Book<C> {
+    /// One more object of page `index` done; the pages done at the front let go.
+    fn done(&mut self, index: usize) {
+        if let Some((_, left)) = self.pages.get_mut(index - self.first_page) {
+            *left = left.saturating_sub(1);
+        }
+        self.settle();
+    }
+
+    /// The pages at the front with nothing left let go.
+    fn settle(&mut self) {
+        while self.pages.front().is_some_and(|(_, left)| *left == 0) {
+            self.pages.pop_front();
+            self.first_page += 1;
         }
     }
 }
@@ -333,6 +415,8 @@ mod tests {
     struct Memory {
         objects: Mutex<BTreeMap<String, (u64, Vec<WriteBack>)>>,
         fail_page: Option<usize>,
+        /// The names written, in order.
+        written: Mutex<Vec<String>>,
     }
 
     impl Memory {
@@ -344,6 +428,7 @@ mod tests {
             Memory {
                 objects: Mutex::new(objects),
                 fail_page: None,
+                written: Mutex::new(Vec::new()),
             }
         }
     }
@@ -374,6 +459,7 @@ mod tests {
         async fn write_back(&self, object: &(String, u64)) -> Result<WriteBack, String> {
             let mut objects = self.objects.lock().unwrap();
             let (_, answers) = objects.get_mut(&object.0).ok_or("no such object")?;
+            self.written.lock().unwrap().push(object.0.clone());
             Ok(if answers.is_empty() {
                 WriteBack::Written
             } else {
@@ -474,13 +560,22 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_page_halts_with_where_to_go_on_from() {
-        let mut memory = Memory::new(&[("a", 1, vec![]), ("b", 2, vec![]), ("c", 3, vec![])]);
-        memory.fail_page = Some(2);
-        let plan = plan(OnConflict::Skip, OnRefusal::Stop);
+        let names = ["a", "b", "c", "d", "e"];
+        let objects: Vec<(&str, u64, Vec<WriteBack>)> = names
+            .iter()
+            .zip(1..)
+            .map(|(n, r)| (*n, r, vec![]))
+            .collect();
+        let mut memory = Memory::new(&objects);
+        // The third page fails to read, while the second's last object is being written:
+        // that write is dropped with the run, which goes on from the second page.
+        memory.fail_page = Some(4);
+        let mut plan = plan(OnConflict::Skip, OnRefusal::Stop);
+        plan.parallel = 1;
         let halted = run(&memory, &plan, Summary::default(), &|_| {})
             .await
             .unwrap_err();
-        assert_eq!(halted.summary.migrated, 2);
+        assert_eq!(halted.summary.migrated, 3, "a, b and c");
         assert_eq!(halted.resume_from, Some(2));
         assert!(matches!(halted.why, Halt::Error(ref e) if e == "the server went away"));
         memory.fail_page = None;
@@ -491,6 +586,33 @@ mod tests {
         let summary = run(&memory, &resumed, halted.summary, &|_| {})
             .await
             .unwrap();
-        assert_eq!((summary.listed, summary.migrated), (3, 3));
+        // c is listed and written twice: the run goes on from its page.
+        assert_eq!((summary.listed, summary.migrated), (4 + 3, 3 + 3));
+    }
+
+    #[tokio::test]
+    async fn more_writes_in_flight_than_a_page_holds_write_each_object_once() {
+        let objects: Vec<(String, u64)> = (0..50).map(|i| (format!("o{i:02}"), i)).collect();
+        let borrowed: Vec<(&str, u64, Vec<WriteBack>)> = objects
+            .iter()
+            .map(|(n, r)| (n.as_str(), *r, vec![]))
+            .collect();
+        let memory = Memory::new(&borrowed);
+        let mut plan = plan(OnConflict::Skip, OnRefusal::Stop);
+        plan.parallel = 7;
+        let done = Mutex::new(Vec::new());
+        let summary = run(&memory, &plan, Summary::default(), &|n| {
+            done.lock().unwrap().push(n);
+        })
+        .await
+        .unwrap();
+        assert_eq!((summary.listed, summary.migrated), (50, 50));
+        assert_eq!(done.into_inner().unwrap(), (1..=50).collect::<Vec<u64>>());
+        let mut written = memory.written.into_inner().unwrap();
+        written.sort();
+        assert_eq!(
+            written,
+            objects.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()
+        );
     }
 }

@@ -46,7 +46,7 @@ const WAIT_FOR_RESOURCE: Duration = Duration::from_secs(60);
 /// Objects per page read.
 const PAGE: u32 = 500;
 /// Objects written back at the same time.
-const PARALLEL: usize = 16;
+const PARALLEL: usize = 64;
 
 /// The StorageVersionMigrations of a server, run as kube-controller-manager runs them
 /// ([`Migrations::sync`], kept running by [`Migrations::keep_synced`]).

@@ -2,22 +2,20 @@
 //! read at the newest revision, and each object written as kube-controller-manager's migrator
 //! writes it through the API (a merge patch of nothing but its `apiVersion`, `kind` and
 //! `resourceVersion`, field manager `storage-version-migrator-controller`): the stored object
-//! with that precondition, its managed fields recorded, prepared, validated and encoded again
-//! in the storage version, and stored only if the bytes differ.
+//! with that precondition, prepared, validated and encoded again in the storage version, and
+//! stored only if the bytes differ ([`Objects::write_back`]; the patch changes nothing, so
+//! its field manager records nothing, as kube's records nothing).
+//!
+//! [`Objects::write_back`]: apfkit_apiserver::store::Objects::write_back
 
 use std::sync::Arc;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::ApiError;
-use apfkit_apiserver::fields;
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::store::{ListRequest, Place, Served, SharedVersion, UpdateKind};
+use apfkit_apiserver::store::{ListRequest, Place, Served, SharedVersion, Stored};
 use apfkit_migrator::engine::{self, Page, WriteBack};
 use apfkit_runtime::Object;
-
-/// Who the migrator's writes are recorded as (`storage-version-migrator-controller`, its
-/// controller name, which it gives as the patches' field manager).
-pub(crate) const MIGRATOR: &str = "storage-version-migrator-controller";
 
 /// One resource of `server`, written back in its preferred version.
 pub(crate) struct StoreResource<H: 'static> {
@@ -37,7 +35,8 @@ impl<H> engine::Resource for StoreResource<H>
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    type Object = ServedObject<H>;
+    /// A value as listed, and the object decoded from it.
+    type Object = (Stored, ServedObject<H>);
     type Cursor = Vec<u8>;
     type Error = ApiError;
 
@@ -45,35 +44,39 @@ where
         &self,
         from: Option<&Vec<u8>>,
         limit: u32,
-    ) -> Result<Page<ServedObject<H>, Vec<u8>>, ApiError> {
+    ) -> Result<Page<Self::Object, Vec<u8>>, ApiError> {
         let request = ListRequest {
             start: from.cloned().unwrap_or_default(),
             limit: limit as usize,
             ..ListRequest::default()
         };
-        let listed = self.server.objects().list(&self.served, &request).await?;
+        let objects = self.server.objects();
+        let listed = objects.list_stored(&self.served, &request).await?;
+        let decoded = listed
+            .items
+            .into_iter()
+            .map(|stored| {
+                let object = objects.decode_listed(&self.served, &stored)?;
+                Ok((stored, object))
+            })
+            .collect::<Result<_, ApiError>>()?;
         Ok(Page {
-            objects: listed.items,
+            objects: decoded,
             next: listed.next,
         })
     }
 
-    async fn write_back(&self, object: &ServedObject<H>) -> Result<WriteBack, ApiError> {
-        let place = self.place(object);
-        let place = Place {
-            namespace: place.namespace.as_deref(),
-            name: &place.name,
-        };
-        let written = fields::update_as(
-            self.server.objects(),
-            &self.served,
-            &*self.codec,
-            place,
-            object.clone(),
-            UpdateKind::Main,
-            MIGRATOR,
-        )
-        .await;
+    async fn write_back(&self, (stored, object): &Self::Object) -> Result<WriteBack, ApiError> {
+        let written = self
+            .server
+            .objects()
+            .write_back(
+                &self.served,
+                stored,
+                object.clone(),
+                &self.codec.api_version(),
+            )
+            .await;
         match written {
             Ok(_) => Ok(WriteBack::Written),
             Err(error) if error.code == 404 => Ok(WriteBack::Gone),
@@ -83,23 +86,24 @@ where
         }
     }
 
-    async fn read_again(
-        &self,
-        object: &ServedObject<H>,
-    ) -> Result<Option<ServedObject<H>>, ApiError> {
+    async fn read_again(&self, object: &Self::Object) -> Result<Option<Self::Object>, ApiError> {
         let place = self.place(object);
         let place = Place {
             namespace: place.namespace.as_deref(),
             name: &place.name,
         };
-        match self.server.objects().get(&self.served, place).await {
-            Ok(object) => Ok(Some(object)),
+        let objects = self.server.objects();
+        match objects.get_stored(&self.served, place).await {
+            Ok(stored) => {
+                let object = objects.decode_listed(&self.served, &stored)?;
+                Ok(Some((stored, object)))
+            }
             Err(error) if error.code == 404 => Ok(None),
             Err(error) => Err(error),
         }
     }
 
-    fn place(&self, object: &ServedObject<H>) -> engine::Place {
+    fn place(&self, (_, object): &Self::Object) -> engine::Place {
         let metadata = object.metadata();
         engine::Place {
             namespace: metadata.namespace.clone(),
@@ -107,8 +111,8 @@ where
         }
     }
 
-    fn revision(&self, object: &ServedObject<H>) -> Option<u64> {
-        object.metadata().resource_version.as_deref()?.parse().ok()
+    fn revision(&self, (stored, _): &Self::Object) -> Option<u64> {
+        Some(stored.revision().0)
     }
 }
 

@@ -110,6 +110,33 @@ impl EtcdBackend {
     }
 
     /// Runs one transaction, failing over between members.
+    /// kube-apiserver's write of an existing key: its value put if its mod revision is
+    /// still `expected` (then `also`, in the same transaction), else the key read to say why
+    /// not. Answers the response and the revision written.
+    async fn swap(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        expected: Revision,
+        also: Option<TxnOp>,
+    ) -> Result<(etcd_client::TxnResponse, Revision), StoreError> {
+        let expected_rev = i64::try_from(expected.0).unwrap_or(i64::MAX);
+        let mut then = vec![TxnOp::put(key, value, None)];
+        then.extend(also);
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key, CompareOp::Equal, expected_rev)])
+            .and_then(then)
+            .or_else([TxnOp::get(key, None)]);
+        let response = self.transaction(txn).await?;
+        if !response.succeeded() {
+            return Err(conflict_or_missing(&response, expected));
+        }
+        let at = response
+            .header()
+            .map_or(Revision(0), |h| revision(h.revision()));
+        Ok((response, at))
+    }
+
     async fn transaction(&self, txn: Txn) -> Result<etcd_client::TxnResponse, StoreError> {
         self.call(|mut client| {
             let txn = txn.clone();
@@ -299,34 +326,36 @@ impl Backend for EtcdBackend {
         value: Vec<u8>,
         expected: Revision,
     ) -> Result<KeyValue, StoreError> {
-        let expected_rev = i64::try_from(expected.0).unwrap_or(i64::MAX);
-        let txn = Txn::new()
-            .when([Compare::mod_revision(key, CompareOp::Equal, expected_rev)])
-            .and_then([TxnOp::put(key, value.clone(), None)])
-            .or_else([TxnOp::get(key, None)]);
-        let response = self.transaction(txn).await?;
-        if !response.succeeded() {
-            return Err(conflict_or_missing(&response, expected));
-        }
-        let at = response
-            .header()
-            .map_or(Revision(0), |h| revision(h.revision()));
-        // The create revision is the key's own: read what was written.
-        let written = self
-            .call(|mut client| async move {
-                let options = GetOptions::new().with_revision(i64::try_from(at.0).unwrap_or(0));
-                client.get(key, Some(options)).await
+        // The create revision is the key's own: read in the same transaction, after the put
+        // (its key alone), rather than by a second request.
+        let read_back = TxnOp::get(key, Some(GetOptions::new().with_keys_only()));
+        let (response, at) = self
+            .swap(key, value.clone(), expected, Some(read_back))
+            .await?;
+        let create_revision = response
+            .op_responses()
+            .into_iter()
+            .find_map(|op| match op {
+                TxnOpResponse::Get(read) => read.kvs().first().map(|kv| kv.create_revision()),
+                _ => None,
             })
-            .await
-            .map_err(error)?;
-        let create_revision = written
-            .kvs()
-            .first()
-            .map_or(at, |kv| revision(kv.create_revision()));
+            .map_or(at, revision);
         Ok(KeyValue {
             key: key.to_vec(),
             value,
             create_revision,
+            mod_revision: at,
+        })
+    }
+
+    async fn update_read(&self, read: &KeyValue, value: Vec<u8>) -> Result<KeyValue, StoreError> {
+        let (_, at) = self
+            .swap(&read.key, value.clone(), read.mod_revision, None)
+            .await?;
+        Ok(KeyValue {
+            key: read.key.clone(),
+            value,
+            create_revision: read.create_revision,
             mod_revision: at,
         })
     }

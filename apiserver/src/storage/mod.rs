@@ -252,6 +252,19 @@ pub trait Backend: Send + Sync {
         expected: Revision,
     ) -> impl Future<Output = Result<KeyValue, StoreError>> + Send;
 
+    /// [`Backend::update`] of the value the caller read as `read` (its key and mod revision
+    /// the precondition): the same, and a backend that learns a key's create revision only by
+    /// reading it back after the write takes it from `read` instead.
+    ///
+    /// Errors: as [`Backend::update`].
+    fn update_read(
+        &self,
+        read: &KeyValue,
+        value: Vec<u8>,
+    ) -> impl Future<Output = Result<KeyValue, StoreError>> + Send {
+        self.update(&read.key, value, read.mod_revision)
+    }
+
     /// Deletes a key, if its mod revision is `expected` when one is given; returns what it
     /// held and the revision of the delete.
     ///
@@ -342,6 +355,13 @@ impl<B: Backend> Backend for std::sync::Arc<B> {
         expected: Revision,
     ) -> impl Future<Output = Result<KeyValue, StoreError>> + Send {
         B::update(self, key, value, expected)
+    }
+    fn update_read(
+        &self,
+        read: &KeyValue,
+        value: Vec<u8>,
+    ) -> impl Future<Output = Result<KeyValue, StoreError>> + Send {
+        B::update_read(self, read, value)
     }
     fn delete(
         &self,

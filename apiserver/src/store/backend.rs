@@ -17,12 +17,7 @@ pub(super) trait AnyBackend: Send + Sync {
     fn get<'a>(&'a self, key: &'a [u8]) -> Pending<'a, Option<KeyValue>>;
     fn list<'a>(&'a self, options: &'a ListOptions) -> Pending<'a, ListPage>;
     fn create<'a>(&'a self, key: &'a [u8], value: Vec<u8>) -> Pending<'a, KeyValue>;
-    fn update<'a>(
-        &'a self,
-        key: &'a [u8],
-        value: Vec<u8>,
-        expected: Revision,
-    ) -> Pending<'a, KeyValue>;
+    fn update_read<'a>(&'a self, read: &'a KeyValue, value: Vec<u8>) -> Pending<'a, KeyValue>;
     fn delete<'a>(
         &'a self,
         key: &'a [u8],
@@ -44,13 +39,8 @@ impl<B: Backend> AnyBackend for B {
     fn create<'a>(&'a self, key: &'a [u8], value: Vec<u8>) -> Pending<'a, KeyValue> {
         Box::pin(Backend::create(self, key, value))
     }
-    fn update<'a>(
-        &'a self,
-        key: &'a [u8],
-        value: Vec<u8>,
-        expected: Revision,
-    ) -> Pending<'a, KeyValue> {
-        Box::pin(Backend::update(self, key, value, expected))
+    fn update_read<'a>(&'a self, read: &'a KeyValue, value: Vec<u8>) -> Pending<'a, KeyValue> {
+        Box::pin(Backend::update_read(self, read, value))
     }
     fn delete<'a>(
         &'a self,

@@ -111,6 +111,15 @@ pub struct Listed<T> {
     pub remaining: u64,
 }
 
+/// What an update writes, and where.
+struct Update<'a, H: 'static> {
+    served: &'a Served<H>,
+    place: Place<'a>,
+    api_version: &'a str,
+    kind: UpdateKind,
+    dry_run: bool,
+}
+
 /// What a list reads.
 #[derive(Debug, Clone, Default)]
 pub struct ListRequest<'a> {
@@ -756,6 +765,65 @@ where
         dry_run: bool,
         writer: impl Fn(&H, H) -> Result<H, ApiError>,
     ) -> Result<Written<H>, ApiError> {
+        let update = Update {
+            served,
+            place,
+            api_version,
+            kind,
+            dry_run,
+        };
+        self.update_from(&update, object, None, writer).await
+    }
+
+    /// Writes back an object of a page of [`Objects::list_stored`] (`stored`, decoded by
+    /// [`Objects::decode_listed`] as `listed`) unchanged, with its `resourceVersion` as the
+    /// precondition, as an update of it in `api_version` that changes nothing writes it:
+    /// prepared, validated and encoded again, and stored only when the bytes differ (a
+    /// storage-version migration's write). It is compared with the value listed, not read
+    /// again; the field manager, which records nothing for an update that changes nothing, is
+    /// not asked.
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::update`]: 409 when it was written since it was listed.
+    pub async fn write_back(
+        &self,
+        served: &Served<H>,
+        stored: &Stored,
+        listed: H,
+        api_version: &str,
+    ) -> Result<Written<H>, ApiError> {
+        let meta = listed.metadata();
+        let (namespace, name) = (
+            meta.namespace.clone(),
+            meta.name.clone().unwrap_or_default(),
+        );
+        let update = Update {
+            served,
+            place: Place {
+                namespace: namespace.as_deref(),
+                name: &name,
+            },
+            api_version,
+            kind: UpdateKind::Main,
+            dry_run: false,
+        };
+        let first = Some((stored.0.clone(), listed.clone()));
+        self.update_from(&update, listed, first, |_, new| Ok(new))
+            .await
+    }
+
+    /// [`Objects::update_with`], its first try against `first` (a stored value and the
+    /// object decoded from it) when given, rather than against the value read again.
+    async fn update_from(
+        &self,
+        update: &Update<'_, H>,
+        object: H,
+        mut first: Option<(KeyValue, H)>,
+        writer: impl Fn(&H, H) -> Result<H, ApiError>,
+    ) -> Result<Written<H>, ApiError> {
+        let (served, place, api_version) = (update.served, update.place, update.api_version);
+        let (kind, dry_run) = (update.kind, update.dry_run);
         let subject = Self::subject(served, place.name);
         let key = self.key_of(served, place);
         let expected = object
@@ -764,13 +832,19 @@ where
             .clone()
             .filter(|rv| !rv.is_empty());
         loop {
-            let kv = self.stored(&key, &subject).await?;
-            if let Some(expected) = &expected
-                && *expected != kv.mod_revision.to_string()
-            {
-                return Err(ApiError::modified(&subject));
-            }
-            let old = self.decode(served, &kv, kv.mod_revision)?;
+            let (kv, old) = match first.take() {
+                Some(first) => first,
+                None => {
+                    let kv = self.stored(&key, &subject).await?;
+                    if let Some(expected) = &expected
+                        && *expected != kv.mod_revision.to_string()
+                    {
+                        return Err(ApiError::modified(&subject));
+                    }
+                    let old = self.decode(served, &kv, kv.mod_revision)?;
+                    (kv, old)
+                }
+            };
             let new = writer(&old, object.clone())?;
             let (new, prepared) = self.prepare_update(served, new, &old, api_version, kind)?;
             // The schema's warnings come first, as kube-apiserver's validation adds them
@@ -810,7 +884,7 @@ where
                     warnings,
                 });
             }
-            match self.backend.update(&key, bytes, kv.mod_revision).await {
+            match self.backend.update_read(&kv, bytes).await {
                 Ok(written) => {
                     let mut new = new;
                     new.metadata_mut().resource_version = Some(written.mod_revision.to_string());
@@ -986,14 +1060,10 @@ where
                 if bytes == kv.value || dry_run {
                     return Ok(Deletion::Finalizing(marked));
                 }
-                self.backend
-                    .update(&key, bytes, kv.mod_revision)
-                    .await
-                    .map(|written| {
-                        marked.metadata_mut().resource_version =
-                            Some(written.mod_revision.to_string());
-                        Deletion::Finalizing(marked)
-                    })
+                self.backend.update_read(&kv, bytes).await.map(|written| {
+                    marked.metadata_mut().resource_version = Some(written.mod_revision.to_string());
+                    Deletion::Finalizing(marked)
+                })
             } else {
                 if dry_run {
                     return Ok(Deletion::Removed(object));

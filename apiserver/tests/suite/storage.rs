@@ -67,6 +67,23 @@ async fn writes_take_the_next_revision_and_compare_and_swap(store: &impl Backend
     let again = store.create(A, b"new".to_vec()).await.unwrap();
     assert_eq!(again.create_revision, r(5));
     assert_eq!(store.current_revision().await.unwrap(), r(5));
+
+    // An update of a value as read: its create revision kept, the read's mod revision the
+    // precondition.
+    let read = store.get(B).await.unwrap().unwrap();
+    let updated = store.update_read(&read, b"2".to_vec()).await.unwrap();
+    assert_eq!(
+        (updated.create_revision, updated.mod_revision),
+        (r(2), r(6))
+    );
+    assert_eq!(store.get(B).await.unwrap(), Some(updated));
+    assert_eq!(
+        store.update_read(&read, b"3".to_vec()).await,
+        Err(StoreError::Conflict {
+            expected: r(2),
+            actual: r(6)
+        })
+    );
 }
 
 async fn lists_page_at_one_revision(store: &impl Backend) {
