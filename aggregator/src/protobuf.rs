@@ -195,14 +195,12 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
 ///
 /// Bytes that are not an object this module reads, within `limits`, in words.
 pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
-    match read(bytes, limits) {
-        Some(Ok((mut value, _))) => {
-            apfkit_apiserver::go_shape::as_stored(&mut value);
-            Ok(value)
-        }
-        Some(Err(error)) => Err(error.to_string()),
-        None => Err("not a Service or an EndpointSlice in protobuf".to_owned()),
-    }
+    apfkit_apiextensions::json_kind::read_stored_protobuf(
+        read,
+        bytes,
+        limits,
+        "a Service or an EndpointSlice",
+    )
 }
 
 /// A Service or EndpointSlice (or list) in the envelope, as kube-apiserver writes it; `None`

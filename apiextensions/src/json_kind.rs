@@ -119,6 +119,36 @@ pub type WriteProtobuf = fn(&Value) -> Result<Vec<u8>, String>;
 /// (`k8s\0` included), within the limits: the object as JSON, or why it does not read.
 pub type ReadProtobuf = fn(&[u8], &Limits) -> Result<Value, String>;
 
+/// A kind's reader of protobuf bodies (prefix included): the object as JSON with the paths of
+/// the fields its message lacks, or `None` for another kind.
+pub type ProtobufReader =
+    fn(&[u8], &Limits) -> Option<Result<(Value, Vec<String>), apfkit_runtime::scheme::InputError>>;
+
+/// A stored object in protobuf (prefix included) as JSON, read by `read` and shaped as
+/// kube-apiserver's decoding leaves it ([`apfkit_apiserver::go_shape::as_stored`]); fields its
+/// message lacks are dropped, as its protobuf decoding drops them. A [`ReadProtobuf`] of a
+/// kind kept in protobuf is this with its reader.
+///
+/// # Errors
+///
+/// Bytes that are not one of `read`'s kinds (`not {what} in protobuf`), or not within
+/// `limits`, in words.
+pub fn read_stored_protobuf(
+    read: ProtobufReader,
+    bytes: &[u8],
+    limits: &Limits,
+    what: &str,
+) -> Result<Value, String> {
+    match read(bytes, limits) {
+        Some(Ok((mut value, _))) => {
+            apfkit_apiserver::go_shape::as_stored(&mut value);
+            Ok(value)
+        }
+        Some(Err(error)) => Err(error.to_string()),
+        None => Err(format!("not {what} in protobuf")),
+    }
+}
+
 /// A version's protobuf form.
 #[derive(Debug, Clone, Copy)]
 struct Protobuf {
@@ -246,7 +276,13 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
         _warnings: &mut Vec<Warning>,
     ) -> Result<Value, SchemeError> {
         match hub {
-            ServedObject::Custom(object) if object.kind == self.gvk.kind => Ok(object.to_value()),
+            // The kind's versions are the same shape (StorageVersionMigration's v1 and
+            // v1beta1): an object is this version's once it says so.
+            ServedObject::Custom(object) if object.kind == self.gvk.kind => {
+                let mut value = object.to_value();
+                value["apiVersion"] = Value::from(self.gvk.api_version());
+                Ok(value)
+            }
             _ => Err(not_this_kind(&self.gvk.kind)),
         }
     }

@@ -88,6 +88,9 @@ struct Ended {
     stored: BTreeMap<String, usize>,
     /// Field managers, by how many objects have each list of them.
     managers: BTreeMap<String, usize>,
+    /// How the migration itself is stored (its apiVersion and encoding), where etcd can be
+    /// read.
+    stored_as: Option<String>,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -188,6 +191,12 @@ fn differs(reference: &Ended, got: &Ended, name: &str) -> Option<String> {
         differences.push(format!(
             "stored versions: reference {:?}, {name} {:?}",
             reference.stored, got.stored
+        ));
+    }
+    if got.stored_as.is_some() && got.stored_as != reference.stored_as {
+        differences.push(format!(
+            "the migration stored as: reference {:?}, {name} {:?}",
+            reference.stored_as, got.stored_as
         ));
     }
     if got.managers != reference.managers {
@@ -350,6 +359,11 @@ async fn migrate(
         crd,
         stored,
         managers,
+        stored_as: stored_as(
+            target,
+            &format!("/registry/storageversionmigrations/{name}"),
+        )
+        .await,
     }
 }
 
@@ -370,6 +384,34 @@ fn conditions_of(migration: &DynamicObject) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The apiVersion and encoding of the value stored under `key` in the target's etcd; `None`
+/// for the embedded store.
+async fn stored_as(target: &Target, key: &str) -> Option<String> {
+    let endpoint = target.etcd.as_ref()?;
+    let store = Store::connect(&EtcdOptions {
+        endpoints: vec![endpoint.clone()],
+        ..EtcdOptions::default()
+    })
+    .await
+    .expect("etcd answers");
+    let value = store
+        .get(key.as_bytes())
+        .await
+        .expect("etcd answers")
+        .unwrap_or_else(|| panic!("{}: nothing stored under {key}", target.name));
+    Some(described(&value.value))
+}
+
+/// A stored value's apiVersion and encoding: `v1 (protobuf)`.
+fn described(value: &[u8]) -> String {
+    let seen = apfkit_storage::envelope::inspect(value).expect("a stored object");
+    format!(
+        "{} ({})",
+        seen.api_version.unwrap_or_default(),
+        seen.stored_as.name()
+    )
 }
 
 /// How the objects `counted` keeps of `plural` of `group` are stored (when the target's etcd
@@ -433,13 +475,7 @@ async fn stored_objects(
             .await
             .expect("etcd answers")
             .unwrap_or_else(|| panic!("{}: nothing stored under {key}", target.name));
-        let seen = apfkit_storage::envelope::inspect(&value.value).expect("a stored object");
-        let said = format!(
-            "{} ({})",
-            seen.api_version.unwrap_or_default(),
-            seen.stored_as.name()
-        );
-        *stored.entry(said).or_default() += 1;
+        *stored.entry(described(&value.value)).or_default() += 1;
     }
     (stored, managers)
 }

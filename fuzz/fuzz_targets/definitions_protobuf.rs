@@ -1,7 +1,9 @@
-//! Kubernetes protobuf of CustomResourceDefinitions and Namespaces (what client-go's
-//! apiextensions and core clients send `apfkit serve`, the e2e framework's among them): the
-//! bytes after `k8s\0` with the envelope of one of the kinds the first byte picks, read by
-//! `apfkit_apiextensions::protobuf::read` or `apfkit_namespaces::protobuf::read` within small
+//! Kubernetes protobuf of CustomResourceDefinitions, Namespaces and StorageVersionMigrations
+//! (what client-go's apiextensions, core and storagemigration clients send `apfkit serve`, the
+//! e2e framework's and kube-controller-manager's among them): the bytes after `k8s\0` with the
+//! envelope of one of the kinds the first byte picks, read by
+//! `apfkit_apiextensions::protobuf::read`, `apfkit_namespaces::protobuf::read` or
+//! `apfkit_storagemigration::protobuf::read` within small
 //! limits (recursive schemas, maps of schemas, raw JSON, doubles and either-messages of
 //! `apfkit_wire::shaped` underneath); whatever reads is written back in protobuf and read
 //! again (with room for the Go values the first read filled in), and from then on reads back
@@ -40,6 +42,24 @@ const KINDS: &[(&str, &str, Read, Write)] = &[
         "NamespaceList",
         apfkit_namespaces::protobuf::read,
         apfkit_namespaces::protobuf::write,
+    ),
+    (
+        "storagemigration.k8s.io/v1",
+        "StorageVersionMigration",
+        apfkit_storagemigration::protobuf::read,
+        apfkit_storagemigration::protobuf::write,
+    ),
+    (
+        "storagemigration.k8s.io/v1beta1",
+        "StorageVersionMigration",
+        apfkit_storagemigration::protobuf::read,
+        apfkit_storagemigration::protobuf::write,
+    ),
+    (
+        "storagemigration.k8s.io/v1beta1",
+        "StorageVersionMigrationList",
+        apfkit_storagemigration::protobuf::read,
+        apfkit_storagemigration::protobuf::write,
     ),
 ];
 

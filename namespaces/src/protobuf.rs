@@ -64,14 +64,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>)
 ///
 /// Bytes that are not a Namespace within `limits`, in words.
 pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
-    match read(bytes, limits) {
-        Some(Ok((mut value, _))) => {
-            apfkit_apiserver::go_shape::as_stored(&mut value);
-            Ok(value)
-        }
-        Some(Err(error)) => Err(error.to_string()),
-        None => Err("not a Namespace in protobuf".to_owned()),
-    }
+    apfkit_apiextensions::json_kind::read_stored_protobuf(read, bytes, limits, "a Namespace")
 }
 
 /// A Namespace or NamespaceList in the envelope, as kube-apiserver writes it; `None` for any

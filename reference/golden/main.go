@@ -43,6 +43,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
+	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -127,6 +128,8 @@ func goTypes() {
 		"apiextensions.k8s.io/v1/CustomResourceDefinition":   apiextensionsv1.CustomResourceDefinition{},
 		"apiregistration.k8s.io/v1/APIService":               apiregistrationv1.APIService{},
 		"storagemigration.k8s.io/v1/StorageVersionMigration": storagemigrationv1.StorageVersionMigration{},
+		// The version kube-apiserver 1.37 stores them in.
+		"storagemigration.k8s.io/v1beta1/StorageVersionMigration": storagemigrationv1beta1.StorageVersionMigration{},
 	}
 	types := map[string]goType{}
 	var key func(t reflect.Type) string

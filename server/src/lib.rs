@@ -603,15 +603,16 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
 }
 
 /// The encodings of the server: the generated scheme's (flowcontrol, apiregistration),
-/// and the protobuf messages of RBAC, Services, EndpointSlices, Namespaces and
-/// CustomResourceDefinitions, which client-go's typed clients (`kubectl create
-/// clusterrolebinding`, `kubectl create service`, the e2e framework's namespaces and CRDs)
-/// send.
+/// and the protobuf messages of RBAC, Services, EndpointSlices, Namespaces,
+/// StorageVersionMigrations and CustomResourceDefinitions, which client-go's typed clients
+/// (`kubectl create clusterrolebinding`, `kubectl create service`, the e2e framework's
+/// namespaces and CRDs, kube-controller-manager's migrator) send.
 static ENCODINGS: ValueEncodings = ValueEncodings {
     json: |document, pretty| (apfkit_scheme::scheme::ENCODINGS.json)(document, pretty),
     protobuf: |document| match apfkit_rbac::protobuf::write(document)
         .or_else(|| apfkit_aggregator::protobuf::write(document))
         .or_else(|| apfkit_namespaces::protobuf::write(document))
+        .or_else(|| apfkit_storagemigration::protobuf::write(document))
         .or_else(|| apfkit_apiextensions::protobuf::write(document))
     {
         Some(written) => written.map_err(Into::into),
@@ -620,6 +621,7 @@ static ENCODINGS: ValueEncodings = ValueEncodings {
     read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits)
         .or_else(|| apfkit_aggregator::protobuf::read(bytes, limits))
         .or_else(|| apfkit_namespaces::protobuf::read(bytes, limits))
+        .or_else(|| apfkit_storagemigration::protobuf::read(bytes, limits))
         .or_else(|| apfkit_apiextensions::protobuf::read(bytes, limits))
     {
         Some(read) => read,

@@ -23,6 +23,7 @@ mod conditions;
 mod controller;
 mod crd;
 mod kind;
+pub mod protobuf;
 mod rewrite;
 
 pub use controller::Migrations;
@@ -54,7 +55,7 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
     )
     .with_status(true)
     .with_generation(Generation::Untracked)
-    .stored_at("storageversionmigrations", StorageEncoding::Json)
+    .stored_at("storageversionmigrations", StorageEncoding::Protobuf)
     .with_kube_openapi();
     let version = |version: &'static str| {
         Arc::new(
@@ -66,7 +67,14 @@ pub fn resource<H: Send + Sync + 'static>() -> Result<Served<ServedObject<H>>, R
                 kind::normalize,
             )
             .with_zero(kind::zero)
-            .stored_as_kube_stores_it(),
+            .stored_as_kube_stores_it()
+            .with_protobuf(
+                |object| {
+                    protobuf::write(object)
+                        .unwrap_or_else(|| Err("not a StorageVersionMigration".to_owned()))
+                },
+                protobuf::read_stored,
+            ),
         ) as SharedVersion<ServedObject<H>>
     };
     let mut served = Served::with_versions(
@@ -95,5 +103,36 @@ mod tests {
             apfkit_apiserver::http::storage_version_hash(served.storage.gvk()),
             "pCjmmKOkLy4="
         );
+    }
+
+    #[test]
+    fn a_migration_is_stored_in_v1beta1_protobuf_and_read_back_in_v1() {
+        use apfkit_runtime::scheme::{Encoding, UnknownFields};
+        let served = super::resource::<()>().unwrap();
+        let given = serde_json::json!({
+            "apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigration",
+            "metadata": {"name": "svm"},
+            "spec": {"resource": {"group": "example.com", "resource": "gadgets"}},
+        });
+        let object = served.versions[0]
+            .decode(&given, UnknownFields::Strict, &mut Vec::new())
+            .unwrap();
+        let mut stored = Vec::new();
+        served
+            .storage
+            .encode_into(object, Encoding::Protobuf, &mut stored, &mut Vec::new())
+            .unwrap();
+        let read = crate::protobuf::read(&stored, &Default::default())
+            .unwrap()
+            .unwrap()
+            .0;
+        assert_eq!(read["apiVersion"], "storagemigration.k8s.io/v1beta1");
+        let back = served
+            .storage
+            .decode_stored(&stored, &Default::default())
+            .unwrap();
+        let answered = served.versions[0].encode(back, &mut Vec::new()).unwrap();
+        assert_eq!(answered["apiVersion"], "storagemigration.k8s.io/v1");
+        assert_eq!(answered["spec"], given["spec"]);
     }
 }
