@@ -115,6 +115,30 @@ impl Migration {
     }
 }
 
+/// `getSVMsForResource`: of the migrations of one resource, those that ended while running
+/// (to be marked no longer running), and the one to run next: the oldest that neither runs
+/// nor ended, unless one runs.
+fn choose(migrations: Vec<Migration>) -> (Vec<Migration>, Option<Migration>) {
+    let mut ended = Vec::new();
+    let mut next: Option<Migration> = None;
+    let mut in_progress = false;
+    for migration in migrations {
+        let (running, terminal) = (migration.running(), migration.terminal());
+        if running && terminal {
+            ended.push(migration);
+        } else if running {
+            in_progress = true;
+            next = None;
+        } else if !terminal
+            && !in_progress
+            && next.as_ref().is_none_or(|n| migration.order() < n.order())
+        {
+            next = Some(migration);
+        }
+    }
+    (ended, next)
+}
+
 impl<H> Migrations<H>
 where
     H: Object + Clone + Send + Sync + 'static,
@@ -217,23 +241,7 @@ where
         resource: &str,
         migrations: Vec<Migration>,
     ) -> Result<(), ApiError> {
-        let mut ended = Vec::new();
-        let mut next: Option<Migration> = None;
-        let mut in_progress = false;
-        for migration in migrations {
-            let (running, terminal) = (migration.running(), migration.terminal());
-            if running && terminal {
-                ended.push(migration);
-            } else if running {
-                in_progress = true;
-                next = None;
-            } else if !terminal
-                && !in_progress
-                && next.as_ref().is_none_or(|n| migration.order() < n.order())
-            {
-                next = Some(migration);
-            }
-        }
+        let (ended, next) = choose(migrations);
         let definitions = Definitions::of(&self.server);
         for mut migration in ended {
             let stopped = Wanted {
@@ -423,5 +431,79 @@ where
         )
         .await
         .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn migration(name: &str, created: &str, conditions: &[(&str, &str)]) -> Migration {
+        let conditions: Vec<Value> = conditions
+            .iter()
+            .map(|(kind, status)| json!({"type": kind, "status": status}))
+            .collect();
+        Migration {
+            object: json!({
+                "metadata": {"name": name, "creationTimestamp": created},
+                "spec": {"resource": {"group": "example.com", "resource": "widgets"}},
+                "status": {"conditions": conditions},
+            }),
+        }
+    }
+
+    fn names(migrations: &[Migration]) -> Vec<&str> {
+        migrations.iter().map(Migration::name).collect()
+    }
+
+    // migrationrunner_test.go, TestCustomResourceController_Sync.
+
+    #[test]
+    fn initial_sync() {
+        let (ended, next) = choose(vec![migration("test-svm", "2026-11-30T10:00:00Z", &[])]);
+        assert!(ended.is_empty());
+        assert_eq!(next.as_ref().map(Migration::name), Some("test-svm"));
+    }
+
+    #[test]
+    fn migration_running_no_op() {
+        let (ended, next) = choose(vec![
+            migration("waiting", "2026-11-30T09:00:00Z", &[]),
+            migration("running", "2026-11-30T10:00:00Z", &[(RUNNING, "True")]),
+        ]);
+        assert!(ended.is_empty() && next.is_none());
+    }
+
+    #[test]
+    fn cleanup_admission_updates_svm_condition() {
+        let (ended, next) = choose(vec![migration(
+            "test-svm",
+            "2026-11-30T10:00:00Z",
+            &[(RUNNING, "True"), (SUCCEEDED, "True")],
+        )]);
+        assert_eq!(names(&ended), ["test-svm"]);
+        assert!(next.is_none());
+    }
+
+    #[test]
+    fn promote_older_svm_first() {
+        let (ended, next) = choose(vec![
+            migration("test-svm-newer", "2026-11-30T11:00:00Z", &[]),
+            migration("test-svm-older", "2026-11-30T09:00:00Z", &[]),
+            // Ended already: neither run nor marked again.
+            migration(
+                "done",
+                "2026-11-30T08:00:00Z",
+                &[(RUNNING, "False"), (FAILED, "True")],
+            ),
+        ]);
+        assert!(ended.is_empty());
+        assert_eq!(next.as_ref().map(Migration::name), Some("test-svm-older"));
+        // Within one second, by name.
+        let (_, next) = choose(vec![
+            migration("b", "2026-11-30T09:00:00Z", &[]),
+            migration("a", "2026-11-30T09:00:00Z", &[]),
+        ]);
+        assert_eq!(next.as_ref().map(Migration::name), Some("a"));
     }
 }

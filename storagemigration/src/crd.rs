@@ -96,36 +96,7 @@ where
         succeeded: bool,
     ) -> Result<(), ApiError> {
         self.apply_status(group, resource, |crd, generation| {
-            let migrating = crd["status"]["conditions"]
-                .as_array()
-                .and_then(|conditions| conditions.iter().find(|c| c["type"] == STORAGE_MIGRATING));
-            let trim = migrating
-                .is_some_and(|c| c["observedGeneration"].as_i64().unwrap_or(0) == generation);
-            let (reason, message) = match (succeeded, trim) {
-                (true, true) => (
-                    "MigrationSucceeded",
-                    "The migration has succeeded and the stored versions have been updated",
-                ),
-                (true, false) => (
-                    "MigrationSucceeded",
-                    "The migration has succeeded but the stored versions have not been \
-                     updated due to a generation mismatch",
-                ),
-                (false, _) => ("MigrationFailed", "The migration has failed"),
-            };
-            let mut status =
-                json!({"conditions": [condition("False", reason, message, generation)]});
-            let storage = crd["spec"]["versions"]
-                .as_array()
-                .and_then(|versions| versions.iter().find(|v| v["storage"] == true))
-                .map(|version| version["name"].clone());
-            if succeeded
-                && trim
-                && let Some(storage) = storage
-            {
-                status["storedVersions"] = json!([storage]);
-            }
-            status
+            finished(crd, generation, succeeded)
         })
         .await
     }
@@ -192,6 +163,41 @@ where
     }
 }
 
+/// The status a finished migration applies to its CRD (`finishCRDMigration`): the
+/// `StorageMigrating` condition false, and after a success whose CRD `generation` is still the
+/// one the condition observed, the stored versions trimmed to the storage version.
+fn finished(crd: &Value, generation: i64, succeeded: bool) -> Value {
+    let migrating = crd["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == STORAGE_MIGRATING));
+    let trim =
+        migrating.is_some_and(|c| c["observedGeneration"].as_i64().unwrap_or(0) == generation);
+    let (reason, message) = match (succeeded, trim) {
+        (true, true) => (
+            "MigrationSucceeded",
+            "The migration has succeeded and the stored versions have been updated",
+        ),
+        (true, false) => (
+            "MigrationSucceeded",
+            "The migration has succeeded but the stored versions have not been updated due to \
+             a generation mismatch",
+        ),
+        (false, _) => ("MigrationFailed", "The migration has failed"),
+    };
+    let mut status = json!({"conditions": [condition("False", reason, message, generation)]});
+    let storage = crd["spec"]["versions"]
+        .as_array()
+        .and_then(|versions| versions.iter().find(|v| v["storage"] == true))
+        .map(|version| version["name"].clone());
+    if succeeded
+        && trim
+        && let Some(storage) = storage
+    {
+        status["storedVersions"] = json!([storage]);
+    }
+    status
+}
+
 /// The `StorageMigrating` condition.
 fn condition(status: &str, reason: &str, message: &str, generation: i64) -> Value {
     let mut condition = json!({
@@ -205,4 +211,60 @@ fn condition(status: &str, reason: &str, message: &str, generation: i64) -> Valu
         condition["observedGeneration"] = generation.into();
     }
     condition
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CRD of `example.com` with v1 and v2 (the storage version), both stored, whose
+    /// `StorageMigrating` condition observed `observed`, at `generation`.
+    fn crd(observed: i64, generation: i64) -> Value {
+        json!({
+            "metadata": {"name": "widgets.example.com", "generation": generation},
+            "spec": {"versions": [{"name": "v1", "storage": false}, {"name": "v2", "storage": true}]},
+            "status": {"storedVersions": ["v1", "v2"], "conditions": [{
+                "type": "StorageMigrating", "status": "True", "reason": "MigrationRunning",
+                "observedGeneration": observed}]},
+        })
+    }
+
+    // migrationrunner_test.go, TestCustomResourceController_Sync.
+
+    #[test]
+    fn migration_succeeded_update_crd_stored_versions() {
+        let status = finished(&crd(1, 1), 1, true);
+        assert_eq!(status["storedVersions"], json!(["v2"]));
+        let condition = &status["conditions"][0];
+        assert_eq!(condition["status"], "False");
+        assert_eq!(condition["reason"], "MigrationSucceeded");
+        assert_eq!(
+            condition["message"],
+            "The migration has succeeded and the stored versions have been updated"
+        );
+        assert_eq!(condition["observedGeneration"], 1);
+    }
+
+    #[test]
+    fn migration_succeeded_crd_generation_mismatch_no_update() {
+        let status = finished(&crd(1, 2), 2, true);
+        assert!(status.get("storedVersions").is_none());
+        assert_eq!(
+            status["conditions"][0]["message"],
+            "The migration has succeeded but the stored versions have not been updated due to a \
+             generation mismatch"
+        );
+        assert_eq!(status["conditions"][0]["observedGeneration"], 2);
+    }
+
+    #[test]
+    fn migration_failed_crd_condition_updated() {
+        let status = finished(&crd(1, 1), 1, false);
+        assert!(status.get("storedVersions").is_none());
+        assert_eq!(status["conditions"][0]["reason"], "MigrationFailed");
+        assert_eq!(
+            status["conditions"][0]["message"],
+            "The migration has failed"
+        );
+    }
 }
