@@ -88,15 +88,25 @@ pub struct Interrupted {
     pub error: kube::Error,
 }
 
+/// The resource `plural` of `group` (not the core group) in `version`, of `kind`.
+fn api_resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: format!("{group}/{version}"),
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    }
+}
+
 /// The resource of CustomResourceDefinitions.
 fn definitions() -> ApiResource {
-    ApiResource {
-        group: "apiextensions.k8s.io".to_owned(),
-        version: "v1".to_owned(),
-        api_version: "apiextensions.k8s.io/v1".to_owned(),
-        kind: "CustomResourceDefinition".to_owned(),
-        plural: "customresourcedefinitions".to_owned(),
-    }
+    api_resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+    )
 }
 
 /// The storage version of the CRD of `name` (`plural.group`); `None` when no CRD defines it

@@ -12,13 +12,12 @@ use serde::Serialize;
 
 /// The StorageVersionMigrations resource.
 fn migrations() -> ApiResource {
-    ApiResource {
-        group: "storagemigration.k8s.io".to_owned(),
-        version: "v1".to_owned(),
-        api_version: "storagemigration.k8s.io/v1".to_owned(),
-        kind: "StorageVersionMigration".to_owned(),
-        plural: "storageversionmigrations".to_owned(),
-    }
+    crate::api_resource(
+        "storagemigration.k8s.io",
+        "v1",
+        "StorageVersionMigration",
+        "storageversionmigrations",
+    )
 }
 
 /// Where a migration is, as its status says.

@@ -253,14 +253,8 @@ async fn migrate_all(
 }
 
 fn progress_bar(resource: &str) -> indicatif::ProgressBar {
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::no_length();
-    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-        "{resource}: {{pos}} objects written back ({{per_sec}})"
-    )) {
-        bar.set_style(style);
-    }
-    bar
+    super::styled_bar(
+        indicatif::ProgressBar::no_length,
+        &format!("{resource}: {{pos}} objects written back ({{per_sec}})"),
+    )
 }

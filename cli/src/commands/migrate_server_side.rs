@@ -80,15 +80,10 @@ fn words(step: Step) -> &'static str {
 }
 
 fn spinner(resource: &str) -> indicatif::ProgressBar {
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-        "{{spinner}} {resource}: {{msg}} ({{elapsed}})"
-    )) {
-        bar.set_style(style);
-    }
+    let bar = super::styled_bar(
+        indicatif::ProgressBar::new_spinner,
+        &format!("{{spinner}} {resource}: {{msg}} ({{elapsed}})"),
+    );
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
 }

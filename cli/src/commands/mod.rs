@@ -63,10 +63,19 @@ pub fn duration_flag(text: &str) -> Result<std::time::Duration, String> {
 /// A progress bar drawn with indicatif's `template` on a terminal's standard error; hidden
 /// otherwise.
 pub fn progress_bar(total: u64, template: &str) -> indicatif::ProgressBar {
+    styled_bar(|| indicatif::ProgressBar::new(total), template)
+}
+
+/// The bar `make` makes (a spinner, one without a length), drawn with indicatif's `template`
+/// on a terminal's standard error; hidden otherwise.
+pub fn styled_bar(
+    make: impl FnOnce() -> indicatif::ProgressBar,
+    template: &str,
+) -> indicatif::ProgressBar {
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(total);
+    let bar = make();
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style);
     }
