@@ -14,7 +14,7 @@ use std::time::Duration;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::fields::record_update;
-use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
+use apfkit_apiserver::store::{Place, Preconditions, Propagation, UpdateKind};
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersion;
 use apfkit_scheme::discovery::BUILTIN_PRIORITIES;
@@ -268,7 +268,7 @@ where
                 ..Preconditions::default()
             };
             objects
-                .delete(served, place, &preconditions, false)
+                .delete(served, place, &preconditions, Propagation::default(), false)
                 .await
                 .map(|_| ())
         }

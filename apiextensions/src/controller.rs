@@ -13,8 +13,8 @@ use apfkit_apiserver::fields::KUBE_APISERVER;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
 use apfkit_apiserver::store::{
-    CustomOpenApi, ListRequest, Place, ResourceConfig, Revision, SchemaFn, Served, SharedVersion,
-    Strategy, UpdateKind,
+    CustomOpenApi, ListRequest, Place, Propagation, ResourceConfig, Revision, SchemaFn, Served,
+    SharedVersion, Strategy, UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::GroupVersionKind;
@@ -398,7 +398,12 @@ where
     /// finalizer does; answers how many are left (kept for their finalizers, or not deleted;
     /// at least one when something failed).
     async fn delete_all(&self, resource: &Resource<H>) -> usize {
-        match self.server.objects().delete_all(resource, None).await {
+        match self
+            .server
+            .objects()
+            .delete_all(resource, None, Propagation::default())
+            .await
+        {
             Ok(kept) => kept.len(),
             Err(_) => 1,
         }

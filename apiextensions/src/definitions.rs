@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::store::{ResourceConfig, ResourceError, Served, SharedVersion, Strategy};
+use apfkit_apiserver::store::{
+    Propagation, ResourceConfig, ResourceError, Served, SharedVersion, Strategy,
+};
 use apfkit_crd::{CustomResourceDefinition, DefinitionError};
 use apfkit_runtime::identity::GroupVersion;
 use apfkit_runtime::scheme::StorageEncoding;
@@ -255,8 +257,9 @@ impl<H> Strategy<ServedObject<H>> for DefinitionStrategy {
     }
     /// apiextensions-apiserver's `REST.Delete`: a CRD's first delete adds the cleanup
     /// finalizer and the `Terminating` condition; its custom resources are deleted next
-    /// (the controller's finalizer), and the CRD once they are gone.
-    fn prepare_for_first_delete(&self, stored: &mut Value) -> bool {
+    /// (the controller's finalizer), and the CRD once they are gone. What the delete asks for
+    /// dependents is not looked at on this first delete, as there.
+    fn prepare_for_first_delete(&self, stored: &mut Value, _propagation: Propagation) -> bool {
         let Some(object) = stored.as_object_mut() else {
             return false;
         };

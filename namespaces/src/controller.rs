@@ -13,7 +13,7 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::fields::record_update;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
-use apfkit_apiserver::store::{ListRequest, Place, Served, UpdateKind, now};
+use apfkit_apiserver::store::{ListRequest, Place, Propagation, Served, UpdateKind, now};
 use apfkit_runtime::Object;
 use apfkit_runtime::scheme::UnknownFields;
 use serde_json::{Value, json};
@@ -193,7 +193,7 @@ where
             match self
                 .server
                 .objects()
-                .delete_all(&resource, Some(&name))
+                .delete_all(&resource, Some(&name), Propagation::BACKGROUND)
                 .await
             {
                 Ok(left) if left.is_empty() => {}

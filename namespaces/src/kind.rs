@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::store::Strategy;
+use apfkit_apiserver::store::{Propagation, Strategy};
 use apfkit_apiserver::table::{
     Column, Printer, age, column, creation_column, name_column, now_seconds,
 };
@@ -125,13 +125,27 @@ impl<H> Strategy<ServedObject<H>> for NamespaceStrategy {
         label_with_name(stored);
     }
 
-    /// `REST.Delete`'s first delete: the phase `Terminating`; the namespace is kept, marked
-    /// with `deletionTimestamp`, until the namespace controller has emptied and finalized it.
-    fn prepare_for_first_delete(&self, stored: &mut Value) -> bool {
+    /// `REST.Delete`'s first delete: the phase `Terminating` and the garbage collector's
+    /// finalizers by the namespace storage's own rules; the namespace is kept, marked with
+    /// `deletionTimestamp`, until the namespace controller has emptied and finalized it.
+    fn prepare_for_first_delete(&self, stored: &mut Value, propagation: Propagation) -> bool {
         if !stored.get("status").is_some_and(Value::is_object) {
             stored["status"] = json!({});
         }
         stored["status"]["phase"] = TERMINATING.into();
+        let finalizers: Vec<String> = stored
+            .pointer("/metadata/finalizers")
+            .and_then(|f| serde_json::from_value(f.clone()).ok())
+            .unwrap_or_default();
+        if let Some(wanted) = propagation.namespace_finalizers(&finalizers)
+            && let Some(metadata) = stored.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            if wanted.is_empty() {
+                metadata.remove("finalizers");
+            } else {
+                metadata.insert("finalizers".into(), json!(wanted));
+            }
+        }
         true
     }
 
@@ -291,10 +305,18 @@ mod tests {
         assert_eq!(updated["spec"]["finalizers"], made["spec"]["finalizers"]);
         assert_eq!(updated["metadata"]["labels"][NAME_LABEL], "team-x2b4k");
         // Deleted: terminating, and kept while finalizers are left; the immortal ones stay.
+        let orphan = Propagation {
+            orphan_dependents: Some(true),
+            policy: None,
+        };
         assert!(Strategy::<ServedObject<()>>::prepare_for_first_delete(
-            &strategy, &mut made
+            &strategy, &mut made, orphan
         ));
         assert_eq!(made["status"]["phase"], TERMINATING);
+        assert_eq!(made["metadata"]["finalizers"], json!(["orphan"]));
+        let background = Propagation::BACKGROUND;
+        Strategy::<ServedObject<()>>::prepare_for_first_delete(&strategy, &mut made, background);
+        assert_eq!(made["metadata"].get("finalizers"), None);
         assert!(Strategy::<ServedObject<()>>::finalizing(&strategy, &made));
         assert!(!Strategy::<ServedObject<()>>::finalizing(
             &strategy,

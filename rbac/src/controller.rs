@@ -10,7 +10,7 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::fields::{KUBE_APISERVER, record_update};
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::informer::Informer;
-use apfkit_apiserver::store::{ListRequest, Place, Preconditions, Served, UpdateKind};
+use apfkit_apiserver::store::{ListRequest, Place, Preconditions, Propagation, Served, UpdateKind};
 use apfkit_runtime::Object;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::serde::de::DeserializeOwned;
@@ -234,7 +234,13 @@ where
                     }
                     BindingChange::Recreate(mut binding) => {
                         objects
-                            .delete(resource, place, &Preconditions::default(), false)
+                            .delete(
+                                resource,
+                                place,
+                                &Preconditions::default(),
+                                Propagation::default(),
+                                false,
+                            )
                             .await?;
                         binding.metadata.uid = None;
                         binding.metadata.creation_timestamp = None;

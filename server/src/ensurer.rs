@@ -10,7 +10,7 @@ use std::time::Duration;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::fields::record_update;
 use apfkit_apiserver::http::ApiServer;
-use apfkit_apiserver::store::{Place, Preconditions, UpdateKind};
+use apfkit_apiserver::store::{Place, Preconditions, Propagation, UpdateKind};
 use apfkit_dispatcher::bootstrap::{Change, ensure};
 use apfkit_runtime::Object as _;
 
@@ -87,7 +87,13 @@ pub async fn ensure_once(
                 .map(drop),
             Change::Delete { .. } => server
                 .objects()
-                .delete(&served, place, &Preconditions::default(), false)
+                .delete(
+                    &served,
+                    place,
+                    &Preconditions::default(),
+                    Propagation::default(),
+                    false,
+                )
                 .await
                 .map(drop),
         };

@@ -47,16 +47,26 @@ where
             &target.served,
             target.place(),
             &options.preconditions,
+            options.propagation(),
             options.is_dry_run(),
         )
         .await?;
     // kube-apiserver's `Store.Delete`: an object kept for its finalizers is answered as it
-    // now is; a removed one as a `Status`, unless the kind returns deleted objects.
+    // now is (202 when `orphanDependents: false` asked for cascading deletion, as the
+    // handler answers it); a removed one as a `Status`, unless the kind returns deleted
+    // objects.
     match deletion {
         Deletion::Removed(object) if !target.served.config.return_deleted_object => Ok(
             status_response(200, deleted_status(&target.served, &object)),
         ),
-        deletion => object_response(200, target.codec(), deletion.object(), format, &[]),
+        deletion => {
+            let cascading = options.orphan_dependents == Some(false);
+            let code = match deletion {
+                Deletion::Finalizing(_) if cascading => 202,
+                _ => 200,
+            };
+            object_response(code, target.codec(), deletion.object(), format, &[])
+        }
     }
 }
 
@@ -174,6 +184,7 @@ where
                 &target.served,
                 place,
                 &options.preconditions,
+                options.propagation(),
                 options.is_dry_run(),
             )
             .await

@@ -2,10 +2,11 @@
 //! the body when there is one, in its media type (JSON, YAML, or protobuf in the `k8s\0`
 //! envelope, which client-go sends for kube's own kinds), else from the query, and checked as
 //! apimachinery's `ValidateDeleteOptions` checks them. Of the options, the server acts on the
-//! preconditions, `dryRun` and `ignoreStoreReadErrorWithClusterBreakingPotential` (1.37's
-//! `AllowUnsafeMalformedObjectDeletion`, on); `gracePeriodSeconds`, `propagationPolicy` and
-//! `orphanDependents` are read and checked but change nothing here, as no object has a grace
-//! period or dependents.
+//! preconditions, `dryRun`, `propagationPolicy` and `orphanDependents` (the garbage
+//! collector's finalizers: [`crate::store::Propagation`]) and
+//! `ignoreStoreReadErrorWithClusterBreakingPotential` (1.37's
+//! `AllowUnsafeMalformedObjectDeletion`, on); `gracePeriodSeconds` is read and checked but
+//! changes nothing here, as no kind served has graceful deletion.
 
 use apfkit_runtime::scheme::PROTOBUF_PREFIX;
 use serde::Deserialize;
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use super::media::{Format, body_format};
 use super::query::{Query, invalid_options};
 use crate::error::ApiError;
-use crate::store::Preconditions;
+use crate::store::{Preconditions, Propagation, PropagationPolicy};
 
 /// What a delete asks besides its target.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -70,6 +71,18 @@ impl DeleteOptions {
     /// Whether the delete is a dry run.
     pub fn is_dry_run(&self) -> bool {
         !self.dry_run.is_empty()
+    }
+
+    /// What the delete asks for the object's dependents (once validated, the policy is one
+    /// kube knows).
+    pub fn propagation(&self) -> Propagation {
+        Propagation {
+            orphan_dependents: self.orphan_dependents,
+            policy: self
+                .propagation_policy
+                .as_deref()
+                .and_then(PropagationPolicy::parse),
+        }
     }
 
     /// Whether the delete asks to remove an object whose stored value does not read.

@@ -7,6 +7,7 @@
 mod backend;
 mod metadata;
 mod objects;
+mod propagation;
 mod resource;
 mod stored;
 mod strategy;
@@ -16,6 +17,7 @@ pub(crate) use objects::check_preconditions;
 pub use objects::{
     Change, Deletion, ListRequest, Listed, Objects, Place, Preconditions, UpdateKind, Written, now,
 };
+pub use propagation::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Propagation, PropagationPolicy};
 pub use resource::{
     CustomOpenApi, Generation, ResourceConfig, ResourceError, SchemaFn, SchemeVersion, Served,
     SharedVersion, Validation, VersionCodec, default_field_label_conversion,

@@ -12,6 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 use super::backend::SharedBackend;
+use super::propagation::Propagation;
 use super::resource::{Generation, Served};
 use super::stored::{Stored, Watch, Watched};
 use crate::error::{ApiError, Subject};
@@ -998,10 +999,12 @@ where
     }
 
     /// Deletes an object if the preconditions hold, as kube-apiserver's `Store.Delete` does
-    /// for a kind without graceful deletion: an object with finalizers is only marked
-    /// (`deletionTimestamp` now, `deletionGracePeriodSeconds` 0, `generation` one more the
-    /// first time: `markAsDeleting`) and kept until an update removes its last finalizer;
-    /// any other is removed. Answers which, with the object's last state.
+    /// for a kind without graceful deletion: first the garbage collector's finalizers are
+    /// set as `propagation` asks ([`Propagation::finalizers`]); an object left with
+    /// finalizers is only marked (`deletionTimestamp` now, `deletionGracePeriodSeconds` 0,
+    /// `generation` one more the first time: `markAsDeleting`) and kept until an update
+    /// removes its last finalizer; any other is removed. Answers which, with the object's
+    /// last state.
     ///
     /// # Errors
     ///
@@ -1011,6 +1014,7 @@ where
         served: &Served<H>,
         place: Place<'_>,
         preconditions: &Preconditions,
+        propagation: Propagation,
         dry_run: bool,
     ) -> Result<Deletion<H>, ApiError> {
         let subject = Self::subject(served, place.name);
@@ -1026,7 +1030,7 @@ where
                 let mut value = storage_value(served, &object)?;
                 served
                     .strategy()
-                    .prepare_for_first_delete(&mut value)
+                    .prepare_for_first_delete(&mut value, propagation)
                     .then(|| hub_of_storage_value(served, &value))
                     .transpose()?
             } else if served
@@ -1038,22 +1042,26 @@ where
             } else {
                 None
             };
-            let has_finalizers = object
-                .metadata()
-                .finalizers
-                .as_ref()
-                .is_some_and(|f| !f.is_empty());
             let marked = match first_delete {
                 Some(mut marked) => {
                     marked.metadata_mut().deletion_timestamp = Some(now());
                     Some(marked)
                 }
-                None if has_finalizers => {
+                None => {
                     let mut marked = object.clone();
-                    mark_as_deleting(&mut marked);
-                    Some(marked)
+                    let finalizers = &mut marked.metadata_mut().finalizers;
+                    if let Some(wanted) =
+                        propagation.finalizers(finalizers.as_deref().unwrap_or_default())
+                    {
+                        *finalizers = (!wanted.is_empty()).then_some(wanted);
+                    }
+                    if finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
+                        mark_as_deleting(&mut marked);
+                        Some(marked)
+                    } else {
+                        None
+                    }
                 }
-                None => None,
             };
             let written = if let Some(mut marked) = marked {
                 let bytes = self.encode(served, &marked)?;
@@ -1135,8 +1143,9 @@ where
     }
 
     /// Deletes every object of a resource in `namespace` (all namespaces: `None`), as a
-    /// deleted namespace's or CRD's cleanup does: answers those kept for their finalizers.
-    /// Each object is tried; one deleted meanwhile is no error.
+    /// deleted namespace's (`Background`) or CRD's (nothing said) cleanup does, each delete
+    /// asking `propagation`: answers those kept for their finalizers. Each object is tried;
+    /// one deleted meanwhile is no error.
     ///
     /// # Errors
     ///
@@ -1146,6 +1155,7 @@ where
         &self,
         served: &Served<H>,
         namespace: Option<&str>,
+        propagation: Propagation,
     ) -> Result<Vec<H>, ApiError> {
         let listed = self
             .list(
@@ -1164,7 +1174,7 @@ where
                 name: meta.name.as_deref().unwrap_or_default(),
             };
             match self
-                .delete(served, place, &Preconditions::default(), false)
+                .delete(served, place, &Preconditions::default(), propagation, false)
                 .await
             {
                 Ok(Deletion::Removed(_)) => {}

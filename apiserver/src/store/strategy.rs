@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 
+use super::Propagation;
 use crate::error::Cause;
 use crate::table::Printer;
 
@@ -37,9 +38,11 @@ pub trait Strategy<H>: Send + Sync {
     /// `Terminating` condition: apiextensions-apiserver's `REST.Delete`): the changes, made to
     /// the object as JSON in the storage version, before its `deletionTimestamp` is set.
     /// Answers whether it made any; then the object is kept, marked with `deletionTimestamp`
-    /// alone (no grace period, no new generation), until its finalizers are gone.
-    fn prepare_for_first_delete(&self, stored: &mut Value) -> bool {
-        let _ = stored;
+    /// alone (no grace period, no new generation), until its finalizers are gone. Such a
+    /// first delete does not run the generic store's garbage-collection finalizers; a kind
+    /// that has its own (a Namespace's) sets them here from `propagation`.
+    fn prepare_for_first_delete(&self, stored: &mut Value, propagation: Propagation) -> bool {
+        let _ = (stored, propagation);
         false
     }
 

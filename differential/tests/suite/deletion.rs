@@ -42,6 +42,94 @@ async fn a_finalizer_keeps_a_deleted_object_until_it_is_removed(s: &mut Session)
     s.send(Request::get(&path)).await;
 }
 
+/// What a delete says of dependents (`propagationPolicy`, `orphanDependents`) becomes the
+/// garbage collector's finalizers on the object (`orphan`, `foregroundDeletion`), which then
+/// keep it (the collector is not running beside either server); `Background` or
+/// `orphanDependents: false` takes them away, and an object left without finalizers goes.
+async fn deletes_leave_the_garbage_collectors_finalizers_as_asked(s: &mut Session) {
+    const JSON: &str = "application/json";
+    let levels = format!("{FLOW}/prioritylevelconfigurations");
+    let create =
+        |name: &str, metadata: Value| Request::post(&levels, &priority_level(name, metadata));
+    // Another finalizer stays first; the policies replace each other.
+    let held = format!("{levels}/gc-held");
+    s.send(create(
+        "gc-held",
+        json!({"finalizers": ["example.com/hold"]}),
+    ))
+    .await;
+    s.send(Request::delete(&held).json(JSON, &json!({"propagationPolicy": "Orphan"})))
+        .await;
+    s.send(Request::delete(&format!(
+        "{held}?propagationPolicy=Foreground"
+    )))
+    .await;
+    s.send(Request::delete(&held)).await;
+    s.send(Request::delete(&held).json(JSON, &json!({"orphanDependents": false})))
+        .await;
+    s.send(Request::get(&held)).await;
+    s.send(Request::patch(
+        &held,
+        "application/merge-patch+json",
+        &json!({"metadata": {"finalizers": null}}),
+    ))
+    .await;
+    // Foreground alone keeps an object; Background then removes it at once.
+    let foreground = format!("{levels}/gc-foreground");
+    s.send(create("gc-foreground", json!({}))).await;
+    s.send(Request::delete(&foreground).json(
+        JSON,
+        &json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"}),
+    ))
+    .await;
+    s.send(Request::get(&foreground)).await;
+    s.send(Request::delete(&format!(
+        "{foreground}?propagationPolicy=Background"
+    )))
+    .await;
+    s.send(Request::get(&foreground)).await;
+    // `orphanDependents` (deprecated) alike; a dry run shows the finalizer and keeps nothing.
+    let orphaned = format!("{levels}/gc-orphaned");
+    s.send(create("gc-orphaned", json!({}))).await;
+    s.send(Request::delete(&format!(
+        "{orphaned}?dryRun=All&propagationPolicy=Orphan"
+    )))
+    .await;
+    s.send(Request::get(&orphaned)).await;
+    s.send(Request::delete(&format!(
+        "{orphaned}?orphanDependents=true"
+    )))
+    .await;
+    s.send(Request::delete(&format!(
+        "{orphaned}?orphanDependents=false"
+    )))
+    .await;
+    s.send(Request::get(&orphaned)).await;
+    // A namespace's first delete has its storage's own rules: `orphanDependents: false`
+    // asks for foreground deletion there; later deletes are the generic store's.
+    let namespaces = "/api/v1/namespaces";
+    let namespace = format!("{namespaces}/gc-namespace");
+    s.send(Request::post(
+        namespaces,
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gc-namespace"}}),
+    ))
+    .await;
+    s.send(Request::put(
+        &format!("{namespace}/finalize"),
+        &json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "gc-namespace"}, "spec": {"finalizers": []}}),
+    ))
+    .await;
+    s.send(Request::delete(&namespace).json(JSON, &json!({"orphanDependents": false})))
+        .await;
+    s.send(Request::delete(&namespace)).await;
+    s.send(Request::delete(&format!(
+        "{namespace}?propagationPolicy=Background"
+    )))
+    .await;
+    s.send(Request::get(&namespace)).await;
+}
+
 /// Status storage has get, update and patch only: a delete there is 405 (item 2).
 async fn a_delete_of_a_status_subresource_is_not_allowed(s: &mut Session) {
     let path = format!("{FLOW}/prioritylevelconfigurations/status-not-deleted");
@@ -213,6 +301,7 @@ crate::cases!(
     a_node_port_outside_the_range_is_refused,
     generations_are_kept_as_each_kinds_strategy_says,
     a_finalizer_keeps_a_deleted_object_until_it_is_removed,
+    deletes_leave_the_garbage_collectors_finalizers_as_asked,
     a_delete_of_a_status_subresource_is_not_allowed,
     a_deleted_service_is_answered_as_its_kind_says,
     a_delete_that_ignores_store_read_errors_is_checked_and_authorized,
