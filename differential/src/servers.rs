@@ -128,8 +128,10 @@ impl Servers {
                 log_path: Some(log.clone()),
                 ..apfkit_server::AuditConfig::default()
             };
-            // The reference runs no kube-controller-manager: nothing runs its migrations.
+            // The reference runs no kube-controller-manager: nothing runs its migrations or
+            // collects its garbage.
             config.controllers.storage_version_migrator = false;
+            config.controllers.garbage_collector = false;
             config
         };
         // The etcd the reference runs on, so that both stores are the same release.

@@ -158,6 +158,9 @@ pub struct Config {
 /// `--controllers` flag names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Controllers {
+    /// `garbage-collector-controller`: objects whose owners are gone deleted, dependents
+    /// orphaned or deleted first as their owner's delete asked (`apfkit-garbagecollector`).
+    pub garbage_collector: bool,
     /// `namespace-controller`: a deleted namespace's objects deleted, then the namespace.
     pub namespace: bool,
     /// `storage-version-migrator-controller`: StorageVersionMigrations run.
@@ -167,6 +170,7 @@ pub struct Controllers {
 impl Default for Controllers {
     fn default() -> Self {
         Controllers {
+            garbage_collector: true,
             namespace: true,
             storage_version_migrator: true,
         }
@@ -175,29 +179,32 @@ impl Default for Controllers {
 
 impl Controllers {
     /// The controllers' names, as kube-controller-manager knows them.
-    pub const NAMES: [&str; 2] = [
+    pub const NAMES: [&str; 3] = [
+        "garbage-collector-controller",
         "namespace-controller",
         "storage-version-migrator-controller",
     ];
 
     /// Reads kube-controller-manager's `--controllers` list: `*` turns on every controller
     /// on by default (all of these), `NAME` one, `-NAME` turns one off; a controller neither
-    /// named nor covered by `*` is off. Aliases (`namespace`, `svm`) are its too.
+    /// named nor covered by `*` is off. Aliases (`garbagecollector`, `namespace`, `svm`) are
+    /// its too.
     ///
     /// # Errors
     ///
     /// A name that is not one of [`Controllers::NAMES`] (nor an alias), in words.
     pub fn parse(list: &[String]) -> Result<Controllers, String> {
         let name_of = |given: &str| match given {
-            "namespace-controller" | "namespace" => Ok(0),
-            "storage-version-migrator-controller" | "svm" => Ok(1),
+            "garbage-collector-controller" | "garbagecollector" => Ok(0),
+            "namespace-controller" | "namespace" => Ok(1),
+            "storage-version-migrator-controller" | "svm" => Ok(2),
             other => Err(format!(
                 "{other:?} is not in the list of known controllers: {}",
                 Self::NAMES.join(", ")
             )),
         };
         let all = list.iter().any(|entry| entry == "*");
-        let mut on = [all; 2];
+        let mut on = [all; 3];
         for entry in list.iter().filter(|entry| *entry != "*") {
             match entry.strip_prefix('-') {
                 Some(name) => on[name_of(name)?] = false,
@@ -205,8 +212,9 @@ impl Controllers {
             }
         }
         Ok(Controllers {
-            namespace: on[0],
-            storage_version_migrator: on[1],
+            garbage_collector: on[0],
+            namespace: on[1],
+            storage_version_migrator: on[2],
         })
     }
 }
@@ -767,6 +775,12 @@ async fn build<B: Backend + 'static>(
     }
     custom.sync().await.map_err(|e| Error::Start(e.message))?;
     custom.keep_synced();
+    if config.controllers.garbage_collector {
+        Arc::new(apfkit_garbagecollector::GarbageCollector::new(
+            server.clone(),
+        ))
+        .keep_collecting();
+    }
     if config.controllers.storage_version_migrator {
         Arc::new(
             apfkit_storagemigration::Migrations::new(server.clone())
@@ -907,13 +921,14 @@ mod tests {
         assert_eq!(parse(&["*"]), Ok(Controllers::default()));
         let without_migrator = parse(&["*", "-storage-version-migrator-controller"]).unwrap();
         assert!(without_migrator.namespace && !without_migrator.storage_version_migrator);
+        assert!(without_migrator.garbage_collector);
         // Only what is named; aliases too.
-        let only = parse(&["svm"]).unwrap();
-        assert!(!only.namespace && only.storage_version_migrator);
+        let only = parse(&["svm", "garbagecollector"]).unwrap();
+        assert!(!only.namespace && only.storage_version_migrator && only.garbage_collector);
         assert_eq!(
             parse(&["*", "-ttl"]).unwrap_err(),
-            "\"ttl\" is not in the list of known controllers: namespace-controller, \
-             storage-version-migrator-controller"
+            "\"ttl\" is not in the list of known controllers: garbage-collector-controller, \
+             namespace-controller, storage-version-migrator-controller"
         );
     }
 }

@@ -64,7 +64,9 @@ use crate::failure::Failure;
 /// kube-controller-manager runs them: every object of the resource named written back in
 /// its storage version, the progress in the migration's status, and a CRD's
 /// status.storedVersions trimmed after. Deleted namespaces are emptied, then removed, as
-/// its namespace controller does; --controllers turns either off.
+/// its namespace controller does; objects whose owners (metadata.ownerReferences) are gone
+/// are deleted, and dependents orphaned or deleted first as the owner's delete asked, as
+/// its garbage collector does; --controllers turns any of them off.
 ///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
@@ -196,7 +198,8 @@ pub struct ServeArgs {
     allow_loopback_endpoints: bool,
     /// kube-controller-manager's controllers to run beside the API, as its --controllers
     /// flag lists them: '*' every one, NAME that one, -NAME not that one; the names are
-    /// namespace-controller and storage-version-migrator-controller.
+    /// garbage-collector-controller, namespace-controller and
+    /// storage-version-migrator-controller.
     #[arg(long, value_name = "NAMES", value_delimiter = ',', default_value = "*")]
     controllers: Vec<String>,
 }

@@ -1,5 +1,6 @@
 //! The integration tests of apfkit-server, in one binary.
 
+mod garbage_collection;
 mod in_process;
 mod migrations;
 mod routing;
