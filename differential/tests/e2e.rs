@@ -101,6 +101,16 @@ const SELECTION: &[(&str, Option<&str>)] = &[
          [Conformance]",
         None,
     ),
+    // Owner references of custom resources followed by the server's garbage collector
+    // (decision 278).
+    (
+        "Garbage collector should support cascading deletion of custom resources",
+        None,
+    ),
+    (
+        "Garbage collector should support orphan deletion of custom resources",
+        None,
+    ),
 ];
 
 /// One test's end: its full name, whether it passed, and the first line of its failure.
