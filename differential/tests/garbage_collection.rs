@@ -279,6 +279,20 @@ async fn scenario(client: &kube::Client) -> Vec<(String, bool, Vec<Value>)> {
         namespaced,
     )
     .await;
+    // An owner of itself, blocking, deleted in the foreground: it waits for itself for good.
+    let itself = create(client, Kind::Role, "self-owned", json!({})).await;
+    let roles = Kind::Role.api(client);
+    let own = json!({"metadata": {"ownerReferences": [{
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "name": "self-owned",
+        "uid": itself.metadata.uid, "blockOwnerDeletion": true}]}});
+    roles
+        .patch("self-owned", &PatchParams::default(), &Patch::Merge(own))
+        .await
+        .unwrap();
+    roles
+        .delete("self-owned", &DeleteParams::foreground())
+        .await
+        .unwrap();
     // Cluster-scoped owners and dependents.
     let cluster_owner = create(client, Kind::ClusterRole, "collected-owner", json!({})).await;
     let cluster_owned =
@@ -311,6 +325,10 @@ async fn scenario(client: &kube::Client) -> Vec<(String, bool, Vec<Value>)> {
         Named {
             kind: Kind::ClusterRole,
             name: "collected-dependent",
+        },
+        Named {
+            kind: Kind::Role,
+            name: "self-owned",
         },
     ];
     let (reached, mut now) = settled(client, &objects, |now| {

@@ -26,8 +26,12 @@ use crate::graph::{Graph, Key};
 const CONTROLLER: &str = "kube-controller-manager";
 
 /// How long the collector waits before it looks again at an object whose handling failed
-/// (a conflict with another write, storage errors), and before it watches again.
+/// (a conflict with another write, storage errors), doubled at each failure in a row up to
+/// [`MAX_RETRY`]; and before it watches again.
 const RETRY: Duration = Duration::from_secs(1);
+
+/// The longest wait before an object that keeps failing is looked at again.
+const MAX_RETRY: Duration = Duration::from_secs(256);
 
 /// Objects listed at a time when a watch starts.
 const PAGE: usize = 500;
@@ -45,6 +49,8 @@ pub struct GarbageCollector<H: 'static> {
     server: Arc<ApiServer<H>>,
     graph: Mutex<Graph>,
     queue: Queue,
+    /// The objects whose handling failed, with how many times in a row.
+    failures: Mutex<HashMap<Key, u32>>,
 }
 
 impl<H> GarbageCollector<H>
@@ -57,6 +63,7 @@ where
             server,
             graph: Mutex::new(Graph::default()),
             queue: Queue::default(),
+            failures: Mutex::new(HashMap::new()),
         }
     }
 
@@ -212,18 +219,26 @@ where
     }
 
     /// Looks at the objects queued, one at a time; one whose handling failed is queued
-    /// again after [`RETRY`].
+    /// again after [`RETRY`], twice as long after each failure in a row.
     async fn work(self: Arc<Self>) {
         loop {
             let key = self.queue.pop().await;
-            if let Err(error) = self.attempt(&key).await {
-                tracing::debug!("garbage collector: {}/{}: {error}", key.plural, key.name);
-                let collector = self.clone();
-                self.server.spawn_until_stopped(async move {
-                    tokio::time::sleep(RETRY).await;
-                    collector.queue.push(key);
-                });
-            }
+            let attempted = self.attempt(&key).await;
+            let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+            let Err(error) = attempted else {
+                failures.remove(&key);
+                continue;
+            };
+            tracing::debug!("garbage collector: {}/{}: {error}", key.plural, key.name);
+            let failed = failures.entry(key.clone()).or_default();
+            let wait = retry_after(*failed);
+            *failed = failed.saturating_add(1);
+            drop(failures);
+            let collector = self.clone();
+            self.server.spawn_until_stopped(async move {
+                tokio::time::sleep(wait).await;
+                collector.queue.push(key);
+            });
         }
     }
 
@@ -381,22 +396,31 @@ where
         owner: H,
     ) -> Result<(), ApiError> {
         let uid = owner.metadata().uid.clone().unwrap_or_default();
-        let blocking: Vec<Key> = {
+        let (blocking, to_look_at) = {
             let mut graph = self.graph();
             graph.set_waiting(&uid, key, true);
-            graph
+            let blocking: Vec<Key> = graph
                 .dependents(&uid)
                 .into_iter()
                 .filter(|(_, reference)| reference.block_owner_deletion == Some(true))
                 .map(|(dependent, _)| dependent)
-                .collect()
+                .collect();
+            // One waiting for its own dependents (itself, in a cycle) still blocks, but is
+            // looked at when they change, not now: as kube's, else it would be looked at
+            // again and again.
+            let to_look_at: Vec<Key> = blocking
+                .iter()
+                .filter(|dependent| !graph.is_waiting(dependent))
+                .cloned()
+                .collect();
+            (blocking, to_look_at)
         };
         if blocking.is_empty() {
             return self
                 .remove_finalizer(served, key, owner, FOREGROUND_FINALIZER)
                 .await;
         }
-        for dependent in blocking {
+        for dependent in to_look_at {
             self.queue.push(dependent);
         }
         Ok(())
@@ -442,6 +466,12 @@ where
             _ => Ok(()),
         }
     }
+}
+
+/// The wait before an object that failed `failed` times in a row before this failure is
+/// looked at again.
+fn retry_after(failed: u32) -> Duration {
+    RETRY.saturating_mul(1 << failed.min(8)).min(MAX_RETRY)
 }
 
 fn place_of(key: &Key) -> Place<'_> {
@@ -526,6 +556,14 @@ mod tests {
         assert_eq!(queue.pop().await, key("a"));
         let waiting = queue.waiting.lock().unwrap();
         assert!(waiting.0.is_empty() && waiting.1.is_empty());
+    }
+
+    #[test]
+    fn an_object_that_keeps_failing_waits_longer_each_time_up_to_a_bound() {
+        assert_eq!(retry_after(0), Duration::from_secs(1));
+        assert_eq!(retry_after(1), Duration::from_secs(2));
+        assert_eq!(retry_after(8), MAX_RETRY);
+        assert_eq!(retry_after(u32::MAX), MAX_RETRY);
     }
 
     #[test]

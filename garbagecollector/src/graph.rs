@@ -116,6 +116,11 @@ impl Graph {
         }
     }
 
+    /// Whether the object at `key` is an owner waiting for its dependents.
+    pub(crate) fn is_waiting(&self, key: &Key) -> bool {
+        self.waiting.values().any(|waiting| waiting == key)
+    }
+
     /// The owners waiting for their dependents that `references` name.
     pub(crate) fn waiting_among(&self, references: &[OwnerReference]) -> Vec<Key> {
         references
@@ -194,6 +199,7 @@ mod tests {
         graph.remove(&key("owner"));
         assert!(graph.waiting_among(&[reference("o1", true)]).is_empty());
         graph.set_waiting("o2", &key("other"), true);
+        assert!(graph.is_waiting(&key("other")) && !graph.is_waiting(&key("owner")));
         graph.set_waiting("o2", &key("other"), false);
         assert!(graph.waiting_among(&[reference("o2", true)]).is_empty());
     }
