@@ -302,3 +302,78 @@ async fn an_owner_deleted_in_the_foreground_waits_for_its_blocking_dependents() 
     assert!(gone(&held, "blocking").await);
     assert!(gone(&services(&client), "owner").await);
 }
+
+/// Many dependents of one owner all go; two objects that own each other go when one of them
+/// is deleted; an owner that blocks on itself in the foreground stays, as kube keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_dependents_cycles_and_an_owner_of_itself() {
+    let (_server, _dir, client) = server().await;
+    let owner = service(&client, "many-owner").await;
+    for i in 0..300 {
+        role(
+            &client,
+            &format!("dependent-{i:03}"),
+            json!({"ownerReferences": [owned_by(&owner, i % 2 == 0)]}),
+        )
+        .await;
+    }
+    services(&client)
+        .delete("many-owner", &DeleteParams::default())
+        .await
+        .unwrap();
+    let all = roles(&client);
+    assert!(
+        until(WITHIN, || async {
+            all.list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        })
+        .await
+    );
+    // A cycle: each owns the other.
+    let first = role(&client, "cycle-a", json!({})).await;
+    let role_of = |object: &DynamicObject| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "name": object.metadata.name, "uid": object.metadata.uid})
+    };
+    let second = role(
+        &client,
+        "cycle-b",
+        json!({"ownerReferences": [role_of(&first)]}),
+    )
+    .await;
+    all.patch(
+        "cycle-a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"ownerReferences": [role_of(&second)]}})),
+    )
+    .await
+    .unwrap();
+    all.delete("cycle-a", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(gone(&all, "cycle-b").await);
+    // Its own blocking owner, deleted in the foreground: kept, waiting for itself.
+    let itself = role(&client, "self-owned", json!({})).await;
+    let mut own = role_of(&itself);
+    own["blockOwnerDeletion"] = json!(true);
+    all.patch(
+        "self-owned",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"ownerReferences": [own]}})),
+    )
+    .await
+    .unwrap();
+    all.delete("self-owned", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let kept = all.get("self-owned").await.unwrap();
+    assert!(kept.metadata.deletion_timestamp.is_some());
+    assert_eq!(
+        kept.metadata.finalizers,
+        Some(vec!["foregroundDeletion".to_owned()])
+    );
+}
