@@ -11,8 +11,8 @@ use apfkit_apiserver::error::ApiError;
 use apfkit_apiserver::fields::update_as;
 use apfkit_apiserver::http::ApiServer;
 use apfkit_apiserver::store::{
-    Change, FOREGROUND_FINALIZER, ListRequest, ORPHAN_FINALIZER, Place, Preconditions, Propagation,
-    Served, UpdateKind,
+    FOREGROUND_FINALIZER, ListRequest, ORPHAN_FINALIZER, Place, Preconditions, Propagation, Served,
+    UpdateKind,
 };
 use apfkit_runtime::Object;
 use apfkit_runtime::identity::split_api_version;
@@ -160,10 +160,8 @@ where
         self.look_at_every_owned_object();
         let mut watch = objects.watch(served, None, revision).await?;
         while let Some(event) = watch.next().await {
-            match objects.change(served, &event?)? {
-                Change::Put { object, .. } => self.observe(served, object.metadata(), false),
-                Change::Deleted(object) => self.observe(served, object.metadata(), true),
-            }
+            let (meta, deleted) = objects.watched_metadata(served, &event?)?;
+            self.observe(served, &meta, deleted);
         }
         Ok(())
     }

@@ -90,6 +90,17 @@ impl<H: Clone> Decoded<H> {
     }
 }
 
+impl<H: Object> Decoded<H> {
+    /// The metadata alone of the object `key` held at `revision`, as the resource `decoder`
+    /// decoded it.
+    fn metadata(&self, key: &[u8], revision: Revision, decoder: usize) -> Option<ObjectMeta> {
+        self.entries
+            .get(key)
+            .filter(|(kept, by, _, _)| *kept == revision && *by == decoder)
+            .map(|(_, _, object, _)| object.metadata().clone())
+    }
+}
+
 /// Where an object is: its namespace (for namespaced resources) and name.
 #[derive(Debug, Clone, Copy)]
 pub struct Place<'a> {
@@ -1231,6 +1242,52 @@ where
         }
     }
 
+    /// The metadata alone of a watched event's object, with the event's revision as its
+    /// `resourceVersion`, and whether the event deleted it: for work that reads metadata only
+    /// (kube's metadata informers; the garbage collector). Taken from the object the server
+    /// keeps decoded for that revision when it has one (nothing else of it copied), else
+    /// read from a JSON value's `metadata` alone (the rest skipped), else decoded and not
+    /// kept, so that such a watch takes no room from point reads.
+    ///
+    /// # Errors
+    ///
+    /// A stored value that does not decode, as [`Objects::change`] answers it.
+    pub fn watched_metadata(
+        &self,
+        served: &Served<H>,
+        event: &Watched,
+    ) -> Result<(ObjectMeta, bool), ApiError> {
+        let (kv, revision, deleted) = match &*event.0 {
+            Event::Put { current, .. } => (current, current.mod_revision, false),
+            Event::Delete { previous, revision } => (previous, *revision, true),
+        };
+        let kept = self
+            .decoded
+            .lock()
+            .ok()
+            .and_then(|decoded| decoded.metadata(&kv.key, kv.mod_revision, served.serial()));
+        let mut meta = match kept.or_else(|| json_metadata(served, &kv.value)) {
+            Some(meta) => meta,
+            None => match self.read_stored(served, kv) {
+                Ok(mut object) => std::mem::take(object.metadata_mut()),
+                Err(why) => {
+                    let corrupt = Corrupt {
+                        key: String::from_utf8_lossy(&kv.key).into_owned(),
+                        revision,
+                        why,
+                    };
+                    return Err(if deleted {
+                        ApiError::corrupt_object_deleted(&corrupt.inner())
+                    } else {
+                        ApiError::internal(corrupt.storage_error())
+                    });
+                }
+            },
+        };
+        meta.resource_version = Some(revision.to_string());
+        Ok((meta, deleted))
+    }
+
     /// What an updated object was before a watched write, with the write's revision as its
     /// `resourceVersion` (as kube-apiserver's watch cache sends an object that stopped
     /// matching a selector); `None` for a create or a delete.
@@ -1490,6 +1547,23 @@ impl<H> Deletion<H> {
             Deletion::Removed(object) | Deletion::Finalizing(object) => object,
         }
     }
+}
+
+/// The metadata of a stored JSON value of the resource's kind, read without the rest of the
+/// object; `None` for any other value (protobuf, another kind, not JSON), which the resource's
+/// codec then reads whole.
+fn json_metadata<H>(served: &Served<H>, value: &[u8]) -> Option<ObjectMeta> {
+    #[derive(serde::Deserialize)]
+    struct MetadataOnly {
+        kind: String,
+        #[serde(default)]
+        metadata: ObjectMeta,
+    }
+    if served.config.storage_encoding != apfkit_runtime::scheme::StorageEncoding::Json {
+        return None;
+    }
+    let read: MetadataOnly = serde_json::from_slice(value).ok()?;
+    (read.kind == served.config.kind).then_some(read.metadata)
 }
 
 /// `markAsDeleting`: the first mark bumps a set generation and stamps the time; every mark

@@ -202,3 +202,93 @@ async fn a_dry_run_create_of_a_taken_name_is_refused() {
         "flowschemas.flowcontrol.apiserver.k8s.io \"taken\" already exists"
     );
 }
+
+/// A watch read for metadata alone: each event's object's metadata, with the event's revision
+/// and whether it deleted the object, whether the server kept the object decoded or the value
+/// was written past it; a value that does not decode is the error `change` answers.
+#[tokio::test]
+async fn watched_events_read_for_their_metadata_alone() {
+    let (objects, backend) = objects();
+    let served = support::flow_schemas();
+    let start = objects.current_revision().await.unwrap();
+    let mut watch = objects.watch(&served, None, start).await.unwrap();
+    // Written past the server (nothing kept decoded), then read once (kept), then deleted.
+    let key = "/registry/flowschemas/watched";
+    let written = backend
+        .create(key.as_bytes(), stored("watched", "v1", Encoding::Protobuf))
+        .await
+        .unwrap();
+    let event = watch.next().await.unwrap().unwrap();
+    let (meta, deleted) = objects.watched_metadata(&served, &event).unwrap();
+    assert_eq!(meta.name.as_deref(), Some("watched"));
+    assert_eq!(meta.uid.as_deref(), Some("u-1"));
+    assert_eq!(
+        meta.resource_version,
+        Some(written.mod_revision.to_string())
+    );
+    assert!(!deleted);
+    objects.get(&served, place("watched")).await.unwrap();
+    assert_eq!(
+        objects.watched_metadata(&served, &event).unwrap(),
+        (meta, false)
+    );
+    let (_, removed) = backend.delete(key.as_bytes(), None).await.unwrap();
+    let event = watch.next().await.unwrap().unwrap();
+    let (meta, deleted) = objects.watched_metadata(&served, &event).unwrap();
+    assert!(deleted);
+    assert_eq!(meta.resource_version, Some(removed.to_string()));
+    assert_eq!(meta.name.as_deref(), Some("watched"));
+    // A value that does not decode.
+    backend
+        .create(b"/registry/flowschemas/broken", b"[1]".to_vec())
+        .await
+        .unwrap();
+    let event = watch.next().await.unwrap().unwrap();
+    let error = objects.watched_metadata(&served, &event).unwrap_err();
+    assert_eq!(error.code, 500, "{error:?}");
+    assert!(
+        error.message.contains("object not decodable"),
+        "{}",
+        error.message
+    );
+}
+
+/// A resource kept as JSON has a watched value's metadata read alone; a JSON value of
+/// another kind is read whole, and refused as `change` refuses it.
+#[tokio::test]
+async fn watched_json_values_have_their_metadata_read_alone() {
+    use apfkit_apiserver::store::{ResourceConfig, Served};
+    use apfkit_runtime::identity::GroupVersionKind;
+    use apfkit_runtime::scheme::StorageEncoding;
+    let (objects, backend) = objects();
+    let config = ResourceConfig::builtin(
+        GroupVersionKind::from_static("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema"),
+        "flowschemas",
+        false,
+    )
+    .stored_at("flowschemas", StorageEncoding::Json);
+    let served = Served::new(&SCHEME, config).unwrap();
+    let start = objects.current_revision().await.unwrap();
+    let mut watch = objects.watch(&served, None, start).await.unwrap();
+    let value = stored("as-json", "v1", Encoding::Json);
+    backend
+        .create(b"/registry/flowschemas/as-json", value.clone())
+        .await
+        .unwrap();
+    let event = watch.next().await.unwrap().unwrap();
+    let (meta, deleted) = objects.watched_metadata(&served, &event).unwrap();
+    assert_eq!(
+        (meta.name.as_deref(), meta.uid.as_deref(), deleted),
+        (Some("as-json"), Some("u-1"), false)
+    );
+    let other = String::from_utf8(value)
+        .unwrap()
+        .replace("FlowSchema", "Secret");
+    backend
+        .create(b"/registry/flowschemas/other", other.into_bytes())
+        .await
+        .unwrap();
+    let event = watch.next().await.unwrap().unwrap();
+    let error = objects.watched_metadata(&served, &event).unwrap_err();
+    assert_eq!(error.code, 500, "{error:?}");
+}
