@@ -12,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod controllers;
 pub mod normalize;
 pub mod sequence;
 mod servers;

@@ -7,9 +7,7 @@
 
 use std::time::Duration;
 
-use apfkit_server::{Config, Storage};
-use apfkit_test_support::etcd::Etcd;
-use apfkit_test_support::reference::{KubeApiserver, binary};
+use apfkit_differential::controllers::WithControllers;
 use apfkit_test_support::requests::{api_resource, client, namespaces, until};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -349,30 +347,19 @@ async fn scenario(client: &kube::Client) -> Vec<(String, bool, Vec<Value>)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn owner_references_are_followed_as_kube_controller_managers_collector_follows_them() {
-    let reference = tokio::task::spawn_blocking(|| KubeApiserver::start(&[]))
-        .await
-        .expect("the reference starts");
-    let _manager =
-        reference.start_controller_manager_with(&["--controllers=garbage-collector-controller"]);
-    let data = tempfile::tempdir().expect("a temporary folder");
-    let etcd = Etcd::start_binary(&binary("etcd").display().to_string(), &[]);
-    let mut on_etcd = Config::new(data.path().join("etcd"));
-    on_etcd.storage = Storage::Etcd(vec![etcd.endpoint.clone()]);
-    let on_etcd = apfkit_server::start(on_etcd)
-        .await
-        .expect("apfkit's server starts on etcd");
-    let embedded = apfkit_server::start(Config::new(data.path().join("embedded")))
-        .await
-        .expect("apfkit's server starts on its embedded store");
+    let servers = WithControllers::start("garbage-collector-controller").await;
     let targets = [
-        ("reference", client(&reference.kubeconfig(), "apfkit").await),
+        (
+            "reference",
+            client(&servers.reference.kubeconfig(), "apfkit").await,
+        ),
         (
             "apfkit on etcd",
-            client(on_etcd.kubeconfig(), "apfkit").await,
+            client(servers.on_etcd.kubeconfig(), "apfkit").await,
         ),
         (
             "apfkit embedded",
-            client(embedded.kubeconfig(), "apfkit").await,
+            client(servers.embedded.kubeconfig(), "apfkit").await,
         ),
     ];
     let runs = futures_util::future::join_all(targets.iter().map(|(_, c)| scenario(c))).await;
@@ -389,6 +376,5 @@ async fn owner_references_are_followed_as_kube_controller_managers_collector_fol
             );
         }
     }
-    on_etcd.shutdown().await;
-    embedded.shutdown().await;
+    servers.shutdown().await;
 }

@@ -10,10 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apfkit_server::{Config, Storage};
+use apfkit_differential::controllers::WithControllers;
 use apfkit_storage::etcd::{EtcdOptions, Store};
-use apfkit_test_support::etcd::Etcd;
-use apfkit_test_support::reference::{KubeApiserver, binary};
 use apfkit_test_support::requests::{
     api_resource, client, custom_resource_definitions, namespaces, storage_version_migrations,
     until,
@@ -95,22 +93,10 @@ struct Ended {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn migrations_end_as_kube_controller_managers_end() {
-    let reference = tokio::task::spawn_blocking(|| KubeApiserver::start(&[]))
-        .await
-        .expect("the reference starts");
-    let _manager = reference.start_controller_manager_with(&[
-        "--controllers=garbage-collector-controller,storage-version-migrator-controller",
-    ]);
-    let data = tempfile::tempdir().expect("a temporary folder");
-    let etcd = Etcd::start_binary(&binary("etcd").display().to_string(), &[]);
-    let mut on_etcd = Config::new(data.path().join("etcd"));
-    on_etcd.storage = Storage::Etcd(vec![etcd.endpoint.clone()]);
-    let on_etcd = apfkit_server::start(on_etcd)
-        .await
-        .expect("apfkit's server starts on etcd");
-    let embedded = apfkit_server::start(Config::new(data.path().join("embedded")))
-        .await
-        .expect("apfkit's server starts on its embedded store");
+    let servers =
+        WithControllers::start("garbage-collector-controller,storage-version-migrator-controller")
+            .await;
+    let (reference, etcd) = (&servers.reference, &servers.etcd);
     let targets = [
         Target {
             name: "reference",
@@ -119,12 +105,12 @@ async fn migrations_end_as_kube_controller_managers_end() {
         },
         Target {
             name: "apfkit on etcd",
-            client: client(on_etcd.kubeconfig(), "apfkit").await,
+            client: client(servers.on_etcd.kubeconfig(), "apfkit").await,
             etcd: Some(etcd.endpoint.clone()),
         },
         Target {
             name: "apfkit embedded",
-            client: client(embedded.kubeconfig(), "apfkit").await,
+            client: client(servers.embedded.kubeconfig(), "apfkit").await,
             etcd: None,
         },
     ];
@@ -167,8 +153,7 @@ async fn migrations_end_as_kube_controller_managers_end() {
             }
         }
     }
-    on_etcd.shutdown().await;
-    embedded.shutdown().await;
+    servers.shutdown().await;
 }
 
 /// Where two ends of a migration differ, in words; the embedded store's stored values are not
