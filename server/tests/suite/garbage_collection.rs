@@ -377,3 +377,55 @@ async fn many_dependents_cycles_and_an_owner_of_itself() {
         Some(vec!["foregroundDeletion".to_owned()])
     );
 }
+
+/// Owners deleted while no collector ran: when the server starts again with one, it lists
+/// every resource (in pages) and collects what was left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_owners_left_while_no_collector_ran_is_collected_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path().join("data"));
+    config.controllers.garbage_collector = false;
+    let server = start(config.clone()).await.unwrap();
+    let client = client(server.kubeconfig(), "apfkit").await;
+    namespaces(&client, &["team"]).await;
+    let owner = service(&client, "gone-owner").await;
+    for i in 0..600 {
+        role(
+            &client,
+            &format!("left-{i:03}"),
+            json!({"ownerReferences": [owned_by(&owner, false)]}),
+        )
+        .await;
+    }
+    services(&client)
+        .delete("gone-owner", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        roles(&client)
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        600
+    );
+    server.shutdown().await;
+
+    config.controllers.garbage_collector = true;
+    let server = start(config).await.unwrap();
+    let client = apfkit_test_support::requests::client(server.kubeconfig(), "apfkit").await;
+    let left = roles(&client);
+    assert!(
+        until(WITHIN, || async {
+            left.list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        })
+        .await
+    );
+    server.shutdown().await;
+}
