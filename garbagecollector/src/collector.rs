@@ -319,12 +319,7 @@ where
         reference: &OwnerReference,
     ) -> Result<Option<Owner>, ApiError> {
         let (group, _) = split_api_version(&reference.api_version);
-        let Some(served) = self
-            .server
-            .resources()
-            .into_iter()
-            .find(|s| s.config.group == group && s.config.kind == reference.kind)
-        else {
+        let Some(served) = self.server.resource_of_kind(group, &reference.kind) else {
             return Ok(None);
         };
         let namespace = match (served.config.namespaced, item.namespace.as_deref()) {

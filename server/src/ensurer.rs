@@ -45,11 +45,7 @@ pub async fn ensure_once(
             ),
             Change::Delete { kind, name } => ((*kind).to_owned(), name.clone()),
         };
-        let Some(served) = server
-            .resources()
-            .into_iter()
-            .find(|s| s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == kind)
-        else {
+        let Some(served) = server.resource_of_kind("flowcontrol.apiserver.k8s.io", &kind) else {
             continue;
         };
         // The producer writes v1 objects, through a client whose field manager it names.

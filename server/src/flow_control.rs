@@ -111,9 +111,7 @@ pub async fn configure_and_mark_dangling(
     limit: i32,
 ) -> Result<(Configuration, Revision), Error> {
     let (config, mut read_at, schemas) = stored(server, limit).await?;
-    let Some(served) = server.resources().into_iter().find(|s| {
-        s.config.group == "flowcontrol.apiserver.k8s.io" && s.config.kind == "FlowSchema"
-    }) else {
+    let Some(served) = server.resource_of_kind("flowcontrol.apiserver.k8s.io", "FlowSchema") else {
         return Ok((config, read_at));
     };
     for wanted in config.dangling_conditions() {

@@ -160,6 +160,12 @@ impl<H> Catalog<H> {
             .find(|s| s.config.group == group && s.plural == plural)
     }
 
+    fn served_kind(&self, group: &str, kind: &str) -> Option<&Arc<Served<H>>> {
+        self.resources
+            .iter()
+            .find(|s| s.config.group == group && s.config.kind == kind)
+    }
+
     pub(super) fn openapi_documents(&self, version: &VersionInfo) -> &[openapi::Document] {
         self.openapi.get_or_init(|| {
             let release = format!("{}.{}", version.major, version.minor);
@@ -384,6 +390,12 @@ where
     /// The resource `plural` of `group`, if served now.
     pub fn resource(&self, group: &str, plural: &str) -> Option<Arc<Served<H>>> {
         self.catalog().served(group, plural).cloned()
+    }
+
+    /// The resource of `kind` in `group`, if served now (an owner reference's, or a
+    /// producer's of objects it knows by kind).
+    pub fn resource_of_kind(&self, group: &str, kind: &str) -> Option<Arc<Served<H>>> {
+        self.catalog().served_kind(group, kind).cloned()
     }
 
     /// Serves `resources` from now on, in place of those served so far: requests under way
