@@ -122,15 +122,19 @@ where
 
     /// Keeps the graph of one resource: a list, then a watch from it, again after a failure.
     async fn watch(self: Arc<Self>, served: Arc<Served<H>>) {
+        let mut relist = false;
         loop {
-            if let Err(error) = self.list_and_watch(&served).await {
+            if let Err(error) = self.list_and_watch(&served, relist).await {
                 tracing::debug!("garbage collector: {}: {error}", served.plural);
             }
+            relist = true;
             tokio::time::sleep(RETRY).await;
         }
     }
 
-    async fn list_and_watch(&self, served: &Served<H>) -> Result<(), ApiError> {
+    /// Lists the resource into the graph, then follows its watch; `relist` after a watch
+    /// that ended, whose missed deletes may have left dependents elsewhere to look at.
+    async fn list_and_watch(&self, served: &Served<H>, relist: bool) -> Result<(), ApiError> {
         let objects = self.server.objects();
         let revision = objects.current_revision().await?;
         self.graph()
@@ -156,8 +160,12 @@ where
                 None => break,
             }
         }
-        // Owners deleted while nobody watched leave dependents to look at.
-        self.look_at_every_owned_object();
+        // Owners deleted while nobody watched leave dependents to look at. On a first list
+        // each object with owners was queued as it was listed (and dependents of other
+        // resources as theirs were), so only a relist needs this.
+        if relist {
+            self.look_at_every_owned_object();
+        }
         let mut watch = objects.watch(served, None, revision).await?;
         while let Some(event) = watch.next().await {
             let (meta, deleted) = objects.watched_metadata(served, &event?)?;
