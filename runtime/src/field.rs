@@ -185,6 +185,31 @@ pub mod names {
         errors
     }
 
+    /// Messages of every rule of a key of a ConfigMap's or Secret's data (at most 253
+    /// characters of `[-._a-zA-Z0-9]`, neither `.` nor `..` nor starting with `..`) that
+    /// `value` breaks (`IsConfigMapKey`; empty when valid).
+    pub fn config_map_key(value: &str) -> Vec<String> {
+        let mut errors = Vec::new();
+        if value.len() > 253 {
+            errors.push(max_len(253));
+        }
+        let allowed = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_');
+        if value.is_empty() || !value.bytes().all(allowed) {
+            errors.push(regex_error(
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                "[-._a-zA-Z0-9]+",
+                &["key.name", "KEY_NAME", "key-name"],
+            ));
+        }
+        match value {
+            "." => errors.push("must not be '.'".to_owned()),
+            ".." => errors.push("must not be '..'".to_owned()),
+            _ if value.starts_with("..") => errors.push("must not start with '..'".to_owned()),
+            _ => {}
+        }
+        errors
+    }
+
     use super::{BadValue, FieldError, Path};
 
     /// apimachinery's checks of an object's `metadata.name` and `metadata.generateName`
@@ -685,6 +710,40 @@ impl From<Path> for String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// apimachinery's `TestIsConfigMapKey`, with the messages of each rule.
+    #[test]
+    fn config_map_keys_as_is_config_map_key_checks_them() {
+        for good in [
+            "a",
+            "good",
+            "good-good",
+            "still.good",
+            "this.is.also.good",
+            ".so.is.this",
+            "THIS_IS_GOOD",
+            "so_is_this_17",
+        ] {
+            assert!(names::config_map_key(good).is_empty(), "{good}");
+        }
+        for bad in [".", "..", "..bad", "b*d", "bad!&bad"] {
+            assert!(!names::config_map_key(bad).is_empty(), "{bad}");
+        }
+        assert_eq!(names::config_map_key(".."), ["must not be '..'"]);
+        assert_eq!(
+            names::config_map_key("b*d"),
+            [
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.' \
+              (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is \
+              '[-._a-zA-Z0-9]+')"
+            ]
+        );
+        let long = "a".repeat(254);
+        assert_eq!(
+            names::config_map_key(&long),
+            ["must be no more than 253 characters"]
+        );
+    }
 
     #[test]
     fn strings_are_quoted_as_go_quotes_them() {
