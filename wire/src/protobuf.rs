@@ -674,6 +674,91 @@ pub fn get_string_entry(
     Ok((key, value))
 }
 
+/// Reads one `map<string, bytes>` entry, its value as base64 text (a missing key or value is
+/// empty, as in Go).
+///
+/// # Errors
+///
+/// Wrong wire types, truncation or a key that is not UTF-8.
+pub fn get_bytes_entry(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<(String, String), DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    let (mut key, mut value) = (String::new(), String::new());
+    while !inner.is_empty() {
+        let (number, wire) =
+            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
+        match number {
+            1 => key = get_string(wire, &mut inner, decoder)?,
+            2 => value = get_base64(wire, &mut inner, decoder)?,
+            _ => decoder.unknown(number, wire, &mut inner)?,
+        }
+    }
+    Ok((key, value))
+}
+
+/// Writes a `map<string, bytes>` entry per key, in the map's (sorted) order, each value given
+/// as base64 text.
+///
+/// # Errors
+///
+/// When a value is not base64.
+pub fn put_bytes_map<'a>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    field: &'static str,
+    map: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Result<(), EncodeError> {
+    for (key, text) in map {
+        let mut entry = Vec::new();
+        put_string(&mut entry, 1, key);
+        put_base64(&mut entry, 2, field, text)?;
+        pe::encode_key(number, WireType::LengthDelimited, buf);
+        pe::encode_varint(entry.len() as u64, buf);
+        buf.extend_from_slice(&entry);
+    }
+    Ok(())
+}
+
+/// Reads a `metav1.MicroTime` (a `Timestamp`: `seconds`, `nanos`) as its seconds and
+/// nanoseconds, the nanoseconds truncated to microseconds as apimachinery's `Unmarshal`
+/// truncates them; the empty message is Go's zero time, `None`.
+///
+/// # Errors
+///
+/// Malformed message.
+pub fn get_micro_time(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<Option<(i64, i32)>, DecodeError> {
+    let mut inner = delimited(wire, buf, decoder)?;
+    if inner.is_empty() {
+        return Ok(None);
+    }
+    let (mut seconds, mut nanos) = (0i64, 0i32);
+    while !inner.is_empty() {
+        let (number, wire) =
+            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
+        match number {
+            1 => seconds = get_int64(wire, &mut inner, decoder)?,
+            2 => nanos = get_int32(wire, &mut inner, decoder)?,
+            _ => decoder.unknown(number, wire, &mut inner)?,
+        }
+    }
+    Ok(Some((seconds, nanos - nanos % 1000)))
+}
+
+/// Writes a `metav1.MicroTime` of `seconds` and `nanos` (already whole microseconds).
+pub fn put_micro_time(buf: &mut Vec<u8>, number: u32, seconds: i64, nanos: i32) {
+    pe::encode_key(number, WireType::LengthDelimited, buf);
+    pe::encode_varint((int64_len(1, seconds) + int32_len(2, nanos)) as u64, buf);
+    put_int64(buf, 1, seconds);
+    put_int32(buf, 2, nanos);
+}
+
 /// Reads one `map<string, Message>` entry: its key, its value merged into `value` (a missing
 /// value is the message's empty form, as in Go).
 ///

@@ -27,7 +27,7 @@
 use std::marker::PhantomData;
 
 use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, MicroTime, ObjectMeta, Time};
 use serde_json::{Map, Value};
 
 use super::envelope;
@@ -82,12 +82,17 @@ pub enum Holds {
     /// A `metav1.Time` value, always written (Go's zero time as an empty message); an
     /// RFC 3339 string in JSON, left out when zero.
     Time,
+    /// A `*metav1.MicroTime`, written when set; in JSON an RFC 3339 string with six digits of
+    /// a second (`RFC3339Micro`), null when Go's zero time.
+    MicroTime,
     /// An embedded message: a Go struct value (`true`: always written) or a pointer.
     Message(&'static Shape, bool),
     /// A repeated message.
     Messages(&'static Shape),
     /// A `map<string, string>`.
     Map,
+    /// A `map<string, bytes>` (Go writes its keys sorted): a JSON object of base64 text.
+    BytesMap,
     /// A `map<string, Message>` (Go writes its keys sorted): a JSON object of messages.
     MessageMap(&'static Shape),
     /// A message whose fields are alternatives of one JSON value (apiextensions'
@@ -257,6 +262,13 @@ fn chosen_alternative(shape: &Shape, mut fields: Map<String, Value>) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// A `MicroTime` of `seconds` and `nanos` as its JSON text (`RFC3339Micro`, in UTC); `None`
+/// outside the times it can hold.
+fn micro_time_text(seconds: i64, nanos: i32) -> Option<String> {
+    let time = k8s_openapi::jiff::Timestamp::new(seconds, nanos).ok()?;
+    k8s_openapi::jiff::fmt::strtime::format("%Y-%m-%dT%H:%M:%S%.6fZ", time).ok()
+}
+
 /// A typed metadata value as JSON.
 fn json_of<T: serde::Serialize>(value: &T, decoder: &Decoder) -> Result<Value, DecodeError> {
     serde_json::to_value(value).map_err(|e| decoder.error(e.to_string()))
@@ -364,6 +376,19 @@ impl Message for Node {
                     self.value.remove(name);
                 }
             },
+            Holds::MicroTime => {
+                let value = match pb::get_micro_time(wire, buf, decoder)? {
+                    Some((seconds, nanos)) => micro_time_text(seconds, nanos)
+                        .map(Value::String)
+                        .ok_or_else(|| {
+                            decoder.error(format!(
+                                "{seconds} seconds is outside the supported time range"
+                            ))
+                        })?,
+                    None => Value::Null,
+                };
+                self.set(name, value, false);
+            }
             Holds::Message(shape, _) => {
                 let mut child = Node::of(shape);
                 if let Some(Value::Object(seen)) = self.value.remove(name) {
@@ -382,6 +407,16 @@ impl Message for Node {
             }
             Holds::Map => {
                 let (key, value) = pb::get_string_entry(wire, buf, decoder)?;
+                let entry = self
+                    .value
+                    .entry(name.to_owned())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(map) = entry {
+                    map.insert(key, value.into());
+                }
+            }
+            Holds::BytesMap => {
+                let (key, value) = pb::get_bytes_entry(wire, buf, decoder)?;
                 let entry = self
                     .value
                     .entry(name.to_owned())
@@ -724,6 +759,13 @@ fn write_message(
                 let time: Option<Time> = field.map(|v| typed(v, &here)).transpose()?;
                 pb::put_time(buf, number, time.as_ref());
             }
+            Holds::MicroTime => {
+                if let Some(value) = field {
+                    let time: MicroTime = typed(value, &here)?;
+                    let nanos = time.0.subsec_nanosecond();
+                    pb::put_micro_time(buf, number, time.0.as_second(), nanos - nanos % 1000);
+                }
+            }
             Holds::Message(inner, required) => {
                 if field.is_some() || required {
                     put_message(buf, number, inner, field.unwrap_or(&Value::Null), &here)?;
@@ -738,6 +780,13 @@ fn write_message(
                 if let Some(map) = field {
                     let map: std::collections::BTreeMap<String, String> = typed(map, &here)?;
                     pb::put_string_map(buf, number, map.iter());
+                }
+            }
+            Holds::BytesMap => {
+                if let Some(map) = field {
+                    let map: std::collections::BTreeMap<String, String> = typed(map, &here)?;
+                    pb::put_bytes_map(buf, number, "bytes", map.iter())
+                        .map_err(|e| shape_error(&here, e.message))?;
                 }
             }
             Holds::MessageMap(inner) => {
