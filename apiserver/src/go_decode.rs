@@ -308,7 +308,16 @@ impl<'a> Walk<'a> {
             Some(b'n') => Ok(()),
             Some(b't' | b'f') if kind == "bool" => Ok(()),
             Some(b't' | b'f') => Err(self.mismatch("bool", &ty.name)),
-            Some(b'"') if kind == "string" || kind == "bytes" => Ok(()),
+            Some(b'"') if kind == "bytes" => {
+                let text: String = serde_json::from_str(literal).map_err(|_| Stop::Malformed)?;
+                match base64_error(text.as_bytes()) {
+                    Some(at) => Err(Stop::Mismatch(format!(
+                        "illegal base64 data at input byte {at}"
+                    ))),
+                    None => Ok(()),
+                }
+            }
+            Some(b'"') if kind == "string" => Ok(()),
             Some(b'"') => Err(self.mismatch("string", &ty.name)),
             Some(_) => match kind {
                 "int" | "uint" | "float" if fits(literal, kind, ty.bits) => Ok(()),
@@ -325,10 +334,11 @@ impl<'a> Walk<'a> {
     /// take any JSON (`FieldsV1`, apiextensions' `JSON` and schema unions).
     fn custom(&mut self, ty: &'a GoType, first: u8) -> Result<(), Stop> {
         let into = match ty.custom.as_str() {
-            "v1.Time" | "v1.MicroTime" if first == b'"' => {
+            custom @ ("v1.Time" | "v1.MicroTime") if first == b'"' => {
                 let literal = self.literal()?;
                 let text: String = serde_json::from_str(literal).map_err(|_| Stop::Malformed)?;
-                return match rfc3339_error(text.as_bytes()) {
+                let micro = custom == "v1.MicroTime";
+                return match rfc3339_error(text.as_bytes(), micro) {
                     Some(error) => Err(Stop::Mismatch(error)),
                     None => Ok(()),
                 };
@@ -362,17 +372,74 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// Where Go's `base64.StdEncoding.Decode` (what `encoding/json` reads a `[]byte` with) finds
+/// `text` corrupt: its `CorruptInputError` offset (`decodeQuantum`: line breaks skipped, `=`
+/// only as the padding of a quantum's last one or two characters, nothing after it but line
+/// breaks); `None` when it decodes.
+fn base64_error(text: &[u8]) -> Option<usize> {
+    let alphabet = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
+    let newline = |c: u8| c == b'\n' || c == b'\r';
+    let mut at = 0;
+    loop {
+        // One quantum of four characters.
+        let mut j = 0;
+        while j < 4 {
+            let Some(&c) = text.get(at) else {
+                return (j != 0).then_some(at - j);
+            };
+            at += 1;
+            if alphabet(c) {
+                j += 1;
+                continue;
+            }
+            if newline(c) {
+                continue;
+            }
+            if c != b'=' || j < 2 {
+                return Some(at - 1);
+            }
+            if j == 2 {
+                // `==` is wanted: the second `=`, after any line breaks.
+                while text.get(at).copied().is_some_and(newline) {
+                    at += 1;
+                }
+                match text.get(at) {
+                    None => return Some(text.len()),
+                    Some(b'=') => at += 1,
+                    Some(_) => return Some(at - 1),
+                }
+            }
+            while text.get(at).copied().is_some_and(newline) {
+                at += 1;
+            }
+            return (at < text.len()).then_some(at);
+        }
+    }
+}
+
+/// What apimachinery's `MicroTime` says of `text` as the string of a JSON value (Go's
+/// `time.Parse` with `RFC3339Micro`, which wants six digits of a second), or `None` when it
+/// reads it. A kind with `MicroTime` fields refuses in its decoding what this refuses (which
+/// k8s-openapi's type takes), so that the server answers with Go's decoder's words.
+pub fn micro_time_error(text: &str) -> Option<String> {
+    rfc3339_error(text.as_bytes(), true)
+}
+
 /// What Go's `time.Parse(time.RFC3339, value)` answers for a value it cannot parse (as
 /// apimachinery's `Time` reads a string): its layout walked element by element as Go's
 /// `parse` walks `2006-01-02T15:04:05Z07:00`, with Go's words for where it stopped or what
-/// is out of range; `None` for a time it reads.
-fn rfc3339_error(value: &[u8]) -> Option<String> {
+/// is out of range; `None` for a time it reads. With `micro`, the layout is `MicroTime`'s
+/// `RFC3339Micro`, `2006-01-02T15:04:05.000000Z07:00`, whose fraction of a second is
+/// required with exactly six digits.
+fn rfc3339_error(value: &[u8], micro: bool) -> Option<String> {
     const LAYOUT: &str = "2006-01-02T15:04:05Z07:00";
+    const MICRO_LAYOUT: &str = "2006-01-02T15:04:05.000000Z07:00";
+    let layout = if micro { MICRO_LAYOUT } else { LAYOUT };
     let whole = go_time_quote(value);
     let cannot = |element: &str, rest: &[u8]| {
         Some(format!(
             "parsing time {whole} as {}: cannot parse {} as {}",
-            go_time_quote(LAYOUT.as_bytes()),
+            go_time_quote(layout.as_bytes()),
             go_time_quote(rest),
             go_time_quote(element.as_bytes())
         ))
@@ -423,8 +490,27 @@ fn rfc3339_error(value: &[u8]) -> Option<String> {
         fields[index] = n;
         rest = &rest[used..];
     }
-    // A fraction of a second the layout does not name is read all the same.
-    if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && digit(rest, 1) {
+    if micro {
+        // `stdFracSecond0`: exactly `.` (or `,`) and six characters, read by `atoi` (a sign
+        // and digits); a negative fraction is out of range.
+        let fraction = rest.get(1..7).filter(|_| matches!(rest[0], b'.' | b','));
+        let Some(fraction) = fraction else {
+            return cannot(".000000", rest);
+        };
+        let (negative, digits) = match fraction.split_first() {
+            Some((b'-', digits)) => (true, digits),
+            Some((b'+', digits)) => (false, digits),
+            _ => (false, fraction),
+        };
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return cannot(".000000", rest);
+        }
+        if negative && digits.iter().any(|&d| d != b'0') {
+            return out_of_range("fractional second");
+        }
+        rest = &rest[7..];
+    } else if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && digit(rest, 1) {
+        // A fraction of a second the layout does not name is read all the same.
         let digits = rest[1..].iter().take_while(|b| b.is_ascii_digit()).count();
         rest = &rest[1 + digits..];
     }
@@ -649,7 +735,7 @@ pub(crate) fn go_plus_v(value: &serde_json::Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::type_error;
+    use super::{base64_error, type_error};
 
     const LEVELS: &str = "flowcontrol.apiserver.k8s.io/v1";
 
@@ -806,6 +892,68 @@ mod tests {
             });
             assert_eq!(found, expected, "{value}");
         }
+    }
+
+    /// The same values read as apimachinery's `MicroTime` reads them (a Lease's
+    /// `spec.renewTime`), whose layout requires six digits of a second (Go's answers made with
+    /// `go run ./golden microtimes < ../apiserver/tests/data/times.jsonl >
+    /// ../apiserver/tests/data/microtimes-cases.jsonl`).
+    #[test]
+    fn micro_times_are_parsed_as_go_parses_them() {
+        let cases: Vec<(serde_json::Value, Option<String>)> =
+            include_str!("../tests/data/microtimes-cases.jsonl")
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("a golden line"))
+                .collect();
+        assert!(cases.len() > 50);
+        let mut accepted = 0;
+        for (value, expected) in cases {
+            let body = format!(r#"{{"spec":{{"renewTime":{value}}}}}"#);
+            let found = type_error("coordination.k8s.io/v1", "Lease", body.as_bytes());
+            let expected = expected.map(|e| {
+                e.replace(
+                    "into Go value of type",
+                    "into Go struct field LeaseSpec.spec.renewTime of type",
+                )
+            });
+            accepted += usize::from(expected.is_none());
+            assert_eq!(found, expected, "{value}");
+        }
+        assert!(accepted >= 3, "{accepted}");
+    }
+
+    /// Where Go's `base64.StdEncoding.Decode` finds each input corrupt (its answers, go 1.26),
+    /// and the error a Secret's `data` gets from Go's decoder.
+    #[test]
+    fn base64_is_read_as_go_reads_it() {
+        for (text, expected) in [
+            ("", None),
+            ("eA==", None),
+            ("eA=", Some(3)),
+            ("not base64", Some(3)),
+            ("eA", Some(0)),
+            ("e", Some(0)),
+            ("eA==eA==", Some(4)),
+            ("eA==\n", None),
+            ("eA=\n=", None),
+            ("eA=x", Some(2)),
+            ("eAx=", None),
+            ("=AAA", Some(0)),
+            ("AAAA\nAAAA", None),
+            ("AA\r\nAA", None),
+            ("AAA=B", Some(4)),
+            ("AAA==", Some(4)),
+            ("AAAAA", Some(4)),
+            ("aGVsbG8gd29ybGQ=", None),
+            ("a-b_", Some(1)),
+            ("AAAA AAAA", Some(4)),
+        ] {
+            assert_eq!(base64_error(text.as_bytes()), expected, "{text:?}");
+        }
+        assert_eq!(
+            type_error("v1", "Secret", br#"{"data":{"a":"eA=","b":"!"}}"#).as_deref(),
+            Some("illegal base64 data at input byte 3")
+        );
     }
 
     #[test]

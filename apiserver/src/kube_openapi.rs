@@ -26,7 +26,7 @@ macro_rules! documents {
     };
 }
 
-const DOCUMENTS: [Document; 20] = documents!(
+const DOCUMENTS: [Document; 22] = documents!(
     "api",
     "api/v1",
     "apis",
@@ -47,6 +47,8 @@ const DOCUMENTS: [Document; 20] = documents!(
     "apis/authorization.k8s.io/v1",
     "apis/storagemigration.k8s.io",
     "apis/storagemigration.k8s.io/v1",
+    "apis/coordination.k8s.io",
+    "apis/coordination.k8s.io/v1",
 );
 
 /// Each document parsed on first use (`api/v1` is 1.6 MB).
@@ -458,6 +460,18 @@ mod tests {
                 .contains(COMPONENTS)
         );
         assert!(schema(&GroupVersionKind::from_static("", "v1", "Widget")).is_none());
+        // Each kind served from kube's documents has its schema there.
+        for (group, kind) in [
+            ("", "ConfigMap"),
+            ("", "Secret"),
+            ("", "ServiceAccount"),
+            ("", "Namespace"),
+            ("coordination.k8s.io", "Lease"),
+            ("discovery.k8s.io", "EndpointSlice"),
+        ] {
+            let found = schema(&GroupVersionKind::from_static(group, "v1", kind));
+            assert!(found.is_some_and(|s| s["properties"].is_object()), "{kind}");
+        }
         assert!(
             schema(&GroupVersionKind::from_static(
                 "flowcontrol.apiserver.k8s.io",

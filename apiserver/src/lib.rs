@@ -95,7 +95,7 @@ pub mod __fuzz {
 }
 pub mod fields;
 mod go_decode;
-pub use go_decode::object_meta_error;
+pub use go_decode::{micro_time_error, object_meta_error};
 pub mod go_shape;
 pub mod http;
 pub mod impersonation;

@@ -15,6 +15,7 @@
 //	                                answers and its offset, or null and 0
 //	golden times < values.jsonl     one JSON string a line in; a line [value, error] out: what
 //	                                apimachinery's Time answers for it as a JSON string
+//	golden microtimes < values.jsonl the same for apimachinery's MicroTime
 //	golden gotypes                  the Go types of the kinds apfkit serves as Go's JSON decoder
 //	                                sees them (apiserver/data/go-types.json): each type's
 //	                                kind, its name as errors print it, struct fields by JSON
@@ -37,6 +38,7 @@ import (
 	"strings"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -55,7 +57,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes|times"))
+		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes|times|microtimes"))
 	}
 	switch os.Args[1] {
 	case "yaml":
@@ -77,7 +79,9 @@ func main() {
 	case "gotypes":
 		goTypes()
 	case "times":
-		timeLines()
+		timeLines(func(value []byte) error { var t metav1.Time; return t.UnmarshalJSON(value) })
+	case "microtimes":
+		timeLines(func(value []byte) error { var t metav1.MicroTime; return t.UnmarshalJSON(value) })
 	case "labels":
 		selectorLines(func(text string) (fmt.Stringer, error) { return labels.Parse(text) })
 	case "fields":
@@ -118,10 +122,14 @@ func goTypes() {
 	roots := map[string]any{
 		"flowcontrol.apiserver.k8s.io/v1/FlowSchema":                 flowcontrolv1.FlowSchema{},
 		"flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration": flowcontrolv1.PriorityLevelConfiguration{},
-		"v1/Service":                                         corev1.Service{},
-		"v1/Namespace":                                       corev1.Namespace{},
-		"discovery.k8s.io/v1/EndpointSlice":                  discoveryv1.EndpointSlice{},
-		"rbac.authorization.k8s.io/v1/ClusterRole":           rbacv1.ClusterRole{},
+		"v1/Service":                               corev1.Service{},
+		"v1/Namespace":                             corev1.Namespace{},
+		"v1/ConfigMap":                             corev1.ConfigMap{},
+		"v1/Secret":                                corev1.Secret{},
+		"v1/ServiceAccount":                        corev1.ServiceAccount{},
+		"coordination.k8s.io/v1/Lease":             coordinationv1.Lease{},
+		"discovery.k8s.io/v1/EndpointSlice":        discoveryv1.EndpointSlice{},
+		"rbac.authorization.k8s.io/v1/ClusterRole": rbacv1.ClusterRole{},
 		"rbac.authorization.k8s.io/v1/ClusterRoleBinding":    rbacv1.ClusterRoleBinding{},
 		"rbac.authorization.k8s.io/v1/Role":                  rbacv1.Role{},
 		"rbac.authorization.k8s.io/v1/RoleBinding":           rbacv1.RoleBinding{},
@@ -237,6 +245,9 @@ func swaggerDocs() {
 	docs := map[string]map[string]string{
 		"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta":               metav1.ObjectMeta{}.SwaggerDoc(),
 		"io.k8s.api.core.v1.ServiceSpec":                                corev1.ServiceSpec{}.SwaggerDoc(),
+		"io.k8s.api.core.v1.ConfigMap":                                  corev1.ConfigMap{}.SwaggerDoc(),
+		"io.k8s.api.core.v1.Secret":                                     corev1.Secret{}.SwaggerDoc(),
+		"io.k8s.api.coordination.v1.LeaseSpec":                          coordinationv1.LeaseSpec{}.SwaggerDoc(),
 		"io.k8s.api.discovery.v1.EndpointSlice":                         discoveryv1.EndpointSlice{}.SwaggerDoc(),
 		"io.k8s.api.flowcontrol.v1.FlowSchemaSpec":                      flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc(),
 		"io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration":   flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc(),
@@ -292,12 +303,11 @@ func yamlLines() {
 	})
 }
 
-// timeLines writes, for each value, the error metav1.Time's UnmarshalJSON answers for it.
-func timeLines() {
+// timeLines writes, for each value, the error unmarshal (a time type's UnmarshalJSON) answers.
+func timeLines(unmarshal func([]byte) error) {
 	eachLine(func(value []byte) []any {
 		var problem any
-		var t metav1.Time
-		if err := t.UnmarshalJSON(value); err != nil {
+		if err := unmarshal(value); err != nil {
 			problem = err.Error()
 		}
 		return []any{json.RawMessage(value), problem}

@@ -18,7 +18,7 @@ use crate::store::{Deletion, ListRequest, Place, Served};
 /// The `Status` kube-apiserver answers for a delete that removed the object at once.
 pub(super) fn deleted_status<H: Object>(served: &Served<H>, object: &H) -> Value {
     let meta = object.metadata();
-    serde_json::json!({
+    let mut status = serde_json::json!({
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
@@ -29,7 +29,14 @@ pub(super) fn deleted_status<H: Object>(served: &Served<H>, object: &H) -> Value
             "kind": served.plural,
             "uid": meta.uid,
         },
-    })
+    });
+    // `StatusDetails.Group` is `omitempty`: the core group's is left out.
+    if served.config.group.is_empty()
+        && let Some(details) = status["details"].as_object_mut()
+    {
+        details.remove("group");
+    }
+    status
 }
 
 pub(super) async fn delete<H>(
