@@ -526,6 +526,10 @@ fn resources(
         apfkit_namespaces::resource::<HubObject>()
             .map_err(|e| Error::Start(format!("namespaces: {e}")))?,
     );
+    served.extend(
+        apfkit_corekinds::resources::<HubObject>()
+            .map_err(|e| Error::Start(format!("configmaps, secrets, leases: {e}")))?,
+    );
     served.push(
         apfkit_storagemigration::resource::<HubObject>()
             .map_err(|e| Error::Start(format!("storageversionmigrations: {e}")))?,
@@ -611,7 +615,8 @@ fn validate(object: &ServeObject, old: Option<&ServeObject>, api_version: &str) 
 }
 
 /// The encodings of the server: the generated scheme's (flowcontrol, apiregistration),
-/// and the protobuf messages of RBAC, Services, EndpointSlices, Namespaces,
+/// and the protobuf messages of RBAC, Services, EndpointSlices, Namespaces, ConfigMaps,
+/// Secrets, ServiceAccounts, Leases,
 /// StorageVersionMigrations and CustomResourceDefinitions, which client-go's typed clients
 /// (`kubectl create clusterrolebinding`, `kubectl create service`, the e2e framework's
 /// namespaces and CRDs, kube-controller-manager's migrator) send.
@@ -620,6 +625,7 @@ static ENCODINGS: ValueEncodings = ValueEncodings {
     protobuf: |document| match apfkit_rbac::protobuf::write(document)
         .or_else(|| apfkit_aggregator::protobuf::write(document))
         .or_else(|| apfkit_namespaces::protobuf::write(document))
+        .or_else(|| apfkit_corekinds::protobuf::write(document))
         .or_else(|| apfkit_storagemigration::protobuf::write(document))
         .or_else(|| apfkit_apiextensions::protobuf::write(document))
     {
@@ -629,6 +635,7 @@ static ENCODINGS: ValueEncodings = ValueEncodings {
     read_protobuf: |bytes, limits| match apfkit_rbac::protobuf::read(bytes, limits)
         .or_else(|| apfkit_aggregator::protobuf::read(bytes, limits))
         .or_else(|| apfkit_namespaces::protobuf::read(bytes, limits))
+        .or_else(|| apfkit_corekinds::protobuf::read(bytes, limits))
         .or_else(|| apfkit_storagemigration::protobuf::read(bytes, limits))
         .or_else(|| apfkit_apiextensions::protobuf::read(bytes, limits))
     {

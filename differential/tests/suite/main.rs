@@ -16,6 +16,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 mod audit;
 mod authorization;
 mod caching;
+mod configuration;
 mod corpora;
 mod crds;
 mod decoding;
@@ -47,6 +48,7 @@ fn main() -> std::process::ExitCode {
         audit::CASES,
         authorization::CASES,
         caching::CASES,
+        configuration::CASES,
         corpora::CASES,
         crds::CASES,
         decoding::CASES,

@@ -49,6 +49,10 @@ async fn tables_have_kubes_columns_and_rows(s: &mut Session) {
         "/api/v1/namespaces",
         "/api/v1/namespaces/default/services",
         "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+        "/api/v1/namespaces/default/configmaps",
+        "/api/v1/namespaces/default/secrets",
+        "/api/v1/namespaces/default/serviceaccounts",
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases",
     ] {
         s.send(Request::get(path).accept(TABLE).selecting(columns))
             .await;

@@ -1,0 +1,341 @@
+//! ConfigMaps, Secrets, ServiceAccounts and Leases (issue 57 §1, "the kinds controllers
+//! touch"): what a create, an update, a patch and a delete answer, their checks and
+//! warnings in kube's words, their columns and their protobuf. Each case on objects of its
+//! own in `default`.
+
+use apfkit_differential::{Request, Session};
+use k8s_pb::api::coordination::v1 as coordination;
+use k8s_pb::api::core::v1 as core;
+use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+use prost::Message as _;
+use serde_json::{Value, json};
+
+const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
+const SECRETS: &str = "/api/v1/namespaces/default/secrets";
+const SERVICE_ACCOUNTS: &str = "/api/v1/namespaces/default/serviceaccounts";
+const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+const TABLE: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+const MERGE: &str = "application/merge-patch+json";
+const APPLY: &str = "application/apply-patch+yaml";
+
+fn config_map(name: &str, fields: &Value) -> Value {
+    let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    merge(&mut object, fields);
+    object
+}
+
+fn secret(name: &str, fields: &Value) -> Value {
+    let mut object = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}});
+    merge(&mut object, fields);
+    object
+}
+
+fn lease(name: &str, spec: &Value) -> Value {
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": name}, "spec": spec})
+}
+
+/// `message` of `kind` in the `k8s\0` envelope, as client-go's typed clients send it.
+fn enveloped(api_version: &str, kind: &str, message: &impl prost::Message) -> Vec<u8> {
+    let envelope = k8s_pb::apimachinery::pkg::runtime::Unknown {
+        type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
+            api_version: Some(api_version.to_owned()),
+            kind: Some(kind.to_owned()),
+        }),
+        raw: Some(message.encode_to_vec()),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    let mut body = b"k8s\0".to_vec();
+    body.extend(envelope.encode_to_vec());
+    body
+}
+
+/// A POST of `body` in protobuf, answered in JSON.
+fn protobuf_post(path: &str, body: &[u8]) -> Request {
+    Request::with_method("POST", path)
+        .raw(PROTOBUF, body)
+        .accept("application/json")
+}
+
+fn named(name: &str) -> Option<meta::ObjectMeta> {
+    Some(meta::ObjectMeta {
+        name: Some(name.to_owned()),
+        ..Default::default()
+    })
+}
+
+fn merge(object: &mut Value, fields: &Value) {
+    if let (Some(object), Some(fields)) = (object.as_object_mut(), fields.as_object()) {
+        object.extend(fields.clone());
+    }
+}
+
+/// A table's cells but its `Age`'s, with its columns.
+fn rows(table: &Value) -> Value {
+    let cells: Vec<Value> = table["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|row| {
+            let mut cells = row["cells"].as_array().cloned().unwrap_or_default();
+            cells.pop();
+            Value::Array(cells)
+        })
+        .collect();
+    json!({"columnDefinitions": table["columnDefinitions"], "cells": cells})
+}
+
+/// A ConfigMap made, read (JSON, protobuf, table), checked (keys, duplicates, size), made
+/// immutable and then refused a change of its data.
+async fn config_maps_are_made_checked_and_kept_immutable(s: &mut Session) {
+    let path = format!("{CONFIG_MAPS}/settings");
+    s.send(Request::post(
+        CONFIG_MAPS,
+        &config_map(
+            "settings",
+            &json!({"data": {"a": "1", "b.txt": "two"}, "binaryData": {"c": "AAH/"}}),
+        ),
+    ))
+    .await;
+    s.send(Request::get(&path)).await;
+    s.send(Request::get(&path).accept(TABLE).selecting(rows))
+        .await;
+    // In protobuf, as client-go sends it.
+    let sent = core::ConfigMap {
+        metadata: named("sent"),
+        data: [("a".to_owned(), "1".to_owned())].into(),
+        binary_data: [("b".to_owned(), vec![0, 1, 255])].into(),
+        immutable: Some(false),
+    };
+    s.send(protobuf_post(
+        CONFIG_MAPS,
+        &enveloped("v1", "ConfigMap", &sent),
+    ))
+    .await;
+    for fields in [
+        json!({"data": {"..bad": "x"}}),
+        json!({"data": {"a*b": "x", "dup": "x"}, "binaryData": {"dup": "eA=="}}),
+        json!({"data": {"big": "x".repeat(1024 * 1024 + 1)}}),
+        json!({"data": {"n": 1}}),
+        json!({"binaryData": {"c": "not base64"}}),
+    ] {
+        s.send(Request::post(CONFIG_MAPS, &config_map("refused", &fields)))
+            .await;
+    }
+    // Made immutable, with new data: then neither its data nor its flag change.
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"immutable": true, "data": {"a": "one"}}),
+    ))
+    .await;
+    s.send(Request::patch(&path, MERGE, &json!({"data": {"a": "uno"}})))
+        .await;
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"immutable": false, "binaryData": null}),
+    ))
+    .await;
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"metadata": {"labels": {"kept": "yes"}}}),
+    ))
+    .await;
+    s.send(Request::delete(&path)).await;
+}
+
+/// A Secret's `stringData` written into its `data`, its type defaulted and kept, each type's
+/// required keys, a TLS Secret's warning, the field selector on `type`, and its columns.
+async fn secrets_are_made_by_type_and_keep_it(s: &mut Session) {
+    let path = format!("{SECRETS}/credentials");
+    s.send(Request::post(
+        SECRETS,
+        &secret(
+            "credentials",
+            &json!({"data": {"user": "YWRtaW4=", "password": "b2xk"},
+                "stringData": {"password": "new", "token": "t0k3n"}}),
+        ),
+    ))
+    .await;
+    s.send(Request::get(&path)).await;
+    s.send(Request::get(&path).accept(TABLE).selecting(rows))
+        .await;
+    let sent = core::Secret {
+        metadata: named("sent"),
+        data: [("k".to_owned(), b"v".to_vec())].into(),
+        string_data: [("s".to_owned(), "t".to_owned())].into(),
+        r#type: Some("Opaque".to_owned()),
+        immutable: None,
+    };
+    s.send(protobuf_post(SECRETS, &enveloped("v1", "Secret", &sent)))
+        .await;
+    // The type never changes; `stringData` in a patch lands in `data`.
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"type": "kubernetes.io/basic-auth"}),
+    ))
+    .await;
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"stringData": {"extra": "more"}}),
+    ))
+    .await;
+    for (name, fields) in [
+        ("docker", json!({"type": "kubernetes.io/dockercfg"})),
+        (
+            "docker-json",
+            json!({"type": "kubernetes.io/dockerconfigjson",
+                "stringData": {".dockerconfigjson": "{\"auths\""}}),
+        ),
+        (
+            "docker-list",
+            json!({"type": "kubernetes.io/dockercfg", "stringData": {".dockercfg": "[]"}}),
+        ),
+        ("basic", json!({"type": "kubernetes.io/basic-auth"})),
+        (
+            "ssh",
+            json!({"type": "kubernetes.io/ssh-auth", "data": {"ssh-privatekey": ""}}),
+        ),
+        (
+            "token",
+            json!({"type": "kubernetes.io/service-account-token"}),
+        ),
+        ("keys", json!({"data": {"a b": "eA=="}})),
+        ("bytes", json!({"data": {"a": "eA="}})),
+    ] {
+        s.send(Request::post(SECRETS, &secret(name, &fields))).await;
+    }
+    // A TLS Secret is taken with a warning when its certificate is not PEM.
+    s.send(Request::post(
+        SECRETS,
+        &secret(
+            "tls",
+            &json!({"type": "kubernetes.io/tls",
+                "stringData": {"tls.crt": "not pem", "tls.key": "not pem"}}),
+        ),
+    ))
+    .await;
+    s.send(Request::get(&format!(
+        "{SECRETS}?fieldSelector=type=kubernetes.io/tls"
+    )))
+    .await;
+    s.send(Request::get(&format!("{SECRETS}?fieldSelector=data=x")))
+        .await;
+    s.send(Request::delete(&format!("{SECRETS}/tls"))).await;
+}
+
+/// A ServiceAccount's secret references reduced to their names, the deprecated annotation
+/// warned of, its columns and protobuf.
+async fn service_accounts_keep_their_secrets_by_name(s: &mut Session) {
+    let path = format!("{SERVICE_ACCOUNTS}/robot");
+    s.send(Request::post(
+        SERVICE_ACCOUNTS,
+        &json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "robot",
+                "annotations": {"kubernetes.io/enforce-mountable-secrets": "true"}},
+            "secrets": [{"name": "token", "namespace": "elsewhere", "uid": "u1"}],
+            "imagePullSecrets": [{"name": "registry"}],
+            "automountServiceAccountToken": false}),
+    ))
+    .await;
+    s.send(Request::get(&path).accept(TABLE).selecting(rows))
+        .await;
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"secrets": [{"name": "other", "kind": "Secret"}]}),
+    ))
+    .await;
+    s.send(Request::post(
+        SERVICE_ACCOUNTS,
+        &json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "Robot"}}),
+    ))
+    .await;
+}
+
+/// A Lease made by a PUT, renewed as client-go's leader election renews it (never without a
+/// `resourceVersion`), its times with six digits of a second, the gated fields dropped, its
+/// checks and columns.
+async fn leases_are_held_renewed_and_checked(s: &mut Session) {
+    let path = format!("{LEASES}/leader");
+    let held = json!({"holderIdentity": "me", "leaseDurationSeconds": 15,
+        "acquireTime": "2026-12-01T10:00:00.123456Z",
+        "renewTime": "2026-12-01T10:00:00.123456Z", "leaseTransitions": 0,
+        "strategy": "OldestEmulationVersion", "preferredHolder": "me"});
+    s.send(Request::put(&path, &lease("leader", &held))).await;
+    s.send(Request::get(&path).accept(TABLE).selecting(rows))
+        .await;
+    // An update without a resourceVersion is refused; a patch reads the stored one.
+    s.send(Request::put(
+        &path,
+        &lease(
+            "leader",
+            &json!({"holderIdentity": "you", "renewTime": "2026-12-01T10:00:15.000000Z"}),
+        ),
+    ))
+    .await;
+    s.send(Request::patch(
+        &path,
+        MERGE,
+        &json!({"spec": {"renewTime": "2026-12-01T10:00:15.000001Z", "leaseTransitions": 1}}),
+    ))
+    .await;
+    s.send(Request::patch(
+        &format!("{path}?fieldManager=elector"),
+        APPLY,
+        &lease("leader", &json!({"holderIdentity": "elector"})),
+    ))
+    .await;
+    // In protobuf, as client-go's leader election sends it: below a microsecond is dropped.
+    let sent = coordination::Lease {
+        metadata: named("elected"),
+        spec: Some(coordination::LeaseSpec {
+            holder_identity: Some("pod-1".to_owned()),
+            lease_duration_seconds: Some(15),
+            renew_time: Some(meta::MicroTime {
+                seconds: Some(1_796_119_200),
+                nanos: Some(123_456_789),
+            }),
+            ..Default::default()
+        }),
+    };
+    s.send(protobuf_post(
+        LEASES,
+        &enveloped("coordination.k8s.io/v1", "Lease", &sent),
+    ))
+    .await;
+    // A time without six digits of a second is not a MicroTime.
+    for time in [
+        "2026-12-01T10:00:00Z",
+        "2026-12-01T10:00:00.5Z",
+        "2026-12-01T10:00:00.123456789Z",
+    ] {
+        s.send(Request::post(
+            LEASES,
+            &lease("timed", &json!({"renewTime": time})),
+        ))
+        .await;
+    }
+    for spec in [
+        json!({"leaseDurationSeconds": 0, "leaseTransitions": -1}),
+        json!({"leaseDurationSeconds": "15"}),
+        json!({"preferredHolder": "me"}),
+    ] {
+        s.send(Request::post(LEASES, &lease("refused", &spec)))
+            .await;
+    }
+    s.send(Request::delete(&path)).await;
+}
+
+crate::cases!(
+    config_maps_are_made_checked_and_kept_immutable,
+    secrets_are_made_by_type_and_keep_it,
+    service_accounts_keep_their_secrets_by_name,
+    leases_are_held_renewed_and_checked,
+);
