@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use apfkit_apiserver::table::{
-    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+    Column, Printer, age, column, creation_column, field_doc, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
@@ -378,10 +378,7 @@ fn cells(object: &Value) -> Vec<Value> {
         .flat_map(|endpoint| endpoint.addresses.iter().cloned())
         .collect();
     vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
+        name_cell(object),
         slice.address_type.into(),
         first_three(&ports).into(),
         first_three(&addresses).into(),

@@ -99,15 +99,6 @@ static ENDPOINT_CONDITIONS: Shape = Shape(&[
     (2, "serving", Holds::OptionalBool),
     (3, "terminating", Holds::OptionalBool),
 ]);
-static OBJECT_REFERENCE: Shape = Shape(&[
-    (1, "kind", OMITTED_TEXT),
-    (2, "namespace", OMITTED_TEXT),
-    (3, "name", OMITTED_TEXT),
-    (4, "uid", OMITTED_TEXT),
-    (5, "apiVersion", OMITTED_TEXT),
-    (6, "resourceVersion", OMITTED_TEXT),
-    (7, "fieldPath", OMITTED_TEXT),
-]);
 static FOR_NAME: Shape = Shape(&[(1, "name", TEXT)]);
 static ENDPOINT_HINTS: Shape = Shape(&[
     (1, "forZones", Holds::Messages(&FOR_NAME)),
@@ -117,7 +108,11 @@ static ENDPOINT: Shape = Shape(&[
     (1, "addresses", Holds::Texts),
     (2, "conditions", Holds::Message(&ENDPOINT_CONDITIONS, true)),
     (3, "hostname", Holds::OptionalText),
-    (4, "targetRef", Holds::Message(&OBJECT_REFERENCE, false)),
+    (
+        4,
+        "targetRef",
+        Holds::Message(&shaped::OBJECT_REFERENCE, false),
+    ),
     (5, "deprecatedTopology", Holds::Map),
     (6, "nodeName", Holds::OptionalText),
     (7, "zone", Holds::OptionalText),

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use apfkit_apiserver::table::{
-    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+    Column, Printer, age, column, creation_column, field_doc, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
@@ -672,10 +672,7 @@ fn cells(object: &Value) -> Vec<Value> {
         }
     };
     vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
+        name_cell(object),
         service_type.into(),
         cluster_ip.into(),
         external.into(),

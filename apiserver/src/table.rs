@@ -112,6 +112,14 @@ pub fn name_column() -> Column {
     }
 }
 
+/// The cell of [`name_column`]: the object's `metadata.name` (null when it has none).
+pub fn name_cell(object: &Value) -> Value {
+    object
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// A column of the object's creation, under `name` (`Age`, `Created At`), described as
 /// `metadata.creationTimestamp` is.
 pub fn creation_column(name: &'static str, type_name: &'static str) -> Column {

@@ -3,7 +3,7 @@
 //! `ValidateConfigMapUpdate` check them, printed with `kubectl get configmaps`' columns.
 
 use apfkit_apiserver::table::{
-    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+    Column, Printer, age, column, creation_column, field_doc, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
@@ -90,10 +90,7 @@ fn columns() -> Vec<Column> {
 /// `printConfigMap`'s cells: the entries of `data` and `binaryData` together.
 fn cells(object: &Value) -> Vec<Value> {
     vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
+        name_cell(object),
         (count(object, "/data") + count(object, "/binaryData")).into(),
         age(object, now_seconds()),
     ]

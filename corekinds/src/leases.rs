@@ -6,7 +6,7 @@
 //! A PUT may create one; none is updated without a `resourceVersion`.
 
 use apfkit_apiserver::table::{
-    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+    Column, Printer, age, column, creation_column, field_doc, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{ErrorKind, SchemeError, UnknownFields, Warning};
@@ -164,10 +164,7 @@ fn columns() -> Vec<Column> {
 /// `printLease`'s cells.
 fn cells(object: &Value) -> Vec<Value> {
     vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
+        name_cell(object),
         object
             .pointer("/spec/holderIdentity")
             .filter(|v| v.is_string())

@@ -167,18 +167,11 @@ impl<H> Strategy<ServedObject<H>> for KindStrategy {
 /// `ValidateObjectMeta`'s checks of the name (by `name_check`) and the namespace (required)
 /// of an object of a namespaced kind here.
 fn metadata_errors(object: &Value, name_check: fn(&str) -> Vec<String>) -> Vec<FieldError> {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    let mut errors = names::object_name(
-        text("/metadata/name"),
-        text("/metadata/generateName"),
-        name_check,
-    );
-    if text("/metadata/namespace").is_empty() {
+    let mut errors = names::object_name_of(object, name_check);
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    if namespace.is_none_or(str::is_empty) {
         errors.push(FieldError::required("metadata.namespace", ""));
     }
     errors

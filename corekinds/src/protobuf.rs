@@ -23,19 +23,10 @@ static SECRET: Shape = Shape(&[
     (4, "stringData", Holds::Map),
     (5, "immutable", Holds::OptionalBool),
 ]);
-static OBJECT_REFERENCE: Shape = Shape(&[
-    (1, "kind", OMITTED_TEXT),
-    (2, "namespace", OMITTED_TEXT),
-    (3, "name", OMITTED_TEXT),
-    (4, "uid", OMITTED_TEXT),
-    (5, "apiVersion", OMITTED_TEXT),
-    (6, "resourceVersion", OMITTED_TEXT),
-    (7, "fieldPath", OMITTED_TEXT),
-]);
 static LOCAL_OBJECT_REFERENCE: Shape = Shape(&[(1, "name", OMITTED_TEXT)]);
 static SERVICE_ACCOUNT: Shape = Shape(&[
     (1, "metadata", Holds::ObjectMeta),
-    (2, "secrets", Holds::Messages(&OBJECT_REFERENCE)),
+    (2, "secrets", Holds::Messages(&shaped::OBJECT_REFERENCE)),
     (
         3,
         "imagePullSecrets",

@@ -6,7 +6,7 @@
 //! printed with `kubectl get secrets`' columns.
 
 use apfkit_apiserver::table::{
-    Column, Printer, age, column, creation_column, field_doc, name_column, now_seconds,
+    Column, Printer, age, column, creation_column, field_doc, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
@@ -300,10 +300,7 @@ fn columns() -> Vec<Column> {
 /// `printSecret`'s cells.
 fn cells(object: &Value) -> Vec<Value> {
     vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
+        name_cell(object),
         object.get("type").cloned().unwrap_or_else(|| "".into()),
         count(object, "/data").into(),
         age(object, now_seconds()),

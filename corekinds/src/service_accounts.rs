@@ -4,7 +4,9 @@
 //! warned about as `warnIfHasEnforceMountableSecretsAnnotation` warns, printed with
 //! `kubectl get serviceaccounts`' columns.
 
-use apfkit_apiserver::table::{Column, Printer, age, creation_column, name_column, now_seconds};
+use apfkit_apiserver::table::{
+    Column, Printer, age, creation_column, name_cell, name_column, now_seconds,
+};
 use apfkit_runtime::field::{FieldError, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -84,13 +86,7 @@ fn columns() -> Vec<Column> {
 
 /// `printServiceAccount`'s cells.
 fn cells(object: &Value) -> Vec<Value> {
-    vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
-        age(object, now_seconds()),
-    ]
+    vec![name_cell(object), age(object, now_seconds())]
 }
 
 fn printer() -> Printer {

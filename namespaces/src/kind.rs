@@ -11,7 +11,7 @@ use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::{Propagation, Strategy};
 use apfkit_apiserver::table::{
-    Column, Printer, age, column, creation_column, name_column, now_seconds,
+    Column, Printer, age, column, creation_column, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
@@ -188,11 +188,7 @@ fn validate(namespace: &Value, old: Option<&Value>) -> Vec<FieldError> {
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    let mut errors = names::object_name(
-        text("/metadata/name"),
-        text("/metadata/generateName"),
-        names::dns1123_label,
-    );
+    let mut errors = names::object_name_of(namespace, names::dns1123_label);
     let path = Path::new("spec").child("finalizers");
     for finalizer in finalizers(namespace) {
         let bad = |message: String| {
@@ -246,10 +242,7 @@ fn columns() -> Vec<Column> {
 /// `printNamespace`'s cells.
 fn cells(object: &Value) -> Vec<Value> {
     vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
+        name_cell(object),
         object
             .pointer("/status/phase")
             .cloned()

@@ -250,6 +250,25 @@ pub mod names {
         errors
     }
 
+    /// [`object_name`] of an object held as JSON: its `metadata.name` and
+    /// `metadata.generateName` (each empty when absent or not a string).
+    pub fn object_name_of(
+        object: &serde_json::Value,
+        name_check: impl Fn(&str) -> Vec<String>,
+    ) -> Vec<FieldError> {
+        let text = |pointer: &str| {
+            object
+                .pointer(pointer)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+        };
+        object_name(
+            text("/metadata/name"),
+            text("/metadata/generateName"),
+            name_check,
+        )
+    }
+
     /// apimachinery checks a generateName prefix with a trailing `-` replaced by `a`.
     fn mask_trailing_dash(name: &str) -> String {
         match name.strip_suffix('-') {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::error::Cause;
 use apfkit_apiserver::store::Strategy;
-use apfkit_apiserver::table::{Column, OBJECT_META, Printer, column, field_doc};
+use apfkit_apiserver::table::{Column, OBJECT_META, Printer, column, field_doc, name_cell};
 use apfkit_runtime::field::{BadValue, FieldError, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -130,11 +130,7 @@ fn validate(migration: &Value, old: Option<&Value>) -> Vec<FieldError> {
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    let mut errors = names::object_name(
-        text("/metadata/name"),
-        text("/metadata/generateName"),
-        names::dns1123_subdomain,
-    );
+    let mut errors = names::object_name_of(migration, names::dns1123_subdomain);
     // A name that breaks `rule`: one error with every message joined by commas.
     let check = |path: &str, value: &str, rule: fn(&str) -> Vec<String>| {
         let broken = rule(value);
@@ -420,14 +416,7 @@ fn cells(object: &Value) -> Vec<Value> {
         .filter_map(|condition| condition["type"].as_str())
         .rfind(|type_| [RUNNING, FAILED, SUCCEEDED].contains(type_))
         .unwrap_or("Unknown");
-    vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or_default(),
-        migrating.into(),
-        status.into(),
-    ]
+    vec![name_cell(object), migrating.into(), status.into()]
 }
 
 /// The columns of `kubectl get storageversionmigrations`.

@@ -660,18 +660,9 @@ pub fn get_string_entry(
     buf: &mut &[u8],
     decoder: &mut Decoder,
 ) -> Result<(String, String), DecodeError> {
-    let mut inner = delimited(wire, buf, decoder)?;
-    let (mut key, mut value) = (String::new(), String::new());
-    while !inner.is_empty() {
-        let (number, wire) =
-            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
-        match number {
-            1 => key = get_string(wire, &mut inner, decoder)?,
-            2 => value = get_string(wire, &mut inner, decoder)?,
-            _ => decoder.unknown(number, wire, &mut inner)?,
-        }
-    }
-    Ok((key, value))
+    get_entry(wire, buf, decoder, |wire, inner, decoder| {
+        get_string(wire, inner, decoder)
+    })
 }
 
 /// Reads one `map<string, bytes>` entry, its value as base64 text (a missing key or value is
@@ -685,18 +676,30 @@ pub fn get_bytes_entry(
     buf: &mut &[u8],
     decoder: &mut Decoder,
 ) -> Result<(String, String), DecodeError> {
+    get_entry(wire, buf, decoder, |wire, inner, decoder| {
+        get_base64(wire, inner, decoder)
+    })
+}
+
+/// Reads one map entry whose key is a string and whose value `value` reads as text.
+fn get_entry(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+    value: impl Fn(WireType, &mut &[u8], &mut Decoder) -> Result<String, DecodeError>,
+) -> Result<(String, String), DecodeError> {
     let mut inner = delimited(wire, buf, decoder)?;
-    let (mut key, mut value) = (String::new(), String::new());
+    let (mut key, mut text) = (String::new(), String::new());
     while !inner.is_empty() {
         let (number, wire) =
             pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
         match number {
             1 => key = get_string(wire, &mut inner, decoder)?,
-            2 => value = get_base64(wire, &mut inner, decoder)?,
+            2 => text = value(wire, &mut inner, decoder)?,
             _ => decoder.unknown(number, wire, &mut inner)?,
         }
     }
-    Ok((key, value))
+    Ok((key, text))
 }
 
 /// Writes a `map<string, bytes>` entry per key, in the map's (sorted) order, each value given
@@ -734,6 +737,16 @@ pub fn get_micro_time(
     buf: &mut &[u8],
     decoder: &mut Decoder,
 ) -> Result<Option<(i64, i32)>, DecodeError> {
+    Ok(get_timestamp(wire, buf, decoder)?.map(|(seconds, nanos)| (seconds, nanos - nanos % 1000)))
+}
+
+/// Reads a `Timestamp` message (`seconds`, `nanos`), what `metav1.Time` and `MicroTime` are
+/// written as; the empty message is `None` (Go's zero time).
+fn get_timestamp(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<Option<(i64, i32)>, DecodeError> {
     let mut inner = delimited(wire, buf, decoder)?;
     if inner.is_empty() {
         return Ok(None);
@@ -748,7 +761,7 @@ pub fn get_micro_time(
             _ => decoder.unknown(number, wire, &mut inner)?,
         }
     }
-    Ok(Some((seconds, nanos - nanos % 1000)))
+    Ok(Some((seconds, nanos)))
 }
 
 /// Writes a `metav1.MicroTime` of `seconds` and `nanos` (already whole microseconds).
@@ -852,20 +865,9 @@ pub fn get_time(
     buf: &mut &[u8],
     decoder: &mut Decoder,
 ) -> Result<Option<Time>, DecodeError> {
-    let mut inner = delimited(wire, buf, decoder)?;
-    if inner.is_empty() {
+    let Some((seconds, nanos)) = get_timestamp(wire, buf, decoder)? else {
         return Ok(None);
-    }
-    let (mut seconds, mut nanos) = (0i64, 0i32);
-    while !inner.is_empty() {
-        let (number, wire) =
-            pe::decode_key(&mut inner).map_err(|e| decoder.error(prost_message(&e)))?;
-        match number {
-            1 => seconds = get_int64(wire, &mut inner, decoder)?,
-            2 => nanos = get_int32(wire, &mut inner, decoder)?,
-            _ => decoder.unknown(number, wire, &mut inner)?,
-        }
-    }
+    };
     let seconds = whole_seconds(seconds, nanos).ok_or_else(|| {
         decoder.error(format!(
             "{seconds} seconds and {nanos} nanoseconds is outside the supported time range"

@@ -119,6 +119,19 @@ pub trait RootShape {
 
 static EMPTY: Shape = Shape(&[]);
 
+/// core/v1's `ObjectReference` (k8s.io/api's `generated.proto`; every field a Go `string` with
+/// `omitempty`), which several kinds hold (an EndpointSlice's `targetRef`, a
+/// ServiceAccount's `secrets`).
+pub static OBJECT_REFERENCE: Shape = Shape(&[
+    (1, "kind", Holds::Text { omit_empty: true }),
+    (2, "namespace", Holds::Text { omit_empty: true }),
+    (3, "name", Holds::Text { omit_empty: true }),
+    (4, "uid", Holds::Text { omit_empty: true }),
+    (5, "apiVersion", Holds::Text { omit_empty: true }),
+    (6, "resourceVersion", Holds::Text { omit_empty: true }),
+    (7, "fieldPath", Holds::Text { omit_empty: true }),
+]);
+
 /// `intstr.IntOrString`'s message.
 static INT_OR_STRING: Shape = Shape(&[
     (1, "type", Holds::Int64 { omit_zero: false }),
