@@ -9,8 +9,12 @@
 //! or Secret marked `immutable` keeps its data for good; a Lease may be created by a PUT, and
 //! is never updated without a `resourceVersion`.
 //!
-//! **Where to start**: serve [`resources()`] beside the server's own resources
-//! (`apfkit-server` does):
+//! Beside them, two of kube-controller-manager's controllers: [`ServiceAccounts`] makes the
+//! `default` ServiceAccount of every active namespace, [`RootCaPublisher`] its
+//! `kube-root-ca.crt` ConfigMap.
+//!
+//! **Where to start**: serve [`resources()`] beside the server's own resources, and run the
+//! controllers on the server (`apfkit-server` does both):
 //!
 //! ```
 //! let served = apfkit_corekinds::resources::<()>().unwrap();
@@ -22,10 +26,15 @@
 #![forbid(unsafe_code)]
 
 mod config_maps;
+mod controllers;
 mod leases;
 pub mod protobuf;
 mod secrets;
 mod service_accounts;
+
+pub use controllers::{
+    DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIG_MAP, RootCaPublisher, ServiceAccounts,
+};
 
 use std::sync::Arc;
 

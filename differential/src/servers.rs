@@ -128,10 +128,12 @@ impl Servers {
                 log_path: Some(log.clone()),
                 ..apfkit_server::AuditConfig::default()
             };
-            // The reference runs no kube-controller-manager: nothing runs its migrations or
-            // collects its garbage.
+            // The reference runs no kube-controller-manager: nothing runs its migrations,
+            // collects its garbage, or makes a namespace's ServiceAccount and root CA.
             config.controllers.storage_version_migrator = false;
             config.controllers.garbage_collector = false;
+            config.controllers.service_account = false;
+            config.controllers.root_ca_certificate_publisher = false;
             config
         };
         // The etcd the reference runs on, so that both stores are the same release.

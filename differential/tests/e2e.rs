@@ -131,9 +131,8 @@ fn run(kubeconfig: &Path, report: &Path) -> Vec<Ended> {
     command
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
         .arg("--provider=skeleton")
-        // Neither waits for a default ServiceAccount, which apfkit does not serve (decision
-        // 244).
-        .arg("--e2e-verify-service-account=false")
+        // Each namespace made waits for its `default` ServiceAccount and `kube-root-ca.crt`
+        // (kube-controller-manager's on the reference, apfkit's own controllers; decision 279).
         .arg("--ginkgo.no-color")
         .arg(format!("--ginkgo.focus={}", focus.join("|")))
         .arg(format!("--ginkgo.json-report={}", report.display()))

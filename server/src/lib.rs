@@ -163,59 +163,87 @@ pub struct Controllers {
     pub garbage_collector: bool,
     /// `namespace-controller`: a deleted namespace's objects deleted, then the namespace.
     pub namespace: bool,
+    /// `root-ca-certificate-publisher-controller`: the `kube-root-ca.crt` ConfigMap of every
+    /// active namespace, holding the server's certificate authority.
+    pub root_ca_certificate_publisher: bool,
+    /// `serviceaccount-controller`: the `default` ServiceAccount of every active namespace.
+    pub service_account: bool,
     /// `storage-version-migrator-controller`: StorageVersionMigrations run.
     pub storage_version_migrator: bool,
 }
 
 impl Default for Controllers {
     fn default() -> Self {
-        Controllers {
-            garbage_collector: true,
-            namespace: true,
-            storage_version_migrator: true,
-        }
+        Controllers::from_flags([true; 5])
     }
 }
 
 impl Controllers {
-    /// The controllers' names, as kube-controller-manager knows them.
-    pub const NAMES: [&str; 3] = [
+    /// The controllers' names, as kube-controller-manager knows them, in its order (sorted).
+    pub const NAMES: [&str; 5] = [
         "garbage-collector-controller",
         "namespace-controller",
+        "root-ca-certificate-publisher-controller",
+        "serviceaccount-controller",
         "storage-version-migrator-controller",
     ];
+    /// Each controller's alias, in the order of [`Controllers::NAMES`].
+    const ALIASES: [&str; 5] = [
+        "garbagecollector",
+        "namespace",
+        "root-ca-cert-publisher",
+        "serviceaccount",
+        "svm",
+    ];
+
+    /// The controllers turned on, in the order of [`Controllers::NAMES`].
+    fn from_flags(on: [bool; 5]) -> Controllers {
+        let [
+            garbage_collector,
+            namespace,
+            root_ca_certificate_publisher,
+            service_account,
+            storage_version_migrator,
+        ] = on;
+        Controllers {
+            garbage_collector,
+            namespace,
+            root_ca_certificate_publisher,
+            service_account,
+            storage_version_migrator,
+        }
+    }
 
     /// Reads kube-controller-manager's `--controllers` list: `*` turns on every controller
     /// on by default (all of these), `NAME` one, `-NAME` turns one off; a controller neither
-    /// named nor covered by `*` is off. Aliases (`garbagecollector`, `namespace`, `svm`) are
-    /// its too.
+    /// named nor covered by `*` is off. Aliases (`garbagecollector`, `namespace`,
+    /// `root-ca-cert-publisher`, `serviceaccount`, `svm`) are its too.
     ///
     /// # Errors
     ///
     /// A name that is not one of [`Controllers::NAMES`] (nor an alias), in words.
     pub fn parse(list: &[String]) -> Result<Controllers, String> {
-        let name_of = |given: &str| match given {
-            "garbage-collector-controller" | "garbagecollector" => Ok(0),
-            "namespace-controller" | "namespace" => Ok(1),
-            "storage-version-migrator-controller" | "svm" => Ok(2),
-            other => Err(format!(
-                "{other:?} is not in the list of known controllers: {}",
-                Self::NAMES.join(", ")
-            )),
+        let name_of = |given: &str| {
+            Self::NAMES
+                .iter()
+                .zip(Self::ALIASES)
+                .position(|(name, alias)| given == *name || given == alias)
+                .ok_or_else(|| {
+                    format!(
+                        "{given:?} is not in the list of known controllers: {}",
+                        Self::NAMES.join(", ")
+                    )
+                })
         };
         let all = list.iter().any(|entry| entry == "*");
-        let mut on = [all; 3];
+        let mut on = [all; 5];
         for entry in list.iter().filter(|entry| *entry != "*") {
             match entry.strip_prefix('-') {
                 Some(name) => on[name_of(name)?] = false,
                 None => on[name_of(entry)?] = true,
             }
         }
-        Ok(Controllers {
-            garbage_collector: on[0],
-            namespace: on[1],
-            storage_version_migrator: on[2],
-        })
+        Ok(Controllers::from_flags(on))
     }
 }
 
@@ -788,6 +816,19 @@ async fn build<B: Backend + 'static>(
         ))
         .keep_collecting();
     }
+    // kube-controller-manager's `default` ServiceAccounts and `kube-root-ca.crt` ConfigMaps.
+    if config.controllers.service_account {
+        apfkit_corekinds::ServiceAccounts::new(server.clone())
+            .map_err(|e| Error::Start(e.message))?
+            .keep_synced();
+    }
+    if config.controllers.root_ca_certificate_publisher {
+        let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[])
+            .map_err(|e| Error::Start(format!("credentials: {e}")))?;
+        apfkit_corekinds::RootCaPublisher::new(server.clone(), &credentials.ca_pem)
+            .map_err(|e| Error::Start(e.message))?
+            .keep_synced();
+    }
     if config.controllers.storage_version_migrator {
         Arc::new(
             apfkit_storagemigration::Migrations::new(server.clone())
@@ -932,10 +973,15 @@ mod tests {
         // Only what is named; aliases too.
         let only = parse(&["svm", "garbagecollector"]).unwrap();
         assert!(!only.namespace && only.storage_version_migrator && only.garbage_collector);
+        let accounts = parse(&["serviceaccount", "root-ca-certificate-publisher-controller"]);
+        let accounts = accounts.unwrap();
+        assert!(accounts.service_account && accounts.root_ca_certificate_publisher);
+        assert!(!accounts.namespace && !accounts.garbage_collector);
         assert_eq!(
             parse(&["*", "-ttl"]).unwrap_err(),
             "\"ttl\" is not in the list of known controllers: garbage-collector-controller, \
-             namespace-controller, storage-version-migrator-controller"
+             namespace-controller, root-ca-certificate-publisher-controller, \
+             serviceaccount-controller, storage-version-migrator-controller"
         );
     }
 }

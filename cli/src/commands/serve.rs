@@ -66,7 +66,8 @@ use crate::failure::Failure;
 /// status.storedVersions trimmed after. Deleted namespaces are emptied, then removed, as
 /// its namespace controller does; objects whose owners (metadata.ownerReferences) are gone
 /// are deleted, and dependents orphaned or deleted first as the owner's delete asked, as
-/// its garbage collector does; --controllers turns any of them off.
+/// its garbage collector does; every active namespace gets its `default` ServiceAccount and
+/// its `kube-root-ca.crt` ConfigMap (the server's CA); --controllers turns any of them off.
 ///
 /// Stops on SIGINT or SIGTERM, letting requests in flight finish.
 ///
@@ -198,7 +199,8 @@ pub struct ServeArgs {
     allow_loopback_endpoints: bool,
     /// kube-controller-manager's controllers to run beside the API, as its --controllers
     /// flag lists them: '*' every one, NAME that one, -NAME not that one; the names are
-    /// garbage-collector-controller, namespace-controller and
+    /// garbage-collector-controller, namespace-controller,
+    /// root-ca-certificate-publisher-controller, serviceaccount-controller and
     /// storage-version-migrator-controller.
     #[arg(long, value_name = "NAMES", value_delimiter = ',', default_value = "*")]
     controllers: Vec<String>,
