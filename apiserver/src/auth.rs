@@ -85,7 +85,7 @@ impl UserInfo {
 
     /// Adds `system:authenticated` unless the user is anonymous or already in it
     /// (`AuthenticatedGroupAdder`).
-    fn with_authenticated_group(mut self) -> Self {
+    pub(crate) fn with_authenticated_group(mut self) -> Self {
         if self.name != ANONYMOUS && !self.in_group(AUTHENTICATED) {
             self.groups.push(AUTHENTICATED.to_owned());
         }
@@ -286,6 +286,17 @@ impl RequestHeader {
     }
 }
 
+/// The user a bearer token authenticates through an embedding server's
+/// `http::TokenAuthenticator`, and the audiences the token was meant for among those asked (a
+/// TokenReview's `status.audiences`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenUser {
+    /// Who the token authenticates (without `system:authenticated`, which the server adds).
+    pub user: UserInfo,
+    /// The audiences asked that the token is for.
+    pub audiences: Vec<String>,
+}
+
 /// How requests are authenticated.
 #[derive(Debug, Clone, Default)]
 pub struct Authenticator {
@@ -437,7 +448,7 @@ impl Authenticator {
 /// header trimmed, split at its first two single spaces, the first part `bearer` in any case,
 /// the second the token, anything after it ignored. `Bearer  token` (two spaces) has an empty
 /// token, so no token at all.
-fn bearer_token(header: &str) -> Option<&str> {
+pub(crate) fn bearer_token(header: &str) -> Option<&str> {
     let mut parts = header.trim().splitn(3, ' ');
     let scheme = parts.next()?;
     let token = parts.next()?;

@@ -5,13 +5,15 @@
 //! `versionConverter` converts).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use apfkit_fieldmanager::managed::{FieldManager, FieldManagerError};
 use apfkit_fieldmanager::path::PathElement;
 use apfkit_fieldmanager::schema::Schema;
 use apfkit_fieldmanager::set::FieldSet;
-use apfkit_fieldmanager::updater::Versions;
+use apfkit_fieldmanager::updater::{OneVersion, Versions};
 use apfkit_runtime::Object;
+use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::Encoding;
 use serde_json::Value;
 
@@ -100,6 +102,58 @@ fn reset_fields<H>(
         .iter()
         .map(|codec| (codec.api_version(), set.clone()))
         .collect()
+}
+
+/// The `managedFields` kube-apiserver's create handler gives an object it hands to a
+/// registry that stores nothing (a review, a TokenRequest): `UpdateNoErrors` of the decoded
+/// object over the kind's zero value (`zero`, with `metadata`), so the fields the request set
+/// for `manager`, on `subresource` if it is one; `None` when it set none. The kind's schema is
+/// kube's (its OpenAPI documents), compiled once.
+pub(crate) fn created_managed_fields(
+    kind: &GroupVersionKind,
+    zero: &Value,
+    object: &Value,
+    manager: &str,
+    subresource: Option<&str>,
+) -> Option<Value> {
+    type Compiled = std::sync::Mutex<BTreeMap<String, Arc<OneVersion>>>;
+    static VERSIONS: std::sync::OnceLock<Compiled> = std::sync::OnceLock::new();
+    let api_version = kind.api_version();
+    let versions = {
+        let mut compiled = VERSIONS.get_or_init(Compiled::default).lock().ok()?;
+        compiled
+            .entry(format!("{api_version}/{}", kind.kind))
+            .or_insert_with(|| {
+                let schema = crate::kube_openapi::schema(kind)
+                    .map_or_else(Schema::deduced, |json| Schema::compile(&json));
+                Arc::new(OneVersion {
+                    api_version: api_version.clone(),
+                    schema,
+                })
+            })
+            .clone()
+    };
+    let field_manager = FieldManager::new(
+        &*versions,
+        &api_version,
+        &kind.kind,
+        subresource,
+        BTreeMap::new(),
+    );
+    let typed = |value: &Value| {
+        let mut value = value.clone();
+        value["apiVersion"] = api_version.clone().into();
+        value["kind"] = kind.kind.to_string().into();
+        value
+    };
+    let zero = typed(zero);
+    let mut new = typed(object);
+    if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+    }
+    // The field manager names a manager that is not given `unknown`.
+    let written = field_manager.update(&zero, new, manager, &now());
+    written.pointer("/metadata/managedFields").cloned()
 }
 
 /// The manager kube-apiserver's own writers record (its loopback client's user agent): the

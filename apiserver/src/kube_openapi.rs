@@ -246,12 +246,17 @@ pub(crate) fn schema(kind: &GroupVersionKind) -> Option<Value> {
     let root =
         apfkit_runtime::identity::GroupVersion::new(kind.group.clone(), kind.version.clone())
             .api_root();
-    let components = document(&root)?
-        .pointer("/components/schemas")?
-        .as_object()?;
-    let (name, found) = components
-        .iter()
-        .find(|(_, schema)| declares(schema, kind))?;
+    // A kind may be published in the core document rather than its group's: a
+    // ServiceAccount's `token` subresource takes `authentication.k8s.io/v1` TokenRequests.
+    let (components, name, found) = [root.as_str(), "api/v1"].into_iter().find_map(|root| {
+        let components = document(root)?
+            .pointer("/components/schemas")?
+            .as_object()?;
+        let (name, found) = components
+            .iter()
+            .find(|(_, schema)| declares(schema, kind))?;
+        Some((components, name, found))
+    })?;
     let mut reached = BTreeSet::from([name.clone()]);
     reach(found, components, &mut reached);
     let mut definitions = Map::new();
@@ -351,7 +356,7 @@ fn as_json_schema(schema: &Value) -> Value {
 #[derive(Debug)]
 pub(crate) struct ServedPaths<'a> {
     pub(crate) plural: &'a str,
-    pub(crate) subresources: Vec<&'static str>,
+    pub(crate) subresources: Vec<&'a str>,
 }
 
 /// kube-apiserver's document at `root` with only the paths of `served` (and the

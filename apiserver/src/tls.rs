@@ -199,6 +199,55 @@ pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
     })
 }
 
+/// The file of the key service-account tokens are signed with (kube-apiserver's
+/// `--service-account-signing-key-file`).
+pub const SERVICE_ACCOUNT_KEY: &str = "service-account.key";
+
+/// The key that signs service-account tokens, in `dir`: an ECDSA P-256 key (ES256), made when
+/// absent (readable by its owner only); PKCS#8 PEM, with its public key (SubjectPublicKeyInfo
+/// PEM and DER).
+///
+/// # Errors
+///
+/// A file that cannot be read or written, or that holds no usable key.
+pub fn ensure_service_account_key(dir: &Path) -> Result<SigningKey, TlsError> {
+    std::fs::create_dir_all(dir).map_err(file_error(dir))?;
+    let path = dir.join(SERVICE_ACCOUNT_KEY);
+    if !path.exists() {
+        let key = rcgen::KeyPair::generate().map_err(|e| invalid(&path, e))?;
+        write_file(&path, key.serialize_pem().as_bytes(), true)?;
+    }
+    let private_pem = read_pem(&path)?;
+    let key = rcgen::KeyPair::from_pem(&private_pem).map_err(|e| invalid(&path, e))?;
+    if !key.is_compatible(&rcgen::PKCS_ECDSA_P256_SHA256) {
+        return Err(invalid(&path, "not an ECDSA P-256 key"));
+    }
+    Ok(SigningKey {
+        private_pem,
+        public_pem: key.public_key_pem(),
+        public_der: rcgen::PublicKeyData::subject_public_key_info(&key),
+    })
+}
+
+/// A key that signs tokens ([`ensure_service_account_key`]).
+#[derive(Clone)]
+pub struct SigningKey {
+    /// The private key, PKCS#8 PEM.
+    pub private_pem: String,
+    /// The public key, SubjectPublicKeyInfo PEM.
+    pub public_pem: String,
+    /// The public key, SubjectPublicKeyInfo DER.
+    pub public_der: Vec<u8>,
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("public_pem", &self.public_pem)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A new self-signed authority named `common_name`, valid until 2036 (errors name `path`).
 fn authority(
     common_name: &str,

@@ -31,6 +31,9 @@ mod leases;
 pub mod protobuf;
 mod secrets;
 mod service_accounts;
+mod tokens;
+
+pub use tokens::{DEFAULT_ISSUER, ServiceAccountTokens, token_request_kind};
 
 pub use controllers::{
     DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIG_MAP, RootCaPublisher, ServiceAccounts,

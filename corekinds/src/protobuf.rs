@@ -48,6 +48,33 @@ static LEASE: Shape = Shape(&[
     (2, "spec", Holds::Message(&LEASE_SPEC, true)),
 ]);
 
+static BOUND_OBJECT_REFERENCE: Shape = Shape(&[
+    (1, "kind", OMITTED_TEXT),
+    (2, "apiVersion", OMITTED_TEXT),
+    (3, "name", OMITTED_TEXT),
+    (4, "uid", OMITTED_TEXT),
+]);
+static TOKEN_REQUEST_SPEC: Shape = Shape(&[
+    (1, "audiences", Holds::Texts),
+    (
+        3,
+        "boundObjectRef",
+        Holds::Message(&BOUND_OBJECT_REFERENCE, false),
+    ),
+    (4, "expirationSeconds", Holds::OptionalInt64),
+]);
+static TOKEN_REQUEST_STATUS: Shape = Shape(&[
+    (1, "token", Holds::Text { omit_empty: false }),
+    (2, "expirationTimestamp", Holds::Time),
+]);
+/// What a ServiceAccount's `token` subresource takes (kubectl's `create token` sends it in
+/// protobuf).
+static TOKEN_REQUEST: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "spec", Holds::Message(&TOKEN_REQUEST_SPEC, true)),
+    (3, "status", Holds::Message(&TOKEN_REQUEST_STATUS, true)),
+]);
+
 /// A list of `items` of one of the kinds.
 macro_rules! list_shape {
     ($name:ident, $item:ident) => {
@@ -79,9 +106,11 @@ root!(ServiceAccountRoot, SERVICE_ACCOUNT);
 root!(ServiceAccountListRoot, SERVICE_ACCOUNT_LIST);
 root!(LeaseRoot, LEASE);
 root!(LeaseListRoot, LEASE_LIST);
+root!(TokenRequestRoot, TOKEN_REQUEST);
 
 const CORE_V1: &str = "v1";
 const COORDINATION_V1: &str = "coordination.k8s.io/v1";
+const AUTHENTICATION_V1: &str = "authentication.k8s.io/v1";
 
 /// The message of a kind here, with its reader.
 fn shape_of(api_version: &str, kind: &str) -> Option<(&'static Shape, Reader)> {
@@ -97,6 +126,7 @@ fn shape_of(api_version: &str, kind: &str) -> Option<(&'static Shape, Reader)> {
         ),
         (COORDINATION_V1, "Lease") => (&LEASE, shaped::read::<LeaseRoot>),
         (COORDINATION_V1, "LeaseList") => (&LEASE_LIST, shaped::read::<LeaseListRoot>),
+        (AUTHENTICATION_V1, "TokenRequest") => (&TOKEN_REQUEST, shaped::read::<TokenRequestRoot>),
         _ => return None,
     })
 }
@@ -119,7 +149,7 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
         read,
         bytes,
         limits,
-        "a ConfigMap, Secret, ServiceAccount or Lease",
+        "a ConfigMap, Secret, ServiceAccount, Lease or TokenRequest",
     )
 }
 
@@ -197,6 +227,41 @@ mod tests {
         );
         assert_eq!(spec.lease_transitions, Some(0));
         assert_eq!(read(&bytes, &Limits::default()).unwrap().unwrap().0, lease);
+    }
+
+    /// A TokenRequest as kubectl's `create token` sends it, and the answer's status.
+    #[test]
+    fn token_requests_are_read_as_kubectl_sends_them() {
+        use k8s_pb::api::authentication::v1 as authentication;
+        let sent = authentication::TokenRequest {
+            metadata: Some(Default::default()),
+            spec: Some(authentication::TokenRequestSpec {
+                audiences: vec!["vault".into()],
+                expiration_seconds: Some(1200),
+                bound_object_ref: Some(authentication::BoundObjectReference {
+                    kind: Some("Secret".into()),
+                    api_version: Some("v1".into()),
+                    name: Some("bound".into()),
+                    ..Default::default()
+                }),
+            }),
+            status: Some(Default::default()),
+        };
+        let bytes = envelope::wrap(AUTHENTICATION_V1, "TokenRequest", &sent.encode_to_vec());
+        let (value, unknown) = read(&bytes, &Limits::default()).unwrap().unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_eq!(
+            value["spec"],
+            json!({"audiences": ["vault"], "expirationSeconds": 1200,
+                "boundObjectRef": {"kind": "Secret", "apiVersion": "v1", "name": "bound"}})
+        );
+        let answered = json!({"apiVersion": AUTHENTICATION_V1, "kind": "TokenRequest",
+            "metadata": {"name": "default", "namespace": "team"},
+            "spec": {"audiences": ["vault"], "expirationSeconds": 1200},
+            "status": {"token": "a.b.c", "expirationTimestamp": "2026-12-01T10:20:00Z"}});
+        let written = write(&answered).unwrap().unwrap();
+        let upstream = authentication::TokenRequest::decode(raw(&written).as_slice()).unwrap();
+        assert_eq!(upstream.status.unwrap().token.as_deref(), Some("a.b.c"));
     }
 
     #[test]

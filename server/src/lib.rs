@@ -152,6 +152,12 @@ pub struct Config {
     /// Which of kube-controller-manager's controllers run beside the API: every one by
     /// default.
     pub controllers: Controllers,
+    /// kube-apiserver's `--service-account-issuer`: the `iss` of the service-account tokens
+    /// it issues (TokenRequest), signed with the data directory's `service-account.key`.
+    pub service_account_issuer: String,
+    /// kube-apiserver's `--api-audiences`: the audiences its tokens are for by default, and
+    /// that it accepts (the issuer when empty).
+    pub api_audiences: Vec<String>,
 }
 
 /// The controllers of kube-controller-manager the server runs beside the API, as its
@@ -294,6 +300,8 @@ impl Config {
             audit: AuditConfig::default(),
             endpoints: Endpoints::AsKubeApiserver,
             controllers: Controllers::default(),
+            service_account_issuer: apfkit_corekinds::DEFAULT_ISSUER.to_owned(),
+            api_audiences: Vec::new(),
         }
     }
 }
@@ -554,10 +562,17 @@ fn resources(
         apfkit_namespaces::resource::<HubObject>()
             .map_err(|e| Error::Start(format!("namespaces: {e}")))?,
     );
-    served.extend(
-        apfkit_corekinds::resources::<HubObject>()
-            .map_err(|e| Error::Start(format!("configmaps, secrets, leases: {e}")))?,
-    );
+    // ServiceAccounts with their `token` subresource (TokenRequest, answered by the tokens).
+    for mut resource in apfkit_corekinds::resources::<HubObject>()
+        .map_err(|e| Error::Start(format!("configmaps, secrets, leases: {e}")))?
+    {
+        if resource.plural == "serviceaccounts" {
+            resource.config = resource
+                .config
+                .with_created_subresource("token", apfkit_corekinds::token_request_kind());
+        }
+        served.push(resource);
+    }
     served.push(
         apfkit_storagemigration::resource::<HubObject>()
             .map_err(|e| Error::Start(format!("storageversionmigrations: {e}")))?,
@@ -685,6 +700,18 @@ async fn build<B: Backend + 'static>(
         Limits::default(),
     );
     let rbac_authorizer = Arc::new(apfkit_rbac::RbacAuthorizer::default());
+    // Service-account tokens: signed with the data directory's key, issued as
+    // `--service-account-issuer`, for `--api-audiences`.
+    let key = apfkit_apiserver::tls::ensure_service_account_key(&config.data_dir)
+        .map_err(|e| Error::Start(format!("service-account key: {e}")))?;
+    let tokens = Arc::new(
+        apfkit_corekinds::ServiceAccountTokens::new(
+            &key,
+            &config.service_account_issuer,
+            config.api_audiences.clone(),
+        )
+        .map_err(|e| Error::Start(format!("service-account key: {e}")))?,
+    );
     let mut server = ApiServer::new(
         objects,
         resources(config, &rbac_authorizer)?,
@@ -694,6 +721,7 @@ async fn build<B: Backend + 'static>(
             format!("v1.37.2-apfkit.{}", env!("CARGO_PKG_VERSION")),
         ),
     )
+    .with_subresource_creator("", "serviceaccounts", "token", tokens.clone())
     .with_authenticator(authenticator(config)?)
     .with_request_timeout(config.request_timeout)
     .with_health_checks(health_checks(config));
@@ -816,6 +844,7 @@ async fn build<B: Backend + 'static>(
         ))
         .keep_collecting();
     }
+    server.set_token_authenticator(tokens);
     // kube-controller-manager's `default` ServiceAccounts and `kube-root-ca.crt` ConfigMaps.
     if config.controllers.service_account {
         apfkit_corekinds::ServiceAccounts::new(server.clone())

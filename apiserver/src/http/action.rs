@@ -28,6 +28,8 @@ pub(super) enum Action {
     Delete,
     /// `deletecollection` (DELETE of a namespace's or a cluster's collection).
     DeleteCollection,
+    /// `create` of a subresource that takes only a POST (a ServiceAccount's `token`).
+    CreateSubresource,
 }
 
 impl Action {
@@ -36,7 +38,7 @@ impl Action {
     /// (a delete's options may come from its body).
     pub(super) fn write_options(self) -> Option<&'static str> {
         match self {
-            Action::Create => Some("CreateOptions"),
+            Action::Create | Action::CreateSubresource => Some("CreateOptions"),
             Action::Update => Some("UpdateOptions"),
             Action::Patch => Some("PatchOptions"),
             _ => None,
@@ -55,6 +57,16 @@ impl Action {
         let subresource = target.subresource().is_some();
         let named = target.name.is_some();
         let all_namespaces = target.served.config.namespaced && target.namespace.is_none();
+        // A subresource answered by a creator has no route but its POST.
+        if target.created.is_some() {
+            return if info.verb == "create" {
+                Ok(Action::CreateSubresource)
+            } else if info.verb == "watch" {
+                Err(ApiError::no_route())
+            } else {
+                Err(ApiError::method_not_allowed())
+            };
+        }
         let (action, allowed) = match info.verb.as_str() {
             "proxy" => return Err(ApiError::no_route()),
             "watch" if subresource => return Err(ApiError::no_route()),

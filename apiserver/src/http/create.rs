@@ -35,6 +35,60 @@ where
     object_response(201, target.codec(), written.object, format, &warnings)
 }
 
+/// A POST to a subresource answered by its [`super::SubresourceCreator`]: the body (in any
+/// media type the server reads) decoded with the creator's defaults, given the managed fields
+/// of what it set (kube's create handler gives them before the registry answers), handed to
+/// the creator; its answer `201` in JSON with its warnings.
+pub(super) async fn create_subresource<H>(
+    server: &ApiServer<H>,
+    write: &Write<'_, H>,
+) -> Result<Response, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let target = write.target;
+    let manager = writer_of(write, "CreateOptions")?;
+    let name = target.created.as_deref().unwrap_or_default();
+    let (Some(creator), Some((_, kind))) = (
+        server.creator(&target.served, name),
+        target
+            .served
+            .config
+            .created_subresources
+            .iter()
+            .find(|(own, _)| own == name),
+    ) else {
+        return Err(ApiError::no_route());
+    };
+    let mut object = super::request::body_value(server, write.content_type, write.body)?;
+    creator.default(&mut object);
+    let managed = object.is_object().then(|| {
+        crate::fields::created_managed_fields(kind, &creator.zero(), &object, &manager, Some(name))
+    });
+    if let Some(managed) = managed.flatten() {
+        if !object
+            .get("metadata")
+            .is_some_and(serde_json::Value::is_object)
+        {
+            object["metadata"] = serde_json::json!({});
+        }
+        object["metadata"]["managedFields"] = managed;
+    }
+    let created = creator
+        .create(
+            server,
+            &target.served,
+            target.place(),
+            object,
+            write.query.dry_run,
+        )
+        .await?;
+    Ok(super::response::with_warnings(
+        super::response::json_response(201, &created.object),
+        &created.warnings,
+    ))
+}
+
 /// How a create came to be, which decides what [`create_new`] does besides storing.
 #[derive(Clone, Copy)]
 pub(super) enum Creating<'a> {

@@ -203,6 +203,17 @@ pub fn resource_list<H>(
                 "verbs": verbs,
             }));
         }
+        for (name, kind) in &config.created_subresources {
+            listed.push(json!({
+                "name": format!("{}/{name}", served.plural),
+                "singularName": "",
+                "namespaced": config.namespaced,
+                "group": kind.group,
+                "version": kind.version,
+                "kind": kind.kind,
+                "verbs": ["create"],
+            }));
+        }
         if config.scale.is_some() {
             listed.push(json!({
                 "name": format!("{}/scale", served.plural),
@@ -313,6 +324,13 @@ fn aggregated_resource<H>(served: &Served<H>, version: &str) -> Value {
             "subresource": name,
             "responseKind": kind,
             "verbs": verbs,
+        }));
+    }
+    for (name, kind) in &config.created_subresources {
+        subresources.push(json!({
+            "subresource": name,
+            "responseKind": {"group": kind.group, "version": kind.version, "kind": kind.kind},
+            "verbs": ["create"],
         }));
     }
     if config.scale.is_some() {

@@ -50,5 +50,8 @@ pub use health::HealthCheck;
 pub use max_in_flight::MaxInFlight;
 pub use response::plain_text;
 pub use routes::aggregated_discovery_answer;
-pub use server::{ApiServer, MAX_BODY_BYTES, REQUEST_TIMEOUT, STALLED_WATCH, VersionInfo};
+pub use server::{
+    ApiServer, Created, CreatedFuture, MAX_BODY_BYTES, REQUEST_TIMEOUT, STALLED_WATCH,
+    SubresourceCreator, TokenAuthenticator, TokenFuture, VersionInfo,
+};
 pub use serving::{CommandError, Listening, serve_router, tls_config, tls_config_with_clients};

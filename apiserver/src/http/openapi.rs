@@ -294,6 +294,12 @@ fn served_paths<'a, H>(
             ]
             .into_iter()
             .flatten()
+            .chain(
+                s.config
+                    .created_subresources
+                    .iter()
+                    .map(|(name, _)| name.as_str()),
+            )
             .collect(),
         })
         .collect();

@@ -32,6 +32,8 @@ pub(super) struct Target<H: 'static> {
     pub(super) scale: bool,
     /// The `/finalize` subresource (Namespaces').
     pub(super) finalize: bool,
+    /// A subresource that takes only a POST (a `super::SubresourceCreator`'s), by name.
+    pub(super) created: Option<String>,
 }
 
 impl<H> Target<H>
@@ -66,6 +68,7 @@ where
             .position(|c| c.version() == info.api_version)
             .ok_or_else(ApiError::no_route)?;
         let (mut status, mut scale, mut finalize) = (false, false, false);
+        let mut created = None;
         let name = match tail {
             [] => None,
             [name] => Some((*name).to_owned()),
@@ -81,6 +84,16 @@ where
                 finalize = true;
                 Some((*name).to_owned())
             }
+            [name, subresource]
+                if served
+                    .config
+                    .created_subresources
+                    .iter()
+                    .any(|(own, _)| own == subresource) =>
+            {
+                created = Some((*subresource).to_owned());
+                Some((*name).to_owned())
+            }
             _ => return Err(ApiError::no_route()),
         };
         if served.config.namespaced && namespace.is_none() && name.is_some() {
@@ -88,7 +101,7 @@ where
         }
         if name.as_deref().is_some_and(str::is_empty) {
             // `…//status`: the route matches with an empty name, which its handler refuses.
-            return Err(if status || scale || finalize {
+            return Err(if status || scale || finalize || created.is_some() {
                 ApiError::bad_request("name must be provided")
             } else {
                 ApiError::no_route()
@@ -102,13 +115,14 @@ where
             status,
             scale,
             finalize,
+            created,
         })
     }
 }
 
 impl<H> Target<H> {
     /// The subresource the URL names, as managed fields record it.
-    pub(super) fn subresource(&self) -> Option<&'static str> {
+    pub(super) fn subresource(&self) -> Option<&str> {
         if self.status {
             Some("status")
         } else if self.scale {
@@ -116,7 +130,7 @@ impl<H> Target<H> {
         } else if self.finalize {
             Some("finalize")
         } else {
-            None
+            self.created.as_deref()
         }
     }
 

@@ -88,7 +88,7 @@ where
         }
         Action::List => list::list(server, &target, &query, format, transform).await,
         Action::Get => get::get(server, &target, &query, format, transform).await,
-        Action::Create | Action::Update | Action::Patch => {
+        Action::Create | Action::CreateSubresource | Action::Update | Action::Patch => {
             if let Some(options) = action.write_options() {
                 query.check_dry_run(options)?;
             }
@@ -106,6 +106,7 @@ where
             };
             match action {
                 Action::Create => create::create(server, &write).await,
+                Action::CreateSubresource => create::create_subresource(server, &write).await,
                 Action::Update => update::update(server, &write).await,
                 _ => patch::patch(server, &write).await,
             }

@@ -7,12 +7,6 @@
 //! kubernetes' `pkg/registry/authorization/*/rest.go` answer them, checked as
 //! `pkg/apis/authorization/validation` checks them.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
-
-use apfkit_fieldmanager::managed::FieldManager;
-use apfkit_fieldmanager::schema::Schema;
-use apfkit_fieldmanager::updater::OneVersion;
 use apfkit_runtime::field::{BadValue, FieldError};
 use apfkit_runtime::identity::GroupVersionKind;
 use k8s_openapi::api::authorization::v1::{
@@ -21,7 +15,7 @@ use k8s_openapi::api::authorization::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
-use crate::auth::{Authenticator, UserInfo};
+use crate::auth::{Authenticator, TokenUser, UserInfo};
 use crate::authz::{Attributes, Authorizer, Decision};
 use crate::error::{ApiError, Cause, Subject};
 use crate::request_info::RequestInfo;
@@ -136,7 +130,7 @@ pub(super) async fn answer(
     object: &Value,
     info: &RequestInfo,
     user: UserInfo,
-    authenticator: &Authenticator,
+    (authenticator, from_tokens): (&Authenticator, Option<TokenUser>),
     authorizer: Option<&dyn Authorizer>,
     manager: &str,
 ) -> Result<Value, ApiError> {
@@ -152,7 +146,7 @@ pub(super) async fn answer(
     let object = &without_go_empty_values(object);
     let managed_fields = created_managed_fields(review, object, manager);
     if review.kind == "TokenReview" {
-        return token_review(object, authenticator, managed_fields);
+        return token_review(object, authenticator, from_tokens, managed_fields);
     }
     let authorizer = authorizer.ok_or_else(ApiError::no_route)?;
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
@@ -232,13 +226,36 @@ pub(super) async fn answer(
     }))
 }
 
+/// A TokenReview's token and audiences, as the embedding server's token authenticator is
+/// asked them; `None` for another review, or one without a token.
+pub(super) fn token_and_audiences(
+    review: &Review,
+    object: &Value,
+) -> Option<(String, Vec<String>)> {
+    if review.kind != "TokenReview" {
+        return None;
+    }
+    let spec = object.get("spec")?;
+    let token = spec.get("token")?.as_str().filter(|t| !t.is_empty())?;
+    let audiences = spec
+        .get("audiences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect();
+    Some((token.to_owned(), audiences))
+}
+
 /// A TokenReview: whether `spec.token` authenticates, and as whom. A token not known is not
-/// authenticated ("invalid bearer token"); apfkit's tokens have no audiences, so a review that names
-/// some is not authenticated either (kube-apiserver's tokens of its token file carry its
-/// `--api-audiences`).
+/// authenticated ("invalid bearer token"); the token file's tokens have no audiences, so a
+/// review that names some is not authenticated by them (kube-apiserver's tokens of its token
+/// file carry its `--api-audiences`). A token the embedding server's code authenticated
+/// (`from_tokens`: a service account's) is, with the audiences it is for.
 fn token_review(
     object: &Value,
     authenticator: &Authenticator,
+    from_tokens: Option<TokenUser>,
     managed_fields: Option<Value>,
 ) -> Result<Value, ApiError> {
     let spec = object.get("spec").cloned().unwrap_or_else(|| json!({}));
@@ -261,9 +278,16 @@ fn token_review(
         .get("audiences")
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty());
-    let status = match authenticator.token_user(token).filter(|_| !audiences) {
+    let found = authenticator
+        .token_user(token)
+        .filter(|_| !audiences)
+        .map(|user| (user, Vec::new()))
+        .or_else(|| {
+            from_tokens.map(|found| (found.user.with_authenticated_group(), found.audiences))
+        });
+    let status = match found {
         // `UserInfo`'s fields are all `omitempty`.
-        Some(user) => {
+        Some((user, token_audiences)) => {
             let mut info = serde_json::Map::new();
             if !user.name.is_empty() {
                 info.insert("username".into(), user.name.into());
@@ -277,7 +301,11 @@ fn token_review(
             if !user.extra.is_empty() {
                 info.insert("extra".into(), json!(user.extra));
             }
-            json!({"authenticated": true, "user": info})
+            let mut status = json!({"authenticated": true, "user": info});
+            if !token_audiences.is_empty() {
+                status["audiences"] = json!(token_audiences);
+            }
+            status
         }
         // The bearer-token authenticator's error for a token nobody authenticates.
         None => json!({"user": {}, "error": "invalid bearer token"}),
@@ -314,56 +342,17 @@ fn without_go_empty_values(object: &Value) -> Value {
     object
 }
 
-/// Each review kind's one version with its merge rules, from kube's OpenAPI documents,
-/// compiled once.
-fn review_versions() -> &'static BTreeMap<&'static str, OneVersion> {
-    static VERSIONS: OnceLock<BTreeMap<&'static str, OneVersion>> = OnceLock::new();
-    VERSIONS.get_or_init(|| {
-        REVIEWS
-            .iter()
-            .map(|review| {
-                let kind = GroupVersionKind {
-                    group: review.group.into(),
-                    version: "v1".into(),
-                    kind: review.kind.into(),
-                };
-                let schema = crate::kube_openapi::schema(&kind)
-                    .map_or_else(Schema::deduced, |json| Schema::compile(&json));
-                let api_version = format!("{}/v1", review.group);
-                (
-                    review.kind,
-                    OneVersion {
-                        api_version,
-                        schema,
-                    },
-                )
-            })
-            .collect()
-    })
-}
-
 /// The `managedFields` kube-apiserver's create handler gives a review before its registry
-/// answers it (`UpdateNoErrors` of the decoded review over the kind's zero value): the fields
-/// the request set, for `manager`; `None` when it set none.
+/// answers it: the fields the request set, for `manager`; `None` when it set none.
 fn created_managed_fields(review: &Review, object: &Value, manager: &str) -> Option<Value> {
-    let versions = review_versions().get(review.kind)?;
-    let api_version = &versions.api_version;
-    let field_manager =
-        FieldManager::new(versions, api_version, review.kind, None, BTreeMap::new());
-    let typed = |mut value: Value| {
-        value["apiVersion"] = api_version.clone().into();
-        value["kind"] = review.kind.into();
-        value
+    let kind = GroupVersionKind {
+        group: review.group.into(),
+        version: "v1".into(),
+        kind: review.kind.into(),
     };
     let status: Value = serde_json::from_str(review.zero_status).ok()?;
-    let zero = typed(json!({"metadata": {}, "spec": {}, "status": status}));
-    let mut new = typed(object.clone());
-    if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("managedFields");
-    }
-    // The field manager names a manager that is not given `unknown`.
-    let written = field_manager.update(&zero, new, manager, &crate::fields::now());
-    written.pointer("/metadata/managedFields").cloned()
+    let zero = json!({"metadata": {}, "spec": {}, "status": status});
+    crate::fields::created_managed_fields(&kind, &zero, object, manager, None)
 }
 
 /// The access reviews' `metadata must be empty` (a LocalSubjectAccessReview's but for its
@@ -557,7 +546,7 @@ mod tests {
                 &value,
                 info,
                 user,
-                &tokens(),
+                (&tokens(), None),
                 authorizer,
                 "tester",
             ))

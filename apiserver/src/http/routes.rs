@@ -85,7 +85,7 @@ pub(super) async fn authenticated<H>(
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    match authenticate(&server, &mut request) {
+    match authenticate(&server, &mut request).await {
         Ok(user) => {
             request.extensions_mut().insert(user);
             next.run(request).await
@@ -106,18 +106,39 @@ where
 /// The user a request's credentials authenticate: its client certificate (which TLS
 /// verified against the server's authorities), front-proxy headers, bearer token, or
 /// anonymous.
-fn authenticate<H>(
+/// A bearer token none of those knows is asked of the embedding server's token
+/// authenticator (a service account's token) before it is refused.
+async fn authenticate<H>(
     server: &ApiServer<H>,
     request: &mut Request,
-) -> Result<crate::auth::UserInfo, ApiError> {
+) -> Result<crate::auth::UserInfo, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
     let chain = request
         .extensions()
         .get::<apfkit_https::serve::PeerCertificates>()
         .map(|certificates| certificates.0.clone())
         .unwrap_or_default();
-    server
+    let refused = match server
         .authenticator
         .authenticate_request(&chain, request.headers_mut())
+    {
+        Ok(user) => return Ok(user),
+        Err(refused) => refused,
+    };
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(crate::auth::bearer_token);
+    match token {
+        Some(token) if chain.is_empty() => match server.token_user(token, &[]).await {
+            Some(found) => Ok(found.user.with_authenticated_group()),
+            None => Err(refused),
+        },
+        _ => Err(refused),
+    }
 }
 
 /// Impersonation (`WithConstrainedImpersonation`), behind the audit layer: the user the
@@ -261,12 +282,17 @@ where
         } else {
             super::request::body_value(server, content_type.as_deref(), &body)?
         };
+        // A TokenReview's token may be one the embedding server's code authenticates.
+        let from_tokens = match reviews::token_and_audiences(review, &object) {
+            Some((token, audiences)) => server.token_user(&token, &audiences).await,
+            None => None,
+        };
         let answer = reviews::answer(
             review,
             &object,
             &info,
             user,
-            &server.authenticator,
+            (&server.authenticator, from_tokens),
             server.authorizer.as_deref(),
             &manager,
         )

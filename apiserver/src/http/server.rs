@@ -117,6 +117,81 @@ pub struct ApiServer<H: 'static> {
     pub(super) health_checks: Vec<super::health::HealthCheck>,
     /// The informers running, for `/readyz`'s `informer-sync`.
     pub(super) informers: super::health::Informers,
+    /// Bearer tokens the embedding server's code authenticates
+    /// ([`ApiServer::set_token_authenticator`]).
+    pub(super) token_authenticator: std::sync::OnceLock<Arc<dyn TokenAuthenticator<H>>>,
+    /// The code of each subresource that takes only a POST, by group, resource and name
+    /// ([`ApiServer::with_subresource_creator`]).
+    pub(super) creators: Vec<(CreatedAt, Arc<dyn SubresourceCreator<H>>)>,
+}
+
+/// Where a [`SubresourceCreator`] answers: the group, the resource and the subresource.
+type CreatedAt = (String, String, String);
+
+/// What a [`SubresourceCreator`] answers: the object (JSON, `apiVersion` and `kind`
+/// included) and the warnings of the `Warning` header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    /// The answer's object, `201 Created`.
+    pub object: serde_json::Value,
+    /// Warnings for the client.
+    pub warnings: Vec<String>,
+}
+
+/// The future of [`SubresourceCreator::create`].
+pub type CreatedFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Created, crate::error::ApiError>> + Send + 'a>,
+>;
+
+/// A subresource that takes only a POST (verb `create`, authorized as the subresource) and
+/// answers with what code of the embedding server makes of it rather than a stored object:
+/// kube-apiserver's `rest.NamedCreater` storages (a ServiceAccount's `token`, `TokenREST`).
+/// Registered with [`ApiServer::with_subresource_creator`] for a resource whose
+/// configuration declares it (`ResourceConfig::with_created_subresource`); any other method
+/// on it is 405.
+pub trait SubresourceCreator<H>: Send + Sync {
+    /// The kind's zero value as Go writes it (with `metadata`), what the managed fields of a
+    /// request are computed over.
+    fn zero(&self) -> serde_json::Value {
+        serde_json::json!({"metadata": {}})
+    }
+
+    /// The kind's defaults, applied to a request's object as it is decoded.
+    fn default(&self, body: &mut serde_json::Value) {
+        let _ = body;
+    }
+
+    /// Answers `body` (the request's object as JSON) posted to the subresource of the object
+    /// at `place` of `served`, reading what it needs from `server`; nothing is written when
+    /// `dry_run`.
+    fn create<'a>(
+        &'a self,
+        server: &'a ApiServer<H>,
+        served: &'a Served<H>,
+        place: crate::store::Place<'a>,
+        body: serde_json::Value,
+        dry_run: bool,
+    ) -> CreatedFuture<'a>;
+}
+
+/// The future of [`TokenAuthenticator::authenticate`].
+pub type TokenFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Option<crate::auth::TokenUser>> + Send + 'a>,
+>;
+
+/// Bearer tokens that code of the embedding server authenticates, beside the token file: a
+/// service account's tokens, signed by the server and valid while their account is there
+/// (kube-apiserver's service-account token authenticator). Asked for a bearer token no other
+/// authenticator knows, and by TokenReviews.
+pub trait TokenAuthenticator<H>: Send + Sync {
+    /// The user `token` authenticates on `server`, for one of `audiences` (the server's own
+    /// when empty); `None` when it is not a token of these, expired, or its holder is gone.
+    fn authenticate<'a>(
+        &'a self,
+        server: &'a ApiServer<H>,
+        token: &'a str,
+        audiences: &'a [String],
+    ) -> TokenFuture<'a>;
 }
 
 /// The resources served at one time, with the discovery and OpenAPI documents made of them.
@@ -227,6 +302,8 @@ where
             watch_bytes: Arc::default(),
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
+            token_authenticator: std::sync::OnceLock::new(),
+            creators: Vec::new(),
             serving_hosts: Vec::new(),
             authorizer: None,
             impersonation_modes: crate::impersonation::LastModes::default(),
@@ -314,6 +391,54 @@ where
     pub fn with_serving_hosts(mut self, hosts: Vec<String>) -> Self {
         self.serving_hosts = hosts;
         self
+    }
+
+    /// The server answering POSTs to the subresource `name` of `plural` in `group` with
+    /// `creator` (the resource's configuration declares it:
+    /// `ResourceConfig::with_created_subresource`).
+    #[must_use]
+    pub fn with_subresource_creator(
+        mut self,
+        group: &str,
+        plural: &str,
+        name: &str,
+        creator: Arc<dyn SubresourceCreator<H>>,
+    ) -> Self {
+        let key = (group.to_owned(), plural.to_owned(), name.to_owned());
+        self.creators.push((key, creator));
+        self
+    }
+
+    /// The creator of the subresource `name` of `served`, if one is registered.
+    pub(super) fn creator(
+        &self,
+        served: &Served<H>,
+        name: &str,
+    ) -> Option<&dyn SubresourceCreator<H>> {
+        self.creators
+            .iter()
+            .find(|((group, plural, own), _)| {
+                *group == served.config.group && *plural == served.plural && own == name
+            })
+            .map(|(_, creator)| &**creator)
+    }
+
+    /// Authenticates the bearer tokens no other authenticator knows with `tokens` too (once:
+    /// a second one is refused, `false`). Set after the server is made, since what it reads
+    /// (a service account) is the server's.
+    pub fn set_token_authenticator(&self, tokens: Arc<dyn TokenAuthenticator<H>>) -> bool {
+        self.token_authenticator.set(tokens).is_ok()
+    }
+
+    /// The user a bearer token authenticates through [`ApiServer::set_token_authenticator`],
+    /// with the audiences it is for among `audiences`.
+    pub async fn token_user(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Option<crate::auth::TokenUser> {
+        let tokens = self.token_authenticator.get()?;
+        tokens.authenticate(self, token, audiences).await
     }
 
     /// The server authenticating requests with `authenticator` (by default: client

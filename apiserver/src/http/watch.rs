@@ -84,6 +84,7 @@ where
                 status: false,
                 scale: false,
                 finalize: false,
+                created: None,
             },
             format,
             transform,

@@ -66,6 +66,10 @@ pub struct ResourceConfig {
     pub finalize: bool,
     /// Whether a collection may be deleted at once (`deletecollection`; Namespaces: no).
     pub delete_collection: bool,
+    /// The subresources that take only a POST, answered by the server's
+    /// `http::SubresourceCreator` of each, by name, with the kind each takes and answers (a
+    /// ServiceAccount's `token`: `TokenRequest`).
+    pub created_subresources: Vec<(String, GroupVersionKind)>,
 }
 
 /// How a kind's strategy keeps `metadata.generation` (its `PrepareForCreate` and
@@ -107,6 +111,7 @@ impl ResourceConfig {
             generation: Generation::OnSpecChange,
             finalize: false,
             delete_collection: true,
+            created_subresources: Vec::new(),
         }
     }
 
@@ -210,6 +215,15 @@ impl ResourceConfig {
     #[must_use]
     pub fn with_schema(mut self, schema: SchemaFn) -> Self {
         self.schema = Some(schema);
+        self
+    }
+
+    /// The resource with the subresource `name`, which takes only a POST of `kind` and is
+    /// answered by the server's `http::SubresourceCreator` registered for it
+    /// (`ApiServer::with_subresource_creator`); discovery lists it with the verb `create`.
+    #[must_use]
+    pub fn with_created_subresource(mut self, name: &str, kind: GroupVersionKind) -> Self {
+        self.created_subresources.push((name.to_owned(), kind));
         self
     }
 

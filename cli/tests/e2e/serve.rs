@@ -738,6 +738,106 @@ fn kubectl_applies_a_storage_version_migration_and_waits_for_it_to_succeed() {
     );
 }
 
+/// `kubectl create token` (a TokenRequest in protobuf) for a namespace's `default`
+/// ServiceAccount, which the server's controller made: kubectl with that token alone is the
+/// account, which RBAC lets list ConfigMaps once a RoleBinding names it.
+#[test]
+fn kubectl_creates_a_token_that_authenticates_as_its_service_account() {
+    let server = Server::start(&[NO_APF]);
+    server.kubectl_ok(&["create", "namespace", "robots"], b"");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !server
+        .kubectl(&["get", "serviceaccount", "default", "-n", "robots"], b"")
+        .status
+        .success()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no default ServiceAccount"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let token = server.kubectl_ok(&["create", "token", "default", "-n", "robots"], b"");
+    // A kubeconfig of the server's address and authority, and no client certificate: kubectl
+    // with the token alone.
+    let admin_config = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    let address = admin_config
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("server: "))
+        .unwrap()
+        .to_owned();
+    let authority = server.kubeconfig().with_file_name("ca.crt");
+    let robot_config = server.kubeconfig().with_file_name("robot-kubeconfig");
+    std::fs::write(
+        &robot_config,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: apfkit\n  cluster:\n    \
+             server: {address}\n    certificate-authority: {}\nusers:\n- name: robot\n  \
+             user:\n    token: {}\ncontexts:\n- name: robot\n  context:\n    \
+             cluster: apfkit\n    user: robot\ncurrent-context: robot\n",
+            authority.display(),
+            token.trim()
+        ),
+    )
+    .unwrap();
+    let as_robot = |args: &[&str]| process::kubectl(&robot_config, args, b"");
+    let whoami = as_robot(&["auth", "whoami"]);
+    let whoami = String::from_utf8_lossy(&whoami.stdout);
+    assert!(
+        whoami.contains("system:serviceaccount:robots:default"),
+        "{whoami}"
+    );
+    assert!(
+        !as_robot(&["get", "configmaps", "-n", "robots"])
+            .status
+            .success()
+    );
+    server.kubectl_ok(
+        &[
+            "create",
+            "rolebinding",
+            "robot-views",
+            "--clusterrole",
+            "view",
+            "--serviceaccount",
+            "robots:default",
+            "-n",
+            "robots",
+        ],
+        b"",
+    );
+    // The authorizer follows the binding within moments.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let listed = as_robot(&["get", "configmaps", "-n", "robots"]);
+        if String::from_utf8_lossy(&listed.stdout).contains("kube-root-ca.crt") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let short = server.kubectl(
+        &[
+            "create",
+            "token",
+            "default",
+            "-n",
+            "robots",
+            "--duration",
+            "5m",
+        ],
+        b"",
+    );
+    assert!(
+        String::from_utf8_lossy(&short.stderr)
+            .contains("may not specify a duration less than 10 minutes")
+    );
+}
+
 /// A StorageVersionMigration applied with kubectl is printed with kubectl's columns; its
 /// status, written through `/status`, shows in them, and its spec cannot change (without the
 /// migrator, as kube-apiserver serves them alone).

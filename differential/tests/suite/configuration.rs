@@ -334,8 +334,125 @@ async fn leases_are_held_renewed_and_checked(s: &mut Session) {
 }
 
 crate::cases!(
+    service_account_tokens_are_issued_as_kube_issues_them,
     config_maps_are_made_checked_and_kept_immutable,
     secrets_are_made_by_type_and_keep_it,
     service_accounts_keep_their_secrets_by_name,
     leases_are_held_renewed_and_checked,
 );
+
+/// A TokenRequest's answer with its token read: the JWT's header and claims, the times as the
+/// token's lifetime, the issuer (each server's own, which is also its audience by default)
+/// as `<issuer>`.
+fn token_answer(answer: &Value) -> Value {
+    let mut answer = answer.clone();
+    let Some(token) = answer
+        .pointer("/status/token")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return answer;
+    };
+    let part = |index: usize| -> Value {
+        use base64::Engine as _;
+        token
+            .split('.')
+            .nth(index)
+            .and_then(|p| {
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .decode(p)
+                    .ok()
+            })
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or(Value::Null)
+    };
+    let (header, mut claims) = (part(0), part(1));
+    let issuer = claims["iss"].clone();
+    let number = |name: &str| claims[name].as_i64().unwrap_or_default();
+    let (lifetime, not_before) = (number("exp") - number("iat"), number("nbf") - number("iat"));
+    if let Some(claims) = claims.as_object_mut() {
+        for time in ["exp", "iat", "nbf"] {
+            claims.remove(time);
+        }
+    }
+    if claims["jti"].as_str().is_some_and(|jti| jti.len() == 36) {
+        claims["jti"] = json!("<a random uuid>");
+    }
+    claims["lifetime"] = lifetime.into();
+    claims["notBeforeIssued"] = not_before.into();
+    answer["status"]["token"] = json!({"header": {"alg": header["alg"],
+        "hasKeyId": header["kid"].is_string(), "typ": header["typ"]}, "claims": claims});
+    let text = serde_json::to_string(&answer).unwrap_or_default();
+    match issuer.as_str() {
+        Some(issuer) if !issuer.is_empty() => {
+            let quoted = serde_json::to_string(issuer).unwrap_or_default();
+            serde_json::from_str(&text.replace(&quoted, "\"<issuer>\"")).unwrap_or(answer)
+        }
+        _ => answer,
+    }
+}
+
+/// TokenRequests (`serviceaccounts/NAME/token`): a token's claims and lifetime as kube issues
+/// them, bound to a Secret or not, and the requests kube refuses.
+async fn service_account_tokens_are_issued_as_kube_issues_them(s: &mut Session) {
+    s.send(Request::post(
+        SERVICE_ACCOUNTS,
+        &json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "issued"}}),
+    ))
+    .await;
+    s.send(Request::post(
+        SECRETS,
+        &secret("issued-bound", &json!({"stringData": {"k": "v"}})),
+    ))
+    .await;
+    let token = format!("{SERVICE_ACCOUNTS}/issued/token");
+    let request = |spec: Value| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec});
+    for spec in [
+        json!({}),
+        json!({"audiences": ["vault", "https://example.com"], "expirationSeconds": 7200}),
+        json!({"boundObjectRef": {"apiVersion": "v1", "kind": "Secret",
+            "name": "issued-bound"}}),
+    ] {
+        s.send(Request::post(&token, &request(spec)).selecting(token_answer))
+            .await;
+    }
+    for (path, body) in [
+        (token.clone(), request(json!({"expirationSeconds": 599}))),
+        (
+            token.clone(),
+            request(json!({"expirationSeconds": 4_294_967_297_i64})),
+        ),
+        (
+            token.clone(),
+            json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                "metadata": {"name": "other"}}),
+        ),
+        (
+            format!("{SERVICE_ACCOUNTS}/nobody/token"),
+            request(json!({})),
+        ),
+        (
+            token.clone(),
+            request(json!({"boundObjectRef": {"apiVersion": "v1", "kind": "Pod",
+                "name": "p"}})),
+        ),
+        (
+            token.clone(),
+            request(
+                json!({"boundObjectRef": {"apiVersion": "v1", "kind": "Secret",
+                "name": "issued-bound", "uid": "not-its-uid"}}),
+            ),
+        ),
+        (
+            token.clone(),
+            request(
+                json!({"boundObjectRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                "name": "d"}}),
+            ),
+        ),
+    ] {
+        s.send(Request::post(&path, &body)).await;
+    }
+    s.send(Request::get(&token)).await;
+    s.send(Request::put(&token, &request(json!({})))).await;
+}

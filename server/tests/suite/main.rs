@@ -4,3 +4,4 @@ mod garbage_collection;
 mod in_process;
 mod migrations;
 mod routing;
+mod service_account_tokens;

@@ -1,0 +1,636 @@
+//! Service-account tokens, as kube-apiserver issues and authenticates them: the TokenRequest
+//! subresource `serviceaccounts/NAME/token` (`pkg/registry/core/serviceaccount/storage/token.go`)
+//! makes a JWT signed with the server's key (ES256), for the audiences asked (the server's
+//! own by default) and a lifetime of `expirationSeconds` (3600 by default, 600 at least),
+//! optionally bound to a Secret; a bearer token of these authenticates as the service account
+//! (`system:serviceaccount:NAMESPACE:NAME`, in `system:serviceaccounts` and
+//! `system:serviceaccounts:NAMESPACE`) while it has not expired and its account (and bound
+//! Secret) is there with the uid it names (`pkg/serviceaccount/claims.go`'s validator).
+
+use std::collections::BTreeMap;
+
+use apfkit_apiextensions::ServedObject;
+use apfkit_apiserver::auth::{TokenUser, UserInfo};
+use apfkit_apiserver::error::{ApiError, Cause, Subject};
+use apfkit_apiserver::http::{
+    ApiServer, Created, CreatedFuture, SubresourceCreator, TokenAuthenticator, TokenFuture,
+};
+use apfkit_apiserver::store::{Objects, Place, Served};
+use apfkit_apiserver::tls::SigningKey;
+use apfkit_runtime::Object;
+use apfkit_runtime::field::{BadValue, FieldError};
+use apfkit_runtime::identity::GroupVersionKind;
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The issuer kube-apiserver's clusters are set up with most often (kubeadm, kind), and so
+/// apfkit's: its tokens' `iss`, and the audience they are for by default.
+pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+/// A token's lifetime when the request names none (`SetDefaults_TokenRequestSpec`).
+const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
+/// The shortest lifetime a request may ask for.
+const MIN_EXPIRATION_SECONDS: i64 = 600;
+/// The longest.
+const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
+/// The extra that names a token's `jti` (`authentication.kubernetes.io/credential-id`).
+const CREDENTIAL_ID: &str = "authentication.kubernetes.io/credential-id";
+
+/// What kube-apiserver's private claims say of a token (`kubernetes.io`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+struct Private {
+    namespace: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<Reference>,
+    serviceaccount: Reference,
+}
+
+/// An object a token names: its name and uid.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+struct Reference {
+    name: String,
+    uid: String,
+}
+
+/// A token's claims, in the order go-jose writes them (sorted).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+struct Claims {
+    aud: Vec<String>,
+    exp: i64,
+    iat: i64,
+    iss: String,
+    jti: String,
+    #[serde(rename = "kubernetes.io")]
+    kubernetes: Private,
+    nbf: i64,
+    sub: String,
+}
+
+/// The server's service-account tokens: the TokenRequest subresource of ServiceAccounts and
+/// the authenticator of the tokens it issues. Serve it with
+/// [`Served::with_subresource_creator`] as `token` of `serviceaccounts`, and set it as the
+/// server's [`ApiServer::set_token_authenticator`] (`apfkit-server` does both).
+pub struct ServiceAccountTokens {
+    signing: EncodingKey,
+    verifying: DecodingKey,
+    key_id: String,
+    issuer: String,
+    audiences: Vec<String>,
+}
+
+impl std::fmt::Debug for ServiceAccountTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceAccountTokens")
+            .field("key_id", &self.key_id)
+            .field("issuer", &self.issuer)
+            .field("audiences", &self.audiences)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServiceAccountTokens {
+    /// Tokens signed with `key` (`apfkit_apiserver::tls::ensure_service_account_key`), issued
+    /// by `issuer` (`--service-account-issuer`), for `audiences` by default and accepted for
+    /// them (`--api-audiences`; the issuer when empty).
+    ///
+    /// # Errors
+    ///
+    /// A key that is not an ECDSA P-256 key, in words.
+    pub fn new(key: &SigningKey, issuer: &str, audiences: Vec<String>) -> Result<Self, String> {
+        let signing =
+            EncodingKey::from_ec_pem(key.private_pem.as_bytes()).map_err(|e| e.to_string())?;
+        let verifying =
+            DecodingKey::from_ec_pem(key.public_pem.as_bytes()).map_err(|e| e.to_string())?;
+        let audiences = if audiences.is_empty() {
+            vec![issuer.to_owned()]
+        } else {
+            audiences
+        };
+        Ok(ServiceAccountTokens {
+            signing,
+            verifying,
+            key_id: key_id(&key.public_der),
+            issuer: issuer.to_owned(),
+            audiences,
+        })
+    }
+
+    /// A token of `claims`.
+    fn sign(&self, claims: &Claims) -> Result<String, ApiError> {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = None;
+        header.kid = Some(self.key_id.clone());
+        jsonwebtoken::encode(&header, claims, &self.signing)
+            .map_err(|e| ApiError::internal(format!("failed to generate token: {e}")))
+    }
+
+    /// The claims of `token` when it is one of these, signed, issued here, for one of
+    /// `audiences` and within its lifetime.
+    fn verify(&self, token: &str, audiences: &[String]) -> Option<Claims> {
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.leeway = 0;
+        validation.validate_nbf = true;
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(audiences);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let data = jsonwebtoken::decode::<Claims>(token, &self.verifying, &validation).ok()?;
+        Some(data.claims)
+    }
+}
+
+/// kube's key id of a public key: the SHA-256 of its SubjectPublicKeyInfo DER, base64url
+/// without padding (`keyIDFromPublicKey`).
+fn key_id(public_der: &[u8]) -> String {
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(public_der))
+}
+
+/// The kind of a TokenRequest, what the `token` subresource of ServiceAccounts takes.
+pub fn token_request_kind() -> GroupVersionKind {
+    GroupVersionKind::from_static("authentication.k8s.io", "v1", "TokenRequest")
+}
+
+/// kube's 422 about a TokenRequest (`NewInvalid(TokenRequest.authentication.k8s.io, name)`).
+fn invalid(name: &str, errors: &[FieldError]) -> ApiError {
+    ApiError::invalid(
+        &Subject {
+            group: "authentication.k8s.io".to_owned(),
+            kind: "TokenRequest".to_owned(),
+            name: name.to_owned(),
+        },
+        errors.iter().map(Cause::from).collect(),
+    )
+}
+
+/// The object `name` of the resource `plural` of the core group in `namespace`, as JSON.
+async fn read<H>(
+    objects: &Objects<ServedObject<H>>,
+    served: &Served<ServedObject<H>>,
+    namespace: &str,
+    name: &str,
+) -> Result<Value, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let place = Place {
+        namespace: Some(namespace),
+        name,
+    };
+    match objects.get(served, place).await? {
+        ServedObject::Custom(object) => Ok(object.to_value()),
+        ServedObject::Builtin(_) => Err(ApiError::internal("not a kind held as JSON")),
+    }
+}
+
+fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// What a TokenRequest asks: its audiences, lifetime and bound object, defaulted.
+struct Asked {
+    audiences: Vec<String>,
+    expiration: i64,
+    bound: Option<Value>,
+}
+
+impl ServiceAccountTokens {
+    /// `TokenREST.Create`, up to the claims: the request checked against the account and
+    /// defaulted, its bound object read.
+    async fn request<H>(
+        &self,
+        server: &ApiServer<ServedObject<H>>,
+        served: &Served<ServedObject<H>>,
+        namespace: &str,
+        name: &str,
+        body: &mut Value,
+    ) -> Result<(Value, Asked, Option<Reference>), ApiError>
+    where
+        H: Object + Clone + Send + Sync + 'static,
+    {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "the body is not a TokenRequest: not a JSON object",
+            ));
+        }
+        let kind = text(body, "/kind");
+        if !kind.is_empty() && kind != "TokenRequest" {
+            return Err(ApiError::bad_request(format!(
+                "TokenRequest in version \"v1\" cannot be handled as a {kind}"
+            )));
+        }
+        for (field, own) in [("name", name), ("namespace", namespace)] {
+            let given = text(body, &format!("/metadata/{field}"));
+            if !given.is_empty() && given != own {
+                let error = FieldError::invalid(
+                    format!("metadata.{field}"),
+                    BadValue::Str(given.to_owned()),
+                    format!("must match the service account {field} if specified"),
+                );
+                return Err(invalid(name, &[error]));
+            }
+        }
+        let account = read(server.objects(), served, namespace, name).await?;
+        let spec = body.get("spec").cloned().unwrap_or_else(|| json!({}));
+        let mut audiences: Vec<String> = spec
+            .get("audiences")
+            .and_then(|a| serde_json::from_value(a.clone()).ok())
+            .unwrap_or_default();
+        if audiences.is_empty() {
+            audiences.clone_from(&self.audiences);
+        }
+        let expiration = match spec.get("expirationSeconds") {
+            None | Some(Value::Null) => DEFAULT_EXPIRATION_SECONDS,
+            Some(seconds) => seconds.as_i64().ok_or_else(|| {
+                ApiError::bad_request(
+                    "TokenRequest in version \"v1\" cannot be handled as a TokenRequest: json: \
+                     cannot unmarshal into Go struct field TokenRequestSpec.spec.expirationSeconds \
+                     of type int64",
+                )
+            })?,
+        };
+        let too = |detail: &str| {
+            FieldError::invalid(
+                "spec.expirationSeconds",
+                BadValue::Int(expiration),
+                detail.to_owned(),
+            )
+        };
+        if expiration < MIN_EXPIRATION_SECONDS {
+            return Err(invalid(
+                "",
+                &[too("may not specify a duration less than 10 minutes")],
+            ));
+        }
+        if expiration > MAX_EXPIRATION_SECONDS {
+            return Err(invalid(
+                "",
+                &[too("may not specify a duration larger than 2^32 seconds")],
+            ));
+        }
+        let bound = spec.get("boundObjectRef").filter(|r| !r.is_null()).cloned();
+        let secret = match &bound {
+            None => None,
+            Some(reference) => Some(bound_secret(server, namespace, reference).await?),
+        };
+        Ok((
+            account,
+            Asked {
+                audiences,
+                expiration,
+                bound,
+            },
+            secret,
+        ))
+    }
+}
+
+/// The Secret a TokenRequest binds its token to (the one kind of bound object served here;
+/// Pods and Nodes are not, and are not found).
+async fn bound_secret<H>(
+    server: &ApiServer<ServedObject<H>>,
+    namespace: &str,
+    reference: &Value,
+) -> Result<Reference, ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let (kind, api_version, name) = (
+        text(reference, "/kind"),
+        text(reference, "/apiVersion"),
+        text(reference, "/name"),
+    );
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let not_found = |plural: &str| {
+        ApiError::not_found(&Subject {
+            group: String::new(),
+            kind: plural.to_owned(),
+            name: name.to_owned(),
+        })
+    };
+    match (group, kind) {
+        ("", "Secret") => {}
+        ("", "Pod") => return Err(not_found("pods")),
+        ("", "Node") => return Err(not_found("nodes")),
+        _ => {
+            return Err(ApiError::bad_request(format!(
+                "cannot bind token to object of type {group}/{version}, Kind={kind}"
+            )));
+        }
+    }
+    let secrets = server
+        .resource("", "secrets")
+        .ok_or_else(|| not_found("secrets"))?;
+    let secret = read(server.objects(), &secrets, namespace, name).await?;
+    let uid = text(&secret, "/metadata/uid");
+    let asked = text(reference, "/uid");
+    if !asked.is_empty() && asked != uid {
+        return Err(ApiError::conflict(
+            &Subject {
+                group: String::new(),
+                kind: kind.to_owned(),
+                name: name.to_owned(),
+            },
+            &format!(
+                "the UID in the bound object reference ({asked}) does not match the UID in \
+                 record. The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    Ok(Reference {
+        name: name.to_owned(),
+        uid: uid.to_owned(),
+    })
+}
+
+impl<H> SubresourceCreator<ServedObject<H>> for ServiceAccountTokens
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    /// A TokenRequest as Go writes its zero value (`audiences` and the status are not
+    /// `omitempty`), with an empty `boundObjectRef`: kube-apiserver's managed fields of a
+    /// request that binds its token own the reference's fields but not the reference itself,
+    /// as for a struct the zero value holds (the reference's answer; decision 279).
+    fn zero(&self) -> Value {
+        json!({"metadata": {}, "spec": {"audiences": null, "boundObjectRef": {}},
+            "status": {"token": "", "expirationTimestamp": null}})
+    }
+
+    fn default(&self, body: &mut Value) {
+        default_expiration(body);
+    }
+
+    fn create<'a>(
+        &'a self,
+        server: &'a ApiServer<ServedObject<H>>,
+        served: &'a Served<ServedObject<H>>,
+        place: Place<'a>,
+        body: Value,
+        _dry_run: bool,
+    ) -> CreatedFuture<'a> {
+        Box::pin(async move {
+            let namespace = place
+                .namespace
+                .ok_or_else(|| ApiError::bad_request("namespace is required"))?;
+            let mut body = body;
+            let (account, asked, secret) = self
+                .request(server, served, namespace, place.name, &mut body)
+                .await?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+            let account_uid = text(&account, "/metadata/uid").to_owned();
+            let claims = Claims {
+                aud: asked.audiences.clone(),
+                exp: now.saturating_add(asked.expiration),
+                iat: now,
+                iss: self.issuer.clone(),
+                jti: uuid::Uuid::new_v4().to_string(),
+                kubernetes: Private {
+                    namespace: namespace.to_owned(),
+                    secret,
+                    serviceaccount: Reference {
+                        name: place.name.to_owned(),
+                        uid: account_uid.clone(),
+                    },
+                },
+                nbf: now,
+                sub: format!("system:serviceaccount:{namespace}:{}", place.name),
+            };
+            let token = self.sign(&claims)?;
+            let timestamp = |seconds: i64| {
+                k8s_openapi::jiff::Timestamp::from_second(seconds)
+                    .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                    .unwrap_or_default()
+            };
+            let mut spec = json!({"audiences": asked.audiences,
+                "expirationSeconds": asked.expiration, "boundObjectRef": asked.bound});
+            if spec["boundObjectRef"].is_null() {
+                spec["boundObjectRef"] = Value::Null;
+            }
+            let mut metadata = body.get("metadata").cloned().unwrap_or_else(|| json!({}));
+            if !metadata.is_object() {
+                metadata = json!({});
+            }
+            metadata["name"] = place.name.into();
+            metadata["namespace"] = namespace.into();
+            if text(&metadata, "/uid").is_empty() {
+                metadata["uid"] = account_uid.into();
+            }
+            metadata["creationTimestamp"] = timestamp(now).into();
+            let object = json!({
+                "kind": "TokenRequest",
+                "apiVersion": "authentication.k8s.io/v1",
+                "metadata": metadata,
+                "spec": spec,
+                "status": {"token": token, "expirationTimestamp": timestamp(claims.exp)},
+            });
+            Ok(Created {
+                object,
+                warnings: Vec::new(),
+            })
+        })
+    }
+}
+
+impl<H> TokenAuthenticator<ServedObject<H>> for ServiceAccountTokens
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    fn authenticate<'a>(
+        &'a self,
+        server: &'a ApiServer<ServedObject<H>>,
+        token: &'a str,
+        audiences: &'a [String],
+    ) -> TokenFuture<'a> {
+        Box::pin(async move {
+            let accepted = if audiences.is_empty() {
+                &self.audiences[..]
+            } else {
+                audiences
+            };
+            let claims = self.verify(token, accepted)?;
+            let private = &claims.kubernetes;
+            // `claims.Validate`: the account (and a bound Secret) there, of the uid the token
+            // names, and not being deleted.
+            live(
+                server,
+                "serviceaccounts",
+                &private.namespace,
+                &private.serviceaccount,
+            )
+            .await?;
+            if let Some(secret) = &private.secret {
+                live(server, "secrets", &private.namespace, secret).await?;
+            }
+            let namespace = &private.namespace;
+            let mut extra = BTreeMap::new();
+            extra.insert(
+                CREDENTIAL_ID.to_owned(),
+                vec![format!("JTI={}", claims.jti)],
+            );
+            Some(TokenUser {
+                user: UserInfo {
+                    name: format!(
+                        "system:serviceaccount:{namespace}:{}",
+                        private.serviceaccount.name
+                    ),
+                    uid: private.serviceaccount.uid.clone(),
+                    groups: vec![
+                        "system:serviceaccounts".to_owned(),
+                        format!("system:serviceaccounts:{namespace}"),
+                    ],
+                    extra,
+                },
+                audiences: accepted
+                    .iter()
+                    .filter(|a| claims.aud.contains(a))
+                    .cloned()
+                    .collect(),
+            })
+        })
+    }
+}
+
+/// `SetDefaults_TokenRequestSpec`: an hour when no lifetime is asked.
+fn default_expiration(body: &mut Value) {
+    let Some(request) = body.as_object_mut() else {
+        return;
+    };
+    let spec = request.entry("spec").or_insert_with(|| json!({}));
+    if let Some(spec) = spec.as_object_mut() {
+        let seconds = spec.entry("expirationSeconds").or_insert(Value::Null);
+        if seconds.is_null() {
+            *seconds = DEFAULT_EXPIRATION_SECONDS.into();
+        }
+    }
+}
+
+/// Whether the object `reference` names in `namespace` is there with its uid and not being
+/// deleted.
+async fn live<H>(
+    server: &ApiServer<ServedObject<H>>,
+    plural: &str,
+    namespace: &str,
+    reference: &Reference,
+) -> Option<()>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let served = server.resource("", plural)?;
+    let object = read(server.objects(), &served, namespace, &reference.name)
+        .await
+        .ok()?;
+    let deleted = object.pointer("/metadata/deletionTimestamp").is_some();
+    (text(&object, "/metadata/uid") == reference.uid && !deleted).then_some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(issuer: &str) -> (ServiceAccountTokens, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let key = apfkit_apiserver::tls::ensure_service_account_key(dir.path()).unwrap();
+        (
+            ServiceAccountTokens::new(&key, issuer, Vec::new()).unwrap(),
+            dir,
+        )
+    }
+
+    fn claims(issuer: &str, audiences: &[&str], from: i64, lifetime: i64) -> Claims {
+        Claims {
+            aud: audiences.iter().map(|a| (*a).to_owned()).collect(),
+            exp: from + lifetime,
+            iat: from,
+            iss: issuer.to_owned(),
+            jti: "7c0c5a08-7d2b-4e1a-9d71-0e6a0a3a0f51".to_owned(),
+            kubernetes: Private {
+                namespace: "team".to_owned(),
+                secret: None,
+                serviceaccount: Reference {
+                    name: "robot".to_owned(),
+                    uid: "u".to_owned(),
+                },
+            },
+            nbf: from,
+            sub: "system:serviceaccount:team:robot".to_owned(),
+        }
+    }
+
+    fn now() -> i64 {
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_token_is_accepted_only_as_issued_for_its_audiences_and_lifetime() {
+        let (tokens, _dir) = tokens(DEFAULT_ISSUER);
+        let audiences = vec![DEFAULT_ISSUER.to_owned()];
+        let valid = claims(DEFAULT_ISSUER, &[DEFAULT_ISSUER], now(), 600);
+        let token = tokens.sign(&valid).unwrap();
+        assert_eq!(tokens.verify(&token, &audiences), Some(valid));
+        // Its header: ES256 and the key's id, no `typ`, as go-jose writes it.
+        let header = jsonwebtoken::decode_header(&token).unwrap();
+        assert_eq!(header.alg, Algorithm::ES256);
+        assert_eq!(header.kid.as_deref(), Some(tokens.key_id.as_str()));
+        assert_eq!(header.typ, None);
+        // Not for another audience, not once expired or before it is valid, not from another
+        // issuer, not signed with another key, not tampered with, not garbage.
+        assert_eq!(tokens.verify(&token, &["vault".to_owned()]), None);
+        let expired = tokens
+            .sign(&claims(DEFAULT_ISSUER, &[DEFAULT_ISSUER], now() - 700, 600))
+            .unwrap();
+        assert_eq!(tokens.verify(&expired, &audiences), None);
+        let mut early = claims(DEFAULT_ISSUER, &[DEFAULT_ISSUER], now(), 600);
+        early.nbf = now() + 300;
+        assert_eq!(
+            tokens.verify(&tokens.sign(&early).unwrap(), &audiences),
+            None
+        );
+        let elsewhere = tokens
+            .sign(&claims("https://elsewhere", &[DEFAULT_ISSUER], now(), 600))
+            .unwrap();
+        assert_eq!(tokens.verify(&elsewhere, &audiences), None);
+        let (other, _other_dir) = tokens_of_another_key();
+        let foreign = other.sign(&claims(DEFAULT_ISSUER, &[DEFAULT_ISSUER], now(), 600));
+        assert_eq!(tokens.verify(&foreign.unwrap(), &audiences), None);
+        let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
+        parts[1] = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(br#"{"sub":"system:serviceaccount:kube-system:admin"}"#);
+        assert_eq!(tokens.verify(&parts.join("."), &audiences), None);
+        for garbage in ["", "a.b.c", "not a token", &"x".repeat(100_000)] {
+            assert_eq!(tokens.verify(garbage, &audiences), None);
+        }
+    }
+
+    fn tokens_of_another_key() -> (ServiceAccountTokens, tempfile::TempDir) {
+        tokens(DEFAULT_ISSUER)
+    }
+
+    #[test]
+    fn requests_are_defaulted_and_key_ids_are_kubes() {
+        let (tokens, _dir) = tokens(DEFAULT_ISSUER);
+        let mut body = json!({"spec": {"audiences": ["a"]}});
+        default_expiration(&mut body);
+        assert_eq!(body["spec"]["expirationSeconds"], 3600);
+        let mut given = json!({"spec": {"expirationSeconds": 700}});
+        default_expiration(&mut given);
+        assert_eq!(given["spec"]["expirationSeconds"], 700);
+        // `keyIDFromPublicKey`: SHA-256 of the DER, base64url without padding (43 characters).
+        assert_eq!(
+            key_id(b"der"),
+            "UFDYDSLs1HHqVd9wNAQsHgQTQf9AZuf2_zjiC3IN-Oo"
+        );
+        assert_eq!(tokens.key_id.len(), 43);
+        assert_eq!(tokens.audiences, [DEFAULT_ISSUER]);
+    }
+}

@@ -1,0 +1,232 @@
+//! Service accounts end to end, through kube-rs: a namespace's `default` account and root CA
+//! made by the server's controllers, a token requested for an account (TokenRequest) and used
+//! as a bearer token, authorized by RBAC as the account (a RoleBinding's subject of kind
+//! ServiceAccount), reviewed (TokenReview), and refused once its account is gone; the
+//! requests kube-apiserver refuses, refused.
+
+use std::time::Duration;
+
+use apfkit_server::{Config, start};
+use apfkit_test_support::requests::{Sent, admin, client, config, namespaces, send, until};
+use serde_json::{Value, json};
+
+const WITHIN: Duration = Duration::from_secs(20);
+
+/// A client of the server that authenticates with `token` alone.
+async fn bearer(kubeconfig: &std::path::Path, token: &str) -> kube::Client {
+    let mut config = config(kubeconfig, "apfkit").await;
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.to_owned().into()),
+        ..kube::config::AuthInfo::default()
+    };
+    kube::Client::try_from(config).unwrap()
+}
+
+fn body(answer: &apfkit_test_support::requests::Answer) -> Value {
+    serde_json::from_str(&answer.body).unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_accounts_token_authenticates_as_the_account_while_it_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(Config::new(dir.path())).await.unwrap();
+    let kubeconfig = server.kubeconfig().to_owned();
+    let admin_client = client(&kubeconfig, "apfkit").await;
+    namespaces(&admin_client, &["robots"]).await;
+
+    // The controllers give the namespace its account and root CA.
+    let made = until(WITHIN, || async {
+        let account = send(
+            &admin_client,
+            "GET",
+            "/api/v1/namespaces/robots/serviceaccounts/default",
+            &Sent::Nothing,
+            None,
+        )
+        .await;
+        let ca = send(
+            &admin_client,
+            "GET",
+            "/api/v1/namespaces/robots/configmaps/kube-root-ca.crt",
+            &Sent::Nothing,
+            None,
+        )
+        .await;
+        account.code == 200 && ca.code == 200
+    })
+    .await;
+    assert!(made, "no default ServiceAccount or kube-root-ca.crt");
+
+    // A token for the account, with kube's defaults.
+    let token_path = "/api/v1/namespaces/robots/serviceaccounts/default/token";
+    let answer = admin(
+        &admin_client,
+        "POST",
+        token_path,
+        Sent::Json(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"})),
+    )
+    .await;
+    assert_eq!(answer.code, 201);
+    let request = body(&answer);
+    assert_eq!(request["spec"]["expirationSeconds"], 3600);
+    assert_eq!(
+        request["spec"]["audiences"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    assert_eq!(request["metadata"]["name"], "default");
+    let token = request["status"]["token"].as_str().unwrap().to_owned();
+    assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+
+    // It authenticates as the account, which RBAC lets do nothing until a binding says so.
+    let robot = bearer(&kubeconfig, &token).await;
+    let whoami = send(
+        &robot,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        &Sent::Json(json!({"apiVersion": "authentication.k8s.io/v1",
+            "kind": "SelfSubjectReview"})),
+        None,
+    )
+    .await;
+    let user = &body(&whoami)["status"]["userInfo"];
+    assert_eq!(user["username"], "system:serviceaccount:robots:default");
+    assert_eq!(
+        user["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:robots",
+            "system:authenticated"
+        ])
+    );
+    assert!(
+        user["extra"]["authentication.kubernetes.io/credential-id"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("JTI=")
+    );
+    let config_maps = "/api/v1/namespaces/robots/configmaps";
+    let refused = send(&robot, "GET", config_maps, &Sent::Nothing, None).await;
+    assert_eq!(refused.code, 403, "{}", refused.body);
+    admin(
+        &admin_client,
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/robots/rolebindings",
+        Sent::Json(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "robot-views"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                "name": "view"},
+            "subjects": [{"kind": "ServiceAccount", "name": "default",
+                "namespace": "robots"}]}),
+        ),
+    )
+    .await;
+    let allowed = until(WITHIN, || async {
+        send(&robot, "GET", config_maps, &Sent::Nothing, None)
+            .await
+            .code
+            == 200
+    })
+    .await;
+    assert!(
+        allowed,
+        "the binding did not let the account list ConfigMaps"
+    );
+
+    // A TokenReview says the same, with the audiences the token is for.
+    let review = admin(
+        &admin_client,
+        "POST",
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        Sent::Json(
+            json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token}}),
+        ),
+    )
+    .await;
+    let status = &body(&review)["status"];
+    assert_eq!(status["authenticated"], true);
+    assert_eq!(
+        status["user"]["username"],
+        "system:serviceaccount:robots:default"
+    );
+    assert_eq!(
+        status["audiences"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    // For another audience it is not.
+    let review = admin(
+        &admin_client,
+        "POST",
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        Sent::Json(
+            json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token, "audiences": ["vault"]}}),
+        ),
+    )
+    .await;
+    assert_eq!(body(&review)["status"]["authenticated"], Value::Null);
+
+    // What kube refuses: a short lifetime, another account's name, an account that is not
+    // there, a bound kind not served, a GET of the subresource; a forged token.
+    let refusals = [
+        (
+            token_path,
+            json!({"spec": {"expirationSeconds": 599}}),
+            422,
+            "TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: \
+             Invalid value: 599: may not specify a duration less than 10 minutes",
+        ),
+        (
+            token_path,
+            json!({"metadata": {"name": "other"}}),
+            422,
+            "TokenRequest.authentication.k8s.io \"default\" is invalid: metadata.name: Invalid \
+             value: \"other\": must match the service account name if specified",
+        ),
+        (
+            "/api/v1/namespaces/robots/serviceaccounts/nobody/token",
+            json!({}),
+            404,
+            "serviceaccounts \"nobody\" not found",
+        ),
+        (
+            token_path,
+            json!({"spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod",
+                "name": "p"}}}),
+            404,
+            "pods \"p\" not found",
+        ),
+    ];
+    for (path, sent, code, message) in refusals {
+        let answer = send(&admin_client, "POST", path, &Sent::Json(sent), None).await;
+        assert_eq!(answer.code, code, "{}", answer.body);
+        assert_eq!(body(&answer)["message"], message);
+    }
+    let get = send(&admin_client, "GET", token_path, &Sent::Nothing, None).await;
+    assert_eq!(get.code, 405, "{}", get.body);
+    let mut forged: Vec<&str> = token.split('.').collect();
+    forged[2] = "AAAA";
+    let forged = bearer(&kubeconfig, &forged.join(".")).await;
+    let answer = send(&forged, "GET", config_maps, &Sent::Nothing, None).await;
+    assert_eq!(answer.code, 401);
+
+    // Once the account is gone (made again by its controller, with another uid), its tokens
+    // are refused.
+    admin(
+        &admin_client,
+        "DELETE",
+        "/api/v1/namespaces/robots/serviceaccounts/default",
+        Sent::Nothing,
+    )
+    .await;
+    let refused = until(WITHIN, || async {
+        send(&robot, "GET", config_maps, &Sent::Nothing, None)
+            .await
+            .code
+            == 401
+    })
+    .await;
+    assert!(refused, "a token of a deleted account still authenticates");
+    server.shutdown().await;
+}
