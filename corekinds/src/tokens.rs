@@ -68,9 +68,11 @@ struct Claims {
 }
 
 /// The server's service-account tokens: the TokenRequest subresource of ServiceAccounts and
-/// the authenticator of the tokens it issues. Serve it with
-/// [`Served::with_subresource_creator`] as `token` of `serviceaccounts`, and set it as the
-/// server's [`ApiServer::set_token_authenticator`] (`apfkit-server` does both).
+/// the authenticator of the tokens it issues. Declare the subresource `token` of
+/// `serviceaccounts` (`ResourceConfig::with_created_subresource`, of
+/// [`token_request_kind`]), answer it with [`ApiServer::with_subresource_creator`], and set
+/// it as the server's [`ApiServer::set_token_authenticator`] (`apfkit-server` does all
+/// three).
 pub struct ServiceAccountTokens {
     signing: EncodingKey,
     verifying: DecodingKey,
