@@ -204,6 +204,18 @@ pub struct ServeArgs {
     /// storage-version-migrator-controller.
     #[arg(long, value_name = "NAMES", value_delimiter = ',', default_value = "*")]
     controllers: Vec<String>,
+    /// The issuer (the `iss` claim) of the service-account tokens the server signs
+    /// (`kubectl create token`), with the data directory's service-account.key.
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "https://kubernetes.default.svc.cluster.local"
+    )]
+    service_account_issuer: String,
+    /// The audiences tokens are for by default and that the server accepts (the issuer when
+    /// none is given).
+    #[arg(long, value_name = "AUDIENCES", value_delimiter = ',')]
+    api_audiences: Vec<String>,
 }
 
 /// `apfkit serve`.
@@ -295,6 +307,13 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
     if args.allow_loopback_endpoints {
         config.endpoints = apfkit_server::Endpoints::LoopbackAllowed;
     }
+    if args.service_account_issuer.is_empty() {
+        return Err(Failure::Invalid(
+            "--service-account-issuer: an issuer is required".to_owned(),
+        ));
+    }
+    config.service_account_issuer = args.service_account_issuer;
+    config.api_audiences = args.api_audiences;
     config.controllers = apfkit_server::Controllers::parse(&args.controllers)
         .map_err(|e| Failure::Invalid(format!("--controllers: {e}")))?;
     Ok(config)

@@ -743,7 +743,11 @@ fn kubectl_applies_a_storage_version_migration_and_waits_for_it_to_succeed() {
 /// account, which RBAC lets list ConfigMaps once a RoleBinding names it.
 #[test]
 fn kubectl_creates_a_token_that_authenticates_as_its_service_account() {
-    let server = Server::start(&[NO_APF]);
+    let server = Server::start(&[
+        NO_APF,
+        "--service-account-issuer=https://apfkit.example",
+        "--api-audiences=https://apfkit.example,vault",
+    ]);
     server.kubectl_ok(&["create", "namespace", "robots"], b"");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !server
@@ -758,6 +762,16 @@ fn kubectl_creates_a_token_that_authenticates_as_its_service_account() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let token = server.kubectl_ok(&["create", "token", "default", "-n", "robots"], b"");
+    // Issued as `--service-account-issuer` says, for `--api-audiences`.
+    let claims = token.trim().split('.').nth(1).unwrap();
+    let claims =
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, claims).unwrap();
+    let claims: serde_json::Value = serde_json::from_slice(&claims).unwrap();
+    assert_eq!(claims["iss"], "https://apfkit.example");
+    assert_eq!(
+        claims["aud"],
+        serde_json::json!(["https://apfkit.example", "vault"])
+    );
     // A kubeconfig of the server's address and authority, and no client certificate: kubectl
     // with the token alone.
     let admin_config = std::fs::read_to_string(server.kubeconfig()).unwrap();
