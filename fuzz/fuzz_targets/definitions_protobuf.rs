@@ -12,13 +12,10 @@
 
 mod common;
 
-use apfkit_runtime::scheme::{InputError, Limits};
-use serde_json::Value;
+use apfkit_runtime::scheme::Limits;
+use common::{ProtobufRead, ProtobufWrite};
 
-type Read = fn(&[u8], &Limits) -> Option<Result<(Value, Vec<String>), InputError>>;
-type Write = fn(&Value) -> Option<Result<Vec<u8>, String>>;
-
-const KINDS: &[(&str, &str, Read, Write)] = &[
+const KINDS: &[(&str, &str, ProtobufRead, ProtobufWrite)] = &[
     (
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
@@ -64,33 +61,11 @@ const KINDS: &[(&str, &str, Read, Write)] = &[
 ];
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Some((&pick, raw)) = data.split_first() else {
-        return;
-    };
-    let (api_version, kind, read, write) = KINDS[usize::from(pick) % KINDS.len()];
-    let bytes = apfkit_wire::envelope::wrap(api_version, kind, raw);
-    let limits = common::limits();
-    let Some(first) = read(&bytes, &limits) else {
-        panic!("{api_version} {kind} is read here");
-    };
-    let Ok((value, _unknown)) = first else {
-        return;
-    };
     // What is written holds the Go values the wire left out (an empty item of a list is
     // written with its `spec`, `names` and `status`), so it is read back with room for them.
     let roomy = Limits {
-        max_nodes: limits.max_nodes * 16,
-        ..limits
+        max_nodes: common::limits().max_nodes * 16,
+        ..common::limits()
     };
-    let trip = |value: &Value| {
-        let written = write(value)
-            .expect("one of the kinds")
-            .expect("what was read is written");
-        read(&written, &roomy)
-            .expect("one of the kinds")
-            .expect("what was written reads back")
-            .0
-    };
-    let once = trip(&value);
-    assert_eq!(trip(&once), once, "{kind}");
+    common::protobuf_round_trip(data, KINDS, &roomy);
 });

@@ -8,35 +8,18 @@
 
 mod common;
 
-const KINDS: &[(&str, &str)] = &[
-    ("v1", "Service"),
-    ("v1", "ServiceList"),
-    ("discovery.k8s.io/v1", "EndpointSlice"),
-    ("discovery.k8s.io/v1", "EndpointSliceList"),
+use common::{ProtobufRead, ProtobufWrite};
+
+const READ: ProtobufRead = apfkit_aggregator::protobuf::read;
+const WRITE: ProtobufWrite = apfkit_aggregator::protobuf::write;
+
+const KINDS: &[(&str, &str, ProtobufRead, ProtobufWrite)] = &[
+    ("v1", "Service", READ, WRITE),
+    ("v1", "ServiceList", READ, WRITE),
+    ("discovery.k8s.io/v1", "EndpointSlice", READ, WRITE),
+    ("discovery.k8s.io/v1", "EndpointSliceList", READ, WRITE),
 ];
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Some((&pick, raw)) = data.split_first() else {
-        return;
-    };
-    let (api_version, kind) = KINDS[usize::from(pick) % KINDS.len()];
-    let bytes = apfkit_wire::envelope::wrap(api_version, kind, raw);
-    let limits = common::limits();
-    let Some(read) = apfkit_aggregator::protobuf::read(&bytes, &limits) else {
-        panic!("{api_version} {kind} is read here");
-    };
-    let Ok((value, _unknown)) = read else {
-        return;
-    };
-    let trip = |value: &serde_json::Value| {
-        let written = apfkit_aggregator::protobuf::write(value)
-            .expect("one of the kinds")
-            .expect("what was read is written");
-        apfkit_aggregator::protobuf::read(&written, &limits)
-            .expect("one of the kinds")
-            .expect("what was written reads back")
-            .0
-    };
-    let once = trip(&value);
-    assert_eq!(trip(&once), once, "{kind}");
+    common::protobuf_round_trip(data, KINDS, &common::limits());
 });
