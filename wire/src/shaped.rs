@@ -172,6 +172,17 @@ impl Node {
         }
     }
 
+    /// Sets `key` of the map field `name` (a map entry's message read) to `value`.
+    fn insert_entry(&mut self, name: &str, key: String, value: Value) {
+        let entry = self
+            .value
+            .entry(name.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(map) = entry {
+            map.insert(key, value);
+        }
+    }
+
     /// How many items the list field `name` holds.
     fn len(&self, name: &str) -> usize {
         self.value
@@ -420,34 +431,16 @@ impl Message for Node {
             }
             Holds::Map => {
                 let (key, value) = pb::get_string_entry(wire, buf, decoder)?;
-                let entry = self
-                    .value
-                    .entry(name.to_owned())
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(map) = entry {
-                    map.insert(key, value.into());
-                }
+                self.insert_entry(name, key, value.into());
             }
             Holds::BytesMap => {
                 let (key, value) = pb::get_bytes_entry(wire, buf, decoder)?;
-                let entry = self
-                    .value
-                    .entry(name.to_owned())
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(map) = entry {
-                    map.insert(key, value.into());
-                }
+                self.insert_entry(name, key, value.into());
             }
             Holds::MessageMap(shape) => {
                 let mut child = Node::of(shape);
                 let key = pb::get_message_entry(wire, buf, decoder, &mut child)?;
-                let entry = self
-                    .value
-                    .entry(name.to_owned())
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(map) = entry {
-                    map.insert(key, Value::Object(child.value));
-                }
+                self.insert_entry(name, key, Value::Object(child.value));
             }
             Holds::Either(shape) => {
                 let mut child = Node::of(shape);
