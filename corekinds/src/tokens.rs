@@ -247,11 +247,12 @@ impl ServiceAccountTokens {
         let expiration = match spec.get("expirationSeconds") {
             None | Some(Value::Null) => DEFAULT_EXPIRATION_SECONDS,
             Some(seconds) => seconds.as_i64().ok_or_else(|| {
-                ApiError::bad_request(
+                ApiError::bad_request(format!(
                     "TokenRequest in version \"v1\" cannot be handled as a TokenRequest: json: \
-                     cannot unmarshal into Go struct field TokenRequestSpec.spec.expirationSeconds \
-                     of type int64",
-                )
+                     cannot unmarshal {} into Go struct field \
+                     TokenRequestSpec.spec.expirationSeconds of type int64",
+                    apfkit_wire::go_scanner::value_kind(seconds)
+                ))
             })?,
         };
         let too = |detail: &str| {

@@ -418,6 +418,7 @@ async fn service_account_tokens_are_issued_as_kube_issues_them(s: &mut Session) 
     }
     for (path, body) in [
         (token.clone(), request(json!({"expirationSeconds": 599}))),
+        (token.clone(), request(json!({"expirationSeconds": "soon"}))),
         (
             token.clone(),
             request(json!({"expirationSeconds": 4_294_967_297_i64})),

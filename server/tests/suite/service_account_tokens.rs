@@ -203,6 +203,23 @@ async fn a_service_accounts_token_authenticates_as_the_account_while_it_is_there
         assert_eq!(answer.code, code, "{}", answer.body);
         assert_eq!(body(&answer)["message"], message);
     }
+    // Bodies that are not a TokenRequest are refused, the server unharmed.
+    for (sent, message) in [
+        (
+            json!([1, 2]),
+            "the body is not a TokenRequest: not a JSON object",
+        ),
+        (
+            json!({"spec": {"expirationSeconds": "soon"}}),
+            "TokenRequest in version \"v1\" cannot be handled as a TokenRequest: json: cannot \
+             unmarshal string into Go struct field TokenRequestSpec.spec.expirationSeconds of \
+             type int64",
+        ),
+    ] {
+        let answer = send(&admin_client, "POST", token_path, &Sent::Json(sent), None).await;
+        assert_eq!(answer.code, 400, "{}", answer.body);
+        assert_eq!(body(&answer)["message"], message);
+    }
     let get = send(&admin_client, "GET", token_path, &Sent::Nothing, None).await;
     assert_eq!(get.code, 405, "{}", get.body);
     let mut forged: Vec<&str> = token.split('.').collect();
