@@ -133,6 +133,17 @@ async fn a_service_accounts_token_authenticates_as_the_account_while_it_is_there
         "the binding did not let the account list ConfigMaps"
     );
 
+    // Reading ConfigMaps is not making tokens: `create` on `serviceaccounts/token` is its own
+    // verb, which `view` does not grant.
+    let minted = send(&robot, "POST", token_path, &Sent::Json(json!({})), None).await;
+    assert_eq!(minted.code, 403, "{}", minted.body);
+    assert_eq!(
+        body(&minted)["message"],
+        "serviceaccounts \"default\" is forbidden: User \"system:serviceaccount:robots:default\" \
+         cannot create resource \"serviceaccounts/token\" in API group \"\" in the namespace \
+         \"robots\""
+    );
+
     // A TokenReview says the same, with the audiences the token is for.
     let review = admin(
         &admin_client,
