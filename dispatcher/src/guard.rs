@@ -57,6 +57,16 @@ struct Shared {
     wait_limit: Duration,
     state: Mutex<State>,
     metrics: OnceLock<ApfMetrics>,
+    /// The periodic adjustment's task, ended with the last reference (not at its next tick).
+    adjusting: OnceLock<tokio::task::AbortHandle>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(adjusting) = self.adjusting.get() {
+            adjusting.abort();
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -168,7 +178,7 @@ pub struct Rejection {
 }
 
 impl Shared {
-    /// A dispatcher for `config`, with its periodic borrowing adjustment (which stops when
+    /// A dispatcher for `config`, with its periodic borrowing adjustment (which ends when
     /// the last reference to it goes).
     fn start(config: Configuration, wait_limit: Duration) -> Arc<Shared> {
         let shared = Arc::new(Shared {
@@ -182,8 +192,10 @@ impl Shared {
                 flows: Vec::new(),
             }),
             metrics: OnceLock::new(),
+            adjusting: OnceLock::new(),
         });
-        tokio::spawn(adjust_periodically(Arc::downgrade(&shared)));
+        let adjusting = tokio::spawn(adjust_periodically(Arc::downgrade(&shared)));
+        let _ = shared.adjusting.set(adjusting.abort_handle());
         shared
     }
 
