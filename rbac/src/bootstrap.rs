@@ -57,41 +57,63 @@ fn items<T: serde::de::DeserializeOwned>(documents: &[&str]) -> Vec<T> {
         .collect()
 }
 
+/// The bootstrap policy, read once a process.
+pub(crate) struct Policy {
+    pub(crate) cluster_roles: Vec<ClusterRole>,
+    pub(crate) cluster_role_bindings: Vec<ClusterRoleBinding>,
+    /// The Roles, held as ClusterRoles.
+    pub(crate) roles: Vec<ClusterRole>,
+    /// The RoleBindings, held as ClusterRoleBindings.
+    pub(crate) role_bindings: Vec<ClusterRoleBinding>,
+}
+
+/// The policy of upstream's files, parsed at its first use (a few milliseconds of YAML that
+/// every server started in the process would otherwise pay again).
+pub(crate) fn policy() -> &'static Policy {
+    static POLICY: std::sync::LazyLock<Policy> = std::sync::LazyLock::new(|| Policy {
+        cluster_roles: items(&[CLUSTER_ROLES, CONTROLLER_ROLES]),
+        cluster_role_bindings: items(&[CLUSTER_ROLE_BINDINGS, CONTROLLER_ROLE_BINDINGS]),
+        roles: items::<Role>(&[NAMESPACE_ROLES])
+            .into_iter()
+            .map(|role| ClusterRole {
+                metadata: role.metadata,
+                rules: role.rules,
+                aggregation_rule: None,
+            })
+            .collect(),
+        role_bindings: items::<RoleBinding>(&[NAMESPACE_ROLE_BINDINGS])
+            .into_iter()
+            .map(|binding| ClusterRoleBinding {
+                metadata: binding.metadata,
+                role_ref: binding.role_ref,
+                subjects: binding.subjects,
+            })
+            .collect(),
+    });
+    &POLICY
+}
+
 /// The bootstrap ClusterRoles, as kube-apiserver's RBAC post-start hook makes them:
 /// `bootstrappolicy.ClusterRoles()` then `ControllerRoles()`, each in name order.
 pub fn cluster_roles() -> Vec<ClusterRole> {
-    items(&[CLUSTER_ROLES, CONTROLLER_ROLES])
+    policy().cluster_roles.clone()
 }
 
 /// The bootstrap ClusterRoleBindings: `ClusterRoleBindings()` then
 /// `ControllerRoleBindings()`, each in name order.
 pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
-    items(&[CLUSTER_ROLE_BINDINGS, CONTROLLER_ROLE_BINDINGS])
+    policy().cluster_role_bindings.clone()
 }
 
 /// The bootstrap Roles of `kube-system` and `kube-public` (`NamespaceRoles()`), each held as
 /// the ClusterRole of the same metadata and rules, as reconciliation reads them.
 pub fn roles() -> Vec<ClusterRole> {
-    items::<Role>(&[NAMESPACE_ROLES])
-        .into_iter()
-        .map(|role| ClusterRole {
-            metadata: role.metadata,
-            rules: role.rules,
-            aggregation_rule: None,
-        })
-        .collect()
+    policy().roles.clone()
 }
 
 /// The bootstrap RoleBindings (`NamespaceRoleBindings()`), held as ClusterRoleBindings.
 pub fn role_bindings() -> Vec<ClusterRoleBinding> {
-    items::<RoleBinding>(&[NAMESPACE_ROLE_BINDINGS])
-        .into_iter()
-        .map(|binding| ClusterRoleBinding {
-            metadata: binding.metadata,
-            role_ref: binding.role_ref,
-            subjects: binding.subjects,
-        })
-        .collect()
+    policy().role_bindings.clone()
 }
 
 /// Whether the server may change a stored bootstrap object: unless its auto-update

@@ -102,19 +102,19 @@ where
     ///
     /// Storage errors.
     pub async fn ensure_bootstrap(&self) -> Result<(), ApiError> {
-        for expected in bootstrap::cluster_roles() {
+        for expected in &bootstrap::policy().cluster_roles {
             self.ensure_role(
                 &self.cluster_roles,
-                &expected,
+                expected,
                 typed::<ClusterRole, H>,
                 served,
             )
             .await?;
         }
-        for expected in bootstrap::cluster_role_bindings() {
+        for expected in &bootstrap::policy().cluster_role_bindings {
             self.ensure_binding(
                 &self.cluster_role_bindings,
-                &expected,
+                expected,
                 typed::<ClusterRoleBinding, H>,
                 served,
             )
@@ -135,8 +135,8 @@ where
                 rules: role.rules.clone(),
             })
         };
-        for expected in bootstrap::roles() {
-            self.ensure_role(&self.roles, &expected, as_cluster_role, as_role)
+        for expected in &bootstrap::policy().roles {
+            self.ensure_role(&self.roles, expected, as_cluster_role, as_role)
                 .await?;
         }
         let as_cluster_binding = |stored: &ServedObject<H>| {
@@ -153,10 +153,10 @@ where
                 subjects: binding.subjects.clone(),
             })
         };
-        for expected in bootstrap::role_bindings() {
+        for expected in &bootstrap::policy().role_bindings {
             self.ensure_binding(
                 &self.role_bindings,
-                &expected,
+                expected,
                 as_cluster_binding,
                 as_binding,
             )
