@@ -47,10 +47,11 @@ use apfkit_apiextensions::{CustomResources, ServedObject};
 use apfkit_apiserver::auth::Authenticator;
 use apfkit_apiserver::authz::{AlwaysAllow, PrivilegedGroups, Union};
 use apfkit_apiserver::error::Cause;
-use apfkit_apiserver::http::{ApiServer, HealthCheck, Listening, VersionInfo};
+use apfkit_apiserver::http::{ApiServer, HealthCheck, InProcessService, Listening, VersionInfo};
 use apfkit_apiserver::storage::Backend;
 use apfkit_apiserver::storage::compaction::Compactor;
 use apfkit_apiserver::storage::etcd::EtcdBackend;
+use apfkit_apiserver::storage::memory::MemoryBackend;
 use apfkit_apiserver::storage::sqlite::SqliteBackend;
 use apfkit_apiserver::store::{Generation, Objects, ResourceConfig, Served, Strategy};
 use apfkit_apiserver::table::Printer;
@@ -74,6 +75,9 @@ pub enum Storage {
     /// An etcd cluster, under kube-apiserver's keys and in its encodings: client URLs of its
     /// members (kube-apiserver's `--etcd-servers`).
     Etcd(Vec<String>),
+    /// This process's memory: every revision kept as etcd keeps it, nothing written to disk
+    /// and everything gone when the server stops (a test's server).
+    Memory,
 }
 
 /// Who may do what (kube-apiserver's `--authorization-mode`).
@@ -366,7 +370,66 @@ pub async fn start(config: Config) -> Result<Server, Error> {
     match open(&config).await? {
         Opened::Embedded(backend) => start_on(&config, backend).await,
         Opened::Etcd(backend) => start_on(&config, backend).await,
+        Opened::Memory(backend) => start_on(&config, backend).await,
     }
+}
+
+/// A server started by [`start_in_process`]: its API answered in this process, with no
+/// socket, TLS or port between it and its clients. It stops when dropped.
+pub struct InProcess {
+    server: Arc<ApiServer<ServeObject>>,
+    service: InProcessService,
+}
+
+impl InProcess {
+    /// The API as a tower service, cheap to clone: every request is authenticated as the
+    /// administrator of [`Config::data_dir`] (`apfkit-admin`, in `system:masters`), as that
+    /// client certificate is over TLS; a request acts as someone else with kube's
+    /// `Impersonate-User` and `Impersonate-Group` headers. A
+    /// `kube::Client::new(service, "default")` talks to it. Once the server has stopped,
+    /// requests fail as a refused connection.
+    pub fn service(&self) -> InProcessService {
+        self.service.clone()
+    }
+
+    /// Stops the server's background work (its informers and controllers, the bootstrap
+    /// producer, compaction); watches in flight end. Dropping it does the same.
+    pub fn stop(&self) {
+        self.server.stop();
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.server.stop();
+    }
+}
+
+/// Starts a server in this process as [`start`] does, without listening: its clients call
+/// [`InProcess::service`]. [`Config::listen`] is not used; the data directory still holds
+/// the server's credentials (and the embedded store, if that is [`Config::storage`]).
+///
+/// # Errors
+///
+/// As [`Error`] says.
+pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
+    let server = match open(&config).await? {
+        Opened::Embedded(backend) => build(&config, backend).await?,
+        Opened::Etcd(backend) => build(&config, backend).await?,
+        Opened::Memory(backend) => build(&config, backend).await?,
+    };
+    let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[])
+        .map_err(|e| Error::Start(format!("credentials: {e}")))?;
+    let administrator = credentials
+        .clients
+        .first()
+        .map(|(certificate, _)| certificate.as_str())
+        .unwrap_or_default();
+    let service = server
+        .clone()
+        .in_process(administrator)
+        .map_err(|e| Error::Start(format!("the administrator's certificate: {e}")))?;
+    Ok(InProcess { server, service })
 }
 
 /// Runs a server as `apfkit serve` does: as [`start`], then says `<name>: listening on
@@ -384,6 +447,12 @@ pub async fn run(config: Config, name: &str) -> Result<(), Error> {
                 .await
         }
         Opened::Etcd(backend) => {
+            build(&config, backend)
+                .await?
+                .serve_command(name, config.listen, &config.data_dir)
+                .await
+        }
+        Opened::Memory(backend) => {
             build(&config, backend)
                 .await?
                 .serve_command(name, config.listen, &config.data_dir)
@@ -425,6 +494,7 @@ async fn start_on<B: Backend + 'static>(config: &Config, backend: B) -> Result<S
 enum Opened {
     Embedded(SqliteBackend),
     Etcd(EtcdBackend),
+    Memory(MemoryBackend),
 }
 
 /// Creates the data directory and opens the store.
@@ -442,6 +512,7 @@ async fn open(config: &Config) -> Result<Opened, Error> {
             .await
             .map(|etcd| Opened::Etcd(etcd.with_unavailable_wait(config.request_timeout)))
             .map_err(|e| Error::Start(format!("--etcd-servers: {e}"))),
+        Storage::Memory => Ok(Opened::Memory(MemoryBackend::default())),
     }
 }
 

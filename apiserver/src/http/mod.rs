@@ -54,4 +54,6 @@ pub use server::{
     ApiServer, Created, CreatedFuture, MAX_BODY_BYTES, REQUEST_TIMEOUT, STALLED_WATCH,
     SubresourceCreator, TokenAuthenticator, TokenFuture, VersionInfo,
 };
-pub use serving::{CommandError, Listening, serve_router, tls_config, tls_config_with_clients};
+pub use serving::{
+    CommandError, InProcessService, Listening, serve_router, tls_config, tls_config_with_clients,
+};

@@ -76,6 +76,34 @@ where
             ))
     }
 
+    /// The API for a client in this process, with no socket or TLS between them: each
+    /// request carries `certificate_pem` as though its TLS handshake had presented it, so it
+    /// authenticates as that certificate's user (an administrator's, of
+    /// [`Credentials::clients`](crate::tls::Credentials::clients), say). The certificate is
+    /// not checked against the server's authority: whoever holds the service is trusted as the
+    /// holder of the certificate would be. Once the server stops, requests fail as a
+    /// connection to a stopped server does (connection refused).
+    ///
+    /// # Errors
+    ///
+    /// `certificate_pem` holds no certificate.
+    pub fn in_process(
+        self: Arc<Self>,
+        certificate_pem: &str,
+    ) -> Result<InProcessService, rustls::pki_types::pem::Error> {
+        use rustls::pki_types::pem::PemObject as _;
+        let chain = rustls::pki_types::CertificateDer::pem_slice_iter(certificate_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()?;
+        if chain.is_empty() {
+            return Err(rustls::pki_types::pem::Error::NoItemsFound);
+        }
+        let presented = apfkit_https::serve::PeerCertificates(Arc::new(chain));
+        Ok(InProcessService {
+            stopping: self.stopping.clone(),
+            router: self.router().layer(axum::Extension(presented)),
+        })
+    }
+
     /// Serves HTTPS on `listener` until `shutdown` completes, then lets requests in flight
     /// (watches included) finish within `grace`.
     pub async fn serve(
@@ -127,6 +155,49 @@ where
         )
         .await;
         Ok(())
+    }
+}
+
+/// The API served to a client in this process ([`ApiServer::in_process`]): a tower service
+/// of HTTP requests, cheap to clone.
+#[derive(Clone)]
+pub struct InProcessService {
+    stopping: tokio_util::sync::CancellationToken,
+    router: axum::Router,
+}
+
+impl<B> tower::Service<axum::http::Request<B>> for InProcessService
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = axum::response::Response;
+    type Error = std::io::Error;
+    type Future = std::pin::Pin<
+        Box<dyn Future<Output = Result<axum::response::Response, std::io::Error>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        if self.stopping.is_cancelled() {
+            return Box::pin(std::future::ready(Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "the server has stopped",
+            ))));
+        }
+        let answered = tower::ServiceExt::oneshot(self.router.clone(), request);
+        Box::pin(async move {
+            match answered.await {
+                Ok(response) => Ok(response),
+                Err(never) => match never {},
+            }
+        })
     }
 }
 
