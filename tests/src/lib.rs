@@ -17,6 +17,7 @@ pub struct ReadmeExamples;
 #[doc = include_str!("../../docs/custom-resources.md")]
 #[doc = include_str!("../../docs/storage.md")]
 #[doc = include_str!("../../docs/serving.md")]
+#[doc = include_str!("../../docs/envtest.md")]
 pub struct GuideExamples;
 
 use serde_json::Value;

@@ -13,6 +13,7 @@ use apfkit_apiserver as _;
 use apfkit_codegen as _;
 use apfkit_crd as _;
 use apfkit_dispatcher as _;
+use apfkit_envtest as _;
 use apfkit_etcd as _;
 use apfkit_fieldmanager as _;
 use apfkit_lint as _;
