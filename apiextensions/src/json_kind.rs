@@ -165,8 +165,13 @@ pub struct JsonVersion {
     protobuf: Option<Protobuf>,
     zero: fn() -> Value,
     field_labels: Option<&'static [&'static str]>,
+    field_values: Option<FieldValues>,
     go_stored: bool,
 }
+
+/// The values of a kind's selectable field labels (its `ToSelectableFields`), for those not
+/// read at their path: given the object as JSON and the label, its value (`None`: "").
+pub type FieldValues = fn(&Value, &str) -> Option<String>;
 
 /// The zero of a kind whose every field Go leaves out when empty.
 fn empty_object() -> Value {
@@ -190,6 +195,7 @@ impl JsonVersion {
             protobuf: None,
             zero: empty_object,
             field_labels: None,
+            field_values: None,
             go_stored: false,
         }
     }
@@ -210,6 +216,15 @@ impl JsonVersion {
     #[must_use]
     pub const fn with_field_labels(mut self, labels: &'static [&'static str]) -> Self {
         self.field_labels = Some(labels);
+        self
+    }
+
+    /// The version whose field labels take their values from `values` (an Event's `source`,
+    /// its `source.component` or else its `reportingComponent`), rather than from the
+    /// object at the label's path.
+    #[must_use]
+    pub const fn with_field_values(mut self, values: FieldValues) -> Self {
+        self.field_values = Some(values);
         self
     }
 
@@ -332,6 +347,9 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for JsonVersion {
             return None;
         };
         let value = object.to_value();
+        if let Some(values) = self.field_values {
+            return values(&value, field);
+        }
         match field
             .split('.')
             .try_fold(&value, |node, name| node.get(name))?

@@ -137,16 +137,18 @@ impl ApiError {
 
     /// 422 `Invalid`: `Kind.group "x" is invalid: <causes>`; `subject.kind` is the kind here.
     pub fn invalid(subject: &Subject, causes: Vec<Cause>) -> Self {
-        let listed: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
+        let mut listed: Vec<String> = Vec::with_capacity(causes.len());
+        for cause in &causes {
+            let line = if cause.field.is_empty() {
+                cause.message.clone()
+            } else {
+                format!("{}: {}", cause.field, cause.message)
+            };
+            // `ErrorList.ToAggregate`: a message said twice is listed once.
+            if !listed.contains(&line) {
+                listed.push(line);
+            }
+        }
         // apimachinery's `NewInvalid` prints one cause bare and several as a list.
         let summary = match listed.as_slice() {
             [one] => one.clone(),

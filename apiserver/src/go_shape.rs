@@ -23,6 +23,10 @@ const MAX_DEPTH: usize = 256;
 /// The Go type of object metadata, which this leaves to the store.
 const OBJECT_META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta";
 
+/// apimachinery's times, which write their zero value as `null`.
+const TIME: &str = "k8s.io/apimachinery/pkg/apis/meta/v1.Time";
+const MICRO_TIME: &str = "k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime";
+
 /// `object` (with its `apiVersion` and `kind`) as kube-apiserver writes it after storing it:
 /// as [`as_decoded`], and empty lists and maps as `null` or absent. A kind that is not one
 /// of kube's is left as it is.
@@ -114,7 +118,14 @@ fn shape_struct(
         let omitempty = ty.omit.contains(name);
         let pointer = ty.pointers.contains(name);
         if matches!(field_type.kind.as_str(), "custom" | "any") {
-            // Their own JSON form: as given.
+            // Their own JSON form: as given; a time value (not a pointer), which `omitempty`
+            // does not leave out, is written `null` when zero.
+            if !pointer
+                && (key == TIME || key == MICRO_TIME)
+                && fields.get(name).is_none_or(Value::is_null)
+            {
+                fields.insert(name.clone(), Value::Null);
+            }
             continue;
         }
         let given = fields.remove(name).filter(|value| !value.is_null());

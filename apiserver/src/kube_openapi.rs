@@ -26,7 +26,7 @@ macro_rules! documents {
     };
 }
 
-const DOCUMENTS: [Document; 22] = documents!(
+const DOCUMENTS: [Document; 24] = documents!(
     "api",
     "api/v1",
     "apis",
@@ -49,6 +49,8 @@ const DOCUMENTS: [Document; 22] = documents!(
     "apis/storagemigration.k8s.io/v1",
     "apis/coordination.k8s.io",
     "apis/coordination.k8s.io/v1",
+    "apis/events.k8s.io",
+    "apis/events.k8s.io/v1",
 );
 
 /// Each document parsed on first use (`api/v1` is 1.6 MB).

@@ -1,6 +1,7 @@
 //! The kinds every controller touches, for a server of [`ServedObject`]s
 //! (`apfkit-apiextensions`), as kube-apiserver serves them: core/v1 ConfigMaps, Secrets and
-//! ServiceAccounts and coordination.k8s.io/v1 Leases, each read as k8s-openapi's type reads
+//! ServiceAccounts, coordination.k8s.io/v1 Leases, and Events (core/v1 and events.k8s.io/v1,
+//! one storage read through both), each read as k8s-openapi's type reads
 //! it, defaulted, prepared and checked as kube-apiserver's strategy does (upstream's messages),
 //! printed with `kubectl get`'s columns and kept in kube's protobuf ([`protobuf`]).
 //!
@@ -19,7 +20,10 @@
 //! ```
 //! let served = apfkit_corekinds::resources::<()>().unwrap();
 //! let plurals: Vec<&str> = served.iter().map(|s| s.plural.as_str()).collect();
-//! assert_eq!(plurals, ["configmaps", "secrets", "serviceaccounts", "leases"]);
+//! assert_eq!(
+//!     plurals,
+//!     ["configmaps", "secrets", "serviceaccounts", "leases", "events", "events"]
+//! );
 //! assert!(served.iter().all(|s| s.config.namespaced));
 //! ```
 
@@ -27,6 +31,7 @@
 
 mod config_maps;
 mod controllers;
+mod events;
 mod leases;
 pub mod protobuf;
 mod secrets;
@@ -53,8 +58,9 @@ use apfkit_runtime::identity::GroupVersionKind;
 use apfkit_runtime::scheme::StorageEncoding;
 use serde_json::Value;
 
-/// ConfigMaps, Secrets, ServiceAccounts (`/api/v1/namespaces/NS/…`) and Leases
-/// (`/apis/coordination.k8s.io/v1/namespaces/NS/leases`), each kept in protobuf where
+/// ConfigMaps, Secrets, ServiceAccounts (`/api/v1/namespaces/NS/…`), Leases
+/// (`/apis/coordination.k8s.io/v1/namespaces/NS/leases`) and Events (`/api/v1/…/events` and
+/// `/apis/events.k8s.io/v1/…/events`, both kept under `events`), each kept in protobuf where
 /// kube-apiserver keeps it.
 ///
 /// # Errors
@@ -62,7 +68,7 @@ use serde_json::Value;
 /// None in practice: each has its one version as its storage version.
 pub fn resources<H: Send + Sync + 'static>() -> Result<Vec<Served<ServedObject<H>>>, ResourceError>
 {
-    [
+    let mut served = [
         config_maps::KIND,
         secrets::KIND,
         service_accounts::KIND,
@@ -70,7 +76,9 @@ pub fn resources<H: Send + Sync + 'static>() -> Result<Vec<Served<ServedObject<H
     ]
     .iter()
     .map(resource)
-    .collect()
+    .collect::<Result<Vec<_>, _>>()?;
+    served.extend(events::resources()?);
+    Ok(served)
 }
 
 /// What sets a kind here apart.

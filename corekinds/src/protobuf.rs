@@ -1,7 +1,7 @@
-//! ConfigMaps, Secrets, ServiceAccounts, Leases and their lists in Kubernetes protobuf, as
-//! client-go's typed clients send them and kube-apiserver stores them: the messages of
-//! k8s.io/api's `core/v1` and `coordination/v1` `generated.proto` as field tables
-//! (`apfkit_wire::shaped`), in the `k8s\0` envelope.
+//! ConfigMaps, Secrets, ServiceAccounts, Leases, Events and their lists in Kubernetes
+//! protobuf, as client-go's typed clients send them and kube-apiserver stores them: the
+//! messages of k8s.io/api's `core/v1`, `coordination/v1` and `events/v1` `generated.proto` as
+//! field tables (`apfkit_wire::shaped`), in the `k8s\0` envelope.
 
 use apfkit_runtime::scheme::{InputError, Limits};
 use apfkit_wire::shaped::{self, Holds, Reader, RootShape, Shape};
@@ -48,6 +48,68 @@ static LEASE: Shape = Shape(&[
     (2, "spec", Holds::Message(&LEASE_SPEC, true)),
 ]);
 
+static EVENT_SOURCE: Shape = Shape(&[(1, "component", OMITTED_TEXT), (2, "host", OMITTED_TEXT)]);
+/// core/v1's `EventSeries`: its count `omitempty`.
+static CORE_EVENT_SERIES: Shape = Shape(&[
+    (1, "count", Holds::Int32 { omit_zero: true }),
+    (2, "lastObservedTime", Holds::MicroTimeValue),
+]);
+static CORE_EVENT: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (
+        2,
+        "involvedObject",
+        Holds::Message(&shaped::OBJECT_REFERENCE, true),
+    ),
+    (3, "reason", OMITTED_TEXT),
+    (4, "message", OMITTED_TEXT),
+    (5, "source", Holds::Message(&EVENT_SOURCE, true)),
+    (6, "firstTimestamp", Holds::Time),
+    (7, "lastTimestamp", Holds::Time),
+    (8, "count", Holds::Int32 { omit_zero: true }),
+    (9, "type", OMITTED_TEXT),
+    (10, "eventTime", Holds::MicroTimeValue),
+    (11, "series", Holds::Message(&CORE_EVENT_SERIES, false)),
+    (12, "action", OMITTED_TEXT),
+    (
+        13,
+        "related",
+        Holds::Message(&shaped::OBJECT_REFERENCE, false),
+    ),
+    (14, "reportingComponent", Holds::Text { omit_empty: false }),
+    (15, "reportingInstance", Holds::Text { omit_empty: false }),
+]);
+/// events.k8s.io/v1's `EventSeries`: both fields always in JSON.
+static EVENTS_EVENT_SERIES: Shape = Shape(&[
+    (1, "count", Holds::Int32 { omit_zero: false }),
+    (2, "lastObservedTime", Holds::MicroTimeValue),
+]);
+static EVENTS_EVENT: Shape = Shape(&[
+    (1, "metadata", Holds::ObjectMeta),
+    (2, "eventTime", Holds::MicroTimeValue),
+    (3, "series", Holds::Message(&EVENTS_EVENT_SERIES, false)),
+    (4, "reportingController", OMITTED_TEXT),
+    (5, "reportingInstance", OMITTED_TEXT),
+    (6, "action", OMITTED_TEXT),
+    (7, "reason", OMITTED_TEXT),
+    (
+        8,
+        "regarding",
+        Holds::Message(&shaped::OBJECT_REFERENCE, true),
+    ),
+    (
+        9,
+        "related",
+        Holds::Message(&shaped::OBJECT_REFERENCE, false),
+    ),
+    (10, "note", OMITTED_TEXT),
+    (11, "type", OMITTED_TEXT),
+    (12, "deprecatedSource", Holds::Message(&EVENT_SOURCE, true)),
+    (13, "deprecatedFirstTimestamp", Holds::Time),
+    (14, "deprecatedLastTimestamp", Holds::Time),
+    (15, "deprecatedCount", Holds::Int32 { omit_zero: true }),
+]);
+
 static BOUND_OBJECT_REFERENCE: Shape = Shape(&[
     (1, "kind", OMITTED_TEXT),
     (2, "apiVersion", OMITTED_TEXT),
@@ -88,6 +150,8 @@ list_shape!(CONFIG_MAP_LIST, CONFIG_MAP);
 list_shape!(SECRET_LIST, SECRET);
 list_shape!(SERVICE_ACCOUNT_LIST, SERVICE_ACCOUNT);
 list_shape!(LEASE_LIST, LEASE);
+list_shape!(CORE_EVENT_LIST, CORE_EVENT);
+list_shape!(EVENTS_EVENT_LIST, EVENTS_EVENT);
 
 /// A root message of one of the kinds.
 macro_rules! root {
@@ -107,10 +171,15 @@ root!(ServiceAccountListRoot, SERVICE_ACCOUNT_LIST);
 root!(LeaseRoot, LEASE);
 root!(LeaseListRoot, LEASE_LIST);
 root!(TokenRequestRoot, TOKEN_REQUEST);
+root!(CoreEventRoot, CORE_EVENT);
+root!(CoreEventListRoot, CORE_EVENT_LIST);
+root!(EventsEventRoot, EVENTS_EVENT);
+root!(EventsEventListRoot, EVENTS_EVENT_LIST);
 
 const CORE_V1: &str = "v1";
 const COORDINATION_V1: &str = "coordination.k8s.io/v1";
 const AUTHENTICATION_V1: &str = "authentication.k8s.io/v1";
+const EVENTS_V1: &str = "events.k8s.io/v1";
 
 /// The message of a kind here, with its reader.
 fn shape_of(api_version: &str, kind: &str) -> Option<(&'static Shape, Reader)> {
@@ -127,6 +196,10 @@ fn shape_of(api_version: &str, kind: &str) -> Option<(&'static Shape, Reader)> {
         (COORDINATION_V1, "Lease") => (&LEASE, shaped::read::<LeaseRoot>),
         (COORDINATION_V1, "LeaseList") => (&LEASE_LIST, shaped::read::<LeaseListRoot>),
         (AUTHENTICATION_V1, "TokenRequest") => (&TOKEN_REQUEST, shaped::read::<TokenRequestRoot>),
+        (CORE_V1, "Event") => (&CORE_EVENT, shaped::read::<CoreEventRoot>),
+        (CORE_V1, "EventList") => (&CORE_EVENT_LIST, shaped::read::<CoreEventListRoot>),
+        (EVENTS_V1, "Event") => (&EVENTS_EVENT, shaped::read::<EventsEventRoot>),
+        (EVENTS_V1, "EventList") => (&EVENTS_EVENT_LIST, shaped::read::<EventsEventListRoot>),
         _ => return None,
     })
 }
@@ -149,7 +222,7 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
         read,
         bytes,
         limits,
-        "a ConfigMap, Secret, ServiceAccount, Lease or TokenRequest",
+        "a ConfigMap, Secret, ServiceAccount, Lease, Event or TokenRequest",
     )
 }
 
@@ -227,6 +300,41 @@ mod tests {
         );
         assert_eq!(spec.lease_transitions, Some(0));
         assert_eq!(read(&bytes, &Limits::default()).unwrap().unwrap().0, lease);
+    }
+
+    /// Both Events' messages: what is written upstream's messages read, a zero `eventTime`
+    /// written as Go writes a zero `MicroTime` value (an empty message), read back as null.
+    #[test]
+    fn events_agree_with_upstreams_messages() {
+        let core = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "p.1", "namespace": "team"},
+            "involvedObject": {"kind": "Pod", "namespace": "team", "name": "p"},
+            "reason": "Pulled", "message": "pulled", "source": {"component": "kubelet"},
+            "firstTimestamp": "2026-12-01T10:00:00Z", "lastTimestamp": "2026-12-01T10:00:05Z",
+            "count": 2, "type": "Normal", "eventTime": null,
+            "reportingComponent": "", "reportingInstance": ""});
+        let bytes = write(&core).unwrap().unwrap();
+        let upstream = k8s_pb::api::core::v1::Event::decode(raw(&bytes).as_slice()).unwrap();
+        assert_eq!(upstream.count, Some(2));
+        assert_eq!(upstream.involved_object.unwrap().name.as_deref(), Some("p"));
+        let event_time = upstream.event_time.unwrap();
+        assert_eq!((event_time.seconds, event_time.nanos), (None, None));
+        assert_eq!(upstream.reporting_component.as_deref(), Some(""));
+        assert_eq!(read(&bytes, &Limits::default()).unwrap().unwrap().0, core);
+
+        let newer = json!({"apiVersion": EVENTS_V1, "kind": "Event",
+            "metadata": {"name": "w.1", "namespace": "team"},
+            "eventTime": "2026-12-01T10:00:00.123456Z",
+            "series": {"count": 3, "lastObservedTime": "2026-12-01T10:01:00.000000Z"},
+            "reportingController": "example.com/widgets", "reportingInstance": "w-0",
+            "action": "Reconcile", "reason": "Done", "regarding": {"kind": "Widget", "name": "w"},
+            "note": "done", "type": "Normal", "deprecatedSource": {}});
+        let bytes = write(&newer).unwrap().unwrap();
+        let upstream = k8s_pb::api::events::v1::Event::decode(raw(&bytes).as_slice()).unwrap();
+        assert_eq!(upstream.series.unwrap().count, Some(3));
+        assert_eq!(upstream.note.as_deref(), Some("done"));
+        assert_eq!(upstream.event_time.unwrap().nanos, Some(123_456_000));
+        assert_eq!(read(&bytes, &Limits::default()).unwrap().unwrap().0, newer);
     }
 
     /// A TokenRequest as kubectl's `create token` sends it, and the answer's status.

@@ -1,10 +1,11 @@
-//! Kubernetes protobuf of ConfigMaps, Secrets, ServiceAccounts, Leases and TokenRequests (what
-//! client-go sends `apfkit serve`: a Lease's renewal, `kubectl create token`, and what it
-//! stores): the bytes after `k8s\0` with the envelope of one of the kinds the first byte
-//! picks, read by `apfkit_corekinds::protobuf::read` within small limits; whatever it reads
-//! is written back in protobuf and read again, and from then on reads back to the same value
-//! (`map<string, bytes>` as base64, `MicroTime`s truncated to microseconds on the first trip),
-//! within limits four times as roomy (a list's items gain their metadata).
+//! Kubernetes protobuf of ConfigMaps, Secrets, ServiceAccounts, Leases, TokenRequests and
+//! Events of both APIs (what client-go sends `apfkit serve`: a Lease's renewal, `kubectl
+//! create token`, an event recorder's Events, and what it stores): the bytes after `k8s\0`
+//! with the envelope of one of the kinds the first byte picks, read by
+//! `apfkit_corekinds::protobuf::read` within small limits; whatever it reads is written back
+//! in protobuf and read again, and from then on reads back to the same value (`map<string,
+//! bytes>` as base64, `MicroTime`s truncated to microseconds on the first trip), within
+//! limits four times as roomy (a list's items gain their metadata).
 #![no_main]
 
 mod common;
@@ -24,6 +25,10 @@ const KINDS: &[(&str, &str, ProtobufRead, ProtobufWrite)] = &[
     ("coordination.k8s.io/v1", "Lease", READ, WRITE),
     ("coordination.k8s.io/v1", "LeaseList", READ, WRITE),
     ("authentication.k8s.io/v1", "TokenRequest", READ, WRITE),
+    ("v1", "Event", READ, WRITE),
+    ("v1", "EventList", READ, WRITE),
+    ("events.k8s.io/v1", "Event", READ, WRITE),
+    ("events.k8s.io/v1", "EventList", READ, WRITE),
 ];
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -41,6 +41,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
@@ -127,6 +128,8 @@ func goTypes() {
 		"v1/ConfigMap":                             corev1.ConfigMap{},
 		"v1/Secret":                                corev1.Secret{},
 		"v1/ServiceAccount":                        corev1.ServiceAccount{},
+		"v1/Event":                                 corev1.Event{},
+		"events.k8s.io/v1/Event":                   eventsv1.Event{},
 		"coordination.k8s.io/v1/Lease":             coordinationv1.Lease{},
 		"discovery.k8s.io/v1/EndpointSlice":        discoveryv1.EndpointSlice{},
 		"rbac.authorization.k8s.io/v1/ClusterRole": rbacv1.ClusterRole{},
@@ -247,6 +250,8 @@ func swaggerDocs() {
 		"io.k8s.api.core.v1.ServiceSpec":                                corev1.ServiceSpec{}.SwaggerDoc(),
 		"io.k8s.api.core.v1.ConfigMap":                                  corev1.ConfigMap{}.SwaggerDoc(),
 		"io.k8s.api.core.v1.Secret":                                     corev1.Secret{}.SwaggerDoc(),
+		"io.k8s.api.core.v1.Event":                                      corev1.Event{}.SwaggerDoc(),
+		"io.k8s.api.core.v1.ObjectReference":                            corev1.ObjectReference{}.SwaggerDoc(),
 		"io.k8s.api.coordination.v1.LeaseSpec":                          coordinationv1.LeaseSpec{}.SwaggerDoc(),
 		"io.k8s.api.discovery.v1.EndpointSlice":                         discoveryv1.EndpointSlice{}.SwaggerDoc(),
 		"io.k8s.api.flowcontrol.v1.FlowSchemaSpec":                      flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc(),

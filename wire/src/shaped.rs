@@ -85,6 +85,9 @@ pub enum Holds {
     /// A `*metav1.MicroTime`, written when set; in JSON an RFC 3339 string with six digits of
     /// a second (`RFC3339Micro`), null when Go's zero time.
     MicroTime,
+    /// A `metav1.MicroTime` value, always written (Go's zero time as an empty message); in
+    /// JSON as [`Holds::MicroTime`], null when zero.
+    MicroTimeValue,
     /// An embedded message: a Go struct value (`true`: always written) or a pointer.
     Message(&'static Shape, bool),
     /// A repeated message.
@@ -400,7 +403,7 @@ impl Message for Node {
                     self.value.remove(name);
                 }
             },
-            Holds::MicroTime => {
+            Holds::MicroTime | Holds::MicroTimeValue => {
                 let value = match pb::get_micro_time(wire, buf, decoder)? {
                     Some((seconds, nanos)) => micro_time_text(seconds, nanos)
                         .map(Value::String)
@@ -765,13 +768,15 @@ fn write_message(
                 let time: Option<Time> = field.map(|v| typed(v, &here)).transpose()?;
                 pb::put_time(buf, number, time.as_ref());
             }
-            Holds::MicroTime => {
-                if let Some(value) = field {
+            Holds::MicroTime | Holds::MicroTimeValue => match field {
+                Some(value) => {
                     let time: MicroTime = typed(value, &here)?;
                     let nanos = time.0.subsec_nanosecond();
                     pb::put_micro_time(buf, number, time.0.as_second(), nanos - nanos % 1000);
                 }
-            }
+                None if matches!(holds, Holds::MicroTimeValue) => pb::put_time(buf, number, None),
+                None => {}
+            },
             Holds::Message(inner, required) => {
                 if field.is_some() || required {
                     put_message(buf, number, inner, field.unwrap_or(&Value::Null), &here)?;

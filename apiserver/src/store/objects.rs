@@ -402,8 +402,10 @@ where
         if causes.is_empty() {
             return Ok(warnings);
         }
+        // `NewInvalid` names the kind of the object the strategy checked: the kind stored
+        // (an events.k8s.io Event is checked as the core/v1 Event it is kept as).
         let subject = Subject {
-            group: served.config.group.clone(),
+            group: served.storage.group().to_owned(),
             kind: served.config.kind.clone(),
             name: object.name().to_owned(),
         };
@@ -1061,9 +1063,13 @@ where
                 None => {
                     let mut marked = object.clone();
                     let finalizers = &mut marked.metadata_mut().finalizers;
-                    if let Some(wanted) =
-                        propagation.finalizers(finalizers.as_deref().unwrap_or_default())
-                    {
+                    let present = finalizers.as_deref().unwrap_or_default();
+                    let wanted = if served.strategy().collects_dependents() {
+                        propagation.finalizers(present)
+                    } else {
+                        Propagation::without_collector(present)
+                    };
+                    if let Some(wanted) = wanted {
                         *finalizers = (!wanted.is_empty()).then_some(wanted);
                     }
                     if finalizers.as_ref().is_some_and(|f| !f.is_empty()) {

@@ -73,6 +73,14 @@ impl Propagation {
         changed(finalizers, orphan, foreground, has)
     }
 
+    /// The finalizers after a delete of a kind the garbage collector does not look after
+    /// (`GarbageCollectionPolicy` `Unsupported`): the collector's two taken away, whatever
+    /// the delete asked; `None` when it had neither.
+    pub fn without_collector(finalizers: &[String]) -> Option<Vec<String>> {
+        let has = |name: &str| finalizers.iter().any(|f| f == name);
+        changed(finalizers, false, false, has)
+    }
+
     /// The finalizers of a namespace after its first delete asks this, as the namespace
     /// storage's own `Delete` computes them (`shouldHaveOrphanFinalizer`,
     /// `shouldHaveDeleteDependentsFinalizer`): unlike the generic store, each finalizer kept

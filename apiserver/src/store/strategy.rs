@@ -46,6 +46,14 @@ pub trait Strategy<H>: Send + Sync {
         false
     }
 
+    /// Whether the garbage collector looks after the kind's dependents
+    /// (`DefaultGarbageCollectionPolicy` other than `Unsupported`). For a kind where it does
+    /// not (Events), a delete sets none of its finalizers whatever its options ask, and takes
+    /// away those the object has. True by default.
+    fn collects_dependents(&self) -> bool {
+        true
+    }
+
     /// What keeps an object being deleted beside its `metadata.finalizers`, given as JSON in
     /// the storage version (a Namespace's `spec.finalizers`, which its controller empties
     /// through `/finalize`). While it answers true, a delete of the object changes nothing

@@ -21,6 +21,7 @@ mod corpora;
 mod crds;
 mod decoding;
 mod deletion;
+mod events;
 mod lists;
 mod migrations;
 mod namespaces;
@@ -53,6 +54,7 @@ fn main() -> std::process::ExitCode {
         crds::CASES,
         decoding::CASES,
         deletion::CASES,
+        events::CASES,
         lists::CASES,
         migrations::CASES,
         namespaces::CASES,
