@@ -401,3 +401,36 @@ async fn crd_files_that_cannot_be_used_are_refused_naming_the_file_and_document(
         Ok(_) => panic!("accepted"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_etcd_objects_are_kept_under_kubes_keys() {
+    let etcd = tokio::task::spawn_blocking(apfkit_test_support::etcd::Etcd::start)
+        .await
+        .unwrap();
+    let env = TestEnv::builder()
+        .storage(Storage::Etcd(vec![etcd.endpoint.clone()]))
+        .crd::<Gadget>()
+        .start()
+        .await
+        .unwrap();
+    Api::<ConfigMap>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &config_map("in-etcd"))
+        .await
+        .unwrap();
+    Api::<Gadget>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &gadget("in-etcd", 4))
+        .await
+        .unwrap();
+    // Read back from etcd itself, under kube-apiserver's keys.
+    let mut raw = etcd_client::Client::connect([etcd.endpoint.as_str()], None)
+        .await
+        .unwrap();
+    for key in [
+        "/registry/configmaps/default/in-etcd",
+        "/registry/example.com/gadgets/default/in-etcd",
+    ] {
+        let found = raw.get(key, None).await.unwrap();
+        assert_eq!(found.kvs().len(), 1, "{key}");
+    }
+    env.stop().await;
+}
