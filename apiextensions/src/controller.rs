@@ -44,6 +44,8 @@ pub struct CustomResources<H: 'static> {
     /// the CRD was terminating (to make it again only when either changes, and to delete its
     /// objects when the CRD goes).
     served: tokio::sync::Mutex<BTreeMap<String, (Made, Resource<H>)>>,
+    /// The conversion webhooks answered in this process, by CRD name.
+    in_process: BTreeMap<String, crate::webhook::ReviewHandler>,
 }
 
 impl<H> CustomResources<H>
@@ -65,7 +67,21 @@ where
             builtins,
             definitions,
             served: tokio::sync::Mutex::new(BTreeMap::new()),
+            in_process: BTreeMap::new(),
         })
+    }
+
+    /// These custom resources with the conversion webhook of the CRD named `crd` answered
+    /// by `handler` in this process (a test's Rust conversions), whatever URL or Service the
+    /// CRD names; only for a CRD whose `spec.conversion.strategy` is `Webhook`.
+    #[must_use]
+    pub fn with_in_process_conversion(
+        mut self,
+        crd: impl Into<String>,
+        handler: crate::webhook::ReviewHandler,
+    ) -> Self {
+        self.in_process.insert(crd.into(), handler);
+        self
     }
 
     /// Creates, or updates when one of its name is stored, the CRD of a manifest (what
@@ -361,7 +377,11 @@ where
             .filter(|(_, v)| v.served)
             .map(|(index, _)| index)
             .collect();
-        let definition = Arc::new(Definition::new(compiled));
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let definition = Arc::new(match self.in_process.get(&name) {
+            Some(handler) => Definition::converted_in_process(compiled, handler.clone()),
+            None => Definition::new(compiled),
+        });
         let versions = served
             .into_iter()
             .map(|index| {

@@ -13,7 +13,7 @@ use apfkit_runtime::scheme::{Encoding, ErrorKind, Limits, SchemeError, UnknownFi
 use serde_json::Value;
 
 use crate::object::{CustomObject, ServedObject, not_this_kind};
-use crate::webhook::Webhook;
+use crate::webhook::{ReviewHandler, Webhook};
 
 /// A CustomResourceDefinition compiled for serving: its schemas and how its versions convert.
 #[derive(Debug)]
@@ -59,6 +59,25 @@ impl Definition {
             _ => Conversion::None,
         };
         Definition { crd, conversion }
+    }
+
+    /// `crd` served with its webhook's reviews answered by `handler` in this process, when
+    /// its `spec.conversion` asks for a webhook (whatever its `clientConfig` names); as
+    /// [`Definition::new`] otherwise.
+    pub fn converted_in_process(crd: CustomResourceDefinition, handler: ReviewHandler) -> Self {
+        let webhook = crd
+            .source
+            .spec
+            .conversion
+            .as_ref()
+            .is_some_and(|conversion| conversion.strategy == "Webhook");
+        if !webhook {
+            return Definition::new(crd);
+        }
+        Definition {
+            crd,
+            conversion: Conversion::Webhook(Webhook::in_process(handler)),
+        }
     }
 
     /// `object` (of one of the definition's versions) in `api_version`.

@@ -17,13 +17,38 @@ const MAX_RESPONSE_BYTES: u64 = 32 << 20;
 
 /// A CRD's conversion webhook.
 pub struct Webhook {
-    url: String,
-    agent: ureq::Agent,
+    transport: Transport,
+}
+
+/// How a review reaches the webhook.
+enum Transport {
+    /// Posted over HTTPS to the URL the CRD names.
+    Https { url: String, agent: ureq::Agent },
+    /// Answered by code of this process (a test's, with its Rust conversions).
+    InProcess(ReviewHandler),
+}
+
+/// A conversion webhook's code run in this process: a `ConversionReview` (JSON) in, the
+/// answering review out, or why there is none. `apfkit_runtime::review::review` answers one
+/// from a scheme's conversions. Its answer is checked as a webhook's is.
+#[derive(Clone)]
+pub struct ReviewHandler(pub std::sync::Arc<AnswerReview>);
+
+/// What a [`ReviewHandler`] runs.
+pub type AnswerReview = dyn Fn(&[u8]) -> Result<Vec<u8>, String> + Send + Sync;
+
+impl std::fmt::Debug for ReviewHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReviewHandler")
+    }
 }
 
 impl std::fmt::Debug for Webhook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Webhook").field("url", &self.url).finish()
+        match &self.transport {
+            Transport::Https { url, .. } => f.debug_struct("Webhook").field("url", url).finish(),
+            Transport::InProcess(_) => f.write_str("Webhook(in process)"),
+        }
     }
 }
 
@@ -65,7 +90,17 @@ impl Webhook {
             .http_status_as_error(false)
             .build()
             .new_agent();
-        Ok(Webhook { url, agent })
+        Ok(Webhook {
+            transport: Transport::Https { url, agent },
+        })
+    }
+
+    /// A webhook whose reviews `handler` answers in this process, whatever URL the CRD
+    /// names: nothing is sent over the network.
+    pub fn in_process(handler: ReviewHandler) -> Self {
+        Webhook {
+            transport: Transport::InProcess(handler),
+        }
     }
 
     /// `object` converted to `api_version` by the webhook.
@@ -84,37 +119,55 @@ impl Webhook {
             "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": [object]},
         });
         let body = serde_json::to_vec(&review).map_err(|e| failed(e.to_string()))?;
+        let (url, agent) = match &self.transport {
+            Transport::Https { url, agent } => (url, agent),
+            Transport::InProcess(handler) => {
+                let answer =
+                    (handler.0)(&body).map_err(|why| failed(format!("in process: {why}")))?;
+                return checked(&uid, &review, &answer, api_version, &kind);
+            }
+        };
         let answer = blocking(|| {
-            let mut response = self
-                .agent
-                .post(&self.url)
+            let mut response = agent
+                .post(url)
                 .header("Content-Type", "application/json")
                 .send(&body[..])
-                .map_err(|e| format!("Post {:?}: {}", self.url, transport_error(&self.url, &e)))?;
+                .map_err(|e| format!("Post {url:?}: {}", transport_error(url, &e)))?;
             let status = response.status();
             let bytes = response
                 .body_mut()
                 .with_config()
                 .limit(MAX_RESPONSE_BYTES)
                 .read_to_vec()
-                .map_err(|e| format!("Post {:?}: {}", self.url, transport_error(&self.url, &e)))?;
+                .map_err(|e| format!("Post {url:?}: {}", transport_error(url, &e)))?;
             if !status.is_success() {
-                return Err(format!("Post {:?}: the server answered {status}", self.url));
+                return Err(format!("Post {url:?}: the server answered {status}"));
             }
             Ok(bytes)
         })
         .map_err(failed)?;
-        let original = review
-            .pointer("/request/objects/0")
-            .cloned()
-            .unwrap_or_default();
-        converted_object(&uid, &original, &answer, api_version).map_err(|why| match why {
-            Answer::Failed(why) => failed(why),
-            Answer::Refused(message) => {
-                format!("conversion webhook for {kind} returned failure: {message}")
-            }
-        })
+        checked(&uid, &review, &answer, api_version, &kind)
     }
+}
+
+/// The object of the webhook's `answer` to `review`, checked as kube-apiserver checks it.
+fn checked(
+    uid: &str,
+    review: &Value,
+    answer: &[u8],
+    api_version: &str,
+    kind: &str,
+) -> Result<Value, String> {
+    let original = review
+        .pointer("/request/objects/0")
+        .cloned()
+        .unwrap_or_default();
+    converted_object(uid, &original, answer, api_version).map_err(|why| match why {
+        Answer::Failed(why) => format!("conversion webhook for {kind} failed: {why}"),
+        Answer::Refused(message) => {
+            format!("conversion webhook for {kind} returned failure: {message}")
+        }
+    })
 }
 
 /// Why a request to the webhook at `url` failed, in the words Go's `net/http` client uses,

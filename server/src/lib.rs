@@ -143,6 +143,10 @@ pub struct Config {
     pub max_mutating_requests_inflight: i32,
     /// CustomResourceDefinitions applied at start, each with where it was read (for errors).
     pub crds: Vec<(String, serde_json::Value)>,
+    /// Conversion webhooks answered in this process, by CRD name: a CRD of that name whose
+    /// conversion strategy is `Webhook` has its reviews answered by the handler, whatever its
+    /// `clientConfig` names (a test's Rust conversions; nothing sent over the network).
+    pub in_process_conversions: Vec<(String, apfkit_apiextensions::webhook::ReviewHandler)>,
     /// How often history is compacted; zero never compacts.
     pub compaction_interval: Duration,
     /// How long a request other than a watch may take before it is answered 504, and how
@@ -299,6 +303,7 @@ impl Config {
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             crds: Vec::new(),
+            in_process_conversions: Vec::new(),
             compaction_interval: Duration::from_secs(300),
             request_timeout: apfkit_apiserver::http::REQUEST_TIMEOUT,
             audit: AuditConfig::default(),
@@ -897,10 +902,12 @@ async fn build<B: Backend + 'static>(
             .map_err(|e| Error::Start(format!("RBAC policy: {}", e.message)))?;
         rbac.keep_synced();
     }
-    let custom = Arc::new(
-        CustomResources::new(server.clone(), server.resources())
-            .map_err(|e| Error::Start(e.message))?,
-    );
+    let mut custom = CustomResources::new(server.clone(), server.resources())
+        .map_err(|e| Error::Start(e.message))?;
+    for (crd, handler) in &config.in_process_conversions {
+        custom = custom.with_in_process_conversion(crd.clone(), handler.clone());
+    }
+    let custom = Arc::new(custom);
     for (location, manifest) in &config.crds {
         custom.apply(manifest).await.map_err(|e| Error::Crd {
             location: location.clone(),
