@@ -147,32 +147,28 @@ fn events_zero() -> Value {
         "deprecatedLastTimestamp": null})
 }
 
-/// A request's `MicroTime` fields read as Go reads them (six digits of a second).
-fn micro_times(object: &Value, fields: &[&str]) -> Result<(), SchemeError> {
-    for field in fields {
-        let text = object
-            .pointer(&format!("/{}", field.replace('.', "/")))
-            .and_then(Value::as_str);
-        if let Some(problem) = text.and_then(apfkit_apiserver::micro_time_error) {
-            return Err(SchemeError::new(ErrorKind::InvalidValue, *field, problem));
-        }
-    }
-    Ok(())
-}
-
+/// The `MicroTime` fields of both versions.
 const MICRO_TIMES: [&str; 2] = ["eventTime", "series.lastObservedTime"];
+
+/// An Event read as `T` (a version's k8s-openapi type) reads it, its times as `MicroTime`
+/// reads them, in the shape Go gives it once decoded.
+fn normalize_as<T: serde::de::DeserializeOwned + serde::Serialize>(
+    object: Value,
+    unknown: UnknownFields,
+    warnings: &mut Vec<Warning>,
+) -> Result<Value, SchemeError> {
+    crate::micro_time_errors(&object, &MICRO_TIMES)?;
+    let mut kept = apfkit_apiextensions::json_kind::typed::<T>(object, unknown, warnings)?;
+    apfkit_apiserver::go_shape::as_decoded(&mut kept);
+    Ok(kept)
+}
 
 fn normalize_core(
     object: Value,
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
-    micro_times(&object, &MICRO_TIMES)?;
-    let mut kept = apfkit_apiextensions::json_kind::typed::<k8s_openapi::api::core::v1::Event>(
-        object, unknown, warnings,
-    )?;
-    apfkit_apiserver::go_shape::as_decoded(&mut kept);
-    Ok(kept)
+    normalize_as::<k8s_openapi::api::core::v1::Event>(object, unknown, warnings)
 }
 
 fn normalize_events(
@@ -180,12 +176,7 @@ fn normalize_events(
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
-    micro_times(&object, &MICRO_TIMES)?;
-    let mut kept = apfkit_apiextensions::json_kind::typed::<k8s_openapi::api::events::v1::Event>(
-        object, unknown, warnings,
-    )?;
-    apfkit_apiserver::go_shape::as_decoded(&mut kept);
-    Ok(kept)
+    normalize_as::<k8s_openapi::api::events::v1::Event>(object, unknown, warnings)
 }
 
 /// An events.k8s.io/v1 Event as the core/v1 Event it is (`apiVersion` too).

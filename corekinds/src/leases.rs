@@ -9,7 +9,7 @@ use apfkit_apiserver::table::{
     Column, Printer, age, column, creation_column, field_doc, name_cell, name_column, now_seconds,
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
-use apfkit_runtime::scheme::{ErrorKind, SchemeError, UnknownFields, Warning};
+use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
 use k8s_openapi::api::coordination::v1::Lease;
 use serde_json::Value;
 
@@ -37,7 +37,7 @@ fn zero() -> Value {
 }
 
 /// The `MicroTime` fields of a Lease.
-const TIMES: [&str; 2] = ["acquireTime", "renewTime"];
+const TIMES: [&str; 2] = ["spec.acquireTime", "spec.renewTime"];
 
 /// A Lease read as kube-apiserver reads it: its times as `MicroTime` reads them (six digits
 /// of a second, which k8s-openapi's type does not ask for; the server then answers with Go's
@@ -47,18 +47,7 @@ fn normalize(
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
-    for field in TIMES {
-        let text = object
-            .pointer(&format!("/spec/{field}"))
-            .and_then(Value::as_str);
-        if let Some(problem) = text.and_then(apfkit_apiserver::micro_time_error) {
-            return Err(SchemeError::new(
-                ErrorKind::InvalidValue,
-                format!("spec.{field}"),
-                problem,
-            ));
-        }
-    }
+    crate::micro_time_errors(&object, &TIMES)?;
     let mut kept = apfkit_apiextensions::json_kind::typed::<Lease>(object, unknown, warnings)?;
     apfkit_apiserver::go_shape::as_decoded(&mut kept);
     Ok(kept)

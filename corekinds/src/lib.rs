@@ -55,7 +55,7 @@ use apfkit_apiserver::store::{
 use apfkit_apiserver::table::Printer;
 use apfkit_runtime::field::{FieldError, names};
 use apfkit_runtime::identity::GroupVersionKind;
-use apfkit_runtime::scheme::StorageEncoding;
+use apfkit_runtime::scheme::{ErrorKind, SchemeError, StorageEncoding};
 use serde_json::Value;
 
 /// ConfigMaps, Secrets, ServiceAccounts (`/api/v1/namespaces/NS/…`), Leases
@@ -195,6 +195,21 @@ fn metadata_errors(object: &Value, name_check: fn(&str) -> Vec<String>) -> Vec<F
         errors.push(FieldError::required("metadata.namespace", ""));
     }
     errors
+}
+
+/// A request's `MicroTime` fields (paths such as `spec.renewTime`) read as Go reads them:
+/// six digits of a second, which k8s-openapi's types do not ask for; the first that is not
+/// one is refused in Go's decoder's words.
+fn micro_time_errors(object: &Value, fields: &[&str]) -> Result<(), SchemeError> {
+    for field in fields {
+        let text = object
+            .pointer(&format!("/{}", field.replace('.', "/")))
+            .and_then(Value::as_str);
+        if let Some(problem) = text.and_then(apfkit_apiserver::micro_time_error) {
+            return Err(SchemeError::new(ErrorKind::InvalidValue, *field, problem));
+        }
+    }
+    Ok(())
 }
 
 /// The zero of a kind whose every field Go leaves out when empty.
