@@ -372,11 +372,31 @@ impl Server {
 ///
 /// As [`Error`] says.
 pub async fn start(config: Config) -> Result<Server, Error> {
-    match open(&config).await? {
-        Opened::Embedded(backend) => start_on(&config, backend).await,
-        Opened::Etcd(backend) => start_on(&config, backend).await,
-        Opened::Memory(backend) => start_on(&config, backend).await,
-    }
+    let server = open_and_build(&config).await?;
+    let listening = Listening::bind(config.listen, &config.data_dir)
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let Listening {
+        listener,
+        tls,
+        url,
+        kubeconfig,
+    } = listening;
+    let serving = tokio::spawn(server.serve(
+        listener,
+        tls,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(5),
+    ));
+    Ok(Server {
+        url,
+        kubeconfig,
+        stop,
+        serving,
+    })
 }
 
 /// A server started by [`start_in_process`]: its API answered in this process, with no
@@ -418,11 +438,7 @@ impl Drop for InProcess {
 ///
 /// As [`Error`] says.
 pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
-    let server = match open(&config).await? {
-        Opened::Embedded(backend) => build(&config, backend).await?,
-        Opened::Etcd(backend) => build(&config, backend).await?,
-        Opened::Memory(backend) => build(&config, backend).await?,
-    };
+    let server = open_and_build(&config).await?;
     let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[])
         .map_err(|e| Error::Start(format!("credentials: {e}")))?;
     let administrator = credentials
@@ -444,55 +460,20 @@ pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
 ///
 /// As [`Error`] says.
 pub async fn run(config: Config, name: &str) -> Result<(), Error> {
-    let result = match open(&config).await? {
-        Opened::Embedded(backend) => {
-            build(&config, backend)
-                .await?
-                .serve_command(name, config.listen, &config.data_dir)
-                .await
-        }
-        Opened::Etcd(backend) => {
-            build(&config, backend)
-                .await?
-                .serve_command(name, config.listen, &config.data_dir)
-                .await
-        }
-        Opened::Memory(backend) => {
-            build(&config, backend)
-                .await?
-                .serve_command(name, config.listen, &config.data_dir)
-                .await
-        }
-    };
+    let result = open_and_build(&config)
+        .await?
+        .serve_command(name, config.listen, &config.data_dir)
+        .await;
     result.map_err(|e| Error::Start(e.to_string()))
 }
 
-async fn start_on<B: Backend + 'static>(config: &Config, backend: B) -> Result<Server, Error> {
-    let server = build(config, backend).await?;
-    let listening = Listening::bind(config.listen, &config.data_dir)
-        .await
-        .map_err(|e| Error::Start(e.to_string()))?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let Listening {
-        listener,
-        tls,
-        url,
-        kubeconfig,
-    } = listening;
-    let serving = tokio::spawn(server.serve(
-        listener,
-        tls,
-        async move {
-            let _ = stopped.await;
-        },
-        Duration::from_secs(5),
-    ));
-    Ok(Server {
-        url,
-        kubeconfig,
-        stop,
-        serving,
-    })
+/// The server of `config` on its store, opened: built and running, not yet serving.
+async fn open_and_build(config: &Config) -> Result<Arc<ApiServer<ServeObject>>, Error> {
+    match open(config).await? {
+        Opened::Embedded(backend) => build(config, backend).await,
+        Opened::Etcd(backend) => build(config, backend).await,
+        Opened::Memory(backend) => build(config, backend).await,
+    }
 }
 
 /// A store, opened.
