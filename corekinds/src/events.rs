@@ -646,9 +646,9 @@ fn since(event: &Value, pointer: &str, now: i64) -> String {
 /// `printEvent`'s cells, of an Event of either version.
 fn cells(event: &Value) -> Vec<Value> {
     let event = if event.get("apiVersion").and_then(Value::as_str) == Some("events.k8s.io/v1") {
-        to_core(event.clone())
+        std::borrow::Cow::Owned(to_core(event.clone()))
     } else {
-        event.clone()
+        std::borrow::Cow::Borrowed(event)
     };
     let now = now_seconds();
     let first = if set(&event, "/firstTimestamp") {

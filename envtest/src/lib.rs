@@ -183,7 +183,6 @@ impl Builder {
         for path in &self.crd_paths {
             crds.extend(crds::read(path)?);
         }
-        let dir = data_dir().map_err(Error::DataDir)?;
         for (name, _) in &self.conversions {
             let named = |manifest: &&mut (String, serde_json::Value)| {
                 manifest
@@ -199,6 +198,7 @@ impl Builder {
             };
             webhook_conversion(manifest);
         }
+        let dir = data_dir().map_err(Error::DataDir)?;
         let mut config = Config::new(dir.path());
         config.storage = self.storage;
         config.crds = crds;
