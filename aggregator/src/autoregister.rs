@@ -193,6 +193,25 @@ pub(crate) fn check(
     Action::Update(updated)
 }
 
+/// The autoregister controller's first pass, done now: the APIServices of every
+/// group-version the server serves are made (or put right), as if it had just started.
+pub(crate) async fn register_once<H>(sources: &Sources<H>) -> Result<(), ApiError>
+where
+    H: Object + Clone + Send + Sync + 'static,
+{
+    let at_start = sources
+        .list(&sources.api_services)
+        .await?
+        .iter()
+        .map(|object| ApiServiceFields::of(object).name)
+        .collect();
+    let mut memory = Memory {
+        at_start,
+        synced: HashSet::new(),
+    };
+    sync_all(sources, &mut memory).await
+}
+
 /// Every name checked once: those wanted and the managed ones stored.
 async fn sync_all<H>(sources: &Sources<H>, memory: &mut Memory) -> Result<(), ApiError>
 where

@@ -86,6 +86,24 @@ impl Aggregator {
         }
     }
 
+    /// Registers now the local APIServices of every group-version `server` serves (those
+    /// [`Aggregator::start`]'s autoregister controller would make first), so that they are
+    /// stored before it starts.
+    ///
+    /// # Errors
+    ///
+    /// A server that does not serve APIServices, or a list of them that fails.
+    pub async fn register_local<H>(
+        &self,
+        server: Arc<ApiServer<ServedObject<H>>>,
+    ) -> Result<(), ApiError>
+    where
+        H: apfkit_runtime::Object + Clone + Send + Sync + 'static,
+    {
+        let sources = routing::Sources::of(server)?;
+        autoregister::register_once(&sources).await
+    }
+
     /// Reads the routing table from `server`'s store and keeps it in step until the server
     /// is dropped.
     ///

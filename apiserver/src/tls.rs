@@ -95,9 +95,24 @@ fn invalid(path: &Path, message: impl std::fmt::Display) -> TlsError {
     }
 }
 
+/// Whether a file is flushed to the disk before it is renamed into place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// Flushed first (`fsync`): after a crash the file is the old one or the new one, whole.
+    Always,
+    /// Not flushed: for a directory that does not outlive the process (a test server's, with
+    /// its store in memory). A reader in the process still sees the file whole or not at all.
+    Never,
+}
+
 /// Writes `contents` to `path` through a temporary file renamed into place, readable by the
-/// owner only when `private`.
-pub fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
+/// owner only when `private`, flushed as `flush` says.
+pub fn write_file(
+    path: &Path,
+    contents: &[u8],
+    private: bool,
+    flush: Flush,
+) -> Result<(), TlsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(file_error(path))?;
     #[cfg(unix)]
@@ -110,7 +125,9 @@ pub fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), Tls
     #[cfg(not(unix))]
     let _ = private;
     file.write_all(contents).map_err(file_error(path))?;
-    file.as_file().sync_all().map_err(file_error(path))?;
+    if flush == Flush::Always {
+        file.as_file().sync_all().map_err(file_error(path))?;
+    }
     file.persist(path).map_err(|e| TlsError::File {
         path: path.to_owned(),
         source: e.error,
@@ -124,12 +141,12 @@ pub fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), Tls
 /// # Errors
 ///
 /// Files that cannot be read or written, or that hold no usable certificate or key.
-pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Credentials, TlsError> {
+pub fn ensure(dir: &Path, hosts: &[String], flush: Flush) -> Result<Credentials, TlsError> {
     std::fs::create_dir_all(dir).map_err(file_error(dir))?;
     let [ca_cert, ca_key, cert, key] =
         [CA_CERT, CA_KEY, SERVING_CERT, SERVING_KEY].map(|name| dir.join(name));
     if !cert.exists() || !key.exists() || !ca_cert.exists() {
-        generate(&ca_cert, &ca_key, &cert, &key, hosts)?;
+        generate(&ca_cert, &ca_key, &cert, &key, hosts, flush)?;
     }
     let chain = CertificateDer::pem_slice_iter(read_pem(&cert)?.as_bytes())
         .collect::<Result<Vec<_>, _>>()
@@ -144,7 +161,8 @@ pub fn ensure(dir: &Path, hosts: &[String]) -> Result<Credentials, TlsError> {
     for (stem, user, groups, _) in CLIENTS {
         let [client_cert, client_key] = ["crt", "key"].map(|ext| dir.join(format!("{stem}.{ext}")));
         if !client_cert.exists() || !client_key.exists() {
-            issue_client(&ca_cert, &ca_key, &client_cert, &client_key, user, groups)?;
+            let client = Client { user, groups };
+            issue_client(&ca_cert, &ca_key, &client_cert, &client_key, &client, flush)?;
         }
         clients.push((read_pem(&client_cert)?, read_pem(&client_key)?));
     }
@@ -174,7 +192,7 @@ pub struct FrontProxy {
 /// # Errors
 ///
 /// Files that cannot be read or written, or that hold no usable certificate or key.
-pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
+pub fn ensure_front_proxy(dir: &Path, flush: Flush) -> Result<FrontProxy, TlsError> {
     std::fs::create_dir_all(dir).map_err(file_error(dir))?;
     let [ca_cert, ca_key, cert, key] = [
         FRONT_PROXY_CA_CERT,
@@ -185,12 +203,21 @@ pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
     .map(|name| dir.join(name));
     if !ca_cert.exists() || !ca_key.exists() {
         let issuer = authority("front-proxy-ca", &ca_cert)?;
-        write_file(&ca_key, issuer.key().serialize_pem().as_bytes(), true)?;
-        write_file(&ca_cert, issuer.pem().as_bytes(), false)?;
+        write_file(
+            &ca_key,
+            issuer.key().serialize_pem().as_bytes(),
+            true,
+            flush,
+        )?;
+        write_file(&ca_cert, issuer.pem().as_bytes(), false, flush)?;
         let _ = std::fs::remove_file(&cert);
     }
     if !cert.exists() || !key.exists() {
-        issue_client(&ca_cert, &ca_key, &cert, &key, FRONT_PROXY_CLIENT, &[])?;
+        let client = Client {
+            user: FRONT_PROXY_CLIENT,
+            groups: &[],
+        };
+        issue_client(&ca_cert, &ca_key, &cert, &key, &client, flush)?;
     }
     Ok(FrontProxy {
         ca_pem: read_pem(&ca_cert)?,
@@ -210,12 +237,12 @@ pub const SERVICE_ACCOUNT_KEY: &str = "service-account.key";
 /// # Errors
 ///
 /// A file that cannot be read or written, or that holds no usable key.
-pub fn ensure_service_account_key(dir: &Path) -> Result<SigningKey, TlsError> {
+pub fn ensure_service_account_key(dir: &Path, flush: Flush) -> Result<SigningKey, TlsError> {
     std::fs::create_dir_all(dir).map_err(file_error(dir))?;
     let path = dir.join(SERVICE_ACCOUNT_KEY);
     if !path.exists() {
         let key = rcgen::KeyPair::generate().map_err(|e| invalid(&path, e))?;
-        write_file(&path, key.serialize_pem().as_bytes(), true)?;
+        write_file(&path, key.serialize_pem().as_bytes(), true, flush)?;
     }
     let private_pem = read_pem(&path)?;
     let key = rcgen::KeyPair::from_pem(&private_pem).map_err(|e| invalid(&path, e))?;
@@ -271,14 +298,21 @@ fn authority(
 
 /// A client certificate for `user` in `groups` (its subject's common name and
 /// organizations, as kube-apiserver reads them), signed by the authority of `dir`.
+/// Who a client certificate names: its subject's common name and organizations.
+struct Client<'a> {
+    user: &'a str,
+    groups: &'a [&'a str],
+}
+
 fn issue_client(
     ca_cert: &Path,
     ca_key: &Path,
     cert: &Path,
     key: &Path,
-    user: &str,
-    groups: &[&str],
+    client: &Client<'_>,
+    flush: Flush,
 ) -> Result<(), TlsError> {
+    let Client { user, groups } = *client;
     let make = |message: rcgen::Error| invalid(cert, message);
     let authority_pem = read_pem(ca_cert)?;
     let authority_key_pem = read_pem(ca_key)?;
@@ -299,8 +333,8 @@ fn issue_client(
     params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
     params.not_after = rcgen::date_time_ymd(2036, 1, 1);
     let certificate = params.signed_by(&client_key, &issuer).map_err(make)?;
-    write_file(key, client_key.serialize_pem().as_bytes(), true)?;
-    write_file(cert, certificate.pem().as_bytes(), false)
+    write_file(key, client_key.serialize_pem().as_bytes(), true, flush)?;
+    write_file(cert, certificate.pem().as_bytes(), false, flush)
 }
 
 fn generate(
@@ -309,6 +343,7 @@ fn generate(
     cert: &Path,
     key: &Path,
     hosts: &[String],
+    flush: Flush,
 ) -> Result<(), TlsError> {
     let make = |message: rcgen::Error| invalid(cert, message);
     let issuer = authority("apfkit-ca", cert)?;
@@ -328,10 +363,10 @@ fn generate(
     serving.not_after = rcgen::date_time_ymd(2036, 1, 1);
     let certificate = serving.signed_by(&serving_key, &issuer).map_err(make)?;
 
-    write_file(ca_key, issuer.key().serialize_pem().as_bytes(), true)?;
-    write_file(ca_cert, issuer.pem().as_bytes(), false)?;
-    write_file(key, serving_key.serialize_pem().as_bytes(), true)?;
-    write_file(cert, certificate.pem().as_bytes(), false)
+    write_file(ca_key, issuer.key().serialize_pem().as_bytes(), true, flush)?;
+    write_file(ca_cert, issuer.pem().as_bytes(), false, flush)?;
+    write_file(key, serving_key.serialize_pem().as_bytes(), true, flush)?;
+    write_file(cert, certificate.pem().as_bytes(), false, flush)
 }
 
 /// A kubeconfig for `server` (`https://127.0.0.1:6443`) that trusts `ca_pem`, with a user and

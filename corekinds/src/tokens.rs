@@ -537,7 +537,11 @@ mod tests {
 
     fn tokens(issuer: &str) -> (ServiceAccountTokens, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let key = apfkit_apiserver::tls::ensure_service_account_key(dir.path()).unwrap();
+        let key = apfkit_apiserver::tls::ensure_service_account_key(
+            dir.path(),
+            apfkit_apiserver::tls::Flush::Never,
+        )
+        .unwrap();
         (
             ServiceAccountTokens::new(&key, issuer, Vec::new()).unwrap(),
             dir,

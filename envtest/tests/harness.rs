@@ -434,3 +434,36 @@ async fn on_etcd_objects_are_kept_under_kubes_keys() {
     }
     env.stop().await;
 }
+
+/// Servers in memory start from one bootstrap a process (decision 284): the bootstrap objects
+/// of each are the same (uids included), what one server changes stays in it, and RBAC's
+/// bootstrap policy decides on every copy from its first request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_in_memory_share_one_bootstrap_and_nothing_after_it() {
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    let uid_of_view = |env: &TestEnv| {
+        let roles: Api<ClusterRole> = Api::all(env.client());
+        async move { roles.get("view").await.unwrap().metadata.uid.unwrap() }
+    };
+    let first = TestEnv::builder().start().await.unwrap();
+    let second = TestEnv::builder().start().await.unwrap();
+    let uid = uid_of_view(&first).await;
+    assert_eq!(uid_of_view(&second).await, uid);
+    Api::<ClusterRole>::all(first.client())
+        .delete("view", &DeleteParams::default())
+        .await
+        .unwrap();
+    let third = TestEnv::builder().start().await.unwrap();
+    assert_eq!(uid_of_view(&third).await, uid);
+    assert_eq!(uid_of_view(&second).await, uid);
+    // `system:discovery`, bound to every authenticated user, and nothing more.
+    let bob = third.client_as("bob", &[]).await.unwrap();
+    bob.list_api_groups().await.unwrap();
+    let refused = refusal(
+        Api::<ConfigMap>::namespaced(bob, "default")
+            .list(&Default::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(refused.code, 403);
+}

@@ -142,7 +142,7 @@ where
         let mut start = Vec::new();
         loop {
             let page = objects
-                .list(
+                .list_metadata(
                     served,
                     &ListRequest {
                         start,
@@ -152,8 +152,8 @@ where
                     },
                 )
                 .await?;
-            for object in &page.items {
-                self.observe(served, object.metadata(), false);
+            for meta in &page.items {
+                self.observe(served, meta, false);
             }
             match page.next {
                 Some(next) => start = next,

@@ -359,17 +359,21 @@ where
     }
 
     /// Keeps the authorizer in step with the stored objects until the server stops: an
-    /// informer of the four resources that reads the policy again after every change.
-    pub fn keep_synced(self: Arc<Self>) {
+    /// informer of the four resources that reads the policy again after every change made
+    /// after `handled_at`, the revision the authorizer's policy was read at (what
+    /// [`Rbac::sync`] answered).
+    pub fn keep_synced(self: Arc<Self>, handled_at: apfkit_apiserver::store::Revision) {
         let resources = vec![
             self.cluster_roles.clone(),
             self.cluster_role_bindings.clone(),
             self.roles.clone(),
             self.role_bindings.clone(),
         ];
-        Informer::new(self.server.clone(), resources).run(move || {
-            let rbac = self.clone();
-            async move { rbac.sync().await }
-        });
+        Informer::new(self.server.clone(), resources)
+            .handled_at(handled_at)
+            .run(move || {
+                let rbac = self.clone();
+                async move { rbac.sync().await }
+            });
     }
 }

@@ -361,8 +361,8 @@ impl RbacAuthorizer {
     }
 
     /// Decides with `policy` from now on.
-    pub fn set_policy(&self, policy: Policy) {
-        let policy = Arc::new(policy);
+    pub fn set_policy(&self, policy: impl Into<Arc<Policy>>) {
+        let policy = policy.into();
         match self.policy.write() {
             Ok(mut current) => *current = policy,
             Err(poisoned) => *poisoned.into_inner() = policy,

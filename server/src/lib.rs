@@ -34,6 +34,7 @@ mod ensurer;
 mod estimates;
 mod flow_control;
 mod printers;
+mod template;
 
 pub use apfkit_aggregator::Endpoints;
 
@@ -372,7 +373,7 @@ impl Server {
 ///
 /// As [`Error`] says.
 pub async fn start(config: Config) -> Result<Server, Error> {
-    let server = open_and_build(&config).await?;
+    let (server, _) = open_and_build(&config).await?;
     let listening = Listening::bind(config.listen, &config.data_dir)
         .await
         .map_err(|e| Error::Start(e.to_string()))?;
@@ -438,9 +439,7 @@ impl Drop for InProcess {
 ///
 /// As [`Error`] says.
 pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
-    let server = open_and_build(&config).await?;
-    let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[])
-        .map_err(|e| Error::Start(format!("credentials: {e}")))?;
+    let (server, credentials) = open_and_build(&config).await?;
     let administrator = credentials
         .clients
         .first()
@@ -462,25 +461,60 @@ pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
 pub async fn run(config: Config, name: &str) -> Result<(), Error> {
     let result = open_and_build(&config)
         .await?
+        .0
         .serve_command(name, config.listen, &config.data_dir)
         .await;
     result.map_err(|e| Error::Start(e.to_string()))
 }
 
 /// The server of `config` on its store, opened: built and running, not yet serving.
-async fn open_and_build(config: &Config) -> Result<Arc<ApiServer<ServeObject>>, Error> {
+async fn open_and_build(config: &Config) -> Result<Built, Error> {
     match open(config).await? {
-        Opened::Embedded(backend) => build(config, backend).await,
-        Opened::Etcd(backend) => build(config, backend).await,
-        Opened::Memory(backend) => build(config, backend).await,
+        Opened::Embedded(backend) => build(config, backend, Bootstrap::Write).await,
+        Opened::Etcd(backend) => build(config, backend, Bootstrap::Write).await,
+        Opened::Memory => {
+            let key = template::key(config);
+            match template::find(&key) {
+                Some(template) => {
+                    build(config, template.store(), Bootstrap::Copied(template)).await
+                }
+                None => {
+                    let keep = move |store: &MemoryBackend, rbac| {
+                        template::keep(key, template::Template::new(store, rbac));
+                    };
+                    let bootstrap = Bootstrap::WriteAndKeep(Box::new(keep));
+                    build(config, MemoryBackend::default(), bootstrap).await
+                }
+            }
+        }
     }
+}
+
+/// RBAC's policy and the revision it was read at.
+type PolicyRead = (
+    Arc<apfkit_rbac::Policy>,
+    apfkit_apiserver::storage::Revision,
+);
+
+/// What keeps a template of a store just bootstrapped, with RBAC's policy.
+type KeepTemplate<B> = Box<dyn FnOnce(&B, Option<PolicyRead>) + Send>;
+
+/// How `build` comes by the bootstrap objects.
+enum Bootstrap<B> {
+    /// Writes them where missing or changed, as kube-apiserver does at every start.
+    Write,
+    /// Writes them, then gives the store and RBAC's policy to the function.
+    WriteAndKeep(KeepTemplate<B>),
+    /// The store is a copy of this template's, which holds them.
+    Copied(Arc<template::Template>),
 }
 
 /// A store, opened.
 enum Opened {
     Embedded(SqliteBackend),
     Etcd(EtcdBackend),
-    Memory(MemoryBackend),
+    /// A store in memory: made, or copied from a template, as the server is built.
+    Memory,
 }
 
 /// Creates the data directory and opens the store.
@@ -498,7 +532,7 @@ async fn open(config: &Config) -> Result<Opened, Error> {
             .await
             .map(|etcd| Opened::Etcd(etcd.with_unavailable_wait(config.request_timeout)))
             .map_err(|e| Error::Start(format!("--etcd-servers: {e}"))),
-        Storage::Memory => Ok(Opened::Memory(MemoryBackend::default())),
+        Storage::Memory => Ok(Opened::Memory),
     }
 }
 
@@ -744,11 +778,26 @@ static ENCODINGS: ValueEncodings = ValueEncodings {
     },
 };
 
-/// The server on `backend`, with its bootstrap objects, APF, CRDs and compaction running.
+/// A server built, and the credentials of its data directory.
+type Built = (
+    Arc<ApiServer<ServeObject>>,
+    apfkit_apiserver::tls::Credentials,
+);
+
+/// The server on `backend`, with its bootstrap objects, APF, CRDs and compaction running, and
+/// its credentials (made in the data directory when missing; not flushed to the disk when the
+/// store is in memory, which does not outlive the process either).
 async fn build<B: Backend + 'static>(
     config: &Config,
     backend: B,
-) -> Result<Arc<ApiServer<ServeObject>>, Error> {
+    bootstrap: Bootstrap<B>,
+) -> Result<Built, Error> {
+    let flush = match config.storage {
+        Storage::Memory => apfkit_apiserver::tls::Flush::Never,
+        Storage::Embedded | Storage::Etcd(_) => apfkit_apiserver::tls::Flush::Always,
+    };
+    let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[], flush)
+        .map_err(|e| Error::Start(format!("credentials: {e}")))?;
     let backend = Arc::new(backend);
     let objects = Objects::new(
         Some(&ENCODINGS),
@@ -759,7 +808,7 @@ async fn build<B: Backend + 'static>(
     let rbac_authorizer = Arc::new(apfkit_rbac::RbacAuthorizer::default());
     // Service-account tokens: signed with the data directory's key, issued as
     // `--service-account-issuer`, for `--api-audiences`.
-    let key = apfkit_apiserver::tls::ensure_service_account_key(&config.data_dir)
+    let key = apfkit_apiserver::tls::ensure_service_account_key(&config.data_dir, flush)
         .map_err(|e| Error::Start(format!("service-account key: {e}")))?;
     let tokens = Arc::new(
         apfkit_corekinds::ServiceAccountTokens::new(
@@ -796,12 +845,16 @@ async fn build<B: Backend + 'static>(
     if let Some(auditor) = auditor(&config.audit, &registry)? {
         server = server.with_auditor(Arc::new(auditor));
     }
-    if config.bootstrap {
+    let copied = match &bootstrap {
+        Bootstrap::Copied(template) => Some(template.clone()),
+        Bootstrap::Write | Bootstrap::WriteAndKeep(_) => None,
+    };
+    if config.bootstrap && copied.is_none() {
         ensurer::ensure_once(&server, config.suggested_apf_configuration).await?;
     }
     // kube-aggregator: requests of APIServices behind a Service go to their extension server,
     // as the front-proxy client of the data directory.
-    let front_proxy = apfkit_apiserver::tls::ensure_front_proxy(&config.data_dir)
+    let front_proxy = apfkit_apiserver::tls::ensure_front_proxy(&config.data_dir, flush)
         .map_err(|e| Error::Start(format!("front-proxy credentials: {e}")))?;
     let aggregator = apfkit_aggregator::Aggregator::new(apfkit_aggregator::Identity {
         cert_pem: front_proxy.client_cert_pem,
@@ -860,28 +913,51 @@ async fn build<B: Backend + 'static>(
     let namespaces = Arc::new(
         apfkit_namespaces::Namespaces::new(server.clone()).map_err(|e| Error::Start(e.message))?,
     );
-    namespaces
-        .ensure_system()
-        .await
-        .map_err(|e| Error::Start(format!("the system namespaces: {}", e.message)))?;
+    if copied.is_none() {
+        namespaces
+            .ensure_system()
+            .await
+            .map_err(|e| Error::Start(format!("the system namespaces: {}", e.message)))?;
+    }
     if config.controllers.namespace {
         namespaces.keep_synced();
     }
     if config.bootstrap {
         ensurer::keep_ensured(server.clone(), config.suggested_apf_configuration);
     }
+    let mut policy_read = None;
     if config.authorization_mode == AuthorizationMode::Rbac {
         let rbac = Arc::new(
-            apfkit_rbac::Rbac::new(server.clone(), rbac_authorizer)
+            apfkit_rbac::Rbac::new(server.clone(), rbac_authorizer.clone())
                 .map_err(|e| Error::Start(e.message))?,
         );
-        rbac.ensure_bootstrap()
+        let read_at = match copied.as_ref().and_then(|template| template.rbac.clone()) {
+            Some((policy, read_at)) => {
+                rbac_authorizer.set_policy(policy);
+                read_at
+            }
+            None => {
+                rbac.ensure_bootstrap()
+                    .await
+                    .map_err(|e| Error::Start(format!("RBAC bootstrap policy: {}", e.message)))?;
+                rbac.sync()
+                    .await
+                    .map_err(|e| Error::Start(format!("RBAC policy: {}", e.message)))?
+            }
+        };
+        policy_read = Some((rbac_authorizer.policy(), read_at));
+        rbac.keep_synced(read_at);
+    }
+    if copied.is_none() {
+        // kube-aggregator's autoregistration of the built-in group-versions, done before the
+        // template is kept (its controller, started below, then finds them made).
+        aggregator
+            .register_local(server.clone())
             .await
-            .map_err(|e| Error::Start(format!("RBAC bootstrap policy: {}", e.message)))?;
-        rbac.sync()
-            .await
-            .map_err(|e| Error::Start(format!("RBAC policy: {}", e.message)))?;
-        rbac.keep_synced();
+            .map_err(|e| Error::Start(format!("aggregator: {}", e.message)))?;
+    }
+    if let Bootstrap::WriteAndKeep(keep) = bootstrap {
+        keep(&backend, policy_read);
     }
     let mut custom = CustomResources::new(server.clone(), server.resources())
         .map_err(|e| Error::Start(e.message))?;
@@ -911,8 +987,6 @@ async fn build<B: Backend + 'static>(
             .keep_synced();
     }
     if config.controllers.root_ca_certificate_publisher {
-        let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[])
-            .map_err(|e| Error::Start(format!("credentials: {e}")))?;
         apfkit_corekinds::RootCaPublisher::new(server.clone(), &credentials.ca_pem)
             .map_err(|e| Error::Start(e.message))?
             .keep_synced();
@@ -934,7 +1008,7 @@ async fn build<B: Backend + 'static>(
             Compactor::new().run(&backend, interval).await;
         });
     }
-    Ok(server)
+    Ok((server, credentials))
 }
 
 /// The post-start hooks of the work `build` does before the server serves, named and ordered

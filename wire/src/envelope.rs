@@ -20,6 +20,7 @@
 //! ```
 
 use apfkit_runtime::scheme::{InputError, Limits, PROTOBUF_PREFIX};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
 use super::protobuf::{self, DecodeError, Decoded, Exceeded, Message};
@@ -253,6 +254,81 @@ pub fn decode_typed<T: Message + k8s_openapi::Resource>(
                 })
             }),
     )
+}
+
+/// The kind and metadata of an enveloped object, read without the rest of it (every
+/// Kubernetes kind keeps its `ObjectMeta` in field 1, as `generated.proto` numbers it); `None`
+/// when `bytes` do not start with the protobuf prefix.
+///
+/// ```
+/// use apfkit_wire::envelope;
+///
+/// let object = serde_json::json!({
+///     "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+///     "metadata": {"name": "v1.apps", "labels": {"a": "b"}},
+///     "spec": {"group": "apps", "version": "v1", "groupPriorityMinimum": 17800,
+///     "versionPriority": 15},
+/// });
+/// let bytes = envelope::encode(apfkit_types::KINDS, &object).unwrap();
+/// let (kind, metadata) = envelope::metadata(&bytes, &Default::default()).unwrap().unwrap();
+/// assert_eq!(kind, "APIService");
+/// assert_eq!(metadata.name.as_deref(), Some("v1.apps"));
+/// assert_eq!(metadata.labels.unwrap()["a"], "b");
+/// ```
+///
+/// # Errors
+///
+/// A broken envelope or metadata, or more nodes than `limits` allow.
+pub fn metadata(bytes: &[u8], limits: &Limits) -> Option<Result<(String, ObjectMeta), InputError>> {
+    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
+    let unknown = match unwrap(message) {
+        Ok(unknown) => unknown,
+        Err(error) => return Some(Err(input_error(error))),
+    };
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    let raw = unknown.raw.unwrap_or_default();
+    let kind = type_meta.kind.unwrap_or_default();
+    Some(
+        match protobuf::decode_within::<MetadataOnly>(&raw, limits) {
+            Ok(decoded) => Ok((kind, decoded.value.0)),
+            Err(source) => Err(input_error(EnvelopeError::Decode {
+                api_version: type_meta.api_version.unwrap_or_default(),
+                kind,
+                source,
+            })),
+        },
+    )
+}
+
+/// An object's field 1, its metadata; every other field skipped.
+#[derive(Default)]
+struct MetadataOnly(ObjectMeta);
+
+impl Message for MetadataOnly {
+    fn encode_fields(&self, buf: &mut Vec<u8>) -> Result<(), protobuf::EncodeError> {
+        protobuf::put_message(buf, 1, &self.0)
+    }
+
+    fn fields_len(&self) -> usize {
+        protobuf::message_len(1, &self.0)
+    }
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: protobuf::WireType,
+        buf: &mut &[u8],
+        decoder: &mut protobuf::Decoder,
+    ) -> Result<(), DecodeError> {
+        if number == 1 {
+            decoder.enter("metadata");
+            let read = protobuf::get_message(wire, buf, decoder, &mut self.0);
+            decoder.leave();
+            read
+        } else {
+            decoder.unknown(number, wire, buf)
+        }
+    }
 }
 
 /// A reader's error for an envelope that could not be read: the depth and node limits as

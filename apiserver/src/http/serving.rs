@@ -262,7 +262,7 @@ impl Listening {
         hosts: &[String],
         extra_client_ca_pem: Option<&str>,
     ) -> Result<Listening, CommandError> {
-        let credentials = crate::tls::ensure(data_dir, hosts)?;
+        let credentials = crate::tls::ensure(data_dir, hosts, crate::tls::Flush::Always)?;
         let listener = TcpListener::bind(listen)
             .await
             .map_err(|source| CommandError::Bind {
@@ -279,6 +279,7 @@ impl Listening {
             &kubeconfig,
             crate::tls::kubeconfig(&url, &credentials.ca_pem, &credentials.clients).as_bytes(),
             true,
+            crate::tls::Flush::Always,
         )?;
         let mut client_cas = credentials.ca_pem.clone();
         if let Some(extra) = extra_client_ca_pem {

@@ -60,6 +60,21 @@ impl MemoryBackend {
         }
     }
 
+    /// A store of its own holding what this one holds now: every key's history, the change
+    /// log and the revisions, with no watcher. Writes to either are not seen by the other.
+    pub fn snapshot(&self) -> MemoryBackend {
+        let state = self.state();
+        MemoryBackend {
+            state: Mutex::new(State {
+                revision: state.revision,
+                compacted: state.compacted,
+                keys: state.keys.clone(),
+                log: state.log.clone(),
+                watchers: Watchers::new(state.watchers.buffer()),
+            }),
+        }
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while the lock was held cannot leave a half-written state: every write
         // below changes the state only after its checks passed.

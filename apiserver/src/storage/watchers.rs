@@ -68,6 +68,11 @@ impl Watchers {
         }
     }
 
+    /// How many events each watcher may hold.
+    pub(crate) fn buffer(&self) -> usize {
+        self.buffer
+    }
+
     /// A new watch of `prefix` that first gets `replay` (the changes it missed), then every
     /// change [`Watchers::notify`] is told of. The caller holds the backend's write lock, so
     /// that no change falls between the two.

@@ -1267,31 +1267,80 @@ where
             Event::Put { current, .. } => (current, current.mod_revision, false),
             Event::Delete { previous, revision } => (previous, *revision, true),
         };
+        let mut meta = self.stored_metadata(served, kv).map_err(|why| {
+            let corrupt = Corrupt {
+                key: String::from_utf8_lossy(&kv.key).into_owned(),
+                revision,
+                why,
+            };
+            if deleted {
+                ApiError::corrupt_object_deleted(&corrupt.inner())
+            } else {
+                ApiError::internal(corrupt.storage_error())
+            }
+        })?;
+        meta.resource_version = Some(revision.to_string());
+        Ok((meta, deleted))
+    }
+
+    /// The metadata of a page of objects, as [`Objects::list`] would answer them but read
+    /// without the rest of each object where its encoding allows (the lists of a metadata
+    /// informer, such as the garbage collector's).
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::list`].
+    pub async fn list_metadata(
+        &self,
+        served: &Served<H>,
+        request: &ListRequest<'_>,
+    ) -> Result<Listed<ObjectMeta>, ApiError> {
+        let page = self.list_stored(served, request).await?;
+        let mut items = Vec::with_capacity(page.items.len());
+        let mut unreadable = Unreadable::default();
+        for Stored(kv) in &page.items {
+            match self.stored_metadata(served, kv) {
+                Ok(mut meta) => {
+                    meta.resource_version = Some(kv.mod_revision.to_string());
+                    items.push(meta);
+                }
+                Err(why) => {
+                    let corrupt = Corrupt {
+                        key: String::from_utf8_lossy(&kv.key).into_owned(),
+                        revision: kv.mod_revision,
+                        why,
+                    };
+                    if unreadable.note(&corrupt) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(Listed {
+            items: unreadable.or(&Self::subject(served, ""), items)?,
+            revision: page.revision,
+            next: page.next,
+            remaining: page.remaining,
+        })
+    }
+
+    /// The metadata of a stored value: as decoded before, or read alone from its JSON or
+    /// protobuf, or from the whole object when neither reads it (another kind, a codec of
+    /// its own).
+    fn stored_metadata(&self, served: &Served<H>, kv: &KeyValue) -> Result<ObjectMeta, String> {
         let kept = self
             .decoded
             .lock()
             .ok()
             .and_then(|decoded| decoded.metadata(&kv.key, kv.mod_revision, served.serial()));
-        let mut meta = match kept.or_else(|| json_metadata(served, &kv.value)) {
-            Some(meta) => meta,
-            None => match self.read_stored(served, kv) {
-                Ok(mut object) => std::mem::take(object.metadata_mut()),
-                Err(why) => {
-                    let corrupt = Corrupt {
-                        key: String::from_utf8_lossy(&kv.key).into_owned(),
-                        revision,
-                        why,
-                    };
-                    return Err(if deleted {
-                        ApiError::corrupt_object_deleted(&corrupt.inner())
-                    } else {
-                        ApiError::internal(corrupt.storage_error())
-                    });
-                }
-            },
-        };
-        meta.resource_version = Some(revision.to_string());
-        Ok((meta, deleted))
+        if let Some(meta) = kept
+            .or_else(|| json_metadata(served, &kv.value))
+            .or_else(|| protobuf_metadata(served, &kv.value, &self.limits))
+        {
+            return Ok(meta);
+        }
+        self.read_stored(served, kv)
+            .map(|mut object| std::mem::take(object.metadata_mut()))
     }
 
     /// What an updated object was before a watched write, with the write's revision as its
@@ -1570,6 +1619,16 @@ fn json_metadata<H>(served: &Served<H>, value: &[u8]) -> Option<ObjectMeta> {
     }
     let read: MetadataOnly = serde_json::from_slice(value).ok()?;
     (read.kind == served.config.kind).then_some(read.metadata)
+}
+
+/// The metadata of a stored protobuf value of the resource's kind, read without the rest of
+/// the object; `None` for any other value, which the resource's codec then reads whole.
+fn protobuf_metadata<H>(served: &Served<H>, value: &[u8], limits: &Limits) -> Option<ObjectMeta> {
+    if served.config.storage_encoding != apfkit_runtime::scheme::StorageEncoding::Protobuf {
+        return None;
+    }
+    let (kind, metadata) = apfkit_wire::envelope::metadata(value, limits)?.ok()?;
+    (kind == served.config.kind).then_some(metadata)
 }
 
 /// `markAsDeleting`: the first mark bumps a set generation and stamps the time; every mark

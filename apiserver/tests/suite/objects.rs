@@ -292,3 +292,55 @@ async fn watched_json_values_have_their_metadata_read_alone() {
     let error = objects.watched_metadata(&served, &event).unwrap_err();
     assert_eq!(error.code, 500, "{error:?}");
 }
+
+/// A list of metadata alone is the metadata of the objects the list answers: protobuf in the
+/// storage version and in an older one (read whole), with each `resourceVersion`, a page at a
+/// time; a value that does not decode makes it the list's error.
+#[tokio::test]
+async fn lists_of_metadata_alone_are_the_metadata_of_the_listed_objects() {
+    let (objects, backend) = objects();
+    let served = support::flow_schemas();
+    for (name, version) in [("a", "v1"), ("b", "v1beta3"), ("c", "v1")] {
+        let key = format!("/registry/flowschemas/{name}");
+        backend
+            .create(key.as_bytes(), stored(name, version, Encoding::Protobuf))
+            .await
+            .unwrap();
+    }
+    let request = |start: Vec<u8>| ListRequest {
+        start,
+        limit: 2,
+        ..ListRequest::default()
+    };
+    let whole = objects.list(&served, &request(Vec::new())).await.unwrap();
+    let alone = objects
+        .list_metadata(&served, &request(Vec::new()))
+        .await
+        .unwrap();
+    let metadata: Vec<_> = whole.items.iter().map(|o| o.metadata().clone()).collect();
+    assert_eq!(alone.items, metadata);
+    assert_eq!(alone.items[1].name.as_deref(), Some("b"));
+    assert!(alone.items[0].resource_version.is_some());
+    assert_eq!((alone.revision, &alone.next), (whole.revision, &whole.next));
+    let rest = objects
+        .list_metadata(&served, &request(alone.next.unwrap()))
+        .await
+        .unwrap();
+    let names: Vec<_> = rest.items.iter().map(|m| m.name.as_deref()).collect();
+    assert_eq!((names, rest.next), (vec![Some("c")], None));
+
+    backend
+        .create(b"/registry/flowschemas/broken", b"k8s\0\x0a".to_vec())
+        .await
+        .unwrap();
+    let error = objects
+        .list_metadata(&served, &ListRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, 500, "{error:?}");
+    assert!(
+        error.message.contains("/registry/flowschemas/broken"),
+        "{}",
+        error.message
+    );
+}

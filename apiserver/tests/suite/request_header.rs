@@ -101,9 +101,11 @@ async fn review(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_front_proxys_headers_name_the_user_and_nothing_else_does() {
     let dir = tempfile::tempdir().unwrap();
-    let server_credentials = tls::ensure(&dir.path().join("server"), &[]).unwrap();
-    let front_proxy = tls::ensure_front_proxy(&dir.path().join("proxy")).unwrap();
-    let rogue = tls::ensure_front_proxy(&dir.path().join("rogue")).unwrap();
+    let server_credentials =
+        tls::ensure(&dir.path().join("server"), &[], tls::Flush::Never).unwrap();
+    let front_proxy =
+        tls::ensure_front_proxy(&dir.path().join("proxy"), tls::Flush::Never).unwrap();
+    let rogue = tls::ensure_front_proxy(&dir.path().join("rogue"), tls::Flush::Never).unwrap();
     let mut request_header = RequestHeader::new(&front_proxy.ca_pem).unwrap();
     request_header.allowed_names = vec![tls::FRONT_PROXY_CLIENT.to_owned()];
     let authenticator = Authenticator::new(false).with_request_header(request_header);

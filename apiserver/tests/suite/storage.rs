@@ -453,6 +453,53 @@ async fn a_watcher_that_never_reads_is_ended_not_buffered_forever() {
     assert_eq!(store.current_revision().await.unwrap(), Revision(101));
 }
 
+#[tokio::test]
+async fn a_memory_snapshot_holds_the_history_and_goes_its_own_way() {
+    let store = MemoryBackend::with_watch_buffer(4);
+    store.create(A, b"1".to_vec()).await.unwrap(); // 2
+    store.update(A, b"2".to_vec(), Revision(2)).await.unwrap(); // 3
+    store.create(B, b"1".to_vec()).await.unwrap(); // 4
+    let mut watching_store = store.watch(b"/registry/", Revision(4)).await.unwrap();
+    let copy = store.snapshot();
+    assert_eq!(copy.current_revision().await.unwrap(), Revision(4));
+    let at = |revision| ListOptions {
+        revision: Some(Revision(revision)),
+        ..under(b"/registry/widgets/")
+    };
+    assert_eq!(
+        copy.list(&at(2)).await.unwrap(),
+        store.list(&at(2)).await.unwrap()
+    );
+    assert_eq!(
+        copy.list(&at(4)).await.unwrap(),
+        store.list(&at(4)).await.unwrap()
+    );
+    // The copy's watches replay the history it was given.
+    let mut watching_copy = copy.watch(b"/registry/", Revision(2)).await.unwrap();
+    assert_eq!(
+        watching_copy.next().await.unwrap().unwrap().revision(),
+        Revision(3)
+    );
+    assert_eq!(
+        watching_copy.next().await.unwrap().unwrap().revision(),
+        Revision(4)
+    );
+
+    // Each write goes to one store alone, at the next revision of each.
+    copy.create(C, b"copy".to_vec()).await.unwrap();
+    store.create(OTHER, b"original".to_vec()).await.unwrap();
+    assert_eq!(copy.get(OTHER).await.unwrap(), None);
+    assert_eq!(store.get(C).await.unwrap(), None);
+    assert_eq!(
+        copy.get(C).await.unwrap().unwrap().mod_revision,
+        Revision(5)
+    );
+    let next = watching_copy.next().await.unwrap().unwrap();
+    assert_eq!((next.key(), next.revision()), (C, Revision(5)));
+    let next = watching_store.next().await.unwrap().unwrap();
+    assert_eq!((next.key(), next.revision()), (OTHER, Revision(5)));
+}
+
 /// One step of a random history.
 #[derive(Debug, Clone)]
 enum Op {

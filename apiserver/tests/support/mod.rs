@@ -117,7 +117,7 @@ pub async fn start_configured<B: Backend + 'static>(
     configure: impl FnOnce(ApiServer<HubObject>) -> ApiServer<HubObject>,
 ) -> Running {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let credentials = tls::ensure(dir.path(), &[]).expect("credentials");
+    let credentials = tls::ensure(dir.path(), &[], tls::Flush::Never).expect("credentials");
     let backend = Arc::new(backend);
     let compacted = backend.clone();
     let compact: Compact = Box::new(move |revision| {

@@ -86,7 +86,8 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<(), String> {
     if let Some(service) = &args.print_apiservice {
-        let credentials = tls::ensure(&args.data_dir, &[]).map_err(|e| e.to_string())?;
+        let credentials =
+            tls::ensure(&args.data_dir, &[], tls::Flush::Always).map_err(|e| e.to_string())?;
         let (namespace, name) = service_of("--print-apiservice", service)?;
         let list = serving::api_services(&credentials.ca_pem, namespace, name);
         let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;

@@ -179,7 +179,7 @@ fn widgets_are_served_through_the_aggregator_while_their_server_is_available() {
     // verifying the certificate, so the APIService is unavailable with Go's x509 words and
     // its requests are answered 503.
     let other_ca = dir.path().join("other");
-    apfkit_apiserver::tls::ensure(&other_ca, &[]).unwrap();
+    apfkit_apiserver::tls::ensure(&other_ca, &[], apfkit_apiserver::tls::Flush::Never).unwrap();
     let other_pem = std::fs::read_to_string(other_ca.join("ca.crt")).unwrap();
     use base64::Engine as _;
     let patch = serde_json::json!({"spec": {"caBundle":

@@ -226,6 +226,48 @@ fn oversized_lengths_and_deep_groups_are_errors_not_crashes() {
     assert!(protobuf::decode::<v1::FlowSchema>(&hex("0f")).is_err());
 }
 
+/// The metadata of an envelope read alone: the whole object's, with every other field
+/// skipped; truncated, duplicated, oversized and garbage envelopes are errors, never panics.
+#[test]
+fn an_envelopes_metadata_reads_alone_and_hostile_envelopes_are_errors() {
+    use apfkit_wire::envelope;
+    let raw = protobuf::encode(&api_service()).unwrap();
+    let bytes = envelope::wrap("apiregistration.k8s.io/v1", "APIService", &raw);
+    let limits = Limits::default();
+    let (kind, metadata) = envelope::metadata(&bytes, &limits).unwrap().unwrap();
+    assert_eq!(kind, "APIService");
+    assert_eq!(metadata, api_service().metadata);
+    // Not an envelope.
+    assert!(envelope::metadata(b"{\"kind\":\"APIService\"}", &limits).is_none());
+    // Every truncation: an error or a shorter message, never a panic.
+    for end in 0..bytes.len() {
+        let _ = envelope::metadata(&bytes[..end], &limits);
+    }
+    // The metadata twice merges, as protobuf does.
+    let mut twice = raw.clone();
+    twice.extend_from_slice(&hex("0a 03 2a 01 7a")); // metadata { uid (5): "z" }
+    let twice = envelope::wrap("apiregistration.k8s.io/v1", "APIService", &twice);
+    let (_, merged) = envelope::metadata(&twice, &limits).unwrap().unwrap();
+    assert_eq!(merged.uid.as_deref(), Some("z"));
+    assert_eq!(merged.name, api_service().metadata.name);
+    // A length of 2^62 on the metadata field; 10,000 nested groups after it; garbage.
+    for raw in [
+        hex("0a 80 80 80 80 80 80 80 80 40"),
+        vec![0x4b; 10_000],
+        hex("0f ff ff"),
+    ] {
+        let bytes = envelope::wrap("apiregistration.k8s.io/v1", "APIService", &raw);
+        assert!(envelope::metadata(&bytes, &limits).unwrap().is_err());
+    }
+    // More nodes than the limits allow.
+    let few = Limits {
+        max_nodes: 3,
+        ..Limits::default()
+    };
+    let error = envelope::metadata(&bytes, &few).unwrap().unwrap_err();
+    assert!(error.to_string().contains("3"), "{error}");
+}
+
 #[test]
 fn invalid_base64_is_an_encode_error_naming_the_field() {
     let mut service = api_service();
