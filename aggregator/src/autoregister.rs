@@ -138,6 +138,25 @@ pub(crate) struct Memory {
     pub(crate) synced: HashSet<String>,
 }
 
+impl Memory {
+    /// The memory of a controller starting now: the APIServices stored, none synced.
+    async fn at_start<H>(sources: &Sources<H>) -> Result<Self, ApiError>
+    where
+        H: Object + Clone + Send + Sync + 'static,
+    {
+        let at_start = sources
+            .list(&sources.api_services)
+            .await?
+            .iter()
+            .map(|object| ApiServiceFields::of(object).name)
+            .collect();
+        Ok(Memory {
+            at_start,
+            synced: HashSet::new(),
+        })
+    }
+}
+
 fn label(object: &Value) -> Option<&str> {
     object
         .pointer("/metadata/labels")
@@ -199,16 +218,7 @@ pub(crate) async fn register_once<H>(sources: &Sources<H>) -> Result<(), ApiErro
 where
     H: Object + Clone + Send + Sync + 'static,
 {
-    let at_start = sources
-        .list(&sources.api_services)
-        .await?
-        .iter()
-        .map(|object| ApiServiceFields::of(object).name)
-        .collect();
-    let mut memory = Memory {
-        at_start,
-        synced: HashSet::new(),
-    };
+    let mut memory = Memory::at_start(sources).await?;
     sync_all(sources, &mut memory).await
 }
 
@@ -307,20 +317,11 @@ where
     let mut resources = sources.server.resources_changed();
     let server = sources.server.clone();
     server.spawn_until_stopped(async move {
-        let at_start = loop {
-            match sources.list(&sources.api_services).await {
-                Ok(listed) => {
-                    break listed
-                        .iter()
-                        .map(|object| ApiServiceFields::of(object).name)
-                        .collect();
-                }
+        let mut memory = loop {
+            match Memory::at_start(&sources).await {
+                Ok(memory) => break memory,
                 Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
             }
-        };
-        let mut memory = Memory {
-            at_start,
-            synced: HashSet::new(),
         };
         loop {
             let _ = sync_all(&sources, &mut memory).await;

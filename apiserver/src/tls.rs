@@ -161,8 +161,15 @@ pub fn ensure(dir: &Path, hosts: &[String], flush: Flush) -> Result<Credentials,
     for (stem, user, groups, _) in CLIENTS {
         let [client_cert, client_key] = ["crt", "key"].map(|ext| dir.join(format!("{stem}.{ext}")));
         if !client_cert.exists() || !client_key.exists() {
-            let client = Client { user, groups };
-            issue_client(&ca_cert, &ca_key, &client_cert, &client_key, &client, flush)?;
+            issue_client(
+                &ca_cert,
+                &ca_key,
+                &client_cert,
+                &client_key,
+                user,
+                groups,
+                flush,
+            )?;
         }
         clients.push((read_pem(&client_cert)?, read_pem(&client_key)?));
     }
@@ -213,11 +220,15 @@ pub fn ensure_front_proxy(dir: &Path, flush: Flush) -> Result<FrontProxy, TlsErr
         let _ = std::fs::remove_file(&cert);
     }
     if !cert.exists() || !key.exists() {
-        let client = Client {
-            user: FRONT_PROXY_CLIENT,
-            groups: &[],
-        };
-        issue_client(&ca_cert, &ca_key, &cert, &key, &client, flush)?;
+        issue_client(
+            &ca_cert,
+            &ca_key,
+            &cert,
+            &key,
+            FRONT_PROXY_CLIENT,
+            &[],
+            flush,
+        )?;
     }
     Ok(FrontProxy {
         ca_pem: read_pem(&ca_cert)?,
@@ -298,21 +309,15 @@ fn authority(
 
 /// A client certificate for `user` in `groups` (its subject's common name and
 /// organizations, as kube-apiserver reads them), signed by the authority of `dir`.
-/// Who a client certificate names: its subject's common name and organizations.
-struct Client<'a> {
-    user: &'a str,
-    groups: &'a [&'a str],
-}
-
 fn issue_client(
     ca_cert: &Path,
     ca_key: &Path,
     cert: &Path,
     key: &Path,
-    client: &Client<'_>,
+    user: &str,
+    groups: &[&str],
     flush: Flush,
 ) -> Result<(), TlsError> {
-    let Client { user, groups } = *client;
     let make = |message: rcgen::Error| invalid(cert, message);
     let authority_pem = read_pem(ca_cert)?;
     let authority_key_pem = read_pem(ca_key)?;

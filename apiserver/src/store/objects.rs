@@ -294,11 +294,9 @@ where
         let mut object = match kept {
             Some(object) => object,
             None => {
-                let object = self.read_stored(served, kv).map_err(|why| Corrupt {
-                    key: String::from_utf8_lossy(&kv.key).into_owned(),
-                    revision,
-                    why,
-                })?;
+                let object = self
+                    .read_stored(served, kv)
+                    .map_err(|why| Corrupt::new(kv, revision, why))?;
                 if keep && let Ok(mut decoded) = self.decoded.lock() {
                     let size = kv.value.len();
                     decoded.insert(
@@ -337,11 +335,23 @@ where
     ///
     /// The aggregated error, when any value does not decode.
     pub fn decode_page(&self, served: &Served<H>, page: &[Stored]) -> Result<Vec<H>, ApiError> {
+        Self::read_page(served, page, |kv| {
+            self.decode_or_corrupt(served, kv, kv.mod_revision, false)
+        })
+    }
+
+    /// What `read` makes of each value of a page, the values it cannot read gathered into
+    /// the list's error as [`Objects::decode_page`] says.
+    fn read_page<T>(
+        served: &Served<H>,
+        page: &[Stored],
+        read: impl Fn(&KeyValue) -> Result<T, Corrupt>,
+    ) -> Result<Vec<T>, ApiError> {
         let mut items = Vec::with_capacity(page.len());
         let mut unreadable = Unreadable::default();
         for stored in page {
-            match self.decode_or_corrupt(served, &stored.0, stored.0.mod_revision, false) {
-                Ok(object) => items.push(object),
+            match read(&stored.0) {
+                Ok(item) => items.push(item),
                 Err(corrupt) if unreadable.note(&corrupt) => break,
                 Err(_) => {}
             }
@@ -1268,11 +1278,7 @@ where
             Event::Delete { previous, revision } => (previous, *revision, true),
         };
         let mut meta = self.stored_metadata(served, kv).map_err(|why| {
-            let corrupt = Corrupt {
-                key: String::from_utf8_lossy(&kv.key).into_owned(),
-                revision,
-                why,
-            };
+            let corrupt = Corrupt::new(kv, revision, why);
             if deleted {
                 ApiError::corrupt_object_deleted(&corrupt.inner())
             } else {
@@ -1296,28 +1302,15 @@ where
         request: &ListRequest<'_>,
     ) -> Result<Listed<ObjectMeta>, ApiError> {
         let page = self.list_stored(served, request).await?;
-        let mut items = Vec::with_capacity(page.items.len());
-        let mut unreadable = Unreadable::default();
-        for Stored(kv) in &page.items {
-            match self.stored_metadata(served, kv) {
-                Ok(mut meta) => {
-                    meta.resource_version = Some(kv.mod_revision.to_string());
-                    items.push(meta);
-                }
-                Err(why) => {
-                    let corrupt = Corrupt {
-                        key: String::from_utf8_lossy(&kv.key).into_owned(),
-                        revision: kv.mod_revision,
-                        why,
-                    };
-                    if unreadable.note(&corrupt) {
-                        break;
-                    }
-                }
-            }
-        }
+        let items = Self::read_page(served, &page.items, |kv| {
+            let mut meta = self
+                .stored_metadata(served, kv)
+                .map_err(|why| Corrupt::new(kv, kv.mod_revision, why))?;
+            meta.resource_version = Some(kv.mod_revision.to_string());
+            Ok(meta)
+        })?;
         Ok(Listed {
-            items: unreadable.or(&Self::subject(served, ""), items)?,
+            items,
             revision: page.revision,
             next: page.next,
             remaining: page.remaining,
@@ -1513,6 +1506,15 @@ struct Corrupt {
 }
 
 impl Corrupt {
+    /// The value of `kv`, read at `revision`, does not decode, for `why`.
+    fn new(kv: &KeyValue, revision: Revision, why: String) -> Self {
+        Corrupt {
+            key: String::from_utf8_lossy(&kv.key).into_owned(),
+            revision,
+            why,
+        }
+    }
+
     /// etcd3's `corruptObjectError`: `object not decodable revision=N: WHY`.
     fn inner(&self) -> String {
         format!(
