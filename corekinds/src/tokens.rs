@@ -13,7 +13,8 @@ use apfkit_apiextensions::ServedObject;
 use apfkit_apiserver::auth::{TokenUser, UserInfo};
 use apfkit_apiserver::error::{ApiError, Cause, Subject};
 use apfkit_apiserver::http::{
-    ApiServer, Created, CreatedFuture, SubresourceCreator, TokenAuthenticator, TokenFuture,
+    ApiServer, Created, CreatedFuture, OPENID_KEYS_PATH, OpenIdMetadata, SubresourceCreator,
+    TokenAuthenticator, TokenFuture,
 };
 use apfkit_apiserver::store::{Objects, Place, Served};
 use apfkit_apiserver::tls::SigningKey;
@@ -21,6 +22,7 @@ use apfkit_runtime::Object;
 use apfkit_runtime::field::{BadValue, FieldError};
 use apfkit_runtime::identity::GroupVersionKind;
 use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -76,6 +78,8 @@ struct Claims {
 pub struct ServiceAccountTokens {
     signing: EncodingKey,
     verifying: DecodingKey,
+    /// The public key's point, for its JSON Web Key.
+    point: EcPoint,
     key_id: String,
     issuer: String,
     audiences: Vec<String>,
@@ -104,6 +108,8 @@ impl ServiceAccountTokens {
             EncodingKey::from_ec_pem(key.private_pem.as_bytes()).map_err(|e| e.to_string())?;
         let verifying =
             DecodingKey::from_ec_pem(key.public_pem.as_bytes()).map_err(|e| e.to_string())?;
+        let point = EcPoint::of(&key.public_der)
+            .ok_or_else(|| "the public key is not an ECDSA P-256 key".to_owned())?;
         let audiences = if audiences.is_empty() {
             vec![issuer.to_owned()]
         } else {
@@ -112,6 +118,7 @@ impl ServiceAccountTokens {
         Ok(ServiceAccountTokens {
             signing,
             verifying,
+            point,
             key_id: key_id(&key.public_der),
             issuer: issuer.to_owned(),
             audiences,
@@ -139,13 +146,165 @@ impl ServiceAccountTokens {
         let data = jsonwebtoken::decode::<Claims>(token, &self.verifying, &validation).ok()?;
         Some(data.claims)
     }
+
+    /// The issuer's OpenID Connect discovery documents, as kube-apiserver renders them
+    /// (`NewOpenIDMetadataProvider`): the provider configuration, whose `jwks_uri` is
+    /// `jwks_uri` (`--service-account-jwks-uri`) or else `https://EXTERNAL_ADDRESS/openid/v1/jwks`,
+    /// and the key set of the signing key (ES256, its key id, `use: sig`). Serve them with
+    /// [`ApiServer::set_openid_metadata`].
+    ///
+    /// # Errors
+    ///
+    /// In kube's words, when the issuer is not an `https` URL without query and fragment, when
+    /// neither `jwks_uri` nor `external_address` is given, or when `jwks_uri` is not `https`:
+    /// kube-apiserver then serves neither document.
+    pub fn openid_metadata(
+        &self,
+        jwks_uri: Option<&str>,
+        external_address: Option<&str>,
+    ) -> Result<OpenIdMetadata, String> {
+        let issuer = &self.issuer;
+        if issuer.is_empty() {
+            return Err("empty issuer URL".to_owned());
+        }
+        let jwks_uri = match (jwks_uri.filter(|uri| !uri.is_empty()), external_address) {
+            (Some(uri), _) => {
+                if scheme(uri) != "https" {
+                    return Err(format!("jwksURI requires https scheme, parsed as: {uri}"));
+                }
+                uri.to_owned()
+            }
+            (None, Some(address)) if !address.is_empty() => {
+                format!("https://{address}{OPENID_KEYS_PATH}")
+            }
+            (None, _) => {
+                return Err(
+                    "either the JWKS URI or the default external address, or both, \
+                            must be set"
+                        .to_owned(),
+                );
+            }
+        };
+        if scheme(issuer) != "https" {
+            return Err(format!("issuer URL must use https scheme, got: {issuer}"));
+        }
+        if issuer
+            .split_once('?')
+            .is_some_and(|(_, query)| !query.split('#').next().unwrap_or_default().is_empty())
+        {
+            return Err(format!("issuer URL may not include a query, got: {issuer}"));
+        }
+        if issuer
+            .split_once('#')
+            .is_some_and(|(_, fragment)| !fragment.is_empty())
+        {
+            return Err(format!(
+                "issuer URL may not include a fragment, got: {issuer}"
+            ));
+        }
+        let configuration = ProviderConfiguration {
+            issuer,
+            jwks_uri: &jwks_uri,
+            response_types_supported: &["id_token"],
+            subject_types_supported: &["public"],
+            id_token_signing_alg_values_supported: &["ES256"],
+        };
+        let keys = KeySet {
+            keys: [JsonWebKey {
+                use_: "sig",
+                kty: "EC",
+                kid: &self.key_id,
+                crv: "P-256",
+                alg: "ES256",
+                x: URL_SAFE_NO_PAD.encode(self.point.x),
+                y: URL_SAFE_NO_PAD.encode(self.point.y),
+            }],
+        };
+        // Neither can fail: strings and arrays of them.
+        Ok(OpenIdMetadata {
+            configuration: serde_json::to_vec(&configuration)
+                .unwrap_or_default()
+                .into(),
+            keys: serde_json::to_vec(&keys).unwrap_or_default().into(),
+        })
+    }
+}
+
+/// A URL's scheme as Go's `url.Parse` reads it: before the first `:`, lower-cased (none when
+/// the text before it is not a scheme).
+fn scheme(url: &str) -> String {
+    match url.split_once(':') {
+        Some((scheme, _))
+            if scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
+        {
+            scheme.to_ascii_lowercase()
+        }
+        _ => String::new(),
+    }
+}
+
+/// The OpenID provider configuration kube-apiserver publishes (`openIDMetadata`, in its field
+/// order).
+#[derive(Serialize)]
+struct ProviderConfiguration<'a> {
+    issuer: &'a str,
+    jwks_uri: &'a str,
+    response_types_supported: &'a [&'a str],
+    subject_types_supported: &'a [&'a str],
+    id_token_signing_alg_values_supported: &'a [&'a str],
+}
+
+/// A JSON Web Key Set of one key, as go-jose writes it.
+#[derive(Serialize)]
+struct KeySet<'a> {
+    keys: [JsonWebKey<'a>; 1],
+}
+
+/// An EC public key as go-jose writes a JSON Web Key (`rawJSONWebKey`, in its field order).
+#[derive(Serialize)]
+struct JsonWebKey<'a> {
+    #[serde(rename = "use")]
+    use_: &'a str,
+    kty: &'a str,
+    kid: &'a str,
+    crv: &'a str,
+    alg: &'a str,
+    x: String,
+    y: String,
+}
+
+/// The coordinates of a P-256 public key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EcPoint {
+    x: [u8; 32],
+    y: [u8; 32],
+}
+
+impl EcPoint {
+    /// The point of a P-256 SubjectPublicKeyInfo (DER): the algorithm `id-ecPublicKey` on
+    /// `prime256v1`, then the uncompressed point `04 || X || Y`; `None` for anything else.
+    fn of(der: &[u8]) -> Option<Self> {
+        const P256_SPKI_PREFIX: [u8; 27] = [
+            0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06,
+            0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
+        ];
+        let point = der.strip_prefix(&P256_SPKI_PREFIX)?;
+        let (x, y) = point.split_at_checked(32)?;
+        Some(EcPoint {
+            x: x.try_into().ok()?,
+            y: y.try_into().ok()?,
+        })
+    }
 }
 
 /// kube's key id of a public key: the SHA-256 of its SubjectPublicKeyInfo DER, base64url
 /// without padding (`keyIDFromPublicKey`).
 fn key_id(public_der: &[u8]) -> String {
     use sha2::Digest as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(public_der))
+    URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(public_der))
 }
 
 /// The kind of a TokenRequest, what the `token` subresource of ServiceAccounts takes.
@@ -611,8 +770,7 @@ mod tests {
         let foreign = other.sign(&claims(DEFAULT_ISSUER, &[DEFAULT_ISSUER], now(), 600));
         assert_eq!(tokens.verify(&foreign.unwrap(), &audiences), None);
         let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
-        parts[1] = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(br#"{"sub":"system:serviceaccount:kube-system:admin"}"#);
+        parts[1] = URL_SAFE_NO_PAD.encode(br#"{"sub":"system:serviceaccount:kube-system:admin"}"#);
         assert_eq!(tokens.verify(&parts.join("."), &audiences), None);
         for garbage in ["", "a.b.c", "not a token", &"x".repeat(100_000)] {
             assert_eq!(tokens.verify(garbage, &audiences), None);
@@ -639,5 +797,140 @@ mod tests {
         );
         assert_eq!(tokens.key_id.len(), 43);
         assert_eq!(tokens.audiences, [DEFAULT_ISSUER]);
+    }
+
+    #[test]
+    fn the_issuers_discovery_documents_verify_its_tokens() {
+        let (tokens, _dir) = tokens(DEFAULT_ISSUER);
+        let metadata = tokens
+            .openid_metadata(None, Some("127.0.0.1:6443"))
+            .unwrap();
+        // kube's provider configuration, byte for byte (`openIDMetadata`'s field order).
+        assert_eq!(
+            std::str::from_utf8(&metadata.configuration).unwrap(),
+            r#"{"issuer":"https://kubernetes.default.svc.cluster.local","jwks_uri":"https://127.0.0.1:6443/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256"]}"#
+        );
+        // One key, as go-jose writes it, whose id is the tokens' and which verifies them.
+        let keys: Value = serde_json::from_slice(&metadata.keys).unwrap();
+        let key = &keys["keys"][0];
+        let fields: Vec<&str> = key
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut order = fields.clone();
+        order.sort_unstable();
+        assert_eq!(order, ["alg", "crv", "kid", "kty", "use", "x", "y"]);
+        assert_eq!(keys["keys"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            (&key["use"], &key["kty"], &key["crv"], &key["alg"]),
+            (
+                &json!("sig"),
+                &json!("EC"),
+                &json!("P-256"),
+                &json!("ES256")
+            )
+        );
+        assert_eq!(key["kid"], tokens.key_id.as_str());
+        let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(key.clone()).unwrap();
+        let verifying = DecodingKey::from_jwk(&jwk).unwrap();
+        let valid = claims(DEFAULT_ISSUER, &[DEFAULT_ISSUER], now(), 600);
+        let token = tokens.sign(&valid).unwrap();
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.set_audience(&[DEFAULT_ISSUER]);
+        let read = jsonwebtoken::decode::<Claims>(&token, &verifying, &validation).unwrap();
+        assert_eq!(read.claims, valid);
+        // Another server's key does not verify them.
+        let (other, _other_dir) = tokens_of_another_key();
+        let foreign: Value =
+            serde_json::from_slice(&other.openid_metadata(None, Some("h:1")).unwrap().keys)
+                .unwrap();
+        let jwk: jsonwebtoken::jwk::Jwk =
+            serde_json::from_value(foreign["keys"][0].clone()).unwrap();
+        let foreign = DecodingKey::from_jwk(&jwk).unwrap();
+        assert!(jsonwebtoken::decode::<Claims>(&token, &foreign, &validation).is_err());
+        // `--service-account-jwks-uri` wins over the address served.
+        let given = tokens
+            .openid_metadata(
+                Some("https://keys.example.com/jwks"),
+                Some("127.0.0.1:6443"),
+            )
+            .unwrap();
+        let configuration: Value = serde_json::from_slice(&given.configuration).unwrap();
+        assert_eq!(configuration["jwks_uri"], "https://keys.example.com/jwks");
+    }
+
+    #[test]
+    fn discovery_is_refused_in_kubes_words_where_kube_serves_none() {
+        let refused = |issuer: &str, jwks_uri: Option<&str>, address: Option<&str>| {
+            let (tokens, _dir) = tokens(issuer);
+            tokens.openid_metadata(jwks_uri, address).unwrap_err()
+        };
+        assert_eq!(
+            refused(DEFAULT_ISSUER, None, None),
+            "either the JWKS URI or the default external address, or both, must be set"
+        );
+        assert_eq!(
+            refused(DEFAULT_ISSUER, Some(""), Some("")),
+            "either the JWKS URI or the default external address, or both, must be set"
+        );
+        assert_eq!(
+            refused("http://issuer.example", None, Some("h:1")),
+            "issuer URL must use https scheme, got: http://issuer.example"
+        );
+        assert_eq!(
+            refused("kubernetes", None, Some("h:1")),
+            "issuer URL must use https scheme, got: kubernetes"
+        );
+        assert_eq!(
+            refused("https://issuer.example/?a=b", None, Some("h:1")),
+            "issuer URL may not include a query, got: https://issuer.example/?a=b"
+        );
+        assert_eq!(
+            refused("https://issuer.example/#part", None, Some("h:1")),
+            "issuer URL may not include a fragment, got: https://issuer.example/#part"
+        );
+        assert_eq!(
+            refused(DEFAULT_ISSUER, Some("http://keys.example/jwks"), None),
+            "jwksURI requires https scheme, parsed as: http://keys.example/jwks"
+        );
+        // Go's parser lower-cases the scheme; an empty query or fragment is none.
+        let (tokens, _dir) = tokens("HTTPS://issuer.example/?#");
+        assert!(tokens.openid_metadata(None, Some("h:1")).is_ok());
+    }
+
+    #[test]
+    fn a_public_key_is_read_only_as_a_p256_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = apfkit_apiserver::tls::ensure_service_account_key(
+            dir.path(),
+            apfkit_apiserver::tls::Flush::Never,
+        )
+        .unwrap();
+        let point = EcPoint::of(&key.public_der).unwrap();
+        assert_eq!(key.public_der.len(), 91);
+        assert_eq!(&key.public_der[27..59], &point.x);
+        assert_eq!(&key.public_der[59..], &point.y);
+        // Truncated, longer, another algorithm's or curve's header, garbage: none.
+        let der = &key.public_der;
+        assert_eq!(EcPoint::of(&der[..90]), None);
+        assert_eq!(EcPoint::of(&der[..27]), None);
+        assert_eq!(EcPoint::of(&[der.as_slice(), &[0]].concat()), None);
+        let mut other_curve = der.clone();
+        other_curve[22] = 0x22;
+        assert_eq!(EcPoint::of(&other_curve), None);
+        assert_eq!(EcPoint::of(&[]), None);
+        assert_eq!(EcPoint::of(&[0x30; 91]), None);
+        // A key that is not P-256 is refused where the tokens are made.
+        let not_ec = SigningKey {
+            private_pem: key.private_pem.clone(),
+            public_pem: key.public_pem.clone(),
+            public_der: der[..90].to_vec(),
+        };
+        assert_eq!(
+            ServiceAccountTokens::new(&not_ec, DEFAULT_ISSUER, Vec::new()).unwrap_err(),
+            "the public key is not an ECDSA P-256 key"
+        );
     }
 }

@@ -18,8 +18,11 @@ const NAMESPACE: &str = "provisioned";
 
 /// The object's fields both servers must agree on: everything but what differs by server
 /// (uid, resource version, times, the authority itself, which `ca_is_the_servers` checks).
+/// Managed fields are sorted as kube sorts entries written in the same second (operation,
+/// manager, subresource): its order puts the earlier second first, and whether a client's
+/// write and the controller's answer to it fall in one second is chance.
 fn comparable(object: &Value) -> Value {
-    let managers: Vec<Value> = object["metadata"]["managedFields"]
+    let mut managers: Vec<Value> = object["metadata"]["managedFields"]
         .as_array()
         .into_iter()
         .flatten()
@@ -28,6 +31,10 @@ fn comparable(object: &Value) -> Value {
                 "fieldsV1": entry["fieldsV1"], "subresource": entry["subresource"]})
         })
         .collect();
+    let key = |entry: &Value| {
+        ["operation", "manager", "subresource"].map(|field| entry[field].to_string())
+    };
+    managers.sort_by_key(key);
     let mut data = object["data"].clone();
     if let Some(ca) = data.get_mut("ca.crt") {
         *ca = json!("<the server's authority>");

@@ -167,6 +167,11 @@ pub struct Config {
     /// kube-apiserver's `--api-audiences`: the audiences its tokens are for by default, and
     /// that it accepts (the issuer when empty).
     pub api_audiences: Vec<String>,
+    /// kube-apiserver's `--service-account-jwks-uri`: the `jwks_uri` of the issuer's OpenID
+    /// Connect discovery document; by default the keys' path at the address served
+    /// (`https://ADDRESS/openid/v1/jwks`). A server started in process serves no discovery
+    /// documents without it, as kube-apiserver without an external address.
+    pub service_account_jwks_uri: Option<String>,
 }
 
 /// The controllers of kube-controller-manager the server runs beside the API, as its
@@ -312,6 +317,7 @@ impl Config {
             controllers: Controllers::default(),
             service_account_issuer: apfkit_corekinds::DEFAULT_ISSUER.to_owned(),
             api_audiences: Vec::new(),
+            service_account_jwks_uri: None,
         }
     }
 }
@@ -373,10 +379,9 @@ impl Server {
 ///
 /// As [`Error`] says.
 pub async fn start(config: Config) -> Result<Server, Error> {
-    let (server, _) = open_and_build(&config).await?;
-    let listening = Listening::bind(config.listen, &config.data_dir)
-        .await
-        .map_err(|e| Error::Start(e.to_string()))?;
+    let built = open_and_build(&config).await?;
+    let listening = listen(&config, &built).await?;
+    let server = built.server;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let Listening {
         listener,
@@ -439,7 +444,13 @@ impl Drop for InProcess {
 ///
 /// As [`Error`] says.
 pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
-    let (server, credentials) = open_and_build(&config).await?;
+    let built = open_and_build(&config).await?;
+    built.publish_issuer_discovery(&config, None);
+    let Built {
+        server,
+        credentials,
+        ..
+    } = built;
     let administrator = credentials
         .clients
         .first()
@@ -459,12 +470,23 @@ pub async fn start_in_process(config: Config) -> Result<InProcess, Error> {
 ///
 /// As [`Error`] says.
 pub async fn run(config: Config, name: &str) -> Result<(), Error> {
-    let result = open_and_build(&config)
-        .await?
-        .0
-        .serve_command(name, config.listen, &config.data_dir)
-        .await;
-    result.map_err(|e| Error::Start(e.to_string()))
+    let built = open_and_build(&config).await?;
+    let listening = listen(&config, &built).await?;
+    built.server.serve_listening(name, listening).await;
+    Ok(())
+}
+
+/// Binds [`Config::listen`] for `built`, then publishes its issuer's discovery with the
+/// address bound.
+async fn listen(config: &Config, built: &Built) -> Result<Listening, Error> {
+    let listening = built
+        .server
+        .listen(config.listen, &config.data_dir)
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?;
+    let address = listening.url.trim_start_matches("https://");
+    built.publish_issuer_discovery(config, Some(address));
+    Ok(listening)
 }
 
 /// The server of `config` on its store, opened: built and running, not yet serving.
@@ -779,10 +801,34 @@ static ENCODINGS: ValueEncodings = ValueEncodings {
 };
 
 /// A server built, and the credentials of its data directory.
-type Built = (
-    Arc<ApiServer<ServeObject>>,
-    apfkit_apiserver::tls::Credentials,
-);
+struct Built {
+    server: Arc<ApiServer<ServeObject>>,
+    credentials: apfkit_apiserver::tls::Credentials,
+    /// The service-account tokens it issues, whose discovery documents are published once
+    /// the address served is known ([`Built::publish_issuer_discovery`]).
+    tokens: Arc<apfkit_corekinds::ServiceAccountTokens>,
+}
+
+impl Built {
+    /// Serves the service-account issuer's OpenID Connect discovery with
+    /// [`Config::service_account_jwks_uri`], or else the keys' path at `address` (the
+    /// `HOST:PORT` served; `None` in process). As kube-apiserver, a server that cannot say
+    /// where its keys are, or whose issuer is no `https` URL, serves neither document; the
+    /// latter with a warning.
+    fn publish_issuer_discovery(&self, config: &Config, address: Option<&str>) {
+        let jwks_uri = config.service_account_jwks_uri.as_deref();
+        match self.tokens.openid_metadata(jwks_uri, address) {
+            Ok(metadata) => {
+                self.server.set_openid_metadata(metadata);
+            }
+            Err(error) if jwks_uri.is_some() || address.is_some() => eprintln!(
+                "apfkit serve: warning: the service account issuer's OpenID discovery is not \
+                 served: {error}"
+            ),
+            Err(_) => {}
+        }
+    }
+}
 
 /// The server on `backend`, with its bootstrap objects, APF, CRDs and compaction running, and
 /// its credentials (made in the data directory when missing; not flushed to the disk when the
@@ -979,7 +1025,7 @@ async fn build<B: Backend + 'static>(
         ))
         .keep_collecting();
     }
-    server.set_token_authenticator(tokens);
+    server.set_token_authenticator(tokens.clone());
     // kube-controller-manager's `default` ServiceAccounts and `kube-root-ca.crt` ConfigMaps.
     if config.controllers.service_account {
         apfkit_corekinds::ServiceAccounts::new(server.clone())
@@ -1008,7 +1054,11 @@ async fn build<B: Backend + 'static>(
             Compactor::new().run(&backend, interval).await;
         });
     }
-    Ok((server, credentials))
+    Ok(Built {
+        server,
+        credentials,
+        tokens,
+    })
 }
 
 /// The post-start hooks of the work `build` does before the server serves, named and ordered

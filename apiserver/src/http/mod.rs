@@ -27,6 +27,7 @@ pub(crate) mod media;
 pub mod metrics;
 mod openapi;
 mod openapi_answers;
+mod openid;
 mod patch;
 mod proto;
 pub mod query;
@@ -48,6 +49,9 @@ pub use deadline::{Deadline, Streamed};
 pub use discovery::storage_version_hash;
 pub use health::HealthCheck;
 pub use max_in_flight::MaxInFlight;
+pub use openid::{
+    CONFIGURATION_PATH as OPENID_CONFIGURATION_PATH, KEYS_PATH as OPENID_KEYS_PATH, OpenIdMetadata,
+};
 pub use response::plain_text;
 pub use routes::aggregated_discovery_answer;
 pub use server::{

@@ -15,6 +15,7 @@ use super::audited::AuditId;
 use super::compression;
 use super::health::Endpoint;
 use super::media::{self, Wanted};
+use super::openid;
 use super::request::{Target, drain, read_body};
 use super::resource;
 use super::response::{error_response, json_response, respond};
@@ -328,6 +329,11 @@ where
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // The service-account issuer's discovery, once the embedding server has published it.
+    let openid = server.openid.get().zip(openid::Document::at(&segments));
+    if let (true, Some((metadata, document))) = (is_get, openid) {
+        return Ok(openid::answer(metadata, document));
+    }
     match segments.as_slice() {
         ["version"] if is_get => Ok(json_response(
             200,
@@ -429,8 +435,18 @@ where
             };
             Ok(openapi_answers::openapi_v3_response(&asked, document))
         }
-        _ if !is_get && served_on_get(&catalog, &segments) => Err(ApiError::method_not_allowed()),
+        _ if !is_get && (served_on_get(&catalog, &segments) || openid.is_some()) => {
+            Err(ApiError::method_not_allowed())
+        }
         ["api" | "apis", ..] => Err(ApiError::no_route()),
+        // Under a go-restful web service's root, a path none of its routes takes is
+        // go-restful's 404, a `Status` (kube's service error handler).
+        ["version", _, ..] => Err(ApiError::no_route()),
+        [".well-known", "openid-configuration", _, ..] | ["openid", "v1", "jwks", _, ..]
+            if server.openid.get().is_some() =>
+        {
+            Err(ApiError::no_route())
+        }
         _ => Ok(page_not_found()),
     }
 }

@@ -120,6 +120,9 @@ pub struct ApiServer<H: 'static> {
     /// Bearer tokens the embedding server's code authenticates
     /// ([`ApiServer::set_token_authenticator`]).
     pub(super) token_authenticator: std::sync::OnceLock<Arc<dyn TokenAuthenticator<H>>>,
+    /// The service-account issuer's discovery documents, once published
+    /// ([`ApiServer::set_openid_metadata`]).
+    pub(super) openid: std::sync::OnceLock<super::OpenIdMetadata>,
     /// The code of each subresource that takes only a POST, by group, resource and name
     /// ([`ApiServer::with_subresource_creator`]).
     pub(super) creators: Vec<(CreatedAt, Arc<dyn SubresourceCreator<H>>)>,
@@ -303,6 +306,7 @@ where
             written: written::SharedWritings::default(),
             authenticator: crate::auth::Authenticator::new(true),
             token_authenticator: std::sync::OnceLock::new(),
+            openid: std::sync::OnceLock::new(),
             creators: Vec::new(),
             serving_hosts: Vec::new(),
             authorizer: None,
@@ -428,6 +432,15 @@ where
     /// (a service account) is the server's.
     pub fn set_token_authenticator(&self, tokens: Arc<dyn TokenAuthenticator<H>>) -> bool {
         self.token_authenticator.set(tokens).is_ok()
+    }
+
+    /// Serves the service-account issuer's OpenID Connect discovery (`GET
+    /// /.well-known/openid-configuration` and `GET /openid/v1/jwks`, authorized as
+    /// non-resource paths) from now on (once: a second one is refused, `false`). Until then, as
+    /// in a kube-apiserver that could not set them up, both paths are 404. Set after the server
+    /// is made, since the keys' address is where it serves.
+    pub fn set_openid_metadata(&self, metadata: super::OpenIdMetadata) -> bool {
+        self.openid.set(metadata).is_ok()
     }
 
     /// The user a bearer token authenticates through [`ApiServer::set_token_authenticator`],

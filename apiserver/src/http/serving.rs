@@ -120,7 +120,8 @@ where
     /// Runs the server as a command does: binds `listen`, makes (on first start) or loads the
     /// credentials in `data_dir`, writes `data_dir/kubeconfig` for the address bound (port 0
     /// works), says `<name>: listening on https://ADDRESS; kubeconfig: PATH` on standard error,
-    /// and serves until SIGTERM or Ctrl-C, giving requests in flight 5 s.
+    /// and serves until SIGTERM or Ctrl-C, giving requests in flight 5 s: [`ApiServer::listen`]
+    /// then [`ApiServer::serve_listening`].
     ///
     /// # Errors
     ///
@@ -131,17 +132,40 @@ where
         listen: std::net::SocketAddr,
         data_dir: &std::path::Path,
     ) -> Result<(), CommandError> {
+        let listening = self.listen(listen, data_dir).await?;
+        self.serve_listening(name, listening).await;
+        Ok(())
+    }
+
+    /// Binds `listen` as [`ApiServer::serve_command`] does, with the credentials of
+    /// `data_dir` (made on first start), the serving certificate also naming the server's
+    /// serving hosts and a front proxy's clients accepted when requests carry its headers.
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be bound, or credentials that cannot be made, read or used.
+    pub async fn listen(
+        &self,
+        listen: std::net::SocketAddr,
+        data_dir: &std::path::Path,
+    ) -> Result<Listening, CommandError> {
         let extra_client_ca = self
             .authenticator
             .request_header()
             .map(|request_header| request_header.client_ca_pem().to_owned());
-        let listening = Listening::bind_with(
+        Listening::bind_with(
             listen,
             data_dir,
             &self.serving_hosts,
             extra_client_ca.as_deref(),
         )
-        .await?;
+        .await
+    }
+
+    /// Serves on `listening` as a command: says `<name>: listening on https://ADDRESS;
+    /// kubeconfig: PATH` on standard error and serves until SIGTERM or Ctrl-C, giving requests
+    /// in flight 5 s.
+    pub async fn serve_listening(self: Arc<Self>, name: &str, listening: Listening) {
         eprintln!(
             "{name}: listening on {}; kubeconfig: {}",
             listening.url,
@@ -154,7 +178,6 @@ where
             Duration::from_secs(5),
         )
         .await;
-        Ok(())
     }
 }
 

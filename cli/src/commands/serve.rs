@@ -216,6 +216,11 @@ pub struct ServeArgs {
     /// none is given).
     #[arg(long, value_name = "AUDIENCES", value_delimiter = ',')]
     api_audiences: Vec<String>,
+    /// The jwks_uri of the service-account issuer's OpenID discovery document
+    /// (/.well-known/openid-configuration); by default https://ADDRESS/openid/v1/jwks, the
+    /// address served.
+    #[arg(long, value_name = "URL")]
+    service_account_jwks_uri: Option<String>,
 }
 
 /// `apfkit serve`.
@@ -314,6 +319,7 @@ fn config(args: ServeArgs) -> Result<Config, Failure> {
     }
     config.service_account_issuer = args.service_account_issuer;
     config.api_audiences = args.api_audiences;
+    config.service_account_jwks_uri = args.service_account_jwks_uri;
     config.controllers = apfkit_server::Controllers::parse(&args.controllers)
         .map_err(|e| Failure::Invalid(format!("--controllers: {e}")))?;
     Ok(config)

@@ -335,6 +335,7 @@ async fn leases_are_held_renewed_and_checked(s: &mut Session) {
 
 crate::cases!(
     service_account_tokens_are_issued_as_kube_issues_them,
+    the_issuers_discovery_is_published_as_kube_publishes_it,
     config_maps_are_made_checked_and_kept_immutable,
     secrets_are_made_by_type_and_keep_it,
     service_accounts_keep_their_secrets_by_name,
@@ -456,4 +457,80 @@ async fn service_account_tokens_are_issued_as_kube_issues_them(s: &mut Session) 
     }
     s.send(Request::get(&token)).await;
     s.send(Request::put(&token, &request(json!({})))).await;
+}
+
+/// The service-account issuer's OpenID provider configuration with its issuer as `<issuer>`
+/// and the address of its keys as `<address>` (each server's own); any other answer as it is.
+fn provider_configuration(answer: &Value) -> Value {
+    let mut answer = answer.clone();
+    if answer["issuer"].is_string() {
+        answer["issuer"] = json!("<issuer>");
+    }
+    if let Some(uri) = answer["jwks_uri"].as_str() {
+        let path = uri
+            .strip_prefix("https://")
+            .and_then(|rest| rest.find('/').map(|at| rest[at..].to_owned()))
+            .unwrap_or_default();
+        answer["jwks_uri"] = json!(format!("https://<address>{path}"));
+    }
+    answer
+}
+
+/// The issuer's key set with each key's id and coordinates (each server's own key) as what
+/// they are: 43 characters of base64url, a SHA-256 and P-256's 32 bytes.
+fn key_set(answer: &Value) -> Value {
+    let mut answer = answer.clone();
+    if let Some(keys) = answer["keys"].as_array_mut() {
+        for key in keys {
+            for field in ["kid", "x", "y"] {
+                if let Some(text) = key[field].as_str() {
+                    use base64::Engine as _;
+                    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text);
+                    let length = bytes.map(|b| b.len()).unwrap_or_default();
+                    key[field] = json!(format!("<{length} bytes>"));
+                }
+            }
+        }
+    }
+    answer
+}
+
+/// `/.well-known/openid-configuration` and `/openid/v1/jwks`: their documents, media types
+/// and caching, as the administrator, a service account (kube's bootstrap policy lets every
+/// one read them), anonymous and a plain user; with a trailing slash; another method.
+async fn the_issuers_discovery_is_published_as_kube_publishes_it(s: &mut Session) {
+    const CONFIGURATION: &str = "/.well-known/openid-configuration";
+    const KEYS: &str = "/openid/v1/jwks";
+    for path in [CONFIGURATION, "/.well-known/openid-configuration/"] {
+        s.send(Request::get(path).selecting(provider_configuration))
+            .await;
+    }
+    for path in [KEYS, "/openid/v1/jwks/"] {
+        s.send(Request::get(path).selecting(key_set)).await;
+    }
+    for user in [
+        "system:serviceaccount:default:discovering",
+        "system:anonymous",
+    ] {
+        s.send(
+            Request::get(CONFIGURATION)
+                .impersonating(user)
+                .selecting(provider_configuration),
+        )
+        .await;
+        s.send(Request::get(KEYS).impersonating(user).selecting(key_set))
+            .await;
+    }
+    s.send(Request::get(KEYS).as_plain_user()).await;
+    s.send(Request::post(KEYS, &json!({}))).await;
+    s.send(Request::delete(CONFIGURATION)).await;
+    for path in [
+        "/openid/v1/jwks/other",
+        "/.well-known/openid-configuration/other",
+        "/openid/v1",
+        "/.well-known",
+        "/version/other",
+    ] {
+        s.send(Request::get(path)).await;
+    }
 }

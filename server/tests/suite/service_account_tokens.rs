@@ -2,7 +2,8 @@
 //! made by the server's controllers, a token requested for an account (TokenRequest) and used
 //! as a bearer token, authorized by RBAC as the account (a RoleBinding's subject of kind
 //! ServiceAccount), reviewed (TokenReview), and refused once its account is gone; the
-//! requests kube-apiserver refuses, refused.
+//! requests kube-apiserver refuses, refused; the issuer's OpenID discovery verifying its
+//! tokens for a relying party outside the cluster.
 
 use std::time::Duration;
 
@@ -257,4 +258,119 @@ async fn a_service_accounts_token_authenticates_as_the_account_while_it_is_there
     .await;
     assert!(refused, "a token of a deleted account still authenticates");
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_issuers_discovery_verifies_its_tokens_for_a_relying_party() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(Config::new(dir.path())).await.unwrap();
+    let kubeconfig = server.kubeconfig().to_owned();
+    let admin_client = client(&kubeconfig, "apfkit").await;
+    admin(
+        &admin_client,
+        "POST",
+        "/api/v1/namespaces/default/serviceaccounts",
+        Sent::Json(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "workload"}})),
+    )
+    .await;
+    let answer = admin(
+        &admin_client,
+        "POST",
+        "/api/v1/namespaces/default/serviceaccounts/workload/token",
+        Sent::Json(
+            json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": ["vault", "https://kubernetes.default.svc.cluster.local"]}}),
+        ),
+    )
+    .await;
+    let token = body(&answer)["status"]["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The account (its token is for the server too) reads the discovery documents (kube's bootstrap policy lets every service
+    // account), which say where the keys are: at the address served.
+    let workload = bearer(&kubeconfig, &token).await;
+    let read = |path: &'static str| {
+        let workload = workload.clone();
+        async move { send(&workload, "GET", path, &Sent::Nothing, None).await }
+    };
+    let configuration = read("/.well-known/openid-configuration").await;
+    assert_eq!(configuration.code, 200, "{}", configuration.body);
+    let configuration = body(&configuration);
+    assert_eq!(
+        configuration["issuer"],
+        "https://kubernetes.default.svc.cluster.local"
+    );
+    assert_eq!(
+        configuration["jwks_uri"],
+        format!("{}/openid/v1/jwks", server.url())
+    );
+    assert_eq!(
+        configuration["id_token_signing_alg_values_supported"],
+        json!(["ES256"])
+    );
+    let keys = read("/openid/v1/jwks").await;
+    assert_eq!(keys.code, 200, "{}", keys.body);
+
+    // The relying party verifies the token with the key its header names, for its audience.
+    let keys: jsonwebtoken::jwk::JwkSet = serde_json::from_str(&keys.body).unwrap();
+    let header = jsonwebtoken::decode_header(&token).unwrap();
+    let key = keys
+        .find(header.kid.as_deref().unwrap())
+        .expect("the token's key");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.set_audience(&["vault"]);
+    validation.set_issuer(&["https://kubernetes.default.svc.cluster.local"]);
+    let verified = jsonwebtoken::decode::<Value>(
+        &token,
+        &jsonwebtoken::DecodingKey::from_jwk(key).unwrap(),
+        &validation,
+    )
+    .unwrap();
+    assert_eq!(
+        verified.claims["sub"],
+        "system:serviceaccount:default:workload"
+    );
+    // A token of another audience is not for it.
+    validation.set_audience(&["elsewhere"]);
+    assert!(
+        jsonwebtoken::decode::<Value>(
+            &token,
+            &jsonwebtoken::DecodingKey::from_jwk(key).unwrap(),
+            &validation,
+        )
+        .is_err()
+    );
+
+    // Anyone else: as RBAC says (a plain user is bound to nothing).
+    let plain = client(&kubeconfig, "apfkit-user").await;
+    let refused = send(&plain, "GET", "/openid/v1/jwks", &Sent::Nothing, None).await;
+    assert_eq!(refused.code, 403, "{}", refused.body);
+    server.shutdown().await;
+}
+
+/// What a server started in process with `jwks_uri` answers to a GET of its issuer's
+/// provider configuration.
+async fn configuration_in_process(jwks_uri: Option<&str>) -> apfkit_test_support::requests::Answer {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path());
+    config.service_account_jwks_uri = jwks_uri.map(str::to_owned);
+    let server = apfkit_server::start_in_process(config).await.unwrap();
+    let client = kube::Client::new(server.service(), "default");
+    let path = "/.well-known/openid-configuration";
+    send(&client, "GET", path, &Sent::Nothing, None).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_the_issuers_discovery_needs_the_address_of_its_keys() {
+    let missing = configuration_in_process(None).await;
+    assert_eq!(
+        (missing.code, missing.body.as_str()),
+        (404, "404 page not found\n")
+    );
+    let found = configuration_in_process(Some("https://keys.example.com/jwks")).await;
+    assert_eq!(found.code, 200, "{}", found.body);
+    assert_eq!(body(&found)["jwks_uri"], "https://keys.example.com/jwks");
 }
