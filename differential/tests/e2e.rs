@@ -111,6 +111,68 @@ const SELECTION: &[(&str, Option<&str>)] = &[
         "Garbage collector should support orphan deletion of custom resources",
         None,
     ),
+    // WatchList with Secrets: metadata clients and informers read PartialObjectMetadata in
+    // protobuf; a table watch has its column definitions in its first event alone and its
+    // bookmark as a table (decision 286).
+    (
+        "should be requested by informers when WatchListClient is enabled [Beta]",
+        None,
+    ),
+    (
+        "should be requested by metadatainformer when WatchListClient is enabled [Beta]",
+        None,
+    ),
+    (
+        "should NOT be requested by client-go's List method when WatchListClient is enabled \
+         [Beta]",
+        None,
+    ),
+    (
+        "should NOT be requested by dynamic client's List method when WatchListClient is \
+         enabled [Beta]",
+        None,
+    ),
+    (
+        "should NOT be requested by metadata client's List method when WatchListClient is \
+         enabled [Beta]",
+        None,
+    ),
+    (
+        "server supports sending resources in Table format [Beta]",
+        None,
+    ),
+    (
+        "reflector doesn't support receiving resources as Tables [Beta]",
+        None,
+    ),
+    (
+        "reflector using standard List doesn't support receiving resources as Tables [Beta]",
+        None,
+    ),
+    // Watches of ConfigMaps, in each media type.
+    (
+        "Watchers should be able to restart watching from the last resource version observed \
+         by the previous watch [Conformance]",
+        None,
+    ),
+    (
+        "Watchers should be able to start watching from a specific resource version \
+         [Conformance]",
+        None,
+    ),
+    (
+        "Watchers should receive events on concurrent watches in same order [Conformance]",
+        None,
+    ),
+    (
+        "client-go should negotiate watch and report errors with accept \"application/json\"",
+        None,
+    ),
+    (
+        "client-go should negotiate watch and report errors with accept \
+         \"application/vnd.kubernetes.protobuf\"",
+        None,
+    ),
 ];
 
 /// One test's end: its full name, whether it passed, and the first line of its failure.

@@ -135,6 +135,23 @@ pub static OBJECT_REFERENCE: Shape = Shape(&[
     (7, "fieldPath", Holds::Text { omit_empty: true }),
 ]);
 
+/// meta.k8s.io/v1's `PartialObjectMetadata` (apimachinery's `generated.proto`; v1beta1's is
+/// the same type): an object's metadata alone, what metadata clients and informers read.
+pub static PARTIAL_OBJECT_METADATA: Shape = Shape(&[(1, "metadata", Holds::ObjectMeta)]);
+
+/// meta.k8s.io/v1's `PartialObjectMetadataList`.
+pub static PARTIAL_OBJECT_METADATA_LIST: Shape = Shape(&[
+    (1, "metadata", Holds::ListMeta),
+    (2, "items", Holds::Messages(&PARTIAL_OBJECT_METADATA)),
+]);
+
+/// meta.k8s.io/v1beta1's `PartialObjectMetadataList`: v1's items (field 1) and list
+/// metadata (field 2) the other way round.
+pub static PARTIAL_OBJECT_METADATA_LIST_V1BETA1: Shape = Shape(&[
+    (1, "items", Holds::Messages(&PARTIAL_OBJECT_METADATA)),
+    (2, "metadata", Holds::ListMeta),
+]);
+
 /// `intstr.IntOrString`'s message.
 static INT_OR_STRING: Shape = Shape(&[
     (1, "type", Holds::Int64 { omit_zero: false }),

@@ -61,7 +61,7 @@ pub enum Wanted {
     /// `PartialObjectMetadata` (`list`: `PartialObjectMetadataList`) of `meta.k8s.io`, in
     /// the version asked for: its `apiVersion`.
     Metadata {
-        /// JSON or YAML.
+        /// JSON, YAML or protobuf.
         format: Format,
         /// `meta.k8s.io/v1` or `meta.k8s.io/v1beta1`.
         api_version: &'static str,
@@ -154,12 +154,12 @@ pub fn negotiate(
                 };
                 return Ok(Wanted::Table(format, api_version));
             }
-            // So is metadata.
+            // Metadata too, and in protobuf (metadata informers ask so).
             (
                 Some(kind @ ("PartialObjectMetadata" | "PartialObjectMetadataList")),
                 Some("meta.k8s.io"),
                 Some(version @ ("v1" | "v1beta1")),
-            ) if tables && format != Format::Protobuf => {
+            ) if tables => {
                 return Ok(Wanted::Metadata {
                     format,
                     api_version: match version {

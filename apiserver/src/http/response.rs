@@ -111,12 +111,34 @@ pub(super) fn object_response<H>(
     ))
 }
 
-/// A JSON value written as `format` asks (JSON or YAML).
+/// A JSON value written as `format` asks: JSON, YAML, or in protobuf the one kind of
+/// `meta.k8s.io` a read transformed into is written in it by kube, `PartialObjectMetadata`
+/// (and its list, whose fields v1beta1 numbers otherwise).
 pub(super) fn written(value: &Value, format: Format) -> Result<Vec<u8>, ApiError> {
+    use apfkit_wire::shaped::{
+        PARTIAL_OBJECT_METADATA, PARTIAL_OBJECT_METADATA_LIST, PARTIAL_OBJECT_METADATA_LIST_V1BETA1,
+    };
     match format {
         Format::Yaml => serde_saphyr::to_string(value)
             .map(String::into_bytes)
             .map_err(ApiError::internal),
+        Format::Protobuf => {
+            let shape_of = |api_version: &str, kind: &str| match (api_version, kind) {
+                ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "PartialObjectMetadata") => {
+                    Some(&PARTIAL_OBJECT_METADATA)
+                }
+                ("meta.k8s.io/v1", "PartialObjectMetadataList") => {
+                    Some(&PARTIAL_OBJECT_METADATA_LIST)
+                }
+                ("meta.k8s.io/v1beta1", "PartialObjectMetadataList") => {
+                    Some(&PARTIAL_OBJECT_METADATA_LIST_V1BETA1)
+                }
+                _ => None,
+            };
+            apfkit_wire::shaped::write_enveloped(value, shape_of)
+                .unwrap_or_else(|| Err("no protobuf message for this kind".to_owned()))
+                .map_err(ApiError::internal)
+        }
         _ => serde_json::to_vec(value).map_err(ApiError::internal),
     }
 }
@@ -179,11 +201,7 @@ pub(super) fn transformed<H: Object + Clone>(
             .codec()
             .encode(object, &mut Vec::new())
             .map_err(ApiError::internal)?;
-        partials.push(serde_json::json!({
-            "kind": "PartialObjectMetadata",
-            "apiVersion": api_version,
-            "metadata": value.get("metadata").cloned().unwrap_or_default(),
-        }));
+        partials.push(partial_metadata(&value, api_version));
     }
     if !is_list {
         return Ok(partials.pop().unwrap_or_default());
@@ -236,30 +254,78 @@ pub(super) fn table_of<H: Object + Clone>(
     }
     let mut rows = Vec::with_capacity(printed.len());
     for (value, object) in printed {
-        let cells = match printer {
-            Some(printer) => (printer.cells)(&value),
-            None => crate::table::default_cells(&value),
-        };
-        let mut row = serde_json::json!({"cells": cells});
-        match as_table.include {
+        let object = match as_table.include {
             // The row's empty `RawExtension`, which Go writes as `null`.
-            IncludeObject::None => row["object"] = serde_json::Value::Null,
-            IncludeObject::Metadata => {
-                row["object"] = serde_json::json!({
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": as_table.api_version,
-                    "metadata": value.get("metadata").cloned().unwrap_or_default(),
-                });
-            }
-            IncludeObject::Object => {
-                row["object"] = target
-                    .codec()
-                    .encode(object, &mut Vec::new())
-                    .map_err(ApiError::internal)?;
-            }
-        }
-        rows.push(row);
+            IncludeObject::None => Value::Null,
+            IncludeObject::Metadata => partial_metadata(&value, as_table.api_version),
+            IncludeObject::Object => target
+                .codec()
+                .encode(object, &mut Vec::new())
+                .map_err(ApiError::internal)?,
+        };
+        rows.push(serde_json::json!({"cells": cells(printer, &value), "object": object}));
     }
+    Ok(table_document(
+        printer,
+        rows,
+        metadata,
+        as_table.api_version,
+    ))
+}
+
+/// A watch's bookmark (`bookmark`: an object of the kind with only its metadata) as
+/// `transform` says, as kube's watch encoder transforms it: `PartialObjectMetadata`, or a
+/// one-row `Table` whose row is printed from the bookmark and carries its metadata when it
+/// ends a WatchList's initial events (whatever `includeObject` asks), else what
+/// `includeObject` asks.
+pub(super) fn bookmark_transformed<H: Object + Clone>(
+    target: &Target<H>,
+    bookmark: &Value,
+    transform: Transform,
+) -> Value {
+    let metadata = serde_json::json!({"resourceVersion": bookmark["metadata"]["resourceVersion"]});
+    let as_table = match transform {
+        Transform::Metadata { api_version, .. } => {
+            return partial_metadata(bookmark, api_version);
+        }
+        Transform::Table(as_table) => as_table,
+    };
+    let ends_initial_events =
+        bookmark["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true";
+    let object = match as_table.include {
+        IncludeObject::Object if !ends_initial_events => bookmark.clone(),
+        IncludeObject::None if !ends_initial_events => Value::Null,
+        _ => partial_metadata(bookmark, as_table.api_version),
+    };
+    let printer = target.served.strategy().printer();
+    let row = serde_json::json!({"cells": cells(printer, bookmark), "object": object});
+    table_document(printer, vec![row], metadata, as_table.api_version)
+}
+
+/// `value`'s metadata as a `PartialObjectMetadata` of `meta.k8s.io` version `api_version`.
+fn partial_metadata(value: &Value, api_version: &str) -> Value {
+    serde_json::json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": api_version,
+        "metadata": value.get("metadata").cloned().unwrap_or_default(),
+    })
+}
+
+/// A row's cells of `value`: the printer's, or the default columns'.
+fn cells(printer: Option<&crate::table::Printer>, value: &Value) -> Vec<Value> {
+    match printer {
+        Some(printer) => (printer.cells)(value),
+        None => crate::table::default_cells(value),
+    }
+}
+
+/// A `Table` of `rows` in `api_version`, with the printer's columns (or the default ones).
+fn table_document(
+    printer: Option<&crate::table::Printer>,
+    rows: Vec<Value>,
+    metadata: Value,
+    api_version: &str,
+) -> Value {
     let default_columns;
     let columns: &[crate::table::Column] = match printer {
         Some(printer) => &printer.columns,
@@ -268,13 +334,13 @@ pub(super) fn table_of<H: Object + Clone>(
             &default_columns
         }
     };
-    Ok(serde_json::json!({
+    serde_json::json!({
         "kind": "Table",
-        "apiVersion": as_table.api_version,
+        "apiVersion": api_version,
         "metadata": metadata,
         "columnDefinitions": crate::table::column_definitions(columns),
         "rows": rows,
-    }))
+    })
 }
 
 /// Appends an item of a built-in kind's list, given as compact JSON, to `out` as

@@ -23,7 +23,7 @@ use super::list::{not_ahead, selected};
 use super::media::Format;
 use super::query::{Query, ReadAt};
 use super::request::Target;
-use super::response::{Transform, respond, transformed};
+use super::response::{Transform, bookmark_transformed, respond, transformed};
 use super::server::ApiServer;
 use super::written::Writing;
 use crate::error::ApiError;
@@ -88,6 +88,7 @@ where
             },
             format,
             transform,
+            headers_sent: false,
             scheme: server.objects.wire(),
             stalled: server.stalled_watch,
             last: Revision(0),
@@ -204,6 +205,9 @@ struct Stream<'s, H: 'static> {
     /// Events as one-row tables (with what each row carries of its object) or as
     /// `PartialObjectMetadata`.
     transform: Option<Transform>,
+    /// Whether a table's column definitions went with an event already: kube's watch
+    /// encoder gives them to the first event alone (`NoHeaders` after it).
+    headers_sent: bool,
     /// How long a written event may stay unread.
     stalled: Duration,
     /// The scheme, which writes bookmarks in protobuf.
@@ -413,7 +417,7 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
                     "resourceVersion": object.metadata().resource_version,
                 });
                 let answer = transformed(&self.target, vec![object], transform, metadata, false)?;
-                serde_json::to_vec(&answer).map_err(ApiError::internal)?
+                self.headed(answer)?
             }
             None => self
                 .target
@@ -458,14 +462,29 @@ impl<H: Object + Clone + Send + Sync + 'static> Stream<'_, H> {
             "apiVersion": self.target.codec().api_version(),
             "metadata": metadata,
         });
-        let object = match self.format {
-            Format::Protobuf => self
+        let object = match (self.transform, self.format) {
+            (Some(transform), _) => {
+                self.headed(bookmark_transformed(&self.target, &object, transform))?
+            }
+            (None, Format::Protobuf) => self
                 .scheme
                 .encode_value(&object, apfkit_runtime::scheme::Encoding::Protobuf)
                 .map_err(ApiError::internal)?,
-            _ => serde_json::to_vec(&object).map_err(ApiError::internal)?,
+            (None, _) => serde_json::to_vec(&object).map_err(ApiError::internal)?,
         };
         self.frame("BOOKMARK", &object).await
+    }
+
+    /// A transformed event's object written: a table without its column definitions
+    /// (`null`) once an event has had them.
+    fn headed(&mut self, mut answer: serde_json::Value) -> Result<Vec<u8>, ApiError> {
+        if matches!(self.transform, Some(Transform::Table(_))) {
+            if self.headers_sent {
+                answer["columnDefinitions"] = serde_json::Value::Null;
+            }
+            self.headers_sent = true;
+        }
+        super::response::written(&answer, self.format)
     }
 
     /// Writes one event: `{"type":...,"object":...}` and a newline, or a protobuf frame.

@@ -60,6 +60,60 @@ fn events_untimed(body: &Value) -> Value {
     }
 }
 
+/// A watch's events as one-row `Table`s: each event's type, whether its table has column
+/// definitions, and its rows (their cells but the last, the `Age` that a moment changes; the
+/// row's object's kind, name and annotations); without the bookmarks a watch gets on a timer,
+/// as [`events_untimed`].
+fn table_events_untimed(body: &Value) -> Value {
+    let Value::Array(events) = body else {
+        return body.clone();
+    };
+    let rows = |table: &Value| -> Value {
+        table["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|row| {
+                let mut cells = row["cells"].as_array().cloned().unwrap_or_default();
+                cells.pop();
+                let object = &row["object"];
+                json!({"cells": cells, "object": [object["kind"], object["apiVersion"],
+                    object["metadata"]["name"], object["metadata"]["annotations"]]})
+            })
+            .collect()
+    };
+    events
+        .iter()
+        .map(|event| {
+            let table = &event["object"];
+            json!({"type": event["type"], "kind": table["kind"],
+                "columns": table["columnDefinitions"].as_array().map(Vec::len),
+                "rows": rows(table)})
+        })
+        .filter(|event| {
+            event["type"] != "BOOKMARK"
+                || !event["rows"][0]["object"][3].is_null()
+                || event["kind"] != "Table"
+        })
+        .collect()
+}
+
+/// [`events_untimed`], each event with its object's kind and `apiVersion` first.
+fn typed_events_untimed(body: &Value) -> Value {
+    let Value::Array(all) = body else {
+        return body.clone();
+    };
+    let kinds = all
+        .iter()
+        .map(|event| json!([event["object"]["kind"], event["object"]["apiVersion"]]));
+    let events = events(body);
+    kinds
+        .zip(events.as_array().into_iter().flatten())
+        .filter(|(_, event)| event[0] != "BOOKMARK" || !event[3].is_null())
+        .map(|(kind, event)| json!([kind, event]))
+        .collect()
+}
+
 /// A PriorityLevelConfiguration labelled with its `case` (each case selects only its own
 /// objects: cases run side by side) and a `tier`.
 fn level(name: &str, case: &str, tier: &str) -> Value {
@@ -230,6 +284,30 @@ async fn watches_replay_from_a_resource_version(s: &mut Session) {
             "{LEVELS}?watch=true&{WATCHED}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
         ))
         .selecting(events_untimed),
+    )
+    .await;
+    // As tables: the column definitions in the first event alone, the bookmark a table too
+    // (with its object's metadata), as kube's watch encoder writes them.
+    for watch in [
+        format!(
+            "{LEVELS}?watch=true&{WATCHED}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+        ),
+        format!("{LEVELS}?watch=true&{WATCHED}&resourceVersion={from}&timeoutSeconds=1"),
+    ] {
+        s.send(
+            Request::get(&watch)
+                .accept("application/json;as=Table;v=v1;g=meta.k8s.io")
+                .selecting(table_events_untimed),
+        )
+        .await;
+    }
+    // As PartialObjectMetadata: the bookmark too.
+    s.send(
+        Request::get(&format!(
+            "{LEVELS}?watch=true&{WATCHED}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+        ))
+        .accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+        .selecting(typed_events_untimed),
     )
     .await;
     // A WatchList to a client that accepts gzip is gzipped (1.37's `WatchListCompression`);

@@ -61,6 +61,53 @@ async fn partial_object_metadata_is_served(s: &mut Session) {
     s.send(Request::get(levels).accept("application/xml")).await;
     s.send(Request::get(&format!("{levels}/exempt")).accept("application/xml"))
         .await;
+    // In protobuf, as client-go's metadata client and informers ask.
+    let secrets = "/api/v1/namespaces/default/secrets";
+    let secret = format!("{secrets}/metadata-in-protobuf");
+    s.send(Request::post(
+        secrets,
+        &serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata":
+            {"name": "metadata-in-protobuf", "labels": {"case": "metadata-in-protobuf"}}}),
+    ))
+    .await;
+    let metadata_client = |kind: &str| {
+        format!(
+            "application/vnd.kubernetes.protobuf;as={kind};g=meta.k8s.io;v=v1,\
+             application/json;as={kind};g=meta.k8s.io;v=v1,application/json"
+        )
+    };
+    s.agreeing(
+        Request::get(&secret).accept(one),
+        Request::get(&secret).accept(&metadata_client("PartialObjectMetadata")),
+        partial_metadata_agrees,
+    )
+    .await;
+    let selected = format!("{secrets}?labelSelector=case%3Dmetadata-in-protobuf");
+    s.agreeing(
+        Request::get(&selected).accept(list),
+        Request::get(&selected).accept(&metadata_client("PartialObjectMetadataList")),
+        partial_metadata_agrees,
+    )
+    .await;
+    // In v1beta1: the same message, its list's fields numbered otherwise.
+    let v1beta1 = |kind: &str| {
+        format!("application/vnd.kubernetes.protobuf;as={kind};g=meta.k8s.io;v=v1beta1")
+    };
+    s.agreeing(
+        Request::get(&secret)
+            .accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"),
+        Request::get(&secret).accept(&v1beta1("PartialObjectMetadata")),
+        partial_metadata_agrees,
+    )
+    .await;
+    s.agreeing(
+        Request::get(&selected)
+            .accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1"),
+        Request::get(&selected).accept(&v1beta1("PartialObjectMetadataList")),
+        partial_metadata_agrees,
+    )
+    .await;
+    s.send(Request::delete(&secret)).await;
     for accept in [
         "application/json;as=Nothing;g=meta.k8s.io;v=v1",
         "application/json;as=Table;g=meta.k8s.io;v=v9",
@@ -69,6 +116,68 @@ async fn partial_object_metadata_is_served(s: &mut Session) {
         s.send(Request::get(&format!("{levels}/exempt")).accept(accept))
             .await;
         s.send(Request::get(levels).accept(accept)).await;
+    }
+}
+
+/// Whether `bytes` are, in protobuf, the `PartialObjectMetadata` (or its list) that `json`
+/// is: the envelope's kind and version, and each object's name, uid, resource version and
+/// labels (the list's resource version too).
+fn partial_metadata_agrees(json: &Value, bytes: &[u8]) -> bool {
+    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+    use prost::Message as _;
+    let Some(unknown) = bytes
+        .strip_prefix(b"k8s\0")
+        .and_then(|raw| k8s_pb::apimachinery::pkg::runtime::Unknown::decode(raw).ok())
+    else {
+        return false;
+    };
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    if Some(type_meta.api_version()) != json["apiVersion"].as_str()
+        || Some(type_meta.kind()) != json["kind"].as_str()
+    {
+        return false;
+    }
+    let same = |object: &meta::ObjectMeta, json: &Value| {
+        let labels: std::collections::BTreeMap<String, String> =
+            serde_json::from_value(json["labels"].clone()).unwrap_or_default();
+        object.name() == json["name"].as_str().unwrap_or_default()
+            && object.uid() == json["uid"].as_str().unwrap_or_default()
+            && object.resource_version() == json["resourceVersion"].as_str().unwrap_or_default()
+            && object.labels == labels
+    };
+    let raw = unknown.raw.unwrap_or_default();
+    match type_meta.kind() {
+        "PartialObjectMetadata" => meta::PartialObjectMetadata::decode(raw.as_slice())
+            .is_ok_and(|partial| same(&partial.metadata.unwrap_or_default(), &json["metadata"])),
+        _ => {
+            let list = if type_meta.api_version() == "meta.k8s.io/v1" {
+                meta::PartialObjectMetadataList::decode(raw.as_slice()).ok()
+            } else {
+                // v1beta1's list: items 1, metadata 2 (its own message in k8s-pb).
+                k8s_pb::apimachinery::pkg::apis::meta::v1beta1::PartialObjectMetadataList::decode(
+                    raw.as_slice(),
+                )
+                .ok()
+                .map(|list| meta::PartialObjectMetadataList {
+                    metadata: list.metadata,
+                    items: list.items,
+                })
+            };
+            list.is_some_and(|list| {
+                let items: Vec<Value> = json["items"].as_array().cloned().unwrap_or_default();
+                list.metadata.unwrap_or_default().resource_version()
+                    == json["metadata"]["resourceVersion"]
+                        .as_str()
+                        .unwrap_or_default()
+                    && list.items.len() == items.len()
+                    && list.items.iter().zip(&items).all(|(item, json)| {
+                        same(
+                            &item.metadata.clone().unwrap_or_default(),
+                            &json["metadata"],
+                        )
+                    })
+            })
+        }
     }
 }
 
