@@ -35,6 +35,72 @@ pub const CLIENTS: [(&str, &str, &[&str], &str); 2] = [
     ("user", "apfkit-user", &[], "apfkit-user"),
 ];
 
+/// A data directory's credentials as files, read to be written into another directory:
+/// servers of one process that start from one template (a test's servers in memory) share
+/// them rather than make their own, which is most of what such a start still does.
+#[derive(Clone)]
+pub struct CredentialFiles(Vec<(&'static str, Vec<u8>, bool)>);
+
+impl std::fmt::Debug for CredentialFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|(name, _, _)| *name).collect();
+        f.debug_tuple("CredentialFiles").field(&names).finish()
+    }
+}
+
+impl CredentialFiles {
+    /// The files [`ensure`], [`ensure_front_proxy`] and [`ensure_service_account_key`] make,
+    /// each with whether it is private.
+    const FILES: [(&'static str, bool); 13] = [
+        (CA_CERT, false),
+        (CA_KEY, true),
+        (SERVING_CERT, false),
+        (SERVING_KEY, true),
+        ("admin.crt", false),
+        ("admin.key", true),
+        ("user.crt", false),
+        ("user.key", true),
+        (FRONT_PROXY_CA_CERT, false),
+        (FRONT_PROXY_CA_KEY, true),
+        (FRONT_PROXY_CLIENT_CERT, false),
+        (FRONT_PROXY_CLIENT_KEY, true),
+        (SERVICE_ACCOUNT_KEY, true),
+    ];
+
+    /// The credentials of `dir`, which holds all of them (each within the size limit of a
+    /// settings file).
+    ///
+    /// # Errors
+    ///
+    /// A file that is missing, cannot be read, or is too large or not text.
+    pub fn read(dir: &Path) -> Result<Self, TlsError> {
+        let mut files = Vec::with_capacity(Self::FILES.len());
+        for (name, private) in Self::FILES {
+            let path = dir.join(name);
+            let contents = read_pem(&path)?.into_bytes();
+            files.push((name, contents, private));
+        }
+        Ok(CredentialFiles(files))
+    }
+
+    /// Writes them into `dir` (made when missing) unless it holds credentials already, whose
+    /// files then stay as they are: `false`.
+    ///
+    /// # Errors
+    ///
+    /// A directory or a file that cannot be written.
+    pub fn write_into(&self, dir: &Path, flush: Flush) -> Result<bool, TlsError> {
+        std::fs::create_dir_all(dir).map_err(file_error(dir))?;
+        if self.0.iter().any(|(name, _, _)| dir.join(name).exists()) {
+            return Ok(false);
+        }
+        for (name, contents, private) in &self.0 {
+            write_file(&dir.join(name), contents, *private, flush)?;
+        }
+        Ok(true)
+    }
+}
+
 /// Why credentials could not be made or read.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {

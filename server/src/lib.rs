@@ -501,8 +501,8 @@ async fn open_and_build(config: &Config) -> Result<Built, Error> {
                     build(config, template.store(), Bootstrap::Copied(template)).await
                 }
                 None => {
-                    let keep = move |store: &MemoryBackend, rbac| {
-                        template::keep(key, template::Template::new(store, rbac));
+                    let keep = move |store: &MemoryBackend, rbac, credentials| {
+                        template::keep(key, template::Template::new(store, rbac, credentials));
                     };
                     let bootstrap = Bootstrap::WriteAndKeep(Box::new(keep));
                     build(config, MemoryBackend::default(), bootstrap).await
@@ -518,8 +518,10 @@ type PolicyRead = (
     apfkit_apiserver::storage::Revision,
 );
 
-/// What keeps a template of a store just bootstrapped, with RBAC's policy.
-type KeepTemplate<B> = Box<dyn FnOnce(&B, Option<PolicyRead>) + Send>;
+/// What keeps a template of a store just bootstrapped, with RBAC's policy and the server's
+/// credentials.
+type KeepTemplate<B> =
+    Box<dyn FnOnce(&B, Option<PolicyRead>, apfkit_apiserver::tls::CredentialFiles) + Send>;
 
 /// How `build` comes by the bootstrap objects.
 enum Bootstrap<B> {
@@ -842,6 +844,12 @@ async fn build<B: Backend + 'static>(
         Storage::Memory => apfkit_apiserver::tls::Flush::Never,
         Storage::Embedded | Storage::Etcd(_) => apfkit_apiserver::tls::Flush::Always,
     };
+    if let Bootstrap::Copied(template) = &bootstrap {
+        template
+            .credentials
+            .write_into(&config.data_dir, flush)
+            .map_err(|e| Error::Start(format!("credentials: {e}")))?;
+    }
     let credentials = apfkit_apiserver::tls::ensure(&config.data_dir, &[], flush)
         .map_err(|e| Error::Start(format!("credentials: {e}")))?;
     let backend = Arc::new(backend);
@@ -1003,7 +1011,9 @@ async fn build<B: Backend + 'static>(
             .map_err(|e| Error::Start(format!("aggregator: {}", e.message)))?;
     }
     if let Bootstrap::WriteAndKeep(keep) = bootstrap {
-        keep(&backend, policy_read);
+        let credentials = apfkit_apiserver::tls::CredentialFiles::read(&config.data_dir)
+            .map_err(|e| Error::Start(format!("credentials: {e}")))?;
+        keep(&backend, policy_read, credentials);
     }
     let mut custom = CustomResources::new(server.clone(), server.resources())
         .map_err(|e| Error::Start(e.message))?;

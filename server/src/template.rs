@@ -6,32 +6,40 @@
 //! server, so what the first server of a process wrote is kept, as a
 //! [`MemoryBackend::snapshot`], and later servers of the same settings start from a copy of
 //! it, with RBAC's policy as read then: the same objects, revisions, uids and timestamps in
-//! each.
+//! each. They take its credentials too (its authority, certificates and keys), written into
+//! their data directory unless it holds credentials already.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use apfkit_apiserver::storage::Revision;
 use apfkit_apiserver::storage::memory::MemoryBackend;
+use apfkit_apiserver::tls::CredentialFiles;
 
 use crate::Config;
 
-/// A store as the bootstrap left it, and RBAC's policy read from it.
+/// A store as the bootstrap left it, RBAC's policy read from it, and the first server's
+/// credentials.
 pub(crate) struct Template {
     store: MemoryBackend,
     /// The policy and the revision it was read at, when RBAC authorizes.
     pub(crate) rbac: Option<(Arc<apfkit_rbac::Policy>, Revision)>,
+    /// The credential files, which later servers of an empty data directory take rather
+    /// than make keys and certificates of their own.
+    pub(crate) credentials: CredentialFiles,
 }
 
 impl Template {
-    /// What `store` holds now, with RBAC's policy.
+    /// What `store` holds now, with RBAC's policy and `credentials`.
     pub(crate) fn new(
         store: &MemoryBackend,
         rbac: Option<(Arc<apfkit_rbac::Policy>, Revision)>,
+        credentials: CredentialFiles,
     ) -> Self {
         Template {
             store: store.snapshot(),
             rbac,
+            credentials,
         }
     }
 

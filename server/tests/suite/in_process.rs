@@ -133,3 +133,62 @@ async fn settings_that_cannot_be_served_are_errors_before_anything_listens() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_in_memory_take_the_first_ones_credentials_unless_they_have_their_own() {
+    use apfkit_server::{Storage, start_in_process};
+    use std::os::unix::fs::PermissionsExt as _;
+    let in_memory = |dir: &std::path::Path| {
+        let mut config = Config::new(dir);
+        config.storage = Storage::Memory;
+        config
+    };
+    let read = |dir: &tempfile::TempDir, name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    let (first_dir, second_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let first = start_in_process(in_memory(first_dir.path())).await.unwrap();
+    let second = start_in_process(in_memory(second_dir.path()))
+        .await
+        .unwrap();
+    for name in [
+        "ca.crt",
+        "ca.key",
+        "serving.key",
+        "admin.crt",
+        "front-proxy-ca.crt",
+        "service-account.key",
+    ] {
+        assert_eq!(read(&first_dir, name), read(&second_dir, name), "{name}");
+    }
+    let mode = |dir: &tempfile::TempDir, name: &str| {
+        std::fs::metadata(dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(&second_dir, "ca.key"), 0o600);
+    assert_eq!(mode(&second_dir, "ca.crt"), mode(&first_dir, "ca.crt"));
+
+    // A directory that holds credentials keeps its own.
+    let own_dir = tempfile::tempdir().unwrap();
+    apfkit_apiserver::tls::ensure(own_dir.path(), &[], apfkit_apiserver::tls::Flush::Never)
+        .unwrap();
+    let own = read(&own_dir, "ca.crt");
+    let third = start_in_process(in_memory(own_dir.path())).await.unwrap();
+    assert_eq!(read(&own_dir, "ca.crt"), own);
+    assert_ne!(own, read(&first_dir, "ca.crt"));
+
+    // Each serves its own store through its own client.
+    for server in [&first, &second, &third] {
+        let client = kube::Client::new(server.service(), "default");
+        let levels: Api<PriorityLevelConfiguration> = Api::all(client);
+        assert!(
+            !levels
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        );
+    }
+}
