@@ -58,6 +58,11 @@ where
         }
     }
     if let Some(transform) = transform {
+        // A table's or a metadata list's `ListMeta` is typed: no empty `continue`, whatever
+        // the resource's own list has.
+        if metadata.get("continue").and_then(Value::as_str) == Some("") {
+            metadata.remove("continue");
+        }
         let answer = transformed(target, page.items, transform, Value::Object(metadata), true)?;
         return Ok(respond(
             200,

@@ -138,7 +138,13 @@ pub fn negotiate(
         let Some(format) = format_of(range.essence) else {
             continue;
         };
-        if format == Format::Protobuf && !protobuf {
+        // Metadata is `meta.k8s.io`'s to write, in protobuf too, whatever the resource's
+        // objects are written in (a custom resource's).
+        let metadata = matches!(
+            range.as_kind,
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+        );
+        if format == Format::Protobuf && !protobuf && !(tables && metadata) {
             continue;
         }
         produced = true;

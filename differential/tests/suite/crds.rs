@@ -29,6 +29,23 @@ fn terminating(crd: &Value) -> Value {
     })
 }
 
+/// A list's kind, its metadata's keys (its resource version is the store's, which the cases
+/// beside this one move) and the names it lists.
+fn list_shape(list: &Value) -> Value {
+    let keys: Vec<&String> = list["metadata"]
+        .as_object()
+        .map(|metadata| metadata.keys().collect())
+        .unwrap_or_default();
+    let items = list["items"].as_array().or(list["rows"].as_array());
+    let names: Vec<&Value> = items
+        .into_iter()
+        .flatten()
+        // A table's row names its object in its `object` (as metadata, by default).
+        .map(|item| &item.get("object").unwrap_or(item)["metadata"]["name"])
+        .collect();
+    json!({"kind": list["kind"], "metadataKeys": keys, "names": names})
+}
+
 /// A deleted CRD gets the cleanup finalizer and the `Terminating` condition; its custom
 /// resources are deleted (one with a finalizer stays, marked), new ones refused; once the
 /// last is gone, so is the CRD.
@@ -53,6 +70,35 @@ async fn a_deleted_crd_terminates_until_its_custom_resources_are_gone(s: &mut Se
     ))
     .await;
     s.send(Request::post(GADGETS, &gadget("plain", &[]))).await;
+    // Its metadata in protobuf, as a metadata client asks, though the custom resource itself
+    // is never written in protobuf.
+    s.agreeing(
+        Request::get(&format!("{GADGETS}/kept"))
+            .accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"),
+        Request::get(&format!("{GADGETS}/kept")).accept(
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,\
+             application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+        ),
+        crate::routes::partial_metadata_agrees,
+    )
+    .await;
+    s.agreeing(
+        Request::get(GADGETS)
+            .accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+            .selecting(list_shape),
+        Request::get(GADGETS).accept(
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        ),
+        crate::routes::partial_metadata_agrees,
+    )
+    .await;
+    // As a table, whose list metadata has no empty `continue` either.
+    s.send(
+        Request::get(GADGETS)
+            .accept("application/json;as=Table;g=meta.k8s.io;v=v1")
+            .selecting(list_shape),
+    )
+    .await;
     s.send(Request::delete(&crd).selecting(terminating)).await;
     s.wait_until(Request::get(&format!("{GADGETS}/plain")), |code, _| {
         code == 404

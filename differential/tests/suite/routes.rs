@@ -122,7 +122,7 @@ async fn partial_object_metadata_is_served(s: &mut Session) {
 /// Whether `bytes` are, in protobuf, the `PartialObjectMetadata` (or its list) that `json`
 /// is: the envelope's kind and version, and each object's name, uid, resource version and
 /// labels (the list's resource version too).
-fn partial_metadata_agrees(json: &Value, bytes: &[u8]) -> bool {
+pub(crate) fn partial_metadata_agrees(json: &Value, bytes: &[u8]) -> bool {
     use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
     use prost::Message as _;
     let Some(unknown) = bytes
