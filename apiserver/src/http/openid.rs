@@ -34,13 +34,20 @@ pub(super) enum Document {
 }
 
 impl Document {
-    /// The document at `segments` (the path's, slashes trimmed), if either.
-    pub(super) fn at(segments: &[&str]) -> Option<Self> {
-        match segments {
-            [".well-known", "openid-configuration"] => Some(Document::Configuration),
-            ["openid", "v1", "jwks"] => Some(Document::Keys),
-            _ => None,
-        }
+    /// The document whose path `segments` (the path's, slashes trimmed) is or lies under,
+    /// with the segments past it (none: the document itself).
+    pub(super) fn at<'a>(segments: &'a [&'a str]) -> Option<(Self, &'a [&'a str])> {
+        [
+            (Document::Configuration, CONFIGURATION_PATH),
+            (Document::Keys, KEYS_PATH),
+        ]
+        .into_iter()
+        .find_map(|(document, path)| {
+            let root = path.trim_start_matches('/').split('/');
+            let depth = root.clone().count();
+            let under = segments.len() >= depth && root.zip(segments).all(|(a, b)| a == *b);
+            under.then(|| (document, &segments[depth..]))
+        })
     }
 }
 

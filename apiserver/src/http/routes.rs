@@ -331,9 +331,10 @@ where
         .map(str::to_owned);
     // The service-account issuer's discovery, once the embedding server has published it.
     let openid = server.openid.get().zip(openid::Document::at(&segments));
-    if let (true, Some((metadata, document))) = (is_get, openid) {
+    if let (true, Some((metadata, (document, [])))) = (is_get, openid) {
         return Ok(openid::answer(metadata, document));
     }
+    let openid_document = matches!(openid, Some((_, (_, []))));
     match segments.as_slice() {
         ["version"] if is_get => Ok(json_response(
             200,
@@ -435,18 +436,14 @@ where
             };
             Ok(openapi_answers::openapi_v3_response(&asked, document))
         }
-        _ if !is_get && (served_on_get(&catalog, &segments) || openid.is_some()) => {
+        _ if !is_get && (served_on_get(&catalog, &segments) || openid_document) => {
             Err(ApiError::method_not_allowed())
         }
         ["api" | "apis", ..] => Err(ApiError::no_route()),
         // Under a go-restful web service's root, a path none of its routes takes is
         // go-restful's 404, a `Status` (kube's service error handler).
         ["version", _, ..] => Err(ApiError::no_route()),
-        [".well-known", "openid-configuration", _, ..] | ["openid", "v1", "jwks", _, ..]
-            if server.openid.get().is_some() =>
-        {
-            Err(ApiError::no_route())
-        }
+        _ if openid.is_some() => Err(ApiError::no_route()),
         _ => Ok(page_not_found()),
     }
 }
