@@ -310,6 +310,7 @@ impl ModuleEmitter<'_> {
     fn serde_attr(&self, field: &FieldDef, borrowed: bool) -> TokenStream {
         let wire = &field.wire;
         let bytes = field.ty == FieldType::Bytes && !field.boxed;
+        let bytes_map = matches!(&field.ty, FieldType::Map(inner) if **inner == FieldType::Bytes);
         let body = self.body_of(&field.ty);
         if field.presence == Presence::Always && matches!(body, Some(TypeBody::Enum(_))) {
             // A required enum has no empty value to stand for an absent field: absent is an
@@ -325,6 +326,12 @@ impl ModuleEmitter<'_> {
             }
             (Presence::Always, false) if bytes => {
                 quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::base64")] }
+            }
+            (Presence::Optional, false) if bytes_map => {
+                quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::optional_base64_map", skip_serializing_if = "::std::option::Option::is_none")] }
+            }
+            (Presence::Always, false) if bytes_map => {
+                quote! { #[serde(rename = #wire, default, deserialize_with = "::apfkit_runtime::__private::base64_map")] }
             }
             (Presence::Optional, false) => {
                 quote! { #[serde(rename = #wire, default, skip_serializing_if = "::std::option::Option::is_none")] }

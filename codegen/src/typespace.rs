@@ -516,14 +516,21 @@ impl Builder<'_> {
             let ty = self.field_type(&field_ctx, &inline_definition, module, &parts, property)?;
             let struct_value = matches!(ty, FieldType::Named(_))
                 && matches!(&property.default, Some(Value::Object(map)) if map.is_empty());
-            let presence = if (schema.required.contains(wire) || struct_value) && !property.nullable
+            // k8s-openapi's times have no Rust default: a required one (an Event's
+            // `eventTime`) is still an `Option`, `None` being Go's zero time, `null` in JSON,
+            // and a default (`{}`, the zero struct) is that `None`.
+            let time = matches!(&ty, FieldType::Named(d)
+                if TIMES.contains(&d.as_str()) && self.settings.replacement_for(d).is_some());
+            let presence = if (schema.required.contains(wire) || struct_value)
+                && !property.nullable
+                && !time
             {
                 Presence::Always
             } else {
                 Presence::Optional
             };
             let default = match (&property.default, presence) {
-                (Some(value), Presence::Optional) => Some(value.clone()),
+                (Some(value), Presence::Optional) if !time => Some(value.clone()),
                 _ => None,
             };
             let enum_values = property
@@ -1111,6 +1118,13 @@ fn is_struct(schema: &Schema) -> bool {
 }
 
 /// The `apfkit-runtime` type standing for one of Kubernetes' shared definitions.
+/// apimachinery's `Time` and `MicroTime`, whose k8s-openapi types (when they stand in for
+/// them) have no `Default`.
+const TIMES: [&str; 2] = [
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+];
+
 fn runtime_type(definition: &str) -> Option<FieldType> {
     match definition {
         QUANTITY_DEFINITION => Some(FieldType::Quantity),

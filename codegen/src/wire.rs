@@ -12,6 +12,7 @@ use crate::typespace::{FieldDef, FieldType, Presence, StructDef, TypeBody, TypeS
 
 /// Definitions with their own hand-written codec in the runtime.
 const TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+const MICRO_TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 const FIELDS_V1: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1";
 
 /// How one value travels on the protobuf wire.
@@ -23,6 +24,7 @@ enum Scalar {
     I64,
     Bool,
     Time,
+    MicroTime,
     FieldsV1,
     Message,
 }
@@ -43,6 +45,8 @@ enum Shape {
     Single(Scalar),
     Repeated(Scalar),
     StringMap,
+    /// `map<string, bytes>`, the values kept as base64 text.
+    BytesMap,
 }
 
 /// One field with its Go layout.
@@ -185,6 +189,7 @@ fn scalar(space: &TypeSpace, ty: &FieldType) -> Option<Scalar> {
         FieldType::I64 => Scalar::I64,
         FieldType::Bool => Scalar::Bool,
         FieldType::Named(d) if d == TIME => Scalar::Time,
+        FieldType::Named(d) if d == MICRO_TIME => Scalar::MicroTime,
         FieldType::Named(d) if d == FIELDS_V1 => Scalar::FieldsV1,
         FieldType::Named(d) => {
             let generated = matches!(
@@ -205,6 +210,7 @@ fn shape(space: &TypeSpace, ty: &FieldType) -> Option<Shape> {
     Some(match ty {
         FieldType::Vec(inner) => Shape::Repeated(scalar(space, inner)?),
         FieldType::Map(inner) if **inner == FieldType::String => Shape::StringMap,
+        FieldType::Map(inner) if **inner == FieldType::Bytes => Shape::BytesMap,
         other => Shape::Single(scalar(space, other)?),
     })
 }
@@ -225,6 +231,7 @@ fn put(wire: &TokenStream, f: &Field<'_>, scalar: Scalar, v: TokenStream) -> Tok
         Scalar::I64 => quote! { #p::put_int64(buf, #n, *#v); },
         Scalar::Bool => quote! { #p::put_bool(buf, #n, *#v); },
         Scalar::Time => quote! { #p::put_time(buf, #n, ::std::option::Option::Some(#v)); },
+        Scalar::MicroTime => quote! { #p::put_micro(buf, #n, ::std::option::Option::Some(#v)); },
         Scalar::FieldsV1 => quote! { #p::put_fields_v1(buf, #n, #v); },
         Scalar::Message => quote! { #p::put_message(buf, #n, #v)?; },
     }
@@ -241,6 +248,7 @@ fn put_len(wire: &TokenStream, f: &Field<'_>, scalar: Scalar, v: TokenStream) ->
         Scalar::I64 => quote! { len += #p::int64_len(#n, *#v); },
         Scalar::Bool => quote! { len += #p::bool_len(#n, *#v); },
         Scalar::Time => quote! { len += #p::time_len(#n, ::std::option::Option::Some(#v)); },
+        Scalar::MicroTime => quote! { len += #p::micro_len(#n, ::std::option::Option::Some(#v)); },
         Scalar::FieldsV1 => quote! { len += #p::fields_v1_len(#n, #v); },
         Scalar::Message => quote! { len += #p::message_len(#n, #v); },
     }
@@ -257,7 +265,7 @@ fn put_zero(wire: &TokenStream, f: &Field<'_>, scalar: Scalar, len: bool) -> Tok
         Scalar::Bool => quote! { &false },
         // A nil `[]byte` is not written; a zero time is an empty message, as is a zero struct.
         Scalar::Base64 | Scalar::FieldsV1 => return TokenStream::new(),
-        Scalar::Time => {
+        Scalar::Time | Scalar::MicroTime => {
             return if len {
                 quote! { len += #p::time_len(#n, ::std::option::Option::None); }
             } else {
@@ -314,17 +322,23 @@ fn encode_or_len(wire: &TokenStream, f: &Field<'_>, len: bool) -> TokenStream {
             };
             quote! { for v in #iter { #each } }
         }
-        Shape::StringMap => {
+        Shape::StringMap | Shape::BytesMap => {
             let n = f.number;
+            let name = &f.go.json;
             let iter = if optional {
                 quote! { self.#id.iter().flatten() }
             } else {
                 quote! { self.#id.iter() }
             };
-            if len {
-                quote! { len += #wire::protobuf::string_map_len(#n, #iter); }
-            } else {
-                quote! { #wire::protobuf::put_string_map(buf, #n, #iter); }
+            match (f.shape, len) {
+                (Shape::StringMap, true) => {
+                    quote! { len += #wire::protobuf::string_map_len(#n, #iter); }
+                }
+                (Shape::StringMap, false) => {
+                    quote! { #wire::protobuf::put_string_map(buf, #n, #iter); }
+                }
+                (_, true) => quote! { len += #wire::protobuf::bytes_map_len(#n, #iter); },
+                (_, false) => quote! { #wire::protobuf::put_bytes_map(buf, #n, #name, #iter)?; },
             }
         }
     }
@@ -353,7 +367,7 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
         Scalar::Bool => quote! { #p::get_bool(wire, buf, decoder)? },
         Scalar::FieldsV1 => quote! { #p::get_fields_v1(wire, buf, decoder)? },
         // Handled by the callers.
-        Scalar::Time | Scalar::Message => TokenStream::new(),
+        Scalar::Time | Scalar::MicroTime | Scalar::Message => TokenStream::new(),
     };
     let body = match f.shape {
         Shape::Single(Scalar::Message) => {
@@ -364,11 +378,16 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
             };
             quote! { #p::get_message(wire, buf, decoder, #target)?; }
         }
-        Shape::Single(Scalar::Time) => {
-            if optional {
-                quote! { self.#id = #p::get_time(wire, buf, decoder)?; }
+        Shape::Single(time @ (Scalar::Time | Scalar::MicroTime)) => {
+            let get = if time == Scalar::Time {
+                quote! { #p::get_time(wire, buf, decoder)? }
             } else {
-                quote! { self.#id = #p::get_time(wire, buf, decoder)?.unwrap_or_default(); }
+                quote! { #p::get_micro(wire, buf, decoder)? }
+            };
+            if optional {
+                quote! { self.#id = #get; }
+            } else {
+                quote! { self.#id = #get.unwrap_or_default(); }
             }
         }
         Shape::Single(scalar) => {
@@ -394,6 +413,13 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
                     decoder.leave();
                     list.push(value);
                 },
+                Scalar::MicroTime => quote! {
+                    let list = #list;
+                    decoder.enter_index(list.len());
+                    let value = #p::get_micro(wire, buf, decoder)?.unwrap_or_default();
+                    decoder.leave();
+                    list.push(value);
+                },
                 scalar => {
                     let value = get(scalar);
                     quote! {
@@ -406,14 +432,19 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
                 }
             }
         }
-        Shape::StringMap => {
+        Shape::StringMap | Shape::BytesMap => {
             let map = if optional {
                 quote! { self.#id.get_or_insert_with(::std::collections::BTreeMap::new) }
             } else {
                 quote! { &mut self.#id }
             };
+            let entry = if f.shape == Shape::StringMap {
+                quote! { #p::get_string_entry(wire, buf, decoder)? }
+            } else {
+                quote! { #p::get_bytes_entry(wire, buf, decoder)? }
+            };
             quote! {
-                let (key, value) = #p::get_string_entry(wire, buf, decoder)?;
+                let (key, value) = #entry;
                 #map.insert(key, value);
             }
         }
@@ -478,7 +509,7 @@ fn json_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
     let name = &f.go.json;
     let emptyable = match f.shape {
         Shape::Single(scalar) => scalar.emptyable(),
-        Shape::Repeated(_) | Shape::StringMap => true,
+        Shape::Repeated(_) | Shape::StringMap | Shape::BytesMap => true,
     };
     let write = |v: TokenStream| quote! { s.serialize_field(#name, &#wire::GoOrder(#v))?; };
     let present = |v: TokenStream| {
@@ -499,8 +530,10 @@ fn json_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
     } else {
         match f.shape {
             _ if f.go.pointer => quote! { s.serialize_field(#name, &())?; },
-            Shape::Repeated(_) | Shape::StringMap => quote! { s.serialize_field(#name, &())?; },
-            Shape::Single(Scalar::Time | Scalar::FieldsV1 | Scalar::Base64) => {
+            Shape::Repeated(_) | Shape::StringMap | Shape::BytesMap => {
+                quote! { s.serialize_field(#name, &())?; }
+            }
+            Shape::Single(Scalar::Time | Scalar::MicroTime | Scalar::FieldsV1 | Scalar::Base64) => {
                 quote! { s.serialize_field(#name, &())?; }
             }
             Shape::Single(_) => write(quote! { &value.#id.clone().unwrap_or_default() }),

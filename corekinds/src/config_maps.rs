@@ -7,7 +7,7 @@ use apfkit_apiserver::table::{
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
-use k8s_openapi::api::core::v1::ConfigMap;
+use apfkit_types::builtin::core::v1::ConfigMap;
 use serde_json::Value;
 
 use crate::{Kind, count, decoded_len, entries, immutable_errors, metadata_errors};

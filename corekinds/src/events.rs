@@ -150,7 +150,7 @@ fn events_zero() -> Value {
 /// The `MicroTime` fields of both versions.
 const MICRO_TIMES: [&str; 2] = ["eventTime", "series.lastObservedTime"];
 
-/// An Event read as `T` (a version's k8s-openapi type) reads it, its times as `MicroTime`
+/// An Event read as `T` (a version's generated type, `apfkit_types::builtin`) reads it, its times as `MicroTime`
 /// reads them, in the shape Go gives it once decoded.
 fn normalize_as<T: serde::de::DeserializeOwned + serde::Serialize>(
     object: Value,
@@ -168,7 +168,7 @@ fn normalize_core(
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
-    normalize_as::<k8s_openapi::api::core::v1::Event>(object, unknown, warnings)
+    normalize_as::<apfkit_types::builtin::core::v1::Event>(object, unknown, warnings)
 }
 
 fn normalize_events(
@@ -176,7 +176,7 @@ fn normalize_events(
     unknown: UnknownFields,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, SchemeError> {
-    normalize_as::<k8s_openapi::api::events::v1::Event>(object, unknown, warnings)
+    normalize_as::<apfkit_types::builtin::events::v1::Event>(object, unknown, warnings)
 }
 
 /// An events.k8s.io/v1 Event as the core/v1 Event it is (`apiVersion` too).

@@ -10,7 +10,7 @@ use apfkit_apiserver::table::{
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
-use k8s_openapi::api::coordination::v1::Lease;
+use apfkit_types::builtin::coordination::v1::Lease;
 use serde_json::Value;
 
 use crate::{Kind, metadata_errors};

@@ -1,114 +1,18 @@
 //! ConfigMaps, Secrets, ServiceAccounts, Leases, Events and their lists in Kubernetes
 //! protobuf, as client-go's typed clients send them and kube-apiserver stores them: the
-//! messages of k8s.io/api's `core/v1`, `coordination/v1` and `events/v1` `generated.proto` as
-//! field tables (`apfkit_wire::shaped`), in the `k8s\0` envelope.
+//! messages of k8s.io/api's `core/v1`, `coordination/v1` and `events/v1` `generated.proto`,
+//! written and read by the codecs `apfkit-codegen` generated for these kinds
+//! (`apfkit_types::builtin`), in the `k8s\0` envelope; and a ServiceAccount's TokenRequest,
+//! whose message is a field table (`apfkit_wire::shaped`).
 
 use apfkit_runtime::scheme::{InputError, Limits};
+use apfkit_types::builtin;
 use apfkit_wire::shaped::{self, Holds, Reader, RootShape, Shape};
+use apfkit_wire::{KindEncodings, Kinds, envelope};
 use serde_json::Value;
 
 /// A Go `string` with `omitempty`.
 const OMITTED_TEXT: Holds = Holds::Text { omit_empty: true };
-
-static CONFIG_MAP: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (2, "data", Holds::Map),
-    (3, "binaryData", Holds::BytesMap),
-    (4, "immutable", Holds::OptionalBool),
-]);
-static SECRET: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (2, "data", Holds::BytesMap),
-    (3, "type", OMITTED_TEXT),
-    (4, "stringData", Holds::Map),
-    (5, "immutable", Holds::OptionalBool),
-]);
-static LOCAL_OBJECT_REFERENCE: Shape = Shape(&[(1, "name", OMITTED_TEXT)]);
-static SERVICE_ACCOUNT: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (2, "secrets", Holds::Messages(&shaped::OBJECT_REFERENCE)),
-    (
-        3,
-        "imagePullSecrets",
-        Holds::Messages(&LOCAL_OBJECT_REFERENCE),
-    ),
-    (4, "automountServiceAccountToken", Holds::OptionalBool),
-]);
-static LEASE_SPEC: Shape = Shape(&[
-    (1, "holderIdentity", Holds::OptionalText),
-    (2, "leaseDurationSeconds", Holds::OptionalInt32),
-    (3, "acquireTime", Holds::MicroTime),
-    (4, "renewTime", Holds::MicroTime),
-    (5, "leaseTransitions", Holds::OptionalInt32),
-    (6, "strategy", Holds::OptionalText),
-    (7, "preferredHolder", Holds::OptionalText),
-]);
-static LEASE: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (2, "spec", Holds::Message(&LEASE_SPEC, true)),
-]);
-
-static EVENT_SOURCE: Shape = Shape(&[(1, "component", OMITTED_TEXT), (2, "host", OMITTED_TEXT)]);
-/// core/v1's `EventSeries`: its count `omitempty`.
-static CORE_EVENT_SERIES: Shape = Shape(&[
-    (1, "count", Holds::Int32 { omit_zero: true }),
-    (2, "lastObservedTime", Holds::MicroTimeValue),
-]);
-static CORE_EVENT: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (
-        2,
-        "involvedObject",
-        Holds::Message(&shaped::OBJECT_REFERENCE, true),
-    ),
-    (3, "reason", OMITTED_TEXT),
-    (4, "message", OMITTED_TEXT),
-    (5, "source", Holds::Message(&EVENT_SOURCE, true)),
-    (6, "firstTimestamp", Holds::Time),
-    (7, "lastTimestamp", Holds::Time),
-    (8, "count", Holds::Int32 { omit_zero: true }),
-    (9, "type", OMITTED_TEXT),
-    (10, "eventTime", Holds::MicroTimeValue),
-    (11, "series", Holds::Message(&CORE_EVENT_SERIES, false)),
-    (12, "action", OMITTED_TEXT),
-    (
-        13,
-        "related",
-        Holds::Message(&shaped::OBJECT_REFERENCE, false),
-    ),
-    (14, "reportingComponent", Holds::Text { omit_empty: false }),
-    (15, "reportingInstance", Holds::Text { omit_empty: false }),
-]);
-/// events.k8s.io/v1's `EventSeries`: both fields always in JSON.
-static EVENTS_EVENT_SERIES: Shape = Shape(&[
-    (1, "count", Holds::Int32 { omit_zero: false }),
-    (2, "lastObservedTime", Holds::MicroTimeValue),
-]);
-static EVENTS_EVENT: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (2, "eventTime", Holds::MicroTimeValue),
-    (3, "series", Holds::Message(&EVENTS_EVENT_SERIES, false)),
-    (4, "reportingController", OMITTED_TEXT),
-    (5, "reportingInstance", OMITTED_TEXT),
-    (6, "action", OMITTED_TEXT),
-    (7, "reason", OMITTED_TEXT),
-    (
-        8,
-        "regarding",
-        Holds::Message(&shaped::OBJECT_REFERENCE, true),
-    ),
-    (
-        9,
-        "related",
-        Holds::Message(&shaped::OBJECT_REFERENCE, false),
-    ),
-    (10, "note", OMITTED_TEXT),
-    (11, "type", OMITTED_TEXT),
-    (12, "deprecatedSource", Holds::Message(&EVENT_SOURCE, true)),
-    (13, "deprecatedFirstTimestamp", Holds::Time),
-    (14, "deprecatedLastTimestamp", Holds::Time),
-    (15, "deprecatedCount", Holds::Int32 { omit_zero: true }),
-]);
 
 static BOUND_OBJECT_REFERENCE: Shape = Shape(&[
     (1, "kind", OMITTED_TEXT),
@@ -137,78 +41,33 @@ static TOKEN_REQUEST: Shape = Shape(&[
     (3, "status", Holds::Message(&TOKEN_REQUEST_STATUS, true)),
 ]);
 
-/// A list of `items` of one of the kinds.
-macro_rules! list_shape {
-    ($name:ident, $item:ident) => {
-        static $name: Shape = Shape(&[
-            (1, "metadata", Holds::ListMeta),
-            (2, "items", Holds::Messages(&$item)),
-        ]);
-    };
+struct TokenRequestRoot;
+impl RootShape for TokenRequestRoot {
+    const SHAPE: &'static Shape = &TOKEN_REQUEST;
 }
-list_shape!(CONFIG_MAP_LIST, CONFIG_MAP);
-list_shape!(SECRET_LIST, SECRET);
-list_shape!(SERVICE_ACCOUNT_LIST, SERVICE_ACCOUNT);
-list_shape!(LEASE_LIST, LEASE);
-list_shape!(CORE_EVENT_LIST, CORE_EVENT);
-list_shape!(EVENTS_EVENT_LIST, EVENTS_EVENT);
 
-/// A root message of one of the kinds.
-macro_rules! root {
-    ($root:ident, $shape:ident) => {
-        struct $root;
-        impl RootShape for $root {
-            const SHAPE: &'static Shape = &$shape;
-        }
-    };
-}
-root!(ConfigMapRoot, CONFIG_MAP);
-root!(ConfigMapListRoot, CONFIG_MAP_LIST);
-root!(SecretRoot, SECRET);
-root!(SecretListRoot, SECRET_LIST);
-root!(ServiceAccountRoot, SERVICE_ACCOUNT);
-root!(ServiceAccountListRoot, SERVICE_ACCOUNT_LIST);
-root!(LeaseRoot, LEASE);
-root!(LeaseListRoot, LEASE_LIST);
-root!(TokenRequestRoot, TOKEN_REQUEST);
-root!(CoreEventRoot, CORE_EVENT);
-root!(CoreEventListRoot, CORE_EVENT_LIST);
-root!(EventsEventRoot, EVENTS_EVENT);
-root!(EventsEventListRoot, EVENTS_EVENT_LIST);
-
-const CORE_V1: &str = "v1";
-const COORDINATION_V1: &str = "coordination.k8s.io/v1";
 const AUTHENTICATION_V1: &str = "authentication.k8s.io/v1";
-const EVENTS_V1: &str = "events.k8s.io/v1";
 
-/// The message of a kind here, with its reader.
-fn shape_of(api_version: &str, kind: &str) -> Option<(&'static Shape, Reader)> {
-    Some(match (api_version, kind) {
-        (CORE_V1, "ConfigMap") => (&CONFIG_MAP, shaped::read::<ConfigMapRoot> as Reader),
-        (CORE_V1, "ConfigMapList") => (&CONFIG_MAP_LIST, shaped::read::<ConfigMapListRoot>),
-        (CORE_V1, "Secret") => (&SECRET, shaped::read::<SecretRoot>),
-        (CORE_V1, "SecretList") => (&SECRET_LIST, shaped::read::<SecretListRoot>),
-        (CORE_V1, "ServiceAccount") => (&SERVICE_ACCOUNT, shaped::read::<ServiceAccountRoot>),
-        (CORE_V1, "ServiceAccountList") => (
-            &SERVICE_ACCOUNT_LIST,
-            shaped::read::<ServiceAccountListRoot>,
-        ),
-        (COORDINATION_V1, "Lease") => (&LEASE, shaped::read::<LeaseRoot>),
-        (COORDINATION_V1, "LeaseList") => (&LEASE_LIST, shaped::read::<LeaseListRoot>),
-        (AUTHENTICATION_V1, "TokenRequest") => (&TOKEN_REQUEST, shaped::read::<TokenRequestRoot>),
-        (CORE_V1, "Event") => (&CORE_EVENT, shaped::read::<CoreEventRoot>),
-        (CORE_V1, "EventList") => (&CORE_EVENT_LIST, shaped::read::<CoreEventListRoot>),
-        (EVENTS_V1, "Event") => (&EVENTS_EVENT, shaped::read::<EventsEventRoot>),
-        (EVENTS_V1, "EventList") => (&EVENTS_EVENT_LIST, shaped::read::<EventsEventListRoot>),
-        _ => return None,
-    })
+/// The kinds whose codecs are generated: those of this crate but the Namespaces of
+/// `apfkit-namespaces`.
+struct Generated;
+
+impl Kinds for Generated {
+    fn encodings(&self, api_version: &str, kind: &str) -> Option<KindEncodings> {
+        (kind != "Namespace" && kind != "NamespaceList")
+            .then(|| builtin::KINDS.encodings(api_version, kind))
+            .flatten()
+    }
 }
 
 /// An enveloped object or list of a kind here (prefix included) as JSON, with the paths of the
 /// fields its message lacks; `None` when it is another kind (another codec's).
 pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>), InputError>> {
-    shaped::read_enveloped(bytes, limits, |api_version, kind| {
-        shape_of(api_version, kind).map(|(_, reader)| reader)
+    envelope::decode_among(&Generated, bytes, limits).or_else(|| {
+        shaped::read_enveloped(bytes, limits, |api_version, kind| {
+            (api_version == AUTHENTICATION_V1 && kind == "TokenRequest")
+                .then_some(shaped::read::<TokenRequestRoot> as Reader)
+        })
     })
 }
 
@@ -229,8 +88,10 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
 /// An object or list of a kind here in the envelope, as kube-apiserver writes it; `None` for
 /// any other kind.
 pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
-    shaped::write_enveloped(object, |api_version, kind| {
-        shape_of(api_version, kind).map(|(shape, _)| shape)
+    envelope::encode_among(&Generated, object).or_else(|| {
+        shaped::write_enveloped(object, |api_version, kind| {
+            (api_version == AUTHENTICATION_V1 && kind == "TokenRequest").then_some(&TOKEN_REQUEST)
+        })
     })
 }
 
@@ -240,6 +101,10 @@ mod tests {
     use apfkit_wire::envelope;
     use prost::Message as _;
     use serde_json::json;
+
+    const CORE_V1: &str = "v1";
+    const COORDINATION_V1: &str = "coordination.k8s.io/v1";
+    const EVENTS_V1: &str = "events.k8s.io/v1";
 
     fn raw(bytes: &[u8]) -> Vec<u8> {
         envelope::unwrap(&bytes[4..]).unwrap().raw.unwrap()
@@ -304,6 +169,8 @@ mod tests {
 
     /// Both Events' messages: what is written upstream's messages read, a zero `eventTime`
     /// written as Go writes a zero `MicroTime` value (an empty message), read back as null.
+    /// A `MicroTime` in a Go struct value (an Event's `eventTime`, a series'
+    /// `lastObservedTime`) is an `Option` in the generated types, `None` for Go's zero time.
     #[test]
     fn events_agree_with_upstreams_messages() {
         let core = json!({"apiVersion": "v1", "kind": "Event",
@@ -320,7 +187,8 @@ mod tests {
         let event_time = upstream.event_time.unwrap();
         assert_eq!((event_time.seconds, event_time.nanos), (None, None));
         assert_eq!(upstream.reporting_component.as_deref(), Some(""));
-        assert_eq!(read(&bytes, &Limits::default()).unwrap().unwrap().0, core);
+        // Read back as stored objects are: the zero time as Go writes it, null.
+        assert_eq!(read_stored(&bytes, &Limits::default()).unwrap(), core);
 
         let newer = json!({"apiVersion": EVENTS_V1, "kind": "Event",
             "metadata": {"name": "w.1", "namespace": "team"},

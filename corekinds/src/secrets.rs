@@ -10,8 +10,8 @@ use apfkit_apiserver::table::{
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
+use apfkit_types::builtin::core::v1::Secret;
 use base64::Engine as _;
-use k8s_openapi::api::core::v1::Secret;
 use serde_json::{Map, Value};
 
 use crate::config_maps::MAX_SIZE;

@@ -9,7 +9,7 @@ use apfkit_apiserver::table::{
 };
 use apfkit_runtime::field::{FieldError, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
-use k8s_openapi::api::core::v1::ServiceAccount;
+use apfkit_types::builtin::core::v1::ServiceAccount;
 use serde_json::{Value, json};
 
 use crate::{Kind, metadata_errors};

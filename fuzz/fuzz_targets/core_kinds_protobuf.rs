@@ -2,7 +2,8 @@
 //! Events of both APIs (what client-go sends `apfkit serve`: a Lease's renewal, `kubectl
 //! create token`, an event recorder's Events, and what it stores): the bytes after `k8s\0`
 //! with the envelope of one of the kinds the first byte picks, read by
-//! `apfkit_corekinds::protobuf::read` within small limits; whatever it reads is written back
+//! `apfkit_corekinds::protobuf::read` (the codecs generated for these kinds in
+//! `apfkit_types::builtin`; a TokenRequest's field table) within small limits; whatever it reads is written back
 //! in protobuf and read again, and from then on reads back to the same value (`map<string,
 //! bytes>` as base64, `MicroTime`s truncated to microseconds on the first trip), within
 //! limits four times as roomy (a list's items gain their metadata).

@@ -1,6 +1,6 @@
-//! core/v1 Namespaces as kube-apiserver serves them: read as k8s-openapi's `Namespace` reads
-//! them and defaulted as `SetDefaults_Namespace` and `SetDefaults_NamespaceStatus` default
-//! them (`pkg/apis/core/v1/defaults.go`), prepared as `namespaceStrategy` prepares them and
+//! core/v1 Namespaces as kube-apiserver serves them: read as their generated type reads
+//! them (`apfkit_types::builtin`), defaulted as `SetDefaults_Namespace` and
+//! `SetDefaults_NamespaceStatus` default them (`pkg/apis/core/v1/defaults.go`), prepared as `namespaceStrategy` prepares them and
 //! deleted as the namespace `REST.Delete` deletes them (`pkg/registry/core/namespace`),
 //! checked as `ValidateNamespace` checks them, and printed with `kubectl get namespaces`'
 //! columns.
@@ -15,7 +15,7 @@ use apfkit_apiserver::table::{
 };
 use apfkit_runtime::field::{BadValue, FieldError, Path, names};
 use apfkit_runtime::scheme::{SchemeError, UnknownFields, Warning};
-use k8s_openapi::api::core::v1::Namespace;
+use apfkit_types::builtin::core::v1::Namespace;
 use serde_json::{Value, json};
 
 /// The finalizer of the namespace controller (`FinalizerKubernetes`), which every namespace

@@ -1,61 +1,28 @@
 //! Namespaces and their lists in Kubernetes protobuf, as client-go's typed clients send them
 //! (the e2e framework makes its namespaces so) and kube-apiserver stores them: the messages of
-//! k8s.io/api's `core/v1/generated.proto` as field tables (`apfkit_wire::shaped`), in the
-//! `k8s\0` envelope.
+//! k8s.io/api's `core/v1/generated.proto`, written and read by the codecs `apfkit-codegen`
+//! generated for them (`apfkit_types::builtin`), in the `k8s\0` envelope.
 
 use apfkit_runtime::scheme::{InputError, Limits};
-use apfkit_wire::shaped::{self, Holds, Reader, RootShape, Shape};
+use apfkit_types::builtin;
+use apfkit_wire::{KindEncodings, Kinds, envelope};
 use serde_json::Value;
 
-/// A Go `string` without `omitempty`.
-const TEXT: Holds = Holds::Text { omit_empty: false };
-/// A Go `string` with `omitempty`.
-const OMITTED_TEXT: Holds = Holds::Text { omit_empty: true };
+/// Namespaces and their lists, of the generated kinds.
+struct Namespaces;
 
-static NAMESPACE_SPEC: Shape = Shape(&[(1, "finalizers", Holds::Texts)]);
-static NAMESPACE_CONDITION: Shape = Shape(&[
-    (1, "type", TEXT),
-    (2, "status", TEXT),
-    (4, "lastTransitionTime", Holds::Time),
-    (5, "reason", OMITTED_TEXT),
-    (6, "message", OMITTED_TEXT),
-]);
-static NAMESPACE_STATUS: Shape = Shape(&[
-    (1, "phase", OMITTED_TEXT),
-    (2, "conditions", Holds::Messages(&NAMESPACE_CONDITION)),
-]);
-static NAMESPACE: Shape = Shape(&[
-    (1, "metadata", Holds::ObjectMeta),
-    (2, "spec", Holds::Message(&NAMESPACE_SPEC, true)),
-    (3, "status", Holds::Message(&NAMESPACE_STATUS, true)),
-]);
-static NAMESPACE_LIST: Shape = Shape(&[
-    (1, "metadata", Holds::ListMeta),
-    (2, "items", Holds::Messages(&NAMESPACE)),
-]);
-
-/// The `apiVersion` of Namespaces.
-const CORE_V1: &str = "v1";
-
-struct NamespaceRoot;
-impl RootShape for NamespaceRoot {
-    const SHAPE: &'static Shape = &NAMESPACE;
-}
-struct NamespaceListRoot;
-impl RootShape for NamespaceListRoot {
-    const SHAPE: &'static Shape = &NAMESPACE_LIST;
+impl Kinds for Namespaces {
+    fn encodings(&self, api_version: &str, kind: &str) -> Option<KindEncodings> {
+        matches!(kind, "Namespace" | "NamespaceList")
+            .then(|| builtin::KINDS.encodings(api_version, kind))
+            .flatten()
+    }
 }
 
 /// An enveloped Namespace or NamespaceList (prefix included) as JSON, with the paths of the
 /// fields its message lacks; `None` when it is another kind (another codec's).
 pub fn read(bytes: &[u8], limits: &Limits) -> Option<Result<(Value, Vec<String>), InputError>> {
-    shaped::read_enveloped(bytes, limits, |api_version, kind| {
-        Some(match (api_version, kind) {
-            (CORE_V1, "Namespace") => shaped::read::<NamespaceRoot> as Reader,
-            (CORE_V1, "NamespaceList") => shaped::read::<NamespaceListRoot>,
-            _ => return None,
-        })
-    })
+    envelope::decode_among(&Namespaces, bytes, limits)
 }
 
 /// A stored Namespace (prefix included) as JSON, read as [`read`] reads it.
@@ -70,13 +37,7 @@ pub fn read_stored(bytes: &[u8], limits: &Limits) -> Result<Value, String> {
 /// A Namespace or NamespaceList in the envelope, as kube-apiserver writes it; `None` for any
 /// other kind.
 pub fn write(object: &Value) -> Option<Result<Vec<u8>, String>> {
-    shaped::write_enveloped(object, |api_version, kind| {
-        Some(match (api_version, kind) {
-            (CORE_V1, "Namespace") => &NAMESPACE,
-            (CORE_V1, "NamespaceList") => &NAMESPACE_LIST,
-            _ => return None,
-        })
-    })
+    envelope::encode_among(&Namespaces, object)
 }
 
 #[cfg(test)]
@@ -85,6 +46,8 @@ mod tests {
     use apfkit_wire::envelope;
     use prost::Message as _;
     use serde_json::json;
+
+    const CORE_V1: &str = "v1";
 
     /// What is written is what upstream's messages (k8s-pb) read, and the other way.
     #[test]

@@ -21,6 +21,12 @@
 //	                                kind, its name as errors print it, struct fields by JSON
 //	                                name (with those tagged omitempty and the pointers),
 //	                                elements, and the decoders of its own it has
+//	golden golayouts                how the Go structs of the kinds apfkit-corekinds and
+//	                                apfkit-namespaces serve are laid out (types/data/
+//	                                core-go-layouts.json), by OpenAPI definition name: each
+//	                                field in Go's order with its JSON name, protobuf field
+//	                                number, pointer, omitempty and omitzero; what the
+//	                                generator's `x-apfkit-go` extension holds
 //	golden swaggerdoc               the SwaggerDoc() of the Go types whose fields kube-apiserver's
 //	                                printers describe their columns with, by OpenAPI definition
 //	                                name (apiserver/data/swagger-doc.json)
@@ -58,7 +64,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes|times|microtimes"))
+		fail(fmt.Errorf("usage: golden yaml|gnostic|json|labels|fields|swaggerdoc|gotypes|golayouts|times|microtimes"))
 	}
 	switch os.Args[1] {
 	case "yaml":
@@ -79,6 +85,8 @@ func main() {
 		swaggerDocs()
 	case "gotypes":
 		goTypes()
+	case "golayouts":
+		goLayouts()
 	case "times":
 		timeLines(func(value []byte) error { var t metav1.Time; return t.UnmarshalJSON(value) })
 	case "microtimes":
@@ -237,6 +245,87 @@ func goTypes() {
 		rootKeys[name] = key(reflect.TypeOf(value))
 	}
 	out, err := json.MarshalIndent(map[string]any{"roots": rootKeys, "types": types}, "", " ")
+	if err != nil {
+		fail(err)
+	}
+	os.Stdout.Write(append(out, '\n'))
+}
+
+// goField is one field of a Go struct as the generator's `x-apfkit-go` extension holds it.
+type goField struct {
+	JSON     string `json:"json"`
+	Protobuf *int   `json:"protobuf"`
+	Pointer  bool   `json:"pointer,omitempty"`
+	Omit     bool   `json:"omitempty,omitempty"`
+	OmitZero bool   `json:"omitzero,omitempty"`
+}
+
+// goLayouts writes the layout of every k8s.io/api struct reachable from the kinds
+// apfkit-corekinds and apfkit-namespaces serve, and their lists, keyed by OpenAPI definition name (k8s.io/api/core/v1.ConfigMap is
+// io.k8s.api.core.v1.ConfigMap). apimachinery's types are left out: the generator takes k8s-openapi's, whose layouts apfkit-wire holds.
+func goLayouts() {
+	roots := []any{
+		corev1.ConfigMap{}, corev1.ConfigMapList{},
+		corev1.Secret{}, corev1.SecretList{},
+		corev1.ServiceAccount{}, corev1.ServiceAccountList{},
+		corev1.Namespace{}, corev1.NamespaceList{},
+		corev1.Event{}, corev1.EventList{},
+		eventsv1.Event{}, eventsv1.EventList{},
+		coordinationv1.Lease{}, coordinationv1.LeaseList{},
+	}
+	layouts := map[string][]goField{}
+	var visit func(t reflect.Type)
+	visit = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || !strings.HasPrefix(t.PkgPath(), "k8s.io/api/") {
+			return
+		}
+		name := "io." + strings.ReplaceAll(t.PkgPath(), "/", ".") + "." + t.Name()
+		name = strings.Replace(name, "io.k8s.io.", "io.k8s.", 1)
+		if _, seen := layouts[name]; seen {
+			return
+		}
+		fields := []goField{}
+		layouts[name] = fields
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			jsonName, options, _ := strings.Cut(tag, ",")
+			if f.Anonymous && f.Type.Name() == "TypeMeta" {
+				fields = append(fields,
+					goField{JSON: "kind", Omit: true},
+					goField{JSON: "apiVersion", Omit: true})
+				continue
+			}
+			if tag == "-" || !f.IsExported() {
+				continue
+			}
+			field := goField{
+				JSON:     jsonName,
+				Pointer:  f.Type.Kind() == reflect.Pointer,
+				Omit:     strings.Contains(","+options+",", ",omitempty,"),
+				OmitZero: strings.Contains(","+options+",", ",omitzero,"),
+			}
+			if parts := strings.Split(f.Tag.Get("protobuf"), ","); len(parts) > 1 {
+				number := 0
+				if _, err := fmt.Sscanf(parts[1], "%d", &number); err != nil {
+					fail(fmt.Errorf("%s.%s: protobuf tag %q", name, f.Name, f.Tag.Get("protobuf")))
+				}
+				field.Protobuf = &number
+			} else {
+				fail(fmt.Errorf("%s.%s has no protobuf tag", name, f.Name))
+			}
+			fields = append(fields, field)
+			visit(f.Type)
+		}
+		layouts[name] = fields
+	}
+	for _, root := range roots {
+		visit(reflect.TypeOf(root))
+	}
+	out, err := json.MarshalIndent(layouts, "", " ")
 	if err != nil {
 		fail(err)
 	}

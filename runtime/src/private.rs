@@ -48,6 +48,33 @@ where
     Ok(text)
 }
 
+/// Decodes an optional map of base64 texts (Go's `map[string][]byte`), keeping them as
+/// written.
+pub fn optional_base64_map<'de, D>(
+    deserializer: D,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let map: Option<std::collections::BTreeMap<String, String>> =
+        serde::Deserialize::deserialize(deserializer)?;
+    for text in map.iter().flat_map(|map| map.values()) {
+        check_base64::<D::Error>(text)?;
+    }
+    Ok(map)
+}
+
+/// Decodes a map of base64 texts (Go's `map[string][]byte`), keeping them as written; `null`
+/// is empty.
+pub fn base64_map<'de, D>(
+    deserializer: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(optional_base64_map(deserializer)?.unwrap_or_default())
+}
+
 /// Checks base64 text as Go's `base64.StdEncoding.Decode` does (`encoding/json`'s rule for
 /// `[]byte`): padding required, `\r` and `\n` ignored, non-zero trailing bits accepted; the
 /// error names the offending byte as Go's does.

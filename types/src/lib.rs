@@ -66,6 +66,7 @@
 extern crate self as apfkit_types;
 
 pub mod bootstrap;
+pub mod builtin;
 mod conversions;
 pub mod defaulting;
 #[rustfmt::skip]

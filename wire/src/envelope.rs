@@ -208,6 +208,34 @@ pub fn encode(kinds: &(impl Kinds + ?Sized), object: &Value) -> Result<Vec<u8>, 
     Ok(wrap(api_version, kind, &raw))
 }
 
+/// An enveloped object (prefix included) of one of `kinds` as JSON, with the paths of the
+/// fields its type lacks, read as [`decode`] reads it; `None` when the bytes are not
+/// enveloped or name a kind that is not one of `kinds` (another codec's to read).
+pub fn decode_among(
+    kinds: &(impl Kinds + ?Sized),
+    bytes: &[u8],
+    limits: &Limits,
+) -> Option<Result<(Value, Vec<String>), InputError>> {
+    let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
+    let type_meta = unwrap(message).ok()?.type_meta.unwrap_or_default();
+    kinds.encodings(
+        type_meta.api_version.as_deref()?,
+        type_meta.kind.as_deref()?,
+    )?;
+    Some(crate::read_protobuf(kinds, bytes, limits))
+}
+
+/// An object of one of `kinds` in the envelope, as [`encode`] writes it; `None` when it is
+/// another kind (another codec's to write).
+pub fn encode_among(
+    kinds: &(impl Kinds + ?Sized),
+    object: &Value,
+) -> Option<Result<Vec<u8>, String>> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    kinds.encodings(api_version, object.get("kind")?.as_str()?)?;
+    Some(encode(kinds, object).map_err(|error| error.to_string()))
+}
+
 /// An enveloped object (prefix included) of the kind `T`, decoded straight into `T` (no JSON
 /// value on the way), the fields `T` lacks dropped; refused as soon as it exceeds `limits`.
 /// `None` when the bytes lack the prefix or the envelope names another apiVersion or kind.

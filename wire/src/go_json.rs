@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, MicroTime, Time};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::ser::{CompactFormatter, Formatter};
 
@@ -54,6 +54,13 @@ impl GoJson for FieldsV1 {
 
 /// RFC 3339 in UTC, whole seconds, as `metav1.Time.MarshalJSON` writes it.
 impl GoJson for Time {
+    fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize(serializer)
+    }
+}
+
+/// RFC 3339 in UTC with six digits of a second, as `metav1.MicroTime.MarshalJSON` writes it.
+impl GoJson for MicroTime {
     fn serialize_go<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.serialize(serializer)
     }

@@ -17,7 +17,7 @@
 use std::fmt;
 
 pub use apfkit_runtime::scheme::Limits;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, MicroTime, Time};
 use prost::encoding::{self as pe};
 
 /// The wire type of a protobuf field (prost's).
@@ -770,6 +770,66 @@ pub fn put_micro_time(buf: &mut Vec<u8>, number: u32, seconds: i64, nanos: i32) 
     pe::encode_varint((int64_len(1, seconds) + int32_len(2, nanos)) as u64, buf);
     put_int64(buf, 1, seconds);
     put_int32(buf, 2, nanos);
+}
+
+/// The seconds and whole microseconds (as nanoseconds) of a `metav1.MicroTime`, as Go's
+/// `ProtoMicroTime` writes them once apimachinery has truncated them.
+fn micro_parts(time: &MicroTime) -> (i64, i32) {
+    let nanos = time.0.subsec_nanosecond();
+    (time.0.as_second(), nanos - nanos % 1000)
+}
+
+/// Writes a `metav1.MicroTime` value; `None` is Go's zero time, an empty message.
+pub fn put_micro(buf: &mut Vec<u8>, number: u32, time: Option<&MicroTime>) {
+    match time.map(micro_parts) {
+        Some((seconds, nanos)) => put_micro_time(buf, number, seconds, nanos),
+        None => put_time(buf, number, None),
+    }
+}
+
+/// Length of [`put_micro`].
+pub fn micro_len(number: u32, time: Option<&MicroTime>) -> usize {
+    let len = time.map(micro_parts).map_or(0, |(seconds, nanos)| {
+        int64_len(1, seconds) + int32_len(2, nanos)
+    });
+    key_len(number) + pe::encoded_len_varint(len as u64) + len
+}
+
+/// Reads a `metav1.MicroTime` value ([`get_micro_time`]); the empty message is Go's zero
+/// time, `None`.
+///
+/// # Errors
+///
+/// Malformed message or a time outside the representable range.
+pub fn get_micro(
+    wire: WireType,
+    buf: &mut &[u8],
+    decoder: &mut Decoder,
+) -> Result<Option<MicroTime>, DecodeError> {
+    let Some((seconds, nanos)) = get_micro_time(wire, buf, decoder)? else {
+        return Ok(None);
+    };
+    k8s_openapi::jiff::Timestamp::new(seconds, nanos)
+        .map(|t| Some(MicroTime(t)))
+        .map_err(|_| {
+            decoder.error(format!(
+                "{seconds} seconds is outside the supported time range"
+            ))
+        })
+}
+
+/// Length of [`put_bytes_map`]; values that are not base64 count as empty (writing them
+/// fails).
+pub fn bytes_map_len<'a>(
+    number: u32,
+    map: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> usize {
+    map.into_iter()
+        .map(|(key, text)| {
+            let len = string_len(1, key) + base64_len(2, text);
+            key_len(number) + pe::encoded_len_varint(len as u64) + len
+        })
+        .sum()
 }
 
 /// Reads one `map<string, Message>` entry: its key, its value merged into `value` (a missing

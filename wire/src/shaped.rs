@@ -788,8 +788,7 @@ fn write_message(
             Holds::MicroTime | Holds::MicroTimeValue => match field {
                 Some(value) => {
                     let time: MicroTime = typed(value, &here)?;
-                    let nanos = time.0.subsec_nanosecond();
-                    pb::put_micro_time(buf, number, time.0.as_second(), nanos - nanos % 1000);
+                    pb::put_micro(buf, number, Some(&time));
                 }
                 None if matches!(holds, Holds::MicroTimeValue) => pb::put_time(buf, number, None),
                 None => {}

@@ -116,7 +116,9 @@ async fn config_maps_are_made_checked_and_kept_immutable(s: &mut Session) {
     .await;
     for fields in [
         json!({"data": {"..bad": "x"}}),
-        json!({"data": {"a*b": "x", "dup": "x"}, "binaryData": {"dup": "eA=="}}),
+        // One bad key a request: Go's map order, which orders two keys' errors, is random.
+        json!({"data": {"a*b": "x"}}),
+        json!({"data": {"dup": "x"}, "binaryData": {"dup": "eA=="}}),
         json!({"data": {"big": "x".repeat(1024 * 1024 + 1)}}),
         json!({"data": {"n": 1}}),
         json!({"binaryData": {"c": "not base64"}}),

@@ -5,6 +5,7 @@
 
 pub mod apiregistration;
 mod build;
+pub mod core;
 pub mod flowcontrol;
 mod go;
 pub mod hub;
