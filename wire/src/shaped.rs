@@ -152,6 +152,35 @@ pub static PARTIAL_OBJECT_METADATA_LIST_V1BETA1: Shape = Shape(&[
     (2, "metadata", Holds::ListMeta),
 ]);
 
+/// apimachinery's `StatusCause` (every field a Go `string` with `omitempty`; `type` is
+/// `reason` in JSON).
+static STATUS_CAUSE: Shape = Shape(&[
+    (1, "reason", Holds::Text { omit_empty: true }),
+    (2, "message", Holds::Text { omit_empty: true }),
+    (3, "field", Holds::Text { omit_empty: true }),
+]);
+
+/// apimachinery's `StatusDetails`.
+static STATUS_DETAILS: Shape = Shape(&[
+    (1, "name", Holds::Text { omit_empty: true }),
+    (2, "group", Holds::Text { omit_empty: true }),
+    (3, "kind", Holds::Text { omit_empty: true }),
+    (4, "causes", Holds::Messages(&STATUS_CAUSE)),
+    (5, "retryAfterSeconds", Holds::Int32 { omit_zero: true }),
+    (6, "uid", Holds::Text { omit_empty: true }),
+]);
+
+/// meta/v1's `Status`, what an API server answers an error with (a client that asked for
+/// protobuf gets it in protobuf).
+pub static STATUS: Shape = Shape(&[
+    (1, "metadata", Holds::ListMeta),
+    (2, "status", Holds::Text { omit_empty: true }),
+    (3, "message", Holds::Text { omit_empty: true }),
+    (4, "reason", Holds::Text { omit_empty: true }),
+    (5, "details", Holds::Message(&STATUS_DETAILS, false)),
+    (6, "code", Holds::Int32 { omit_zero: true }),
+]);
+
 /// `intstr.IntOrString`'s message.
 static INT_OR_STRING: Shape = Shape(&[
     (1, "type", Holds::Int64 { omit_zero: false }),

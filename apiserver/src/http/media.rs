@@ -50,6 +50,19 @@ impl Format {
     }
 }
 
+/// What an endpoint writes in protobuf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protobuf {
+    /// Its objects (and its errors).
+    Objects,
+    /// Its errors alone (and metadata): a custom resource's, whose serializer writes
+    /// protobuf though its objects have none, so a protobuf range is refused by kube's
+    /// negotiation rather than by go-restful's route.
+    Errors,
+    /// Nothing.
+    No,
+}
+
 /// What the client asked to receive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wanted {
@@ -112,9 +125,29 @@ fn format_of(essence: &str) -> Option<Format> {
     }
 }
 
+/// The format a `Status` answering an error is written in, as kube-apiserver's
+/// `ErrorNegotiated` picks it for `accept`: the first range naming JSON, YAML or protobuf
+/// without parameters that ask for another kind (a `Status` converts to nothing), whatever
+/// the resource (a custom resource's errors too, though its objects have no protobuf); JSON
+/// when no range is one of those.
+pub fn error_format(accept: Option<&str>) -> Format {
+    accept
+        .unwrap_or_default()
+        .split(',')
+        .map(parse_range)
+        .filter(|range| {
+            range.as_kind.is_none()
+                && range.group.is_none()
+                && range.version.is_none()
+                && !range.other_parameters
+        })
+        .find_map(|range| format_of(range.essence))
+        .unwrap_or(Format::Json)
+}
+
 /// What to answer for `accept`, given what the endpoint can give: `tables` (and metadata) for
-/// reads of a resource, `discovery` for `/apis` and `/api`, `protobuf` where the scheme writes
-/// it, `streams` where watches are served (a resource's collection). The first range the
+/// reads of a resource, `discovery` for `/apis` and `/api`, `protobuf` what the scheme writes
+/// in it, `streams` where watches are served (a resource's collection). The first range the
 /// server can serve wins, as kube-apiserver's negotiation picks.
 ///
 /// # Errors
@@ -125,7 +158,7 @@ pub fn negotiate(
     accept: Option<&str>,
     tables: bool,
     discovery: bool,
-    protobuf: bool,
+    protobuf: Protobuf,
     streams: bool,
 ) -> Result<Wanted, ApiError> {
     let accept = accept.unwrap_or("").trim();
@@ -144,7 +177,9 @@ pub fn negotiate(
             range.as_kind,
             Some("PartialObjectMetadata" | "PartialObjectMetadataList")
         );
-        if format == Format::Protobuf && !protobuf && !(tables && metadata) {
+        if format == Format::Protobuf && protobuf != Protobuf::Objects && !(tables && metadata) {
+            // The serializer has it: its negotiation refuses it, not the route.
+            produced |= protobuf == Protobuf::Errors;
             continue;
         }
         produced = true;
@@ -188,7 +223,7 @@ pub fn negotiate(
         }
     }
     let mut supported = vec![JSON, YAML];
-    if protobuf {
+    if protobuf != Protobuf::No {
         supported.push(PROTOBUF);
     }
     if produced {
@@ -196,7 +231,7 @@ pub fn negotiate(
     }
     if streams {
         supported.push("application/json;stream=watch");
-        if protobuf {
+        if protobuf != Protobuf::No {
             supported.push("application/vnd.kubernetes.protobuf;stream=watch");
         }
     }
@@ -227,7 +262,7 @@ mod tests {
     fn kubectl_gets_a_table_or_json_as_it_lists_them() {
         let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(
-            negotiate(Some(kubectl), true, false, false, false).unwrap(),
+            negotiate(Some(kubectl), true, false, Protobuf::No, false).unwrap(),
             Wanted::Table(Format::Json, "meta.k8s.io/v1")
         );
         // table_conversion.go asks for v1beta1 alone, and gets a v1beta1 Table.
@@ -236,14 +271,14 @@ mod tests {
                 Some("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
                 true,
                 false,
-                false,
+                Protobuf::No,
                 false
             )
             .unwrap(),
             Wanted::Table(Format::Json, "meta.k8s.io/v1beta1")
         );
         assert_eq!(
-            negotiate(Some(kubectl), false, false, false, false).unwrap(),
+            negotiate(Some(kubectl), false, false, Protobuf::No, false).unwrap(),
             Wanted::Object(Format::Json)
         );
     }
@@ -252,18 +287,34 @@ mod tests {
     fn client_go_gets_aggregated_discovery_when_it_asks() {
         let client_go = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
         assert_eq!(
-            negotiate(Some(client_go), false, true, false, false).unwrap(),
+            negotiate(Some(client_go), false, true, Protobuf::No, false).unwrap(),
             Wanted::Discovery("v2")
         );
         assert_eq!(
-            negotiate(Some(client_go), false, false, false, false).unwrap(),
+            negotiate(Some(client_go), false, false, Protobuf::No, false).unwrap(),
             Wanted::Object(Format::Json)
         );
     }
 
     #[test]
+    fn errors_take_the_first_format_that_asks_for_no_other_kind() {
+        let client_go = "application/vnd.kubernetes.protobuf, application/json";
+        assert_eq!(error_format(Some(client_go)), Format::Protobuf);
+        assert_eq!(error_format(Some("application/yaml;q=0.9")), Format::Yaml);
+        let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+        assert_eq!(error_format(Some(kubectl)), Format::Json);
+        let table_then_protobuf =
+            "application/json;as=Table;v=v1;g=meta.k8s.io, application/vnd.kubernetes.protobuf";
+        assert_eq!(error_format(Some(table_then_protobuf)), Format::Protobuf);
+        for nothing_usable in [None, Some(""), Some("text/html"), Some(",,;")] {
+            assert_eq!(error_format(nothing_usable), Format::Json);
+        }
+    }
+
+    #[test]
     fn unknown_media_types_are_refused() {
-        let error = negotiate(Some("text/html"), false, false, true, true).unwrap_err();
+        let error =
+            negotiate(Some("text/html"), false, false, Protobuf::Objects, true).unwrap_err();
         assert_eq!(error.code, 406);
         assert_eq!(
             error.message,
@@ -275,7 +326,7 @@ mod tests {
             Some("application/json;as=Nothing"),
             true,
             false,
-            false,
+            Protobuf::No,
             false,
         )
         .unwrap_err();
@@ -288,7 +339,7 @@ mod tests {
                 Some("application/vnd.kubernetes.protobuf, */*"),
                 false,
                 false,
-                false,
+                Protobuf::No,
                 false
             )
             .unwrap(),

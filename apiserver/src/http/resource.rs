@@ -53,7 +53,15 @@ where
     let request_type = header_text(&request, header::CONTENT_TYPE);
     let user_agent = header_text(&request, header::USER_AGENT);
     let reads = action.reads();
-    let protobuf = server.objects.wire().writes_protobuf() && target.served.protobuf();
+    let protobuf = match (
+        server.objects.wire().writes_protobuf(),
+        target.served.protobuf(),
+    ) {
+        (true, true) => media::Protobuf::Objects,
+        // A custom resource: protobuf is its serializer's (errors, metadata), not its objects'.
+        (true, false) => media::Protobuf::Errors,
+        (false, _) => media::Protobuf::No,
+    };
     let (format, transform) = match media::negotiate(
         accept.as_deref(),
         reads,

@@ -58,9 +58,41 @@ pub(super) fn status_response(code: u16, status: serde_json::Value) -> Response 
     response
 }
 
-/// An error as a `Status`.
+/// An error as a `Status` in JSON.
 pub(super) fn error_response(error: &ApiError) -> Response {
-    let mut response = status_response(error.code, error.status());
+    error_response_in(error, Format::Json)
+}
+
+/// The format of the errors answered to a request with `headers`: what its `Accept`
+/// negotiates for a `Status` ([`media::error_format`]), as kube-apiserver's
+/// `ErrorNegotiated` writes errors.
+pub(super) fn error_format(headers: &axum::http::HeaderMap) -> Format {
+    media::error_format(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()))
+}
+
+/// An error as a `Status` in `format`.
+pub(super) fn error_response_in(error: &ApiError, format: Format) -> Response {
+    let status = error.status();
+    let written = match format {
+        Format::Json => None,
+        Format::Yaml => serde_saphyr::to_string(&status)
+            .ok()
+            .map(String::into_bytes),
+        Format::Protobuf => apfkit_wire::shaped::write_enveloped(&status, |api_version, kind| {
+            (api_version == "v1" && kind == "Status").then_some(&apfkit_wire::shaped::STATUS)
+        })
+        .and_then(Result::ok),
+    };
+    let mut response = match written {
+        Some(body) => {
+            let mut response = respond(error.code, content_type(format), body);
+            response
+                .extensions_mut()
+                .insert(crate::audit::ResponseStatus(std::sync::Arc::new(status)));
+            response
+        }
+        None => status_response(error.code, status),
+    };
     // As responsewriters.ErrorNegotiated: a retry hint in the details is also the header.
     if let Some(seconds) = error.retry_after_seconds.filter(|s| *s > 0) {
         response

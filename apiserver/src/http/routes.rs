@@ -18,7 +18,7 @@ use super::media::{self, Wanted};
 use super::openid;
 use super::request::{Target, drain, read_body};
 use super::resource;
-use super::response::{error_response, json_response, respond};
+use super::response::{error_format, error_response_in, json_response, respond};
 use super::server::{ApiServer, Catalog};
 use super::{discovery, openapi, openapi_answers, reviews};
 use crate::audit::AuditContext;
@@ -36,9 +36,10 @@ where
             .get(header::ACCEPT_ENCODING)
             .and_then(|v| v.to_str().ok()),
     );
+    let error_format = error_format(request.headers());
     let response = match route(&server, request).await {
         Ok(response) => response,
-        Err(error) => error_response(&error),
+        Err(error) => error_response_in(&error, error_format),
     };
     match answers {
         Answers::Api { gzip } => compression::api_answer(response, gzip).await,
@@ -98,8 +99,9 @@ where
                 let info = request_info::of(&request);
                 crate::audit::failed_authentication(auditor, &request, &info, &id.0, error.code);
             }
+            let format = error_format(request.headers());
             drain(request.into_body()).await;
-            error_response(&error)
+            error_response_in(&error, format)
         }
     }
 }
@@ -182,8 +184,9 @@ where
             next.run(request).await
         }
         Err(error) => {
+            let format = error_format(request.headers());
             drain(request.into_body()).await;
-            error_response(&error)
+            error_response_in(&error, format)
         }
     }
 }
@@ -229,6 +232,7 @@ where
         .uri()
         .path_and_query()
         .map_or_else(|| request.uri().path().to_owned(), ToString::to_string);
+    let format = error_format(request.headers());
     drain(request.into_body()).await;
     // An authorizer that could not decide: kube-apiserver's `responsewriters.InternalError`.
     if let Some(error) = &verdict.error {
@@ -236,7 +240,7 @@ where
         return super::response::internal_error_text(&uri, error);
     }
     annotate(Some("forbid"), &verdict.reason);
-    error_response(&attributes.forbidden(&verdict.reason))
+    error_response_in(&attributes.forbidden(&verdict.reason), format)
 }
 
 pub(super) async fn route<H>(
@@ -347,7 +351,7 @@ where
                 .await)
         }
         ["api"] if is_get => {
-            match media::negotiate(accept.as_deref(), false, true, false, false)? {
+            match media::negotiate(accept.as_deref(), false, true, media::Protobuf::No, false)? {
                 Wanted::Discovery(version) => Ok(discovery_response(
                     version,
                     &discovery::aggregated(
@@ -375,20 +379,22 @@ where
             ))
         }
         // kube-aggregator's `/apis` handler answers every method alike.
-        ["apis"] => match media::negotiate(accept.as_deref(), false, true, false, false)? {
-            Wanted::Discovery(version) => Ok(discovery_response(
-                version,
-                &discovery::aggregated(
-                    &catalog.resources,
-                    &catalog.reviews,
-                    &catalog.groups,
-                    false,
+        ["apis"] => {
+            match media::negotiate(accept.as_deref(), false, true, media::Protobuf::No, false)? {
+                Wanted::Discovery(version) => Ok(discovery_response(
                     version,
-                ),
-                if_none_match.as_deref(),
-            )),
-            _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
-        },
+                    &discovery::aggregated(
+                        &catalog.resources,
+                        &catalog.reviews,
+                        &catalog.groups,
+                        false,
+                        version,
+                    ),
+                    if_none_match.as_deref(),
+                )),
+                _ => Ok(json_response(200, &discovery::group_list(&catalog.groups))),
+            }
+        }
         // As is each group's own document.
         ["apis", group] if !group.is_empty() => {
             let group = catalog.group(group).ok_or_else(ApiError::no_route)?;

@@ -36,10 +36,11 @@ where
     let query = Query::parse(request.uri().query())?;
     let accept = header_text(&request, header::ACCEPT);
     let content = header_text(&request, header::CONTENT_TYPE);
-    let format = match media::negotiate(accept.as_deref(), false, false, false, false)? {
-        Wanted::Object(format) => format,
-        _ => return Err(ApiError::not_acceptable(&[media::JSON])),
-    };
+    let format =
+        match media::negotiate(accept.as_deref(), false, false, media::Protobuf::No, false)? {
+            Wanted::Object(format) => format,
+            _ => return Err(ApiError::not_acceptable(&[media::JSON])),
+        };
     if let Some(options) = action.write_options() {
         query.check_dry_run(options)?;
     }

@@ -92,6 +92,18 @@ async fn a_deleted_crd_terminates_until_its_custom_resources_are_gone(s: &mut Se
         crate::routes::partial_metadata_agrees,
     )
     .await;
+    // In protobuf, which its objects have not: refused by kube's negotiation, whose 406 is
+    // written in protobuf; protobuf first and JSON after answers JSON.
+    for path in [
+        format!("{GADGETS}/kept"),
+        format!("{GADGETS}/absent"),
+        GADGETS.to_owned(),
+    ] {
+        s.send(Request::get(&path).accept("application/vnd.kubernetes.protobuf"))
+            .await;
+        s.send(Request::get(&path).accept("application/vnd.kubernetes.protobuf, application/json"))
+            .await;
+    }
     // As a table, whose list metadata has no empty `continue` either.
     s.send(
         Request::get(GADGETS)

@@ -744,7 +744,34 @@ async fn access_reviews_are_answered_as_kube_answers_them(s: &mut Session) {
     s.send(Request::post(LSARS, &elsewhere)).await;
 }
 
+/// An error answered to a client that asks for protobuf first, as client-go's typed clients
+/// of kube-controller-manager and the kubelet ask: kube writes the `Status` in the media type
+/// negotiated, protobuf; a range that asks for another kind (a table) is passed over for the
+/// error. (In YAML too, but go-yaml v2's style is not apfkit's: recorded open.)
+async fn errors_are_written_in_the_media_type_asked_for(s: &mut Session) {
+    const PROTOBUF_FIRST: &str = "application/vnd.kubernetes.protobuf, application/json";
+    for accept in [
+        PROTOBUF_FIRST,
+        "application/vnd.kubernetes.protobuf",
+        "application/json;as=Table;g=meta.k8s.io;v=v1, application/vnd.kubernetes.protobuf",
+    ] {
+        s.send(
+            Request::get("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/absent").accept(accept),
+        )
+        .await;
+        s.send(Request::get("/api/v1/namespaces/default/configmaps/absent").accept(accept))
+            .await;
+        s.send(Request::get("/api/v1/namespaces/absent").accept(accept))
+            .await;
+        let invalid = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "Not Valid"}});
+        s.send(Request::post("/api/v1/namespaces/default/configmaps", &invalid).accept(accept))
+            .await;
+    }
+}
+
 crate::cases!(
+    errors_are_written_in_the_media_type_asked_for,
     access_reviews_are_answered_as_kube_answers_them,
     a_token_review_says_whom_a_token_authenticates,
     openapi_documents_of_kubes_groups_are_kubes,
