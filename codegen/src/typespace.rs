@@ -17,6 +17,8 @@ const SCHEMA_REF_PREFIX: &str = "#/components/schemas/";
 /// (such as k8s-openapi's) applies.
 const QUANTITY_DEFINITION: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 pub(crate) const INT_OR_STRING_DEFINITION: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+pub(crate) const TIME_DEFINITION: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+pub(crate) const MICRO_TIME_DEFINITION: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 const OBJECT_META_DEFINITION: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 /// The pattern controller-gen (kubebuilder) writes for a `resource.Quantity` field, which it
@@ -1117,14 +1119,11 @@ fn is_struct(schema: &Schema) -> bool {
     !schema.properties.is_empty() || schema.embedded_resource
 }
 
-/// The `apfkit-runtime` type standing for one of Kubernetes' shared definitions.
 /// apimachinery's `Time` and `MicroTime`, whose k8s-openapi types (when they stand in for
 /// them) have no `Default`.
-const TIMES: [&str; 2] = [
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
-];
+const TIMES: [&str; 2] = [TIME_DEFINITION, MICRO_TIME_DEFINITION];
 
+/// The `apfkit-runtime` type standing for one of Kubernetes' shared definitions.
 fn runtime_type(definition: &str) -> Option<FieldType> {
     match definition {
         QUANTITY_DEFINITION => Some(FieldType::Quantity),

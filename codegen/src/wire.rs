@@ -8,11 +8,12 @@ use quote::{format_ident, quote};
 
 use crate::error::{Error, Result};
 use crate::openapi::GoField;
-use crate::typespace::{FieldDef, FieldType, Presence, StructDef, TypeBody, TypeSpace};
+use crate::typespace::{
+    FieldDef, FieldType, MICRO_TIME_DEFINITION as MICRO_TIME, Presence, StructDef,
+    TIME_DEFINITION as TIME, TypeBody, TypeSpace,
+};
 
 /// Definitions with their own hand-written codec in the runtime.
-const TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
-const MICRO_TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 const FIELDS_V1: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1";
 
 /// How one value travels on the protobuf wire.
@@ -366,8 +367,11 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
         Scalar::I64 => quote! { #p::get_int64(wire, buf, decoder)? },
         Scalar::Bool => quote! { #p::get_bool(wire, buf, decoder)? },
         Scalar::FieldsV1 => quote! { #p::get_fields_v1(wire, buf, decoder)? },
+        // A time is read as an `Option` (Go's zero time as `None`).
+        Scalar::Time => quote! { #p::get_time(wire, buf, decoder)? },
+        Scalar::MicroTime => quote! { #p::get_micro(wire, buf, decoder)? },
         // Handled by the callers.
-        Scalar::Time | Scalar::MicroTime | Scalar::Message => TokenStream::new(),
+        Scalar::Message => TokenStream::new(),
     };
     let body = match f.shape {
         Shape::Single(Scalar::Message) => {
@@ -379,11 +383,7 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
             quote! { #p::get_message(wire, buf, decoder, #target)?; }
         }
         Shape::Single(time @ (Scalar::Time | Scalar::MicroTime)) => {
-            let get = if time == Scalar::Time {
-                quote! { #p::get_time(wire, buf, decoder)? }
-            } else {
-                quote! { #p::get_micro(wire, buf, decoder)? }
-            };
+            let get = get(time);
             if optional {
                 quote! { self.#id = #get; }
             } else {
@@ -406,22 +406,13 @@ fn merge_field(wire: &TokenStream, f: &Field<'_>) -> TokenStream {
             };
             match scalar {
                 Scalar::Message => quote! { #p::get_element(wire, buf, decoder, #list)?; },
-                Scalar::Time => quote! {
-                    let list = #list;
-                    decoder.enter_index(list.len());
-                    let value = #p::get_time(wire, buf, decoder)?.unwrap_or_default();
-                    decoder.leave();
-                    list.push(value);
-                },
-                Scalar::MicroTime => quote! {
-                    let list = #list;
-                    decoder.enter_index(list.len());
-                    let value = #p::get_micro(wire, buf, decoder)?.unwrap_or_default();
-                    decoder.leave();
-                    list.push(value);
-                },
                 scalar => {
                     let value = get(scalar);
+                    let value = if matches!(scalar, Scalar::Time | Scalar::MicroTime) {
+                        quote! { #value.unwrap_or_default() }
+                    } else {
+                        value
+                    };
                     quote! {
                         let list = #list;
                         decoder.enter_index(list.len());

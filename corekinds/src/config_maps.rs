@@ -112,6 +112,33 @@ mod tests {
             .collect()
     }
 
+    /// `binaryData` is read as Go reads a `map[string][]byte`: each value base64, refused in
+    /// Go's words (the byte it fails at); null and absent alike.
+    #[test]
+    fn binary_data_is_read_as_go_reads_it() {
+        let read = |binary: Value| {
+            normalize(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"},
+                    "binaryData": binary}),
+                apfkit_runtime::scheme::UnknownFields::Strict,
+                &mut Vec::new(),
+            )
+        };
+        let kept = read(json!({"a": "AAH/", "b": ""})).unwrap();
+        assert_eq!(kept["binaryData"], json!({"a": "AAH/", "b": ""}));
+        for (garbage, at) in [("not base64", 3), ("AAH", 0), ("A===", 1)] {
+            let error = read(json!({"ok": "AAH/", "bad": garbage})).unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .contains(&format!("illegal base64 data at input byte {at}")),
+                "{garbage}: {error}"
+            );
+        }
+        assert!(read(json!(null)).unwrap().get("binaryData").is_none());
+        assert!(read(json!({"n": 1})).is_err());
+    }
+
     /// Cases of upstream's `TestValidateConfigMap` and `TestValidateConfigMapUpdate`
     /// (`pkg/apis/core/validation/validation_test.go`), with kube's messages.
     #[test]

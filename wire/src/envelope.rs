@@ -181,13 +181,24 @@ pub fn decode(
     let api_version = type_meta.api_version.unwrap_or_default();
     let kind = type_meta.kind.unwrap_or_default();
     let encodings = encodings(kinds, &api_version, &kind)?;
-    (encodings.decode_protobuf)(unknown.raw.as_deref().unwrap_or_default(), limits).map_err(
-        |source| EnvelopeError::Decode {
+    decode_raw(encodings, unknown.raw.as_deref(), api_version, kind, limits)
+}
+
+/// The message an envelope holds (`raw`), decoded with its kind's `encodings`.
+fn decode_raw(
+    encodings: KindEncodings,
+    raw: Option<&[u8]>,
+    api_version: String,
+    kind: String,
+    limits: &Limits,
+) -> Result<Decoded<Value>, EnvelopeError> {
+    (encodings.decode_protobuf)(raw.unwrap_or_default(), limits).map_err(|source| {
+        EnvelopeError::Decode {
             api_version,
             kind,
             source,
-        },
-    )
+        }
+    })
 }
 
 /// An object of one of `kinds` in the envelope (prefix included), as kube-apiserver writes it.
@@ -217,12 +228,15 @@ pub fn decode_among(
     limits: &Limits,
 ) -> Option<Result<(Value, Vec<String>), InputError>> {
     let message = bytes.strip_prefix(PROTOBUF_PREFIX)?;
-    let type_meta = unwrap(message).ok()?.type_meta.unwrap_or_default();
-    kinds.encodings(
-        type_meta.api_version.as_deref()?,
-        type_meta.kind.as_deref()?,
-    )?;
-    Some(crate::read_protobuf(kinds, bytes, limits))
+    let unknown = unwrap(message).ok()?;
+    let type_meta = unknown.type_meta.unwrap_or_default();
+    let (api_version, kind) = (type_meta.api_version?, type_meta.kind?);
+    let encodings = kinds.encodings(&api_version, &kind)?;
+    Some(
+        decode_raw(encodings, unknown.raw.as_deref(), api_version, kind, limits)
+            .map(crate::with_paths)
+            .map_err(input_error),
+    )
 }
 
 /// An object of one of `kinds` in the envelope, as [`encode`] writes it; `None` when it is

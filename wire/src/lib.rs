@@ -134,9 +134,15 @@ pub fn read_protobuf(
     bytes: &[u8],
     limits: &runtime_scheme::Limits,
 ) -> Result<(Value, Vec<String>), InputError> {
-    let decoded = envelope::decode(kinds, bytes, limits).map_err(envelope::input_error)?;
+    envelope::decode(kinds, bytes, limits)
+        .map(with_paths)
+        .map_err(envelope::input_error)
+}
+
+/// A decoded object with the paths of the unknown fields it carried.
+fn with_paths(decoded: protobuf::Decoded<Value>) -> (Value, Vec<String>) {
     let unknown = decoded.unknown.into_iter().map(|u| u.path).collect();
-    Ok((decoded.value, unknown))
+    (decoded.value, unknown)
 }
 
 /// A document as kube-apiserver writes it: JSON in Go's field order, compact or indented by two

@@ -429,9 +429,18 @@ pub fn string_map_len<'a>(
     number: u32,
     map: impl IntoIterator<Item = (&'a String, &'a String)>,
 ) -> usize {
+    map_len(number, map, |value| string_len(2, value))
+}
+
+/// Length of the entries of a `map<string, V>`, each value's field as `value_len` counts it.
+fn map_len<'a>(
+    number: u32,
+    map: impl IntoIterator<Item = (&'a String, &'a String)>,
+    value_len: impl Fn(&str) -> usize,
+) -> usize {
     map.into_iter()
         .map(|(key, value)| {
-            let len = string_len(1, key) + string_len(2, value);
+            let len = string_len(1, key) + value_len(value);
             key_len(number) + pe::encoded_len_varint(len as u64) + len
         })
         .sum()
@@ -824,12 +833,7 @@ pub fn bytes_map_len<'a>(
     number: u32,
     map: impl IntoIterator<Item = (&'a String, &'a String)>,
 ) -> usize {
-    map.into_iter()
-        .map(|(key, text)| {
-            let len = string_len(1, key) + base64_len(2, text);
-            key_len(number) + pe::encoded_len_varint(len as u64) + len
-        })
-        .sum()
+    map_len(number, map, |text| base64_len(2, text))
 }
 
 /// Reads one `map<string, Message>` entry: its key, its value merged into `value` (a missing

@@ -51,7 +51,11 @@ pub(super) fn json_response(code: u16, value: &serde_json::Value) -> Response {
 /// A `Status` answered with `code`, which is also the audit event's `responseStatus`
 /// (`LogResponseObject` copies a `Status` answer's status, message, reason and details).
 pub(super) fn status_response(code: u16, status: serde_json::Value) -> Response {
-    let mut response = json_response(code, &status);
+    with_status(json_response(code, &status), status)
+}
+
+/// `response`, which answers with `status`, marked so for the audit event.
+fn with_status(mut response: Response, status: serde_json::Value) -> Response {
     response
         .extensions_mut()
         .insert(crate::audit::ResponseStatus(std::sync::Arc::new(status)));
@@ -63,14 +67,14 @@ pub(super) fn error_response(error: &ApiError) -> Response {
     error_response_in(error, Format::Json)
 }
 
-/// The format of the errors answered to a request with `headers`: what its `Accept`
-/// negotiates for a `Status` ([`media::error_format`]), as kube-apiserver's
+/// The format of the errors answered to a request whose `Accept` header is `accept`: what
+/// it negotiates for a `Status` ([`media::error_format`]), as kube-apiserver's
 /// `ErrorNegotiated` writes errors.
-pub(super) fn error_format(headers: &axum::http::HeaderMap) -> Format {
-    media::error_format(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()))
+pub(super) fn error_format(accept: Option<&HeaderValue>) -> Format {
+    media::error_format(accept.and_then(|v| v.to_str().ok()))
 }
 
-/// An error as a `Status` in `format`.
+/// An error as a `Status` in `format` (in JSON if it cannot be written so).
 pub(super) fn error_response_in(error: &ApiError, format: Format) -> Response {
     let status = error.status();
     let written = match format {
@@ -84,13 +88,7 @@ pub(super) fn error_response_in(error: &ApiError, format: Format) -> Response {
         .and_then(Result::ok),
     };
     let mut response = match written {
-        Some(body) => {
-            let mut response = respond(error.code, content_type(format), body);
-            response
-                .extensions_mut()
-                .insert(crate::audit::ResponseStatus(std::sync::Arc::new(status)));
-            response
-        }
+        Some(body) => with_status(respond(error.code, content_type(format), body), status),
         None => status_response(error.code, status),
     };
     // As responsewriters.ErrorNegotiated: a retry hint in the details is also the header.

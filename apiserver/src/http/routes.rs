@@ -36,10 +36,11 @@ where
             .get(header::ACCEPT_ENCODING)
             .and_then(|v| v.to_str().ok()),
     );
-    let error_format = error_format(request.headers());
+    // Read only if the route fails.
+    let accept = request.headers().get(header::ACCEPT).cloned();
     let response = match route(&server, request).await {
         Ok(response) => response,
-        Err(error) => error_response_in(&error, error_format),
+        Err(error) => error_response_in(&error, error_format(accept.as_ref())),
     };
     match answers {
         Answers::Api { gzip } => compression::api_answer(response, gzip).await,
@@ -99,7 +100,7 @@ where
                 let info = request_info::of(&request);
                 crate::audit::failed_authentication(auditor, &request, &info, &id.0, error.code);
             }
-            let format = error_format(request.headers());
+            let format = error_format(request.headers().get(header::ACCEPT));
             drain(request.into_body()).await;
             error_response_in(&error, format)
         }
@@ -184,7 +185,7 @@ where
             next.run(request).await
         }
         Err(error) => {
-            let format = error_format(request.headers());
+            let format = error_format(request.headers().get(header::ACCEPT));
             drain(request.into_body()).await;
             error_response_in(&error, format)
         }
@@ -232,7 +233,7 @@ where
         .uri()
         .path_and_query()
         .map_or_else(|| request.uri().path().to_owned(), ToString::to_string);
-    let format = error_format(request.headers());
+    let format = error_format(request.headers().get(header::ACCEPT));
     drain(request.into_body()).await;
     // An authorizer that could not decide: kube-apiserver's `responsewriters.InternalError`.
     if let Some(error) = &verdict.error {
