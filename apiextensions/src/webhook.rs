@@ -7,17 +7,24 @@
 
 use std::time::Duration;
 
+use apfkit_runtime::field::{FieldError, go_quote};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as api;
-use serde_json::{Value, json};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::{Map, Value, json};
 
 /// How long kube-apiserver waits for a conversion webhook.
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest answer read.
 const MAX_RESPONSE_BYTES: u64 = 32 << 20;
+/// The versions of `ConversionReview` kube-apiserver can send, the ones a CRD's
+/// `conversionReviewVersions` choose from (the first of its list that is one of these).
+const REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 
 /// A CRD's conversion webhook.
 pub struct Webhook {
     transport: Transport,
+    /// The CRD's `conversionReviewVersions`, in its order.
+    review_versions: Vec<String>,
 }
 
 /// How a review reaches the webhook.
@@ -52,15 +59,39 @@ impl std::fmt::Debug for Webhook {
     }
 }
 
+/// A conversion the webhook could not do, in kube-apiserver's words, with the exchange that
+/// showed it when there was one.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    /// Why, as kube-apiserver says it.
+    pub why: String,
+    /// The review sent and the answer got.
+    pub exchange: Option<Exchange>,
+}
+
+/// One exchange with a webhook, for those who look at more than its result (a check of the
+/// webhook itself): the review sent and the bytes answered.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The `ConversionReview` sent.
+    pub review: Value,
+    /// The webhook's answer, as it came (empty when none came).
+    pub answer: Vec<u8>,
+}
+
 impl Webhook {
-    /// The webhook `config` names for `crd`.
+    /// The webhook `conversion` names (`spec.conversion.webhook` of a CRD).
     ///
     /// # Errors
     ///
     /// A `service` reference (apfkit serves no Services to resolve it), no URL, or a
     /// `caBundle` without a PEM certificate.
-    pub fn new(config: &api::WebhookClientConfig) -> Result<Self, String> {
+    pub fn new(conversion: &api::WebhookConversion) -> Result<Self, String> {
         let field = "spec.conversion.webhook.clientConfig";
+        let config = conversion
+            .client_config
+            .as_ref()
+            .ok_or_else(|| format!("{field}: Required value"))?;
         if config.service.is_some() {
             return Err(format!(
                 "{field}.service: apfkit serve resolves no Services; give the webhook's url"
@@ -92,82 +123,509 @@ impl Webhook {
             .new_agent();
         Ok(Webhook {
             transport: Transport::Https { url, agent },
+            review_versions: conversion.conversion_review_versions.clone(),
         })
     }
 
     /// A webhook whose reviews `handler` answers in this process, whatever URL the CRD
-    /// names: nothing is sent over the network.
+    /// names: nothing is sent over the network. Its reviews are `apiextensions.k8s.io/v1`.
     pub fn in_process(handler: ReviewHandler) -> Self {
         Webhook {
             transport: Transport::InProcess(handler),
+            review_versions: vec!["v1".to_owned()],
         }
     }
 
-    /// `object` converted to `api_version` by the webhook.
+    /// `object` converted to `api_version` by the webhook, as kube-apiserver converts one
+    /// object: not sent when it is in that version already (nor when it holds nothing but
+    /// `apiVersion` and `kind`), and the answer checked with kube-apiserver's messages.
     ///
     /// # Errors
     ///
     /// The webhook cannot be reached, fails, or answers something kube-apiserver would
     /// refuse, in kube-apiserver's words.
     pub fn convert(&self, object: Value, api_version: &str) -> Result<Value, String> {
-        let kind = kind_of(&object);
-        let failed = |why: String| format!("conversion webhook for {kind} failed: {why}");
-        let uid = uuid::Uuid::new_v4().to_string();
-        let review = json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "ConversionReview",
-            "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": [object]},
+        let empty = object.as_object().is_some_and(|map| {
+            map.len() == 2 && map.contains_key("kind") && map.contains_key("apiVersion")
         });
-        let body = serde_json::to_vec(&review).map_err(|e| failed(e.to_string()))?;
-        let (url, agent) = match &self.transport {
-            Transport::Https { url, agent } => (url, agent),
+        if empty || text(&object, "apiVersion") == api_version {
+            let mut object = object;
+            if let Value::Object(map) = &mut object {
+                map.insert("apiVersion".into(), api_version.into());
+            }
+            return Ok(object);
+        }
+        let kind = kind_of(&object);
+        let (converted, _) = self.exchange(std::slice::from_ref(&object), api_version, &kind)?;
+        let converted = converted.into_iter().next().unwrap_or_default();
+        check_one(&object, converted, api_version, &kind)
+    }
+
+    /// A list's `items` converted to `api_version` in one review, as kube-apiserver converts
+    /// a list: only the items in another version are sent; `list_kind` names the list in
+    /// messages (`group/version, Kind=WidgetList`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Webhook::convert`], with kube-apiserver's messages for a list.
+    pub fn convert_list(
+        &self,
+        list_kind: &str,
+        items: Vec<Value>,
+        api_version: &str,
+    ) -> Result<Vec<Value>, String> {
+        self.convert_list_exchanged(list_kind, items, api_version)
+            .map(|(items, _)| items)
+            .map_err(|refused| refused.why)
+    }
+
+    /// As [`Webhook::convert_list`], with the exchange (none when no item needed
+    /// converting).
+    ///
+    /// # Errors
+    ///
+    /// As [`Webhook::convert_list`]; the exchange is given with the error when there was one.
+    pub fn convert_list_exchanged(
+        &self,
+        list_kind: &str,
+        mut items: Vec<Value>,
+        api_version: &str,
+    ) -> Result<(Vec<Value>, Option<Exchange>), Refused> {
+        let sent: Vec<usize> = (0..items.len())
+            .filter(|&i| text(&items[i], "apiVersion") != api_version)
+            .collect();
+        if sent.is_empty() {
+            return Ok((items, None));
+        }
+        let objects: Vec<Value> = sent.iter().map(|&i| items[i].clone()).collect();
+        let (converted, exchange) = self
+            .exchange_recorded(&objects, api_version, list_kind)
+            .map_err(|(why, exchange)| Refused {
+                why,
+                exchange: Some(exchange),
+            })?;
+        let fail = |why: String| Refused {
+            why: format!("conversion webhook for {list_kind} {why}"),
+            exchange: Some(exchange.clone()),
+        };
+        for (index, (&at, converted)) in sent.iter().zip(converted).enumerate() {
+            let original = &items[at];
+            // kube-apiserver counts from 1 in all but the first of these messages.
+            let invalid = |why: String| {
+                format!(
+                    "returned invalid converted object at index {}: {why}",
+                    index + 1
+                )
+            };
+            let converted = typed(converted).map_err(|why| {
+                fail(format!(
+                    "returned invalid converted object at index {index}: {why}"
+                ))
+            })?;
+            check_type(original, &converted, api_version).map_err(|why| fail(invalid(why)))?;
+            same_object(original, &converted).map_err(|why| fail(invalid(why)))?;
+            let converted = restore_metadata(original, converted).map_err(|why| {
+                fail(format!(
+                    "returned invalid metadata in object at index {}: {why}",
+                    index + 1
+                ))
+            })?;
+            items[at] = converted;
+        }
+        Ok((items, Some(exchange)))
+    }
+
+    /// The objects the webhook answers for `objects` converted to `api_version`, as many as
+    /// were sent; `kind` names what is converted in messages.
+    fn exchange(
+        &self,
+        objects: &[Value],
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(Vec<Value>, Exchange), String> {
+        self.exchange_recorded(objects, api_version, kind)
+            .map_err(|(why, _)| why)
+    }
+
+    fn exchange_recorded(
+        &self,
+        objects: &[Value],
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(Vec<Value>, Exchange), (String, Exchange)> {
+        let uid = uuid::Uuid::new_v4().to_string();
+        let mut exchange = Exchange {
+            review: Value::Null,
+            answer: Vec::new(),
+        };
+        let failed = |why: String| format!("conversion webhook for {kind} failed: {why}");
+        let Some(version) = self
+            .review_versions
+            .iter()
+            .find(|v| REVIEW_VERSIONS.contains(&v.as_str()))
+        else {
+            return Err((
+                "no supported conversion review versions".to_owned(),
+                exchange,
+            ));
+        };
+        exchange.review = json!({
+            "apiVersion": format!("apiextensions.k8s.io/{version}"),
+            "kind": "ConversionReview",
+            "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objects},
+        });
+        let body = match serde_json::to_vec(&exchange.review) {
+            Ok(body) => body,
+            Err(e) => return Err((failed(e.to_string()), exchange)),
+        };
+        let answer = match &self.transport {
+            Transport::Https { url, agent } => post(agent, url, &body),
             Transport::InProcess(handler) => {
-                let answer =
-                    (handler.0)(&body).map_err(|why| failed(format!("in process: {why}")))?;
-                return checked(&uid, &review, &answer, api_version, &kind);
+                (handler.0)(&body).map_err(|why| format!("in process: {why}"))
             }
         };
-        let answer = blocking(|| {
-            let mut response = agent
-                .post(url)
-                .header("Content-Type", "application/json")
-                .send(&body[..])
-                .map_err(|e| format!("Post {url:?}: {}", transport_error(url, &e)))?;
-            let status = response.status();
-            let bytes = response
-                .body_mut()
-                .with_config()
-                .limit(MAX_RESPONSE_BYTES)
-                .read_to_vec()
-                .map_err(|e| format!("Post {url:?}: {}", transport_error(url, &e)))?;
-            if !status.is_success() {
-                return Err(format!("Post {url:?}: the server answered {status}"));
-            }
-            Ok(bytes)
-        })
-        .map_err(failed)?;
-        checked(&uid, &review, &answer, api_version, &kind)
+        exchange.answer = match answer {
+            Ok(answer) => answer,
+            Err(why) => return Err((failed(why), exchange)),
+        };
+        let converted = match converted_objects(&uid, version, &exchange.answer) {
+            Ok(converted) => converted,
+            Err(why) => return Err((failed(why), exchange)),
+        };
+        if converted.len() != objects.len() {
+            let why = format!(
+                "conversion webhook for {kind} returned {} objects, expected {}",
+                converted.len(),
+                objects.len()
+            );
+            return Err((why, exchange));
+        }
+        Ok((converted, exchange))
     }
 }
 
-/// The object of the webhook's `answer` to `review`, checked as kube-apiserver checks it.
-fn checked(
-    uid: &str,
-    review: &Value,
-    answer: &[u8],
+/// The answer of the webhook at `url` to `body`.
+fn post(agent: &ureq::Agent, url: &str, body: &[u8]) -> Result<Vec<u8>, String> {
+    blocking(|| {
+        let mut response = agent
+            .post(url)
+            .header("Content-Type", "application/json")
+            .send(body)
+            .map_err(|e| format!("Post {url:?}: {}", transport_error(url, &e)))?;
+        let status = response.status();
+        let bytes = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_to_vec()
+            .map_err(|e| format!("Post {url:?}: {}", transport_error(url, &e)))?;
+        if !status.is_success() {
+            return Err(format!("Post {url:?}: the server answered {status}"));
+        }
+        Ok(bytes)
+    })
+}
+
+/// `convertedObjects` of the webhook's answer `bytes` to the review `uid` of `version`,
+/// checked as kube-apiserver's `getConvertedObjectsFromResponse` checks it (the GVK and the
+/// uid only of a `v1` review), in its words.
+fn converted_objects(uid: &str, version: &str, bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let answer: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("the answer is not JSON: {e}"))?;
+    if !answer.is_object() {
+        return Err("the answer is not a JSON object".to_owned());
+    }
+    // What the client's decoder, with both review versions registered, refuses first.
+    let (api_version, kind) = (text(&answer, "apiVersion"), text(&answer, "kind"));
+    let body = String::from_utf8_lossy(bytes);
+    if kind.is_empty() {
+        return Err(format!("Object 'Kind' is missing in '{body}'"));
+    }
+    if api_version.is_empty() {
+        return Err(format!("Object 'apiVersion' is missing in '{body}'"));
+    }
+    let registered = ["apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"];
+    if kind != "ConversionReview" || !registered.contains(&api_version) {
+        return Err(format!(
+            "no kind {} is registered for version {} in scheme \"pkg/runtime/scheme.go:111\"",
+            go_quote(kind),
+            go_quote(api_version)
+        ));
+    }
+    if version == "v1" {
+        let gvk = go_gvk(&answer);
+        let expected = "apiextensions.k8s.io/v1, Kind=ConversionReview";
+        if gvk != expected {
+            return Err(format!(
+                "expected webhook response of {expected}, got {gvk}"
+            ));
+        }
+    }
+    let response = match answer.get("response") {
+        Some(response) if response.is_object() => response,
+        _ => return Err("no response provided".to_owned()),
+    };
+    if version == "v1" {
+        let answered = text(response, "uid");
+        if answered != uid {
+            return Err(format!(
+                "expected response.uid={}, got {}",
+                go_quote(uid),
+                go_quote(answered)
+            ));
+        }
+    }
+    let status = response
+        .pointer("/result/status")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if status != "Success" {
+        let message = response
+            .pointer("/result/message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if message.is_empty() {
+            return Err(format!(
+                "response.result.status was '{status}', not 'Success'"
+            ));
+        }
+        return Err(message.to_owned());
+    }
+    Ok(match response.get("convertedObjects") {
+        Some(Value::Array(objects)) => objects.clone(),
+        _ => Vec::new(),
+    })
+}
+
+/// One converted object of the webhook's answer for `original` of `kind`, checked as
+/// kube-apiserver checks the conversion of one object, in its words.
+fn check_one(
+    original: &Value,
+    converted: Value,
     api_version: &str,
     kind: &str,
 ) -> Result<Value, String> {
-    let original = review
-        .pointer("/request/objects/0")
-        .cloned()
-        .unwrap_or_default();
-    converted_object(uid, &original, answer, api_version).map_err(|why| match why {
-        Answer::Failed(why) => format!("conversion webhook for {kind} failed: {why}"),
-        Answer::Refused(message) => {
-            format!("conversion webhook for {kind} returned failure: {message}")
+    // kube-apiserver returns the decoding error of the converted object as it is.
+    let converted = typed(converted)?;
+    let fail = |why: String| format!("conversion webhook for {kind} {why}");
+    check_type(original, &converted, api_version)
+        .map_err(|why| fail(format!("returned invalid object at index 0: {why}")))?;
+    same_object(original, &converted)
+        .map_err(|why| fail(format!("returned invalid object: {why}")))?;
+    restore_metadata(original, converted)
+        .map_err(|why| fail(format!("returned invalid metadata: {why}")))
+}
+
+/// A converted object as apimachinery's `Unstructured` reads it: a JSON object with a
+/// `kind`.
+fn typed(converted: Value) -> Result<Map<String, Value>, String> {
+    match converted {
+        Value::Object(map)
+            if map
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| !k.is_empty()) =>
+        {
+            Ok(map)
         }
-    })
+        other => Err(format!(
+            "Object 'Kind' is missing in '{}'",
+            if other.is_null() {
+                String::new()
+            } else {
+                other.to_string()
+            }
+        )),
+    }
+}
+
+/// The converted object is of the version asked for and of the original's kind.
+fn check_type(
+    original: &Value,
+    converted: &Map<String, Value>,
+    api_version: &str,
+) -> Result<(), String> {
+    let received = go_group_version(map_text(converted, "apiVersion"));
+    if received != go_group_version(api_version) {
+        return Err(format!(
+            "invalid groupVersion (expected {}, received {received})",
+            go_group_version(api_version)
+        ));
+    }
+    let (expected, received) = (text(original, "kind"), map_text(converted, "kind"));
+    if expected != received {
+        return Err(format!(
+            "invalid kind (expected {expected}, received {received})"
+        ));
+    }
+    Ok(())
+}
+
+/// kube-apiserver's `validateConvertedObject`: the same kind, name, namespace and uid.
+fn same_object(original: &Value, converted: &Map<String, Value>) -> Result<(), String> {
+    let meta = |value: Option<&Value>, field: &str| -> String {
+        value
+            .and_then(|m| m.get("metadata"))
+            .and_then(|m| m.get(field))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (e, a) = (text(original, "kind"), map_text(converted, "kind"));
+    if e != a {
+        return Err(format!("must have the same kind: {e} != {a}"));
+    }
+    let converted = Value::Object(converted.clone());
+    for (field, name) in [("name", "name"), ("namespace", "namespace"), ("uid", "UID")] {
+        let (e, a) = (meta(Some(original), field), meta(Some(&converted), field));
+        if e != a {
+            return Err(format!("must have the same {name}: {e} != {a}"));
+        }
+    }
+    Ok(())
+}
+
+/// kube-apiserver's `restoreObjectMeta`: the converted object with the original's metadata,
+/// but for the labels and annotations the webhook answered, which must be string maps that
+/// pass the checks of labels and annotations when they changed.
+fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Result<Value, String> {
+    let answered = match converted.get("metadata") {
+        None => return Err("missing metadata in converted object".to_owned()),
+        Some(Value::Object(metadata)) => metadata.clone(),
+        Some(other) => {
+            return Err(format!(
+                "invalid metadata of type {} in converted object",
+                go_type(other)
+            ));
+        }
+    };
+    let mut metadata = match original.get("metadata") {
+        None => Map::new(),
+        Some(Value::Object(metadata)) => metadata.clone(),
+        Some(other) => {
+            return Err(format!(
+                "invalid metadata of type {} in input object",
+                go_type(other)
+            ));
+        }
+    };
+    for field in ["labels", "annotations"] {
+        let answer = match answered.get(field) {
+            None | Some(Value::Null) => {
+                metadata.remove(field);
+                continue;
+            }
+            Some(Value::Object(answer)) => answer,
+            Some(other) => {
+                return Err(format!(
+                    "invalid metadata.{field} of type {} in converted object",
+                    go_type(other)
+                ));
+            }
+        };
+        let before = match metadata.get(field) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(before)) => Some(before),
+            Some(other) => {
+                return Err(format!(
+                    "invalid metadata.{field} of type {} in original object",
+                    go_type(other)
+                ));
+            }
+        };
+        let mut strings = std::collections::BTreeMap::new();
+        for (key, value) in answer {
+            let Value::String(value) = value else {
+                return Err(format!(
+                    "metadata.{field}[{key}] must be a string, but is {} in converted object",
+                    go_type(value)
+                ));
+            };
+            strings.insert(key.clone(), value.clone());
+        }
+        if before.is_none_or(|before| before != answer) {
+            let errors = changed_metadata_errors(field, strings);
+            if !errors.is_empty() {
+                return Err(aggregate(&errors));
+            }
+        }
+        metadata.insert(field.into(), Value::Object(answer.clone()));
+    }
+    converted.insert("metadata".into(), Value::Object(metadata));
+    Ok(Value::Object(converted))
+}
+
+/// The errors of labels (`ValidateLabels`) or annotations (`ValidateAnnotations`, whose
+/// path kube-apiserver gives as `metadata.annotation` here) a webhook answered.
+fn changed_metadata_errors(
+    field: &str,
+    strings: std::collections::BTreeMap<String, String>,
+) -> Vec<FieldError> {
+    let meta = if field == "labels" {
+        ObjectMeta {
+            labels: Some(strings),
+            ..ObjectMeta::default()
+        }
+    } else {
+        ObjectMeta {
+            annotations: Some(strings),
+            ..ObjectMeta::default()
+        }
+    };
+    let mut errors = apfkit_runtime::object_meta::validate_common(&meta, "metadata");
+    for error in &mut errors {
+        if let Some(rest) = error.path.strip_prefix("metadata.annotations") {
+            error.path = format!("metadata.annotation{rest}");
+        }
+    }
+    errors
+}
+
+/// Errors as apimachinery's `ToAggregate` prints them.
+fn aggregate(errors: &[FieldError]) -> String {
+    let texts: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    if texts.len() == 1 {
+        texts[0].clone()
+    } else {
+        format!("[{}]", texts.join(", "))
+    }
+}
+
+/// The type Go's `%T` names for a JSON value apimachinery decoded.
+fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// An `apiVersion` as Go prints its `schema.GroupVersion` (empty when it does not parse).
+fn go_group_version(api_version: &str) -> &str {
+    if api_version.matches('/').count() > 1 {
+        ""
+    } else {
+        api_version
+    }
+}
+
+/// A document's `apiVersion` and `kind` as Go prints its `schema.GroupVersionKind`.
+fn go_gvk(document: &Value) -> String {
+    let group_version = go_group_version(text(document, "apiVersion"));
+    let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
+    format!("{group}/{version}, Kind={}", text(document, "kind"))
+}
+
+fn text<'a>(value: &'a Value, name: &str) -> &'a str {
+    value.get(name).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn map_text<'a>(map: &'a Map<String, Value>, name: &str) -> &'a str {
+    map.get(name).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// Why a request to the webhook at `url` failed, in the words Go's `net/http` client uses,
@@ -233,111 +691,9 @@ fn transport_error(url: &str, error: &ureq::Error) -> String {
     }
 }
 
-/// What is wrong with a webhook's answer.
-#[derive(Debug, PartialEq, Eq)]
-enum Answer {
-    /// Not a valid answer.
-    Failed(String),
-    /// A valid answer that the conversion failed, with its message.
-    Refused(String),
-}
-
-/// The object a webhook's answer `bytes` holds for the request `uid` of `original`, checked
-/// as kube-apiserver checks it.
-fn converted_object(
-    uid: &str,
-    original: &Value,
-    bytes: &[u8],
-    api_version: &str,
-) -> Result<Value, Answer> {
-    let failed = |why: String| Answer::Failed(why);
-    let answer: Value = serde_json::from_slice(bytes)
-        .map_err(|e| failed(format!("the answer is not JSON: {e}")))?;
-    let response = answer
-        .get("response")
-        .ok_or_else(|| failed("no response in the ConversionReview".to_owned()))?;
-    let answered_uid = response
-        .get("uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if answered_uid != uid {
-        return Err(failed(format!(
-            "expected response uid {uid:?}, got {answered_uid:?}"
-        )));
-    }
-    let status = response
-        .pointer("/result/status")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if status != "Success" {
-        let message = response
-            .pointer("/result/message")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        return Err(Answer::Refused(message.to_owned()));
-    }
-    let converted = match response.get("convertedObjects").and_then(Value::as_array) {
-        Some(objects) if objects.len() == 1 => objects[0].clone(),
-        Some(objects) => {
-            return Err(failed(format!(
-                "returned {} objects, expected 1",
-                objects.len()
-            )));
-        }
-        None => return Err(failed("returned no convertedObjects".to_owned())),
-    };
-    restore_metadata(original, converted, api_version).map_err(failed)
-}
-
-/// The converted object with the original's metadata, but for its labels and annotations,
-/// which a webhook may change (kube-apiserver's `restoreObjectMeta`); checked to be of the
-/// version asked for and of the same kind.
-fn restore_metadata(
-    original: &Value,
-    mut converted: Value,
-    api_version: &str,
-) -> Result<Value, String> {
-    let Value::Object(map) = &mut converted else {
-        return Err("a converted object is not an object".to_owned());
-    };
-    let text =
-        |value: &Value, name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
-    if map.get("apiVersion").and_then(Value::as_str) != Some(api_version) {
-        return Err(format!(
-            "invalid converted object: expected apiVersion {api_version:?}, got {:?}",
-            map.get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-        ));
-    }
-    if map.get("kind").and_then(Value::as_str).map(str::to_owned) != text(original, "kind") {
-        return Err("invalid converted object: the kind changed".to_owned());
-    }
-    let mut metadata = original
-        .get("metadata")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    for field in ["labels", "annotations"] {
-        let changed = map.get("metadata").and_then(|m| m.get(field)).cloned();
-        if let Value::Object(metadata) = &mut metadata {
-            match changed {
-                Some(value) if !value.is_null() => {
-                    metadata.insert(field.into(), value);
-                }
-                _ => {
-                    metadata.remove(field);
-                }
-            }
-        }
-    }
-    map.insert("metadata".into(), metadata);
-    Ok(converted)
-}
-
 /// `group/version, Kind=Kind` of an object, as kube-apiserver names it in conversion errors.
 pub fn kind_of(object: &Value) -> String {
-    let text = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
-    format!("{}, Kind={}", text("apiVersion"), text("kind"))
+    go_gvk(object)
 }
 
 /// Runs a blocking call from a task of a multi-threaded tokio runtime without stalling the
@@ -373,8 +729,41 @@ mod tests {
         .unwrap()
     }
 
-    fn converted(object: Value) -> Vec<u8> {
-        answer(json!({"uid": "r", "result": {"status": "Success"}, "convertedObjects": [object]}))
+    fn converted(objects: Vec<Value>) -> Vec<u8> {
+        answer(json!({"uid": "r", "result": {"status": "Success"}, "convertedObjects": objects}))
+    }
+
+    /// A webhook answering every review with `answer(review)`, in this process.
+    fn answering(answer: impl Fn(&Value) -> Vec<u8> + Send + Sync + 'static) -> Webhook {
+        Webhook::in_process(ReviewHandler(std::sync::Arc::new(move |body: &[u8]| {
+            let review: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+            Ok(answer(&review))
+        })))
+    }
+
+    /// A webhook that converts each object it is sent with `change`, echoing the review's
+    /// uid, as a well-behaved webhook does.
+    fn converting(change: impl Fn(&mut Value) + Send + Sync + 'static) -> Webhook {
+        answering(move |review| {
+            let request = &review["request"];
+            let objects: Vec<Value> = request["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|object| {
+                    let mut object = object.clone();
+                    object["apiVersion"] = request["desiredAPIVersion"].clone();
+                    change(&mut object);
+                    object
+                })
+                .collect();
+            serde_json::to_vec(&json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "ConversionReview",
+                "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": objects},
+            }))
+            .unwrap()
+        })
     }
 
     /// A webhook that cannot be reached is described as Go's client describes it, in the
@@ -425,62 +814,295 @@ mod tests {
 
     #[test]
     fn a_good_answer_keeps_the_metadata_but_labels_and_annotations() {
-        let object = json!({
-            "apiVersion": "example.com/v1",
-            "kind": "Widget",
-            "metadata": {"name": "renamed", "uid": "other", "labels": {"b": "2"}, "annotations": {"c": "3"}},
-            "spec": {"replicas": 3},
+        let webhook = converting(|object| {
+            object["metadata"]["labels"] = json!({"b": "2"});
+            object["metadata"]["annotations"] = json!({"c": "3"});
+            object["metadata"]["generation"] = json!(7);
+            object["spec"] = json!({"replicas": 3});
         });
-        let out = converted_object("r", &original(), &converted(object), "example.com/v1").unwrap();
+        let out = webhook.convert(original(), "example.com/v1").unwrap();
         assert_eq!(
             out["metadata"],
             json!({"name": "w", "namespace": "default", "uid": "u-1", "labels": {"b": "2"}, "annotations": {"c": "3"}})
         );
         assert_eq!(out["spec"], json!({"replicas": 3}));
+        assert_eq!(out["apiVersion"], "example.com/v1");
     }
 
+    /// An object in the version asked for, or holding only its type, is not sent.
     #[test]
-    fn bad_answers_are_refused_with_a_reason() {
-        let v1 = |kind: &str| json!({"apiVersion": "example.com/v1", "kind": kind, "metadata": {}});
+    fn what_needs_no_conversion_is_not_sent() {
+        let webhook = answering(|_| panic!("nothing is sent"));
+        let mut object = original();
+        object["apiVersion"] = json!("example.com/v1");
+        assert_eq!(
+            webhook.convert(object.clone(), "example.com/v1").unwrap(),
+            object
+        );
+        let bare = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget"});
+        assert_eq!(
+            webhook.convert(bare, "example.com/v1").unwrap(),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget"})
+        );
+        let (items, exchange) = webhook
+            .convert_list_exchanged(
+                "example.com/v1, Kind=WidgetList",
+                vec![object.clone()],
+                "example.com/v1",
+            )
+            .unwrap();
+        assert_eq!((items, exchange.is_none()), (vec![object], true));
+    }
+
+    /// Every answer kube-apiserver refuses is refused here with its message
+    /// (`webhook_converter.go`).
+    #[test]
+    fn bad_answers_are_refused_in_kube_apiservers_words() {
+        let v1 = |kind: &str| json!({"apiVersion": "example.com/v1", "kind": kind, "metadata": {"name": "w", "namespace": "default", "uid": "u-1"}});
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        let cases: Vec<(Vec<u8>, &str)> = vec![
-            (b"".to_vec(), "not JSON"),
-            (b"{\"response\": {\"uid\": \"r\"".to_vec(), "not JSON"),
-            (b"\x00\xff garbage".to_vec(), "not JSON"),
-            (deep.into_bytes(), "not JSON"),
-            (b"{}".to_vec(), "no response"),
+        let prefix = "conversion webhook for example.com/v1alpha1, Kind=Widget";
+        let cases: Vec<(Vec<u8>, String)> = vec![
+            (
+                b"".to_vec(),
+                format!("{prefix} failed: the answer is not JSON"),
+            ),
+            (
+                b"{\"response\": {\"uid\": \"r\"".to_vec(),
+                format!("{prefix} failed: the answer is not JSON"),
+            ),
+            (
+                b"\x00\xff garbage".to_vec(),
+                format!("{prefix} failed: the answer is not JSON"),
+            ),
+            (
+                deep.into_bytes(),
+                format!("{prefix} failed: the answer is not JSON"),
+            ),
+            (
+                b"{}".to_vec(),
+                format!("{prefix} failed: Object 'Kind' is missing in '{{}}'"),
+            ),
+            (
+                br#"{"kind": "ConversionReview"}"#.to_vec(),
+                format!(
+                    "{prefix} failed: Object 'apiVersion' is missing in '{{\"kind\": \"ConversionReview\"}}'"
+                ),
+            ),
+            (
+                br#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "AdmissionReview"}"#.to_vec(),
+                format!(
+                    "{prefix} failed: no kind \"AdmissionReview\" is registered for version \"apiextensions.k8s.io/v1\" in scheme \"pkg/runtime/scheme.go:111\""
+                ),
+            ),
+            (
+                br#"{"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "ConversionReview"}"#
+                    .to_vec(),
+                format!(
+                    "{prefix} failed: expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got apiextensions.k8s.io/v1beta1, Kind=ConversionReview"
+                ),
+            ),
+            (
+                br#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview"}"#
+                    .to_vec(),
+                format!("{prefix} failed: no response provided"),
+            ),
             (
                 answer(json!({"uid": "other", "result": {"status": "Success"}})),
-                "expected response uid",
+                format!("{prefix} failed: expected response.uid=\"r\", got \"other\""),
+            ),
+            (
+                answer(json!({"uid": "r", "result": {"status": "Failure", "message": "no way"}})),
+                format!("{prefix} failed: no way"),
+            ),
+            (
+                answer(json!({"uid": "r", "result": {"status": "Failure"}})),
+                format!("{prefix} failed: response.result.status was 'Failure', not 'Success'"),
             ),
             (
                 answer(json!({"uid": "r", "result": {"status": "Success"}})),
-                "no convertedObjects",
+                format!("{prefix} returned 0 objects, expected 1"),
             ),
             (
-                answer(
-                    json!({"uid": "r", "result": {"status": "Success"}, "convertedObjects": [v1("Widget"), v1("Widget")]}),
+                converted(vec![v1("Widget"), v1("Widget")]),
+                format!("{prefix} returned 2 objects, expected 1"),
+            ),
+            (
+                converted(vec![
+                    json!({"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": {}}),
+                ]),
+                format!(
+                    "{prefix} returned invalid object at index 0: invalid groupVersion (expected example.com/v1, received example.com/v1beta1)"
                 ),
-                "returned 2 objects",
             ),
             (
-                converted(json!({"apiVersion": "example.com/v1beta1", "kind": "Widget"})),
-                "expected apiVersion",
+                converted(vec![v1("Gadget")]),
+                format!(
+                    "{prefix} returned invalid object at index 0: invalid kind (expected Widget, received Gadget)"
+                ),
             ),
-            (converted(v1("Gadget")), "the kind changed"),
-            (converted(json!([1])), "not an object"),
+            (
+                converted(vec![json!([1])]),
+                "Object 'Kind' is missing in '[1]'".to_owned(),
+            ),
+            (
+                converted(vec![
+                    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x", "namespace": "default", "uid": "u-1"}}),
+                ]),
+                format!("{prefix} returned invalid object: must have the same name: w != x"),
+            ),
+            (
+                converted(vec![
+                    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"}}),
+                ]),
+                format!("{prefix} returned invalid object: must have the same UID: u-1 != "),
+            ),
+            (
+                converted(vec![
+                    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default", "uid": "u-1", "labels": {"a": 1}}}),
+                ]),
+                format!(
+                    "{prefix} returned invalid metadata: metadata.labels[a] must be a string, but is int64 in converted object"
+                ),
+            ),
+            (
+                converted(vec![
+                    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default", "uid": "u-1", "annotations": {"no way": "x"}}}),
+                ]),
+                format!(
+                    "{prefix} returned invalid metadata: metadata.annotation: Invalid value: \"no way\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+                ),
+            ),
         ];
         for (bytes, expected) in cases {
-            match converted_object("r", &original(), &bytes, "example.com/v1") {
-                Err(Answer::Failed(why)) => assert!(why.contains(expected), "{why} / {expected}"),
-                other => panic!("{expected}: {other:?}"),
-            }
+            let webhook = answering(move |review| {
+                // The uid of the answers above is "r": the review's is put there.
+                let uid = review["request"]["uid"].as_str().unwrap().to_owned();
+                String::from_utf8_lossy(&bytes)
+                    .replace("\"uid\":\"r\"", &format!("\"uid\":\"{uid}\""))
+                    .into_bytes()
+            });
+            let got = webhook.convert(original(), "example.com/v1").unwrap_err();
+            let got = regex_lite_uid(&got);
+            assert!(got.starts_with(&expected), "{got}\n/ {expected}");
         }
-        let refused =
-            answer(json!({"uid": "r", "result": {"status": "Failure", "message": "no way"}}));
+    }
+
+    /// The review's random uid as `r`, so that the expected messages can name it.
+    fn regex_lite_uid(message: &str) -> String {
+        match message.find("expected response.uid=\"") {
+            Some(at) => {
+                let start = at + "expected response.uid=\"".len();
+                let end = start + message[start..].find('"').unwrap();
+                format!("{}r{}", &message[..start], &message[end..])
+            }
+            None => message.to_owned(),
+        }
+    }
+
+    /// A list's items are sent in one review, those in the version asked for left out, and
+    /// the answer's faults named as kube-apiserver names them for a list.
+    #[test]
+    fn a_list_is_converted_in_one_review() {
+        let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = sent.clone();
+        let inner = converting(|object| object["spec"]["converted"] = json!(true));
+        let webhook = answering(move |review| {
+            seen.lock()
+                .unwrap()
+                .push(review["request"]["objects"].as_array().unwrap().len());
+            let Transport::InProcess(handler) = &inner.transport else {
+                unreachable!()
+            };
+            (handler.0)(&serde_json::to_vec(review).unwrap()).unwrap()
+        });
+        let mut done = original();
+        done["apiVersion"] = json!("example.com/v1");
+        let items = vec![original(), done.clone(), original()];
+        let list = "example.com/v1alpha1, Kind=WidgetList";
+        let out = webhook.convert_list(list, items, "example.com/v1").unwrap();
+        assert_eq!(*sent.lock().unwrap(), vec![2]);
+        assert_eq!(out[1], done);
         assert_eq!(
-            converted_object("r", &original(), &refused, "example.com/v1"),
-            Err(Answer::Refused("no way".to_owned()))
+            (
+                out[0]["spec"]["converted"].clone(),
+                out[2]["spec"]["converted"].clone()
+            ),
+            (json!(true), json!(true))
+        );
+
+        let renaming = converting(|object| object["metadata"]["name"] = json!("x"));
+        let why = renaming
+            .convert_list(list, vec![original()], "example.com/v1")
+            .unwrap_err();
+        assert_eq!(
+            why,
+            format!(
+                "conversion webhook for {list} returned invalid converted object at index 1: must have the same name: w != x"
+            )
+        );
+        // Without its metadata, the object is first of another name (kube's order).
+        let dropping = converting(|object| {
+            object.as_object_mut().unwrap().remove("metadata");
+        });
+        let why = dropping
+            .convert_list(list, vec![original()], "example.com/v1")
+            .unwrap_err();
+        assert_eq!(
+            why,
+            format!(
+                "conversion webhook for {list} returned invalid converted object at index 1: must have the same name: w != "
+            )
+        );
+        let numbered = converting(|object| object["metadata"]["labels"] = json!({"a": 1.5}));
+        let why = numbered
+            .convert_list(list, vec![original()], "example.com/v1")
+            .unwrap_err();
+        assert_eq!(
+            why,
+            format!(
+                "conversion webhook for {list} returned invalid metadata in object at index 1: metadata.labels[a] must be a string, but is float64 in converted object"
+            )
+        );
+    }
+
+    #[test]
+    fn a_review_version_is_chosen_from_the_crds_list() {
+        let conversion = |versions: &[&str]| api::WebhookConversion {
+            client_config: Some(api::WebhookClientConfig {
+                url: Some("https://127.0.0.1:1/convert".to_owned()),
+                ..Default::default()
+            }),
+            conversion_review_versions: versions.iter().map(|v| (*v).to_owned()).collect(),
+        };
+        let webhook = Webhook::new(&conversion(&["v2", "v3"])).unwrap();
+        assert_eq!(
+            webhook.convert(original(), "example.com/v1").unwrap_err(),
+            "no supported conversion review versions"
+        );
+        // A v1beta1 review: its answer's version and uid are not checked.
+        let mut webhook = converting(|_| {});
+        webhook.review_versions = vec!["v9".to_owned(), "v1beta1".to_owned(), "v1".to_owned()];
+        let Transport::InProcess(handler) = &webhook.transport else {
+            unreachable!()
+        };
+        let handler = handler.clone();
+        let loose = Webhook {
+            transport: Transport::InProcess(ReviewHandler(std::sync::Arc::new(
+                move |body: &[u8]| {
+                    let review: Value = serde_json::from_slice(body).unwrap();
+                    assert_eq!(review["apiVersion"], "apiextensions.k8s.io/v1beta1");
+                    let mut answer: Value = serde_json::from_slice(&(handler.0)(body)?).unwrap();
+                    answer["response"]["uid"] = json!("whatever");
+                    // Of the other review version: taken too.
+                    answer["apiVersion"] = json!("apiextensions.k8s.io/v1");
+                    Ok(serde_json::to_vec(&answer).unwrap())
+                },
+            ))),
+            review_versions: webhook.review_versions.clone(),
+        };
+        assert_eq!(
+            loose.convert(original(), "example.com/v1").unwrap()["apiVersion"],
+            "example.com/v1"
         );
     }
 }

@@ -28,7 +28,8 @@ impl Subject {
 /// One cause of an `Invalid` answer: a field and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cause {
-    /// `FieldValueRequired`, `FieldValueInvalid` and the like.
+    /// `FieldValueRequired`, `FieldValueInvalid` and the like (left out when empty).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// The message after the field path, such as `Required value`.
     pub message: String,
@@ -334,13 +335,20 @@ impl ApiError {
         ApiError::new(500, "", message.to_string())
     }
 
-    /// 500 `InternalError`.
+    /// 500 `InternalError`, the error in its one cause as apimachinery's `NewInternalError`
+    /// gives it.
     pub fn internal(message: impl std::fmt::Display) -> Self {
-        ApiError::new(
+        let mut error = ApiError::new(
             500,
             "InternalError",
             format!("Internal error occurred: {message}"),
-        )
+        );
+        error.causes = vec![Cause {
+            reason: String::new(),
+            message: message.to_string(),
+            field: String::new(),
+        }];
+        error
     }
 
     /// 500 `StorageReadError` of a list some of whose stored values do not read (1.37's

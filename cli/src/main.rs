@@ -45,6 +45,7 @@ enum Command {
     Storage(commands::storage::StorageArgs),
     Serve(commands::serve::ServeArgs),
     Apply(commands::apply::ApplyArgs),
+    Crd(commands::crd::CrdArgs),
 }
 
 fn main() {
@@ -65,6 +66,7 @@ fn main() {
         Command::Storage(args) => commands::storage::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Apply(args) => commands::apply::run(args),
+        Command::Crd(args) => commands::crd::run(args),
     };
     if let Err(failure) = result {
         if !matches!(failure, Failure::ValidationErrors(_)) {

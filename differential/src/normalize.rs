@@ -79,16 +79,19 @@ impl Versions {
 
 /// `text` with each occurrence of the number `from` that is not part of a longer word
 /// replaced by `to`: not beside a letter or digit, nor a `:` or `.` that would make it part
-/// of an address (`2001:db8::ffff`, `10.0.0.123`).
+/// of an address (`2001:db8::ffff`, `10.0.0.123`); a `:` that ends a clause
+/// (`revision=812: why`) is no address.
 fn replace_number(text: &str, from: &str, to: &str) -> String {
     let joined = |c: char| c.is_ascii_alphanumeric() || c == ':' || c == '.';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(from) {
         let before = rest[..at].chars().next_back();
-        let after = rest[at + from.len()..].chars().next();
+        let mut following = rest[at + from.len()..].chars();
+        let after = following.next();
+        let clause_ends = after == Some(':') && following.next().is_none_or(|c| c == ' ');
         out.push_str(&rest[..at]);
-        if before.is_some_and(joined) || after.is_some_and(joined) {
+        if before.is_some_and(joined) || (after.is_some_and(joined) && !clause_ends) {
             out.push_str(from);
         } else {
             out.push_str(to);
@@ -389,6 +392,17 @@ mod tests {
             .map(|e| e["manager"].as_str().unwrap())
             .collect();
         assert_eq!(managers, ["first", "second", "a"]);
+    }
+
+    #[test]
+    fn a_version_that_ends_a_clause_is_replaced_and_an_address_is_not() {
+        let mut versions = Versions::default();
+        let mut seen = json!({"metadata": {"resourceVersion": "812"}});
+        value(&mut seen, &mut versions);
+        assert_eq!(
+            versions.in_text("object not decodable revision=812: why; at 10.0.0.812 or ::812:1"),
+            "object not decodable revision=rv1: why; at 10.0.0.812 or ::812:1"
+        );
     }
 
     #[test]

@@ -96,7 +96,10 @@ async fn a_conversion_that_fails_or_answers_wrongly_is_refused_in_kubes_words() 
         .await
         .unwrap_err();
     assert!(
-        refused.to_string().contains("expected response uid"),
+        refused
+            .to_string()
+            .contains("failed: expected response.uid=\"")
+            && refused.to_string().contains("got \"another\""),
         "{refused}"
     );
     // A conversion for a CRD nobody gave.

@@ -40,8 +40,22 @@ where
     F: Fn(TlsStream) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
+    serve_tls_named("api.ns.svc", alpn, handle).await
+}
+
+/// [`serve_tls_certified`] with a certificate for `name` (a DNS name, or an IP address such
+/// as `127.0.0.1` for a client that dials the address and verifies it).
+///
+/// # Panics
+///
+/// As [`serve_tls`].
+pub async fn serve_tls_named<F, Fut>(name: &str, alpn: Vec<Vec<u8>>, handle: F) -> (u16, String)
+where
+    F: Fn(TlsStream) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let key = rcgen::KeyPair::generate().expect("a key");
-    let cert = rcgen::CertificateParams::new(vec!["api.ns.svc".to_owned()])
+    let cert = rcgen::CertificateParams::new(vec![name.to_owned()])
         .expect("a name")
         .self_signed(&key)
         .expect("a certificate");
@@ -172,4 +186,44 @@ impl http_body::Body for Answer {
             }
         }
     }
+}
+
+/// A JSON webhook (a CRD's conversion webhook, say) over HTTPS/1.1 on a loopback port with a
+/// certificate for `127.0.0.1`: each request's body, read whole (up to 32 MiB) and parsed as
+/// JSON (`null` when it is not), answered with `answer`'s status and body. Its URL
+/// (`https://127.0.0.1:PORT/convert`) and its certificate (PEM), its own CA bundle.
+///
+/// # Panics
+///
+/// As [`serve_tls`].
+pub async fn json_webhook(answer: fn(&serde_json::Value) -> (u16, Vec<u8>)) -> (String, String) {
+    use http_body_util::BodyExt;
+    use hyper_util::rt::TokioIo;
+    let (port, pem) = serve_tls_named("127.0.0.1", Vec::new(), move |tls| async move {
+        let service = hyper::service::service_fn(
+            move |request: http::Request<hyper::body::Incoming>| async move {
+                let limited = http_body_util::Limited::new(request.into_body(), 32 << 20);
+                let body = limited
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                let review = serde_json::from_slice(&body).unwrap_or_default();
+                let (status, body) = answer(&review);
+                let mut response =
+                    http::Response::new(http_body_util::Full::new(Bytes::from(body)));
+                *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
+                response.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/json"),
+                );
+                Ok::<_, Infallible>(response)
+            },
+        );
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(tls), service)
+            .await;
+    })
+    .await;
+    (format!("https://127.0.0.1:{port}/convert"), pem)
 }

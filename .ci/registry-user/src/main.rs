@@ -18,6 +18,7 @@ use apfkit_etcd as _;
 use apfkit_fieldmanager as _;
 use apfkit_lint as _;
 use apfkit_migrator as _;
+use apfkit_roundtrip as _;
 use apfkit_runtime as _;
 use apfkit_server as _;
 use apfkit_storage as _;

@@ -34,7 +34,9 @@ where
         .get_stored(&target.served, target.place())
         .await?;
     if let Some(transform) = transform {
-        let object = server.objects.decode_kept(&target.served, &stored)?;
+        let object = server
+            .objects
+            .decode_as(&target.served, &stored, target.codec())?;
         let metadata = serde_json::json!({
             "resourceVersion": object.metadata().resource_version,
         });
@@ -54,7 +56,9 @@ where
     let body = server
         .written
         .get_or_write(stored.key(), stored.revision(), how, || {
-            let object = server.objects.decode_kept(&target.served, &stored)?;
+            let object = server
+                .objects
+                .decode_as(&target.served, &stored, target.codec())?;
             Ok(Bytes::from(encode(target.codec(), object, format)?))
         })?;
     Ok(respond(200, content_type(format), body))

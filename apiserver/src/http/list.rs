@@ -45,6 +45,9 @@ where
         )
         .await
         .map_err(|error| list_expired(error, query))?;
+    let items = server
+        .objects
+        .read_page_as(&target.served, page.items, target.codec())?;
     let mut metadata = list_metadata(&target.served);
     metadata.insert("resourceVersion".into(), page.revision.to_string().into());
     if let Some(next) = &page.next {
@@ -63,15 +66,14 @@ where
         if metadata.get("continue").and_then(Value::as_str) == Some("") {
             metadata.remove("continue");
         }
-        let answer = transformed(target, page.items, transform, Value::Object(metadata), true)?;
+        let answer = transformed(target, items, transform, Value::Object(metadata), true)?;
         return Ok(respond(
             200,
             content_type(format),
             written(&answer, format)?,
         ));
     }
-    let items = page
-        .items
+    let items = items
         .into_iter()
         .map(|object| encode(target.codec(), object, Format::Json))
         .collect::<Result<Vec<_>, _>>()?;
@@ -190,6 +192,9 @@ where
     // The first page decoded now: an object that does not decode is a 500 `Status`, as
     // kube-apiserver answers a list it cannot decode (`RunTestTransformationFailure`).
     let decoded = server.objects.decode_page(&target.served, &first.items)?;
+    let decoded = server
+        .objects
+        .read_page_as(&target.served, decoded, target.codec())?;
     let first = StreamPage {
         items: StreamItems::Decoded(decoded),
         next: first.next,

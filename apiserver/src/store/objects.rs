@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::backend::SharedBackend;
 use super::propagation::Propagation;
-use super::resource::{Generation, Served};
+use super::resource::{Generation, Served, VersionCodec};
 use super::stored::{Stored, Watch, Watched};
 use crate::error::{ApiError, Subject};
 use crate::storage::{Backend, Event, KeyValue, ListOptions, Revision, StoreError};
@@ -456,6 +456,75 @@ where
         Ok(Stored(
             self.stored(&self.key_of(served, place), &subject).await?,
         ))
+    }
+
+    /// An object read by [`Objects::get_stored`] as it reads in `codec`'s version
+    /// ([`VersionCodec::read_as`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Objects::decode_kept`]; an object that cannot be read in the version is a
+    /// corrupt object, a 500 quoting the storage's error about its key as kube's `Get` names
+    /// it (without the storage's prefix).
+    pub fn decode_as(
+        &self,
+        served: &Served<H>,
+        stored: &Stored,
+        codec: &dyn VersionCodec<H>,
+    ) -> Result<H, ApiError> {
+        let object = self.decode_kept(served, stored)?;
+        codec.read_as(object).map_err(|why| {
+            let key = String::from_utf8_lossy(&stored.0.key);
+            let corrupt = Corrupt {
+                key: key.strip_prefix(&self.prefix).unwrap_or(&key).to_owned(),
+                revision: stored.revision(),
+                why,
+            };
+            ApiError::internal(corrupt.storage_error())
+        })
+    }
+
+    /// A list's objects as they read in `codec`'s version ([`VersionCodec::read_as`]).
+    ///
+    /// # Errors
+    ///
+    /// The list's `StorageReadError` naming each object that cannot be read in the version
+    /// (at most 100), as for values that do not decode.
+    pub fn read_page_as(
+        &self,
+        served: &Served<H>,
+        objects: Vec<H>,
+        codec: &dyn VersionCodec<H>,
+    ) -> Result<Vec<H>, ApiError> {
+        let mut unreadable = Unreadable::default();
+        let mut read = Vec::with_capacity(objects.len());
+        for object in objects {
+            let meta = object.metadata();
+            let (name, namespace) = (
+                meta.name.clone().unwrap_or_default(),
+                meta.namespace.clone(),
+            );
+            let revision = meta
+                .resource_version
+                .as_deref()
+                .and_then(|v| v.parse().ok())
+                .map(Revision)
+                .unwrap_or_default();
+            match codec.read_as(object) {
+                Ok(object) => read.push(object),
+                Err(why) => {
+                    let place = Place {
+                        namespace: namespace.as_deref(),
+                        name: &name,
+                    };
+                    let key = self.key_text(served, place);
+                    if unreadable.note(&Corrupt { key, revision, why }) {
+                        break;
+                    }
+                }
+            }
+        }
+        unreadable.or(&Self::subject(served, ""), read)
     }
 
     /// An object read by [`Objects::get_stored`], with its `resourceVersion`; kept decoded

@@ -2,6 +2,7 @@
 
 pub mod apply;
 pub mod bootstrap;
+pub mod crd;
 pub mod crds;
 pub mod explain;
 pub mod limits;

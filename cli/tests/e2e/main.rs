@@ -4,6 +4,7 @@
 //! special files, hostile input, protobuf, etcd, configurations and simulations.
 
 mod apply;
+mod check_conversion;
 mod commands;
 mod configuration;
 mod files;

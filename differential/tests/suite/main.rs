@@ -17,6 +17,7 @@ mod audit;
 mod authorization;
 mod caching;
 mod configuration;
+mod conversion;
 mod corpora;
 mod crds;
 mod decoding;
@@ -50,6 +51,7 @@ fn main() -> std::process::ExitCode {
         authorization::CASES,
         caching::CASES,
         configuration::CASES,
+        conversion::CASES,
         corpora::CASES,
         crds::CASES,
         decoding::CASES,
