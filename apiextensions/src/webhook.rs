@@ -546,7 +546,7 @@ fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Resu
         if before.is_none_or(|before| before != answer) {
             let errors = changed_metadata_errors(field, strings);
             if !errors.is_empty() {
-                return Err(aggregate(&errors));
+                return Err(apfkit_runtime::field::to_aggregate(&errors));
             }
         }
         metadata.insert(field.into(), Value::Object(answer.clone()));
@@ -579,16 +579,6 @@ fn changed_metadata_errors(
         }
     }
     errors
-}
-
-/// Errors as apimachinery's `ToAggregate` prints them.
-fn aggregate(errors: &[FieldError]) -> String {
-    let texts: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    if texts.len() == 1 {
-        texts[0].clone()
-    } else {
-        format!("[{}]", texts.join(", "))
-    }
 }
 
 /// The type Go's `%T` names for a JSON value apimachinery decoded.

@@ -53,22 +53,13 @@ pub enum DefinitionError {
     #[error("{0}")]
     Malformed(String),
     /// The definition's fields are invalid; the errors are kube-apiserver's.
-    #[error("CustomResourceDefinition.apiextensions.k8s.io {name:?} is invalid: {}", join(.errors))]
+    #[error("CustomResourceDefinition.apiextensions.k8s.io {name:?} is invalid: {}", apfkit_runtime::field::to_aggregate(.errors))]
     Invalid {
         /// `metadata.name`.
         name: String,
         /// What is wrong, field by field.
         errors: Vec<FieldError>,
     },
-}
-
-fn join(errors: &[FieldError]) -> String {
-    let texts: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    if texts.len() == 1 {
-        texts[0].clone()
-    } else {
-        format!("[{}]", texts.join(", "))
-    }
 }
 
 /// Which checks reading a definition makes.
@@ -229,7 +220,7 @@ impl CustomResourceDefinition {
             self.kind,
             self.group,
             apfkit_runtime::field::go_quote(name),
-            join(errors)
+            apfkit_runtime::field::to_aggregate(errors)
         )
     }
 }

@@ -32,4 +32,5 @@ include!(concat!(env!("OUT_DIR"), "/api.rs"));
 
 pub mod hooks;
 pub mod image;
+pub mod lossy;
 pub mod serving;

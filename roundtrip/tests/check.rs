@@ -45,31 +45,12 @@ fn the_widgets_examples_conversions_lose_nothing() {
     assert!(report.reviews > 0 && report.objects_sent >= 4 * report.generated);
 }
 
-/// The example's webhook, but one that forgets `spec.image` whenever it converts to
-/// v1alpha1: a bug of one direction.
-fn lossy(review: &Value) -> (u16, Vec<u8>) {
-    let body = serde_json::to_vec(review).unwrap();
-    let Ok(answer) = widgets_review(&body) else {
-        return (500, b"no review".to_vec());
-    };
-    let mut answer: Value = serde_json::from_slice(&answer).unwrap();
-    if review["request"]["desiredAPIVersion"] == "example.com/v1alpha1" {
-        for object in answer["response"]["convertedObjects"]
-            .as_array_mut()
-            .into_iter()
-            .flatten()
-        {
-            object["spec"]
-                .as_object_mut()
-                .map(|spec| spec.remove("image"));
-        }
-    }
-    (200, serde_json::to_vec(&answer).unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_that_drops_a_field_one_way_is_caught_and_shrunk() {
-    let (url, ca) = apfkit_test_support::extension::json_webhook(lossy).await;
+    let (url, ca) = apfkit_test_support::extension::json_webhook(
+        apfkit_example_widgets::lossy::forgetting_the_image,
+    )
+    .await;
     let crd = widgets_crd(Some((&url, &ca)));
     let conversion = crd.source.spec.conversion.clone().unwrap().webhook.unwrap();
     let webhook = Webhook::new(&conversion).unwrap();

@@ -431,6 +431,21 @@ pub fn go_float(value: f64) -> String {
     format!("{value}")
 }
 
+/// Field errors as apimachinery's `ErrorList.ToAggregate().Error()` prints them: one bare,
+/// several in brackets separated by `, `, a message said twice listed once.
+pub fn to_aggregate(errors: &[FieldError]) -> String {
+    let mut listed: Vec<String> = Vec::with_capacity(errors.len());
+    for text in errors.iter().map(ToString::to_string) {
+        if !listed.contains(&text) {
+            listed.push(text);
+        }
+    }
+    match listed.as_slice() {
+        [one] => one.clone(),
+        _ => format!("[{}]", listed.join(", ")),
+    }
+}
+
 /// A string as Go's `%q` (`strconv.Quote`) prints it: Go's escapes, `\xHH` below a space,
 /// `\uHHHH` or `\UHHHHHHHH` for what Go does not print ([`go_printable`]).
 pub fn go_quote(s: &str) -> String {

@@ -109,7 +109,7 @@ pub enum PolicyError {
     #[error("unknown group version field {0} in policy")]
     Version(String),
     /// Checks the policy fails (each error's path and message, as `ValidatePolicy` words them).
-    #[error("{}", joined(.0))]
+    #[error("{}", apfkit_runtime::field::to_aggregate(.0))]
     Invalid(Vec<FieldError>),
     /// A policy without rules.
     #[error("loaded illegal policy with 0 rules")]
@@ -122,11 +122,6 @@ pub enum PolicyError {
         /// What is wrong.
         error: Box<PolicyError>,
     },
-}
-
-/// apimachinery's `ToAggregate().Error()` of field errors.
-fn joined(errors: &[FieldError]) -> String {
-    crate::authz::aggregate(&errors.iter().map(ToString::to_string).collect::<Vec<_>>())
 }
 
 /// The largest policy file read (kube-apiserver reads any; a policy of a few hundred rules

@@ -12,35 +12,6 @@ use super::apfkit_within;
 
 const WIDGETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/widgets.crd.yaml");
 
-/// The widgets example's conversions, as its webhook answers a review.
-fn widgets(review: &Value) -> (u16, Vec<u8>) {
-    let body = serde_json::to_vec(review).unwrap_or_default();
-    match apfkit_runtime::review::review(&apfkit_example_widgets::api::SCHEME, &body) {
-        Ok(answer) => (200, answer),
-        Err(why) => (400, why.to_string().into_bytes()),
-    }
-}
-
-/// The widgets webhook with a bug: `spec.image` forgotten on the way to v1alpha1.
-fn lossy(review: &Value) -> (u16, Vec<u8>) {
-    let (status, answer) = widgets(review);
-    let Ok(mut answer) = serde_json::from_slice::<Value>(&answer) else {
-        return (status, answer);
-    };
-    if review["request"]["desiredAPIVersion"] == "example.com/v1alpha1" {
-        for object in answer["response"]["convertedObjects"]
-            .as_array_mut()
-            .into_iter()
-            .flatten()
-        {
-            object["spec"]
-                .as_object_mut()
-                .map(|spec| spec.remove("image"));
-        }
-    }
-    (200, serde_json::to_vec(&answer).unwrap_or_default())
-}
-
 /// A webhook that echoes every object back unconverted, with the review's uid.
 fn unconverted(review: &Value) -> (u16, Vec<u8>) {
     let request = &review["request"];
@@ -85,14 +56,20 @@ fn check(answer: fn(&Value) -> (u16, Vec<u8>), extra: &[&str]) -> (Option<i32>, 
 
 #[test]
 fn the_widgets_webhook_loses_nothing() {
-    let (code, stdout) = check(widgets, &["--cases", "32", "--seed", "1"]);
+    let (code, stdout) = check(
+        apfkit_example_widgets::lossy::correct,
+        &["--cases", "32", "--seed", "1"],
+    );
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.ends_with("nothing lost\n"), "{stdout}");
 }
 
 #[test]
 fn a_lossy_webhook_is_caught_as_the_guide_shows() {
-    let (code, stdout) = check(lossy, &["--cases", "16", "--seed", "3"]);
+    let (code, stdout) = check(
+        apfkit_example_widgets::lossy::forgetting_the_image,
+        &["--cases", "16", "--seed", "3"],
+    );
     assert_eq!(code, Some(1), "{stdout}");
     assert!(
         stdout.contains("v1 → v1alpha1 → v1 lost .spec.image"),
@@ -101,13 +78,19 @@ fn a_lossy_webhook_is_caught_as_the_guide_shows() {
     let page = apfkit_test_support::guide::text("conversion-check.md");
     assert!(page.contains(&format!("```text\n{stdout}```")), "{stdout}");
     // The same as JSON and SARIF, for scripts and code scanning.
-    let (_, json) = check(lossy, &["--cases", "16", "--seed", "3", "-o", "json"]);
+    let (_, json) = check(
+        apfkit_example_widgets::lossy::forgetting_the_image,
+        &["--cases", "16", "--seed", "3", "-o", "json"],
+    );
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json[0]["clean"], false);
     assert!(json[0]["findings"].as_array().unwrap().iter().any(|f| {
         f["rule"] == "round-trip-loss" && f["path"] == ".spec.image" && f["via"] == "v1alpha1"
     }));
-    let (_, sarif) = check(lossy, &["--cases", "16", "--seed", "3", "-o", "sarif"]);
+    let (_, sarif) = check(
+        apfkit_example_widgets::lossy::forgetting_the_image,
+        &["--cases", "16", "--seed", "3", "-o", "sarif"],
+    );
     let sarif: Value = serde_json::from_str(&sarif).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     let results = sarif["runs"][0]["results"].as_array().unwrap();
