@@ -78,6 +78,7 @@ impl Check {
             converter,
             started: Instant::now(),
             report: Report::new(&self.crd, self.seed),
+            last_exchange: None,
         };
         let served: Vec<&Version> = self.crd.versions.iter().filter(|v| v.served).collect();
         for (index, from) in served.iter().enumerate() {
@@ -111,6 +112,8 @@ struct Run<'a> {
     converter: &'a dyn Converter,
     started: Instant,
     report: Report,
+    /// The review and answer of the last conversion, when the converter shows them.
+    last_exchange: Option<apfkit_apiextensions::webhook::Exchange>,
 }
 
 impl Run<'_> {
@@ -225,6 +228,7 @@ impl Run<'_> {
         self.report.objects_sent += objects.len();
         let api_version = self.api_version(to);
         let converted = self.converter.convert(objects, &api_version)?;
+        self.last_exchange = converted.exchange.clone();
         Ok(converted
             .objects
             .into_iter()
@@ -347,8 +351,9 @@ impl Run<'_> {
             let back = self.convert(vec![there], route.from).ok()?.pop()?;
             differences(&original, &back)
         } else {
-            let indirect = self.convert(vec![there], route.to).ok()?.pop()?;
+            // The indirect way last: its exchange is the one a finding shows.
             let direct = self.convert(vec![original.clone()], route.to).ok()?.pop()?;
+            let indirect = self.convert(vec![there], route.to).ok()?.pop()?;
             differences(&direct, &indirect)
         };
         Some((original, found))
@@ -369,7 +374,9 @@ impl Run<'_> {
         };
         let mut smallest = self
             .one_object(route, tree.current())
-            .and_then(|(object, found)| shows(&found).map(|d| (object, d)));
+            .and_then(|(object, found)| {
+                shows(&found).map(|d| (object, d, self.last_exchange.clone()))
+            });
         let mut steps = 0;
         if smallest.is_some() && tree.simplify() {
             loop {
@@ -379,7 +386,9 @@ impl Run<'_> {
                 }
                 let still = self
                     .one_object(route, tree.current())
-                    .and_then(|(object, found)| shows(&found).map(|d| (object, d)));
+                    .and_then(|(object, found)| {
+                        shows(&found).map(|d| (object, d, self.last_exchange.clone()))
+                    });
                 let more = match still {
                     Some(found) => {
                         smallest = Some(found);
@@ -392,7 +401,7 @@ impl Run<'_> {
                 }
             }
         }
-        let (object, difference) = smallest.unwrap_or((Value::Null, first));
+        let (object, difference, exchange) = smallest.unwrap_or((Value::Null, first, None));
         let (from, via, to) = (&route.from.name, &route.via.name, &route.to.name);
         let (problem, message) = if from == to {
             let message = format!(
@@ -416,7 +425,7 @@ impl Run<'_> {
             difference: Some(difference),
             message,
             object,
-            exchange: None,
+            exchange,
         });
     }
 }

@@ -49,7 +49,8 @@ pub struct Finding {
     pub message: String,
     /// The object that shows it, as sent (the smallest found, for a loss).
     pub object: Value,
-    /// The review sent and the answer got, for a refused conversion.
+    /// The review sent and the answer got, through a webhook: of the refused conversion, or
+    /// of the last conversion of the smallest object that shows a loss.
     pub exchange: Option<Exchange>,
 }
 

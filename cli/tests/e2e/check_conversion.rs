@@ -84,9 +84,30 @@ fn a_lossy_webhook_is_caught_as_the_guide_shows() {
     );
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json[0]["clean"], false);
-    assert!(json[0]["findings"].as_array().unwrap().iter().any(|f| {
-        f["rule"] == "round-trip-loss" && f["path"] == ".spec.image" && f["via"] == "v1alpha1"
-    }));
+    let loss = json[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["rule"] == "round-trip-loss" && f["path"] == ".spec.image" && f["via"] == "v1alpha1"
+        })
+        .unwrap();
+    // With the last review of the smallest object, and the answer that lacks the image.
+    assert_eq!(loss["review"]["kind"], "ConversionReview", "{loss}");
+    assert_eq!(
+        loss["review"]["request"]["objects"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        loss["answer"]
+            .as_str()
+            .unwrap()
+            .contains("convertedObjects"),
+        "{loss}"
+    );
     let (_, sarif) = check(
         apfkit_example_widgets::lossy::forgetting_the_image,
         &["--cases", "16", "--seed", "3", "-o", "sarif"],
