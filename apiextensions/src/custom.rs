@@ -174,19 +174,17 @@ impl<H: Send + Sync + 'static> VersionCodec<ServedObject<H>> for CustomVersion {
     }
     /// Converted now when it is in another version, as apiextensions-apiserver's storage
     /// decodes a custom resource into the version asked for.
-    fn read_as(&self, object: ServedObject<H>) -> Result<ServedObject<H>, String> {
-        match object {
-            ServedObject::Custom(custom)
-                if custom.kind == self.definition.crd.kind
-                    && custom.api_version != self.api_version =>
-            {
-                let value = self.in_this_version(&custom).map_err(|e| e.message)?;
-                CustomObject::from_value(value)
-                    .map(ServedObject::custom)
-                    .map_err(|e| e.message)
-            }
-            other => Ok(other),
+    fn read_as(&self, object: &mut ServedObject<H>) -> Result<(), String> {
+        if let ServedObject::Custom(custom) = object
+            && custom.kind == self.definition.crd.kind
+            && custom.api_version != self.api_version
+        {
+            let value = self.in_this_version(custom).map_err(|e| e.message)?;
+            *object = CustomObject::from_value(value)
+                .map(ServedObject::custom)
+                .map_err(|e| e.message)?;
         }
+        Ok(())
     }
     fn decode_as_is(&self, object: &Value) -> Result<ServedObject<H>, SchemeError> {
         CustomObject::from_value(object.clone()).map(ServedObject::custom)

@@ -156,7 +156,9 @@ impl Webhook {
             return Ok(object);
         }
         let kind = kind_of(&object);
-        let (converted, _) = self.exchange(std::slice::from_ref(&object), api_version, &kind)?;
+        let (converted, _) = self
+            .exchange(std::slice::from_ref(&object), api_version, &kind)
+            .map_err(|refused| refused.why)?;
         let converted = converted.into_iter().next().unwrap_or_default();
         check_one(&object, converted, api_version, &kind)
     }
@@ -198,12 +200,7 @@ impl Webhook {
             return Ok((items, None));
         }
         let objects: Vec<Value> = sent.iter().map(|&i| items[i].clone()).collect();
-        let (converted, exchange) = self
-            .exchange_recorded(&objects, api_version, list_kind)
-            .map_err(|(why, exchange)| Refused {
-                why,
-                exchange: Some(exchange),
-            })?;
+        let (converted, exchange) = self.exchange(&objects, api_version, list_kind)?;
         let fail = |why: String| Refused {
             why: format!("conversion webhook for {list_kind} {why}"),
             exchange: Some(exchange.clone()),
@@ -236,27 +233,21 @@ impl Webhook {
     }
 
     /// The objects the webhook answers for `objects` converted to `api_version`, as many as
-    /// were sent; `kind` names what is converted in messages.
+    /// were sent, with the exchange; `kind` names what is converted in messages.
     fn exchange(
         &self,
         objects: &[Value],
         api_version: &str,
         kind: &str,
-    ) -> Result<(Vec<Value>, Exchange), String> {
-        self.exchange_recorded(objects, api_version, kind)
-            .map_err(|(why, _)| why)
-    }
-
-    fn exchange_recorded(
-        &self,
-        objects: &[Value],
-        api_version: &str,
-        kind: &str,
-    ) -> Result<(Vec<Value>, Exchange), (String, Exchange)> {
+    ) -> Result<(Vec<Value>, Exchange), Refused> {
         let uid = uuid::Uuid::new_v4().to_string();
         let mut exchange = Exchange {
             review: Value::Null,
             answer: Vec::new(),
+        };
+        let refused = |why: String, exchange: &Exchange| Refused {
+            why,
+            exchange: Some(exchange.clone()),
         };
         let failed = |why: String| format!("conversion webhook for {kind} failed: {why}");
         let Some(version) = self
@@ -264,10 +255,10 @@ impl Webhook {
             .iter()
             .find(|v| REVIEW_VERSIONS.contains(&v.as_str()))
         else {
-            return Err((
-                "no supported conversion review versions".to_owned(),
-                exchange,
-            ));
+            return Err(Refused {
+                why: "no supported conversion review versions".to_owned(),
+                exchange: None,
+            });
         };
         exchange.review = json!({
             "apiVersion": format!("apiextensions.k8s.io/{version}"),
@@ -276,7 +267,7 @@ impl Webhook {
         });
         let body = match serde_json::to_vec(&exchange.review) {
             Ok(body) => body,
-            Err(e) => return Err((failed(e.to_string()), exchange)),
+            Err(e) => return Err(refused(failed(e.to_string()), &exchange)),
         };
         let answer = match &self.transport {
             Transport::Https { url, agent } => post(agent, url, &body),
@@ -286,11 +277,11 @@ impl Webhook {
         };
         exchange.answer = match answer {
             Ok(answer) => answer,
-            Err(why) => return Err((failed(why), exchange)),
+            Err(why) => return Err(refused(failed(why), &exchange)),
         };
         let converted = match converted_objects(&uid, version, &exchange.answer) {
             Ok(converted) => converted,
-            Err(why) => return Err((failed(why), exchange)),
+            Err(why) => return Err(refused(failed(why), &exchange)),
         };
         if converted.len() != objects.len() {
             let why = format!(
@@ -298,7 +289,7 @@ impl Webhook {
                 converted.len(),
                 objects.len()
             );
-            return Err((why, exchange));
+            return Err(refused(why, &exchange));
         }
         Ok((converted, exchange))
     }
@@ -330,19 +321,19 @@ fn post(agent: &ureq::Agent, url: &str, body: &[u8]) -> Result<Vec<u8>, String> 
 /// checked as kube-apiserver's `getConvertedObjectsFromResponse` checks it (the GVK and the
 /// uid only of a `v1` review), in its words.
 fn converted_objects(uid: &str, version: &str, bytes: &[u8]) -> Result<Vec<Value>, String> {
-    let answer: Value =
+    let mut answer: Value =
         serde_json::from_slice(bytes).map_err(|e| format!("the answer is not JSON: {e}"))?;
     if !answer.is_object() {
         return Err("the answer is not a JSON object".to_owned());
     }
     // What the client's decoder, with both review versions registered, refuses first.
     let (api_version, kind) = (text(&answer, "apiVersion"), text(&answer, "kind"));
-    let body = String::from_utf8_lossy(bytes);
+    let body = || String::from_utf8_lossy(bytes);
     if kind.is_empty() {
-        return Err(format!("Object 'Kind' is missing in '{body}'"));
+        return Err(format!("Object 'Kind' is missing in '{}'", body()));
     }
     if api_version.is_empty() {
-        return Err(format!("Object 'apiVersion' is missing in '{body}'"));
+        return Err(format!("Object 'apiVersion' is missing in '{}'", body()));
     }
     let registered = ["apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"];
     if kind != "ConversionReview" || !registered.contains(&api_version) {
@@ -361,7 +352,7 @@ fn converted_objects(uid: &str, version: &str, bytes: &[u8]) -> Result<Vec<Value
             ));
         }
     }
-    let response = match answer.get("response") {
+    let response = match answer.get_mut("response") {
         Some(response) if response.is_object() => response,
         _ => return Err("no response provided".to_owned()),
     };
@@ -391,10 +382,12 @@ fn converted_objects(uid: &str, version: &str, bytes: &[u8]) -> Result<Vec<Value
         }
         return Err(message.to_owned());
     }
-    Ok(match response.get("convertedObjects") {
-        Some(Value::Array(objects)) => objects.clone(),
-        _ => Vec::new(),
-    })
+    Ok(
+        match response.get_mut("convertedObjects").map(Value::take) {
+            Some(Value::Array(objects)) => objects,
+            _ => Vec::new(),
+        },
+    )
 }
 
 /// One converted object of the webhook's answer for `original` of `kind`, checked as
@@ -461,23 +454,18 @@ fn check_type(
     Ok(())
 }
 
-/// kube-apiserver's `validateConvertedObject`: the same kind, name, namespace and uid.
+/// kube-apiserver's `validateConvertedObject`: the same name, namespace and uid (and kind,
+/// which [`check_type`] has checked before, as kube-apiserver does too).
 fn same_object(original: &Value, converted: &Map<String, Value>) -> Result<(), String> {
-    let meta = |value: Option<&Value>, field: &str| -> String {
-        value
-            .and_then(|m| m.get("metadata"))
+    fn meta<'a>(metadata: Option<&'a Value>, field: &str) -> &'a str {
+        metadata
             .and_then(|m| m.get(field))
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_owned()
-    };
-    let (e, a) = (text(original, "kind"), map_text(converted, "kind"));
-    if e != a {
-        return Err(format!("must have the same kind: {e} != {a}"));
     }
-    let converted = Value::Object(converted.clone());
     for (field, name) in [("name", "name"), ("namespace", "namespace"), ("uid", "UID")] {
-        let (e, a) = (meta(Some(original), field), meta(Some(&converted), field));
+        let e = meta(original.get("metadata"), field);
+        let a = meta(converted.get("metadata"), field);
         if e != a {
             return Err(format!("must have the same {name}: {e} != {a}"));
         }
@@ -489,13 +477,14 @@ fn same_object(original: &Value, converted: &Map<String, Value>) -> Result<(), S
 /// but for the labels and annotations the webhook answered, which must be string maps that
 /// pass the checks of labels and annotations when they changed.
 fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Result<Value, String> {
-    let answered = match converted.get("metadata") {
+    // Taken out: the original's metadata goes in its place.
+    let mut answered = match converted.remove("metadata") {
         None => return Err("missing metadata in converted object".to_owned()),
-        Some(Value::Object(metadata)) => metadata.clone(),
+        Some(Value::Object(metadata)) => metadata,
         Some(other) => {
             return Err(format!(
                 "invalid metadata of type {} in converted object",
-                go_type(other)
+                go_type(&other)
             ));
         }
     };
@@ -510,7 +499,7 @@ fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Resu
         }
     };
     for field in ["labels", "annotations"] {
-        let answer = match answered.get(field) {
+        let answer = match answered.remove(field) {
             None | Some(Value::Null) => {
                 metadata.remove(field);
                 continue;
@@ -519,7 +508,7 @@ fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Resu
             Some(other) => {
                 return Err(format!(
                     "invalid metadata.{field} of type {} in converted object",
-                    go_type(other)
+                    go_type(&other)
                 ));
             }
         };
@@ -534,7 +523,7 @@ fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Resu
             }
         };
         let mut strings = std::collections::BTreeMap::new();
-        for (key, value) in answer {
+        for (key, value) in &answer {
             let Value::String(value) = value else {
                 return Err(format!(
                     "metadata.{field}[{key}] must be a string, but is {} in converted object",
@@ -543,13 +532,13 @@ fn restore_metadata(original: &Value, mut converted: Map<String, Value>) -> Resu
             };
             strings.insert(key.clone(), value.clone());
         }
-        if before.is_none_or(|before| before != answer) {
+        if before.is_none_or(|before| *before != answer) {
             let errors = changed_metadata_errors(field, strings);
             if !errors.is_empty() {
                 return Err(apfkit_runtime::field::to_aggregate(&errors));
             }
         }
-        metadata.insert(field.into(), Value::Object(answer.clone()));
+        metadata.insert(field.into(), Value::Object(answer));
     }
     converted.insert("metadata".into(), Value::Object(metadata));
     Ok(Value::Object(converted))

@@ -472,8 +472,8 @@ where
         stored: &Stored,
         codec: &dyn VersionCodec<H>,
     ) -> Result<H, ApiError> {
-        let object = self.decode_kept(served, stored)?;
-        codec.read_as(object).map_err(|why| {
+        let mut object = self.decode_kept(served, stored)?;
+        codec.read_as(&mut object).map_err(|why| {
             let key = String::from_utf8_lossy(&stored.0.key);
             let corrupt = Corrupt {
                 key: key.strip_prefix(&self.prefix).unwrap_or(&key).to_owned(),
@@ -481,7 +481,8 @@ where
                 why,
             };
             ApiError::internal(corrupt.storage_error())
-        })
+        })?;
+        Ok(object)
     }
 
     /// A list's objects as they read in `codec`'s version ([`VersionCodec::read_as`]).
@@ -498,25 +499,21 @@ where
     ) -> Result<Vec<H>, ApiError> {
         let mut unreadable = Unreadable::default();
         let mut read = Vec::with_capacity(objects.len());
-        for object in objects {
-            let meta = object.metadata();
-            let (name, namespace) = (
-                meta.name.clone().unwrap_or_default(),
-                meta.namespace.clone(),
-            );
-            let revision = meta
-                .resource_version
-                .as_deref()
-                .and_then(|v| v.parse().ok())
-                .map(Revision)
-                .unwrap_or_default();
-            match codec.read_as(object) {
-                Ok(object) => read.push(object),
+        for mut object in objects {
+            match codec.read_as(&mut object) {
+                Ok(()) => read.push(object),
                 Err(why) => {
+                    let meta = object.metadata();
                     let place = Place {
-                        namespace: namespace.as_deref(),
-                        name: &name,
+                        namespace: meta.namespace.as_deref(),
+                        name: meta.name.as_deref().unwrap_or_default(),
                     };
+                    let revision = meta
+                        .resource_version
+                        .as_deref()
+                        .and_then(|v| v.parse().ok())
+                        .map(Revision)
+                        .unwrap_or_default();
                     let key = self.key_text(served, place);
                     if unreadable.note(&Corrupt { key, revision, why }) {
                         break;

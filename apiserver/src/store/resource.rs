@@ -378,9 +378,10 @@ pub trait VersionCodec<H>: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     ///
-    /// Why the object cannot be read in this version.
-    fn read_as(&self, object: H) -> Result<H, String> {
-        Ok(object)
+    /// Why the object cannot be read in this version (the object is then as it was).
+    fn read_as(&self, object: &mut H) -> Result<(), String> {
+        let _ = object;
+        Ok(())
     }
     /// A hub object as it reads once stored in this version, when storing changes it
     /// (kube's own kinds lose their empty lists and maps in protobuf); as given by default.
